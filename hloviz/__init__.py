@@ -1,0 +1,31 @@
+"""hloviz: see what XLA did to your TensorFlow or JAX function.
+
+The public API, top-down:
+
+- :func:`parse`, :func:`parse_file` — HLO text → :class:`HloModule` (``hloviz.ir``)
+- :func:`to_text` — the canonical printer (``hloviz.printer``)
+- :func:`to_networkx`, :func:`check` — the graph view (``hloviz.graph``)
+
+Importing hloviz never imports TensorFlow or JAX; capture does, when asked.
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    CaptureError,
+    DependencyError,
+    HloParseError,
+    HlovizError,
+    InputError,
+    RenderError,
+)
+from .ir import Computation, HloModule, Instruction, Layout, Metadata, Shape, summarize
+from .parser import parse, parse_file, parse_shape
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CaptureError", "Computation", "DependencyError", "HloModule", "HloParseError", "HlovizError",
+    "InputError", "Instruction", "Layout", "Metadata", "RenderError", "Shape", "parse", "parse_file",
+    "parse_shape", "summarize", "__version__",
+]

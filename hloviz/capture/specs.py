@@ -1,0 +1,196 @@
+"""Argument specs: what the user's function is traced with, without allocating anything.
+
+A spec is written in HLO shape syntax (``f32[100000000]``, ``s32[8,128]``, ``bf16[2,3]``,
+``pred[]``) for a tensor argument, or as a Python literal (``3``, ``True``, ``'relu'``,
+``(1, 2)``) for an argument the function uses as a plain Python value. The same syntax is
+used by ``--arg`` and by the ``HLOVIZ_ARGS`` mapping a model file may define. A tensor spec
+only describes a shape: the framework traces and compiles against it, so a spec of 100M
+elements costs no memory.
+
+``--arg name=SPEC`` binds a spec to a keyword argument by name.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from hloviz.errors import HloParseError
+from hloviz.ir import ELEMENT_BITS
+
+#: Element types a tensor spec may use (XLA's names; token/opaque/tuple are not values).
+TENSOR_TYPES = tuple(t for t in ELEMENT_BITS if t not in ("token", "opaque", "tuple"))
+
+# Names users type by habit, mapped to the HLO name we expect instead.
+_HABITS = {
+    "float32": "f32", "float": "f32", "float16": "f16", "half": "f16", "float64": "f64",
+    "double": "f64", "bfloat16": "bf16", "int8": "s8", "int16": "s16", "int32": "s32",
+    "int64": "s64", "int": "s32", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+    "uint64": "u64", "bool": "pred", "complex64": "c64", "complex128": "c128",
+    "i32": "s32", "i64": "s64", "i8": "s8", "i16": "s16",
+}
+
+_LOOKS_LIKE_SHAPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[")
+_KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor argument: an HLO element type and static dimensions."""
+
+    element_type: str
+    dims: tuple[int, ...]
+
+    @property
+    def element_count(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def __str__(self) -> str:
+        return f"{self.element_type}[{','.join(map(str, self.dims))}]"
+
+
+@dataclass(frozen=True)
+class LiteralArg:
+    """A non-tensor argument, passed to the function as this Python value."""
+
+    value: Any
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Spec = TensorSpec | LiteralArg
+
+
+@dataclass(frozen=True)
+class ArgSpecs:
+    """Positional and keyword specs, plus where they came from (for messages and capture.json)."""
+
+    positional: tuple[Spec, ...]
+    keyword: tuple[tuple[str, Spec], ...] = ()
+    source: str = "none"
+
+    def __len__(self) -> int:
+        return len(self.positional) + len(self.keyword)
+
+    def describe(self) -> list[str]:
+        """The specs as the user would write them with ``--arg``."""
+        return [str(s) for s in self.positional] + [f"{k}={s}" for k, s in self.keyword]
+
+
+def _error(message: str, text: str, column: int, where: str) -> HloParseError:
+    return HloParseError(message, filename=where, line=1, column=max(1, column), source_line=text)
+
+
+def parse_spec(text: str, *, where: str = "--arg") -> Spec:
+    """Parse one spec; a mistake raises :class:`HloParseError` with a caret under it.
+
+    ``where`` names the spec in the message (``--arg 2``, ``model.py: HLOVIZ_ARGS['f'][0]``).
+    """
+    m = _LOOKS_LIKE_SHAPE.match(text)
+    if m is None:
+        return _parse_literal(text, where)
+    name = m.group(1)
+    if name not in TENSOR_TYPES:
+        col = m.start(1) + 1
+        if name in _HABITS:
+            raise _error(f"unknown element type '{name}'; HLO writes it as '{_HABITS[name]}'", text, col, where)
+        raise _error(
+            f"unknown element type '{name}' (expected one of: {', '.join(TENSOR_TYPES[:18])}, …)",
+            text, col, where,
+        )
+    pos = m.end()  # just after '['
+    close = text.find("]", pos)
+    if close < 0:
+        raise _error("expected ']' to close the dimensions", text, len(text) + 1, where)
+    dims: list[int] = []
+    body = text[pos:close]
+    if body.strip():
+        offset = pos
+        for part in body.split(","):
+            stripped = part.strip()
+            col = offset + (len(part) - len(part.lstrip())) + 1
+            if stripped in ("?",) or stripped.startswith("<="):
+                raise _error(
+                    "dynamic dimensions cannot be compiled ahead of time; give a static size",
+                    text, col, where,
+                )
+            if not stripped.isdigit():
+                raise _error(f"expected a dimension size (a non-negative integer), got '{stripped}'",
+                             text, col, where)
+            dims.append(int(stripped))
+            offset += len(part) + 1
+    rest = text[close + 1:]
+    stripped_rest = rest.strip()
+    if stripped_rest.startswith("{") and stripped_rest.endswith("}") and "{" not in stripped_rest[1:]:
+        stripped_rest = ""  # a layout such as {1,0}: accepted and ignored (the compiler picks layouts)
+    if stripped_rest:
+        col = close + 2 + (len(rest) - len(rest.lstrip()))
+        raise _error(f"unexpected text after the shape: '{stripped_rest}'", text, col, where)
+    return TensorSpec(name, tuple(dims))
+
+
+def _parse_literal(text: str, where: str) -> LiteralArg:
+    try:
+        value = ast.literal_eval(text.strip())
+    except SyntaxError as exc:
+        lead = len(text) - len(text.lstrip())
+        col = (exc.offset or 1) + lead
+        raise _error(
+            "not an HLO shape (like f32[8,128] or pred[]) nor a Python literal (like 3, True, 'relu')",
+            text, min(col, len(text) + 1), where,
+        ) from None
+    except ValueError:
+        raise _error(
+            "not an HLO shape (like f32[8,128] or pred[]) nor a Python literal (like 3, True, 'relu')",
+            text, len(text) - len(text.lstrip()) + 1, where,
+        ) from None
+    return LiteralArg(value, text.strip())
+
+
+def parse_arg_options(options: Sequence[str]) -> ArgSpecs:
+    """Parse ``--arg`` values in order; ``name=SPEC`` binds by keyword."""
+    positional: list[Spec] = []
+    keyword: list[tuple[str, Spec]] = []
+    for i, text in enumerate(options, 1):
+        where = f"--arg {i}"
+        km = _KEYWORD.match(text)
+        if km and not _LOOKS_LIKE_SHAPE.match(text):
+            keyword.append((km.group(1), parse_spec(text[km.end():], where=where)))
+            continue
+        if keyword:
+            raise _error("a positional spec cannot follow a name=SPEC one", text, 1, where)
+        positional.append(parse_spec(text, where=where))
+    return ArgSpecs(tuple(positional), tuple(keyword), source="--arg")
+
+
+def parse_convention(entry: Any, *, where: str) -> ArgSpecs:
+    """Parse one ``HLOVIZ_ARGS`` entry: a list of specs (strings are parsed like ``--arg``;
+    other values are passed through as Python values), or a dict of keyword specs."""
+    positional: list[Spec] = []
+    keyword: list[tuple[str, Spec]] = []
+    if isinstance(entry, dict):
+        items: list[tuple[str | None, Any]] = [(str(k), v) for k, v in entry.items()]
+    elif isinstance(entry, (list, tuple)):
+        items = [(None, v) for v in entry]
+    elif isinstance(entry, str):
+        items = [(None, entry)]
+    else:
+        from hloviz.errors import InputError
+
+        raise InputError(f"{where} must be a list of specs like [\"f32[8]\", \"s32[]\"], "
+                         f"not {type(entry).__name__}")
+    for i, (name, value) in enumerate(items):
+        label = f"{where}[{name!r}]" if name is not None else f"{where}[{i}]"
+        spec = parse_spec(value, where=label) if isinstance(value, str) else LiteralArg(value, repr(value))
+        if name is None:
+            positional.append(spec)
+        else:
+            keyword.append((name, spec))
+    return ArgSpecs(tuple(positional), tuple(keyword), source="HLOVIZ_ARGS")

@@ -1,0 +1,84 @@
+"""The error types hloviz raises, and the exit codes the CLI maps them to.
+
+Every failure a user can cause (bad HLO text, a missing file, a wrong target, a missing
+optional dependency) is a subclass of :class:`HlovizError`. The CLI catches exactly that
+class and prints its message without a traceback; anything else is a bug in hloviz.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Exit codes shared by every command (documented in the README).
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
+EXIT_ERROR = 2  # bad input, missing file or tool, anything the user can fix
+EXIT_INTERRUPTED = 130  # Ctrl-C
+
+
+class HlovizError(Exception):
+    """Base of all errors a user can cause. ``str(err)`` is the message to show."""
+
+    #: A one-line hint saying what to do about it, appended to the message when set.
+    hint: str | None = None
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return f"{base}\n{self.hint}" if self.hint else base
+
+
+@dataclass(frozen=True)
+class SourcePosition:
+    """A 1-based line and column in a named text."""
+
+    filename: str
+    line: int
+    column: int
+
+
+class HloParseError(HlovizError):
+    """HLO text that hloviz cannot read.
+
+    ``line`` and ``column`` are 1-based; the message shows ``file:line:col``, the offending
+    source line and a caret under the problem, like a compiler does.
+    """
+
+    def __init__(self, message: str, *, filename: str, line: int, column: int, source_line: str) -> None:
+        self.reason = message
+        self.filename = filename
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        shown = self.source_line.replace("\t", " ")
+        if len(shown) > 200:  # keep the caret on screen for very long lines
+            start = max(0, self.column - 100)
+            shown = ("…" if start else "") + shown[start : start + 200]
+            caret_col = self.column - start + (1 if start else 0)
+        else:
+            caret_col = self.column
+        caret = " " * (caret_col - 1) + "^"
+        return f"{self.filename}:{self.line}:{self.column}: error: {self.reason}\n{shown}\n{caret}"
+
+
+class InputError(HlovizError):
+    """A file, folder or target that does not exist or is not what the command needs."""
+
+
+class DependencyError(HlovizError):
+    """An optional dependency (TensorFlow, JAX, the Graphviz `dot` binary) is missing."""
+
+
+class CaptureError(HlovizError):
+    """Tracing or compiling the user's function failed."""
+
+
+class RenderError(HlovizError):
+    """Graphviz failed, timed out, or the output could not be written."""

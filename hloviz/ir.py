@@ -1,0 +1,430 @@
+"""The HLO model: :class:`Shape`, :class:`Instruction`, :class:`Computation`, :class:`HloModule`.
+
+Vocabulary follows XLA's own (module, computation, instruction, opcode, operand, fusion,
+entry, root). Values (shapes, layouts, metadata) are frozen and compare by value; containers
+(instructions, computations, modules) compare by identity, because two ``add`` instructions
+with equal fields are still two different instructions. Use :func:`hloviz.to_text` to compare
+modules structurally.
+
+Rarely used attributes are kept as the raw text XLA printed (``Instruction.attributes``) and
+interpreted only on demand, which keeps parsing fast on very large modules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+# Bits per element, for byte counts. Sub-byte types are counted as XLA packs them by default
+# (unpacked: one byte each) only when a layout says so; here they count their nominal width.
+ELEMENT_BITS: dict[str, int] = {
+    "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "s8": 8, "u8": 8,
+    "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "c64": 64, "c128": 128,
+    "f8e5m2": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8, "f8e4m3fnuz": 8,
+    "f8e4m3": 8, "f8e3m4": 8, "f8e8m0fnu": 8, "f4e2m1fn": 4,
+    "token": 0, "opaque": 0, "tuple": 0,
+}
+
+DYNAMIC = -1
+"""Marks a dimension printed as ``?`` (unbounded dynamic)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A shape's layout, kept as the text between the braces (e.g. ``1,0:T(8,128)(2,1)S(1)``).
+
+    The minor-to-major order is parsed eagerly because the printer and the diff use it;
+    tiling and memory space are read from the text when asked for.
+    """
+
+    text: str
+
+    @property
+    def minor_to_major(self) -> tuple[int, ...]:
+        head = self.text.split(":", 1)[0].strip()
+        return tuple(int(d) for d in head.split(",") if d.strip()) if head else ()
+
+    @property
+    def tiles(self) -> tuple[tuple[int | str, ...], ...]:
+        """Each ``T(...)`` tile of the layout; ``*`` (combined dimension) is kept as a string."""
+        if ":" not in self.text:
+            return ()
+        m = re.search(r"T((?:\([^)]*\))+)", self.text.split(":", 1)[1])
+        if not m:
+            return ()
+        return tuple(
+            tuple(int(x) if x.strip().lstrip("-").isdigit() else x.strip() for x in t.split(",") if x.strip())
+            for t in re.findall(r"\(([^)]*)\)", m.group(1))
+        )
+
+    @property
+    def memory_space(self) -> int | None:
+        if ":" not in self.text:
+            return None
+        m = re.search(r"S\((\d+)\)", self.text.split(":", 1)[1])
+        return int(m.group(1)) if m else None
+
+    def __str__(self) -> str:
+        return "{" + self.text + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An HLO shape: an array (``f32[2,<=3,?]{1,0}``), a tuple, ``token[]`` or ``opaque[]``.
+
+    ``dims`` holds sizes (bounds for ``<=N`` dimensions, :data:`DYNAMIC` for ``?``);
+    ``dynamic`` says which dimensions are dynamic. For tuples, ``element_type`` is ``"tuple"``
+    and ``tuple_shapes`` holds the elements.
+    """
+
+    element_type: str
+    dims: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()
+    layout: Layout | None = None
+    tuple_shapes: tuple["Shape", ...] = ()
+
+    @property
+    def is_tuple(self) -> bool:
+        return self.element_type == "tuple"
+
+    @property
+    def is_array(self) -> bool:
+        return self.element_type not in ("tuple", "token", "opaque")
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def element_count(self) -> int:
+        """Number of elements of an array shape (bounds used for ``<=N``; ``?`` counts as 0)."""
+        n = 1
+        for d in self.dims:
+            n *= max(d, 0)
+        return n
+
+    @property
+    def byte_size(self) -> int:
+        """Bytes the data takes (sum over leaves for tuples); no padding or tiling counted."""
+        if self.is_tuple:
+            return sum(s.byte_size for s in self.tuple_shapes)
+        bits = ELEMENT_BITS.get(self.element_type, 0)
+        return (self.element_count * bits + 7) // 8
+
+    def leaves(self) -> Iterator["Shape"]:
+        """The array/token leaves of this shape, depth first."""
+        if self.is_tuple:
+            for s in self.tuple_shapes:
+                yield from s.leaves()
+        else:
+            yield self
+
+    def to_text(self, *, layout: bool = True) -> str:
+        if self.is_tuple:
+            return "(" + ", ".join(s.to_text(layout=layout) for s in self.tuple_shapes) + ")"
+        parts = []
+        for d, dyn in zip(self.dims, self.dynamic):
+            parts.append("?" if d == DYNAMIC else (f"<={d}" if dyn else str(d)))
+        text = f"{self.element_type}[{','.join(parts)}]"
+        if layout and self.layout is not None:
+            text += str(self.layout)
+        return text
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+INFERRED = Shape("inferred")
+"""Placeholder for a shape the text left out and hloviz could not infer (XLA would infer it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """The ``metadata={...}`` of an instruction: where it came from in the framework.
+
+    ``op_name`` is TensorFlow's op name (``add_41``, ``dense/MatMul``) or JAX's name stack;
+    it is what links pre- and post-optimization instructions back to the user's code.
+    """
+
+    op_type: str = ""
+    op_name: str = ""
+    source_file: str = ""
+    source_line: int = 0
+    extra: tuple[tuple[str, str], ...] = ()
+
+    EMPTY: "Metadata" = None  # type: ignore[assignment]  # set below
+
+
+Metadata.EMPTY = Metadata()  # type: ignore[misc]
+
+_META_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s}]+)')
+
+
+def parse_metadata(raw: str | None) -> Metadata:
+    """Parse the text of a ``metadata={...}`` attribute (braces included or not)."""
+    if not raw:
+        return Metadata.EMPTY
+    body = raw.strip()
+    if body.startswith("{") and body.endswith("}"):
+        body = body[1:-1]
+    known: dict[str, str] = {}
+    extra = []
+    for key, value in _META_FIELD.findall(body):
+        if value.startswith('"'):
+            value = unescape_string(value[1:-1])
+        if key in ("op_type", "op_name", "source_file", "source_line"):
+            known[key] = value
+        else:
+            extra.append((key, value))
+    line = known.get("source_line", "0")
+    return Metadata(
+        op_type=known.get("op_type", ""),
+        op_name=known.get("op_name", ""),
+        source_file=known.get("source_file", ""),
+        source_line=int(line) if line.lstrip("-").isdigit() else 0,
+        extra=tuple(extra),
+    )
+
+
+def unescape_string(s: str) -> str:
+    r"""Undo the C escapes XLA uses in quoted strings (``\"``, ``\\``, ``\n``, ``\t``)."""
+    if "\\" not in s:
+        return s
+    out = []
+    i = 0
+    simple = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            nxt = s[i + 1]
+            if nxt in simple:
+                out.append(simple[nxt])
+                i += 2
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def escape_string(s: str) -> str:
+    """Quote-safe form of ``s`` for HLO text (inverse of :func:`unescape_string`)."""
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+
+
+# Attributes whose value names computations, in the order XLA prints them.
+CALLED_COMPUTATION_ATTRIBUTES = (
+    "calls", "to_apply", "condition", "body", "branch_computations",
+    "true_computation", "false_computation", "async_computation",
+)
+
+
+class Instruction:
+    """One HLO instruction: ``name = shape opcode(operands), attributes``.
+
+    ``operands`` and ``called_computations`` are resolved objects. ``attributes`` maps each
+    remaining attribute name to its raw text as printed (``{1,0}``, ``kLoop``, ``"..."``), in
+    text order; ``metadata`` is parsed from it on first use. ``literal`` is the raw literal
+    of a constant (``42``, ``{1, 2}``, ``{...}`` when XLA elided it), and ``parameter_number``
+    the index of a parameter.
+    """
+
+    __slots__ = (
+        "name", "opcode", "shape", "operands", "called_computations", "attributes",
+        "control_predecessors", "line", "parent", "literal", "parameter_number", "_metadata",
+        "calls_by_attribute",
+    )
+
+    def __init__(self, name: str, opcode: str, shape: Shape, *, line: int = 0) -> None:
+        self.name = name
+        self.opcode = opcode
+        self.shape = shape
+        self.operands: list[Instruction] = []
+        self.called_computations: list[Computation] = []
+        #: Which attribute named each called computation: ``{"calls": [c], "to_apply": [...]}``.
+        self.calls_by_attribute: dict[str, list[Computation]] = {}
+        self.attributes: dict[str, str] = {}
+        self.control_predecessors: list[Instruction] = []
+        self.line = line
+        self.parent: Computation | None = None
+        self.literal: str | None = None
+        self.parameter_number: int | None = None
+        self._metadata: Metadata | None = None
+
+    @property
+    def metadata(self) -> Metadata:
+        if self._metadata is None:
+            self._metadata = parse_metadata(self.attributes.get("metadata"))
+        return self._metadata
+
+    @property
+    def is_root(self) -> bool:
+        return self.parent is not None and self.parent.root is self
+
+    @property
+    def fusion_kind(self) -> str | None:
+        """``kLoop``, ``kInput``, ``kOutput`` or ``kCustom`` for a fusion, else None."""
+        return self.attributes.get("kind") if self.opcode == "fusion" else None
+
+    @property
+    def is_elided_constant(self) -> bool:
+        return self.opcode == "constant" and self.literal is not None and self.literal.strip() == "{...}"
+
+    def __repr__(self) -> str:
+        return f"<Instruction {self.name} = {self.shape} {self.opcode}>"
+
+
+class Computation:
+    """A named list of instructions with parameters and one root.
+
+    ``instructions`` are in text order. ``parameters`` are ordered by parameter number.
+    ``execution_thread`` is XLA's thread name (``main`` unless the text says otherwise).
+    """
+
+    __slots__ = ("name", "instructions", "root", "is_entry", "execution_thread", "line",
+                 "parent", "_by_name", "declared_parameters", "declared_result", "synthetic")
+
+    def __init__(self, name: str, *, is_entry: bool = False, line: int = 0) -> None:
+        self.name = name
+        self.instructions: list[Instruction] = []
+        self.root: Instruction | None = None
+        self.is_entry = is_entry
+        self.execution_thread = "main"
+        self.line = line
+        self.parent: HloModule | None = None
+        self._by_name: dict[str, Instruction] = {}
+        #: The signature as written in the header, if it had one: ``[(name, shape)]``, result.
+        self.declared_parameters: list[tuple[str, Shape]] | None = None
+        self.declared_result: Shape | None = None
+        #: True for computations XLA's parser creates from sugar (``custom-call-start``); not printed.
+        self.synthetic = False
+
+    @property
+    def parameters(self) -> list[Instruction]:
+        params = [i for i in self.instructions if i.opcode == "parameter"]
+        params.sort(key=lambda i: i.parameter_number if i.parameter_number is not None else 0)
+        return params
+
+    @property
+    def program_shape(self) -> tuple[list[Shape], Shape | None]:
+        """Parameter shapes and result shape."""
+        return [p.shape for p in self.parameters], (self.root.shape if self.root else None)
+
+    def users(self) -> dict[Instruction, list[Instruction]]:
+        """Instruction → the instructions of this computation that use it as an operand.
+
+        Computed on demand (not kept by the parser) so that parsing stays fast.
+        """
+        out: dict[Instruction, list[Instruction]] = {i: [] for i in self.instructions}
+        for inst in self.instructions:
+            for op in inst.operands:
+                out[op].append(inst)
+        return out
+
+    def instruction(self, name: str) -> Instruction:
+        """The instruction called ``name`` (with or without a leading ``%``)."""
+        return self._by_name[name.lstrip("%")]
+
+    def get(self, name: str) -> Instruction | None:
+        return self._by_name.get(name.lstrip("%"))
+
+    def add(self, instruction: Instruction) -> Instruction:
+        instruction.parent = self
+        self.instructions.append(instruction)
+        self._by_name[instruction.name] = instruction
+        return instruction
+
+    def __iter__(self) -> Iterator[Instruction]:
+        return iter(self.instructions)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    def __repr__(self) -> str:
+        return f"<Computation {self.name}: {len(self.instructions)} instructions>"
+
+
+class HloModule:
+    """A parsed HLO module: header attributes, computations in text order, and the entry.
+
+    ``attributes`` holds the header's ``key=value`` pairs as raw text
+    (``is_scheduled`` → ``"true"``, ``entry_computation_layout`` → ``"{(f32[])->f32[]}"``).
+    """
+
+    __slots__ = ("name", "attributes", "computations", "entry", "filename", "_by_name", "stack_frame_tables")
+
+    def __init__(self, name: str, *, filename: str = "<string>") -> None:
+        self.name = name
+        self.attributes: dict[str, str] = {}
+        self.computations: list[Computation] = []
+        self.entry: Computation | None = None
+        self.filename = filename
+        self._by_name: dict[str, Computation] = {}
+        #: Newer XLA prints FileNames / FunctionNames / FileLocations / StackFrames tables after
+        #: the header; metadata then refers to them by ``stack_frame_id``. Rows kept as raw text.
+        self.stack_frame_tables: dict[str, dict[int, str]] = {}
+
+    @property
+    def is_scheduled(self) -> bool:
+        return self.attributes.get("is_scheduled") == "true"
+
+    @property
+    def entry_computation_layout(self) -> str | None:
+        return self.attributes.get("entry_computation_layout")
+
+    def computation(self, name: str) -> Computation:
+        return self._by_name[name.lstrip("%")]
+
+    def get_computation(self, name: str) -> Computation | None:
+        return self._by_name.get(name.lstrip("%"))
+
+    def add(self, computation: Computation) -> Computation:
+        computation.parent = self
+        self.computations.append(computation)
+        self._by_name[computation.name] = computation
+        return computation
+
+    def instructions(self) -> Iterator[Instruction]:
+        """Every instruction of every computation, in text order."""
+        for c in self.computations:
+            yield from c.instructions
+
+    @property
+    def instruction_count(self) -> int:
+        return sum(len(c.instructions) for c in self.computations)
+
+    def callers(self) -> dict[str, list[Instruction]]:
+        """Computation name → the instructions that call it (fusion, while, call, reduce …)."""
+        out: dict[str, list[Instruction]] = {}
+        for inst in self.instructions():
+            for c in inst.called_computations:
+                out.setdefault(c.name, []).append(inst)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<HloModule {self.name}: {len(self.computations)} computations, {self.instruction_count} instructions>"
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    """Counts that ``hloviz stats`` prints for a single module."""
+
+    name: str
+    computations: int
+    instructions: int
+    opcodes: dict[str, int] = field(default_factory=dict)
+    fusions_by_kind: dict[str, int] = field(default_factory=dict)
+
+
+def summarize(module: HloModule) -> ModuleSummary:
+    """Count computations, instructions, opcodes and fusions by kind."""
+    opcodes: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    for inst in module.instructions():
+        opcodes[inst.opcode] = opcodes.get(inst.opcode, 0) + 1
+        if inst.opcode == "fusion":
+            k = inst.attributes.get("kind", "?")
+            kinds[k] = kinds.get(k, 0) + 1
+    opcodes = dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ModuleSummary(module.name, len(module.computations), module.instruction_count, opcodes, kinds)

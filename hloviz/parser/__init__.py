@@ -1,0 +1,70 @@
+"""HLO text ⇄ IR: :func:`parse`, :func:`parse_file`.
+
+The parser accepts HLO as XLA prints it in every dialect users meet: TensorFlow's
+``experimental_get_compiler_ir`` (operands with or without shapes), JAX's ``as_text()`` and
+``--xla_dump_to`` dumps. Errors are :class:`hloviz.HloParseError` with line and column.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+from pathlib import Path
+
+from ..errors import HloParseError, InputError
+from ..ir import HloModule
+from .module import ModuleParser
+from .shapes import parse_shape
+
+__all__ = ["parse", "parse_file", "parse_shape", "read_text"]
+
+
+def parse(text: str, filename: str | None = None) -> HloModule:
+    """Parse HLO module text. ``filename`` is only used in error messages."""
+    if not isinstance(text, str):
+        raise TypeError("hloviz.parse takes the HLO text as str; use parse_file for paths")
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0"))
+        col = text.index("\0") - (text.rfind("\n", 0, text.index("\0")) + 1)
+        src = text.split("\n")[line]
+        raise HloParseError("a NUL byte: this is not HLO text", filename=filename or "<string>",
+                            line=line + 1, column=col + 1, source_line=src.replace("\0", " "))
+    try:
+        return ModuleParser(text, filename).parse()
+    except RecursionError:
+        raise HloParseError("nesting is too deep to parse", filename=filename or "<string>", line=1, column=1,
+                            source_line=text.split("\n", 1)[0]) from None
+
+
+def read_text(path: str | Path) -> str:
+    """Read an HLO file as text; ``.gz``, ``.xz`` and ``.bz2`` are decompressed.
+
+    Raises :class:`InputError` when the file is missing, a folder, or not readable, and
+    :class:`HloParseError` when its bytes are not UTF-8 text.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputError(f"{p}: is a folder, expected an HLO text file")
+    opener = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}.get(p.suffix, open)
+    try:
+        with opener(p, "rb") as f:
+            data = f.read()
+    except (OSError, EOFError, lzma.LZMAError) as err:
+        raise InputError(f"{p}: cannot read: {err}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start]
+        line = before.count(b"\n")
+        col = err.start - (before.rfind(b"\n") + 1)
+        src = data.split(b"\n")[line].decode("utf-8", "replace")
+        raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)", filename=str(p),
+                            line=line + 1, column=col + 1, source_line=src) from None
+
+
+def parse_file(path: str | Path) -> HloModule:
+    """Parse an HLO text file (plain, ``.gz``, ``.xz`` or ``.bz2``)."""
+    return parse(read_text(path), filename=str(path))

@@ -1,0 +1,151 @@
+"""Shape text → :class:`hloviz.ir.Shape`, with a cache.
+
+A module of 300k instructions uses a few thousand distinct shapes, so each distinct shape text
+is parsed once and later lookups are one dict access.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..ir import DYNAMIC, ELEMENT_BITS, INFERRED, Instruction, Layout, Shape
+from .scan import ScanError, find_close
+
+# An array shape: element type, dimensions, optional layout without nested braces.
+ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?")
+_PRIMITIVE_FALLBACK = re.compile(r"(?:[su]\d+|f\d+(?:e\d+m\d+[a-z]*)?|bf16|c\d+|tf32)\Z")
+_DIM = re.compile(r"\s*(<=)?\s*(\d+|\?)\s*\Z")
+
+
+class ShapeError(ScanError):
+    """A malformed shape; ``offset`` is relative to the text handed to the parser."""
+
+
+def is_primitive_type(name: str) -> bool:
+    """True for XLA's element types, including future ones that follow its naming scheme."""
+    return name in ELEMENT_BITS or bool(_PRIMITIVE_FALLBACK.match(name))
+
+
+class ShapeParser:
+    """Parses shapes and remembers every distinct shape text it has seen."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Shape] = {}
+
+    def array(self, element_type: str, dims_text: str, layout_text: str | None, offset: int) -> Shape:
+        key = f"{element_type}[{dims_text}]{layout_text or ''}"
+        shape = self._cache.get(key)
+        if shape is None:
+            shape = self._make_array(element_type, dims_text, layout_text, offset)
+            self._cache[key] = shape
+        return shape
+
+    def _make_array(self, element_type: str, dims_text: str, layout_text: str | None, offset: int) -> Shape:
+        if not is_primitive_type(element_type) and element_type not in ("token", "opaque"):
+            raise ShapeError(f"expected an element type such as f32 or s32, saw '{element_type}'", offset)
+        dims: list[int] = []
+        dynamic: list[bool] = []
+        if dims_text.strip():
+            col = offset + len(element_type) + 1
+            for part in dims_text.split(","):
+                m = _DIM.match(part)
+                if not m:
+                    raise ShapeError(f"expected a dimension size, saw '{part.strip()}'", col)
+                if m.group(2) == "?":
+                    dims.append(DYNAMIC)
+                    dynamic.append(True)
+                else:
+                    dims.append(int(m.group(2)))
+                    dynamic.append(bool(m.group(1)))
+                col += len(part) + 1
+        layout = Layout(layout_text[1:-1]) if layout_text is not None else None
+        return Shape(element_type, tuple(dims), tuple(dynamic), layout)
+
+    def parse(self, text: str, pos: int) -> tuple[Shape, int]:
+        """Parse the shape starting at ``text[pos]`` (after optional spaces); return it and the end offset."""
+        n = len(text)
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos < n and text[pos] == "(":
+            end = find_close(text, pos)
+            key = text[pos : end + 1]
+            shape = self._cache.get(key)
+            if shape is None:
+                shape = self._tuple(text, pos, end)
+                self._cache[key] = shape
+            return shape, end + 1
+        m = ARRAY_SHAPE.match(text, pos)
+        if not m:
+            word = re.match(r"[\w.\-%]*", text[pos:]).group() or text[pos : pos + 1]
+            raise ShapeError(f"expected a shape such as f32[2,3]{{1,0}}, saw '{word}'", pos)
+        return self.array(m.group(1), m.group(2), m.group(3), pos), m.end()
+
+    def _tuple(self, text: str, start: int, end: int) -> Shape:
+        elements = []
+        pos = start + 1
+        while True:
+            while pos < end and text[pos] in " \t\r\n,":
+                if text[pos] == ",":
+                    if not elements:
+                        raise ShapeError("expected a shape before ','", pos)
+                pos += 1
+            if pos >= end:
+                break
+            shape, pos = self.parse(text, pos)
+            elements.append(shape)
+            while pos < end and text[pos] in " \t\r\n":
+                pos += 1
+            if pos < end and text[pos] != ",":
+                raise ShapeError(f"expected ',' or ')' in tuple shape, saw '{text[pos]}'", pos)
+            if pos < end:
+                pos += 1
+        return Shape("tuple", tuple_shapes=tuple(elements))
+
+
+def parse_shape(text: str) -> Shape:
+    """Parse one shape from a string (``f32[2,3]{1,0}``, ``(s32[], f32[4])``).
+
+    Raises :class:`hloviz.HloParseError` with the column of the problem.
+    """
+    from ..errors import HloParseError
+
+    try:
+        shape, end = ShapeParser().parse(text, 0)
+        if text[end:].strip():
+            raise ShapeError(f"unexpected text after the shape: '{text[end:].strip()}'", end)
+        return shape
+    except ScanError as err:
+        raise HloParseError(str(err), filename="<shape>", line=1, column=min(err.offset, len(text)) + 1,
+                            source_line=text) from None
+
+
+_SAME_AS_FIRST_OPERAND = {
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "copy", "cosine", "divide", "exponential",
+    "exponential-minus-one", "floor", "log", "log-plus-one", "logistic", "maximum", "minimum", "multiply",
+    "negate", "not", "or", "power", "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt",
+    "select", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor", "shift-left",
+    "shift-right-arithmetic", "shift-right-logical", "optimization-barrier",
+}
+
+
+def infer_shape(inst: Instruction) -> Shape:
+    """The shape of an instruction written without one, for the simple cases XLA allows.
+
+    Only rules that need no attribute arithmetic are applied; anything else stays
+    :data:`hloviz.ir.INFERRED` rather than being guessed.
+    """
+    ops = inst.operands
+    if inst.opcode == "tuple":
+        return Shape("tuple", tuple_shapes=tuple(o.shape for o in ops))
+    if inst.opcode == "get-tuple-element" and ops and ops[0].shape.is_tuple:
+        idx = inst.attributes.get("index", "")
+        if idx.isdigit() and int(idx) < len(ops[0].shape.tuple_shapes):
+            return ops[0].shape.tuple_shapes[int(idx)]
+    if inst.opcode in ("select", "clamp") and len(ops) == 3:
+        return ops[1].shape
+    if inst.opcode in _SAME_AS_FIRST_OPERAND and ops and ops[0].shape.is_array:
+        return ops[0].shape
+    if inst.opcode in ("compare", "is-finite") and ops and ops[0].shape.is_array:
+        s = ops[0].shape
+        return Shape("pred", s.dims, s.dynamic, s.layout)
+    return INFERRED
