@@ -1,0 +1,41 @@
+"""Shared fixtures and the dependency markers.
+
+Tests marked ``requires_tf`` / ``requires_jax`` / ``requires_dot`` / ``requires_chromium`` are
+skipped when that dependency is missing, so the pure parts of hloviz test fast anywhere.
+``make test`` installs all of them, so nothing is skipped there.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFORMANCE = ROOT.parent / "shared" / "conformance" / "xla"
+
+
+def _have(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+_AVAILABLE = {
+    "requires_tf": _have("tensorflow"),
+    "requires_jax": _have("jax"),
+    "requires_dot": shutil.which("dot") is not None,
+    "requires_chromium": any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker, ok in _AVAILABLE.items():
+            if not ok and item.get_closest_marker(marker):
+                item.add_marker(pytest.mark.skip(reason=f"{marker}: dependency not installed"))
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
