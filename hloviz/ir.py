@@ -154,10 +154,9 @@ class Metadata:
     source_line: int = 0
     extra: tuple[tuple[str, str], ...] = ()
 
-    EMPTY: "Metadata" = None  # type: ignore[assignment]  # set below
 
-
-Metadata.EMPTY = Metadata()  # type: ignore[misc]
+#: The metadata of an instruction that has none (shared, since Metadata is immutable).
+EMPTY_METADATA = Metadata()
 
 _META_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s}]+)')
 
@@ -165,7 +164,7 @@ _META_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s}]+)')
 def parse_metadata(raw: str | None) -> Metadata:
     """Parse the text of a ``metadata={...}`` attribute (braces included or not)."""
     if not raw:
-        return Metadata.EMPTY
+        return EMPTY_METADATA
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
