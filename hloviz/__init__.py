@@ -20,12 +20,14 @@ from .errors import (
     RenderError,
 )
 from .ir import Computation, HloModule, Instruction, Layout, Metadata, Shape, summarize
+from .graph import check, to_networkx
 from .parser import parse, parse_file, parse_shape
+from .printer import to_text
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CaptureError", "Computation", "DependencyError", "HloModule", "HloParseError", "HlovizError",
     "InputError", "Instruction", "Layout", "Metadata", "RenderError", "Shape", "parse", "parse_file",
-    "parse_shape", "summarize", "__version__",
+    "parse_shape", "summarize", "to_text", "to_networkx", "check", "__version__",
 ]
