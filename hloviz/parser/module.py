@@ -327,6 +327,8 @@ class ModuleParser:
         line = self.original_lines[line_index] if 0 <= line_index < len(self.original_lines) else ""
         eq = line.find("=")
         col = line.find(name, eq + 1 if eq >= 0 else 0)
+        if col > 0 and line[col - 1] == "%":
+            col -= 1
         return self.error(message, line_index, col if col >= 0 else 0)
 
     def _resolve_calls(self) -> None:
@@ -391,7 +393,7 @@ class ModuleParser:
                     for key in CALLED_COMPUTATION_ATTRIBUTES:
                         if key in attrs:
                             raw = attrs.pop(key)
-                            col = text.find(key + "=", rest)
+                            col = text.find(key + "=", rest) + len(key) + 1
                             self.pending_calls.append((inst, key, raw, first_line, max(col, 0)))
             elif text[close + 1 : end].strip():
                 raise ScanError("a nested instruction takes no attributes", close + 1)
