@@ -36,6 +36,15 @@ _NATIVE_START = {
     "send", "recv", "collective-broadcast-start", "ragged-all-to-all-start", "all-to-all-start",
 }
 _MAX_JOINED_LINES = 10000
+_CALL_KEYS = frozenset(CALLED_COMPUTATION_ATTRIBUTES)
+
+# The common instruction on one line: name, array shape, opcode, plain operands, attributes.
+_FAST = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
+    r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)[ \t]+"
+    r"([a-z][a-z0-9_\-]*)\(([^()\"\[\]{}]*)\)"
+    r"(.*)\Z"
+)
 
 
 class _Incomplete(Exception):
@@ -194,15 +203,28 @@ class ModuleParser:
         i += 1
         pending = [body_first] if body_first.strip() else []
         root_line: int | None = None
+        n_lines = len(lines)
+        fast_match = _FAST.match
         while True:
             if pending:
                 text, line_index = pending.pop(), i - 1
             else:
-                if i >= len(lines):
+                if i >= n_lines:
                     raise self.error(f"computation '{computation.name}' is never closed with '}}'", start,
                                      len(lines[start].rstrip()))
                 text, line_index = lines[i], i
                 i += 1
+                m = fast_match(text)
+                if m is not None:
+                    inst = self._fast_instruction(computation, m, line_index)
+                    if inst is not None:
+                        if m.group(1):
+                            if root_line is not None:
+                                raise self.error("a computation has only one ROOT; this is the second",
+                                                 line_index, len(text) - len(text.lstrip()))
+                            root_line = line_index
+                            computation.root = inst
+                        continue
             stripped = text.strip()
             if not stripped or stripped.startswith("//"):
                 continue
@@ -344,6 +366,58 @@ class ModuleParser:
             inst.called_computations.extend(called)
 
     # -- instructions ---------------------------------------------------------------------
+
+    def _fast_instruction(self, computation: Computation, m: re.Match, line_index: int) -> Instruction | None:
+        """The common one-line instruction, from one regular-expression match.
+
+        Returns None for anything unusual (a new shape text that fails to parse, operands
+        that are not plain names, a dangling comma, a duplicate name); the general path then
+        parses the line again and reports any error precisely.
+        """
+        _, name, shape_text, opcode, args, rest = m.groups()
+        if name in computation._by_name:
+            return None
+        shape = self.shapes._cache.get(shape_text)
+        if shape is None:
+            sm = ARRAY_SHAPE.match(shape_text)
+            try:
+                shape = self.shapes.array(sm.group(1), sm.group(2), sm.group(3), 0)
+            except ScanError:
+                return None
+        inst = Instruction(name, opcode, shape, line=line_index + 1)
+        if opcode == "parameter":
+            if not args.isdigit():
+                return None
+            inst.parameter_number = int(args)
+        elif opcode == "constant":
+            if not args or args.isspace():
+                return None
+            inst.literal = args.strip()
+        elif args:
+            names = [a.strip() for a in args.replace("%", "").split(",")]
+            for n in names:
+                if not n or " " in n or "\t" in n:
+                    return None
+            inst.operands = names
+        if rest and not rest.isspace():
+            if rest.rstrip()[-1] == ",":
+                return None
+            try:
+                attrs = split_attributes(rest, 0)
+            except ScanError:
+                return None
+            inst.attributes = attrs
+            if not _CALL_KEYS.isdisjoint(attrs):
+                first_line = line_index
+                for key in CALLED_COMPUTATION_ATTRIBUTES:
+                    if key in attrs:
+                        raw = attrs.pop(key)
+                        col = m.start(6) + rest.find(key + "=") + len(key) + 1
+                        self.pending_calls.append((inst, key, raw, first_line, col))
+        if opcode.endswith("-start") and opcode not in _NATIVE_START and not inst.calls_by_attribute:
+            self._wrap_async(computation, inst)
+        computation.add(inst)
+        return inst
 
     def instruction(self, computation: Computation, text: str, first_line: int) -> tuple[Instruction, bool]:
         """Parse one instruction statement and add it (and any nested ones) to ``computation``."""
