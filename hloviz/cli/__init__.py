@@ -75,3 +75,4 @@ def main(argv: list[str] | None = None) -> None:
 
 # Command modules register themselves on `app` when imported.
 from . import stats  # noqa: E402,F401
+from . import dump  # noqa: E402,F401

@@ -1,0 +1,244 @@
+"""Getting HLO text out of the user's world: live functions, saved captures, dumps and files.
+
+:func:`load_target` turns anything a command accepts into a :class:`Capture` (pre- and
+post-optimization HLO text plus where it came from); :func:`save_capture` writes one to a folder
+that later commands (and machines without TensorFlow) can read back.
+
+Targets::
+
+    path/model.py:fn         a function in a file (TensorFlow or JAX; specs: see hloviz.capture.live)
+    package.module:fn        a function in an importable module
+    path/model.py            the file's only function
+    DIR (pre.hlo, post.hlo, capture.json)   a saved capture (``hloviz dump``)
+    DIR (module_*.txt)       an XLA dump folder (XLA_FLAGS=--xla_dump_to=DIR); ``module`` picks one
+    FILE.hlo / FILE.txt      one HLO module, one stage (pre or post, from its name or content)
+    --pre A --post B         two HLO files
+
+Nothing here imports TensorFlow or JAX until a live function is captured.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform as _platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from hloviz.errors import InputError
+
+if TYPE_CHECKING:
+    from hloviz.ir import HloModule
+
+__all__ = ["Capture", "load_target", "save_capture", "source_for"]
+
+
+@dataclass
+class Capture:
+    """Pre- and post-optimization HLO text of one function, and where it came from.
+
+    ``info`` is what ``capture.json`` holds: versions (hloviz, TensorFlow or JAX, Python), device
+    and platform, function and file, argument specs, time, and ``source_map`` — TF op name →
+    ``{"file", "line", "function"}`` of the user's own frame that created the op.
+    """
+
+    pre_text: str | None
+    post_text: str | None
+    info: dict
+    label: str
+    #: Names used in parse errors (the file a text was read from, or ``<label> pre``).
+    pre_filename: str | None = None
+    post_filename: str | None = None
+    _modules: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _module(self, stage: str, text: str | None, filename: str | None) -> "HloModule | None":
+        if text is None:
+            return None
+        if stage not in self._modules:
+            from hloviz import parse  # the parser is imported only when a module is needed
+
+            self._modules[stage] = parse(text, filename=filename or f"<{self.label} {stage}>")
+        return self._modules[stage]
+
+    def pre_module(self) -> "HloModule | None":
+        """The pre-optimization module, parsed on first use (None when this capture lacks it)."""
+        return self._module("pre", self.pre_text, self.pre_filename)
+
+    def post_module(self) -> "HloModule | None":
+        """The post-optimization module, parsed on first use (None when this capture lacks it)."""
+        return self._module("post", self.post_text, self.post_filename)
+
+    @property
+    def source_map(self) -> dict:
+        return self.info.get("source_map") or {}
+
+
+def _hloviz_version() -> str:
+    try:
+        from hloviz import __version__  # type: ignore[attr-defined]
+
+        return str(__version__)
+    except ImportError:
+        try:
+            from importlib.metadata import version
+
+            return version("hloviz")
+        except Exception:  # noqa: BLE001 - not installed as a distribution
+            return "unknown"
+
+
+def _base_info(kind: str) -> dict:
+    return {
+        "hloviz": _hloviz_version(),
+        "python": _platform.python_version(),
+        "machine": _platform.platform(),
+        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "source": kind,
+    }
+
+
+def _ignore_nothing(_: str) -> None:
+    return None
+
+
+def load_target(target: str | None, *, pre: str | Path | None = None, post: str | Path | None = None,
+                args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
+                module: str | None = None, notify: Callable[[str], None] | None = None) -> Capture:
+    """Resolve ``target`` (see the module docstring) into a :class:`Capture`.
+
+    ``args`` are ``--arg`` specs, ``device`` a device such as ``CPU:0`` or ``GPU:0``, ``module``
+    picks a module of an XLA dump folder, and ``notify`` receives one-line messages for the
+    user (e.g. that a function was wrapped in ``tf.function(jit_compile=True)``).
+    """
+    say = notify or _ignore_nothing
+    if pre is not None or post is not None:
+        if target:
+            raise InputError("give either a TARGET or --pre/--post files, not both")
+        _no_live_options(args, device, "--pre/--post files")
+        return _from_files(Path(pre) if pre is not None else None, Path(post) if post is not None else None)
+    if not target:
+        raise InputError("no target given: name model.py:function, a capture folder, an HLO file, or --pre/--post")
+    path = Path(target)
+    if path.is_dir():
+        from hloviz.capture import saved, xla_dump
+
+        if xla_dump.is_dump_folder(path) and (module is not None or not saved.is_capture_folder(path)):
+            _no_live_options(args, device, "an XLA dump folder")
+            return _from_dump(path, module)
+        if saved.is_capture_folder(path):
+            _no_live_options(args, device, "a saved capture")
+            pre_t, post_t, info = saved.load_folder(path)
+            return Capture(pre_t, post_t, info, path.resolve().name,
+                           str(path / saved.PRE_NAME), str(path / saved.POST_NAME))
+        raise InputError(f"{target} is neither a capture folder (pre.hlo, post.hlo, capture.json) "
+                         f"nor an XLA dump folder (module_*.before_optimizations.txt …)")
+    if path.is_file() and path.suffix != ".py":
+        _no_live_options(args, device, "an HLO file")
+        return _from_single_file(path, say)
+    if module is not None:
+        raise InputError("--module picks a module of an XLA dump folder; this target is not one")
+    return _from_function(target, tuple(args), device, verbose, say)
+
+
+def _no_live_options(args: Sequence[str], device: str | None, what: str) -> None:
+    if args:
+        raise InputError(f"--arg applies to model.py:function targets, not to {what}")
+    if device:
+        raise InputError(f"--device applies to model.py:function targets, not to {what}")
+
+
+def _from_files(pre: Path | None, post: Path | None) -> Capture:
+    from hloviz.capture.saved import read_text
+
+    pre_t = read_text(pre) if pre is not None else None
+    post_t = read_text(post) if post is not None else None
+    info = _base_info("hlo_files")
+    info.update({"pre_file": str(pre) if pre else None, "post_file": str(post) if post else None})
+    label = (post or pre).stem if (post or pre) else "hlo"  # type: ignore[union-attr]
+    return Capture(pre_t, post_t, info, label, str(pre) if pre else None, str(post) if post else None)
+
+
+def _from_single_file(path: Path, say: Callable[[str], None]) -> Capture:
+    from hloviz.capture.saved import guess_stage, read_text
+
+    text = read_text(path)
+    stage, why = guess_stage(path, text)
+    say(f"reading {path.name} as {stage}-optimization HLO ({why})")
+    info = _base_info("hlo_file")
+    info.update({"file": str(path), "stage": stage, "stage_reason": why})
+    label = path.name.split(".")[0] or path.stem
+    if stage == "pre":
+        return Capture(text, None, info, label, pre_filename=str(path))
+    return Capture(None, text, info, label, post_filename=str(path))
+
+
+def _from_dump(folder: Path, choice: str | None) -> Capture:
+    from hloviz.capture.saved import read_text
+    from hloviz.capture.xla_dump import pick_module
+
+    m = pick_module(folder, choice)
+    info = _base_info("xla_dump")
+    info.update({"dump_folder": str(folder), "module": m.label, "function": m.name,
+                 "pre_file": str(m.before) if m.before else None, "post_file": str(m.after) if m.after else None})
+    return Capture(read_text(m.before) if m.before else None, read_text(m.after) if m.after else None,
+                   info, m.name, str(m.before) if m.before else None, str(m.after) if m.after else None)
+
+
+def _from_function(target: str, args: tuple[str, ...], device: str | None, verbose: bool,
+                   say: Callable[[str], None]) -> Capture:
+    from hloviz.capture import quiet
+    from hloviz.capture.live import detect_framework
+    from hloviz.capture.target import load_python_target
+
+    from hloviz.capture.specs import parse_arg_options
+
+    parse_arg_options(args)  # a typo in --arg is reported before the model file is imported
+    started = time.monotonic()
+    info = _base_info("live")
+    quiet.before_import(verbose)
+    pt = load_python_target(target)
+    framework = detect_framework(pt)
+    quiet.after_import(verbose)
+    if framework == "jax":
+        from hloviz.capture.jax import capture_jax as capture
+    else:
+        from hloviz.capture.tf import capture_tf as capture
+    pre_t, post_t, fw_info = capture(pt, args, device=device, notify=say)
+    info.update({"target": target, "function": pt.function_name, "file": pt.file,
+                 "module": pt.module.__name__})
+    info.update(fw_info)
+    info["capture_seconds"] = round(time.monotonic() - started, 3)
+    # Keep the big maps last so capture.json reads well.
+    for key in ("source_map", "tf_ops"):
+        if key in info:
+            info[key] = info.pop(key)
+    label = pt.function_name
+    return Capture(pre_t, post_t, info, label, f"<{label} pre>", f"<{label} post>")
+
+
+def save_capture(capture: Capture, out_dir: str | Path) -> Path:
+    """Write ``pre.hlo``, ``post.hlo`` and ``capture.json`` to ``out_dir`` atomically (a temporary
+    folder beside it is renamed into place): an interrupted save leaves no half-written folder."""
+    from hloviz.capture.saved import write_folder
+
+    info = dict(capture.info)
+    info.setdefault("label", capture.label)
+    return write_folder(Path(out_dir), capture.pre_text, capture.post_text, info)
+
+
+def source_for(op_name: str, source_map: dict) -> dict | None:
+    """The source-map entry for an HLO ``op_name``, tolerating XLA's renaming.
+
+    Post-optimization metadata sometimes repeats a scope (TF's ``cond/Sin`` becomes
+    ``cond/cond/Sin``). Tries the exact name, then the name with repeated segments collapsed.
+    No looser matching: a wrong line is worse than none.
+    """
+    if not op_name or not source_map:
+        return None
+    hit = source_map.get(op_name)
+    if hit is not None:
+        return hit
+    parts = op_name.split("/")
+    collapsed = "/".join(p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1])
+    return source_map.get(collapsed)

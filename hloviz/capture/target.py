@@ -1,0 +1,212 @@
+"""Turn a target string into something to capture from, and run the user's module safely.
+
+A target is one of: ``path/model.py:fn``, ``package.module:fn``, ``path/model.py`` (when it
+defines a single function), a saved capture folder, an XLA dump folder, or one HLO file.
+
+Importing a model file runs it. User code may print, change directory, raise, or call
+``sys.exit``; :func:`user_code` contains all of that: prints go to stderr (so ``--json`` output
+stays clean), the working directory and ``sys.argv`` are restored, and exceptions become
+:class:`~hloviz.errors.CaptureError` naming the line in the user's file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterator
+
+from hloviz.capture.frames import Frame, innermost_user_frame
+from hloviz.errors import CaptureError, DependencyError, InputError
+
+#: Extras to name when a framework is missing.
+EXTRAS = {"tensorflow": "tf", "jax": "jax", "jaxlib": "jax", "keras": "tf", "tf_keras": "tf"}
+
+_IDENT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@dataclass
+class PythonTarget:
+    """A function found in the user's code."""
+
+    text: str  # the target as given
+    module: ModuleType
+    file: str | None  # the module's file (absolute), when it has one
+    function_name: str
+    obj: Any
+
+
+def missing_dependency(exc: ModuleNotFoundError) -> DependencyError | None:
+    """A DependencyError naming the extra to install, when ``exc`` is about TF/JAX."""
+    top = (exc.name or "").split(".")[0]
+    if top in EXTRAS:
+        extra = EXTRAS[top]
+        return DependencyError(
+            f"{top} is not installed, and this target needs it",
+            hint=f"install it with: pip install 'hloviz[{extra}]'",
+        )
+    return None
+
+
+def _user_frame_of(exc: BaseException, always: tuple[str, ...]) -> Frame | None:
+    frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)]
+    return innermost_user_frame(frames, always=always)
+
+
+@contextlib.contextmanager
+def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
+    """Run user code (importing, tracing) with its side effects contained.
+
+    ``what`` completes the sentence "… failed" in error messages (``importing model.py``).
+    """
+    cwd = os.getcwd()
+    argv = list(sys.argv)
+    always = (file,) if file else ()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    except SystemExit as exc:
+        raise CaptureError(f"{what} called sys.exit({exc.code!r})",
+                           hint="hloviz imports the file as a module; keep exits under `if __name__ == \"__main__\":`") from None
+    except ModuleNotFoundError as exc:
+        dep = missing_dependency(exc)
+        if dep is not None:
+            raise dep from None
+        frame = _user_frame_of(exc, always)
+        where = f"\n{frame.format()}" if frame else ""
+        raise CaptureError(f"{what} failed: {exc}{where}") from exc
+    except (CaptureError, DependencyError, InputError):
+        raise
+    except Exception as exc:
+        frame = _user_frame_of(exc, always)
+        where = f"\n{frame.format()}" if frame else ""
+        raise CaptureError(f"{what} failed: {type(exc).__name__}: {exc}{where}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            if os.getcwd() != cwd:
+                os.chdir(cwd)
+        sys.argv[:] = argv
+
+
+def _module_name_for(path: Path) -> str:
+    stem = path.stem if _IDENT_PATH.match(path.stem) else "hloviz_target"
+    existing = sys.modules.get(stem)
+    taken = existing is not None and os.path.realpath(getattr(existing, "__file__", "") or "") != str(path)
+    if taken or stem in sys.stdlib_module_names or stem in ("hloviz", "tensorflow", "jax", "numpy"):
+        return f"hloviz_target_{stem}"
+    return stem
+
+
+def import_file(path: Path) -> ModuleType:
+    """Import a model file as a module, with its folder on ``sys.path`` (like ``python path``)."""
+    path = Path(os.path.realpath(path))
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    name = _module_name_for(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"{path} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    with user_code(f"importing {path.name}", file=str(path)):
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+    return module
+
+
+def import_dotted(name: str) -> ModuleType:
+    """Import ``package.module`` with the current directory on ``sys.path`` (like ``python -m``)."""
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        importlib.util.find_spec(name)
+    except (ModuleNotFoundError, ValueError):
+        raise InputError(f"module {name!r} not found (looked on sys.path and in {os.getcwd()})") from None
+    if importlib.util.find_spec(name) is None:
+        raise InputError(f"module {name!r} not found (looked on sys.path and in {os.getcwd()})")
+    with user_code(f"importing {name}"):
+        return importlib.import_module(name)
+
+
+def _defined_in(obj: Any, module: ModuleType) -> bool:
+    inner = getattr(obj, "python_function", None) or getattr(obj, "__wrapped__", None) or obj
+    return getattr(inner, "__module__", None) == module.__name__
+
+
+def available_functions(module: ModuleType) -> list[str]:
+    """Public functions defined in ``module`` (plain, tf.function or jax.jit), in file order."""
+    names = []
+    for name, obj in vars(module).items():
+        if name.startswith("_") or inspect.isclass(obj) or inspect.ismodule(obj):
+            continue
+        if callable(obj) and _defined_in(obj, module):
+            names.append(name)
+    return names
+
+
+def find_function(module: ModuleType, name: str | None, *, text: str, file: str | None) -> PythonTarget:
+    """Look ``name`` up in ``module`` (``a.b`` for attributes); list what is there if absent."""
+    where = file or module.__name__
+    funcs = available_functions(module)
+    if name is None:
+        if len(funcs) == 1:
+            name = funcs[0]
+        else:
+            listing = ", ".join(funcs) if funcs else "(none)"
+            raise InputError(f"{where} defines several functions; name one as TARGET:FUNCTION. "
+                             f"Functions there: {listing}" if funcs else f"{where} defines no functions")
+    obj: Any = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            listing = ", ".join(funcs) if funcs else "(none)"
+            raise InputError(f"function {name!r} not found in {where}. Functions there: {listing}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise InputError(f"{name!r} in {where} is a {type(obj).__name__}, not a function")
+    return PythonTarget(text, module, file, name, obj)
+
+
+def split_function_target(target: str) -> tuple[str, str | None] | None:
+    """``("path/model.py", "fn")`` / ``("pkg.mod", "fn")`` / ``("model.py", None)``, or None when
+    ``target`` does not name Python code."""
+    if ":" in target:
+        left, right = target.rsplit(":", 1)
+        if _IDENT_PATH.match(right) and left:
+            return left, right
+        return None
+    if target.endswith(".py"):
+        return target, None
+    return None
+
+
+def load_python_target(target: str) -> PythonTarget:
+    """Import the module a ``model.py:fn`` / ``pkg.mod:fn`` target names and find the function."""
+    parts = split_function_target(target)
+    if parts is None:
+        raise InputError(f"{target!r} is not a file, a folder, or a MODULE:FUNCTION target")
+    left, fn = parts
+    path = Path(left)
+    if left.endswith(".py") or os.sep in left or path.exists():
+        if not path.exists():
+            raise InputError(f"file not found: {left}")
+        if path.is_dir():
+            raise InputError(f"{left} is a folder; a FILE.py:FUNCTION target needs a Python file")
+        module = import_file(path)
+        return find_function(module, fn, text=target, file=str(Path(os.path.realpath(path))))
+    if not _IDENT_PATH.match(left):
+        raise InputError(f"{left!r} is neither an existing file nor a module name")
+    module = import_dotted(left)
+    file = getattr(module, "__file__", None)
+    return find_function(module, fn, text=target, file=os.path.realpath(file) if file else None)

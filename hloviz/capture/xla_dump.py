@@ -1,0 +1,98 @@
+"""Read an XLA dump folder (``XLA_FLAGS=--xla_dump_to=DIR``).
+
+XLA writes each compiled module as ``module_NNNN.NAME.before_optimizations.txt`` and
+``module_NNNN.NAME.[PLATFORM_]after_optimizations.txt`` (``cpu_``, ``sm_9.0_gpu_``, or no
+prefix in older versions), next to many other files (buffer assignment, LLVM IR, ...) that
+hloviz ignores. A module is picked by name (``jit_mlp``), by number (``0003``,
+``module_0003``), or by a glob/substring pattern; when the choice is ambiguous the error
+lists the modules.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hloviz.errors import InputError
+
+_BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations\.txt$")
+# NAME, then an optional platform prefix such as ``cpu_`` or ``sm_9.0_gpu_``.
+_AFTER = re.compile(r"^module_(\d+)\.(.+?)\.((?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations\.txt$")
+_ANY = re.compile(r"^module_(\d+)\.")
+
+
+@dataclass(frozen=True)
+class DumpModule:
+    """One module of a dump: its number, name and the two stage files (either may be missing)."""
+
+    number: str
+    name: str
+    before: Path | None
+    after: Path | None
+
+    @property
+    def label(self) -> str:
+        return f"module_{self.number}.{self.name}"
+
+
+def is_dump_folder(folder: Path) -> bool:
+    return folder.is_dir() and any(_ANY.match(p.name) and p.name.endswith("optimizations.txt")
+                                   for p in folder.iterdir())
+
+
+def list_modules(folder: Path) -> list[DumpModule]:
+    """The modules found in ``folder``, by number."""
+    befores: dict[str, tuple[str, Path]] = {}
+    afters: dict[str, list[tuple[str, Path]]] = {}
+    for p in sorted(folder.iterdir()):
+        if not p.is_file():
+            continue
+        m = _BEFORE.match(p.name)
+        if m:
+            befores[m.group(1)] = (m.group(2), p)
+            continue
+        m = _AFTER.match(p.name)
+        if m:
+            afters.setdefault(m.group(1), []).append((m.group(2), p))
+    modules = []
+    for number in sorted(set(befores) | set(afters), key=int):
+        name, before = befores.get(number, ("", None))
+        candidates = afters.get(number, [])
+        if name:
+            candidates = [(n, p) for n, p in candidates if n == name]
+        after = min(candidates, key=lambda np: len(np[1].name))[1] if candidates else None
+        if not name and candidates:
+            name = candidates[0][0]
+        modules.append(DumpModule(number, name, before, after))
+    return modules
+
+
+def pick_module(folder: Path, choice: str | None) -> DumpModule:
+    """The module ``choice`` names (see the module docstring); ``None`` when there is one."""
+    modules = list_modules(folder)
+    if not modules:
+        raise InputError(f"{folder} holds no module_*.before_optimizations.txt or *after_optimizations.txt files",
+                         hint="make a dump with XLA_FLAGS=--xla_dump_to=DIR")
+    listing = "\n".join(f"  {m.label}" + ("" if m.before and m.after else
+                                          f"  ({'pre only' if m.before else 'post only'})") for m in modules)
+    if choice is None:
+        if len(modules) == 1:
+            return modules[0]
+        raise InputError(f"{folder} holds {len(modules)} modules; pick one with --module NAME (a name, "
+                         f"number or pattern):\n{listing}")
+    c = choice.strip()
+    num = c[len("module_"):] if c.startswith("module_") and c[len("module_"):].isdigit() else c
+    exact = [m for m in modules if c in (m.name, m.label) or (num.isdigit() and int(num) == int(m.number))]
+    if len(exact) == 1:
+        return exact[0]
+    found = exact or [m for m in modules if fnmatch.fnmatchcase(m.name, c) or fnmatch.fnmatchcase(m.label, c)]
+    if not found:
+        found = [m for m in modules if c in m.label]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise InputError(f"no module in {folder} matches {choice!r}; the modules are:\n{listing}")
+    sub = "\n".join(f"  {m.label}" for m in found)
+    raise InputError(f"{choice!r} matches {len(found)} modules in {folder}; be more specific:\n{sub}")

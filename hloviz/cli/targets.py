@@ -1,0 +1,50 @@
+"""The target options every command that reads a function or HLO shares, in one place.
+
+A command declares ``target: TargetArg = None`` plus the options below and calls
+:func:`load`, so ``--arg``, ``--device``, ``--pre``/``--post``, ``--module`` and ``--verbose``
+mean the same everywhere. Notes for the user (a function wrapped with jit_compile, a file read
+as post-optimization HLO) go to stderr, so stdout stays clean for ``--json``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+TargetArg = Annotated[Optional[str], typer.Argument(
+    help="model.py:function, package.module:function, a capture folder (hloviz dump), an XLA dump "
+         "folder (--xla_dump_to), or one HLO file.", show_default=False)]
+ArgOpt = Annotated[Optional[list[str]], typer.Option(
+    "--arg", "-a", help="An argument spec, once per argument: HLO shape syntax (f32[100000000], "
+    "s32[8,128], pred[]) or a Python literal (3, True, 'relu'); NAME=SPEC for a keyword. Default: the "
+    "function's input_signature, else HLOVIZ_ARGS in its file.", show_default=False)]
+DeviceOpt = Annotated[Optional[str], typer.Option(
+    "--device", help="Compile for this device, e.g. CPU:0 or GPU:0 (default: the framework's choice).",
+    show_default=False)]
+PreOpt = Annotated[Optional[Path], typer.Option(
+    "--pre", help="Pre-optimization HLO text file (instead of a TARGET).", show_default=False)]
+PostOpt = Annotated[Optional[Path], typer.Option(
+    "--post", help="Post-optimization HLO text file (instead of a TARGET).", show_default=False)]
+ModuleOpt = Annotated[Optional[str], typer.Option(
+    "--module", help="For an XLA dump folder: the module to use, by name, number or pattern.",
+    show_default=False)]
+VerboseOpt = Annotated[bool, typer.Option(
+    "--verbose", "-v", help="Let TensorFlow/JAX print their own logs.")]
+
+
+def note(message: str) -> None:
+    """A one-line message for the user, on stderr."""
+    print(f"hloviz: {message}", file=sys.stderr, flush=True)
+
+
+def load(target: str | None, *, arg: list[str] | None = None, device: str | None = None,
+         pre: Path | None = None, post: Path | None = None, module: str | None = None,
+         verbose: bool = False):  # -> hloviz.capture.Capture
+    """Resolve the shared options into a :class:`hloviz.capture.Capture`."""
+    from ..capture import load_target
+
+    return load_target(target, pre=pre, post=post, args=tuple(arg or ()), device=device,
+                       verbose=verbose, module=module, notify=note)
