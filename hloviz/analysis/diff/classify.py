@@ -1,0 +1,137 @@
+"""From matched pairs to results: what changed about each pair, and each computation's fate."""
+
+from __future__ import annotations
+
+from .index import IGNORED_ATTRIBUTES, Side, _norm
+from .match import Matcher
+from .model import Change, ChangeKind, ComputationDiff, InstructionDiff, Status
+
+_LITERAL_SHOWN = 60
+
+
+def _short(text: str, limit: int = _LITERAL_SHOWN) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fusion_place(side: Side, n: int) -> str:
+    f = side.fusion_of(n)
+    return "unfused" if f < 0 else f"in {side.insts[f].name}"
+
+
+def changes_of(m: Matcher, x: int, y: int) -> tuple[Change, ...]:
+    """How instruction ``x`` of the first module differs from its counterpart ``y``."""
+    a, b = m.a, m.b
+    ia, ib = a.insts[x], b.insts[y]
+    if a.fp[x] == b.fp[y] and _same_place(m, x, y) and _same_operands(m, x, y):
+        return ()  # the common case, decided without looking closer
+    out: list[Change] = []
+    if ia.opcode != ib.opcode:
+        out.append(Change(ChangeKind.OPCODE, ia.opcode, ib.opcode))
+    if ia.shape != ib.shape:
+        ta, tb = ia.shape.to_text(layout=False), ib.shape.to_text(layout=False)
+        if ta != tb:
+            out.append(Change(ChangeKind.SHAPE, ta, tb))
+        else:
+            out.append(Change(ChangeKind.LAYOUT, str(ia.shape), str(ib.shape)))
+    if not _same_operands(m, x, y):
+        out.append(_operand_change(m, x, y))
+    if ia.literal != ib.literal and (ia.literal is not None or ib.literal is not None):
+        out.append(Change(ChangeKind.CONSTANT, _short(ia.literal or ""), _short(ib.literal or "")))
+    if not _same_place(m, x, y):
+        out.append(Change(ChangeKind.FUSION, _fusion_place(a, x), _fusion_place(b, y)))
+    attrs = _attribute_changes(ia.attributes, ib.attributes)
+    if attrs:
+        out.append(attrs)
+    ka, kb = a.calls[x], b.calls[y]
+    if len(ka) != len(kb) or any(a.comp_fp[p] != b.comp_fp[q] for p, q in zip(ka, kb)):
+        out.append(Change(ChangeKind.CALLS, ", ".join(a.comps[k].name for k in ka),
+                          ", ".join(b.comps[k].name for k in kb)))
+    if ia.opcode == "parameter" and ia.parameter_number != ib.parameter_number:
+        out.append(Change(ChangeKind.ATTRIBUTES, f"parameter({ia.parameter_number})",
+                          f"parameter({ib.parameter_number})"))
+    return tuple(out)
+
+
+def _same_operands(m: Matcher, x: int, y: int) -> bool:
+    ox, oy = m.a.ops[x], m.b.ops[y]
+    if len(ox) != len(oy):
+        return False
+    ma = m.ma
+    return all(ma[p] == q for p, q in zip(ox, oy))
+
+
+def _operand_change(m: Matcher, x: int, y: int) -> Change:
+    """Only the operand positions that differ: ``#1 add.3`` → ``#1 negate.7``."""
+    ox, oy = m.a.ops[x], m.b.ops[y]
+    before, after = [], []
+    for k in range(max(len(ox), len(oy))):
+        p = ox[k] if k < len(ox) else -1
+        q = oy[k] if k < len(oy) else -1
+        if p < 0 or q < 0 or m.ma[p] != q:
+            before.append(f"#{k} {m.a.insts[p].name}" if p >= 0 else f"#{k} none")
+            after.append(f"#{k} {m.b.insts[q].name}" if q >= 0 else f"#{k} none")
+    return Change(ChangeKind.OPERANDS, ", ".join(before), ", ".join(after))
+
+
+def _same_place(m: Matcher, x: int, y: int) -> bool:
+    fa, fb = m.a.fusion_of(x), m.b.fusion_of(y)
+    if fa < 0 or fb < 0:
+        return fa < 0 and fb < 0
+    return m.ma[fa] == fb
+
+
+def _attribute_changes(xa: dict[str, str], xb: dict[str, str]) -> Change | None:
+    keys = [k for k in dict.fromkeys([*xa, *xb]) if k not in IGNORED_ATTRIBUTES]
+    differ = [k for k in keys if _norm(xa.get(k, "")) != _norm(xb.get(k, ""))]
+    if not differ:
+        return None
+    before = ", ".join(f"{k}={_short(xa[k], 40)}" if k in xa else f"no {k}" for k in differ)
+    after = ", ".join(f"{k}={_short(xb[k], 40)}" if k in xb else f"no {k}" for k in differ)
+    return Change(ChangeKind.ATTRIBUTES, before, after)
+
+
+def instruction_diffs(m: Matcher) -> list[InstructionDiff]:
+    """Matched and added instructions in the second module's order, then removed ones."""
+    a, b, mb = m.a, m.b, m.mb
+    out: list[InstructionDiff] = []
+    unchanged = Status.UNCHANGED
+    for y, inst in enumerate(b.insts):
+        x = mb[y]
+        if x < 0:
+            out.append(InstructionDiff(Status.ADDED, None, inst))
+            continue
+        ch = changes_of(m, x, y)
+        out.append(InstructionDiff(Status.CHANGED if ch else unchanged, a.insts[x], inst, ch, m.how.get(x, "")))
+    for x, inst in enumerate(a.insts):
+        if m.ma[x] < 0:
+            out.append(InstructionDiff(Status.REMOVED, inst, None))
+    return out
+
+
+def computation_diffs(m: Matcher, diffs: list[InstructionDiff]) -> list[ComputationDiff]:
+    """Each computation's fate, with counts of what happened to its instructions."""
+    a, b = m.a, m.b
+    counts_b = [[0, 0, 0, 0] for _ in b.comps]  # unchanged, changed, added, removed
+    counts_a_removed = [0] * len(a.comps)
+    slot = {Status.UNCHANGED: 0, Status.CHANGED: 1, Status.ADDED: 2}
+    for d in diffs:
+        if d.status is Status.REMOVED:
+            counts_a_removed[a.comp_of[a.index[d.before]]] += 1
+        else:
+            counts_b[b.comp_of[b.index[d.after]]][slot[d.status]] += 1
+    out: list[ComputationDiff] = []
+    for cy, comp in enumerate(b.comps):
+        cx = m.cb[cy]
+        u, c, ad, _ = counts_b[cy]
+        if cx < 0:
+            out.append(ComputationDiff(Status.ADDED, None, comp, "", u, c, ad, 0))
+            continue
+        rm = counts_a_removed[cx]
+        same = a.comp_fp[cx] == b.comp_fp[cy] and c == 0 and ad == 0 and rm == 0
+        status = Status.UNCHANGED if same else Status.CHANGED
+        out.append(ComputationDiff(status, a.comps[cx], comp, m.comp_how.get(cx, ""), u, c, ad, rm))
+    for cx, comp in enumerate(a.comps):
+        if m.ca[cx] < 0:
+            out.append(ComputationDiff(Status.REMOVED, comp, None, "", 0, 0, 0, counts_a_removed[cx]))
+    return out

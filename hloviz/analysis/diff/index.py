@@ -1,0 +1,236 @@
+"""One side of a diff as flat arrays: instruction numbers, operands, users, calls, fingerprints.
+
+Matching touches every instruction several times, so each module is first turned into lists
+indexed by a dense instruction number (computations in module order, instructions in text
+order). Fingerprints are computed bottom-up, once per instruction, by hashing a tuple of the
+instruction's own name-free, metadata-free content with its operands' fingerprints and the
+fingerprints of the computations it calls — linear in the module, never printing a subtree.
+
+Fingerprints use Python's tuple hashing: stable within one process (all a diff needs), 64-bit,
+and fast. Nothing ordered by the diff depends on their values.
+"""
+
+from __future__ import annotations
+
+from ...ir import Computation, HloModule, Instruction
+
+#: Attributes the parser keeps as raw text although they name computations (so they hold names).
+NAMING_ATTRIBUTES = ("select", "scatter", "called_computations")
+#: Attributes that never make two instructions different.
+IGNORED_ATTRIBUTES = frozenset({"metadata", *NAMING_ATTRIBUTES})
+#: Callers whose operands flow one to one into the called computation's parameters.
+_PASS_THROUGH_CALLERS = frozenset({"fusion", "call", "async-start", "custom-call"})
+
+
+def _norm(value: str) -> str:
+    """Attribute text with insignificant spaces removed (``{1, 0}`` equals ``{1,0}``)."""
+    if " " not in value and "\n" not in value:
+        return value
+    if '"' in value:  # spaces inside strings may matter; only runs of whitespace are folded
+        return " ".join(value.split())
+    return "".join(value.split())
+
+
+def _names(value: str) -> list[str]:
+    v = value.strip()
+    if v.startswith("{"):
+        v = v[1:-1] if v.endswith("}") else v[1:]
+    return [n.strip().lstrip("%") for n in v.split(",") if n.strip()]
+
+
+class Side:
+    """The arrays of one module. ``n`` is an instruction number, ``c`` a computation number."""
+
+    def __init__(self, module: HloModule) -> None:
+        self.module = module
+        comps = list(module.computations)
+        self.comps = comps
+        self.comp_index: dict[Computation, int] = {c: k for k, c in enumerate(comps)}
+        insts: list[Instruction] = []
+        comp_of: list[int] = []
+        comp_start: list[int] = []
+        for k, c in enumerate(comps):
+            comp_start.append(len(insts))
+            insts.extend(c.instructions)
+            comp_of.extend([k] * len(c.instructions))
+        comp_start.append(len(insts))
+        self.insts = insts
+        self.comp_of = comp_of
+        self.comp_start = comp_start
+        index = {inst: n for n, inst in enumerate(insts)}
+        self.index = index
+        self.ops: list[tuple[int, ...]] = [tuple(index[o] for o in i.operands) if i.operands else ()
+                                           for i in insts]
+        users: list[list[int]] = [[] for _ in insts]
+        for n, ops in enumerate(self.ops):
+            for o in ops:
+                users[o].append(n)
+        self.users = users
+        self._calls(module)
+        self.root = [index[c.root] if c.root is not None else -1 for c in comps]
+        self.params: list[dict[int, int]] = []
+        for c in comps:
+            ps = {}
+            for i in c.instructions:
+                if i.opcode == "parameter" and i.parameter_number is not None:
+                    ps.setdefault(i.parameter_number, index[i])
+            self.params.append(ps)
+        self._fingerprint()
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def _calls(self, module: HloModule) -> None:
+        comp_index = self.comp_index
+        calls: list[tuple[int, ...]] = []
+        callers: list[list[int]] = [[] for _ in self.comps]
+        fusion_of_comp = [-1] * len(self.comps)
+        for n, inst in enumerate(self.insts):
+            called = [comp_index[c] for c in inst.called_computations if c in comp_index]
+            for key in NAMING_ATTRIBUTES:
+                raw = inst.attributes.get(key)
+                if raw is not None:
+                    for name in _names(raw):
+                        c = module.get_computation(name)
+                        if c is not None and c in comp_index:
+                            called.append(comp_index[c])
+            calls.append(tuple(called))
+            for c in called:
+                callers[c].append(n)
+            if inst.opcode == "fusion":
+                for c in inst.calls_by_attribute.get("calls", ()):
+                    k = comp_index.get(c)
+                    if k is not None and fusion_of_comp[k] == -1:
+                        fusion_of_comp[k] = n
+        self.calls = calls
+        self.callers = callers
+        #: The fusion instruction whose fused computation this is, or -1.
+        self.fusion_of_comp = fusion_of_comp
+
+    def fusion_of(self, n: int) -> int:
+        """The fusion instruction that instruction ``n`` runs inside (-1 when unfused)."""
+        return self.fusion_of_comp[self.comp_of[n]]
+
+    def single_caller(self, c: int) -> int:
+        """The one instruction calling computation ``c`` with its operands as parameters, or -1."""
+        cs = self.callers[c]
+        if len(cs) == 1 and self.insts[cs[0]].opcode in _PASS_THROUGH_CALLERS:
+            return cs[0]
+        return -1
+
+    # -- fingerprints ---------------------------------------------------------------------
+
+    def local_hash(self, n: int) -> int:
+        """Hash of what instruction ``n`` is by itself: no names, no metadata, no operands."""
+        inst = self.insts[n]
+        attrs = inst.attributes
+        items: tuple = ()
+        if attrs:
+            items = tuple(sorted((k, _norm(v)) for k, v in attrs.items() if k not in IGNORED_ATTRIBUTES))
+        ops = self.ops[n]
+        sharing: tuple = ()
+        if len(ops) > 1 and len(set(ops)) != len(ops):
+            sharing = tuple(ops.index(o) for o in ops)  # add(x, x) differs from add(x, y)
+        return hash((inst.opcode, inst.shape, items, inst.literal, inst.parameter_number, sharing,
+                     len(inst.calls_by_attribute)))
+
+    def _callee_first(self) -> list[int]:
+        """Computations ordered so that every callee comes before its callers."""
+        order: list[int] = []
+        state = [0] * len(self.comps)  # 0 new, 1 open, 2 done
+        comp_calls: list[set[int]] = [set() for _ in self.comps]
+        for n, called in enumerate(self.calls):
+            if called:
+                comp_calls[self.comp_of[n]].update(called)
+        for start in range(len(self.comps)):
+            if state[start]:
+                continue
+            stack = [(start, iter(sorted(comp_calls[start])))]
+            state[start] = 1
+            while stack:
+                c, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    state[c] = 2
+                    order.append(c)
+                elif state[nxt] == 0:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(sorted(comp_calls[nxt]))))
+        return order
+
+    def topological(self, c: int) -> list[int]:
+        """Instruction numbers of computation ``c``, operands before users."""
+        a, b = self.comp_start[c], self.comp_start[c + 1]
+        ops = self.ops
+        if all(o < n for n in range(a, b) for o in ops[n]):
+            return list(range(a, b))  # text order already is (the usual case)
+        pending = {n: len(set(ops[n])) for n in range(a, b)}
+        ready = [n for n in range(a, b) if pending[n] == 0]
+        order = []
+        while ready:
+            n = ready.pop()
+            order.append(n)
+            for u in set(self.users[n]):
+                pending[u] -= 1
+                if pending[u] == 0:
+                    ready.append(u)
+        if len(order) != b - a:  # a cycle (invalid HLO): fall back to text order for the rest
+            seen = set(order)
+            order.extend(n for n in range(a, b) if n not in seen)
+        return order
+
+    def _fingerprint(self) -> None:
+        n_insts = len(self.insts)
+        fp = [0] * n_insts
+        local = [0] * n_insts
+        height = [0] * n_insts
+        comp_fp = [0] * len(self.comps)
+        ops, calls = self.ops, self.calls
+        self.order = self._callee_first()
+        for c in self.order:
+            for n in self.topological(c):
+                o = ops[n]
+                h = 1 + max((height[x] for x in o), default=0)
+                height[n] = h
+                local[n] = lh = self.local_hash(n)
+                fp[n] = hash((lh, tuple(fp[x] for x in o),
+                              tuple(comp_fp[k] for k in calls[n]) if calls[n] else ()))
+            comp_fp[c] = hash((fp[self.root[c]] if self.root[c] >= 0 else 0,
+                               tuple(sorted(fp[s] for s in self.sinks(c) if s != self.root[c]))))
+        self.fp = fp
+        self.local = local
+        self.height = height
+        self.comp_fp = comp_fp
+
+    def sinks(self, c: int) -> list[int]:
+        """Instructions of ``c`` that nothing in ``c`` uses (the root and dead or side-effect ops)."""
+        users = self.users
+        return [n for n in range(self.comp_start[c], self.comp_start[c + 1]) if not users[n]]
+
+    # -- neighbours across calls ----------------------------------------------------------
+
+    def in_neighbours(self, n: int) -> tuple[int, ...]:
+        """Operands, and for a parameter of a fused/called computation the caller's operand."""
+        inst = self.insts[n]
+        if inst.opcode == "parameter":
+            caller = self.single_caller(self.comp_of[n])
+            k = inst.parameter_number
+            if caller >= 0 and k is not None and k < len(self.ops[caller]):
+                return (self.ops[caller][k],)
+            return ()
+        return self.ops[n]
+
+    def out_neighbours(self, n: int) -> list[int]:
+        """Users, and for a called computation's root the calling instruction."""
+        c = self.comp_of[n]
+        if self.root[c] == n:
+            caller = self.single_caller(c)
+            if caller >= 0:
+                return self.users[n] + [caller]
+        return self.users[n]
+
+    def signature(self, c: int) -> tuple:
+        """Parameter and result shapes of computation ``c`` without layouts."""
+        params = tuple(self.insts[self.params[c][k]].shape.to_text(layout=False) for k in sorted(self.params[c]))
+        root = self.insts[self.root[c]].shape.to_text(layout=False) if self.root[c] >= 0 else ""
+        return params, root

@@ -1,0 +1,80 @@
+"""The summary a reader wants first: kernels before → after, fusions, opcodes, moves, constants.
+
+Kernels are counted by :func:`hloviz.analysis.kernels`, the same count ``show`` prints.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ...ir import HloModule, Instruction
+from ..kernels import kernels
+from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, OpcodeDelta, Status
+
+
+def kernel_instructions(module: HloModule) -> list[Instruction]:
+    """The module's kernels (fusions and unfused work ops that run), as its instructions."""
+    found = []
+    for k in kernels(module).kernels:
+        comp = module.get_computation(k.computation)
+        inst = comp.get(k.name) if comp is not None else None
+        if inst is not None:
+            found.append(inst)
+    return found
+
+
+def _opcode_counts(module: HloModule) -> Counter:
+    return Counter(i.opcode for i in module.instructions() if i.opcode != "parameter")
+
+
+def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffSummary:
+    """Count statuses and collect the facts of :class:`DiffSummary` from the instruction diffs."""
+    counts = Counter(d.status for d in diffs)
+    ka, kb = kernel_instructions(a), kernel_instructions(b)
+    fus_added, fus_removed, fus_changed = [], [], []
+    fus_unchanged = 0
+    into, out_of, between = [], [], []
+    c_appeared, c_vanished, c_changed = [], [], []
+    for d in diffs:
+        before, after = d.before, d.after
+        is_fusion = (before is not None and before.opcode == "fusion") or (after is not None and after.opcode == "fusion")
+        if is_fusion:
+            if d.status is Status.ADDED:
+                fus_added.append(d)
+            elif d.status is Status.REMOVED:
+                fus_removed.append(d)
+            elif d.status is Status.CHANGED:
+                fus_changed.append(d)
+            else:
+                fus_unchanged += 1
+        if d.status is Status.CHANGED:
+            kinds = d.kinds
+            if ChangeKind.FUSION in kinds and d.opcode != "parameter":
+                change = next(c for c in d.changes if c.kind is ChangeKind.FUSION)
+                if change.before == "unfused":
+                    into.append(d)
+                elif change.after == "unfused":
+                    out_of.append(d)
+                else:
+                    between.append(d)
+            if ChangeKind.CONSTANT in kinds:
+                c_changed.append(d)
+        elif d.opcode == "constant":
+            if d.status is Status.ADDED:
+                c_appeared.append(d)
+            elif d.status is Status.REMOVED:
+                c_vanished.append(d)
+    oa, ob = _opcode_counts(a), _opcode_counts(b)
+    deltas = [OpcodeDelta(op, oa.get(op, 0), ob.get(op, 0)) for op in sorted(set(oa) | set(ob))
+              if oa.get(op, 0) != ob.get(op, 0)]
+    deltas.sort(key=lambda d: (-abs(d.delta), d.opcode))
+    return DiffSummary(
+        unchanged=counts.get(Status.UNCHANGED, 0), changed=counts.get(Status.CHANGED, 0),
+        added=counts.get(Status.ADDED, 0), removed=counts.get(Status.REMOVED, 0),
+        kernels=KernelCount(len(ka), len(kb)),
+        fusions_added=tuple(fus_added), fusions_removed=tuple(fus_removed), fusions_changed=tuple(fus_changed),
+        fusions_unchanged=fus_unchanged, opcode_deltas=tuple(deltas),
+        moved_into_fusions=tuple(into), moved_out_of_fusions=tuple(out_of), moved_between_fusions=tuple(between),
+        constants_appeared=tuple(c_appeared), constants_vanished=tuple(c_vanished),
+        constants_changed=tuple(c_changed),
+    )

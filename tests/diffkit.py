@@ -1,0 +1,107 @@
+"""Helpers for the diff tests: renamed and reordered copies of a module, and small edits.
+
+A renamed copy is what two XLA versions produce for the same program at best: every
+instruction and computation renamed, computations and independent instructions printed in
+another order. It is built on the IR, printed with :func:`hloviz.to_text` and parsed again, so
+the copy is real HLO text and shares nothing with the original.
+"""
+
+from __future__ import annotations
+
+import random
+
+import hloviz
+from hloviz.ir import HloModule
+from hloviz.parser.attributes import names_in
+from hloviz.printer import to_text
+
+_NAMING = ("select", "scatter", "called_computations")
+
+
+def _topological_shuffle(instructions, rng: random.Random):
+    pending = {id(i): len({id(o) for o in i.operands} | {id(p) for p in i.control_predecessors}) for i in instructions}
+    users: dict[int, list] = {id(i): [] for i in instructions}
+    for i in instructions:
+        for dep in {id(o): o for o in [*i.operands, *i.control_predecessors]}.values():
+            users[id(dep)].append(i)
+    ready = [i for i in instructions if pending[id(i)] == 0]
+    out = []
+    while ready:
+        i = ready.pop(rng.randrange(len(ready)))
+        out.append(i)
+        for u in users[id(i)]:
+            pending[id(u)] -= 1
+            if pending[id(u)] == 0:
+                ready.append(u)
+    assert len(out) == len(instructions)
+    return out
+
+
+def renamed_copy(text: str, *, seed: int = 0, drop_metadata: bool = False, reorder: bool = True) -> HloModule:
+    """A copy of the module in ``text`` with new names everywhere (and, by default, new order)."""
+    module = hloviz.parse(text)
+    rng = random.Random(seed)
+    comp_names = {}
+    for k, comp in enumerate(module.computations):
+        comp_names[comp.name] = f"renamed_comp_{rng.randrange(10**6)}_{k}"
+    for comp in module.computations:
+        comp.name = comp_names[comp.name]
+        comp._by_name = {}
+        for j, inst in enumerate(comp.instructions):
+            inst.name = f"v{rng.randrange(10**6)}.{j}"
+            comp._by_name[inst.name] = inst
+            for key in _NAMING:
+                raw = inst.attributes.get(key)
+                if raw is not None:
+                    names = [comp_names[n] for n in names_in(raw)]
+                    braced = raw.strip().startswith("{")
+                    inst.attributes[key] = ("{" + ", ".join(f"%{n}" for n in names) + "}") if braced \
+                        else f"%{names[0]}"
+            if drop_metadata:
+                inst.attributes.pop("metadata", None)
+                inst._metadata = None
+        if reorder:
+            comp.instructions = _topological_shuffle(comp.instructions, rng)
+    module._by_name = {c.name: c for c in module.computations}
+    if reorder:
+        entry = [c for c in module.computations if c.is_entry]
+        rest = [c for c in module.computations if not c.is_entry]
+        rng.shuffle(rest)
+        # Callees must still be printed before their callers for some readers; XLA's does not care.
+        module.computations = rest + entry
+    return hloviz.parse(to_text(module), filename="<renamed copy>")
+
+
+def edited(text: str, edit) -> str:
+    """``text`` after ``edit(module)`` changed its IR, printed again."""
+    module = hloviz.parse(text)
+    edit(module)
+    return to_text(module)
+
+
+def change_constant(module: HloModule, name: str, literal: str) -> None:
+    inst = module.entry.instruction(name)
+    assert inst.opcode == "constant"
+    inst.literal = literal
+
+
+def change_opcode(module: HloModule, name: str, opcode: str) -> None:
+    module.entry.instruction(name).opcode = opcode
+
+
+def insert_after(module: HloModule, name: str, opcode: str = "negate") -> str:
+    """Insert ``opcode(name)`` and make every user of ``name`` use it instead; returns its name."""
+    from hloviz.ir import Instruction
+
+    comp = module.entry
+    target = comp.instruction(name)
+    new = Instruction(f"{name}.inserted", opcode, target.shape)
+    new.operands = [target]
+    for user in comp.instructions:
+        user.operands = [new if o is target else o for o in user.operands]
+    comp.add(new)
+    comp.instructions.remove(new)
+    comp.instructions.insert(comp.instructions.index(target) + 1, new)
+    if comp.root is target:
+        comp.root = new
+    return new.name
