@@ -1,0 +1,315 @@
+"""Constant folding: which pre-optimization work was computed at compile time, and into what.
+
+Two places fold constants, and both are reported:
+
+* **XLA** (pre-opt → post-opt HLO). A post-opt constant whose value no pre-opt constant has was
+  computed by the compiler. Its users' ``op_name`` says which framework op uses it now (TF keeps
+  ``op_name`` through optimization); from there the pre-opt dataflow is walked backwards through
+  ops that left no trace in the optimized module, and every such op that had a constant input
+  is one that was folded into the constant. This is how ``x + 1 + 1 + … + 1`` (1000 adds)
+  becoming ``x + 1000`` is found: the constant ``1000`` is new, ``add_999`` uses it, and
+  ``add`` … ``add_998`` vanished with constant inputs.
+* **TensorFlow** (TF graph → pre-opt HLO). TF's bridge evaluates ops whose inputs are all
+  constants before XLA sees them, so ``a*b + sin(a)`` of constants arrives as one literal. With
+  the graph's ops and edges (``info["tf_ops"]`` and ``info["tf_inputs"]`` of a capture), the TF
+  ops with no HLO instruction whose inputs are all constants are that kind of fold, and the
+  literal is found where their result went.
+
+Every value reported is the literal text from the HLO (the post-opt literal when the constant
+survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one XLA printed as
+``{...}``, is reported by its shape instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..ir import HloModule, Instruction
+from .kernels import SYNTHETIC_OP_NAMES
+
+#: Literals up to this many characters are shown as values; longer ones by their shape.
+SHORT_LITERAL = 80
+#: Ops that can be evaluated at compile time when their operands are constants.
+_NOT_FOLDABLE = frozenset({
+    "parameter", "rng", "rng-bit-generator", "rng-get-and-update-state", "custom-call", "infeed",
+    "outfeed", "recv", "recv-done", "send", "send-done", "after-all", "partition-id", "replica-id",
+    "while", "conditional", "call", "fusion", "all-reduce", "all-gather", "all-to-all",
+    "collective-permute", "reduce-scatter", "async-start", "async-done", "add-dependency",
+})
+#: TF op types that are plumbing, not computation: never reported as folded.
+_TF_PLUMBING = frozenset({
+    "Const", "Identity", "IdentityN", "NoOp", "Placeholder", "_Arg", "_Retval", "StopGradient",
+    "PreventGradient", "Snapshot", "PartitionedCall", "StatefulPartitionedCall",
+})
+
+
+@dataclass(frozen=True)
+class FoldedConstant:
+    """A constant that replaced work: ``value`` (literal or shape), and where it came from.
+
+    ``from_ops`` are the pre-optimization op names (TF ops) whose work is in the value;
+    ``from_instructions`` the pre-opt HLO instructions involved; ``into`` the op names of the
+    instructions that use the constant now. ``by`` is ``"xla"`` or ``"tensorflow"`` (folded by
+    TF's bridge before XLA saw it; the constant is then already in the pre-opt HLO).
+    ``constant`` and ``computation`` name the post-opt constant when it exists there, else
+    the pre-opt one.
+    """
+
+    constant: str
+    computation: str
+    value: str
+    shape: str
+    from_ops: tuple[str, ...]
+    from_instructions: tuple[str, ...]
+    into: tuple[str, ...]
+    by: str = "xla"
+
+
+@dataclass(frozen=True)
+class FoldingReport:
+    """All constants that replaced work, XLA's folds first."""
+
+    folded: tuple[FoldedConstant, ...]
+
+    @property
+    def folded_ops(self) -> frozenset[str]:
+        """Every pre-opt op name whose work went into some constant."""
+        return frozenset(op for f in self.folded for op in f.from_ops)
+
+    def constants_of(self, op_name: str) -> tuple[FoldedConstant, ...]:
+        return tuple(f for f in self.folded if op_name in f.from_ops)
+
+
+def literal_value(inst: Instruction) -> str:
+    """A constant's value as shown to users: the literal if short, else its shape."""
+    lit = (inst.literal or "").strip()
+    if not lit or lit == "{...}" or len(lit) > SHORT_LITERAL:
+        return inst.shape.to_text(layout=False)
+    return lit
+
+
+def _key(inst: Instruction) -> tuple[str, tuple[int, ...], str]:
+    lit = " ".join((inst.literal or "").split())
+    return inst.shape.element_type, inst.shape.dims, lit
+
+
+def _real(op_name: str) -> bool:
+    return bool(op_name) and op_name not in SYNTHETIC_OP_NAMES
+
+
+def constant_folding(pre: HloModule, post: HloModule, info: Mapping | None = None) -> FoldingReport:
+    """What was computed at compile time between ``pre`` and ``post`` (and, given a capture's
+    ``info`` with ``tf_ops`` and ``tf_inputs``, by TensorFlow before ``pre``)."""
+    folds = list(_xla_folds(pre, post))
+    if info:
+        folds.extend(_tf_folds(pre, post, info))
+    return FoldingReport(tuple(folds))
+
+
+def _xla_folds(pre: HloModule, post: HloModule):
+    pre_by_op: dict[str, list[Instruction]] = {}
+    for inst in pre.instructions():
+        pre_by_op.setdefault(inst.metadata.op_name, []).append(inst)
+    # An op whose only trace left is a constant (carrying its op_name) was folded too.
+    post_ops = {i.metadata.op_name for i in post.instructions() if i.opcode != "constant"}
+    vanished = {op for op in pre_by_op if _real(op) and op not in post_ops}
+    pre_constants = {_key(i) for i in pre.instructions() if i.opcode == "constant"}
+    pre_shapes = {(i.shape.element_type, i.shape.dims) for i in pre.instructions() if i.opcode == "constant"}
+    foldable = _constant_computable(pre)
+    # Vanished ops that computed something from a constant (an op that is only a literal, like a
+    # JAX constant or TF Const with its own name, is an input of the fold, not folded work).
+    with_constants = {op for op in vanished
+                      if any(i.opcode != "constant" and (i in foldable or any(o in foldable for o in i.operands))
+                             for i in pre_by_op[op])}
+    order = {i: n for n, i in enumerate(pre.instructions())}
+    callers = post.callers()
+
+    for comp in post.computations:
+        users = comp.users()
+        for c in comp.instructions:
+            if c.opcode != "constant":
+                continue
+            if c.is_elided_constant:
+                if (c.shape.element_type, c.shape.dims) in pre_shapes:
+                    continue
+            elif _key(c) in pre_constants:
+                continue
+            into = _user_ops(c, users, callers)
+            own = c.metadata.op_name
+            seeds = [i for op in into for i in pre_by_op.get(op, ())]
+            if _real(own) and own in vanished:
+                seeds.extend(pre_by_op[own])
+            ops, insts = _walk_back(seeds, vanished, with_constants, foldable, set(into))
+            if _real(own) and own in vanished:
+                ops.add(own)
+            yield FoldedConstant(
+                constant=c.name, computation=comp.name, value=literal_value(c),
+                shape=c.shape.to_text(layout=False),
+                from_ops=tuple(sorted(ops, key=lambda op: order[pre_by_op[op][0]])),
+                from_instructions=tuple(i.name for i in sorted(insts, key=order.__getitem__)),
+                into=tuple(into),
+            )
+
+
+def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:
+    """Op names of the instructions that use constant ``c`` (through unnamed ops, and out of a
+    fused computation to its fusion when nothing inside is named)."""
+    found: dict[str, None] = {}
+    frontier = list(users.get(c, ()))
+    seen: set[Instruction] = set()
+    while frontier:
+        u = frontier.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if _real(u.metadata.op_name):
+            found[u.metadata.op_name] = None
+        else:
+            frontier.extend(users.get(u, ()))
+    if not found and c.parent is not None:
+        for caller in callers.get(c.parent.name, ()):
+            if _real(caller.metadata.op_name):
+                found[caller.metadata.op_name] = None
+    return list(found)
+
+
+def _walk_back(seeds: list[Instruction], vanished: set[str], with_constants: set[str],
+               foldable: set[Instruction], stop_ops: set[str]) -> tuple[set[str], set[Instruction]]:
+    """Pre-opt ops reached backwards from ``seeds`` through vanished (or unnamed) instructions."""
+    ops: set[str] = set()
+    insts: set[Instruction] = set()
+    stack = [o for s in seeds for o in s.operands]
+    stack.extend(s for s in seeds if s in foldable and s.opcode != "constant")
+    seen: set[Instruction] = set()
+    while stack:
+        i = stack.pop()
+        if i in seen or i.opcode == "parameter":
+            continue
+        seen.add(i)
+        op = i.metadata.op_name
+        if op in vanished:
+            if op in with_constants:
+                ops.add(op)
+                insts.add(i)
+        elif _real(op) and op not in stop_ops:
+            continue  # another surviving op: its own kernel, not part of this constant
+        elif i in foldable and i.opcode != "constant":
+            insts.add(i)
+        stack.extend(i.operands)
+    return ops, insts
+
+
+def _constant_computable(module: HloModule) -> set[Instruction]:
+    """Instructions whose value depends on constants only (computable at compile time)."""
+    out: set[Instruction] = set()
+    for comp in module.computations:
+        for inst in comp.instructions:  # HLO text lists operands before their users
+            if inst.opcode == "constant" or (inst.opcode == "iota"):
+                out.add(inst)
+            elif inst.operands and inst.opcode not in _NOT_FOLDABLE and all(o in out for o in inst.operands):
+                out.add(inst)
+    return out
+
+
+def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
+    """Folds TensorFlow made before XLA: TF ops with no HLO trace whose inputs are all constant."""
+    types: Mapping[str, str] = info.get("tf_ops") or {}
+    inputs: Mapping[str, list] = info.get("tf_inputs") or {}
+    if not types or not inputs:
+        return
+    in_hlo = {i.metadata.op_name for i in pre.instructions()}
+    folded: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op, typ in types.items():
+            if op in folded or op in in_hlo or typ in _TF_PLUMBING or op not in inputs:
+                continue
+            srcs = [_tf_source(s) for s in inputs[op]]
+            if srcs and all(types.get(s) == "Const" or s in folded for s in srcs):
+                folded.add(op)
+                changed = True
+    if not folded:
+        return
+    # Each result of the folded subgraph flows into a consumer: an op with HLO instructions
+    # (its constant operand is the folded value) or, through Identity, the function's result.
+    consumers: dict[str, set[str]] = {}
+    for op, srcs in inputs.items():
+        if op in folded:
+            continue
+        for s in srcs:
+            s = _tf_source(s)
+            if s in folded:
+                consumers.setdefault(_hlo_consumer(op, types, inputs, in_hlo), set()).add(s)
+    order = {op: n for n, op in enumerate(types)}
+    post_constants = {_key(i): i for i in post.instructions() if i.opcode == "constant"} if post else {}
+    for consumer, roots in consumers.items():
+        ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
+        for c in _pre_constants_for(pre, consumer):
+            shown = post_constants.get(_key(c), c)
+            yield FoldedConstant(
+                constant=shown.name, computation=shown.parent.name if shown.parent else "",
+                value=literal_value(shown), shape=shown.shape.to_text(layout=False),
+                from_ops=tuple(ops), from_instructions=(), into=(consumer,) if _real(consumer) else (),
+                by="tensorflow",
+            )
+
+
+def _tf_source(name: str) -> str:
+    """``mul:0`` / ``^ctrl`` → ``mul``."""
+    return name.lstrip("^").split(":", 1)[0]
+
+
+def _hlo_consumer(op: str, types: Mapping, inputs: Mapping, in_hlo: set[str]) -> str:
+    """Follow Identity-like plumbing from ``op`` to an op with HLO instructions (or the results)."""
+    seen = set()
+    while op not in in_hlo and types.get(op) in _TF_PLUMBING and op not in seen:
+        seen.add(op)
+        users = [u for u, srcs in inputs.items() if op in {_tf_source(s) for s in srcs}]
+        if len(users) != 1:
+            return "XLA_Retvals"
+        op = users[0]
+    return op if op in in_hlo else "XLA_Retvals"
+
+
+def _upstream(roots: set[str], folded: set[str], inputs: Mapping) -> set[str]:
+    out: set[str] = set()
+    stack = list(roots)
+    while stack:
+        op = stack.pop()
+        if op in out or op not in folded:
+            continue
+        out.add(op)
+        stack.extend(_tf_source(s) for s in inputs.get(op, ()))
+    return out
+
+
+def _pre_constants_for(pre: HloModule, consumer: str) -> list[Instruction]:
+    """The pre-opt constants that carry a folded value into ``consumer``'s instructions."""
+    if consumer == "XLA_Retvals":
+        hits = [i for i in pre.instructions() if i.opcode == "constant" and not _real(i.metadata.op_name)
+                and i.parent is pre.entry]
+        return [c for c in hits if _feeds_results(c)]
+    found = {o: None for i in pre.instructions() if i.metadata.op_name == consumer
+             for o in i.operands if o.opcode == "constant" and o.metadata.op_name in (consumer, "")}
+    return list(found)
+
+
+def _feeds_results(c: Instruction) -> bool:
+    comp = c.parent
+    if comp is None:
+        return False
+    users = comp.users()
+    frontier = [c]
+    seen = set()
+    while frontier:
+        i = frontier.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if i is comp.root or i.metadata.op_name == "XLA_Retvals":
+            return True
+        frontier.extend(u for u in users.get(i, ()) if u.opcode in ("reshape", "tuple", "get-tuple-element",
+                                                                       "bitcast", "copy", "convert"))
+    return False

@@ -1,0 +1,359 @@
+"""What actually runs: the kernels of an (optimized) module.
+
+A *kernel* is one instruction of an executed computation that does work on its own: a fusion
+(whatever its fused computation holds runs as one kernel), or an unfused work op (``dot``,
+``convolution``, ``custom-call``, ``reduce``, ``sort``, ``copy``, a lone ``add`` …).
+
+Not kernels:
+
+* bookkeeping ops that run nothing — :data:`hloviz.opcodes.BOOKKEEPING` (``parameter``,
+  ``constant``, ``tuple``, ``get-tuple-element``, ``bitcast``, ``after-all``,
+  ``add-dependency``, ``opt-barrier``, ``partition-id``, ``replica-id``, ``domain``,
+  ``get-/set-dimension-size``);
+* control flow (``while``, ``conditional``, ``call``, ``async-start``): their called
+  computations are *executed* and their kernels are reported there, per body;
+* the second half of an async pair (``*-done``, ``async-update``): the work is counted once, at
+  the start instruction.
+
+Executed computations are the entry and, transitively, the bodies, conditions, branches and
+callees of control flow. A fused computation runs inside its fusion, and a ``reduce``'s
+``to_apply`` inside the reduce: neither is a kernel of its own.
+
+Bytes come from shapes (operands' byte sizes read, the result's written; no layout padding, no
+reuse). FLOPs are an estimate from shapes: ``2·M·N·K`` for dot, ``2 · output elements · (kernel
+window × input features)`` for convolution, one per output element for each elementwise op,
+and one per input element per op of the reducer for reduce / reduce-window. Everything else
+(data movement, custom calls other than GEMMs) counts 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from ..ir import Computation, HloModule, Instruction
+from ..opcodes import is_bookkeeping, is_elementwise
+
+#: Control-flow ops whose called computations run (their kernels are reported there).
+CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start"})
+#: Ops that finish work counted at their ``*-start`` partner (or only wait on it).
+ASYNC_TAILS = frozenset({
+    "async-update", "async-done", "copy-done", "send-done", "recv-done", "all-reduce-done",
+    "all-gather-done", "collective-permute-done",
+})
+#: TensorFlow's names for the arguments and results plumbing; never a user's op.
+SYNTHETIC_OP_NAMES = frozenset({"XLA_Args", "XLA_Retvals"})
+
+
+@dataclass(frozen=True)
+class ExecutedComputation:
+    """A computation whose instructions run: the entry, or a body reached through control flow.
+
+    ``caller`` is the instruction that runs it (None for the entry) and ``role`` says how:
+    ``entry``, ``while body``, ``while condition``, ``branch 0``…, ``call``, ``async``.
+    """
+
+    name: str
+    caller: str | None
+    role: str
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel: a fusion or an unfused work op.
+
+    ``kind`` is the fusion kind (``kLoop``, ``kInput``, ``kOutput``, ``kCustom``) for a fusion
+    and the opcode otherwise. ``ops`` counts the work ops inside (1 for an unfused op; for a
+    fusion every non-bookkeeping instruction of the fused computation, nested fusions and calls
+    included), and ``opcodes`` is their histogram as ``(opcode, count)`` pairs, most frequent
+    first (see :attr:`histogram`). ``op_names`` are the framework op names (metadata) of the
+    kernel and everything inside it (constants and parameters aside), in text order; ``sources``
+    the distinct ``(source_file, source_line)`` pairs of that metadata.
+    """
+
+    name: str
+    computation: str
+    opcode: str
+    kind: str
+    shape: str
+    ops: int
+    opcodes: tuple[tuple[str, int], ...]
+    bytes_read: int
+    bytes_written: int
+    flops: int
+    op_names: tuple[str, ...]
+    sources: tuple[tuple[str, int], ...]
+    fused_computation: str | None = None
+    target: str | None = None
+
+    @property
+    def histogram(self) -> dict[str, int]:
+        """``opcodes`` as a dict: opcode → count."""
+        return dict(self.opcodes)
+
+    @property
+    def is_fusion(self) -> bool:
+        return self.opcode == "fusion"
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """The kernels of one module, in execution order (a body's kernels follow its caller)."""
+
+    module: str
+    kernels: tuple[Kernel, ...]
+    computations: tuple[ExecutedComputation, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.kernels)
+
+    @property
+    def fusions(self) -> tuple[Kernel, ...]:
+        return tuple(k for k in self.kernels if k.is_fusion)
+
+    @property
+    def unfused(self) -> tuple[Kernel, ...]:
+        return tuple(k for k in self.kernels if not k.is_fusion)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(k.bytes_read for k in self.kernels)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(k.bytes_written for k in self.kernels)
+
+    @property
+    def flops(self) -> int:
+        return sum(k.flops for k in self.kernels)
+
+    def in_computation(self, name: str) -> tuple[Kernel, ...]:
+        """The kernels that run in computation ``name`` (e.g. a while body)."""
+        return tuple(k for k in self.kernels if k.computation == name)
+
+    def by_name(self, name: str) -> Kernel | None:
+        return next((k for k in self.kernels if k.name == name.lstrip("%")), None)
+
+
+def is_kernel(inst: Instruction) -> bool:
+    """Does this instruction run as a kernel of its own (when its computation is executed)?"""
+    op = inst.opcode
+    return not (is_bookkeeping(op) or op in CONTROL_FLOW or op in ASYNC_TAILS)
+
+
+def kernels(module: HloModule) -> KernelReport:
+    """The kernels of ``module``: what runs when the entry is executed."""
+    if module.entry is None:
+        return KernelReport(module.name, (), ())
+    found: list[Kernel] = []
+    executed: list[ExecutedComputation] = []
+    for comp in _executed(module.entry, None, "entry", set(), executed):
+        for inst in comp.instructions:
+            if is_kernel(inst):
+                found.append(_kernel(inst, comp))
+    return KernelReport(module.name, tuple(found), tuple(executed))
+
+
+def _executed(comp: Computation, caller: Instruction | None, role: str, seen: set[str],
+              out: list[ExecutedComputation]) -> Iterator[Computation]:
+    """Executed computations, depth first, each once (a body right after its caller's computation)."""
+    if comp.name in seen:
+        return
+    seen.add(comp.name)
+    out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
+    yield comp
+    for inst in comp.instructions:
+        if inst.opcode not in CONTROL_FLOW:
+            continue
+        for attr, called in inst.calls_by_attribute.items():
+            for index, callee in enumerate(called):
+                yield from _executed(callee, inst, _role(inst.opcode, attr, index), seen, out)
+
+
+def _role(opcode: str, attribute: str, index: int) -> str:
+    if opcode == "while":
+        return "while condition" if attribute == "condition" else "while body"
+    if opcode == "conditional":
+        if attribute == "true_computation":
+            return "true branch"
+        if attribute == "false_computation":
+            return "false branch"
+        return f"branch {index}"
+    return "async" if opcode == "async-start" else opcode
+
+
+def _inner(inst: Instruction) -> Iterator[Instruction]:
+    """Every instruction that runs as part of ``inst``: fused computations, callees, reducers."""
+    stack = list(reversed(inst.called_computations))
+    seen: set[str] = set()
+    while stack:
+        comp = stack.pop()
+        if comp.name in seen:
+            continue
+        seen.add(comp.name)
+        for sub in comp.instructions:
+            yield sub
+            stack.extend(reversed(sub.called_computations))
+
+
+def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instruction]:
+    """Work instructions of a fused computation; nested fusions and calls are opened, not counted."""
+    seen = set() if seen is None else seen
+    if comp.name in seen:
+        return
+    seen.add(comp.name)
+    for inst in comp.instructions:
+        if inst.opcode in ("fusion", "call"):
+            for callee in inst.called_computations:
+                yield from _work_ops(callee, seen)
+        elif not is_bookkeeping(inst.opcode):
+            yield inst
+
+
+def _kernel(inst: Instruction, comp: Computation) -> Kernel:
+    if inst.opcode == "fusion":
+        work = [w for c in inst.called_computations for w in _work_ops(c)]
+        fused = inst.called_computations[0].name if inst.called_computations else None
+        kind = inst.fusion_kind or "fusion"
+    else:
+        work = [inst]
+        fused = None
+        kind = inst.opcode
+    counts: dict[str, int] = {}
+    for w in work:
+        counts[w.opcode] = counts.get(w.opcode, 0) + 1
+    histogram = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    names, sources = _provenance([inst, *_inner(inst)])
+    target = inst.attributes.get("custom_call_target")
+    return Kernel(
+        name=inst.name,
+        computation=comp.name,
+        opcode=inst.opcode,
+        kind=kind,
+        shape=inst.shape.to_text(layout=False),
+        ops=len(work),
+        opcodes=histogram,
+        bytes_read=sum(op.shape.byte_size for op in inst.operands),
+        bytes_written=inst.shape.byte_size,
+        flops=sum(flops(w) for w in work),
+        op_names=names,
+        sources=sources,
+        fused_computation=fused,
+        target=target.strip('"') if target else None,
+    )
+
+
+def _provenance(insts: Iterable[Instruction]) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    names: dict[str, None] = {}
+    sources: dict[tuple[str, int], None] = {}
+    for i in insts:
+        if i.opcode in ("constant", "parameter"):
+            continue  # a constant inside carries the name of the op folded into it, not its work
+        md = i.metadata
+        if md.op_name and md.op_name not in SYNTHETIC_OP_NAMES:
+            names[md.op_name] = None
+        if md.source_file:
+            sources[(md.source_file, md.source_line)] = None
+    return tuple(names), tuple(sources)
+
+
+# --- FLOP estimates -------------------------------------------------------------------------
+
+_INTS = re.compile(r"-?\d+")
+
+
+def _ints(text: str | None) -> list[int]:
+    return [int(x) for x in _INTS.findall(text or "")]
+
+
+def flops(inst: Instruction) -> int:
+    """Estimated floating-point (or integer) operations of one instruction, from shapes."""
+    op = inst.opcode
+    if is_elementwise(op):
+        return inst.shape.element_count if inst.shape.is_array else 0
+    if op == "dot" and len(inst.operands) >= 2:
+        return 2 * inst.shape.element_count * _contracted(inst.operands[0], inst.attributes.get("lhs_contracting_dims"))
+    if op == "convolution" and len(inst.operands) >= 2:
+        return _convolution_flops(inst)
+    if op == "reduce" and inst.operands:
+        return inst.operands[0].shape.element_count * _reducer_ops(inst)
+    if op == "reduce-window" and inst.operands:
+        window = _window_sizes(inst.attributes.get("window"))
+        size = 1
+        for s in window:
+            size *= s
+        return _first_leaf(inst).element_count * size * _reducer_ops(inst)
+    if op == "custom-call":
+        return _gemm_flops(inst)
+    return 0
+
+
+def _first_leaf(inst: Instruction):
+    return next(iter(inst.shape.leaves()))
+
+
+def _contracted(lhs: Instruction, dims_text: str | None) -> int:
+    k = 1
+    for d in _ints(dims_text):
+        if 0 <= d < lhs.shape.rank:
+            k *= max(lhs.shape.dims[d], 0)
+    return k
+
+
+def _reducer_ops(inst: Instruction) -> int:
+    n = sum(1 for c in inst.called_computations for i in c.instructions if not is_bookkeeping(i.opcode))
+    return max(n, 1)
+
+
+def _window_sizes(text: str | None) -> list[int]:
+    m = re.search(r"size=([\dx]+)", text or "")
+    return [int(x) for x in m.group(1).split("x")] if m else []
+
+
+def _convolution_flops(inst: Instruction) -> int:
+    """2 · output elements · (rhs elements / output features): each output element is a dot
+    product over the kernel window and the input features of its group."""
+    rhs = inst.operands[1].shape
+    labels = inst.attributes.get("dim_labels", "")
+    try:
+        rhs_labels = labels.split("_", 1)[1].split("->", 1)[0]
+        out_features = rhs.dims[rhs_labels.index("o")]
+    except (IndexError, ValueError):
+        return 0
+    if out_features <= 0:
+        return 0
+    return 2 * _first_leaf(inst).element_count * (rhs.element_count // out_features)
+
+
+def _gemm_flops(inst: Instruction) -> int:
+    """GEMM custom calls (cuBLAS/hipBLAS, oneDNN) carry their dot dimensions in backend_config."""
+    target = (inst.attributes.get("custom_call_target") or "").strip('"').lower()
+    if "gemm" not in target and "matmul" not in target:
+        return 0
+    raw = inst.attributes.get("backend_config", "")
+    if raw.startswith('"'):
+        raw = raw[1:-1].replace('\\"', '"')
+    try:
+        config = json.loads(raw) if raw else {}
+    except ValueError:
+        return 0
+    dims = _find_key(config, "dot_dimension_numbers")
+    if not isinstance(dims, dict) or not inst.operands:
+        return 0
+    lhs_dims = [int(d) for d in dims.get("lhs_contracting_dimensions", [])]
+    out = _first_leaf(inst).element_count
+    return 2 * out * _contracted(inst.operands[0], ",".join(map(str, lhs_dims)))
+
+
+def _find_key(obj: object, key: str) -> object:
+    if isinstance(obj, dict):
+        if key in obj:
+            return obj[key]
+        for v in obj.values():
+            hit = _find_key(v, key)
+            if hit is not None:
+                return hit
+    return None
