@@ -5,6 +5,8 @@ The public API, top-down:
 - :func:`parse`, :func:`parse_file` — HLO text → :class:`HloModule` (``hloviz.ir``)
 - :func:`to_text` — the canonical printer (``hloviz.printer``)
 - :func:`to_networkx`, :func:`check` — the graph view (``hloviz.graph``)
+- :func:`kernels`, :func:`constant_folding`, :func:`pre_to_post`, :func:`analyze` — what XLA did
+  (``hloviz.analysis``)
 
 Importing hloviz never imports TensorFlow or JAX; capture does, when asked.
 """
@@ -23,6 +25,19 @@ from .ir import Computation, HloModule, Instruction, Layout, Metadata, Shape, su
 from .graph import check, to_networkx
 from .parser import parse, parse_file, parse_shape
 from .printer import to_text
+from .analysis import (
+    Analysis,
+    FoldedConstant,
+    FoldingReport,
+    Kernel,
+    KernelReport,
+    Mapping,
+    OpMapping,
+    analyze,
+    constant_folding,
+    kernels,
+    pre_to_post,
+)
 
 __version__ = "0.1.0"
 
@@ -30,4 +45,6 @@ __all__ = [
     "CaptureError", "Computation", "DependencyError", "HloModule", "HloParseError", "HlovizError",
     "InputError", "Instruction", "Layout", "Metadata", "RenderError", "Shape", "parse", "parse_file",
     "parse_shape", "summarize", "to_text", "to_networkx", "check", "__version__",
+    "Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping", "OpMapping",
+    "analyze", "constant_folding", "kernels", "pre_to_post",
 ]

@@ -1,0 +1,104 @@
+"""Pre→post mapping and the combined analysis with its verdict, on hand-written modules."""
+
+from __future__ import annotations
+
+import pytest
+
+import hloviz
+from hloviz.analysis import analyze, pre_to_post
+from hloviz.errors import InputError
+
+from .test_analysis_folding import TF_FOLDED_POST, TF_FOLDED_PRE, TF_INFO, _chain_post, _chain_pre
+
+PRE = """HloModule m
+
+ENTRY %main (x: f32[8,4], w: f32[4,4]) -> f32[8,4] {
+  %x = f32[8,4]{1,0} parameter(0), metadata={op_name="XLA_Args"}
+  %w = f32[4,4]{1,0} parameter(1), metadata={op_name="XLA_Args"}
+  %r = f32[8,4]{1,0} reshape(%x), metadata={op_type="Reshape" op_name="Reshape"}
+  %d = f32[8,4]{1,0} dot(%r, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_type="MatMul" op_name="MatMul"}
+  %s = f32[8,4]{1,0} sine(%d), metadata={op_type="Sin" op_name="Sin"}
+  %c = f32[] constant(0), metadata={op_type="Relu" op_name="Relu"}
+  %b = f32[8,4]{1,0} broadcast(%c), dimensions={}, metadata={op_type="Relu" op_name="Relu"}
+  ROOT %m = f32[8,4]{1,0} maximum(%s, %b), metadata={op_type="Relu" op_name="Relu"}
+}
+"""
+
+POST = """HloModule m, is_scheduled=true
+
+%fused (p: f32[8,4]) -> f32[8,4] {
+  %p = f32[8,4]{1,0} parameter(0)
+  %s = f32[8,4]{1,0} sine(%p), metadata={op_type="Sin" op_name="Sin"}
+  %c = f32[] constant(0), metadata={op_type="Relu" op_name="Relu"}
+  %b = f32[8,4]{1,0} broadcast(%c), dimensions={}, metadata={op_type="Relu" op_name="Relu"}
+  ROOT %m = f32[8,4]{1,0} maximum(%s, %b), metadata={op_type="Relu" op_name="Relu"}
+}
+
+ENTRY %main (x: f32[8,4], w: f32[4,4]) -> f32[8,4] {
+  %x = f32[8,4]{1,0} parameter(0), metadata={op_name="XLA_Args"}
+  %w = f32[4,4]{1,0} parameter(1), metadata={op_name="XLA_Args"}
+  %d = f32[8,4]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_type="MatMul" op_name="MatMul"}
+  ROOT %f = f32[8,4]{1,0} fusion(%d), kind=kLoop, calls=%fused, metadata={op_type="Relu" op_name="Relu"}
+}
+"""
+
+
+def test_every_pre_op_maps_to_kernels_or_eliminated():
+    mapping = pre_to_post(hloviz.parse(PRE), hloviz.parse(POST))
+    assert [m.op_name for m in mapping.ops] == ["Reshape", "MatMul", "Sin", "Relu"]  # no XLA_Args
+    assert mapping.get("MatMul").kernels == ("d",) and mapping.get("MatMul").status == "kernels"
+    assert mapping.get("Sin").kernels == ("f",) and mapping.get("Relu").kernels == ("f",)
+    reshape = mapping.get("Reshape")
+    assert (reshape.status, reshape.kernels, reshape.op_type, reshape.pre_instructions) == (
+        "eliminated", (), "Reshape", 1)
+    assert mapping.counts == {"kernels": 3, "folded": 0, "eliminated": 1}
+    assert mapping.get("nope") is None
+
+
+def test_folded_ops_map_to_their_constant():
+    mapping = pre_to_post(hloviz.parse(_chain_pre(4)), hloviz.parse(_chain_post(4, "4")))
+    assert [(m.op_name, m.status) for m in mapping.ops] == [
+        ("add", "folded"), ("add_1", "folded"), ("add_2", "folded"), ("add_3", "kernels")]
+    assert mapping.get("add_1").constants == ("c",) and mapping.get("add_3").kernels == ("f",)
+
+
+def test_tf_only_ops_come_from_the_capture_info():
+    mapping = pre_to_post(hloviz.parse(TF_FOLDED_PRE), hloviz.parse(TF_FOLDED_POST), info=TF_INFO)
+    assert {m.op_name: m.status for m in mapping.ops} == {
+        "Const": "folded", "Const_1": "folded", "mul": "folded", "Sin": "folded", "add": "folded",
+        "Identity": "eliminated"}
+    assert mapping.get("mul").constants == ("constant.1",) and mapping.get("mul").op_type == "Mul"
+
+
+def test_analyze_both_stages():
+    a = analyze(hloviz.parse(PRE), hloviz.parse(POST))
+    assert (a.pre.instructions, a.post.instructions) == (8, 9)
+    assert (a.pre.ops, a.post.ops) == (4, 3)
+    assert a.kernels.count == 2 and a.folding.folded == ()
+    assert a.verdict == "4 ops → 2 kernels (dot; kLoop fusion: broadcast, maximum, sine)"
+
+
+def test_analyze_verdict_names_the_folded_constant():
+    a = analyze(hloviz.parse(_chain_pre(10)), hloviz.parse(_chain_post(10, "10")))
+    assert a.verdict == "10 ops → 1 kernel (kLoop fusion: add, broadcast); 9 ops folded into 1 constant (10) by XLA"
+
+
+def test_analyze_tensorflow_folds():
+    a = analyze(hloviz.parse(TF_FOLDED_PRE), hloviz.parse(TF_FOLDED_POST), info=TF_INFO)
+    assert a.verdict == ("3 ops → 1 kernel (copy); 3 ops folded into 1 constant "
+                         "({4.84147072, 10.909297, 18.1411209}) by TensorFlow before XLA")
+    b = analyze(hloviz.parse(TF_FOLDED_PRE), hloviz.parse(TF_FOLDED_POST))
+    assert b.verdict == "1 HLO instruction doing work → 1 kernel (copy)"  # no graph: no claim about TF
+
+
+def test_analyze_one_stage_only():
+    post_only = analyze(None, hloviz.parse(POST))
+    assert post_only.pre is None and post_only.folding is None and post_only.mapping is None
+    assert post_only.kernels.count == 2
+    assert post_only.verdict.startswith("2 kernels (dot; kLoop fusion: broadcast, maximum, sine): 1 fusion, 1 unfused")
+    assert "no pre-optimization module" in post_only.verdict
+    pre_only = analyze(hloviz.parse(PRE), None)
+    assert pre_only.kernels is None and pre_only.post is None
+    assert pre_only.verdict == "4 ops (5 instructions doing work) before optimization (no optimized module, so no kernels)"
+    with pytest.raises(InputError):
+        analyze(None, None)
