@@ -188,7 +188,7 @@ def _find_cycle(comp: Computation) -> list[str] | None:
     for start in comp.instructions:
         if id(start) in state:
             continue
-        stack = [(start, iter(start.operands + start.control_predecessors))]
+        stack = [(start, iter([*start.operands, *start.control_predecessors]))]
         path = [start]
         state[id(start)] = 1
         while stack:
@@ -205,6 +205,6 @@ def _find_cycle(comp: Computation) -> list[str] | None:
                 return [p.name for p in path[i:]] + [nxt.name]
             if s is None and isinstance(nxt, Instruction):
                 state[id(nxt)] = 1
-                stack.append((nxt, iter(nxt.operands + nxt.control_predecessors)))
+                stack.append((nxt, iter([*nxt.operands, *nxt.control_predecessors])))
                 path.append(nxt)
     return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Iterator
 
 # Bits per element, for byte counts. Sub-byte types are counted as XLA packs them by default
@@ -229,27 +230,46 @@ class Instruction:
     the index of a parameter.
     """
 
-    __slots__ = (
-        "name", "opcode", "shape", "operands", "called_computations", "attributes",
-        "control_predecessors", "line", "parent", "literal", "parameter_number", "_metadata",
-        "calls_by_attribute",
-    )
+    # Defaults live on the class, so the parser sets only what an instruction has: most
+    # instructions have no literal, no called computations and no control predecessors.
+    # Containers are replaced, never mutated in place, so the shared empty defaults are safe.
+    operands: list["Instruction"] = ()  # type: ignore[assignment]
+    called_computations: list["Computation"] = ()  # type: ignore[assignment]
+    #: Which attribute named each called computation: ``{"calls": [c], "to_apply": [...]}``.
+    calls_by_attribute: dict[str, list["Computation"]] = MappingProxyType({})  # type: ignore[assignment]
+    control_predecessors: list["Instruction"] = ()  # type: ignore[assignment]
+    parent: "Computation | None" = None
+    literal: str | None = None
+    parameter_number: int | None = None
+    _attributes: dict[str, str] | None = None
+    #: The attribute text as read, split into :attr:`attributes` on first use.
+    _raw_attributes: str | None = None
+    _raw_column = 0
+    _metadata: Metadata | None = None
 
     def __init__(self, name: str, opcode: str, shape: Shape, *, line: int = 0) -> None:
         self.name = name
         self.opcode = opcode
         self.shape = shape
-        self.operands: list[Instruction] = []
-        self.called_computations: list[Computation] = []
-        #: Which attribute named each called computation: ``{"calls": [c], "to_apply": [...]}``.
-        self.calls_by_attribute: dict[str, list[Computation]] = {}
-        self.attributes: dict[str, str] = {}
-        self.control_predecessors: list[Instruction] = []
         self.line = line
-        self.parent: Computation | None = None
-        self.literal: str | None = None
-        self.parameter_number: int | None = None
-        self._metadata: Metadata | None = None
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """Attribute name → raw value text, in text order (called computations excluded).
+
+        The parser checks the attribute text's brackets and quotes but splits it only when
+        this is first read, which is most of what keeps parsing large modules fast.
+        """
+        if self._attributes is None:
+            raw = self._raw_attributes
+            self._attributes = {} if raw is None else _split_raw_attributes(self, raw)
+            self._raw_attributes = None
+        return self._attributes
+
+    @attributes.setter
+    def attributes(self, value: dict[str, str]) -> None:
+        self._attributes = value
+        self._raw_attributes = None
 
     @property
     def metadata(self) -> Metadata:
@@ -274,6 +294,13 @@ class Instruction:
         return f"<Instruction {self.name} = {self.shape} {self.opcode}>"
 
 
+def _split_raw_attributes(inst: "Instruction", raw: str) -> dict[str, str]:
+    # Imported here: the IR must not depend on the parser at import time.
+    from .parser.attributes import split_attributes_or_raise
+
+    return split_attributes_or_raise(raw, inst, inst._raw_column)
+
+
 class Computation:
     """A named list of instructions with parameters and one root.
 
@@ -282,7 +309,7 @@ class Computation:
     """
 
     __slots__ = ("name", "instructions", "root", "is_entry", "execution_thread", "line",
-                 "parent", "_by_name", "declared_parameters", "declared_result", "synthetic")
+                 "parent", "_by_name", "signature", "synthetic")
 
     def __init__(self, name: str, *, is_entry: bool = False, line: int = 0) -> None:
         self.name = name
@@ -293,9 +320,8 @@ class Computation:
         self.line = line
         self.parent: HloModule | None = None
         self._by_name: dict[str, Instruction] = {}
-        #: The signature as written in the header, if it had one: ``[(name, shape)]``, result.
-        self.declared_parameters: list[tuple[str, Shape]] | None = None
-        self.declared_result: Shape | None = None
+        #: The signature as written in the header (``(p: f32[]) -> f32[]``), if it had one.
+        self.signature: str | None = None
         #: True for computations XLA's parser creates from sugar (``custom-call-start``); not printed.
         self.synthetic = False
 
@@ -309,6 +335,15 @@ class Computation:
     def program_shape(self) -> tuple[list[Shape], Shape | None]:
         """Parameter shapes and result shape."""
         return [p.shape for p in self.parameters], (self.root.shape if self.root else None)
+
+    @property
+    def declared_signature(self) -> tuple[list[tuple[str, Shape]], Shape] | None:
+        """The header's ``[(parameter name, shape)]`` and result shape, parsed on demand."""
+        if self.signature is None:
+            return None
+        from .parser.shapes import parse_signature
+
+        return parse_signature(self.signature)
 
     def users(self) -> dict[Instruction, list[Instruction]]:
         """Instruction → the instructions of this computation that use it as an operand.

@@ -62,3 +62,20 @@ def names_in(value: str) -> list[str]:
     if v.startswith("{"):
         v = v[1:-1] if v.endswith("}") else v[1:]
     return [n.strip().lstrip("%") for n in v.split(",") if n.strip()]
+
+
+def split_attributes_or_raise(raw: str, inst, column: int) -> dict[str, str]:
+    """Split an instruction's deferred attribute text; errors point into its source line.
+
+    ``column`` is where ``raw`` starts in the line, so the error's column is the true one.
+    """
+    from ..errors import HloParseError
+
+    try:
+        return split_attributes(raw, 0)
+    except ScanError as err:
+        parent = inst.parent
+        module = parent.parent if parent is not None else None
+        filename = module.filename if module is not None else "<string>"
+        raise HloParseError(str(err), filename=filename, line=inst.line, column=column + err.offset + 1,
+                            source_line=" " * column + raw) from None

@@ -24,6 +24,7 @@ _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
 _SECTION = re.compile(r"\s*(FileNames|FunctionNames|FileLocations|StackFrames)\s*\Z")
 _SECTION_ROW = re.compile(r"\s*(\d+)\s+(.+?)\s*\Z")
+_INDEX_MARK = re.compile(r"/\*.*?\*/")
 _COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
 # A line that starts a new instruction (not the continuation of an attribute list).
 _NEW_STATEMENT = re.compile(r"\s*(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=\s*(\(|[a-z][a-z0-9]*\[|[a-z][\w\-]*\s*\()")
@@ -37,13 +38,25 @@ _NATIVE_START = {
 }
 _MAX_JOINED_LINES = 10000
 _CALL_KEYS = frozenset(CALLED_COMPUTATION_ATTRIBUTES)
+# Attributes that must be read while parsing: they name computations or instructions.
+_EAGER_ATTR = re.compile(
+    r"(?:" + "|".join(CALLED_COMPUTATION_ATTRIBUTES) + r"|control-predecessors)\s*="
+)
+_ATTR_START = re.compile(r"[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=")
+_OPERAND_FINDALL = re.compile(r"%?([A-Za-z_][\w.\-]*)").findall
+_EAGER_SEARCH = _EAGER_ATTR.search
+_ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
+_SHAPED_OPERANDS = re.compile(
+    rf"[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*(?:,[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*)*\Z"
+).match
+_SHAPED_NAMES = re.compile(rf"{_ARRAY}[ \t]+%?([A-Za-z_][\w.\-]*)").findall
 
 # The common instruction on one line: name, array shape, opcode, plain operands, attributes.
 _FAST = re.compile(
     r"[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)[ \t]+"
-    r"([a-z][a-z0-9_\-]*)\(([^()\"\[\]{}]*)\)"
-    r"(.*)\Z"
+    r"([a-z][a-z0-9_\-]*)\(([^()\"]*)\)"
+    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=.*)?)[ \t\r]*\Z"
 )
 
 
@@ -56,20 +69,28 @@ def _blank(m: re.Match) -> str:
     return t if t[0] == '"' else re.sub(r"[^\n]", " ", t)
 
 
-def _blank_comments(text: str) -> str:
-    """Replace ``/* ... */`` and ``// ...`` comments with spaces, so columns stay true.
+def _blank_comments(text: str) -> list[str]:
+    """The text's lines with ``/* ... */`` and ``// ...`` comments replaced by spaces.
 
-    Only lines that contain a comment marker are rescanned (strings may contain ``//``).
+    Columns stay true. Only lines that contain a comment marker are rescanned (strings may
+    contain ``//``); XLA's ``/*index=5*/`` markers, the common case, take a quicker path.
     """
-    if "/*" not in text and "//" not in text:
-        return text
     lines = text.split("\n")
+    if "/*" not in text and "//" not in text:
+        return lines
     if any(line.count("/*") != line.count("*/") for line in lines if "/*" in line or "*/" in line):
-        return _COMMENT_OR_STRING.sub(_blank, text)  # a comment spans lines: scan everything
+        return _COMMENT_OR_STRING.sub(_blank, text).split("\n")  # a comment spans lines
     for k, line in enumerate(lines):
         if "/*" in line or "//" in line:
-            lines[k] = _COMMENT_OR_STRING.sub(_blank, line)
-    return "\n".join(lines)
+            if "//" not in line and '"' not in line:
+                lines[k] = _INDEX_MARK.sub(_spaces, line)
+            else:
+                lines[k] = _COMMENT_OR_STRING.sub(_blank, line)
+    return lines
+
+
+def _spaces(m: re.Match) -> str:
+    return " " * (m.end() - m.start())
 
 
 class ModuleParser:
@@ -77,8 +98,9 @@ class ModuleParser:
 
     def __init__(self, text: str, filename: str | None) -> None:
         self.filename = filename or "<string>"
-        self.original_lines = text.split("\n")
-        self.lines = _blank_comments(text).split("\n")
+        self.text = text
+        self._original_lines: list[str] | None = None
+        self.lines = _blank_comments(text)
         self.shapes = ShapeParser()
         self.module: HloModule | None = None
         # (instruction, attribute, raw value, line index, column) to resolve once all computations exist.
@@ -86,6 +108,13 @@ class ModuleParser:
         self._nested = 0
 
     # -- errors ---------------------------------------------------------------------------
+
+    @property
+    def original_lines(self) -> list[str]:
+        """The text's lines with comments intact, for error messages (split on demand)."""
+        if self._original_lines is None:
+            self._original_lines = self.text.split("\n")
+        return self._original_lines
 
     def error(self, message: str, line_index: int, column: int) -> HloParseError:
         """An error at 0-based ``line_index`` and 0-based ``column``."""
@@ -216,7 +245,7 @@ class ModuleParser:
                 i += 1
                 m = fast_match(text)
                 if m is not None:
-                    inst = self._fast_instruction(computation, m, line_index)
+                    inst = self._fast_instruction(computation, m.groups(), m.start(6), line_index)
                     if inst is not None:
                         if m.group(1):
                             if root_line is not None:
@@ -267,30 +296,36 @@ class ModuleParser:
         return rest.endswith("{") or (rest.count("(") == rest.count(")") and "{" in rest.split(")")[-1])
 
     def _signature(self, computation: Computation, header: str, pos: int, line_index: int) -> int:
-        """Parse ``(p: shape, ...) -> shape`` if present; return the offset of the body's '{'."""
+        """Find the body's '{' and keep the ``(p: shape, ...) -> shape`` text before it.
+
+        The signature is parsed only when asked for (:attr:`Computation.declared_signature`);
+        here it is checked for balanced brackets and an arrow, which is enough to find the body.
+        """
         n = len(header)
+        end = header.rstrip()
+        if end.endswith("{") and "\n" not in header:
+            # The usual one-line header: everything between the name and the final '{'.
+            signature = header[pos : len(end) - 1].strip()
+            if not signature:
+                return len(end) - 1
+            arrow = signature.rfind("->")
+            if signature[0] == "(" and arrow > 0 and signature[:arrow].rstrip()[-1] == ")" \
+                    and signature[arrow + 2 :].strip():
+                computation.signature = signature
+                return len(end) - 1
         while pos < n and header[pos] in " \t\n":
             pos += 1
         if pos < n and header[pos] == "(":
             try:
                 close = find_close(header, pos)
-                params = []
-                for a, b in split_top_level(header, pos + 1, close):
-                    piece = header[a:b]
-                    if not piece.strip():
-                        continue
-                    name, colon, shape_text = piece.partition(":")
-                    if not colon:
-                        raise ScanError("expected 'name: shape' in the parameter list", a)
-                    shape, _ = self.shapes.parse(header, a + len(name) + 1)
-                    params.append((name.strip().lstrip("%"), shape))
-                pos = close + 1
-                arrow = header.find("->", pos)
-                if arrow < 0 or header[pos:arrow].strip():
-                    raise ScanError("expected '->' and the result shape after the parameters", pos)
-                result, pos = self.shapes.parse(header, arrow + 2)
-                computation.declared_parameters = params
-                computation.declared_result = result
+                arrow = header.find("->", close)
+                brace = header.rfind("{")
+                if arrow < 0 or header[close + 1 : arrow].strip():
+                    raise ScanError("expected '->' and the result shape after the parameters", close + 1)
+                if brace < arrow or not header[arrow + 2 : brace].strip():
+                    raise ScanError("expected the result shape after '->'", arrow + 2)
+                computation.signature = " ".join(header[pos:brace].split())
+                pos = brace
             except ScanError as err:
                 raise self.error_at(str(err), line_index, header, err.offset) from None
         while pos < n and header[pos] in " \t\n":
@@ -320,7 +355,9 @@ class ModuleParser:
                     inst.operands = [by_name[n] for n in names]
                 except KeyError:
                     self._undefined(computation, inst, names)
-            preds = inst.attributes.pop("control-predecessors", None)
+            if inst._attributes is None or "control-predecessors" not in inst._attributes:
+                continue
+            preds = inst._attributes.pop("control-predecessors")
             if preds is not None:
                 out = []
                 for n in names_in(preds):
@@ -362,20 +399,24 @@ class ModuleParser:
                 if c is None:
                     raise self.error(f"computation '{n}' (named by {attr}=) is not defined", line_index, col)
                 called.append(c)
-            inst.calls_by_attribute[attr] = called
-            inst.called_computations.extend(called)
+            inst.calls_by_attribute = {**inst.calls_by_attribute, attr: called}
+            inst.called_computations = [*inst.called_computations, *called]
 
     # -- instructions ---------------------------------------------------------------------
 
-    def _fast_instruction(self, computation: Computation, m: re.Match, line_index: int) -> Instruction | None:
-        """The common one-line instruction, from one regular-expression match.
+    def _fast_instruction(self, computation: Computation, groups: tuple, rest_column: int,
+                          line_index: int) -> Instruction | None:
+        """The common one-line instruction, from the groups of one :data:`_FAST` match.
 
         Returns None for anything unusual (a new shape text that fails to parse, operands
-        that are not plain names, a dangling comma, a duplicate name); the general path then
-        parses the line again and reports any error precisely.
+        that are not plain names, attributes with unbalanced brackets, a dangling comma, a
+        duplicate name); the general path then parses the line again and reports any error
+        precisely. Attributes without called computations are split only when first read.
+        This is the parser's hot loop: it avoids attribute lookups and calls where it can.
         """
-        _, name, shape_text, opcode, args, rest = m.groups()
-        if name in computation._by_name:
+        _, name, shape_text, opcode, args, rest = groups
+        by_name = computation._by_name
+        if name in by_name:
             return None
         shape = self.shapes._cache.get(shape_text)
         if shape is None:
@@ -385,38 +426,50 @@ class ModuleParser:
             except ScanError:
                 return None
         inst = Instruction(name, opcode, shape, line=line_index + 1)
-        if opcode == "parameter":
-            if not args.isdigit():
-                return None
-            inst.parameter_number = int(args)
-        elif opcode == "constant":
-            if not args or args.isspace():
-                return None
-            inst.literal = args.strip()
-        elif args:
-            names = [a.strip() for a in args.replace("%", "").split(",")]
-            for n in names:
-                if not n or " " in n or "\t" in n:
+        if args:
+            if opcode == "parameter":
+                if not args.isdigit():
                     return None
-            inst.operands = names
-        if rest and not rest.isspace():
-            if rest.rstrip()[-1] == ",":
+                inst.parameter_number = int(args)
+            elif opcode == "constant":
+                if args.isspace():
+                    return None
+                inst.literal = args.strip()
+            elif "[" in args or "{" in args:  # TF <= 2.17 style: "f32[2]{0} %x, f32[] %y"
+                if _SHAPED_OPERANDS(args) is None:
+                    return None
+                inst.operands = _SHAPED_NAMES(args)
+            else:
+                names = _OPERAND_FINDALL(args)
+                if len(names) != args.count(",") + 1:
+                    return None
+                inst.operands = names
+        elif opcode == "constant" or opcode == "parameter":
+            return None
+        if rest:
+            if rest.count("{") != rest.count("}") or ('"' in rest and (rest.count('"') % 2 or "\\" in rest)) \
+                    or rest.rstrip()[-1] == ",":
                 return None
-            try:
-                attrs = split_attributes(rest, 0)
-            except ScanError:
-                return None
-            inst.attributes = attrs
-            if not _CALL_KEYS.isdisjoint(attrs):
-                first_line = line_index
-                for key in CALLED_COMPUTATION_ATTRIBUTES:
-                    if key in attrs:
-                        raw = attrs.pop(key)
-                        col = m.start(6) + rest.find(key + "=") + len(key) + 1
-                        self.pending_calls.append((inst, key, raw, first_line, col))
-        if opcode.endswith("-start") and opcode not in _NATIVE_START and not inst.calls_by_attribute:
+            if _EAGER_SEARCH(rest):
+                try:
+                    attrs = split_attributes(rest, 0)
+                except ScanError:
+                    return None
+                inst._attributes = attrs
+                if not _CALL_KEYS.isdisjoint(attrs):
+                    for key in CALLED_COMPUTATION_ATTRIBUTES:
+                        if key in attrs:
+                            raw = attrs.pop(key)
+                            col = rest_column + rest.find(key + "=") + len(key) + 1
+                            self.pending_calls.append((inst, key, raw, line_index, col))
+            else:
+                inst._raw_attributes = rest
+                inst._raw_column = rest_column
+        if opcode[-6:] == "-start" and opcode not in _NATIVE_START and not inst.calls_by_attribute:
             self._wrap_async(computation, inst)
-        computation.add(inst)
+        inst.parent = computation
+        computation.instructions.append(inst)
+        by_name[name] = inst
         return inst
 
     def instruction(self, computation: Computation, text: str, first_line: int) -> tuple[Instruction, bool]:
@@ -573,5 +626,5 @@ class ModuleParser:
         wrapped.add(op)
         wrapped.root = op
         self.module.add(wrapped)
-        start.calls_by_attribute["calls"] = [wrapped]
-        start.called_computations.append(wrapped)
+        start.calls_by_attribute = {**start.calls_by_attribute, "calls": [wrapped]}
+        start.called_computations = [*start.called_computations, wrapped]

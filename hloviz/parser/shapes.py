@@ -149,3 +149,33 @@ def infer_shape(inst: Instruction) -> Shape:
         s = ops[0].shape
         return Shape("pred", s.dims, s.dynamic, s.layout)
     return INFERRED
+
+
+def parse_signature(signature: str) -> tuple[list[tuple[str, Shape]], Shape]:
+    """``(a: f32[2], b: s32[]) -> f32[2]`` → ``([("a", f32[2]), ("b", s32[])], f32[2])``."""
+    from ..errors import HloParseError
+    from .scan import split_top_level
+
+    parser = ShapeParser()
+    try:
+        start = signature.index("(")
+        close = find_close(signature, start)
+        params = []
+        for a, b in split_top_level(signature, start + 1, close):
+            piece = signature[a:b]
+            if not piece.strip():
+                continue
+            name, colon, _ = piece.partition(":")
+            if not colon:
+                raise ShapeError("expected 'name: shape' in the parameter list", a)
+            shape, _ = parser.parse(signature, a + len(name) + 1)
+            params.append((name.strip().lstrip("%"), shape))
+        arrow = signature.find("->", close)
+        if arrow < 0:
+            raise ShapeError("expected '->' and the result shape", close + 1)
+        result, _ = parser.parse(signature, arrow + 2)
+        return params, result
+    except (ScanError, ValueError) as err:
+        offset = getattr(err, "offset", 0)
+        raise HloParseError(str(err), filename="<signature>", line=1, column=offset + 1,
+                            source_line=signature) from None
