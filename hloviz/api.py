@@ -6,12 +6,70 @@ user can call the same functions (they are re-exported from :mod:`hloviz`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from .ir import ModuleSummary, summarize
 from .parser import parse_file
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
 
 
 def stats_file(path: str | Path) -> ModuleSummary:
     """Parse one HLO file and count what is in it."""
     return summarize(parse_file(path))
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What ``hloviz stats`` reports for one target: the :class:`~hloviz.analysis.Analysis`,
+    where it came from (``label``, the capture's ``info``) and notes for the reader."""
+
+    label: str
+    info: dict
+    analysis: "Analysis"
+    notes: tuple[str, ...] = ()
+    #: The :class:`hloviz.capture.Capture` analysed (its parsed modules: ``pre_module()``…).
+    capture: object = field(default=None, repr=False, compare=False)
+
+    def source(self, op_name: str) -> dict | None:
+        """The user's ``{"file", "line"}`` for an op name, from the capture's source map."""
+        from .capture import source_for
+
+        return source_for(op_name, self.info.get("source_map") or {})
+
+    def to_dict(self) -> dict:
+        """JSON-ready data: :func:`hloviz.analysis.export.to_dict` plus where it came from."""
+        from .analysis.export import to_dict
+
+        head = {"target": self.label, "source": self.info.get("source"),
+                "framework": self.info.get("framework"), "device": self.info.get("device"),
+                "notes": list(self.notes)}
+        return {**head, **to_dict(self.analysis, self.source if self.info.get("source_map") else None)}
+
+
+def stats(target: str | None = None, *, pre: str | Path | None = None, post: str | Path | None = None,
+          args: Sequence[str] = (), device: str | None = None, module: str | None = None,
+          verbose: bool = False, notify: Callable[[str], None] | None = None) -> Stats:
+    """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts) and
+    analyze it: counts, kernels, folded constants, pre→post mapping and the verdict."""
+    from .analysis import analyze
+    from .capture import load_target
+
+    cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
+                      module=module, notify=notify)
+    analysis = analyze(cap.pre_module(), cap.post_module(), info=cap.info)
+    return Stats(cap.label, cap.info, analysis, _stats_notes(cap.info), cap)
+
+
+def _stats_notes(info: dict) -> tuple[str, ...]:
+    """What the numbers mean when the function as written does not use XLA."""
+    if info.get("jit_compile") is not False:
+        return ()
+    skip = {"Placeholder", "_Arg", "_Retval", "NoOp", "Const", "Identity", "IdentityN"}
+    ops = [t for t in (info.get("tf_ops") or {}).values() if t not in skip]
+    listed = f" ({', '.join(ops)})" if ops and len(ops) <= 8 else ""
+    return (f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops{listed} with its "
+            f"own kernels, without XLA; the kernels below are what XLA makes of it with jit_compile=True",)

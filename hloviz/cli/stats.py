@@ -1,33 +1,134 @@
-"""``hloviz stats``: the facts of one module (or, once capture lands, of a target)."""
+"""``hloviz stats TARGET``: what XLA did, in tables — instructions before/after, the kernels,
+the folded constants, and a one-line verdict such as ``1000 ops → 1 kernel``.
+
+``--json`` prints the same facts as JSON (keys: :mod:`hloviz.analysis.export`). Every number
+comes from the HLO; source lines come from the capture's source map when it has one.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+import sys
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from .. import api
+from ..analysis.export import source_lines
+from ..analysis.summary import histogram_text
 from . import app
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
+
+#: Rows shown per table unless --all.
+ROWS = 20
 
 
 @app.command()
 def stats(
-    file: Path = typer.Argument(..., help="An HLO text file (.hlo/.txt, optionally .gz/.xz)."),
-    top: int = typer.Option(10, help="How many opcodes to list."),
+    target: TargetArg = None,
+    arg: ArgOpt = None,
+    device: DeviceOpt = None,
+    pre: PreOpt = None,
+    post: PostOpt = None,
+    module: ModuleOpt = None,
+    verbose: VerboseOpt = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
+                                                          f"(default: the first {ROWS}).")] = False,
 ) -> None:
-    """Summarise an HLO module: computations, instructions, top opcodes, fusions by kind."""
-    summary = api.stats_file(file)
-    console = Console()
-    console.print(f"[bold]{summary.name}[/]: {summary.computations} computations, "
-                  f"{summary.instructions} instructions")
-    table = Table("opcode", "count", title="top opcodes")
-    for opcode, count in list(summary.opcodes.items())[:top]:
-        table.add_row(opcode, str(count))
-    console.print(table)
-    if summary.fusions_by_kind:
-        kinds = Table("fusion kind", "count", title="fusions")
-        for kind, count in summary.fusions_by_kind.items():
-            kinds.add_row(kind, str(count))
-        console.print(kinds)
+    """Summarise what XLA did to TARGET: instructions before/after, kernels, folded constants.
+
+    Given one HLO file, reports that file's facts (the kernels of an optimized module, or the
+    counts of a pre-optimization one).
+    """
+    result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
+                       verbose=verbose, notify=note)
+    if as_json:
+        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
+    # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    _print(result, console, None if show_all else ROWS)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _count(n: int) -> str:
+    for unit, size in (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
+    return str(n)
+
+
+def _names(ops: tuple[str, ...], limit: int = 4) -> str:
+    if len(ops) <= limit:
+        return ", ".join(ops)
+    return f"{', '.join(ops[:2])}, …, {ops[-1]} ({len(ops)} ops)"
+
+
+def _print(result: api.Stats, console: Console, rows: int | None) -> None:
+    a = result.analysis
+    lookup = result.source if result.info.get("source_map") else None
+    console.print(f"[bold]{result.label}[/]")
+    for line in result.notes:
+        console.print(f"[dim]note: {line}[/]")
+
+    counts = Table("", "pre-optimization", "optimized", title="instructions")
+    for label, attr in (("computations", "computations"), ("instructions", "instructions"),
+                        ("doing work", "work"), ("ops (op names)", "ops")):
+        counts.add_row(label, *(str(getattr(c, attr)) if c else "—" for c in (a.pre, a.post)))
+    if a.kernels is not None:
+        counts.add_row("kernels", "—", str(a.kernels.count))
+    if a.mapping is not None:
+        m = a.mapping.counts
+        counts.add_row("ops → kernels / folded / eliminated", "",
+                       f"{m['kernels']} / {m['folded']} / {m['eliminated']}")
+    console.print(counts)
+
+    if a.kernels is not None and a.kernels.kernels:
+        several = len({k.computation for k in a.kernels.kernels}) > 1
+        table = Table("kernel", *(["computation"] if several else []), "kind", "ops", "read", "written",
+                      "flops", "source lines", title=f"kernels ({a.kernels.count})")
+        for k in a.kernels.kernels[:rows]:
+            ops = histogram_text(k.opcodes, 3) if k.is_fusion else k.opcode
+            if k.target:
+                ops += f" {k.target}"
+            lines = source_lines(k.op_names, k.sources, lookup)
+            table.add_row(k.name, *([k.computation] if several else []), k.kind,
+                          f"{k.ops}: {ops}" if k.is_fusion else ops, _bytes(k.bytes_read),
+                          _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
+                          _lines(lines))
+        console.print(table)
+        _more(console, a.kernels.count, rows, "kernels")
+
+    if a.folding is not None:
+        if a.folding.folded:
+            table = Table("constant", "value", "folded from", "used by", "by", "source lines",
+                          title=f"folded constants ({len(a.folding.folded)})")
+            for f in a.folding.folded[:rows]:
+                lines = source_lines(f.from_ops, (), lookup) if lookup else []
+                table.add_row(f.constant, f.value, _names(f.from_ops) or f"({len(f.from_instructions)} "
+                              "instructions)", ", ".join(f.into), f.by, _lines(lines))
+            console.print(table)
+            _more(console, len(a.folding.folded), rows, "folded constants")
+        else:
+            console.print("folded constants: none")
+    console.print(f"[bold]{a.verdict}[/]")
+
+
+def _lines(lines: list[str], limit: int = 3) -> str:
+    return ", ".join(lines[:limit]) + (f" +{len(lines) - limit} more" if len(lines) > limit else "")
+
+
+def _more(console: Console, total: int, rows: int | None, what: str) -> None:
+    if rows is not None and total > rows:
+        console.print(f"[dim]… {total - rows} more {what} (--all lists them)[/]")
