@@ -73,3 +73,6 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
     listed = f" ({', '.join(ops)})" if ops and len(ops) <= 8 else ""
     return (f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops{listed} with its "
             f"own kernels, without XLA; the kernels below are what XLA makes of it with jit_compile=True",)
+
+
+from .api_render import ShowResult, render, show  # noqa: E402,F401  (hloviz show / hloviz render)

@@ -247,7 +247,7 @@ class Instruction:
     _raw_column = 0
     _metadata: Metadata | None = None
 
-    def __init__(self, name: str, opcode: str, shape: Shape, *, line: int = 0) -> None:
+    def __init__(self, name: str, opcode: str, shape: Shape, line: int = 0) -> None:
         self.name = name
         self.opcode = opcode
         self.shape = shape

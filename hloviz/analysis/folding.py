@@ -27,6 +27,7 @@ from typing import Mapping
 
 from ..ir import HloModule, Instruction
 from .kernels import SYNTHETIC_OP_NAMES
+from .names import post_names
 
 #: Literals up to this many characters are shown as values; longer ones by their shape.
 SHORT_LITERAL = 80
@@ -111,9 +112,14 @@ def _xla_folds(pre: HloModule, post: HloModule):
     pre_by_op: dict[str, list[Instruction]] = {}
     for inst in pre.instructions():
         pre_by_op.setdefault(inst.metadata.op_name, []).append(inst)
+    names = post_names(pre)
+    by_post_name: dict[str, list[str]] = {}
+    for op, candidates in names.items():
+        for c in candidates:
+            by_post_name.setdefault(c, []).append(op)
     # An op whose only trace left is a constant (carrying its op_name) was folded too.
     post_ops = {i.metadata.op_name for i in post.instructions() if i.opcode != "constant"}
-    vanished = {op for op in pre_by_op if _real(op) and op not in post_ops}
+    vanished = {op for op, candidates in names.items() if not candidates & post_ops}
     pre_constants = {_key(i) for i in pre.instructions() if i.opcode == "constant"}
     pre_shapes = {(i.shape.element_type, i.shape.dims) for i in pre.instructions() if i.opcode == "constant"}
     foldable = _constant_computable(pre)
@@ -136,13 +142,13 @@ def _xla_folds(pre: HloModule, post: HloModule):
             elif _key(c) in pre_constants:
                 continue
             into = _user_ops(c, users, callers)
-            own = c.metadata.op_name
-            seeds = [i for op in into for i in pre_by_op.get(op, ())]
-            if _real(own) and own in vanished:
-                seeds.extend(pre_by_op[own])
-            ops, insts = _walk_back(seeds, vanished, with_constants, foldable, set(into))
-            if _real(own) and own in vanished:
-                ops.add(own)
+            into_pre = {op for name in into for op in by_post_name.get(name, ())}
+            seeds = [i for op in into_pre for i in pre_by_op.get(op, ())]
+            own = [op for op in by_post_name.get(c.metadata.op_name, ()) if op in vanished]
+            for op in own:
+                seeds.extend(pre_by_op[op])
+            ops, insts = _walk_back(seeds, vanished, with_constants, foldable, into_pre)
+            ops.update(own)
             yield FoldedConstant(
                 constant=c.name, computation=comp.name, value=literal_value(c),
                 shape=c.shape.to_text(layout=False),

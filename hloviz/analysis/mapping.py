@@ -5,7 +5,8 @@ keeps on the instructions that carry an op's work through optimization. Every op
 pre-optimization module (and, given a capture's ``info["tf_ops"]``, every TF op of the traced
 graph) gets one status:
 
-* ``kernels``: its name is on (or inside) one or more kernels of the optimized module;
+* ``kernels``: its name is on (or inside) one or more kernels of the optimized module (names
+  as XLA's inlining rewrites them, see :mod:`hloviz.analysis.names`);
 * ``folded``: its work was computed at compile time into a constant (see
   :mod:`hloviz.analysis.folding`);
 * ``eliminated``: no trace left — a reshape that became a bitcast, an identity, dead code.
@@ -23,7 +24,8 @@ from typing import Mapping as _Mapping
 
 from ..ir import HloModule
 from .folding import FoldingReport, constant_folding
-from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernels as find_kernels
+from .kernels import KernelReport, kernels as find_kernels
+from .names import post_names
 
 STATUSES = ("kernels", "folded", "eliminated")
 #: TF graph op types that are the function's arguments/results, not ops.
@@ -80,6 +82,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     for k in report.kernels:
         for op in k.op_names:
             where.setdefault(op, []).append(k.name)
+    names = post_names(pre)
     folded_into: dict[str, list[str]] = {}
     for f in folds.folded:
         for op in f.from_ops:
@@ -89,7 +92,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     counts: dict[str, int] = {}
     for inst in pre.instructions():
         op = inst.metadata.op_name
-        if not op or op in SYNTHETIC_OP_NAMES:
+        if op not in names:  # unnamed, XLA_Args/XLA_Retvals, or only naming parameters
             continue
         counts[op] = counts.get(op, 0) + 1
         if not types.get(op):
@@ -101,9 +104,25 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
 
     out = []
     for op, typ in types.items():
-        ks = tuple(where.get(op, ()))
+        ks = _kernels_of(names.get(op, frozenset({op})), where)
         cs = tuple(folded_into.get(op, ()))
         literal = typ == "Const" and not counts.get(op)
         status = "kernels" if ks else "folded" if cs or literal else "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
     return Mapping(tuple(out))
+
+
+def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]]) -> tuple[str, ...]:
+    """Kernels carrying one of the op's post-opt names; failing that, a name inside its scope
+    (``jit(f)/jit(relu)`` → ``jit(f)/jit(relu)/max``: a call inlined into its body's ops)."""
+    found: dict[str, None] = {}
+    for name in sorted(candidates):
+        for k in where.get(name, ()):
+            found[k] = None
+    if not found:
+        scopes = tuple(f"{c}/" for c in candidates)
+        for name, ks in where.items():
+            if name.startswith(scopes):
+                for k in ks:
+                    found[k] = None
+    return tuple(found)

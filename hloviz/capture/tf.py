@@ -201,7 +201,10 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
     jit_fn, jit_before = jit_version(tf, target, notify)
 
     params = list(inspect.signature(python_function(target.obj)).parameters)
-    args = [to_tf_arg(tf, s, params[i] if i < len(params) else None) for i, s in enumerate(specs.positional)]
+    if specs.source == "input_signature":
+        args = list(target.obj.input_signature)  # exactly the specs the function declared
+    else:
+        args = [to_tf_arg(tf, s, params[i] if i < len(params) else None) for i, s in enumerate(specs.positional)]
     kwargs = {k: to_tf_arg(tf, s, k) for k, s in specs.keyword}
     literal = any(isinstance(s, LiteralArg) for s in specs.positional) or any(
         isinstance(s, LiteralArg) for _, s in specs.keyword)

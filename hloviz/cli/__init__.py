@@ -76,3 +76,5 @@ def main(argv: list[str] | None = None) -> None:
 # Command modules register themselves on `app` when imported.
 from . import stats  # noqa: E402,F401
 from . import dump  # noqa: E402,F401
+from . import show  # noqa: E402,F401
+from . import render  # noqa: E402,F401

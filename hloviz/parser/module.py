@@ -102,10 +102,13 @@ class ModuleParser:
         self._original_lines: list[str] | None = None
         self.lines = _blank_comments(text)
         self.shapes = ShapeParser()
+        self._shape_cache_get = self.shapes._cache.get
         self.module: HloModule | None = None
         # (instruction, attribute, raw value, line index, column) to resolve once all computations exist.
         self.pending_calls: list[tuple[Instruction, str, str, int, int]] = []
         self._nested = 0
+        # Instructions of the current computation whose names wait for _finish to resolve them.
+        self._deferred: list[Instruction] = []
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -234,6 +237,7 @@ class ModuleParser:
         root_line: int | None = None
         n_lines = len(lines)
         fast_match = _FAST.match
+        fast_instruction = self._fast_instruction
         while True:
             if pending:
                 text, line_index = pending.pop(), i - 1
@@ -241,13 +245,15 @@ class ModuleParser:
                 if i >= n_lines:
                     raise self.error(f"computation '{computation.name}' is never closed with '}}'", start,
                                      len(lines[start].rstrip()))
-                text, line_index = lines[i], i
+                text = lines[i]
+                line_index = i
                 i += 1
                 m = fast_match(text)
                 if m is not None:
-                    inst = self._fast_instruction(computation, m.groups(), m.start(6), line_index)
+                    groups = m.groups()
+                    inst = fast_instruction(computation, groups, line_index, m)
                     if inst is not None:
-                        if m.group(1):
+                        if groups[0]:
                             if root_line is not None:
                                 raise self.error("a computation has only one ROOT; this is the second",
                                                  line_index, len(text) - len(text.lstrip()))
@@ -346,9 +352,15 @@ class ModuleParser:
                 computation.execution_thread = thread.strip('"')
 
     def _finish(self, computation: Computation, start: int) -> None:
-        """Resolve operand and control-predecessor names inside one computation."""
+        """Resolve the operand and control-predecessor names left open inside one computation.
+
+        The fast path resolves operands as it goes (XLA prints definitions before uses); only
+        forward references, control predecessors and the general path's instructions wait
+        until here, in :attr:`_deferred`.
+        """
         by_name = computation._by_name
-        for inst in computation.instructions:
+        deferred, self._deferred = self._deferred, []
+        for inst in deferred:
             names = inst.operands
             if names:
                 try:
@@ -367,7 +379,7 @@ class ModuleParser:
                                                f"computation '{computation.name}'")
                     out.append(pred)
                 inst.control_predecessors = out
-        for inst in computation.instructions:
+        for inst in deferred:
             if inst.shape is INFERRED:
                 inst.shape = infer_shape(inst)
         if computation.root is None:
@@ -404,8 +416,8 @@ class ModuleParser:
 
     # -- instructions ---------------------------------------------------------------------
 
-    def _fast_instruction(self, computation: Computation, groups: tuple, rest_column: int,
-                          line_index: int) -> Instruction | None:
+    def _fast_instruction(self, computation: Computation, groups: tuple, line_index: int,
+                          m: re.Match) -> Instruction | None:
         """The common one-line instruction, from the groups of one :data:`_FAST` match.
 
         Returns None for anything unusual (a new shape text that fails to parse, operands
@@ -418,14 +430,14 @@ class ModuleParser:
         by_name = computation._by_name
         if name in by_name:
             return None
-        shape = self.shapes._cache.get(shape_text)
+        shape = self._shape_cache_get(shape_text)
         if shape is None:
             sm = ARRAY_SHAPE.match(shape_text)
             try:
                 shape = self.shapes.array(sm.group(1), sm.group(2), sm.group(3), 0)
             except ScanError:
                 return None
-        inst = Instruction(name, opcode, shape, line=line_index + 1)
+        inst = Instruction(name, opcode, shape, line_index + 1)
         if args:
             if opcode == "parameter":
                 if not args.isdigit():
@@ -444,6 +456,11 @@ class ModuleParser:
                 if len(names) != args.count(",") + 1:
                     return None
                 inst.operands = names
+            if inst.operands:
+                try:
+                    inst.operands = [by_name[n] for n in inst.operands]
+                except KeyError:  # a forward reference: resolved when the computation ends
+                    self._deferred.append(inst)
         elif opcode == "constant" or opcode == "parameter":
             return None
         if rest:
@@ -456,15 +473,17 @@ class ModuleParser:
                 except ScanError:
                     return None
                 inst._attributes = attrs
+                if "control-predecessors" in attrs and inst not in self._deferred:
+                    self._deferred.append(inst)
                 if not _CALL_KEYS.isdisjoint(attrs):
                     for key in CALLED_COMPUTATION_ATTRIBUTES:
                         if key in attrs:
                             raw = attrs.pop(key)
-                            col = rest_column + rest.find(key + "=") + len(key) + 1
+                            col = m.start(6) + rest.find(key + "=") + len(key) + 1
                             self.pending_calls.append((inst, key, raw, line_index, col))
             else:
                 inst._raw_attributes = rest
-                inst._raw_column = rest_column
+                inst._raw_column = m.start(6)
         if opcode[-6:] == "-start" and opcode not in _NATIVE_START and not inst.calls_by_attribute:
             self._wrap_async(computation, inst)
         inst.parent = computation
@@ -487,6 +506,7 @@ class ModuleParser:
             raise _Incomplete()
         inst = self._rhs(computation, text, m.end(), first_line, name)
         computation.add(inst)
+        self._deferred.append(inst)
         return inst, bool(m.group(1))
 
     def _rhs(self, computation: Computation, text: str, pos: int, first_line: int, name: str,
@@ -605,6 +625,7 @@ class ModuleParser:
             name = f"{(opm.group(1) if opm else 'nested')}.nested.{self._nested}"
         inst = self._rhs(computation, text, a, first_line, name, end=b)
         computation.add(inst)
+        self._deferred.append(inst)
         return name
 
     def _wrap_async(self, computation: Computation, start: Instruction) -> None:

@@ -11,6 +11,8 @@ how), added or removed, with a :class:`DiffSummary` of what a reader wants first
 
 from __future__ import annotations
 
+import gc
+
 from ...ir import HloModule
 from .classify import computation_diffs, instruction_diffs
 from .index import Side
@@ -56,13 +58,21 @@ def diff_modules(a: HloModule, b: HloModule) -> ModuleDiff:
     if not comparable:
         warnings.append(f"the entry signatures differ, so these may not be the same function: "
                         f"{sa} (before) vs {sb} (after); the diff matches what it can")
-    side_a, side_b = Side(a), Side(b)
-    matcher = Matcher(side_a, side_b)
-    matcher.run()
-    diffs = instruction_diffs(matcher)
-    comps = computation_diffs(matcher, diffs)
-    summary = summarize(a, b, diffs)
-    matches = {side_a.insts[x]: side_b.insts[y] for x, y in enumerate(matcher.ma) if y >= 0}
+    # The diff allocates millions of small acyclic objects on big modules; pausing the cyclic
+    # garbage collector meanwhile saves its repeated full scans (a third of the time at 300k).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        side_a, side_b = Side(a), Side(b)
+        matcher = Matcher(side_a, side_b)
+        matcher.run()
+        diffs = instruction_diffs(matcher)
+        comps = computation_diffs(matcher, diffs)
+        summary = summarize(a, b, diffs)
+        matches = {side_a.insts[x]: side_b.insts[y] for x, y in enumerate(matcher.ma) if y >= 0}
+    finally:
+        if was_enabled:
+            gc.enable()
     return ModuleDiff(
         before_name=a.name, after_name=b.name, instructions=tuple(diffs), computations=tuple(comps),
         summary=summary, comparable=comparable, warnings=tuple(warnings), matches=matches,

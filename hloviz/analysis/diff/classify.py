@@ -75,7 +75,7 @@ def _operand_change(m: Matcher, x: int, y: int) -> Change:
 
 
 def _same_place(m: Matcher, x: int, y: int) -> bool:
-    fa, fb = m.a.fusion_of(x), m.b.fusion_of(y)
+    fa, fb = m.a.fusion_of_comp[m.a.comp_of[x]], m.b.fusion_of_comp[m.b.comp_of[y]]
     if fa < 0 or fb < 0:
         return fa < 0 and fb < 0
     return m.ma[fa] == fb
@@ -93,19 +93,30 @@ def _attribute_changes(xa: dict[str, str], xb: dict[str, str]) -> Change | None:
 
 def instruction_diffs(m: Matcher) -> list[InstructionDiff]:
     """Matched and added instructions in the second module's order, then removed ones."""
-    a, b, mb = m.a, m.b, m.mb
+    a, b, ma, mb = m.a, m.b, m.ma, m.mb
     out: list[InstructionDiff] = []
-    unchanged = Status.UNCHANGED
+    append = out.append
+    unchanged, changed, added = Status.UNCHANGED, Status.CHANGED, Status.ADDED
+    fpa, fpb, opsa, opsb = a.fp, b.fp, a.ops, b.ops
+    fusion_a = [a.fusion_of_comp[c] for c in a.comp_of]
+    fusion_b = [b.fusion_of_comp[c] for c in b.comp_of]
+    insts_a, how, get = a.insts, m.how, ma.__getitem__
     for y, inst in enumerate(b.insts):
         x = mb[y]
         if x < 0:
-            out.append(InstructionDiff(Status.ADDED, None, inst))
+            append(InstructionDiff(added, None, inst))
+            continue
+        # The common case, decided without looking closer: same content and operands, same place.
+        fa, fb = fusion_a[x], fusion_b[y]
+        if fpa[x] == fpb[y] and (fa == fb == -1 or (fa >= 0 and ma[fa] == fb)) \
+                and tuple(map(get, opsa[x])) == opsb[y]:
+            append(InstructionDiff(unchanged, insts_a[x], inst, (), how.get(x, "")))
             continue
         ch = changes_of(m, x, y)
-        out.append(InstructionDiff(Status.CHANGED if ch else unchanged, a.insts[x], inst, ch, m.how.get(x, "")))
-    for x, inst in enumerate(a.insts):
-        if m.ma[x] < 0:
-            out.append(InstructionDiff(Status.REMOVED, inst, None))
+        append(InstructionDiff(changed if ch else unchanged, insts_a[x], inst, ch, how.get(x, "")))
+    for x, inst in enumerate(insts_a):
+        if ma[x] < 0:
+            append(InstructionDiff(Status.REMOVED, inst, None))
     return out
 
 

@@ -12,10 +12,14 @@ and fast. Nothing ordered by the diff depends on their values.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ...ir import Computation, HloModule, Instruction
 
 #: Attributes the parser keeps as raw text although they name computations (so they hold names).
 NAMING_ATTRIBUTES = ("select", "scatter", "called_computations")
+#: The opcodes that carry them.
+_NAMING_OPCODES = frozenset({"select-and-scatter", "custom-call"})
 #: Attributes that never make two instructions different.
 IGNORED_ATTRIBUTES = frozenset({"metadata", *NAMING_ATTRIBUTES})
 #: Callers whose operands flow one to one into the called computation's parameters.
@@ -59,22 +63,23 @@ class Side:
         self.comp_start = comp_start
         index = {inst: n for n, inst in enumerate(insts)}
         self.index = index
-        self.ops: list[tuple[int, ...]] = [tuple(index[o] for o in i.operands) if i.operands else ()
-                                           for i in insts]
+        get = index.__getitem__
+        self.ops: list[tuple[int, ...]] = [tuple(map(get, i.operands)) if i.operands else () for i in insts]
         users: list[list[int]] = [[] for _ in insts]
+        #: Computations whose text order is not operands-before-users (forward references).
+        self._unordered: set[int] = set()
         for n, ops in enumerate(self.ops):
             for o in ops:
                 users[o].append(n)
+                if o > n:
+                    self._unordered.add(comp_of[n])
         self.users = users
         self._calls(module)
         self.root = [index[c.root] if c.root is not None else -1 for c in comps]
-        self.params: list[dict[int, int]] = []
-        for c in comps:
-            ps = {}
-            for i in c.instructions:
-                if i.opcode == "parameter" and i.parameter_number is not None:
-                    ps.setdefault(i.parameter_number, index[i])
-            self.params.append(ps)
+        self.params: list[dict[int, int]] = [{} for _ in comps]
+        for n, i in enumerate(insts):
+            if i.parameter_number is not None:
+                self.params[comp_of[n]].setdefault(i.parameter_number, n)
         self._fingerprint()
 
     # -- calls ----------------------------------------------------------------------------
@@ -84,19 +89,25 @@ class Side:
         calls: list[tuple[int, ...]] = []
         callers: list[list[int]] = [[] for _ in self.comps]
         fusion_of_comp = [-1] * len(self.comps)
+        empty: tuple[int, ...] = ()
         for n, inst in enumerate(self.insts):
+            opcode = inst.opcode
+            if not inst.called_computations and opcode not in _NAMING_OPCODES:
+                calls.append(empty)
+                continue
             called = [comp_index[c] for c in inst.called_computations if c in comp_index]
-            for key in NAMING_ATTRIBUTES:
-                raw = inst.attributes.get(key)
-                if raw is not None:
-                    for name in _names(raw):
-                        c = module.get_computation(name)
-                        if c is not None and c in comp_index:
-                            called.append(comp_index[c])
+            if opcode in _NAMING_OPCODES:
+                for key in NAMING_ATTRIBUTES:
+                    raw = inst.attributes.get(key)
+                    if raw is not None:
+                        for name in _names(raw):
+                            c = module.get_computation(name)
+                            if c is not None and c in comp_index:
+                                called.append(comp_index[c])
             calls.append(tuple(called))
             for c in called:
                 callers[c].append(n)
-            if inst.opcode == "fusion":
+            if opcode == "fusion":
                 for c in inst.calls_by_attribute.get("calls", ()):
                     k = comp_index.get(c)
                     if k is not None and fusion_of_comp[k] == -1:
@@ -119,19 +130,27 @@ class Side:
 
     # -- fingerprints ---------------------------------------------------------------------
 
-    def local_hash(self, n: int) -> int:
-        """Hash of what instruction ``n`` is by itself: no names, no metadata, no operands."""
-        inst = self.insts[n]
-        attrs = inst.attributes
-        items: tuple = ()
-        if attrs:
-            items = tuple(sorted((k, _norm(v)) for k, v in attrs.items() if k not in IGNORED_ATTRIBUTES))
-        ops = self.ops[n]
-        sharing: tuple = ()
-        if len(ops) > 1 and len(set(ops)) != len(ops):
-            sharing = tuple(ops.index(o) for o in ops)  # add(x, x) differs from add(x, y)
-        return hash((inst.opcode, inst.shape, items, inst.literal, inst.parameter_number, sharing,
-                     len(inst.calls_by_attribute)))
+    def _local_hashes(self) -> list[int]:
+        """Hash of what each instruction is by itself: no names, no metadata, no operands."""
+        shape_hash: dict[int, int] = {}  # the parser shares Shape objects; hash each once
+        ignored = IGNORED_ATTRIBUTES
+        out: list[int] = []
+        append = out.append
+        for inst, ops in zip(self.insts, self.ops):
+            shape = inst.shape
+            sh = shape_hash.get(id(shape))
+            if sh is None:
+                sh = shape_hash[id(shape)] = hash(shape)
+            attrs = inst.attributes
+            items: tuple = ()
+            if attrs:
+                items = tuple(sorted([(k, _norm(v)) for k, v in attrs.items() if k not in ignored]))
+            sharing: tuple = ()
+            if len(ops) > 1 and len(set(ops)) != len(ops):
+                sharing = tuple([ops.index(o) for o in ops])  # add(x, x) differs from add(x, y)
+            append(hash((inst.opcode, sh, items, inst.literal, inst.parameter_number, sharing,
+                         len(inst.calls_by_attribute))))
+        return out
 
     def _callee_first(self) -> list[int]:
         """Computations ordered so that every callee comes before its callers."""
@@ -158,12 +177,12 @@ class Side:
                     stack.append((nxt, iter(sorted(comp_calls[nxt]))))
         return order
 
-    def topological(self, c: int) -> list[int]:
+    def topological(self, c: int) -> Sequence[int]:
         """Instruction numbers of computation ``c``, operands before users."""
         a, b = self.comp_start[c], self.comp_start[c + 1]
         ops = self.ops
-        if all(o < n for n in range(a, b) for o in ops[n]):
-            return list(range(a, b))  # text order already is (the usual case)
+        if c not in self._unordered:
+            return range(a, b)  # text order already is (the usual case)
         pending = {n: len(set(ops[n])) for n in range(a, b)}
         ready = [n for n in range(a, b) if pending[n] == 0]
         order = []
@@ -182,21 +201,25 @@ class Side:
     def _fingerprint(self) -> None:
         n_insts = len(self.insts)
         fp = [0] * n_insts
-        local = [0] * n_insts
         height = [0] * n_insts
         comp_fp = [0] * len(self.comps)
-        ops, calls = self.ops, self.calls
+        ops, calls, local = self.ops, self.calls, self._local_hashes()
         self.order = self._callee_first()
         for c in self.order:
-            for n in self.topological(c):
+            a, b = self.comp_start[c], self.comp_start[c + 1]
+            for n in (range(a, b) if c not in self._unordered else self.topological(c)):
                 o = ops[n]
-                h = 1 + max((height[x] for x in o), default=0)
-                height[n] = h
-                local[n] = lh = self.local_hash(n)
-                fp[n] = hash((lh, tuple(fp[x] for x in o),
-                              tuple(comp_fp[k] for k in calls[n]) if calls[n] else ()))
-            comp_fp[c] = hash((fp[self.root[c]] if self.root[c] >= 0 else 0,
-                               tuple(sorted(fp[s] for s in self.sinks(c) if s != self.root[c]))))
+                if o:
+                    height[n] = 1 + max([height[x] for x in o])
+                    fo = tuple([fp[x] for x in o])
+                else:
+                    height[n] = 1
+                    fo = ()
+                k = calls[n]
+                fp[n] = hash((local[n], fo, tuple([comp_fp[j] for j in k]) if k else ()))
+            root = self.root[c]
+            comp_fp[c] = hash((fp[root] if root >= 0 else 0,
+                               tuple(sorted([fp[s] for s in self.sinks(c) if s != root]))))
         self.fp = fp
         self.local = local
         self.height = height

@@ -1,6 +1,6 @@
 """The summary a reader wants first: kernels before → after, fusions, opcodes, moves, constants.
 
-Kernels are counted by :func:`hloviz.analysis.kernels`, the same count ``show`` prints.
+Kernels are counted by the rule of :mod:`hloviz.analysis.kernels`, the count ``show`` prints.
 """
 
 from __future__ import annotations
@@ -8,18 +8,31 @@ from __future__ import annotations
 from collections import Counter
 
 from ...ir import HloModule, Instruction
-from ..kernels import kernels
+from ..kernels import CONTROL_FLOW, is_kernel
 from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, OpcodeDelta, Status
 
 
 def kernel_instructions(module: HloModule) -> list[Instruction]:
-    """The module's kernels (fusions and unfused work ops that run), as its instructions."""
-    found = []
-    for k in kernels(module).kernels:
-        comp = module.get_computation(k.computation)
-        inst = comp.get(k.name) if comp is not None else None
-        if inst is not None:
-            found.append(inst)
+    """The module's kernels as instructions, by :func:`hloviz.analysis.kernels.is_kernel`'s rule.
+
+    The same instructions :func:`hloviz.analysis.kernels` reports, found without computing
+    bytes, FLOPs and provenance for each (the diff only needs which ones run).
+    """
+    if module.entry is None:
+        return []
+    found: list[Instruction] = []
+    seen = {id(module.entry)}
+    stack = [module.entry]
+    while stack:
+        comp = stack.pop()
+        for inst in comp.instructions:
+            if inst.opcode in CONTROL_FLOW:
+                for callee in inst.called_computations:
+                    if id(callee) not in seen:
+                        seen.add(id(callee))
+                        stack.append(callee)
+            elif is_kernel(inst):
+                found.append(inst)
     return found
 
 
