@@ -1,0 +1,195 @@
+"""Scenes → DOT text. Pure: no Graphviz needed, and the output is the golden-file contract.
+
+Every identifier in the DOT text is generated here (``n0``, ``n1`` …, ``cluster_0`` …) in
+drawing order, so the same scene always gives the same bytes and no user string ever becomes
+DOT syntax; user text only appears inside labels and tooltips, escaped by
+:mod:`hloviz.render.quoting`.
+
+Two entry points:
+
+* :func:`to_dot` — one scene, one picture;
+* :func:`columns_to_dot` — several scenes side by side, each in a titled column (the pre/post
+  picture of ``hloviz show``, the old/new picture of ``hloviz diff``).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .quoting import colour, dot_html, dot_string
+from .scene import Cluster, Edge, Node, Row, Scene
+from .style import FONT
+
+__all__ = ["columns_to_dot", "to_dot", "label_html"]
+
+_GRAPH_DEFAULTS = (
+    f'  graph [fontname={dot_string(FONT)}, fontsize=12, rankdir=TB, nodesep=0.25, ranksep=0.3, '
+    'labelloc=t, labeljust=l, outputorder=edgesfirst];\n'
+    f'  node [shape=box, style=filled, fontname={dot_string(FONT)}, fontsize=11, margin="0.06,0.03", '
+    'height=0.3];\n'
+    f'  edge [fontname={dot_string(FONT)}, fontsize=9, color="#616161", arrowsize=0.6];\n'
+)
+
+
+def label_html(rows: Sequence[Row], *, badge: str | None = None, badge_fill: str = "#ffffff",
+               font: str | None = None) -> str:
+    """An HTML-like DOT label (with the outer ``<`` ``>``): one table row per :class:`Row`.
+
+    ``badge`` becomes a cell on the right spanning every row (kernel numbers).
+    """
+    parts = ['<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">']
+    for i, row in enumerate(rows or [Row("")]):
+        parts.append("<TR>")
+        attrs = f' BGCOLOR="{colour(row.background)}"' if row.background else ""
+        parts.append(f"<TD{attrs}>{_row_text(row, font)}</TD>")
+        if badge is not None and i == 0:
+            span = max(len(rows), 1)
+            parts.append(f'<TD ROWSPAN="{span}" BGCOLOR="{colour(badge_fill)}" BORDER="1" COLOR="#424242" '
+                         f'CELLPADDING="3" VALIGN="MIDDLE"><B>{dot_html(badge)}</B></TD>')
+        parts.append("</TR>")
+    parts.append("</TABLE>>")
+    return "".join(parts)
+
+
+def _row_text(row: Row, font: str | None) -> str:
+    text = dot_html(row.text) if row.text else " "
+    if row.bold:
+        text = f"<B>{text}</B>"
+    if row.italic:
+        text = f"<I>{text}</I>"
+    fg = row.color or None
+    size = ' POINT-SIZE="9"' if row.small else ""
+    if fg or size:
+        text = f'<FONT{size}{f" COLOR={chr(34)}{colour(fg)}{chr(34)}" if fg else ""}>{text}</FONT>'
+    return text
+
+
+class _Writer:
+    """Allocates ids and writes statements; one per DOT graph."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.node_ids: dict[tuple[int, str], str] = {}
+        self.cluster_ids: dict[tuple[int, str], str] = {}
+        self.compound = False
+
+    def node_id(self, scope: int, key: str) -> str:
+        ident = self.node_ids.get((scope, key))
+        if ident is None:
+            ident = self.node_ids[(scope, key)] = f"n{len(self.node_ids)}"
+        return ident
+
+    def cluster_id(self, scope: int, key: str) -> str:
+        ident = self.cluster_ids.get((scope, key))
+        if ident is None:
+            ident = self.cluster_ids[(scope, key)] = f"cluster_{len(self.cluster_ids)}"
+        return ident
+
+    def node(self, scope: int, key: str, node: Node, indent: str) -> None:
+        style = ["filled"]
+        if node.rounded:
+            style.append("rounded")
+        if node.dashed:
+            style.append("dashed")
+        attrs = [
+            f"label={label_html(node.rows, badge=node.badge, badge_fill=node.badge_fill)}",
+            f'fillcolor="{colour(node.fill)}"', f'color="{colour(node.border)}"',
+        ]
+        if node.font != "#000000":
+            attrs.append(f'fontcolor="{colour(node.font)}"')
+        if node.penwidth != 1.0:
+            attrs.append(f"penwidth={node.penwidth:g}")
+        if style != ["filled"]:
+            attrs.append(f'style="{",".join(style)}"')
+        if node.small:
+            attrs.append('fontsize=9, height=0.2, margin="0.03,0.01"')
+        if node.tooltip:
+            attrs.append(f"tooltip={dot_string(node.tooltip)}")
+        self.lines.append(f"{indent}{self.node_id(scope, key)} [{', '.join(attrs)}];")
+
+    def cluster(self, scope: int, scene: Scene, cluster: Cluster, indent: str) -> None:
+        self.lines.append(f"{indent}subgraph {self.cluster_id(scope, cluster.key)} {{")
+        inner = indent + "  "
+        style = ["filled", "rounded"]
+        if cluster.dashed:
+            style.append("dashed")
+        self.lines.append(f"{inner}label={label_html(cluster.rows, badge=cluster.badge, badge_fill=cluster.badge_fill)};")
+        self.lines.append(f'{inner}style="{",".join(style)}"; fillcolor="{colour(cluster.fill)}"; color="{colour(cluster.border)}";'
+                          + (f" penwidth={cluster.penwidth:g};" if cluster.penwidth != 1.0 else ""))
+        for key in cluster.nodes:
+            self.node(scope, key, scene.nodes[key], inner)
+        for sub in cluster.clusters:
+            self.cluster(scope, scene, sub, inner)
+        self.lines.append(f"{indent}}}")
+
+    def edges(self, scope: int, edges: Iterable[Edge], indent: str) -> None:
+        for e in edges:
+            attrs = []
+            if e.label:
+                attrs.append(f"label={dot_string(e.label)}")
+            if e.head_label:
+                attrs.append(f"headlabel={dot_string(e.head_label)}, labeldistance=1.4")
+            if e.dashed:
+                attrs.append("style=dashed")
+            if e.color:
+                attrs.append(f'color="{colour(e.color)}"')
+            if e.penwidth != 1.0:
+                attrs.append(f"penwidth={e.penwidth:g}")
+            if e.to_cluster is not None:
+                attrs.append(f"lhead={self.cluster_id(scope, e.to_cluster)}")
+                self.compound = True
+            if not e.constraint:
+                attrs.append("constraint=false")
+            tail = f" [{', '.join(attrs)}]" if attrs else ""
+            src, dst = self.node_ids.get((scope, e.src)), self.node_ids.get((scope, e.dst))
+            if src is None or dst is None:
+                missing = e.src if src is None else e.dst
+                raise ValueError(f"edge {e.src!r} -> {e.dst!r}: node {missing!r} is not in the scene")
+            self.lines.append(f"{indent}{src} -> {dst}{tail};")
+
+    def scene_body(self, scope: int, scene: Scene, indent: str) -> None:
+        for key in scene.top:
+            self.node(scope, key, scene.nodes[key], indent)
+        for cluster in scene.clusters:
+            self.cluster(scope, scene, cluster, indent)
+        self.edges(scope, scene.edges, indent)
+
+    def finish(self, header_rows: Sequence[Row]) -> str:
+        head = ["digraph hloviz {", _GRAPH_DEFAULTS.rstrip("\n")]
+        if self.compound:
+            head.append("  compound=true;")
+        if header_rows:
+            head.append(f"  label={label_html(header_rows)};")
+        return "\n".join(head + self.lines + ["}"]) + "\n"
+
+
+def _header(title: Sequence[Row] | str, notes: Sequence[str]) -> list[Row]:
+    rows = [Row(title, bold=True)] if isinstance(title, str) and title else list(title or [])
+    rows.extend(Row(n, small=True, italic=True) for n in notes)
+    return rows
+
+
+def to_dot(scene: Scene) -> str:
+    """The DOT text of one scene; its title and notes label the picture."""
+    w = _Writer()
+    w.scene_body(0, scene, "  ")
+    return w.finish(_header(scene.title, scene.notes))
+
+
+def columns_to_dot(columns: Sequence[tuple[str, Scene]], *, title: Sequence[Row] | str = (),
+                   notes: Sequence[str] = ()) -> str:
+    """Several scenes side by side, left to right, each in a cluster headed by its title.
+
+    Each scene keeps its own title and notes inside its column; ``title`` and ``notes`` head
+    the whole picture. Node keys only need to be unique within their own scene.
+    """
+    w = _Writer()
+    for scope, (heading, scene) in enumerate(columns):
+        rows = [Row(heading, bold=True)] + _header(scene.title, scene.notes)
+        col = Cluster(key=f"column {scope}", rows=rows, fill="#ffffff", border="#bdbdbd")
+        w.lines.append(f"  subgraph {w.cluster_id(scope, col.key)} {{")
+        w.lines.append(f"    label={label_html(col.rows)};")
+        w.lines.append(f'    style="rounded"; color="{colour(col.border)}";')
+        w.scene_body(scope, scene, "    ")
+        w.lines.append("  }")
+    return w.finish(_header(title, notes))

@@ -1,0 +1,133 @@
+"""The thin layer that runs Graphviz's ``dot``: a timeout, a clear message when it is missing,
+and SVG output normalised so that the same DOT text always gives the same bytes.
+
+Everything else in :mod:`hloviz.render` is pure; this is the only module that starts a
+process. ``dot`` runs in its own process group and is killed (group and all) when the timeout
+passes or the user presses Ctrl-C, so hloviz never hangs on a layout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass
+
+from ..errors import DependencyError, RenderError
+
+__all__ = ["DEFAULT_TIMEOUT", "FORMATS", "GraphvizTimeout", "find_dot", "graphviz_version", "normalize_svg",
+           "run_dot"]
+
+#: Seconds a layout may take before hloviz gives up on it (and tries a coarser view).
+DEFAULT_TIMEOUT = 30.0
+
+#: Output formats hloviz asks Graphviz for.
+FORMATS = ("svg", "png")
+
+INSTALL_HINT = (
+    "install Graphviz, which provides the `dot` program: `apt-get install graphviz` (Debian/Ubuntu), "
+    "`brew install graphviz` (macOS), or `conda install graphviz` (conda)"
+)
+
+
+class GraphvizTimeout(RenderError):
+    """``dot`` did not finish within the timeout; ``seconds`` says how long it was given."""
+
+    def __init__(self, message: str, *, seconds: float, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.seconds = seconds
+
+
+def find_dot() -> str:
+    """The path of the ``dot`` executable, or :class:`DependencyError` saying what to install.
+
+    ``HLOVIZ_DOT`` names another executable (tests use it to stand in a fake ``dot``).
+    """
+    explicit = os.environ.get("HLOVIZ_DOT")
+    path = shutil.which(explicit) if explicit else shutil.which("dot")
+    if path is None:
+        what = f"HLOVIZ_DOT={explicit!r}" if explicit else "the Graphviz `dot` program"
+        raise DependencyError(f"cannot draw pictures: {what} was not found on PATH", hint=INSTALL_HINT)
+    return path
+
+
+@dataclass(frozen=True)
+class _Result:
+    stdout: bytes
+    stderr: bytes
+    returncode: int
+
+
+def _run(argv: list[str], data: bytes, timeout: float) -> _Result:
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except OSError as err:
+        raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
+    try:
+        out, err = proc.communicate(data, timeout=timeout)
+    except BaseException:  # timeout, Ctrl-C, anything: never leave dot running
+        _kill(proc)
+        raise
+    return _Result(out, err, proc.returncode)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        proc.kill()
+    try:
+        proc.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+
+
+def run_dot(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """Lay out ``dot_text`` and return the picture's bytes (SVG normalised, see :func:`normalize_svg`).
+
+    Raises :class:`GraphvizTimeout` after ``timeout`` seconds, :class:`DependencyError` when
+    ``dot`` is missing, and :class:`RenderError` when it fails.
+    """
+    if fmt not in FORMATS:
+        raise RenderError(f"unknown picture format {fmt!r}; hloviz makes {', '.join(FORMATS)}")
+    dot = find_dot()
+    try:
+        result = _run([dot, f"-T{fmt}"], dot_text.encode("utf-8"), timeout)
+    except subprocess.TimeoutExpired:
+        raise GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout,
+                              hint="draw less: --focus NAME, --computation NAME, a smaller --budget, "
+                                   "or give it longer with --timeout") from None
+    if result.returncode != 0 or not result.stdout:
+        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = detail[-1] if detail else f"exit status {result.returncode}"
+        raise RenderError(f"Graphviz failed: {reason}")
+    return normalize_svg(result.stdout) if fmt == "svg" else result.stdout
+
+
+def graphviz_version() -> str | None:
+    """``dot``'s version (``2.43.0``), or None when it is missing or says nothing we recognise."""
+    try:
+        result = _run([find_dot(), "-V"], b"", 10)
+    except (DependencyError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(rb"version\s+(\S+)", result.stderr + result.stdout)
+    return m.group(1).decode("ascii", "replace") if m else None
+
+
+_COMMENT = re.compile(rb"<!--.*?-->\s*", re.S)
+_DOCTYPE = re.compile(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>\s*", re.S)
+
+
+def normalize_svg(svg: bytes) -> bytes:
+    """Graphviz's SVG without what varies or points elsewhere.
+
+    Removes every comment (Graphviz writes its version and build there, and each node's DOT id)
+    and the DOCTYPE (a URL of the SVG 1.1 DTD), and ends the file with one newline. What is
+    left depends only on the DOT text, the Graphviz version and the installed fonts.
+    """
+    svg = _COMMENT.sub(b"", svg)
+    svg = _DOCTYPE.sub(b"", svg)
+    return svg.rstrip() + b"\n"
