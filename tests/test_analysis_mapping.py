@@ -102,3 +102,49 @@ def test_analyze_one_stage_only():
     assert pre_only.verdict == "4 ops (5 instructions doing work) before optimization (no optimized module, so no kernels)"
     with pytest.raises(InputError):
         analyze(None, None)
+
+
+JAX_PRE = """HloModule jit_f
+
+%relu (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %z = f32[] constant(0)
+  %b = f32[4]{0} broadcast(%z), dimensions={}, metadata={op_name="max"}
+  ROOT %m = f32[4]{0} maximum(%a, %b), metadata={op_name="max"}
+}
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0), metadata={op_name="x"}
+  %t = f32[4]{0} tanh(%x), metadata={op_name="jit(f)/tanh"}
+  ROOT %c = f32[4]{0} call(%t), to_apply=%relu, metadata={op_name="jit(f)/jit(relu)"}
+}
+"""
+
+JAX_POST = """HloModule jit_f, is_scheduled=true
+
+%fused (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %t = f32[4]{0} tanh(%p), metadata={op_name="jit(f)/tanh"}
+  %z = f32[] constant(0)
+  %b = f32[4]{0} broadcast(%z), dimensions={}, metadata={op_name="jit(f)/jit(relu)/max"}
+  ROOT %m = f32[4]{0} maximum(%t, %b), metadata={op_name="jit(f)/jit(relu)/max"}
+}
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0), metadata={op_name="x"}
+  ROOT %f = f32[4]{0} fusion(%x), kind=kLoop, calls=%fused
+}
+"""
+
+
+def test_inlined_calls_are_followed_by_their_prefixed_names():
+    from hloviz.analysis.names import post_names
+
+    pre = hloviz.parse(JAX_PRE)
+    assert post_names(pre) == {"max": frozenset({"max", "jit(f)/jit(relu)/max"}),
+                               "jit(f)/tanh": frozenset({"jit(f)/tanh"}),
+                               "jit(f)/jit(relu)": frozenset({"jit(f)/jit(relu)"})}
+    mapping = pre_to_post(pre, hloviz.parse(JAX_POST))
+    # parameters' names ("x") are not ops; the call maps to the kernel its body went into
+    assert {m.op_name: (m.status, m.kernels) for m in mapping.ops} == {
+        "max": ("kernels", ("f",)), "jit(f)/tanh": ("kernels", ("f",)), "jit(f)/jit(relu)": ("kernels", ("f",))}

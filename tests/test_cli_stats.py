@@ -102,3 +102,13 @@ def test_stats_of_a_live_tf_function(capsys):
     assert data["framework"] == "tensorflow" and data["kernel_count"] == 1
     assert data["kernels"][0]["kind"] == "copy"
     assert data["pre"] == 4 and data["post"] == 2
+
+
+@pytest.mark.requires_jax
+def test_stats_of_a_jax_function_maps_every_op_to_a_kernel(capsys):
+    data = _json(capsys, f"{SAMPLES / 'jax_mlp.py'}:mlp")
+    assert data["framework"] == "jax"
+    assert sum(k["opcodes"].get("dot", 0) for k in data["kernels"]) == 2
+    assert sum(k["flops"] for k in data["kernels"] if "dot" in k["opcodes"]) == 2 * (8 * 32 * 16 + 8 * 4 * 32)
+    assert {v["status"] for v in data["mapping"].values()} == {"kernels"}
+    assert all(k["source_lines"] for k in data["kernels"])  # JAX's stack frames give the user's lines

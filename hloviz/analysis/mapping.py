@@ -19,6 +19,7 @@ are not ops and are left out.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Mapping as _Mapping
 
@@ -82,6 +83,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     for k in report.kernels:
         for op in k.op_names:
             where.setdefault(op, []).append(k.name)
+    ordered = sorted(where)  # for scope lookups by prefix
     names = post_names(pre)
     folded_into: dict[str, list[str]] = {}
     for f in folds.folded:
@@ -104,7 +106,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
 
     out = []
     for op, typ in types.items():
-        ks = _kernels_of(names.get(op, frozenset({op})), where)
+        ks = _kernels_of(names.get(op, frozenset({op})), where, ordered)
         cs = tuple(folded_into.get(op, ()))
         literal = typ == "Const" and not counts.get(op)
         status = "kernels" if ks else "folded" if cs or literal else "eliminated"
@@ -112,7 +114,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     return Mapping(tuple(out))
 
 
-def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]]) -> tuple[str, ...]:
+def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]], ordered: list[str]) -> tuple[str, ...]:
     """Kernels carrying one of the op's post-opt names; failing that, a name inside its scope
     (``jit(f)/jit(relu)`` → ``jit(f)/jit(relu)/max``: a call inlined into its body's ops)."""
     found: dict[str, None] = {}
@@ -120,9 +122,11 @@ def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]]) -> tupl
         for k in where.get(name, ()):
             found[k] = None
     if not found:
-        scopes = tuple(f"{c}/" for c in candidates)
-        for name, ks in where.items():
-            if name.startswith(scopes):
-                for k in ks:
+        for c in sorted(candidates):
+            scope = f"{c}/"
+            i = bisect_left(ordered, scope)
+            while i < len(ordered) and ordered[i].startswith(scope):
+                for k in where[ordered[i]]:
                     found[k] = None
+                i += 1
     return tuple(found)
