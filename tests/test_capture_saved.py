@@ -207,6 +207,7 @@ def test_source_for_tolerates_repeated_scopes():
     assert source_for("cond/cond/Sin", smap) == {"line": 3}
     assert source_for("while/add", smap) is None  # no guessing
     assert source_for("", smap) is None
+    assert source_for("Cos;cond/Sin", smap) == {"line": 3}  # TF joins merged ops' names with ';'
 
 
 def test_cli_dump_from_hlo_files(tmp_path, capsys):

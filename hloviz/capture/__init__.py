@@ -228,17 +228,22 @@ def save_capture(capture: Capture, out_dir: str | Path) -> Path:
 
 
 def source_for(op_name: str, source_map: dict) -> dict | None:
-    """The source-map entry for an HLO ``op_name``, tolerating XLA's renaming.
+    """The source-map entry for an HLO ``op_name``, tolerating XLA's and TF's renaming.
 
-    Post-optimization metadata sometimes repeats a scope (TF's ``cond/Sin`` becomes
-    ``cond/cond/Sin``). Tries the exact name, then the name with repeated segments collapsed.
-    No looser matching: a wrong line is worse than none.
+    TF joins the names of ops merged into one instruction with ``;``
+    (``Cos;PartitionedCall/Cos``): each part is tried in turn. Post-optimization metadata
+    sometimes repeats a scope (TF's ``cond/Sin`` becomes ``cond/cond/Sin``): the name with
+    repeated segments collapsed is tried too. No looser matching: a wrong line is worse than none.
     """
     if not op_name or not source_map:
         return None
-    hit = source_map.get(op_name)
-    if hit is not None:
-        return hit
-    parts = op_name.split("/")
-    collapsed = "/".join(p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1])
-    return source_map.get(collapsed)
+    for name in op_name.split(";") if ";" in op_name else (op_name,):
+        hit = source_map.get(name)
+        if hit is not None:
+            return hit
+        parts = name.split("/")
+        collapsed = "/".join(p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1])
+        hit = source_map.get(collapsed)
+        if hit is not None:
+            return hit
+    return None

@@ -173,19 +173,22 @@ def _xla_platform(tf: Any, device: str) -> str:
     return {"CPU": "Host"}.get(kind, kind)
 
 
-_STACK_LINE = re.compile(r'^\s*File "([^"]*)", line \d+')
+_STACK_LINE = re.compile(r'^\s*File "([^"]*)", line (\d+)')
 
 
-def _only_user_frames(message: str, user_files: tuple[str, ...]) -> str:
+def _only_user_frames(message: str, user_files: tuple[str, ...],
+                      caller: frozenset[tuple[str, int]] = frozenset()) -> str:
     """XLA's message as is, minus the "Stack trace for op definition" lines that point into
-    hloviz, TensorFlow or the standard library (they run from the command line to the op)."""
+    hloviz, TensorFlow, the standard library or whoever called hloviz (they run from the
+    command line to the op; only the user's own frames help)."""
     out = []
     for line in message.splitlines():
         m = _STACK_LINE.match(line)
         if m:
-            path = m.group(1)
-            candidates = (path, "/" + path) if not path.startswith("/") else (path,)  # TF drops the leading /
-            if not any(is_user_file(p, always=user_files) and os.path.exists(p) for p in candidates):
+            path, lineno = m.group(1), int(m.group(2))
+            candidates = (path, "/" + path) if not path.startswith("/") else (path,)  # TF may drop the /
+            if not any(is_user_file(p, always=user_files) and os.path.exists(p) and (p, lineno) not in caller
+                       for p in candidates):
                 continue
         out.append(line)
     return "\n".join(out)
@@ -228,7 +231,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
             except (KeyboardInterrupt, SystemExit):
                 raise
             except Exception as exc:  # noqa: BLE001 - XLA's errors come in several types
-                message = _only_user_frames(str(exc).strip(), user_files)
+                message = _only_user_frames(str(exc).strip(), user_files, caller)
                 raise CaptureError(f"XLA could not compile {name} ({'pre' if stage == 'hlo' else 'post'}-"
                                    f"optimization stage):\n{message}") from exc
         device_name = device_name or _current_device(tf)

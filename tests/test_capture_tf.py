@@ -1,0 +1,337 @@
+"""Live TensorFlow capture of the samples: the truths the seed documents claim, from real TF.
+
+Each sample is captured once per session (TensorFlow tracing and XLA compiles dominate the time).
+The 100M-element seed is captured at full size on purpose: it must cost no memory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import hloviz
+from hloviz.capture import Capture, load_target, save_capture
+from hloviz.cli import main
+from hloviz.errors import CaptureError, InputError
+
+pytestmark = pytest.mark.requires_tf
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+FUSED = SAMPLES / "fused_additions.py"
+
+
+def line_of(path: Path, snippet: str) -> int:
+    """The 1-based number of the first line of ``path`` containing ``snippet``."""
+    return next(i for i, text in enumerate(Path(path).read_text().splitlines(), 1) if snippet in text)
+
+
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Captured:
+    """Captures made once per session, with the notes each one printed."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, tuple[Capture, list[str], float]] = {}
+
+    def get(self, target: str, **kw) -> tuple[Capture, list[str], float]:
+        key = target + repr(sorted(kw.items()))
+        if key not in self.cache:
+            notes: list[str] = []
+            before = _maxrss_mb()
+            cap = load_target(target, notify=notes.append, **kw)
+            self.cache[key] = (cap, notes, _maxrss_mb() - before)
+        return self.cache[key]
+
+
+@pytest.fixture(scope="session")
+def captured() -> Captured:
+    from hloviz.capture import quiet
+
+    quiet.before_import(verbose=False)
+    import tensorflow  # noqa: F401  (so memory growth below measures capture, not the import)
+
+    return Captured()
+
+
+def opcodes(comp) -> Counter:
+    return Counter(i.opcode for i in comp.instructions)
+
+
+def fusions(module):
+    return [i for i in module.instructions() if i.opcode == "fusion"]
+
+
+def test_import_hloviz_does_not_import_tensorflow():
+    code = "import hloviz, hloviz.capture, hloviz.cli, sys; print('tensorflow' in sys.modules, 'jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False False"
+
+
+def test_fused_additions_is_one_kernel_of_1000_adds(captured):
+    cap, notes, grew_mb = captured.get(f"{FUSED}:fused_additions")
+    assert notes == []  # already jit_compile=True: used as is
+    assert cap.info["args"] == ["f32[100000000]", "f32[]"] and cap.info["arg_source"] == "HLOVIZ_ARGS"
+    assert cap.info["jit_compile"] is True and cap.info["framework"] == "tensorflow"
+    assert grew_mb < 200, f"capturing a 400 MB argument grew the process by {grew_mb:.0f} MB"
+    pre, post = cap.pre_module(), cap.post_module()
+    assert pre.entry.parameters[0].shape.dims == (100_000_000,)
+    assert sum(1 for i in pre.instructions() if i.opcode == "add") == 1000
+    [fusion] = fusions(post)
+    assert post.entry.root is fusion and fusion.fusion_kind == "kLoop"
+    fused = fusion.called_computations[0]
+    assert opcodes(fused)["add"] == 1000
+    assert not any(i.opcode == "constant" for i in post.instructions())  # nothing folded
+    kernels = [i for i in post.entry.instructions if i.opcode not in ("parameter", "constant", "tuple",
+                                                                      "get-tuple-element", "bitcast")]
+    assert kernels == [fusion]
+
+
+def test_fused_additions_source_map_points_at_the_loop(captured):
+    cap, _, _ = captured.get(f"{FUSED}:fused_additions")
+    smap = cap.info["source_map"]
+    line = line_of(FUSED, "x = x + delta")
+    adds = {k: v for k, v in smap.items() if re.fullmatch(r"add(_\d+)?", k)}
+    assert len(adds) == 1000
+    assert {(v["file"], v["line"], v["function"]) for v in adds.values()} == {(str(FUSED), line, "fused_additions")}
+    # every add instruction's op_name, before and after optimization, is in the map
+    for module in (cap.pre_module(), cap.post_module()):
+        names = {i.metadata.op_name for i in module.instructions() if i.opcode == "add"}
+        assert names and names <= set(smap)
+    assert cap.info["tf_ops"]["add_999"] == "AddV2"
+
+
+def test_fused_additions_const_folds_into_one_add_of_1000(captured):
+    cap, _, _ = captured.get(f"{FUSED}:fused_additions_const")
+    pre, post = cap.pre_module(), cap.post_module()
+    assert sum(1 for i in pre.instructions() if i.opcode == "add") == 1000
+    [fusion] = fusions(post)
+    fused = fusion.called_computations[0]
+    assert opcodes(fused)["add"] == 1
+    [const] = [i for i in post.instructions() if i.opcode == "constant"]
+    assert const.literal.strip() == "1000" and str(const.shape) == "f32[]"
+    add = fused.root
+    assert add.opcode == "add" and add.operands[1].opcode == "broadcast" and add.operands[1].operands[0] is const
+
+
+def test_constant_arithmetic_folds_into_one_literal(captured):
+    """TF 2.21 folds small constants itself, before XLA: pre-opt HLO already has the literal."""
+    cap, notes, _ = captured.get(f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic")
+    assert cap.info["args"] == [] and cap.info["arg_source"] == "none"
+    pre, post = cap.pre_module(), cap.post_module()
+    expected = [1 * 4 + 0.841470985, 2 * 5 + 0.909297427, 3 * 6 + 0.141120008]
+    for module in (pre, post):
+        ops = Counter(i.opcode for i in module.instructions())
+        assert ops["constant"] == 1 and not {"multiply", "sine", "add", "fusion"} & set(ops)
+        [const] = [i for i in module.instructions() if i.opcode == "constant"]
+        assert [float(v) for v in const.literal.strip("{} ").split(",")] == pytest.approx(expected, rel=1e-6)
+    # the arithmetic survives as TF ops, each with its line
+    ops = cap.info["tf_ops"]
+    assert sorted(ops[n] for n in ("mul", "Sin", "add")) == ["AddV2", "Mul", "Sin"]
+    assert {cap.info["source_map"][n]["line"] for n in ("mul", "Sin", "add")} == {
+        line_of(SAMPLES / "constant_folding.py", "return a * b + tf.sin(a)")}
+
+
+def test_constant_arithmetic_xla_folds_into_one_scalar(captured):
+    """Past TF's 10 MiB folding limit XLA gets the ops, and folds them to one scalar literal."""
+    cap, _, _ = captured.get(f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic_xla")
+    pre, post = cap.pre_module(), cap.post_module()
+    pre_ops = Counter(i.opcode for i in pre.instructions())
+    assert pre_ops["multiply"] == 1 and pre_ops["sine"] == 1 and pre_ops["add"] == 1
+    post_ops = Counter(i.opcode for i in post.instructions())
+    assert not {"multiply", "sine", "add"} & set(post_ops)
+    [const] = [i for i in post.instructions() if i.opcode == "constant"]
+    assert str(const.shape) == "f32[]" and float(const.literal) == pytest.approx(1.5 * 2 + 0.997494987, rel=1e-6)
+    assert const.metadata.op_name == "add"
+    assert len(fusions(post)) == 1  # the broadcast of that scalar: the only kernel
+
+
+def _matmul_kernels(post):
+    entry = post.entry
+    dots = [i for i in entry.instructions if i.opcode == "dot"]
+    fs = fusions(post)
+    by_kind = {f.fusion_kind: Counter(i.opcode for i in f.called_computations[0].instructions) for f in fs}
+    return dots, fs, by_kind
+
+
+@pytest.mark.parametrize("fn", ["matmul_chain", "matmul_chain_no_jit"])
+def test_matmul_chain_fuses_the_elementwise_tail_not_the_matmul(captured, fn):
+    cap, notes, _ = captured.get(f"{SAMPLES / 'matmul_chain.py'}:{fn}")
+    assert cap.info["args"] == ["f32[8192,8192]", "f32[8192,8192]"]
+    post = cap.post_module()
+    dots, fs, by_kind = _matmul_kernels(post)
+    assert len(dots) == 1 and dots[0].shape.dims == (8192, 8192)  # the matmul: a kernel of its own
+    assert len(fs) == 2
+    loop = by_kind["kLoop"]
+    assert loop["sine"] == 1 and loop["add"] == 1 and loop["maximum"] == 1  # + sin, relu: one kernel
+    assert any(i.opcode == "reduce" for f in fs for i in f.called_computations[0].instructions)
+    ops = cap.info["tf_ops"]
+    assert [ops[n] for n in ("MatMul", "Sin", "add", "Relu", "Sum")] == ["MatMul", "Sin", "AddV2", "Relu", "Sum"]
+    if fn == "matmul_chain":
+        assert notes == [] and cap.info["jit_compile"] is True and cap.info["wrapped"] is None
+    else:
+        assert cap.info["jit_compile"] is False and cap.info["wrapped"] == "tf.function(jit_compile=True)"
+        assert len(notes) == 1 and "without jit_compile=True" in notes[0]
+
+
+def test_save_and_reload_a_live_capture(captured, tmp_path):
+    cap, _, _ = captured.get(f"{SAMPLES / 'matmul_chain.py'}:matmul_chain")
+    out = save_capture(cap, tmp_path / "mm")
+    back = load_target(str(out))
+    assert back.post_text == cap.post_text and back.pre_text == cap.pre_text
+    assert back.info["source_map"] == cap.info["source_map"]
+    assert back.info["tensorflow"] == cap.info["tensorflow"] and back.info["device"].endswith("CPU:0")
+    assert hloviz.to_text(back.post_module()) == hloviz.to_text(cap.post_module())
+
+
+def test_cli_dump_in_process(tmp_path, capsys):
+    main(["dump", f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic", "-o", str(tmp_path / "c")])
+    assert sorted(os.listdir(tmp_path / "c")) == ["capture.json", "post.hlo", "pre.hlo"]
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.fixture
+def model(tmp_path):
+    def make(body: str) -> Path:
+        path = tmp_path / f"m{len(list(tmp_path.iterdir()))}.py"
+        path.write_text("import tensorflow as tf\n" + textwrap.dedent(body))
+        return path
+    return make
+
+
+def test_plain_function_is_wrapped_and_user_is_told(model):
+    path = model("""
+        def plain(x, y):
+            return tf.sin(x) + y
+    """)
+    notes: list[str] = []
+    cap = load_target(f"{path}:plain", args=["f32[4]", "f32[]"], notify=notes.append)
+    assert notes == ["plain is a plain Python function; wrapped it in tf.function(jit_compile=True)"]
+    assert cap.info["wrapped"] == "tf.function(jit_compile=True)"
+    assert cap.info["source_map"]["Sin"]["line"] == line_of(path, "tf.sin(x) + y")
+    assert "sine" in Counter(i.opcode for i in cap.pre_module().instructions())
+
+
+def test_input_signature_literals_keywords_and_nested_functions(model):
+    path = model("""
+        @tf.function(jit_compile=True, input_signature=[tf.TensorSpec([3, 5], tf.float32)])
+        def signed(x):
+            return tf.reduce_sum(x, axis=1)
+
+        @tf.function
+        def inner(x):
+            return tf.cos(x) * 2.0
+
+        @tf.function(jit_compile=True)
+        def scaled(x, k, mode):
+            y = inner(x) * k
+            return tf.nn.relu(y) if mode == "relu" else y
+    """)
+    cap = load_target(f"{path}:signed")
+    assert cap.info["arg_source"] == "input_signature" and cap.info["args"] == ["f32[3,5]"]
+    assert str(cap.post_module().entry.root.shape).startswith("f32[3]")
+    cap = load_target(f"{path}:scaled", args=["f32[7]", "3", "mode='relu'"])
+    assert cap.info["args"] == ["f32[7]", "3", "mode='relu'"]
+    assert len(cap.pre_module().entry.parameters) == 1  # k and mode were Python values
+    smap = cap.info["source_map"]
+    assert smap["PartitionedCall/Cos"]["line"] == line_of(path, "tf.cos(x)")
+    assert smap["PartitionedCall/Cos"]["function"] == "inner"
+    assert smap["Relu"]["line"] == line_of(path, "tf.nn.relu(y)")
+    # TF may join merged ops' names with ';' (e.g. "Cos;PartitionedCall/Cos"); source_for copes
+    from hloviz.capture import source_for
+
+    cos = [i for i in cap.pre_module().instructions() if i.opcode == "cosine"]
+    assert cos and all(source_for(i.metadata.op_name, smap)["function"] == "inner" for i in cos)
+
+
+def test_control_flow_ops_are_mapped(model):
+    path = model("""
+        @tf.function(jit_compile=True)
+        def loop(x):
+            for _ in tf.range(3):
+                x = x * 2.0
+            return tf.cond(tf.reduce_sum(x) > 0, lambda: tf.sin(x), lambda: tf.cos(x))
+    """)
+    cap = load_target(f"{path}:loop", args=["f32[4]"])
+    smap = cap.info["source_map"]
+    assert smap["while/mul"]["line"] == line_of(path, "x = x * 2.0")
+    assert smap["cond/Sin"]["line"] == line_of(path, "tf.cond(")
+    from hloviz.capture import source_for
+
+    post_names = {i.metadata.op_name for i in cap.post_module().instructions()} - {"", "XLA_Args", "XLA_Retvals"}
+    mapped = {n for n in post_names if source_for(n, smap)}
+    assert "while/mul" in mapped and any(n.endswith("Sin") for n in mapped)
+
+
+def test_tracing_error_shows_the_users_line(model):
+    path = model("""
+        @tf.function(jit_compile=True)
+        def bad(x):
+            y = x * 2.0
+            return tf.matmul(y, y)
+    """)
+    with pytest.raises(CaptureError) as info:
+        load_target(f"{path}:bad", args=["f32[4]"])
+    msg = str(info.value)
+    assert msg.startswith("tracing bad failed: ValueError")
+    assert f'File "{path}", line {line_of(path, "tf.matmul")}, in bad' in msg and "return tf.matmul(y, y)" in msg
+
+
+def test_xla_error_is_xlas_own_message(model):
+    path = model("""
+        @tf.function(jit_compile=True)
+        def dynamic(x, n):
+            for _ in tf.range(n):
+                x = x + 1.0
+            return x
+    """)
+    with pytest.raises(CaptureError) as info:
+        load_target(f"{path}:dynamic", args=["f32[4]", "s32[]"])
+    msg = str(info.value)
+    assert msg.startswith("XLA could not compile dynamic")
+    assert "must be a compile-time constant" in msg
+    line = line_of(path, "tf.range(n)")
+    assert re.search(f'File "/?{re.escape(str(path).lstrip("/"))}", line {line}, in dynamic', msg)
+    frames = re.findall(r'File "([^"]*)"', msg)
+    assert len(frames) == 1  # hloviz, TensorFlow and this test's own frames are trimmed
+
+
+def test_wrong_spec_count_and_unknown_device(model):
+    path = model("""
+        @tf.function(jit_compile=True)
+        def two(x, delta):
+            return x + delta
+    """)
+    with pytest.raises(InputError, match=r"two\(x, delta\) does not accept the 1 argument spec"):
+        load_target(f"{path}:two", args=["f32[4]"])
+    with pytest.raises(InputError) as info:
+        load_target(f"{path}:two", args=["f32[4]", "f32[]"], device="GPU:7")
+    assert "device 'GPU:7' not found" in str(info.value) and "CPU:0" in str(info.value)
+    cap = load_target(f"{path}:two", args=["f32[4]", "f32[]"], device="cpu:0")
+    assert cap.info["device"].endswith("device:CPU:0") and cap.info["platform"] == "Host"
+
+
+def test_interrupted_cli_dump_leaves_no_folder(tmp_path):
+    """Ctrl-C while TensorFlow loads or compiles: exit 130, no folder, no temporary left."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "hloviz", "dump", f"{FUSED}:fused_additions",
+                             "-o", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path)
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert os.listdir(tmp_path) == []
