@@ -75,4 +75,17 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
             f"own kernels, without XLA; the kernels below are what XLA makes of it with jit_compile=True",)
 
 
+def dump(target: str | None, out_dir: str | Path, *, pre: str | Path | None = None,
+         post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
+         module: str | None = None, verbose: bool = False,
+         notify: Callable[[str], None] | None = None) -> Path:
+    """Capture or read ``target`` and save it as a capture folder (``pre.hlo``, ``post.hlo``,
+    ``capture.json``), atomically: an interruption leaves no half-written folder."""
+    from .capture import load_target, save_capture
+
+    cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
+                      module=module, notify=notify)
+    return save_capture(cap, out_dir)
+
+
 from .api_render import ShowResult, render, show  # noqa: E402,F401  (hloviz show / hloviz render)

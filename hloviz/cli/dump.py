@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, load
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt
 
 
 @app.command()
@@ -29,9 +29,10 @@ def dump(
     works as a TARGET for every command, on machines without TensorFlow too. It is written
     atomically: an interrupted dump leaves no half-written folder.
     """
-    from ..capture import save_capture
+    from .. import api
+    from .targets import note
 
-    capture = load(target, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    out = save_capture(capture, output)
-    files = [n for n, t in (("pre.hlo", capture.pre_text), ("post.hlo", capture.post_text)) if t is not None]
-    print(f"wrote {out}/ ({', '.join(files + ['capture.json'])})")
+    out = api.dump(target, output, pre=pre, post=post, args=tuple(arg or ()), device=device,
+                   module=module, verbose=verbose, notify=note)
+    files = [n for n in ("pre.hlo", "post.hlo", "capture.json") if (out / n).is_file()]
+    print(f"wrote {out}/ ({', '.join(files)})")
