@@ -89,3 +89,4 @@ def dump(target: str | None, out_dir: str | Path, *, pre: str | Path | None = No
 
 
 from .api_render import ShowResult, render, show  # noqa: E402,F401  (hloviz show / hloviz render)
+from .api_diff import DiffResult, DiffSide, diff  # noqa: E402,F401  (hloviz diff)

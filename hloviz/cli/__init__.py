@@ -78,3 +78,4 @@ from . import stats  # noqa: E402,F401
 from . import dump  # noqa: E402,F401
 from . import show  # noqa: E402,F401
 from . import render  # noqa: E402,F401
+from . import diff  # noqa: E402,F401

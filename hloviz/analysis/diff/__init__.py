@@ -24,6 +24,7 @@ from .model import (
     DiffSummary,
     InstructionDiff,
     KernelCount,
+    KernelDiff,
     ModuleDiff,
     OpcodeDelta,
     Status,
@@ -31,7 +32,7 @@ from .model import (
 from .summary import kernel_instructions, summarize
 
 __all__ = [
-    "Change", "ChangeKind", "ComputationDiff", "DiffSummary", "InstructionDiff", "KernelCount", "ModuleDiff",
+    "Change", "ChangeKind", "ComputationDiff", "DiffSummary", "InstructionDiff", "KernelCount", "KernelDiff", "ModuleDiff",
     "OpcodeDelta", "Status", "diff_modules", "entry_signature", "kernel_instructions",
 ]
 

@@ -107,6 +107,26 @@ class OpcodeDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class KernelDiff:
+    """One kernel's fate: a kernel (fusion or unfused work op) on either side.
+
+    ``unchanged``/``changed``: a kernel on both sides, matched. ``removed``: a kernel only
+    before — gone, or its counterpart no longer runs as a kernel of its own (``note`` says
+    where it went, e.g. ``now inside fusion.3``). ``added``: the converse.
+    """
+
+    status: Status
+    before: Instruction | None
+    after: Instruction | None
+    changes: tuple[Change, ...] = ()
+    note: str = ""
+
+    @property
+    def instruction(self) -> Instruction:
+        return self.after if self.after is not None else self.before  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
 class KernelCount:
     """How many kernels (fusions and unfused work ops) each side runs."""
 
@@ -127,6 +147,8 @@ class DiffSummary:
     added: int
     removed: int
     kernels: KernelCount
+    #: Every kernel of either side: matched pairs in the second module's order, then removed ones.
+    kernel_diffs: tuple[KernelDiff, ...] = ()
     fusions_added: tuple[InstructionDiff, ...] = ()
     fusions_removed: tuple[InstructionDiff, ...] = ()
     fusions_changed: tuple[InstructionDiff, ...] = ()

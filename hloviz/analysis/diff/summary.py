@@ -9,7 +9,7 @@ from collections import Counter
 
 from ...ir import HloModule, Instruction
 from ..kernels import CONTROL_FLOW, is_kernel
-from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, OpcodeDelta, Status
+from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, KernelDiff, OpcodeDelta, Status
 
 
 def kernel_instructions(module: HloModule) -> list[Instruction]:
@@ -34,6 +34,35 @@ def kernel_instructions(module: HloModule) -> list[Instruction]:
             elif is_kernel(inst):
                 found.append(inst)
     return found
+
+
+def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
+                 diffs: list[InstructionDiff]) -> list[KernelDiff]:
+    """Every kernel of either side, paired where the instruction matching paired them."""
+    ka, kb = set(kernels_a), set(kernels_b)
+    out: list[KernelDiff] = []
+    for d in diffs:
+        in_a = d.before is not None and d.before in ka
+        in_b = d.after is not None and d.after in kb
+        if in_a and in_b:
+            out.append(KernelDiff(d.status, d.before, d.after, d.changes))
+        elif in_b:
+            note = _where(d, before=True) if d.before is not None else ""
+            out.append(KernelDiff(Status.ADDED, None, d.after, (), note))
+        elif in_a:
+            note = _where(d, before=False) if d.after is not None else ""
+            out.append(KernelDiff(Status.REMOVED, d.before, None, (), note))
+    return out
+
+
+def _where(d: InstructionDiff, before: bool) -> str:
+    """Where a kernel's counterpart is on the side where it is not a kernel."""
+    other = d.before if before else d.after
+    when = "was" if before else "now"
+    for c in d.changes:
+        if c.kind is ChangeKind.FUSION:
+            return f"{when} {c.before if before else c.after} ({other.name})"
+    return f"{when} {other.name}, a {other.opcode} that is not a kernel of its own"
 
 
 def _opcode_counts(module: HloModule) -> Counter:
@@ -84,7 +113,7 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
     return DiffSummary(
         unchanged=counts.get(Status.UNCHANGED, 0), changed=counts.get(Status.CHANGED, 0),
         added=counts.get(Status.ADDED, 0), removed=counts.get(Status.REMOVED, 0),
-        kernels=KernelCount(len(ka), len(kb)),
+        kernels=KernelCount(len(ka), len(kb)), kernel_diffs=tuple(kernel_diffs(ka, kb, diffs)),
         fusions_added=tuple(fus_added), fusions_removed=tuple(fus_removed), fusions_changed=tuple(fus_changed),
         fusions_unchanged=fus_unchanged, opcode_deltas=tuple(deltas),
         moved_into_fusions=tuple(into), moved_out_of_fusions=tuple(out_of), moved_between_fusions=tuple(between),

@@ -1,0 +1,301 @@
+"""A :class:`ModuleDiff` as a terminal report, a markdown PR comment, or JSON for scripts.
+
+All three lead with the same summary (kernels, fusions, instructions, opcodes, moves into and
+out of fusions, folded constants) and then give details. Long lists are cut at ``limit``
+entries with a line saying how many were left out (``limit=0`` shows all). Every number is read
+from the diff; nothing is estimated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable
+
+from ...ir import Instruction
+from ...opcodes import is_bookkeeping
+from .model import InstructionDiff, KernelDiff, ModuleDiff, Status
+
+_MARK = {Status.UNCHANGED: "=", Status.CHANGED: "~", Status.ADDED: "+", Status.REMOVED: "-"}
+
+
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else ("±0" if n == 0 else f"−{-n}")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def describe(inst: Instruction) -> str:
+    """A kernel or instruction in a few words: ``kLoop fusion: 3 add, multiply`` / ``dot f32[8,8]``."""
+    if inst.opcode == "fusion":
+        counts: Counter = Counter()
+        stack = list(inst.called_computations)
+        seen: set[int] = set()
+        while stack:
+            comp = stack.pop()
+            if id(comp) in seen:
+                continue
+            seen.add(id(comp))
+            for sub in comp.instructions:
+                if sub.opcode in ("fusion", "call"):
+                    stack.extend(sub.called_computations)
+                elif not is_bookkeeping(sub.opcode):
+                    counts[sub.opcode] += 1
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        parts = [f"{n} {op}" if n > 1 else op for op, n in top[:3]]
+        if len(top) > 3:
+            parts.append(f"+{len(top) - 3} more")
+        kind = inst.fusion_kind or ""
+        return f"{kind} fusion: {', '.join(parts)}".strip() if parts else f"{kind} fusion".strip()
+    if inst.opcode == "custom-call":
+        target = inst.attributes.get("custom_call_target", "").strip('"')
+        return f"custom-call {target}".strip()
+    return f"{inst.opcode} {inst.shape.to_text(layout=False)}"
+
+
+def _pair_names(before: Instruction | None, after: Instruction | None) -> str:
+    if before is not None and after is not None:
+        return before.name if before.name == after.name else f"{before.name} → {after.name}"
+    return (after or before).name  # type: ignore[union-attr]
+
+
+def _changes_text(changes) -> str:
+    return "; ".join(str(c) for c in changes)
+
+
+def _cut(items: list, limit: int) -> tuple[list, int]:
+    if limit and len(items) > limit:
+        return items[:limit], len(items) - limit
+    return items, 0
+
+
+def _non_trivial(diffs: Iterable[InstructionDiff], status: Status) -> list[InstructionDiff]:
+    """Instructions of one status, parameters of fused computations left out (they follow fusions)."""
+    return [d for d in diffs if d.status is status and not (d.opcode == "parameter" and
+                                                            d.instruction.parent is not None and
+                                                            not d.instruction.parent.is_entry)]
+
+
+def _count_note(diff: ModuleDiff, status: Status, listed: int) -> str:
+    total = {Status.CHANGED: diff.summary.changed, Status.ADDED: diff.summary.added,
+             Status.REMOVED: diff.summary.removed}[status]
+    left = total - listed
+    return f"{listed}; {left} parameters of fused computations not listed" if left else str(listed)
+
+
+# -- facts shared by every format ------------------------------------------------------------
+
+
+def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
+    """``(label, text)`` rows of the summary, in the order every format prints them."""
+    s = diff.summary
+    k = s.kernels
+    rows = [
+        ("kernels", f"{k.before} → {k.after} ({_signed(k.delta)})"),
+        ("fusions", f"{len(s.fusions_added)} added, {len(s.fusions_removed)} removed, "
+                    f"{len(s.fusions_changed)} changed, {s.fusions_unchanged} unchanged"),
+        ("instructions", f"{s.unchanged} unchanged, {s.changed} changed, {s.added} added, {s.removed} removed"),
+    ]
+    if s.opcode_deltas:
+        shown = [f"{d.opcode} {d.before} → {d.after} ({_signed(d.delta)})" for d in s.opcode_deltas[:8]]
+        if len(s.opcode_deltas) > 8:
+            shown.append(f"+{len(s.opcode_deltas) - 8} more")
+        rows.append(("opcodes", ", ".join(shown)))
+    else:
+        rows.append(("opcodes", "same counts"))
+    rows.append(("fusion moves", f"{_plural(len(s.moved_into_fusions), 'op')} moved into fusions, "
+                                 f"{len(s.moved_out_of_fusions)} out of fusions, "
+                                 f"{len(s.moved_between_fusions)} between fusions"))
+    rows.append(("constants", f"{len(s.constants_appeared)} appeared, {len(s.constants_vanished)} vanished, "
+                              f"{len(s.constants_changed)} changed value"))
+    return rows
+
+
+def _kernel_row(k: KernelDiff) -> tuple[str, str, str]:
+    """(mark, names, what) for one kernel."""
+    inst = k.instruction
+    what = describe(inst)
+    if k.changes:
+        what += " — " + _changes_text(k.changes)
+    if k.note:
+        what += f" — {k.note}"
+    return _MARK[k.status], _pair_names(k.before, k.after), what
+
+
+def _verdict(diff: ModuleDiff) -> str:
+    s = diff.summary
+    if s.identical:
+        return "identical: every instruction matched, nothing changed"
+    k = s.kernels
+    if k.delta:
+        return f"{'more' if k.delta > 0 else 'fewer'} kernels: {k.before} → {k.after}"
+    return f"same number of kernels ({k.after}); {s.changed + s.added + s.removed} instructions differ"
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> str:
+    """The terminal report: summary first, then kernels and instruction details."""
+    out = [f"hloviz diff: {before} → {after}"]
+    out += [f"warning: {w}" for w in diff.warnings]
+    out.append(_verdict(diff))
+    out.append("")
+    width = max(len(label) for label, _ in summary_lines(diff))
+    out += [f"  {label:<{width}}  {text}" for label, text in summary_lines(diff)]
+    kernels = [k for k in diff.summary.kernel_diffs if k.status is not Status.UNCHANGED]
+    if kernels:
+        out.append("")
+        out.append(f"Kernels that differ ({len(kernels)}; = unchanged, ~ changed, + added, - removed)")
+        shown, more = _cut(kernels, limit)
+        for mark, names, what in map(_kernel_row, shown):
+            out.append(f"  {mark} {names}  {what}")
+        if more:
+            out.append(f"  … {more} more (--limit 0 shows all)")
+    for title, status in (("Changed", Status.CHANGED), ("Added", Status.ADDED), ("Removed", Status.REMOVED)):
+        items = _non_trivial(diff.instructions, status)
+        if not items:
+            continue
+        out.append("")
+        out.append(f"{title} instructions ({_count_note(diff, status, len(items))})")
+        shown, more = _cut(items, limit)
+        for d in shown:
+            where = d.instruction.parent.name if d.instruction.parent is not None else "?"
+            line = f"  {_MARK[status]} {_pair_names(d.before, d.after)}  {d.opcode} in {where}"
+            if d.changes:
+                line += "  " + _changes_text(d.changes)
+            out.append(line)
+        if more:
+            out.append(f"  … {more} more (--limit 0 shows all)")
+    return "\n".join(out) + "\n"
+
+
+# -- markdown --------------------------------------------------------------------------------
+
+
+def _md(text: str) -> str:
+    """Text safe inside a markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> str:
+    """A PR comment: a headline, a summary table, and collapsible details."""
+    s = diff.summary
+    k = s.kernels
+    out = [f"### hloviz diff: `{before}` → `{after}`", ""]
+    out += [f"> **Warning:** {_md(w)}" for w in diff.warnings]
+    if diff.warnings:
+        out.append("")
+    out.append(f"**{_verdict(diff)}**")
+    out.append("")
+    out.append("| | before | after | Δ |")
+    out.append("|---|---:|---:|---:|")
+    out.append(f"| kernels | {k.before} | {k.after} | {_signed(k.delta)} |")
+    fa = s.fusions_unchanged + len(s.fusions_changed) + len(s.fusions_removed)
+    fb = s.fusions_unchanged + len(s.fusions_changed) + len(s.fusions_added)
+    out.append(f"| fusions | {fa} | {fb} | {_signed(fb - fa)} |")
+    ia, ib = s.unchanged + s.changed + s.removed, s.unchanged + s.changed + s.added
+    out.append(f"| instructions | {ia} | {ib} | {_signed(ib - ia)} |")
+    out.append("")
+    for label, text in summary_lines(diff)[1:]:
+        out.append(f"- **{label}:** {_md(text)}")
+    kernels = [kd for kd in s.kernel_diffs if kd.status is not Status.UNCHANGED]
+    if kernels:
+        out.append("")
+        out.append(f"<details><summary>Kernels that differ ({len(kernels)})</summary>")
+        out.append("")
+        out.append("| | kernel | what |")
+        out.append("|---|---|---|")
+        shown, more = _cut(kernels, limit)
+        for mark, names, what in map(_kernel_row, shown):
+            out.append(f"| {_md(mark)} | `{_md(names)}` | {_md(what)} |")
+        if more:
+            out.append(f"| | … {more} more | |")
+        out.append("")
+        out.append("</details>")
+    for title, status in (("Changed", Status.CHANGED), ("Added", Status.ADDED), ("Removed", Status.REMOVED)):
+        items = _non_trivial(diff.instructions, status)
+        if not items:
+            continue
+        out.append("")
+        out.append(f"<details><summary>{title} instructions ({_count_note(diff, status, len(items))})</summary>")
+        out.append("")
+        out.append("| instruction | opcode | computation | how |")
+        out.append("|---|---|---|---|")
+        shown, more = _cut(items, limit)
+        for d in shown:
+            where = d.instruction.parent.name if d.instruction.parent is not None else "?"
+            out.append(f"| `{_md(_pair_names(d.before, d.after))}` | {d.opcode} | `{_md(where)}` | "
+                       f"{_md(_changes_text(d.changes))} |")
+        if more:
+            out.append(f"| … {more} more | | | |")
+        out.append("")
+        out.append("</details>")
+    out.append("")
+    out.append("<sub>= unchanged · ~ changed · + added · - removed; matched structurally, names ignored "
+               "(hloviz diff)</sub>")
+    return "\n".join(out) + "\n"
+
+
+# -- JSON ------------------------------------------------------------------------------------
+
+
+def _inst_json(inst: Instruction | None) -> dict[str, Any] | None:
+    if inst is None:
+        return None
+    return {"name": inst.name, "computation": inst.parent.name if inst.parent is not None else None,
+            "opcode": inst.opcode, "shape": str(inst.shape), "op_name": inst.metadata.op_name or None}
+
+
+def _diff_json(d: InstructionDiff) -> dict[str, Any]:
+    return {"status": d.status.value, "before": _inst_json(d.before), "after": _inst_json(d.after),
+            "changes": [{"kind": c.kind.value, "before": c.before, "after": c.after} for c in d.changes],
+            "matched_by": d.how or None}
+
+
+def _names(diffs: Iterable[InstructionDiff]) -> list[dict[str, Any]]:
+    return [{"before": d.before.name if d.before is not None else None,
+             "after": d.after.name if d.after is not None else None} for d in diffs]
+
+
+def to_json(diff: ModuleDiff, before: str, after: str, *, limit: int = 0) -> dict[str, Any]:
+    """A JSON-ready dict: ``summary`` counts, ``kernels`` before/after, and every difference.
+
+    Unchanged instructions are counted, not listed. ``limit`` (0: no limit) caps the
+    ``instructions`` list; ``instructions_left_out`` says how many were cut.
+    """
+    s = diff.summary
+    changed = [d for d in diff.instructions if d.status is not Status.UNCHANGED]
+    shown, more = _cut(changed, limit)
+    return {
+        "before": {"label": before, "module": diff.before_name},
+        "after": {"label": after, "module": diff.after_name},
+        "comparable": diff.comparable,
+        "warnings": list(diff.warnings),
+        "identical": s.identical,
+        "summary": {"unchanged": s.unchanged, "changed": s.changed, "added": s.added, "removed": s.removed,
+                    "total": s.total},
+        "kernels": {
+            "before": s.kernels.before, "after": s.kernels.after, "delta": s.kernels.delta,
+            "differ": [{"status": k.status.value, "before": k.before.name if k.before else None,
+                        "after": k.after.name if k.after else None, "what": describe(k.instruction),
+                        "changes": [{"kind": c.kind.value, "before": c.before, "after": c.after} for c in k.changes],
+                        "note": k.note or None}
+                       for k in s.kernel_diffs if k.status is not Status.UNCHANGED],
+        },
+        "fusions": {"added": _names(s.fusions_added), "removed": _names(s.fusions_removed),
+                    "changed": _names(s.fusions_changed), "unchanged": s.fusions_unchanged},
+        "opcodes": [{"opcode": d.opcode, "before": d.before, "after": d.after, "delta": d.delta}
+                    for d in s.opcode_deltas],
+        "moved": {"into_fusions": _names(s.moved_into_fusions), "out_of_fusions": _names(s.moved_out_of_fusions),
+                  "between_fusions": _names(s.moved_between_fusions)},
+        "constants": {"appeared": _names(s.constants_appeared), "vanished": _names(s.constants_vanished),
+                      "changed": _names(s.constants_changed)},
+        "computations": [{"status": c.status.value, "before": c.before.name if c.before else None,
+                          "after": c.after.name if c.after else None, "matched_by": c.how or None,
+                          "unchanged": c.unchanged, "changed": c.changed, "added": c.added, "removed": c.removed}
+                         for c in diff.computations if c.status is not Status.UNCHANGED],
+        "instructions": [_diff_json(d) for d in shown],
+        "instructions_left_out": more,
+    }

@@ -1,0 +1,184 @@
+"""The composition behind ``hloviz diff`` (part of :mod:`hloviz.api`).
+
+Either side is anything :func:`hloviz.capture.load_target` accepts — a saved capture folder, an
+XLA dump folder, a ``model.py:fn`` target, an HLO file — or, from Python, an
+:class:`~hloviz.ir.HloModule` or a :class:`~hloviz.capture.Capture`. A plain HLO file is diffed
+as it is, whatever its stage; from captures the ``stage`` module is taken (``post`` by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from .errors import InputError
+from .ir import HloModule
+
+if TYPE_CHECKING:
+    from .analysis.diff import ModuleDiff
+    from .analysis.diff.picture import PictureMark
+    from .render.pictures import Picture
+    from .render.views import Mark
+
+__all__ = ["DiffResult", "DiffSide", "diff", "diff_picture", "load_side"]
+
+DIFF_STAGES = ("post", "pre")
+_VERSION_KEYS = (("tensorflow", "TF"), ("jax", "JAX"))
+
+
+@dataclass(frozen=True)
+class DiffSide:
+    """One side of a diff: the module, a label for people, and its capture's ``info``."""
+
+    module: HloModule
+    label: str
+    info: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """A diff with the two sides it compares; renders itself as text, markdown or JSON."""
+
+    diff: "ModuleDiff"
+    before: DiffSide
+    after: DiffSide
+    stage: str
+
+    def to_text(self, *, limit: int = 40) -> str:
+        from .analysis.diff.report import to_text
+
+        return to_text(self.diff, self.before.label, self.after.label, limit=limit)
+
+    def to_markdown(self, *, limit: int = 40) -> str:
+        from .analysis.diff.report import to_markdown
+
+        return to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
+
+    def to_dict(self, *, limit: int = 0) -> dict[str, Any]:
+        from .analysis.diff.report import to_json
+
+        data = to_json(self.diff, self.before.label, self.after.label, limit=limit)
+        data["stage"] = self.stage
+        for key, side in (("before", self.before), ("after", self.after)):
+            data[key].update({k: side.info[k] for k in ("source", "framework", "tensorflow", "jax", "device",
+                                                        "platform", "function") if side.info.get(k) is not None})
+        return data
+
+    def failed(self, checks: Sequence[str]) -> list[str]:
+        """The ``--fail-on`` checks this diff fails (see :mod:`hloviz.analysis.diff.checks`)."""
+        from .analysis.diff.checks import failed_checks
+
+        return failed_checks(self.diff, list(checks))
+
+    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None) -> "Picture":
+        """Both modules side by side: matched kernels share a number (and, unchanged, a colour);
+        changed is amber, added green, removed red. Drawn by the code and rules of ``show``."""
+        return diff_picture(self, fmt, budget=budget, timeout=timeout)
+
+    def _repr_markdown_(self) -> str:  # Jupyter
+        return self.to_markdown()
+
+
+def _label(given: str, info: dict) -> str:
+    for key, short in _VERSION_KEYS:
+        if info.get(key):
+            return f"{given} ({short} {info[key]})"
+    return given
+
+
+def load_side(target: Any, stage: str = "post", *, args: Sequence[str] = (), device: str | None = None,
+              module: str | None = None, notify: Callable[[str], None] | None = None) -> DiffSide:
+    """The module of ``target`` to diff: a plain HLO file as it is, else its ``stage`` module."""
+    if stage not in DIFF_STAGES:
+        raise InputError(f"--stage must be 'post' or 'pre', not '{stage}'")
+    if isinstance(target, HloModule):
+        return DiffSide(target, target.name)
+    from .capture import Capture, load_target
+
+    if isinstance(target, Capture):
+        cap, given = target, target.label
+    else:
+        given = str(target)
+        path = Path(given)
+        if path.is_file() and path.suffix != ".py":
+            from .parser import parse_file  # one HLO file: the user means this module, whatever its stage
+
+            return DiffSide(parse_file(path), given, {"source": "hlo_file", "file": given})
+        cap = load_target(given, args=tuple(args), device=device, module=module, notify=notify)
+    text = cap.post_text if stage == "post" else cap.pre_text
+    if text is None and cap._modules.get(stage) is None:
+        other = "pre" if stage == "post" else "post"
+        raise InputError(f"{given} has no {stage}-optimization module to diff",
+                         hint=f"use --stage {other}, or capture it again with both stages")
+    parsed = cap.post_module() if stage == "post" else cap.pre_module()
+    if parsed is None:  # a Capture built around a module (no text)
+        parsed = cap._modules[stage]
+    return DiffSide(parsed, _label(given, cap.info), dict(cap.info))
+
+
+def diff(a: Any, b: Any, *, stage: str = "post", args: Sequence[str] = (), device: str | None = None,
+         module: str | None = None, notify: Callable[[str], None] | None = None) -> DiffResult:
+    """Diff ``a`` (before) against ``b`` (after); see the module docstring for what they may be."""
+    from .analysis.diff import diff_modules
+
+    before = load_side(a, stage, args=args, device=device, module=module, notify=notify)
+    after = load_side(b, stage, args=args, device=device, module=module, notify=notify)
+    return DiffResult(diff_modules(before.module, after.module), before, after, stage)
+
+
+# -- the diff picture ------------------------------------------------------------------------
+
+#: Changed, added and removed: (fill, border). Amber, green and red, as in code review tools.
+DIFF_COLOURS = {"changed": ("#ffd54f", "#ff8f00"), "added": ("#a5d6a7", "#2e7d32"),
+                "removed": ("#ef9a9a", "#c62828")}
+
+
+def _render_mark(m: "PictureMark") -> "Mark":
+    from .analysis.diff import Status
+    from .render.quoting import shorten
+    from .render.style import kernel_colour
+    from .render.views import Mark
+
+    badge = f"#{m.number}" if m.number else None
+    if m.status is Status.UNCHANGED:
+        return Mark(fill=kernel_colour(m.number) if m.number else None, font="#000000", badge=badge)
+    fill, border = DIFF_COLOURS[m.status.value]
+    if badge is None and m.kernel:
+        badge = "new" if m.status is Status.ADDED else ("gone" if m.status is Status.REMOVED else None)
+    return Mark(fill=fill, border=border, font="#000000", badge=badge, note=shorten(m.note, 48) if m.note else None,
+                highlight=m.kernel)
+
+
+def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
+                 timeout: float | None = None) -> "Picture":
+    """The picture of a diff in ``fmt`` (svg, png, dot, html or json); see :meth:`DiffResult.picture`.
+
+    Each column is drawn by :func:`hloviz.render.views.draw_module` with the node budget of
+    ``show`` (fusions, bodies and repeats collapse above it, and the picture says so), and a
+    Graphviz timeout falls back to a coarser view, exactly as for ``show`` and ``render``.
+    """
+    from .analysis.diff.picture import picture_marks
+    from .analysis.diff.report import summary_lines
+    from .render.dot import columns_to_dot
+    from .render.graphviz_run import DEFAULT_TIMEOUT
+    from .render.pictures import _finish
+    from .render.views import View, ViewOptions, draw_module
+
+    marks_a, marks_b = picture_marks(result.diff)
+    render_a = {name: _render_mark(m) for name, m in marks_a.items()}
+    render_b = {name: _render_mark(m) for name, m in marks_b.items()}
+    title = f"{result.before.label} → {result.after.label}"
+    facts = [f"{label}: {text}" for label, text in summary_lines(result.diff)[:3]] + list(result.diff.warnings)
+    facts.append("matched kernels share a number (#n); amber changed, green added, red removed")
+    heads = (f"before: {result.before.label}", f"after: {result.after.label}")
+
+    def build(opts: ViewOptions, extra) -> tuple[str, list[tuple[str, View]]]:
+        va = draw_module(result.before.module, marks=render_a, options=opts, title=result.before.module.name)
+        vb = draw_module(result.after.module, marks=render_b, options=opts, title=result.after.module.name)
+        dot = columns_to_dot([(heads[0], va.scene), (heads[1], vb.scene)], title=title, notes=list(extra) + facts)
+        return dot, [(heads[0], va), (heads[1], vb)]
+
+    if budget < 1:
+        raise InputError(f"--budget must be at least 1 node, not {budget}")
+    return _finish(build, ViewOptions(budget=budget), fmt, timeout or DEFAULT_TIMEOUT, title)

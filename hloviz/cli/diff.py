@@ -1,0 +1,104 @@
+"""``hloviz diff A B``: what changed between two compilations of the same function.
+
+A thin layer over :func:`hloviz.api.diff`: options in, a report out (text, markdown or JSON on
+stdout), an optional picture, and an exit code a CI job can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import api
+from ..analysis.diff.checks import CHECKS
+from ..errors import EXIT_CHECK_FAILED, InputError
+from . import app
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, note
+
+FORMATS = ("text", "markdown", "json")
+
+_SIDE_HELP = ("a capture folder (hloviz dump), an HLO file, an XLA dump folder, or model.py:function "
+              "(captured with the TensorFlow/JAX installed here)")
+_CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items())
+
+
+@app.command(
+    epilog="Exit codes: 0 no --fail-on check matched (or none asked for); 1 a --fail-on check matched; "
+           "2 an error (unreadable or missing input, bad option, Graphviz missing for a picture).",
+)
+def diff(
+    before: Annotated[str, typer.Argument(help=f"The old side: {_SIDE_HELP}.", show_default=False)],
+    after: Annotated[str, typer.Argument(help="The new side, the same kinds as BEFORE.", show_default=False)],
+    stage: Annotated[str, typer.Option(
+        "--stage", help="Which module of a capture to compare: post (optimized) or pre. A plain HLO file is "
+                        "compared as it is.")] = "post",
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f", help="text (a terminal summary, then details), markdown (a PR comment) or json.")] = "text",
+    fail_on: Annotated[Optional[list[str]], typer.Option(
+        "--fail-on", help=f"Exit with 1 when this happens; repeatable. {_CHECKS_HELP}.",
+        show_default=False)] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Also write a picture of both sides: .svg, .png, .html, .dot or .json (by suffix).",
+        show_default=False)] = None,
+    limit: Annotated[int, typer.Option(
+        "--limit", help="Most entries per list in the details (0: all).")] = 40,
+    budget: Annotated[int, typer.Option(
+        "--budget", help="With -o: most nodes per column before collapsing (as in show).")] = 300,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
+    arg: ArgOpt = None,
+    device: DeviceOpt = None,
+    module: ModuleOpt = None,
+) -> None:
+    """Compare two compilations of the same function, e.g. under two TensorFlow versions.
+
+    Instructions are matched by structure, not by name (names change between versions), and
+    each is reported unchanged, changed (and how), added or removed. The summary comes first:
+    kernels before → after, fusions added/removed/changed, per-opcode counts, ops that moved in
+    or out of fusions, and constants that appeared or vanished. Modules whose entry signatures
+    differ are still compared, with a warning.
+
+    Example: hloviz diff samples/captures/matmul_chain-tf2.17 samples/captures/matmul_chain-tf2.21
+    --format markdown --fail-on kernels-increased
+    """
+    if fmt not in FORMATS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
+    if limit < 0:
+        raise InputError(f"--limit must be 0 (all) or more, not {limit}")
+    checks = list(fail_on or [])
+    unknown = [c for c in checks if c not in CHECKS]
+    if unknown:
+        raise InputError(f"unknown --fail-on check '{unknown[0]}'", hint="known checks: " + ", ".join(CHECKS))
+    picture_fmt = None
+    if output is not None:
+        from ..render.pictures import format_for
+
+        picture_fmt = format_for(output)
+    result = api.diff(before, after, stage=stage, args=tuple(arg or ()), device=device, module=module, notify=note)
+    for warning in result.diff.warnings:
+        note(f"warning: {warning}")
+    if fmt == "json":
+        data = result.to_dict()
+        failed = result.failed(checks)
+        data["fail_on"] = {"checks": checks, "failed": failed}
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit))
+        failed = result.failed(checks)
+    sys.stdout.flush()
+    if output is not None and picture_fmt is not None:
+        picture = result.picture(picture_fmt, budget=budget, timeout=timeout)
+        for n in picture.notes:
+            if "did not finish" in n:
+                note(n)
+        picture.save(output)
+        note(f"wrote {output}")
+    if failed:
+        for name in failed:
+            note(f"--fail-on {name}: {CHECKS[name][1]}")
+        raise typer.Exit(EXIT_CHECK_FAILED)
