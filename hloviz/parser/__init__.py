@@ -18,7 +18,7 @@ from ..ir import HloModule
 from .module import ModuleParser
 from .shapes import parse_shape
 
-__all__ = ["parse", "parse_file", "parse_shape", "read_text"]
+__all__ = ["decode", "parse", "parse_bytes", "parse_file", "parse_shape", "read_text"]
 
 
 def parse(text: str, filename: str | None = None) -> HloModule:
@@ -45,6 +45,24 @@ def parse(text: str, filename: str | None = None) -> HloModule:
             gc.enable()
 
 
+def decode(data: bytes, filename: str) -> str:
+    """HLO bytes → text; bytes that are not UTF-8 give an :class:`HloParseError` at the bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start]
+        line = before.count(b"\n")
+        col = err.start - (before.rfind(b"\n") + 1)
+        src = data.split(b"\n")[line].decode("utf-8", "replace")
+        raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)", filename=filename,
+                            line=line + 1, column=col + 1, source_line=src) from None
+
+
+def parse_bytes(data: bytes, filename: str | None = None) -> HloModule:
+    """Parse HLO text given as bytes (UTF-8)."""
+    return parse(decode(data, filename or "<bytes>"), filename=filename)
+
+
 def read_text(path: str | Path) -> str:
     """Read an HLO file as text; ``.gz``, ``.xz`` and ``.bz2`` are decompressed.
 
@@ -62,15 +80,7 @@ def read_text(path: str | Path) -> str:
             data = f.read()
     except (OSError, EOFError, lzma.LZMAError) as err:
         raise InputError(f"{p}: cannot read: {err}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        before = data[: err.start]
-        line = before.count(b"\n")
-        col = err.start - (before.rfind(b"\n") + 1)
-        src = data.split(b"\n")[line].decode("utf-8", "replace")
-        raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)", filename=str(p),
-                            line=line + 1, column=col + 1, source_line=src) from None
+    return decode(data, str(p))
 
 
 def parse_file(path: str | Path) -> HloModule:

@@ -37,6 +37,7 @@ _NATIVE_START = {
     "send", "recv", "collective-broadcast-start", "ragged-all-to-all-start", "all-to-all-start",
 }
 _MAX_JOINED_LINES = 10000
+_MAX_NESTED_INSTRUCTIONS = 64
 _CALL_KEYS = frozenset(CALLED_COMPUTATION_ATTRIBUTES)
 # Attributes that must be read while parsing: they name computations or instructions.
 _EAGER_ATTR = re.compile(
@@ -107,6 +108,7 @@ class ModuleParser:
         # (instruction, attribute, raw value, line index, column) to resolve once all computations exist.
         self.pending_calls: list[tuple[Instruction, str, str, int, int]] = []
         self._nested = 0
+        self._nesting = 0
         # Instructions of the current computation whose names wait for _finish to resolve them.
         self._deferred: list[Instruction] = []
 
@@ -520,7 +522,7 @@ class ModuleParser:
             elif _OPCODE.match(text, pos):
                 shape = INFERRED  # XLA infers the shape when the text leaves it out
             else:
-                shape, pos = self.shapes.parse(text, pos)
+                shape, pos = self.shapes.parse(text, pos, end)
             om = _OPCODE.match(text, pos)
             if om is None:
                 self._no_opcode(text, pos, end)
@@ -529,7 +531,7 @@ class ModuleParser:
             close = text.find(")", open_paren)
             if close < 0 or "(" in text[open_paren + 1 : close] or '"' in text[open_paren + 1 : close] \
                     or (end is not None and close > end):
-                close = find_close(text, open_paren)
+                close = find_close(text, open_paren, end)
             inst = Instruction(name, opcode, shape, line=first_line + 1 + text.count("\n", 0, open_paren))
             self._operands(computation, inst, text, open_paren + 1, close, first_line)
             if end is None:
@@ -600,7 +602,7 @@ class ModuleParser:
                 raise ScanError(f"cannot read '{stripped[:60]}' as an operand name", pa + lead)
             if len(stripped.split()) > 1 or stripped[:1] in "([":
                 # "shape %name": the shape must at least be a shape.
-                self.shapes.parse(text, pa + lead)
+                self.shapes.parse(text, pa + lead, pb)
             names.append(last.lstrip("%"))
         inst.operands = names
 
@@ -614,6 +616,8 @@ class ModuleParser:
 
     def _nested_instruction(self, computation: Computation, text: str, a: int, b: int, first_line: int) -> str:
         """``f32[] add(f32[] x, f32[] y)`` used as an operand: XLA makes it an instruction of its own."""
+        if self._nesting >= _MAX_NESTED_INSTRUCTIONS:
+            raise ScanError(f"instructions nested more than {_MAX_NESTED_INSTRUCTIONS} levels deep", a)
         self._nested += 1
         m = ARRAY_SHAPE.match(text, a)
         opm = _OPCODE.match(text, m.end() if m else a)
@@ -623,7 +627,11 @@ class ModuleParser:
         while name in computation._by_name:
             self._nested += 1
             name = f"{(opm.group(1) if opm else 'nested')}.nested.{self._nested}"
-        inst = self._rhs(computation, text, a, first_line, name, end=b)
+        self._nesting += 1
+        try:
+            inst = self._rhs(computation, text, a, first_line, name, end=b)
+        finally:
+            self._nesting -= 1
         computation.add(inst)
         self._deferred.append(inst)
         return name

@@ -11,6 +11,11 @@ import re
 
 # A quoted string (with C escapes), or any bracket, or a comma.
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[][(){}]|,')
+# The same, but a run of one bracket is one token: hostile input such as 10,000 "(" in a row
+# then costs one step instead of 10,000.
+_RUN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\(+|\)+|\[+|\]+|\{+|\}+')
+_RUN_OR_COMMA = re.compile(_RUN.pattern + "|,")
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -22,39 +27,54 @@ class ScanError(Exception):
         self.offset = offset
 
 
-def find_close(text: str, start: int) -> int:
-    """Offset of the bracket closing the one at ``text[start]``.
+def find_close(text: str, start: int, limit: int | None = None) -> int:
+    """Offset of the bracket closing the one at ``text[start]``, looking no further than ``limit``.
 
     Raises :class:`ScanError` at the end of text (unclosed) or at a mismatched bracket.
     """
-    stack = [_CLOSE[text[start]]]
-    for m in _TOKEN.finditer(text, start + 1):
+    stack = [[_CLOSE[text[start]], 1]]  # [expected closer, how many]
+    end = len(text) if limit is None else limit
+    for m in _RUN.finditer(text, start + 1, end):
         tok = m.group()
         c = tok[0]
-        if c == '"' or c == ",":
+        if c == '"':
             continue
         if c in "([{":
-            stack.append(_CLOSE[c])
-        elif c == stack[-1]:
-            stack.pop()
-            if not stack:
-                return m.start()
-        else:
-            raise ScanError(f"unexpected '{c}', expected '{stack[-1]}'", m.start())
+            closer = _CLOSE[c]
+            if stack and stack[-1][0] == closer:
+                stack[-1][1] += len(tok)
+            else:
+                stack.append([closer, len(tok)])
+            continue
+        left = len(tok)
+        offset = m.start()
+        while left:
+            if not stack or stack[-1][0] != c:
+                expected = stack[-1][0] if stack else None
+                raise ScanError(f"unexpected '{c}', expected '{expected}'", offset)
+            top = stack[-1]
+            take = min(left, top[1])
+            top[1] -= take
+            left -= take
+            offset += take
+            if top[1] == 0:
+                stack.pop()
+                if not stack:
+                    return offset - 1
     # An unterminated string is the likelier cause when a quote remains.
-    quote = _unterminated_quote(text, start)
+    quote = _unterminated_quote(text, start, end)
     if quote is not None:
         raise ScanError("unterminated string", quote)
     raise ScanError(f"'{text[start]}' is never closed", start)
 
 
-def _unterminated_quote(text: str, start: int) -> int | None:
+def _unterminated_quote(text: str, start: int, end: int) -> int | None:
     i = start
     while True:
-        q = text.find('"', i)
+        q = text.find('"', i, end)
         if q < 0:
             return None
-        m = re.compile(r'"(?:[^"\\\n]|\\.)*"').match(text, q)
+        m = _STRING.match(text, q, end)
         if not m:
             return q
         i = m.end()
@@ -67,16 +87,17 @@ def split_top_level(text: str, start: int = 0, end: int | None = None) -> list[t
     spans = []
     depth = 0
     piece = start
-    for m in _TOKEN.finditer(text, start, end):
-        c = m.group()[0]
+    for m in _RUN_OR_COMMA.finditer(text, start, end):
+        tok = m.group()
+        c = tok[0]
         if c == '"':
             continue
         if c in "([{":
-            depth += 1
+            depth += len(tok)
         elif c in ")]}":
-            depth -= 1
-            if depth < 0:
-                raise ScanError(f"unexpected '{c}'", m.start())
+            if len(tok) > depth:
+                raise ScanError(f"unexpected '{c}'", m.start() + depth)
+            depth -= len(tok)
         elif depth == 0:  # a comma
             spans.append((piece, m.start()))
             piece = m.end()
@@ -100,10 +121,11 @@ def is_balanced(s: str) -> bool:
 def net_depth(text: str) -> int:
     """Opening minus closing brackets outside strings: > 0 means the text continues."""
     depth = 0
-    for m in _TOKEN.finditer(text):
-        c = m.group()[0]
+    for m in _RUN.finditer(text):
+        tok = m.group()
+        c = tok[0]
         if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
+            depth += len(tok)
+        elif c != '"':
+            depth -= len(tok)
     return depth

@@ -29,8 +29,12 @@ def is_primitive_type(name: str) -> bool:
 class ShapeParser:
     """Parses shapes and remembers every distinct shape text it has seen."""
 
+    #: Real tuple shapes nest a few levels; a limit keeps hostile input from costing O(depth²).
+    MAX_TUPLE_DEPTH = 64
+
     def __init__(self) -> None:
         self._cache: dict[str, Shape] = {}
+        self._depth = 0
 
     def array(self, element_type: str, dims_text: str, layout_text: str | None, offset: int) -> Shape:
         key = f"{element_type}[{dims_text}]{layout_text or ''}"
@@ -61,17 +65,26 @@ class ShapeParser:
         layout = Layout(layout_text[1:-1]) if layout_text is not None else None
         return Shape(element_type, tuple(dims), tuple(dynamic), layout)
 
-    def parse(self, text: str, pos: int) -> tuple[Shape, int]:
-        """Parse the shape starting at ``text[pos]`` (after optional spaces); return it and the end offset."""
+    def parse(self, text: str, pos: int, limit: int | None = None) -> tuple[Shape, int]:
+        """Parse the shape starting at ``text[pos]`` (after optional spaces); return it and the end offset.
+
+        ``limit`` bounds how far a tuple's closing parenthesis is looked for.
+        """
         n = len(text)
         while pos < n and text[pos] in " \t\r\n":
             pos += 1
         if pos < n and text[pos] == "(":
-            end = find_close(text, pos)
+            if self._depth >= self.MAX_TUPLE_DEPTH:
+                raise ShapeError(f"tuple shapes nested more than {self.MAX_TUPLE_DEPTH} levels deep", pos)
+            end = find_close(text, pos, limit)
             key = text[pos : end + 1]
             shape = self._cache.get(key)
             if shape is None:
-                shape = self._tuple(text, pos, end)
+                self._depth += 1
+                try:
+                    shape = self._tuple(text, pos, end)
+                finally:
+                    self._depth -= 1
                 self._cache[key] = shape
             return shape, end + 1
         m = ARRAY_SHAPE.match(text, pos)
@@ -91,7 +104,7 @@ class ShapeParser:
                 pos += 1
             if pos >= end:
                 break
-            shape, pos = self.parse(text, pos)
+            shape, pos = self.parse(text, pos, end)
             elements.append(shape)
             while pos < end and text[pos] in " \t\r\n":
                 pos += 1
