@@ -169,3 +169,33 @@ ENTRY %main (x: f32[3]) -> f32[3] {
     [f] = constant_folding(hloviz.parse(pre), hloviz.parse(pre), info).folded
     assert f.by == "tensorflow" and f.constant == "k" and f.into == ("mul_1",)
     assert f.from_ops == ("mul", "Sin", "add")
+
+
+def test_a_vanished_constant_subgraph_with_no_new_constant_is_still_computed():
+    pre = """HloModule m
+
+ENTRY %main (x: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %z = f32[] constant(0), metadata={op_name="Const"}
+  %c = f32[] convert(%z), metadata={op_name="Cast"}
+  %n = f32[] negate(%c), metadata={op_name="Neg"}
+  ROOT %a = f32[] add(%x, %n), metadata={op_name="add"}
+}
+"""
+    post = """HloModule m, is_scheduled=true
+
+ENTRY %main (x: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %z = f32[] constant(0)
+  ROOT %a = f32[] add(%x, %z), metadata={op_name="add"}
+}
+"""
+    report = constant_folding(hloviz.parse(pre), hloviz.parse(post))
+    assert report.folded == ()  # 0 was already a constant: nothing new was written
+    assert report.computed == ("Cast", "Neg") and report.folded_ops == {"Cast", "Neg"}
+    from hloviz.analysis import analyze
+
+    a = analyze(hloviz.parse(pre), hloviz.parse(post))
+    assert {m.op_name: m.status for m in a.mapping.ops} == {
+        "Const": "folded", "Cast": "folded", "Neg": "folded", "add": "kernels"}
+    assert a.verdict == "3 ops → 1 kernel (add); 2 ops computed at compile time into no new constant"

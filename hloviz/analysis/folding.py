@@ -72,11 +72,15 @@ class FoldingReport:
     """All constants that replaced work, XLA's folds first."""
 
     folded: tuple[FoldedConstant, ...]
+    #: Pre-opt ops whose instructions all computed on constants only and that left no trace,
+    #: but whose value is no new constant of its own (XLA merged it with an equal constant, or
+    #: nothing used it): computed at compile time all the same.
+    computed: tuple[str, ...] = ()
 
     @property
     def folded_ops(self) -> frozenset[str]:
-        """Every pre-opt op name whose work went into some constant."""
-        return frozenset(op for f in self.folded for op in f.from_ops)
+        """Every pre-opt op name whose work was done at compile time."""
+        return frozenset(op for f in self.folded for op in f.from_ops) | frozenset(self.computed)
 
     def constants_of(self, op_name: str) -> tuple[FoldedConstant, ...]:
         return tuple(f for f in self.folded if op_name in f.from_ops)
@@ -105,21 +109,40 @@ def constant_folding(pre: HloModule, post: HloModule, info: Mapping | None = Non
     folds = list(_xla_folds(pre, post))
     if info:
         folds.extend(_tf_folds(pre, post, info))
-    return FoldingReport(tuple(folds))
+    linked = {op for f in folds for op in f.from_ops}
+    computed = tuple(op for op in _constant_subgraph_ops(pre, post) if op not in linked)
+    return FoldingReport(tuple(folds), computed)
+
+
+def _vanished(pre: HloModule, post: HloModule) -> tuple[dict[str, frozenset[str]], set[str]]:
+    """Pre-opt op names → their possible post-opt names, and the ops with no trace left (an op
+    whose only trace is a constant carrying its op_name counts as gone: it was folded)."""
+    names = post_names(pre)
+    post_ops = {i.metadata.op_name for i in post.instructions() if i.opcode != "constant"}
+    return names, {op for op, candidates in names.items() if not candidates & post_ops}
+
+
+def _constant_subgraph_ops(pre: HloModule, post: HloModule) -> list[str]:
+    """Vanished ops all of whose instructions compute on constants only (literals aside)."""
+    _, vanished = _vanished(pre, post)
+    foldable = _constant_computable(pre)
+    by_op: dict[str, list[Instruction]] = {}
+    for inst in pre.instructions():
+        if inst.metadata.op_name in vanished:
+            by_op.setdefault(inst.metadata.op_name, []).append(inst)
+    return [op for op, insts in by_op.items()
+            if all(i in foldable for i in insts) and any(i.opcode != "constant" for i in insts)]
 
 
 def _xla_folds(pre: HloModule, post: HloModule):
     pre_by_op: dict[str, list[Instruction]] = {}
     for inst in pre.instructions():
         pre_by_op.setdefault(inst.metadata.op_name, []).append(inst)
-    names = post_names(pre)
+    names, vanished = _vanished(pre, post)
     by_post_name: dict[str, list[str]] = {}
     for op, candidates in names.items():
         for c in candidates:
             by_post_name.setdefault(c, []).append(op)
-    # An op whose only trace left is a constant (carrying its op_name) was folded too.
-    post_ops = {i.metadata.op_name for i in post.instructions() if i.opcode != "constant"}
-    vanished = {op for op, candidates in names.items() if not candidates & post_ops}
     pre_constants = {_key(i) for i in pre.instructions() if i.opcode == "constant"}
     pre_shapes = {(i.shape.element_type, i.shape.dims) for i in pre.instructions() if i.opcode == "constant"}
     foldable = _constant_computable(pre)

@@ -11,8 +11,9 @@ graph) gets one status:
   :mod:`hloviz.analysis.folding`);
 * ``eliminated``: no trace left — a reshape that became a bitcast, an identity, dead code.
 
-A TF ``Const`` op never reaches the HLO as itself (its value becomes a literal of its users):
-it counts as ``folded``. The graph's arguments (``Placeholder``, ``_Arg``, ``_Retval``) and
+An op that is only a literal (a TF ``Const``, which never reaches the HLO as itself but as
+literals of its users; a named HLO ``constant``) counts as ``folded`` unless a kernel carries
+its name. The graph's arguments (``Placeholder``, ``_Arg``, ``_Retval``) and
 the synthetic names TF gives argument/result plumbing in HLO (``XLA_Args``, ``XLA_Retvals``)
 are not ops and are left out.
 """
@@ -85,6 +86,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
             where.setdefault(op, []).append(k.name)
     ordered = sorted(where)  # for scope lookups by prefix
     names = post_names(pre)
+    computed = set(folds.computed)
     folded_into: dict[str, list[str]] = {}
     for f in folds.folded:
         for op in f.from_ops:
@@ -92,11 +94,14 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
 
     types: dict[str, str] = {}
     counts: dict[str, int] = {}
+    computes: set[str] = set()  # ops with an instruction other than a literal
     for inst in pre.instructions():
         op = inst.metadata.op_name
         if op not in names:  # unnamed, XLA_Args/XLA_Retvals, or only naming parameters
             continue
         counts[op] = counts.get(op, 0) + 1
+        if inst.opcode != "constant":
+            computes.add(op)
         if not types.get(op):
             types[op] = inst.metadata.op_type
     tf_types: _Mapping[str, str] = (info or {}).get("tf_ops") or {}
@@ -108,8 +113,8 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     for op, typ in types.items():
         ks = _kernels_of(names.get(op, frozenset({op})), where, ordered)
         cs = tuple(folded_into.get(op, ()))
-        literal = typ == "Const" and not counts.get(op)
-        status = "kernels" if ks else "folded" if cs or literal else "eliminated"
+        literal = (typ == "Const" and not counts.get(op)) or (counts.get(op) and op not in computes)
+        status = "kernels" if ks else "folded" if cs or literal or op in computed else "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
     return Mapping(tuple(out))
 

@@ -115,6 +115,7 @@ def _verdict(pre: ModuleCounts | None, post: ModuleCounts | None, report: Kernel
         before = "no work before optimization"
     text = f"{before} → {_kernel_words(report)}"
     folded_ops = {op for f in folded for op in f.from_ops}
+    computed = [op for op in (folding.computed if folding else ()) if op not in folded_ops]
     if folded_ops:
         constants = {f.constant for f in folded}
         by = {f.by for f in folded}
@@ -123,4 +124,6 @@ def _verdict(pre: ModuleCounts | None, post: ModuleCounts | None, report: Kernel
         if len(constants) == 1 and len(folded[0].value) <= 40:
             into += f" ({folded[0].value})"
         text += f"; {_plural(len(folded_ops), 'op')} folded into {into}{who}"
+    if computed:
+        text += f"; {_plural(len(computed), 'op')} computed at compile time into no new constant"
     return text
