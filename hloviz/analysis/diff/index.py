@@ -136,7 +136,9 @@ class Side:
         ignored = IGNORED_ATTRIBUTES
         out: list[int] = []
         append = out.append
-        for inst, ops in zip(self.insts, self.ops):
+        comp_of, fusion_of_comp = self.comp_of, self.fusion_of_comp
+        entry = self.comp_index.get(self.module.entry, -1)
+        for n, (inst, ops) in enumerate(zip(self.insts, self.ops)):
             shape = inst.shape
             sh = shape_hash.get(id(shape))
             if sh is None:
@@ -148,8 +150,11 @@ class Side:
             sharing: tuple = ()
             if len(ops) > 1 and len(set(ops)) != len(ops):
                 sharing = tuple([ops.index(o) for o in ops])  # add(x, x) differs from add(x, y)
-            append(hash((inst.opcode, sh, items, inst.literal, inst.parameter_number, sharing,
-                         len(inst.calls_by_attribute))))
+            param = inst.parameter_number
+            if param is not None:  # an entry's argument is not a fused computation's parameter
+                c = comp_of[n]
+                param = (param, 0 if c == entry else (1 if fusion_of_comp[c] >= 0 else 2))
+            append(hash((inst.opcode, sh, items, inst.literal, param, sharing, len(inst.calls_by_attribute))))
         return out
 
     def _callee_first(self) -> list[int]:
