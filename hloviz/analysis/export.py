@@ -89,6 +89,7 @@ def to_dict(analysis: Analysis, lookup: SourceLookup | None = None) -> dict:
              "source_lines": source_lines(f.from_ops, (), lookup) if lookup else []}
             for f in a.folding.folded
         ] if a.folding else [],
+        "computed": list(a.folding.computed) if a.folding else [],
     }
     if a.mapping is not None:
         out["mapping_counts"] = a.mapping.counts

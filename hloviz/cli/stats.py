@@ -120,8 +120,10 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
                               "instructions)", ", ".join(f.into), f.by, _lines(lines))
             console.print(table)
             _more(console, len(a.folding.folded), rows, "folded constants")
-        else:
+        elif not a.folding.computed:
             console.print("folded constants: none")
+        if a.folding.computed:
+            console.print(f"computed at compile time, into no new constant: {_names(a.folding.computed, 8)}")
     console.print(f"[bold]{a.verdict}[/]")
 
 
