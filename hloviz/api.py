@@ -61,7 +61,17 @@ def stats(target: str | None = None, *, pre: str | Path | None = None, post: str
     cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
                       module=module, notify=notify)
     analysis = analyze(cap.pre_module(), cap.post_module(), info=cap.info)
-    return Stats(cap.label, cap.info, analysis, _stats_notes(cap.info), cap)
+    info = cap.info
+    if not info.get("source_map"):  # HLO files and dumps: newer XLA prints stack-frame tables
+        from .capture.jax import source_map_from_text
+
+        smap = {}
+        for text in (cap.post_text, cap.pre_text):
+            if text and "StackFrames" in text:
+                smap = {**source_map_from_text(text), **smap}
+        if smap:
+            info = {**info, "source_map": smap}
+    return Stats(cap.label, info, analysis, _stats_notes(info), cap)
 
 
 def _stats_notes(info: dict) -> tuple[str, ...]:

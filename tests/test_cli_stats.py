@@ -112,3 +112,28 @@ def test_stats_of_a_jax_function_maps_every_op_to_a_kernel(capsys):
     assert sum(k["flops"] for k in data["kernels"] if "dot" in k["opcodes"]) == 2 * (8 * 32 * 16 + 8 * 4 * 32)
     assert {v["status"] for v in data["mapping"].values()} == {"kernels"}
     assert all(k["source_lines"] for k in data["kernels"])  # JAX's stack frames give the user's lines
+
+
+def test_source_lines_come_from_xlas_stack_frame_tables(tmp_path, capsys):
+    model = tmp_path / "model.py"
+    model.write_text("import jax\n\ndef f(x):\n    return jax.numpy.sin(x)\n")
+    post = tmp_path / "f.post.hlo"
+    post.write_text(f"""HloModule jit_f, is_scheduled=true
+
+FileNames
+1 "{model}"
+FunctionNames
+1 "f"
+FileLocations
+1 {{file_name_id=1 function_name_id=1 line=4 end_line=4 column=11 end_column=30}}
+StackFrames
+1 {{file_location_id=1 parent_frame_id=1}}
+
+ENTRY %main (x: f32[4]) -> f32[4] {{
+  %x = f32[4]{{0}} parameter(0)
+  ROOT %s = f32[4]{{0}} sine(%x), metadata={{op_name="jit(f)/sin" stack_frame_id=1}}
+}}
+""")
+    data = _json(capsys, str(post))
+    assert data["kernels"][0]["source_lines"] == [f"{model}:4" if not str(model).startswith(str(Path.cwd()))
+                                                  else f"{model.relative_to(Path.cwd())}:4"]
