@@ -62,8 +62,11 @@ def diff(
     or out of fusions, and constants that appeared or vanished. Modules whose entry signatures
     differ are still compared, with a warning.
 
-    Example: hloviz diff samples/captures/matmul_chain-tf2.17 samples/captures/matmul_chain-tf2.21
-    --format markdown --fail-on kernels-increased
+    \b
+    Example (a PR comment, and a failing CI job when the kernel count grows):
+      hloviz diff samples/captures/matmul_chain-tf2.17 \\
+                  samples/captures/matmul_chain-tf2.21 \\
+                  --format markdown --fail-on kernels-increased
     """
     if fmt not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")

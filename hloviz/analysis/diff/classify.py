@@ -57,8 +57,36 @@ def _same_operands(m: Matcher, x: int, y: int) -> bool:
     ox, oy = m.a.ops[x], m.b.ops[y]
     if len(ox) != len(oy):
         return False
-    ma = m.ma
-    return all(ma[p] == q for p, q in zip(ox, oy))
+    return all(_same_value(m, p, q) for p, q in zip(ox, oy))
+
+
+def _same_value(m: Matcher, p: int, q: int) -> bool:
+    """Do operands ``p`` and ``q`` carry the same value, seen through fusion boundaries?
+
+    An op that moved into a fusion reads a fused parameter where it read the value itself; a
+    user of a fusion reads the fusion where it read the op now fused. Both count as the same.
+    """
+    if m.ma[p] == q:
+        return True
+    rp, rq = _through_fusions(m.a, p), _through_fusions(m.b, q)
+    return (rp != p or rq != q) and m.ma[rp] == rq
+
+
+def _through_fusions(side: Side, n: int) -> int:
+    """The instruction whose value ``n`` passes on: a fused parameter's argument, a fusion's root."""
+    for _ in range(16):  # nested fusions; a bound keeps bad input from looping
+        inst = side.insts[n]
+        if inst.opcode == "parameter":
+            caller = side.single_caller(side.comp_of[n])
+            k = inst.parameter_number
+            if caller < 0 or side.insts[caller].opcode != "fusion" or k is None or k >= len(side.ops[caller]):
+                return n
+            n = side.ops[caller][k]
+        elif inst.opcode == "fusion" and len(side.calls[n]) == 1 and side.root[side.calls[n][0]] >= 0:
+            n = side.root[side.calls[n][0]]
+        else:
+            return n
+    return n
 
 
 def _operand_change(m: Matcher, x: int, y: int) -> Change:
@@ -68,7 +96,7 @@ def _operand_change(m: Matcher, x: int, y: int) -> Change:
     for k in range(max(len(ox), len(oy))):
         p = ox[k] if k < len(ox) else -1
         q = oy[k] if k < len(oy) else -1
-        if p < 0 or q < 0 or m.ma[p] != q:
+        if p < 0 or q < 0 or not _same_value(m, p, q):
             before.append(f"#{k} {m.a.insts[p].name}" if p >= 0 else f"#{k} none")
             after.append(f"#{k} {m.b.insts[q].name}" if q >= 0 else f"#{k} none")
     return Change(ChangeKind.OPERANDS, ", ".join(before), ", ".join(after))
