@@ -323,13 +323,31 @@ def test_wrong_spec_count_and_unknown_device(model):
     assert cap.info["device"].endswith("device:CPU:0") and cap.info["platform"] == "Host"
 
 
+def _wait_for_tensorflow(proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Wait until the child has loaded TensorFlow's library (so Ctrl-C lands inside the
+    command, not in Python's own start-up), then a little longer, into the capture."""
+    maps = Path(f"/proc/{proc.pid}/maps")
+    if not maps.exists():
+        time.sleep(5)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if "libtensorflow_framework" in maps.read_text():
+                time.sleep(0.5)
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+
+
 def test_interrupted_cli_dump_leaves_no_folder(tmp_path):
     """Ctrl-C while TensorFlow loads or compiles: exit 130, no folder, no temporary left."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "hloviz", "dump", f"{FUSED}:fused_additions",
                              "-o", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=tmp_path)
-    time.sleep(2.5)
+    _wait_for_tensorflow(proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

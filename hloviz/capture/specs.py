@@ -32,6 +32,8 @@ _HABITS = {
     "i32": "s32", "i64": "s64", "i8": "s8", "i16": "s16",
 }
 
+_COMMON = ("f32", "f16", "bf16", "f64", "s8", "s16", "s32", "s64", "u8", "u32", "pred", "c64")
+
 _LOOKS_LIKE_SHAPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[")
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 
@@ -102,7 +104,7 @@ def parse_spec(text: str, *, where: str = "--arg") -> Spec:
         if name in _HABITS:
             raise _error(f"unknown element type '{name}'; HLO writes it as '{_HABITS[name]}'", text, col, where)
         raise _error(
-            f"unknown element type '{name}' (expected one of: {', '.join(TENSOR_TYPES[:18])}, …)",
+            f"unknown element type '{name}' (expected one of: {', '.join(_COMMON)}, …)",
             text, col, where,
         )
     pos = m.end()  # just after '['
