@@ -105,3 +105,51 @@ def insert_after(module: HloModule, name: str, opcode: str = "negate") -> str:
     if comp.root is target:
         comp.root = new
     return new.name
+
+
+def layered_module(layers: int, variant: int = 0) -> str:
+    """A synthetic optimized module of ``layers`` repeated blocks (16 instructions each).
+
+    Each block: ``dot`` → a loop ``fusion`` (add, multiply, tanh, subtract of a broadcast
+    constant) → ``reduce`` → ``broadcast`` → ``add`` → ``copy``. ``variant=1`` is the "other
+    version": every 20th block (k % 20 == 7) has a different constant in its fused
+    computation, every 50th (k % 50 == 13) a ``negate`` between its dot and its fusion, and
+    every name differs. Used to check matching at scale against known differences.
+    """
+    v = variant
+    out = [f"HloModule layered_{v}", "",
+           f"%sum_{v} (a: f32[], b: f32[]) -> f32[] {{", "  %a = f32[] parameter(0)", "  %b = f32[] parameter(1)",
+           "  ROOT %s = f32[] add(%a, %b)", "}", ""]
+    entry = [f"ENTRY %main_{v} (x: f32[64,64]) -> f32[64,64] {{", f"  %x_{v} = f32[64,64]{{1,0}} parameter(0)"]
+    prev = f"x_{v}"
+    for k in range(layers):
+        def md(op: str) -> str:
+            return f', metadata={{op_type="{op}" op_name="layer_{k}/{op}" source_file="m.py" source_line={10 + k % 50}}}'
+
+        constant = k % 7 + (1 if v and k % 20 == 7 else 0)
+        n = f"{v}_{k}"
+        out += [f"%fused_{n} (p0: f32[64,64], p1: f32[64,64]) -> f32[64,64] {{",
+                f"  %p0.{n} = f32[64,64]{{1,0}} parameter(0)", f"  %p1.{n} = f32[64,64]{{1,0}} parameter(1)",
+                f"  %add.{n} = f32[64,64]{{1,0}} add(%p0.{n}, %p1.{n}){md('Add')}",
+                f"  %mul.{n} = f32[64,64]{{1,0}} multiply(%add.{n}, %p0.{n}){md('Mul')}",
+                f"  %c.{n} = f32[] constant({constant})",
+                f"  %bc.{n} = f32[64,64]{{1,0}} broadcast(%c.{n}), dimensions={{}}",
+                f"  %t.{n} = f32[64,64]{{1,0}} tanh(%mul.{n}){md('Tanh')}",
+                f"  ROOT %sub.{n} = f32[64,64]{{1,0}} subtract(%t.{n}, %bc.{n}){md('Sub')}", "}", ""]
+        entry.append(f"  %w.{n} = f32[64,64]{{1,0}} constant({{...}}){md('Const')}")
+        entry.append(f"  %dot.{n} = f32[64,64]{{1,0}} dot(%{prev}, %w.{n}), lhs_contracting_dims={{1}}, "
+                     f"rhs_contracting_dims={{0}}{md('MatMul')}")
+        src = f"dot.{n}"
+        if v and k % 50 == 13:
+            entry.append(f"  %neg.{n} = f32[64,64]{{1,0}} negate(%dot.{n}){md('Neg')}")
+            src = f"neg.{n}"
+        entry.append(f"  %fusion.{n} = f32[64,64]{{1,0}} fusion(%{src}, %{prev}), kind=kLoop, calls=%fused_{n}{md('Sub')}")
+        entry.append(f"  %zero.{n} = f32[] constant(0)")
+        entry.append(f"  %red.{n} = f32[64]{{0}} reduce(%fusion.{n}, %zero.{n}), dimensions={{1}}, to_apply=%sum_{v}"
+                     f"{md('Sum')}")
+        entry.append(f"  %rb.{n} = f32[64,64]{{1,0}} broadcast(%red.{n}), dimensions={{0}}{md('Sum')}")
+        entry.append(f"  %out.{n} = f32[64,64]{{1,0}} add(%fusion.{n}, %rb.{n}){md('AddN')}")
+        entry.append(f"  %cp.{n} = f32[64,64]{{1,0}} copy(%out.{n})")
+        prev = f"cp.{n}"
+    entry += [f"  ROOT %result_{v} = f32[64,64]{{1,0}} copy(%{prev})", "}"]
+    return "\n".join(out + entry) + "\n"

@@ -11,7 +11,7 @@ import hloviz
 from hloviz.analysis.diff import ChangeKind, Status, diff_modules
 
 from .conftest import CONFORMANCE
-from .diffkit import change_constant, change_opcode, edited, insert_after, renamed_copy
+from .diffkit import change_constant, change_opcode, edited, insert_after, layered_module, renamed_copy
 
 MANIFEST = json.loads((CONFORMANCE / "MANIFEST.json").read_text()) if CONFORMANCE.exists() else []
 ACCEPTED = [e["file"] for e in MANIFEST if e["xla_parses"]]
@@ -176,3 +176,26 @@ def test_results_are_deterministic():
                 for x in d.instructions]
 
     assert key(diff_modules(a, b)) == key(diff_modules(a, b))
+
+
+@pytest.mark.slow
+def test_a_large_module_matches_exactly_the_known_differences():
+    layers = 1000  # 16k instructions per side; benchmarks/ measures the 300k case
+    a = hloviz.parse(layered_module(layers, 0))
+    b = hloviz.parse(layered_module(layers, 1))
+    d = diff_modules(a, b)
+    changed_constants = sum(1 for k in range(layers) if k % 20 == 7)
+    negates = sum(1 for k in range(layers) if k % 50 == 13)
+    got = Counter((x.status, x.opcode, tuple(sorted(c.kind.value for c in x.changes)))
+                  for x in d.instructions if x.status is not Status.UNCHANGED)
+    assert got == Counter({
+        (Status.CHANGED, "constant", ("constant",)): changed_constants,
+        (Status.CHANGED, "fusion", ("calls",)): changed_constants,
+        (Status.ADDED, "negate", ()): negates,
+        (Status.CHANGED, "fusion", ("operands",)): negates,
+    })
+    assert (d.summary.kernels.before, d.summary.kernels.after) == (6 * layers + 1, 6 * layers + 1 + negates)
+    # Every block's dot pairs with the dot of the same layer.
+    for x in d.instructions:
+        if x.opcode == "dot":
+            assert x.before.name.split("_", 1)[1] == x.after.name.split("_", 1)[1]
