@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args
     try:
         rc = app(args=args, prog_name="hloviz", standalone_mode=False)
+        if rc == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into an exit code before we see it
+            fail(KeyboardInterrupt())
         if isinstance(rc, int) and rc:
             raise SystemExit(rc)
     except HlovizError as err:
