@@ -9,6 +9,8 @@ really does, and these tests pin down:
   fusion with one add of the constant ``1000``; ``add`` … ``add_998`` are folded into it.
 * ``constant_arithmetic``: TensorFlow's bridge (not XLA) folds ``a*b + sin(a)`` before XLA sees
   it; the pre-optimization HLO already holds the literal, and the only kernel copies it out.
+  ``constant_arithmetic_xla`` (16 MiB fills, past TF's folding limit) is folded by XLA into one
+  scalar, ``3.99749494``, that a single kernel broadcasts.
 * ``matmul_chain``: the matmul stays a ``dot``; ``+ sin`` and ``relu`` fuse into one kLoop
   fusion; the sum is a fusion of its own. Without ``jit_compile``, TF 2.21's
   ``experimental_get_compiler_ir`` refuses the function, so hloviz compiles it with
@@ -119,6 +121,19 @@ def test_constant_arithmetic_is_folded_by_tensorflow_into_one_literal(samples):
     assert {m.op_name: m.status for m in full.mapping.ops} == {
         "Const": "folded", "Const_1": "folded", "mul": "folded", "Sin": "folded", "add": "folded",
         "Identity": "eliminated"}
+
+
+def test_constant_arithmetic_too_big_for_tensorflow_is_folded_by_xla(samples):
+    s = samples.get("constant_folding.py", "constant_arithmetic_xla")
+    a = s.analysis
+    [k] = a.kernels.kernels
+    assert k.histogram == {"broadcast": 1} and k.bytes_written == 2048 * 2048 * 4 and k.flops == 0
+    [f] = a.folding.folded
+    [const] = [i for i in s.capture.post_module().instructions() if i.opcode == "constant"]
+    assert f.by == "xla" and f.constant == const.name and f.value == const.literal == "3.99749494"
+    assert float(f.value) == pytest.approx(1.5 * 2 + 0.9974949866, rel=1e-6)
+    assert f.from_ops == ("Fill_1", "mul", "Sin", "add") and f.into == ("Fill",)
+    assert a.verdict == "5 ops → 1 kernel (kLoop fusion: broadcast); 4 ops folded into 1 constant (3.99749494) by XLA"
 
 
 @pytest.mark.parametrize("fn", ["matmul_chain", "matmul_chain_no_jit"])
