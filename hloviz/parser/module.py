@@ -61,6 +61,26 @@ _FAST = re.compile(
 )
 
 
+def _infer_shapes(pending: list[Instruction]) -> None:
+    """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
+    done: set[int] = set()
+    for first in pending:
+        stack = [(first, False)]
+        while stack:
+            inst, ready = stack.pop()
+            if id(inst) in done:
+                continue
+            if ready:
+                done.add(id(inst))
+                if inst.shape is INFERRED:
+                    inst.shape = infer_shape(inst)
+                continue
+            stack.append((inst, True))
+            for op in inst.operands:
+                if isinstance(op, Instruction) and op.shape is INFERRED and id(op) not in done:
+                    stack.append((op, False))
+
+
 class _Incomplete(Exception):
     """The statement continues on the next line."""
 
@@ -381,9 +401,7 @@ class ModuleParser:
                                                f"computation '{computation.name}'")
                     out.append(pred)
                 inst.control_predecessors = out
-        for inst in deferred:
-            if inst.shape is INFERRED:
-                inst.shape = infer_shape(inst)
+        _infer_shapes([inst for inst in deferred if inst.shape is INFERRED])
         if computation.root is None:
             if not computation.instructions:
                 raise self.error(f"computation '{computation.name}' has no instructions", start, 0)
