@@ -1,0 +1,41 @@
+"""Pictures of HLO modules: DOT text (pure), Graphviz (a thin, timed-out layer), HTML.
+
+The layers, each usable on its own:
+
+- :func:`draw_module` (``views``) — a module → a :class:`View`: which instructions become which
+  nodes, clusters and edges, by the drawing rules familiar from XLA's graph dumps, within a
+  node budget. Callers colour and annotate instructions with :class:`Mark`.
+- :class:`Scene` (``scene``) — nodes with label rows, edges, nested clusters; no HLO in it.
+- :func:`to_dot`, :func:`columns_to_dot` (``dot``) — scenes → DOT text, several scenes side by
+  side in titled columns. Identifiers are generated; user text is escaped in ``quoting``.
+- :func:`run_dot` (``graphviz_run``) — DOT → SVG/PNG under a timeout; normalised SVG.
+- :func:`module_picture`, :func:`pair_picture` (``pictures``) — all of it in one call, with
+  the coarser retry after a timeout; :class:`Picture` shows itself in Jupyter.
+- ``html`` / ``report`` — the self-contained report of ``hloviz show``; ``files`` — atomic writes.
+
+Drawing a module with your own colours (what the diff picture does)::
+
+    from hloviz.render import Mark, columns_to_dot, draw_module, run_dot
+
+    old = draw_module(old_module, marks={"add.3": Mark(fill="#f28482", note="removed")})
+    new = draw_module(new_module, marks={"add.7": Mark(fill="#90be6d", note="added")})
+    svg = run_dot(columns_to_dot([("before", old.scene), ("after", new.scene)]), "svg")
+
+``View.node_of`` maps instruction names to node keys if you want to add edges or clusters to a
+scene before turning it into DOT.
+"""
+
+from __future__ import annotations
+
+from .dot import columns_to_dot, to_dot
+from .files import write_atomic
+from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
+from .pictures import Picture, format_for, module_picture, pair_picture
+from .scene import Cluster, Edge, Node, Row, Scene
+from .views import Mark, View, ViewOptions, draw_module
+
+__all__ = [
+    "Cluster", "DEFAULT_TIMEOUT", "Edge", "GraphvizTimeout", "Mark", "Node", "Picture", "Row", "Scene", "View",
+    "ViewOptions", "columns_to_dot", "draw_module", "find_dot", "format_for", "module_picture", "normalize_svg",
+    "pair_picture", "run_dot", "to_dot", "write_atomic",
+]

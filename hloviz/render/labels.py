@@ -1,0 +1,137 @@
+"""What a node says: the label rows and tooltip of an instruction, a constant, a group.
+
+Kept apart from :mod:`hloviz.render.views` so the wording is in one place: header (opcode and
+the attribute that tells instructions of that opcode apart), name, shape, then the small
+constants written into the label, then the caller's notes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ..ir import Computation, Instruction
+from .quoting import shorten
+from .scene import Row
+
+#: Attributes worth a word in the header, by opcode.
+_HEADER_ATTRIBUTE = {
+    "compare": "direction",
+    "custom-call": "custom_call_target",
+    "fusion": "kind",
+}
+
+_SPACES = re.compile(r"\s+")
+
+
+def literal_text(inst: Instruction, limit: int = 40) -> str:
+    """A constant's value as XLA printed it, on one line and at most ``limit`` characters."""
+    raw = inst.literal if inst.literal is not None else "?"
+    return shorten(_SPACES.sub(" ", raw.strip()), limit)
+
+
+def header(inst: Instruction) -> str:
+    """``add``, ``parameter 0``, ``compare LT``, ``custom-call __cublas$gemm``, ``reduce (add)``."""
+    op = inst.opcode
+    if op == "parameter":
+        return f"parameter {inst.parameter_number if inst.parameter_number is not None else '?'}"
+    attr = _HEADER_ATTRIBUTE.get(op)
+    if attr and attr in inst.attributes:
+        return f"{op} {shorten(inst.attributes[attr].strip().strip(chr(34)), 40)}"
+    applied = inst.calls_by_attribute.get("to_apply")
+    if applied and applied[0].root is not None and op != "call":
+        return f"{op} ({applied[0].root.opcode})"
+    return op
+
+
+def shape_text(inst: Instruction, limit: int = 48) -> str:
+    return shorten(inst.shape.to_text(layout=False), limit)
+
+
+def instruction_rows(inst: Instruction, *, root: bool = False) -> list[Row]:
+    """Header, name and shape of one instruction; a constant also shows its value."""
+    head = header(inst)
+    rows = [Row(("ROOT " if root else "") + head, bold=True), Row(shorten(inst.name, 48))]
+    if inst.opcode == "constant":
+        rows.append(Row("= " + literal_text(inst), small=True))
+    rows.append(Row(shape_text(inst), small=True))
+    return rows
+
+
+def inline_text(operand_index: int, const: Instruction, via: Instruction | None, *, named: bool) -> str:
+    """The row a small constant becomes in its user's label: ``operand 1 = 1000``."""
+    text = f"operand {operand_index} = {literal_text(const, 24)}"
+    if via is not None:
+        text += f" ({via.opcode})"
+    if named:
+        text += f" · {shorten(const.name, 32)}"
+    return text
+
+
+def tooltip(inst: Instruction) -> str:
+    """``name = shape opcode`` with where it came from (op_name, source line)."""
+    parts = [f"{inst.name} = {inst.shape.to_text(layout=False)} {inst.opcode}"]
+    md = inst.metadata
+    if md.op_name:
+        parts.append(f"op_name: {md.op_name}")
+    if md.source_file:
+        parts.append(f"source: {short_path(md.source_file)}:{md.source_line}")
+    return shorten(" · ".join(parts), 300)
+
+
+def short_path(path: str) -> str:
+    """A source path without the machine-specific part before ``site-packages/`` (TF's own files)."""
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
+
+
+def histogram_text(opcodes: Iterable[str], top: int = 3) -> str:
+    """``add ×1000, broadcast ×1`` — the most frequent opcodes of a group."""
+    counts: dict[str, int] = {}
+    for op in opcodes:
+        counts[op] = counts.get(op, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{op} ×{n}" for op, n in ranked[:top])
+    if len(ranked) > top:
+        text += f", +{len(ranked) - top} more kinds"
+    return text
+
+
+def _inner_work(computations: Iterable[Computation]) -> list[str]:
+    """Opcodes of the non-parameter instructions of ``computations`` and what they call."""
+    out: list[str] = []
+    stack = list(computations)
+    seen: set[str] = set()
+    while stack:
+        comp = stack.pop()
+        if comp.name in seen:
+            continue
+        seen.add(comp.name)
+        for i in comp.instructions:
+            if i.opcode == "fusion":
+                stack.extend(i.called_computations)
+            elif i.opcode != "parameter":
+                out.append(i.opcode)
+    return out
+
+
+def fusion_rows(fusion: Instruction, *, root: bool = False) -> list[Row]:
+    """A fusion drawn as one node: kind, name, how many ops of which kinds, shape."""
+    work = _inner_work(fusion.calls_by_attribute.get("calls", fusion.called_computations))
+    return [Row(("ROOT " if root else "") + f"fusion {fusion.fusion_kind or ''}".rstrip(), bold=True),
+            Row(shorten(fusion.name, 48)), Row(f"{len(work)} ops: {histogram_text(work)}", small=True),
+            Row(shape_text(fusion), small=True)]
+
+
+def body_rows(caller: Instruction, computations: Iterable[Computation]) -> list[Row]:
+    """One row per body folded into its caller's node: ``body: %while_body (1200 instructions)``."""
+    rows = []
+    for attr, called in caller.calls_by_attribute.items():
+        for c in called:
+            if c in computations:
+                n = len(c.instructions)
+                rows.append(Row(f"{attr}: {shorten(c.name, 32)} ({n} instruction{'s' if n != 1 else ''})",
+                                small=True))
+    return rows

@@ -1,0 +1,195 @@
+"""The working state between a module and its scene: places, units and their edges.
+
+* A :class:`Place` is a drawn computation: top level, a fusion cluster or a body cluster.
+* Each drawn instruction has a *kind*: its own node (``NODE``), written into its users' labels
+  (``INLINE``), or elided plumbing whose value comes from elsewhere (``GTE``, ``FPARAM``,
+  ``FUSION`` — the fusion is its cluster —, ``PLUMB``). :meth:`ViewGraph.resolve` follows
+  elided instructions to the node that really produces a value.
+* A :class:`Unit` is one future node: one instruction, a chain, or a group collapsed to meet the
+  budget. Collapsing merges units; :meth:`ViewGraph.find` follows merges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..ir import Computation, HloModule, Instruction
+from .scene import Row
+
+NODE, INLINE, GTE, FPARAM, FUSION, PLUMB = range(6)
+#: Kinds that are not nodes of their own.
+ELIDED = frozenset({INLINE, GTE, FPARAM, FUSION, PLUMB})
+
+
+@dataclass(eq=False)
+class Place:
+    """Where a computation is drawn: ``parent`` None is top level; ``owner`` calls it."""
+
+    key: str
+    computation: Computation
+    parent: "Place | None"
+    owner: Instruction | None
+    role: str  # "" top level, "fusion", "body", "condition", "branch 0", "calls" …
+    order: int = 0
+
+
+class Unit:
+    """One node to be: ``members`` (representative first), in place ``scope`` at ``pos``.
+
+    ``kind`` is ``inst``, ``chain``, ``fusion``, ``repeat`` or ``segment``. ``inline`` lists
+    ``(user, operand index, inlined instruction)`` for constants written into the label.
+    (A slotted class, not a dataclass: big modules make hundreds of thousands of these.)
+    """
+
+    __slots__ = ("index", "kind", "scope", "pos", "members", "alive", "root", "chain", "rows", "extra_rows",
+                 "inline", "hidden_operands", "hidden_users")
+
+    def __init__(self, index: int, kind: str, scope: str | None, pos: tuple[int, int],
+                 members: list[Instruction]) -> None:
+        self.index = index
+        self.kind = kind
+        self.scope = scope
+        self.pos = pos
+        self.members = members
+        self.alive = True
+        self.root = False
+        self.chain: Any = None
+        self.rows: list[Row] | None = None
+        self.extra_rows: list[Row] = []
+        self.inline: list[tuple[Instruction, int, Instruction]] = []
+        self.hidden_operands = 0
+        self.hidden_users = 0
+
+
+class ViewGraph:
+    """Everything :mod:`hloviz.render.views` and :mod:`hloviz.render.collapse` share."""
+
+    def __init__(self, module: HloModule, marks: Mapping[str, Any]) -> None:
+        self.module = module
+        self.marks = marks
+        self.places: dict[str, Place] = {}
+        self.place_by_key: dict[str, Place] = {}
+        self.computations: list[Computation] = []
+        self.kind: dict[int, int] = {}
+        self.users: dict[str, dict[Instruction, list[Instruction]]] = {}
+        self.units: list[Unit] = []
+        self.unit_of: dict[int, int] = {}
+        #: (source unit, user unit, label, user instruction, operand index)
+        self.edges: list[tuple[int, int, str, Instruction, int]] = []
+        #: (caller unit, body unit, role, body place key)
+        self.body_edges: list[tuple[int, int, str, str]] = []
+        self.notes: list[str] = []
+        self.levels: list[str] = []
+        self.focus: Instruction | None = None
+        self.root_places: set[str] = set()
+        self.collapsed_places: set[str] = set()
+        self._redirect: dict[int, int] = {}
+        self._positions: dict[int, int] = {}
+
+    def add_place(self, place: Place) -> Place:
+        place.order = len(self.computations)
+        self.places[place.computation.name] = place
+        self.place_by_key[place.key] = place
+        self.computations.append(place.computation)
+        return place
+
+    def position(self, inst: Instruction) -> int:
+        """Index of ``inst`` in its computation's text order (computed once per computation)."""
+        pos = self._positions.get(id(inst))
+        if pos is None and inst.parent is not None:
+            for i, other in enumerate(inst.parent.instructions):
+                self._positions[id(other)] = i
+            pos = self._positions.get(id(inst))
+        return pos or 0
+
+    def place_of(self, inst: Instruction) -> Place | None:
+        return self.places.get(inst.parent.name) if inst.parent is not None else None
+
+    def new_unit(self, kind: str, place: Place | None, pos: int, members: list[Instruction]) -> Unit:
+        if place is None:
+            unit = Unit(len(self.units), kind, None, (0, pos), members)
+        else:
+            unit = Unit(len(self.units), kind, place.key if place.parent is not None else None, (place.order, pos),
+                        members)
+        self.units.append(unit)
+        return unit
+
+    def merge(self, units: list[Unit], into: Unit) -> None:
+        """Units ``units`` are drawn as ``into`` from now on."""
+        for u in units:
+            if u is into:
+                continue
+            u.alive = False
+            self._redirect[u.index] = into.index
+
+    def find(self, index: int) -> int:
+        """The unit that now draws unit ``index`` (after merges)."""
+        path = []
+        while index in self._redirect:
+            path.append(index)
+            index = self._redirect[index]
+        for p in path:
+            self._redirect[p] = index
+        return index
+
+    def alive_count(self) -> int:
+        return sum(1 for u in self.units if u.alive)
+
+    def resolve(self, inst: Instruction) -> tuple[Instruction | None, str]:
+        """The drawn instruction whose value ``inst`` is, and a ``[k]`` label for tuple parts.
+
+        Returns ``(None, "")`` for inlined constants and for instructions outside the drawing.
+        """
+        label = ""
+        kind = self.kind
+        for _ in range(256):  # guards malformed modules; real chains are a few steps
+            k = kind.get(id(inst))
+            if k == NODE:
+                return inst, label
+            if k == FPARAM:
+                nxt = self._param_source(inst)
+            elif k == FUSION:
+                nxt = _fused_root(inst)
+            elif k == GTE:
+                index = _tuple_index(inst)
+                src = inst.operands[0]
+                for _ in range(64):
+                    sk = kind.get(id(src))
+                    if sk == FUSION:
+                        src = _fused_root(src)
+                    elif sk == FPARAM:
+                        src = self._param_source(src)
+                    else:
+                        break
+                    if src is None:
+                        break
+                if src is not None and src.opcode == "tuple" and 0 <= index < len(src.operands):
+                    nxt = src.operands[index]
+                else:
+                    label = f"[{index}]" + label
+                    nxt = src
+            else:
+                return None, ""
+            if nxt is None:
+                return None, ""
+            inst = nxt
+        return None, ""
+
+    def _param_source(self, param: Instruction) -> Instruction | None:
+        place = self.place_of(param)
+        owner = place.owner if place is not None else None
+        n = param.parameter_number
+        if owner is None or n is None or not 0 <= n < len(owner.operands):
+            return None
+        return owner.operands[n]
+
+
+def _fused_root(fusion: Instruction) -> Instruction | None:
+    called = fusion.calls_by_attribute.get("calls", fusion.called_computations)
+    return called[0].root if called else None
+
+
+def _tuple_index(inst: Instruction) -> int:
+    raw = inst.attributes.get("index", "0").strip()
+    return int(raw) if raw.lstrip("-").isdigit() else -1

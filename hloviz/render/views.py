@@ -1,0 +1,533 @@
+"""A module → a :class:`~hloviz.render.scene.Scene`: which instructions become which nodes.
+
+The drawing rules, familiar from XLA's own graph dumps:
+
+* each fusion is a grey cluster labelled with its name, kind and op count; its fused
+  parameters are not drawn — the arrow comes straight from the fusion's operand;
+* constants of at most 8 elements are written into their users' labels (``operand 1 = 1000``),
+  and so is a ``broadcast`` of one inside a fusion or before optimization;
+* ``get-tuple-element`` of a ``tuple`` is an arrow from the tuple's operand; other
+  ``get-tuple-element`` are arrows labelled ``[k]``; a tuple read only that way is not drawn;
+* while/conditional/call bodies are clusters, linked to their caller by a dashed arrow;
+  ``to_apply`` reducers are named in the caller's header (``reduce (add)``);
+* parameters are orange, the root says ``ROOT``; operand indices label arrows into ops whose
+  operand order matters;
+* chains of one elementwise op become one node (:mod:`hloviz.render.chains`);
+* above the node budget, :mod:`hloviz.render.collapse` collapses fusions, bodies, repeated
+  structure and finally runs of instructions, and says so in the picture's notes.
+
+:func:`draw_module` is the entry point. Callers colour and annotate instructions through
+:class:`Mark` (kernel numbers, "folded → …" notes, diff colours).
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..ir import Computation, HloModule, Instruction
+from ..opcodes import category
+from . import collapse, labels
+from .chains import find_chains
+from .focus import focus_set
+from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
+from .scene import Cluster, Edge, Node, Row, Scene
+from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, category_style, tint
+
+__all__ = ["Mark", "View", "ViewOptions", "draw_module"]
+
+#: Opcodes whose called computations are drawn as bodies (fusions are clusters of their own).
+BODY_CALLERS = frozenset({"while", "conditional", "call", "async-start"})
+#: Ops whose operand order does not matter: their arrows carry no operand index.
+COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How a caller wants one instruction drawn (all optional).
+
+    ``fill``/``border``/``font`` override the category colours; ``badge`` is a short tag (a
+    kernel number) on ``badge_fill``; ``note`` adds a label row ("folded → constant.9 = 10");
+    ``highlight`` draws a thick border (or a highlighted row, for a constant written into its
+    user's label); ``dashed`` a dashed border. Chains only join instructions with equal marks.
+    """
+
+    fill: str | None = None
+    border: str | None = None
+    font: str | None = None
+    badge: str | None = None
+    badge_fill: str = "#ffffff"
+    note: str | None = None
+    highlight: bool = False
+    dashed: bool = False
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """What to draw. ``budget`` is the most nodes a picture gets before collapsing starts.
+
+    ``computation`` draws one computation (and what it calls) instead of the entry; ``focus``
+    draws the instructions within ``radius`` steps of one instruction; ``coarse`` collapses every
+    fusion and body first (used when Graphviz timed out on the full view).
+    """
+
+    computation: str | None = None
+    focus: str | None = None
+    radius: int = 2
+    expand_chains: bool = False
+    min_chain: int = 3
+    budget: int = 300
+    inline_elements: int = 8
+    coarse: bool = False
+
+
+@dataclass
+class View:
+    """A drawn module: the ``scene``, its ``notes``, and which node each instruction went into.
+
+    ``node_of`` maps instruction names to scene node keys (instructions inside a collapsed
+    group map to the group's node; inlined constants and elided plumbing are absent).
+    """
+
+    scene: Scene
+    notes: list[str]
+    node_of: dict[str, str] = field(default_factory=dict)
+    instructions: int = 0
+    levels: tuple[str, ...] = ()
+
+    @property
+    def nodes(self) -> int:
+        return len(self.scene.nodes)
+
+
+def draw_module(module: HloModule, *, marks: Mapping[str, Mark] | None = None,
+                options: ViewOptions = ViewOptions(), title: str | None = None) -> View:
+    """Decide what to draw of ``module`` and build its scene (pure; no Graphviz)."""
+    # Building allocates many small objects next to a big module; Python's cyclic GC would walk
+    # the whole module again and again meanwhile. Nothing built here is cyclic garbage.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _draw(module, marks, options, title)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None) -> View:
+    g = _build_graph(module, marks or {}, options)
+    notes = list(g.notes)
+    levels = g.levels + collapse.fit(g, options.budget, coarse=options.coarse, notes=notes)
+    scene = _scene(g, title if title is not None else _default_title(module, options), notes)
+    node_of = {}
+    for u in g.units:
+        if u.alive:
+            key = f"u{u.index}"
+            for m in u.members:
+                node_of[m.name] = key
+                if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in g.kind:
+                    for inner in _called_instructions(g, m):
+                        node_of.setdefault(inner.name, key)
+    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels))
+
+
+_DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
+
+
+def _called_instructions(g: ViewGraph, inst: Instruction) -> list[Instruction]:
+    """Instructions inside the computations ``inst`` calls that the picture does not draw."""
+    out: list[Instruction] = []
+    stack = [c for c in inst.called_computations if c.name not in g.places]
+    seen: set[str] = set()
+    while stack:
+        comp = stack.pop()
+        if comp.name in seen:
+            continue
+        seen.add(comp.name)
+        out.extend(comp.instructions)
+        stack.extend(c for i in comp.instructions for c in i.called_computations if c.name not in g.places)
+    return out
+
+
+def _default_title(module: HloModule, options: ViewOptions) -> str:
+    return f"{module.name} · {options.computation}" if options.computation else module.name
+
+
+# --- building the graph of units ---------------------------------------------------------
+
+
+def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions) -> ViewGraph:
+    roots = [_root_computation(module, options.computation)]
+    if not options.focus:
+        # Cheap first look: the top level alone, every fusion and body as one node. If even that
+        # is over budget, collapse.fit would collapse every fusion and body anyway, so this is
+        # the answer, found without touching the (usually far larger) fused computations.
+        g = _graph(module, marks, options, roots, nested=False)
+        if g.alive_count() > options.budget or options.coarse:
+            fusions = sum(1 for i in roots[0].instructions if i.opcode == "fusion")
+            bodies = sum(len(i.called_computations) for i in roots[0].instructions if i.opcode in BODY_CALLERS)
+            if fusions:
+                g.notes.append(f"{fusions} of {fusions} fusions drawn as single nodes to stay within "
+                               f"{options.budget} nodes")
+                g.levels.append("fusions")
+            if bodies:
+                g.notes.append(f"{bodies} while/conditional/call bodies folded into their callers' nodes")
+                g.levels.append("bodies")
+            return g
+    return _graph(module, marks, options, roots, nested=True)
+
+
+def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],
+           *, nested: bool) -> ViewGraph:
+    g = ViewGraph(module, marks)
+    _place(g, roots, nested=nested)
+    for place in list(g.places.values()):
+        _classify(g, place, options)
+    _fix_roots(g)
+    target = None
+    if options.focus:
+        target, visible, note = focus_set(g, options.focus, options.radius)
+        g.notes.append(note)
+        g.focus = target
+    else:
+        visible = None
+    _make_units(g, options, target)
+    _make_edges(g)
+    if visible is not None:
+        _hide(g, visible)
+    return g
+
+
+def _root_computation(module: HloModule, name: str | None) -> Computation:
+    from ..errors import InputError
+
+    if name is None:
+        if module.entry is None:
+            raise InputError(f"module {module.name} has no entry computation to draw")
+        return module.entry
+    comp = module.get_computation(name)
+    if comp is None:
+        import difflib
+
+        close = difflib.get_close_matches(name.lstrip("%"), [c.name for c in module.computations], n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else "hloviz stats lists the module's computations"
+        raise InputError(f"module {module.name} has no computation named {name!r}", hint=hint)
+    return comp
+
+
+def _place(g: ViewGraph, roots: list[Computation], *, nested: bool = True) -> None:
+    """Give every drawn computation a place: top level, a fusion cluster, or a body cluster
+    (``nested=False``: the roots only; their fusions and bodies are then single nodes)."""
+    stack: list[tuple[Computation, Place | None, Instruction | None, str]] = [(c, None, None, "") for c in reversed(roots)]
+    while stack:
+        comp, parent, owner, role = stack.pop()
+        if comp.name in g.places:
+            continue
+        place = g.add_place(Place(key=f"c{len(g.places)}", computation=comp, parent=parent, owner=owner, role=role))
+        inner = []
+        for inst in comp.instructions if nested else ():
+            if inst.opcode == "fusion":
+                for c in inst.calls_by_attribute.get("calls", inst.called_computations):
+                    inner.append((c, place, inst, "fusion"))
+            elif inst.opcode in BODY_CALLERS:
+                for attr, called in inst.calls_by_attribute.items():
+                    for i, c in enumerate(called):
+                        inner.append((c, place, inst, _role(inst.opcode, attr, i, len(called))))
+        stack.extend(reversed(inner))
+
+
+def _role(opcode: str, attr: str, index: int, count: int) -> str:
+    if opcode == "while":
+        return "condition" if attr == "condition" else "body"
+    if opcode == "conditional":
+        return {"true_computation": "true branch", "false_computation": "false branch"}.get(attr, f"branch {index}")
+    return "calls" if count == 1 else f"calls {index}"
+
+
+def _small_constant(inst: Instruction, limit: int) -> bool:
+    return (inst.opcode == "constant" and inst.shape.is_array and inst.shape.element_count <= limit
+            and not inst.is_elided_constant)
+
+
+def _classify(g: ViewGraph, place: Place, options: ViewOptions) -> None:
+    comp = place.computation
+    users = comp.users()
+    g.users[comp.name] = users
+    in_fusion = place.role == "fusion"
+    may_inline_broadcast = in_fusion or not g.module.is_scheduled
+    kind = g.kind
+    for inst in comp.instructions:
+        root = inst is comp.root
+        used = bool(users.get(inst))
+        op = inst.opcode
+        k = NODE
+        if used and not root and _small_constant(inst, options.inline_elements):
+            k = INLINE
+        elif (used and not root and op == "broadcast" and may_inline_broadcast and len(inst.operands) == 1
+              and kind.get(id(inst.operands[0])) == INLINE and inst.operands[0].shape.element_count == 1):
+            k = INLINE
+        elif op == "get-tuple-element" and inst.operands and (used or (root and inst.operands[0].opcode == "tuple")):
+            k = GTE
+        elif op == "parameter" and in_fusion and used and not root and place.owner is not None:
+            k = FPARAM
+        elif op == "fusion" and any(g.places.get(c.name) is not None and g.places[c.name].owner is inst
+                                    for c in inst.called_computations):
+            k = FUSION
+        kind[id(inst)] = k
+    for inst in comp.instructions:  # tuples read only through get-tuple-element are plumbing
+        if inst.opcode == "tuple" and inst is not comp.root and users.get(inst) and all(
+                kind.get(id(u)) == GTE for u in users[inst]):
+            kind[id(inst)] = PLUMB
+
+
+def _fix_roots(g: ViewGraph) -> None:
+    """A root ``get-tuple-element`` that leads nowhere drawn stays a node of its own."""
+    for comp in g.computations:
+        root = comp.root
+        if root is not None and g.kind.get(id(root)) == GTE and g.resolve(root)[0] is None:
+            g.kind[id(root)] = NODE
+
+
+def _make_units(g: ViewGraph, options: ViewOptions, target: Instruction | None) -> None:
+    kind = g.kind
+    for comp in g.computations:
+        place = g.places[comp.name]
+        nodes = [i for i in comp.instructions if kind.get(id(i)) == NODE]
+        chained: dict[int, object] = {}
+        if not options.expand_chains:
+            marks = g.marks
+            for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
+                                     lambda i: marks.get(i.name), min_length=options.min_chain,
+                                     keep=lambda i: i is target):
+                for m in chain.members + chain.absorbed:
+                    chained[id(m)] = chain
+        made: dict[int, Unit] = {}
+        for pos, inst in enumerate(comp.instructions):
+            if kind.get(id(inst)) != NODE:
+                continue
+            chain = chained.get(id(inst))
+            if chain is not None:
+                unit = made.get(id(chain))
+                if unit is None:
+                    unit = made[id(chain)] = g.new_unit("chain", place, pos, chain.members + chain.absorbed)
+                    unit.chain = chain
+                g.unit_of[id(inst)] = unit.index
+            else:
+                g.unit_of[id(inst)] = g.new_unit("inst", place, pos, [inst]).index
+
+
+def _make_edges(g: ViewGraph) -> None:
+    kind = g.kind
+    unit_of = g.unit_of
+    edges = g.edges
+    for comp in g.computations:
+        place = g.places[comp.name]
+        for inst in comp.instructions:
+            if kind.get(id(inst)) != NODE:
+                continue
+            dst = g.unit_of[id(inst)]
+            unit = g.units[dst]
+            for k, op in enumerate(inst.operands):
+                ok = kind.get(id(op))
+                if ok == NODE:  # the common case, without a call
+                    src_inst, label = op, ""
+                elif ok == INLINE:
+                    unit.inline.append((inst, k, op))
+                    continue
+                else:
+                    src_inst, label = g.resolve(op)
+                    if src_inst is None:
+                        continue
+                src = unit_of.get(id(src_inst))
+                if src is None or src == dst:
+                    continue
+                edges.append((src, dst, label, inst, k))
+        if place.owner is not None and place.role != "fusion" and comp.root is not None:
+            owner_unit = g.unit_of.get(id(place.owner))
+            src_inst, _ = g.resolve(comp.root)
+            body_unit = g.unit_of.get(id(src_inst)) if src_inst is not None else None
+            if owner_unit is not None and body_unit is not None:
+                g.body_edges.append((owner_unit, body_unit, place.role, place.key))
+    for comp in g.computations:
+        root = comp.root
+        if root is not None and g.places[comp.name].parent is None:
+            src_inst, _ = g.resolve(root)
+            if src_inst is not None and id(src_inst) in g.unit_of:
+                g.units[g.unit_of[id(src_inst)]].root = True
+            if kind.get(id(root)) == FUSION:
+                g.root_places.add(g.places[root.called_computations[0].name].key)
+
+
+def _hide(g: ViewGraph, visible: set[int]) -> None:
+    """Keep only units holding a visible instruction; count what each shown unit lost."""
+    keep = set()
+    for u in g.units:
+        if any(id(m) in visible for m in u.members):
+            keep.add(u.index)
+        else:
+            u.alive = False
+    for src, dst, *_ in g.edges:
+        if src in keep and dst not in keep:
+            g.units[src].hidden_users += 1
+        elif dst in keep and src not in keep:
+            g.units[dst].hidden_operands += 1
+
+
+# --- the scene ---------------------------------------------------------------------------------
+
+
+def _scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:
+    scene = Scene(title=[Row(title, bold=True)] if title else [], notes=list(notes))
+    clusters: dict[str, Cluster] = {}
+    live_places = {g.units[i].scope for i in range(len(g.units)) if g.units[i].alive}
+    needed = set()
+    for key in live_places:
+        p = g.place_by_key.get(key) if key else None
+        while p is not None and p.key not in needed:
+            needed.add(p.key)
+            p = p.parent
+    for place in g.places.values():
+        if place.key not in needed or place.parent is None or place.key in g.collapsed_places:
+            continue
+        cluster = _cluster(g, place)
+        clusters[place.key] = cluster
+        parent = clusters.get(place.parent.key) if place.parent is not None else None
+        (parent.clusters if parent is not None else scene.clusters).append(cluster)
+    for u in g.units:
+        if not u.alive:
+            continue
+        scene.add_node(f"u{u.index}", _node(g, u), clusters.get(u.scope) if u.scope else None)
+    _scene_edges(g, scene, clusters)
+    return scene
+
+
+def _cluster(g: ViewGraph, place: Place) -> Cluster:
+    owner = place.owner
+    mark = g.marks.get(owner.name) if owner is not None else None
+    if place.role == "fusion" and owner is not None:
+        ops = sum(1 for i in place.computation.instructions if i.opcode != "parameter")
+        rows = [Row(f"fusion {owner.fusion_kind or ''}".rstrip(), bold=True), Row(owner.name),
+                Row(f"{ops} ops · {labels.shape_text(owner)}", small=True)]
+        fill, border = FUSION_CLUSTER.fill, FUSION_CLUSTER.border
+    else:
+        rows = [Row(f"{place.role} of {owner.name if owner else '?'}", bold=True),
+                Row(place.computation.name, small=True)]
+        fill, border = BODY_CLUSTER.fill, BODY_CLUSTER.border
+    cluster = Cluster(key=place.key, rows=rows, fill=fill, border=border, dashed=place.role != "fusion")
+    if mark is not None:
+        cluster.fill = tint(mark.fill, 0.55) if mark.fill else fill
+        cluster.border = mark.border or border
+        cluster.badge, cluster.badge_fill = mark.badge, mark.badge_fill
+        if mark.note:
+            rows.append(Row(mark.note, small=True, italic=True))
+        if mark.highlight:
+            cluster.penwidth = 2.5
+    return cluster
+
+
+def _node(g: ViewGraph, u: Unit) -> Node:
+    rep = u.members[0]
+    rows = list(u.rows) if u.rows is not None else _unit_rows(g, u)
+    rows.extend(u.extra_rows)
+    cat = "fusion" if u.kind == "fusion" else category(rep.opcode)
+    style = COLLAPSED if u.kind in ("repeat", "segment") else category_style(cat)
+    node = Node(rows=rows, fill=style.fill, border=style.border, font=style.font, tooltip=labels.tooltip(rep),
+                rounded=u.kind in ("chain", "fusion", "repeat", "segment"))
+    marks = [g.marks.get(m.name) for m in (u.members if u.kind in ("repeat", "segment") else u.members[:1])]
+    distinct = {m for m in marks if m is not None}
+    if len(distinct) == 1 and (u.kind not in ("repeat", "segment") or None not in marks):
+        mark = next(iter(distinct))
+        if mark.fill:
+            node.fill, node.font = mark.fill, mark.font or "#000000"
+        node.border = mark.border or node.border
+        node.badge, node.badge_fill = mark.badge, mark.badge_fill
+        node.dashed = mark.dashed
+        if mark.highlight:
+            node.penwidth = 2.5
+        if mark.note:
+            rows.append(Row(mark.note, small=True, italic=True))
+    elif len(distinct) > 1:
+        badges = sorted({m.badge for m in distinct if m.badge}, key=_natural)
+        if badges:
+            rows.append(Row("kernels " + ", ".join(badges[:8]) + (" …" if len(badges) > 8 else ""), small=True))
+    if u.root:
+        node.penwidth = max(node.penwidth, 2.0)
+    if g.focus is not None and any(m is g.focus for m in u.members):
+        node.border, node.penwidth = FOCUS, 3.0
+    if u.hidden_operands or u.hidden_users:
+        parts = [f"{n} {w} not shown" for n, w in ((u.hidden_operands, "operands"), (u.hidden_users, "users")) if n]
+        rows.append(Row(" · ".join(parts), small=True, italic=True, color="#616161"))
+    return node
+
+
+def _natural(text: str) -> tuple[int, str]:
+    return (int(text), "") if text.isdigit() else (1 << 30, text)
+
+
+def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
+    rep = u.members[0]
+    if u.kind == "chain":
+        chain = u.chain
+        first, last = chain.members[0], chain.members[-1]
+        rows = [Row(("ROOT " if u.root else "") + f"{labels.header(first)} ×{len(chain.members)}", bold=True),
+                Row(f"{first.name} … {last.name}"), Row(labels.shape_text(first), small=True)]
+        if chain.absorbed:
+            rows.append(Row("+ " + labels.histogram_text(a.opcode for a in chain.absorbed) + " (one per op)",
+                            small=True))
+    elif rep.opcode == "fusion":
+        rows = labels.fusion_rows(rep, root=u.root)
+    else:
+        rows = labels.instruction_rows(rep, root=u.root)
+        if rep.opcode in BODY_CALLERS:
+            rows.extend(labels.body_rows(rep, [c for c in rep.called_computations if c.name not in g.places]))
+    rows.extend(_inline_rows(g, u))
+    return rows
+
+
+def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
+    """Rows for the small constants written into this unit's label, identical rows merged."""
+    merged: dict[tuple[str, bool], int] = {}
+    own = g.marks.get(u.members[0].name)
+    own_note = own.note if own is not None else None
+    for user, k, op in u.inline:
+        const, via = (op.operands[0], op) if op.opcode == "broadcast" else (op, None)
+        mark = g.marks.get(const.name) or (g.marks.get(via.name) if via is not None else None)
+        telling = mark is not None and (mark.highlight or (mark.note and mark.note != own_note))
+        text = labels.inline_text(k, const, via, named=bool(telling) and u.kind != "chain")
+        if telling and mark.note and mark.note != own_note:
+            text += f" · {mark.note}"
+        key = (text, bool(mark is not None and mark.highlight))
+        merged[key] = merged.get(key, 0) + 1
+    rows = []
+    for (text, highlight), count in list(merged.items())[:limit]:
+        rows.append(Row(text + (f" (×{count})" if count > 1 else ""), small=True,
+                        background=HIGHLIGHT if highlight else None))
+    if len(merged) > limit:
+        rows.append(Row(f"… {len(merged) - limit} more constants", small=True, italic=True))
+    return rows
+
+
+def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster]) -> None:
+    find = g.find
+    counts: dict[tuple, int] = {}
+    for src, dst, label, user, k in g.edges:
+        s, d = find(src), find(dst)
+        if s == d or not g.units[s].alive or not g.units[d].alive:
+            continue
+        du = g.units[d]
+        unmerged = s == src and d == dst
+        head = ""
+        if unmerged and du.kind == "inst" and user.opcode not in COMMUTATIVE and len(user.operands) - len(du.inline) >= 2:
+            head = str(k)
+        key = (s, d, label if unmerged else "", head)
+        counts[key] = counts.get(key, 0) + 1
+    for (s, d, label, head), n in counts.items():
+        text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
+        scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
+    for owner, body, role, place_key in g.body_edges:
+        s, d = find(owner), find(body)
+        if s == d or not g.units[s].alive or not g.units[d].alive:
+            continue
+        scene.edges.append(Edge(f"u{s}", f"u{d}", label=role, dashed=True, color="#1b5e20",
+                                to_cluster=place_key if place_key in clusters else None))

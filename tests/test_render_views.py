@@ -1,0 +1,170 @@
+"""The drawing rules: what becomes a node, a cluster, a label row or an edge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import hloviz
+from hloviz.errors import InputError
+from hloviz.render import Mark, ViewOptions, draw_module
+
+GOLDEN = Path(__file__).parent / "golden" / "render"
+SEED = Path(__file__).resolve().parent.parent / "samples" / "captures" / "fused_additions"
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return hloviz.parse_file(GOLDEN / "rules.hlo")
+
+
+def texts(node) -> list[str]:
+    return [r.text for r in node.rows]
+
+
+def node_named(view, name):
+    key = view.node_of[name]
+    return key, view.scene.nodes[key]
+
+
+def edges_between(view, a, b):
+    ka, kb = view.node_of[a], view.node_of[b]
+    return [e for e in view.scene.edges if e.src == ka and e.dst == kb]
+
+
+def test_fusion_is_a_cluster_and_its_parameters_are_not_drawn(rules):
+    v = draw_module(rules)
+    clusters = v.scene.all_clusters()
+    fusion = next(c for c in clusters if c.rows[0].text == "fusion kLoop")
+    assert [r.text for r in fusion.rows][1:] == ["f", "5 ops · f32[8]"]
+    assert {v.node_of["m1"], v.node_of["s1"], v.node_of["bq"]} <= set(fusion.nodes)
+    assert "pa0" not in v.node_of and "pa1" not in v.node_of and "f" not in v.node_of
+    # the arrow comes straight from the fusion's operand, and leaves from the fused root
+    assert edges_between(v, "p", "m1") and edges_between(v, "q", "bq") and edges_between(v, "s1", "dv")
+
+
+def test_small_constants_are_written_into_their_users(rules):
+    v = draw_module(rules)
+    assert "k" not in v.node_of and "two" not in v.node_of and "b2" not in v.node_of
+    _, dv = node_named(v, "dv")
+    assert "operand 1 = {1, 2, 3, 4, 5, 6, 7, 8}" in texts(dv)
+    _, m1 = node_named(v, "m1")
+    assert "operand 1 = 2 (broadcast)" in texts(m1)
+    _, big = node_named(v, "big")  # elided literal: drawn, value shown as XLA printed it
+    assert "= {...}" in texts(big)
+
+
+def test_tuple_plumbing_is_simplified(rules):
+    v = draw_module(rules)
+    assert "res" not in v.node_of and "ci" not in v.node_of and "wx" not in v.node_of
+    labels = {e.label for e in edges_between(v, "loop", "out")}
+    assert labels == {"[1]"}
+    assert {e.label for e in edges_between(v, "w", "wx2")} == {"[1]"}
+    assert "init" in v.node_of  # a tuple fed to a while is real data
+
+
+def test_root_parameters_and_reducers(rules):
+    v = draw_module(rules)
+    _, out = node_named(v, "out")
+    assert texts(out)[0] == "ROOT tuple" and out.penwidth >= 2
+    _, p = node_named(v, "p")
+    assert texts(p)[0] == "parameter 0" and p.fill == "#ffb74d"
+    _, r = node_named(v, "r")
+    assert texts(r)[0] == "reduce (add)"
+    assert "xy" not in v.node_of  # to_apply computations are named, not drawn
+
+
+def test_bodies_are_clusters_linked_to_their_caller(rules):
+    v = draw_module(rules)
+    titles = {c.rows[0].text: c for c in v.scene.all_clusters()}
+    assert "body of loop" in titles and "condition of loop" in titles
+    calls = [e for e in v.scene.edges if e.dashed]
+    assert {e.label for e in calls} == {"body", "condition"}
+    assert all(e.src == v.node_of["loop"] and e.to_cluster for e in calls)
+
+
+def test_operand_index_only_where_order_matters(rules):
+    v = draw_module(rules)
+    assert {e.head_label for e in edges_between(v, "m1", "s1")} == {"0"}
+    assert {e.head_label for e in edges_between(v, "bq", "s1")} == {"1"}
+    assert {e.head_label for e in edges_between(v, "sl", "mx")} == {""}  # maximum commutes
+
+
+def test_chains_collapse_and_expand(rules):
+    v = draw_module(rules)
+    key = v.node_of["e1"]
+    assert all(v.node_of[n] == key for n in ("e2", "e3", "e4"))
+    assert texts(v.scene.nodes[key])[:2] == ["exponential ×4", "e1 … e4"]
+    expanded = draw_module(rules, options=ViewOptions(expand_chains=True))
+    assert len({expanded.node_of[n] for n in ("e1", "e2", "e3", "e4")}) == 4
+
+
+def test_seed_chain_names_first_and_last_and_absorbs_broadcasts():
+    pre = hloviz.parse_file(SEED / "pre.hlo")
+    v = draw_module(pre)
+    chains = [n for n in v.scene.nodes.values() if texts(n)[0].startswith("add ×")]
+    assert len(chains) == 1
+    rows = texts(chains[0])
+    assert rows[0] == "add ×1000"
+    first, last = rows[1].split(" … ")
+    assert pre.entry.get(first).opcode == "add" and pre.entry.get(last).opcode == "add"
+    assert "+ broadcast ×1000 (one per op)" in rows
+    assert any(e.label == "×1000" for e in v.scene.edges)
+    assert v.nodes < 10
+
+
+def test_chains_never_span_two_marks(rules):
+    marks = {"e1": Mark(fill="#8ecae6", badge="#1"), "e2": Mark(fill="#8ecae6", badge="#1"),
+             "e3": Mark(fill="#ffb703", badge="#2"), "e4": Mark(fill="#ffb703", badge="#2")}
+    v = draw_module(rules, marks=marks, options=ViewOptions(min_chain=2))
+    assert v.node_of["e1"] == v.node_of["e2"] != v.node_of["e3"] == v.node_of["e4"]
+
+
+def test_marks_colour_badge_and_note(rules):
+    marks = {"dv": Mark(fill="#8ecae6", badge="#3", note="folded → c = 1", dashed=True),
+             "k": Mark(highlight=True, note="folded from 2 ops"),
+             "f": Mark(fill="#ffb703", badge="#1")}
+    v = draw_module(rules, marks=marks)
+    _, dv = node_named(v, "dv")
+    assert dv.fill == "#8ecae6" and dv.badge == "#3" and dv.dashed
+    assert "folded → c = 1" in texts(dv)
+    highlighted = [r for r in dv.rows if r.background]
+    assert highlighted and "k" in highlighted[0].text and "folded from 2 ops" in highlighted[0].text
+    fusion = next(c for c in v.scene.all_clusters() if c.rows[0].text == "fusion kLoop")
+    assert fusion.badge == "#1" and fusion.fill != "#f5f5f5"
+
+
+def test_one_computation(rules):
+    v = draw_module(rules, options=ViewOptions(computation="body"))
+    assert set(v.node_of) == {"w", "wi2", "wx2", "wt"}
+    with pytest.raises(InputError, match="no computation named 'bdy'") as err:
+        draw_module(rules, options=ViewOptions(computation="bdy"))
+    assert "body" in str(err.value)
+
+
+def test_focus_draws_a_neighbourhood(rules):
+    v = draw_module(rules, options=ViewOptions(focus="mx", radius=1))
+    shown = set(v.node_of)
+    assert {"mx", "sl", "init"} <= shown and "p" not in shown and "r" not in shown
+    assert any(n.startswith("focus: mx") for n in v.notes)
+    _, mx = node_named(v, "mx")
+    assert mx.border == "#d32f2f"
+    zero = draw_module(rules, options=ViewOptions(focus="%mx", radius=0))
+    assert set(zero.node_of) == {"mx"}
+    assert any("not shown" in r.text for r in zero.scene.nodes[zero.node_of["mx"]].rows)
+
+
+def test_focus_errors_say_what_to_do(rules):
+    with pytest.raises(InputError, match="no instruction named 'mxx'") as err:
+        draw_module(rules, options=ViewOptions(focus="mxx"))
+    assert "mx" in str(err.value)
+    with pytest.raises(InputError, match="add_f32") as err:
+        draw_module(rules, options=ViewOptions(focus="xy"))
+    assert "--computation add_f32" in str(err.value)
+
+
+def test_a_module_without_entry_is_an_input_error():
+    m = hloviz.HloModule("empty")
+    with pytest.raises(InputError, match="no entry"):
+        draw_module(m)
