@@ -1,0 +1,153 @@
+"""Modules → picture bytes in one call: build the view, lay it out under a timeout, and retry
+with a coarser view when Graphviz does not finish.
+
+:func:`module_picture` draws one module, :func:`pair_picture` the pre/post pair side by side.
+Both return a :class:`Picture` that knows its DOT text, its bytes in the asked format, the notes
+saying what was collapsed or retried, and how to show itself in Jupyter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+from ..errors import DependencyError, HlovizError, InputError, RenderError
+from ..ir import HloModule
+from .dot import to_dot
+from .export import to_json
+from .files import write_atomic
+from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, run_dot
+from .views import Mark, View, ViewOptions, draw_module
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+__all__ = ["FORMATS", "Picture", "format_for", "module_picture", "pair_picture"]
+
+#: Output suffix → format.
+FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html", ".json": "json"}
+
+#: Builds the DOT text and the drawn views for some options and extra notes.
+Builder = Callable[[ViewOptions, Sequence[str]], tuple[str, list[tuple[str, View]]]]
+
+
+def format_for(path: str | Path, explicit: str | None = None) -> str:
+    """The picture format a path asks for (by suffix), or ``explicit`` when given."""
+    if explicit:
+        fmt = explicit.lower().lstrip(".")
+        if fmt not in set(FORMATS.values()):
+            raise InputError(f"unknown picture format {explicit!r}", hint="use svg, png, dot, html or json")
+        return fmt
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise InputError(f"{path}: cannot tell the picture format from the suffix {suffix or '(none)'!r}",
+                         hint="name the file .svg, .png, .dot, .html or .json")
+    return FORMATS[suffix]
+
+
+@dataclass
+class Picture:
+    """A finished picture: ``data`` in ``format``, its ``dot`` text, and ``notes`` about it.
+
+    In Jupyter it displays itself (``_repr_svg_``, laid out on first display when the format
+    is not SVG). ``views`` holds the drawn columns (title, :class:`View`).
+    """
+
+    title: str
+    format: str
+    data: bytes
+    dot: str
+    notes: list[str] = field(default_factory=list)
+    views: list[tuple[str, View]] = field(default_factory=list)
+    svg: bytes | None = None
+    timeout: float = DEFAULT_TIMEOUT
+
+    def save(self, path: str | Path) -> Path:
+        """Write the picture's bytes to ``path`` atomically."""
+        return write_atomic(path, self.data)
+
+    def svg_text(self) -> str:
+        """The SVG (laid out now if this picture was made in another format)."""
+        if self.svg is None:
+            self.svg = run_dot(self.dot, "svg", timeout=self.timeout)
+        return self.svg.decode("utf-8")
+
+    def _repr_svg_(self) -> str | None:
+        try:
+            return self.svg_text()
+        except HlovizError:
+            return None
+
+    def _repr_png_(self) -> bytes | None:
+        return self.data if self.format == "png" else None
+
+    def __repr__(self) -> str:
+        return f"<Picture {self.title!r}: {self.format}, {len(self.data)} bytes, {len(self.notes)} notes>"
+
+
+def _notes(views: list[tuple[str, View]]) -> list[str]:
+    if len(views) == 1:
+        return list(views[0][1].notes)
+    return [f"{title}: {n}" for title, v in views for n in v.notes]
+
+
+def _finish(build: Builder, options: ViewOptions, fmt: str, timeout: float, title: str) -> Picture:
+    dot_text, views = build(options, ())
+    notes = _notes(views)
+    if fmt == "dot":
+        return Picture(title, fmt, dot_text.encode("utf-8"), dot_text, notes, views, timeout=timeout)
+    if fmt == "json":
+        return Picture(title, fmt, to_json(views).encode("utf-8"), dot_text, notes, views, timeout=timeout)
+    layout_fmt = "png" if fmt == "png" else "svg"
+    try:
+        data = run_dot(dot_text, layout_fmt, timeout=timeout)
+    except (DependencyError, RenderError) as err:
+        if not isinstance(err, GraphvizTimeout):
+            err.dot_text = dot_text  # type: ignore[attr-defined]  # callers still write the DOT
+            raise
+        coarse = replace(options, coarse=True, budget=max(20, options.budget // 4))
+        retry = (f"Graphviz did not finish the full view within {timeout:g} s, so this is a coarser one "
+                 f"(every fusion and body collapsed, at most {coarse.budget} nodes)")
+        dot_text, views = build(coarse, (retry,))
+        notes = [retry] + _notes(views)
+        try:
+            data = run_dot(dot_text, layout_fmt, timeout=timeout)
+        except (DependencyError, RenderError) as err:
+            if isinstance(err, GraphvizTimeout):
+                err = GraphvizTimeout(f"Graphviz did not finish within {timeout:g} s, not even a coarser view "
+                                      f"of at most {coarse.budget} nodes", seconds=timeout, hint=err.hint)
+            err.dot_text = dot_text  # type: ignore[attr-defined]
+            raise err from None
+    svg = data if layout_fmt == "svg" else None
+    if fmt == "html":
+        from .html import picture_page
+
+        data = picture_page(title, data.decode("utf-8"), notes).encode("utf-8")
+    return Picture(title, fmt, data, dot_text, notes, views, svg, timeout)
+
+
+def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),
+                   marks: Mapping[str, Mark] | None = None, title: str | None = None,
+                   timeout: float = DEFAULT_TIMEOUT) -> Picture:
+    """One module drawn by the rules of :mod:`hloviz.render.views`."""
+    shown = title if title is not None else module.name
+
+    def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
+        view = draw_module(module, marks=marks, options=opts, title=shown)
+        view.scene.notes[:0] = list(extra)
+        return to_dot(view.scene), [(shown, view)]
+
+    return _finish(build, options, fmt, timeout, shown)
+
+
+def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
+                 options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT) -> Picture:
+    """Pre and post side by side, kernels numbered and coloured, folds marked."""
+    from .sidebyside import side_by_side
+
+    def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
+        sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra))
+        return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
+
+    return _finish(build, options, fmt, timeout, title or post.name)

@@ -1,0 +1,142 @@
+"""Pre- and post-optimization side by side, with the analysis drawn onto both.
+
+Each kernel of the optimized module gets a number and a colour (in execution order, the order
+:func:`hloviz.analysis.kernels` reports them). The pre-optimization ops whose work went into a
+kernel carry the same number and colour; ops folded into a constant say so
+("folded → constant.9 = 10") and the constant is highlighted in the post column; ops that left
+no trace are greyed out. The link is the op name (``metadata.op_name``), as in
+:func:`hloviz.analysis.pre_to_post`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..ir import HloModule
+from .dot import columns_to_dot
+from .quoting import shorten
+from .style import ELIMINATED, FOLDED, HIGHLIGHT, kernel_colour
+from .views import Mark, View, ViewOptions, draw_module
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+__all__ = ["SideBySide", "kernel_numbers", "post_marks", "pre_marks", "side_by_side"]
+
+
+def kernel_numbers(analysis: "Analysis") -> dict[str, int]:
+    """Kernel instruction name → its number (1-based, execution order)."""
+    report = analysis.kernels
+    return {k.name: n for n, k in enumerate(report.kernels, 1)} if report is not None else {}
+
+
+def _kernel_mark(numbers: list[int]) -> Mark:
+    numbers = sorted(set(numbers))
+    badge = "#" + ",".join(str(n) for n in numbers[:4]) + ("…" if len(numbers) > 4 else "")
+    return Mark(fill=kernel_colour(numbers[0]), badge=badge)
+
+
+def _fold_note(constant: str, value: str) -> str:
+    return f"folded → {constant} = {shorten(value, 28)}"
+
+
+def post_marks(analysis: "Analysis", post: HloModule) -> dict[str, Mark]:
+    """Kernel colours and numbers on the optimized module; folded constants highlighted."""
+    marks = {name: _kernel_mark([n]) for name, n in kernel_numbers(analysis).items()}
+    folding = analysis.folding
+    if folding is not None:
+        for f in folding.folded:
+            comp = post.get_computation(f.computation)
+            if comp is None or comp.get(f.constant) is None:
+                continue
+            n = len(f.from_ops)
+            what = f"{n} op{'s' if n != 1 else ''}" if n else "constants"
+            by = " by TensorFlow" if f.by == "tensorflow" else ""
+            marks[f.constant] = Mark(fill=HIGHLIGHT, border=FOLDED.border, highlight=True,
+                                     note=f"folded{by} from {what}")
+    return marks
+
+
+def pre_marks(analysis: "Analysis", pre: HloModule) -> dict[str, Mark]:
+    """Each pre-optimization instruction marked by what became of its op."""
+    numbers = kernel_numbers(analysis)
+    folding, mapping = analysis.folding, analysis.mapping
+    values: dict[str, str] = {}
+    folded_inst: dict[str, Mark] = {}
+    if folding is not None:
+        for f in folding.folded:
+            values.setdefault(f.constant, f.value)
+            note = _fold_note(f.constant, f.value)
+            for name in f.from_instructions:
+                folded_inst.setdefault(name, _folded_mark(note))
+    by_op = {m.op_name: m for m in mapping.ops} if mapping is not None else {}
+    marks: dict[str, Mark] = {}
+    cache: dict[str, Mark | None] = {}
+    for inst in pre.instructions():
+        mark = folded_inst.get(inst.name)
+        if mark is None:
+            op = inst.metadata.op_name
+            if op not in cache:
+                cache[op] = _op_mark(by_op.get(op), numbers, values)
+            mark = cache[op]
+        if mark is not None:
+            marks[inst.name] = mark
+    return marks
+
+
+def _folded_mark(note: str) -> Mark:
+    return Mark(fill=FOLDED.fill, border=FOLDED.border, dashed=True, note=note)
+
+
+def _op_mark(m, numbers: dict[str, int], values: dict[str, str]) -> Mark | None:
+    if m is None:
+        return None
+    if m.status == "kernels":
+        ns = [numbers[k] for k in m.kernels if k in numbers]
+        return _kernel_mark(ns) if ns else None
+    if m.status == "folded":
+        if m.constants:
+            c = m.constants[0]
+            return _folded_mark(_fold_note(c, values.get(c, "?")))
+        return _folded_mark("folded")
+    return Mark(fill=ELIMINATED.fill, border=ELIMINATED.border, font=ELIMINATED.font, dashed=True,
+                note="eliminated")
+
+
+@dataclass
+class SideBySide:
+    """The two drawn columns and the DOT text of the picture holding both."""
+
+    pre: View
+    post: View
+    dot: str
+
+    @property
+    def notes(self) -> list[str]:
+        return [f"before: {n}" for n in self.pre.notes] + [f"after: {n}" for n in self.post.notes]
+
+
+def side_by_side(pre: HloModule, post: HloModule, analysis: "Analysis", *, options: ViewOptions = ViewOptions(),
+                 title: str = "", notes: tuple[str, ...] = ()) -> SideBySide:
+    """Draw ``pre`` and ``post`` as two columns with kernel numbers and folds (each column gets
+    the full node budget of ``options``)."""
+    pre_view = draw_module(pre, marks=pre_marks(analysis, pre), options=_for(pre, options), title=pre.name)
+    post_view = draw_module(post, marks=post_marks(analysis, post), options=_for(post, options), title=post.name)
+    dot = columns_to_dot([("before optimization", pre_view.scene), ("after optimization", post_view.scene)],
+                         title=title, notes=notes)
+    return SideBySide(pre_view, post_view, dot)
+
+
+def _for(module: HloModule, options: ViewOptions) -> ViewOptions:
+    """``--computation`` / ``--focus`` name things in one module; the other column ignores them
+    when it has no such computation or instruction."""
+    from dataclasses import replace
+
+    comp = options.computation
+    if comp is not None and module.get_computation(comp) is None:
+        options = replace(options, computation=None)
+    focus = options.focus
+    if focus is not None and not any(c.get(focus.lstrip("%")) is not None for c in module.computations):
+        options = replace(options, focus=None)
+    return options
