@@ -114,8 +114,11 @@ def _walk(graph: Any, prefix: str, seen: set[int]) -> Any:
 
 
 def source_map(concrete_fn: Any, user_files: tuple[str, ...],
-               caller: frozenset[tuple[str, int]] = frozenset()) -> tuple[dict[str, dict], dict[str, str]]:
-    """op name → {file, line, function} of its innermost user frame; and op name → op type.
+               caller: frozenset[tuple[str, int]] = frozenset()
+               ) -> tuple[dict[str, dict], dict[str, str], dict[str, list[str]]]:
+    """op name → {file, line, function} of its innermost user frame; op name → op type; and
+    op name → the names of the ops feeding it (the graph's edges, which the folding analysis
+    needs to tell what TensorFlow folded before XLA saw the graph).
 
     ``caller`` holds the (file, line) frames that called hloviz: every op's traceback starts
     with them, and a script or test calling :func:`load_target` must not count as the place
@@ -123,15 +126,20 @@ def source_map(concrete_fn: Any, user_files: tuple[str, ...],
     """
     smap: dict[str, dict] = {}
     types: dict[str, str] = {}
+    inputs: dict[str, list[str]] = {}
     for name, op in _walk(concrete_fn.graph, "", set()):
         types[name] = op.type
+        prefix = name[: len(name) - len(op.name)]
+        feeding = [prefix + t.op.name for t in op.inputs]
+        if feeding:
+            inputs[name] = feeding
         tb = op.traceback or ()
         frames = [Frame(f.filename, f.lineno, getattr(f, "name", "")) for f in tb
                   if (f.filename, f.lineno) not in caller]
         fr = innermost_user_frame(frames, always=user_files)
         if fr is not None:
             smap[name] = {"file": fr.file, "line": fr.line, "function": fr.function}
-    return smap, types
+    return smap, types, inputs
 
 
 def _device_context(tf: Any, device: str | None) -> tuple[Any, str | None]:
@@ -236,7 +244,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
                                    f"optimization stage):\n{message}") from exc
         device_name = device_name or _current_device(tf)
 
-    smap, op_types = source_map(concrete, user_files, caller)
+    smap, op_types, op_inputs = source_map(concrete, user_files, caller)
     info = {
         "framework": "tensorflow",
         "tensorflow": tf.__version__,
@@ -248,5 +256,6 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         "arg_source": specs.source,
         "source_map": smap,
         "tf_ops": op_types,
+        "tf_inputs": op_inputs,
     }
     return texts["hlo"], texts["optimized_hlo"], info
