@@ -1,0 +1,244 @@
+"""The compositions behind ``hloviz show`` and ``hloviz render`` (part of :mod:`hloviz.api`).
+
+Both take anything :func:`hloviz.capture.load_target` accepts (and, from Python, an
+:class:`~hloviz.ir.HloModule` or a :class:`~hloviz.capture.Capture`), and return objects that
+display themselves in Jupyter. Nothing is written until every picture is made; then each file
+is written atomically. When Graphviz is missing, the DOT text is still written, and the error
+says what to install.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from .errors import DependencyError, HlovizError, InputError, RenderError
+from .ir import HloModule
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
+    from .capture import Capture
+    from .render.html import ReportContent
+    from .render.pictures import Picture
+    from .render.views import ViewOptions
+
+__all__ = ["ShowResult", "render", "show"]
+
+STAGES = ("pre", "post", "both")
+
+
+def _options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
+             budget: int) -> "ViewOptions":
+    from .render.views import ViewOptions
+
+    if budget < 1:
+        raise InputError(f"--budget must be at least 1 node, not {budget}")
+    if radius < 0:
+        raise InputError(f"--radius must be 0 or more, not {radius}")
+    return ViewOptions(computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
+                       budget=budget)
+
+
+def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -> "Capture":
+    from .capture import Capture, load_target
+
+    if isinstance(target, Capture):
+        return target
+    if isinstance(target, HloModule):
+        scheduled = target.is_scheduled
+        cap = Capture(None, None, {"source": "module"}, target.name)
+        cap._modules["post" if scheduled else "pre"] = target
+        return cap
+    return load_target(None if target is None else str(target), pre=pre, post=post, args=tuple(args),
+                       device=device, verbose=verbose, module=module, notify=notify)
+
+
+def _modules(cap: "Capture") -> tuple[HloModule | None, HloModule | None]:
+    pre_m = cap._modules.get("pre") if cap.pre_text is None else cap.pre_module()
+    post_m = cap._modules.get("post") if cap.post_text is None else cap.post_module()
+    return pre_m, post_m
+
+
+def _lookup(info: dict) -> Callable[[str], dict | None] | None:
+    smap = info.get("source_map") or {}
+    if not smap:
+        return None
+    from .capture import source_for
+
+    return lambda op: source_for(op, smap)
+
+
+def _with_dot_written(err: HlovizError, path: Path) -> HlovizError:
+    """The same error, saying where the DOT text went (written before re-raising)."""
+    from .render.files import write_atomic
+
+    dot_text = getattr(err, "dot_text", None)
+    if dot_text is None:
+        return err
+    write_atomic(path, dot_text)
+    message = f"{err.args[0]}; the DOT text is in {path}"
+    if isinstance(err, DependencyError):
+        return DependencyError(message, hint=err.hint)
+    return RenderError(message, hint=err.hint)
+
+
+def render(target: Any = None, output: str | Path | None = None, *, stage: str | None = None,
+           fmt: str | None = None, pre: str | Path | None = None, post: str | Path | None = None,
+           args: Sequence[str] = (), device: str | None = None, module: str | None = None,
+           verbose: bool = False, notify: Callable[[str], None] | None = None,
+           progress: Callable[[str], None] | None = None, computation: str | None = None,
+           focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
+           timeout: float = 30.0) -> "Picture":
+    """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
+    ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
+    its suffix names (``.svg .png .dot .html .json``); returned either way."""
+    from .render.pictures import format_for, module_picture, pair_picture
+
+    say = progress or (lambda _m: None)
+    chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
+    if stage is not None and stage not in STAGES:
+        raise InputError(f"--stage must be pre, post or both, not {stage!r}")
+    options = _options(computation, focus, radius, expand_chains, budget)
+    say("capturing" if isinstance(target, str) and ":" in target else "reading")
+    cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
+                   notify=notify)
+    pre_m, post_m = _modules(cap)
+    stage = stage or ("post" if post_m is not None else "pre")
+    say("drawing")
+    try:
+        if stage == "both":
+            if pre_m is None or post_m is None:
+                raise InputError(f"--stage both needs both modules; {cap.label} has only the "
+                                 f"{'post' if pre_m is None else 'pre'}-optimization one")
+            from .analysis import analyze
+
+            analysis = analyze(pre_m, post_m, info=cap.info)
+            picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
+                                   title=f"{cap.label}: {analysis.verdict}", timeout=timeout)
+        else:
+            m = pre_m if stage == "pre" else post_m
+            if m is None:
+                raise InputError(f"{cap.label} has no {stage}-optimization module",
+                                 hint=f"use --stage {'post' if stage == 'pre' else 'pre'}")
+            picture = module_picture(m, fmt=chosen, options=options, timeout=timeout,
+                                     title=f"{cap.label} · {stage}-optimization")
+    except (DependencyError, RenderError) as err:
+        if output is not None:
+            raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
+        raise
+    if output is not None:
+        say("writing")
+        picture.save(output)
+    return picture
+
+
+@dataclass
+class ShowResult:
+    """What ``hloviz show`` made: the files, the analysis, the summary lines it prints.
+
+    Displays itself in Jupyter as the report (``_repr_html_``).
+    """
+
+    label: str
+    directory: Path
+    files: dict[str, Path]
+    analysis: "Analysis"
+    summary: list[str]
+    notes: list[str] = field(default_factory=list)
+    report: "ReportContent | None" = None
+
+    def _repr_html_(self) -> str:
+        from .render.html import report_fragment
+
+        return report_fragment(self.report) if self.report is not None else ""
+
+
+def _safe_label(label: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._") or "module"
+    return cleaned[:80]
+
+
+def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Path | None = None,
+         post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
+         module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
+         progress: Callable[[str], None] | None = None, computation: str | None = None,
+         focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
+         timeout: float = 30.0) -> ShowResult:
+    """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
+    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``)."""
+    from .analysis import analyze
+    from .render.files import write_all
+    from .render.html import report_html
+    from .render.pictures import module_picture, pair_picture
+    from .render.report import report_content, summary_lines
+    from .render.sidebyside import post_marks, pre_marks
+
+    say = progress or (lambda _m: None)
+    options = _options(computation, focus, radius, expand_chains, budget)
+    say("capturing" if isinstance(target, str) and ":" in target else "reading")
+    cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
+                   notify=notify)
+    pre_m, post_m = _modules(cap)
+    say("analysing")
+    analysis = analyze(pre_m, post_m, info=cap.info)
+    directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _safe_label(cap.label)
+    lookup = _lookup(cap.info)
+
+    say("drawing (Graphviz)")
+    jobs: list[tuple[str, Callable[[], "Picture"]]] = []
+    if pre_m is not None and post_m is not None:
+        jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
+                                                          title=f"{cap.label}: {analysis.verdict}")))
+    if pre_m is not None:
+        marks = pre_marks(analysis, pre_m) if post_m is not None else None
+        jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
+                                                   title=f"{cap.label} · before optimization")))
+    if post_m is not None:
+        pmarks = post_marks(analysis, post_m)
+        jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
+                                                    title=f"{cap.label} · after optimization")))
+    pictures: dict[str, "Picture"] = {}
+    missing: HlovizError | None = None
+    dots: dict[str, str] = {}
+    for name, job in jobs:
+        try:
+            pictures[name] = job()
+        except (DependencyError, RenderError) as err:
+            if getattr(err, "dot_text", None) is None:
+                raise
+            dots[name] = err.dot_text  # type: ignore[attr-defined]
+            missing = missing or err
+    main = pictures.get("side-by-side") or next(iter(pictures.values()), None)
+    notes = list(main.notes) if main is not None else []
+    files: dict[str, bytes | str] = {}
+    for name, pic in pictures.items():
+        files[directory / f"{name}.svg"] = pic.data
+    for name, text in dots.items():
+        files[directory / f"{name}.dot"] = text
+    links = [(p.name, p.name) for p in files]
+    content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
+                             notes=notes, files=links, lookup=lookup,
+                             picture_missing=f"no picture: {missing.args[0]}" if missing else None,
+                             footer=_footer(cap.info))
+    files[directory / "report.html"] = report_html(content)
+    say("writing")
+    write_all(files)
+    written = {Path(p).stem if Path(p).suffix != ".html" else "report": Path(p) for p in files}
+    if missing is not None:
+        names = ", ".join(str(p) for p in files)
+        cls = DependencyError if isinstance(missing, DependencyError) else RenderError
+        raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
+    return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)
+
+
+def _footer(info: dict) -> str:
+    from . import __version__
+
+    parts = [f"made by hloviz {__version__}"]
+    if info.get("tensorflow"):
+        parts.append(f"TensorFlow {info['tensorflow']}")
+    if info.get("jax"):
+        parts.append(f"JAX {info['jax']}")
+    return " · ".join(parts)

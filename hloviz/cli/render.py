@@ -1,0 +1,109 @@
+"""``hloviz render TARGET -o FILE``: one picture, for docs. Also the drawing options that
+``hloviz show`` shares."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Callable, Iterator, Optional
+
+import typer
+
+from . import app
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
+
+ComputationOpt = Annotated[Optional[str], typer.Option(
+    "--computation", help="Draw this computation (and what it calls) instead of the entry.", show_default=False)]
+FocusOpt = Annotated[Optional[str], typer.Option(
+    "--focus", help="Draw only the neighbourhood of this instruction (see --radius).", show_default=False)]
+RadiusOpt = Annotated[int, typer.Option("--radius", help="With --focus: how many steps around the instruction.")]
+ExpandOpt = Annotated[bool, typer.Option(
+    "--expand-chains", help="Draw every op of a chain (add ×1000) as its own node.")]
+BudgetOpt = Annotated[int, typer.Option(
+    "--budget", help="Most nodes per picture; above it fusions, bodies, repeats and runs collapse (the "
+                     "picture says what was collapsed).")]
+TimeoutOpt = Annotated[float, typer.Option(
+    "--timeout", help="Seconds Graphviz may take per picture before hloviz draws a coarser view instead.")]
+
+_STAGE_TEXT = {
+    "capturing": "capturing {target}: importing the framework and compiling (a few seconds)",
+    "reading": "reading {target}",
+    "analysing": "analysing kernels and constant folding",
+    "drawing": "drawing (Graphviz)",
+    "drawing (Graphviz)": "drawing the pictures (Graphviz)",
+    "writing": "writing files",
+}
+
+
+class Progress:
+    """A spinner on stderr while TensorFlow imports and compiles; silent when stderr is no terminal."""
+
+    def __init__(self, target: str | None) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.target = target or "the HLO files"
+        self._status = None
+
+    def __enter__(self) -> "Progress":
+        if self.console.is_terminal:
+            self._status = self.console.status(self.text("reading"))
+            self._status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+    def text(self, stage: str) -> str:
+        return _STAGE_TEXT.get(stage, stage).format(target=self.target)
+
+    def update(self, stage: str) -> None:
+        if self._status is not None:
+            self._status.update(self.text(stage))
+
+    def note(self, message: str) -> None:
+        if self._status is not None:
+            self.console.print(f"hloviz: {message}", markup=False, highlight=False)
+        else:
+            note(message)
+
+
+@app.command()
+def render(
+    output: Annotated[Path, typer.Option("--output", "-o", help="The picture to write: .svg, .png, .dot, .html "
+                                         "or .json (the suffix decides).", show_default=False)],
+    target: TargetArg = None,
+    stage: Annotated[Optional[str], typer.Option(
+        "--stage", help="pre, post or both (side by side, kernels numbered). Default: post when there is one.",
+        show_default=False)] = None,
+    computation: ComputationOpt = None,
+    focus: FocusOpt = None,
+    radius: RadiusOpt = 2,
+    expand_chains: ExpandOpt = False,
+    budget: BudgetOpt = 300,
+    timeout: TimeoutOpt = 30.0,
+    arg: ArgOpt = None,
+    device: DeviceOpt = None,
+    pre: PreOpt = None,
+    post: PostOpt = None,
+    module: ModuleOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Draw one picture of TARGET for your docs: the same input always gives the same bytes.
+
+    Fusions are grey clusters, small constants are written into their users' labels, chains of
+    one op are one node (add ×1000), and big modules collapse to stay readable (the picture
+    says what was collapsed). With --stage both, the kernel numbers and colours of the optimized
+    module are carried onto the ops they came from.
+    """
+    from .. import api
+
+    with Progress(target) as prog:
+        picture = api.render(target, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
+                             module=module, verbose=verbose, notify=prog.note, progress=prog.update,
+                             computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
+                             budget=budget, timeout=timeout)
+    for n in picture.notes:
+        print(f"note: {n}", file=sys.stderr)
+    print(f"wrote {output}")

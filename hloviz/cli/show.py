@@ -1,0 +1,59 @@
+"""``hloviz show TARGET``: capture, analyse, draw; the report and pictures in one folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import app
+from .render import BudgetOpt, ComputationOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, TimeoutOpt
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt
+
+
+@app.command()
+def show(
+    target: TargetArg = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Folder for report.html, pre.svg, post.svg and side-by-side.svg "
+                               "[default: hloviz-out/<function>/].", show_default=False)] = None,
+    open_report: Annotated[bool, typer.Option("--open", help="Open the report in a web browser.")] = False,
+    computation: ComputationOpt = None,
+    focus: FocusOpt = None,
+    radius: RadiusOpt = 2,
+    expand_chains: ExpandOpt = False,
+    budget: BudgetOpt = 300,
+    timeout: TimeoutOpt = 30.0,
+    arg: ArgOpt = None,
+    device: DeviceOpt = None,
+    pre: PreOpt = None,
+    post: PostOpt = None,
+    module: ModuleOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show what XLA did to TARGET: kernels, folded constants, and the graphs before and after.
+
+    Prints the summary (kernels, folded constants, the verdict) and writes report.html (one
+    self-contained file: summary, side-by-side picture, kernel table with your source lines,
+    folded constants), pre.svg, post.svg and side-by-side.svg.
+    """
+    from .. import api
+
+    with Progress(target) as prog:
+        result = api.show(target, output, pre=pre, post=post, args=arg or (), device=device, module=module,
+                          verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
+                          focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout)
+    print(f"{result.label}: " + "\n".join(result.summary))
+    for n in result.notes:
+        print(f"note: {n}", file=sys.stderr)
+    print("wrote:")
+    for path in result.files.values():
+        print(f"  {path}")
+    if open_report:
+        import webbrowser
+
+        report = Path(result.files["report"]).resolve()
+        if not webbrowser.open(report.as_uri()):
+            print(f"hloviz: could not start a browser; open {report} yourself", file=sys.stderr)
