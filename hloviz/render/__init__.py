@@ -30,12 +30,12 @@ from __future__ import annotations
 from .dot import columns_to_dot, to_dot
 from .files import write_atomic
 from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
-from .pictures import Picture, format_for, module_picture, pair_picture
+from .pictures import Picture, build_picture, format_for, module_picture, pair_picture
 from .scene import Cluster, Edge, Node, Row, Scene
 from .views import Mark, View, ViewOptions, draw_module
 
 __all__ = [
     "Cluster", "DEFAULT_TIMEOUT", "Edge", "GraphvizTimeout", "Mark", "Node", "Picture", "Row", "Scene", "View",
-    "ViewOptions", "columns_to_dot", "draw_module", "find_dot", "format_for", "module_picture", "normalize_svg",
+    "ViewOptions", "build_picture", "columns_to_dot", "draw_module", "find_dot", "format_for", "module_picture", "normalize_svg",
     "pair_picture", "run_dot", "to_dot", "write_atomic",
 ]

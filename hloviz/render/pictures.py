@@ -23,7 +23,7 @@ from .views import Mark, View, ViewOptions, draw_module
 if TYPE_CHECKING:
     from ..analysis import Analysis
 
-__all__ = ["FORMATS", "Picture", "format_for", "module_picture", "pair_picture"]
+__all__ = ["FORMATS", "Builder", "Picture", "build_picture", "format_for", "module_picture", "pair_picture"]
 
 #: Output suffix → format.
 FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html", ".json": "json"}
@@ -92,7 +92,14 @@ def _notes(views: list[tuple[str, View]]) -> list[str]:
     return [f"{title}: {n}" for title, v in views for n in v.notes]
 
 
-def _finish(build: Builder, options: ViewOptions, fmt: str, timeout: float, title: str) -> Picture:
+def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float, title: str) -> Picture:
+    """A picture from any ``build(options, extra_notes) -> (dot_text, [(column title, View)])``.
+
+    The layer :func:`module_picture` and :func:`pair_picture` share (and the diff picture
+    uses): DOT and JSON need no Graphviz; SVG, PNG and HTML are laid out under ``timeout``, and
+    on a timeout ``build`` is called again with coarser options and a note saying so. Errors
+    from Graphviz carry the DOT text as ``err.dot_text`` so callers can still write it.
+    """
     dot_text, views = build(options, ())
     notes = _notes(views)
     if fmt == "dot":
@@ -138,7 +145,7 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
         view.scene.notes[:0] = list(extra)
         return to_dot(view.scene), [(shown, view)]
 
-    return _finish(build, options, fmt, timeout, shown)
+    return build_picture(build, options, fmt, timeout, shown)
 
 
 def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
@@ -150,4 +157,7 @@ def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: 
         sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra))
         return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
-    return _finish(build, options, fmt, timeout, title or post.name)
+    return build_picture(build, options, fmt, timeout, title or post.name)
+
+
+_finish = build_picture  # the name the diff picture first used
