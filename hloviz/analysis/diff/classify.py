@@ -23,8 +23,6 @@ def changes_of(m: Matcher, x: int, y: int) -> tuple[Change, ...]:
     """How instruction ``x`` of the first module differs from its counterpart ``y``."""
     a, b = m.a, m.b
     ia, ib = a.insts[x], b.insts[y]
-    if a.fp[x] == b.fp[y] and _same_place(m, x, y) and _same_operands(m, x, y):
-        return ()  # the common case, decided without looking closer
     out: list[Change] = []
     if ia.opcode != ib.opcode:
         out.append(Change(ChangeKind.OPCODE, ia.opcode, ib.opcode))
@@ -125,7 +123,8 @@ def instruction_diffs(m: Matcher) -> list[InstructionDiff]:
     out: list[InstructionDiff] = []
     append = out.append
     unchanged, changed, added = Status.UNCHANGED, Status.CHANGED, Status.ADDED
-    fpa, fpb, opsa, opsb = a.fp, b.fp, a.ops, b.ops
+    la, lb, opsa, opsb, calls_a, calls_b = a.local, b.local, a.ops, b.ops, a.calls, b.calls
+    cfa, cfb = a.comp_fp, b.comp_fp
     fusion_a = [a.fusion_of_comp[c] for c in a.comp_of]
     fusion_b = [b.fusion_of_comp[c] for c in b.comp_of]
     insts_a, how, get = a.insts, m.how, ma.__getitem__
@@ -134,10 +133,11 @@ def instruction_diffs(m: Matcher) -> list[InstructionDiff]:
         if x < 0:
             append(InstructionDiff(added, None, inst))
             continue
-        # The common case, decided without looking closer: same content and operands, same place.
+        # The common case, decided without looking closer: same content, operands, calls and place.
         fa, fb = fusion_a[x], fusion_b[y]
-        if fpa[x] == fpb[y] and (fa == fb == -1 or (fa >= 0 and ma[fa] == fb)) \
-                and tuple(map(get, opsa[x])) == opsb[y]:
+        if la[x] == lb[y] and (fa == fb == -1 or (fa >= 0 and ma[fa] == fb)) \
+                and tuple(map(get, opsa[x])) == opsb[y] \
+                and (not calls_a[x] or [cfa[c] for c in calls_a[x]] == [cfb[c] for c in calls_b[y]]):
             append(InstructionDiff(unchanged, insts_a[x], inst, (), how.get(x, "")))
             continue
         ch = changes_of(m, x, y)
