@@ -1,0 +1,321 @@
+"""One instruction statement → :class:`hloviz.ir.Instruction` (the parser's inner loop).
+
+The common instruction — one line, an array shape, plain operand names — is read by one
+regular expression (:data:`_FAST`) and a few string operations; everything else (tuple
+shapes, operands written with their shapes, nested instruction expressions, literals with
+parentheses, statements spread over lines) takes the general path, which scans brackets and
+reports errors with their exact column. :class:`InstructionParser` is mixed into
+:class:`hloviz.parser.module.ModuleParser`, which owns the module and computation structure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, Computation, Instruction
+from .attributes import split_attributes
+from .scan import ScanError, find_close, net_depth, split_top_level
+from .shapes import ARRAY_SHAPE, infer_shape
+
+_HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
+_OPCODE = re.compile(r"\s*([a-z][a-z0-9_\-]*)\s*\(")
+# A line that starts a new instruction (not the continuation of an attribute list).
+_NEW_STATEMENT = re.compile(r"\s*(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=\s*(\(|[a-z][a-z0-9]*\[|[a-z][\w\-]*\s*\()")
+_NAME = re.compile(r"%?[A-Za-z_][\w.\-]*\Z")
+_INT = re.compile(r"\s*\d+\s*\Z")
+
+# Opcodes whose "-start" form is an instruction of its own rather than async sugar.
+_NATIVE_START = {
+    "all-reduce-start", "all-gather-start", "collective-permute-start", "copy-start", "async-start",
+    "send", "recv", "collective-broadcast-start", "ragged-all-to-all-start", "all-to-all-start",
+}
+_MAX_NESTED_INSTRUCTIONS = 64
+_CALL_KEYS = frozenset(CALLED_COMPUTATION_ATTRIBUTES)
+# Attributes that must be read while parsing: they name computations or instructions.
+_EAGER_ATTR = re.compile(
+    r"(?:" + "|".join(CALLED_COMPUTATION_ATTRIBUTES) + r"|control-predecessors)\s*="
+)
+_ATTR_START = re.compile(r"[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=")
+_OPERAND_FINDALL = re.compile(r"%?([A-Za-z_][\w.\-]*)").findall
+_EAGER_SEARCH = _EAGER_ATTR.search
+_ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
+_SHAPED_OPERANDS = re.compile(
+    rf"[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*(?:,[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*)*\Z"
+).match
+_SHAPED_NAMES = re.compile(rf"{_ARRAY}[ \t]+%?([A-Za-z_][\w.\-]*)").findall
+
+# The common instruction on one line: name, array shape, opcode, plain operands, attributes.
+_FAST = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
+    r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)[ \t]+"
+    r"([a-z][a-z0-9_\-]*)\(([^()\"]*)\)"
+    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=.*)?)[ \t\r]*\Z"
+)
+
+
+def _infer_shapes(pending: list[Instruction]) -> None:
+    """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
+    done: set[int] = set()
+    for first in pending:
+        stack = [(first, False)]
+        while stack:
+            inst, ready = stack.pop()
+            if id(inst) in done:
+                continue
+            if ready:
+                done.add(id(inst))
+                if inst.shape is INFERRED:
+                    inst.shape = infer_shape(inst)
+                continue
+            stack.append((inst, True))
+            for op in inst.operands:
+                if isinstance(op, Instruction) and op.shape is INFERRED and id(op) not in done:
+                    stack.append((op, False))
+
+
+class _Incomplete(Exception):
+    """The statement continues on the next line."""
+
+
+class InstructionParser:
+    """Instruction-level parsing; needs the state :class:`ModuleParser` sets up."""
+
+    def _fast_instruction(self, computation: Computation, groups: tuple, line_index: int,
+                          m: re.Match) -> Instruction | None:
+        """The common one-line instruction, from the groups of one :data:`_FAST` match.
+
+        Returns None for anything unusual (a new shape text that fails to parse, operands
+        that are not plain names, attributes with unbalanced brackets, a dangling comma, a
+        duplicate name); the general path then parses the line again and reports any error
+        precisely. Attributes without called computations are split only when first read.
+        This is the parser's hot loop: it avoids attribute lookups and calls where it can.
+        """
+        _, name, shape_text, opcode, args, rest = groups
+        by_name = computation._by_name
+        if name in by_name:
+            return None
+        shape = self._shape_cache_get(shape_text)
+        if shape is None:
+            sm = ARRAY_SHAPE.match(shape_text)
+            try:
+                shape = self.shapes.array(sm.group(1), sm.group(2), sm.group(3), 0)
+            except ScanError:
+                return None
+        inst = Instruction(name, opcode, shape, line_index + 1)
+        if args:
+            if opcode == "parameter":
+                if not args.isdigit():
+                    return None
+                inst.parameter_number = int(args)
+            elif opcode == "constant":
+                if args.isspace():
+                    return None
+                inst.literal = args.strip()
+            elif "[" in args or "{" in args:  # TF <= 2.17 style: "f32[2]{0} %x, f32[] %y"
+                if _SHAPED_OPERANDS(args) is None:
+                    return None
+                inst.operands = _SHAPED_NAMES(args)
+            else:
+                names = _OPERAND_FINDALL(args)
+                if len(names) != args.count(",") + 1:
+                    return None
+                inst.operands = names
+            if inst.operands:
+                try:
+                    inst.operands = [by_name[n] for n in inst.operands]
+                except KeyError:  # a forward reference: resolved when the computation ends
+                    self._deferred.append(inst)
+        elif opcode == "constant" or opcode == "parameter":
+            return None
+        if rest:
+            if rest.count("{") != rest.count("}") or ('"' in rest and (rest.count('"') % 2 or "\\" in rest)) \
+                    or rest.rstrip()[-1] == ",":
+                return None
+            if _EAGER_SEARCH(rest):
+                try:
+                    attrs = split_attributes(rest, 0)
+                except ScanError:
+                    return None
+                inst._attributes = attrs
+                if "control-predecessors" in attrs and inst not in self._deferred:
+                    self._deferred.append(inst)
+                if not _CALL_KEYS.isdisjoint(attrs):
+                    for key in CALLED_COMPUTATION_ATTRIBUTES:
+                        if key in attrs:
+                            raw = attrs.pop(key)
+                            col = m.start(6) + rest.find(key + "=") + len(key) + 1
+                            self.pending_calls.append((inst, key, raw, line_index, col))
+            else:
+                inst._raw_attributes = rest
+                inst._raw_column = m.start(6)
+        if opcode[-6:] == "-start" and opcode not in _NATIVE_START and not inst.calls_by_attribute:
+            self._wrap_async(computation, inst)
+        inst.parent = computation
+        computation.instructions.append(inst)
+        by_name[name] = inst
+        return inst
+
+    def instruction(self, computation: Computation, text: str, first_line: int) -> tuple[Instruction, bool]:
+        """Parse one instruction statement and add it (and any nested ones) to ``computation``."""
+        m = _HEAD.match(text)
+        if not m:
+            s = text.lstrip()
+            raise self.error_at("expected an instruction 'name = shape opcode(operands)'", first_line, text,
+                                len(text) - len(s))
+        name = m.group(2)
+        if name in computation._by_name:
+            raise self.error_at(f"instruction '{name}' is defined twice in computation '{computation.name}'",
+                                first_line, text, m.start(2))
+        if text.rstrip().endswith(","):
+            raise _Incomplete()
+        inst = self._rhs(computation, text, m.end(), first_line, name)
+        computation.add(inst)
+        self._deferred.append(inst)
+        return inst, bool(m.group(1))
+
+    def _rhs(self, computation: Computation, text: str, pos: int, first_line: int, name: str,
+             end: int | None = None) -> Instruction:
+        """``shape opcode(operands), attributes`` from ``text[pos:end]`` → an Instruction."""
+        try:
+            sm = ARRAY_SHAPE.match(text, pos)
+            if sm is not None:
+                shape = self.shapes.array(sm.group(1), sm.group(2), sm.group(3), pos)
+                pos = sm.end()
+            elif _OPCODE.match(text, pos):
+                shape = INFERRED  # XLA infers the shape when the text leaves it out
+            else:
+                shape, pos = self.shapes.parse(text, pos, end)
+            om = _OPCODE.match(text, pos)
+            if om is None:
+                self._no_opcode(text, pos, end)
+            opcode = om.group(1)
+            open_paren = om.end() - 1
+            close = text.find(")", open_paren)
+            if close < 0 or "(" in text[open_paren + 1 : close] or '"' in text[open_paren + 1 : close] \
+                    or (end is not None and close > end):
+                close = find_close(text, open_paren, end)
+            inst = Instruction(name, opcode, shape, line=first_line + 1 + text.count("\n", 0, open_paren))
+            self._operands(computation, inst, text, open_paren + 1, close, first_line)
+            if end is None:
+                rest = close + 1
+                if rest < len(text) and not text[rest:].isspace():
+                    attrs = split_attributes(text, rest)
+                    inst.attributes = attrs
+                    for key in CALLED_COMPUTATION_ATTRIBUTES:
+                        if key in attrs:
+                            raw = attrs.pop(key)
+                            col = text.find(key + "=", rest) + len(key) + 1
+                            self.pending_calls.append((inst, key, raw, first_line, max(col, 0)))
+            elif text[close + 1 : end].strip():
+                raise ScanError("a nested instruction takes no attributes", close + 1)
+            if opcode.endswith("-start") and opcode not in _NATIVE_START and not inst.calls_by_attribute:
+                self._wrap_async(computation, inst)
+            return inst
+        except ScanError as err:
+            if "never closed" in str(err) and net_depth(text) > 0:
+                raise _Incomplete() from None
+            raise self.error_at(str(err), first_line, text, err.offset) from None
+
+    def _no_opcode(self, text: str, pos: int, end: int | None) -> None:
+        while pos < len(text) and text[pos] in " \t\n":
+            pos += 1
+        word = re.match(r"[\w.\-]*", text[pos:]).group()
+        if word and re.match(r"[a-z][a-z0-9_\-]*\s*\Z", text[pos:end]):
+            raise ScanError(f"expected '(' after opcode '{word}'", pos + len(word))
+        raise ScanError(f"expected an opcode, saw '{word or text[pos:pos + 1]}'", pos)
+
+    def _operands(self, computation: Computation, inst: Instruction, text: str, a: int, b: int,
+                  first_line: int) -> None:
+        opcode = inst.opcode
+        seg = text[a:b]
+        if opcode == "constant":
+            literal = seg.strip()
+            if not literal:
+                raise ScanError("a constant needs a literal value", a)
+            inst.literal = literal
+            return
+        if opcode == "parameter":
+            if not _INT.match(seg):
+                raise ScanError("expected the parameter number, e.g. parameter(0)", a)
+            inst.parameter_number = int(seg)
+            return
+        if not seg or seg.isspace():
+            return
+        if "[" not in seg and "(" not in seg and "{" not in seg:
+            names = [s.strip().lstrip("%") for s in seg.split(",")]
+            for k, n in enumerate(names):
+                if not n or not _NAME.match(n):
+                    self._bad_operand(text, a, b, k)
+            inst.operands = names
+            return
+        # Operands written with their shapes (TF <= 2.17), or nested instruction expressions.
+        names = []
+        for pa, pb in split_top_level(text, a, b):
+            piece = text[pa:pb]
+            stripped = piece.strip()
+            if not stripped:
+                raise ScanError("expected an operand", pa)
+            lead = len(piece) - len(piece.lstrip())
+            if stripped.endswith(")"):
+                names.append(self._nested_instruction(computation, text, pa + lead, pb, first_line))
+                continue
+            last = stripped.split()[-1]
+            if not _NAME.match(last):
+                raise ScanError(f"cannot read '{stripped[:60]}' as an operand name", pa + lead)
+            if len(stripped.split()) > 1 or stripped[:1] in "([":
+                # "shape %name": the shape must at least be a shape.
+                self.shapes.parse(text, pa + lead, pb)
+            names.append(last.lstrip("%"))
+        inst.operands = names
+
+    def _bad_operand(self, text: str, a: int, b: int, k: int) -> None:
+        spans = split_top_level(text, a, b)
+        pa, pb = spans[k]
+        piece = text[pa:pb]
+        offset = pa + len(piece) - len(piece.lstrip())
+        shown = piece.strip() or "nothing"
+        raise ScanError(f"cannot read '{shown[:60]}' as an operand name", offset)
+
+    def _nested_instruction(self, computation: Computation, text: str, a: int, b: int, first_line: int) -> str:
+        """``f32[] add(f32[] x, f32[] y)`` used as an operand: XLA makes it an instruction of its own."""
+        if self._nesting >= _MAX_NESTED_INSTRUCTIONS:
+            raise ScanError(f"instructions nested more than {_MAX_NESTED_INSTRUCTIONS} levels deep", a)
+        self._nested += 1
+        m = ARRAY_SHAPE.match(text, a)
+        opm = _OPCODE.match(text, m.end() if m else a)
+        if m is None and text[a] != "(" and not _OPCODE.match(text, a):
+            raise ScanError("cannot parse this operand as an instruction name or a nested instruction", a)
+        name = f"{(opm.group(1) if opm else 'nested')}.nested.{self._nested}"
+        while name in computation._by_name:
+            self._nested += 1
+            name = f"{(opm.group(1) if opm else 'nested')}.nested.{self._nested}"
+        self._nesting += 1
+        try:
+            inst = self._rhs(computation, text, a, first_line, name, end=b)
+        finally:
+            self._nesting -= 1
+        computation.add(inst)
+        self._deferred.append(inst)
+        return name
+
+    def _wrap_async(self, computation: Computation, start: Instruction) -> None:
+        """``custom-call-start(...)`` is sugar: XLA wraps the op in a computation of its own."""
+        wrapped_opcode = start.opcode[: -len("-start")]
+        wrapped = Computation(f"{start.name}.wrapped", line=start.line)
+        wrapped.synthetic = True
+        operand_shapes = start.shape.tuple_shapes[0].tuple_shapes if start.shape.is_tuple and \
+            start.shape.tuple_shapes and start.shape.tuple_shapes[0].is_tuple else ()
+        for k, shape in enumerate(operand_shapes):
+            p = Instruction(f"param.{k}", "parameter", shape, line=start.line)
+            p.parameter_number = k
+            wrapped.add(p)
+        result = start.shape.tuple_shapes[1] if start.shape.is_tuple and len(start.shape.tuple_shapes) > 1 \
+            else start.shape
+        op = Instruction(f"{start.name}.op", wrapped_opcode, result, line=start.line)
+        op.operands = list(wrapped.instructions)
+        op.attributes = dict(start.attributes)
+        wrapped.add(op)
+        wrapped.root = op
+        self.module.add(wrapped)
+        start.calls_by_attribute = {**start.calls_by_attribute, "calls": [wrapped]}
+        start.called_computations = [*start.called_computations, wrapped]
