@@ -35,7 +35,6 @@ _CALL_KEYS = frozenset(CALLED_COMPUTATION_ATTRIBUTES)
 _EAGER_ATTR = re.compile(
     r"(?:" + "|".join(CALLED_COMPUTATION_ATTRIBUTES) + r"|control-predecessors)\s*="
 )
-_ATTR_START = re.compile(r"[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=")
 _OPERAND_FINDALL = re.compile(r"%?([A-Za-z_][\w.\-]*)").findall
 _EAGER_SEARCH = _EAGER_ATTR.search
 _ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
