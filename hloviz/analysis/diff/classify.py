@@ -71,20 +71,31 @@ def _same_value(m: Matcher, p: int, q: int) -> bool:
 
 
 def _through_fusions(side: Side, n: int) -> int:
-    """The instruction whose value ``n`` passes on: a fused parameter's argument, a fusion's root."""
+    """The instruction whose value ``n`` passes on, across fusion and call boundaries.
+
+    A fused (or called) computation's parameter passes on its caller's operand; a fusion or
+    call passes on its computation's root; ``get-tuple-element`` index 0 passes on its tuple
+    (a oneDNN matmul returns ``(result, scratch)`` where a ``dot`` returns the result).
+    """
     for _ in range(16):  # nested fusions; a bound keeps bad input from looping
         inst = side.insts[n]
-        if inst.opcode == "parameter":
+        op = inst.opcode
+        if op == "parameter":
             caller = side.single_caller(side.comp_of[n])
             k = inst.parameter_number
-            if caller < 0 or side.insts[caller].opcode != "fusion" or k is None or k >= len(side.ops[caller]):
+            if caller < 0 or side.insts[caller].opcode not in _PASSING or k is None or k >= len(side.ops[caller]):
                 return n
             n = side.ops[caller][k]
-        elif inst.opcode == "fusion" and len(side.calls[n]) == 1 and side.root[side.calls[n][0]] >= 0:
+        elif op in _PASSING and len(side.calls[n]) == 1 and side.root[side.calls[n][0]] >= 0:
             n = side.root[side.calls[n][0]]
+        elif op == "get-tuple-element" and side.ops[n] and inst.attributes.get("index") == "0":
+            n = side.ops[n][0]
         else:
             return n
     return n
+
+
+_PASSING = frozenset({"fusion", "call"})
 
 
 def _operand_change(m: Matcher, x: int, y: int) -> Change:
@@ -112,6 +123,10 @@ def _attribute_changes(xa: dict[str, str], xb: dict[str, str]) -> Change | None:
     differ = [k for k in keys if _norm(xa.get(k, "")) != _norm(xb.get(k, ""))]
     if not differ:
         return None
+    if len(differ) > 2:  # many (an opcode change, a new backend): name them, values would drown the line
+        before = ", ".join(k for k in differ if k in xa) or "none"
+        after = ", ".join(k for k in differ if k in xb) or "none"
+        return Change(ChangeKind.ATTRIBUTES, before, after)
     before = ", ".join(f"{k}={_short(xa[k], 40)}" if k in xa else f"no {k}" for k in differ)
     after = ", ".join(f"{k}={_short(xb[k], 40)}" if k in xb else f"no {k}" for k in differ)
     return Change(ChangeKind.ATTRIBUTES, before, after)
