@@ -134,15 +134,27 @@ DIFF_COLOURS = {"changed": ("#ffd54f", "#ff8f00"), "added": ("#a5d6a7", "#2e7d32
                 "removed": ("#ef9a9a", "#c62828")}
 
 
-def _render_mark(m: "PictureMark") -> "Mark":
+def _pair_colours() -> tuple[str, ...]:
+    """The kernel palette of ``show`` without its amber, green and red-ish entries, which here
+    would read as changed, added or removed."""
+    from .render.style import KERNEL_PALETTE
+
+    def hue_ok(c: str) -> bool:
+        r, g, b = (int(c[i:i + 2], 16) for i in (1, 3, 5))
+        return b >= max(r, g) - 40  # blues, purples, pinks, cyans: the ones with enough blue
+
+    return tuple(c for c in KERNEL_PALETTE if hue_ok(c)) or KERNEL_PALETTE
+
+
+def _render_mark(m: "PictureMark", colours: tuple[str, ...]) -> "Mark":
     from .analysis.diff import Status
     from .render.quoting import shorten
-    from .render.style import kernel_colour
     from .render.views import Mark
 
     badge = f"#{m.number}" if m.number else None
     if m.status is Status.UNCHANGED:
-        return Mark(fill=kernel_colour(m.number) if m.number else None, font="#000000", badge=badge)
+        fill = colours[(m.number - 1) % len(colours)] if m.number else None
+        return Mark(fill=fill, font="#000000", badge=badge)
     fill, border = DIFF_COLOURS[m.status.value]
     if badge is None and m.kernel:
         badge = "new" if m.status is Status.ADDED else ("gone" if m.status is Status.REMOVED else None)
@@ -165,9 +177,10 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     from .render.pictures import _finish
     from .render.views import View, ViewOptions, draw_module
 
+    colours = _pair_colours()
     marks_a, marks_b = picture_marks(result.diff)
-    render_a = {name: _render_mark(m) for name, m in marks_a.items()}
-    render_b = {name: _render_mark(m) for name, m in marks_b.items()}
+    render_a = {name: _render_mark(m, colours) for name, m in marks_a.items()}
+    render_b = {name: _render_mark(m, colours) for name, m in marks_b.items()}
     title = f"{result.before.label} → {result.after.label}"
     facts = [f"{label}: {text}" for label, text in summary_lines(result.diff)[:3]] + list(result.diff.warnings)
     facts.append("matched kernels share a number (#n); amber changed, green added, red removed")

@@ -221,7 +221,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
         out.append("")
         out.append(f"<details><summary>{title} instructions ({_count_note(diff, status, len(items))})</summary>")
         out.append("")
-        out.append("| instruction | opcode | computation | how |")
+        out.append("| instruction | opcode | computation | changes |")
         out.append("|---|---|---|---|")
         shown, more = _cut(items, limit)
         for d in shown:
