@@ -62,12 +62,17 @@ def _same_value(m: Matcher, p: int, q: int) -> bool:
     """Do operands ``p`` and ``q`` carry the same value, seen through fusion boundaries?
 
     An op that moved into a fusion reads a fused parameter where it read the value itself; a
-    user of a fusion reads the fusion where it read the op now fused. Both count as the same.
+    user of a fusion reads the fusion where it read the op now fused; a constant may be a copy
+    of the same constant. All count as the same.
     """
     if m.ma[p] == q:
         return True
     rp, rq = _through_fusions(m.a, p), _through_fusions(m.b, q)
-    return (rp != p or rq != q) and m.ma[rp] == rq
+    if (rp != p or rq != q) and m.ma[rp] == rq:
+        return True
+    ia, ib = m.a.insts[rp], m.b.insts[rq]  # two copies of one constant are the same value
+    return ia.opcode == ib.opcode == "constant" and ia.literal == ib.literal and ia.shape == ib.shape \
+        and not ia.is_elided_constant
 
 
 def _through_fusions(side: Side, n: int) -> int:

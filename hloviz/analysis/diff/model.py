@@ -157,6 +157,8 @@ class DiffSummary:
     moved_into_fusions: tuple[InstructionDiff, ...] = ()
     moved_out_of_fusions: tuple[InstructionDiff, ...] = ()
     moved_between_fusions: tuple[InstructionDiff, ...] = ()
+    #: Added constants whose value (shape and literal) the first module has nowhere, and removed
+    #: ones whose value the second has nowhere: copies of a constant (into a fusion) are not listed.
     constants_appeared: tuple[InstructionDiff, ...] = ()
     constants_vanished: tuple[InstructionDiff, ...] = ()
     constants_changed: tuple[InstructionDiff, ...] = ()

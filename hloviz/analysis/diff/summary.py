@@ -65,6 +65,17 @@ def _where(d: InstructionDiff, before: bool) -> str:
     return f"{when} {other.name}, a {other.opcode} that is not a kernel of its own"
 
 
+def _value(inst: Instruction) -> tuple[str, str]:
+    """A constant's value as text (an elided ``{...}`` literal stands for any value of its shape)."""
+    return inst.shape.to_text(layout=False), " ".join((inst.literal or "").split())
+
+
+def _values(module: HloModule, cache: dict[str, set[tuple[str, str]]], key: str) -> set[tuple[str, str]]:
+    if key not in cache:
+        cache[key] = {_value(i) for i in module.instructions() if i.opcode == "constant"}
+    return cache[key]
+
+
 def _opcode_counts(module: HloModule) -> Counter:
     return Counter(i.opcode for i in module.instructions() if i.opcode != "parameter")
 
@@ -77,6 +88,7 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
     fus_unchanged = 0
     into, out_of, between = [], [], []
     c_appeared, c_vanished, c_changed = [], [], []
+    cache: dict[str, set[tuple[str, str]]] = {}
     for d in diffs:
         before, after = d.before, d.after
         is_fusion = (before is not None and before.opcode == "fusion") or (after is not None and after.opcode == "fusion")
@@ -101,10 +113,11 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
                     between.append(d)
             if ChangeKind.CONSTANT in kinds:
                 c_changed.append(d)
-        elif d.opcode == "constant":
-            if d.status is Status.ADDED:
+        elif d.opcode == "constant" and d.status is not Status.UNCHANGED:
+            # Only values the other module has nowhere: XLA copies constants into fusions freely.
+            if d.status is Status.ADDED and _value(d.after) not in _values(a, cache, "a"):
                 c_appeared.append(d)
-            elif d.status is Status.REMOVED:
+            elif d.status is Status.REMOVED and _value(d.before) not in _values(b, cache, "b"):
                 c_vanished.append(d)
     oa, ob = _opcode_counts(a), _opcode_counts(b)
     deltas = [OpcodeDelta(op, oa.get(op, 0), ob.get(op, 0)) for op in sorted(set(oa) | set(ob))
