@@ -1,0 +1,108 @@
+"""Child process of the benchmarks: parse one file with one parser and print JSON measurements.
+
+    python benchmarks/_parse_child.py {hloviz|xla} FILE REPEATS
+
+Runs in a fresh interpreter so that each parser's memory is measured alone. Both parsers start
+from the path (reading the file is part of the work for both): hloviz with ``parse_file``, XLA
+by reading the text and calling ``jaxlib._hlo.hlo_module_from_text`` (XLA's C++ HLO parser as
+jaxlib exposes it). Memory comes from the kernel: the peak RSS (VmHWM, reset just before the
+first parse through /proc/self/clear_refs; ``getrusage`` where that is unavailable) and the
+current RSS, so C++ allocations count as fully as Python ones.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def rss_now() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except OSError:
+        return peak_rss()
+
+
+def reset_peak() -> bool:
+    """Reset the kernel's peak-RSS mark (Linux ≥ 4.0); False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r if sys.platform == "darwin" else r * 1024
+
+
+def load_parser(name: str):
+    """``(parse(path) -> module, counts(module) -> (computations, instructions))``."""
+    if name == "hloviz":
+        import hloviz
+
+        def counts(m):
+            return len(m.computations), sum(len(c.instructions) for c in m.computations)
+
+        return hloviz.parse_file, counts
+    if name == "xla":
+        from jaxlib import _hlo
+
+        def parse(path):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            return _hlo.hlo_module_from_text(text)
+
+        def counts(m):
+            comps = m.computations()
+            return len(comps), sum(len(c.instructions()) for c in comps)
+
+        return parse, counts
+    raise SystemExit(f"unknown parser {name!r} (hloviz or xla)")
+
+
+def main() -> int:
+    name, path, repeats = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    parse, counts = load_parser(name)
+    gc.collect()
+    before = rss_now()
+    can_reset = reset_peak()
+    peak_before = peak_rss()
+    t0 = time.perf_counter()
+    module = parse(path)
+    times = [time.perf_counter() - t0]
+    peak = peak_rss()
+    gc.collect()
+    retained = rss_now() - before
+    peak_added = peak - before if can_reset else max(0, peak - max(before, peak_before))
+    n_comps, n_instr = counts(module)
+    for _ in range(repeats - 1):
+        del module
+        gc.collect()
+        t0 = time.perf_counter()
+        module = parse(path)
+        times.append(time.perf_counter() - t0)
+    print(json.dumps({"parser": name, "times": times, "peak_added": peak_added, "retained": retained,
+                      "computations": n_comps, "instructions": n_instr, "baseline": before}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
