@@ -288,9 +288,11 @@ class Matcher:
                 if m >= 0 and m in outs:
                     s += 1.5
         struct = s
-        name = self.op_name_a(x)
-        if name and name == self.op_name_b(y):
+        name, other = self.op_name_a(x), self.op_name_b(y)
+        if name and name == other:
             s += 2.0
+        elif name and other and "/" in name and name.rsplit("/", 1)[0] == other.rsplit("/", 1)[0]:
+            s += 1.0  # the same scope (layer, block): gradient_tape/Gelu/mul_1 and …/mul_2
         ia, ib = a.insts[x], b.insts[y]
         if ia.line and ia.attributes.get("metadata") and ib.attributes.get("metadata"):
             mx, my = ia.metadata, ib.metadata
@@ -310,12 +312,15 @@ class Matcher:
         b = self.b
         self.by_name = _Index(self.mb)
         self.by_opcode_name = _Index(self.mb)
+        self.by_opcode_scope = _Index(self.mb)
         for y in range(len(b.insts)):
             if self.mb[y] == -1:
                 name = self.op_name_b(y)
                 if name:
                     self.by_opcode_name.add((b.insts[y].opcode, name), y)
                     self.by_name.add(name, y)
+                    if "/" in name:
+                        self.by_opcode_scope.add((b.insts[y].opcode, name.rsplit("/", 1)[0]), y)
 
     def candidates(self, x: int, same_opcode: bool) -> list[int]:
         a, b, ma, mb = self.a, self.b, self.ma, self.mb
@@ -341,6 +346,9 @@ class Matcher:
             found = self.by_opcode_name.unmatched((opcode, name)) if same_opcode else self.by_name.unmatched(name)
             for y in found:
                 consider(y)
+            if same_opcode and "/" in name:  # the same op in the same scope, renamed (Erf → Erfc)
+                for y in self.by_opcode_scope.unmatched((opcode, name.rsplit("/", 1)[0])):
+                    consider(y)
         if len(out) > _MAX_CANDIDATES * 2:
             return list(out)[: _MAX_CANDIDATES * 2]
         return list(out)
