@@ -87,3 +87,17 @@ def test_matmul_chain_across_versions_pairs_the_matmul():
                if any(i is not None and i.opcode in ("dot", "custom-call") for i in (k.before, k.after))]
     assert any(k.before is not None and k.after is not None for k in matmuls)
     assert all(k.status is not Status.REMOVED or k.before.opcode not in ("dot", "custom-call") for k in matmuls)
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.mark.skipif(not (CAPTURES / "matmul_chain-tf2.17").is_dir() or not (CAPTURES / "matmul_chain-tf2.21").is_dir(),
+                    reason="no two-version matmul_chain captures")
+def test_the_readme_shows_what_hloviz_diff_prints(capsys):
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Diffing two TensorFlow versions"):]
+    command = re.search(r"```sh\n(hloviz diff [^\n]+)\n```", section).group(1)
+    shown = re.search(r"<!-- diff-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.S).group(1)
+    main(command.split()[1:])
+    assert capsys.readouterr().out == shown
