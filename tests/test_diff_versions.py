@@ -94,7 +94,8 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 @pytest.mark.skipif(not (CAPTURES / "matmul_chain-tf2.17").is_dir() or not (CAPTURES / "matmul_chain-tf2.21").is_dir(),
                     reason="no two-version matmul_chain captures")
-def test_the_readme_shows_what_hloviz_diff_prints(capsys):
+def test_the_readme_shows_what_hloviz_diff_prints(capsys, monkeypatch):
+    monkeypatch.chdir(README.parent)  # the command names the captures relative to the repository
     text = README.read_text(encoding="utf-8")
     section = text[text.index("## Diffing two TensorFlow versions"):]
     command = re.search(r"```sh\n(hloviz diff [^\n]+)\n```", section).group(1)
