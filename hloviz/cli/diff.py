@@ -45,7 +45,7 @@ def diff(
         "--output", "-o", help="Also write a picture of both sides: .svg, .png, .html, .dot or .json (by suffix).",
         show_default=False)] = None,
     limit: Annotated[int, typer.Option(
-        "--limit", help="Most entries per list in the details (0: all).")] = 40,
+        "--limit", help="Most entries per list in the text and markdown details (0: all; JSON lists all).")] = 40,
     budget: Annotated[int, typer.Option(
         "--budget", help="With -o: most nodes per column before collapsing (as in show).")] = 300,
     timeout: Annotated[float, typer.Option(
