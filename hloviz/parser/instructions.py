@@ -35,7 +35,17 @@ _CALL_KEYS = frozenset(CALLED_COMPUTATION_ATTRIBUTES)
 _EAGER_ATTR = re.compile(
     r"(?:" + "|".join(CALLED_COMPUTATION_ATTRIBUTES) + r"|control-predecessors)\s*="
 )
-_OPERAND_FINDALL = re.compile(r"%?([A-Za-z_][\w.\-]*)").findall
+# Opcodes that never name a computation, so their attributes can wait to be split.
+_NEVER_CALLS = frozenset({
+    "abs", "add", "and", "atan2", "bitcast", "bitcast-convert", "broadcast", "cbrt", "ceil", "clamp",
+    "compare", "concatenate", "constant", "convert", "convolution", "copy", "cosine", "divide", "dot",
+    "dynamic-slice", "dynamic-update-slice", "erf", "exponential", "exponential-minus-one", "floor", "gather",
+    "get-tuple-element", "imag", "iota", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
+    "multiply", "negate", "not", "or", "pad", "parameter", "power", "real", "reduce-precision", "remainder",
+    "reshape", "reverse", "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
+    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "slice", "sqrt", "subtract", "tan",
+    "tanh", "transpose", "tuple", "xor",
+})
 _EAGER_SEARCH = _EAGER_ATTR.search
 _ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
 _SHAPED_OPERANDS = re.compile(
@@ -43,11 +53,12 @@ _SHAPED_OPERANDS = re.compile(
 ).match
 _SHAPED_NAMES = re.compile(rf"{_ARRAY}[ \t]+%?([A-Za-z_][\w.\-]*)").findall
 
-# The common instruction on one line: name, array shape, opcode, plain operands, attributes.
+# The common instruction on one line: name, array shape, opcode, operands (group 5 when they are
+# plain names, else group 6: a parameter number, a literal, or operands with shapes), attributes.
 _FAST = re.compile(
     r"[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)[ \t]+"
-    r"([a-z][a-z0-9_\-]*)\(([^()\"]*)\)"
+    r"([a-z][a-z0-9_\-]*)\((?:(%?[A-Za-z_][\w.\-]*(?:[ \t]*,[ \t]*%?[A-Za-z_][\w.\-]*)*)|([^()\"]*))\)"
     r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=.*)?)[ \t\r]*\Z"
 )
 
@@ -83,16 +94,30 @@ class InstructionParser:
                           m: re.Match) -> Instruction | None:
         """The common one-line instruction, from the groups of one :data:`_FAST` match.
 
-        Returns None for anything unusual (a new shape text that fails to parse, operands
-        that are not plain names, attributes with unbalanced brackets, a dangling comma, a
+        Returns None, having changed nothing, for anything unusual (a new shape text that
+        fails to parse, attributes with unbalanced brackets or comments, a dangling comma, a
         duplicate name); the general path then parses the line again and reports any error
         precisely. Attributes without called computations are split only when first read.
-        This is the parser's hot loop: it avoids attribute lookups and calls where it can.
+        This is the parser's inner loop, so it avoids attribute lookups and calls where it can.
         """
-        _, name, shape_text, opcode, args, rest = groups
+        _, name, shape_text, opcode, plain, other, rest = groups
         by_name = computation._by_name
         if name in by_name:
             return None
+        attrs = None
+        if rest:
+            if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
+                    or ('"' in rest and (rest.count('"') % 2 or "\\" in rest)) or rest.rstrip()[-1] == ",":
+                return None
+            if opcode in _NEVER_CALLS:
+                eager = "control-predecessors" in rest
+            else:
+                eager = _EAGER_SEARCH(rest) is not None
+            if eager:
+                try:
+                    attrs = split_attributes(rest, 0)
+                except ScanError:
+                    return None
         shape = self._shape_cache_get(shape_text)
         if shape is None:
             sm = ARRAY_SHAPE.match(shape_text)
@@ -100,53 +125,48 @@ class InstructionParser:
                 shape = self.shapes.array(sm.group(1), sm.group(2), sm.group(3), 0)
             except ScanError:
                 return None
-        inst = Instruction(name, opcode, shape, line_index + 1)
-        if args:
-            if opcode == "parameter":
-                if not args.isdigit():
-                    return None
-                inst.parameter_number = int(args)
-            elif opcode == "constant":
-                if args.isspace():
-                    return None
-                inst.literal = args.strip()
-            elif "[" in args or "{" in args:  # TF <= 2.17 style: "f32[2]{0} %x, f32[] %y"
-                if _SHAPED_OPERANDS(args) is None:
-                    return None
-                inst.operands = _SHAPED_NAMES(args)
-            else:
-                names = _OPERAND_FINDALL(args)
-                if len(names) != args.count(",") + 1:
-                    return None
-                inst.operands = names
-            if inst.operands:
-                try:
-                    inst.operands = [by_name[n] for n in inst.operands]
-                except KeyError:  # a forward reference: resolved when the computation ends
-                    self._deferred.append(inst)
-        elif opcode == "constant" or opcode == "parameter":
-            return None
-        if rest:
-            if rest.count("{") != rest.count("}") or ('"' in rest and (rest.count('"') % 2 or "\\" in rest)) \
-                    or rest.rstrip()[-1] == ",":
+        names = None
+        literal = None
+        number = None
+        if opcode == "parameter":
+            if plain or not other.isdigit():
                 return None
-            if _EAGER_SEARCH(rest):
-                try:
-                    attrs = split_attributes(rest, 0)
-                except ScanError:
-                    return None
-                inst._attributes = attrs
-                if "control-predecessors" in attrs and inst not in self._deferred:
-                    self._deferred.append(inst)
-                if not _CALL_KEYS.isdisjoint(attrs):
-                    for key in CALLED_COMPUTATION_ATTRIBUTES:
-                        if key in attrs:
-                            raw = attrs.pop(key)
-                            col = m.start(6) + rest.find(key + "=") + len(key) + 1
-                            self.pending_calls.append((inst, key, raw, line_index, col))
-            else:
-                inst._raw_attributes = rest
-                inst._raw_column = m.start(6)
+            number = int(other)
+        elif opcode == "constant":  # constant(nan) and constant(true) look like names
+            literal = (plain or other).strip()
+            if not literal:
+                return None
+        elif plain:  # "%a, %b": validated by the pattern, so removing '%' and spaces is exact
+            names = plain.replace("%", "").replace(" ", "").replace("\t", "").split(",")
+        elif other and not other.isspace():  # TF <= 2.17 style: "f32[2]{0} %x, f32[] %y"
+            if _SHAPED_OPERANDS(other) is None:
+                return None
+            names = _SHAPED_NAMES(other)
+        # From here on the line is accepted: build the instruction.
+        inst = Instruction(name, opcode, shape, line_index + 1)
+        if names:
+            try:
+                inst.operands = [by_name[n] for n in names]
+            except KeyError:  # a forward reference: resolved when the computation ends
+                inst.operands = names
+                self._deferred.append(inst)
+        elif number is not None:
+            inst.parameter_number = number
+        elif literal is not None:
+            inst.literal = literal
+        if attrs is not None:
+            inst._attributes = attrs
+            if "control-predecessors" in attrs and inst not in self._deferred:
+                self._deferred.append(inst)
+            if not _CALL_KEYS.isdisjoint(attrs):
+                for key in CALLED_COMPUTATION_ATTRIBUTES:
+                    if key in attrs:
+                        raw = attrs.pop(key)
+                        col = m.start(7) + rest.find(key + "=") + len(key) + 1
+                        self.pending_calls.append((inst, key, raw, line_index, col))
+        elif rest:
+            inst._raw_attributes = rest
+            inst._raw_column = m.start(7)
         if opcode[-6:] == "-start" and opcode not in _NATIVE_START and not inst.calls_by_attribute:
             self._wrap_async(computation, inst)
         inst.parent = computation

@@ -25,7 +25,8 @@ _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
 _SECTION = re.compile(r"\s*(FileNames|FunctionNames|FileLocations|StackFrames)\s*\Z")
 _SECTION_ROW = re.compile(r"\s*(\d+)\s+(.+?)\s*\Z")
-_INDEX_MARK = re.compile(r"/\*.*?\*/")
+# A "/*" whose "*/" is not on the same line.
+_OPEN_COMMENT = re.compile(r"/\*(?:[^*\n]|\*(?!/))*(?:\n|\Z)")
 _COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
 _MAX_JOINED_LINES = 10000
 
@@ -35,28 +36,22 @@ def _blank(m: re.Match) -> str:
     return t if t[0] == '"' else re.sub(r"[^\n]", " ", t)
 
 
-def _blank_comments(text: str) -> list[str]:
-    """The text's lines with ``/* ... */`` and ``// ...`` comments replaced by spaces.
+def _split_lines(text: str) -> list[str]:
+    """The text's lines; comments that span lines are blanked here, all at once (rare).
 
-    Columns stay true. Only lines that contain a comment marker are rescanned (strings may
-    contain ``//``); XLA's ``/*index=5*/`` markers, the common case, take a quicker path.
+    One-line comments are blanked line by line, only on lines the fast path does not take
+    (see :func:`blank_line`), so the common case costs nothing.
     """
-    lines = text.split("\n")
-    if "/*" not in text and "//" not in text:
-        return lines
-    if any(line.count("/*") != line.count("*/") for line in lines if "/*" in line or "*/" in line):
-        return _COMMENT_OR_STRING.sub(_blank, text).split("\n")  # a comment spans lines
-    for k, line in enumerate(lines):
-        if "/*" in line or "//" in line:
-            if "//" not in line and '"' not in line:
-                lines[k] = _INDEX_MARK.sub(_spaces, line)
-            else:
-                lines[k] = _COMMENT_OR_STRING.sub(_blank, line)
-    return lines
+    if "/*" in text and _OPEN_COMMENT.search(text):
+        return _COMMENT_OR_STRING.sub(_blank, text).split("\n")
+    return text.split("\n")
 
 
-def _spaces(m: re.Match) -> str:
-    return " " * (m.end() - m.start())
+def blank_line(line: str) -> str:
+    """``line`` with ``/* ... */`` and ``// ...`` comments replaced by spaces (columns stay true)."""
+    if "/*" in line or "//" in line:
+        return _COMMENT_OR_STRING.sub(_blank, line)
+    return line
 
 
 class ModuleParser(InstructionParser):
@@ -66,7 +61,7 @@ class ModuleParser(InstructionParser):
         self.filename = filename or "<string>"
         self.text = text
         self._original_lines: list[str] | None = None
-        self.lines = _blank_comments(text)
+        self.lines = _split_lines(text)
         self.shapes = ShapeParser()
         self._shape_cache_get = self.shapes._cache.get
         self.module: HloModule | None = None
@@ -109,6 +104,8 @@ class ModuleParser(InstructionParser):
         i = 0
         while i < n and self._skippable(lines[i]):
             i += 1
+        if i < n:
+            lines[i] = blank_line(lines[i])
         if i >= n:
             raise self.error("empty text: expected 'HloModule name'", max(0, n - 1), 0)
         m = _MODULE.match(lines[i])
@@ -122,6 +119,7 @@ class ModuleParser(InstructionParser):
         depth = net_depth(header)
         while (depth > 0 or header.rstrip().endswith(",")) and i + 1 < n:
             i += 1
+            lines[i] = blank_line(lines[i])
             depth += net_depth(lines[i])
             header += "\n" + lines[i]
         try:
@@ -131,7 +129,7 @@ class ModuleParser(InstructionParser):
         i += 1
         entry_seen: int | None = None
         while i < n:
-            line = lines[i]
+            line = lines[i] = blank_line(lines[i])
             if self._skippable(line):
                 i += 1
                 continue
@@ -157,14 +155,14 @@ class ModuleParser(InstructionParser):
 
     @staticmethod
     def _skippable(line: str) -> bool:
-        s = line.strip()
+        s = blank_line(line).strip()
         return not s or s.startswith("//")
 
     def _section(self, name: str, i: int) -> int:
         """Read a stack-frame table (``FileNames`` …) that newer XLA prints after the header."""
         table = self.module.stack_frame_tables.setdefault(name, {})
         while i < len(self.lines):
-            line = self.lines[i]
+            line = self.lines[i] = blank_line(self.lines[i])
             if not line.strip():
                 i += 1
                 continue
@@ -180,7 +178,7 @@ class ModuleParser(InstructionParser):
     def _computation(self, i: int) -> tuple[Computation, int]:
         lines = self.lines
         start = i
-        header = lines[i]
+        header = lines[i] = blank_line(lines[i])
         m = _COMPUTATION.match(header)
         if not m or header.lstrip().startswith("}"):
             s = header.lstrip()
@@ -191,7 +189,7 @@ class ModuleParser(InstructionParser):
             i += 1
             if i >= len(lines) or i - start > 50:
                 raise self.error("expected '{' to open the computation", start, len(lines[start].rstrip()))
-            header += "\n" + lines[i]
+            header += "\n" + blank_line(lines[i])
         computation = Computation(m.group(2), is_entry=bool(m.group(1)), line=start + 1)
         if self.module.get_computation(computation.name) is not None:
             raise self.error(f"computation '{computation.name}' is defined twice", start,
@@ -227,6 +225,7 @@ class ModuleParser(InstructionParser):
                             root_line = line_index
                             computation.root = inst
                         continue
+                text = blank_line(text)
             stripped = text.strip()
             if not stripped or stripped.startswith("//"):
                 continue
@@ -247,8 +246,9 @@ class ModuleParser(InstructionParser):
                                 or (lines[i].strip() == "}" and depth <= 0):
                             raise self.error("this instruction is never completed: a bracket is not closed",
                                              first, len(lines[first].rstrip())) from None
-                        depth += net_depth(lines[i])
-                        text += "\n" + lines[i]
+                        line = lines[i] = blank_line(lines[i])
+                        depth += net_depth(line)
+                        text += "\n" + line
                         i += 1
                     if depth < 0:
                         raise self.error("this instruction is never completed: a bracket is not closed",
