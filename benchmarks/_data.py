@@ -24,6 +24,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # not on Windows: no lock, at worst two runs compile the same module
+    fcntl = None  # type: ignore[assignment]
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 BENCH_DIR = REPO / "build" / "bench"
@@ -55,14 +60,36 @@ def ensure_module(arch: str, layers: int, width: int) -> Path:
     path = module_path(arch, layers, width)
     if path.is_file():
         return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Several benchmark runs may start at once on a shared machine: one compiles, the others
+    # wait for it (an advisory lock beside the file) instead of compiling the same module again.
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        if fcntl is not None:
+            if not _try_lock(lock):
+                print(f"waiting for another process that is generating {path.name} ...", file=sys.stderr, flush=True)
+                fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():
+            return path
+        return _generate(path, arch, layers, width)
+
+
+def _try_lock(f) -> bool:
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _generate(path: Path, arch: str, layers: int, width: int) -> Path:
     if importlib.util.find_spec("jax") is None:
         raise BenchError(f"{path} is missing and JAX is not installed to generate it; "
                          "install jax (pip install 'hloviz[bench]') or copy the file there")
-    print(f"generating {path.relative_to(REPO)} (JAX compile of a {layers}-layer training step; "
-          "takes minutes, once) ...", file=sys.stderr, flush=True)
+    print(f"generating {path.relative_to(REPO)}: a JAX compile of a {layers}-layer training step, "
+          "done once (250 layers took 7 minutes on 2 busy cores) ...", file=sys.stderr, flush=True)
     cmd = [sys.executable, str(HERE / "_gen_transformer.py"), str(path), "--arch", arch,
            "--layers", str(layers), "--width", str(width)]
-    env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")  # not even the slow-compile alarm
     done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
     if done.returncode != 0 or not path.is_file():
         raise BenchError(f"generating {path} failed (exit {done.returncode})")

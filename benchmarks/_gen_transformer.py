@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -178,11 +179,23 @@ def generate(out: Path, layers: int, width: int, heads: int = 4, seq: int = 16, 
         "bytes": len(text.encode()), "instructions": count_instructions(text),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
-    out.with_name(out.name + ".json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    _write_atomically(out.with_name(out.name + ".json"), json.dumps(info, indent=1) + "\n")
+    _write_atomically(out, text)  # last: the .hlo existing means both files are complete
     return info
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write to a unique temporary file beside ``path``, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
