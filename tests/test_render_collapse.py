@@ -88,3 +88,38 @@ def test_the_budget_always_holds(layers, budget, flat):
     assert v.nodes <= budget
     if v.levels:
         assert v.notes
+
+
+def test_grouped_runs_read_as_a_timeline():
+    lines = ["HloModule distinct", "", "ENTRY %e (x: f32[1]) -> f32[400] {", "  %x = f32[1]{0} parameter(0)"]
+    prev = "%x"
+    for i in range(2, 401):
+        lines.append(f"  %v{i} = f32[{i}]{{0}} pad({prev}, %x), padding=0_1")
+        prev = f"%v{i}"
+    lines += [f"  ROOT %r = f32[400]{{0}} copy({prev})", "}"]
+    v = draw_module(hloviz.parse("\n".join(lines) + "\n"), options=ViewOptions(budget=50))
+    invisible = [e for e in v.scene.edges if e.invisible]
+    assert len(invisible) == v.nodes - 1
+    assert all(not e.constraint for e in v.scene.edges if not e.invisible)
+    assert v.scene.layout == {"splines": "line"}
+    from hloviz.render import to_dot
+
+    text = to_dot(v.scene)
+    assert "splines=line;" in text and "style=invis" in text
+
+
+def test_hub_arrows_are_left_out_and_said_so():
+    n = 100
+    lines = ["HloModule hub", "", "ENTRY %e (p: f32[4], q: f32[4]) -> (" + ", ".join(["f32[4]"] * n) + ") {",
+             "  %p = f32[4]{0} parameter(0)", "  %q = f32[4]{0} parameter(1)"]
+    ops = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "atan2")
+    for i in range(n):
+        lines.append(f"  %o{i} = f32[4]{{0}} {ops[i % len(ops)]}(%p, %q)")
+    lines += ["  ROOT %t = (" + ", ".join(["f32[4]{0}"] * n) + ") tuple(" + ", ".join(f"%o{i}" for i in range(n)) + ")",
+              "}"]
+    v = draw_module(hloviz.parse("\n".join(lines) + "\n"), options=ViewOptions(budget=1000))
+    p = v.scene.nodes[v.node_of["p"]]
+    assert p.rows[-1].text == "100 users: arrows not drawn"
+    assert not any(e.src == v.node_of["p"] for e in v.scene.edges)
+    assert any(note.startswith("arrows of 1 node linked to more than 16 others are not drawn") for note in v.notes)
+    assert len(v.scene.edges) <= 2.5 * v.nodes

@@ -50,8 +50,8 @@ def fit(g: ViewGraph, budget: int, *, coarse: bool = False, notes: list[str]) ->
         n, size, count = _segments(g, budget, count)
         if n:
             levels.append("segments")
-            notes.append(f"still over {budget} nodes: runs of up to {size} consecutive nodes grouped into "
-                         f"{n} nodes")
+            notes.append(f"still over {budget} nodes: runs of up to {size} consecutive nodes grouped together "
+                         f"({n} groups)")
     return levels
 
 
@@ -253,24 +253,37 @@ def _repeats(g: ViewGraph, budget: int, count: int) -> tuple[int, str, int]:
     return done, example, count
 
 
+#: A picture that has to group runs of instructions shows at most this many groups: past that,
+#: a timeline is no longer an overview.
+MAX_GROUPS = 60
+
+
 def _segments(g: ViewGraph, budget: int, count: int) -> tuple[int, int, int]:
-    target = max(1, int(budget * 0.9))
+    """Group consecutive units (text order, which is execution order in a scheduled module) into
+    runs; consecutive runs are kept one below the other, so the picture reads as a timeline even
+    where the runs do not depend on each other (an optimizer's per-parameter updates)."""
+    target = max(1, int(min(budget, MAX_GROUPS) * 0.9))
     size = max(2, math.ceil(count / target))
     done = 0
     for scope, seq in sorted(_units_by_scope(g).items(), key=lambda kv: kv[0] or ""):
         seq.sort(key=lambda u: u.pos)
+        previous: Unit | None = None
         for start in range(0, len(seq), size):
             chunk = seq[start:start + size]
             if len(chunk) < 2:
-                continue
-            instructions = [m for u in chunk for m in u.members]
-            first, last = chunk[0].members[0], chunk[-1].members[-1]
-            unit = g.new_unit("segment", None, 0, instructions)
-            unit.scope, unit.pos = scope, chunk[0].pos
-            unit.rows = [Row(f"{len(instructions)} instructions", bold=True), Row(f"{first.name} … {last.name}"),
-                         Row(labels.histogram_text(m.opcode for m in instructions), small=True)]
-            unit.root = any(u.root for u in chunk)
-            g.merge(chunk, unit)
-            count -= len(chunk) - 1
-            done += 1
+                unit = chunk[0]
+            else:
+                instructions = [m for u in chunk for m in u.members]
+                first, last = chunk[0].members[0], chunk[-1].members[-1]
+                unit = g.new_unit("segment", None, 0, instructions)
+                unit.scope, unit.pos = scope, chunk[0].pos
+                unit.rows = [Row(f"{len(instructions)} instructions", bold=True), Row(f"{first.name} … {last.name}"),
+                             Row(labels.histogram_text(m.opcode for m in instructions), small=True)]
+                unit.root = any(u.root for u in chunk)
+                g.merge(chunk, unit)
+                count -= len(chunk) - 1
+                done += 1
+            if previous is not None:
+                g.order_edges.append((previous.index, unit.index))
+            previous = unit
     return done, size, count

@@ -31,6 +31,13 @@ _GRAPH_DEFAULTS = (
 )
 
 
+#: Above this many nodes, Graphviz is told to spend less effort on a perfect layout.
+LARGE = 150
+# Network simplex (ranking and placement) dominates dot's time on big graphs; a few iterations
+# give nearly the same picture in a fraction of the time.
+_LARGE_GRAPH = "  nslimit=3; nslimit1=3; mclimit=0.5; searchsize=20;"
+
+
 def label_html(rows: Sequence[Row], *, badge: str | None = None, badge_fill: str = "#ffffff",
                font: str | None = None) -> str:
     """An HTML-like DOT label (with the outer ``<`` ``>``): one table row per :class:`Row`.
@@ -72,6 +79,7 @@ class _Writer:
         self.node_ids: dict[tuple[int, str], str] = {}
         self.cluster_ids: dict[tuple[int, str], str] = {}
         self.compound = False
+        self.layout: dict[str, str] = {}
 
     def node_id(self, scope: int, key: str) -> str:
         ident = self.node_ids.get((scope, key))
@@ -129,7 +137,9 @@ class _Writer:
                 attrs.append(f"label={dot_string(e.label)}")
             if e.head_label:
                 attrs.append(f"headlabel={dot_string(e.head_label)}, labeldistance=1.4")
-            if e.dashed:
+            if e.invisible:
+                attrs.append("style=invis")
+            elif e.dashed:
                 attrs.append("style=dashed")
             if e.color:
                 attrs.append(f'color="{colour(e.color)}"')
@@ -148,6 +158,7 @@ class _Writer:
             self.lines.append(f"{indent}{src} -> {dst}{tail};")
 
     def scene_body(self, scope: int, scene: Scene, indent: str) -> None:
+        self.layout.update(scene.layout)
         for key in scene.top:
             self.node(scope, key, scene.nodes[key], indent)
         for cluster in scene.clusters:
@@ -156,6 +167,12 @@ class _Writer:
 
     def finish(self, header_rows: Sequence[Row]) -> str:
         head = ["digraph hloviz {", _GRAPH_DEFAULTS.rstrip("\n")]
+        if len(self.node_ids) > LARGE:
+            head.append(_LARGE_GRAPH)
+        for key, value in sorted(self.layout.items()):
+            if not (key.isidentifier() and value.replace(".", "").replace("_", "").isalnum()):
+                raise ValueError(f"not a layout attribute hloviz writes: {key}={value!r}")
+            head.append(f"  {key}={value};")
         if self.compound:
             head.append("  compound=true;")
         if header_rows:

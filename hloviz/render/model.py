@@ -77,6 +77,8 @@ class ViewGraph:
         self.unit_of: dict[int, int] = {}
         #: (source unit, user unit, label, user instruction, operand index)
         self.edges: list[tuple[int, int, str, Instruction, int]] = []
+        #: (earlier unit, later unit): consecutive groups of a timeline, kept in order by invisible arrows
+        self.order_edges: list[tuple[int, int]] = []
         #: (caller unit, body unit, role, body place key)
         self.body_edges: list[tuple[int, int, str, str]] = []
         self.notes: list[str] = []

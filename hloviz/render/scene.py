@@ -67,6 +67,8 @@ class Edge:
     penwidth: float = 1.0
     to_cluster: str | None = None
     constraint: bool = True
+    #: An arrow that is not drawn but keeps ``dst`` below ``src`` (a timeline of grouped runs).
+    invisible: bool = False
 
 
 @dataclass
@@ -99,6 +101,8 @@ class Scene:
     clusters: list[Cluster] = field(default_factory=list)
     title: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Graphviz graph attributes this picture needs (``{"splines": "line"}`` for a timeline).
+    layout: dict[str, str] = field(default_factory=dict)
 
     def add_node(self, key: str, node: Node, cluster: Cluster | None = None) -> Node:
         """Add ``node`` under ``key``, at top level or inside ``cluster``."""

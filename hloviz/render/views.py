@@ -120,6 +120,7 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
     notes = list(g.notes)
     levels = g.levels + collapse.fit(g, options.budget, coarse=options.coarse, notes=notes)
     scene = _scene(g, title if title is not None else _default_title(module, options), notes)
+    notes = scene.notes
     node_of = {}
     for u in g.units:
         if u.alive:
@@ -398,7 +399,7 @@ def _scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:
         if not u.alive:
             continue
         scene.add_node(f"u{u.index}", _node(g, u), clusters.get(u.scope) if u.scope else None)
-    _scene_edges(g, scene, clusters)
+    _scene_edges(g, scene, clusters, scene.notes)
     return scene
 
 
@@ -508,7 +509,7 @@ def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
     return rows
 
 
-def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster]) -> None:
+def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes: list[str]) -> None:
     find = g.find
     counts: dict[tuple, int] = {}
     for src, dst, label, user, k in g.edges:
@@ -525,9 +526,61 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster]) -> No
     for (s, d, label, head), n in counts.items():
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
+    _prune_hubs(scene, notes)
+    if g.order_edges:
+        # A timeline: the invisible arrows alone decide the ranks. Data arrows between distant
+        # runs would otherwise make dot's ranking crawl (minutes for 70 nodes) and the picture
+        # as wide as the widest fan-out.
+        for e in scene.edges:
+            e.constraint = False
+        scene.layout["splines"] = "line"  # curved routing of those long arrows costs seconds
+    for a, b in g.order_edges:
+        s, d = find(a), find(b)
+        if s != d and g.units[s].alive and g.units[d].alive:
+            scene.edges.append(Edge(f"u{s}", f"u{d}", invisible=True))
     for owner, body, role, place_key in g.body_edges:
         s, d = find(owner), find(body)
         if s == d or not g.units[s].alive or not g.units[d].alive:
             continue
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=role, dashed=True, color="#1b5e20",
                                 to_cluster=place_key if place_key in clusters else None))
+
+
+#: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.
+EDGES_PER_NODE = 2.5
+#: Only nodes linked to more than this many others lose their arrows.
+HUB_DEGREE = 16
+
+
+def _prune_hubs(scene: Scene, notes: list[str]) -> None:
+    """Leave out the arrows of hubs (a parameter group feeding 230 nodes, a root tuple of 232
+    results) when the picture has far more arrows than nodes: they make a layout slow and
+    unreadable. Each hub says how many arrows it lost; a note names the busiest."""
+    limit = int(EDGES_PER_NODE * max(len(scene.nodes), 1))
+    if len(scene.edges) <= limit:
+        return
+    outs: dict[str, int] = {}
+    ins: dict[str, int] = {}
+    for e in scene.edges:
+        outs[e.src] = outs.get(e.src, 0) + 1
+        ins[e.dst] = ins.get(e.dst, 0) + 1
+    ranked = sorted(scene.nodes, key=lambda k: (-(outs.get(k, 0) + ins.get(k, 0)), list(scene.nodes).index(k)))
+    hubs: list[str] = []
+    remaining = len(scene.edges)
+    for key in ranked:
+        degree = outs.get(key, 0) + ins.get(key, 0)
+        if remaining <= limit or degree <= HUB_DEGREE:
+            break
+        hubs.append(key)
+        remaining -= degree
+    if not hubs:
+        return
+    cut = set(hubs)
+    scene.edges[:] = [e for e in scene.edges if e.src not in cut and e.dst not in cut]
+    for key in hubs:
+        parts = [f"{n} {w}" for n, w in ((ins.get(key, 0), "inputs"), (outs.get(key, 0), "users")) if n]
+        scene.nodes[key].rows.append(Row(f"{', '.join(parts)}: arrows not drawn", small=True, italic=True,
+                                         color="#616161"))
+    first = scene.nodes[hubs[0]].rows[1].text if len(scene.nodes[hubs[0]].rows) > 1 else hubs[0]
+    notes.append(f"arrows of {len(hubs)} node{'s' if len(hubs) != 1 else ''} linked to more than {HUB_DEGREE} "
+                 f"others are not drawn (the busiest: {first}); each says how many it has")
