@@ -143,3 +143,20 @@ def test_api_render_validates_options():
         api.render(str(SEED), budget=0, fmt="dot")
     with pytest.raises(InputError, match="--radius"):
         api.render(str(SEED), radius=-1, fmt="dot")
+
+
+@pytest.mark.requires_tf
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_show_live_function_with_folding(tmp_path, capsys):
+    """TensorFlow end to end: the constant chain folds to x + 1000, and every output says so."""
+    stages = []
+    result = api.show(f"{ROOT}/samples/fused_additions.py:fused_additions_const", tmp_path,
+                      progress=stages.append)
+    assert stages[0] == "capturing" and stages[-1] == "writing"
+    assert "folded into 1 constant (1000)" in result.analysis.verdict
+    assert any(line.strip().endswith("= 1000 (from 999 ops)") for line in result.summary)
+    side = (tmp_path / "side-by-side.svg").read_text()
+    assert "folded → " in side and "= 1000" in side
+    report = (tmp_path / "report.html").read_text()
+    assert "Folded constants (1)" in report and "fused_additions.py:" in report
