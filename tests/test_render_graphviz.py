@@ -146,6 +146,9 @@ def test_real_svg_is_byte_identical_and_has_no_version_or_paths():
     b = module_picture(hloviz.parse_file(GOLDEN / "rules.hlo")).data
     assert a == b
     assert b"<!--" not in a and b"DOCTYPE" not in a and b"graphviz version" not in a.lower()
+    # self-contained: nothing to fetch (the two xmlns are names, not links)
+    assert b"href" not in a and b"<script" not in a and b"@import" not in a and b"url(" not in a
+    assert a.count(b"http") == 2
     assert os.getcwd().encode() not in a and str(Path.home()).encode() + b"/" not in a
 
 
