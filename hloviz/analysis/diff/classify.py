@@ -158,10 +158,10 @@ def instruction_diffs(m: Matcher) -> list[InstructionDiff]:
         if la[x] == lb[y] and (fa == fb == -1 or (fa >= 0 and ma[fa] == fb)) \
                 and tuple(map(get, opsa[x])) == opsb[y] \
                 and (not calls_a[x] or [cfa[c] for c in calls_a[x]] == [cfb[c] for c in calls_b[y]]):
-            append(InstructionDiff(unchanged, insts_a[x], inst, (), how.get(x, "")))
+            append(InstructionDiff(unchanged, insts_a[x], inst, (), how[x]))
             continue
         ch = changes_of(m, x, y)
-        append(InstructionDiff(changed if ch else unchanged, insts_a[x], inst, ch, how.get(x, "")))
+        append(InstructionDiff(changed if ch else unchanged, insts_a[x], inst, ch, how[x]))
     for x, inst in enumerate(insts_a):
         if ma[x] < 0:
             append(InstructionDiff(Status.REMOVED, inst, None))
@@ -176,9 +176,9 @@ def computation_diffs(m: Matcher, diffs: list[InstructionDiff]) -> list[Computat
     slot = {Status.UNCHANGED: 0, Status.CHANGED: 1, Status.ADDED: 2}
     for d in diffs:
         if d.status is Status.REMOVED:
-            counts_a_removed[a.comp_of[a.index[d.before]]] += 1
+            counts_a_removed[a.comp_index[d.before.parent]] += 1
         else:
-            counts_b[b.comp_of[b.index[d.after]]][slot[d.status]] += 1
+            counts_b[b.comp_index[d.after.parent]][slot[d.status]] += 1
     out: list[ComputationDiff] = []
     for cy, comp in enumerate(b.comps):
         cx = m.cb[cy]

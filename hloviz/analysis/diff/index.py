@@ -12,6 +12,7 @@ and fast. Nothing ordered by the diff depends on their values.
 
 from __future__ import annotations
 
+from array import array
 from typing import Sequence
 
 from ...ir import Computation, HloModule, Instruction
@@ -59,21 +60,14 @@ class Side:
             comp_of.extend([k] * len(c.instructions))
         comp_start.append(len(insts))
         self.insts = insts
-        self.comp_of = comp_of
+        self.comp_of = array("i", comp_of)
         self.comp_start = comp_start
-        index = {inst: n for n, inst in enumerate(insts)}
-        self.index = index
+        index = {inst: n for n, inst in enumerate(insts)}  # dropped at the end: 100 bytes an instruction
         get = index.__getitem__
         self.ops: list[tuple[int, ...]] = [tuple(map(get, i.operands)) if i.operands else () for i in insts]
-        users: list[list[int]] = [[] for _ in insts]
         #: Computations whose text order is not operands-before-users (forward references).
         self._unordered: set[int] = set()
-        for n, ops in enumerate(self.ops):
-            for o in ops:
-                users[o].append(n)
-                if o > n:
-                    self._unordered.add(comp_of[n])
-        self.users = users
+        self._users_index()
         self._calls(module)
         self.root = [index[c.root] if c.root is not None else -1 for c in comps]
         self.params: list[dict[int, int]] = [{} for _ in comps]
@@ -81,6 +75,34 @@ class Side:
             if i.parameter_number is not None:
                 self.params[comp_of[n]].setdefault(i.parameter_number, n)
         self._fingerprint()
+
+    def _users_index(self) -> None:
+        """Users of every instruction as one flat array with offsets (4 bytes an edge, not a list
+        per instruction): ``users(n)`` is ``flat[start[n]:start[n + 1]]``."""
+        count = len(self.insts)
+        start = array("i", bytes(4 * (count + 1)))
+        comp_of, unordered = self.comp_of, self._unordered
+        for n, ops in enumerate(self.ops):
+            for o in ops:
+                start[o + 1] += 1
+                if o > n:
+                    unordered.add(comp_of[n])
+        for n in range(count):
+            start[n + 1] += start[n]
+        flat = array("i", bytes(4 * start[count]))
+        fill = array("i", start)
+        for n, ops in enumerate(self.ops):
+            for o in ops:
+                flat[fill[o]] = n
+                fill[o] += 1
+        self._user_start, self._user_flat = start, flat
+
+    def users(self, n: int) -> "array[int]":
+        """The instructions that use ``n`` as an operand, in text order (repeats kept)."""
+        return self._user_flat[self._user_start[n]:self._user_start[n + 1]]
+
+    def has_users(self, n: int) -> bool:
+        return self._user_start[n] != self._user_start[n + 1]
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -130,11 +152,11 @@ class Side:
 
     # -- fingerprints ---------------------------------------------------------------------
 
-    def _local_hashes(self) -> list[int]:
+    def _local_hashes(self) -> "array[int]":
         """Hash of what each instruction is by itself: no names, no metadata, no operands."""
         shape_hash: dict[int, int] = {}  # the parser shares Shape objects; hash each once
         ignored = IGNORED_ATTRIBUTES
-        out: list[int] = []
+        out = array("q")
         append = out.append
         comp_of, fusion_of_comp = self.comp_of, self.fusion_of_comp
         entry = self.comp_index.get(self.module.entry, -1)
@@ -194,7 +216,7 @@ class Side:
         while ready:
             n = ready.pop()
             order.append(n)
-            for u in set(self.users[n]):
+            for u in set(self.users(n)):
                 pending[u] -= 1
                 if pending[u] == 0:
                     ready.append(u)
@@ -205,8 +227,9 @@ class Side:
 
     def _fingerprint(self) -> None:
         n_insts = len(self.insts)
-        fp = [0] * n_insts
-        height = [0] * n_insts
+        # Compact arrays: 8 bytes per value instead of a pointer and an int object.
+        fp = array("q", bytes(8 * n_insts))
+        height = array("i", bytes(4 * n_insts))
         comp_fp = [0] * len(self.comps)
         ops, calls, local = self.ops, self.calls, self._local_hashes()
         self.order = self._callee_first()
@@ -232,8 +255,8 @@ class Side:
 
     def sinks(self, c: int) -> list[int]:
         """Instructions of ``c`` that nothing in ``c`` uses (the root and dead or side-effect ops)."""
-        users = self.users
-        return [n for n in range(self.comp_start[c], self.comp_start[c + 1]) if not users[n]]
+        start = self._user_start
+        return [n for n in range(self.comp_start[c], self.comp_start[c + 1]) if start[n] == start[n + 1]]
 
     # -- neighbours across calls ----------------------------------------------------------
 
@@ -248,14 +271,14 @@ class Side:
             return ()
         return self.ops[n]
 
-    def out_neighbours(self, n: int) -> list[int]:
+    def out_neighbours(self, n: int) -> "Sequence[int]":
         """Users, and for a called computation's root the calling instruction."""
         c = self.comp_of[n]
         if self.root[c] == n:
             caller = self.single_caller(c)
             if caller >= 0:
-                return self.users[n] + [caller]
-        return self.users[n]
+                return [*self.users(n), caller]
+        return self.users(n)
 
     def signature(self, c: int) -> tuple:
         """Parameter and result shapes of computation ``c`` without layouts."""

@@ -27,6 +27,8 @@ Every step is linear or near-linear in the module size; candidate lists are capp
 
 from __future__ import annotations
 
+from array import array
+
 from .index import Side
 
 _LIMIT = 64  # neighbours or index entries looked at per candidate search
@@ -36,7 +38,7 @@ _MAX_CANDIDATES = 24
 class _Index:
     """``key → instruction numbers`` of one side, skipping matched ones lazily."""
 
-    def __init__(self, matched: list[int]) -> None:
+    def __init__(self, matched: "array[int]") -> None:
         self.items: dict[object, list[int]] = {}
         self.start: dict[object, int] = {}
         self.matched = matched
@@ -67,9 +69,10 @@ class Matcher:
 
     def __init__(self, a: Side, b: Side) -> None:
         self.a, self.b = a, b
-        self.ma = [-1] * len(a.insts)
-        self.mb = [-1] * len(b.insts)
-        self.how: dict[int, str] = {}  # a-number → step that matched it
+        self.ma = array("i", [-1]) * len(a.insts)  # compact: 4 bytes per instruction
+        self.mb = array("i", [-1]) * len(b.insts)
+        self.how: list[str] = [""] * len(a.insts)  # a-number → step that matched it
+        self.matched = 0
         self.ca = [-1] * len(a.comps)
         self.cb = [-1] * len(b.comps)
         self.comp_how: dict[int, str] = {}
@@ -85,6 +88,7 @@ class Matcher:
         self.ma[x] = y
         self.mb[y] = x
         self.how[x] = how
+        self.matched += 1
         self.work.append(x)
 
     def pair(self, cx: int, cy: int, how: str) -> None:
@@ -150,13 +154,13 @@ class Matcher:
         self.seed_computations()
         self.drain()
         for _ in range(4):
-            before = len(self.how)
+            before = self.matched
             self.bottom_up(same_opcode=True)
-            if len(self.how) == before:
+            if self.matched == before:
                 break
-        before = len(self.how)
+        before = self.matched
         self.bottom_up(same_opcode=False)
-        if len(self.how) != before:
+        if self.matched != before:
             self.bottom_up(same_opcode=True)
         self.leftovers()
         self.pair_by_callers()
