@@ -145,6 +145,17 @@ class Measured:
     instructions: int
     baseline: int                # bytes: RSS after imports, before the first parse
 
+    @classmethod
+    def combine(cls, runs: list["Measured"]) -> "Measured":
+        """One record of several processes: every time; the median of the memory figures."""
+        def med(xs: list[int]) -> int:
+            return sorted(xs)[len(xs) // 2]
+
+        first = runs[0]
+        return cls(first.parser, [t for r in runs for t in r.times], med([r.peak_added for r in runs]),
+                   med([r.retained for r in runs]), first.computations, first.instructions,
+                   med([r.baseline for r in runs]))
+
     @property
     def best(self) -> float:
         return min(self.times)
