@@ -1,0 +1,231 @@
+"""Units → a :class:`~hloviz.render.scene.Scene`: labels, colours, clusters and arrows.
+
+The second half of :func:`hloviz.render.views.draw_module`: what to draw is decided (units,
+their members, the edges between them); this module decides how each looks — rows of the
+label, category or mark colours, the cluster of each fusion and body, operand numbers on
+arrows, merged parallel arrows, and the arrows of hubs left out of overloaded pictures.
+"""
+
+from __future__ import annotations
+
+from ..opcodes import category
+from . import labels
+from .model import Place, Unit, ViewGraph
+from .scene import Cluster, Edge, Node, Row, Scene
+from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, category_style, tint
+
+__all__ = ["build_scene"]
+
+#: Opcodes whose called computations are drawn as bodies (fusions are clusters of their own).
+BODY_CALLERS = frozenset({"while", "conditional", "call", "async-start"})
+#: Ops whose operand order does not matter: their arrows carry no operand index.
+COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+
+
+def build_scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:
+    """The scene of ``g``: every live unit a node, in its cluster; ``notes`` head the picture."""
+    scene = Scene(title=[Row(title, bold=True)] if title else [], notes=list(notes))
+    clusters: dict[str, Cluster] = {}
+    live_places = {g.units[i].scope for i in range(len(g.units)) if g.units[i].alive}
+    needed = set()
+    for key in live_places:
+        p = g.place_by_key.get(key) if key else None
+        while p is not None and p.key not in needed:
+            needed.add(p.key)
+            p = p.parent
+    for place in g.places.values():
+        if place.key not in needed or place.parent is None or place.key in g.collapsed_places:
+            continue
+        cluster = _cluster(g, place)
+        clusters[place.key] = cluster
+        parent = clusters.get(place.parent.key) if place.parent is not None else None
+        (parent.clusters if parent is not None else scene.clusters).append(cluster)
+    for u in g.units:
+        if not u.alive:
+            continue
+        scene.add_node(f"u{u.index}", _node(g, u), clusters.get(u.scope) if u.scope else None)
+    _scene_edges(g, scene, clusters, scene.notes)
+    return scene
+
+
+def _cluster(g: ViewGraph, place: Place) -> Cluster:
+    owner = place.owner
+    mark = g.marks.get(owner.name) if owner is not None else None
+    if place.role == "fusion" and owner is not None:
+        ops = sum(1 for i in place.computation.instructions if i.opcode != "parameter")
+        rows = [Row(f"fusion {owner.fusion_kind or ''}".rstrip(), bold=True), Row(owner.name),
+                Row(f"{ops} ops · {labels.shape_text(owner)}", small=True)]
+        fill, border = FUSION_CLUSTER.fill, FUSION_CLUSTER.border
+    else:
+        rows = [Row(f"{place.role} of {owner.name if owner else '?'}", bold=True),
+                Row(place.computation.name, small=True)]
+        fill, border = BODY_CLUSTER.fill, BODY_CLUSTER.border
+    cluster = Cluster(key=place.key, rows=rows, fill=fill, border=border, dashed=place.role != "fusion")
+    if mark is not None:
+        cluster.fill = tint(mark.fill, 0.55) if mark.fill else fill
+        cluster.border = mark.border or border
+        cluster.badge, cluster.badge_fill = mark.badge, mark.badge_fill
+        if mark.note:
+            rows.append(Row(mark.note, small=True, italic=True))
+        if mark.highlight:
+            cluster.penwidth = 2.5
+    return cluster
+
+
+def _node(g: ViewGraph, u: Unit) -> Node:
+    rep = u.members[0]
+    rows = list(u.rows) if u.rows is not None else _unit_rows(g, u)
+    rows.extend(u.extra_rows)
+    cat = "fusion" if u.kind == "fusion" else category(rep.opcode)
+    style = COLLAPSED if u.kind in ("repeat", "segment") else category_style(cat)
+    node = Node(rows=rows, fill=style.fill, border=style.border, font=style.font, tooltip=labels.tooltip(rep),
+                rounded=u.kind in ("chain", "fusion", "repeat", "segment"))
+    marks = [g.marks.get(m.name) for m in (u.members if u.kind in ("repeat", "segment") else u.members[:1])]
+    distinct = {m for m in marks if m is not None}
+    if len(distinct) == 1 and (u.kind not in ("repeat", "segment") or None not in marks):
+        mark = next(iter(distinct))
+        if mark.fill:
+            node.fill, node.font = mark.fill, mark.font or "#000000"
+        node.border = mark.border or node.border
+        node.badge, node.badge_fill = mark.badge, mark.badge_fill
+        node.dashed = mark.dashed
+        if mark.highlight:
+            node.penwidth = 2.5
+        if mark.note:
+            rows.append(Row(mark.note, small=True, italic=True))
+    elif len(distinct) > 1:
+        badges = sorted({m.badge for m in distinct if m.badge}, key=_natural)
+        if badges:
+            rows.append(Row("kernels " + ", ".join(badges[:8]) + (" …" if len(badges) > 8 else ""), small=True))
+    if u.root:
+        node.penwidth = max(node.penwidth, 2.0)
+    if g.focus is not None and any(m is g.focus for m in u.members):
+        node.border, node.penwidth = FOCUS, 3.0
+    if u.hidden_operands or u.hidden_users:
+        parts = [f"{n} {w} not shown" for n, w in ((u.hidden_operands, "operands"), (u.hidden_users, "users")) if n]
+        rows.append(Row(" · ".join(parts), small=True, italic=True, color="#616161"))
+    return node
+
+
+def _natural(text: str) -> tuple[int, str]:
+    return (int(text), "") if text.isdigit() else (1 << 30, text)
+
+
+def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
+    rep = u.members[0]
+    if u.kind == "chain":
+        chain = u.chain
+        first, last = chain.members[0], chain.members[-1]
+        rows = [Row(("ROOT " if u.root else "") + f"{labels.header(first)} ×{len(chain.members)}", bold=True),
+                Row(f"{first.name} … {last.name}"), Row(labels.shape_text(first), small=True)]
+        if chain.absorbed:
+            rows.append(Row("+ " + labels.histogram_text(a.opcode for a in chain.absorbed) + " (one per op)",
+                            small=True))
+    elif rep.opcode == "fusion":
+        rows = labels.fusion_rows(rep, root=u.root)
+    else:
+        rows = labels.instruction_rows(rep, root=u.root)
+        if rep.opcode in BODY_CALLERS:
+            rows.extend(labels.body_rows(rep, [c for c in rep.called_computations if c.name not in g.places]))
+    rows.extend(_inline_rows(g, u))
+    return rows
+
+
+def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
+    """Rows for the small constants written into this unit's label, identical rows merged."""
+    merged: dict[tuple[str, bool], int] = {}
+    own = g.marks.get(u.members[0].name)
+    own_note = own.note if own is not None else None
+    for user, k, op in u.inline:
+        const, via = (op.operands[0], op) if op.opcode == "broadcast" else (op, None)
+        mark = g.marks.get(const.name) or (g.marks.get(via.name) if via is not None else None)
+        telling = mark is not None and (mark.highlight or (mark.note and mark.note != own_note))
+        text = labels.inline_text(k, const, via, named=bool(telling) and u.kind != "chain")
+        if telling and mark.note and mark.note != own_note:
+            text += f" · {mark.note}"
+        key = (text, bool(mark is not None and mark.highlight))
+        merged[key] = merged.get(key, 0) + 1
+    rows = []
+    for (text, highlight), count in list(merged.items())[:limit]:
+        rows.append(Row(text + (f" (×{count})" if count > 1 else ""), small=True,
+                        background=HIGHLIGHT if highlight else None))
+    if len(merged) > limit:
+        rows.append(Row(f"… {len(merged) - limit} more constants", small=True, italic=True))
+    return rows
+
+
+def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes: list[str]) -> None:
+    find = g.find
+    counts: dict[tuple, int] = {}
+    for src, dst, label, user, k in g.edges:
+        s, d = find(src), find(dst)
+        if s == d or not g.units[s].alive or not g.units[d].alive:
+            continue
+        du = g.units[d]
+        unmerged = s == src and d == dst
+        head = ""
+        if unmerged and du.kind == "inst" and user.opcode not in COMMUTATIVE and len(user.operands) - len(du.inline) >= 2:
+            head = str(k)
+        key = (s, d, label if unmerged else "", head)
+        counts[key] = counts.get(key, 0) + 1
+    for (s, d, label, head), n in counts.items():
+        text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
+        scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
+    _prune_hubs(scene, notes)
+    if g.order_edges:
+        # A timeline: the invisible arrows alone decide the ranks. Data arrows between distant
+        # runs would otherwise make dot's ranking crawl (minutes for 70 nodes) and the picture
+        # as wide as the widest fan-out.
+        for e in scene.edges:
+            e.constraint = False
+        scene.layout["splines"] = "line"  # curved routing of those long arrows costs seconds
+    for a, b in g.order_edges:
+        s, d = find(a), find(b)
+        if s != d and g.units[s].alive and g.units[d].alive:
+            scene.edges.append(Edge(f"u{s}", f"u{d}", invisible=True))
+    for owner, body, role, place_key in g.body_edges:
+        s, d = find(owner), find(body)
+        if s == d or not g.units[s].alive or not g.units[d].alive:
+            continue
+        scene.edges.append(Edge(f"u{s}", f"u{d}", label=role, dashed=True, color="#1b5e20",
+                                to_cluster=place_key if place_key in clusters else None))
+
+
+#: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.
+EDGES_PER_NODE = 2.5
+#: Only nodes linked to more than this many others lose their arrows.
+HUB_DEGREE = 16
+
+
+def _prune_hubs(scene: Scene, notes: list[str]) -> None:
+    """Leave out the arrows of hubs (a parameter group feeding 230 nodes, a root tuple of 232
+    results) when the picture has far more arrows than nodes: they make a layout slow and
+    unreadable. Each hub says how many arrows it lost; a note names the busiest."""
+    limit = int(EDGES_PER_NODE * max(len(scene.nodes), 1))
+    if len(scene.edges) <= limit:
+        return
+    outs: dict[str, int] = {}
+    ins: dict[str, int] = {}
+    for e in scene.edges:
+        outs[e.src] = outs.get(e.src, 0) + 1
+        ins[e.dst] = ins.get(e.dst, 0) + 1
+    ranked = sorted(scene.nodes, key=lambda k: (-(outs.get(k, 0) + ins.get(k, 0)), list(scene.nodes).index(k)))
+    hubs: list[str] = []
+    remaining = len(scene.edges)
+    for key in ranked:
+        degree = outs.get(key, 0) + ins.get(key, 0)
+        if remaining <= limit or degree <= HUB_DEGREE:
+            break
+        hubs.append(key)
+        remaining -= degree
+    if not hubs:
+        return
+    cut = set(hubs)
+    scene.edges[:] = [e for e in scene.edges if e.src not in cut and e.dst not in cut]
+    for key in hubs:
+        parts = [f"{n} {w}" for n, w in ((ins.get(key, 0), "inputs"), (outs.get(key, 0), "users")) if n]
+        scene.nodes[key].rows.append(Row(f"{', '.join(parts)}: arrows not drawn", small=True, italic=True,
+                                         color="#616161"))
+    first = scene.nodes[hubs[0]].rows[1].text if len(scene.nodes[hubs[0]].rows) > 1 else hubs[0]
+    notes.append(f"arrows of {len(hubs)} node{'s' if len(hubs) != 1 else ''} linked to more than {HUB_DEGREE} "
+                 f"others are not drawn (the busiest: {first}); each says how many it has")
