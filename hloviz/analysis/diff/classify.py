@@ -27,11 +27,11 @@ def changes_of(m: Matcher, x: int, y: int) -> tuple[Change, ...]:
     if ia.opcode != ib.opcode:
         out.append(Change(ChangeKind.OPCODE, ia.opcode, ib.opcode))
     if ia.shape != ib.shape:
-        ta, tb = ia.shape.to_text(layout=False), ib.shape.to_text(layout=False)
+        ta, tb = _shape_text(m, ia.shape, False), _shape_text(m, ib.shape, False)
         if ta != tb:
             out.append(Change(ChangeKind.SHAPE, ta, tb))
         else:
-            out.append(Change(ChangeKind.LAYOUT, str(ia.shape), str(ib.shape)))
+            out.append(Change(ChangeKind.LAYOUT, _shape_text(m, ia.shape, True), _shape_text(m, ib.shape, True)))
     if not _same_operands(m, x, y):
         out.append(_operand_change(m, x, y))
     if ia.literal != ib.literal and (ia.literal is not None or ib.literal is not None):
@@ -49,6 +49,15 @@ def changes_of(m: Matcher, x: int, y: int) -> tuple[Change, ...]:
         out.append(Change(ChangeKind.ATTRIBUTES, f"parameter({ia.parameter_number})",
                           f"parameter({ib.parameter_number})"))
     return tuple(out)
+
+
+def _shape_text(m: Matcher, shape, layout: bool) -> str:
+    """A shape's text, computed once per shape object (the parser shares equal shapes)."""
+    key = (id(shape), layout)
+    text = m.shape_texts.get(key)
+    if text is None:
+        text = m.shape_texts[key] = shape.to_text(layout=layout)
+    return text
 
 
 def _same_operands(m: Matcher, x: int, y: int) -> bool:

@@ -13,6 +13,7 @@ and fast. Nothing ordered by the diff depends on their values.
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from typing import Sequence
 
 from ...ir import Computation, HloModule, Instruction
@@ -79,23 +80,25 @@ class Side:
     def _users_index(self) -> None:
         """Users of every instruction as one flat array with offsets (4 bytes an edge, not a list
         per instruction): ``users(n)`` is ``flat[start[n]:start[n + 1]]``."""
+        ops = self.ops
         count = len(self.insts)
+        sources = [o for o_ in ops for o in o_]
+        users = [n for n, o_ in enumerate(ops) for _ in o_]
+        order = sorted(range(len(sources)), key=sources.__getitem__)  # stable: users stay in text order
+        self._user_flat = array("i", [users[k] for k in order])
+        del users, order
+        per = Counter(sources)
         start = array("i", bytes(4 * (count + 1)))
-        comp_of, unordered = self.comp_of, self._unordered
-        for n, ops in enumerate(self.ops):
-            for o in ops:
-                start[o + 1] += 1
-                if o > n:
-                    unordered.add(comp_of[n])
+        total = 0
         for n in range(count):
-            start[n + 1] += start[n]
-        flat = array("i", bytes(4 * start[count]))
-        fill = array("i", start)
-        for n, ops in enumerate(self.ops):
-            for o in ops:
-                flat[fill[o]] = n
-                fill[o] += 1
-        self._user_start, self._user_flat = start, flat
+            start[n] = total
+            total += per.get(n, 0)
+        start[count] = total
+        self._user_start = start
+        comp_of, unordered = self.comp_of, self._unordered
+        for n, o_ in enumerate(ops):
+            if o_ and max(o_) > n:
+                unordered.add(comp_of[n])
 
     def users(self, n: int) -> "array[int]":
         """The instructions that use ``n`` as an operand, in text order (repeats kept)."""
@@ -167,8 +170,9 @@ class Side:
                 sh = shape_hash[id(shape)] = hash(shape)
             attrs = inst.attributes
             items: tuple = ()
-            if attrs:
-                items = tuple(sorted([(k, _norm(v)) for k, v in attrs.items() if k not in ignored]))
+            if attrs and not (len(attrs) == 1 and "metadata" in attrs):  # most have metadata alone
+                items = tuple(sorted([(k, v if " " not in v and "\n" not in v else _norm(v))
+                                      for k, v in attrs.items() if k not in ignored]))
             sharing: tuple = ()
             if len(ops) > 1 and len(set(ops)) != len(ops):
                 sharing = tuple([ops.index(o) for o in ops])  # add(x, x) differs from add(x, y)

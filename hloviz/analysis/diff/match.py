@@ -81,6 +81,8 @@ class Matcher:
         self._sinks_b: dict[int, list[int]] = {}
         self._op_names_a: dict[int, str] = {}
         self._op_names_b: dict[int, str] = {}
+        #: (id of a Shape, with layout) → its text; for reports (the shapes outlive the matcher).
+        self.shape_texts: dict[tuple[int, bool], str] = {}
 
     # -- primitives -----------------------------------------------------------------------
 
