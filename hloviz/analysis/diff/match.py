@@ -30,39 +30,7 @@ from __future__ import annotations
 from array import array
 
 from .index import Side
-
-_LIMIT = 64  # neighbours or index entries looked at per candidate search
-_MAX_CANDIDATES = 24
-
-
-class _Index:
-    """``key → instruction numbers`` of one side, skipping matched ones lazily."""
-
-    def __init__(self, matched: "array[int]") -> None:
-        self.items: dict[object, list[int]] = {}
-        self.start: dict[object, int] = {}
-        self.matched = matched
-
-    def add(self, key: object, n: int) -> None:
-        self.items.setdefault(key, []).append(n)
-
-    def unmatched(self, key: object) -> list[int]:
-        items = self.items.get(key)
-        if not items:
-            return []
-        matched = self.matched
-        k = self.start.get(key, 0)
-        while k < len(items) and matched[items[k]] != -1:
-            k += 1
-        self.start[key] = k
-        out = []
-        for n in items[k : k + _LIMIT]:
-            if matched[n] == -1:
-                out.append(n)
-                if len(out) >= _MAX_CANDIDATES:
-                    break
-        return out
-
+from .scoring import Scorer
 
 class Matcher:
     """Runs the steps above; results are in ``ma``/``mb`` (instruction) and ``ca``/``cb``."""
@@ -77,6 +45,7 @@ class Matcher:
         self.cb = [-1] * len(b.comps)
         self.comp_how: dict[int, str] = {}
         self.work: list[int] = []
+        self.scorer: Scorer | None = None
         self._sinks_a: dict[int, list[int]] = {}
         self._sinks_b: dict[int, list[int]] = {}
         self._op_names_a: dict[int, str] = {}
@@ -274,95 +243,11 @@ class Matcher:
 
     # -- scored passes --------------------------------------------------------------------
 
-    def score(self, x: int, y: int) -> tuple[float, float]:
-        """(total, structural) evidence that ``x`` (first module) and ``y`` are the same op."""
-        a, b, ma = self.a, self.b, self.ma
-        s = 0.0
-        inb = b.in_neighbours(y)
-        for i, o in enumerate(a.in_neighbours(x)):
-            m = ma[o]
-            if m >= 0:
-                if i < len(inb) and inb[i] == m:
-                    s += 2.0
-                elif m in inb:
-                    s += 1.0
-        outb = b.out_neighbours(y)
-        if outb:
-            outs = set(outb[:_LIMIT * 4])
-            for u in a.out_neighbours(x)[:_LIMIT]:
-                m = ma[u]
-                if m >= 0 and m in outs:
-                    s += 1.5
-        struct = s
-        name, other = self.op_name_a(x), self.op_name_b(y)
-        if name and name == other:
-            s += 2.0
-        elif name and other and "/" in name and name.rsplit("/", 1)[0] == other.rsplit("/", 1)[0]:
-            s += 1.0  # the same scope (layer, block): gradient_tape/Gelu/mul_1 and …/mul_2
-        ia, ib = a.insts[x], b.insts[y]
-        if ia.line and ia.attributes.get("metadata") and ib.attributes.get("metadata"):
-            mx, my = ia.metadata, ib.metadata
-            if mx.source_line and mx.source_line == my.source_line and mx.source_file == my.source_file:
-                s += 1.0
-        if ia.shape == ib.shape:
-            s += 1.0
-        elif ia.shape.to_text(layout=False) == ib.shape.to_text(layout=False):
-            s += 0.5
-        if a.local[x] == b.local[y]:
-            s += 1.0
-        if self.ca[a.comp_of[x]] == b.comp_of[y]:
-            s += 1.0
-        return s, struct
-
-    def _indexes(self) -> None:
-        b = self.b
-        self.by_name = _Index(self.mb)
-        self.by_opcode_name = _Index(self.mb)
-        self.by_opcode_scope = _Index(self.mb)
-        for y in range(len(b.insts)):
-            if self.mb[y] == -1:
-                name = self.op_name_b(y)
-                if name:
-                    self.by_opcode_name.add((b.insts[y].opcode, name), y)
-                    self.by_name.add(name, y)
-                    if "/" in name:
-                        self.by_opcode_scope.add((b.insts[y].opcode, name.rsplit("/", 1)[0]), y)
-
-    def candidates(self, x: int, same_opcode: bool) -> list[int]:
-        a, b, ma, mb = self.a, self.b, self.ma, self.mb
-        opcode = a.insts[x].opcode
-        out: dict[int, None] = {}
-
-        def consider(y: int) -> None:
-            if mb[y] == -1 and (not same_opcode or b.insts[y].opcode == opcode) and b.insts[y].opcode != "parameter":
-                out[y] = None
-
-        for o in a.in_neighbours(x):
-            m = ma[o]
-            if m >= 0:
-                for u in b.out_neighbours(m)[:_LIMIT]:
-                    consider(u)
-        for u in a.out_neighbours(x)[:_LIMIT]:
-            m = ma[u]
-            if m >= 0:
-                for o in b.in_neighbours(m):
-                    consider(o)
-        name = self.op_name_a(x)
-        if name:
-            found = self.by_opcode_name.unmatched((opcode, name)) if same_opcode else self.by_name.unmatched(name)
-            for y in found:
-                consider(y)
-            if same_opcode and "/" in name:  # the same op in the same scope, renamed (Erf → Erfc)
-                for y in self.by_opcode_scope.unmatched((opcode, name.rsplit("/", 1)[0])):
-                    consider(y)
-        if len(out) > _MAX_CANDIDATES * 2:
-            return list(out)[: _MAX_CANDIDATES * 2]
-        return list(out)
-
     def bottom_up(self, same_opcode: bool) -> None:
         """Steps 5 and 6: best-scored candidate per unmatched instruction, operands first."""
-        if not hasattr(self, "by_name"):
-            self._indexes()
+        if self.scorer is None:
+            self.scorer = Scorer(self)
+        scorer = self.scorer
         a, ma = self.a, self.ma
         how = "bottom-up" if same_opcode else "opcode"
         for c in reversed(a.order):  # callers before callees: fusions before their insides
@@ -372,8 +257,8 @@ class Matcher:
                 if not same_opcode and a.insts[x].opcode == "parameter":
                     continue
                 best, best_score = -1, 0.0
-                for y in self.candidates(x, same_opcode):
-                    s, struct = self.score(x, y)
+                for y in scorer.candidates(x, same_opcode):
+                    s, struct = scorer.score(x, y)
                     if same_opcode:
                         ok = s >= 3.0 and (struct > 0 or s >= 4.0)
                     else:

@@ -1,0 +1,143 @@
+"""Scoring candidates for the bottom-up passes of the matcher (steps 5 and 6 of :mod:`.match`).
+
+Evidence that instruction ``x`` of the first module and ``y`` of the second are the same op,
+strongest first: operands whose counterparts are ``y``'s operands at the same position (2, or
+1 at another position) and users whose counterparts use ``y`` (1.5) — together the
+*structural* score; then the same ``metadata.op_name`` (2) or the same op-name scope (1), the
+same source line (1), the same shape (1, or 0.5 without layout), the same content (1) and
+computations already paired (1). Candidate lists are capped, so each search is bounded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from array import array
+
+    from .match import Matcher
+
+_LIMIT = 64  # neighbours or index entries looked at per candidate search
+_MAX_CANDIDATES = 24
+
+
+class _Index:
+    """``key → instruction numbers`` of one side, skipping matched ones lazily."""
+
+    def __init__(self, matched: "array[int]") -> None:
+        self.items: dict[object, list[int]] = {}
+        self.start: dict[object, int] = {}
+        self.matched = matched
+
+    def add(self, key: object, n: int) -> None:
+        self.items.setdefault(key, []).append(n)
+
+    def unmatched(self, key: object) -> list[int]:
+        items = self.items.get(key)
+        if not items:
+            return []
+        matched = self.matched
+        k = self.start.get(key, 0)
+        while k < len(items) and matched[items[k]] != -1:
+            k += 1
+        self.start[key] = k
+        out = []
+        for n in items[k : k + _LIMIT]:
+            if matched[n] == -1:
+                out.append(n)
+                if len(out) >= _MAX_CANDIDATES:
+                    break
+        return out
+
+
+class Scorer:
+    """Indexes of the second module's unmatched instructions, and the score of a candidate."""
+
+    def __init__(self, m: "Matcher") -> None:
+        self.m = m
+        b = m.b
+        self.by_name = _Index(m.mb)
+        self.by_opcode_name = _Index(m.mb)
+        self.by_opcode_scope = _Index(m.mb)
+        for y in range(len(b.insts)):
+            if m.mb[y] == -1:
+                name = m.op_name_b(y)
+                if name:
+                    self.by_opcode_name.add((b.insts[y].opcode, name), y)
+                    self.by_name.add(name, y)
+                    if "/" in name:
+                        self.by_opcode_scope.add((b.insts[y].opcode, name.rsplit("/", 1)[0]), y)
+
+    def score(self, x: int, y: int) -> tuple[float, float]:
+        """(total, structural) evidence that ``x`` (first module) and ``y`` are the same op."""
+        m = self.m
+        a, b, ma = m.a, m.b, m.ma
+        s = 0.0
+        inb = b.in_neighbours(y)
+        for i, o in enumerate(a.in_neighbours(x)):
+            c = ma[o]
+            if c >= 0:
+                if i < len(inb) and inb[i] == c:
+                    s += 2.0
+                elif c in inb:
+                    s += 1.0
+        outb = b.out_neighbours(y)
+        if outb:
+            outs = set(outb[:_LIMIT * 4])
+            for u in a.out_neighbours(x)[:_LIMIT]:
+                c = ma[u]
+                if c >= 0 and c in outs:
+                    s += 1.5
+        struct = s
+        name, other = m.op_name_a(x), m.op_name_b(y)
+        if name and name == other:
+            s += 2.0
+        elif name and other and "/" in name and name.rsplit("/", 1)[0] == other.rsplit("/", 1)[0]:
+            s += 1.0  # the same scope (layer, block): gradient_tape/Gelu/mul_1 and …/mul_2
+        ia, ib = a.insts[x], b.insts[y]
+        if ia.attributes.get("metadata") and ib.attributes.get("metadata"):
+            mx, my = ia.metadata, ib.metadata
+            if mx.source_line and mx.source_line == my.source_line and mx.source_file == my.source_file:
+                s += 1.0
+        if ia.shape == ib.shape:
+            s += 1.0
+        elif ia.shape.to_text(layout=False) == ib.shape.to_text(layout=False):
+            s += 0.5
+        if a.local[x] == b.local[y]:
+            s += 1.0
+        if m.ca[a.comp_of[x]] == b.comp_of[y]:
+            s += 1.0
+        return s, struct
+
+    def candidates(self, x: int, same_opcode: bool) -> list[int]:
+        """Unmatched instructions of the second module that ``x`` might be (capped)."""
+        m = self.m
+        a, b, ma, mb = m.a, m.b, m.ma, m.mb
+        opcode = a.insts[x].opcode
+        out: dict[int, None] = {}
+
+        def consider(y: int) -> None:
+            if mb[y] == -1 and (not same_opcode or b.insts[y].opcode == opcode) and b.insts[y].opcode != "parameter":
+                out[y] = None
+
+        for o in a.in_neighbours(x):
+            c = ma[o]
+            if c >= 0:
+                for u in b.out_neighbours(c)[:_LIMIT]:
+                    consider(u)
+        for u in a.out_neighbours(x)[:_LIMIT]:
+            c = ma[u]
+            if c >= 0:
+                for o in b.in_neighbours(c):
+                    consider(o)
+        name = m.op_name_a(x)
+        if name:
+            found = self.by_opcode_name.unmatched((opcode, name)) if same_opcode else self.by_name.unmatched(name)
+            for y in found:
+                consider(y)
+            if same_opcode and "/" in name:  # the same op in the same scope, renamed (Erf → Erfc)
+                for y in self.by_opcode_scope.unmatched((opcode, name.rsplit("/", 1)[0])):
+                    consider(y)
+        if len(out) > _MAX_CANDIDATES * 2:
+            return list(out)[: _MAX_CANDIDATES * 2]
+        return list(out)
