@@ -172,3 +172,17 @@ def test_svg_and_html_pictures(pair, tmp_path, capsys, suffix):
 def test_an_unknown_picture_suffix_exits_2_before_any_work(pair, tmp_path, capsys):
     code, out, err = _run(capsys, str(pair[0]), str(pair[1]), "-o", str(tmp_path / "diff.bmp"))
     assert code == 2 and out == "" and "picture format" in err
+
+
+def test_unoptimized_modules_count_work_ops_not_kernels(tmp_path, capsys):
+    a, b = tmp_path / "a.hlo", tmp_path / "b.hlo"
+    a.write_text("HloModule a\nENTRY %e (x: f32[4]) -> f32[4] {\n  %x = f32[4]{0} parameter(0)\n"
+                 "  ROOT %n = f32[4]{0} negate(%x)\n}\n")
+    b.write_text("HloModule b\nENTRY %e (x: f32[4]) -> f32[4] {\n  %x = f32[4]{0} parameter(0)\n"
+                 "  %n = f32[4]{0} negate(%x)\n  ROOT %t = f32[4]{0} tanh(%n)\n}\n")
+    code, out, _ = _run(capsys, str(a), str(b))
+    assert code == 0
+    assert "note: neither module is optimized" in out and "more work ops: 1 → 2" in out
+    code, out, _ = _run(capsys, str(a), str(b), "--format", "json")
+    data = json.loads(out)
+    assert data["optimized"] is False and (data["kernels"]["before"], data["kernels"]["after"]) == (1, 2)

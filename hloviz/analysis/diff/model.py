@@ -147,6 +147,9 @@ class DiffSummary:
     added: int
     removed: int
     kernels: KernelCount
+    #: False when neither module is optimized (not scheduled, no fusion): then every work op
+    #: counts as a "kernel", and reports call them work ops.
+    optimized: bool = True
     #: Every kernel of either side: matched pairs in the second module's order, then removed ones.
     kernel_diffs: tuple[KernelDiff, ...] = ()
     fusions_added: tuple[InstructionDiff, ...] = ()

@@ -92,7 +92,7 @@ def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
     s = diff.summary
     k = s.kernels
     rows = [
-        ("kernels", f"{k.before} → {k.after} ({_signed(k.delta)})"),
+        (_kernel_word(diff), f"{k.before} → {k.after} ({_signed(k.delta)})"),
         ("fusions", f"{len(s.fusions_added)} added, {len(s.fusions_removed)} removed, "
                     f"{len(s.fusions_changed)} changed, {s.fusions_unchanged} unchanged"),
         ("instructions", f"{s.unchanged} unchanged, {s.changed} changed, {s.added} added, {s.removed} removed"),
@@ -112,6 +112,11 @@ def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
     return rows
 
 
+def _kernel_word(diff: ModuleDiff, capital: bool = False) -> str:
+    word = "kernels" if diff.summary.optimized else "work ops"
+    return word.capitalize() if capital else word
+
+
 def _kernel_row(k: KernelDiff) -> tuple[str, str, str]:
     """(mark, names, what) for one kernel."""
     inst = k.instruction
@@ -129,8 +134,8 @@ def _verdict(diff: ModuleDiff) -> str:
         return "identical: every instruction matched, nothing changed"
     k = s.kernels
     if k.delta:
-        return f"{'more' if k.delta > 0 else 'fewer'} kernels: {k.before} → {k.after}"
-    return f"same number of kernels ({k.after}); {s.changed + s.added + s.removed} instructions differ"
+        return f"{'more' if k.delta > 0 else 'fewer'} {_kernel_word(diff)}: {k.before} → {k.after}"
+    return f"same number of {_kernel_word(diff)} ({k.after}); {s.changed + s.added + s.removed} instructions differ"
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -140,6 +145,8 @@ def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> st
     """The terminal report: summary first, then kernels and instruction details."""
     out = [f"hloviz diff: {before} → {after}"]
     out += [f"warning: {w}" for w in diff.warnings]
+    if not diff.summary.optimized:
+        out.append("note: neither module is optimized (nothing is fused yet), so every work op is counted")
     out.append(_verdict(diff))
     out.append("")
     width = max(len(label) for label, _ in summary_lines(diff))
@@ -147,7 +154,8 @@ def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> st
     kernels = [k for k in diff.summary.kernel_diffs if k.status is not Status.UNCHANGED]
     if kernels:
         out.append("")
-        out.append(f"Kernels that differ ({len(kernels)}; = unchanged, ~ changed, + added, - removed)")
+        out.append(f"{_kernel_word(diff, True)} that differ ({len(kernels)}; = unchanged, ~ changed, + added, "
+                   f"- removed)")
         shown, more = _cut(kernels, limit)
         for mark, names, what in map(_kernel_row, shown):
             out.append(f"  {mark} {names}  {what}")
@@ -191,7 +199,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
     out.append("")
     out.append("| | before | after | Δ |")
     out.append("|---|---:|---:|---:|")
-    out.append(f"| kernels | {k.before} | {k.after} | {_signed(k.delta)} |")
+    out.append(f"| {_kernel_word(diff)} | {k.before} | {k.after} | {_signed(k.delta)} |")
     fa = s.fusions_unchanged + len(s.fusions_changed) + len(s.fusions_removed)
     fb = s.fusions_unchanged + len(s.fusions_changed) + len(s.fusions_added)
     out.append(f"| fusions | {fa} | {fb} | {_signed(fb - fa)} |")
@@ -203,7 +211,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
     kernels = [kd for kd in s.kernel_diffs if kd.status is not Status.UNCHANGED]
     if kernels:
         out.append("")
-        out.append(f"<details><summary>Kernels that differ ({len(kernels)})</summary>")
+        out.append(f"<details><summary>{_kernel_word(diff, True)} that differ ({len(kernels)})</summary>")
         out.append("")
         out.append("| | kernel | what |")
         out.append("|---|---|---|")
@@ -276,6 +284,7 @@ def to_json(diff: ModuleDiff, before: str, after: str, *, limit: int = 0) -> dic
         "identical": s.identical,
         "summary": {"unchanged": s.unchanged, "changed": s.changed, "added": s.added, "removed": s.removed,
                     "total": s.total},
+        "optimized": s.optimized,
         "kernels": {
             "before": s.kernels.before, "after": s.kernels.after, "delta": s.kernels.delta,
             "differ": [{"status": k.status.value, "before": k.before.name if k.before else None,

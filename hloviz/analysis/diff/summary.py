@@ -76,6 +76,11 @@ def _values(module: HloModule, cache: dict[str, set[tuple[str, str]]], key: str)
     return cache[key]
 
 
+def _optimized(module: HloModule) -> bool:
+    """Does this module look optimized (scheduled, or holding a fusion)?"""
+    return module.is_scheduled or any(i.opcode == "fusion" for i in module.instructions())
+
+
 def _opcode_counts(module: HloModule) -> Counter:
     return Counter(i.opcode for i in module.instructions() if i.opcode != "parameter")
 
@@ -126,7 +131,7 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
     return DiffSummary(
         unchanged=counts.get(Status.UNCHANGED, 0), changed=counts.get(Status.CHANGED, 0),
         added=counts.get(Status.ADDED, 0), removed=counts.get(Status.REMOVED, 0),
-        kernels=KernelCount(len(ka), len(kb)), kernel_diffs=tuple(kernel_diffs(ka, kb, diffs)),
+        kernels=KernelCount(len(ka), len(kb)), optimized=_optimized(a) or _optimized(b), kernel_diffs=tuple(kernel_diffs(ka, kb, diffs)),
         fusions_added=tuple(fus_added), fusions_removed=tuple(fus_removed), fusions_changed=tuple(fus_changed),
         fusions_unchanged=fus_unchanged, opcode_deltas=tuple(deltas),
         moved_into_fusions=tuple(into), moved_out_of_fusions=tuple(out_of), moved_between_fusions=tuple(between),
