@@ -222,7 +222,10 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
                              footer=_footer(cap.info))
-    files[directory / "report.html"] = report_html(content)
+    report = directory / "report.html"
+    if missing is None or not report.exists():
+        # A degraded report (no picture) never replaces an earlier good one.
+        files[report] = report_html(content)
     say("writing")
     write_all(files)
     written = {Path(p).stem if Path(p).suffix != ".html" else "report": Path(p) for p in files}
