@@ -170,6 +170,11 @@ class DiffSummary:
     def total(self) -> int:
         return self.unchanged + self.changed + self.added + self.removed
 
+    def __repr__(self) -> str:  # the lists can hold 100k entries; show the counts
+        k = self.kernels
+        return (f"<DiffSummary unchanged={self.unchanged} changed={self.changed} added={self.added} "
+                f"removed={self.removed} kernels={k.before}->{k.after}>")
+
     @property
     def identical(self) -> bool:
         return self.changed == 0 and self.added == 0 and self.removed == 0
@@ -186,8 +191,8 @@ class ModuleDiff:
 
     before_name: str
     after_name: str
-    instructions: tuple[InstructionDiff, ...]
-    computations: tuple[ComputationDiff, ...]
+    instructions: tuple[InstructionDiff, ...] = field(repr=False)
+    computations: tuple[ComputationDiff, ...] = field(repr=False)
     summary: DiffSummary
     comparable: bool = True
     warnings: tuple[str, ...] = ()
