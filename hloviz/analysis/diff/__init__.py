@@ -5,8 +5,12 @@ see :mod:`.match` for the steps) and says of each one whether it is unchanged, c
 how), added or removed, with a :class:`DiffSummary` of what a reader wants first. Reports
 (text, markdown, JSON) are in :mod:`.report`; the data of the diff picture in :mod:`.picture`.
 
-    >>> d = diff_modules(parse_file("old/post.hlo"), parse_file("new/post.hlo"))
-    >>> d.summary.kernels.before, d.summary.kernels.after
+Example::
+
+    d = diff_modules(parse_file("old/post.hlo"), parse_file("new/post.hlo"))
+    print(d.summary.kernels.before, d.summary.kernels.after)
+    for x in d.by_status("changed"):
+        print(x.before.name, "→", x.after.name, [str(c) for c in x.changes])
 """
 
 from __future__ import annotations
