@@ -172,10 +172,23 @@ class Outcome:
     failure: str | None = None
 
 
-def check_input(data: bytes, *, round_trip: bool = True) -> Outcome:
+def _downstream(module: hloviz.HloModule) -> None:
+    """What `hloviz stats`, `render` and `diff` do with a module, short of running Graphviz."""
+    from hloviz.analysis import analyze
+    from hloviz.analysis.diff import diff_modules
+    from hloviz.render import ViewOptions, draw_module, to_dot
+
+    analyze(module, module)
+    analyze(None, module)
+    to_dot(draw_module(module, options=ViewOptions()).scene)
+    diff_modules(module, module)
+
+
+def check_input(data: bytes, *, round_trip: bool = True, downstream: bool = False) -> Outcome:
     """Parse ``data`` and check the contract: a module, or an HloParseError inside the input.
 
-    A parsed module must also print, re-parse and pass the graph self-check.
+    A parsed module must also print, re-parse and pass the graph self-check; with
+    ``downstream`` it must also go through the analyses, the drawing and the diff.
     """
     start = time.perf_counter()
     try:
@@ -202,8 +215,10 @@ def check_input(data: bytes, *, round_trip: bool = True) -> Outcome:
         problems = hloviz.check(module)
         if any("cycle" not in str(p) for p in problems):
             return Outcome(True, time.perf_counter() - start, "check(): " + str(problems[0]))
-    except hloviz.HloParseError:
-        pass  # a deferred attribute with a clean, positioned error is within the contract
+        if downstream and not problems:
+            _downstream(module)
+    except hloviz.HlovizError:
+        pass  # a clean error (e.g. a deferred attribute's positioned parse error) is within the contract
     except Exception as err:  # noqa: BLE001
         return Outcome(True, time.perf_counter() - start, f"after parse: {type(err).__name__}: {err}"[:300])
     return Outcome(True, time.perf_counter() - start)
@@ -218,14 +233,18 @@ class Report:
     slowest_input: bytes = b""
 
 
-def run(count: int, seed: int = 0, *, max_seconds: float = 1.0, on_progress=None) -> Report:
-    """Mutate ``count`` inputs from the seed corpus and check each; collect failures and the slowest."""
+def run(count: int, seed: int = 0, *, max_seconds: float = 1.0, downstream: bool = True,
+        on_progress=None) -> Report:
+    """Mutate ``count`` inputs from the seed corpus and check each; collect failures and the slowest.
+
+    With ``downstream`` every parsed input also goes through stats' analyses, the drawing and
+    the diff, all within the 1-second bound."""
     rng = random.Random(seed)
     seeds = seed_corpus()
     report = Report()
     for k in range(count):
         data = mutate(rng, rng.choice(seeds), seeds)
-        outcome = check_input(data)
+        outcome = check_input(data, downstream=downstream)
         report.inputs += 1
         report.parsed += outcome.parsed
         if outcome.seconds > report.slowest:
