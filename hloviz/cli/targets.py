@@ -16,7 +16,9 @@ import typer
 
 TargetArg = Annotated[Optional[str], typer.Argument(
     help="model.py:function, package.module:function, a capture folder (hloviz dump), an XLA dump "
-         "folder (--xla_dump_to), or one HLO file.", show_default=False)]
+         "folder (--xla_dump_to), or one HLO file. A model.py target is imported, which runs its code "
+         "as Python runs any module (as pytest runs test files): only point hloviz at code you trust.",
+    show_default=False)]
 ArgOpt = Annotated[Optional[list[str]], typer.Option(
     "--arg", "-a", help="An argument spec, once per argument: HLO shape syntax (f32[100000000], "
     "s32[8,128], pred[]) or a Python literal (3, True, 'relu'); NAME=SPEC for a keyword. Default: the "
