@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .errors import InputError
-from .ir import HloModule
+from ..errors import InputError
+from ..ir import HloModule
 
 if TYPE_CHECKING:
-    from .analysis.diff import ModuleDiff
-    from .analysis.diff.picture import PictureMark
-    from .render.pictures import Picture
-    from .render.views import Mark
+    from ..analysis.diff import ModuleDiff
+    from ..analysis.diff.picture import PictureMark
+    from ..render.pictures import Picture
+    from ..render.views import Mark
 
 __all__ = ["DiffResult", "DiffSide", "diff", "diff_picture", "load_side"]
 
@@ -46,17 +46,17 @@ class DiffResult:
     stage: str
 
     def to_text(self, *, limit: int = 40) -> str:
-        from .analysis.diff.report import to_text
+        from ..analysis.diff.report import to_text
 
         return to_text(self.diff, self.before.label, self.after.label, limit=limit)
 
     def to_markdown(self, *, limit: int = 40) -> str:
-        from .analysis.diff.report import to_markdown
+        from ..analysis.diff.report import to_markdown
 
         return to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
 
     def to_dict(self, *, limit: int = 0) -> dict[str, Any]:
-        from .analysis.diff.report import to_json
+        from ..analysis.diff.report import to_json
 
         data = to_json(self.diff, self.before.label, self.after.label, limit=limit)
         data["stage"] = self.stage
@@ -67,7 +67,7 @@ class DiffResult:
 
     def failed(self, checks: Sequence[str]) -> list[str]:
         """The ``--fail-on`` checks this diff fails (see :mod:`hloviz.analysis.diff.checks`)."""
-        from .analysis.diff.checks import failed_checks
+        from ..analysis.diff.checks import failed_checks
 
         return failed_checks(self.diff, list(checks))
 
@@ -94,7 +94,7 @@ def load_side(target: Any, stage: str = "post", *, args: Sequence[str] = (), dev
         raise InputError(f"--stage must be 'post' or 'pre', not '{stage}'")
     if isinstance(target, HloModule):
         return DiffSide(target, target.name)
-    from .capture import Capture, load_target
+    from ..capture import Capture, load_target
 
     if isinstance(target, Capture):
         cap, given = target, target.label
@@ -102,7 +102,7 @@ def load_side(target: Any, stage: str = "post", *, args: Sequence[str] = (), dev
         given = str(target)
         path = Path(given)
         if path.is_file() and path.suffix != ".py":
-            from .parser import parse_file  # one HLO file: the user means this module, whatever its stage
+            from ..parser import parse_file  # one HLO file: the user means this module, whatever its stage
 
             return DiffSide(parse_file(path), given, {"source": "hlo_file", "file": given})
         cap = load_target(given, args=tuple(args), device=device, module=module, notify=notify)
@@ -120,7 +120,7 @@ def load_side(target: Any, stage: str = "post", *, args: Sequence[str] = (), dev
 def diff(a: Any, b: Any, *, stage: str = "post", args: Sequence[str] = (), device: str | None = None,
          module: str | None = None, notify: Callable[[str], None] | None = None) -> DiffResult:
     """Diff ``a`` (before) against ``b`` (after); see the module docstring for what they may be."""
-    from .analysis.diff import diff_modules
+    from ..analysis.diff import diff_modules
 
     before = load_side(a, stage, args=args, device=device, module=module, notify=notify)
     after = load_side(b, stage, args=args, device=device, module=module, notify=notify)
@@ -137,7 +137,7 @@ DIFF_COLOURS = {"changed": ("#ffd54f", "#ff8f00"), "added": ("#a5d6a7", "#2e7d32
 def _pair_colours() -> tuple[str, ...]:
     """The kernel palette of ``show`` without its amber, green and red-ish entries, which here
     would read as changed, added or removed."""
-    from .render.style import KERNEL_PALETTE
+    from ..render.style import KERNEL_PALETTE
 
     def hue_ok(c: str) -> bool:
         r, g, b = (int(c[i:i + 2], 16) for i in (1, 3, 5))
@@ -147,9 +147,9 @@ def _pair_colours() -> tuple[str, ...]:
 
 
 def _render_mark(m: "PictureMark", colours: tuple[str, ...]) -> "Mark":
-    from .analysis.diff import Status
-    from .render.quoting import shorten
-    from .render.views import Mark
+    from ..analysis.diff import Status
+    from ..render.quoting import shorten
+    from ..render.views import Mark
 
     badge = f"#{m.number}" if m.number else None
     if m.status is Status.UNCHANGED:
@@ -170,12 +170,12 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     ``show`` (fusions, bodies and repeats collapse above it, and the picture says so), and a
     Graphviz timeout falls back to a coarser view, exactly as for ``show`` and ``render``.
     """
-    from .analysis.diff.picture import picture_marks
-    from .analysis.diff.report import summary_lines
-    from .render.dot import columns_to_dot
-    from .render.graphviz_run import DEFAULT_TIMEOUT
-    from .render.pictures import _finish
-    from .render.views import View, ViewOptions, draw_module
+    from ..analysis.diff.picture import picture_marks
+    from ..analysis.diff.report import summary_lines
+    from ..render.dot import columns_to_dot
+    from ..render.graphviz_run import DEFAULT_TIMEOUT
+    from ..render.pictures import _finish
+    from ..render.views import View, ViewOptions, draw_module
 
     colours = _pair_colours()
     marks_a, marks_b = picture_marks(result.diff)

@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .errors import DependencyError, HlovizError, InputError, RenderError
-from .ir import HloModule
+from ..errors import DependencyError, HlovizError, InputError, RenderError
+from ..ir import HloModule
 
 if TYPE_CHECKING:
-    from .analysis import Analysis
-    from .capture import Capture
-    from .render.html import ReportContent
-    from .render.pictures import Picture
-    from .render.views import ViewOptions
+    from ..analysis import Analysis
+    from ..capture import Capture
+    from ..render.html import ReportContent
+    from ..render.pictures import Picture
+    from ..render.views import ViewOptions
 
 __all__ = ["ShowResult", "render", "show"]
 
@@ -31,7 +31,7 @@ STAGES = ("pre", "post", "both")
 
 def _options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
              budget: int) -> "ViewOptions":
-    from .render.views import ViewOptions
+    from ..render.views import ViewOptions
 
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
@@ -42,7 +42,7 @@ def _options(computation: str | None, focus: str | None, radius: int, expand_cha
 
 
 def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -> "Capture":
-    from .capture import Capture, load_target
+    from ..capture import Capture, load_target
 
     if isinstance(target, Capture):
         return target
@@ -65,14 +65,14 @@ def _lookup(info: dict) -> Callable[[str], dict | None] | None:
     smap = info.get("source_map") or {}
     if not smap:
         return None
-    from .capture import source_for
+    from ..capture import source_for
 
     return lambda op: source_for(op, smap)
 
 
 def _with_dot_written(err: HlovizError, path: Path) -> HlovizError:
     """The same error, saying where the DOT text went (written before re-raising)."""
-    from .render.files import write_atomic
+    from ..render.files import write_atomic
 
     dot_text = getattr(err, "dot_text", None)
     if dot_text is None:
@@ -94,7 +94,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
     its suffix names (``.svg .png .dot .html .json``); returned either way."""
-    from .render.pictures import format_for, module_picture, pair_picture
+    from ..render.pictures import format_for, module_picture, pair_picture
 
     say = progress or (lambda _m: None)
     chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
@@ -112,7 +112,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
             if pre_m is None or post_m is None:
                 raise InputError(f"--stage both needs both modules; {cap.label} has only the "
                                  f"{'post' if pre_m is None else 'pre'}-optimization one")
-            from .analysis import analyze
+            from ..analysis import analyze
 
             analysis = analyze(pre_m, post_m, info=cap.info)
             picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
@@ -150,7 +150,7 @@ class ShowResult:
     report: "ReportContent | None" = None
 
     def _repr_html_(self) -> str:
-        from .render.html import report_fragment
+        from ..render.html import report_fragment
 
         return report_fragment(self.report) if self.report is not None else ""
 
@@ -168,12 +168,12 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          timeout: float = 30.0) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
     ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``)."""
-    from .analysis import analyze
-    from .render.files import write_all
-    from .render.html import report_html
-    from .render.pictures import module_picture, pair_picture
-    from .render.report import report_content, summary_lines
-    from .render.sidebyside import post_marks, pre_marks
+    from ..analysis import analyze
+    from ..render.files import write_all
+    from ..render.html import report_html
+    from ..render.pictures import module_picture, pair_picture
+    from ..render.report import report_content, summary_lines
+    from ..render.sidebyside import post_marks, pre_marks
 
     say = progress or (lambda _m: None)
     options = _options(computation, focus, radius, expand_chains, budget)
@@ -237,7 +237,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
 
 
 def _footer(info: dict) -> str:
-    from . import __version__
+    from .. import __version__
 
     parts = [f"made by hloviz {__version__}"]
     if info.get("tensorflow"):

@@ -1,8 +1,4 @@
-"""The compositions behind the CLI: each takes paths or targets and returns typed results.
-
-The CLI only turns options into calls of these functions and results into output; a Python
-user can call the same functions (they are re-exported from :mod:`hloviz`).
-"""
+"""``hloviz stats`` and ``hloviz dump``: the facts of a target, and saving a capture."""
 
 from __future__ import annotations
 
@@ -10,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from .ir import ModuleSummary, summarize
-from .parser import parse_file
+from ..ir import ModuleSummary, summarize
+from ..parser import parse_file
 
 if TYPE_CHECKING:
-    from .analysis import Analysis
+    from ..analysis import Analysis
 
 
 def stats_file(path: str | Path) -> ModuleSummary:
@@ -36,13 +32,13 @@ class Stats:
 
     def source(self, op_name: str) -> dict | None:
         """The user's ``{"file", "line"}`` for an op name, from the capture's source map."""
-        from .capture import source_for
+        from ..capture import source_for
 
         return source_for(op_name, self.info.get("source_map") or {})
 
     def to_dict(self) -> dict:
         """JSON-ready data: :func:`hloviz.analysis.export.to_dict` plus where it came from."""
-        from .analysis.export import to_dict
+        from ..analysis.export import to_dict
 
         head = {"target": self.label, "source": self.info.get("source"),
                 "framework": self.info.get("framework"), "device": self.info.get("device"),
@@ -55,15 +51,15 @@ def stats(target: str | None = None, *, pre: str | Path | None = None, post: str
           verbose: bool = False, notify: Callable[[str], None] | None = None) -> Stats:
     """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts) and
     analyze it: counts, kernels, folded constants, pre→post mapping and the verdict."""
-    from .analysis import analyze
-    from .capture import load_target
+    from ..analysis import analyze
+    from ..capture import load_target
 
     cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
                       module=module, notify=notify)
     analysis = analyze(cap.pre_module(), cap.post_module(), info=cap.info)
     info = cap.info
     if not info.get("source_map"):  # HLO files and dumps: newer XLA prints stack-frame tables
-        from .capture.jax import source_map_from_text
+        from ..capture.jax import source_map_from_text
 
         smap = {}
         for text in (cap.post_text, cap.pre_text):
@@ -91,12 +87,8 @@ def dump(target: str | None, out_dir: str | Path, *, pre: str | Path | None = No
          notify: Callable[[str], None] | None = None) -> Path:
     """Capture or read ``target`` and save it as a capture folder (``pre.hlo``, ``post.hlo``,
     ``capture.json``), atomically: an interruption leaves no half-written folder."""
-    from .capture import load_target, save_capture
+    from ..capture import load_target, save_capture
 
     cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
                       module=module, notify=notify)
     return save_capture(cap, out_dir)
-
-
-from .api_render import ShowResult, render, show  # noqa: E402,F401  (hloviz show / hloviz render)
-from .api_diff import DiffResult, DiffSide, diff  # noqa: E402,F401  (hloviz diff)

@@ -1,0 +1,19 @@
+"""The compositions behind the CLI: each takes targets or paths and returns typed results.
+
+The CLI only turns options into calls of these functions and results into output; a Python
+user calls the same functions. One module per command family:
+
+- :mod:`.stats` — :func:`stats` (``hloviz stats``), :func:`dump` (``hloviz dump``)
+- :mod:`.pictures` — :func:`show` (``hloviz show``), :func:`render` (``hloviz render``)
+- :mod:`.diff` — :func:`diff` (``hloviz diff``)
+
+Results display themselves in Jupyter (``_repr_svg_`` / ``_repr_html_``).
+"""
+
+from __future__ import annotations
+
+from .diff import DiffResult, DiffSide, diff
+from .pictures import ShowResult, render, show
+from .stats import Stats, dump, stats, stats_file
+
+__all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "diff", "dump", "render", "show", "stats", "stats_file"]
