@@ -7,6 +7,9 @@ The public API, top-down:
 - :func:`to_networkx`, :func:`check` — the graph view (``hloviz.graph``)
 - :func:`kernels`, :func:`constant_folding`, :func:`pre_to_post`, :func:`analyze` — what XLA did
   (``hloviz.analysis``)
+- :func:`diff_modules` — what changed between two modules (``hloviz.analysis.diff``)
+- ``hloviz.api`` — what the commands do, as functions: ``stats``, ``dump``, ``show``, ``render``,
+  ``diff``
 
 Importing hloviz never imports TensorFlow or JAX; capture does, when asked.
 """
@@ -38,6 +41,7 @@ from .analysis import (
     kernels,
     pre_to_post,
 )
+from .analysis.diff import ModuleDiff, diff_modules
 
 __version__ = "0.1.0"
 
@@ -46,5 +50,5 @@ __all__ = [
     "InputError", "Instruction", "Layout", "Metadata", "RenderError", "Shape", "parse", "parse_file",
     "parse_shape", "summarize", "to_text", "to_networkx", "check", "__version__",
     "Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping", "OpMapping",
-    "analyze", "constant_folding", "kernels", "pre_to_post",
+    "analyze", "constant_folding", "kernels", "pre_to_post", "ModuleDiff", "diff_modules",
 ]

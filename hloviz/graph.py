@@ -32,10 +32,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .ir import Computation, HloModule, Instruction
 from .opcodes import category
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def node_id(instruction: Instruction) -> str:
@@ -79,8 +82,10 @@ def _enclosing_fusions(module: HloModule) -> dict[str, str]:
     return out
 
 
-def to_networkx(module: HloModule) -> nx.MultiDiGraph:
+def to_networkx(module: HloModule) -> "nx.MultiDiGraph":
     """Build the graph described in this module's docstring."""
+    import networkx as nx  # here, not at the top: it is most of `import hloviz`'s cost
+
     g = nx.MultiDiGraph(name=module.name, entry=module.entry.name if module.entry else None)
     enclosing = _enclosing_fusions(module)
     for comp in module.computations:
@@ -106,7 +111,7 @@ def to_networkx(module: HloModule) -> nx.MultiDiGraph:
     return g
 
 
-def _add_call_edges(g: nx.MultiDiGraph, caller: Instruction, callee: Computation, attr: str) -> None:
+def _add_call_edges(g: "nx.MultiDiGraph", caller: Instruction, callee: Computation, attr: str) -> None:
     v = node_id(caller)
     params = {p.parameter_number: p for p in callee.parameters}
     # Operands feed parameters one to one for fusion/call/async; a while passes its one tuple to
@@ -167,6 +172,8 @@ def check(module: HloModule) -> list[GraphProblem]:
         cycle = _find_cycle(comp)
         if cycle:
             problems.append(GraphProblem(comp.name, "operands form a cycle: " + " -> ".join(cycle)))
+    import networkx as nx
+
     calls = nx.DiGraph()
     for comp in module.computations:
         calls.add_node(comp.name)

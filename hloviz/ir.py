@@ -217,7 +217,10 @@ def escape_string(s: str) -> str:
 CALLED_COMPUTATION_ATTRIBUTES = (
     "calls", "to_apply", "condition", "body", "branch_computations",
     "true_computation", "false_computation", "async_computation",
+    "select", "scatter", "called_computations",
 )
+#: Of those, the ones whose value is a braced list (``{%a, %b}``).
+LIST_CALL_ATTRIBUTES = frozenset({"branch_computations", "called_computations"})
 
 
 class Instruction:
@@ -295,10 +298,13 @@ class Instruction:
 
 
 def _split_raw_attributes(inst: "Instruction", raw: str) -> dict[str, str]:
-    # Imported here: the IR must not depend on the parser at import time.
-    from .parser.attributes import split_attributes_or_raise
+    global _split_or_raise
+    if _split_or_raise is None:  # bound on first use: the IR must not import the parser at load time
+        from .parser.attributes import split_attributes_or_raise as _split_or_raise
+    return _split_or_raise(raw, inst, inst._raw_column)
 
-    return split_attributes_or_raise(raw, inst, inst._raw_column)
+
+_split_or_raise = None
 
 
 class Computation:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .ir import INFERRED, CALLED_COMPUTATION_ATTRIBUTES, Computation, HloModule, Instruction
+from .ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, LIST_CALL_ATTRIBUTES, Computation, HloModule, Instruction
 
 # Attributes printed last, in this order, after the op-specific ones (as XLA does).
 _TRAILING = ("sharding", "frontend_attributes", "origin", "statistics", "metadata", "backend_config")
@@ -102,7 +102,7 @@ def instruction_text(inst: Instruction, *, names: bool = True, metadata: bool = 
             listed = ", ".join(f"%{c.name}" for c in called)
         else:
             listed = ", ".join("$c" for _ in called)
-        text += f", {key}={{{listed}}}" if key == "branch_computations" else f", {key}={listed}"
+        text += f", {key}={{{listed}}}" if key in LIST_CALL_ATTRIBUTES else f", {key}={listed}"
     if inst.control_predecessors and names:
         text += ", control-predecessors={" + ", ".join(f"%{p.name}" for p in inst.control_predecessors) + "}"
     for key in _TRAILING:

@@ -174,7 +174,7 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     from ..analysis.diff.report import summary_lines
     from ..render.dot import columns_to_dot
     from ..render.graphviz_run import DEFAULT_TIMEOUT
-    from ..render.pictures import _finish
+    from ..render.pictures import build_picture
     from ..render.views import View, ViewOptions, draw_module
 
     colours = _pair_colours()
@@ -194,4 +194,4 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
 
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
-    return _finish(build, ViewOptions(budget=budget), fmt, timeout or DEFAULT_TIMEOUT, title)
+    return build_picture(build, ViewOptions(budget=budget), fmt, timeout or DEFAULT_TIMEOUT, title)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import HloParseError
 from .scan import ScanError, split_top_level
 
 _ATTR_SPLIT = re.compile(r",\s*([A-Za-z_][\w.\-]*)\s*=")
@@ -69,8 +70,6 @@ def split_attributes_or_raise(raw: str, inst, column: int) -> dict[str, str]:
 
     ``column`` is where ``raw`` starts in the line, so the error's column is the true one.
     """
-    from ..errors import HloParseError
-
     try:
         return split_attributes(raw, 0)
     except ScanError as err:

@@ -158,6 +158,3 @@ def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: 
         return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
     return build_picture(build, options, fmt, timeout, title or post.name)
-
-
-_finish = build_picture  # the name the diff picture first used

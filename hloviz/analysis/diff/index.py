@@ -18,12 +18,8 @@ from typing import Sequence
 
 from ...ir import Computation, HloModule, Instruction
 
-#: Attributes the parser keeps as raw text although they name computations (so they hold names).
-NAMING_ATTRIBUTES = ("select", "scatter", "called_computations")
-#: The opcodes that carry them.
-_NAMING_OPCODES = frozenset({"select-and-scatter", "custom-call"})
 #: Attributes that never make two instructions different.
-IGNORED_ATTRIBUTES = frozenset({"metadata", *NAMING_ATTRIBUTES})
+IGNORED_ATTRIBUTES = frozenset({"metadata"})
 #: Callers whose operands flow one to one into the called computation's parameters.
 _PASS_THROUGH_CALLERS = frozenset({"fusion", "call", "async-start", "custom-call"})
 
@@ -35,13 +31,6 @@ def _norm(value: str) -> str:
     if '"' in value:  # spaces inside strings may matter; only runs of whitespace are folded
         return " ".join(value.split())
     return "".join(value.split())
-
-
-def _names(value: str) -> list[str]:
-    v = value.strip()
-    if v.startswith("{"):
-        v = v[1:-1] if v.endswith("}") else v[1:]
-    return [n.strip().lstrip("%") for n in v.split(",") if n.strip()]
 
 
 class Side:
@@ -117,18 +106,10 @@ class Side:
         empty: tuple[int, ...] = ()
         for n, inst in enumerate(self.insts):
             opcode = inst.opcode
-            if not inst.called_computations and opcode not in _NAMING_OPCODES:
+            if not inst.called_computations:
                 calls.append(empty)
                 continue
             called = [comp_index[c] for c in inst.called_computations if c in comp_index]
-            if opcode in _NAMING_OPCODES:
-                for key in NAMING_ATTRIBUTES:
-                    raw = inst.attributes.get(key)
-                    if raw is not None:
-                        for name in _names(raw):
-                            c = module.get_computation(name)
-                            if c is not None and c in comp_index:
-                                called.append(comp_index[c])
             calls.append(tuple(called))
             for c in called:
                 callers[c].append(n)

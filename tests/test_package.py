@@ -1,0 +1,43 @@
+"""The package as a whole: a light `import hloviz`, and every command documented."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from hloviz.cli import app
+
+from .conftest import ROOT
+
+
+def test_import_hloviz_loads_no_framework_and_no_cli_toolkit():
+    code = ("import sys, hloviz, hloviz.api\n"
+            "heavy = ('tensorflow', 'jax', 'jaxlib', 'typer', 'rich', 'click', 'networkx')\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == "[]"
+
+
+def _commands() -> list[str]:
+    return sorted(c.name or c.callback.__name__ for c in app.registered_commands)
+
+
+def test_every_command_is_in_the_readme_table_and_has_help():
+    readme = (ROOT / "README.md").read_text()
+    table = {m.group(1) for m in re.finditer(r"^\| `hloviz (\w+)", readme, re.M)}
+    assert set(_commands()) == table
+    for name in _commands():
+        out = subprocess.run([sys.executable, "-m", "hloviz", name, "--help"], capture_output=True, text=True,
+                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "100"})
+        assert out.returncode == 0 and "Usage: hloviz " + name in out.stdout, out.stderr
+
+
+def test_exit_codes_are_documented_in_readme_and_help():
+    readme = (ROOT / "README.md").read_text()
+    for code in ("| 0 |", "| 1 |", "| 2 |", "| 130 |"):
+        assert code in readme
+    out = subprocess.run([sys.executable, "-m", "hloviz", "--help"], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "100"})
+    assert "Exit codes: 0 ok, 1 a --fail-on check matched, 2 bad input or missing tool, 130" in " ".join(out.stdout.split())
