@@ -28,6 +28,8 @@ ELEMENT_BITS: dict[str, int] = {
     "token": 0, "opaque": 0, "tuple": 0,
 }
 
+_INT = re.compile(r"[+-]?[0-9]+")
+
 DYNAMIC = -1
 """Marks a dimension printed as ``?`` (unbounded dynamic)."""
 
@@ -56,7 +58,7 @@ class Layout:
         if not m:
             return ()
         return tuple(
-            tuple(int(x) if x.strip().lstrip("-").isdigit() else x.strip() for x in t.split(",") if x.strip())
+            tuple(int(x) if _INT.fullmatch(x.strip()) else x.strip() for x in t.split(",") if x.strip())
             for t in re.findall(r"\(([^)]*)\)", m.group(1))
         )
 
@@ -183,7 +185,7 @@ def parse_metadata(raw: str | None) -> Metadata:
         op_type=known.get("op_type", ""),
         op_name=known.get("op_name", ""),
         source_file=known.get("source_file", ""),
-        source_line=int(line) if line.lstrip("-").isdigit() else 0,
+        source_line=int(line) if _INT.fullmatch(line) else 0,
         extra=tuple(extra),
     )
 

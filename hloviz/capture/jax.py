@@ -47,7 +47,7 @@ def _device(jax: Any, device: str | None) -> Any:
         candidates = jax.devices(kind.lower())
     except RuntimeError:
         candidates = []
-    idx = int(index) if index.isdigit() else 0
+    idx = int(index) if index.isdecimal() else 0
     if idx >= len(candidates):
         listing = ", ".join(f"{d.platform.upper()}:{d.id}" for d in devices)
         raise InputError(f"device {device!r} not found", hint=f"devices JAX sees: {listing}")

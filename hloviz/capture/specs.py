@@ -123,7 +123,7 @@ def parse_spec(text: str, *, where: str = "--arg") -> Spec:
                     "dynamic dimensions cannot be compiled ahead of time; give a static size",
                     text, col, where,
                 )
-            if not stripped.isdigit():
+            if not stripped.isdecimal():
                 raise _error(f"expected a dimension size (a non-negative integer), got '{stripped}'",
                              text, col, where)
             dims.append(int(stripped))

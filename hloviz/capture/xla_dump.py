@@ -83,8 +83,8 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
         raise InputError(f"{folder} holds {len(modules)} modules; pick one with --module NAME (a name, "
                          f"number or pattern):\n{listing}")
     c = choice.strip()
-    num = c[len("module_"):] if c.startswith("module_") and c[len("module_"):].isdigit() else c
-    exact = [m for m in modules if c in (m.name, m.label) or (num.isdigit() and int(num) == int(m.number))]
+    num = c[len("module_"):] if c.startswith("module_") and c[len("module_"):].isdecimal() else c
+    exact = [m for m in modules if c in (m.name, m.label) or (num.isdecimal() and int(num) == int(m.number))]
     if len(exact) == 1:
         return exact[0]
     found = exact or [m for m in modules if fnmatch.fnmatchcase(m.name, c) or fnmatch.fnmatchcase(m.label, c)]

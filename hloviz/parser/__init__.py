@@ -52,7 +52,8 @@ def decode(data: bytes, filename: str) -> str:
     except UnicodeDecodeError as err:
         before = data[: err.start]
         line = before.count(b"\n")
-        col = err.start - (before.rfind(b"\n") + 1)
+        line_start = before.rfind(b"\n") + 1
+        col = len(data[line_start : err.start].decode("utf-8", "replace"))  # in characters, not bytes
         src = data.split(b"\n")[line].decode("utf-8", "replace")
         raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)", filename=filename,
                             line=line + 1, column=col + 1, source_line=src) from None

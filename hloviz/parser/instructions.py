@@ -129,7 +129,7 @@ class InstructionParser:
         literal = None
         number = None
         if opcode == "parameter":
-            if plain or not other.isdigit():
+            if plain or not other.isdecimal():
                 return None
             number = int(other)
         elif opcode == "constant":  # constant(nan) and constant(true) look like names

@@ -152,7 +152,7 @@ def infer_shape(inst: Instruction) -> Shape:
         return Shape("tuple", tuple_shapes=tuple(o.shape for o in ops))
     if inst.opcode == "get-tuple-element" and ops and ops[0].shape.is_tuple:
         idx = inst.attributes.get("index", "")
-        if idx.isdigit() and int(idx) < len(ops[0].shape.tuple_shapes):
+        if idx.isdecimal() and int(idx) < len(ops[0].shape.tuple_shapes):
             return ops[0].shape.tuple_shapes[int(idx)]
     if inst.opcode in ("select", "clamp") and len(ops) == 3:
         return ops[1].shape

@@ -108,7 +108,7 @@ def _node(g: ViewGraph, u: Unit) -> Node:
 
 
 def _natural(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdigit() else (1 << 30, text)
+    return (int(text), "") if text.isdecimal() else (1 << 30, text)
 
 
 def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -194,4 +196,4 @@ def _fused_root(fusion: Instruction) -> Instruction | None:
 
 def _tuple_index(inst: Instruction) -> int:
     raw = inst.attributes.get("index", "0").strip()
-    return int(raw) if raw.lstrip("-").isdigit() else -1
+    return int(raw) if re.fullmatch(r"-?[0-9]+", raw) else -1
