@@ -8,6 +8,8 @@ from the diff; nothing is estimated.
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from typing import Any, Iterable
 
@@ -182,16 +184,33 @@ def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> st
 # -- markdown --------------------------------------------------------------------------------
 
 
+_MD_ACTIVE = re.compile(r"([\\`*_\[\]~])")
+
+
 def _md(text: str) -> str:
-    """Text safe inside a markdown table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Plain text safe in markdown, table cells included: HTML and markdown syntax in names,
+    op_names or custom-call targets is shown, never rendered."""
+    text = text.replace("\n", " ").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_ACTIVE.sub(r"\\\1", text).replace("|", "\\|")
+
+
+def _code(text: str, *, in_table: bool = True) -> str:
+    """An inline code span holding ``text`` exactly, whatever backticks (or, in a table cell,
+    pipes) it contains."""
+    text = text.replace("\n", " ")
+    if in_table:
+        text = text.replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> str:
     """A PR comment: a headline, a summary table, and collapsible details."""
     s = diff.summary
     k = s.kernels
-    out = [f"### hloviz diff: `{before}` → `{after}`", ""]
+    out = [f"### hloviz diff: {_code(before, in_table=False)} → {_code(after, in_table=False)}", ""]
     out += [f"> **Warning:** {_md(w)}" for w in diff.warnings]
     if diff.warnings:
         out.append("")
@@ -217,7 +236,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
         out.append("|---|---|---|")
         shown, more = _cut(kernels, limit)
         for mark, names, what in map(_kernel_row, shown):
-            out.append(f"| {_md(mark)} | `{_md(names)}` | {_md(what)} |")
+            out.append(f"| {_md(mark)} | {_code(names)} | {_md(what)} |")
         if more:
             out.append(f"| | … {more} more | |")
         out.append("")
@@ -234,7 +253,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
         shown, more = _cut(items, limit)
         for d in shown:
             where = d.instruction.parent.name if d.instruction.parent is not None else "?"
-            out.append(f"| `{_md(_pair_names(d.before, d.after))}` | {d.opcode} | `{_md(where)}` | "
+            out.append(f"| {_code(_pair_names(d.before, d.after))} | {_md(d.opcode)} | {_code(where)} | "
                        f"{_md(_changes_text(d.changes))} |")
         if more:
             out.append(f"| … {more} more | | | |")
