@@ -310,7 +310,7 @@ def _reducer_ops(inst: Instruction) -> int:
 
 def _window_sizes(text: str | None) -> list[int]:
     m = re.search(r"size=([\dx]+)", text or "")
-    return [int(x) for x in m.group(1).split("x")] if m else []
+    return [int(x) for x in m.group(1).split("x") if x] if m else []
 
 
 def _convolution_flops(inst: Instruction) -> int:
@@ -343,7 +343,10 @@ def _gemm_flops(inst: Instruction) -> int:
     dims = _find_key(config, "dot_dimension_numbers")
     if not isinstance(dims, dict) or not inst.operands:
         return 0
-    lhs_dims = [int(d) for d in dims.get("lhs_contracting_dimensions", [])]
+    try:  # the config is the backend's JSON: trust its shape no more than its presence
+        lhs_dims = [int(d) for d in dims.get("lhs_contracting_dimensions", [])]
+    except (TypeError, ValueError):
+        return 0
     out = _first_leaf(inst).element_count
     return 2 * out * _contracted(inst.operands[0], ",".join(map(str, lhs_dims)))
 

@@ -129,7 +129,11 @@ class ModuleParser(InstructionParser):
         i += 1
         entry_seen: int | None = None
         while i < n:
-            line = lines[i] = blank_line(lines[i])
+            line = lines[i]
+            if not line or line.isspace():
+                i += 1
+                continue
+            line = lines[i] = blank_line(line)
             if self._skippable(line):
                 i += 1
                 continue
@@ -225,6 +229,8 @@ class ModuleParser(InstructionParser):
                             root_line = line_index
                             computation.root = inst
                         continue
+                if text == "}":  # the usual end of a computation
+                    break
                 text = blank_line(text)
             stripped = text.strip()
             if not stripped or stripped.startswith("//"):
@@ -376,7 +382,11 @@ class ModuleParser(InstructionParser):
                 if c is None:
                     raise self.error(f"computation '{n}' (named by {attr}=) is not defined", line_index, col)
                 called.append(c)
-            inst.calls_by_attribute = {**inst.calls_by_attribute, attr: called}
-            inst.called_computations = [*inst.called_computations, *called]
+            if inst.calls_by_attribute:
+                inst.calls_by_attribute = {**inst.calls_by_attribute, attr: called}
+                inst.called_computations = [*inst.called_computations, *called]
+            else:  # the usual case: one attribute names the called computations
+                inst.calls_by_attribute = {attr: called}
+                inst.called_computations = list(called)
 
     # -- instructions ---------------------------------------------------------------------
