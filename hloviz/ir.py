@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 # Bits per element, for byte counts. Sub-byte types are counted as XLA packs them by default
 # (unpacked: one byte each) only when a layout says so; here they count their nominal width.
@@ -385,6 +385,24 @@ class Computation:
 
     def __repr__(self) -> str:
         return f"<Computation {self.name}: {len(self.instructions)} instructions>"
+
+
+def called_closure(roots: Iterable[Computation], *, follow: Callable[[Instruction], bool] | None = None,
+                   keep: Callable[[Computation], bool] | None = None) -> Iterator[Computation]:
+    """``roots`` and, transitively, the computations their instructions call, each once, in
+    depth-first text order. ``follow`` picks the calling instructions to descend through (all by
+    default); ``keep`` drops computations (and what only they call) from the walk."""
+    stack = [c for c in reversed(list(roots)) if keep is None or keep(c)]
+    seen: set[int] = set()
+    while stack:
+        comp = stack.pop()
+        if id(comp) in seen:
+            continue
+        seen.add(id(comp))
+        yield comp
+        for inst in reversed(comp.instructions):
+            if inst.called_computations and (follow is None or follow(inst)):
+                stack.extend(c for c in reversed(inst.called_computations) if keep is None or keep(c))
 
 
 class HloModule:

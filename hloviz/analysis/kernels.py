@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from ..ir import Computation, HloModule, Instruction
+from ..ir import Computation, HloModule, Instruction, called_closure
 from ..opcodes import is_bookkeeping, is_elementwise
 
 #: Control-flow ops whose called computations run (their kernels are reported there).
@@ -187,16 +187,8 @@ def _role(opcode: str, attribute: str, index: int) -> str:
 
 def _inner(inst: Instruction) -> Iterator[Instruction]:
     """Every instruction that runs as part of ``inst``: fused computations, callees, reducers."""
-    stack = list(reversed(inst.called_computations))
-    seen: set[str] = set()
-    while stack:
-        comp = stack.pop()
-        if comp.name in seen:
-            continue
-        seen.add(comp.name)
-        for sub in comp.instructions:
-            yield sub
-            stack.extend(reversed(sub.called_computations))
+    for comp in called_closure(inst.called_computations):
+        yield from comp.instructions
 
 
 def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instruction]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..ir import Computation, Instruction
+from ..ir import Computation, Instruction, called_closure
 from .quoting import shorten
 from .scene import Row
 
@@ -101,20 +101,8 @@ def histogram_text(opcodes: Iterable[str], top: int = 3) -> str:
 
 def _inner_work(computations: Iterable[Computation]) -> list[str]:
     """Opcodes of the non-parameter instructions of ``computations`` and what they call."""
-    out: list[str] = []
-    stack = list(computations)
-    seen: set[str] = set()
-    while stack:
-        comp = stack.pop()
-        if comp.name in seen:
-            continue
-        seen.add(comp.name)
-        for i in comp.instructions:
-            if i.opcode == "fusion":
-                stack.extend(i.called_computations)
-            elif i.opcode != "parameter":
-                out.append(i.opcode)
-    return out
+    return [i.opcode for comp in called_closure(computations, follow=lambda i: i.opcode == "fusion")
+            for i in comp.instructions if i.opcode not in ("fusion", "parameter")]
 
 
 def fusion_rows(fusion: Instruction, *, root: bool = False) -> list[Row]:

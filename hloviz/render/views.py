@@ -26,7 +26,7 @@ import gc
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..ir import Computation, HloModule, Instruction
+from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse
 from .assemble import BODY_CALLERS, build_scene
 from .chains import find_chains
@@ -133,17 +133,8 @@ _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
 
 def _called_instructions(g: ViewGraph, inst: Instruction) -> list[Instruction]:
     """Instructions inside the computations ``inst`` calls that the picture does not draw."""
-    out: list[Instruction] = []
-    stack = [c for c in inst.called_computations if c.name not in g.places]
-    seen: set[str] = set()
-    while stack:
-        comp = stack.pop()
-        if comp.name in seen:
-            continue
-        seen.add(comp.name)
-        out.extend(comp.instructions)
-        stack.extend(c for i in comp.instructions for c in i.called_computations if c.name not in g.places)
-    return out
+    undrawn = called_closure(inst.called_computations, keep=lambda c: c.name not in g.places)
+    return [i for comp in undrawn for i in comp.instructions]
 
 
 def _default_title(module: HloModule, options: ViewOptions) -> str:
