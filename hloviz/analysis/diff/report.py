@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable
 
-from ...ir import Instruction
+from ...ir import Instruction, called_closure
 from ...opcodes import is_bookkeeping
 from .model import InstructionDiff, KernelDiff, ModuleDiff, Status
 
@@ -31,19 +31,9 @@ def _plural(n: int, word: str) -> str:
 def describe(inst: Instruction) -> str:
     """A kernel or instruction in a few words: ``kLoop fusion: 3 add, multiply`` / ``dot f32[8,8]``."""
     if inst.opcode == "fusion":
-        counts: Counter = Counter()
-        stack = list(inst.called_computations)
-        seen: set[int] = set()
-        while stack:
-            comp = stack.pop()
-            if id(comp) in seen:
-                continue
-            seen.add(id(comp))
-            for sub in comp.instructions:
-                if sub.opcode in ("fusion", "call"):
-                    stack.extend(sub.called_computations)
-                elif not is_bookkeeping(sub.opcode):
-                    counts[sub.opcode] += 1
+        comps = called_closure(inst.called_computations, follow=lambda i: i.opcode in ("fusion", "call"))
+        counts = Counter(sub.opcode for comp in comps for sub in comp.instructions
+                         if sub.opcode not in ("fusion", "call") and not is_bookkeeping(sub.opcode))
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         parts = [f"{n} {op}" if n > 1 else op for op, n in top[:3]]
         if len(top) > 3:
