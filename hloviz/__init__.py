@@ -52,3 +52,12 @@ __all__ = [
     "Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping", "OpMapping",
     "analyze", "constant_folding", "kernels", "pre_to_post", "ModuleDiff", "diff_modules",
 ]
+
+
+def __getattr__(name: str):
+    # `hloviz.api` on first use, so `import hloviz` stays light.
+    if name == "api":
+        import importlib
+
+        return importlib.import_module(".api", __name__)
+    raise AttributeError(f"module 'hloviz' has no attribute {name!r}")
