@@ -22,7 +22,8 @@ from .targets import ArgOpt, DeviceOpt, ModuleOpt, note
 FORMATS = ("text", "markdown", "json")
 
 _SIDE_HELP = ("a capture folder (hloviz dump), an HLO file, an XLA dump folder, or model.py:function "
-              "(captured with the TensorFlow/JAX installed here)")
+              "(captured with the TensorFlow/JAX installed here; the file is imported, which runs its "
+              "code: only point hloviz at code you trust)")
 _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items())
 
 
