@@ -54,7 +54,7 @@ def scaled_text(base: hloviz.HloModule, copies: int) -> str:
         results.append(f"%call{k}")
     shapes = ", ".join(str(entry.root.shape) for _ in range(copies))
     lines.append(f"  ROOT %all = ({shapes}) tuple({', '.join(results)})")
-    out.append(f"ENTRY %main {{\n" + "\n".join(lines) + "\n}\n")
+    out.append("ENTRY %main {\n" + "\n".join(lines) + "\n}\n")
     return "\n".join(out)
 
 
