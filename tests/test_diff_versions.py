@@ -102,3 +102,14 @@ def test_the_readme_shows_what_hloviz_diff_prints(capsys, monkeypatch):
     shown = re.search(r"<!-- diff-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.S).group(1)
     main(command.split()[1:])
     assert capsys.readouterr().out == shown
+
+
+def test_the_diff_picture_lines_matched_kernels_up():
+    from hloviz import api
+
+    root = Path(__file__).resolve().parent.parent / "samples" / "captures"
+    result = api.diff(str(root / "matmul_chain-tf2.17"), str(root / "matmul_chain-tf2.21"))
+    dot = result.picture("dot").data.decode()
+    pairs = re.findall(r"\{ rank=same; (n\d+); (n\d+); \}", dot)
+    label = {m.group(1): m.group(2) for m in re.finditer(r"(n\d+) \[label=<(.*?)>[,\]]", dot)}
+    assert any("custom-call.clone" in label[a] and "MatMul.2" in label[b] for a, b in pairs), pairs

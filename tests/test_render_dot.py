@@ -92,3 +92,30 @@ def test_badges_and_highlighted_rows():
                          badge_fill="#8ecae6"))
     text = to_dot(s)
     assert 'BGCOLOR="#ffd54f"' in text and ">#1<" in text and 'BGCOLOR="#8ecae6"' in text
+
+
+def _chain(*keys: str) -> Scene:
+    scene = Scene()
+    for k in keys:
+        scene.add_node(k, Node([Row(k)]))
+    scene.edges.extend(Edge(a, b) for a, b in zip(keys, keys[1:]))
+    return scene
+
+
+def test_aligned_pairs_share_a_level_and_crossing_pairs_are_dropped():
+    left, right = _chain("a", "b", "c", "d"), _chain("w", "x", "y", "z")
+    dot = columns_to_dot([("L", left), ("R", right)], align=[("a", "w"), ("c", "y"), ("b", "z"), ("d", "x")])
+    same = re.findall(r"\{ rank=same; (n\d+); (n\d+); \}", dot)
+    ids = {k: re.search(rf'(n\d+) \[label=<.*?>{k}<', dot).group(1) for k in "abcdwxyz"}
+    # at most two of these pairs keep the arrows' order on both sides; the ones kept must agree
+    names = {v: k for k, v in ids.items()}
+    kept = sorted((names[a], names[b]) for a, b in same)
+    assert len(kept) == 2 and "newrank=true;" in dot
+    assert [r for _, r in kept] == sorted(r for _, r in kept), kept
+    assert "rank=same" not in columns_to_dot([("L", left), ("R", right)])
+
+
+def test_a_timeline_is_never_aligned():
+    left, right = _chain("a", "b"), _chain("w", "x")
+    right.layout["splines"] = "line"
+    assert "rank=same" not in columns_to_dot([("L", left), ("R", right)], align=[("a", "w")])

@@ -183,13 +183,17 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     render_b = {name: _render_mark(m, colours) for name, m in marks_b.items()}
     title = f"{result.before.label} → {result.after.label}"
     facts = [f"{label}: {text}" for label, text in summary_lines(result.diff)[:3]] + list(result.diff.warnings)
-    facts.append("matched kernels share a number (#n); amber changed, green added, red removed")
+    facts.append("matched kernels share a number (#n) and a level; amber changed, green added, red removed")
     heads = (f"before: {result.before.label}", f"after: {result.after.label}")
 
     def build(opts: ViewOptions, extra) -> tuple[str, list[tuple[str, View]]]:
         va = draw_module(result.before.module, marks=render_a, options=opts, title=result.before.module.name)
         vb = draw_module(result.after.module, marks=render_b, options=opts, title=result.after.module.name)
-        dot = columns_to_dot([(heads[0], va.scene), (heads[1], vb.scene)], title=title, notes=list(extra) + facts)
+        align = [(va.node_of[k.before.name], vb.node_of[k.after.name]) for k in result.diff.summary.kernel_diffs
+                 if k.before is not None and k.after is not None
+                 and k.before.name in va.node_of and k.after.name in vb.node_of]
+        dot = columns_to_dot([(heads[0], va.scene), (heads[1], vb.scene)], title=title, notes=list(extra) + facts,
+                             align=align)
         return dot, [(heads[0], va), (heads[1], vb)]
 
     if budget < 1:

@@ -14,6 +14,8 @@ Two entry points:
 
 from __future__ import annotations
 
+import bisect
+
 from typing import Iterable, Sequence
 
 from .quoting import colour, dot_html, dot_string
@@ -194,11 +196,14 @@ def to_dot(scene: Scene) -> str:
 
 
 def columns_to_dot(columns: Sequence[tuple[str, Scene]], *, title: Sequence[Row] | str = (),
-                   notes: Sequence[str] = ()) -> str:
+                   notes: Sequence[str] = (), align: Sequence[tuple[str, str]] = ()) -> str:
     """Several scenes side by side, left to right, each in a cluster headed by its title.
 
     Each scene keeps its own title and notes inside its column; ``title`` and ``notes`` head
-    the whole picture. Node keys only need to be unique within their own scene.
+    the whole picture. Node keys only need to be unique within their own scene. ``align``
+    pairs a node key of the first column with one of the second: each pair is drawn on the
+    same level (the diff lines matched kernels up this way); pairs that would contradict the
+    arrows' order are left out, since Graphviz cannot honour them.
     """
     w = _Writer()
     for scope, (heading, scene) in enumerate(columns):
@@ -209,4 +214,65 @@ def columns_to_dot(columns: Sequence[tuple[str, Scene]], *, title: Sequence[Row]
         w.lines.append(f'    style="rounded"; color="{colour(col.border)}";')
         w.scene_body(scope, scene, "    ")
         w.lines.append("  }")
+    pairs = [(a, b) for a, b in _monotone(columns, align) if (0, a) in w.node_ids and (1, b) in w.node_ids]
+    if pairs:
+        w.layout["newrank"] = "true"
+        for a, b in pairs:
+            w.lines.append(f"  {{ rank=same; {w.node_id(0, a)}; {w.node_id(1, b)}; }}")
     return w.finish(_header(title, notes))
+
+
+def _order(scene: Scene) -> dict[str, int]:
+    """Each node's position in a topological order of the scene's arrows (text order breaks ties)."""
+    keys = list(scene.nodes)
+    index = {k: i for i, k in enumerate(keys)}
+    succ: dict[str, list[str]] = {k: [] for k in keys}
+    indeg = dict.fromkeys(keys, 0)
+    for e in scene.edges:
+        if e.constraint and e.src in succ and e.dst in indeg and e.src != e.dst:
+            succ[e.src].append(e.dst)
+            indeg[e.dst] += 1
+    ready = sorted((k for k in keys if indeg[k] == 0), key=index.__getitem__, reverse=True)
+    order: dict[str, int] = {}
+    while ready:
+        k = ready.pop()
+        order[k] = len(order)
+        for h in succ[k]:
+            indeg[h] -= 1
+            if indeg[h] == 0:
+                ready.append(h)
+    for k in keys:  # nodes on a cycle (never in HLO) go last
+        order.setdefault(k, len(order))
+    return order
+
+
+def _monotone(columns: Sequence[tuple[str, Scene]], align: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The longest run of ``align`` pairs whose order agrees in both columns.
+
+    Two pairs whose nodes come in opposite orders on the two sides cannot both sit on one level
+    without bending arrows upwards, so only a consistent subset is kept (longest increasing
+    subsequence, O(n log n))."""
+    if len(columns) < 2 or not align:
+        return []
+    if any(scene.layout.get("splines") == "line" for _, scene in columns[:2]):
+        return []  # a timeline of grouped runs keeps its own order; levels across columns would tear it
+    oa, ob = _order(columns[0][1]), _order(columns[1][1])
+    pairs = sorted(((oa[a], ob[b], a, b) for a, b in dict.fromkeys(align) if a in oa and b in ob))
+    tails: list[int] = []
+    tail_at: list[int] = []
+    prev = [-1] * len(pairs)
+    for i, (_, y, _, _) in enumerate(pairs):
+        k = bisect.bisect_left(tails, y)
+        if k == len(tails):
+            tails.append(y)
+            tail_at.append(i)
+        else:
+            tails[k] = y
+            tail_at[k] = i
+        prev[i] = tail_at[k - 1] if k else -1
+    out = []
+    i = tail_at[-1] if tail_at else -1
+    while i >= 0:
+        out.append((pairs[i][2], pairs[i][3]))
+        i = prev[i]
+    return out[::-1]
