@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from ..analysis.diff import ModuleDiff
     from ..analysis.diff.picture import PictureMark
     from ..render.pictures import Picture
-    from ..render.views import Mark
+    from ..ir import Instruction
+    from ..render.views import Mark, View
 
 __all__ = ["DiffResult", "DiffSide", "diff", "diff_picture", "load_side"]
 
@@ -162,6 +163,15 @@ def _render_mark(m: "PictureMark", colours: tuple[str, ...]) -> "Mark":
                 highlight=m.kernel)
 
 
+def _anchor(view: "View", inst: "Instruction") -> str | None:
+    """The node standing for a kernel: its own, or for a fusion drawn as a cluster its root's."""
+    key = view.node_of.get(inst.name)
+    if key is None and inst.opcode == "fusion" and inst.called_computations:
+        root = inst.called_computations[0].root
+        key = view.node_of.get(root.name) if root is not None else None
+    return key
+
+
 def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
                  timeout: float | None = None) -> "Picture":
     """The picture of a diff in ``fmt`` (svg, png, dot, html or json); see :meth:`DiffResult.picture`.
@@ -175,7 +185,7 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     from ..render.dot import columns_to_dot
     from ..render.graphviz_run import DEFAULT_TIMEOUT
     from ..render.pictures import build_picture
-    from ..render.views import View, ViewOptions, draw_module
+    from ..render.views import ViewOptions, draw_module
 
     colours = _pair_colours()
     marks_a, marks_b = picture_marks(result.diff)
@@ -189,9 +199,9 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     def build(opts: ViewOptions, extra) -> tuple[str, list[tuple[str, View]]]:
         va = draw_module(result.before.module, marks=render_a, options=opts, title=result.before.module.name)
         vb = draw_module(result.after.module, marks=render_b, options=opts, title=result.after.module.name)
-        align = [(va.node_of[k.before.name], vb.node_of[k.after.name]) for k in result.diff.summary.kernel_diffs
-                 if k.before is not None and k.after is not None
-                 and k.before.name in va.node_of and k.after.name in vb.node_of]
+        anchors = [(_anchor(va, k.before), _anchor(vb, k.after)) for k in result.diff.summary.kernel_diffs
+                   if k.before is not None and k.after is not None]
+        align = [(a, b) for a, b in anchors if a is not None and b is not None]
         dot = columns_to_dot([(heads[0], va.scene), (heads[1], vb.scene)], title=title, notes=list(extra) + facts,
                              align=align)
         return dot, [(heads[0], va), (heads[1], vb)]
