@@ -137,3 +137,17 @@ ENTRY %main (x: f32[4]) -> f32[4] {{
     data = _json(capsys, str(post))
     assert data["kernels"][0]["source_lines"] == [f"{model}:4" if not str(model).startswith(str(Path.cwd()))
                                                   else f"{model.relative_to(Path.cwd())}:4"]
+
+
+def test_top_opcodes_and_fusions_by_kind_of_a_capture(capsys):
+    capture = Path(__file__).resolve().parent.parent / "samples" / "captures" / "matmul_chain-tf2.21"
+    main(["stats", str(capture)])
+    out = capsys.readouterr().out
+    assert "top opcodes" in out
+    row = next(line for line in out.splitlines() if "│ fusion " in line)
+    assert [c.strip() for c in row.split("│")[1:4]] == ["fusion", "0", "2"]
+    assert "fusions by kind (optimized): kCustom 1, kLoop 1" in out
+    main(["stats", str(capture), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["opcodes"]["post"]["fusion"] == 2 and data["opcodes"]["pre"]["dot"] == 1
+    assert data["fusions_by_kind"] == {"pre": {}, "post": {"kCustom": 1, "kLoop": 1}}

@@ -36,14 +36,27 @@ class Stats:
 
         return source_for(op_name, self.info.get("source_map") or {})
 
+    @property
+    def summaries(self) -> dict[str, ModuleSummary]:
+        """Opcode counts and fusions by kind of each module there is (``"pre"``, ``"post"``)."""
+        cap = self.capture
+        if cap is None:
+            return {}
+        modules = {"pre": cap.pre_module(), "post": cap.post_module()}  # type: ignore[attr-defined]
+        return {side: summarize(m) for side, m in modules.items() if m is not None}
+
     def to_dict(self) -> dict:
-        """JSON-ready data: :func:`hloviz.analysis.export.to_dict` plus where it came from."""
+        """JSON-ready data: :func:`hloviz.analysis.export.to_dict` plus where it came from, and
+        each module's opcode counts and fusions by kind."""
         from ..analysis.export import to_dict
 
         head = {"target": self.label, "source": self.info.get("source"),
                 "framework": self.info.get("framework"), "device": self.info.get("device"),
                 "notes": list(self.notes)}
-        return {**head, **to_dict(self.analysis, self.source if self.info.get("source_map") else None)}
+        sums = self.summaries
+        tail = {"opcodes": {side: s.opcodes for side, s in sums.items()},
+                "fusions_by_kind": {side: s.fusions_by_kind for side, s in sums.items()}}
+        return {**head, **to_dict(self.analysis, self.source if self.info.get("source_map") else None), **tail}
 
 
 def stats(target: str | None = None, *, pre: str | Path | None = None, post: str | Path | None = None,

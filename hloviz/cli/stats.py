@@ -93,6 +93,7 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
         counts.add_row("ops → kernels / folded / eliminated", "",
                        f"{m['kernels']} / {m['folded']} / {m['eliminated']}")
     console.print(counts)
+    _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
         several = len({k.computation for k in a.kernels.kernels}) > 1
@@ -125,6 +126,26 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
         if a.folding.computed:
             console.print(f"computed at compile time, into no new constant: {_names(a.folding.computed, 8)}")
     console.print(f"[bold]{a.verdict}[/]")
+
+
+def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None:
+    """The most frequent opcodes of each module side by side, then fusions by kind."""
+    sums = result.summaries
+    if not sums:
+        return
+    pre, post = sums.get("pre"), sums.get("post")
+    names = sorted({op for s in sums.values() for op in s.opcodes},
+                   key=lambda op: (-max(s.opcodes.get(op, 0) for s in sums.values()), op))
+    table = Table("opcode", "pre-optimization", "optimized", title="top opcodes" if top else "opcodes")
+    for op in names[:top]:
+        table.add_row(op, *(str(s.opcodes.get(op, 0)) if s else "—" for s in (pre, post)))
+    console.print(table)
+    if top is not None and len(names) > top:
+        console.print(f"[dim]… {len(names) - top} more opcodes (--all lists them)[/]")
+    for side, s in (("pre-optimization", pre), ("optimized", post)):
+        if s is not None and s.fusions_by_kind:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.fusions_by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
+            console.print(f"fusions by kind ({side}): {kinds}")
 
 
 def _lines(lines: list[str], limit: int = 3) -> str:
