@@ -7,8 +7,6 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 #: Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
@@ -30,15 +28,6 @@ class HlovizError(Exception):
     def __str__(self) -> str:
         base = super().__str__()
         return f"{base}\n{self.hint}" if self.hint else base
-
-
-@dataclass(frozen=True)
-class SourcePosition:
-    """A 1-based line and column in a named text."""
-
-    filename: str
-    line: int
-    column: int
 
 
 class HloParseError(HlovizError):

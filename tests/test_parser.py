@@ -48,6 +48,9 @@ def test_current_tf_dialect_builds_the_ir():
     assert add.metadata.source_file == "/tmp/model.py" and add.metadata.source_line == 7
     assert add.line == 7
     assert comp.root.opcode == "tuple" and comp.root.is_root
+    params, result = comp.declared_signature
+    assert [(n, str(s)) for n, s in params] == [("arg0.1", "f32[4]"), ("arg1.2", "f32[]")]
+    assert str(result) == "f32[4]"
     assert comp.instruction("broadcast.3").attributes["dimensions"] == "{}"
 
 

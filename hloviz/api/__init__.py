@@ -14,6 +14,6 @@ from __future__ import annotations
 
 from .diff import DiffResult, DiffSide, diff
 from .pictures import ShowResult, render, show
-from .stats import Stats, dump, stats, stats_file
+from .stats import Stats, dump, stats
 
-__all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "diff", "dump", "render", "show", "stats", "stats_file"]
+__all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "diff", "dump", "render", "show", "stats"]

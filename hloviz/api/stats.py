@@ -7,15 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..ir import ModuleSummary, summarize
-from ..parser import parse_file
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
-
-
-def stats_file(path: str | Path) -> ModuleSummary:
-    """Parse one HLO file and count what is in it."""
-    return summarize(parse_file(path))
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import re
 
-# A quoted string (with C escapes), or any bracket, or a comma.
-_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[][(){}]|,')
-# The same, but a run of one bracket is one token: hostile input such as 10,000 "(" in a row
-# then costs one step instead of 10,000.
+# A quoted string (with C escapes), or a run of one bracket as one token: hostile input such as
+# 10,000 "(" in a row then costs one step instead of 10,000.
 _RUN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\(+|\)+|\[+|\]+|\{+|\}+')
 _RUN_OR_COMMA = re.compile(_RUN.pattern + "|,")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
@@ -105,17 +103,6 @@ def split_top_level(text: str, start: int = 0, end: int | None = None) -> list[t
         raise ScanError("unbalanced brackets", end - 1 if end > start else start)
     spans.append((piece, end))
     return spans
-
-
-def is_balanced(s: str) -> bool:
-    """Cheap check that a short text has no unbalanced brackets or quotes (fast-path guard)."""
-    return (
-        s.count("{") == s.count("}")
-        and s.count("(") == s.count(")")
-        and s.count("[") == s.count("]")
-        and s.count('"') % 2 == 0
-        and "\\" not in s
-    )
 
 
 def net_depth(text: str) -> int:
