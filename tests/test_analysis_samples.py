@@ -68,10 +68,11 @@ def test_fused_additions_is_one_kernel_holding_1000_adds(samples):
     assert k.flops == 1000 * 100_000_000
     assert len(k.op_names) == 1000
     assert a.folding.folded == ()
-    assert a.mapping.counts == {"kernels": 1000, "folded": 0, "eliminated": 1}
-    assert [m.op_name for m in a.mapping.with_status("eliminated")] == ["Identity"]  # the TF result op
-    assert a.pre.ops == 1000 and a.post.ops == 1000
-    assert a.verdict == "1000 ops → 1 kernel (kLoop fusion: 1000 add, broadcast)"
+    assert a.mapping.counts == {"kernels": 1000, "folded": 0, "eliminated": 0, "no_work": 3}
+    assert a.mapping.no_work_types == {"Placeholder": 2, "Identity": 1}  # the arguments and the result
+    assert a.pre.op_names == 1000 and a.post.op_names == 1000
+    assert a.verdict == ("1003 ops → 1 kernel (kLoop fusion: 1000 add, broadcast): 1000 in kernels, "
+                         "3 no work (2 Placeholder, Identity)")
     line = next(n for n, t in enumerate((SAMPLES / "fused_additions.py").read_text().splitlines(), 1)
                 if "x = x + delta" in t)
     [src] = s.to_dict()["kernels"][0]["source_lines"]
@@ -92,8 +93,8 @@ def test_constant_delta_folds_999_adds_into_one_add_of_1000(samples):
     assert f.from_ops == ("add",) + tuple(f"add_{n}" for n in range(1, 999))
     assert f.into == ("add_999",)
     assert a.mapping.get("add_500").status == "folded" and a.mapping.get("add_999").kernels == (k.name,)
-    assert a.verdict == ("1000 ops → 1 kernel (kLoop fusion: add, broadcast); "
-                         "999 ops folded into 1 constant (1000) by XLA")
+    assert a.verdict == ("1004 ops → 1 kernel (kLoop fusion: add, broadcast): 1 in kernels, "
+                         "999 folded into 1 constant (1000) by XLA, 4 no work (Const, Identity, Placeholder)")
     assert post["folded"][0]["value"] == "1000" and len(post["folded"][0]["from"]) == 999
 
 
@@ -101,7 +102,7 @@ def test_constant_arithmetic_is_folded_by_tensorflow_into_one_literal(samples):
     s = samples.get("constant_folding.py", "constant_arithmetic")
     a = s.analysis
     # XLA had nothing left to fold: the pre-optimization HLO already holds the literal
-    assert a.pre.work == 1 and a.pre.ops == 0  # one reshape of the results plumbing
+    assert a.pre.work == 1 and a.pre.op_names == 0  # one reshape of the results plumbing
     [k] = a.kernels.kernels
     assert k.kind == "copy" and k.bytes_read == k.bytes_written == 12
     info = dict(s.info)
@@ -116,11 +117,11 @@ def test_constant_arithmetic_is_folded_by_tensorflow_into_one_literal(samples):
     assert f.value == "{4.84147072, 10.909297, 18.1411209}"
     assert [float(v) for v in f.value.strip("{}").split(",")] == pytest.approx(
         [1 * 4 + 0.8414709848, 2 * 5 + 0.9092974268, 3 * 6 + 0.1411200081], rel=1e-6)
-    assert full.verdict == ("3 ops → 1 kernel (copy); 3 ops folded into 1 constant "
-                            "({4.84147072, 10.909297, 18.1411209}) by TensorFlow before XLA")
+    assert full.verdict == ("6 ops → 1 kernel (copy): 3 folded into 1 constant "
+                            "({4.84147072, 10.909297, 18.1411209}) by TensorFlow, 3 no work (2 Const, Identity)")
     assert {m.op_name: m.status for m in full.mapping.ops} == {
-        "Const": "folded", "Const_1": "folded", "mul": "folded", "Sin": "folded", "add": "folded",
-        "Identity": "eliminated"}
+        "Const": "no_work", "Const_1": "no_work", "mul": "folded", "Sin": "folded", "add": "folded",
+        "Identity": "no_work"}
 
 
 def test_constant_arithmetic_too_big_for_tensorflow_is_folded_by_xla(samples):

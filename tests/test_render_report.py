@@ -51,8 +51,8 @@ ENTRY %e (x: f32[4]) -> f32[4] {
     folds = fold_rows(a)
     assert folds and folds[0].constant == "two" and folds[0].value == "2"
     lines = summary_lines(a)
-    assert lines[0] == a.verdict and "  #1 f: kLoop fusion: add, broadcast" in lines
-    assert any(line.startswith("  two = 2 (from ") for line in lines)
+    assert lines[0] == a.verdict and "  #1 f: kLoop fusion: add, broadcast (2 instructions)" in lines
+    assert "  two = 2 (by XLA; from 1 op: add)" in lines
     # and the side-by-side marks: the folded add says where it went, the constant is highlighted
     from hloviz.render.sidebyside import side_by_side
 

@@ -1,9 +1,13 @@
 """An :class:`~hloviz.analysis.Analysis` as plain JSON-ready data (what ``stats --json`` prints).
 
-The keys are a contract for scripts: ``kernel_count``, ``kernels`` (each with ``name``, ``kind``
-and ``opcodes`` as a count per opcode), ``folded`` (each with ``constant``, ``value`` and
-``from``, the pre-opt op names), and ``pre`` / ``post`` (instruction counts, null for a missing
-stage). More keys may be added; none of these will change meaning.
+The keys are a contract for scripts: ``summary`` (the numbers the ``verdict`` is printed from:
+``ops`` and their ``statuses``, ``kernels``, ``folded_constants``…), ``kernel_count``,
+``kernels`` (each with ``name``, ``kind``, ``instructions`` — its instructions doing work —,
+``ops`` — how many ops have work in it — and ``opcodes`` as a count per opcode), ``folded``
+(each with ``constant``, ``value``, ``from``, the op names, and ``note``, why ``from`` is empty
+when it is), ``new_constants``, ``mapping`` (each op → ``status``) and ``pre`` / ``post``
+(instruction counts, null for a missing stage). The words are those of
+:mod:`hloviz.analysis.glossary`. More keys may be added; none of these will change meaning.
 
 Source lines are looked up through a caller-supplied function (op name → ``{"file", "line"}``
 or None) so that this module needs nothing from capture; without one, or for an op it does not
@@ -53,13 +57,14 @@ def _counts(c: ModuleCounts | None) -> dict | None:
     if c is None:
         return None
     return {"name": c.name, "computations": c.computations, "instructions": c.instructions,
-            "work": c.work, "ops": c.ops}
+            "work": c.work, "op_names": c.op_names}
 
 
 def kernel_dict(k: Kernel, lookup: SourceLookup | None = None) -> dict:
     return {
         "name": k.name, "computation": k.computation, "kind": k.kind, "opcode": k.opcode,
-        "fused_computation": k.fused_computation, "target": k.target, "shape": k.shape, "ops": k.ops,
+        "fused_computation": k.fused_computation, "target": k.target, "shape": k.shape,
+        "instructions": k.instructions, "ops": k.ops,
         "opcodes": dict(k.opcodes), "bytes_read": k.bytes_read, "bytes_written": k.bytes_written,
         "flops": k.flops, "op_names": list(k.op_names),
         "source_lines": source_lines(k.op_names, k.sources, lookup),
@@ -70,6 +75,7 @@ def to_dict(analysis: Analysis, lookup: SourceLookup | None = None) -> dict:
     """The analysis as JSON-ready data (see the module docstring for the stable keys)."""
     a = analysis
     out: dict = {
+        "summary": a.summary.to_dict(),
         "verdict": a.verdict,
         "pre": a.pre.instructions if a.pre else None,
         "post": a.post.instructions if a.post else None,
@@ -83,12 +89,8 @@ def to_dict(analysis: Analysis, lookup: SourceLookup | None = None) -> dict:
         "bytes_read": a.kernels.bytes_read if a.kernels else None,
         "bytes_written": a.kernels.bytes_written if a.kernels else None,
         "flops": a.kernels.flops if a.kernels else None,
-        "folded": [
-            {"constant": f.constant, "computation": f.computation, "value": f.value, "shape": f.shape,
-             "from": list(f.from_ops), "into": list(f.into), "by": f.by,
-             "source_lines": source_lines(f.from_ops, (), lookup) if lookup else []}
-            for f in a.folding.folded
-        ] if a.folding else [],
+        "folded": [_fold_dict(f, lookup) for f in a.folding.folded] if a.folding else [],
+        "new_constants": [_fold_dict(f, lookup) for f in a.folding.new_constants] if a.folding else [],
         "computed": list(a.folding.computed) if a.folding else [],
     }
     if a.mapping is not None:
@@ -96,3 +98,9 @@ def to_dict(analysis: Analysis, lookup: SourceLookup | None = None) -> dict:
         out["mapping"] = {m.op_name: {"type": m.op_type, "status": m.status, "kernels": list(m.kernels),
                                       "constants": list(m.constants)} for m in a.mapping.ops}
     return out
+
+
+def _fold_dict(f, lookup: SourceLookup | None) -> dict:
+    return {"constant": f.constant, "computation": f.computation, "value": f.value, "shape": f.shape,
+            "from": list(f.from_ops), "note": f.note, "into": list(f.into), "by": f.by,
+            "source_lines": source_lines(f.from_ops, (), lookup) if lookup else []}

@@ -10,10 +10,19 @@ Two places fold constants, and both are reported:
   becoming ``x + 1000`` is found: the constant ``1000`` is new, ``add_999`` uses it, and
   ``add`` … ``add_998`` vanished with constant inputs.
 * **TensorFlow** (TF graph → pre-opt HLO). TF's bridge evaluates ops whose inputs are all
-  constants before XLA sees them, so ``a*b + sin(a)`` of constants arrives as one literal. With
-  the graph's ops and edges (``info["tf_ops"]`` and ``info["tf_inputs"]`` of a capture), the TF
-  ops with no HLO instruction whose inputs are all constants are that kind of fold, and the
-  literal is found where their result went.
+  constants (or only static shapes: ``Shape``, ``ShapeN``, ``Size``, ``Rank``) before XLA sees
+  them, so ``a*b + sin(a)`` of constants arrives as one literal. With the graph's ops and edges
+  (``info["tf_ops"]`` and ``info["tf_inputs"]`` of a capture), the TF ops with no HLO
+  instruction whose inputs are all constants are that kind of fold. The literal is found where
+  their result went: TF lowers an op's compile-time inputs to constants carrying the op's name
+  before the instructions that compute it, so the first ``k`` constants of the consuming op
+  (``k`` folded inputs) are the folded values, and its later constants (``DivNoNan``'s zero,
+  ``Relu``'s zero) are its own.
+
+A folded constant is listed once. A constant of the optimized module whose value a
+pre-optimization constant already has is not a fold; one that no pre-optimization instruction
+computed into (an index XLA wrote while rewriting) is a *new constant*, listed apart
+(:attr:`FoldingReport.new_constants`). A fold whose work has no op name says why in ``note``.
 
 Every value reported is the literal text from the HLO (the post-opt literal when the constant
 survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one XLA printed as
@@ -65,6 +74,8 @@ class FoldedConstant:
     from_instructions: tuple[str, ...]
     into: tuple[str, ...]
     by: str = "xla"
+    #: Why ``from_ops`` is empty, in words (empty when it is not).
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,9 @@ class FoldingReport:
     #: but whose value is no new constant of its own (XLA merged it with an equal constant, or
     #: nothing used it): computed at compile time all the same.
     computed: tuple[str, ...] = ()
+    #: Constants of the optimized module that no pre-optimization constant has but that hold no
+    #: pre-optimization work either (XLA wrote them while rewriting): not folds.
+    new_constants: tuple[FoldedConstant, ...] = ()
 
     @property
     def folded_ops(self) -> frozenset[str]:
@@ -106,12 +120,14 @@ def _real(op_name: str) -> bool:
 def constant_folding(pre: HloModule, post: HloModule, info: Mapping | None = None) -> FoldingReport:
     """What was computed at compile time between ``pre`` and ``post`` (and, given a capture's
     ``info`` with ``tf_ops`` and ``tf_inputs``, by TensorFlow before ``pre``)."""
-    folds = list(_xla_folds(pre, post))
+    folds, new = [], []
+    for f in _xla_folds(pre, post):
+        (folds if f.from_ops or f.from_instructions else new).append(f)
     if info:
         folds.extend(_tf_folds(pre, post, info))
     linked = {op for f in folds for op in f.from_ops}
     computed = tuple(op for op in _constant_subgraph_ops(pre, post) if op not in linked)
-    return FoldingReport(tuple(folds), computed)
+    return FoldingReport(tuple(folds), computed, tuple(new))
 
 
 def _vanished(pre: HloModule, post: HloModule) -> tuple[dict[str, frozenset[str]], set[str]]:
@@ -172,12 +188,27 @@ def _xla_folds(pre: HloModule, post: HloModule):
                 seeds.extend(pre_by_op[op])
             ops, insts = _walk_back(seeds, vanished, with_constants, foldable, into_pre)
             ops.update(own)
+            where = f"`{into[0]}`" if into else "the module"
+            if ops:
+                note = ""
+            elif insts:
+                named = list(dict.fromkeys(i.metadata.op_name for i in sorted(insts, key=order.__getitem__)
+                                           if _real(i.metadata.op_name)))
+                if named:
+                    note = (f"part of the work of {', '.join(f'`{n}`' for n in named[:3])}"
+                            f"{' and others' if len(named) > 3 else ''}, whose other work runs in a kernel: "
+                            "XLA computed this part from its constants")
+                else:
+                    n = len(insts)
+                    note = f"computed from {n} pre-optimization instruction{'s' if n != 1 else ''} without an op name"
+            else:
+                note = f"XLA wrote it while rewriting {where}; no pre-optimization instruction computed into it"
             yield FoldedConstant(
                 constant=c.name, computation=comp.name, value=literal_value(c),
                 shape=c.shape.to_text(layout=False),
                 from_ops=tuple(sorted(ops, key=lambda op: order[pre_by_op[op][0]])),
                 from_instructions=tuple(i.name for i in sorted(insts, key=order.__getitem__)),
-                into=tuple(into),
+                into=tuple(into), note=note,
             )
 
 
@@ -241,6 +272,10 @@ def _constant_computable(module: HloModule) -> set[Instruction]:
     return out
 
 
+#: TF op types whose result is a static shape: the bridge computes them at compile time.
+_TF_STATIC_SHAPE = frozenset({"Shape", "ShapeN", "Size", "Rank", "BroadcastGradientArgs"})
+
+
 def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
     """Folds TensorFlow made before XLA: TF ops with no HLO trace whose inputs are all constant."""
     types: Mapping[str, str] = info.get("tf_ops") or {}
@@ -255,34 +290,56 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
         for op, typ in types.items():
             if op in folded or op in in_hlo or typ in _TF_PLUMBING or op not in inputs:
                 continue
-            srcs = [_tf_source(s) for s in inputs[op]]
-            if srcs and all(types.get(s) == "Const" or s in folded for s in srcs):
+            srcs = [_tf_source(s) for s in inputs[op] if not s.startswith("^")]
+            if typ in _TF_STATIC_SHAPE or (srcs and all(types.get(s) == "Const" or s in folded for s in srcs)):
                 folded.add(op)
                 changed = True
     if not folded:
         return
     # Each result of the folded subgraph flows into a consumer: an op with HLO instructions
     # (its constant operand is the folded value) or, through Identity, the function's result.
-    consumers: dict[str, set[str]] = {}
+    consumers: dict[str, dict[str, None]] = {}
+    positions: dict[str, list[int]] = {}  # direct consumer → which of its constant inputs are folded
     for op, srcs in inputs.items():
         if op in folded:
             continue
+        constant_inputs = [s for s in srcs if not s.startswith("^")
+                           and (types.get(_tf_source(s)) == "Const" or _tf_source(s) in folded)]
         for s in srcs:
-            s = _tf_source(s)
-            if s in folded:
-                consumers.setdefault(_hlo_consumer(op, types, inputs, in_hlo), set()).add(s)
+            if s.startswith("^") or _tf_source(s) not in folded:
+                continue
+            consumer = _hlo_consumer(op, types, inputs, in_hlo)
+            tensor = s if ":" in s else f"{s}:0"
+            consumers.setdefault(consumer, {})[tensor] = None
+            if consumer == op:
+                positions.setdefault(op, []).append(constant_inputs.index(s))
     order = {op: n for n, op in enumerate(types)}
-    post_constants = {_key(i): i for i in post.instructions() if i.opcode == "constant"} if post else {}
-    for consumer, roots in consumers.items():
+    post_constants = {(_key(i), i.metadata.op_name): i for i in post.instructions() if i.opcode == "constant"} \
+        if post else {}
+    found: dict[str, FoldedConstant] = {}
+    for consumer, tensors in consumers.items():
+        roots = {_tf_source(t) for t in tensors}
         ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
-        for c in _pre_constants_for(pre, consumer):
-            shown = post_constants.get(_key(c), c)
-            yield FoldedConstant(
+        for c in _pre_constants_for(pre, consumer, positions.get(consumer) or range(len(tensors))):
+            # The same constant (value and op name) in the optimized module is where it is now.
+            shown = post_constants.get((_key(c), c.metadata.op_name), c)
+            key = f"{shown.parent.name if shown.parent else ''}/{shown.name}"
+            prev = found.get(key)
+            if prev is not None:  # one constant, listed once: merge what flowed into it
+                merged = tuple(dict.fromkeys((*prev.from_ops, *ops)))
+                found[key] = FoldedConstant(prev.constant, prev.computation, prev.value, prev.shape, merged, (),
+                                            tuple(dict.fromkeys((*prev.into, *_into(consumer)))), by="tensorflow")
+                continue
+            found[key] = FoldedConstant(
                 constant=shown.name, computation=shown.parent.name if shown.parent else "",
                 value=literal_value(shown), shape=shown.shape.to_text(layout=False),
-                from_ops=tuple(ops), from_instructions=(), into=(consumer,) if _real(consumer) else (),
-                by="tensorflow",
+                from_ops=tuple(ops), from_instructions=(), into=_into(consumer), by="tensorflow",
             )
+    yield from found.values()
+
+
+def _into(consumer: str) -> tuple[str, ...]:
+    return (consumer,) if _real(consumer) else ()
 
 
 def _tf_source(name: str) -> str:
@@ -314,15 +371,23 @@ def _upstream(roots: set[str], folded: set[str], inputs: Mapping) -> set[str]:
     return out
 
 
-def _pre_constants_for(pre: HloModule, consumer: str) -> list[Instruction]:
-    """The pre-opt constants that carry a folded value into ``consumer``'s instructions."""
+def _pre_constants_for(pre: HloModule, consumer: str, positions) -> list[Instruction]:
+    """The pre-opt constants that carry folded values into ``consumer``'s instructions.
+
+    TF's bridge lowers an op's compile-time inputs (``Const`` or folded), in input order, to
+    constants named after the op, before the instructions that compute the op: the constants at
+    ``positions`` among those used by ``consumer``'s instructions are the folded values; the
+    ones after the inputs are the op's own literals (a ``Relu``'s 0).
+    """
     if consumer == "XLA_Retvals":
         hits = [i for i in pre.instructions() if i.opcode == "constant" and not _real(i.metadata.op_name)
                 and i.parent is pre.entry]
         return [c for c in hits if _feeds_results(c)]
     found = {o: None for i in pre.instructions() if i.metadata.op_name == consumer
              for o in i.operands if o.opcode == "constant" and o.metadata.op_name in (consumer, "")}
-    return list(found)
+    order = {i: n for n, i in enumerate(pre.instructions())}
+    ranked = sorted(found, key=order.__getitem__)
+    return [ranked[p] for p in sorted(set(positions)) if p < len(ranked)]
 
 
 def _feeds_results(c: Instruction) -> bool:

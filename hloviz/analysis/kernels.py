@@ -65,11 +65,13 @@ class Kernel:
     """One kernel: a fusion or an unfused work op.
 
     ``kind`` is the fusion kind (``kLoop``, ``kInput``, ``kOutput``, ``kCustom``) for a fusion
-    and the opcode otherwise. ``ops`` counts the work ops inside (1 for an unfused op; for a
-    fusion every non-bookkeeping instruction of the fused computation, nested fusions and calls
-    included), and ``opcodes`` is their histogram as ``(opcode, count)`` pairs, most frequent
+    and the opcode otherwise. ``instructions`` counts the instructions doing work it runs (1 for
+    an unfused instruction; for a fusion every non-bookkeeping instruction of the fused
+    computation, nested fusions and calls opened — :func:`work_instructions`), the number every
+    output prints as "N instructions"; ``opcodes`` is their histogram as ``(opcode, count)`` pairs, most frequent
     first (see :attr:`histogram`). ``op_names`` are the framework op names (metadata) of the
-    kernel and everything inside it (constants and parameters aside), in text order; ``sources``
+    kernel and everything inside it (constants and parameters aside), in text order — the ops
+    whose work it runs, counted by :attr:`ops`; ``sources``
     the distinct ``(source_file, source_line)`` pairs of that metadata.
     """
 
@@ -78,7 +80,7 @@ class Kernel:
     opcode: str
     kind: str
     shape: str
-    ops: int
+    instructions: int
     opcodes: tuple[tuple[str, int], ...]
     bytes_read: int
     bytes_written: int
@@ -87,6 +89,11 @@ class Kernel:
     sources: tuple[tuple[str, int], ...]
     fused_computation: str | None = None
     target: str | None = None
+
+    @property
+    def ops(self) -> int:
+        """How many ops (distinct ``op_name`` values) have work in this kernel."""
+        return len(self.op_names)
 
     @property
     def histogram(self) -> dict[str, int]:
@@ -205,13 +212,21 @@ def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instr
             yield inst
 
 
-def _kernel(inst: Instruction, comp: Computation) -> Kernel:
+def work_instructions(inst: Instruction) -> list[Instruction]:
+    """The instructions doing work that run as kernel ``inst``: a fusion's fused instructions
+    (bookkeeping aside, nested fusions and calls opened), else ``inst`` itself. Every count of
+    a kernel's size (stats, JSON, picture labels, report) is the length of this list."""
     if inst.opcode == "fusion":
-        work = [w for c in inst.called_computations for w in _work_ops(c)]
+        return [w for c in inst.called_computations for w in _work_ops(c)]
+    return [inst]
+
+
+def _kernel(inst: Instruction, comp: Computation) -> Kernel:
+    work = work_instructions(inst)
+    if inst.opcode == "fusion":
         fused = inst.called_computations[0].name if inst.called_computations else None
         kind = inst.fusion_kind or "fusion"
     else:
-        work = [inst]
         fused = None
         kind = inst.opcode
     counts: dict[str, int] = {}
@@ -226,7 +241,7 @@ def _kernel(inst: Instruction, comp: Computation) -> Kernel:
         opcode=inst.opcode,
         kind=kind,
         shape=inst.shape.to_text(layout=False),
-        ops=len(work),
+        instructions=len(work),
         opcodes=histogram,
         bytes_read=sum(op.shape.byte_size for op in inst.operands),
         bytes_written=inst.shape.byte_size,

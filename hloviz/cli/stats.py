@@ -17,7 +17,10 @@ from rich.table import Table
 
 from .. import api
 from ..analysis.export import source_lines
-from ..analysis.summary import histogram_text
+from ..analysis.glossary import (
+    FOLDED, FOLDED_BY, FOLDED_CONSTANT, KERNEL, NEW_CONSTANT, OP, STATUSES, WORK_INSTRUCTION,
+)
+from ..analysis.summary import histogram_text, types_text
 from . import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
 
@@ -72,7 +75,7 @@ def _count(n: int) -> str:
 def _names(ops: tuple[str, ...], limit: int = 4) -> str:
     if len(ops) <= limit:
         return ", ".join(ops)
-    return f"{', '.join(ops[:2])}, …, {ops[-1]} ({len(ops)} ops)"
+    return f"{', '.join(ops[:2])}, …, {ops[-1]} ({OP.count(len(ops))})"
 
 
 def _print(result: api.Stats, console: Console, rows: int | None) -> None:
@@ -84,28 +87,26 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
 
     counts = Table("", "pre-optimization", "optimized", title="instructions")
     for label, attr in (("computations", "computations"), ("instructions", "instructions"),
-                        ("doing work", "work"), ("ops (op names)", "ops")):
+                        (WORK_INSTRUCTION.plural, "work"), ("distinct op names on them", "op_names")):
         counts.add_row(label, *(str(getattr(c, attr)) if c else "—" for c in (a.pre, a.post)))
     if a.kernels is not None:
-        counts.add_row("kernels", "—", str(a.kernels.count))
-    if a.mapping is not None:
-        m = a.mapping.counts
-        counts.add_row("ops → kernels / folded / eliminated", "",
-                       f"{m['kernels']} / {m['folded']} / {m['eliminated']}")
+        counts.add_row(KERNEL.plural, "—", str(a.kernels.count))
     console.print(counts)
+    if a.mapping is not None:
+        _print_statuses(a, console)
     _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
         several = len({k.computation for k in a.kernels.kernels}) > 1
-        table = Table("kernel", *(["computation"] if several else []), "kind", "ops", "read", "written",
-                      "flops", "source lines", title=f"kernels ({a.kernels.count})")
+        table = Table("kernel", *(["computation"] if several else []), "kind", WORK_INSTRUCTION.plural, OP.plural,
+                      "read", "written", "flops", "source lines", title=f"{KERNEL.plural} ({a.kernels.count})")
         for k in a.kernels.kernels[:rows]:
-            ops = histogram_text(k.opcodes, 3) if k.is_fusion else k.opcode
+            ops = histogram_text(k.opcodes, 3)
             if k.target:
                 ops += f" {k.target}"
             lines = source_lines(k.op_names, k.sources, lookup)
             table.add_row(k.name, *([k.computation] if several else []), k.kind,
-                          f"{k.ops}: {ops}" if k.is_fusion else ops, _bytes(k.bytes_read),
+                          f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
                           _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
                           _lines(lines))
         console.print(table)
@@ -114,18 +115,41 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
     if a.folding is not None:
         if a.folding.folded:
             table = Table("constant", "value", "folded from", "used by", "by", "source lines",
-                          title=f"folded constants ({len(a.folding.folded)})")
+                          title=f"{FOLDED_CONSTANT.plural} ({len(a.folding.folded)})")
             for f in a.folding.folded[:rows]:
                 lines = source_lines(f.from_ops, (), lookup) if lookup else []
-                table.add_row(f.constant, f.value, _names(f.from_ops) or f"({len(f.from_instructions)} "
-                              "instructions)", ", ".join(f.into), f.by, _lines(lines))
+                table.add_row(f.constant, f.value, _names(f.from_ops) or f.note, ", ".join(f.into),
+                              FOLDED_BY.get(f.by, f.by), _lines(lines))
             console.print(table)
-            _more(console, len(a.folding.folded), rows, "folded constants")
-        elif not a.folding.computed:
-            console.print("folded constants: none")
-        if a.folding.computed:
-            console.print(f"computed at compile time, into no new constant: {_names(a.folding.computed, 8)}")
-    console.print(f"[bold]{a.verdict}[/]")
+            _more(console, len(a.folding.folded), rows, FOLDED_CONSTANT.plural)
+        else:
+            console.print(f"{FOLDED_CONSTANT.plural}: none")
+        if a.folding.new_constants:
+            news = a.folding.new_constants
+            console.print(f"{NEW_CONSTANT.plural} (not folds; XLA wrote them while rewriting): "
+                          + ", ".join(f"{f.constant} = {f.value}" for f in news[:rows]))
+            _more(console, len(news), rows, NEW_CONSTANT.plural)
+        unlinked = [m.op_name for m in a.mapping.ops if m.status == "folded" and not m.constants] \
+            if a.mapping is not None else list(a.folding.computed)
+        if unlinked:
+            console.print(f"{FOLDED.word} into no new constant (equal to a constant already there, or unused): "
+                          f"{_names(tuple(unlinked), 8)}")
+    console.print(f"[bold]{a.summary.verdict()}[/]")
+
+
+def _print_statuses(a, console: Console) -> None:
+    """What became of the function's ops: one row per status, adding up to the op count."""
+    assert a.mapping is not None
+    counts = a.mapping.counts
+    table = Table("status", OP.plural, "which", title=f"{OP.plural} of the function ({len(a.mapping.ops)})")
+    for key, term in STATUSES.items():
+        if key == "no_work":
+            which = types_text(a.mapping.no_work_types, 6)
+        else:
+            which = _names(tuple(m.op_name for m in a.mapping.ops if m.status == key), 3)
+        table.add_row(term.word, str(counts[key]), which)
+    table.add_row("total", str(sum(counts.values())), "")
+    console.print(table)
 
 
 def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..analysis.kernels import work_instructions
 from ..ir import Computation, Instruction, called_closure
 from .quoting import shorten
 from .scene import Row
@@ -99,17 +100,18 @@ def histogram_text(opcodes: Iterable[str], top: int = 3) -> str:
     return text
 
 
-def _inner_work(computations: Iterable[Computation]) -> list[str]:
-    """Opcodes of the non-parameter instructions of ``computations`` and what they call."""
-    return [i.opcode for comp in called_closure(computations, follow=lambda i: i.opcode == "fusion")
-            for i in comp.instructions if i.opcode not in ("fusion", "parameter")]
+def instruction_count(fusion: Instruction) -> str:
+    """``10 instructions``: the fusion's size as every output states it — its instructions doing
+    work (:func:`hloviz.analysis.kernels.work_instructions`), not its constants or parameters."""
+    n = len(work_instructions(fusion))
+    return f"{n} instruction{'s' if n != 1 else ''}"
 
 
 def fusion_rows(fusion: Instruction, *, root: bool = False) -> list[Row]:
-    """A fusion drawn as one node: kind, name, how many ops of which kinds, shape."""
-    work = _inner_work(fusion.calls_by_attribute.get("calls", fusion.called_computations))
+    """A fusion drawn as one node: kind, name, how many instructions of which kinds, shape."""
+    work = [i.opcode for i in work_instructions(fusion)]
     return [Row(("ROOT " if root else "") + f"fusion {fusion.fusion_kind or ''}".rstrip(), bold=True),
-            Row(shorten(fusion.name, 48)), Row(f"{len(work)} ops: {histogram_text(work)}", small=True),
+            Row(shorten(fusion.name, 48)), Row(f"{instruction_count(fusion)}: {histogram_text(work)}", small=True),
             Row(shape_text(fusion), small=True)]
 
 
