@@ -59,7 +59,7 @@ def diff(
 
     Instructions are matched by structure, not by name (names change between versions), and
     each is reported unchanged, changed (and how), added or removed. The summary comes first:
-    kernels before → after, fusions added/removed/changed, per-opcode counts, ops that moved in
+    kernels before → after, fusions added/removed/changed, per-opcode counts, instructions that moved in
     or out of fusions, and constants that appeared or vanished. Modules whose entry signatures
     differ are still compared, with a warning.
 

@@ -1,6 +1,11 @@
 """The summary a reader wants first: kernels before → after, fusions, opcodes, moves, constants.
 
 Kernels are counted by the rule of :mod:`hloviz.analysis.kernels`, the count ``show`` prints.
+The summary adds up: a kernel (or fusion) is "changed" or "unchanged" only when it is paired
+with one of its own kind — a fusion with a fusion, an unfused instruction with one of the same
+opcode. A fusion the matcher paired with a ``reduce-window`` it replaced is *added*, and the
+``reduce-window`` *removed*, each noting the other. So ``added − removed = after − before``
+holds for kernels and fusions alike.
 """
 
 from __future__ import annotations
@@ -44,7 +49,10 @@ def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
     for d in diffs:
         in_a = d.before is not None and d.before in ka
         in_b = d.after is not None and d.after in kb
-        if in_a and in_b:
+        if in_a and in_b and not same_kind(d.before, d.after):
+            out.append(KernelDiff(Status.ADDED, None, d.after, (), f"replaces {_named(d.before)}"))
+            out.append(KernelDiff(Status.REMOVED, d.before, None, (), f"replaced by {_named(d.after)}"))
+        elif in_a and in_b:
             out.append(KernelDiff(d.status, d.before, d.after, d.changes))
         elif in_b:
             note = _where(d, before=True) if d.before is not None else ""
@@ -53,6 +61,17 @@ def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
             note = _where(d, before=False) if d.after is not None else ""
             out.append(KernelDiff(Status.REMOVED, d.before, None, (), note))
     return out
+
+
+def same_kind(a: Instruction, b: Instruction) -> bool:
+    """May ``a`` and ``b`` be reported as one kernel, changed? Two fusions, or two unfused
+    instructions of one opcode; anything else is one kernel replacing another."""
+    return a.opcode == b.opcode
+
+
+def _named(inst: Instruction) -> str:
+    what = f"a {inst.fusion_kind or ''} fusion".replace("a  ", "a ") if inst.opcode == "fusion" else f"a {inst.opcode}"
+    return f"{inst.name} ({what})"
 
 
 def _where(d: InstructionDiff, before: bool) -> str:
@@ -96,16 +115,17 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
     cache: dict[str, set[tuple[str, str]]] = {}
     for d in diffs:
         before, after = d.before, d.after
-        is_fusion = (before is not None and before.opcode == "fusion") or (after is not None and after.opcode == "fusion")
-        if is_fusion:
-            if d.status is Status.ADDED:
-                fus_added.append(d)
-            elif d.status is Status.REMOVED:
-                fus_removed.append(d)
-            elif d.status is Status.CHANGED:
+        fused_a = before is not None and before.opcode == "fusion"
+        fused_b = after is not None and after.opcode == "fusion"
+        if fused_a and fused_b:  # like with like: only a fusion paired with a fusion changes
+            if d.status is Status.CHANGED:
                 fus_changed.append(d)
             else:
                 fus_unchanged += 1
+        elif fused_b:  # new, or replacing what it was paired with (noted in the report)
+            fus_added.append(d)
+        elif fused_a:
+            fus_removed.append(d)
         if d.status is Status.CHANGED:
             kinds = d.kinds
             if ChangeKind.FUSION in kinds and d.opcode != "parameter":

@@ -1,0 +1,95 @@
+"""Diff summaries add up, on every pair of captures in the repository.
+
+``fusions added − removed = after − before`` and the same for kernels; "changed" and
+"unchanged" pair only like with like (a fusion with a fusion, an unfused instruction with one
+of its opcode). The issue's example: the transformer's two versions said ``44 added, 3 removed``
+with ``fusion 157 → 223``, and paired a ``get-tuple-element`` with ``wrapped_scatter``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import hloviz
+from hloviz.analysis import kernels
+from hloviz.analysis.diff import Status, diff_modules
+from hloviz.analysis.diff.report import summary_lines, to_json
+
+CAPTURES = sorted(p for p in (Path(__file__).resolve().parent.parent / "samples" / "captures").iterdir()
+                  if (p / "post.hlo").is_file())
+_MODULES: dict[tuple[str, str], hloviz.HloModule] = {}
+
+
+def _module(folder: Path, stage: str) -> hloviz.HloModule:
+    key = (folder.name, stage)
+    if key not in _MODULES:
+        _MODULES[key] = hloviz.parse_file(folder / f"{stage}.hlo")
+    return _MODULES[key]
+
+
+def _fusions(module: hloviz.HloModule) -> int:
+    return sum(1 for i in module.instructions() if i.opcode == "fusion")
+
+
+def check_adds_up(a: hloviz.HloModule, b: hloviz.HloModule) -> None:
+    d = diff_modules(a, b)
+    s = d.summary
+    # fusions: every fusion instruction of either side is in exactly one bucket
+    assert (s.fusions_before, s.fusions_after) == (_fusions(a), _fusions(b))
+    assert len(s.fusions_added) - len(s.fusions_removed) == _fusions(b) - _fusions(a)
+    for x in s.fusions_changed:
+        assert x.before.opcode == x.after.opcode == "fusion"
+    # kernels: the same, with the count show/stats print
+    assert (s.kernels.before, s.kernels.after) == (kernels(a).count, kernels(b).count)
+    k = Counter(x.status for x in s.kernel_diffs)
+    assert k[Status.ADDED] - k[Status.REMOVED] == s.kernels.after - s.kernels.before
+    assert k[Status.UNCHANGED] + k[Status.CHANGED] + k[Status.REMOVED] == s.kernels.before
+    assert k[Status.UNCHANGED] + k[Status.CHANGED] + k[Status.ADDED] == s.kernels.after
+    for x in s.kernel_diffs:
+        if x.before is not None and x.after is not None:  # like with like
+            assert x.before.opcode == x.after.opcode, (x.before.name, x.after.name)
+    # the printed summary and the JSON say those numbers
+    rows = dict(summary_lines(d))
+    fa, fb = s.fusions_before, s.fusions_after
+    assert rows["fusions"].startswith(f"{fa} → {fb} ")
+    added, removed = (int(n) for n in re.search(r"(\d+) added, (\d+) removed", rows["fusions"]).groups())
+    assert added - removed == fb - fa
+    word = "kernels" if s.optimized else "instructions doing work"
+    added, removed = (int(n) for n in re.search(r"(\d+) added, (\d+) removed", rows[word]).groups())
+    assert added - removed == s.kernels.after - s.kernels.before
+    j = to_json(d, "a", "b")
+    assert len(j["fusions"]["added"]) - len(j["fusions"]["removed"]) == j["fusions"]["after"] - j["fusions"]["before"]
+
+
+PAIRS = list(itertools.combinations(CAPTURES, 2))
+
+
+@pytest.mark.parametrize("a,b", PAIRS, ids=[f"{a.name}~{b.name}" for a, b in PAIRS])
+def test_every_pair_of_optimized_captures_adds_up(a, b):
+    check_adds_up(_module(a, "post"), _module(b, "post"))
+
+
+VERSIONS = [(a, b) for a, b in PAIRS if a.name.endswith("-tf2.17") and b.name == a.name.replace("2.17", "2.21")]
+
+
+@pytest.mark.parametrize("a,b", VERSIONS, ids=[a.name for a, _ in VERSIONS])
+def test_version_pairs_add_up_both_ways_and_before_optimization(a, b):
+    check_adds_up(_module(b, "post"), _module(a, "post"))
+    check_adds_up(_module(a, "pre"), _module(b, "pre"))
+
+
+def test_a_fusion_that_replaced_a_non_fusion_is_added_and_notes_it():
+    """matmul_chain: TF 2.21's ``ynn_fusion`` and ``dot`` replaced 2.17's reduce-windows and oneDNN call."""
+    root = CAPTURES[0].parent
+    d = diff_modules(_module(root / "matmul_chain-tf2.17", "post"), _module(root / "matmul_chain-tf2.21", "post"))
+    s = d.summary
+    assert [x.after.name for x in s.fusions_added] == ["ynn_fusion"] and not s.fusions_changed
+    dot = next(x for x in s.kernel_diffs if x.after is not None and x.after.opcode == "dot")
+    assert dot.status is Status.ADDED and dot.note == "replaces custom-call.clone (a custom-call)"
+    gone = next(x for x in s.kernel_diffs if x.before is not None and x.before.opcode == "custom-call")
+    assert gone.status is Status.REMOVED and gone.note == "replaced by MatMul.2 (a dot)"
