@@ -2,8 +2,8 @@
 
 Kernels are counted by the rule of :mod:`hloviz.analysis.kernels`, the count ``show`` prints.
 The summary adds up: a kernel (or fusion) is "changed" or "unchanged" only when it is paired
-with one of its own kind — a fusion with a fusion, an unfused instruction with one of the same
-opcode. A fusion the matcher paired with a ``reduce-window`` it replaced is *added*, and the
+with one of its own kind — a fusion with a fusion, an unfused instruction with an unfused
+instruction. A fusion the matcher paired with a ``reduce-window`` it replaced is *added*, and the
 ``reduce-window`` *removed*, each noting the other. So ``added − removed = after − before``
 holds for kernels and fusions alike.
 """
@@ -65,8 +65,9 @@ def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
 
 def same_kind(a: Instruction, b: Instruction) -> bool:
     """May ``a`` and ``b`` be reported as one kernel, changed? Two fusions, or two unfused
-    instructions of one opcode; anything else is one kernel replacing another."""
-    return a.opcode == b.opcode
+    instructions (a oneDNN ``custom-call`` matmul that became a ``dot`` is the same matmul,
+    changed); a fusion paired with an unfused instruction is one kernel replacing another."""
+    return (a.opcode == "fusion") == (b.opcode == "fusion")
 
 
 def _named(inst: Instruction) -> str:
