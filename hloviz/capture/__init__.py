@@ -197,14 +197,15 @@ def _from_function(target: str, args: tuple[str, ...], device: str | None, verbo
     started = time.monotonic()
     info = _base_info("live")
     quiet.before_import(verbose)
-    pt = load_python_target(target)
-    framework = detect_framework(pt)
-    quiet.after_import(verbose)
-    if framework == "jax":
-        from hloviz.capture.jax import capture_jax as capture
-    else:
-        from hloviz.capture.tf import capture_tf as capture
-    pre_t, post_t, fw_info = capture(pt, args, device=device, notify=say)
+    with quiet.filtered_stderr(verbose):  # TF's pre-absl-init lines ignore TF_CPP_MIN_LOG_LEVEL
+        pt = load_python_target(target)
+        framework = detect_framework(pt)
+        quiet.after_import(verbose)
+        if framework == "jax":
+            from hloviz.capture.jax import capture_jax as capture
+        else:
+            from hloviz.capture.tf import capture_tf as capture
+        pre_t, post_t, fw_info = capture(pt, args, device=device, notify=say)
     info.update({"target": target, "function": pt.function_name, "file": pt.file,
                  "module": pt.module.__name__})
     info.update(fw_info)
