@@ -57,7 +57,7 @@ ENTRY %e (x: f32[4]) -> f32[4] {
     from hloviz.render.sidebyside import side_by_side
 
     sbs = side_by_side(pre, post, a)
-    assert "folded → two = 2" in sbs.dot and "folded from" in sbs.dot and 'BGCOLOR="#ffd54f"' in sbs.dot
+    assert "folded → two = 2" in sbs.dot and "folded by XLA from 1 op" in sbs.dot and 'BGCOLOR="#ffd54f"' in sbs.dot
 
 
 # --- a real browser ---------------------------------------------------------------------------

@@ -81,11 +81,13 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
     """What the numbers mean when the function as written does not use XLA."""
     if info.get("jit_compile") is not False:
         return ()
-    skip = {"Placeholder", "_Arg", "_Retval", "NoOp", "Const", "Identity", "IdentityN"}
-    ops = [t for t in (info.get("tf_ops") or {}).values() if t not in skip]
+    from ..analysis.mapping import NO_WORK_TYPES
+
+    ops = [t for t in (info.get("tf_ops") or {}).values() if t not in NO_WORK_TYPES]
     listed = f" ({', '.join(ops)})" if ops and len(ops) <= 8 else ""
-    return (f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops{listed} with its "
-            f"own kernels, without XLA; the kernels below are what XLA makes of it with jit_compile=True",)
+    return (f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops that do work{listed} "
+            f"one TensorFlow kernel each, without XLA; the kernels below are what XLA makes of it with "
+            f"jit_compile=True",)
 
 
 def dump(target: str | None, out_dir: str | Path, *, pre: str | Path | None = None,
