@@ -317,10 +317,13 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
     post_constants = {(_key(i), i.metadata.op_name): i for i in post.instructions() if i.opcode == "constant"} \
         if post else {}
     found: dict[str, FoldedConstant] = {}
+    by_op: dict[str, list[Instruction]] = {}
+    for i in pre.instructions():
+        by_op.setdefault(i.metadata.op_name, []).append(i)
     for consumer, tensors in consumers.items():
         roots = {_tf_source(t) for t in tensors}
         ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
-        for c in _pre_constants_for(pre, consumer, positions.get(consumer) or range(len(tensors))):
+        for c in _pre_constants_for(pre, by_op, consumer, positions.get(consumer) or range(len(tensors))):
             # The same constant (value and op name) in the optimized module is where it is now.
             shown = post_constants.get((_key(c), c.metadata.op_name), c)
             key = f"{shown.parent.name if shown.parent else ''}/{shown.name}"
@@ -371,7 +374,8 @@ def _upstream(roots: set[str], folded: set[str], inputs: Mapping) -> set[str]:
     return out
 
 
-def _pre_constants_for(pre: HloModule, consumer: str, positions) -> list[Instruction]:
+def _pre_constants_for(pre: HloModule, by_op: dict[str, list[Instruction]], consumer: str,
+                       positions) -> list[Instruction]:
     """The pre-opt constants that carry folded values into ``consumer``'s instructions.
 
     TF's bridge lowers an op's compile-time inputs (``Const`` or folded), in input order, to
@@ -383,10 +387,13 @@ def _pre_constants_for(pre: HloModule, consumer: str, positions) -> list[Instruc
         hits = [i for i in pre.instructions() if i.opcode == "constant" and not _real(i.metadata.op_name)
                 and i.parent is pre.entry]
         return [c for c in hits if _feeds_results(c)]
-    found = {o: None for i in pre.instructions() if i.metadata.op_name == consumer
-             for o in i.operands if o.opcode == "constant" and o.metadata.op_name in (consumer, "")}
-    order = {i: n for n, i in enumerate(pre.instructions())}
-    ranked = sorted(found, key=order.__getitem__)
+    insts = by_op.get(consumer, [])
+    found = {o: None for i in insts for o in i.operands
+             if o.opcode == "constant" and o.metadata.op_name in (consumer, "")}
+    # Text order: constants named after the consumer are listed among its instructions; unnamed
+    # ones (rare) after them, in the order they are used.
+    place = {i: n for n, i in enumerate(insts)}
+    ranked = sorted(found, key=lambda c: place.get(c, len(insts)))
     return [ranked[p] for p in sorted(set(positions)) if p < len(ranked)]
 
 
