@@ -168,3 +168,11 @@ def test_live_keras_models_reconcile_and_match_their_saved_capture(fn, capture):
     check_reconciles(live)
     saved = api.stats(str(ROOT / "samples" / "captures" / capture))
     assert live.analysis.summary == saved.analysis.summary  # the saved capture is what TF makes today
+
+
+@pytest.mark.requires_jax
+def test_a_live_jax_function_reconciles():
+    """Without a TF graph the ops are the HLO's op names: they still add up, each in one status."""
+    live = api.stats(f"{ROOT}/samples/jax_mlp.py:mlp", notify=lambda _: None)
+    data = check_reconciles(live)
+    assert data["summary"]["ops"] == len(data["mapping"]) > 0
