@@ -73,8 +73,9 @@ FOLDED = Term("folded", "folded",
               "or nothing used it.")
 ELIMINATED = Term("eliminated", "eliminated",
                   "the op did work before optimization but left no trace: no kernel carries it and it was "
-                  "not computed at compile time (a reshape that became a `bitcast`, a transpose folded into "
-                  "a layout, dead code).")
+                  "not computed at compile time — a reshape that became a `bitcast`, a transpose folded into "
+                  "a layout, dead code (a gradient nothing uses), or work identical to another op's that XLA "
+                  "computes once (Adam's `Pow` for each variable).")
 NO_WORK = Term("no work", "no work",
                "the op never computes anything, so it has no kernel: a literal (`Const`), the function's "
                "arguments and results (`_Arg`, `_Retval`, `Placeholder`), plumbing (`Identity`, `NoOp`, "
