@@ -19,7 +19,7 @@ from .. import api
 from ..analysis.export import source_lines
 from ..analysis.summary import histogram_text
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
+from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, live_target, note
 
 #: Rows shown per table unless --all.
 ROWS = 20
@@ -34,6 +34,8 @@ def stats(
     post: PostOpt = None,
     module: ModuleOpt = None,
     verbose: VerboseOpt = False,
+    tf: TfOpt = None,
+    jax: JaxOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
                                                           f"(default: the first {ROWS}).")] = False,
@@ -43,6 +45,9 @@ def stats(
     Given one HLO file, reports that file's facts (the kernels of an optimized module, or the
     counts of a pre-optimization one).
     """
+    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    if live is not target:
+        target, arg, device = live, None, None
     result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
                        verbose=verbose, notify=note)
     if as_json:
