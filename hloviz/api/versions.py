@@ -168,9 +168,12 @@ def _count(n: int) -> str:
 
 
 def _seconds(seconds: dict[str, float]) -> str:
+    """``install 27.7s + capture 12.4s`` (install: resolving, downloading, installing, checking)."""
     if not seconds:
         return "—"
-    return ", ".join(f"{phase} {s:.1f}s" for phase, s in seconds.items())
+    install = sum(s for phase, s in seconds.items() if phase != "capturing")
+    capture = seconds.get("capturing", 0.0)
+    return (f"install {install:.1f}s + " if install >= 0.05 else "cached environment + ") + f"capture {capture:.1f}s"
 
 
 def _column(cap: "Capture", label: str, capture_path: str, requested: str | None,

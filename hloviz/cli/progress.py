@@ -62,7 +62,7 @@ class VersionProgress:
         else:
             text = f"{label}: {phase}" + (f" {detail}" if detail else "") + "…"
         if self._progress is None:
-            self.console.print(f"hloviz: {text}", markup=False)
+            self.console.print(f"hloviz: {text}", markup=False, soft_wrap=True)
             return
         task = self._tasks.get(label)
         if task is None:
@@ -74,4 +74,4 @@ class VersionProgress:
         return ", ".join(f"{phase} {s:.1f}s" for phase, s in times.items()) or "nothing to do"
 
     def note(self, message: str) -> None:
-        self.console.print(f"hloviz: {message}", markup=False)
+        self.console.print(f"hloviz: {message}", markup=False, soft_wrap=True)
