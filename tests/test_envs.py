@@ -190,6 +190,16 @@ def test_list_remove_and_prune(tmp_path, wheels):
     (b.path / "hloviz-env.json").write_text(json.dumps(manifest))
     assert [why for _, why in manager.stale(30)] == [f"its hloviz checkout {tmp_path / 'deleted-checkout'} is gone"]
 
+    manifest["hloviz_path"] = str(source().package)  # back to this checkout …
+    (b.path / "hloviz-env.json").write_text(json.dumps(manifest))
+    assert manager.stale(30) == []
+    src = source()  # … whose dependencies then change: its environments are superseded
+    changed = EnvManager(manager.root, installer=offline_uv(wheels), index=Index(wheels),
+                         source=HlovizSource(src.kind, src.package, src.version, ("rich>=13",)))
+    assert changed.name_for("tensorflow", "2.21") != b.name
+    assert [(e.name, why) for e, why in changed.stale(30)] == [
+        (b.name, "made for this hloviz before its dependencies changed")]
+
 
 def test_no_wheel_for_this_python_names_the_pythons_that_have_one(tmp_path, wheels):
     manager = make_manager(tmp_path / "envs", wheels)
@@ -296,7 +306,10 @@ def test_wheel_names_and_the_pythons_they_fit():
     assert abi3 is not None and abi3.fits((3, 12), "Linux", "x86_64")
     pure = WheelFile.parse("jax-0.4.30-py3-none-any.whl")
     assert pure is not None and pure.fits((3, 13), "Windows", "AMD64")
-    assert WheelFile.parse("tensorflow-2.17.1.tar.gz") is None
+    sdist = WheelFile.parse("jax-0.3.1.tar.gz")
+    assert sdist is not None and sdist.is_source and sdist.version == "0.3.1"
+    assert not sdist.fits((3, 11), "Linux", "x86_64")
+    assert WheelFile.parse("README.txt") is None
 
 
 def test_the_newest_matching_release_with_a_fitting_wheel(tmp_path):
@@ -312,6 +325,9 @@ def test_the_newest_matching_release_with_a_fitting_wheel(tmp_path):
     with pytest.raises(DependencyError, match=r"no wheel for Python 3\.13 on Linux x86_64 \(tf 2\.17\.2\)\n"
                                               r"TF 2\.17\.2 has wheels for Python 3\.12 on this platform"):
         resolve_release(index, "tf", "2.17", framework="TF", python=(3, 13), system="Linux", machine="x86_64")
+    (tmp_path / "tf-2.9.0.tar.gz").write_bytes(b"")
+    with pytest.raises(DependencyError, match=r"TF 2\.9\.0 is published only as a source archive"):
+        resolve_release(index, "tf", "2.9", framework="TF", python=(3, 11), system="Linux", machine="x86_64")
 
 
 @pytest.mark.parametrize("line, phase", [

@@ -46,6 +46,8 @@ class VersionColumn:
     flops: int
     instructions: dict[str, int | None]  # "pre" / "post" instruction counts
     seconds: dict[str, float] = field(default_factory=dict)  # phase → seconds (live captures)
+    #: Kernels whose FLOPs hloviz cannot estimate (custom-calls such as oneDNN's matmul), by target.
+    unestimated: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"label": self.label}
@@ -54,7 +56,8 @@ class VersionColumn:
         data.update({"requested": self.requested, "python": self.python, "capture": self.capture,
                      "kernel_count": self.kernel_count, "fusions_by_kind": self.fusions_by_kind,
                      "folded_count": self.folded_count, "bytes_read": self.bytes_read,
-                     "bytes_written": self.bytes_written, "flops": self.flops, "instructions": self.instructions,
+                     "bytes_written": self.bytes_written, "flops": self.flops,
+                     "flops_not_estimated": list(self.unestimated), "instructions": self.instructions,
                      "seconds": self.seconds})
         return data
 
@@ -92,12 +95,18 @@ class VersionsResult:
         rows.append(("capture", [c.capture for c in cols]))
         return rows
 
+    def notes(self) -> list[str]:
+        """What the numbers leave out: kernels without a FLOP estimate make versions look apart."""
+        return [f"{c.label}: FLOPs leave out {len(c.unestimated)} custom-call kernel(s) hloviz cannot estimate "
+                f"({', '.join(sorted(set(c.unestimated)))})" for c in self.columns if c.unestimated]
+
     def to_text(self, *, limit: int = 40) -> str:
         head = ["", *[c.label for c in self.columns]]
         table = [head] + [[label, *cells] for label, cells in self.rows()]
         widths = [max(len(r[i]) for r in table) for i in range(len(head))]
         out = [f"hloviz versions: {self.function}", ""]
         out += ["  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in table]
+        out += [f"note: {n}" for n in self.notes()]
         for d in self.diffs:
             out += ["", d.to_text(limit=limit).rstrip("\n")]
         return "\n".join(out) + "\n"
@@ -107,6 +116,7 @@ class VersionsResult:
                "| | " + " | ".join(_md(c.label) for c in self.columns) + " |",
                "|---|" + "---|" * len(self.columns)]
         out += [f"| {label} | " + " | ".join(_md(c) for c in cells) + " |" for label, cells in self.rows()]
+        out += [f"\n> {_md(n)}" for n in self.notes()]
         for d in self.diffs:
             out += ["", d.to_markdown(limit=limit).rstrip("\n")]
         return "\n".join(out) + "\n"
@@ -128,6 +138,7 @@ class VersionsResult:
         for label, cells in self.rows():
             parts.append(f"<tr><th>{esc(label)}</th>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
         parts.append("</tbody></table>")
+        parts += [f'<p class="notes">{esc(n)}</p>' for n in self.notes()]
         for d in self.diffs:
             picture = d.picture("svg", budget=budget, timeout=timeout)
             parts.append(f"<h2>{esc(d.before.label)} → {esc(d.after.label)}</h2>")
@@ -197,7 +208,8 @@ def _column(cap: "Capture", label: str, capture_path: str, requested: str | None
         folded_count=len(a.folding.folded) if a.folding is not None else 0,
         bytes_read=ks.bytes_read, bytes_written=ks.bytes_written, flops=ks.flops,
         instructions={"pre": pre.instruction_count if pre is not None else None, "post": post.instruction_count},
-        seconds=dict(seconds))
+        seconds=dict(seconds),
+        unestimated=tuple(k.target or k.name for k in ks.kernels if k.opcode == "custom-call" and not k.flops))
 
 
 def _label_of(info: dict, fallback: str) -> str:

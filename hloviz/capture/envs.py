@@ -388,6 +388,8 @@ class EnvManager:
             m = env.manifest
             if m.get("hloviz_source") == "checkout" and not (Path(m.get("hloviz_path", "")) / "__init__.py").is_file():
                 out.append((env, f"its hloviz checkout {Path(m.get('hloviz_path', '')).parent} is gone"))
+            elif m.get("hloviz_path") == str(self.source.package) and m.get("hloviz_identity") != self.source.identity:
+                out.append((env, "made for this hloviz before its dependencies changed"))
             elif m.get("hloviz_identity") != self.source.identity and m.get("hloviz_source") == "installed":
                 out.append((env, f"made for another installed hloviz ({m.get('hloviz')})"))
             elif env.last_used() < cutoff:

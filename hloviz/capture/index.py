@@ -30,6 +30,7 @@ DEFAULT_INDEX = "https://pypi.org/simple/"
 
 # name-version(-build)?-python-abi-platform.whl
 _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+_SDIST = re.compile(r"^(?P<name>.+?)-(?P<version>\d[^-]*)\.(?:tar\.gz|zip)$")
 _RELEASE = re.compile(r"^\d+(\.\d+)*$")
 
 
@@ -44,11 +45,17 @@ class WheelFile:
     platform_tags: tuple[str, ...]
     size: int | None = None
 
+    @property
+    def is_source(self) -> bool:
+        return self.python_tags == ("source",)
+
     @classmethod
     def parse(cls, filename: str, size: int | None = None) -> "WheelFile | None":
+        """A wheel's name split into its tags; a source archive as a file that fits nowhere."""
         m = _WHEEL.match(filename)
         if m is None:
-            return None
+            s = _SDIST.match(filename)
+            return cls(filename, s["version"], ("source",), (), (), size) if s else None
         return cls(filename, m["version"], tuple(m["py"].split(".")), tuple(m["abi"].split(".")),
                    tuple(m["plat"].split(".")), size)
 
@@ -63,6 +70,8 @@ class WheelFile:
         return out
 
     def fits_platform(self, system: str, machine: str) -> bool:
+        if self.is_source:
+            return False
         return any(_platform_fits(tag, system, machine) for tag in self.platform_tags)
 
     def fits(self, python: tuple[int, int], system: str, machine: str) -> bool:
@@ -82,9 +91,8 @@ def _platform_fits(tag: str, system: str, machine: str) -> bool:
     if tag == "any":
         return True
     arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine.lower(), machine.lower())
-    if system == "Linux":
-        return tag.startswith(("manylinux", "linux", "musllinux")) is True and tag.endswith("_" + arch) \
-            and not tag.startswith("musllinux")
+    if system == "Linux":  # glibc builds; musllinux wheels are for Alpine
+        return tag.startswith(("manylinux", "linux_")) and tag.endswith("_" + arch)
     if system == "Darwin":
         mac_arch = "arm64" if arch == "aarch64" else arch
         return tag.startswith("macosx") and (tag.endswith("_" + mac_arch) or tag.endswith("_universal2"))
@@ -135,7 +143,8 @@ class Index:
             folder = Path(self.location.removeprefix("file://"))
             if not folder.is_dir():
                 raise InputError(f"the wheel folder {folder} does not exist")
-            names = [(p.name, p.stat().st_size) for p in folder.glob("*.whl")]
+            names = [(p.name, p.stat().st_size) for p in folder.iterdir()
+                     if p.name.endswith((".whl", ".tar.gz", ".zip"))]
         else:
             names = self._remote(norm)
         out = []
@@ -206,7 +215,10 @@ def resolve_release(index: Index, package: str, wanted: str, *, framework: str,
     if pys:
         hint = (f"{framework} {newest} has wheels for Python {', '.join(pys)} on this platform; run hloviz under "
                 f"one of those (e.g. python{pys[-1]} -m venv …; pip install hloviz)")
+    elif all(w.is_source for w in files if w.version == newest):
+        hint = (f"{framework} {newest} is published only as a source archive, which hloviz does not build; "
+                f"choose a release with wheels")
     else:
         other = sorted({t for w in files if w.version == newest for t in w.platform_tags})
-        hint = f"{framework} {newest} has wheels only for: {', '.join(other[:6]) or 'no platform'}"
+        hint = f"{framework} {newest} has wheels only for: {', '.join(other[:6])}"
     raise DependencyError(f"{framework} {wanted} has no wheel for {here} ({package} {newest})", hint=hint)
