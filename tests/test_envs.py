@@ -342,3 +342,61 @@ def test_the_newest_matching_release_with_a_fitting_wheel(tmp_path):
 ])
 def test_installer_lines_announce_phases(line, phase):
     assert phase_of_line(line)[0] == phase
+
+
+INTERRUPTED_RUN = '''
+import sys
+from hloviz.capture import envs
+from hloviz.capture.index import Index
+from hloviz.capture.installers import UvInstaller, _run, find_uv
+from hloviz.capture.source import HlovizSource, running_source
+
+wheels, root, target = sys.argv[1:4]
+
+
+class SlowToFinish(UvInstaller):
+    """Installs, then keeps an installer process running (as uv does while it links files)."""
+
+    def install(self, env_dir, requirements, on_line):
+        super().install(env_dir, requirements, on_line)
+        print("STILL-INSTALLING", file=sys.stderr, flush=True)
+        _run([sys.executable, "-c", "import time; time.sleep(120)"], on_line, "a slow installer")
+
+
+src = running_source()
+manager = envs.EnvManager(root, installer=SlowToFinish(find_uv(), ["--offline", "--no-index", "--find-links", wheels]),
+                          index=Index(wheels), source=HlovizSource(src.kind, src.package, src.version, ()))
+envs.default_manager = lambda: manager
+from hloviz.cli import main
+
+main(["stats", target, "--tf", "2.17"])
+'''
+
+
+def test_ctrl_c_during_an_install_leaves_no_half_made_environment(tmp_path, wheels):
+    """A real SIGINT to the process group, as a terminal sends for Ctrl-C, mid-install."""
+    import signal
+    import subprocess
+
+    model = write_target(tmp_path / "model")
+    root = tmp_path / "envs"
+    script = tmp_path / "run.py"
+    script.write_text(INTERRUPTED_RUN)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(script), str(wheels), str(root), f"{model}:fused_additions"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env,
+                            start_new_session=True)
+    seen = []
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        seen.append(line)
+        if "STILL-INSTALLING" in line:
+            break
+    assert list(root.glob(".tmp-tf2.17-*")), "the environment is being built in a temporary folder"
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=60) == 130
+    assert "hloviz: interrupted" in rest and "Traceback" not in rest
+    assert any("tf 2.17: installing" in line for line in seen)
+    assert [p.name for p in root.iterdir() if p.name != ".locks"] == []

@@ -376,9 +376,7 @@ class EnvManager:
             doomed = self.root / f".tmp-{env.name}-removing-{os.getpid()}"
             os.rename(env.path, doomed)  # gone from the cache at once, even if deleting takes long
             shutil.rmtree(doomed, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            self._lock_path(env.name).unlink()
-        return True
+        return True  # the lock file stays: a run waiting on it must not race one that made a new one
 
     def stale(self, older_than_days: float) -> list[tuple[Env, str]]:
         """Environments ``prune`` would remove, with the reason."""
