@@ -400,3 +400,47 @@ def test_ctrl_c_during_an_install_leaves_no_half_made_environment(tmp_path, whee
     assert "hloviz: interrupted" in rest and "Traceback" not in rest
     assert any("tf 2.17: installing" in line for line in seen)
     assert [p.name for p in root.iterdir() if p.name != ".locks"] == []
+
+
+def _another_python() -> str | None:
+    """A second interpreter: $HLOVIZ_TEST_PYTHON, or python3.12 / 3.10 / 3.13 on PATH."""
+    import shutil
+    import subprocess
+
+    if os.environ.get("HLOVIZ_TEST_PYTHON"):
+        return os.environ["HLOVIZ_TEST_PYTHON"]
+    for minor in (12, 10, 13):
+        if (3, minor) == PY:
+            continue
+        exe = shutil.which(f"python3.{minor}")
+        if exe and subprocess.run([exe, "-c", "pass"], capture_output=True).returncode == 0:
+            return exe
+    return None
+
+
+def test_environments_can_use_another_python(tmp_path, wheels, monkeypatch):
+    """HLOVIZ_PYTHON: how to capture under a release without a wheel for the running Python."""
+    other = _another_python()
+    if other is None:
+        pytest.skip("no second Python 3.10+ on PATH")
+    from hloviz.capture import envs as envs_module
+
+    monkeypatch.setenv("HLOVIZ_PYTHON", other)
+    manager = envs_module.default_manager()
+    manager = EnvManager(tmp_path / "envs", installer=offline_uv(wheels), index=Index(wheels), source=source(),
+                         python=manager.python)
+    assert manager.python_version != f"{PY[0]}.{PY[1]}"
+    env = manager.ensure("tensorflow", "2.17")
+    assert env.name.startswith(f"tf2.17-py{manager.python_version}-") and env.manifest["python"] == manager.python_version
+    model = write_target(tmp_path / "model")
+    cap = capture_in_env(f"{model}:fused_additions", "tensorflow", "2.17", manager=manager)
+    assert cap.info["python"].startswith(manager.python_version + ".")
+    assert cap.post_text == (SAVED / "fused_additions-tf2.17" / "post.hlo").read_text()
+
+
+def test_a_missing_hloviz_python_is_one_clear_error(monkeypatch):
+    from hloviz.capture import envs as envs_module
+
+    monkeypatch.setenv("HLOVIZ_PYTHON", "python3.99-does-not-exist")
+    with pytest.raises(InputError, match=r"cannot run the Python interpreter 'python3\.99-does-not-exist' \(HLOVIZ_PYTHON\)"):
+        envs_module.default_manager()

@@ -205,10 +205,14 @@ class EnvManager:
 
     @staticmethod
     def _ask_version(python: str) -> str:
-        out = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, check=False)
+        try:
+            out = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                 capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            raise InputError(f"cannot run the Python interpreter {python!r} (HLOVIZ_PYTHON): {exc.strerror or exc}",
+                             hint="set HLOVIZ_PYTHON to an interpreter on PATH, e.g. python3.12, or unset it") from None
         if out.returncode != 0:
-            raise InputError(f"cannot run the Python interpreter {python}")
+            raise InputError(f"cannot run the Python interpreter {python!r} (HLOVIZ_PYTHON)")
         return out.stdout.strip()
 
     # -- naming ---------------------------------------------------------------------------------
@@ -409,8 +413,10 @@ class EnvManager:
 
 
 def default_manager() -> EnvManager:
-    """The manager of the user's cache (:func:`cache_root`), with uv or pip and the default index."""
-    return EnvManager()
+    """The manager of the user's cache (:func:`cache_root`), with uv or pip and the default index.
+    Environments get the running Python, or ``$HLOVIZ_PYTHON`` (e.g. ``python3.12``) when set:
+    the way to capture under a release that has no wheel for the running Python."""
+    return EnvManager(python=os.environ.get("HLOVIZ_PYTHON") or None)
 
 
 def _framework(name: str) -> Framework:

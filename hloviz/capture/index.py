@@ -213,8 +213,9 @@ def resolve_release(index: Index, package: str, wanted: str, *, framework: str,
     on_platform = [w for w in files if w.version == newest and w.fits_platform(system, machine)]
     pys = sorted({p for w in on_platform for p in w.pythons() if p != "any"}, key=version_key)
     if pys:
-        hint = (f"{framework} {newest} has wheels for Python {', '.join(pys)} on this platform; run hloviz under "
-                f"one of those (e.g. python{pys[-1]} -m venv …; pip install hloviz)")
+        hint = (f"{framework} {newest} has wheels for Python {', '.join(pys)} on this platform; set "
+                f"HLOVIZ_PYTHON=python{pys[-1]} (an installed interpreter) and hloviz builds its environment "
+                f"with it, or run hloviz itself under one of those")
     elif all(w.is_source for w in files if w.version == newest):
         hint = (f"{framework} {newest} is published only as a source archive, which hloviz does not build; "
                 f"choose a release with wheels")
