@@ -7,7 +7,8 @@ package is just enough of TensorFlow's API for :func:`hloviz.capture.tf.capture_
 ``tf.function`` whose ``experimental_get_compiler_ir`` returns the HLO of a saved capture, so a
 capture under the fake "2.17.9" gives exactly the saved TF 2.17 HLO. The user's function is
 really called on stand-in tensors, so code that uses an API this "release" lacks fails to trace
-as under a real old TensorFlow. ``behaviour="import-error"`` makes ``import tensorflow`` fail.
+as under a real old TensorFlow. ``behaviour="import-error"`` makes ``import tensorflow`` fail,
+``"crash"`` makes the compiler kill the process (as a segfault in XLA would).
 """
 
 from __future__ import annotations
@@ -90,6 +91,10 @@ class _Function:
 
     def experimental_get_compiler_ir(self, *args, **kwargs):
         def generate(stage):
+            if "{behaviour}" == "crash":
+                import sys
+                print("Fatal Python error: Segmentation fault", file=sys.stderr, flush=True)
+                _os._exit(139)
             name = "pre.hlo" if stage == "hlo" else "post.hlo"
             with open(_os.path.join(_HERE, "_hlo", name), encoding="utf-8") as f:
                 return f.read()

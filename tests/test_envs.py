@@ -41,6 +41,7 @@ def wheels(tmp_path_factory) -> Path:
     build_tf_wheel(folder, "2.17.9", SAVED / "fused_additions-tf2.17")
     build_tf_wheel(folder, "2.21.9", SAVED / "fused_additions-tf2.21")
     build_tf_wheel(folder, "2.16.9", None, behaviour="import-error")
+    build_tf_wheel(folder, "2.18.9", None, behaviour="crash")
     import platform
 
     placeholder_wheel(folder, "2.15.9", [f"cp3{m}" for m in OTHER_PYTHONS], f"manylinux_2_17_{platform.machine()}")
@@ -276,6 +277,25 @@ def test_a_missing_function_is_reported_as_in_a_plain_capture(tmp_path, wheels):
     with pytest.raises(InputError, match=r"under TensorFlow 2\.17\.9: function 'nope' not found in .*"
                                          r"Functions there: fused_additions, new_api"):
         capture_in_env(f"{model}:nope", "tensorflow", "2.17", manager=manager)
+
+
+def test_a_crash_under_a_release_shows_its_last_words(tmp_path, wheels):
+    manager = make_manager(tmp_path / "envs", wheels)
+    model = write_target(tmp_path / "model")
+    with pytest.raises(CaptureError) as err:
+        capture_in_env(f"{model}:fused_additions", "tensorflow", "2.18", manager=manager)
+    text = str(err.value)
+    assert text.startswith(f"the capture under TensorFlow 2.18.9 (environment {manager.name_for('tensorflow', '2.18')}) "
+                           "stopped without a result:")
+    assert "Fatal Python error: Segmentation fault" in text and "(exit code 139)" in text
+    assert "--verbose" in text
+
+
+def test_a_missing_file_is_reported_before_installing(tmp_path, wheels):
+    manager = make_manager(tmp_path / "envs", wheels)
+    with pytest.raises(InputError, match="file not found: nowhere/model.py"):
+        capture_in_env("nowhere/model.py:f", "tensorflow", "2.17", manager=manager)
+    assert manager.list() == []
 
 
 @pytest.mark.slow

@@ -42,7 +42,8 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
     from hloviz.capture.saved import load_folder
     from hloviz.capture.specs import parse_arg_options
 
-    parse_arg_options(args)  # a typo in --arg is reported before minutes of installing
+    parse_arg_options(args)  # a typo in --arg, or a missing file, is reported before minutes of installing
+    _check_target(target)
     phases = phases or Phases()
     manager = manager or default_manager()
     env = manager.ensure(framework, version, phases)
@@ -75,6 +76,18 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
     label = str(info.get("label") or info.get("function") or target)
     phases.finish()
     return Capture(pre, post, info, label, f"<{label} pre, {under}>", f"<{label} post, {under}>")
+
+
+def _check_target(target: str) -> None:
+    """What can be checked of a ``model.py:function`` target without importing it."""
+    from hloviz.capture.target import split_function_target
+
+    parts = split_function_target(target)
+    if parts is None:
+        raise InputError(f"{target!r} is not a model.py:function or package.module:function target")
+    left = parts[0]
+    if (left.endswith(".py") or os.sep in left) and not Path(left).is_file():
+        raise InputError(f"file not found: {left}")
 
 
 def _run_child(cmd: list[str], env: dict, verbose: bool) -> list[str]:
