@@ -23,6 +23,7 @@ are POSIX ``flock``; where there is none (Windows) concurrent runs are not seria
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -272,8 +273,11 @@ class EnvManager:
         py = tuple(int(p) for p in self.python_version.split("."))
         release = resolve_release(self.index, fw.package(), requested, framework=fw.words, python=py)  # type: ignore[arg-type]
         if fw.name == "jax":  # jax is pure Python; jaxlib is the part that needs a wheel for this Python
-            with contextlib.suppress(InputError):
-                resolve_release(self.index, "jaxlib", release.version, framework="jaxlib", python=py)  # type: ignore[arg-type]
+            try:
+                jaxlib = resolve_release(self.index, "jaxlib", release.version, framework="jaxlib", python=py)  # type: ignore[arg-type]
+            except InputError:  # no jaxlib of the same number: jax[cpu] names the one it needs
+                return release
+            return dataclasses.replace(release, companions=(jaxlib.wheel,))
         return release
 
     def _clear_leftovers(self, name: str) -> None:
@@ -290,7 +294,7 @@ class EnvManager:
         try:
             self.installer.create(tmp, self.python)
             self.source.place(tmp, _site_packages(tmp))
-            size = f" ({release.wheel.size / 1e6:.0f} MB)" if release.wheel.size else ""
+            size = f" ({release.download_bytes / 1e6:.0f} MB)" if release.download_bytes else ""
 
             def on_line(line: str) -> None:
                 phase, _detail = phase_of_line(line)

@@ -124,6 +124,14 @@ class Release:
     package: str
     version: str
     wheel: WheelFile
+    #: Wheels of the framework's own binary parts that come with it (jaxlib for jax).
+    companions: tuple[WheelFile, ...] = ()
+
+    @property
+    def download_bytes(self) -> int | None:
+        """What the framework's own wheels weigh (their dependencies aside), when the index says."""
+        sizes = [w.size for w in (self.wheel, *self.companions)]
+        return sum(sizes) if all(s is not None for s in sizes) else None  # type: ignore[misc]
 
 
 class Index:
