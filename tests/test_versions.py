@@ -19,7 +19,7 @@ from hloviz.analysis.diff import diff_modules
 from hloviz.capture import envs
 from hloviz.cli import main
 
-from .test_envs import make_manager, source, wheels  # noqa: F401  (the session fixture)
+from .test_envs import make_manager, wheels  # noqa: F401  (wheels: the session fixture)
 from .fakeframework import write_target
 
 ROOT = Path(__file__).resolve().parent.parent

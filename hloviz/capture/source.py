@@ -90,7 +90,7 @@ class HlovizSource:
     def _dist_info(self, site_packages: Path, direct_url: dict) -> None:
         info = site_packages / f"hloviz-{self.version}.dist-info"
         info.mkdir(exist_ok=True)
-        meta = [f"Metadata-Version: 2.1", "Name: hloviz", f"Version: {self.version}"]
+        meta = ["Metadata-Version: 2.1", "Name: hloviz", f"Version: {self.version}"]
         meta += [f"Requires-Dist: {r}" for r in self.requirements]
         (info / "METADATA").write_text("\n".join(meta) + "\n", encoding="utf-8")
         (info / "INSTALLER").write_text("hloviz\n", encoding="utf-8")
