@@ -464,3 +464,21 @@ def test_a_missing_hloviz_python_is_one_clear_error(monkeypatch):
     monkeypatch.setenv("HLOVIZ_PYTHON", "python3.99-does-not-exist")
     with pytest.raises(InputError, match=r"cannot run the Python interpreter 'python3\.99-does-not-exist' \(HLOVIZ_PYTHON\)"):
         envs_module.default_manager()
+
+
+def test_jax_resolves_with_its_jaxlib(tmp_path):
+    import platform
+
+    tag = f"cp{PY[0]}{PY[1]}"
+    (tmp_path / "jax-0.4.30-py3-none-any.whl").write_bytes(b"x" * 10)
+    (tmp_path / f"jaxlib-0.4.30-{tag}-{tag}-manylinux2014_{platform.machine()}.whl").write_bytes(b"x" * 1000)
+    (tmp_path / "jax-0.4.31-py3-none-any.whl").write_bytes(b"x" * 10)  # no jaxlib 0.4.31 here
+    manager = EnvManager(tmp_path / "envs", installer=offline_uv(tmp_path), index=Index(tmp_path), source=source())
+    from hloviz.capture.envs import FRAMEWORKS
+
+    jax = FRAMEWORKS["jax"]
+    release = manager._resolve(jax, "0.4.30")
+    assert release.package == "jax" and release.download_bytes == 1010
+    assert jax.requirements(release) == ["jax[cpu]==0.4.30"]  # jax[cpu] pins the jaxlib it needs
+    assert manager._resolve(jax, "0.4").version == "0.4.31" and manager._resolve(jax, "0.4").companions == ()
+    assert manager.name_for("jax", "0.4.30").startswith(f"jax0.4.30-py{PY[0]}.{PY[1]}-")
