@@ -13,7 +13,7 @@ EXTRAS ?= tf,jax,test,bench
 help:
 	@echo "make demo         capture the seed sample with TensorFlow and draw what XLA did (hloviz show)"
 	@echo "make test         run the whole test suite (installs everything it needs)"
-	@echo "make test-fast    the tests that need neither TensorFlow nor JAX"
+	@echo "make test-fast    the tests that need neither TensorFlow nor JAX (nor the package index)"
 	@echo "make conformance  run XLA's parser corpus from ../shared/conformance"
 	@echo "make bench        run the benchmarks under benchmarks/"
 
@@ -33,7 +33,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax"
+	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax and not requires_network"
 
 demo: $(STAMP) system-deps
 	$(BIN)/hloviz show samples/fused_additions.py:fused_additions -o hloviz-out/fused_additions
@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_bench.py
 	$(BIN)/python benchmarks/render_bench.py
 	$(BIN)/python benchmarks/diff_bench.py
+	$(BIN)/python benchmarks/versions_bench.py
 
 clean:
 	rm -rf $(VENV) build hloviz-out .pytest_cache

@@ -7,7 +7,7 @@ Inputs:
   ``benchmarks/_gen_transformer.py`` in a subprocess and cached under ``build/bench/``.
 * :func:`ensure_second_large_module` — the same model at another width, for the diff benchmark.
 * :func:`transformer_captures` — the two-version transformer training-step captures in
-  ``samples/captures/`` (made by ``samples/capture_versions.py``).
+  ``samples/captures/`` (made by ``hloviz versions … --save samples/captures``, see samples/README.md).
 
 Measuring: :func:`measure_parse` runs one parser in a fresh Python process
 (``benchmarks/_parse_child.py``) and returns its timings and its memory, read from the kernel

@@ -29,11 +29,31 @@ _AVAILABLE = {
 }
 
 
+def _network_or_cached_tf() -> bool:
+    """``requires_network``: the package index answers, or the TF 2.17/2.21 environments exist."""
+    import socket
+
+    from hloviz.capture.envs import EnvManager
+
+    manager = EnvManager()
+    if all(manager.find("tensorflow", v) is not None for v in ("2.17", "2.21")):
+        return True
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker, ok in _AVAILABLE.items():
             if not ok and item.get_closest_marker(marker):
                 item.add_marker(pytest.mark.skip(reason=f"{marker}: dependency not installed"))
+    if any(item.get_closest_marker("requires_network") for item in items) and not _network_or_cached_tf():
+        for item in items:
+            if item.get_closest_marker("requires_network"):
+                item.add_marker(pytest.mark.skip(reason="requires_network: the package index cannot be reached"))
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from ..ir import ModuleSummary, summarize
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..capture import Capture
 
 
 @dataclass(frozen=True)
@@ -53,16 +54,17 @@ class Stats:
         return {**head, **to_dict(self.analysis, self.source if self.info.get("source_map") else None), **tail}
 
 
-def stats(target: str | None = None, *, pre: str | Path | None = None, post: str | Path | None = None,
+def stats(target: "str | Capture | None" = None, *, pre: str | Path | None = None, post: str | Path | None = None,
           args: Sequence[str] = (), device: str | None = None, module: str | None = None,
           verbose: bool = False, notify: Callable[[str], None] | None = None) -> Stats:
-    """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts) and
-    analyze it: counts, kernels, folded constants, pre→post mapping and the verdict."""
+    """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts, or a
+    :class:`~hloviz.capture.Capture` it returned, e.g. under ``tf="2.17"``) and analyze it:
+    counts, kernels, folded constants, pre→post mapping and the verdict."""
     from ..analysis import analyze
-    from ..capture import load_target
+    from ..capture import Capture, load_target
 
-    cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
-                      module=module, notify=notify)
+    cap = target if isinstance(target, Capture) else load_target(
+        target, pre=pre, post=post, args=args, device=device, verbose=verbose, module=module, notify=notify)
     analysis = analyze(cap.pre_module(), cap.post_module(), info=cap.info)
     info = cap.info
     if not info.get("source_map"):  # HLO files and dumps: newer XLA prints stack-frame tables
@@ -90,14 +92,14 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
             f"jit_compile=True",)
 
 
-def dump(target: str | None, out_dir: str | Path, *, pre: str | Path | None = None,
+def dump(target: "str | Capture | None", out_dir: str | Path, *, pre: str | Path | None = None,
          post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
          module: str | None = None, verbose: bool = False,
          notify: Callable[[str], None] | None = None) -> Path:
     """Capture or read ``target`` and save it as a capture folder (``pre.hlo``, ``post.hlo``,
     ``capture.json``), atomically: an interruption leaves no half-written folder."""
-    from ..capture import load_target, save_capture
+    from ..capture import Capture, load_target, save_capture
 
-    cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
-                      module=module, notify=notify)
+    cap = target if isinstance(target, Capture) else load_target(
+        target, pre=pre, post=post, args=args, device=device, verbose=verbose, module=module, notify=notify)
     return save_capture(cap, out_dir)

@@ -14,6 +14,10 @@ Targets::
     FILE.hlo / FILE.txt      one HLO module, one stage (pre or post, from its name or content)
     --pre A --post B         two HLO files
 
+``tf="2.17"`` (``--tf``) or ``jax="0.4.30"`` (``--jax``) captures a function under that release
+instead of the one installed here, in an environment hloviz manages
+(:mod:`hloviz.capture.envs`, :mod:`hloviz.capture.isolated`).
+
 Nothing here imports TensorFlow or JAX until a live function is captured.
 """
 
@@ -104,14 +108,21 @@ def _ignore_nothing(_: str) -> None:
 
 def load_target(target: str | None, *, pre: str | Path | None = None, post: str | Path | None = None,
                 args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
-                module: str | None = None, notify: Callable[[str], None] | None = None) -> Capture:
+                module: str | None = None, notify: Callable[[str], None] | None = None,
+                tf: str | None = None, jax: str | None = None,
+                on_phase: Callable[[str, str | None], None] | None = None) -> Capture:
     """Resolve ``target`` (see the module docstring) into a :class:`Capture`.
 
     ``args`` are ``--arg`` specs, ``device`` a device such as ``CPU:0`` or ``GPU:0``, ``module``
     picks a module of an XLA dump folder, and ``notify`` receives one-line messages for the
-    user (e.g. that a function was wrapped in ``tf.function(jit_compile=True)``).
+    user (e.g. that a function was wrapped in ``tf.function(jit_compile=True)``). ``tf`` /
+    ``jax`` name a release to capture under (a managed environment); ``on_phase(phase, detail)``
+    hears its progress (resolving, downloading, installing, checking, capturing, done).
     """
     say = notify or _ignore_nothing
+    if tf is not None or jax is not None:
+        return _from_env(target, tf, jax, pre=pre, post=post, module=module, args=args, device=device,
+                         verbose=verbose, say=say, on_phase=on_phase)
     if pre is not None or post is not None:
         if target:
             raise InputError("give either a TARGET or --pre/--post files, not both")
@@ -139,6 +150,28 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
     if module is not None:
         raise InputError("--module picks a module of an XLA dump folder; this target is not one")
     return _from_function(target, tuple(args), device, verbose, say)
+
+
+def _from_env(target: str | None, tf: str | None, jax: str | None, *, pre, post, module, args, device,
+              verbose: bool, say: Callable[[str], None],
+              on_phase: Callable[[str, str | None], None] | None) -> Capture:
+    option = "--tf" if tf is not None else "--jax"
+    if tf is not None and jax is not None:
+        raise InputError("give --tf or --jax, not both: a capture runs under one framework")
+    if pre is not None or post is not None or module is not None:
+        raise InputError(f"{option} captures a model.py:function target; --pre/--post files and --module "
+                         "dump folders are already captured")
+    if not target:
+        raise InputError(f"{option} needs a model.py:function target to capture")
+    path = Path(target)
+    if path.is_dir() or (path.is_file() and path.suffix != ".py"):
+        raise InputError(f"{option} captures a model.py:function target; {target} is already captured HLO",
+                         hint=f"drop {option}, or name the function: path/model.py:function")
+    from hloviz.capture.envs import Phases
+    from hloviz.capture.isolated import capture_in_env
+
+    return capture_in_env(target, "tensorflow" if tf is not None else "jax", tf if tf is not None else str(jax),
+                          args=tuple(args), device=device, verbose=verbose, notify=say, phases=Phases(on_phase))
 
 
 def _no_live_options(args: Sequence[str], device: str | None, what: str) -> None:

@@ -81,3 +81,5 @@ from . import dump  # noqa: E402,F401
 from . import show  # noqa: E402,F401
 from . import render  # noqa: E402,F401
 from . import diff  # noqa: E402,F401
+from . import versions  # noqa: E402,F401
+from . import envs  # noqa: E402,F401

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
+from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, note
 
 ComputationOpt = Annotated[Optional[str], typer.Option(
     "--computation", help="Draw this computation (and what it calls) instead of the entry.", show_default=False)]
@@ -89,6 +89,8 @@ def render(
     post: PostOpt = None,
     module: ModuleOpt = None,
     verbose: VerboseOpt = False,
+    tf: TfOpt = None,
+    jax: JaxOpt = None,
 ) -> None:
     """Draw one picture of TARGET for your docs: the same input always gives the same bytes.
 
@@ -99,7 +101,12 @@ def render(
     """
     from .. import api
 
-    with Progress(target) as prog:
+    from .targets import live_target
+
+    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    if live is not target:
+        target, arg, device = live, None, None
+    with Progress(target if isinstance(target, str) else getattr(target, "label", None)) as prog:
         picture = api.render(target, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
                              module=module, verbose=verbose, notify=prog.note, progress=prog.update,
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,

@@ -22,7 +22,7 @@ from ..analysis.glossary import (
 )
 from ..analysis.summary import histogram_text, types_text
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
+from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, live_target, note
 
 #: Rows shown per table unless --all.
 ROWS = 20
@@ -37,6 +37,8 @@ def stats(
     post: PostOpt = None,
     module: ModuleOpt = None,
     verbose: VerboseOpt = False,
+    tf: TfOpt = None,
+    jax: JaxOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
                                                           f"(default: the first {ROWS}).")] = False,
@@ -46,6 +48,9 @@ def stats(
     Given one HLO file, reports that file's facts (the kernels of an optimized module, or the
     counts of a pre-optimization one).
     """
+    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    if live is not target:
+        target, arg, device = live, None, None
     result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
                        verbose=verbose, notify=note)
     if as_json:

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from .quoting import colour, html_text as esc
 
-__all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "picture_page", "report_fragment", "report_html"]
+__all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "page", "picture_page", "report_fragment", "report_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -160,6 +160,11 @@ def _page(title: str, body: str) -> str:
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def page(title: str, body: str) -> str:
+    """A self-contained HTML document around ``body`` (the report's styles and CSP)."""
+    return _page(title, body)
 
 
 def report_html(c: ReportContent) -> str:
