@@ -25,18 +25,24 @@ unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* throu
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 from ..ir import HloModule, Instruction
-from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernels as find_kernels
+from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernel_instructions, kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name, segment_matches, split_segments
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Scope", "ScopeTree", "build_scope_tree", "PHASES"]
+__all__ = ["Scope", "ScopeTree", "build_scope_tree", "PHASES", "TOP_LEVEL"]
+
+#: The scope of ops named outside every scope (``AddN_3``, JAX's argument names): the body of the
+#: traced function itself. Like the ``(<computation>)`` scopes of unnamed instructions, it is a
+#: scope of hloviz's making, so that the root's children cover every instruction.
+TOP_LEVEL = "(top level)"
 
 
 @dataclass(eq=False)
@@ -58,11 +64,14 @@ class Scope:
     depth: int
     parent: "Scope | None" = field(default=None, repr=False)
     label: str = ""
-    #: ``scope`` (from op names), ``unnamed`` (instructions without an op name) or ``root``.
+    #: ``scope`` (from op names), ``top`` (ops named outside every scope, :data:`TOP_LEVEL`),
+    #: ``unnamed`` (instructions without an op name, one scope per computation) or ``root``.
     kind: str = "scope"
     instructions: list[Instruction] = field(default_factory=list, repr=False)
     kernels: tuple[str, ...] = field(default=(), repr=False)
     phases: dict[str, int] = field(default_factory=dict, repr=False)
+    #: ``kernels`` split by the phase of the ops they hold here (a kernel may be in two).
+    kernels_by_phase: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     #: The scope paths as the op names wrote them (``gradient_tape/model_1/dense_1``, …).
     written_as: set[str] = field(default_factory=set, repr=False)
     _children: dict[str, "Scope"] = field(default_factory=dict, repr=False)
@@ -130,6 +139,10 @@ class ScopeTree:
         self._phase = phase
         self._by_path = {s.path: s for s in root.walk()}
         self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
+        self._op_scope: dict[str, Scope] = {}
+        #: Optimizer op name → path of the layer whose variables it updates
+        #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
+        self.updates: dict[str, str] = {}
 
     # --- walking -------------------------------------------------------------------------------
 
@@ -147,6 +160,24 @@ class ScopeTree:
     def scope_of(self, instruction: Instruction) -> Scope:
         """The (innermost) scope an instruction was filed under."""
         return self._of[instruction]
+
+    def scope_of_op(self, op_name: str, op_type: str = "") -> Scope:
+        """The scope of a framework op given by name (an op of the pre-optimization graph, or
+        one that never reached the HLO, such as TF's ``Const``): where its instructions were
+        filed, else the deepest existing scope on its name's path (the root at worst)."""
+        hit = self._op_scope.get(op_name)
+        if hit is not None:
+            return hit
+        parts = parse_op_name(op_name, op_type).scope
+        if not parts:
+            return self.root._children.get(TOP_LEVEL, self.root)
+        s = self.root
+        for part in parts:
+            nxt = s._children.get(part)
+            if nxt is None:
+                break
+            s = nxt
+        return s
 
     def phase_of(self, instruction: Instruction) -> str:
         """``forward``, ``backward`` or ``optimizer``."""
@@ -195,7 +226,9 @@ class ScopeTree:
         2. the path with Keras' re-entry suffixes left out (``model/block_5_expand``);
         3. an op name: the scope of that op (``…/block_5_expand_1/Conv2D``);
         4. scopes whose last segments match (``block_5_expand``, ``block_5/expand``);
-        5. a substring of a path or label, if it picks out scopes (the outermost of them).
+        5. scopes named as a block of them (``block_5`` → ``block_5_expand``, ``block_5_add``…:
+           Keras applications name a block's layers so; not ``block_50``);
+        6. a substring of a path or label, if it picks out scopes (the outermost of them).
         """
         q = query.strip().strip("/")
         if not q:
@@ -216,6 +249,11 @@ class ScopeTree:
         tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False)]
         if tail:
             return _outermost(tail)
+        if "/" not in q:  # a block of layers named alike: ``block_5`` → ``block_5_expand``, ``block_5_add``…
+            block = [s for s in self.walk() if s.kind == "scope" and
+                     (s.name.startswith(q + "_") or s.label.startswith(q + "_"))]
+            if block:
+                return _outermost(block)
         low = q.lower()
         sub = [s for s in self.walk()
                if s.kind != "root" and (low in s.path.lower() or low in s.display_path.lower())]
@@ -335,12 +373,20 @@ def _op_path(inst: Instruction) -> OpPath | None:
 
 
 def build_scope_tree(module: HloModule, *, stage: str | None = None,
-                     kernel_report: KernelReport | None = None) -> ScopeTree:
+                     kernel_report: KernelReport | None = None,
+                     parameter_names: Mapping[Instruction, str] | None = None,
+                     order_like: ScopeTree | None = None) -> ScopeTree:
     """The :class:`ScopeTree` of ``module``.
 
     ``stage`` is ``"pre"`` or ``"post"`` (default: ``post`` for a scheduled or fused module).
     Kernels are attributed to scopes for ``post`` only (pass ``kernel_report`` if already
-    computed, else it is computed here).
+    computed, else it is computed here). ``parameter_names`` (entry parameter → the name the
+    user knows, :func:`hloviz.analysis.provenance.parameter_names`) puts a layer's weights in the
+    layer: a parameter named ``model/dense/kernel`` (Keras) or ``params['Dense_0']['kernel']``
+    (a JAX pytree path) goes to the one scope that name designates, if exactly one does.
+    ``order_like``: another tree (the pre-optimization one) whose order of scopes this tree
+    follows, so that the two sides of a comparison list layers alike; by default scopes come in
+    the order the module runs them.
     """
     stage = stage or _guess_stage(module)
     root = Scope("", module.name, 0, None, label=module.name, kind="root")
@@ -349,6 +395,11 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     callers = _first_callers(module)
 
     def scope_for(parts: tuple[str, ...]) -> Scope:
+        if not parts:  # an op written outside every scope: the function's own body
+            top = root._children.get(TOP_LEVEL)
+            if top is None:
+                top = root._children[TOP_LEVEL] = Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top")
+            return top
         s = root
         for part in parts:
             nxt = s._children.get(part)
@@ -365,8 +416,8 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     for comp in module.computations:
         for inst in comp.instructions:
             op = _op_path(inst)
-            if op is None:
-                unnamed.append(inst)
+            if op is None or (not op.scope and _runs_inside_caller(comp, callers)):
+                unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
                 continue
             named.append((inst, op))
             if op.phase != "backward":
@@ -415,24 +466,85 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     for inst in unnamed:
         place(inst)
 
-    _order_children(root, of, module)
-    for s in root.walk():
-        if s.kind == "scope":
-            siblings = set((s.parent._children if s.parent else {}).keys())
-            s.label = keras_layer_name(s.name, siblings)
+    _order_children(root, of, phase_of, module)
+    if not any(c.name.startswith(("jit(", "pjit(")) for c in root.children):  # Keras runs on TF only
+        for s in root.walk():
+            _keras_labels(s)
+    if order_like is not None:
+        rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
+        for sc in root.walk():
+            if sc._children:
+                sc._children = dict(sorted(sc._children.items(),
+                                           key=lambda kv: (kv[1].kind in ("top", "unnamed"),
+                                                           kv[1].kind == "unnamed",
+                                                           rank.get(kv[1].path, 1 << 62))))
+    tree = ScopeTree(module, root, of, phase_of, stage, None)
+    tree._op_scope = op_scope
+    if parameter_names:
+        _place_parameters(tree, parameter_names)
     _count_phases(root, phase_of)
 
-    report = None
-    tree = ScopeTree(module, root, of, phase_of, stage, None)
     if stage == "post":
         report = kernel_report if kernel_report is not None else find_kernels(module)
         tree.kernel_report = report
-        _attribute_kernels(tree, report, op_scope)
+        _attribute_kernels(tree, report)
     return tree
 
 
 #: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
 _RUNS_ITS_CALLEES = frozenset({"while", "conditional", "call", "async-start"})
+
+
+def _keras_labels(parent: Scope) -> None:
+    """Label the children of ``parent`` by their Keras layer names (``block_0_1`` → ``block_0``)
+    unless that would give two of them one label (``Block_0``, ``Block_1`` are two scopes)."""
+    kids = [c for c in parent.children if c.kind == "scope"]
+    names = set(parent._children)
+    labels = [keras_layer_name(c.name, names) for c in kids]
+    if len(set(labels)) == len(labels):
+        for c, label in zip(kids, labels):
+            c.label = label
+
+
+def _runs_inside_caller(comp, callers: dict[str, Instruction]) -> bool:
+    """A reducer, comparator or mapped computation: run by its caller, not a kernel's body."""
+    caller = callers.get(comp.name)
+    return caller is not None and caller.opcode not in _RUNS_ITS_CALLEES and caller.opcode != "fusion"
+
+
+def _param_query(name: str) -> str:
+    """A parameter name as a scope query: ``model/dense/kernel`` → ``model/dense``;
+    ``params['Block_0']['MLP']['up']`` → ``Block_0/MLP`` (the argument and the leaf dropped)."""
+    keys = re.findall(r"\[(?:'([^']*)'|\"([^\"]*)\"|(\d+))\]", name)
+    if keys:
+        parts = [a or b or c for a, b, c in keys]
+        return "/".join(parts[:-1])
+    return name.rsplit("/", 1)[0] if "/" in name else ""
+
+
+def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None:
+    placed: dict[int, int] = {}
+    for inst, name in sorted(names.items(), key=lambda kv: kv[0].parameter_number or 0):
+        query = _param_query(name)
+        if not query or inst not in tree._of:
+            continue
+        hits = tree.find(query)
+        if len(hits) != 1 or hits[0].kind != "scope":
+            continue
+        target = hits[0]
+        old = tree._of[inst]
+        if old is target:
+            continue
+        old.instructions.remove(inst)
+        at = placed.get(id(target), 0)  # weights first, in parameter order
+        target.instructions.insert(at, inst)
+        placed[id(target)] = at + 1
+        tree._of[inst] = target
+        tree._phase[inst] = parse_op_name(f"{target.path}/{inst.name}").phase
+    for s in list(tree.root.children):
+        if s.kind in ("top", "unnamed") and not s.instructions and not s.children:
+            del tree.root._children[s.name]
+            tree._by_path.pop(s.path, None)
 
 
 def _first_callers(module: HloModule) -> dict[str, Instruction]:
@@ -448,22 +560,43 @@ def _caller_of(inst: Instruction, callers: dict[str, Instruction]) -> Instructio
     return callers.get(comp.name) if comp is not None else None
 
 
-def _order_children(root: Scope, of: dict[Instruction, Scope], module: HloModule) -> None:
-    """Children in the order their first instruction appears in the entry-first text walk
-    (unnamed computation scopes last)."""
-    first: dict[int, int] = {}
+def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
+                    module: HloModule) -> None:
+    """Children in the order the program runs them: by their first forward instruction in the
+    entry computation (a scheduled module lists it in execution order) that depends on a
+    parameter (constants and their broadcasts are hoisted to the top, whatever layer they serve),
+    then by such an instruction anywhere; hloviz's own scopes last. Instructions stay in text
+    order."""
+    order = list(module.entry.instructions) if module.entry is not None else []
+    entry_ids = {id(i) for i in order}
+    order += [i for i in module.instructions() if id(i) not in entry_ids]
+    live: dict[Instruction, bool] = {}  # depends on a parameter (not only on constants)
+    for comp in module.computations:
+        for inst in comp.instructions:
+            live[inst] = inst.opcode == "parameter" or any(live.get(o, False) for o in inst.operands)
+    big = 1 << 62
+    first: dict[int, list[int]] = {}
     position: dict[Instruction, int] = {}
-    for n, inst in enumerate(module.instructions()):
+    for n, inst in enumerate(order):
         position[inst] = n
+        if inst.opcode == "parameter" or not live.get(inst):
+            continue  # constants and what is made of them alone are hoisted: no sign of order
+        forward = phase_of.get(inst, "forward") == "forward"
         s: Scope | None = of.get(inst)
-        while s is not None and id(s) not in first:
-            first[id(s)] = n
+        while s is not None:
+            slot = first.setdefault(id(s), [big, big])
+            if forward and slot[0] == big:
+                slot[0] = n
+            if slot[1] == big:
+                slot[1] = n
             s = s.parent
+    text = {inst: n for n, inst in enumerate(module.instructions())}
     for s in root.walk():
-        s.instructions.sort(key=lambda i: position.get(i, 0))
+        s.instructions.sort(key=lambda i: text.get(i, 0))
         if s._children:
             items = sorted(s._children.items(),
-                           key=lambda kv: (kv[1].kind == "unnamed", first.get(id(kv[1]), 1 << 62)))
+                           key=lambda kv: (kv[1].kind in ("top", "unnamed"), kv[1].kind == "unnamed",
+                                           *first.get(id(kv[1]), [big, big])))
             s._children = dict(items)
 
 
@@ -485,29 +618,40 @@ def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
         sys.setrecursionlimit(limit)
 
 
-def _attribute_kernels(tree: ScopeTree, report: KernelReport, op_scope: dict[str, Scope]) -> None:
-    """Each kernel to the scope of every op it holds (``Kernel.op_names``) and their ancestors."""
+def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
+    """Each kernel to the scope of every instruction it runs that carries an op name (the
+    instructions :attr:`Kernel.op_names` is read from) and to their ancestors; a kernel none of
+    whose instructions has an op name goes to its own instruction's scope."""
     per_scope: dict[int, dict[str, None]] = {}
+    by_phase: dict[int, dict[str, dict[str, None]]] = {}
+    module = tree.module
     for k in report.kernels:
+        comp = module.get_computation(k.computation)
+        inst = comp.get(k.name) if comp is not None else None
+        if inst is None:
+            continue
         innermost: dict[int, Scope] = {}
-        for name in k.op_names:
-            s = op_scope.get(name)
-            if s is not None:
-                innermost.setdefault(id(s), s)
-        if not innermost:  # a kernel whose instructions carry no op name: its computation's scope
-            comp = tree.module.get_computation(k.computation)
-            inst = comp.get(k.name) if comp is not None else None
-            if inst is not None and inst in tree._of:
-                s = tree.scope_of(inst)
-                innermost[id(s)] = s
+        phases: dict[int, set[str]] = {}
+        for i in kernel_instructions(inst):
+            if i.opcode in ("constant", "parameter") or _op_path(i) is None or i not in tree._of:
+                continue
+            s = tree._of[i]
+            innermost.setdefault(id(s), s)
+            phases.setdefault(id(s), set()).add(tree.phase_of(i))
+        if not innermost and inst in tree._of:
+            s = tree._of[inst]
+            innermost[id(s)] = s
+            phases[id(s)] = {tree.phase_of(inst)}
         tree._kernel_scopes[k.name] = tuple(innermost.values())
-        marked: set[int] = set()
-        for s in innermost.values():
+        for key, s in innermost.items():
             cur: Scope | None = s
-            while cur is not None and id(cur) not in marked:
-                marked.add(id(cur))
+            while cur is not None:
                 per_scope.setdefault(id(cur), {})[k.name] = None
+                slot = by_phase.setdefault(id(cur), {})
+                for p in phases[key]:
+                    slot.setdefault(p, {})[k.name] = None
                 cur = cur.parent
     for s in tree.walk():
         s.kernels = tuple(per_scope.get(id(s), ()))
-
+        slot = by_phase.get(id(s), {})
+        s.kernels_by_phase = {p: tuple(slot[p]) for p in PHASES if p in slot}

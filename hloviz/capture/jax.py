@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.capture.live import resolve_specs
-from hloviz.capture.specs import LiteralArg, TensorSpec
+from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
 from hloviz.capture.target import PythonTarget, missing_dependency, user_code
 from hloviz.errors import CaptureError, InputError
 
@@ -54,9 +54,11 @@ def _device(jax: Any, device: str | None) -> Any:
     return candidates[idx]
 
 
-def _to_jax_arg(jax: Any, spec: TensorSpec | LiteralArg, sharding: Any) -> Any:
+def _to_jax_arg(jax: Any, spec: TensorSpec | LiteralArg | PytreeArg, sharding: Any) -> Any:
     if isinstance(spec, LiteralArg):
         return spec.value
+    if isinstance(spec, PytreeArg):
+        return spec.map(lambda leaf: _to_jax_arg(jax, leaf, sharding))
     import jax.numpy as jnp
 
     dtype = getattr(jnp, JAX_DTYPES.get(spec.element_type, ""), None)
