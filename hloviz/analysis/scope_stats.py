@@ -63,7 +63,7 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
     ops = _op_counts(pre, mapping) if pre is not None and mapping is not None else None
     updates = (pre.updates if pre is not None else {}) or (post.updates if post is not None else {})
     updated_ops = _update_counts(pre, updates) if pre is not None else {}
-    updated_kernels = _update_kernels(post, updates) if post is not None else {}
+    updated_kernels = _update_kernels(post) if post is not None else {}
     if ops is not None and TOP_LEVEL in ops and TOP_LEVEL not in paths:
         unnamed = [i for i, p in enumerate(paths) if p.startswith("(")]
         paths.insert(unnamed[0] if unnamed else len(paths), TOP_LEVEL)
@@ -157,15 +157,20 @@ def _update_counts(pre: ScopeTree, updates: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def _update_kernels(post: ScopeTree, updates: dict[str, str]) -> dict[str, dict[str, None]]:
-    """Layer path → the kernels whose results are optimizer ops updating its variables.
+def _update_kernels(post: ScopeTree) -> dict[str, dict[str, None]]:
+    """Layer path → the kernels whose results are optimizer instructions updating its variables.
 
     A kernel's results, not every op inside it: XLA merges identical scalar work of many
-    variables' updates (CSE) and keeps one op name for it, so an op name deep inside a fused
-    update can belong to another variable's update."""
+    variables' updates (CSE) and keeps one op name for it, so an instruction deep inside a
+    fused update can belong to another variable's update."""
     out: dict[str, dict[str, None]] = {}
     report = post.kernel_report
-    if not updates or report is None:
+    if report is None:
+        return out
+    from .updates import update_targets
+
+    targets = update_targets(post)
+    if not any(targets.values()):
         return out
     module = post.module
     for k in report.kernels:
@@ -174,8 +179,7 @@ def _update_kernels(post: ScopeTree, updates: dict[str, str]) -> dict[str, dict[
         if inst is None:
             continue
         for result in _results(inst):
-            path = updates.get(result.metadata.op_name)
-            s = post.get(path) if path is not None else None
+            s = targets.get(result)
             while s is not None and s.kind == "scope":
                 out.setdefault(s.path, {})[k.name] = None
                 s = s.parent

@@ -413,9 +413,13 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     named: list[tuple[Instruction, OpPath]] = []
     unnamed: list[Instruction] = []
     forward_scopes: set[tuple[str, ...]] = set()
+    prefixes = _inlined_prefixes(module, callers)
     for comp in module.computations:
+        prefix = prefixes.get(comp.name)
         for inst in comp.instructions:
             op = _op_path(inst)
+            if op is not None and prefix:  # a called function's ops, named relative to the call
+                op = parse_op_name(f"{prefix}/{op.raw}", inst.metadata.op_type)
             if op is None or (not op.scope and _runs_inside_caller(comp, callers)):
                 unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
                 continue
@@ -436,6 +440,7 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
         of[inst] = s
         phase_of[inst] = op.phase
         op_scope.setdefault(op.raw, s)
+        op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
         first = op.raw.split(";", 1)[0]
         cut = first.rfind("/")
         if cut > 0:
@@ -448,7 +453,8 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
         if hit is not None:
             return hit
         caller = _caller_of(inst, callers)
-        if caller is not None and caller.opcode not in _RUNS_ITS_CALLEES and depth < 64:
+        if caller is not None and (caller.opcode not in _RUNS_ITS_CALLEES or caller.opcode in _INLINED) \
+                and depth < 64:
             owner = place(caller, depth + 1)
             phase_of[inst] = phase_of.get(caller, "forward")
         else:
@@ -545,6 +551,34 @@ def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None
         if s.kind in ("top", "unnamed") and not s.instructions and not s.children:
             del tree.root._children[s.name]
             tree._by_path.pop(s.path, None)
+
+
+#: Ops whose callees XLA inlines, prefixing their op names with the caller's (JAX's nested
+#: ``jit(tril)`` is a ``call`` before optimization, ``…/jit(tril)/ge`` after): see
+#: :mod:`hloviz.analysis.names`.
+_INLINED = frozenset({"call", "conditional", "async-start"})
+
+
+def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dict[str, str]:
+    """Computation called by an inlining op → the op-name prefix its ops get (the caller's op
+    name, itself prefixed if the caller sits in such a computation)."""
+    out: dict[str, str] = {}
+
+    def prefix(comp_name: str, depth: int = 0) -> str:
+        if comp_name in out:
+            return out[comp_name]
+        caller = callers.get(comp_name)
+        if caller is None or caller.opcode not in _INLINED or depth > 64:
+            return ""
+        name = caller.metadata.op_name
+        name = "" if name in SYNTHETIC_OP_NAMES else name
+        outer = prefix(caller.parent.name, depth + 1) if caller.parent is not None else ""
+        out[comp_name] = "/".join(p for p in (outer, name) if p)
+        return out[comp_name]
+
+    for comp in module.computations:
+        prefix(comp.name)
+    return {k: v for k, v in out.items() if v}
 
 
 def _first_callers(module: HloModule) -> dict[str, Instruction]:

@@ -19,32 +19,82 @@ from .scopes import Scope, ScopeTree
 
 
 def optimizer_targets(tree: ScopeTree) -> dict[str, str]:
-    """Optimizer op name → the path of the layer scope whose variables it updates."""
-    feeds: dict[Instruction, frozenset[int]] = {}
-    scopes: dict[int, Scope] = {}
-    per_op: dict[str, set[int]] = {}
-    for comp in tree.module.computations:
-        for inst in comp.instructions:  # operands come before their users in HLO text
-            if tree.phase_of(inst) != "optimizer":
-                continue
-            found: set[int] = set()
-            for op in inst.operands:
-                if tree.phase_of(op) == "optimizer":
-                    found |= feeds.get(op, frozenset())
-                    continue
-                s = tree.scope_of(op)
-                if s.kind == "scope" and (tree.phase_of(op) == "backward" or op.opcode == "parameter"):
-                    scopes[id(s)] = s
-                    found.add(id(s))
-            feeds[inst] = frozenset(found)
-            name = inst.metadata.op_name
-            if name:
-                per_op.setdefault(name, set()).update(found)
+    """Optimizer op name → the path of the layer scope whose variables all its instructions
+    update (op names that several layers' updates share, as JAX's ``sgd/sub`` does, are left
+    out: :func:`update_targets` tells their instructions apart)."""
+    per_op: dict[str, list[Scope | None]] = {}
+    for inst, layer in update_targets(tree).items():
+        name = inst.metadata.op_name
+        if name:
+            per_op.setdefault(name, []).append(layer)
     out: dict[str, str] = {}
-    for name, ids in per_op.items():
-        layer = _common_scope([scopes[i] for i in ids])
-        if layer is not None:
-            out[name] = layer.path
+    for name, layers in per_op.items():
+        if all(layer is not None for layer in layers):
+            common = _common_scope([layer for layer in layers if layer is not None])
+            if common is not None:
+                out[name] = common.path
+    return out
+
+
+def update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
+    """Every optimizer-phase instruction → the layer scope whose variables it updates, or None
+    when it is fed by no layer or by several. Operands are followed through fusions (a fused
+    parameter is its fusion's operand, a fusion its fused root), so this works on optimized
+    modules too, where an update may share a kernel with the gradient it reads."""
+    callers: dict[str, Instruction] = {}
+    for inst in tree.module.instructions():
+        if inst.opcode == "fusion":
+            for c in inst.called_computations:
+                callers.setdefault(c.name, inst)
+    memo: dict[Instruction, frozenset[int]] = {}
+    scopes: dict[int, Scope] = {}
+
+    def inputs(inst: Instruction) -> list[Instruction]:
+        if inst.opcode == "fusion" and inst.called_computations:
+            root = inst.called_computations[0].root
+            return [root] if root is not None else []
+        if inst.opcode == "parameter" and inst.parent is not None and inst.parent.name in callers:
+            caller = callers[inst.parent.name]
+            k = inst.parameter_number or 0
+            return [caller.operands[k]] if k < len(caller.operands) else []
+        return list(inst.operands)
+
+    def feeds(inst: Instruction, depth: int = 0) -> frozenset[int]:
+        hit = memo.get(inst)
+        if hit is not None:
+            return hit
+        memo[inst] = frozenset()  # cycle guard (a while body's parameter)
+        found: set[int] = set()
+        if depth < 400:
+            for op in inputs(inst):
+                if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
+                    for elem in op.operands:
+                        found |= _source(elem) or feeds(elem, depth + 1)
+                    continue
+                found |= _source(op) or (feeds(op, depth + 1) if _is_optimizer(op) else frozenset())
+        memo[inst] = frozenset(found)
+        return memo[inst]
+
+    def _is_optimizer(inst: Instruction) -> bool:
+        return tree.phase_of(inst) == "optimizer" or (inst.opcode == "parameter" and inst.parent is not None
+                                                       and inst.parent.name in callers)
+
+    def _source(op: Instruction) -> frozenset[int]:
+        """A layer's gradient or weight: the layer's scope; anything else: nothing."""
+        if _is_optimizer(op):
+            return frozenset()
+        s = tree.scope_of(op)
+        if s.kind == "scope" and (tree.phase_of(op) == "backward" or op.opcode == "parameter"):
+            scopes[id(s)] = s
+            return frozenset({id(s)})
+        return frozenset()
+
+    out: dict[Instruction, Scope | None] = {}
+    for comp in tree.module.computations:
+        for inst in comp.instructions:
+            if tree.phase_of(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
+                continue
+            out[inst] = _common_scope([scopes[i] for i in feeds(inst)])
     return out
 
 

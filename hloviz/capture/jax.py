@@ -103,6 +103,7 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         raise CaptureError(f"XLA could not compile {name}:\n{str(exc).strip()}") from exc
 
     user_files = (target.file,) if target.file else ()
+    names = _parameter_names(pre)
     smap = source_map_from_text(pre, user_files)
     for op, where in source_map_from_text(post, user_files).items():
         smap.setdefault(op, where)
@@ -116,9 +117,24 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         "wrapped": wrapped,
         "args": specs.describe(),
         "arg_source": specs.source,
+        "parameter_names": names,
         "source_map": smap,
     }
     return pre, post, info
+
+
+def _parameter_names(pre_text: str) -> dict[str, str]:
+    """Entry parameter number (as text) → the argument's pytree path, which JAX writes as the
+    parameter's op name (``params['Dense_0']['kernel']``, ``x``)."""
+    from hloviz import parse
+
+    try:
+        entry = parse(pre_text).entry
+    except Exception:  # noqa: BLE001 - the names are a nicety; the capture stands without them
+        return {}
+    if entry is None:
+        return {}
+    return {str(p.parameter_number): p.metadata.op_name for p in entry.parameters if p.metadata.op_name}
 
 
 def _jaxlib_version() -> str | None:
