@@ -63,7 +63,7 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
     ops = _op_counts(pre, mapping) if pre is not None and mapping is not None else None
     updates = (pre.updates if pre is not None else {}) or (post.updates if post is not None else {})
     updated_ops = _update_counts(pre, updates) if pre is not None else {}
-    updated_kernels = _update_kernels(post) if post is not None else {}
+    updated_kernels = _update_kernels(post, updates) if post is not None else {}
     if ops is not None and TOP_LEVEL in ops and TOP_LEVEL not in paths:
         unnamed = [i for i, p in enumerate(paths) if p.startswith("(")]
         paths.insert(unnamed[0] if unnamed else len(paths), TOP_LEVEL)
@@ -157,12 +157,14 @@ def _update_counts(pre: ScopeTree, updates: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def _update_kernels(post: ScopeTree) -> dict[str, dict[str, None]]:
+def _update_kernels(post: ScopeTree, updates: dict[str, str]) -> dict[str, dict[str, None]]:
     """Layer path → the kernels whose results are optimizer instructions updating its variables.
 
-    A kernel's results, not every op inside it: XLA merges identical scalar work of many
-    variables' updates (CSE) and keeps one op name for it, so an instruction deep inside a
-    fused update can belong to another variable's update."""
+    A result's layer is its op name's (``updates``, read where every op is its own instruction:
+    before optimization) or, where that is more precise, what the data flow of the optimized
+    module says (JAX gives all of ``sgd``'s subtractions one name). Results only, not every op inside a kernel: XLA merges
+    identical scalar work of many variables' updates (CSE) and keeps one op name for it, so an
+    instruction deep inside a fused update can carry another variable's name."""
     out: dict[str, dict[str, None]] = {}
     report = post.kernel_report
     if report is None:
@@ -170,8 +172,6 @@ def _update_kernels(post: ScopeTree) -> dict[str, dict[str, None]]:
     from .updates import update_targets
 
     targets = update_targets(post)
-    if not any(targets.values()):
-        return out
     module = post.module
     for k in report.kernels:
         comp = module.get_computation(k.computation)
@@ -179,7 +179,11 @@ def _update_kernels(post: ScopeTree) -> dict[str, dict[str, None]]:
         if inst is None:
             continue
         for result in _results(inst):
-            s = targets.get(result)
+            path = updates.get(result.metadata.op_name)
+            by_name = post.get(path) if path is not None else None
+            by_flow = targets.get(result)
+            # the more precise of the two, when they agree; the name's when they do not
+            s = by_flow if by_flow is not None and (by_name is None or by_name.contains(by_flow)) else by_name
             while s is not None and s.kind == "scope":
                 out.setdefault(s.path, {})[k.name] = None
                 s = s.parent

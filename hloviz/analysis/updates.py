@@ -19,9 +19,10 @@ from .scopes import Scope, ScopeTree
 
 
 def optimizer_targets(tree: ScopeTree) -> dict[str, str]:
-    """Optimizer op name → the path of the layer scope whose variables all its instructions
-    update (op names that several layers' updates share, as JAX's ``sgd/sub`` does, are left
-    out: :func:`update_targets` tells their instructions apart)."""
+    """Optimizer op name → the path of the innermost layer scope holding the variables its
+    instructions update. TF names each op of each variable's update apart; JAX gives all of
+    ``sgd``'s subtractions one name, which then maps to the scope holding all the layers —
+    :func:`update_targets` tells those instructions apart."""
     per_op: dict[str, list[Scope | None]] = {}
     for inst, layer in update_targets(tree).items():
         name = inst.metadata.op_name
@@ -29,10 +30,9 @@ def optimizer_targets(tree: ScopeTree) -> dict[str, str]:
             per_op.setdefault(name, []).append(layer)
     out: dict[str, str] = {}
     for name, layers in per_op.items():
-        if all(layer is not None for layer in layers):
-            common = _common_scope([layer for layer in layers if layer is not None])
-            if common is not None:
-                out[name] = common.path
+        common = _common_scope([layer for layer in layers if layer is not None])
+        if common is not None:
+            out[name] = common.path
     return out
 
 
