@@ -273,13 +273,71 @@ def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[In
                 slot[1] = n
             s = s.parent
     text = {inst: n for n, inst in enumerate(module.instructions())}
+    flows = _sibling_flows(module, of, phase_of, live)
     for s in root.walk():
         s.instructions.sort(key=lambda i: text.get(i, 0))
         if s._children:
             items = sorted(s._children.items(),
                            key=lambda kv: (kv[1].kind in ("top", "unnamed"), kv[1].kind == "unnamed",
                                            *first.get(id(kv[1]), [big, big])))
-            s._children = dict(items)
+            s._children = dict(_by_data_flow(items, flows.get(id(s), set())))
+
+
+def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
+                   live: dict[Instruction, bool]) -> dict[int, set[tuple[str, str]]]:
+    """Parent scope → the (child, child) pairs its children's forward instructions pass data
+    along: the data flow lifted to the children of the two scopes' common ancestor."""
+    chains: dict[int, list[Scope]] = {}
+
+    def chain(s: Scope) -> list[Scope]:
+        hit = chains.get(id(s))
+        if hit is None:
+            hit = [*reversed(list(s.ancestors())), s]
+            chains[id(s)] = hit
+        return hit
+
+    out: dict[int, set[tuple[str, str]]] = {}
+    for comp in module.computations:
+        for inst in comp.instructions:
+            sv = of.get(inst)
+            if sv is None or phase_of.get(inst, "forward") != "forward":
+                continue
+            for op in inst.operands:
+                su = of.get(op)
+                if su is None or su is sv or not live.get(op) or phase_of.get(op, "forward") != "forward":
+                    continue
+                cu, cv = chain(su), chain(sv)
+                k = 0
+                while k < len(cu) and k < len(cv) and cu[k] is cv[k]:
+                    k += 1
+                if 0 < k < len(cu) and k < len(cv):
+                    out.setdefault(id(cu[k - 1]), set()).add((cu[k].name, cv[k].name))
+    return out
+
+
+def _by_data_flow(items: list[tuple[str, Scope]], flows: set[tuple[str, str]]) -> list[tuple[str, Scope]]:
+    """``items`` (in order of first appearance) reordered so that a scope comes after the scopes
+    it takes data from, as far as cycles allow (a cycle keeps its members' order); hloviz's own
+    scopes stay last. A functional Keras model lists some layers' weight arithmetic (a batch
+    norm's ``rsqrt(variance)``) before the convolution feeding it; the data flow does not."""
+    if not flows or len(items) < 3:
+        return items
+    import networkx as nx
+
+    rank = {name: n for n, (name, _s) in enumerate(items)}
+    own = [kv for kv in items if kv[1].kind in ("top", "unnamed")]
+    g = nx.DiGraph()
+    g.add_nodes_from(name for name, s in items if s.kind not in ("top", "unnamed"))
+    g.add_edges_from((a, b) for a, b in flows if a in g and b in g)
+    dag = nx.condensation(g)
+    members = dag.graph["mapping"]  # node → its strongly connected component
+    groups: dict[int, list[str]] = {}
+    for name, c in members.items():
+        groups.setdefault(c, []).append(name)
+    order = nx.lexicographical_topological_sort(dag, key=lambda c: min(rank[n] for n in groups[c]))
+    by_name = dict(items)
+    out = [(n, by_name[n]) for c in order for n in sorted(groups[c], key=rank.__getitem__)]
+    return out + own
 
 
 def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
