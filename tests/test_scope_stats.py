@@ -172,3 +172,35 @@ def test_bad_grouping_options(args, message, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_an_optimized_module_alone(tmp_path):
+    post = tmp_path / "resnet50.post.hlo"
+    post.write_bytes(gzip.decompress((CAPTURES / "resnet50" / "post.hlo.gz").read_bytes()))
+    data = _stats_json(str(post), "--by", "scope", "--depth", "1")
+    rows = data["scopes"]
+    assert all(r["ops"] is None and r["folded"] is None for r in rows)  # no pre-optimization module
+    top = [r for r in rows if r["depth"] == 1]
+    assert sum(r["flops"] for r in top) == data["flops"]
+    assert set().union(*(r["kernels"] for r in top)) == {k["name"] for k in data["kernels"]}
+
+
+def test_a_module_without_op_names(tmp_path):
+    post = tmp_path / "m.hlo"
+    post.write_text("""HloModule m, is_scheduled=true
+
+%fused (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%p)
+}
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %f = f32[8]{0} fusion(%x), kind=kLoop, calls=%fused
+  ROOT %c = f32[8]{0} copy(%f)
+}
+""")
+    data = _stats_json(str(post), "--by", "scope")
+    [root, own] = data["scopes"]
+    assert own["scope"] == "(main)" and own["kind"] == "unnamed"
+    assert own["kernels"] == ["f", "c"] and own["flops"] == root["flops"] == 8

@@ -72,7 +72,8 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
     """``--by scope``: the counts, then one row per scope, indented by depth."""
     a = result.analysis
     console.print(f"[bold]{result.label}[/]")
-    scopes = result.scopes or ()
+    # a scope of parameters and plumbing only (no ops, no kernels) says nothing in a table; --json keeps it
+    scopes = tuple(r for r in result.scopes or () if r.depth == 0 or r.ops or r.kernels)
     table = Table("scope", "phase", "ops", "kernels", "folded", "eliminated", "flops", "bytes",
                   title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
     for r in scopes[:rows]:
