@@ -146,12 +146,15 @@ def source_map(concrete_fn: Any, user_files: tuple[str, ...],
 
 def _keras_paths(tf: Any, fn: Any) -> dict[int, str]:
     """id(tf.Variable handle) → Keras 3 variable path (``model/dense/kernel``), for the Keras
-    layers, models and optimizers the function can reach (its module's globals and its
-    closure): a ``tf.Variable``'s own name (``model/kernel:0``) leaves the layer out."""
+    layers, models and optimizers the function can reach (its module's globals, its closure, the
+    object of a method): a ``tf.Variable``'s own name (``model/kernel:0``) leaves the layer out."""
     py = python_function(fn)
     py = getattr(py, "__wrapped__", py)
     roots: list[Any] = list((getattr(py, "__globals__", None) or {}).values())
     roots += [c.cell_contents for c in (getattr(py, "__closure__", None) or ()) if _cell_set(c)]
+    owner = getattr(py, "__self__", None) or getattr(fn, "__self__", None)  # a model's own method
+    if owner is not None:
+        roots.append(owner)
     out: dict[int, str] = {}
     for obj in roots:
         variables = getattr(obj, "variables", None) if _is_keras(obj) else None
