@@ -10,7 +10,12 @@ gives, as :mod:`hloviz.analysis.opnames` reads it:
   layer's own scope, its instructions marked ``backward``; an optimizer's update is ``optimizer``;
 * instructions without an op name (or with TF's argument/result plumbing names ``XLA_Args`` /
   ``XLA_Retvals``) go to a scope of their own per computation, ``(<computation name>)``; inside
-  a fused computation or a reducer they belong to their caller's scope instead;
+  a fused computation, a reducer or a called function they belong to their caller's scope;
+  ops named outside every scope go to :data:`TOP_LEVEL`; so the root's children cover all;
+* a called function's ops (JAX's nested ``jit``, a ``call`` before optimization) are named
+  relative to the call, as XLA's inliner will name them;
+* entry parameters named after a layer's variable (``model/dense/kernel``, JAX's
+  ``params['Dense_0']['kernel']``) are filed in that layer;
 * in a post-optimization module each kernel is attributed to every scope whose ops it holds
   (:attr:`Scope.kernels`): a fusion that spans two layers is listed under both, and
   :meth:`ScopeTree.scopes_of_kernel` says which.
@@ -76,7 +81,8 @@ class Scope:
 
     @property
     def children(self) -> list["Scope"]:
-        """Sub-scopes in the order their first instruction appears in the text."""
+        """Sub-scopes in the order the program runs them: after the scopes they take data
+        from, else by their first instruction; hloviz's own scopes (in parentheses) last."""
         return list(self._children.values())
 
     def child(self, name: str) -> "Scope | None":
