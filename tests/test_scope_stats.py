@@ -95,6 +95,10 @@ def test_kernels_are_attributed_to_layers_as_the_op_names_say(name):
     got = {r["scope"]: set(r["kernels"]) for r in data["scopes"] if r["depth"] == 2 and r["kind"] == "scope"}
     layers_with_kernels = {p: ks for p, ks in got.items() if ks}
     assert layers_with_kernels == expected
+    # and each kernel names the scopes it holds ops of, as the op names say
+    for k in data["kernels"]:
+        spans = {"/".join(path.split("/")[:2]) for path in k["scopes"] if path.count("/") >= 1}
+        assert spans == {p for p, ks in expected.items() if k["name"] in ks}, k["name"]
     assert len(expected) > 100  # every layer of the model, not a handful
 
 

@@ -65,6 +65,10 @@ class Stats:
             out["parameters"] = params
         if self.scopes is not None:
             out["scopes"] = [r.to_dict() for r in self.scopes]
+            post_tree = self.trees[1] if self.trees else None
+            if post_tree is not None:  # the layers each kernel holds ops of: two for a fusion spanning two
+                for k in out["kernels"]:
+                    k["scopes"] = [s.path for s in post_tree.scopes_of_kernel(k["name"])]
         return out
 
     def parameters(self) -> list[dict]:
