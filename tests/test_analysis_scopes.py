@@ -54,6 +54,12 @@ def test_op_names_are_read_as_paths_with_phases():
     assert parse_op_name("jit(f)/while/body/add").scope == ("jit(f)", "while", "body")
     assert parse_op_name("jit(f)/jit(relu)/max").scope == ("jit(f)", "relu")
     assert parse_op_name("Cos;PartitionedCall/Cos").scope == ()
+    # JAX 0.10's names for lax.scan over a jax.checkpoint'ed layer, under jax.grad
+    remat = parse_op_name("jit(f)/transpose(jvp(Stack))/while/body/closed_call/checkpoint/"
+                          "rematted_computation/Dense/tanh")
+    assert remat.scope == ("jit(f)", "Stack", "while", "body", "Dense") and remat.phase == "backward"
+    call = parse_op_name("jit(f)/jvp(Stack)/while/body/closed_call")
+    assert call.scope == ("jit(f)", "Stack", "while", "body") and call.op == "closed_call"
     assert split_segments("a/b(c/d)/e") == ["a", "b(c/d)", "e"]
 
 

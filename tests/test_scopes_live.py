@@ -33,3 +33,41 @@ def test_live_keras_training_step_by_layer():
     # and the lines are the user's, never TensorFlow's or Keras'
     smap = result.info["source_map"]
     assert smap and all(v["file"].endswith("keras_small.py") for v in smap.values())
+
+
+JAX_MODEL = '''
+import jax
+import jax.numpy as jnp
+
+HLOVIZ_ARGS = {"grad_of_stack": ["f32[3,8,8]", "f32[4,8]"]}
+
+
+def layer(w, x):
+    with jax.named_scope("Dense"):
+        return jnp.tanh(x @ w)
+
+
+def stack(ws, x):
+    def body(x, w):
+        return jax.checkpoint(layer)(w, x), None
+    with jax.named_scope("Stack"):
+        x, _ = jax.lax.scan(body, x, ws)
+    return x.sum()
+
+
+grad_of_stack = jax.grad(stack)
+'''
+
+
+@pytest.mark.requires_jax
+def test_live_jax_scan_over_a_rematerialised_layer(tmp_path):
+    model = tmp_path / "stack.py"
+    model.write_text(JAX_MODEL)
+    result = api.stats(f"{model}:grad_of_stack", by="scope")
+    rows = {r.scope: r for r in result.scopes}
+    # lax.scan is a while loop; the checkpointed layer's forward and backward both land in Dense
+    dense = rows["jit(stack)/Stack/while/body/Dense"]
+    assert dense.phase == "forward+backward" and dense.kernels
+    assert rows["jit(stack)/Stack"].phase == "forward+backward"
+    names = {p["name"] for p in result.parameters()}
+    assert names >= {"ws", "x"}

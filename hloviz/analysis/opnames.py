@@ -45,8 +45,9 @@ TRANSFORMS = frozenset({
     "custom_vjp_call", "custom_vjp_call_jaxpr", "shard_map", "named_call", "core_call", "closed_call",
     "linearize", "vjp", "grad", "value_and_grad",
 })
-#: Segments that only say a transformation happened (JAX's ``remat`` of a whole stack).
-TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2"})
+#: Segments that only say a transformation or a call happened (JAX's ``checkpoint`` /
+#: ``rematted_computation`` around a rematerialised function, ``closed_call`` around a call).
+TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2", "closed_call", "core_call"})
 
 _CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.S)
 _KERAS_SUFFIX = re.compile(r"^(.+)_(\d+)$")
@@ -136,11 +137,14 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         phase = "backward"
         segments = segments[1:]
     out: list[str] = []
+    last = len(segments) - 1
     for i, seg in enumerate(segments):
         if i == 0 and seg.startswith(("jit(", "pjit(")) and seg.endswith(")"):
             out.append(seg)  # the traced function itself
             continue
         names, backward = unwrap(seg)
+        if not names and i == last and seg in TRANSPARENT:
+            names = [seg]  # the op itself (a ``closed_call``), not a wrapper of what follows
         if backward:
             phase = "backward"
         out.extend(names)
