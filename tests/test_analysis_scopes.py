@@ -43,6 +43,7 @@ def test_op_names_are_read_as_paths_with_phases():
     assert parse_op_name("model_1/dense_1/BiasAdd").scope == ("model_1", "dense_1")
     back = parse_op_name("gradient_tape/model_1/dense_1/MatMul/MatMul_1")
     assert back.phase == "backward" and back.scope[:2] == ("model_1", "dense_1")
+    assert parse_op_name("gradients/dense/MatMul_grad/MatMul").phase == "backward"
     assert parse_op_name("adam/Mul_3").phase == "optimizer"
     assert parse_op_name("SGD/update/mul").phase == "optimizer"
     jax_fwd = parse_op_name("jit(train_step)/jvp(Transformer)/Block_0/Attention/dot_general")

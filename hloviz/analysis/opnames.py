@@ -30,6 +30,9 @@ PHASES = ("forward", "backward", "optimizer")
 
 #: TensorFlow's prefix for the ops ``tf.GradientTape.gradient`` adds.
 GRADIENT_TAPE = "gradient_tape"
+#: First segments that mark the backward pass: the tape's, and ``tf.gradients``' (TF 1 style:
+#: ``gradients/dense/MatMul_grad/MatMul``).
+BACKWARD_PREFIXES = frozenset({GRADIENT_TAPE, "gradients"})
 
 #: First segments that name an optimizer's update (Keras 3 lower-cases them, Keras 2 does not;
 #: matched case-insensitively). A user's own ``name_scope("optimizer")`` counts too.
@@ -121,7 +124,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     """Read one op name (see the module docstring). TF's names of merged ops
     (``Cos;PartitionedCall/Cos``) are read by their first part.
 
-    * ``gradient_tape/<path>`` → scope ``<path>``, phase ``backward``;
+    * ``gradient_tape/<path>`` (or ``gradients/<path>``) → scope ``<path>``, phase ``backward``;
     * a first segment in :data:`OPTIMIZER_SCOPES` → phase ``optimizer`` (the scope stays);
     * JAX segments are unwrapped (:func:`unwrap`), a ``transpose`` among them making the op
       ``backward``; the first segment ``jit(f)`` is kept as written: it is the function;
@@ -133,7 +136,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     phase = "forward"
     if not segments:
         return OpPath((), "", phase, op_name)
-    if segments[0] == GRADIENT_TAPE and len(segments) > 1:
+    if segments[0] in BACKWARD_PREFIXES and len(segments) > 1:
         phase = "backward"
         segments = segments[1:]
     out: list[str] = []
