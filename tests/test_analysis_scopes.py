@@ -142,3 +142,12 @@ def test_transformer_reads_as_forward_backward_optimizer():
         assert s.phase == "forward+backward", s
     [adam] = t.find("adam")
     assert adam.phase == "optimizer"
+
+
+def test_tree_as_nested_data(tree):
+    data = tree.to_dict()
+    assert data["kind"] == "root" and data["instructions"] == tree.module.instruction_count
+    [model] = [c for c in data["children"] if c["path"] == "model_1"]
+    assert [c["label"] for c in model["children"]] == ["dense", "relu"]
+    assert model["kernels"] == ["f", "g"] and model["phase"] == "forward+backward"
+    assert "children" not in tree.to_dict(depth=1)["children"][0]

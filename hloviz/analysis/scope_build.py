@@ -304,7 +304,8 @@ def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: di
                 continue
             for op in inst.operands:
                 su = of.get(op)
-                if su is None or su is sv or not live.get(op) or phase_of.get(op, "forward") != "forward":
+                if su is None or su is sv or op.opcode == "parameter" or not live.get(op) \
+                        or phase_of.get(op, "forward") != "forward":  # a fused parameter is its fusion's
                     continue
                 cu, cv = chain(su), chain(sv)
                 k = 0
@@ -320,7 +321,7 @@ def _by_data_flow(items: list[tuple[str, Scope]], flows: set[tuple[str, str]]) -
     it takes data from, as far as cycles allow (a cycle keeps its members' order); hloviz's own
     scopes stay last. A functional Keras model lists some layers' weight arithmetic (a batch
     norm's ``rsqrt(variance)``) before the convolution feeding it; the data flow does not."""
-    if not flows or len(items) < 3:
+    if not flows or len(items) < 2:
         return items
     import networkx as nx
 

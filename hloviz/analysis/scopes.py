@@ -339,6 +339,19 @@ class ScopeTree:
                             link(op, params[k])
         return g
 
+    def to_dict(self, depth: int | None = None) -> dict:
+        """The tree as nested JSON-ready data, down to ``depth`` (all when None): for each scope
+        ``path``, ``name``, ``label``, ``kind``, ``depth``, ``phase``, ``instructions`` (how many,
+        its own and below), ``kernels`` (names; post-optimization trees), ``children``."""
+        def node(s: Scope) -> dict:
+            out = {"path": s.path, "name": s.name, "label": s.label, "kind": s.kind, "depth": s.depth,
+                   "phase": s.phase, "instructions": sum(s.phases.values()), "kernels": list(s.kernels)}
+            if depth is None or s.depth < depth:
+                out["children"] = [node(c) for c in s.children]
+            return out
+
+        return node(self.root)
+
     def __repr__(self) -> str:
         return f"<ScopeTree {self.module.name} ({self.stage}): {len(self)} scopes>"
 
