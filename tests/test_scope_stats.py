@@ -113,6 +113,8 @@ def test_top_level_scopes_add_up_to_the_module(name):
     assert root[0]["ops"] == ops == sum(r["ops"] for r in top)
     for key in ("folded", "eliminated"):
         assert sum(r[key] for r in top) == data["mapping_counts"][key]
+    for status, n in data["mapping_counts"].items():
+        assert root[0]["statuses"][status] == n == sum(r["statuses"][status] for r in top)
     assert sum(r["flops"] for r in top) == data["flops"] == root[0]["flops"]
     assert sum(r["bytes"] for r in top) == data["bytes_read"] + data["bytes_written"]
     assert set().union(*(r["kernels"] for r in top)) == {k["name"] for k in data["kernels"]}
