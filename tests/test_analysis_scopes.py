@@ -151,3 +151,31 @@ def test_tree_as_nested_data(tree):
     assert [c["label"] for c in model["children"]] == ["dense", "relu"]
     assert model["kernels"] == ["f", "g"] and model["phase"] == "forward+backward"
     assert "children" not in tree.to_dict(depth=1)["children"][0]
+
+
+# --- any op name at all -------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SEGMENT = st.text(alphabet="ab_1(/);", min_size=0, max_size=12)
+
+
+@given(st.lists(_SEGMENT, min_size=1, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_every_instruction_is_filed_once_whatever_the_op_names(names):
+    lines = [f'  %i{n} = f32[2]{{0}} negate(%i{n - 1}), metadata={{op_name="{name}"}}'
+             for n, name in enumerate(names, 1)]
+    text = "HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  %i0 = f32[2]{0} parameter(0)\n" \
+        + "\n".join(lines).replace(f"  %i{len(names)} =", f"  ROOT %i{len(names)} =") + "\n}\n"
+    module = hloviz.parse(text)
+    t = build_scope_tree(module, stage="pre")
+    filed = [i for s in t.walk() for i in s.instructions]
+    assert len(filed) == len(set(map(id, filed))) == module.instruction_count
+    assert all(s.kind == "root" for s in [t.root]) and not t.root.instructions
+    for s in t.walk():
+        assert t.get(s.path) is s
+        for q in (s.path, s.label, s.name):
+            assert isinstance(t.find(q), list)  # never raises, whatever the name
+    t.graph(1)
+    t.to_dict()
