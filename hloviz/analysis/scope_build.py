@@ -31,10 +31,9 @@ def _op_path(inst: Instruction) -> OpPath | None:
     return parse_op_name(name, md.op_type)
 
 
-def build(module: HloModule, *, stage: str | None = None,
-                     kernel_report: KernelReport | None = None,
-                     parameter_names: Mapping[Instruction, str] | None = None,
-                     order_like: ScopeTree | None = None) -> ScopeTree:
+def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelReport | None = None,
+          parameter_names: Mapping[Instruction, str] | None = None,
+          order_like: ScopeTree | None = None) -> ScopeTree:
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
     root = Scope("", module.name, 0, None, label=module.name, kind="root")
@@ -182,7 +181,7 @@ def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None
         query = _param_query(name)
         if not query or inst not in tree._of:
             continue
-        hits = tree.find(query)
+        hits = tree.find(query, substring=False)  # a name, never a guess
         if len(hits) != 1 or hits[0].kind != "scope":
             continue
         target = hits[0]

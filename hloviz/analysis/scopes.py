@@ -223,7 +223,7 @@ class ScopeTree:
 
     # --- lookups -------------------------------------------------------------------------------
 
-    def find(self, query: str) -> list[Scope]:
+    def find(self, query: str, *, substring: bool = True) -> list[Scope]:
         """Scopes answering to ``query``, best kind of match first (and only that kind):
 
         1. the exact path, or the path as an op name wrote it (``gradient_tape/…`` included);
@@ -232,7 +232,8 @@ class ScopeTree:
         4. scopes whose last segments match (``block_5_expand``, ``block_5/expand``);
         5. scopes named as a block of them (``block_5`` → ``block_5_expand``, ``block_5_add``…:
            Keras applications name a block's layers so; not ``block_50``);
-        6. a substring of a path or label, if it picks out scopes (the outermost of them).
+        6. a substring of a path or label, if it picks out scopes (the outermost of them) —
+           unless ``substring`` is False.
         """
         q = query.strip().strip("/")
         if not q:
@@ -258,6 +259,8 @@ class ScopeTree:
                      (s.name.startswith(q + "_") or s.label.startswith(q + "_"))]
             if block:
                 return _outermost(block)
+        if not substring:
+            return []
         low = q.lower()
         sub = [s for s in self.walk()
                if s.kind != "root" and (low in s.path.lower() or low in s.display_path.lower())]
