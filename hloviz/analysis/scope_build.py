@@ -140,7 +140,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     if stage == "post":
         report = kernel_report if kernel_report is not None else find_kernels(module)
         tree.kernel_report = report
-        _attribute_kernels(tree, report)
+        _attribute_kernels(tree, report, {id(i) for i, _op in named})
     return tree
 
 
@@ -296,6 +296,7 @@ def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: di
         return hit
 
     out: dict[int, set[tuple[str, str]]] = {}
+    seen: set[tuple[int, int]] = set()  # scope pairs already lifted
     for comp in module.computations:
         for inst in comp.instructions:
             sv = of.get(inst)
@@ -306,6 +307,10 @@ def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: di
                 if su is None or su is sv or op.opcode == "parameter" or not live.get(op) \
                         or phase_of.get(op, "forward") != "forward":  # a fused parameter is its fusion's
                     continue
+                key = (id(su), id(sv))
+                if key in seen:
+                    continue
+                seen.add(key)
                 cu, cv = chain(su), chain(sv)
                 k = 0
                 while k < len(cu) and k < len(cv) and cu[k] is cv[k]:
@@ -358,7 +363,7 @@ def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
         sys.setrecursionlimit(limit)
 
 
-def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
+def _attribute_kernels(tree: ScopeTree, report: KernelReport, named: set[int]) -> None:
     """Each kernel to the scope of every instruction it runs that carries an op name (the
     instructions :attr:`Kernel.op_names` is read from) and to their ancestors; a kernel none of
     whose instructions has an op name goes to its own instruction's scope."""
@@ -373,7 +378,7 @@ def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
         innermost: dict[int, Scope] = {}
         phases: dict[int, set[str]] = {}
         for i in kernel_instructions(inst):
-            if i.opcode in ("constant", "parameter") or _op_path(i) is None or i not in tree._of:
+            if id(i) not in named or i.opcode in ("constant", "parameter"):
                 continue
             s = tree._of[i]
             innermost.setdefault(id(s), s)
