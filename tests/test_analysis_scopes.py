@@ -68,6 +68,43 @@ def test_keras_reentry_suffix():
     assert keras_layer_name("block_5_expand_1") == "block_5_expand"
     assert keras_layer_name("einsum_1", {"einsum", "einsum_1"}) == "einsum_1"
     assert keras_layer_name("Conv1") == "Conv1"
+    # Keras' own numbering under TF's: layers dense, dense_1, dense_2
+    siblings = {"dense_1", "dense_1_2", "dense_2_1"}
+    assert [keras_layer_name(n, siblings) for n in ("dense_1", "dense_1_2", "dense_2_1")] == \
+        ["dense", "dense_1", "dense_2"]
+
+
+SEQUENTIAL = """
+HloModule m
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %a = f32[4]{0} negate(%x), metadata={op_name="sequential_1/dense_1/MatMul"}
+  %b = f32[4]{0} negate(%a), metadata={op_name="sequential_1/dense_1_2/MatMul"}
+  ROOT %c = f32[4]{0} negate(%b), metadata={op_name="sequential_1/dense_2_1/MatMul"}
+}
+"""
+
+
+def test_keras_auto_named_layers_are_labelled_and_found_by_their_names():
+    t = build_scope_tree(hloviz.parse(SEQUENTIAL), stage="pre")
+    assert [s.label for s in t.get("sequential_1").children] == ["dense", "dense_1", "dense_2"]
+    assert [s.path for s in t.find("dense_1")] == ["sequential_1/dense_1_2"]  # the layer, not a guess
+    assert [s.path for s in t.find("sequential/dense")] == ["sequential_1/dense_1"]
+    # what a capture knows wins over the guess
+    exact = build_scope_tree(hloviz.parse(SEQUENTIAL), stage="pre",
+                             layers={"sequential_1/dense_2_1": "sequential/head"})
+    assert exact.get("sequential_1/dense_2_1").label == "head"
+
+
+def test_layer_scopes_from_where_weights_are_read():
+    from hloviz.capture.tf import layer_scopes
+
+    reads = [("sequential_1/dense_1_2/MatMul/ReadVariableOp/resource:0", "sequential/dense_1/kernel"),
+             ("sequential_1/dense_1/BiasAdd/ReadVariableOp/resource:0", "sequential/dense/bias"),
+             ("unrelated/ReadVariableOp/resource:0", "sequential/dense_2/kernel")]
+    assert layer_scopes(reads) == {"sequential_1": "sequential", "sequential_1/dense_1_2": "sequential/dense_1",
+                                   "sequential_1/dense_1": "sequential/dense"}
 
 
 def test_every_instruction_has_one_scope(tree):

@@ -33,7 +33,7 @@ def _op_path(inst: Instruction) -> OpPath | None:
 
 def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelReport | None = None,
           parameter_names: Mapping[Instruction, str] | None = None,
-          order_like: ScopeTree | None = None) -> ScopeTree:
+          order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
     root = Scope("", module.name, 0, None, label=module.name, kind="root")
@@ -123,6 +123,10 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     if not any(c.name.startswith(("jit(", "pjit(")) for c in root.children):  # Keras runs on TF only
         for s in root.walk():
             _keras_labels(s)
+    for path, layer in (layers or {}).items():  # what the capture knows beats the guess
+        s = _find_path(root, path)
+        if s is not None and s.kind == "scope":
+            s.label = layer.rsplit("/", 1)[-1]
     if order_like is not None:
         rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
         for sc in root.walk():
@@ -146,6 +150,13 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
 
 #: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
 _RUNS_ITS_CALLEES = frozenset({"while", "conditional", "call", "async-start"})
+
+
+def _find_path(root: Scope, path: str) -> Scope | None:
+    s: Scope | None = root
+    for part in path.split("/"):
+        s = s._children.get(part) if s is not None else None
+    return s
 
 
 def _keras_labels(parent: Scope) -> None:
