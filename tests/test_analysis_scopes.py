@@ -102,9 +102,12 @@ def test_layer_scopes_from_where_weights_are_read():
 
     reads = [("sequential_1/dense_1_2/MatMul/ReadVariableOp/resource:0", "sequential/dense_1/kernel"),
              ("sequential_1/dense_1/BiasAdd/ReadVariableOp/resource:0", "sequential/dense/bias"),
-             ("unrelated/ReadVariableOp/resource:0", "sequential/dense_2/kernel")]
+             ("unrelated/ReadVariableOp/resource:0", "sequential/dense_2/kernel"),
+             # a functional model's paths leave the model out
+             ("mobilenetv2_1.00_224_1/Conv1_1/convolution/ReadVariableOp/resource:0", "Conv1/kernel")]
     assert layer_scopes(reads) == {"sequential_1": "sequential", "sequential_1/dense_1_2": "sequential/dense_1",
-                                   "sequential_1/dense_1": "sequential/dense"}
+                                   "sequential_1/dense_1": "sequential/dense",
+                                   "mobilenetv2_1.00_224_1/Conv1_1": "Conv1"}
 
 
 def test_every_instruction_has_one_scope(tree):

@@ -192,14 +192,18 @@ def layer_scopes(reads: list[tuple[str, str]]) -> dict[str, str]:
     for read, path in reads:
         ops = read.split(":", 1)[0].split("/")
         layers = path.split("/")[:-1]  # the variable's own name is not a layer
-        if not layers or len(ops) <= len(layers):
+        if not layers:
             continue
-        if not all(o == lay or re.fullmatch(re.escape(lay) + r"_\d+", o) for o, lay in zip(ops, layers)):
-            continue
-        for k in range(1, len(layers) + 1):
-            scope, layer = "/".join(ops[:k]), "/".join(layers[:k])
-            if out.setdefault(scope, layer) != layer:
-                clash.add(scope)
+        # a functional model's variable paths leave the model out (``Conv1/kernel`` is read in
+        # ``mobilenetv2_1.00_224_1/Conv1_1/…``): the layers may start below the first segment
+        for start in range(len(ops) - len(layers)):
+            window = ops[start:start + len(layers)]
+            if all(o == lay or re.fullmatch(re.escape(lay) + r"_\d+", o) for o, lay in zip(window, layers)):
+                for k in range(1, len(layers) + 1):
+                    scope, layer = "/".join(ops[:start + k]), "/".join(layers[:k])
+                    if out.setdefault(scope, layer) != layer:
+                        clash.add(scope)
+                break
     return {k: v for k, v in out.items() if k not in clash}
 
 
