@@ -243,8 +243,8 @@ def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_t
                 continue
             name = keras.get(id(external)) or var.name.rsplit(":", 1)[0]
             expected = tuple(var.shape)
-            if reads is not None and id(external) in keras:
-                reads.append((tensor.name, keras[id(external)]))
+            if reads is not None and name:  # a Keras path, or a TF name such as ``Conv1/kernel``
+                reads.append((tensor.name, name))
         if expected is None:
             continue
         if tuple(p.shape.dims) != tuple(int(d) for d in expected):
