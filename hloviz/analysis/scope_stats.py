@@ -169,9 +169,10 @@ def _update_kernels(post: ScopeTree, updates: dict[str, str]) -> dict[str, dict[
 
     A result's layer is its op name's (``updates``, read where every op is its own instruction:
     before optimization) or, where that is more precise, what the data flow of the optimized
-    module says (JAX gives all of ``sgd``'s subtractions one name). Results only, not every op inside a kernel: XLA merges
-    identical scalar work of many variables' updates (CSE) and keeps one op name for it, so an
-    instruction deep inside a fused update can carry another variable's name."""
+    module says (JAX gives all of ``sgd``'s subtractions one name). Results only, not every op
+    inside a kernel: XLA merges identical scalar work of many variables' updates (CSE) and keeps
+    one op name for it, so an instruction deep inside a fused update can carry another
+    variable's name."""
     out: dict[str, dict[str, None]] = {}
     report = post.kernel_report
     if report is None:
