@@ -111,21 +111,19 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
 
 def _ordered_paths(post: ScopeTree | None, pre: ScopeTree | None) -> list[str]:
     """Paths depth first: the post tree's order, a pre-only scope right after its siblings."""
-    children: dict[str, list[str]] = {}
+    children: dict[str, dict[str, None]] = {}
     for tree in (post, pre):
         if tree is None:
             continue
         for s in tree.walk():
             for c in s.children:
-                lst = children.setdefault(s.path, [])
-                if c.path not in lst:
-                    lst.append(c.path)
+                children.setdefault(s.path, {})[c.path] = None
     out: list[str] = []
     stack = [""]
     while stack:
         p = stack.pop()
         out.append(p)
-        stack.extend(reversed(children.get(p, [])))
+        stack.extend(reversed(list(children.get(p, ()))))
     return out
 
 
