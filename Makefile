@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/render_bench.py
 	$(BIN)/python benchmarks/diff_bench.py
 	$(BIN)/python benchmarks/versions_bench.py
+	$(BIN)/python benchmarks/scope_bench.py
 
 clean:
 	rm -rf $(VENV) build hloviz-out .pytest_cache

@@ -4,6 +4,9 @@
 - :func:`constant_folding` — work computed at compile time, and the constants that replaced it
 - :func:`pre_to_post` — each op of the function → in kernels, folded, eliminated or no work
 - :mod:`~hloviz.analysis.glossary` — the words every output uses, each with one meaning
+- :func:`build_scope_tree` — the model's own structure (layers, scopes) from op names, with the
+  kernels of each scope; :func:`scope_rows` — ``stats --by scope``'s numbers per scope
+- :func:`parameter_names`, :func:`user_source` — the names and lines users recognise
 - :func:`analyze` — all of them for a (pre, post) pair, with a one-line verdict
 """
 
@@ -12,10 +15,9 @@ from __future__ import annotations
 from .folding import FoldedConstant, FoldingReport, constant_folding
 from .kernels import ExecutedComputation, Kernel, KernelReport, kernels
 from .mapping import Mapping, OpMapping, pre_to_post
-from .summary import Analysis, ModuleCounts, Summary, analyze, describe_kernel
-
-__all__ = [
-    "Analysis", "ExecutedComputation", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport",
-    "Mapping", "ModuleCounts", "Summary", "OpMapping", "analyze", "constant_folding", "describe_kernel", "kernels",
-    "pre_to_post",
+- :func:`pre_to_post` — each op of the function → in kernels, folded, eliminated or no work
+- :mod:`~hloviz.analysis.glossary` — the words every output uses, each with one meaning
+- :func:`build_scope_tree` — the model's own structure (layers, scopes) from op names, with the
+  kernels of each scope; :func:`scope_rows` — ``stats --by scope``'s numbers per scope
+- :func:`parameter_names`, :func:`user_source` — the names and lines users recognise
 ]

@@ -192,6 +192,12 @@ def _role(opcode: str, attribute: str, index: int) -> str:
     return "async" if opcode == "async-start" else opcode
 
 
+def kernel_instructions(inst: Instruction) -> list[Instruction]:
+    """A kernel's instruction and every instruction that runs as part of it (fused
+    computations, callees, reducers): where its op names (:attr:`Kernel.op_names`) come from."""
+    return [inst, *_inner(inst)]
+
+
 def _inner(inst: Instruction) -> Iterator[Instruction]:
     """Every instruction that runs as part of ``inst``: fused computations, callees, reducers."""
     for comp in called_closure(inst.called_computations):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from .diff import DiffResult, DiffSide, diff
 from .pictures import ShowResult, render, show
-from .stats import Stats, dump, stats
+from .stats import Stats, dump, scope_trees, stats
 from .versions import VersionColumn, VersionsResult, versions
 
 __all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "VersionColumn", "VersionsResult", "diff", "dump",
-           "render", "show", "stats", "versions"]
+           "render", "scope_trees", "show", "stats", "versions"]
