@@ -56,12 +56,17 @@ def zeros(shape):
 
 
 class _Graph:
+    inputs = ()     # a stand-in graph has no inputs: hloviz then writes no parameter names
+    captures = ()
+
     def get_operations(self):
         return []
 
 
 class _Concrete:
     graph = _Graph()
+    variables = ()
+    structured_input_signature = ((), {{}})
 
 
 class _Namespace:

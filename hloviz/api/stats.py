@@ -88,22 +88,17 @@ class Stats:
 
 def stats(target: "str | Capture | None" = None, *, pre: str | Path | None = None, post: str | Path | None = None,
           args: Sequence[str] = (), device: str | None = None, module: str | None = None,
-          verbose: bool = False, notify: Callable[[str], None] | None = None) -> Stats:
-    """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts, or a
-    :class:`~hloviz.capture.Capture` it returned, e.g. under ``tf="2.17"``) and analyze it:
-    counts, kernels, folded constants, pre→post mapping and the verdict."""
-    from ..analysis import analyze
-    from ..capture import Capture, load_target
           verbose: bool = False, notify: Callable[[str], None] | None = None,
           by: str = "kernel", depth: int | None = None) -> Stats:
-    """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts) and
-    analyze it: counts, kernels, folded constants, pre→post mapping and the verdict.
+    """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts, or a
+    :class:`~hloviz.capture.Capture` it returned, e.g. under ``tf="2.17"``) and analyze it:
+    counts, kernels, folded constants, pre→post mapping and the verdict.
 
     ``by="scope"`` adds a row per scope of the model (layers, name scopes), down to ``depth``
     (every level when None): :func:`hloviz.analysis.scope_stats.scope_rows`.
     """
     from ..analysis import analyze
-    from ..capture import load_target
+    from ..capture import Capture, load_target
     from ..errors import InputError
 
     if by not in GROUPINGS:
