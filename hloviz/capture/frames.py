@@ -49,14 +49,23 @@ def _library_roots() -> tuple[str, ...]:
 
 
 def is_user_file(path: str, *, always: Iterable[str] = ()) -> bool:
-    """True when ``path`` is the user's own code (see the module docstring)."""
+    """True when ``path`` is the user's own code (see the module docstring).
+
+    A real model's graph has hundreds of thousands of op tracebacks over a few hundred files, so
+    each (file, always) pair is judged once per process: resolving symlinks is a system call.
+    """
+    return _judge(path, tuple(always))
+
+
+@lru_cache(maxsize=None)
+def _judge(path: str, always: tuple[str, ...]) -> bool:
     if not path or path.startswith("<"):
         return False
     base = os.path.basename(path)
     if base.startswith("__autograph_generated_file"):
         return False
-    real = os.path.realpath(path)
-    if any(real == os.path.realpath(a) for a in always):
+    real = _realpath(path)
+    if any(real == _realpath(a) for a in always):
         return True
     if "/site-packages/" in real or "/dist-packages/" in real:
         return False
@@ -66,11 +75,23 @@ def is_user_file(path: str, *, always: Iterable[str] = ()) -> bool:
     return True
 
 
-def innermost_user_frame(frames: Iterable[Frame], *, always: Iterable[str] = ()) -> Frame | None:
-    """The last (innermost) frame of ``frames`` (outermost first) in a user file."""
+@lru_cache(maxsize=None)
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def innermost_user_frame(frames: Iterable[Frame], *, always: Iterable[str] = (),
+                         innermost_first: bool = False) -> Frame | None:
+    """The innermost frame of ``frames`` in a user file.
+
+    ``frames`` run outermost first, as in a traceback, unless ``innermost_first``: then the first
+    user frame is the answer and the rest of ``frames`` is never read.
+    """
     always = tuple(always)
     found = None
     for fr in frames:
         if is_user_file(fr.file, always=always):
+            if innermost_first:
+                return fr
             found = fr
     return found

@@ -19,6 +19,7 @@ import inspect
 import os
 import re
 import traceback
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
@@ -133,13 +134,24 @@ def source_map(concrete_fn: Any, user_files: tuple[str, ...],
         feeding = [prefix + t.op.name for t in op.inputs]
         if feeding:
             inputs[name] = feeding
-        tb = op.traceback or ()
-        frames = [Frame(f.filename, f.lineno, getattr(f, "name", "")) for f in tb
-                  if (f.filename, f.lineno) not in caller]
-        fr = innermost_user_frame(frames, always=user_files)
+        fr = innermost_user_frame(_innermost_first(op.traceback or (), caller), always=user_files,
+                                  innermost_first=True)
         if fr is not None:
             smap[name] = {"file": fr.file, "line": fr.line, "function": fr.function}
     return smap, types, inputs
+
+
+def _innermost_first(tb: Any, caller: frozenset[tuple[str, int]]) -> Iterator[Frame]:
+    """An op's traceback (outermost first) read from the innermost end, minus the caller's frames.
+
+    Lazy on purpose: each frame of TF's ``StackTrace`` is a C++ object read field by field, a
+    real model has hundreds of thousands of them, and the search stops at the first user frame.
+    """
+    for i in range(len(tb) - 1, -1, -1):
+        f = tb[i]
+        file, line = f.filename, f.lineno
+        if (file, line) not in caller:
+            yield Frame(file, line, getattr(f, "name", ""))
 
 
 def _device_context(tf: Any, device: str | None) -> tuple[Any, str | None]:

@@ -46,8 +46,7 @@ def stats(
     result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
                        verbose=verbose, notify=note)
     if as_json:
-        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")  # one write
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
