@@ -12,9 +12,9 @@ import linecache
 import os
 import site
 import sysconfig
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterable
+from functools import cache, lru_cache
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def is_user_file(path: str, *, always: Iterable[str] = ()) -> bool:
     return _judge(path, tuple(always))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _judge(path: str, always: tuple[str, ...]) -> bool:
     if not path or path.startswith("<"):
         return False
@@ -69,13 +69,10 @@ def _judge(path: str, always: tuple[str, ...]) -> bool:
         return True
     if "/site-packages/" in real or "/dist-packages/" in real:
         return False
-    for root in _library_roots():
-        if real == root or real.startswith(root + os.sep):
-            return False
-    return True
+    return not any(real == root or real.startswith(root + os.sep) for root in _library_roots())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _realpath(path: str) -> str:
     return os.path.realpath(path)
 

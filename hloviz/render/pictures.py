@@ -8,9 +8,10 @@ saying what was collapsed or retried, and how to show itself in Jupyter.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
@@ -148,7 +149,7 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
     return build_picture(build, options, fmt, timeout, shown)
 
 
-def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
+def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: str = "svg",
                  options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT) -> Picture:
     """Pre and post side by side, kernels numbered and coloured, folds marked."""
     from .sidebyside import side_by_side

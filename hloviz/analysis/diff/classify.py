@@ -184,10 +184,12 @@ def computation_diffs(m: Matcher, diffs: list[InstructionDiff]) -> list[Computat
     counts_a_removed = [0] * len(a.comps)
     slot = {Status.UNCHANGED: 0, Status.CHANGED: 1, Status.ADDED: 2}
     for d in diffs:
+        inst = d.before if d.status is Status.REMOVED else d.after  # the side it exists on
+        assert inst is not None and inst.parent is not None
         if d.status is Status.REMOVED:
-            counts_a_removed[a.comp_index[d.before.parent]] += 1
+            counts_a_removed[a.comp_index[inst.parent]] += 1
         else:
-            counts_b[b.comp_index[d.after.parent]][slot[d.status]] += 1
+            counts_b[b.comp_index[inst.parent]][slot[d.status]] += 1
     out: list[ComputationDiff] = []
     for cy, comp in enumerate(b.comps):
         cx = m.cb[cy]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...ir import Computation, HloModule, Instruction
 
@@ -89,7 +89,7 @@ class Side:
             if o_ and max(o_) > n:
                 unordered.add(comp_of[n])
 
-    def users(self, n: int) -> "array[int]":
+    def users(self, n: int) -> array[int]:
         """The instructions that use ``n`` as an operand, in text order (repeats kept)."""
         return self._user_flat[self._user_start[n]:self._user_start[n + 1]]
 
@@ -136,14 +136,14 @@ class Side:
 
     # -- fingerprints ---------------------------------------------------------------------
 
-    def _local_hashes(self) -> "array[int]":
+    def _local_hashes(self) -> array[int]:
         """Hash of what each instruction is by itself: no names, no metadata, no operands."""
         shape_hash: dict[int, int] = {}  # the parser shares Shape objects; hash each once
         ignored = IGNORED_ATTRIBUTES
         out = array("q")
         append = out.append
         comp_of, fusion_of_comp = self.comp_of, self.fusion_of_comp
-        entry = self.comp_index.get(self.module.entry, -1)
+        entry = self.comp_index.get(self.module.entry, -1) if self.module.entry is not None else -1
         for n, (inst, ops) in enumerate(zip(self.insts, self.ops)):
             shape = inst.shape
             sh = shape_hash.get(id(shape))
@@ -256,7 +256,7 @@ class Side:
             return ()
         return self.ops[n]
 
-    def out_neighbours(self, n: int) -> "Sequence[int]":
+    def out_neighbours(self, n: int) -> Sequence[int]:
         """Users, and for a called computation's root the calling instruction."""
         c = self.comp_of[n]
         if self.root[c] == n:

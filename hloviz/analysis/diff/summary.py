@@ -58,6 +58,7 @@ def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
 def _where(d: InstructionDiff, before: bool) -> str:
     """Where a kernel's counterpart is on the side where it is not a kernel."""
     other = d.before if before else d.after
+    assert other is not None  # a kernel's counterpart exists (changed or unchanged)
     when = "was" if before else "now"
     for c in d.changes:
         if c.kind is ChangeKind.FUSION:
@@ -120,9 +121,9 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
                 c_changed.append(d)
         elif d.opcode == "constant" and d.status is not Status.UNCHANGED:
             # Only values the other module has nowhere: XLA copies constants into fusions freely.
-            if d.status is Status.ADDED and _value(d.after) not in _values(a, cache, "a"):
+            if d.status is Status.ADDED and d.after is not None and _value(d.after) not in _values(a, cache, "a"):
                 c_appeared.append(d)
-            elif d.status is Status.REMOVED and _value(d.before) not in _values(b, cache, "b"):
+            elif d.status is Status.REMOVED and d.before is not None and _value(d.before) not in _values(b, cache, "b"):
                 c_vanished.append(d)
     oa, ob = _opcode_counts(a), _opcode_counts(b)
     deltas = [OpcodeDelta(op, oa.get(op, 0), ob.get(op, 0)) for op in sorted(set(oa) | set(ob))
