@@ -49,7 +49,7 @@ class OpMapping:
 
 
 @dataclass(frozen=True)
-class Mapping:
+class PrePostMapping:
     """Every pre-opt op, in the order it first appears (pre-opt HLO first, then TF-only ops)."""
 
     ops: tuple[OpMapping, ...]
@@ -67,6 +67,10 @@ class Mapping:
         for m in self.ops:
             out[m.status] += 1
         return out
+
+
+#: Deprecated name of :class:`PrePostMapping`: it shadowed ``typing.Mapping`` wherever both were used.
+Mapping = PrePostMapping
 
 
 def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None,

@@ -17,11 +17,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ...ir import Computation, HloModule, Instruction
+from ...opcodes import PASS_THROUGH_CALLERS
 
 #: Attributes that never make two instructions different.
 IGNORED_ATTRIBUTES = frozenset({"metadata"})
-#: Callers whose operands flow one to one into the called computation's parameters.
-_PASS_THROUGH_CALLERS = frozenset({"fusion", "call", "async-start", "custom-call"})
 
 
 def _norm(value: str) -> str:
@@ -130,7 +129,7 @@ class Side:
     def single_caller(self, c: int) -> int:
         """The one instruction calling computation ``c`` with its operands as parameters, or -1."""
         cs = self.callers[c]
-        if len(cs) == 1 and self.insts[cs[0]].opcode in _PASS_THROUGH_CALLERS:
+        if len(cs) == 1 and self.insts[cs[0]].opcode in PASS_THROUGH_CALLERS:
             return cs[0]
         return -1
 

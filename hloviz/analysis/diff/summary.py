@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ...ir import HloModule, Instruction
-from ..kernels import CONTROL_FLOW, is_kernel
+from ...opcodes import BODY_CALLERS
+from ..kernels import is_kernel
 from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, KernelDiff, OpcodeDelta, Status
 
 
@@ -26,7 +27,7 @@ def kernel_instructions(module: HloModule) -> list[Instruction]:
     while stack:
         comp = stack.pop()
         for inst in comp.instructions:
-            if inst.opcode in CONTROL_FLOW:
+            if inst.opcode in BODY_CALLERS:
                 for callee in inst.called_computations:
                     if id(callee) not in seen:
                         seen.add(id(callee))
