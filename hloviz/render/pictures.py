@@ -99,7 +99,8 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     The layer :func:`module_picture` and :func:`pair_picture` share (and the diff picture
     uses): DOT and JSON need no Graphviz; SVG, PNG and HTML are laid out under ``timeout``, and
     on a timeout ``build`` is called again with coarser options and a note saying so. Errors
-    from Graphviz carry the DOT text as ``err.dot_text`` so callers can still write it.
+    from Graphviz carry the DOT text (:class:`~hloviz.errors.CarriesDotText`) so callers can
+    still write it.
     """
     dot_text, views = build(options, ())
     notes = _notes(views)
@@ -112,8 +113,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         data = run_dot(dot_text, layout_fmt, timeout=timeout)
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
-            err.dot_text = dot_text  # type: ignore[attr-defined]  # callers still write the DOT
-            raise
+            raise err.with_dot_text(dot_text)  # callers still write the DOT
         coarse = replace(options, coarse=True, budget=max(20, options.budget // 4))
         retry = (f"Graphviz did not finish the full view within {timeout:g} s, so this is a coarser one "
                  f"(every fusion and body collapsed, at most {coarse.budget} nodes)")
@@ -125,8 +125,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
             if isinstance(err, GraphvizTimeout):
                 err = GraphvizTimeout(f"Graphviz did not finish within {timeout:g} s, not even a coarser view "
                                       f"of at most {coarse.budget} nodes", seconds=timeout, hint=err.hint)
-            err.dot_text = dot_text  # type: ignore[attr-defined]
-            raise err from None
+            raise err.with_dot_text(dot_text) from None
     svg = data if layout_fmt == "svg" else None
     if fmt == "html":
         from .html import picture_page
