@@ -1,7 +1,8 @@
 """The graph view of a module: :func:`to_networkx` and the self-check :func:`check`.
 
-Node and edge attributes are documented here, once, and every layer above (analysis, render,
-diff) relies on exactly these names.
+Node and edge attributes are documented here, once: they are the contract with users who run
+their own graph algorithms on a module. (hloviz's analyses and pictures walk the IR directly,
+without building this graph.)
 
 Nodes — one per instruction, id ``"<computation>/<instruction>"``:
 
