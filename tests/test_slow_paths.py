@@ -77,3 +77,57 @@ def test_stats_json_is_written_in_one_piece(tmp_path: Path, monkeypatch):
         assert exc.code in (0, None)
     data = json.loads(out.getvalue())
     assert data and out.writes == 1
+
+
+class _CountingFrame:
+    """A TF StackFrame stand-in that counts how often its fields are read."""
+
+    reads = 0
+
+    def __init__(self, filename: str, lineno: int) -> None:
+        self._f, self._l = filename, lineno
+
+    @property
+    def filename(self) -> str:
+        _CountingFrame.reads += 1
+        return self._f
+
+    @property
+    def lineno(self) -> int:
+        return self._l
+
+
+class _StackTrace(list):
+    def __init__(self, frames, user_frames=None):
+        super().__init__(frames)
+        self._user = user_frames
+
+    def get_user_frames(self):
+        return self._user
+
+
+class _Op:
+    def __init__(self, traceback):
+        self.traceback = traceback
+
+
+def test_an_ops_traceback_is_read_from_the_innermost_end_and_only_to_the_user_frame(tmp_path):
+    from hloviz.capture.tf import _candidate_frames, _innermost_first
+
+    user = str(tmp_path / "model.py")
+    library = os.__file__
+    outer = [_CountingFrame(library, n) for n in range(500)]  # interpreter, runner, …
+    stack = [*outer, _CountingFrame(user, 7), _CountingFrame(user, 9), _CountingFrame(library, 1)]
+    _CountingFrame.reads = 0
+    tb = _StackTrace(stack)  # no user-frame filter (older TensorFlow): the whole trace
+    tb.get_user_frames = None  # type: ignore[method-assign]
+    found = frames.innermost_user_frame(_innermost_first(_candidate_frames(_Op(tb)), frozenset()),
+                                        always=[user], innermost_first=True)
+    assert found is not None and (found.file, found.line) == (user, 9)
+    assert _CountingFrame.reads == 2  # the library frame, then the user's: the outer 500 never read
+    # With TensorFlow's own filter, the caller's frames ((file, line) pairs) are still skipped.
+    tb2 = _StackTrace(stack, user_frames=[stack[-3], stack[-2]])
+    found = frames.innermost_user_frame(_innermost_first(_candidate_frames(_Op(tb2)), frozenset({(user, 9)})),
+                                        always=[user], innermost_first=True)
+    assert found is not None and found.line == 7
+    assert list(_candidate_frames(_Op(_StackTrace([])))) == []

@@ -134,11 +134,25 @@ def source_map(concrete_fn: Any, user_files: tuple[str, ...],
         feeding = [prefix + t.op.name for t in op.inputs]
         if feeding:
             inputs[name] = feeding
-        fr = innermost_user_frame(_innermost_first(op.traceback or (), caller), always=user_files,
+        fr = innermost_user_frame(_innermost_first(_candidate_frames(op), caller), always=user_files,
                                   innermost_first=True)
         if fr is not None:
             smap[name] = {"file": fr.file, "line": fr.line, "function": fr.function}
     return smap, types, inputs
+
+
+def _candidate_frames(op: Any) -> Any:
+    """The frames of ``op``'s traceback that may be the user's, outermost first.
+
+    TensorFlow filters its own frames out in C++ (``StackTrace.get_user_frames``), far faster
+    than reading each frame here; a frame it drops is inside TensorFlow, which is never the
+    user's file. Older TensorFlow without the method: the whole traceback.
+    """
+    tb = op.traceback
+    if not tb:
+        return ()
+    user_frames = getattr(tb, "get_user_frames", None)
+    return user_frames() if user_frames is not None else tb
 
 
 def _innermost_first(tb: Any, caller: frozenset[tuple[str, int]]) -> Iterator[Frame]:
