@@ -156,7 +156,7 @@ def _spec_text(spec) -> str:
 def _hloviz_version() -> str:
     """The version in the checkout this script belongs to (read as text: no import)."""
     init = HERE.parent / "hloviz" / "__init__.py"
-    m = re.search(r'^__version__\s*=\s*"([^"]+)"', init.read_text(encoding="utf-8"), re.MULTILINE) \
+    m = re.search(r'^__version__\s*=\s*"([^"]+)"', init.read_text(encoding="utf-8"), re.M) \
         if init.is_file() else None
     return m.group(1) if m else "unknown"
 
@@ -226,7 +226,7 @@ def summary(post: str) -> str:
     entry = post[post.find("\nENTRY"):]
     entry = entry[:entry.find("\n}")]
     ops: dict[str, int] = {}
-    for m in re.finditer(r"^\s+(?:ROOT )?%?[\w.\-]+ = .*?\s([a-z][\w\-]*)\(", entry, re.MULTILINE):
+    for m in re.finditer(r"^\s+(?:ROOT )?%?[\w.\-]+ = .*?\s([a-z][\w\-]*)\(", entry, re.M):
         ops[m.group(1)] = ops.get(m.group(1), 0) + 1
     skip = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
     return ", ".join(f"{k} {v}" for k, v in sorted(ops.items(), key=lambda kv: -kv[1]) if k not in skip)

@@ -89,11 +89,6 @@ def opcode_counts_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> st
     return ", ".join(parts)
 
 
-#: Deprecated name of :func:`opcode_counts_text` (it clashed with the picture labels' own
-#: ``histogram_text``, which counts raw opcodes and writes ``add ×1000``).
-histogram_text = opcode_counts_text
-
-
 def _kernel_words(report: KernelReport) -> str:
     text = _plural(report.count, "kernel")
     if 0 < report.count <= 3:
@@ -135,3 +130,8 @@ def _verdict(pre: ModuleCounts | None, post: ModuleCounts | None, report: Kernel
     if computed:
         text += f"; {_plural(len(computed), 'op')} computed at compile time into no new constant"
     return text
+
+
+#: Deprecated name of :func:`opcode_counts_text` (it clashed with the picture labels' own
+#: ``histogram_text``, which counts raw opcodes and writes ``add ×1000``).
+histogram_text = opcode_counts_text

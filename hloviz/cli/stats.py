@@ -17,7 +17,7 @@ from rich.table import Table
 
 from .. import api
 from ..analysis.export import source_lines
-from ..analysis.summary import opcode_counts_text
+from ..analysis.summary import histogram_text
 from . import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
 
@@ -99,7 +99,7 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
         table = Table("kernel", *(["computation"] if several else []), "kind", "ops", "read", "written",
                       "flops", "source lines", title=f"kernels ({a.kernels.count})")
         for k in a.kernels.kernels[:rows]:
-            ops = opcode_counts_text(k.opcodes, 3) if k.is_fusion else k.opcode
+            ops = histogram_text(k.opcodes, 3) if k.is_fusion else k.opcode
             if k.target:
                 ops += f" {k.target}"
             lines = source_lines(k.op_names, k.sources, lookup)
