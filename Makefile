@@ -29,8 +29,8 @@ test: $(STAMP) ## run the whole test suite (installs everything it needs)
 	@sh scripts/system-deps.sh dot chromium
 	$(BIN)/python -m pytest -q
 
-test-fast: $(STAMP) ## the tests that need neither TensorFlow nor JAX
-	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax"
+test-fast: $(STAMP) ## the tests that need neither TensorFlow nor JAX (nor the package index)
+	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax and not requires_network"
 
 demo: $(STAMP) system-deps ## capture the seed sample with TensorFlow and draw what XLA did (hloviz show)
 	$(BIN)/hloviz show samples/fused_additions.py:fused_additions -o hloviz-out/fused_additions
@@ -41,8 +41,8 @@ conformance: $(STAMP) ## run XLA's parser corpus from ../shared/conformance
 bench: $(STAMP) ## run the benchmarks under benchmarks/ (each prints ratios against a reference)
 	$(BIN)/python benchmarks/parse_bench.py
 	$(BIN)/python benchmarks/render_bench.py
-	$(BIN)/python benchmarks/diff_bench.py
 	$(BIN)/python benchmarks/capture_bench.py
+	$(BIN)/python benchmarks/diff_bench.py
 
 LINT_STAMP := $(VENV)/.hloviz-lint-installed
 $(LINT_STAMP): $(STAMP)
