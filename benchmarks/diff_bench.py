@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _data  # noqa: E402
-from _parse_child import peak_rss, reset_peak, rss_now  # noqa: E402
+import _data
+from _parse_child import peak_rss, reset_peak, rss_now
 
 RATIO_TARGET, LARGE_SECONDS_TARGET = 3.0, 60.0
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests import fuzzing  # noqa: E402
+from tests import fuzzing
 
 
 def main() -> int:

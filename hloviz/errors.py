@@ -7,6 +7,11 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 #: Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
@@ -61,7 +66,21 @@ class InputError(HlovizError):
     """A file, folder or target that does not exist or is not what the command needs."""
 
 
-class DependencyError(HlovizError):
+class CarriesDotText:
+    """Part of the errors drawing a picture can raise (:class:`DependencyError` for a missing
+    ``dot``, :class:`RenderError` for a failed one): ``dot_text`` is the DOT text of the picture
+    Graphviz could not draw — None when the error came before there was any — so that callers
+    can still write it for the user (``dot -Tsvg`` can be run on it later)."""
+
+    dot_text: str | None = None
+
+    def with_dot_text(self, dot_text: str) -> Self:
+        """This error, carrying ``dot_text`` (for ``raise err.with_dot_text(text)``)."""
+        self.dot_text = dot_text
+        return self
+
+
+class DependencyError(CarriesDotText, HlovizError):
     """An optional dependency (TensorFlow, JAX, the Graphviz `dot` binary) is missing."""
 
 
@@ -69,5 +88,5 @@ class CaptureError(HlovizError):
     """Tracing or compiling the user's function failed."""
 
 
-class RenderError(HlovizError):
+class RenderError(CarriesDotText, HlovizError):
     """Graphviz failed, timed out, or the output could not be written."""

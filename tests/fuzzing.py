@@ -99,7 +99,7 @@ def _swap_lines(rng, data, _):
 
 
 def _token_edit(rng, data, _):
-    tokens = [m for m in _TOKEN.finditer(data)]
+    tokens = list(_TOKEN.finditer(data))
     if not tokens:
         return data
     a = rng.choice(tokens)

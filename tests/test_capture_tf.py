@@ -128,7 +128,7 @@ def test_fused_additions_const_folds_into_one_add_of_1000(captured):
 
 def test_constant_arithmetic_folds_into_one_literal(captured):
     """TF 2.21 folds small constants itself, before XLA: pre-opt HLO already has the literal."""
-    cap, notes, _ = captured.get(f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic")
+    cap, _notes, _ = captured.get(f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic")
     assert cap.info["args"] == [] and cap.info["arg_source"] == "none"
     pre, post = cap.pre_module(), cap.post_module()
     expected = [1 * 4 + 0.841470985, 2 * 5 + 0.909297427, 3 * 6 + 0.141120008]

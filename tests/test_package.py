@@ -28,7 +28,7 @@ def _commands() -> list[str]:
 
 def test_every_command_is_in_the_readme_table_and_has_help():
     readme = (ROOT / "README.md").read_text()
-    table = {m.group(1) for m in re.finditer(r"^\| `hloviz (\w+)", readme, re.M)}
+    table = {m.group(1) for m in re.finditer(r"^\| `hloviz (\w+)", readme, re.MULTILINE)}
     assert set(_commands()) == table
     for name in _commands():
         out = subprocess.run([sys.executable, "-m", "hloviz", name, "--help"], capture_output=True, text=True,

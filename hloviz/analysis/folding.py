@@ -35,18 +35,12 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..ir import HloModule, Instruction
+from ..opcodes import NOT_FOLDABLE
 from .kernels import SYNTHETIC_OP_NAMES
 from .names import post_names
 
 #: Literals up to this many characters are shown as values; longer ones by their shape.
 SHORT_LITERAL = 80
-#: Ops that can be evaluated at compile time when their operands are constants.
-_NOT_FOLDABLE = frozenset({
-    "parameter", "rng", "rng-bit-generator", "rng-get-and-update-state", "custom-call", "infeed",
-    "outfeed", "recv", "recv-done", "send", "send-done", "after-all", "partition-id", "replica-id",
-    "while", "conditional", "call", "fusion", "all-reduce", "all-gather", "all-to-all",
-    "collective-permute", "reduce-scatter", "async-start", "async-done", "add-dependency",
-})
 #: TF op types that are plumbing, not computation: never reported as folded.
 _TF_PLUMBING = frozenset({
     "Const", "Identity", "IdentityN", "NoOp", "Placeholder", "_Arg", "_Retval", "StopGradient",
@@ -267,7 +261,7 @@ def _constant_computable(module: HloModule) -> set[Instruction]:
         for inst in comp.instructions:  # HLO text lists operands before their users
             if inst.opcode == "constant" or (inst.opcode == "iota"):
                 out.add(inst)
-            elif inst.operands and inst.opcode not in _NOT_FOLDABLE and all(o in out for o in inst.operands):
+            elif inst.operands and inst.opcode not in NOT_FOLDABLE and all(o in out for o in inst.operands):
                 out.add(inst)
     return out
 

@@ -34,15 +34,11 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from ..opcodes import is_bookkeeping, is_elementwise
+from ..opcodes import ASYNC_TAILS, BODY_CALLERS, is_bookkeeping, is_elementwise
 
-#: Control-flow ops whose called computations run (their kernels are reported there).
-CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start"})
-#: Ops that finish work counted at their ``*-start`` partner (or only wait on it).
-ASYNC_TAILS = frozenset({
-    "async-update", "async-done", "copy-done", "send-done", "recv-done", "all-reduce-done",
-    "all-gather-done", "collective-permute-done",
-})
+#: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
+#: display category); kept so code written against it keeps working.
+CONTROL_FLOW = BODY_CALLERS
 #: TensorFlow's names for the arguments and results plumbing; never a user's op.
 SYNTHETIC_OP_NAMES = frozenset({"XLA_Args", "XLA_Retvals"})
 
@@ -148,7 +144,7 @@ class KernelReport:
 def is_kernel(inst: Instruction) -> bool:
     """Does this instruction run as a kernel of its own (when its computation is executed)?"""
     op = inst.opcode
-    return not (is_bookkeeping(op) or op in CONTROL_FLOW or op in ASYNC_TAILS)
+    return not (is_bookkeeping(op) or op in BODY_CALLERS or op in ASYNC_TAILS)
 
 
 def kernels(module: HloModule) -> KernelReport:

@@ -60,7 +60,7 @@ class OpMapping:
 
 
 @dataclass(frozen=True)
-class Mapping:
+class PrePostMapping:
     """Every op of the traced function, in the order it first appears (pre-opt HLO first, then
     the graph's ops without an instruction)."""
 
@@ -90,9 +90,13 @@ class Mapping:
         return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+#: Deprecated name of :class:`PrePostMapping`: it shadowed ``typing.Mapping`` wherever both were used.
+Mapping = PrePostMapping
+
+
 def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None,
                 kernel_report: KernelReport | None = None,
-                folding: FoldingReport | None = None) -> Mapping:
+                folding: FoldingReport | None = None) -> PrePostMapping:
     """Map every pre-opt op of ``pre`` to what became of it in ``post``.
 
     ``kernel_report`` and ``folding`` are computed when not given (pass them to avoid doing the
@@ -150,7 +154,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
         else:
             status = "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
-    return Mapping(tuple(out))
+    return PrePostMapping(tuple(out))
 
 
 def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]], ordered: list[str]) -> tuple[str, ...]:

@@ -157,11 +157,14 @@ def describe_kernel(k: Kernel, top: int = 3) -> str:
     """``kLoop fusion: 1000 add, broadcast`` / ``dot``: a kernel in a few words."""
     if not k.is_fusion:
         return k.opcode
-    return f"{k.kind} fusion: {histogram_text(k.opcodes, top)}" if k.opcodes else f"{k.kind} fusion"
+    return f"{k.kind} fusion: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else f"{k.kind} fusion"
 
 
-def histogram_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:
-    """``1000 add, broadcast, +2 more``: the most frequent opcodes, counts shown when above 1."""
+def opcode_counts_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:
+    """``1000 add, broadcast, +2 more``: already counted and ranked opcodes, for terminal text.
+
+    (A picture's labels write the same facts their own way: :func:`hloviz.render.labels.histogram_text`.)
+    """
     parts = [f"{n} {op}" if n > 1 else op for op, n in opcodes[:top]]
     if len(opcodes) > top:
         parts.append(f"+{len(opcodes) - top} more")
@@ -211,3 +214,8 @@ def _verdict(s: Summary) -> str:
         value = f" ({s.folded_value})" if s.folded_value is not None and not named else ""
         text += f"; {FOLDED_CONSTANT.count(s.folded_constants_without_ops)}{value} {who} hold part of an op's work"
     return text
+
+
+#: Deprecated name of :func:`opcode_counts_text` (it clashed with the picture labels' own
+#: ``histogram_text``, which counts raw opcodes and writes ``add ×1000``).
+histogram_text = opcode_counts_text

@@ -14,6 +14,7 @@ Results display themselves in Jupyter (``_repr_svg_`` / ``_repr_html_``).
 from __future__ import annotations
 
 from .diff import DiffResult, DiffSide, diff
+from .options import CaptureOptions as CaptureOptions, DrawOptions as DrawOptions  # re-exported
 from .pictures import ShowResult, render, show
 from .stats import Stats, dump, scope_trees, stats
 from .versions import VersionColumn, VersionsResult, versions

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
+from .options import CaptureOptions, DrawOptions, merged_keywords
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -47,18 +48,13 @@ def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -
     if isinstance(target, Capture):
         return target
     if isinstance(target, HloModule):
-        scheduled = target.is_scheduled
-        cap = Capture(None, None, {"source": "module"}, target.name)
-        cap._modules["post" if scheduled else "pre"] = target
-        return cap
+        return Capture.from_module(target)
     return load_target(None if target is None else str(target), pre=pre, post=post, args=tuple(args),
                        device=device, verbose=verbose, module=module, notify=notify)
 
 
 def _modules(cap: "Capture") -> tuple[HloModule | None, HloModule | None]:
-    pre_m = cap._modules.get("pre") if cap.pre_text is None else cap.pre_module()
-    post_m = cap._modules.get("post") if cap.post_text is None else cap.post_module()
-    return pre_m, post_m
+    return cap.pre_module(), cap.post_module()
 
 
 def _lookup(info: dict) -> Callable[[str], dict | None] | None:
@@ -90,10 +86,18 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            verbose: bool = False, notify: Callable[[str], None] | None = None,
            progress: Callable[[str], None] | None = None, computation: str | None = None,
            focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-           timeout: float = 30.0) -> "Picture":
+           timeout: float = 30.0, capture: CaptureOptions | None = None,
+           drawing: DrawOptions | None = None) -> "Picture":
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
-    its suffix names (``.svg .png .dot .html .json``); returned either way."""
+    its suffix names (``.svg .png .dot .html .json``); returned either way.
+
+    The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
+    (:mod:`hloviz.api.options`), not both."""
+    if capture is not None or drawing is not None:
+        return render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress, **merged_keywords(
+            capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
+            given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout)))
     from ..render.pictures import format_for, module_picture, pair_picture
 
     say = progress or (lambda _m: None)
@@ -165,9 +169,17 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
          progress: Callable[[str], None] | None = None, computation: str | None = None,
          focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-         timeout: float = 30.0) -> ShowResult:
+         timeout: float = 30.0, capture: CaptureOptions | None = None,
+         drawing: DrawOptions | None = None) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
-    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``)."""
+    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``).
+
+    The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
+    (:mod:`hloviz.api.options`), not both."""
+    if capture is not None or drawing is not None:
+        return show(target, out_dir, notify=notify, progress=progress, **merged_keywords(
+            capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
+            given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout)))
     from ..analysis import analyze
     from ..render.files import write_all
     from ..render.html import report_html
@@ -206,9 +218,9 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         try:
             pictures[name] = job()
         except (DependencyError, RenderError) as err:
-            if getattr(err, "dot_text", None) is None:
+            if err.dot_text is None:
                 raise
-            dots[name] = err.dot_text  # type: ignore[attr-defined]
+            dots[name] = err.dot_text
             missing = missing or err
     main = pictures.get("side-by-side") or next(iter(pictures.values()), None)
     notes = list(main.notes) if main is not None else []

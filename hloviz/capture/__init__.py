@@ -30,12 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from hloviz.capture.info import CaptureInfo, SourceLocation
 from hloviz.errors import InputError
 
 if TYPE_CHECKING:
     from hloviz.ir import HloModule
 
-__all__ = ["Capture", "load_target", "save_capture", "source_for"]
+__all__ = ["Capture", "CaptureInfo", "SourceLocation", "load_target", "save_capture", "source_for"]
+
+STAGES = ("pre", "post")
 
 
 @dataclass
@@ -44,7 +47,9 @@ class Capture:
 
     ``info`` is what ``capture.json`` holds: versions (hloviz, TensorFlow or JAX, Python), device
     and platform, function and file, argument specs, time, and ``source_map`` — TF op name →
-    ``{"file", "line", "function"}`` of the user's own frame that created the op.
+    ``{"file", "line", "function"}`` of the user's own frame that created the op. It is checked
+    when the capture is made (a wrong type is an :class:`~hloviz.errors.InputError` naming the
+    key); :attr:`capture_info` is the same as a typed :class:`CaptureInfo`.
     """
 
     pre_text: str | None
@@ -55,10 +60,49 @@ class Capture:
     pre_filename: str | None = None
     post_filename: str | None = None
     _modules: dict = field(default_factory=dict, repr=False, compare=False)
+    _typed_info: CaptureInfo = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._typed_info = CaptureInfo.from_dict(self.info, where=self._info_where())
+
+    def _info_where(self) -> str:
+        """The capture.json a saved capture's info came from, for error messages."""
+        for name in (self.pre_filename, self.post_filename):
+            if name and not name.startswith("<"):
+                candidate = Path(name).with_name("capture.json")
+                if candidate.is_file():
+                    return str(candidate)
+        return f"the capture info of {self.label}"
+
+    @classmethod
+    def from_module(cls, module: "HloModule", label: str | None = None) -> "Capture":
+        """A capture around an already parsed module (no text): its stage is ``post`` when the
+        module is scheduled (XLA's pipeline ran), else ``pre``."""
+        cap = cls(None, None, {"source": "module"}, label or module.name)
+        cap._modules["post" if module.is_scheduled else "pre"] = module
+        return cap
+
+    @property
+    def capture_info(self) -> CaptureInfo:
+        """:attr:`info` as a typed, checked :class:`CaptureInfo`."""
+        return self._typed_info
+
+    def module(self, stage: str) -> "HloModule | None":
+        """The ``"pre"`` or ``"post"`` module, parsed on first use (None when this capture lacks it)."""
+        if stage == "pre":
+            return self.pre_module()
+        if stage == "post":
+            return self.post_module()
+        raise ValueError(f"stage must be 'pre' or 'post', not {stage!r}")
+
+    def has(self, stage: str) -> bool:
+        """Whether this capture holds the ``stage`` module (as text or as a parsed module)."""
+        text = self.pre_text if stage == "pre" else self.post_text
+        return text is not None or self._modules.get(stage) is not None
 
     def _module(self, stage: str, text: str | None, filename: str | None) -> "HloModule | None":
         if text is None:
-            return None
+            return self._modules.get(stage)  # a capture made around a module (from_module)
         if stage not in self._modules:
             from hloviz import parse  # the parser is imported only when a module is needed
 

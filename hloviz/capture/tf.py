@@ -19,6 +19,7 @@ import inspect
 import os
 import re
 import traceback
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
@@ -135,10 +136,8 @@ def source_map(concrete_fn: Any, user_files: tuple[str, ...],
         feeding = [prefix + t.op.name for t in op.inputs]
         if feeding:
             inputs[name] = feeding
-        tb = op.traceback or ()
-        frames = [Frame(f.filename, f.lineno, getattr(f, "name", "")) for f in tb
-                  if (f.filename, f.lineno) not in caller]
-        fr = innermost_user_frame(frames, always=user_files)
+        fr = innermost_user_frame(_innermost_first(_candidate_frames(op), caller), always=user_files,
+                                  innermost_first=True)
         if fr is not None:
             smap[name] = {"file": fr.file, "line": fr.line, "function": fr.function}
     return smap, types, inputs
@@ -277,6 +276,33 @@ def _argument_names(tf: Any, structured: Any, params: list[str]) -> list[str]:
     for k in sorted(kwargs or {}):
         visit(kwargs[k], k)
     return out
+
+
+def _candidate_frames(op: Any) -> Any:
+    """The frames of ``op``'s traceback that may be the user's, outermost first.
+
+    TensorFlow filters its own frames out in C++ (``StackTrace.get_user_frames``), far faster
+    than reading each frame here; a frame it drops is inside TensorFlow, which is never the
+    user's file. Older TensorFlow without the method: the whole traceback.
+    """
+    tb = op.traceback
+    if not tb:
+        return ()
+    user_frames = getattr(tb, "get_user_frames", None)
+    return user_frames() if user_frames is not None else tb
+
+
+def _innermost_first(tb: Any, caller: frozenset[tuple[str, int]]) -> Iterator[Frame]:
+    """An op's traceback (outermost first) read from the innermost end, minus the caller's frames.
+
+    Lazy on purpose: each frame of TF's ``StackTrace`` is a C++ object read field by field, a
+    real model has hundreds of thousands of them, and the search stops at the first user frame.
+    """
+    for i in range(len(tb) - 1, -1, -1):
+        f = tb[i]
+        file, line = f.filename, f.lineno
+        if (file, line) not in caller:
+            yield Frame(file, line, getattr(f, "name", ""))
 
 
 def _device_context(tf: Any, device: str | None) -> tuple[Any, str | None]:

@@ -66,8 +66,7 @@ def stats(
                        verbose=verbose, notify=note, by=by,
                        depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
     if as_json:
-        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")  # one write
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)

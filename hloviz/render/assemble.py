@@ -8,18 +8,13 @@ arrows, merged parallel arrows, and the arrows of hubs left out of overloaded pi
 
 from __future__ import annotations
 
-from ..opcodes import category
+from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
 from . import labels
 from .model import Place, Unit, ViewGraph
 from .scene import Cluster, Edge, Node, Row, Scene
 from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, category_style, tint
 
 __all__ = ["build_scene"]
-
-#: Opcodes whose called computations are drawn as bodies (fusions are clusters of their own).
-BODY_CALLERS = frozenset({"while", "conditional", "call", "async-start"})
-#: Ops whose operand order does not matter: their arrows carry no operand index.
-COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
 
 
 def build_scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:

@@ -117,8 +117,8 @@ def graphviz_version() -> str | None:
     return m.group(1).decode("ascii", "replace") if m else None
 
 
-_COMMENT = re.compile(rb"<!--.*?-->\s*", re.S)
-_DOCTYPE = re.compile(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>\s*", re.S)
+_COMMENT = re.compile(rb"<!--.*?-->\s*", re.DOTALL)
+_DOCTYPE = re.compile(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>\s*", re.DOTALL)
 
 
 def normalize_svg(svg: bytes) -> bytes:

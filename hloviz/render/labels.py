@@ -89,7 +89,10 @@ def short_path(path: str) -> str:
 
 
 def histogram_text(opcodes: Iterable[str], top: int = 3) -> str:
-    """``add ×1000, broadcast ×1`` — the most frequent opcodes of a group."""
+    """``add ×1000, broadcast ×1`` — the most frequent opcodes of a group, counted here, for a label.
+
+    (Terminal text writes counted opcodes as ``1000 add``: :func:`hloviz.analysis.summary.opcode_counts_text`.)
+    """
     counts: dict[str, int] = {}
     for op in opcodes:
         counts[op] = counts.get(op, 0) + 1

@@ -8,9 +8,10 @@ saying what was collapsed or retried, and how to show itself in Jupyter.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
@@ -98,7 +99,8 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     The layer :func:`module_picture` and :func:`pair_picture` share (and the diff picture
     uses): DOT and JSON need no Graphviz; SVG, PNG and HTML are laid out under ``timeout``, and
     on a timeout ``build`` is called again with coarser options and a note saying so. Errors
-    from Graphviz carry the DOT text as ``err.dot_text`` so callers can still write it.
+    from Graphviz carry the DOT text (:class:`~hloviz.errors.CarriesDotText`) so callers can
+    still write it.
     """
     dot_text, views = build(options, ())
     notes = _notes(views)
@@ -111,8 +113,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         data = run_dot(dot_text, layout_fmt, timeout=timeout)
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
-            err.dot_text = dot_text  # type: ignore[attr-defined]  # callers still write the DOT
-            raise
+            raise err.with_dot_text(dot_text)  # callers still write the DOT
         coarse = replace(options, coarse=True, budget=max(20, options.budget // 4))
         retry = (f"Graphviz did not finish the full view within {timeout:g} s, so this is a coarser one "
                  f"(every fusion and body collapsed, at most {coarse.budget} nodes)")
@@ -124,8 +125,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
             if isinstance(err, GraphvizTimeout):
                 err = GraphvizTimeout(f"Graphviz did not finish within {timeout:g} s, not even a coarser view "
                                       f"of at most {coarse.budget} nodes", seconds=timeout, hint=err.hint)
-            err.dot_text = dot_text  # type: ignore[attr-defined]
-            raise err from None
+            raise err.with_dot_text(dot_text) from None
     svg = data if layout_fmt == "svg" else None
     if fmt == "html":
         from .html import picture_page
@@ -148,7 +148,7 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
     return build_picture(build, options, fmt, timeout, shown)
 
 
-def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
+def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: str = "svg",
                  options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT) -> Picture:
     """Pre and post side by side, kernels numbered and coloured, folds marked."""
     from .sidebyside import side_by_side

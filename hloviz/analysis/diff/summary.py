@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ...ir import HloModule, Instruction
-from ..kernels import CONTROL_FLOW, is_kernel
+from ...opcodes import BODY_CALLERS
+from ..kernels import is_kernel
 from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, KernelDiff, OpcodeDelta, Status
 
 
@@ -31,7 +32,7 @@ def kernel_instructions(module: HloModule) -> list[Instruction]:
     while stack:
         comp = stack.pop()
         for inst in comp.instructions:
-            if inst.opcode in CONTROL_FLOW:
+            if inst.opcode in BODY_CALLERS:
                 for callee in inst.called_computations:
                     if id(callee) not in seen:
                         seen.add(id(callee))
@@ -78,6 +79,7 @@ def _named(inst: Instruction) -> str:
 def _where(d: InstructionDiff, before: bool) -> str:
     """Where a kernel's counterpart is on the side where it is not a kernel."""
     other = d.before if before else d.after
+    assert other is not None  # a kernel's counterpart exists (changed or unchanged)
     when = "was" if before else "now"
     for c in d.changes:
         if c.kind is ChangeKind.FUSION:
@@ -141,9 +143,9 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
                 c_changed.append(d)
         elif d.opcode == "constant" and d.status is not Status.UNCHANGED:
             # Only values the other module has nowhere: XLA copies constants into fusions freely.
-            if d.status is Status.ADDED and _value(d.after) not in _values(a, cache, "a"):
+            if d.status is Status.ADDED and d.after is not None and _value(d.after) not in _values(a, cache, "a"):
                 c_appeared.append(d)
-            elif d.status is Status.REMOVED and _value(d.before) not in _values(b, cache, "b"):
+            elif d.status is Status.REMOVED and d.before is not None and _value(d.before) not in _values(b, cache, "b"):
                 c_vanished.append(d)
     oa, ob = _opcode_counts(a), _opcode_counts(b)
     deltas = [OpcodeDelta(op, oa.get(op, 0), ob.get(op, 0)) for op in sorted(set(oa) | set(ob))
