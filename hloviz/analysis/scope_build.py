@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Mapping
 
 from ..ir import HloModule, Instruction
+from ..opcodes import BODY_CALLERS, INLINING_CALLERS
 from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernel_instructions, kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
 from .scopes import TOP_LEVEL, Scope, ScopeTree
@@ -149,7 +150,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
 
 
 #: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
-_RUNS_ITS_CALLEES = frozenset({"while", "conditional", "call", "async-start"})
+_RUNS_ITS_CALLEES = BODY_CALLERS
 
 
 def _find_path(root: Scope, path: str) -> Scope | None:
@@ -214,7 +215,7 @@ def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None
 #: Ops whose callees XLA inlines, prefixing their op names with the caller's (JAX's nested
 #: ``jit(tril)`` is a ``call`` before optimization, ``…/jit(tril)/ge`` after): see
 #: :mod:`hloviz.analysis.names`.
-_INLINED = frozenset({"call", "conditional", "async-start"})
+_INLINED = INLINING_CALLERS
 
 
 def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dict[str, str]:
