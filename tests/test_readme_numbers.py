@@ -30,7 +30,7 @@ def test_the_glossary_is_the_one_in_code():
 def _verdict_rows() -> list[tuple[str, str]]:
     section = _after("<!-- stats-verdicts:")
     table = section.split("\n\n", 1)[0]
-    rows = re.findall(r"^\| `([^`]+)` \| `(.+)` \|$", table, re.M)
+    rows = re.findall(r"^\| `([^`]+)` \| `(.+)` \|$", table, re.MULTILINE)
     assert len(rows) >= 8
     return rows
 
@@ -57,7 +57,7 @@ def test_the_stats_example_is_what_the_command_prints(monkeypatch):
     monkeypatch.chdir(ROOT)
     section = _after("<!-- stats-sample-output:")
     command = re.search(r"\(`(hloviz stats [^`]+)`\)", README[:README.index("<!-- stats-sample-output:")][-400:])
-    shown = re.search(r"```text\n(.*?)```\n", section, re.S).group(1)
+    shown = re.search(r"```text\n(.*?)```\n", section, re.DOTALL).group(1)
     out = io.StringIO()
     with redirect_stdout(out):
         main(command.group(1).split()[1:])

@@ -29,7 +29,7 @@ def _count(n: int) -> str:
 
 
 def test_the_table_is_what_stats_by_scope_prints(monkeypatch):
-    commands = [shlex.split(line) for block in re.findall(r"```sh\n(.*?)```", section(), re.S)
+    commands = [shlex.split(line) for block in re.findall(r"```sh\n(.*?)```", section(), re.DOTALL)
                 for line in block.splitlines() if line.startswith("hloviz stats")]
     argv = commands[0]
     assert argv[3:] == ["--by", "scope", "--depth", "2"]
@@ -57,12 +57,12 @@ def _bytes(n: float) -> str:
 
 
 def test_the_python_example_runs():
-    [code] = re.findall(r"```python\n(.*?)```", section(), re.S)
+    [code] = re.findall(r"```python\n(.*?)```", section(), re.DOTALL)
     from hloviz.capture import load_target
 
     post_module = load_target(str(ROOT / "samples" / "captures" / "mobilenet_v2")).post_module()
     scope: dict = {"post_module": post_module}
-    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+    exec(compile(code, "README.md", "exec"), scope)
     tree = scope["tree"]
     assert scope["block"].label == "block_5_expand"
     assert scope["block"].path in tree.closest("block_5_expnad")

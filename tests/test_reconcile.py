@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-import hloviz
 from hloviz import api
 from hloviz.analysis import Summary
 from hloviz.analysis.glossary import STATUSES

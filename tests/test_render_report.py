@@ -118,7 +118,7 @@ def browser_check(report: Path, tmp: Path) -> dict:
     probe = tmp / "probe.html"
     probe.write_text(widened.replace("<head>", "<head>" + CHECK, 1), encoding="utf-8")
     result = _run_chromium(probe, tmp / "profile-probe", "--dump-dom")
-    m = re.search(r'<pre id="hloviz-check">(.*?)</pre>', result.stdout, re.S)
+    m = re.search(r'<pre id="hloviz-check">(.*?)</pre>', result.stdout, re.DOTALL)
     assert m, f"the check did not run; chromium said:\n{result.stderr[-2000:]}"
     return json.loads(m.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
                       .replace("&amp;", "&"))

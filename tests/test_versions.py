@@ -19,8 +19,8 @@ from hloviz.analysis.diff import diff_modules
 from hloviz.capture import envs
 from hloviz.cli import main
 
-from .test_envs import make_manager, wheels  # noqa: F401  (wheels: the session fixture)
 from .fakeframework import write_target
+from .test_envs import make_manager, wheels  # noqa: F401  (wheels: the session fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAVED = ROOT / "samples" / "captures"
@@ -247,7 +247,7 @@ def test_readme_versions_example_matches_the_saved_captures(capsys):
     section = text[text.index("## Diffing two TensorFlow versions"):]
     assert section.split("```sh\n", 1)[1].startswith(
         "hloviz versions samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21\n")
-    shown = re.search(r"<!-- versions-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.S).group(1)
+    shown = re.search(r"<!-- versions-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL).group(1)
     code, out, _ = run(capsys, "versions", str(SAVED / "fused_additions-tf2.17"), str(SAVED / "fused_additions-tf2.21"))
     assert code == 0
 

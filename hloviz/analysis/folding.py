@@ -31,8 +31,8 @@ survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..ir import HloModule, Instruction
 from ..opcodes import NOT_FOLDABLE
@@ -259,9 +259,7 @@ def _constant_computable(module: HloModule) -> set[Instruction]:
     out: set[Instruction] = set()
     for comp in module.computations:
         for inst in comp.instructions:  # HLO text lists operands before their users
-            if inst.opcode == "constant" or (inst.opcode == "iota"):
-                out.add(inst)
-            elif inst.operands and inst.opcode not in NOT_FOLDABLE and all(o in out for o in inst.operands):
+            if inst.opcode == "constant" or (inst.opcode == "iota") or (inst.operands and inst.opcode not in NOT_FOLDABLE and all(o in out for o in inst.operands)):
                 out.add(inst)
     return out
 

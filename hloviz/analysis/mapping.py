@@ -24,14 +24,15 @@ not ops of the function and are left out.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
-from typing import Mapping as _Mapping
 
 from ..ir import HloModule
 from ..opcodes import is_bookkeeping
 from .folding import FoldingReport, constant_folding
 from .glossary import STATUSES as _STATUS_TERMS
-from .kernels import KernelReport, kernels as find_kernels
+from .kernels import KernelReport
+from .kernels import kernels as find_kernels
 from .names import post_names
 
 #: Every status an op can have, in the order outputs list them.
@@ -75,7 +76,7 @@ class PrePostMapping:
     @property
     def counts(self) -> dict[str, int]:
         """Status → number of ops (every status present, zeros included)."""
-        out = {s: 0 for s in STATUSES}
+        out = dict.fromkeys(STATUSES, 0)
         for m in self.ops:
             out[m.status] += 1
         return out

@@ -52,7 +52,7 @@ TRANSFORMS = frozenset({
 #: ``rematted_computation`` around a rematerialised function, ``closed_call`` around a call).
 TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2", "closed_call", "core_call"})
 
-_CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.S)
+_CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 _KERAS_SUFFIX = re.compile(r"^(.+)_(\d+)$")
 
 

@@ -17,7 +17,7 @@ an installed library (TensorFlow, Keras, JAX): a wrong line is worse than none.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..ir import HloModule, Instruction, Metadata
 from .kernels import SYNTHETIC_OP_NAMES

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..ir import HloModule, Instruction
 from ..opcodes import BODY_CALLERS, INLINING_CALLERS
-from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernel_instructions, kernels as find_kernels
+from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernel_instructions
+from .kernels import kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
 from .scopes import TOP_LEVEL, Scope, ScopeTree
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import HloModule, Instruction
-from .kernels import KernelReport, flops as instruction_flops, work_instructions
+from .kernels import KernelReport, work_instructions
+from .kernels import flops as instruction_flops
 from .mapping import Mapping
 from .scopes import PHASES, TOP_LEVEL, Scope, ScopeTree
 

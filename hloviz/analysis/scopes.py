@@ -30,8 +30,9 @@ unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* throu
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from ..ir import HloModule, Instruction
 from .kernels import KernelReport
@@ -65,7 +66,7 @@ class Scope:
     path: str
     name: str
     depth: int
-    parent: "Scope | None" = field(default=None, repr=False)
+    parent: Scope | None = field(default=None, repr=False)
     label: str = ""
     #: ``scope`` (from op names), ``top`` (ops named outside every scope, :data:`TOP_LEVEL`),
     #: ``unnamed`` (instructions without an op name, one scope per computation) or ``root``.
@@ -77,15 +78,15 @@ class Scope:
     kernels_by_phase: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     #: The scope paths as the op names wrote them (``gradient_tape/model_1/dense_1``, …).
     written_as: set[str] = field(default_factory=set, repr=False)
-    _children: dict[str, "Scope"] = field(default_factory=dict, repr=False)
+    _children: dict[str, Scope] = field(default_factory=dict, repr=False)
 
     @property
-    def children(self) -> list["Scope"]:
+    def children(self) -> list[Scope]:
         """Sub-scopes in the order the program runs them: after the scopes they take data
         from, else by their first instruction; hloviz's own scopes (in parentheses) last."""
         return list(self._children.values())
 
-    def child(self, name: str) -> "Scope | None":
+    def child(self, name: str) -> Scope | None:
         return self._children.get(name)
 
     @property
@@ -95,7 +96,7 @@ class Scope:
         present = [p for p in PHASES if self.phases.get(p)]
         return "+".join(present)
 
-    def walk(self) -> Iterator["Scope"]:
+    def walk(self) -> Iterator[Scope]:
         """This scope and every scope below it, depth first, in order of appearance."""
         stack = [self]
         while stack:
@@ -108,14 +109,14 @@ class Scope:
         for s in self.walk():
             yield from s.instructions
 
-    def ancestors(self) -> Iterator["Scope"]:
+    def ancestors(self) -> Iterator[Scope]:
         """The enclosing scopes, innermost first (the root last)."""
         s = self.parent
         while s is not None:
             yield s
             s = s.parent
 
-    def contains(self, other: "Scope") -> bool:
+    def contains(self, other: Scope) -> bool:
         """Is ``other`` this scope or below it?"""
         return other is self or any(a is self for a in other.ancestors())
 
@@ -288,7 +289,7 @@ class ScopeTree:
 
     # --- the scope-level graph -----------------------------------------------------------------
 
-    def graph(self, depth: int | None = None, *, scopes: Iterable[Scope] | None = None) -> "nx.DiGraph":
+    def graph(self, depth: int | None = None, *, scopes: Iterable[Scope] | None = None) -> nx.DiGraph:
         """The data flow between the scopes of a cut: the instruction graph's quotient by scope.
 
         Nodes are scope paths (attributes ``scope``: the :class:`Scope`, ``instructions``: how

@@ -8,14 +8,24 @@ not claim how many ops there were, and with no optimized module it does not coun
 
 from __future__ import annotations
 
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
-from typing import Mapping as _Mapping
 
 from ..errors import InputError
 from ..ir import HloModule
 from .folding import FoldingReport, constant_folding
 from .glossary import (
-    CONSTANT, ELIMINATED, FOLDED, FOLDED_BY, FOLDED_CONSTANT, FUSION, IN_KERNELS, KERNEL, NO_WORK, OP, WORK_INSTRUCTION,
+    CONSTANT,
+    ELIMINATED,
+    FOLDED,
+    FOLDED_BY,
+    FOLDED_CONSTANT,
+    FUSION,
+    IN_KERNELS,
+    KERNEL,
+    NO_WORK,
+    OP,
+    WORK_INSTRUCTION,
 )
 from .kernels import Kernel, KernelReport, kernels
 from .mapping import Mapping, pre_to_post
@@ -74,7 +84,7 @@ class Summary:
         }
 
     @classmethod
-    def from_dict(cls, d: _Mapping) -> "Summary":
+    def from_dict(cls, d: _Mapping) -> Summary:
         return cls(d["ops"], d["statuses"], dict(d["no_work_types"]), d["kernels"], d["fusions"],
                    tuple(d["kernel_descriptions"]), d["folded_constants"], dict(d["folded_by"]),
                    d["folded_into_constants"], d["folded_constants_without_ops"], d["folded_value"], d["new_constants"], d["pre_work"])

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..ir import ModuleSummary, summarize
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
-    from ..capture import Capture
     from ..analysis.scope_stats import ScopeRow
     from ..analysis.scopes import ScopeTree
+    from ..capture import Capture
 
 #: What ``stats --by`` can group by.
 GROUPINGS = ("kernel", "scope")
@@ -25,14 +26,14 @@ class Stats:
 
     label: str
     info: dict
-    analysis: "Analysis"
+    analysis: Analysis
     notes: tuple[str, ...] = ()
     #: The :class:`hloviz.capture.Capture` analysed (its parsed modules: ``pre_module()``…).
     capture: object = field(default=None, repr=False, compare=False)
     #: ``--by scope``: one row per scope of the model (None unless asked for).
-    scopes: "tuple[ScopeRow, ...] | None" = None
+    scopes: tuple[ScopeRow, ...] | None = None
     #: The scope trees of the pre- and post-optimization modules, when ``scopes`` was asked for.
-    trees: "tuple[ScopeTree | None, ScopeTree | None] | None" = field(default=None, repr=False, compare=False)
+    trees: tuple[ScopeTree | None, ScopeTree | None] | None = field(default=None, repr=False, compare=False)
 
     def source(self, op_name: str) -> dict | None:
         """The user's ``{"file", "line"}`` for an op name, from the capture's source map."""
@@ -86,7 +87,7 @@ class Stats:
                  "shape": p.shape.to_text(layout=False)} for p, n in names.items()]
 
 
-def stats(target: "str | Capture | None" = None, *, pre: str | Path | None = None, post: str | Path | None = None,
+def stats(target: str | Capture | None = None, *, pre: str | Path | None = None, post: str | Path | None = None,
           args: Sequence[str] = (), device: str | None = None, module: str | None = None,
           verbose: bool = False, notify: Callable[[str], None] | None = None,
           by: str = "kernel", depth: int | None = None) -> Stats:
@@ -128,7 +129,7 @@ def stats(target: "str | Capture | None" = None, *, pre: str | Path | None = Non
     return Stats(cap.label, info, analysis, _stats_notes(info), cap, scopes, trees)
 
 
-def scope_trees(cap, info: dict, analysis: "Analysis | None" = None) -> "tuple[ScopeTree | None, ScopeTree | None]":
+def scope_trees(cap, info: dict, analysis: Analysis | None = None) -> tuple[ScopeTree | None, ScopeTree | None]:
     """The scope trees of a capture's pre- and post-optimization modules (either may be None),
     parameters placed by name, the post tree ordered like the pre tree, and ``updates`` (which
     layer each optimizer op updates) read from the pre tree."""
@@ -164,7 +165,7 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
             f"jit_compile=True",)
 
 
-def dump(target: "str | Capture | None", out_dir: str | Path, *, pre: str | Path | None = None,
+def dump(target: str | Capture | None, out_dir: str | Path, *, pre: str | Path | None = None,
          post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
          module: str | None = None, verbose: bool = False,
          notify: Callable[[str], None] | None = None) -> Path:

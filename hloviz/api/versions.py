@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 
@@ -68,8 +69,8 @@ class VersionsResult:
 
     function: str
     columns: tuple[VersionColumn, ...]
-    diffs: tuple["DiffResult", ...]  # version i-1 → i
-    against_first: tuple["DiffResult", ...] = ()  # version 0 → i, i ≥ 2 (0 → 1 is diffs[0])
+    diffs: tuple[DiffResult, ...]  # version i-1 → i
+    against_first: tuple[DiffResult, ...] = ()  # version 0 → i, i ≥ 2 (0 → 1 is diffs[0])
 
     def failed(self, checks: Sequence[str]) -> list[str]:
         """The ``--fail-on`` checks that any version fails against the first one."""
@@ -187,7 +188,7 @@ def _seconds(seconds: dict[str, float]) -> str:
     return (f"install {install:.1f}s + " if install >= 0.05 else "cached environment + ") + f"capture {capture:.1f}s"
 
 
-def _column(cap: "Capture", label: str, capture_path: str, requested: str | None,
+def _column(cap: Capture, label: str, capture_path: str, requested: str | None,
             seconds: dict[str, float]) -> VersionColumn:
     from ..analysis import analyze
     from ..ir import summarize
@@ -259,7 +260,7 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
                          "or at least two capture folders",
                          hint="e.g. hloviz versions samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21")
 
-    loaded: list[tuple["Capture", str, str | None, dict]] = []  # capture, folder, requested, seconds
+    loaded: list[tuple[Capture, str, str | None, dict]] = []  # capture, folder, requested, seconds
     if releases:
         from ..capture.envs import Phases
         from ..capture.target import split_function_target

@@ -32,9 +32,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from hloviz.capture.index import Index, Release, default_index, resolve_release
 from hloviz.capture.installers import Installer, InstallFailed, default_installer, env_python, phase_of_line

@@ -50,7 +50,7 @@ class WheelFile:
         return self.python_tags == ("source",)
 
     @classmethod
-    def parse(cls, filename: str, size: int | None = None) -> "WheelFile | None":
+    def parse(cls, filename: str, size: int | None = None) -> WheelFile | None:
         """A wheel's name split into its tags; a source archive as a file that fits nowhere."""
         m = _WHEEL.match(filename)
         if m is None:
@@ -166,7 +166,7 @@ class Index:
         url = self.location.rstrip("/") + f"/{project}/"
         req = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - an index URL
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 data = json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as exc:
             if exc.code == 404:

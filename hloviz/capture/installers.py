@@ -17,8 +17,9 @@ import shutil
 import subprocess
 import sys
 from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from hloviz.errors import DependencyError
 

@@ -19,8 +19,9 @@ import subprocess
 import sys
 import tempfile
 from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from hloviz import errors
 from hloviz.errors import CaptureError, HlovizError, InputError
@@ -34,8 +35,8 @@ __all__ = ["capture_in_env"]
 
 def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[str] = (),
                    device: str | None = None, verbose: bool = False,
-                   notify: Callable[[str], None] | None = None, phases: "Phases | None" = None,
-                   manager: "EnvManager | None" = None) -> "Capture":
+                   notify: Callable[[str], None] | None = None, phases: Phases | None = None,
+                   manager: EnvManager | None = None) -> Capture:
     """Capture ``target`` under ``framework`` (``"tensorflow"`` / ``"jax"``) release ``version``."""
     from hloviz.capture import Capture
     from hloviz.capture.envs import FRAMEWORKS, Phases, default_manager

@@ -22,8 +22,8 @@ import re
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 #: Lines dropped from fd 2 unless --verbose: absl/glog INFO and WARNING lines
 #: (``I0000 00:00:1796029165.994076    8267 port.cc:153] …``), absl's pre-init warning, and the

@@ -126,9 +126,9 @@ def _checkout_requirements(root: Path) -> tuple[str, ...] | None:
             return None
         return tuple(project.get("dependencies", []))
     except ImportError:  # Python 3.10: read the one list we need
-        if not re.search(r'^name\s*=\s*"hloviz"', text, re.M):
+        if not re.search(r'^name\s*=\s*"hloviz"', text, re.MULTILINE):
             return None
-        m = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.M | re.S)
+        m = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.MULTILINE | re.DOTALL)
         return tuple(re.findall(r'"([^"]+)"', m.group(1))) if m else ()
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from hloviz.errors import HloParseError
 from hloviz.ir import ELEMENT_BITS

@@ -19,8 +19,8 @@ import inspect
 import os
 import re
 import traceback
-from collections.abc import Iterator
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
 from hloviz.capture.live import python_function, resolve_specs
@@ -401,7 +401,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
                 texts[stage] = generate(stage=stage)
             except (KeyboardInterrupt, SystemExit):
                 raise
-            except Exception as exc:  # noqa: BLE001 - XLA's errors come in several types
+            except Exception as exc:
                 message = _only_user_frames(str(exc).strip(), user_files, caller)
                 raise CaptureError(f"XLA could not compile {name} ({'pre' if stage == 'hlo' else 'post'}-"
                                    f"optimization stage):\n{message}") from exc

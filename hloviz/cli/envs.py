@@ -11,7 +11,7 @@ import datetime as _dt
 import json
 import shutil
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -78,11 +78,11 @@ def list_envs(
 
 @envs_app.command("remove")
 def remove_envs(
-    names: Annotated[Optional[list[str]], typer.Argument(
+    names: Annotated[list[str] | None, typer.Argument(
         help="Environment names (or the start of one) as hloviz envs list shows them.", show_default=False)] = None,
-    tf: Annotated[Optional[str], typer.Option("--tf", help="Every environment of this TensorFlow release.",
+    tf: Annotated[str | None, typer.Option("--tf", help="Every environment of this TensorFlow release.",
                                               show_default=False)] = None,
-    jax: Annotated[Optional[str], typer.Option("--jax", help="Every environment of this JAX release.",
+    jax: Annotated[str | None, typer.Option("--jax", help="Every environment of this JAX release.",
                                                show_default=False)] = None,
     remove_all: Annotated[bool, typer.Option("--all", help="Every environment.")] = False,
 ) -> None:

@@ -10,7 +10,8 @@ stdout is never written to, so ``--format json`` stays clean.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: How far along a version is when a phase starts (out of 4 steps).
 _STEP = {"waiting": 0, "resolving": 0, "downloading": 1, "installing": 2, "checking": 2.5, "reused": 3,
@@ -31,7 +32,7 @@ class VersionProgress:
         self._seconds: dict[str, dict[str, float]] = {}
         self._started: dict[str, float] = {}
 
-    def __enter__(self) -> "VersionProgress":
+    def __enter__(self) -> VersionProgress:
         if self.live:
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -44,7 +45,7 @@ class VersionProgress:
         if self._progress is not None:
             self._progress.__exit__(*exc)
 
-    def callback(self, label: str) -> Callable[[str, "str | None"], None]:
+    def callback(self, label: str) -> Callable[[str, str | None], None]:
         return lambda phase, detail: self.phase(label, phase, detail)
 
     def phase(self, label: str, phase: str, detail: str | None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -32,20 +32,20 @@ def versions(
     targets: Annotated[list[str], typer.Argument(
         help="model.py:function (with --tf or --jax versions), or two or more capture folders to compare "
              "in order.", show_default=False)],
-    tf: Annotated[Optional[list[str]], typer.Option(
+    tf: Annotated[list[str] | None, typer.Option(
         "--tf", help="A TensorFlow release to capture under (2.17, or exactly 2.17.1); repeat, oldest first.",
         show_default=False)] = None,
-    jax: Annotated[Optional[list[str]], typer.Option(
+    jax: Annotated[list[str] | None, typer.Option(
         "--jax", help="A JAX release to capture under; repeat, oldest first.", show_default=False)] = None,
     fmt: Annotated[str, typer.Option(
         "--format", "-f", help="text (the matrix, then each diff), markdown (a PR comment) or json.")] = "text",
-    fail_on: Annotated[Optional[list[str]], typer.Option(
+    fail_on: Annotated[list[str] | None, typer.Option(
         "--fail-on", help=f"Exit with 1 when a version, compared with the first, shows this; repeatable. "
                           f"{_CHECKS_HELP}.", show_default=False)] = None,
-    output: Annotated[Optional[Path], typer.Option(
+    output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Also write an HTML report: the matrix and each diff's picture (.html).",
         show_default=False)] = None,
-    save: Annotated[Optional[Path], typer.Option(
+    save: Annotated[Path | None, typer.Option(
         "--save", help="Folder for the captures, one <function>-tf<version> folder each "
                        "[default: hloviz-out/versions].", show_default=False)] = None,
     limit: Annotated[int, typer.Option(

@@ -9,9 +9,9 @@ from the diff; nothing is estimated.
 from __future__ import annotations
 
 import re
-
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ...ir import Instruction, called_closure
 from ...opcodes import is_bookkeeping
