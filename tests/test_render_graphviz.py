@@ -122,7 +122,7 @@ def test_missing_dot_in_show_still_writes_report_and_dot_files(tmp_path, monkeyp
     assert exit_.value.code == 2
     assert "brew install graphviz" in capsys.readouterr().err
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["post.dot", "pre.dot", "report.html", "side-by-side.dot"]
+    assert names == [".hloviz-report.json", "post.dot", "pre.dot", "report.html", "side-by-side.dot"]
 
 
 def test_a_failing_dot_is_a_render_error(tmp_path, monkeypatch):

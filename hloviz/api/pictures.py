@@ -71,17 +71,39 @@ def _lookup(info: dict) -> Callable[[str], dict | None] | None:
 
 
 def _with_dot_written(err: HlovizError, path: Path) -> HlovizError:
-    """The same error, saying where the DOT text went (written before re-raising)."""
+    """The same error, saying where the DOT text went (written before re-raising).
+
+    The DOT file beside the picture replaces an existing file only when that file is hloviz's
+    own DOT text (it starts with ``digraph hloviz``); a hand-written ``x.dot`` is left alone."""
     from ..render.files import write_atomic
 
     dot_text = getattr(err, "dot_text", None)
     if dot_text is None:
         return err
-    write_atomic(path, dot_text)
-    message = f"{err.args[0]}; the DOT text is in {path}"
+    if _is_ours_or_absent(path):
+        write_atomic(path, dot_text)
+        message = f"{err.args[0]}; the DOT text is in {path}"
+    else:
+        message = f"{err.args[0]}; the DOT text was not written: {path} exists and hloviz did not write it"
     if isinstance(err, DependencyError):
         return DependencyError(message, hint=err.hint)
     return RenderError(message, hint=err.hint)
+
+
+#: How every DOT text hloviz writes begins (see hloviz.render.dot).
+_DOT_HEAD = b"digraph hloviz {"
+
+
+def _is_ours_or_absent(path: Path) -> bool:
+    if not (path.is_symlink() or path.exists()):
+        return True
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_DOT_HEAD)) == _DOT_HEAD
+    except OSError:
+        return False
 
 
 def render(target: Any = None, output: str | Path | None = None, *, stage: str | None = None,
@@ -169,7 +191,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
     ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``)."""
     from ..analysis import analyze
-    from ..render.files import write_all
+    from ..render.files import refuse_foreign, write_report_folder
     from ..render.html import report_html
     from ..render.pictures import module_picture, pair_picture
     from ..render.report import report_content, summary_lines
@@ -185,6 +207,9 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     analysis = analyze(pre_m, post_m, info=cap.info)
     directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _safe_label(cap.label)
     lookup = _lookup(cap.info)
+    names = ["report.html"] + [f"{n}.svg" for n, m in (("side-by-side", pre_m and post_m), ("pre", pre_m),
+                                                       ("post", post_m)) if m is not None]
+    refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced
 
     say("drawing (Graphviz)")
     jobs: list[tuple[str, Callable[[], "Picture"]]] = []
@@ -214,23 +239,24 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     notes = list(main.notes) if main is not None else []
     files: dict[str, bytes | str] = {}
     for name, pic in pictures.items():
-        files[directory / f"{name}.svg"] = pic.data
+        files[f"{name}.svg"] = pic.data
     for name, text in dots.items():
-        files[directory / f"{name}.dot"] = text
-    links = [(p.name, p.name) for p in files]
+        files[f"{name}.dot"] = text
+    links = [(n, n) for n in files]
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
                              footer=_footer(cap.info))
-    report = directory / "report.html"
-    if missing is None or not report.exists():
+    if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
-        files[report] = report_html(content)
+        files["report.html"] = report_html(content)
     say("writing")
-    write_all(files)
-    written = {Path(p).stem if Path(p).suffix != ".html" else "report": Path(p) for p in files}
+    # One set: hloviz's own files of an earlier run that this one does not make are removed,
+    # unless this run is degraded (then the earlier pictures stay beside the new .dot files).
+    write_report_folder(directory, files, remove_stale=missing is None)
+    written = {Path(n).stem if n != "report.html" else "report": directory / n for n in files}
     if missing is not None:
-        names = ", ".join(str(p) for p in files)
+        names = ", ".join(str(directory / n) for n in files)
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
     return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)

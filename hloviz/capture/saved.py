@@ -8,6 +8,7 @@ place only when complete, so an interrupted ``hloviz dump`` never leaves a half-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -99,15 +100,56 @@ def info_json(info: dict) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+#: Every file a capture folder holds; nothing else is ever written to, or deleted from, one.
+CAPTURE_FILES = (PRE_NAME, POST_NAME, INFO_NAME)
+
+
+def written_by_hloviz(folder: Path) -> bool:
+    """Whether ``folder`` provably holds a capture hloviz wrote, and nothing else.
+
+    The rule that lets :func:`write_folder` replace a folder: it holds only hloviz's own file
+    set (``pre.hlo``, ``post.hlo``, ``capture.json``; no other file, hidden file or subfolder),
+    and its ``capture.json`` is a JSON object carrying hloviz's stamp (the ``"hloviz"`` version
+    key every save writes). A folder holding one stray ``pre.hlo`` among a user's files is not a
+    capture hloviz wrote, and is never replaced.
+    """
+    try:
+        names = {p.name for p in folder.iterdir()}
+    except OSError:
+        return False
+    if not names or not names <= set(CAPTURE_FILES) or INFO_NAME not in names:
+        return False
+    if not all((folder / n).is_file() and not (folder / n).is_symlink() for n in names):
+        return False
+    try:
+        with open(folder / INFO_NAME, "rb") as f:
+            head = f.read(_STAMP_PROBE)
+    except OSError:
+        return False
+    return _STAMP.search(head) is not None
+
+
+# capture.json begins with its stamp (info_json writes it first): look at the head only.
+_STAMP_PROBE = 4096
+_STAMP = re.compile(rb'\A\s*\{\s*"hloviz"\s*:\s*"')
+
+
 def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -> Path:
-    """Write a capture folder atomically; replace ``out_dir`` only if it is a capture (or empty)."""
+    """Write a capture folder atomically. An existing ``out_dir`` is replaced only when it is
+    empty or :func:`written_by_hloviz` proves it is hloviz's capture; anything else is refused
+    (exit 2) and left exactly as it was."""
     out_dir = Path(out_dir)
-    if out_dir.exists():
+    if out_dir.is_symlink() or out_dir.exists():
         if not out_dir.is_dir():
-            raise InputError(f"{out_dir} exists and is not a folder")
-        if any(out_dir.iterdir()) and not is_capture_folder(out_dir):
-            raise InputError(f"{out_dir} exists and is not a capture folder; refusing to overwrite it",
-                             hint="choose another -o folder, or remove it first")
+            raise InputError(f"{out_dir} exists and is not a folder; refusing to replace it",
+                             hint="choose another -o folder")
+        if any(out_dir.iterdir()) and not written_by_hloviz(out_dir):
+            raise InputError(f"{out_dir} exists and is not a capture folder; refusing to overwrite it (hloviz "
+                             f"replaces a folder only when it holds nothing but {', '.join(CAPTURE_FILES)} "
+                             f"and a capture.json that hloviz wrote)",
+                             hint="choose another -o folder, or empty that one yourself")
+    stamp = info.get("hloviz") if isinstance(info.get("hloviz"), str) else _hloviz_version()
+    info = {"hloviz": stamp, **{k: v for k, v in info.items() if k != "hloviz"}}  # the stamp comes first
     parent = out_dir.parent if str(out_dir.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -117,6 +159,12 @@ def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -
         return _write_atomically(out_dir, parent, pre, post, info)
     except OSError as exc:
         raise InputError(f"cannot write the capture to {out_dir}: {exc.strerror or exc}") from None
+
+
+def _hloviz_version() -> str:
+    from hloviz import __version__
+
+    return str(__version__)
 
 
 def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | None, info: dict) -> Path:
@@ -129,16 +177,29 @@ def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | 
             (tmp / POST_NAME).write_text(post, encoding="utf-8")
         (tmp / INFO_NAME).write_text(info_json(info), encoding="utf-8")
         os.chmod(tmp, 0o755)
-        if out_dir.exists():
+        if out_dir.is_symlink() or out_dir.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=parent))
             os.rmdir(old)
             os.rename(out_dir, old)
         os.rename(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and old.exists() and not out_dir.exists():
+        if old is not None and (old.is_symlink() or old.exists()) and not out_dir.exists():
             os.rename(old, out_dir)  # put the previous capture back
         raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_old(old)
     return out_dir
+
+
+def _remove_old(old: Path) -> None:
+    """Delete the capture moved aside: a symlink is unlinked (its target is never touched); a
+    folder loses exactly hloviz's own files, then is removed if that left it empty."""
+    if old.is_symlink():
+        old.unlink()
+        return
+    for name in CAPTURE_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (old / name).unlink()
+    with contextlib.suppress(OSError):
+        old.rmdir()  # not empty: something appeared since the check; it stays, nothing is lost
