@@ -87,6 +87,9 @@ class Shape:
     dynamic: tuple[bool, ...] = ()
     layout: Layout | None = None
     tuple_shapes: tuple["Shape", ...] = ()
+    #: element_count, computed on first use (a shape of 100k dimensions must not cost 100k
+    #: multiplications at every look).
+    _elements: int = field(default=-1, init=False, repr=False, compare=False, hash=False)
 
     @property
     def is_tuple(self) -> bool:
@@ -103,10 +106,12 @@ class Shape:
     @property
     def element_count(self) -> int:
         """Number of elements of an array shape (bounds used for ``<=N``; ``?`` counts as 0)."""
-        n = 1
-        for d in self.dims:
-            n *= max(d, 0)
-        return n
+        if self._elements < 0:
+            n = 1
+            for d in self.dims:
+                n *= max(d, 0)
+            object.__setattr__(self, "_elements", n)
+        return self._elements
 
     @property
     def byte_size(self) -> int:

@@ -9,6 +9,7 @@ says what to install.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,14 +30,21 @@ __all__ = ["ShowResult", "render", "show"]
 STAGES = ("pre", "post", "both")
 
 
+def check_timeout(timeout: float) -> None:
+    """Graphviz's budget is a positive, finite number of seconds (nan, inf, 0 and -1 are refused)."""
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"--timeout must be a positive number of seconds, not {timeout!r}")
+
+
 def _options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
-             budget: int) -> "ViewOptions":
+             budget: int, timeout: float) -> "ViewOptions":
     from ..render.views import ViewOptions
 
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
     if radius < 0:
         raise InputError(f"--radius must be 0 or more, not {radius}")
+    check_timeout(timeout)
     return ViewOptions(computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
                        budget=budget)
 
@@ -122,7 +130,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
     if stage is not None and stage not in STAGES:
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
-    options = _options(computation, focus, radius, expand_chains, budget)
+    options = _options(computation, focus, radius, expand_chains, budget, timeout)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -198,7 +206,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     from ..render.sidebyside import post_marks, pre_marks
 
     say = progress or (lambda _m: None)
-    options = _options(computation, focus, radius, expand_chains, budget)
+    options = _options(computation, focus, radius, expand_chains, budget, timeout)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)

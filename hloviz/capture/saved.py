@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from hloviz.errors import InputError
+from hloviz.inputs import read_bytes
 
 PRE_NAME = "pre.hlo"
 POST_NAME = "post.hlo"
@@ -35,25 +36,12 @@ def is_capture_folder(folder: Path) -> bool:
 
 
 def read_text(path: Path) -> str:
-    """Read an HLO text file (``.gz``/``.xz`` too); a missing file is an InputError."""
-    if not path.exists():
-        raise InputError(f"file not found: {path}")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not an HLO file")
+    """Read an HLO text file (``.gz``, ``.xz``, ``.bz2`` too, streamed under ``--max-input``)."""
+    data = read_bytes(path)
     try:
-        if path.suffix == ".gz":
-            import gzip
-
-            return gzip.open(path, "rt", encoding="utf-8").read()
-        if path.suffix == ".xz":
-            import lzma
-
-            return lzma.open(path, "rt", encoding="utf-8").read()
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not a text file (HLO text expected)") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def guess_stage(path: Path, text: str) -> tuple[str, str]:
@@ -74,17 +62,94 @@ def load_folder(folder: Path) -> tuple[str | None, str | None, dict]:
     pre_p, post_p, info_p = folder / PRE_NAME, folder / POST_NAME, folder / INFO_NAME
     if not pre_p.is_file() and not post_p.is_file():
         raise InputError(f"{folder} has neither {PRE_NAME} nor {POST_NAME}; not a capture folder")
-    info: dict = {}
-    if info_p.is_file():
-        try:
-            info = json.loads(info_p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{info_p} is not valid JSON: {exc}") from None
-        if not isinstance(info, dict):
-            raise InputError(f"{info_p} must hold a JSON object")
+    info = read_info(info_p) if info_p.is_file() else {}
     pre = read_text(pre_p) if pre_p.is_file() else None
     post = read_text(post_p) if post_p.is_file() else None
     return pre, post, info
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_info(path: Path) -> dict:
+    """``capture.json``, parsed and checked by :func:`check_info`; any fault is an InputError."""
+    raw = read_bytes(path, what="JSON")
+    try:
+        info = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not valid JSON: it is not UTF-8 text") from None
+    except RecursionError:
+        raise InputError(f"{path} is not a capture.json hloviz can read: it nests too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and NaN/Infinity (which JSON does not have)
+        raise InputError(f"{path} is not valid JSON: {exc}") from None
+    return check_info(info, str(path))
+
+
+#: capture.json keys whose value is a string (or null).
+_TEXT_KEYS = ("hloviz", "python", "machine", "time", "source", "target", "function", "file", "module",
+              "framework", "tensorflow", "jax", "jaxlib", "device", "platform", "label", "arg_source", "stage",
+              "stage_reason", "pre_file", "post_file", "dump_folder")
+
+
+def check_info(info: object, where: str = "capture.json") -> dict:
+    """Check the types of a capture's info (what capture.json holds) and return it.
+
+    The one place that decides what a capture.json may hold, so that the analyses can trust
+    it: an object; the known text fields are strings; ``jit_compile`` a boolean;
+    ``capture_seconds`` a finite number; ``args`` a list; ``source_map`` maps op names to
+    ``{"file": str, "line": int, "function": str}``; ``tf_ops`` maps op names to op types;
+    ``tf_inputs`` maps op names to lists of input names. Unknown keys are kept (newer hloviz
+    versions may add some). Anything else is an :class:`InputError` naming the key.
+    """
+    def bad(key: str, expected: str, got: object) -> InputError:
+        return InputError(f"{where}: {key} must be {expected}, not {_kind(got)}",
+                          hint="the file was edited or damaged; dump the capture again")
+
+    if not isinstance(info, dict):
+        raise InputError(f"{where} must hold a JSON object, not {_kind(info)}")
+    for key in _TEXT_KEYS:
+        if info.get(key) is not None and not isinstance(info[key], str):
+            raise bad(key, "a string", info[key])
+    if info.get("jit_compile") is not None and not isinstance(info["jit_compile"], bool):
+        raise bad("jit_compile", "true or false", info["jit_compile"])
+    secs = info.get("capture_seconds")
+    if secs is not None and (isinstance(secs, bool) or not isinstance(secs, (int, float))):
+        raise bad("capture_seconds", "a number", secs)
+    if info.get("args") is not None and not isinstance(info["args"], list):
+        raise bad("args", "a list", info["args"])
+    smap = info.get("source_map")
+    if smap is not None:
+        if not isinstance(smap, dict):
+            raise bad("source_map", "an object of op name → {file, line, function}", smap)
+        for op, entry in smap.items():
+            if not isinstance(entry, dict):
+                raise bad(f"source_map[{op!r}]", "an object {file, line, function}", entry)
+            for field, types in (("file", str), ("function", str), ("line", int)):
+                value = entry.get(field)
+                if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+                    raise bad(f"source_map[{op!r}].{field}", "an integer" if types is int else "a string", value)
+    ops = info.get("tf_ops")
+    if ops is not None:
+        if not isinstance(ops, dict):
+            raise bad("tf_ops", "an object of op name → op type", ops)
+        for op, typ in ops.items():
+            if not isinstance(typ, str):
+                raise bad(f"tf_ops[{op!r}]", "a string (the op type)", typ)
+    inputs = info.get("tf_inputs")
+    if inputs is not None:
+        if not isinstance(inputs, dict):
+            raise bad("tf_inputs", "an object of op name → list of input names", inputs)
+        for op, names in inputs.items():
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise bad(f"tf_inputs[{op!r}]", "a list of input names", names)
+    return info
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def info_json(info: dict) -> str:

@@ -85,7 +85,9 @@ def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
         raise CaptureError(f"{what} failed: {exc}{where}") from exc
     except (CaptureError, DependencyError, InputError):
         raise
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a model may raise its own BaseException subclass
         frame = _user_frame_of(exc, always)
         where = f"\n{frame.format()}" if frame else ""
         raise CaptureError(f"{what} failed: {type(exc).__name__}: {exc}{where}") from exc

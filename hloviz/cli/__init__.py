@@ -11,6 +11,7 @@ Exit codes: 0 success; 1 a check failed (``diff --fail-on``); 2 bad input or a m
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 import typer
 
@@ -33,8 +34,15 @@ _state = {"debug": False}
 @app.callback()
 def _global(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
+    max_input: Optional[str] = typer.Option(
+        None, "--max-input", metavar="SIZE", show_default=False,
+        help="Most bytes of content hloviz reads from one input file, after decompression (default 512MiB, "
+             "or HLOVIZ_MAX_INPUT): a guard against decompression bombs. E.g. --max-input 4GiB."),
 ) -> None:
     _state["debug"] = debug
+    from ..inputs import set_max_input
+
+    set_max_input(max_input)
 
 
 def fail(err: BaseException) -> None:
@@ -46,8 +54,36 @@ def fail(err: BaseException) -> None:
     raise SystemExit(EXIT_ERROR)
 
 
+#: Longest message of an unexpected exception shown (its text may hold a whole input line).
+_MESSAGE_LIMIT = 400
+
+
+def unexpected(err: BaseException) -> str:
+    """One message for an exception that is not a :class:`HlovizError`: what happened and what
+    to do. Exit code 1 stays reserved for ``diff --fail-on``, so these exit with 2 too."""
+    if isinstance(err, RecursionError):
+        return ("the input nests too deeply for hloviz (Python's recursion limit was reached)\n"
+                "if the input is a real module, please report it; --debug shows where")
+    if isinstance(err, MemoryError):
+        return ("out of memory\ndraw or read less: --focus NAME, --computation NAME, a smaller --budget; "
+                "see the README's Safety section for the input limits")
+    text = str(err)
+    if len(text) > _MESSAGE_LIMIT:
+        text = text[:_MESSAGE_LIMIT] + f"… ({len(text)} characters)"
+    from ..render.quoting import printable
+
+    text = printable(text) if text else ""
+    return (f"internal error: {type(err).__name__}{': ' + text if text else ''}\n"
+            "this is a bug in hloviz: please report it with the output of `hloviz --debug …`")
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``hloviz`` console script and ``python -m hloviz``."""
+    """Entry point of the ``hloviz`` console script and ``python -m hloviz``.
+
+    Every outcome has one exit code: 0 success, 1 only for ``diff --fail-on``, 2 any error
+    (bad input, a missing tool, a bug in hloviz: one message, a traceback only with
+    ``--debug``), 130 Ctrl-C.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
@@ -56,23 +92,35 @@ def main(argv: list[str] | None = None) -> None:
             fail(KeyboardInterrupt())
         if isinstance(rc, int) and rc:
             raise SystemExit(rc)
-    except HlovizError as err:
-        if debug:
-            raise
-        fail(err)
-    except KeyboardInterrupt as err:
-        if debug:
-            raise
-        fail(err)
     except SystemExit:
         raise
-    except Exception as err:  # the click layer's usage errors and aborts (typer may vendor click)
-        if type(err).__name__ == "Abort":
+    except HlovizError as err:
+        _traceback_if(debug)
+        fail(err)
+    except KeyboardInterrupt as err:
+        _traceback_if(debug)
+        fail(err)
+    except BaseException as err:  # noqa: BLE001 - usage errors, a user's BaseException, a bug: exit 2
+        if type(err).__name__ == "Abort":  # the click layer's: Ctrl-C, or an EOFError it wrapped
+            _traceback_if(debug)
+            if isinstance(err.__cause__ or err.__context__, EOFError):
+                fail(HlovizError("unexpected end of input (EOFError)"))
             fail(KeyboardInterrupt())
-        if hasattr(err, "show") and hasattr(err, "exit_code"):
+        if isinstance(err, Exception) and hasattr(err, "show") and hasattr(err, "exit_code"):
             err.show()
             raise SystemExit(EXIT_ERROR) from None
-        raise
+        _traceback_if(debug)
+        print(f"hloviz: error: {unexpected(err)}", file=sys.stderr)
+        raise SystemExit(EXIT_ERROR) from None
+
+
+def _traceback_if(debug: bool) -> None:
+    """With --debug, the traceback goes to stderr before the message (the exit code stays the
+    same: 2, or 130 for Ctrl-C — never Python's 1 for an uncaught exception)."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()
 
 
 # Command modules register themselves on `app` when imported.

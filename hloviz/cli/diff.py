@@ -18,6 +18,7 @@ from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError
 from . import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, note
+from .render import check_timeout
 
 FORMATS = ("text", "markdown", "json")
 
@@ -50,7 +51,8 @@ def diff(
     budget: Annotated[int, typer.Option(
         "--budget", help="With -o: most nodes per column before collapsing (as in show).")] = 300,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
+        "--timeout", callback=check_timeout,
+        help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
     arg: ArgOpt = None,
     device: DeviceOpt = None,
     module: ModuleOpt = None,

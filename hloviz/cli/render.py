@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -22,8 +23,17 @@ ExpandOpt = Annotated[bool, typer.Option(
 BudgetOpt = Annotated[int, typer.Option(
     "--budget", help="Most nodes per picture; above it fusions, bodies, repeats and runs collapse (the "
                      "picture says what was collapsed).")]
+def check_timeout(value: float) -> float:
+    """``--timeout`` is a positive, finite number of seconds (not nan, inf, 0 or -1)."""
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
+    return value
+
+
 TimeoutOpt = Annotated[float, typer.Option(
-    "--timeout", help="Seconds Graphviz may take per picture before hloviz draws a coarser view instead.")]
+    "--timeout", callback=check_timeout,
+    help="Seconds Graphviz may take, for all the pictures of the command together; when it runs out, "
+         "hloviz draws a coarser view instead.")]
 
 _STAGE_TEXT = {
     "capturing": "capturing {target}: importing the framework and compiling (a few seconds)",
