@@ -136,3 +136,55 @@ def bomb(path: Path, inflated: int) -> Path:
             f.write(chunk[: min(left, len(chunk))])
             left -= len(chunk)
     return path
+
+
+# --- growth: 1×/10×/100× of each hostile shape ---------------------------------------------
+
+#: shape name → (builder of the text for a size, the 1× size, whether the module is drawn too).
+GROWTH_SHAPES = {
+    "op_name": (lambda n: long_op_name(n), 20_000, True),
+    "op_name_escapes": (lambda n: long_op_name(n, escapes=True), 8_000, True),
+    "long_line": (lambda n: long_line(n), 20_000, True),
+    "blank_lines": (lambda n: nested_calls(3).replace(", is_scheduled=true", "") + "\n" * n, 2_000, False),
+    "comments": (lambda n: SMALL + "// " + "/*" * n + "\n/* a */ /* b\n" * n + " */\n", 300, False),
+    "rank_of_ones": (lambda n: rank_of_ones(n), 250, True),
+    "nested_fusions": (lambda n: nested_fusions(n), 10, False),
+    "nested_calls": (lambda n: nested_calls(n), 10, False),
+}
+
+
+def growth_work(text: str, draw: bool, folder: Path) -> None:
+    """What a user's command does with the text: read the file, stats (parse, stage guess,
+    analyses, source map from frame tables) and, for ``draw``, the DOT of the picture."""
+    from hloviz import api
+
+    path = folder / "input.hlo"
+    path.write_text(text)
+    api.stats(str(path))
+    if draw:
+        api.render(str(path), fmt="dot")
+
+
+def growth(name: str, folder: Path, factors=(1, 10, 100), repeat: int = 3) -> dict[int, tuple[float, int]]:
+    """factor → (best CPU seconds of ``repeat`` runs, peak traced bytes) for one shape."""
+    import gc
+    import time
+    import tracemalloc
+
+    build, base, draw = GROWTH_SHAPES[name]
+    out: dict[int, tuple[float, int]] = {}
+    for f in factors:
+        text = build(base * f)
+        best = float("inf")
+        for _ in range(repeat):
+            gc.collect()
+            started = time.process_time()
+            growth_work(text, draw, folder)
+            best = min(best, time.process_time() - started)
+        gc.collect()
+        tracemalloc.start()
+        growth_work(text, draw, folder)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out[f] = (best, peak)
+    return out

@@ -27,7 +27,8 @@ INFO_NAME = "capture.json"
 _POST_SIGNS = (
     (re.compile(r"^HloModule [^\n]*\bis_scheduled=true", re.M), "it is scheduled (is_scheduled=true)"),
     (re.compile(r"\bfusion\(|\bkind=k(?:Loop|Input|Output|Custom)\b"), "it contains fusions"),
-    (re.compile(r"^\s*%?fused_computation", re.M), "it contains fused computations"),
+    # [ \t]*, not \s*: with re.M, \s* ran over every following blank line from each line start.
+    (re.compile(r"^[ \t]*%?fused_computation", re.M), "it contains fused computations"),
 )
 
 
