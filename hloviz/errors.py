@@ -71,3 +71,16 @@ class CaptureError(HlovizError):
 
 class RenderError(HlovizError):
     """Graphviz failed, timed out, or the output could not be written."""
+
+
+class Terminated(BaseException):
+    """hloviz got SIGTERM or SIGHUP (the CLI raises this from its signal handler).
+
+    A BaseException, like KeyboardInterrupt, so that nothing catches it by accident while
+    the cleanups on its way out run: a ``dot`` child is killed, temporary files are removed.
+    The CLI exits with ``128 + signum``, as a shell reports a process killed by that signal.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

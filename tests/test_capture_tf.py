@@ -24,6 +24,8 @@ from hloviz.capture import Capture, load_target, save_capture
 from hloviz.cli import main
 from hloviz.errors import CaptureError, InputError
 
+from .conftest import restore_default_sigint
+
 pytestmark = pytest.mark.requires_tf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -346,7 +348,7 @@ def test_interrupted_cli_dump_leaves_no_folder(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "hloviz", "dump", f"{FUSED}:fused_additions",
                              "-o", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=tmp_path)
+                            text=True, env=env, cwd=tmp_path, preexec_fn=restore_default_sigint)
     _wait_for_tensorflow(proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)

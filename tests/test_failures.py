@@ -17,6 +17,7 @@ import pytest
 from hloviz.cli import main
 from hloviz.render.files import REPORT_RECORD
 
+from .conftest import restore_default_sigint
 from .test_render_graphviz import fake_dot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,7 +156,8 @@ def test_ctrl_c_while_rendering_exits_130_and_writes_nothing(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     env.pop("HLOVIZ_DOT", None)
     proc = subprocess.Popen([sys.executable, "-m", "hloviz", "show", str(SEED), "-o", str(out)], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=restore_default_sigint)
     deadline = time.monotonic() + 120
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -220,18 +220,23 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced
 
     say("drawing (Graphviz)")
+    from ..render.graphviz_run import LayoutBudget
+
+    # One --timeout for all the pictures of the command, shared as they are drawn.
+    budget = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
+                          + (pre_m is not None and post_m is not None))
     jobs: list[tuple[str, Callable[[], "Picture"]]] = []
     if pre_m is not None and post_m is not None:
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
-                                                          title=f"{cap.label}: {analysis.verdict}")))
+                                                          title=f"{cap.label}: {analysis.verdict}", budget=budget)))
     if pre_m is not None:
         marks = pre_marks(analysis, pre_m) if post_m is not None else None
         jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
-                                                   title=f"{cap.label} · before optimization")))
+                                                   title=f"{cap.label} · before optimization", budget=budget)))
     if post_m is not None:
         pmarks = post_marks(analysis, post_m)
         jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
-                                                    title=f"{cap.label} · after optimization")))
+                                                    title=f"{cap.label} · after optimization", budget=budget)))
     pictures: dict[str, "Picture"] = {}
     missing: HlovizError | None = None
     dots: dict[str, str] = {}

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any, Iterator
 
 from hloviz.capture.frames import Frame, innermost_user_frame
-from hloviz.errors import CaptureError, DependencyError, InputError
+from hloviz.errors import CaptureError, DependencyError, InputError, Terminated
 
 #: Extras to name when a framework is missing.
 EXTRAS = {"tensorflow": "tf", "jax": "jax", "jaxlib": "jax", "keras": "tf", "tf_keras": "tf"}
@@ -85,7 +85,7 @@ def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
         raise CaptureError(f"{what} failed: {exc}{where}") from exc
     except (CaptureError, DependencyError, InputError):
         raise
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         raise
     except BaseException as exc:  # noqa: BLE001 - a model may raise its own BaseException subclass
         frame = _user_frame_of(exc, always)

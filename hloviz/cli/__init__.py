@@ -4,18 +4,21 @@ Each command lives in its own module below and registers itself on :data:`app`. 
 user can cause (:class:`hloviz.HlovizError`) are printed as one clear message on stderr with
 exit code 2; ``--debug`` shows the traceback instead. Ctrl-C exits with 130.
 
-Exit codes: 0 success; 1 a check failed (``diff --fail-on``); 2 bad input or a missing tool;
-130 interrupted.
+Exit codes: 0 success; 1 a check failed (``diff --fail-on``); 2 any error (bad input, a
+missing tool, a bug: one message, the traceback only with ``--debug``); 130 interrupted
+(Ctrl-C); 128 + N when terminated by signal N (143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from typing import Optional
 
 import typer
 
-from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, HlovizError
+from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, HlovizError, Terminated
 
 app = typer.Typer(
     name="hloviz",
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    previous = _terminate_on_signals()
     try:
         rc = app(args=args, prog_name="hloviz", standalone_mode=False)
         if rc == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into an exit code before we see it
@@ -94,6 +98,11 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(rc)
     except SystemExit:
         raise
+    except Terminated as err:
+        _traceback_if(debug)
+        name = signal.Signals(err.signum).name
+        print(f"hloviz: terminated by {name}; no half-written output is left behind", file=sys.stderr)
+        raise SystemExit(128 + err.signum) from None
     except HlovizError as err:
         _traceback_if(debug)
         fail(err)
@@ -112,6 +121,27 @@ def main(argv: list[str] | None = None) -> None:
         _traceback_if(debug)
         print(f"hloviz: error: {unexpected(err)}", file=sys.stderr)
         raise SystemExit(EXIT_ERROR) from None
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _terminate_on_signals() -> dict:
+    """SIGTERM and SIGHUP raise :class:`Terminated` in the main thread, so the cleanups on the
+    way out run (a ``dot`` child is killed, temporary files removed) as for Ctrl-C. Returns
+    the handlers it replaced (``main`` puts them back: hloviz may run inside another program)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum: int, _frame: object) -> None:
+        raise Terminated(signum)
+
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            sig = getattr(signal, name)
+            previous[sig] = signal.signal(sig, handler)
+    return previous
 
 
 def _traceback_if(debug: bool) -> None:
