@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     previous = _terminate_on_signals()
+    from ..capture import isolate_live_captures
+
+    was_isolated = isolate_live_captures(True)  # the user's model runs in a child process
     try:
         rc = app(args=args, prog_name="hloviz", standalone_mode=False)
         if rc == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into an exit code before we see it
@@ -122,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"hloviz: error: {unexpected(err)}", file=sys.stderr)
         raise SystemExit(EXIT_ERROR) from None
     finally:
+        isolate_live_captures(was_isolated)
         for sig, old in previous.items():
             signal.signal(sig, old)
 

@@ -19,11 +19,11 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 
 from ..errors import DependencyError, RenderError
+from ..processes import die_with_parent
 
 __all__ = ["DEFAULT_TIMEOUT", "FORMATS", "GraphvizTimeout", "LayoutBudget", "find_dot", "graphviz_version",
            "normalize_svg", "run_dot"]
@@ -96,31 +96,10 @@ class LayoutBudget:
         self.pictures_left = max(1, self.pictures_left - 1)
 
 
-def _die_with_parent() -> object | None:
-    """A ``preexec_fn`` that makes the child get SIGKILL when hloviz dies (Linux), or None."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:  # hloviz died before the line above: do not outlive it
-            os._exit(1)
-
-    return preexec
-
-
 def _run(argv: list[str], data: bytes, timeout: float) -> _Result:
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True, preexec_fn=_die_with_parent())  # type: ignore[arg-type]
+                                start_new_session=True, preexec_fn=die_with_parent())  # type: ignore[arg-type]
     except OSError as err:
         raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
     try:
