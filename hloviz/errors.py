@@ -7,11 +7,31 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
+import re
+
 #: Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
 EXIT_ERROR = 2  # bad input, missing file or tool, anything the user can fix
 EXIT_INTERRUPTED = 130  # Ctrl-C
+
+
+# Control characters a terminal acts on (ESC starts colour, cursor and title sequences; C1
+# controls; DEL) and the Unicode format characters that reorder or hide text (bidi overrides
+# and isolates such as U+202E, zero-width marks). Newlines and tabs are kept.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+                              "\u2060-\u2069\ufeff\ufff9-\ufffb]")
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print on a terminal or in markdown: every control or bidi/format
+    character is written out as an escape (``\\x1b``, ``\\u202e``), so input text can neither
+    send escape sequences to the terminal nor reorder what the reader sees. Newlines and tabs
+    stay."""
+    if not _TERMINAL_UNSAFE.search(text):
+        return text
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                else f"\\u{ord(m.group()):04x}", text)
 
 
 class HlovizError(Exception):
@@ -53,8 +73,13 @@ class HloParseError(HlovizError):
             caret_col = self.column - start + (1 if start else 0)
         else:
             caret_col = self.column
+        # the excerpt is the input's own text: escape what a terminal would act on, and keep
+        # the caret under the same character
+        caret_col = len(visible(shown[: caret_col - 1])) + 1
+        shown = visible(shown.replace("\n", " "))
         caret = " " * (caret_col - 1) + "^"
-        return f"{self.filename}:{self.line}:{self.column}: error: {self.reason}\n{shown}\n{caret}"
+        return (f"{visible(self.filename)}:{self.line}:{self.column}: error: {visible(self.reason)}\n"
+                f"{shown}\n{caret}")
 
 
 class InputError(HlovizError):

@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, HlovizError, Terminated
+from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, HlovizError, Terminated, visible
 
 app = typer.Typer(
     name="hloviz",
@@ -53,7 +53,7 @@ def fail(err: BaseException) -> None:
     if isinstance(err, KeyboardInterrupt):
         print("hloviz: interrupted", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED)
-    print(f"hloviz: error: {err}", file=sys.stderr)
+    print(f"hloviz: error: {visible(str(err))}", file=sys.stderr)
     raise SystemExit(EXIT_ERROR)
 
 

@@ -15,7 +15,7 @@ import typer
 
 from .. import api
 from ..analysis.diff.checks import CHECKS
-from ..errors import EXIT_CHECK_FAILED, InputError
+from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, note
 from .render import check_timeout
@@ -91,10 +91,11 @@ def diff(
         data = result.to_dict()
         failed = result.failed(checks)
         data["fail_on"] = {"checks": checks, "failed": failed}
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit))
+        report = result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit)
+        sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input
         failed = result.failed(checks)
     sys.stdout.flush()
     if output is not None and picture_fmt is not None:

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..errors import visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
 
@@ -74,7 +75,7 @@ class Progress:
 
     def note(self, message: str) -> None:
         if self._status is not None:
-            self.console.print(f"hloviz: {message}", markup=False, highlight=False)
+            self.console.print(f"hloviz: {visible(message)}", markup=False, highlight=False)
         else:
             note(message)
 
@@ -115,5 +116,5 @@ def render(
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
                              budget=budget, timeout=timeout)
     for n in picture.notes:
-        print(f"note: {n}", file=sys.stderr)
-    print(f"wrote {output}")
+        print(f"note: {visible(n)}", file=sys.stderr)
+    print(f"wrote {visible(str(output))}")

@@ -13,11 +13,13 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .. import api
 from ..analysis.export import source_lines
 from ..analysis.summary import histogram_text
+from ..errors import visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
 
@@ -46,12 +48,25 @@ def stats(
     result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
                        verbose=verbose, notify=note)
     if as_json:
-        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         sys.stdout.write("\n")
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     _print(result, console, None if show_all else ROWS)
+
+
+def _t(text: object) -> str:
+    """Text from the input, safe in a rich console: no terminal escapes or bidi overrides
+    (:func:`hloviz.errors.visible`), and no rich markup (``[bold]`` in an op name stays text)."""
+    return escape(visible(str(text)))
+
+
+class _Table(Table):
+    """A rich Table whose cells are always :func:`_t`-safe."""
+
+    def add_row(self, *cells: object, **kwargs: object) -> None:  # type: ignore[override]
+        super().add_row(*(_t(c) for c in cells), **kwargs)  # type: ignore[arg-type]
 
 
 def _bytes(n: int) -> str:
@@ -78,11 +93,11 @@ def _names(ops: tuple[str, ...], limit: int = 4) -> str:
 def _print(result: api.Stats, console: Console, rows: int | None) -> None:
     a = result.analysis
     lookup = result.source if result.info.get("source_map") else None
-    console.print(f"[bold]{result.label}[/]")
+    console.print(f"[bold]{_t(result.label)}[/]")
     for line in result.notes:
-        console.print(f"[dim]note: {line}[/]")
+        console.print(f"[dim]note: {_t(line)}[/]")
 
-    counts = Table("", "pre-optimization", "optimized", title="instructions")
+    counts = _Table("", "pre-optimization", "optimized", title="instructions")
     for label, attr in (("computations", "computations"), ("instructions", "instructions"),
                         ("doing work", "work"), ("ops (op names)", "ops")):
         counts.add_row(label, *(str(getattr(c, attr)) if c else "—" for c in (a.pre, a.post)))
@@ -97,7 +112,7 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
 
     if a.kernels is not None and a.kernels.kernels:
         several = len({k.computation for k in a.kernels.kernels}) > 1
-        table = Table("kernel", *(["computation"] if several else []), "kind", "ops", "read", "written",
+        table = _Table("kernel", *(["computation"] if several else []), "kind", "ops", "read", "written",
                       "flops", "source lines", title=f"kernels ({a.kernels.count})")
         for k in a.kernels.kernels[:rows]:
             ops = histogram_text(k.opcodes, 3) if k.is_fusion else k.opcode
@@ -113,7 +128,7 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
 
     if a.folding is not None:
         if a.folding.folded:
-            table = Table("constant", "value", "folded from", "used by", "by", "source lines",
+            table = _Table("constant", "value", "folded from", "used by", "by", "source lines",
                           title=f"folded constants ({len(a.folding.folded)})")
             for f in a.folding.folded[:rows]:
                 lines = source_lines(f.from_ops, (), lookup) if lookup else []
@@ -124,8 +139,8 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
         elif not a.folding.computed:
             console.print("folded constants: none")
         if a.folding.computed:
-            console.print(f"computed at compile time, into no new constant: {_names(a.folding.computed, 8)}")
-    console.print(f"[bold]{a.verdict}[/]")
+            console.print(f"computed at compile time, into no new constant: {_t(_names(a.folding.computed, 8))}")
+    console.print(f"[bold]{_t(a.verdict)}[/]")
 
 
 def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None:
@@ -136,7 +151,7 @@ def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None
     pre, post = sums.get("pre"), sums.get("post")
     names = sorted({op for s in sums.values() for op in s.opcodes},
                    key=lambda op: (-max(s.opcodes.get(op, 0) for s in sums.values()), op))
-    table = Table("opcode", "pre-optimization", "optimized", title="top opcodes" if top else "opcodes")
+    table = _Table("opcode", "pre-optimization", "optimized", title="top opcodes" if top else "opcodes")
     for op in names[:top]:
         table.add_row(op, *(str(s.opcodes.get(op, 0)) if s else "—" for s in (pre, post)))
     console.print(table)
@@ -145,7 +160,7 @@ def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None
     for side, s in (("pre-optimization", pre), ("optimized", post)):
         if s is not None and s.fusions_by_kind:
             kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.fusions_by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
-            console.print(f"fusions by kind ({side}): {kinds}")
+            console.print(f"fusions by kind ({side}): {_t(kinds)}")
 
 
 def _lines(lines: list[str], limit: int = 3) -> str:
