@@ -199,3 +199,19 @@ def test_stats_json_is_strict_json(capsys):
         raise AssertionError(f"{name} in --json output")
 
     json.loads(out, parse_constant=refuse)
+
+
+def test_a_closed_stdout_pipe_is_not_exit_1(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(H.ROOT)}
+    big = H.ROOT / "samples" / "captures" / "transformer_train-tf2.21"
+    proc = subprocess.Popen([sys.executable, "-m", "hloviz", "stats", "--json", "--all", str(big)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(10)
+    proc.stdout.close()  # like `| head -c 10`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err

@@ -6,11 +6,13 @@ exit code 2; ``--debug`` shows the traceback instead. Ctrl-C exits with 130.
 
 Exit codes: 0 success; 1 a check failed (``diff --fail-on``); 2 any error (bad input, a
 missing tool, a bug: one message, the traceback only with ``--debug``); 130 interrupted
-(Ctrl-C); 128 + N when terminated by signal N (143 SIGTERM, 129 SIGHUP).
+(Ctrl-C); 128 + N when terminated by signal N (143 SIGTERM, 129 SIGHUP, 141 when stdout's
+reader closed the pipe).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -94,7 +96,12 @@ def main(argv: list[str] | None = None) -> None:
 
     was_isolated = isolate_live_captures(True)  # the user's model runs in a child process
     try:
-        rc = app(args=args, prog_name="hloviz", standalone_mode=False)
+        try:
+            rc = app(args=args, prog_name="hloviz", standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code == 1:  # Typer's only sys.exit(1): stdout's reader went away (EPIPE)
+                _stdout_gone()
+            raise
         if rc == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into an exit code before we see it
             fail(KeyboardInterrupt())
         if isinstance(rc, int) and rc:
@@ -146,6 +153,20 @@ def _terminate_on_signals() -> dict:
             sig = getattr(signal, name)
             previous[sig] = signal.signal(sig, handler)
     return previous
+
+
+#: Exit code when stdout's reader closed the pipe (``hloviz stats --json | head``): 128 + SIGPIPE,
+#: as a shell reports it, so that exit 1 keeps meaning "a --fail-on check matched".
+EXIT_BROKEN_PIPE = 141
+
+
+def _stdout_gone() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush into the closed pipe at exit
+    except (OSError, ValueError, AttributeError):
+        pass
+    raise SystemExit(EXIT_BROKEN_PIPE)
 
 
 def _traceback_if(debug: bool) -> None:
