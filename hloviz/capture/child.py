@@ -66,7 +66,7 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
     read_fd, write_fd = os.pipe()
     try:
         proc = subprocess.Popen([exe, "-m", "hloviz.capture.child", str(write_fd)], stdin=subprocess.PIPE,
-                                stdout=sys.stderr.fileno() if _has_fd(sys.stderr) else None,
+                                stdout=sys.stderr.fileno() if _has_fd(sys.stderr) else 2,
                                 pass_fds=(write_fd,), env=_env(exe), preexec_fn=die_with_parent())
     except OSError as err:
         os.close(read_fd)
@@ -104,6 +104,8 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
 
 
 def _has_fd(stream: object) -> bool:
+    """Whether ``stream`` is a real file (under a test's capture or in an embedding program it
+    may not be: the child's stdout then goes to file descriptor 2, never to 1)."""
     try:
         stream.fileno()  # type: ignore[attr-defined]
         return True
@@ -115,27 +117,35 @@ def _messages(fd: int, proc: subprocess.Popen):
     """JSON lines from the child, until its result or until it has ended. A process the model
     forked may hold the pipe open: once the child itself has ended, what is there is read and
     no more is waited for."""
-    buf = b""
+    parts: list[bytes] = []  # the unfinished line, in pieces (a result can be tens of MB)
+
+    def lines(chunk: bytes):
+        while b"\n" in chunk:
+            head, chunk = chunk.split(b"\n", 1)
+            parts.append(head)
+            line = b"".join(parts)
+            parts.clear()
+            if line.strip():
+                yield json.loads(line)
+        if chunk:
+            parts.append(chunk)
+
     while True:
         ready, _, _ = select.select([fd], [], [], 0.1)
-        chunk = os.read(fd, 1 << 20) if ready else b""
-        if ready and not chunk:
-            break  # EOF
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            yield json.loads(line)
-        if not ready and proc.poll() is not None:
-            # ended; drain whatever is already in the pipe without waiting
+        if ready:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break  # EOF
+            yield from lines(chunk)
+        elif proc.poll() is not None:
+            # the child ended; read what is already in the pipe without waiting for more
             while select.select([fd], [], [], 0)[0]:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     break
-                buf += chunk
-            for line in buf.split(b"\n"):
-                if line.strip():
-                    yield json.loads(line)
-            return
+                yield from lines(chunk)
+            break
+    yield from lines(b"\n")  # a last line without its newline
 
 
 def _stop(proc: subprocess.Popen) -> None:
