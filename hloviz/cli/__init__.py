@@ -75,9 +75,7 @@ def unexpected(err: BaseException) -> str:
     text = str(err)
     if len(text) > _MESSAGE_LIMIT:
         text = text[:_MESSAGE_LIMIT] + f"… ({len(text)} characters)"
-    from ..render.quoting import printable
-
-    text = printable(text) if text else ""
+    text = visible(text)
     return (f"internal error: {type(err).__name__}{': ' + text if text else ''}\n"
             "this is a bug in hloviz: please report it with the output of `hloviz --debug …`")
 
