@@ -41,7 +41,7 @@ def _global(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
     max_input: Optional[str] = typer.Option(
         None, "--max-input", metavar="SIZE", show_default=False,
-        help="Most bytes of content hloviz reads from one input file, after decompression (default 512MiB, "
+        help="Most bytes of content hloviz reads from one input file, after decompression (default 256MiB, "
              "or HLOVIZ_MAX_INPUT): a guard against decompression bombs. E.g. --max-input 4GiB."),
 ) -> None:
     _state["debug"] = debug
