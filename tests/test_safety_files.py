@@ -193,3 +193,32 @@ def test_a_hand_written_dot_beside_the_picture_survives_a_graphviz_failure(tmp_p
     code, _, err = _run(["render", str(SEED), "-o", str(tmp_path / "x.svg"), "--stage", "pre"], capsys)
     assert code == 2 and "the DOT text is in" in err
     assert mine.read_text() != first
+
+
+def test_concurrent_dumps_into_one_folder_leave_one_whole_capture(tmp_path):
+    import threading
+
+    from hloviz.capture import load_target
+    from hloviz.errors import InputError
+
+    out = tmp_path / "cap"
+    errors: list[BaseException] = []
+
+    def dump(k: int) -> None:
+        try:
+            save_capture(Capture(f"HloModule m{k}\n", f"HloModule m{k}\n", {"k": k}, f"c{k}"), out)
+        except InputError as err:  # losing a race is a clean error, never a broken folder
+            errors.append(err)
+
+    threads = [threading.Thread(target=dump, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) < 8
+    back = load_target(str(out))
+    k = back.info["k"]
+    assert back.pre_text == back.post_text == f"HloModule m{k}\n", "one capture, whole"
+    assert sorted(os.listdir(out)) == ["capture.json", "post.hlo", "pre.hlo"]
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "cap")
+    assert leftovers == [], leftovers

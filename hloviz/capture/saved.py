@@ -250,8 +250,11 @@ def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | 
         os.rename(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and (old.is_symlink() or old.exists()) and not out_dir.exists():
-            os.rename(old, out_dir)  # put the previous capture back
+        if old is not None and (old.is_symlink() or old.exists()):
+            if not (out_dir.is_symlink() or out_dir.exists()):
+                os.rename(old, out_dir)  # put the previous capture back
+            else:  # a concurrent dump landed meanwhile: the one moved aside goes, as it would have
+                _remove_old(old)
         raise
     if old is not None:
         _remove_old(old)
