@@ -73,11 +73,14 @@ _SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if 
 
 
 def _sha256_of(path: Path) -> str | None:
+    digest = hashlib.sha256()
     try:
         with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
     except OSError:
         return None
+    return digest.hexdigest()
 
 
 def _recorded(folder: Path) -> dict[str, list[str]]:
