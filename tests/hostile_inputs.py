@@ -80,6 +80,14 @@ def long_line(chars: int) -> str:
     return SMALL.replace("kind=kLoop,", f'kind=kLoop, backend_config="{"y" * chars}",')
 
 
+def many_operands(n: int, shaped: bool = False) -> str:
+    """One instruction with ``n`` operands on its line (``f32[] %p`` each when ``shaped``, as TF
+    <= 2.17 prints them)."""
+    ops = ", ".join(["f32[] %p" if shaped else "%p"] * n)
+    return ("HloModule m, is_scheduled=true\n\nENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+            f'  ROOT %c = f32[] custom-call({ops}), custom_call_target="x"\n}}\n')
+
+
 def blank_lines(n: int) -> str:
     """A valid module followed by ``n`` blank lines (the stage guess scanned them quadratically)."""
     return SMALL.replace("is_scheduled=true", "") + "\n" * n
@@ -148,6 +156,8 @@ GROWTH_SHAPES = {
     "blank_lines": (lambda n: nested_calls(3).replace(", is_scheduled=true", "") + "\n" * n, 2_000, False),
     "comments": (lambda n: SMALL + "// " + "/*" * n + "\n/* a */ /* b\n" * n + " */\n", 300, False),
     "rank_of_ones": (lambda n: rank_of_ones(n), 250, True),
+    "many_operands": (lambda n: many_operands(n), 500, False),
+    "many_shaped_operands": (lambda n: many_operands(n, shaped=True), 100, False),
     "nested_fusions": (lambda n: nested_fusions(n), 10, False),
     "nested_calls": (lambda n: nested_calls(n), 10, False),
 }
