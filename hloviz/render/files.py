@@ -137,15 +137,34 @@ def refuse_foreign(folder: Path, names: Iterable[str]) -> None:
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """Hold Ctrl-C, SIGTERM and SIGHUP for the few renames that switch a file set, so a signal
-    lands before or after the switch, never in the middle (only SIGKILL can split a set)."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    lands before or after the switch, never in the middle (only SIGKILL can split a set).
+
+    Python runs signal handlers in the main thread, whatever thread the signal hit (TensorFlow
+    and JAX start many), so the handlers are swapped for one that notes the signal; the first
+    one noted is then delivered to the handler it was meant for.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    noted: list[tuple[int, object]] = []
+    previous = {}
+    for sig in _SIGNALS:
+        try:
+            previous[sig] = signal.signal(sig, lambda signum, frame: noted.append((signum, frame)))
+        except (ValueError, OSError):
+            pass
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if noted:
+            signum, frame = noted[0]
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
 
 
 def _record_text(files: Mapping[str, list[str]]) -> str:
