@@ -7,6 +7,8 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
+import re
+
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,6 +19,24 @@ EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
 EXIT_ERROR = 2  # bad input, missing file or tool, anything the user can fix
 EXIT_INTERRUPTED = 130  # Ctrl-C
+
+
+# Control characters a terminal acts on (ESC starts colour, cursor and title sequences; C1
+# controls; DEL) and the Unicode format characters that reorder or hide text (bidi overrides
+# and isolates such as U+202E, zero-width marks). Newlines and tabs are kept.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+                              "\u2060-\u2069\ufeff\ufff9-\ufffb]")
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print on a terminal or in markdown: every control or bidi/format
+    character is written out as an escape (``\\x1b``, ``\\u202e``), so input text can neither
+    send escape sequences to the terminal nor reorder what the reader sees. Newlines and tabs
+    stay."""
+    if not _TERMINAL_UNSAFE.search(text):
+        return text
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                else f"\\u{ord(m.group()):04x}", text)
 
 
 class HlovizError(Exception):
@@ -58,8 +78,13 @@ class HloParseError(HlovizError):
             caret_col = self.column - start + (1 if start else 0)
         else:
             caret_col = self.column
+        # the excerpt is the input's own text: escape what a terminal would act on, and keep
+        # the caret under the same character
+        caret_col = len(visible(shown[: caret_col - 1])) + 1
+        shown = visible(shown.replace("\n", " "))
         caret = " " * (caret_col - 1) + "^"
-        return f"{self.filename}:{self.line}:{self.column}: error: {self.reason}\n{shown}\n{caret}"
+        return (f"{visible(self.filename)}:{self.line}:{self.column}: error: {visible(self.reason)}\n"
+                f"{shown}\n{caret}")
 
 
 class InputError(HlovizError):
@@ -90,3 +115,16 @@ class CaptureError(HlovizError):
 
 class RenderError(CarriesDotText, HlovizError):
     """Graphviz failed, timed out, or the output could not be written."""
+
+
+class Terminated(BaseException):
+    """hloviz got SIGTERM or SIGHUP (the CLI raises this from its signal handler).
+
+    A BaseException, like KeyboardInterrupt, so that nothing catches it by accident while
+    the cleanups on its way out run: a ``dot`` child is killed, temporary files are removed.
+    The CLI exits with ``128 + signum``, as a shell reports a process killed by that signal.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

@@ -59,3 +59,15 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+def restore_default_sigint() -> None:
+    """``preexec_fn`` for a child that a test will Ctrl-C: give it Python's usual SIGINT.
+
+    A process started with SIGINT ignored (``nohup make test``, CI runners that start jobs in
+    the background) passes the ignore on to its children, and a Python child then never raises
+    KeyboardInterrupt; restoring the default lets the test's SIGINT reach it as a Ctrl-C would.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -33,7 +33,8 @@ def test_show_writes_report_and_pictures_and_prints_the_summary(tmp_path, capsys
     out = tmp_path / "out"
     code, stdout, stderr = run(capsys, "show", str(SEED), "-o", str(out))
     assert code == 0, stderr
-    assert sorted(p.name for p in out.iterdir()) == ["post.svg", "pre.svg", "report.html", "side-by-side.svg"]
+    assert sorted(p.name for p in out.iterdir()) == [".hloviz-report.json", "post.svg", "pre.svg", "report.html",
+                                                     "side-by-side.svg"]
     assert stdout.startswith("fused_additions: 1003 ops → 1 kernel (kLoop fusion: 1000 add, broadcast): 1000 in kernels")
     assert "kernels: 1" in stdout and "#1 add_add_fusion" in stdout
     assert "samples/fused_additions.py:33" in stdout or "fused_additions.py:33" in stdout

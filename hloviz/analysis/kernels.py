@@ -162,18 +162,25 @@ def kernels(module: HloModule) -> KernelReport:
 
 def _executed(comp: Computation, caller: Instruction | None, role: str, seen: set[str],
               out: list[ExecutedComputation]) -> Iterator[Computation]:
-    """Executed computations, depth first, each once (a body right after its caller's computation)."""
-    if comp.name in seen:
-        return
-    seen.add(comp.name)
-    out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
-    yield comp
-    for inst in comp.instructions:
-        if inst.opcode not in CONTROL_FLOW:
+    """Executed computations, depth first, each once (a body right after its caller's computation).
+
+    An explicit stack, not recursion: a module may nest calls or whiles thousands deep."""
+    stack: list[Iterator[tuple[Computation, Instruction | None, str]]] = [iter([(comp, caller, role)])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
             continue
-        for attr, called in inst.calls_by_attribute.items():
-            for index, callee in enumerate(called):
-                yield from _executed(callee, inst, _role(inst.opcode, attr, index), seen, out)
+        comp, caller, role = item
+        if comp.name in seen:
+            continue
+        seen.add(comp.name)
+        out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
+        yield comp
+        stack.append(iter([(callee, inst, _role(inst.opcode, attr, index))
+                           for inst in comp.instructions if inst.opcode in CONTROL_FLOW
+                           for attr, called in inst.calls_by_attribute.items()
+                           for index, callee in enumerate(called)]))
 
 
 def _role(opcode: str, attribute: str, index: int) -> str:
@@ -201,17 +208,23 @@ def _inner(inst: Instruction) -> Iterator[Instruction]:
 
 
 def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instruction]:
-    """Work instructions of a fused computation; nested fusions and calls are opened, not counted."""
+    """Work instructions of a fused computation; nested fusions and calls are opened, not counted.
+
+    Depth first with an explicit stack (fusions may nest thousands deep)."""
     seen = set() if seen is None else seen
-    if comp.name in seen:
-        return
-    seen.add(comp.name)
-    for inst in comp.instructions:
-        if inst.opcode in ("fusion", "call"):
-            for callee in inst.called_computations:
-                yield from _work_ops(callee, seen)
-        elif not is_bookkeeping(inst.opcode):
-            yield inst
+    stack: list[Iterator[Computation | Instruction]] = [iter([comp])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, Computation):
+            if item.name not in seen:
+                seen.add(item.name)
+                stack.append(iter(item.instructions))
+        elif item.opcode in ("fusion", "call"):
+            stack.append(iter(item.called_computations))
+        elif not is_bookkeeping(item.opcode):
+            yield item
 
 
 def work_instructions(inst: Instruction) -> list[Instruction]:

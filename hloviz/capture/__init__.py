@@ -36,7 +36,8 @@ from hloviz.errors import InputError
 if TYPE_CHECKING:
     from hloviz.ir import HloModule
 
-__all__ = ["Capture", "CaptureInfo", "SourceLocation", "load_target", "save_capture", "source_for"]
+__all__ = ["Capture", "CaptureInfo", "SourceLocation", "isolate_live_captures", "load_target", "save_capture",
+           "source_for"]
 
 STAGES = ("pre", "post")
 
@@ -150,11 +151,24 @@ def _ignore_nothing(_: str) -> None:
     return None
 
 
+#: Whether live captures run in a child process (see :mod:`hloviz.capture.child`); the CLI
+#: turns it on, the library leaves it off (a notebook captures in its own process).
+_isolate = {"live": False}
+
+
+def isolate_live_captures(on: bool) -> bool:
+    """Run ``model.py:fn`` captures in a child process from now on (or not); the old setting."""
+    old = _isolate["live"]
+    _isolate["live"] = on
+    return old
+
+
 def load_target(target: str | None, *, pre: str | Path | None = None, post: str | Path | None = None,
                 args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
                 module: str | None = None, notify: Callable[[str], None] | None = None,
                 tf: str | None = None, jax: str | None = None,
-                on_phase: Callable[[str, str | None], None] | None = None) -> Capture:
+                on_phase: Callable[[str, str | None], None] | None = None,
+                isolate: bool | None = None) -> Capture:
     """Resolve ``target`` (see the module docstring) into a :class:`Capture`.
 
     ``args`` are ``--arg`` specs, ``device`` a device such as ``CPU:0`` or ``GPU:0``, ``module``
@@ -162,6 +176,7 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
     user (e.g. that a function was wrapped in ``tf.function(jit_compile=True)``). ``tf`` /
     ``jax`` name a release to capture under (a managed environment); ``on_phase(phase, detail)``
     hears its progress (resolving, downloading, installing, checking, capturing, done).
+    ``isolate`` runs a live capture in a child process (default: :func:`isolate_live_captures`).
     """
     say = notify or _ignore_nothing
     if tf is not None or jax is not None:
@@ -194,6 +209,12 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
         return _from_single_file(path, say)
     if module is not None:
         raise InputError("--module picks a module of an XLA dump folder; this target is not one")
+    if isolate if isolate is not None else _isolate["live"]:
+        from hloviz.capture.child import capture_in_child
+        from hloviz.capture.specs import parse_arg_options
+
+        parse_arg_options(tuple(args))  # a typo in --arg is reported before anything starts
+        return capture_in_child(target, tuple(args), device, verbose, say)
     return _from_function(target, tuple(args), device, verbose, say)
 
 

@@ -2,7 +2,7 @@
 
 ``load_target("model.py:fn", tf="2.17")`` lands here: :class:`hloviz.capture.envs.EnvManager`
 provides the environment (building it the first time), then the environment's own interpreter
-runs :mod:`hloviz.capture.child` on the target in the current directory, and the capture it
+runs :mod:`hloviz.capture.env_child` on the target in the current directory, and the capture it
 saved to a temporary folder is read back like any saved capture. The result is an ordinary
 :class:`~hloviz.capture.Capture` whose ``info`` names the exact versions it ran under, plus
 ``env`` (the environment's name and the version asked for).
@@ -58,7 +58,7 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
         request.write_text(json.dumps({"target": target, "args": list(args), "device": device,
                                        "verbose": verbose, "out": str(out)}), encoding="utf-8")
         child_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-        cmd = [str(env.python), "-I", "-m", "hloviz.capture.child", str(request)]
+        cmd = [str(env.python), "-I", "-m", "hloviz.capture.env_child", str(request)]
         tail = _run_child(cmd, child_env, verbose)
         result_p = out / "result.json"
         if not result_p.is_file():

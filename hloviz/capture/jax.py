@@ -20,6 +20,7 @@ from hloviz.capture.live import resolve_specs
 from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
 from hloviz.capture.target import PythonTarget, missing_dependency, user_code
 from hloviz.errors import CaptureError, InputError
+from hloviz.ir import quoted_string_pattern, unescape_string
 
 JAX_DTYPES = {
     "pred": "bool", "s4": "int4", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
@@ -148,7 +149,9 @@ def _jaxlib_version() -> str | None:
 
 _TABLE_ROW = re.compile(r"^(\d+)\s+(.*)$")
 _KV = re.compile(r"(\w+)=(\d+)")
-_META_FRAME = re.compile(r'metadata=\{[^{}]*?op_name="((?:[^"\\]|\\.)*)"[^{}]*?stack_frame_id=(\d+)')
+# op_name's string without backtracking (see quoted_string_pattern): hostile dumps hold huge names.
+_META_FRAME = re.compile(r'metadata=\{[^{}]*?op_name=(' + quoted_string_pattern(newlines=True)
+                         + r')[^{}]*?stack_frame_id=(\d+)')
 
 
 def _tables(text: str) -> dict[str, dict[int, str]]:
@@ -198,7 +201,8 @@ def source_map_from_text(text: str, user_files: tuple[str, ...] = ()) -> dict[st
         return list(reversed(out))  # outermost first
 
     smap: dict[str, dict] = {}
-    for op_name, frame_id in _META_FRAME.findall(text):
+    for quoted, frame_id in _META_FRAME.findall(text):
+        op_name = unescape_string(quoted[1:-1])
         if op_name in smap:
             continue
         fr = innermost_user_frame(chain(int(frame_id)), always=user_files)

@@ -15,9 +15,10 @@ import typer
 
 from .. import api
 from ..analysis.diff.checks import CHECKS
-from ..errors import EXIT_CHECK_FAILED, InputError
+from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, note
+from .render import check_timeout
 
 FORMATS = ("text", "markdown", "json")
 
@@ -52,7 +53,8 @@ def diff(
     budget: Annotated[int, typer.Option(
         "--budget", help="With -o: most nodes per column before collapsing (as in show).")] = 300,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
+        "--timeout", callback=check_timeout,
+        help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
     arg: ArgOpt = None,
     device: DeviceOpt = None,
     module: ModuleOpt = None,
@@ -102,9 +104,10 @@ def diff(
         failed = result.failed(checks)
         data["fail_on"] = {"checks": checks, "failed": failed}
         # One write: json.dump would make ~200k small writes to stdout on a large diff.
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit))
+        report = result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit)
+        sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input
         failed = result.failed(checks)
     sys.stdout.flush()
     if output is not None and picture_fmt is not None:

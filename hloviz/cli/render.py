@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from ..errors import visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, note
 
@@ -22,8 +24,17 @@ ExpandOpt = Annotated[bool, typer.Option(
 BudgetOpt = Annotated[int, typer.Option(
     "--budget", help="Most nodes per picture; above it fusions, bodies, repeats and runs collapse (the "
                      "picture says what was collapsed).")]
+def check_timeout(value: float) -> float:
+    """``--timeout`` is a positive, finite number of seconds (not nan, inf, 0 or -1)."""
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
+    return value
+
+
 TimeoutOpt = Annotated[float, typer.Option(
-    "--timeout", help="Seconds Graphviz may take per picture before hloviz draws a coarser view instead.")]
+    "--timeout", callback=check_timeout,
+    help="Seconds Graphviz may take, for all the pictures of the command together; when it runs out, "
+         "hloviz draws a coarser view instead.")]
 
 _STAGE_TEXT = {
     "capturing": "capturing {target}: importing the framework and compiling (a few seconds)",
@@ -64,7 +75,7 @@ class Progress:
 
     def note(self, message: str) -> None:
         if self._status is not None:
-            self.console.print(f"hloviz: {message}", markup=False, highlight=False)
+            self.console.print(f"hloviz: {visible(message)}", markup=False, highlight=False)
         else:
             note(message)
 
@@ -112,5 +123,5 @@ def render(
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
                              budget=budget, timeout=timeout)
     for n in picture.notes:
-        print(f"note: {n}", file=sys.stderr)
-    print(f"wrote {output}")
+        print(f"note: {visible(n)}", file=sys.stderr)
+    print(f"wrote {visible(str(output))}")

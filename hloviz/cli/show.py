@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..errors import visible
 from . import app
 from .render import BudgetOpt, ComputationOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, TimeoutOpt
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt
@@ -52,12 +53,12 @@ def show(
         result = api.show(target, output, pre=pre, post=post, args=arg or (), device=device, module=module,
                           verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
                           focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout)
-    print(f"{result.label}: " + "\n".join(result.summary))
+    print(visible(f"{result.label}: " + "\n".join(result.summary)))
     for n in result.notes:
-        print(f"note: {n}", file=sys.stderr)
+        print(f"note: {visible(n)}", file=sys.stderr)
     print("wrote:")
     for path in result.files.values():
-        print(f"  {path}")
+        print(f"  {visible(str(path))}")
     if open_report:
         import webbrowser
 

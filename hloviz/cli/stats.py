@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -22,6 +23,7 @@ from ..analysis.glossary import (
     FOLDED, FOLDED_BY, FOLDED_CONSTANT, KERNEL, NEW_CONSTANT, OP, STATUSES, WORK_INSTRUCTION,
 )
 from ..analysis.summary import histogram_text, types_text
+from ..errors import visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, live_target, note
 
@@ -66,7 +68,7 @@ def stats(
                        verbose=verbose, notify=note, by=by,
                        depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")  # one write
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
@@ -79,10 +81,10 @@ def stats(
 def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None:
     """``--by scope``: the counts, then one row per scope, indented by depth."""
     a = result.analysis
-    console.print(f"[bold]{result.label}[/]")
+    console.print(f"[bold]{_t(result.label)}[/]")
     # a scope of parameters and plumbing only (no ops, no kernels) says nothing in a table; --json keeps it
     scopes = tuple(r for r in result.scopes or () if r.depth == 0 or r.ops or r.kernels)
-    table = Table("scope", "phase", "ops", "kernels", "folded", "eliminated", "flops", "bytes",
+    table = _Table("scope", "phase", "ops", "kernels", "folded", "eliminated", "flops", "bytes",
                   title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
     for r in scopes[:rows]:
         name = r.label if r.depth else f"(module) {r.label}"
@@ -95,7 +97,7 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
                       _count(r.flops) if r.flops else "", _bytes(r.bytes) if r.bytes else "")
     console.print(table)
     _more(console, len(scopes), rows, "scopes")
-    console.print(f"[bold]{a.verdict}[/]")
+    console.print(f"[bold]{_t(a.verdict)}[/]")
 
 
 def _kernel_list(names: tuple[str, ...], limit: int = 3) -> str:
@@ -103,6 +105,19 @@ def _kernel_list(names: tuple[str, ...], limit: int = 3) -> str:
         return ""
     shown = ", ".join(names[:limit])
     return f"{len(names)}: {shown}" + (", …" if len(names) > limit else "")
+
+
+def _t(text: object) -> str:
+    """Text from the input, safe in a rich console: no terminal escapes or bidi overrides
+    (:func:`hloviz.errors.visible`), and no rich markup (``[bold]`` in an op name stays text)."""
+    return escape(visible(str(text)))
+
+
+class _Table(Table):
+    """A rich Table whose cells are always :func:`_t`-safe."""
+
+    def add_row(self, *cells: object, **kwargs: object) -> None:  # type: ignore[override]
+        super().add_row(*(_t(c) for c in cells), **kwargs)  # type: ignore[arg-type]
 
 
 def _bytes(n: int) -> str:
@@ -129,11 +144,11 @@ def _names(ops: tuple[str, ...], limit: int = 4) -> str:
 def _print(result: api.Stats, console: Console, rows: int | None) -> None:
     a = result.analysis
     lookup = result.source if result.info.get("source_map") else None
-    console.print(f"[bold]{result.label}[/]")
+    console.print(f"[bold]{_t(result.label)}[/]")
     for line in result.notes:
-        console.print(f"[dim]note: {line}[/]")
+        console.print(f"[dim]note: {_t(line)}[/]")
 
-    counts = Table("", "pre-optimization", "optimized", title="instructions")
+    counts = _Table("", "pre-optimization", "optimized", title="instructions")
     for label, attr in (("computations", "computations"), ("instructions", "instructions"),
                         (WORK_INSTRUCTION.plural, "work"), ("distinct op names on them", "op_names")):
         counts.add_row(label, *(str(getattr(c, attr)) if c else "—" for c in (a.pre, a.post)))
@@ -146,8 +161,8 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
 
     if a.kernels is not None and a.kernels.kernels:
         several = len({k.computation for k in a.kernels.kernels}) > 1
-        table = Table("kernel", *(["computation"] if several else []), "kind", WORK_INSTRUCTION.plural, OP.plural,
-                      "read", "written", "flops", "source lines", title=f"{KERNEL.plural} ({a.kernels.count})")
+        table = _Table("kernel", *(["computation"] if several else []), "kind", WORK_INSTRUCTION.plural, OP.plural,
+                       "read", "written", "flops", "source lines", title=f"{KERNEL.plural} ({a.kernels.count})")
         for k in a.kernels.kernels[:rows]:
             ops = histogram_text(k.opcodes, 3)
             if k.target:
@@ -162,8 +177,8 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
 
     if a.folding is not None:
         if a.folding.folded:
-            table = Table("constant", "value", "folded from", "used by", "by", "source lines",
-                          title=f"{FOLDED_CONSTANT.plural} ({len(a.folding.folded)})")
+            table = _Table("constant", "value", "folded from", "used by", "by", "source lines",
+                           title=f"{FOLDED_CONSTANT.plural} ({len(a.folding.folded)})")
             for f in a.folding.folded[:rows]:
                 lines = source_lines(f.from_ops, (), lookup) if lookup else []
                 table.add_row(f.constant, f.value, _names(f.from_ops) or f.note, ", ".join(f.into),
@@ -175,21 +190,21 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
         if a.folding.new_constants:
             news = a.folding.new_constants
             console.print(f"{NEW_CONSTANT.plural} (not folds; XLA wrote them while rewriting): "
-                          + ", ".join(f"{f.constant} = {f.value}" for f in news[:rows]))
+                          + _t(", ".join(f"{f.constant} = {f.value}" for f in news[:rows])))
             _more(console, len(news), rows, NEW_CONSTANT.plural)
         unlinked = [m.op_name for m in a.mapping.ops if m.status == "folded" and not m.constants] \
             if a.mapping is not None else list(a.folding.computed)
         if unlinked:
             console.print(f"{FOLDED.word} into no new constant (equal to a constant already there, or unused): "
-                          f"{_names(tuple(unlinked), 8)}")
-    console.print(f"[bold]{a.summary.verdict()}[/]")
+                          f"{_t(_names(tuple(unlinked), 8))}")
+    console.print(f"[bold]{_t(a.summary.verdict())}[/]")
 
 
 def _print_statuses(a, console: Console) -> None:
     """What became of the function's ops: one row per status, adding up to the op count."""
     assert a.mapping is not None
     counts = a.mapping.counts
-    table = Table("status", OP.plural, "which", title=f"{OP.plural} of the function ({len(a.mapping.ops)})")
+    table = _Table("status", OP.plural, "which", title=f"{OP.plural} of the function ({len(a.mapping.ops)})")
     for key, term in STATUSES.items():
         if key == "no_work":
             which = types_text(a.mapping.no_work_types, 6)
@@ -208,7 +223,7 @@ def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None
     pre, post = sums.get("pre"), sums.get("post")
     names = sorted({op for s in sums.values() for op in s.opcodes},
                    key=lambda op: (-max(s.opcodes.get(op, 0) for s in sums.values()), op))
-    table = Table("opcode", "pre-optimization", "optimized", title="top opcodes" if top else "opcodes")
+    table = _Table("opcode", "pre-optimization", "optimized", title="top opcodes" if top else "opcodes")
     for op in names[:top]:
         table.add_row(op, *(str(s.opcodes.get(op, 0)) if s else "—" for s in (pre, post)))
     console.print(table)
@@ -217,7 +232,7 @@ def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None
     for side, s in (("pre-optimization", pre), ("optimized", post)):
         if s is not None and s.fusions_by_kind:
             kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.fusions_by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
-            console.print(f"fusions by kind ({side}): {kinds}")
+            console.print(f"fusions by kind ({side}): {_t(kinds)}")
 
 
 def _lines(lines: list[str], limit: int = 3) -> str:

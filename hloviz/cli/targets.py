@@ -45,7 +45,9 @@ JaxOpt = Annotated[Optional[str], typer.Option(
 
 def note(message: str) -> None:
     """A one-line message for the user, on stderr."""
-    print(f"hloviz: {message}", file=sys.stderr, flush=True)
+    from ..errors import visible
+
+    print(f"hloviz: {visible(message)}", file=sys.stderr, flush=True)
 
 
 def load(target: str | None, *, arg: list[str] | None = None, device: str | None = None,

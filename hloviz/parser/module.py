@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ..errors import HloParseError
-from ..ir import INFERRED, Computation, HloModule, Instruction
+from ..ir import INFERRED, Computation, HloModule, Instruction, quoted_string_pattern
 from .attributes import names_in, split_attributes
 from .instructions import (
     _FAST, _NEW_STATEMENT, InstructionParser, _Incomplete, _infer_shapes,
@@ -25,9 +25,8 @@ _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
 _SECTION = re.compile(r"\s*(FileNames|FunctionNames|FileLocations|StackFrames)\s*\Z")
 _SECTION_ROW = re.compile(r"\s*(\d+)\s+(.+?)\s*\Z")
-# A "/*" whose "*/" is not on the same line.
-_OPEN_COMMENT = re.compile(r"/\*(?:[^*\n]|\*(?!/))*(?:\n|\Z)")
-_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
+# A string, a comment (an unclosed "/*" runs to the end: one match, not one scan per "/*"), or "//".
+_COMMENT_OR_STRING = re.compile(quoted_string_pattern() + r'|/\*.*?(?:\*/|\Z)|//[^\n]*', re.S)
 _MAX_JOINED_LINES = 10000
 
 
@@ -42,9 +41,21 @@ def _split_lines(text: str) -> list[str]:
     One-line comments are blanked line by line, only on lines the fast path does not take
     (see :func:`blank_line`), so the common case costs nothing.
     """
-    if "/*" in text and _OPEN_COMMENT.search(text):
+    if "/*" in text and _open_comment(text):
         return _COMMENT_OR_STRING.sub(_blank, text).split("\n")
     return text.split("\n")
+
+
+def _open_comment(text: str) -> bool:
+    """Is there a "/*" whose "*/" is not on the same line? One pass of ``str.find``s."""
+    pos = text.find("/*")
+    while pos != -1:
+        eol = text.find("\n", pos)
+        close = text.find("*/", pos + 2, len(text) if eol == -1 else eol)
+        if close == -1:
+            return True
+        pos = text.find("/*", close + 2)
+    return False
 
 
 def blank_line(line: str) -> str:
