@@ -6,7 +6,6 @@ stdout), an optional picture, and an exit code a CI job can act on.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -17,7 +16,7 @@ from .. import api
 from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, note
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, note, print_json
 from .render import check_timeout
 
 FORMATS = ("text", "markdown", "json")
@@ -103,8 +102,7 @@ def diff(
         data = result.to_dict()
         failed = result.failed(checks)
         data["fail_on"] = {"checks": checks, "failed": failed}
-        # One write: json.dump would make ~200k small writes to stdout on a large diff.
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        print_json(data)
     else:
         report = result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit)
         sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input

@@ -8,7 +8,6 @@ See :mod:`hloviz.capture.envs`.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import shutil
 import sys
 from typing import Annotated
@@ -17,7 +16,7 @@ import typer
 
 from ..errors import InputError
 from . import app
-from .targets import note
+from .targets import note, print_json
 
 envs_app = typer.Typer(name="envs", help="List and remove the environments that --tf/--jax captures run in.",
                        no_args_is_help=True, add_completion=False, rich_markup_mode=None)
@@ -58,8 +57,7 @@ def list_envs(
     if as_json:
         out = {"root": str(manager.root), "environments": [{k: v for k, v in r.items() if not k.startswith("_")}
                                                           for r in rows]}
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(out)
         return
     if not rows:
         print(f"no environments in {manager.root} (hloviz builds one on the first --tf/--jax capture)")

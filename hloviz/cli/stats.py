@@ -7,7 +7,6 @@ comes from the HLO; source lines come from the capture's source map when it has 
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated
 
@@ -25,7 +24,9 @@ from ..analysis.glossary import (
 from ..analysis.summary import histogram_text, types_text
 from ..errors import visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, live_target, note
+from .targets import (
+    ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, live_target, note, print_json,
+)
 
 #: Rows shown per table unless --all.
 ROWS = 20
@@ -68,7 +69,7 @@ def stats(
                        verbose=verbose, notify=note, by=by,
                        depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        print_json(result.to_dict())
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)

@@ -8,6 +8,7 @@ as post-optimization HLO) go to stderr, so stdout stays clean for ``--json``.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -75,3 +76,18 @@ def live_target(target: str | None, tf: str | None, jax: str | None, **options):
     if tf is None and jax is None:
         return target
     return load(target, tf=tf, jax=jax, **options)
+
+
+#: Bytes per write of :func:`print_json`: few writes (``json.dump`` makes one per token, 190k
+#: on a large diff), yet more than one for a big document, so that a reader closing the pipe
+#: early (``| head``) is seen as a broken pipe — one huge write would end half-done, silently.
+_JSON_CHUNK = 1 << 16
+
+
+def print_json(data: object) -> None:
+    """``data`` as indented JSON on stdout, in a few large writes; NaN and Infinity refused
+    (they are not JSON)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    for start in range(0, len(text), _JSON_CHUNK):
+        sys.stdout.write(text[start:start + _JSON_CHUNK])
+    sys.stdout.flush()

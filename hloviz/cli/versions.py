@@ -7,7 +7,6 @@ and the ``--fail-on`` exit code of ``hloviz diff`` (every version against the fi
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,9 +14,9 @@ from typing import Annotated
 import typer
 
 from ..analysis.diff.checks import CHECKS
-from ..errors import EXIT_CHECK_FAILED, InputError
+from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, VerboseOpt, note
+from .targets import ArgOpt, DeviceOpt, VerboseOpt, note, print_json
 
 FORMATS = ("text", "markdown", "json")
 _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items())
@@ -103,10 +102,10 @@ def versions(
     if fmt == "json":
         data = result.to_dict()
         data["fail_on"] = {"checks": checks, "failed": failed, "against": result.columns[0].label}
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(data)
     else:
-        sys.stdout.write(result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit))
+        report = result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit)
+        sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input
     sys.stdout.flush()
     if output is not None:
         from ..render.files import write_atomic
