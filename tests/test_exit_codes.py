@@ -33,9 +33,9 @@ def _one_message(err: str) -> None:
 @pytest.mark.parametrize("name, changes, says", [
     ("source_map_list", {"source_map": [1, 2]}, "source_map must be an object"),
     ("tf_ops_string", {"tf_ops": "Const"}, "tf_ops must be an object"),
-    ("entry_string", {"source_map": {"add": "x.py:3"}}, "source_map['add'] must be an object"),
-    ("line_string", {"source_map": {"add": {"file": "m.py", "line": "3", "function": "f"}}}, ".line must be an integer"),
-    ("tf_inputs_values", {"tf_inputs": {"add": "x"}}, "tf_inputs['add'] must be a list"),
+    ("entry_string", {"source_map": {"add": "x.py:3"}}, 'source_map["add"] must be an object'),
+    ("line_string", {"source_map": {"add": {"file": "m.py", "line": "3", "function": "f"}}}, ".line must be a line number"),
+    ("tf_inputs_values", {"tf_inputs": {"add": "x"}}, 'tf_inputs["add"] must be a list'),
     ("tf_inputs_list", {"tf_inputs": ["add"]}, "tf_inputs must be an object"),
     ("tensorflow_number", {"tensorflow": 2.21}, "tensorflow must be a string"),
     ("nan", {"raw": '{"hloviz": "0.1.0", "capture_seconds": NaN}'}, "NaN is not a JSON number"),

@@ -107,54 +107,14 @@ _TEXT_KEYS = ("hloviz", "python", "machine", "time", "source", "target", "functi
 def check_info(info: object, where: str = "capture.json") -> dict:
     """Check the types of a capture's info (what capture.json holds) and return it.
 
-    The one place that decides what a capture.json may hold, so that the analyses can trust
-    it: an object; the known text fields are strings; ``jit_compile`` a boolean;
-    ``capture_seconds`` a finite number; ``args`` a list; ``source_map`` maps op names to
-    ``{"file": str, "line": int, "function": str}``; ``tf_ops`` maps op names to op types;
-    ``tf_inputs`` maps op names to lists of input names. Unknown keys are kept (newer hloviz
-    versions may add some). Anything else is an :class:`InputError` naming the key.
+    The checking itself is :meth:`hloviz.capture.info.CaptureInfo.from_dict`, the one place
+    that decides what a capture.json may hold, so that the analyses can trust it; anything
+    else is an :class:`InputError` naming the file and the key.
     """
-    def bad(key: str, expected: str, got: object) -> InputError:
-        return InputError(f"{where}: {key} must be {expected}, not {_kind(got)}",
-                          hint="the file was edited or damaged; dump the capture again")
+    from .info import CaptureInfo
 
-    if not isinstance(info, dict):
-        raise InputError(f"{where} must hold a JSON object, not {_kind(info)}")
-    for key in _TEXT_KEYS:
-        if info.get(key) is not None and not isinstance(info[key], str):
-            raise bad(key, "a string", info[key])
-    if info.get("jit_compile") is not None and not isinstance(info["jit_compile"], bool):
-        raise bad("jit_compile", "true or false", info["jit_compile"])
-    secs = info.get("capture_seconds")
-    if secs is not None and (isinstance(secs, bool) or not isinstance(secs, (int, float))):
-        raise bad("capture_seconds", "a number", secs)
-    if info.get("args") is not None and not isinstance(info["args"], list):
-        raise bad("args", "a list", info["args"])
-    smap = info.get("source_map")
-    if smap is not None:
-        if not isinstance(smap, dict):
-            raise bad("source_map", "an object of op name → {file, line, function}", smap)
-        for op, entry in smap.items():
-            if not isinstance(entry, dict):
-                raise bad(f"source_map[{op!r}]", "an object {file, line, function}", entry)
-            for field, types in (("file", str), ("function", str), ("line", int)):
-                value = entry.get(field)
-                if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
-                    raise bad(f"source_map[{op!r}].{field}", "an integer" if types is int else "a string", value)
-    ops = info.get("tf_ops")
-    if ops is not None:
-        if not isinstance(ops, dict):
-            raise bad("tf_ops", "an object of op name → op type", ops)
-        for op, typ in ops.items():
-            if not isinstance(typ, str):
-                raise bad(f"tf_ops[{op!r}]", "a string (the op type)", typ)
-    inputs = info.get("tf_inputs")
-    if inputs is not None:
-        if not isinstance(inputs, dict):
-            raise bad("tf_inputs", "an object of op name → list of input names", inputs)
-        for op, names in inputs.items():
-            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                raise bad(f"tf_inputs[{op!r}]", "a list of input names", names)
+    CaptureInfo.from_dict(info, where=where)
+    assert isinstance(info, dict)  # from_dict refuses anything else
     return info
 
 
