@@ -306,7 +306,7 @@ def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
                     seen.add(i)
                     units.append(i)
             if units:
-                slots.append((units, child.key in open_keys))
+                slots.append((units, child.key in open_keys and child.kind in ("scope", "group")))
         if any(is_cluster for _, is_cluster in slots):
             out.append(slots)
     return out

@@ -203,8 +203,8 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
 
     g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of)
     g.cut = cut
-    levels.append("scopes")
     if closed:
+        levels.append("scopes")
         why = f"no scope deeper than {options.depth} open" if options.depth is not None else \
             f"to stay within {options.budget} nodes"
         notes.append(f"drawn by scope (op_name): {len(closed)} scope{'s' if len(closed) != 1 else ''} closed "
@@ -213,6 +213,7 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
         n = fusions or sum(1 for i in g.computations[0].instructions if i.opcode == "fusion")
         if n:
             notes.append(f"{n} fusion{'s' if n != 1 else ''} drawn as single nodes")
+            levels.append("fusions")
     return True
 
 
