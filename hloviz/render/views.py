@@ -188,20 +188,23 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
     """Cut the scope tree to the budget and apply it, if the module has scopes and a cut fits."""
     if not options.layers or options.coarse:
         return False
-    tree = layers.scope_tree(g)
+    from ..analysis.scopes import build_scope_tree
+
+    scopes = build_scope_tree(g.module, stage="pre")  # kernels come from the marks
+    tree = layers.scope_tree(g, scopes)
     if not layers.informative(tree):
         return False
     cut = fit(tree, options.budget, max_depth=options.depth)
     if cut.count > options.budget:
         return False
-    closed = [n for n in cut.nodes if n.kind in ("scope", "group")]
+    closed = [n for n in cut.nodes if n.kind in ("scope", "group", "run")]
     fusions = sum(1 for n in cut.nodes if n.kind == "fusion")
 
     def kernels_of(inst: Instruction) -> tuple[int, ...]:
         mark = marks.get(inst.name)
         return mark.kernels if mark is not None else ()
 
-    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of)
+    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of, phase_of=scopes.phase_of)
     g.cut = cut
     if closed:
         levels.append("scopes")
