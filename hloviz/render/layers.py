@@ -34,6 +34,9 @@ _HEAVY = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-w
           "gather": 2}
 #: Opcodes that never decide a scope (bookkeeping).
 _QUIET = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast"})
+#: Unnamed instructions that go with their users (a layer's weights), or with their operand.
+_INPUTS = frozenset({"parameter", "constant", "iota"})
+_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
 
 
 @dataclass
@@ -71,7 +74,8 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str
             scope_of(inst)
         # instructions without a scope take the scope their users share (weights → their layer)
         for inst in reversed(comp.instructions):
-            if own[id(inst)] is not None or inst is comp.root:
+            if own[id(inst)] is not None or inst is comp.root or not (
+                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args"):
                 continue
             shared = None
             if inst.opcode == "parameter":
@@ -85,7 +89,8 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str
             own[id(inst)] = shared
         # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
         for inst in comp.instructions:
-            if own[id(inst)] is None and inst is not comp.root:
+            if own[id(inst)] is None and inst is not comp.root and (
+                    inst.metadata.op_name == "XLA_Retvals" or inst.opcode in _PLUMBING and not inst.metadata.op_name):
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
 
     step_cache: dict[int, list[Step]] = {}
