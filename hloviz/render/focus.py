@@ -180,6 +180,7 @@ def focus_set(g: ViewGraph, name: str | list[Instruction], radius: int, scopes=N
     shown = sum(1 for i in dist if kind.get(i) not in ELIDED)
     total = sum(1 for c in g.computations for i in c.instructions if kind.get(id(i)) not in ELIDED)
     head = targets[0].name if len(targets) == 1 and what.startswith("instruction") else what
-    note = (f"focus: {head} and what lies within {radius} step{'s' if radius != 1 else ''} of it "
+    it = "it" if len(targets) == 1 else "them"
+    note = (f"focus: {head} and what lies within {radius} step{'s' if radius != 1 else ''} of {it} "
             f"({shown} of {total} instructions)")
     return targets, set(dist), note

@@ -35,7 +35,7 @@ from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
 
-__all__ = ["Mark", "View", "ViewOptions", "draw_module"]
+__all__ = ["Mark", "View", "ViewOptions", "draw_module", "focus_targets"]
 
 
 
@@ -156,6 +156,16 @@ def _called_instructions(g: ViewGraph, inst: Instruction) -> list[Instruction]:
     return [i for comp in undrawn for i in comp.instructions]
 
 
+def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
+    """The names of the instructions ``options.focus`` stands for in ``module`` (an
+    :class:`~hloviz.errors.InputError` with the closest names when none)."""
+    from .focus import resolve
+
+    g = ViewGraph(module, {})
+    _place(g, [_root_computation(module, options.computation)])
+    return [i.name for i in resolve(g, options.focus or "")[0]]
+
+
 def _default_title(module: HloModule, options: ViewOptions) -> str:
     return f"{module.name} · {options.computation}" if options.computation else module.name
 
@@ -214,8 +224,7 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
     g.cut = cut
     if closed:
         levels.append("scopes")
-        why = f"no scope deeper than {options.depth} open" if options.depth is not None else \
-            f"to stay within {options.budget} nodes"
+        why = f"(--depth {options.depth})" if options.depth is not None else f"to stay within {options.budget} nodes"
         notes.append(f"drawn by scope (op_name): {len(closed)} scope{'s' if len(closed) != 1 else ''} closed "
                      f"into single nodes {why}; --scope PATH draws one of them open")
     if fusions or g.closed_fusions:
