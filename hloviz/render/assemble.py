@@ -243,15 +243,22 @@ def _stack(g: ViewGraph, scene: Scene) -> None:
     if not g.stacking:
         return
     fed = {e.dst for e in scene.edges}
+    users: dict[str, list[str]] = {}
+    for e in scene.edges:
+        users.setdefault(e.src, []).append(e.dst)
     for slots in g.stacking:
         for (prev, _), (nxt, is_cluster) in zip(slots, slots[1:]):
             if not is_cluster:
                 continue
             last = f"u{max(prev, key=lambda i: g.units[i].pos)}"
-            for i in nxt:
+            inside = {f"u{i}" for i in nxt}
+            for i in sorted(nxt, key=lambda i: g.units[i].pos):
                 key = f"u{i}"
-                if key not in fed and key in scene.nodes and key != last:
+                # the first source that feeds nothing outside its own scope: no arrow can turn back
+                if (key not in fed and key in scene.nodes and key != last
+                        and all(d in inside for d in users.get(key, ()))):
                     scene.edges.append(Edge(last, key, invisible=True))
+                    break
 
 
 #: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.

@@ -274,7 +274,8 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
     if after:
         fusions = [m for m in ops if m.opcode == "fusion"]
         inner = sum(_fused_ops(f) for f in fusions)
-        what = f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}" if kernels else f"{len(ops)} instructions"
+        what = (f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}" if kernels
+                else f"{len(ops)} instruction{'s' if len(ops) != 1 else ''}")
         if fusions:
             what += f" · {len(fusions)} fusion{'s' if len(fusions) != 1 else ''} of {inner} ops"
     else:

@@ -108,7 +108,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         return Picture(title, fmt, to_json(views).encode("utf-8"), dot_text, notes, views, timeout=timeout)
     layout_fmt = "png" if fmt == "png" else "svg"
     try:
-        data = run_dot(dot_text, layout_fmt, timeout=timeout)
+        data = _run_dot(dot_text, layout_fmt, timeout)
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
             err.dot_text = dot_text  # type: ignore[attr-defined]  # callers still write the DOT
@@ -119,7 +119,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         dot_text, views = build(coarse, (retry,))
         notes = [retry] + _notes(views)
         try:
-            data = run_dot(dot_text, layout_fmt, timeout=timeout)
+            data = _run_dot(dot_text, layout_fmt, timeout)
         except (DependencyError, RenderError) as err:
             if isinstance(err, GraphvizTimeout):
                 err = GraphvizTimeout(f"Graphviz did not finish within {timeout:g} s, not even a coarser view "
@@ -132,6 +132,18 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
 
         data = picture_page(title, data.decode("utf-8"), notes).encode("utf-8")
     return Picture(title, fmt, data, dot_text, notes, views, svg, timeout)
+
+
+def _run_dot(dot_text: str, fmt: str, timeout: float) -> bytes:
+    """Lay out ``dot_text``; if dot's ranking fails on the invisible arrows that stack scopes
+    (``trouble in init_rank``, ``lost … edge``: dot bugs with clusters), lay it out without them."""
+    try:
+        return run_dot(dot_text, fmt, timeout=timeout)
+    except RenderError as err:
+        if isinstance(err, GraphvizTimeout) or "style=invis" not in dot_text:
+            raise
+        plain = "\n".join(line for line in dot_text.split("\n") if not ("->" in line and "style=invis" in line))
+        return run_dot(plain, fmt, timeout=timeout)
 
 
 def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),
