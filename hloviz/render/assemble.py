@@ -138,7 +138,11 @@ def _scope_marks(node: Node, marks: list) -> None:
             fill.setdefault(k, (m.fill, m.badge_fill))
     if not per_kernel:
         return
-    main = max(per_kernel, key=lambda k: (per_kernel[k], -k))
+    hot = {k: m.heat for m in marks if m.heat is not None for k in m.kernels[:1]}
+    if hot:  # a heat overlay: the layer shows its hottest kernel
+        main = max(hot, key=lambda k: (hot[k], -k))
+    else:
+        main = max(per_kernel, key=lambda k: (per_kernel[k], -k))
     colour, badge_fill = fill[main]
     if colour:
         node.fill, node.font = colour, "#000000"
@@ -252,6 +256,8 @@ def _stack(g: ViewGraph, scene: Scene) -> None:
                 continue
             last = f"u{max(prev, key=lambda i: g.units[i].pos)}"
             inside = {f"u{i}" for i in nxt}
+            if _reaches(inside, last, users):
+                continue  # the earlier scope reads from the later one: its order is the data's
             for i in sorted(nxt, key=lambda i: g.units[i].pos):
                 key = f"u{i}"
                 # the first source that feeds nothing outside its own scope: no arrow can turn back
@@ -259,6 +265,19 @@ def _stack(g: ViewGraph, scene: Scene) -> None:
                         and all(d in inside for d in users.get(key, ()))):
                     scene.edges.append(Edge(last, key, invisible=True))
                     break
+
+
+def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool:
+    seen = set(starts)
+    stack = list(starts)
+    while stack:
+        for nxt in users.get(stack.pop(), ()):
+            if nxt == target:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return False
 
 
 #: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.

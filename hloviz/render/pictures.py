@@ -161,12 +161,14 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
 
 
 def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
-                 options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT) -> Picture:
-    """Pre and post side by side, kernels numbered and coloured, folds marked."""
+                 options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT,
+                 color_by: str = "kernel") -> Picture:
+    """Pre and post side by side, kernels numbered and coloured (``color_by``: one colour per
+    kernel, or a heat scale of ``flops`` or ``bytes``), folds marked."""
     from .sidebyside import side_by_side
 
     def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
-        sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra))
+        sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra), color_by=color_by)
         return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
     return build_picture(build, options, fmt, timeout, title or post.name)

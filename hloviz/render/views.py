@@ -48,7 +48,8 @@ class Mark:
     ``highlight`` draws a thick border (or a highlighted row, for a constant written into its
     user's label); ``dashed`` a dashed border; ``kernels`` the kernel numbers the instruction's
     work went into (a closed scope counts and badges them). Chains only join instructions with
-    equal marks.
+    equal marks. ``heat`` is the value a heat overlay coloured it by (a closed scope takes the
+    colour of its hottest kernel).
     """
 
     fill: str | None = None
@@ -60,6 +61,7 @@ class Mark:
     highlight: bool = False
     dashed: bool = False
     kernels: tuple[int, ...] = ()
+    heat: int | None = None
 
 
 @dataclass(frozen=True)
