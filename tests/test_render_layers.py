@@ -163,3 +163,25 @@ def test_kernel_badges_read_cleanly():
     assert kernel_badge([7]) == "#7"
     assert kernel_list([1, 2, 3, 13, 16]) == "kernels #1–3, #13, #16"
     assert kernel_list([4]) == "kernel #4"
+
+
+def test_color_by_flops_is_a_heat_scale_of_the_kernel_table():
+    from hloviz.render.style import heat_colour
+
+    cap = load_target(str(CAPTURES / "mobilenet_v2"))
+    pre, post = cap.pre_module(), cap.post_module()
+    analysis = analyze(pre, post, info=cap.info)
+    sbs = side_by_side(pre, post, analysis, options=ViewOptions(scope="block_5"), color_by="flops")
+    flops = {k.name: k.flops for k in analysis.kernels.kernels}
+    top = max(flops.values())
+    hottest = max(flops.values())
+    assert any("colour: FLOPs per kernel" in line for line in sbs.dot.splitlines())
+    dots = [name for name in sbs.post.node_of if name in flops and post.entry.get(name) is not None
+            and post.entry.get(name).opcode == "dot"]
+    assert dots
+    for name in dots:  # an unfused dot is its own node, filled by its FLOPs
+        node = sbs.post.scene.nodes[sbs.post.node_of[name]]
+        assert node.fill == heat_colour(flops[name], top) != "#ffffff"
+    assert heat_colour(0, hottest) == "#ffffff" and heat_colour(hottest, hottest) == "#d73027"
+    with pytest.raises(InputError, match="--color-by"):
+        side_by_side(pre, post, analysis, color_by="heat")

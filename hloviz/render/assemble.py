@@ -37,6 +37,9 @@ def build_scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:
     home_of_unit: dict[int, Cluster] = {}
     home_of_place: dict[str, Cluster] = {}
     scope_clusters: dict[str, Cluster] = {}
+    if g.scope_clusters:
+        # dot ranks nested clusters badly without it (layers side by side, "lost edge" failures)
+        scene.layout["newrank"] = "true"
     for sc in g.scope_clusters:
         cluster = Cluster(key=f"s{len(scope_clusters)}", rows=list(sc.rows), fill=SCOPE_CLUSTER.fill,
                           border=SCOPE_CLUSTER.border)
@@ -232,6 +235,11 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         if s != d and g.units[s].alive and g.units[d].alive:
             scene.edges.append(Edge(f"u{s}", f"u{d}", invisible=True))
     _stack(g, scene)
+    visible = sum(1 for e in scene.edges if not e.invisible)
+    if visible > SPLINE_EDGES and visible > 1.5 * len(scene.nodes):
+        # curved routing around clusters is most of dot's time on a densely linked picture (a
+        # training step's backward pass: 7 s of 9); straight arrows take a fraction of it
+        scene.layout["splines"] = "line"
     for owner, body, role, place_key in g.body_edges:
         s, d = find(owner), find(body)
         if s == d or not g.units[s].alive or not g.units[d].alive:
@@ -280,6 +288,8 @@ def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool
     return False
 
 
+#: Above this many arrows (and 1.5 per node), arrows are drawn straight.
+SPLINE_EDGES = 400
 #: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.
 EDGES_PER_NODE = 2.5
 #: Only nodes linked to more than this many others lose their arrows.
