@@ -43,6 +43,7 @@ def test_op_names_are_read_as_paths_with_phases():
     assert parse_op_name("model_1/dense_1/BiasAdd").scope == ("model_1", "dense_1")
     back = parse_op_name("gradient_tape/model_1/dense_1/MatMul/MatMul_1")
     assert back.phase == "backward" and back.scope[:2] == ("model_1", "dense_1")
+    assert parse_op_name("gradients/dense/MatMul_grad/MatMul").phase == "backward"
     assert parse_op_name("adam/Mul_3").phase == "optimizer"
     assert parse_op_name("SGD/update/mul").phase == "optimizer"
     jax_fwd = parse_op_name("jit(train_step)/jvp(Transformer)/Block_0/Attention/dot_general")
@@ -54,6 +55,12 @@ def test_op_names_are_read_as_paths_with_phases():
     assert parse_op_name("jit(f)/while/body/add").scope == ("jit(f)", "while", "body")
     assert parse_op_name("jit(f)/jit(relu)/max").scope == ("jit(f)", "relu")
     assert parse_op_name("Cos;PartitionedCall/Cos").scope == ()
+    # JAX 0.10's names for lax.scan over a jax.checkpoint'ed layer, under jax.grad
+    remat = parse_op_name("jit(f)/transpose(jvp(Stack))/while/body/closed_call/checkpoint/"
+                          "rematted_computation/Dense/tanh")
+    assert remat.scope == ("jit(f)", "Stack", "while", "body", "Dense") and remat.phase == "backward"
+    call = parse_op_name("jit(f)/jvp(Stack)/while/body/closed_call")
+    assert call.scope == ("jit(f)", "Stack", "while", "body") and call.op == "closed_call"
     assert split_segments("a/b(c/d)/e") == ["a", "b(c/d)", "e"]
 
 
@@ -135,3 +142,12 @@ def test_transformer_reads_as_forward_backward_optimizer():
         assert s.phase == "forward+backward", s
     [adam] = t.find("adam")
     assert adam.phase == "optimizer"
+
+
+def test_tree_as_nested_data(tree):
+    data = tree.to_dict()
+    assert data["kind"] == "root" and data["instructions"] == tree.module.instruction_count
+    [model] = [c for c in data["children"] if c["path"] == "model_1"]
+    assert [c["label"] for c in model["children"]] == ["dense", "relu"]
+    assert model["kernels"] == ["f", "g"] and model["phase"] == "forward+backward"
+    assert "children" not in tree.to_dict(depth=1)["children"][0]
