@@ -17,6 +17,7 @@ Run: ``python benchmarks/layers_bench.py [--budget 150 300 400] [--repeat 3] [--
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -44,6 +45,15 @@ def best(fn, repeat: int):
     return min(times), out
 
 
+def _read(folder: Path, stage: str) -> str:
+    plain = folder / f"{stage}.hlo"
+    if plain.exists():
+        return plain.read_text()
+    import gzip
+
+    return gzip.decompress((folder / f"{stage}.hlo.gz").read_bytes()).decode("utf-8")
+
+
 def keras_layers(module) -> set[str]:
     out = set()
     for inst in module.instructions():
@@ -67,16 +77,16 @@ def main() -> None:
     args = ap.parse_args()
     for name in args.model:
         folder = CAPTURES / name
-        pre_text = (folder / "pre.hlo").read_text()
-        post_text = (folder / "post.hlo").read_text()
+        pre_text, post_text = (_read(folder, stage) for stage in ("pre", "post"))
         ref, (pre, post) = best(lambda: (hloviz.parse(pre_text), hloviz.parse(post_text)), args.repeat)
-        analysis = analyze(pre, post)
+        info = json.loads((folder / "capture.json").read_text())
+        analysis = analyze(pre, post, info=info)
         layers = keras_layers(pre)
         print(f"{name}: {len(pre.entry.instructions)} + {len(post.entry.instructions)} entry instructions, "
               f"{len(layers)} Keras layers; reference (parse both texts): {ref:.2f} s")
         for budget in args.budget:
             options = ViewOptions(budget=budget)
-            views, sbs = best(lambda: side_by_side(pre, post, analysis, options=options), args.repeat)
+            views, sbs = best(lambda: side_by_side(pre, post, analysis, options=options, info=info), args.repeat)
             layout, _ = best(lambda: run_dot(sbs.dot, "svg", 120), 1)
             cover = len(layers & (named(sbs.pre) | named(sbs.post))) / len(layers) if layers else 0.0
             print(f"  --budget {budget}: nodes {sbs.pre.nodes} + {sbs.post.nodes}, layers named {cover:.0%}; "

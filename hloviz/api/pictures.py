@@ -131,7 +131,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
 
             analysis = analyze(pre_m, post_m, info=cap.info)
             picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
-                                   title=f"{cap.label}: {analysis.verdict}", timeout=timeout, color_by=color_by)
+                                   title=f"{cap.label}: {analysis.verdict}", timeout=timeout, color_by=color_by,
+                                   info=cap.info)
         else:
             m = pre_m if stage == "pre" else post_m
             if m is None:
@@ -147,7 +148,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
                     marks = post_marks(analysis, post_m, color_by) if stage == "post" else \
                         pre_marks(analysis, pre_m, color_by)
             picture = module_picture(m, fmt=chosen, options=options, timeout=timeout, marks=marks,
-                                     title=f"{cap.label} · {stage}-optimization")
+                                     title=f"{cap.label} · {stage}-optimization", info=cap.info)
     except (DependencyError, RenderError) as err:
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
@@ -217,15 +218,15 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     if pre_m is not None and post_m is not None:
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
                                                           title=f"{cap.label}: {analysis.verdict}",
-                                                          color_by=color_by)))
+                                                          color_by=color_by, info=cap.info)))
     if pre_m is not None:
         marks = pre_marks(analysis, pre_m, color_by) if post_m is not None else None
         jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
-                                                   title=f"{cap.label} · before optimization")))
+                                                   title=f"{cap.label} · before optimization", info=cap.info)))
     if post_m is not None:
         pmarks = post_marks(analysis, post_m, color_by)
         jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
-                                                    title=f"{cap.label} · after optimization")))
+                                                    title=f"{cap.label} · after optimization", info=cap.info)))
     pictures: dict[str, "Picture"] = {}
     missing: HlovizError | None = None
     dots: dict[str, str] = {}

@@ -96,10 +96,12 @@ def _node(g: ViewGraph, u: Unit) -> Node:
     rep = u.members[0]
     rows = list(u.rows) if u.rows is not None else _unit_rows(g, u)
     rows.extend(u.extra_rows)
+    if u.caption:
+        rows.insert(0, Row(u.caption, bold=True, color="#0d47a1"))
     cat = "fusion" if u.kind == "fusion" else category(rep.opcode)
     style = COLLAPSED if u.kind in ("repeat", "segment") else SCOPE if u.kind == "scope" else category_style(cat)
     node = Node(rows=rows, fill=style.fill, border=style.border, font=style.font,
-                tooltip=_scope_tooltip(u) if u.kind == "scope" else labels.tooltip(rep),
+                tooltip=_scope_tooltip(u) if u.kind == "scope" else _tooltip(g, rep),
                 rounded=u.kind in ("chain", "fusion", "repeat", "segment", "scope"))
     groups = u.kind in ("repeat", "segment", "scope")
     marks = [g.marks.get(m.name) for m in (u.members if groups else u.members[:1])]
@@ -153,6 +155,15 @@ def _scope_marks(node: Node, marks: list) -> None:
     node.badge, node.badge_fill = labels.kernel_badge(numbers), badge_fill
 
 
+def _tooltip(g: ViewGraph, inst) -> str:
+    source = None
+    if g.source_map:
+        from ..analysis.provenance import user_source
+
+        source = user_source(inst.metadata.op_name, inst.metadata, g.source_map)
+    return labels.tooltip(inst, source=source, name=g.param_names.get(inst.name))
+
+
 def _scope_tooltip(u: Unit) -> str:
     ops = [m for m in u.members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
     names = sorted({m.metadata.op_name for m in ops if m.metadata.op_name})
@@ -176,6 +187,8 @@ def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
         rows = labels.fusion_rows(rep, root=u.root)
     else:
         rows = labels.instruction_rows(rep, root=u.root)
+        if rep.name in g.param_names:  # the variable or argument it is: "block_5_expand/kernel"
+            rows.insert(1, Row(labels.shorten(g.param_names[rep.name], 48), italic=True))
         if rep.opcode in BODY_CALLERS:
             rows.extend(labels.body_rows(rep, [c for c in rep.called_computations if c.name not in g.places]))
     rows.extend(_inline_rows(g, u))

@@ -325,10 +325,7 @@ class Cut:
 def _expandable(node: TreeNode, max_depth: int | None) -> bool:
     if node.is_leaf or not node.children:
         return False
-    if node.kind == "scope" and max_depth is not None and node.depth >= max_depth:
-        return False
-    # a scope of one leaf says more as itself ("block_1_pad: 1 op") than as that op
-    return not (node.kind in ("scope", "group") and len(node.children) == 1 and node.children[0].is_leaf)
+    return not (node.kind == "scope" and max_depth is not None and node.depth >= max_depth)
 
 
 def _delta(node: TreeNode) -> int:

@@ -148,12 +148,13 @@ def _run_dot(dot_text: str, fmt: str, timeout: float) -> bytes:
 
 def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),
                    marks: Mapping[str, Mark] | None = None, title: str | None = None,
-                   timeout: float = DEFAULT_TIMEOUT) -> Picture:
-    """One module drawn by the rules of :mod:`hloviz.render.views`."""
+                   timeout: float = DEFAULT_TIMEOUT, info: Mapping | None = None) -> Picture:
+    """One module drawn by the rules of :mod:`hloviz.render.views` (``info``: a capture's, for
+    parameter names and the user's lines)."""
     shown = title if title is not None else module.name
 
     def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
-        view = draw_module(module, marks=marks, options=opts, title=shown)
+        view = draw_module(module, marks=marks, options=opts, title=shown, info=info)
         view.scene.notes[:0] = list(extra)
         return to_dot(view.scene), [(shown, view)]
 
@@ -162,13 +163,14 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
 
 def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
                  options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT,
-                 color_by: str = "kernel") -> Picture:
+                 color_by: str = "kernel", info: Mapping | None = None) -> Picture:
     """Pre and post side by side, kernels numbered and coloured (``color_by``: one colour per
     kernel, or a heat scale of ``flops`` or ``bytes``), folds marked."""
     from .sidebyside import side_by_side
 
     def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
-        sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra), color_by=color_by)
+        sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra), color_by=color_by,
+                           info=dict(info) if info is not None else None)
         return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
     return build_picture(build, options, fmt, timeout, title or post.name)

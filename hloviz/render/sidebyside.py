@@ -180,18 +180,22 @@ class SideBySide:
 
 
 def side_by_side(pre: HloModule, post: HloModule, analysis: "Analysis", *, options: ViewOptions = ViewOptions(),
-                 title: str = "", notes: tuple[str, ...] = (), color_by: str = "kernel") -> SideBySide:
+                 title: str = "", notes: tuple[str, ...] = (), color_by: str = "kernel",
+                 info: dict | None = None) -> SideBySide:
     """Draw ``pre`` and ``post`` as two columns with kernel numbers and folds (each column gets
     the full node budget of ``options``); ``color_by`` ``flops``/``bytes`` colours kernels by
-    a heat scale of the kernel table's numbers instead of one colour per kernel."""
+    a heat scale of the kernel table's numbers instead of one colour per kernel. ``info`` (a
+    capture's) names parameters and gives tooltips the user's lines."""
     hot = heat(analysis, color_by)
     if hot is not None:
         notes = tuple(notes) + (hot.legend(),)
     pre_opts, post_opts = _for(pre, options), _for(post, options)
     if options.focus:
         pre_opts, post_opts = _focus_both(pre, post, analysis, options)
-    pre_view = draw_module(pre, marks=pre_marks(analysis, pre, color_by), options=pre_opts, title=pre.name)
-    post_view = draw_module(post, marks=post_marks(analysis, post, color_by), options=post_opts, title=post.name)
+    pre_view = draw_module(pre, marks=pre_marks(analysis, pre, color_by), options=pre_opts, title=pre.name,
+                           info=info)
+    post_view = draw_module(post, marks=post_marks(analysis, post, color_by), options=post_opts, title=post.name,
+                            info=info)
     dot = columns_to_dot([("before optimization", pre_view.scene), ("after optimization", post_view.scene)],
                          title=title, notes=notes)
     return SideBySide(pre_view, post_view, dot)

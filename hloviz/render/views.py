@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse, layers
@@ -113,22 +113,32 @@ class View:
 
 
 def draw_module(module: HloModule, *, marks: Mapping[str, Mark] | None = None,
-                options: ViewOptions = ViewOptions(), title: str | None = None) -> View:
-    """Decide what to draw of ``module`` and build its scene (pure; no Graphviz)."""
+                options: ViewOptions = ViewOptions(), title: str | None = None,
+                info: Mapping[str, Any] | None = None) -> View:
+    """Decide what to draw of ``module`` and build its scene (pure; no Graphviz).
+
+    ``info`` is a capture's ``capture.json``: its parameter names label the parameters
+    (``block_5_expand/kernel``) and its source map puts the user's ``file:line`` in tooltips.
+    """
     # Building allocates many small objects next to a big module; Python's cyclic GC would walk
     # the whole module again and again meanwhile. Nothing built here is cyclic garbage.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _draw(module, marks, options, title)
+        return _draw(module, marks, options, title, info)
     finally:
         if enabled:
             gc.enable()
 
 
-def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None) -> View:
+def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None,
+          info: Mapping[str, Any] | None = None) -> View:
+    from ..analysis.provenance import parameter_names
+
     marks = marks or {}
     g = _build_graph(module, marks, options)
+    g.param_names = {p.name: name for p, name in parameter_names(module, info).items()}
+    g.source_map = (info or {}).get("source_map") or {}
     notes = list(g.notes)
     levels = list(g.levels)
     if not _draw_scopes(g, marks, options, notes, levels):
