@@ -285,7 +285,7 @@ def _stack(g: ViewGraph, scene: Scene) -> None:
                 if (key not in fed and key in scene.nodes and key != last
                         and all(d in inside for d in users.get(key, ()))):
                     scene.edges.append(Edge(last, key, invisible=True))
-                    break
+                    break  # one is enough to order the scopes; more make dot's ranking crawl
 
 
 def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool:

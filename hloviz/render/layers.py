@@ -120,8 +120,23 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str
             place_routes[place.key] = r
         return r
 
+    top_pos: dict[str, int] = {}
+
+    def order(u: Unit) -> tuple:
+        """Text order in the drawn computation; inside a fusion or body, its caller's place."""
+        place = g.place_by_key.get(u.scope) if u.scope else None
+        if place is None:
+            return (u.pos[1], 0, 0)
+        pos = top_pos.get(place.key)
+        if pos is None:
+            p = place
+            while p.parent is not None and p.parent.parent is not None:
+                p = p.parent
+            pos = top_pos[place.key] = g.position(p.owner) if p.owner is not None else 0
+        return (pos, 1, u.pos)
+
     out = []
-    for u in sorted((u for u in g.units if u.alive), key=lambda u: u.pos):
+    for u in sorted((u for u in g.units if u.alive), key=order):
         place = g.place_by_key.get(u.scope) if u.scope else None
         route = route_of_place(place) if place is not None else scope_steps(own.get(id(u.members[0])))
         out.append((route, f"u{u.index}"))
