@@ -185,3 +185,16 @@ def test_color_by_flops_is_a_heat_scale_of_the_kernel_table():
     assert heat_colour(0, hottest) == "#ffffff" and heat_colour(hottest, hottest) == "#d73027"
     with pytest.raises(InputError, match="--color-by"):
         side_by_side(pre, post, analysis, color_by="heat")
+
+
+def test_the_view_carries_its_cut_for_an_explorer():
+    cap = load_target(str(CAPTURES / "mobilenet_v2"))
+    post = cap.post_module()
+    v = draw_module(post, options=ViewOptions(budget=100))
+    assert v.cut is not None and v.cut.count == v.nodes == len(v.drawn_as)
+    assert set(v.drawn_as.values()) == set(v.scene.nodes)
+    # moving the cut: open the first closed block and draw again with a bigger budget
+    closed = next(n for n in v.cut.nodes if n.kind == "group")
+    opened = v.cut.expand(closed.key)
+    assert opened.count == v.cut.count - 1 + len(closed.children)
+    assert draw_module(post, options=ViewOptions(layers=False, budget=100)).cut is None

@@ -30,7 +30,7 @@ from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import find_chains
-from .cut import fit
+from .cut import Cut, fit
 from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
@@ -98,7 +98,9 @@ class View:
     """A drawn module: the ``scene``, its ``notes``, and which node each instruction went into.
 
     ``node_of`` maps instruction names to scene node keys (instructions inside a collapsed
-    group map to the group's node; inlined constants and elided plumbing are absent).
+    group map to the group's node; inlined constants and elided plumbing are absent). ``cut``
+    and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
+    (:meth:`hloviz.render.cut.Cut.expand`) and redraw.
     """
 
     scene: Scene
@@ -106,6 +108,10 @@ class View:
     node_of: dict[str, str] = field(default_factory=dict)
     instructions: int = 0
     levels: tuple[str, ...] = ()
+    #: the cut through the scope tree this picture draws (:mod:`hloviz.render.cut`; None when
+    #: the module has no scopes), and which scene node or cluster draws each node of the cut
+    cut: Cut | None = None
+    drawn_as: dict[str, str] = field(default_factory=dict)
 
     @property
     def nodes(self) -> int:
@@ -156,7 +162,16 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                 if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in g.kind:
                     for inner in _called_instructions(g, m):
                         node_of.setdefault(inner.name, key)
-    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels))
+    drawn_as: dict[str, str] = {}
+    if g.cut is not None:
+        for node in g.cut.nodes:
+            leaf = next(g.cut.tree.leaves(node), None)
+            if leaf is not None:
+                index = g.find(int(leaf.name[1:]))
+                if g.units[index].alive:
+                    drawn_as[node.key] = f"u{index}"
+    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels),
+                g.cut, drawn_as)
 
 
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
