@@ -302,7 +302,7 @@ def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool
 
 
 #: Above this many arrows (and 1.5 per node), arrows are drawn straight.
-SPLINE_EDGES = 400
+SPLINE_EDGES = 150
 #: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.
 EDGES_PER_NODE = 2.5
 #: Only nodes linked to more than this many others lose their arrows.
