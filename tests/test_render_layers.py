@@ -125,14 +125,20 @@ def test_depth_keeps_deeper_scopes_closed():
     assert any("--depth 2" in n for n in v.notes)
 
 
-def test_training_step_reads_forward_backward_optimizer():
+def test_training_step_reads_forward_backward_optimizer_per_layer():
     cap = load_target(str(CAPTURES / "keras_transformer"))
-    v = draw_module(cap.pre_module(), options=ViewOptions(budget=150))
-    assert v.nodes <= 150
-    rows = [r.text for n in v.scene.nodes.values() for r in n.rows]
-    assert any("forward" in t and "backward" in t for t in rows)
-    assert any(t.startswith("optimizer") or " optimizer " in f" {t} " for t in rows)
-    assert any("block_0" in w for w in words(v)) and any("adam" in w for w in words(v))
+    for module in (cap.pre_module(), cap.post_module()):
+        v = draw_module(module, options=ViewOptions(budget=150), info=cap.info)
+        assert v.nodes <= 150
+        layers = {}
+        for node in v.scene.nodes.values():
+            rows = [r.text for r in node.rows]
+            phases = next((t for t in rows if t.startswith("forward ")), "")
+            layers[rows[0]] = phases
+        # each layer of a block holds its forward, backward and optimizer (Adam) work
+        for layer in ("attention", "norm_1", "mlp_in"):
+            assert layer in layers, sorted(layers)[:20]
+            assert all(p in layers[layer] for p in ("forward", "backward", "optimizer")), (layer, layers[layer])
 
 
 def test_cut_fits_level_by_level_and_moves():
