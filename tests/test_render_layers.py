@@ -204,3 +204,25 @@ def test_the_view_carries_its_cut_for_an_explorer():
     opened = v.cut.expand(closed.key)
     assert opened.count == v.cut.count - 1 + len(closed.children)
     assert draw_module(post, options=ViewOptions(layers=False, budget=100)).cut is None
+
+
+def test_cli_names_and_bad_options_exit_2(tmp_path, capsys):
+    from hloviz.cli import main
+
+    target = str(CAPTURES / "mobilenet_v2")
+    for argv, message in (
+        (["--scope", "blok_5_expnd"], "no scope 'blok_5_expnd'"),
+        (["--focus", "blok_5_expnd"], "did you mean"),
+        (["--depth", "0"], "--depth must be 1 or more"),
+        (["--color-by", "heat"], "--color-by must be one of kernel, flops, bytes"),
+    ):
+        with pytest.raises(SystemExit) as err:
+            main(["render", target, "--stage", "both", "-o", str(tmp_path / "x.dot"), *argv])
+        assert err.value.code == 2
+        out = capsys.readouterr().err
+        assert message in out and "Traceback" not in out
+    assert not (tmp_path / "x.dot").exists()
+    main(["render", target, "--stage", "both", "--focus", "block_5_expand", "--radius", "1", "-o",
+          str(tmp_path / "f.dot")])
+    text = (tmp_path / "f.dot").read_text()
+    assert text.count("focus: ") == 2  # both columns focused
