@@ -125,3 +125,19 @@ def test_a_capture_with_gzipped_hlo_reads_like_a_plain_one(tmp_path):
     assert (a.pre_text, a.post_text) == (b.pre_text, b.post_text)
     assert b.post_filename.endswith("post.hlo.gz")
     assert hloviz.to_text(b.post_module()) == hloviz.to_text(a.post_module())
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50", "keras_transformer", "keras_small_train_step"])
+def test_keras_layers_recorded_by_the_capture_match_the_rule(name):
+    """``layer_scopes`` (each scope's Keras layer, from where its weights are read) and the rule
+    that reads TF's suffixes name every layer alike on real models."""
+    from hloviz.analysis import build_scope_tree
+
+    cap = load_target(str(CAPTURES / name))
+    layers = cap.info["layer_scopes"]
+    assert len(layers) >= 4
+    by_rule = build_scope_tree(cap.post_module())
+    exact = build_scope_tree(cap.post_module(), layers=layers)
+    for path, layer in layers.items():
+        assert exact.get(path).label == layer.rsplit("/", 1)[-1]
+        assert by_rule.get(path).label == exact.get(path).label, path

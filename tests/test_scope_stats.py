@@ -113,6 +113,8 @@ def test_top_level_scopes_add_up_to_the_module(name):
     assert root[0]["ops"] == ops == sum(r["ops"] for r in top)
     for key in ("folded", "eliminated"):
         assert sum(r[key] for r in top) == data["mapping_counts"][key]
+    for status, n in data["mapping_counts"].items():
+        assert root[0]["statuses"][status] == n == sum(r["statuses"][status] for r in top)
     assert sum(r["flops"] for r in top) == data["flops"] == root[0]["flops"]
     assert sum(r["bytes"] for r in top) == data["bytes_read"] + data["bytes_written"]
     assert set().union(*(r["kernels"] for r in top)) == {k["name"] for k in data["kernels"]}
@@ -208,3 +210,18 @@ ENTRY %main (x: f32[8]) -> f32[8] {
     [root, own] = data["scopes"]
     assert own["scope"] == "(main)" and own["kind"] == "unnamed"
     assert own["kernels"] == ["f", "c"] and own["flops"] == root["flops"] == 8
+
+
+def test_scope_names_are_printed_as_text_not_markup(tmp_path):
+    post = tmp_path / "m.hlo"
+    post.write_text("""HloModule m, is_scheduled=true
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %a = f32[8]{0} negate(%x), metadata={op_name="[oops]/[bold]layer/Neg"}
+  ROOT %c = f32[8]{0} sine(%a), metadata={op_name="[red]x/Sin"}
+}
+""")
+    result = CliRunner().invoke(app, ["stats", str(post), "--by", "scope"])
+    assert result.exit_code == 0, result.output
+    assert "[oops]" in result.stdout and "[bold]layer" in result.stdout and "[red]x" in result.stdout

@@ -166,14 +166,19 @@ def keras_layer_name(segment: str, siblings: frozenset[str] | set[str] = frozens
     """The Keras layer a TF scope segment names: ``block_5_expand_1`` → ``block_5_expand``.
 
     Keras 3 re-enters a layer's scope on every trace and TensorFlow makes it unique with
-    ``_N``. The suffix is taken off only when no sibling scope is called the bare name (TF's own
-    ``einsum`` / ``einsum_1`` are two scopes, not one layer entered twice); the op name itself
-    keeps the suffix, and lookups accept either form.
+    ``_N`` (layers ``dense``, ``dense_1`` become ``dense_1``, ``dense_1_2``). The suffix is taken
+    off unless a sibling scope is called the bare name and that name has no suffix of its own
+    (TF's ``einsum`` / ``einsum_1`` are two scopes, not one layer entered twice); the op name
+    keeps the suffix, and lookups accept either form. A capture's ``layer_scopes`` (the Keras
+    layer each scope reads its weights in) overrides this guess.
     """
     m = _KERAS_SUFFIX.match(segment)
-    if not m or m.group(1) in siblings:
+    if not m:
         return segment
-    return m.group(1)
+    bare = m.group(1)
+    if bare in siblings and not _KERAS_SUFFIX.match(bare):
+        return segment  # ``einsum`` beside ``einsum_1``: two scopes of TF's, not one layer
+    return bare
 
 
 def segment_matches(segment: str, query: str) -> bool:

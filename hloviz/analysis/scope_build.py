@@ -31,10 +31,9 @@ def _op_path(inst: Instruction) -> OpPath | None:
     return parse_op_name(name, md.op_type)
 
 
-def build(module: HloModule, *, stage: str | None = None,
-                     kernel_report: KernelReport | None = None,
-                     parameter_names: Mapping[Instruction, str] | None = None,
-                     order_like: ScopeTree | None = None) -> ScopeTree:
+def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelReport | None = None,
+          parameter_names: Mapping[Instruction, str] | None = None,
+          order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
     root = Scope("", module.name, 0, None, label=module.name, kind="root")
@@ -124,6 +123,10 @@ def build(module: HloModule, *, stage: str | None = None,
     if not any(c.name.startswith(("jit(", "pjit(")) for c in root.children):  # Keras runs on TF only
         for s in root.walk():
             _keras_labels(s)
+    for path, layer in (layers or {}).items():  # what the capture knows beats the guess
+        s = _find_path(root, path)
+        if s is not None and s.kind == "scope":
+            s.label = layer.rsplit("/", 1)[-1]
     if order_like is not None:
         rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
         for sc in root.walk():
@@ -141,12 +144,19 @@ def build(module: HloModule, *, stage: str | None = None,
     if stage == "post":
         report = kernel_report if kernel_report is not None else find_kernels(module)
         tree.kernel_report = report
-        _attribute_kernels(tree, report)
+        _attribute_kernels(tree, report, {id(i) for i, _op in named})
     return tree
 
 
 #: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
 _RUNS_ITS_CALLEES = frozenset({"while", "conditional", "call", "async-start"})
+
+
+def _find_path(root: Scope, path: str) -> Scope | None:
+    s: Scope | None = root
+    for part in path.split("/"):
+        s = s._children.get(part) if s is not None else None
+    return s
 
 
 def _keras_labels(parent: Scope) -> None:
@@ -182,7 +192,7 @@ def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None
         query = _param_query(name)
         if not query or inst not in tree._of:
             continue
-        hits = tree.find(query)
+        hits = tree.find(query, substring=False)  # a name, never a guess
         if len(hits) != 1 or hits[0].kind != "scope":
             continue
         target = hits[0]
@@ -297,6 +307,7 @@ def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: di
         return hit
 
     out: dict[int, set[tuple[str, str]]] = {}
+    seen: set[tuple[int, int]] = set()  # scope pairs already lifted
     for comp in module.computations:
         for inst in comp.instructions:
             sv = of.get(inst)
@@ -307,6 +318,10 @@ def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: di
                 if su is None or su is sv or op.opcode == "parameter" or not live.get(op) \
                         or phase_of.get(op, "forward") != "forward":  # a fused parameter is its fusion's
                     continue
+                key = (id(su), id(sv))
+                if key in seen:
+                    continue
+                seen.add(key)
                 cu, cv = chain(su), chain(sv)
                 k = 0
                 while k < len(cu) and k < len(cv) and cu[k] is cv[k]:
@@ -359,7 +374,7 @@ def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
         sys.setrecursionlimit(limit)
 
 
-def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
+def _attribute_kernels(tree: ScopeTree, report: KernelReport, named: set[int]) -> None:
     """Each kernel to the scope of every instruction it runs that carries an op name (the
     instructions :attr:`Kernel.op_names` is read from) and to their ancestors; a kernel none of
     whose instructions has an op name goes to its own instruction's scope."""
@@ -374,7 +389,7 @@ def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
         innermost: dict[int, Scope] = {}
         phases: dict[int, set[str]] = {}
         for i in kernel_instructions(inst):
-            if i.opcode in ("constant", "parameter") or _op_path(i) is None or i not in tree._of:
+            if id(i) not in named or i.opcode in ("constant", "parameter"):
                 continue
             s = tree._of[i]
             innermost.setdefault(id(s), s)

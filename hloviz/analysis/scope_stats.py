@@ -2,8 +2,9 @@
 
 One row per scope of the model (:mod:`hloviz.analysis.scopes`), at every depth:
 
-* ``ops`` — the pre-optimization ops (distinct op names, as the pre→post mapping counts them)
-  at or under the scope, and how many of them were ``folded`` into constants or ``eliminated``;
+* ``ops`` — the ops of the traced function (as the pre→post mapping counts them) at or under
+  the scope, and ``statuses``: how many of them are in kernels, ``folded`` (computed at compile
+  time), ``eliminated`` or of any other status the mapping gives;
 * ``kernels`` — the kernels holding at least one instruction of the scope (a kernel that spans
   two scopes is listed in both);
 * ``flops`` — the FLOP estimates of the kernels' work instructions that belong to the scope
@@ -47,11 +48,14 @@ class ScopeRow:
     flops: int
     bytes: int
     phases: dict[str, dict] = field(default_factory=dict)
+    #: The mapping's status → how many of the scope's ops have it (every status, zeros included).
+    statuses: dict[str, int] | None = None
 
     def to_dict(self) -> dict:
         return {"scope": self.scope, "label": self.label, "depth": self.depth, "kind": self.kind,
                 "phase": self.phase, "ops": self.ops, "kernels": list(self.kernels),
                 "kernel_count": len(self.kernels), "folded": self.folded, "eliminated": self.eliminated,
+                "statuses": self.statuses,
                 "flops": self.flops, "bytes": self.bytes, "phases": self.phases}
 
 
@@ -61,6 +65,7 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
     in the post tree's order (pre-only scopes after their siblings)."""
     paths = _ordered_paths(post, pre)
     ops = _op_counts(pre, mapping) if pre is not None and mapping is not None else None
+    statuses = tuple(mapping.counts) if mapping is not None else ()
     updates = (pre.updates if pre is not None else {}) or (post.updates if post is not None else {})
     updated_ops = _update_counts(pre, updates) if pre is not None else {}
     updated_kernels = _update_kernels(post, updates) if post is not None else {}
@@ -97,6 +102,7 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
             ops=counts.get("ops", 0) if counts is not None else None,
             folded=counts.get("folded", 0) if counts is not None else None,
             eliminated=counts.get("eliminated", 0) if counts is not None else None,
+            statuses={st: counts.get(f"status:{st}", 0) for st in statuses} if counts is not None else None,
             kernels=s_post.kernels if s_post is not None else (),
             flops=flops.get(path, 0), bytes=nbytes.get(path, 0), phases=phases,
         ))
@@ -105,21 +111,19 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
 
 def _ordered_paths(post: ScopeTree | None, pre: ScopeTree | None) -> list[str]:
     """Paths depth first: the post tree's order, a pre-only scope right after its siblings."""
-    children: dict[str, list[str]] = {}
+    children: dict[str, dict[str, None]] = {}
     for tree in (post, pre):
         if tree is None:
             continue
         for s in tree.walk():
             for c in s.children:
-                lst = children.setdefault(s.path, [])
-                if c.path not in lst:
-                    lst.append(c.path)
+                children.setdefault(s.path, {})[c.path] = None
     out: list[str] = []
     stack = [""]
     while stack:
         p = stack.pop()
         out.append(p)
-        stack.extend(reversed(children.get(p, [])))
+        stack.extend(reversed(list(children.get(p, ()))))
     return out
 
 
@@ -143,6 +147,7 @@ def _op_counts(pre: ScopeTree, mapping: Mapping) -> dict[str, dict[str, int]]:
             c[phase] = c.get(phase, 0) + 1
             if m.status in ("folded", "eliminated"):
                 c[m.status] = c.get(m.status, 0) + 1
+            c[f"status:{m.status}"] = c.get(f"status:{m.status}", 0) + 1
     return out
 
 
@@ -162,9 +167,10 @@ def _update_kernels(post: ScopeTree, updates: dict[str, str]) -> dict[str, dict[
 
     A result's layer is its op name's (``updates``, read where every op is its own instruction:
     before optimization) or, where that is more precise, what the data flow of the optimized
-    module says (JAX gives all of ``sgd``'s subtractions one name). Results only, not every op inside a kernel: XLA merges
-    identical scalar work of many variables' updates (CSE) and keeps one op name for it, so an
-    instruction deep inside a fused update can carry another variable's name."""
+    module says (JAX gives all of ``sgd``'s subtractions one name). Results only, not every op
+    inside a kernel: XLA merges identical scalar work of many variables' updates (CSE) and keeps
+    one op name for it, so an instruction deep inside a fused update can carry another
+    variable's name."""
     out: dict[str, dict[str, None]] = {}
     report = post.kernel_report
     if report is None:

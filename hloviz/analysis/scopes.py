@@ -223,7 +223,7 @@ class ScopeTree:
 
     # --- lookups -------------------------------------------------------------------------------
 
-    def find(self, query: str) -> list[Scope]:
+    def find(self, query: str, *, substring: bool = True) -> list[Scope]:
         """Scopes answering to ``query``, best kind of match first (and only that kind):
 
         1. the exact path, or the path as an op name wrote it (``gradient_tape/…`` included);
@@ -232,7 +232,8 @@ class ScopeTree:
         4. scopes whose last segments match (``block_5_expand``, ``block_5/expand``);
         5. scopes named as a block of them (``block_5`` → ``block_5_expand``, ``block_5_add``…:
            Keras applications name a block's layers so; not ``block_50``);
-        6. a substring of a path or label, if it picks out scopes (the outermost of them).
+        6. a substring of a path or label, if it picks out scopes (the outermost of them) —
+           unless ``substring`` is False.
         """
         q = query.strip().strip("/")
         if not q:
@@ -244,20 +245,26 @@ class ScopeTree:
         if written:
             return written
         parts = split_segments(q)
-        by_label = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=True)]
-        if by_label:
-            return by_label
+        for loose in (False, True):  # layer names first: ``dense_1`` is the layer, not ``dense``'s scope
+            by_label = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=True,
+                                                                                    loose=loose)]
+            if by_label:
+                return by_label
         op = parse_op_name(q)
         if op.scope and op.scope_path in self._by_path:
             return [self._by_path[op.scope_path]]
-        tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False)]
-        if tail:
-            return _outermost(tail)
+        for loose in (False, True):
+            tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False,
+                                                                                loose=loose)]
+            if tail:
+                return _outermost(tail)
         if "/" not in q:  # a block of layers named alike: ``block_5`` → ``block_5_expand``, ``block_5_add``…
             block = [s for s in self.walk() if s.kind == "scope" and
                      (s.name.startswith(q + "_") or s.label.startswith(q + "_"))]
             if block:
                 return _outermost(block)
+        if not substring:
+            return []
         low = q.lower()
         sub = [s for s in self.walk()
                if s.kind != "root" and (low in s.path.lower() or low in s.display_path.lower())]
@@ -356,14 +363,17 @@ class ScopeTree:
         return f"<ScopeTree {self.module.name} ({self.stage}): {len(self)} scopes>"
 
 
-def _matches_path(scope: Scope, parts: list[str], *, anchored: bool) -> bool:
+def _matches_path(scope: Scope, parts: list[str], *, anchored: bool, loose: bool = True) -> bool:
     """Do the last ``len(parts)`` segments of the scope (and, anchored, all of them) answer to
-    ``parts`` (each as written or as a Keras layer name)?"""
+    ``parts``: by label (the Keras layer name), or, ``loose``, also as written or as written less
+    a re-entry suffix?"""
     chain = [scope] + [a for a in scope.ancestors() if a.kind != "root"]
     chain.reverse()
     if len(chain) < len(parts) or (anchored and len(chain) != len(parts)):
         return False
     tail = chain[len(chain) - len(parts):]
+    if not loose:
+        return all(s.label == p for s, p in zip(tail, parts))
     return all(segment_matches(s.name, p) or s.label == p for s, p in zip(tail, parts))
 
 
@@ -376,7 +386,7 @@ def _outermost(scopes: list[Scope]) -> list[Scope]:
 def build_scope_tree(module: HloModule, *, stage: str | None = None,
                      kernel_report: KernelReport | None = None,
                      parameter_names: Mapping[Instruction, str] | None = None,
-                     order_like: ScopeTree | None = None) -> ScopeTree:
+                     order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
     """The :class:`ScopeTree` of ``module``.
 
     ``stage`` is ``"pre"`` or ``"post"`` (default: ``post`` for a scheduled or fused module).
@@ -387,9 +397,11 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     (a JAX pytree path) goes to the one scope that name designates, if exactly one does.
     ``order_like``: another tree (the pre-optimization one) whose order of scopes this tree
     follows, so that the two sides of a comparison list layers alike; by default scopes come in
-    the order the module runs them.
+    the order the module runs them. ``layers`` (a TF capture's ``info["layer_scopes"]``: scope
+    path → Keras layer path) labels scopes by their Keras layers exactly, where the ``_N``
+    suffixes TensorFlow adds would otherwise be guessed away.
     """
     from .scope_build import build
 
     return build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
-                 order_like=order_like)
+                 order_like=order_like, layers=layers)

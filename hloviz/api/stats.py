@@ -134,11 +134,12 @@ def scope_trees(cap, info: dict, analysis: "Analysis | None" = None) -> "tuple[S
     from ..analysis.scopes import build_scope_tree
 
     pre_m, post_m = cap.pre_module(), cap.post_module()
-    pre_t = build_scope_tree(pre_m, stage="pre", parameter_names=parameter_names(pre_m, info)) \
-        if pre_m is not None else None
+    layers = info.get("layer_scopes") or None
+    pre_t = build_scope_tree(pre_m, stage="pre", parameter_names=parameter_names(pre_m, info),
+                             layers=layers) if pre_m is not None else None
     post_t = build_scope_tree(post_m, stage="post", parameter_names=parameter_names(post_m, info),
                               kernel_report=analysis.kernels if analysis is not None else None,
-                              order_like=pre_t) if post_m is not None else None
+                              order_like=pre_t, layers=layers) if post_m is not None else None
     if pre_t is not None:
         from ..analysis.updates import optimizer_targets
 

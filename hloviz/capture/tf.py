@@ -181,7 +181,34 @@ def _is_keras(obj: Any) -> bool:
     return any(c.__module__.split(".")[0] == "keras" for c in type(obj).__mro__)
 
 
-def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_text: str) -> dict[str, str]:
+def layer_scopes(reads: list[tuple[str, str]]) -> dict[str, str]:
+    """Op-name scope → the Keras layer path it is (``sequential_1/dense_1_2`` →
+    ``sequential/dense_1``), from where each variable is read (``(graph input name, Keras
+    variable path)``): Keras reads a layer's weights inside the layer's scope, whose op-name
+    segments are the layer path's segments, each perhaps with TF's ``_N``. A scope claimed by
+    two layers is left out."""
+    out: dict[str, str] = {}
+    clash: set[str] = set()
+    for read, path in reads:
+        ops = read.split(":", 1)[0].split("/")
+        layers = path.split("/")[:-1]  # the variable's own name is not a layer
+        if not layers:
+            continue
+        # a functional model's variable paths leave the model out (``Conv1/kernel`` is read in
+        # ``mobilenetv2_1.00_224_1/Conv1_1/…``): the layers may start below the first segment
+        for start in range(len(ops) - len(layers)):
+            window = ops[start:start + len(layers)]
+            if all(o == lay or re.fullmatch(re.escape(lay) + r"_\d+", o) for o, lay in zip(window, layers)):
+                for k in range(1, len(layers) + 1):
+                    scope, layer = "/".join(ops[:start + k]), "/".join(layers[:k])
+                    if out.setdefault(scope, layer) != layer:
+                        clash.add(scope)
+                break
+    return {k: v for k, v in out.items() if k not in clash}
+
+
+def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_text: str,
+                    reads: list[tuple[str, str]] | None = None) -> dict[str, str]:
     """HLO entry parameter number (as text, for JSON) → what it is: the function argument
     (``images``, ``params['w']``) or the variable (Keras path, else the ``tf.Variable`` name).
 
@@ -216,9 +243,13 @@ def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_t
                 continue
             name = keras.get(id(external)) or var.name.rsplit(":", 1)[0]
             expected = tuple(var.shape)
+            if reads is not None and name:  # a Keras path, or a TF name such as ``Conv1/kernel``
+                reads.append((tensor.name, name))
         if expected is None:
             continue
         if tuple(p.shape.dims) != tuple(int(d) for d in expected):
+            if reads is not None:
+                reads.clear()
             return {}  # not the order assumed above: no names rather than wrong ones
         if name:
             names[str(number)] = name
@@ -351,7 +382,8 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         device_name = device_name or _current_device(tf)
 
     smap, op_types, op_inputs = source_map(concrete, user_files, caller)
-    names = parameter_names(tf, concrete, target.obj, params, texts["hlo"])
+    reads: list[tuple[str, str]] = []
+    names = parameter_names(tf, concrete, target.obj, params, texts["hlo"], reads)
     info = {
         "framework": "tensorflow",
         "tensorflow": tf.__version__,
@@ -362,6 +394,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         "args": specs.describe(),
         "arg_source": specs.source,
         "parameter_names": names,
+        "layer_scopes": layer_scopes(reads),
         "source_map": smap,
         "tf_ops": op_types,
         "tf_inputs": op_inputs,
