@@ -284,7 +284,7 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
             visible = set()
             g.notes.append(f"focus: {options.focus or 'the focused instructions'} left no trace in this module")
         else:
-            targets, near, note = focus_set(g, want, options.radius)
+            targets, near, note = focus_set(g, want, options.radius, label=options.focus)
             visible = near if visible is None else visible & near
             g.notes.append(note)
             g.focus = {id(t) for t in targets}
