@@ -233,9 +233,8 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
         return False
     from ..analysis.scopes import build_scope_tree
 
-    scopes = build_scope_tree(g.module, stage="pre",  # kernels come from the marks
-                              parameter_names={g.module.entry.instruction(n): v for n, v in g.param_names.items()
-                                               if g.module.entry is not None and g.module.entry.get(n) is not None})
+    # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
+    scopes = build_scope_tree(g.module, stage="pre")
     tree = layers.scope_tree(g, scopes)
     if not layers.informative(tree):
         return False
