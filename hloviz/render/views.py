@@ -231,6 +231,9 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
     """Cut the scope tree to the budget and apply it, if the module has scopes and a cut fits."""
     if not options.layers or options.coarse:
         return False
+    top = g.computations[0].instructions if g.computations else []
+    if not any("/" in i.metadata.op_name for i in top[:: max(1, len(top) // 2000)]):
+        return False  # no scopes to draw (checked on a sample: metadata is parsed on first use)
     from ..analysis.scopes import build_scope_tree
 
     # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
