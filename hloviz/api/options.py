@@ -52,7 +52,9 @@ class DrawOptions:
     ``computation``: draw this computation instead of the entry; ``focus``: an instruction to
     centre on, with its neighbours ``radius`` steps away; ``expand_chains``: draw elementwise
     chains op by op; ``budget``: the most nodes per picture before collapsing; ``timeout``:
-    seconds Graphviz may take before a coarser view is drawn.
+    seconds Graphviz may take before a coarser view is drawn; ``scope``: draw one scope (a layer
+    or block) open; ``depth``: open no scope deeper; ``color_by``: ``kernel``, ``flops`` or
+    ``bytes`` (the kernels' colours).
     """
 
     computation: str | None = None
@@ -61,6 +63,9 @@ class DrawOptions:
     expand_chains: bool = False
     budget: int = 300
     timeout: float = 30.0
+    scope: str | None = None
+    depth: int | None = None
+    color_by: str = "kernel"
 
     def keywords(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

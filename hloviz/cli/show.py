@@ -10,7 +10,9 @@ import typer
 
 from ..errors import visible
 from . import app
-from .render import BudgetOpt, ComputationOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, TimeoutOpt
+from .render import (
+    BudgetOpt, ColorByOpt, ComputationOpt, DepthOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, ScopeOpt, TimeoutOpt,
+)
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt
 
 
@@ -23,6 +25,9 @@ def show(
     open_report: Annotated[bool, typer.Option("--open", help="Open the report in a web browser.")] = False,
     computation: ComputationOpt = None,
     focus: FocusOpt = None,
+    scope: ScopeOpt = None,
+    depth: DepthOpt = None,
+    color_by: ColorByOpt = "kernel",
     radius: RadiusOpt = 2,
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
@@ -52,7 +57,8 @@ def show(
     with Progress(target if isinstance(target, str) else getattr(target, "label", None)) as prog:
         result = api.show(target, output, pre=pre, post=post, args=arg or (), device=device, module=module,
                           verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
-                          focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout)
+                          focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
+                          scope=scope, depth=depth, color_by=color_by)
     print(visible(f"{result.label}: " + "\n".join(result.summary)))
     for n in result.notes:
         print(f"note: {visible(n)}", file=sys.stderr)

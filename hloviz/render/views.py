@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from . import collapse
+from . import collapse, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import find_chains
-from .focus import focus_set
+from .cut import Cut, fit
+from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
 
-__all__ = ["Mark", "View", "ViewOptions", "draw_module"]
+__all__ = ["Mark", "View", "ViewOptions", "draw_module", "focus_targets"]
 
 
 
@@ -45,7 +46,10 @@ class Mark:
     ``fill``/``border``/``font`` override the category colours; ``badge`` is a short tag (a
     kernel number) on ``badge_fill``; ``note`` adds a label row ("folded → constant.9 = 10");
     ``highlight`` draws a thick border (or a highlighted row, for a constant written into its
-    user's label); ``dashed`` a dashed border. Chains only join instructions with equal marks.
+    user's label); ``dashed`` a dashed border; ``kernels`` the kernel numbers the instruction's
+    work went into (a closed scope counts and badges them). Chains only join instructions with
+    equal marks. ``heat`` is the value a heat overlay coloured it by (a closed scope takes the
+    colour of its hottest kernel).
     """
 
     fill: str | None = None
@@ -56,6 +60,8 @@ class Mark:
     note: str | None = None
     highlight: bool = False
     dashed: bool = False
+    kernels: tuple[int, ...] = ()
+    heat: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,13 @@ class ViewOptions:
 
     ``computation`` draws one computation (and what it calls) instead of the entry; ``focus``
     draws the instructions within ``radius`` steps of one instruction; ``coarse`` collapses every
-    fusion and body first (used when Graphviz timed out on the full view).
+    fusion and body first (used when Graphviz timed out on the full view). A module whose
+    instructions carry scopes (``metadata.op_name``) is drawn as its scope tree cut to fit the
+    budget (``layers``; :mod:`hloviz.render.layers`), no scope deeper than ``depth`` open;
+    ``scope`` draws one scope (a path, a Keras layer name) and the kernels holding it. ``focus``
+    may be an instruction, an op name, a scope or a unique substring (:func:`hloviz.render.focus.resolve`);
+    ``focus_names`` gives the focused instructions by name instead (the other column of a
+    side-by-side picture: the kernels of the focused ops, or the ops of the focused kernels).
     """
 
     computation: str | None = None
@@ -75,6 +87,10 @@ class ViewOptions:
     budget: int = 300
     inline_elements: int = 8
     coarse: bool = False
+    depth: int | None = None
+    layers: bool = True
+    scope: str | None = None
+    focus_names: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -82,7 +98,9 @@ class View:
     """A drawn module: the ``scene``, its ``notes``, and which node each instruction went into.
 
     ``node_of`` maps instruction names to scene node keys (instructions inside a collapsed
-    group map to the group's node; inlined constants and elided plumbing are absent).
+    group map to the group's node; inlined constants and elided plumbing are absent). ``cut``
+    and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
+    (:meth:`hloviz.render.cut.Cut.expand`) and redraw.
     """
 
     scene: Scene
@@ -90,6 +108,10 @@ class View:
     node_of: dict[str, str] = field(default_factory=dict)
     instructions: int = 0
     levels: tuple[str, ...] = ()
+    #: the cut through the scope tree this picture draws (:mod:`hloviz.render.cut`; None when
+    #: the module has no scopes), and which scene node or cluster draws each node of the cut
+    cut: Cut | None = None
+    drawn_as: dict[str, str] = field(default_factory=dict)
 
     @property
     def nodes(self) -> int:
@@ -97,23 +119,38 @@ class View:
 
 
 def draw_module(module: HloModule, *, marks: Mapping[str, Mark] | None = None,
-                options: ViewOptions = ViewOptions(), title: str | None = None) -> View:
-    """Decide what to draw of ``module`` and build its scene (pure; no Graphviz)."""
+                options: ViewOptions = ViewOptions(), title: str | None = None,
+                info: Mapping[str, Any] | None = None) -> View:
+    """Decide what to draw of ``module`` and build its scene (pure; no Graphviz).
+
+    ``info`` is a capture's ``capture.json``: its parameter names label the parameters
+    (``block_5_expand/kernel``) and its source map puts the user's ``file:line`` in tooltips.
+    """
     # Building allocates many small objects next to a big module; Python's cyclic GC would walk
     # the whole module again and again meanwhile. Nothing built here is cyclic garbage.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _draw(module, marks, options, title)
+        return _draw(module, marks, options, title, info)
     finally:
         if enabled:
             gc.enable()
 
 
-def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None) -> View:
-    g = _build_graph(module, marks or {}, options)
+def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None,
+          info: Mapping[str, Any] | None = None) -> View:
+    from ..analysis.provenance import parameter_names
+
+    marks = marks or {}
+    g = _build_graph(module, marks, options)
+    g.param_names = {p.name: name for p, name in parameter_names(module, info).items()}
+    g.source_map = (info or {}).get("source_map") or {}
     notes = list(g.notes)
-    levels = g.levels + collapse.fit(g, options.budget, coarse=options.coarse, notes=notes)
+    levels = list(g.levels)
+    if not _draw_scopes(g, marks, options, notes, levels):
+        if g.closed_fusions:
+            _note_closed(g, options, notes, levels)
+        levels += collapse.fit(g, options.budget, coarse=options.coarse, notes=notes)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
     notes = scene.notes
     node_of = {}
@@ -125,7 +162,16 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                 if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in g.kind:
                     for inner in _called_instructions(g, m):
                         node_of.setdefault(inner.name, key)
-    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels))
+    drawn_as: dict[str, str] = {}
+    if g.cut is not None:
+        for node in g.cut.nodes:
+            leaf = next(g.cut.tree.leaves(node), None)
+            if leaf is not None:
+                index = g.find(int(leaf.name[1:]))
+                if g.units[index].alive:
+                    drawn_as[node.key] = f"u{index}"
+    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels),
+                g.cut, drawn_as)
 
 
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
@@ -137,6 +183,16 @@ def _called_instructions(g: ViewGraph, inst: Instruction) -> list[Instruction]:
     return [i for comp in undrawn for i in comp.instructions]
 
 
+def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
+    """The names of the instructions ``options.focus`` stands for in ``module`` (an
+    :class:`~hloviz.errors.InputError` with the closest names when none)."""
+    from .focus import resolve
+
+    g = ViewGraph(module, {})
+    _place(g, [_root_computation(module, options.computation)])
+    return [i.name for i in resolve(g, options.focus or "")[0]]
+
+
 def _default_title(module: HloModule, options: ViewOptions) -> str:
     return f"{module.name} · {options.computation}" if options.computation else module.name
 
@@ -146,23 +202,68 @@ def _default_title(module: HloModule, options: ViewOptions) -> str:
 
 def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions) -> ViewGraph:
     roots = [_root_computation(module, options.computation)]
-    if not options.focus:
+    if not options.focus and not options.focus_names and not options.scope:
         # Cheap first look: the top level alone, every fusion and body as one node. If even that
         # is over budget, collapse.fit would collapse every fusion and body anyway, so this is
         # the answer, found without touching the (usually far larger) fused computations.
         g = _graph(module, marks, options, roots, nested=False)
         if g.alive_count() > options.budget or options.coarse:
-            fusions = sum(1 for i in roots[0].instructions if i.opcode == "fusion")
-            bodies = sum(len(i.called_computations) for i in roots[0].instructions if i.opcode in BODY_CALLERS)
-            if fusions:
-                g.notes.append(f"{fusions} of {fusions} fusions drawn as single nodes to stay within "
-                               f"{options.budget} nodes")
-                g.levels.append("fusions")
-            if bodies:
-                g.notes.append(f"{bodies} while/conditional/call bodies folded into their callers' nodes")
-                g.levels.append("bodies")
+            g.closed_fusions = True
             return g
     return _graph(module, marks, options, roots, nested=True)
+
+
+def _note_closed(g: ViewGraph, options: ViewOptions, notes: list[str], levels: list[str]) -> None:
+    """Say that the cheap first look drew every fusion and body as one node."""
+    top = g.computations[0].instructions
+    fusions = sum(1 for i in top if i.opcode == "fusion")
+    bodies = sum(len(i.called_computations) for i in top if i.opcode in BODY_CALLERS)
+    if fusions:
+        notes.append(f"{fusions} of {fusions} fusions drawn as single nodes to stay within {options.budget} nodes")
+        levels.append("fusions")
+    if bodies:
+        notes.append(f"{bodies} while/conditional/call bodies folded into their callers' nodes")
+        levels.append("bodies")
+
+
+def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, notes: list[str],
+                 levels: list[str]) -> bool:
+    """Cut the scope tree to the budget and apply it, if the module has scopes and a cut fits."""
+    if not options.layers or options.coarse:
+        return False
+    top = g.computations[0].instructions if g.computations else []
+    if not any("/" in i.metadata.op_name for i in top[:: max(1, len(top) // 2000)]):
+        return False  # no scopes to draw (checked on a sample: metadata is parsed on first use)
+    from ..analysis.scopes import build_scope_tree
+
+    # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
+    scopes = build_scope_tree(g.module, stage="pre")
+    tree = layers.scope_tree(g, scopes)
+    if not layers.informative(tree):
+        return False
+    cut = fit(tree, options.budget, max_depth=options.depth)
+    if cut.count > options.budget:
+        return False
+    closed = [n for n in cut.nodes if n.kind in ("scope", "group", "run")]
+    fusions = sum(1 for n in cut.nodes if n.kind == "fusion")
+
+    def kernels_of(inst: Instruction) -> tuple[int, ...]:
+        mark = marks.get(inst.name)
+        return mark.kernels if mark is not None else ()
+
+    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of, phase_of=scopes.phase_of)
+    g.cut = cut
+    if closed:
+        levels.append("scopes")
+        why = f"(--depth {options.depth})" if options.depth is not None else f"to stay within {options.budget} nodes"
+        notes.append(f"drawn by scope (op_name): {len(closed)} scope{'s' if len(closed) != 1 else ''} closed "
+                     f"into single nodes {why}; --scope PATH draws one of them open")
+    if fusions or g.closed_fusions:
+        n = fusions or sum(1 for i in g.computations[0].instructions if i.opcode == "fusion")
+        if n:
+            notes.append(f"{n} fusion{'s' if n != 1 else ''} drawn as single nodes")
+            levels.append("fusions")
+    return True
 
 
 def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],
@@ -172,14 +273,24 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
     for place in list(g.places.values()):
         _classify(g, place, options)
     _fix_roots(g)
-    target = None
-    if options.focus:
-        target, visible, note = focus_set(g, options.focus, options.radius)
+    targets: list[Instruction] = []
+    visible: set[int] | None = None
+    if options.scope:
+        visible, note = scope_set(g, options.scope)
         g.notes.append(note)
-        g.focus = target
-    else:
-        visible = None
-    _make_units(g, options, target)
+    if options.focus or options.focus_names is not None:
+        want: str | list[Instruction] = options.focus or ""
+        if options.focus_names is not None:
+            want = [i for c in g.computations for i in c.instructions if i.name in set(options.focus_names)]
+        if isinstance(want, list) and not want:
+            visible = set()
+            g.notes.append(f"focus: {options.focus or 'the focused instructions'} left no trace in this module")
+        else:
+            targets, near, note = focus_set(g, want, options.radius, label=options.focus)
+            visible = near if visible is None else visible & near
+            g.notes.append(note)
+            g.focus = {id(t) for t in targets}
+    _make_units(g, options, targets)
     _make_edges(g)
     if visible is not None:
         _hide(g, visible)
@@ -276,7 +387,8 @@ def _fix_roots(g: ViewGraph) -> None:
             g.kind[id(root)] = NODE
 
 
-def _make_units(g: ViewGraph, options: ViewOptions, target: Instruction | None) -> None:
+def _make_units(g: ViewGraph, options: ViewOptions, targets: list[Instruction]) -> None:
+    keep = {id(t) for t in targets}
     kind = g.kind
     for comp in g.computations:
         place = g.places[comp.name]
@@ -286,7 +398,7 @@ def _make_units(g: ViewGraph, options: ViewOptions, target: Instruction | None) 
             marks = g.marks
             for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
                                      lambda i: marks.get(i.name), min_length=options.min_chain,
-                                     keep=lambda i: i is target):
+                                     keep=lambda i: id(i) in keep):
                 for m in chain.members + chain.absorbed:
                     chained[id(m)] = chain
         made: dict[int, Unit] = {}

@@ -1,0 +1,458 @@
+"""The model's own structure in a picture: the drawn units as a :mod:`~hloviz.render.cut` tree.
+
+Each drawn unit is routed from the root by the scope of its instruction (``metadata.op_name``:
+``model/block_5_expand/convolution`` lies in ``model`` › ``block_5_expand``), then by the
+fusion or body that holds it. A fusion lies in the scope of the op that does its heaviest work
+(the convolution of a conv + batch-norm + relu fusion), and an instruction without a scope of its
+own — a parameter, a constant, TensorFlow's ``XLA_Args`` — in the scope its users share, so
+a layer's weights are drawn with the layer.
+
+:func:`apply_cut` turns a cut into the view's units: a closed scope becomes one node
+(``block_5_expand: 3 ops → 1 kernel``), a closed fusion one fusion node, a closed body folds
+into its caller; open scopes are recorded as clusters for :mod:`~hloviz.render.assemble`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Mapping
+
+from ..ir import Instruction
+from . import labels
+from .cut import Cut, Step, Tree, TreeNode, build_tree
+from .model import Place, Unit, ViewGraph
+from .scene import Row
+
+if TYPE_CHECKING:
+    from ..analysis.scopes import Scope, ScopeTree
+
+__all__ = ["ScopeCluster", "apply_cut", "scope_tree", "unit_routes"]
+
+#: Opcodes whose instructions are the heavy work of a fusion: they decide the fusion's scope.
+_HEAVY = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
+          "gather": 2}
+#: Opcodes that never decide a scope (bookkeeping).
+_QUIET = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast"})
+#: Unnamed instructions that go with their users (a layer's weights), or with their operand.
+_INPUTS = frozenset({"parameter", "constant", "iota"})
+_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+
+
+@dataclass
+class ScopeCluster:
+    """An open scope drawn as a cluster: ``key`` (a tree key), ``parent`` cluster key (or None)."""
+
+    key: str
+    parent: str | None
+    rows: list[Row]
+    node: TreeNode
+    units: list[int] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+
+
+def _named(s: "Scope | None") -> "Scope | None":
+    """``s`` if it is a scope from op names (not the root, not a computation's unnamed ops)."""
+    return s if s is not None and s.kind == "scope" else None
+
+
+def unit_routes(g: ViewGraph, scopes: "ScopeTree",
+                updates: "Mapping[Instruction, Scope | None] | None" = None) -> list[tuple[list[Step], str]]:
+    """``(route, "u<index>")`` for every live unit of ``g``, in drawing order.
+
+    ``updates`` (:func:`hloviz.analysis.updates.update_targets`) says which layer each optimizer
+    instruction updates: those go into an ``(optimizer)`` scope inside that layer, so a training
+    step's layer holds its forward, backward and optimizer work.
+    """
+    own: dict[int, "Scope | None"] = {}
+    updating: dict[int, "Scope"] = {}
+    of = scopes._of
+    updates = updates or {}
+
+    def scope_of(inst: Instruction) -> "Scope | None":
+        key = id(inst)
+        if key not in own:
+            own[key] = _fusion_scope(inst, of) if inst.opcode == "fusion" else _named(of.get(inst))
+            target = _update_target(inst, updates, scopes) if updates else None
+            if target is not None:
+                updating[key] = target
+        return own[key]
+
+    top = [c for c in g.computations if g.places[c.name].parent is None]
+    for comp in top:
+        users = g.users.get(comp.name) or comp.users()
+        for inst in comp.instructions:
+            scope_of(inst)
+        # instructions without a scope take the scope their users share (weights → their layer)
+        for inst in reversed(comp.instructions):
+            if own[id(inst)] is not None or inst is comp.root or not (
+                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args"):
+                continue
+            shared = None
+            if inst.opcode == "parameter":
+                # a weight read by its layer, its gradient and the optimizer: drawn with its layer
+                shared = next((p for p in map(own.get, map(id, users.get(inst, ()))) if p is not None), None)
+            for u in users.get(inst, ()) if shared is None else ():
+                p = own.get(id(u))
+                shared = p if shared is None else _common(shared, p)
+                if shared is None:
+                    break
+            own[id(inst)] = shared
+        # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
+        for inst in comp.instructions:
+            if own[id(inst)] is None and inst is not comp.root and (
+                    inst.metadata.op_name == "XLA_Retvals" or inst.opcode in _PLUMBING and not inst.metadata.op_name):
+                own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
+
+    step_cache: dict[int, list[Step]] = {}
+
+    def scope_steps(s: "Scope | None") -> list[Step]:
+        if s is None:
+            return []
+        r = step_cache.get(id(s))
+        if r is None:
+            chain = [s] + [a for a in s.ancestors() if a.kind == "scope"]
+            r = step_cache[id(s)] = [Step("scope", a.name, a.path, a.label) for a in reversed(chain)]
+        return r
+
+    def inst_steps(inst: Instruction) -> list[Step]:
+        layer = updating.get(id(inst))
+        if layer is None:
+            return scope_steps(own.get(id(inst)))
+        return scope_steps(layer) + [Step("scope", "(optimizer)", f"{layer.path}/(optimizer)", "optimizer")]
+
+    place_routes: dict[str, list[Step]] = {}
+
+    def route_of_place(place: Place) -> list[Step]:
+        r = place_routes.get(place.key)
+        if r is None:
+            parent, owner = place.parent, place.owner
+            if parent is None or owner is None:
+                r = []
+            else:
+                base = route_of_place(parent) if parent.parent is not None else inst_steps(owner)
+                kind = "fusion" if place.role == "fusion" else "body"
+                label = owner.name if kind == "fusion" else f"{place.role} of {owner.name}"
+                r = base + [Step(kind, place.key, label=label)]
+            place_routes[place.key] = r
+        return r
+
+    top_pos: dict[str, int] = {}
+
+    def order(u: Unit) -> tuple:
+        """Text order in the drawn computation; inside a fusion or body, its caller's place."""
+        place = g.place_by_key.get(u.scope) if u.scope else None
+        if place is None:
+            return (u.pos[1], 0, 0)
+        pos = top_pos.get(place.key)
+        if pos is None:
+            p = place
+            while p.parent is not None and p.parent.parent is not None:
+                p = p.parent
+            pos = top_pos[place.key] = g.position(p.owner) if p.owner is not None else 0
+        return (pos, 1, u.pos)
+
+    out = []
+    for u in sorted((u for u in g.units if u.alive), key=order):
+        place = g.place_by_key.get(u.scope) if u.scope else None
+        route = route_of_place(place) if place is not None else inst_steps(u.members[0])
+        out.append((route, f"u{u.index}"))
+    return out
+
+
+def _update_target(inst: Instruction, updates: "Mapping[Instruction, Scope | None]",
+                   scopes: "ScopeTree") -> "Scope | None":
+    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates."""
+    if inst.opcode != "fusion":
+        return updates.get(inst)
+    from ..ir import called_closure
+
+    found: dict[int, "Scope"] = {}
+    work = optimizer = 0
+    for comp in called_closure(inst.called_computations, follow=lambda i: i.opcode == "fusion"):
+        for i in comp.instructions:
+            if i.opcode in _QUIET or i.opcode == "fusion":
+                continue
+            work += 1
+            if scopes.phase_of(i) == "optimizer":
+                optimizer += 1
+                t = updates.get(i)
+                if t is not None:
+                    found[id(t)] = t
+    if optimizer * 2 <= work or len(found) != 1:
+        return None
+    return next(iter(found.values()))
+
+
+def _common(a: "Scope | None", b: "Scope | None") -> "Scope | None":
+    """The innermost named scope holding both (None when they share none)."""
+    if a is None or b is None:
+        return None
+    if a.contains(b):
+        return a
+    for s in a.ancestors():
+        if s.kind != "scope":
+            return None
+        if s.contains(b):
+            return s
+    return None
+
+
+def _fusion_scope(fusion: Instruction, of: dict) -> "Scope | None":
+    """The scope of a fusion: where its heaviest work comes from (by op weight, then count)."""
+    from ..ir import called_closure
+
+    votes: Counter = Counter()
+    scope_by_id: dict[int, "Scope"] = {}
+    for comp in called_closure(fusion.called_computations, follow=lambda i: i.opcode == "fusion"):
+        for inst in comp.instructions:
+            if inst.opcode in _QUIET or inst.opcode == "fusion":
+                continue
+            s = _named(of.get(inst))
+            if s is not None:
+                votes[id(s)] += _HEAVY.get(inst.opcode, 1)
+                scope_by_id[id(s)] = s
+    if votes:
+        best = max(votes.items(), key=lambda kv: (kv[1], -scope_by_id[kv[0]].depth))[0]
+        return scope_by_id[best]
+    return _named(of.get(fusion))
+
+
+def scope_tree(g: ViewGraph, scopes: "ScopeTree | None" = None) -> Tree:
+    """The tree of ``g``'s live units (leaves ``u<index>``), scopes as ``scopes`` (default: built
+    from ``g.module``) files its instructions; a training step's optimizer updates go to the
+    layers they update."""
+    if scopes is None:
+        from ..analysis.scopes import build_scope_tree
+
+        scopes = build_scope_tree(g.module, stage="pre")  # kernels come from the marks
+    updates = None
+    if scopes.root.phases.get("optimizer"):
+        from ..analysis.updates import update_targets
+
+        updates = update_targets(scopes)
+    return build_tree(unit_routes(g, scopes, updates))
+
+
+def informative(tree: Tree) -> bool:
+    """Whether the tree has scopes worth drawing: at least one scope holding several leaves."""
+    return any(n.kind == "scope" and n.size > 1 for n in tree.nodes.values())
+
+
+# --- a cut → the view's units -------------------------------------------------------------------
+
+
+def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tuple[int, ...]],
+              phase_of: Callable[[Instruction], str] = lambda i: "forward") -> list[ScopeCluster]:
+    """Merge ``g``'s units as ``cut`` says; return the open scopes to draw as clusters.
+
+    ``kernels_of(instruction)`` gives the kernel numbers an instruction is marked with (for the
+    ``3 ops → 1 kernel`` row of a closed scope), ``phase_of`` its phase (``forward``,
+    ``backward``, ``optimizer``: a training step's layer says how many ops of each it holds).
+    """
+    from .collapse import collapse_fusion
+
+    tree = cut.tree
+    for node in cut.nodes:
+        if node.is_leaf:
+            _caption(g, node)
+            continue
+        units = [g.units[int(leaf.name[1:])] for leaf in tree.leaves(node)]
+        if node.kind == "fusion":
+            place = g.place_by_key[node.name]
+            collapse_fusion(g, place, _places_below(g, node, tree) or [place], units)
+        elif node.kind == "body":
+            _fold_body(g, node, tree, units)
+        else:
+            _close_scope(g, node, tree, units, kernels_of, phase_of)
+    g.stacking = stacking(g, cut)
+    return _open_clusters(g, cut)
+
+
+def _caption(g: ViewGraph, leaf: TreeNode) -> None:
+    """A leaf that is all of its scope (``block_1_expand_relu``: one clamp) carries the scope's name."""
+    parent = leaf.parent
+    if parent is not None and parent.kind == "scope" and len(parent.children) == 1:
+        unit = g.units[int(leaf.name[1:])]
+        if unit.alive and unit.scope is None:
+            unit.caption = scope_title(parent)
+
+
+def _places_below(g: ViewGraph, node: TreeNode, tree: Tree) -> list[Place]:
+    return [g.place_by_key[n.name] for n in tree.subtree_root(node).nodes.values() if n.kind in ("fusion", "body")]
+
+
+def _fold_body(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit]) -> None:
+    place = g.place_by_key[node.name]
+    owner_index = g.unit_of.get(id(place.owner)) if place.owner is not None else None
+    if owner_index is None:
+        return
+    owner = g.units[g.find(owner_index)]
+    places = _places_below(g, node, tree)
+    n = sum(len(p.computation.instructions) for p in places)
+    owner.extra_rows.append(Row(f"{place.role}: {place.computation.name} ({n} instructions)", small=True))
+    owner.members.extend(m for u in units for m in u.members)
+    g.merge([u for u in units if u is not owner], owner)
+    for p in places:
+        g.collapsed_places.add(p.key)
+
+
+def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
+                 kernels_of: Callable[[Instruction], tuple[int, ...]], phase_of: Callable[[Instruction], str]) -> None:
+    places = _places_below(g, node, tree)
+    members: list[Instruction] = []
+    for u in units:
+        members.extend(u.members)
+    # the fusion and caller instructions themselves: they carry the kernel marks
+    members.extend(p.owner for p in places if p.owner is not None and id(p.owner) not in g.unit_of)
+    first = min(units, key=lambda u: u.pos)
+    unit = g.new_unit("scope", None, 0, members)
+    unit.scope, unit.pos = first.scope, first.pos
+    unit.root = any(u.root for u in units)
+    unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of,
+                           names=g.param_names)
+    g.merge(units, unit)
+    for p in places:
+        g.collapsed_places.add(p.key)
+        if p.owner is not None:
+            g.unit_of.setdefault(id(p.owner), unit.index)
+
+
+def scope_title(node: TreeNode) -> str:
+    """``block_5_expand``; a group: ``block_5_* (9 layers)``."""
+    if node.kind == "group":
+        n = sum(1 for c in node.children if c.kind in ("scope", "group"))
+        return f"{node.label or node.name} ({n} scopes)"
+    if node.kind == "root":
+        return "(no scope)"
+    if node.kind == "run":
+        owner = next((a for a in node.ancestors() if a.kind != "run"), None)
+        where = scope_title(owner) if owner is not None and owner.kind != "root" else "(no scope)"
+        return f"{where} · ops {node.name}"
+    names = [node.label or node.name]
+    parent = node.parent
+    # an open scope holding only this one is not drawn: its name goes into this one's
+    while parent is not None and parent.kind == "scope" and len(parent.children) == 1:
+        names.append(parent.label or parent.name)
+        parent = parent.parent
+    return "/".join(reversed(names))
+
+
+def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[[Instruction], tuple[int, ...]],
+               *, after: bool, phase_of: Callable[[Instruction], str] = lambda i: "forward",
+               names: Mapping[str, str] | None = None) -> list[Row]:
+    """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes."""
+    ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
+    params = len(members) - len(ops) - sum(1 for m in members if m.opcode in ("get-tuple-element", "tuple"))
+    kernels = sorted({k for m in members for k in kernels_of(m)})
+    if after:
+        fusions = [m for m in ops if m.opcode == "fusion"]
+        inner = sum(_fused_ops(f) for f in fusions)
+        what = (f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}" if kernels
+                else f"{len(ops)} instruction{'s' if len(ops) != 1 else ''}")
+        if fusions:
+            what += f" · {len(fusions)} fusion{'s' if len(fusions) != 1 else ''} of {inner} ops"
+    else:
+        what = f"{len(ops)} op{'s' if len(ops) != 1 else ''}"
+        if kernels:
+            what += f" → {len(kernels)} kernel{'s' if len(kernels) != 1 else ''}"
+    rows = [Row(scope_title(node), bold=True), Row(what)]
+    shown = [m.opcode for m in ops if m.opcode != "fusion" or not after]
+    if shown:
+        rows.append(Row(labels.histogram_text(shown), small=True))
+    phases = Counter(phase_of(m) for m in ops)
+    if set(phases) - {"forward"}:
+        rows.append(Row(" · ".join(f"{p} {phases[p]}" for p in ("forward", "backward", "optimizer") if phases[p]),
+                        small=True, italic=True))
+    if params:
+        named = [names[m.name] for m in members if m.opcode == "parameter" and names and m.name in names]
+        text = f"{params} parameter{'s' if params != 1 else ''}"
+        if named:
+            prefix = (node.label or node.name) + "/"
+            short = [n.split(prefix, 1)[1] if prefix in n else n.rsplit("/", 1)[-1] for n in named]
+            text += ": " + ", ".join(short[:3]) + (f" +{len(short) - 3}" if len(short) > 3 else "")
+        rows.append(Row(labels.shorten(text, 60), small=True))
+    return rows
+
+
+def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
+    """For every open node, its children in text order as ``(unit indices, drawn as a cluster)``.
+
+    Dot places clusters whose ranks overlap side by side; a layer's weight preparation (a batch
+    norm's ``rsqrt(var + ε) · γ``) floats up beside the layer before it, and a deep model turns
+    into a diagonal. :mod:`~hloviz.render.assemble` keeps each open child below the one before
+    it with invisible arrows, so the picture reads top-down in execution order.
+    """
+    tree = cut.tree
+    open_nodes = [tree.root] + cut.open()
+    open_keys = {n.key for n in open_nodes}
+    out = []
+    for node in open_nodes:
+        slots = []
+        for child in node.children:
+            units: list[int] = []
+            seen: set[int] = set()
+            for leaf in tree.leaves(child) if not child.is_leaf else [child]:
+                i = g.find(int(leaf.name[1:]))
+                if i not in seen and g.units[i].alive:
+                    seen.add(i)
+                    units.append(i)
+            if units:
+                slots.append((units, child.key in open_keys and child.kind in ("scope", "group")))
+        if any(is_cluster for _, is_cluster in slots):
+            out.append(slots)
+    return out
+
+
+def _fused_ops(fusion: Instruction) -> int:
+    from ..ir import called_closure
+
+    return sum(1 for c in called_closure(fusion.called_computations, follow=lambda i: i.opcode == "fusion")
+               for i in c.instructions if i.opcode not in ("parameter", "fusion"))
+
+
+def _open_clusters(g: ViewGraph, cut: Cut) -> list[ScopeCluster]:
+    """Open scopes and groups that do not hold everything: the clusters to draw."""
+    tree = cut.tree
+    total = tree.root.size
+    clusters: dict[str, ScopeCluster] = {}
+    for node in cut.open():
+        if node.kind not in ("scope", "group") or node.size >= total or len(node.children) == 1:
+            continue
+        parent = next((a.key for a in node.ancestors() if a.key in clusters), None)
+        rows = [Row(scope_title(node), bold=True)]
+        if node.kind == "scope" and "/" in node.path:
+            rows.append(Row(node.path, small=True))
+        clusters[node.key] = ScopeCluster(node.key, parent, rows, node)
+    for cnode in cut.nodes:
+        home = next((a.key for a in cnode.ancestors() if a.key in clusters), None)
+        if home is None:
+            continue
+        if cnode.is_leaf:
+            unit = g.units[g.find(int(cnode.name[1:]))]
+            if unit.alive and unit.scope is None:
+                clusters[home].units.append(unit.index)
+            continue
+        if cnode.kind in ("fusion", "body"):
+            place = g.place_by_key[cnode.name]
+            if place.owner is not None and id(place.owner) in g.unit_of:
+                unit = g.units[g.find(g.unit_of[id(place.owner)])]
+                if unit.alive and unit.scope is None:
+                    clusters[home].units.append(unit.index)
+            if place.parent is not None and place.parent.parent is None and place.key not in g.collapsed_places:
+                clusters[home].places.append(place.key)
+            continue
+        # a closed scope: its merged unit
+        leaf = next(tree.leaves(cnode), None)
+        if leaf is not None:
+            unit = g.units[g.find(int(leaf.name[1:]))]
+            if unit.alive and unit.scope is None:
+                clusters[home].units.append(unit.index)
+    # open fusions and bodies below an open scope: their clusters nest in the scope's cluster
+    for node in cut.open():
+        if node.kind in ("fusion", "body"):
+            home = next((a.key for a in node.ancestors() if a.key in clusters), None)
+            place = g.place_by_key[node.name]
+            if home is not None and place.parent is not None and place.parent.parent is None:
+                clusters[home].places.append(place.key)
+    return list(clusters.values())
