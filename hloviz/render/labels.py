@@ -11,7 +11,7 @@ import re
 from typing import Iterable
 
 from ..analysis.kernels import work_instructions
-from ..ir import Computation, Instruction, called_closure
+from ..ir import Computation, Instruction
 from .quoting import shorten
 from .scene import Row
 
