@@ -59,6 +59,13 @@ BOOKKEEPING = frozenset({
 
 # -- roles ----------------------------------------------------------------------------------
 
+#: Instructions that never decide which scope (layer) a fusion is drawn in: values passed along.
+SCOPE_NEUTRAL = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast"})
+#: Unnamed instructions drawn with the layer that uses them (a layer's weights, its constants).
+SCOPE_INPUTS = frozenset({"parameter", "constant", "iota"})
+#: Unnamed instructions drawn with their operand's layer (layout changes and tuple plumbing).
+SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+
 #: Ops whose called computations run as bodies: the body's instructions are the kernels (and are
 #: drawn as a body cluster); the op itself runs nothing. Fusions are kernels of their own.
 BODY_CALLERS = frozenset({"while", "conditional", "call", "async-start"})

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..ir import Instruction
+from ..opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from . import labels
 from .cut import Cut, Step, Tree, TreeNode, build_tree
 from .model import Place, Unit, ViewGraph
@@ -33,10 +34,10 @@ __all__ = ["ScopeCluster", "apply_cut", "scope_tree", "unit_routes"]
 _HEAVY = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
           "gather": 2}
 #: Opcodes that never decide a scope (bookkeeping).
-_QUIET = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast"})
+_QUIET = SCOPE_NEUTRAL
 #: Unnamed instructions that go with their users (a layer's weights), or with their operand.
-_INPUTS = frozenset({"parameter", "constant", "iota"})
-_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+_INPUTS = SCOPE_INPUTS
+_PLUMBING = SCOPE_PLUMBING
 
 
 @dataclass
