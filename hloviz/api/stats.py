@@ -160,9 +160,9 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
 
     ops = [t for t in (info.get("tf_ops") or {}).values() if t not in NO_WORK_TYPES]
     listed = f" ({', '.join(ops)})" if ops and len(ops) <= 8 else ""
-    return (f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops that do work{listed} "
-            f"one TensorFlow kernel each, without XLA; the kernels below are what XLA makes of it with "
-            f"jit_compile=True",)
+    return ((f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops that do work{listed} "
+             f"one TensorFlow kernel each, without XLA; the kernels below are what XLA makes of it with "
+             f"jit_compile=True"),)
 
 
 def dump(target: str | Capture | None, out_dir: str | Path, *, pre: str | Path | None = None,
