@@ -29,7 +29,7 @@ class Stats:
     analysis: Analysis
     notes: tuple[str, ...] = ()
     #: The :class:`hloviz.capture.Capture` analysed (its parsed modules: ``pre_module()``…).
-    capture: object = field(default=None, repr=False, compare=False)
+    capture: Capture | None = field(default=None, repr=False, compare=False)
     #: ``--by scope``: one row per scope of the model (None unless asked for).
     scopes: tuple[ScopeRow, ...] | None = None
     #: The scope trees of the pre- and post-optimization modules, when ``scopes`` was asked for.
