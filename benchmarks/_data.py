@@ -73,6 +73,10 @@ def ensure_module(arch: str, layers: int, width: int) -> Path:
 
 
 def _try_lock(f) -> bool:
+    """Take the lock without waiting; False when another process holds it (True where
+    there is no fcntl: no lock to wait for)."""
+    if fcntl is None:
+        return True
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True

@@ -170,6 +170,8 @@ def generate(out: Path, layers: int, width: int, heads: int = 4, seq: int = 16, 
     compiled = lowered.compile(compiler_options=BACKEND_OPTIONS)
     t2 = time.perf_counter()
     text = compiled.as_text()
+    if text is None:
+        raise RuntimeError("JAX compiled the step but gave no HLO text for it")
     info = {
         "what": "optimized HLO of an unrolled transformer training step (JAX, CPU)",
         "arch": arch, "layers": layers, "width": width, "heads": heads, "seq": seq, "batch": batch, "vocab": vocab,
@@ -198,7 +200,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--layers", type=int, required=True)
     ap.add_argument("--width", type=int, default=64)

@@ -63,7 +63,7 @@ def load_parser(name: str):
 
         return hloviz.parse_file, counts
     if name == "xla":
-        from jaxlib import _hlo
+        from jaxlib import _hlo  # pyright: ignore[reportAttributeAccessIssue]  # private extension module, absent from jaxlib's stubs
 
         def parse(path):
             with open(path, encoding="utf-8") as f:

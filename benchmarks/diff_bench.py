@@ -27,13 +27,16 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _data
 from _parse_child import peak_rss, reset_peak, rss_now
 
 RATIO_TARGET, LARGE_SECONDS_TARGET = 3.0, 60.0
+_T = TypeVar("_T")
 
 
 def _import_diff():
@@ -50,14 +53,22 @@ def _post(p: Path) -> Path:
     return p / "post.hlo" if p.is_dir() else p
 
 
-def _best(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        out = None
+def _timed(fn: Callable[[], _T]) -> tuple[float, _T]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def _best(fn: Callable[[], _T], repeats: int) -> tuple[float, _T]:
+    """The fastest of ``repeats`` calls (at least one), and the last call's result. The previous
+    result is dropped and collected before each call, so its memory does not weigh on the next."""
+    gc.collect()
+    best, out = _timed(fn)
+    for _ in range(repeats - 1):
+        del out
         gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
+        secs, out = _timed(fn)
+        best = min(best, secs)
     return best, out
 
 
@@ -140,7 +151,7 @@ def run_large() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("files", nargs="*", type=Path, help="two HLO files or capture folders")
     ap.add_argument("--large", action="store_true", help="diff two ~300k-instruction modules")
     ap.add_argument("--repeats", type=int, default=3)

@@ -36,6 +36,9 @@ def scaled_text(base: hloviz.HloModule, copies: int) -> str:
     canonical = hloviz.to_text(base)
     body = canonical.split("\n", 1)[1]  # drop the header; computations follow
     entry = base.entry
+    root = entry.root if entry is not None else None
+    if entry is None or root is None:
+        raise ValueError(f"{base.name} has no ENTRY computation with a ROOT to call")
     params = [p.shape for p in entry.parameters]
     out = [f"HloModule {base.name}_x{copies}", ""]
     for k in range(copies):
@@ -50,9 +53,9 @@ def scaled_text(base: hloviz.HloModule, copies: int) -> str:
             lines.append(f"  %p{n} = {shape} parameter({n})")
             operands.append(f"%p{n}")
             n += 1
-        lines.append(f"  %call{k} = {entry.root.shape} call({', '.join(operands)}), to_apply=%{entry.name}.c{k}")
+        lines.append(f"  %call{k} = {root.shape} call({', '.join(operands)}), to_apply=%{entry.name}.c{k}")
         results.append(f"%call{k}")
-    shapes = ", ".join(str(entry.root.shape) for _ in range(copies))
+    shapes = ", ".join(str(root.shape) for _ in range(copies))
     lines.append(f"  ROOT %all = ({shapes}) tuple({', '.join(results)})")
     out.append("ENTRY %main {\n" + "\n".join(lines) + "\n}\n")
     return "\n".join(out)
@@ -83,7 +86,7 @@ def parse_in_child(path: Path) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--base", type=Path, default=DEFAULT_BASE)
     ap.add_argument("--sizes", default="1,10,100")
     ap.add_argument("--no-render", action="store_true")

@@ -29,7 +29,7 @@ TIME_TARGET, MEMORY_TARGET = 1.0, 1.5
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--file", type=Path, help="HLO text file to parse (default: the large module)")
     ap.add_argument("--repeats", type=int, default=5, help="rounds, one parse per parser each (default 5)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")

@@ -22,12 +22,15 @@ noisy, so each hloviz figure is the best of ``--repeat`` runs.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -36,14 +39,22 @@ import hloviz  # noqa: E402
 from hloviz.render import module_picture  # noqa: E402
 from hloviz.render.graphviz_run import find_dot  # noqa: E402
 
+_T = TypeVar("_T")
 
-def best(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
+
+def timed(fn: Callable[[], _T]) -> tuple[float, _T]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def best(fn: Callable[[], _T], repeat: int) -> tuple[float, _T]:
+    """The fastest of ``repeat`` calls (at least one), and the last call's result."""
+    secs, out = timed(fn)
+    for _ in range(repeat - 1):
+        more, out = timed(fn)
+        secs = min(secs, more)
+    return secs, out
 
 
 def seed_texts() -> tuple[str, str, str]:
@@ -52,7 +63,7 @@ def seed_texts() -> tuple[str, str, str]:
     import tensorflow as tf
 
     sys.path.insert(0, str(ROOT / "samples"))
-    import fused_additions as sample
+    sample = importlib.import_module("fused_additions")  # samples/ is on the path only from here on
 
     specs = [tf.TensorSpec([100_000_000], tf.float32), tf.TensorSpec([], tf.float32)]
     ir = sample.fused_additions.experimental_get_compiler_ir(*specs)
@@ -117,7 +128,7 @@ def large_module() -> tuple[str, str]:
         path = Path(ensure_large_module())
         return hloviz.parser.read_text(path), f"benchmarks/_data.py: {path.name}"
     sys.path.insert(0, str(ROOT / "tests"))
-    from render_samples import layered_module
+    layered_module = importlib.import_module("render_samples").layered_module  # tests/ is on the path from here on
 
     return layered_module(5000, with_while=True), ("SYNTHETIC (benchmarks/_data.py has no ensure_large_module): "
                                                    "tests/render_samples.py layered_module(5000)")
@@ -135,7 +146,7 @@ def bench_large(repeat: int) -> None:
     for note in pic.notes:
         print(f"     note: {note}")
     sys.path.insert(0, str(ROOT / "tests"))
-    from render_samples import flat_module
+    flat_module = importlib.import_module("render_samples").flat_module
 
     flat = hloviz.parse(flat_module(21500))
     secs, pic = best(lambda: module_picture(flat), repeat)
@@ -145,7 +156,7 @@ def bench_large(repeat: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--bound", type=float, default=120.0, help="stop TF's picture after this many seconds")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-tf", action="store_true", help="only the large-module part")

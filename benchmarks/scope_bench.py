@@ -20,6 +20,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from hloviz import HloModule
+    from hloviz.analysis import KernelReport, ScopeTree
+
+_T = TypeVar("_T")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -28,35 +35,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 CAPTURES = ("mobilenet_v2", "resnet50", "keras_transformer", "jax_scopes")
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, object]:
+def timed(fn: Callable[[], _T]) -> tuple[float, _T]:
     t = time.perf_counter()
     result = fn()
     return time.perf_counter() - t, result
 
 
-def bench(label: str, text: str, repeats: int) -> None:
-    """Each round parses afresh, so each step pays for what it reads first (the parser splits an
-    instruction's attributes, metadata included, only when asked): the best round of each step."""
+def one_round(text: str) -> tuple[dict[str, float], HloModule, ScopeTree, KernelReport]:
+    """Parse ``text`` afresh and run each step on it: each step's seconds, and what they made."""
     import hloviz
     from hloviz.analysis import build_scope_tree, kernels
     from hloviz.analysis.scope_stats import scope_rows
 
-    best: dict[str, float] = {}
-    for _ in range(repeats):
-        steps = {}
-        steps["parse (reference)"], module = timed(lambda: hloviz.parse(text))
-        steps["kernels"], report = timed(lambda: kernels(module))
-        steps["scope tree"], tree = timed(lambda: build_scope_tree(module, stage="post", kernel_report=report))
-        steps["scope rows"], _rows = timed(lambda: scope_rows(None, tree))
+    steps: dict[str, float] = {}
+    steps["parse (reference)"], module = timed(lambda: hloviz.parse(text))
+    steps["kernels"], report = timed(lambda: kernels(module))
+    steps["scope tree"], tree = timed(lambda: build_scope_tree(module, stage="post", kernel_report=report))
+    steps["scope rows"], _rows = timed(lambda: scope_rows(None, tree))
+    return steps, module, tree, report
+
+
+def bench(label: str, text: str, repeats: int) -> None:
+    """Each round parses afresh, so each step pays for what it reads first (the parser splits an
+    instruction's attributes, metadata included, only when asked): the best round of each step."""
+    best, module, tree, report = one_round(text)
+    for _ in range(repeats - 1):
+        steps, module, tree, report = one_round(text)
         for step, secs in steps.items():
-            best[step] = min(best.get(step, secs), secs)
+            best[step] = min(best[step], secs)
     print(f"{label}: {module.instruction_count:,} instructions, {len(tree):,} scopes, {report.count:,} kernels")
     for step, secs in best.items():
         print(f"  {step:<18} {secs * 1000:9.1f} ms   {secs / best['parse (reference)']:5.2f}× parse")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--file", type=Path, action="append", help="an optimized HLO text file (repeatable)")
     ap.add_argument("--large", action="store_true", help="the benchmarks' large module (generated once with JAX)")
     ap.add_argument("--layers", type=int, help="a JAX llama-style training step of this many layers "

@@ -37,7 +37,7 @@ def _dump(extra: list[str], out: Path) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--repeats", type=int, default=2)
     a = ap.parse_args()
     sys.path.insert(0, str(REPO))

@@ -46,7 +46,9 @@ def cnn_train_step(images, labels):
     """Forward, loss, gradients and one Adam update; returns the loss."""
     with tf.GradientTape() as tape:
         loss = loss_fn(labels, cnn(images, training=True))
-    grads = tape.gradient(loss, cnn.trainable_variables)
+    # Keras's stubs type a loss's result as a KerasTensor of any backend (or None); under
+    # tf.function it is a tf.Tensor, which tape.gradient takes.
+    grads = tape.gradient(loss, cnn.trainable_variables)  # pyright: ignore[reportCallIssue, reportArgumentType]
     optimizer.apply_gradients(zip(grads, cnn.trainable_variables))
     return loss
 

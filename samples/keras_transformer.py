@@ -45,7 +45,9 @@ class Transformer(keras.Model):
         self.norm = keras.layers.LayerNormalization(name="final_norm")
         self.head = keras.layers.Dense(VOCAB, name="logits")
 
-    def call(self, tokens):
+    # Keras calls ``call`` with the model's own arguments (it reads the signature); its stubs
+    # declare Model.call(inputs, training, mask), which subclasses need not repeat.
+    def call(self, tokens):  # pyright: ignore[reportIncompatibleMethodOverride]
         x = self.tokens(tokens) + self.positions(tf.range(LENGTH))
         for block in self.blocks:
             x = block(x)

@@ -23,7 +23,7 @@ _D, _F, _HD, _N = WIDTH, 4 * WIDTH, WIDTH // HEADS, BATCH * SEQ
 
 def _var(name, shape, scale=0.02):
     """Deterministic initial values (only the shapes matter to XLA)."""
-    return tf.Variable(tf.random.stateless_normal(shape, seed=[len(name), sum(map(ord, name))]) * scale, name=name)
+    return tf.Variable(tf.random.stateless_normal(shape, seed=(len(name), sum(map(ord, name)))) * scale, name=name)
 
 
 params = {"embed": _var("embed", [VOCAB, _D]), "pos": _var("pos", [SEQ, _D]),
@@ -38,7 +38,8 @@ for _i in range(LAYERS):
 _names = list(params)
 _slots_m = {k: tf.Variable(tf.zeros_like(v), name=f"m_{k}") for k, v in params.items()}
 _slots_v = {k: tf.Variable(tf.zeros_like(v), name=f"v_{k}") for k, v in params.items()}
-_step = tf.Variable(0.0, name="step")
+# TF's stubs type initial_value as a Tensor only; any value convertible to one is accepted.
+_step = tf.Variable(0.0, name="step")  # pyright: ignore[reportArgumentType]
 
 
 def _layer_norm(x, g, b):
@@ -79,8 +80,10 @@ def transformer_train(tokens, targets):
     _step.assign_add(1.0)
     b1, b2, lr = 0.9, 0.999, 1e-3
     c1, c2 = 1.0 - tf.pow(b1, _step), 1.0 - tf.pow(b2, _step)
+    # TF's stubs type a gradient as Tensor | IndexedSlices and give IndexedSlices no arithmetic;
+    # the embedding's IndexedSlices gradient is converted to a dense tensor by these ops.
     for k, g in zip(_names, grads):
-        m = _slots_m[k].assign(b1 * _slots_m[k] + (1.0 - b1) * g)
-        v = _slots_v[k].assign(b2 * _slots_v[k] + (1.0 - b2) * tf.square(g))
+        m = _slots_m[k].assign(b1 * _slots_m[k] + (1.0 - b1) * g)  # pyright: ignore[reportOperatorIssue]
+        v = _slots_v[k].assign(b2 * _slots_v[k] + (1.0 - b2) * tf.square(g))  # pyright: ignore[reportCallIssue, reportArgumentType]
         params[k].assign_sub(lr * (m / c1) / (tf.sqrt(v / c2) + 1e-8))
     return loss

@@ -7,6 +7,8 @@ import pytest
 import hloviz
 from hloviz.analysis import kernels
 
+from . import present
+
 FUSED = """HloModule m, is_scheduled=true
 
 %inner (q0: f32[8]) -> f32[8] {
@@ -80,11 +82,11 @@ ENTRY %main (x: f32[64,32], w: f32[32,16]) -> (f32[64,16], f32[]) {
 def test_unfused_work_ops_are_kernels_and_bookkeeping_is_not():
     report = kernels(hloviz.parse(UNFUSED))
     assert [(k.name, k.kind) for k in report.kernels] == [("dot", "dot"), ("r", "reduce"), ("cp", "copy")]
-    dot = report.by_name("dot")
+    dot = present(report.by_name("dot"))
     assert dot.flops == 2 * 64 * 16 * 32
     assert dot.bytes_read == (64 * 32 + 32 * 16) * 4 and dot.bytes_written == 64 * 16 * 4
     assert dot.instructions == 1 and dot.histogram == {"dot": 1} and dot.fused_computation is None
-    r = report.by_name("r")
+    r = present(report.by_name("r"))
     assert r.flops == 64 * 16  # one reducer add per input element
     assert r.bytes_read == 64 * 16 * 4 + 4 and r.bytes_written == 4
     # the reducer and the unreachable computation are not executed on their own

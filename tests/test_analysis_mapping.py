@@ -8,6 +8,7 @@ import hloviz
 from hloviz.analysis import analyze, pre_to_post
 from hloviz.errors import InputError
 
+from . import present
 from .test_analysis_folding import TF_FOLDED_POST, TF_FOLDED_PRE, TF_INFO, _chain_post, _chain_pre
 
 PRE = """HloModule m
@@ -46,9 +47,9 @@ ENTRY %main (x: f32[8,4], w: f32[4,4]) -> f32[8,4] {
 def test_every_pre_op_maps_to_kernels_or_eliminated():
     mapping = pre_to_post(hloviz.parse(PRE), hloviz.parse(POST))
     assert [m.op_name for m in mapping.ops] == ["Reshape", "MatMul", "Sin", "Relu"]  # no XLA_Args
-    assert mapping.get("MatMul").kernels == ("d",) and mapping.get("MatMul").status == "kernels"
-    assert mapping.get("Sin").kernels == ("f",) and mapping.get("Relu").kernels == ("f",)
-    reshape = mapping.get("Reshape")
+    assert present(mapping.get("MatMul")).kernels == ("d",) and present(mapping.get("MatMul")).status == "kernels"
+    assert present(mapping.get("Sin")).kernels == ("f",) and present(mapping.get("Relu")).kernels == ("f",)
+    reshape = present(mapping.get("Reshape"))
     assert (reshape.status, reshape.kernels, reshape.op_type, reshape.pre_instructions) == (
         "eliminated", (), "Reshape", 1)
     assert mapping.counts == {"kernels": 3, "folded": 0, "eliminated": 1, "no_work": 0}
@@ -59,7 +60,7 @@ def test_folded_ops_map_to_their_constant():
     mapping = pre_to_post(hloviz.parse(_chain_pre(4)), hloviz.parse(_chain_post(4, "4")))
     assert [(m.op_name, m.status) for m in mapping.ops] == [
         ("add", "folded"), ("add_1", "folded"), ("add_2", "folded"), ("add_3", "kernels")]
-    assert mapping.get("add_1").constants == ("c",) and mapping.get("add_3").kernels == ("f",)
+    assert present(mapping.get("add_1")).constants == ("c",) and present(mapping.get("add_3")).kernels == ("f",)
 
 
 def test_tf_only_ops_come_from_the_capture_info():
@@ -68,14 +69,14 @@ def test_tf_only_ops_come_from_the_capture_info():
         "Const": "no_work", "Const_1": "no_work", "mul": "folded", "Sin": "folded", "add": "folded",
         "Identity": "no_work"}
     assert mapping.no_work_types == {"Const": 2, "Identity": 1}
-    assert mapping.get("mul").constants == ("constant.1",) and mapping.get("mul").op_type == "Mul"
+    assert present(mapping.get("mul")).constants == ("constant.1",) and present(mapping.get("mul")).op_type == "Mul"
 
 
 def test_analyze_both_stages():
     a = analyze(hloviz.parse(PRE), hloviz.parse(POST))
-    assert (a.pre.instructions, a.post.instructions) == (8, 9)
-    assert (a.pre.op_names, a.post.op_names) == (4, 3)
-    assert a.kernels.count == 2 and a.folding.folded == ()
+    assert (present(a.pre).instructions, present(a.post).instructions) == (8, 9)
+    assert (present(a.pre).op_names, present(a.post).op_names) == (4, 3)
+    assert present(a.kernels).count == 2 and present(a.folding).folded == ()
     assert a.verdict == "4 ops → 2 kernels (dot; kLoop fusion: broadcast, maximum, sine): 3 in kernels, 1 eliminated"
 
 
@@ -95,7 +96,7 @@ def test_analyze_tensorflow_folds():
 def test_analyze_one_stage_only():
     post_only = analyze(None, hloviz.parse(POST))
     assert post_only.pre is None and post_only.folding is None and post_only.mapping is None
-    assert post_only.kernels.count == 2
+    assert present(post_only.kernels).count == 2
     assert post_only.verdict.startswith("2 kernels (dot; kLoop fusion: broadcast, maximum, sine): 1 fusion, 1 unfused")
     assert "no pre-optimization module" in post_only.verdict
     pre_only = analyze(hloviz.parse(PRE), None)

@@ -26,6 +26,8 @@ import pytest
 
 from hloviz import api
 
+from . import present
+
 pytestmark = pytest.mark.requires_tf
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -34,9 +36,9 @@ N = 8192
 
 def _tf_inputs(path: Path, fn: str) -> dict:
     """The traced graph's edges (op → input ops), for captures whose info lacks them."""
-    spec = importlib.util.spec_from_file_location(f"_hloviz_sample_{path.stem}", path)
+    spec = present(importlib.util.spec_from_file_location(f"_hloviz_sample_{path.stem}", path))
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    present(spec.loader).exec_module(module)
     graph = getattr(module, fn).get_concrete_function().graph
     return {op.name: [t.op.name for t in op.inputs] for op in graph.get_operations()}
 
@@ -112,14 +114,14 @@ def test_constant_arithmetic_is_folded_by_tensorflow_into_one_literal(samples):
 
     pre, post = s.capture.pre_module(), s.capture.post_module()
     full = analyze(pre, post, info=info)
-    [f] = full.folding.folded
+    [f] = present(full.folding).folded
     assert f.by == "tensorflow" and f.from_ops == ("mul", "Sin", "add")
     assert f.value == "{4.84147072, 10.909297, 18.1411209}"
     assert [float(v) for v in f.value.strip("{}").split(",")] == pytest.approx(
         [1 * 4 + 0.8414709848, 2 * 5 + 0.9092974268, 3 * 6 + 0.1411200081], rel=1e-6)
     assert full.verdict == ("6 ops → 1 kernel (copy): 3 folded into 1 constant "
                             "({4.84147072, 10.909297, 18.1411209}) by TensorFlow, 3 no work (2 Const, Identity)")
-    assert {m.op_name: m.status for m in full.mapping.ops} == {
+    assert {m.op_name: m.status for m in present(full.mapping).ops} == {
         "Const": "no_work", "Const_1": "no_work", "mul": "folded", "Sin": "folded", "add": "folded",
         "Identity": "no_work"}
 

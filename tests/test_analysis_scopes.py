@@ -11,6 +11,8 @@ from hloviz.analysis.opnames import keras_layer_name, parse_op_name, split_segme
 from hloviz.analysis.scopes import build_scope_tree
 from hloviz.capture import load_target
 
+from . import present
+
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
 # Two layers, one fusion spanning both, a backward op, an optimizer op, an unnamed parameter.
@@ -88,13 +90,13 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 
 def test_keras_auto_named_layers_are_labelled_and_found_by_their_names():
     t = build_scope_tree(hloviz.parse(SEQUENTIAL), stage="pre")
-    assert [s.label for s in t.get("sequential_1").children] == ["dense", "dense_1", "dense_2"]
+    assert [s.label for s in present(t.get("sequential_1")).children] == ["dense", "dense_1", "dense_2"]
     assert [s.path for s in t.find("dense_1")] == ["sequential_1/dense_1_2"]  # the layer, not a guess
     assert [s.path for s in t.find("sequential/dense")] == ["sequential_1/dense_1"]
     # what a capture knows wins over the guess
     exact = build_scope_tree(hloviz.parse(SEQUENTIAL), stage="pre",
                              layers={"sequential_1/dense_2_1": "sequential/head"})
-    assert exact.get("sequential_1/dense_2_1").label == "head"
+    assert present(exact.get("sequential_1/dense_2_1")).label == "head"
 
 
 def test_layer_scopes_from_where_weights_are_read():
@@ -167,16 +169,16 @@ def test_cut_and_quotient_graph(tree):
 @pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50", "keras_transformer"])
 def test_real_captures_file_every_instruction(name):
     cap = load_target(str(CAPTURES / name))
-    for stage, module in (("pre", cap.pre_module()), ("post", cap.post_module())):
+    for stage, module in (("pre", present(cap.pre_module())), ("post", present(cap.post_module()))):
         t = build_scope_tree(module, stage=stage)
         assert sum(len(s.instructions) for s in t.walk()) == module.instruction_count
         assert sum(t.root.phases.values()) == module.instruction_count
-    assert set(t.root.kernels) == {k.name for k in t.kernel_report.kernels}
+    assert set(t.root.kernels) == {k.name for k in present(t.kernel_report).kernels}
 
 
 def test_transformer_reads_as_forward_backward_optimizer():
     cap = load_target(str(CAPTURES / "keras_transformer"))
-    t = build_scope_tree(cap.post_module(), stage="post")
+    t = build_scope_tree(present(cap.post_module()), stage="post")
     for block in ("block_0", "block_1"):
         [s] = t.find(block)
         assert s.phase == "forward+backward", s

@@ -15,6 +15,8 @@ from hloviz.capture import load_target, save_capture, source_for
 from hloviz.capture.jax import source_map_from_text
 from hloviz.errors import CaptureError, InputError
 
+from . import entry_of, present
+
 pytestmark = pytest.mark.requires_jax
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,10 +101,10 @@ def test_jitted_function_static_literals_and_errors(tmp_path):
     notes: list[str] = []
     cap = load_target(f"{path}:jitted", args=["f32[5]"], notify=notes.append)
     assert notes == [] and cap.info["wrapped"] is None
-    assert "sine" in {i.opcode for i in cap.pre_module().instructions()}
+    assert "sine" in {i.opcode for i in present(cap.pre_module()).instructions()}
     cap = load_target(f"{path}:scaled", args=["bf16[2,3]", "3"])
-    assert len(cap.pre_module().entry.parameters) == 1  # k was static
-    assert str(cap.pre_module().entry.parameters[0].shape).startswith("bf16[2,3]")
+    assert len(entry_of(present(cap.pre_module())).parameters) == 1  # k was static
+    assert str(entry_of(present(cap.pre_module())).parameters[0].shape).startswith("bf16[2,3]")
     with pytest.raises(CaptureError) as info:
         load_target(f"{path}:broken", args=["f32[5]", ])
     assert "tracing broken failed" in str(info.value) and f'File "{path}", line 13, in broken' in str(info.value)
@@ -131,7 +133,7 @@ def test_xla_dump_folder_from_a_real_jax_run(tmp_path):
     assert "jit_mlp" in str(info.value) and "jit__lambda" in str(info.value)
     cap = load_target(str(dump), module="jit_mlp")
     assert cap.label == "jit_mlp" and cap.info["source"] == "xla_dump"
-    pre, post = cap.pre_module(), cap.post_module()
+    pre, post = present(cap.pre_module()), present(cap.post_module())
     assert pre.name == post.name == "jit_mlp"
     assert not pre.is_scheduled and post.is_scheduled
     assert Counter(i.opcode for i in pre.instructions())["dot"] == 1

@@ -15,6 +15,7 @@ from hloviz.analysis.diff import Status, diff_modules
 from hloviz.cli import main
 from hloviz.printer import to_text
 
+from . import present
 from .diffkit import renamed_copy
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
@@ -48,7 +49,7 @@ def test_a_live_tf_capture_and_its_renamed_copy_are_identical():
 
     root = Path(__file__).resolve().parent.parent
     cap = load_target(str(root / "samples" / "matmul_chain.py") + ":matmul_chain", args=("f32[64,64]", "f32[64,64]"))
-    for module in (cap.pre_module(), cap.post_module()):
+    for module in (present(cap.pre_module()), present(cap.post_module())):
         copy = renamed_copy(to_text(module), seed=7, drop_metadata=True)
         d = diff_modules(module, copy)
         assert d.summary.identical and d.summary.unchanged == module.instruction_count
@@ -86,7 +87,7 @@ def test_matmul_chain_across_versions_pairs_the_matmul():
     matmuls = [k for k in d.summary.kernel_diffs
                if any(i is not None and i.opcode in ("dot", "custom-call") for i in (k.before, k.after))]
     assert any(k.before is not None and k.after is not None for k in matmuls)
-    assert all(k.status is not Status.REMOVED or k.before.opcode not in ("dot", "custom-call") for k in matmuls)
+    assert all(k.status is not Status.REMOVED or present(k.before).opcode not in ("dot", "custom-call") for k in matmuls)
 
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -98,8 +99,8 @@ def test_the_readme_shows_what_hloviz_diff_prints(capsys, monkeypatch):
     monkeypatch.chdir(README.parent)  # the command names the captures relative to the repository
     text = README.read_text(encoding="utf-8")
     section = text[text.index("## Diffing two TensorFlow versions"):]
-    command = re.search(r"```sh\n(hloviz diff [^\n]+)\n```", section).group(1)
-    shown = re.search(r"<!-- diff-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL).group(1)
+    command = present(re.search(r"```sh\n(hloviz diff [^\n]+)\n```", section)).group(1)
+    shown = present(re.search(r"<!-- diff-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL)).group(1)
     main(command.split()[1:])
     assert capsys.readouterr().out == shown
 

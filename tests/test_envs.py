@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from hloviz.capture.isolated import capture_in_env
 from hloviz.capture.source import HlovizSource, running_source
 from hloviz.errors import CaptureError, DependencyError, InputError
 
+from . import present
 from .fakeframework import build_tf_wheel, placeholder_wheel, write_target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +63,7 @@ def source() -> HlovizSource:
 
 
 def offline_uv(wheels: Path) -> UvInstaller:
-    return UvInstaller(find_uv(), ["--offline", "--no-index", "--find-links", str(wheels)])
+    return UvInstaller(present(find_uv(), "uv"), ["--offline", "--no-index", "--find-links", str(wheels)])
 
 
 def make_manager(root: Path, wheels: Path, installer=None) -> EnvManager:
@@ -115,8 +117,9 @@ def test_the_environment_runs_this_hloviz(tmp_path, wheels):
     env = make_manager(tmp_path / "envs", wheels).ensure("tensorflow", "2.17")
     import subprocess
 
-    out = subprocess.run([str(env.python), "-I", "-c", "import hloviz, importlib.metadata as m; "
-                          "print(hloviz.__file__); print(m.version('hloviz'))"], capture_output=True, text=True)
+    out = subprocess.run([str(env.python), "-I", "-c", ("import hloviz, importlib.metadata as m; "
+                                                        "print(hloviz.__file__); print(m.version('hloviz'))")],
+                         capture_output=True, text=True)
     where, version = out.stdout.split()
     assert Path(where).resolve() == (source().package / "__init__.py").resolve()
     assert version == source().version
@@ -257,7 +260,7 @@ def test_a_capture_under_a_release_is_an_ordinary_capture(tmp_path, wheels):
     assert cap.info["args"] == ["f32[100000000]", "f32[]"] and cap.info["arg_source"] == "HLOVIZ_ARGS"
     assert cap.info["env"]["requested"] == "2.17" and cap.info["env"]["name"] == manager.name_for("tensorflow", "2.17")
     assert cap.label == "fused_additions"
-    assert cap.post_module().entry is not None
+    assert present(cap.post_module()).entry is not None
 
 
 def test_a_function_this_release_cannot_trace(tmp_path, wheels):
@@ -293,7 +296,7 @@ def test_a_crash_under_a_release_shows_its_last_words(tmp_path, wheels):
 
 def test_a_missing_file_is_reported_before_installing(tmp_path, wheels):
     manager = make_manager(tmp_path / "envs", wheels)
-    with pytest.raises(InputError, match="file not found: nowhere/model.py"):
+    with pytest.raises(InputError, match=re.escape("file not found: nowhere/model.py")):
         capture_in_env("nowhere/model.py:f", "tensorflow", "2.17", manager=manager)
     assert manager.list() == []
 

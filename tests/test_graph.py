@@ -6,6 +6,8 @@ import hloviz
 from hloviz.graph import check, node_id, to_networkx
 from hloviz.ir import Instruction, Shape
 
+from . import entry_of, root_of
+
 TEXT = """\
 HloModule m
 
@@ -46,12 +48,12 @@ def test_edges_carry_operand_index_and_call_kinds():
 def test_check_is_clean_for_parsed_modules_and_reports_broken_ones():
     m = hloviz.parse(TEXT)
     assert check(m) == []
-    n = m.entry.instruction("n")
+    n = entry_of(m).instruction("n")
     stray = Instruction("ghost", "negate", Shape("f32", (4,)))
     n.operands = [stray]
     problems = [str(p) for p in check(m)]
     assert any("main/n" in p and "operand 0 ('ghost') is not defined" in p for p in problems)
-    f = m.entry.instruction("f")
+    f = entry_of(m).instruction("f")
     n.operands = [f]
     f.operands = [n]
     assert any("cycle" in str(p) and "f" in str(p) for p in check(m))
@@ -59,4 +61,4 @@ def test_check_is_clean_for_parsed_modules_and_reports_broken_ones():
 
 def test_node_id_is_computation_slash_name():
     m = hloviz.parse(TEXT)
-    assert node_id(m.entry.root) == "main/n"
+    assert node_id(root_of(m)) == "main/n"

@@ -8,6 +8,7 @@ import sys
 
 from hloviz.cli import app
 
+from . import present
 from .conftest import ROOT
 
 
@@ -22,8 +23,9 @@ def test_import_hloviz_loads_no_framework_and_no_cli_toolkit():
 
 def _commands() -> list[str]:
     """Commands and command groups (``hloviz envs …``)."""
-    return sorted([c.name or c.callback.__name__ for c in app.registered_commands]
-                  + [g.name or g.typer_instance.info.name for g in app.registered_groups])
+    names = [c.name or present(c.callback).__name__ for c in app.registered_commands]
+    names += [present(g.name or present(g.typer_instance).info.name) for g in app.registered_groups]
+    return sorted(names)
 
 
 def test_every_command_is_in_the_readme_table_and_has_help():

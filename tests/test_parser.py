@@ -10,6 +10,8 @@ import pytest
 import hloviz
 from hloviz.ir import DYNAMIC
 
+from . import entry_of, present, root_of
+
 TF_NEW = """\
 HloModule a_inference_f_10__.8, entry_computation_layout={(f32[4]{0}, f32[])->f32[4]{0}}
 
@@ -39,7 +41,7 @@ def test_current_tf_dialect_builds_the_ir():
     m = hloviz.parse(TF_NEW, filename="f.hlo")
     assert m.name == "a_inference_f_10__.8"
     assert m.entry_computation_layout == "{(f32[4]{0}, f32[])->f32[4]{0}}"
-    comp = m.entry
+    comp = entry_of(m)
     assert comp.is_entry and [p.name for p in comp.parameters] == ["arg0.1", "arg1.2"]
     add = comp.instruction("add.4")
     assert add.opcode == "add" and str(add.shape) == "f32[4]{0}"
@@ -47,8 +49,9 @@ def test_current_tf_dialect_builds_the_ir():
     assert add.metadata.op_name == "add" and add.metadata.op_type == "AddV2"
     assert add.metadata.source_file == "/tmp/model.py" and add.metadata.source_line == 7
     assert add.line == 7
-    assert comp.root.opcode == "tuple" and comp.root.is_root
-    params, result = comp.declared_signature
+    root = present(comp.root)
+    assert root.opcode == "tuple" and root.is_root
+    params, result = present(comp.declared_signature)
     assert [(n, str(s)) for n, s in params] == [("arg0.1", "f32[4]"), ("arg1.2", "f32[]")]
     assert str(result) == "f32[4]"
     assert comp.instruction("broadcast.3").attributes["dimensions"] == "{}"
@@ -56,7 +59,7 @@ def test_current_tf_dialect_builds_the_ir():
 
 def test_old_tf_dialect_with_operand_shapes_gives_the_same_graph():
     new, old = hloviz.parse(TF_NEW), hloviz.parse(TF_OLD)
-    for a, b in zip(new.entry.instructions, old.entry.instructions):
+    for a, b in zip(entry_of(new).instructions, entry_of(old).instructions):
         assert (a.name, a.opcode, [o.name for o in a.operands]) == (b.name, b.opcode, [o.name for o in b.operands])
 
 
@@ -92,7 +95,7 @@ ENTRY main.2 {
     m = hloviz.parse(text)
     assert m.is_scheduled
     assert m.stack_frame_tables["FileNames"] == {1: '"/tmp/j.py"'}
-    r = m.entry.root
+    r = root_of(m)
     assert r.called_computations == [m.computation("region_0.1")]
     assert r.calls_by_attribute == {"to_apply": [m.computation("region_0.1")]}
     assert dict(r.metadata.extra) == {"stack_frame_id": "1"}
@@ -101,8 +104,9 @@ ENTRY main.2 {
 
 def test_shapes_layouts_tiling_dynamic_dims_and_tuples():
     s = hloviz.parse_shape("f32[8,128]{1,0:T(8,128)(2,1)S(1)}")
-    assert s.dims == (8, 128) and s.layout.minor_to_major == (1, 0)
-    assert s.layout.tiles == ((8, 128), (2, 1)) and s.layout.memory_space == 1
+    layout = present(s.layout)
+    assert s.dims == (8, 128) and layout.minor_to_major == (1, 0)
+    assert layout.tiles == ((8, 128), (2, 1)) and layout.memory_space == 1
     assert str(s) == "f32[8,128]{1,0:T(8,128)(2,1)S(1)}"
     d = hloviz.parse_shape("s32[<=10,?,3]")
     assert d.dims == (10, DYNAMIC, 3) and d.dynamic == (True, True, False)
@@ -144,7 +148,7 @@ ENTRY %main (a: (s32[], f32[4])) -> (s32[], f32[4]) {
 }
 """
     m = hloviz.parse(text)
-    w = m.entry.root
+    w = root_of(m)
     assert w.calls_by_attribute == {"condition": [m.computation("cond")], "body": [m.computation("body")]}
     assert w.attributes["backend_config"].startswith('"{')
     f = m.computation("body").instruction("f")
@@ -162,7 +166,7 @@ ENTRY %e () -> (f32[3], f32[2,2], f32[100]) {
   ROOT %t = (f32[3]{0}, f32[2,2]{1,0}, f32[100]{0}) tuple(%a, %b, %c)
 }
 """
-    e = hloviz.parse(text).entry
+    e = entry_of(hloviz.parse(text))
     assert e.instruction("a").literal == "{nan, -inf, 1.5e+10}"
     assert e.instruction("b").literal == "{ { 1, 2 }, { 3, 4 } }"
     assert e.instruction("c").is_elided_constant and e.instruction("c").literal == "{...}"
@@ -177,7 +181,7 @@ ENTRY %e (x: f32[2]) -> f32[2] {
   ROOT %y = f32[2]{0} future-op(%x), brand_new_attr={a=1, b="x,y=z"}, other=kSomething
 }
 """
-    y = hloviz.parse(text).entry.root
+    y = root_of(hloviz.parse(text))
     assert y.opcode == "future-op"
     assert y.attributes == {"brand_new_attr": '{a=1, b="x,y=z"}', "other": "kSomething"}
 
@@ -191,13 +195,13 @@ ENTRY %e (x: f32[2]) -> f32[2] {
   ROOT %y = f32[2]{0} copy(%x), frontend_attributes={_xla_a="1",_xla_b="2"}, sharding={devices=[2]0,1}
 }
 """
-    y = hloviz.parse(text).entry.root
+    y = root_of(hloviz.parse(text))
     assert y.attributes == {"frontend_attributes": '{_xla_a="1",_xla_b="2"}', "sharding": "{devices=[2]0,1}"}
 
 
 def test_escaped_quotes_in_metadata():
     text = 'HloModule m\n\nENTRY %e () -> f32[] {\n  ROOT %c = f32[] constant(1), metadata={op_name="a\\"b, c=d"}\n}\n'
-    assert hloviz.parse(text).entry.root.metadata.op_name == 'a"b, c=d'
+    assert root_of(hloviz.parse(text)).metadata.op_name == 'a"b, c=d'
 
 
 @pytest.mark.parametrize("opener,suffix", [(gzip.open, ".gz"), (lzma.open, ".xz"), (open, "")])
@@ -205,7 +209,7 @@ def test_parse_file_reads_plain_and_compressed_files(tmp_path, opener, suffix):
     path = tmp_path / f"m.hlo{suffix}"
     with opener(path, "wt") as f:
         f.write(TF_NEW)
-    assert hloviz.parse_file(path).entry.root.opcode == "tuple"
+    assert root_of(hloviz.parse_file(path)).opcode == "tuple"
 
 
 # -- errors -------------------------------------------------------------------------------
@@ -253,7 +257,9 @@ def test_error_is_a_hloviz_error():
 def test_binary_and_nul_input_give_parse_errors(tmp_path):
     p = tmp_path / "bin.hlo"
     p.write_bytes(b"HloModule m\n\xff\xfe\x00")
-    err = pytest.raises(hloviz.HloParseError, hloviz.parse_file, p).value
+    with pytest.raises(hloviz.HloParseError) as caught:
+        hloviz.parse_file(p)
+    err = caught.value
     assert (err.line, err.column) == (2, 1) and "not UTF-8" in err.reason
     err = _error("HloModule m\0\n")
     assert (err.line, err.column) == (1, 12)

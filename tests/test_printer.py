@@ -8,6 +8,7 @@ import pytest
 
 import hloviz
 
+from . import root_of
 from .conftest import CONFORMANCE
 
 
@@ -40,7 +41,7 @@ def test_round_trip_is_stable_and_equal(name):
 
 @pytest.mark.requires_jax
 def test_xla_accepts_everything_the_printer_writes():
-    from jaxlib import _hlo
+    from jaxlib import _hlo  # pyright: ignore[reportAttributeAccessIssue]  # private extension module, absent from jaxlib's stubs
 
     rejected = []
     for name in _accepted():
@@ -70,4 +71,4 @@ def test_names_free_form_for_fingerprints():
 
     m = hloviz.parse("HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n"
                      "  ROOT b = f32[] add(a, a), metadata={op_name=\"q\"}\n}\n")
-    assert instruction_text(m.entry.root, names=False, metadata=False) == "f32[] add($0, $1)"
+    assert instruction_text(root_of(m), names=False, metadata=False) == "f32[] add($0, $1)"

@@ -16,10 +16,12 @@ from hloviz import api
 from hloviz.analysis.provenance import is_library_path, parameter_names, user_source
 from hloviz.analysis.updates import update_targets
 from hloviz.capture import load_target
-from hloviz.capture.specs import PytreeArg, TensorSpec, parse_convention
+from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec, parse_convention
 from hloviz.cli import app
 from hloviz.errors import HloParseError
 from hloviz.ir import Metadata
+
+from . import entry_of, present
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "samples" / "captures"
@@ -27,9 +29,9 @@ CAPTURES = ROOT / "samples" / "captures"
 
 def test_tf_parameters_are_named_after_arguments_and_keras_variables():
     cap = load_target(str(CAPTURES / "keras_transformer"))
-    post = cap.post_module()
+    post = present(cap.post_module())
     names = {p.parameter_number: n for p, n in parameter_names(post, cap.info).items()}
-    assert len(names) == len(post.entry.parameters) == 118
+    assert len(names) == len(entry_of(post).parameters) == 118
     assert names[0] == "tokens" and names[1] == "targets"
     assert names[2] == "transformer/token_embedding/embeddings"
     assert "transformer/block_0/attention/query/kernel" in names.values()
@@ -42,6 +44,7 @@ def test_tf_parameters_are_named_after_arguments_and_keras_variables():
 def test_a_layers_weights_are_filed_in_the_layer():
     cap = load_target(str(CAPTURES / "keras_transformer"))
     _pre, post = api.scope_trees(cap, cap.info)
+    assert post is not None, "the capture has a post-optimization module"
     names = parameter_names(post.module, cap.info)
     where = {n: post.scope_of(p).path for p, n in names.items()}
     assert where["transformer/block_0/attention/query/kernel"] == "transformer_1/block_0_1/attention_1/query_1"
@@ -52,11 +55,12 @@ def test_a_layers_weights_are_filed_in_the_layer():
 
 def test_jax_parameters_are_named_by_their_pytree_path_from_the_hlo_alone():
     cap = load_target(str(CAPTURES / "jax_scopes"))
-    post = cap.post_module()
-    from_hlo = {n for n in parameter_names(post).values()}  # no capture info needed
+    post = present(cap.post_module())
+    from_hlo = set(parameter_names(post).values())  # no capture info needed
     assert "params['Block_0']['Attention']['qkv']" in from_hlo and "tokens" in from_hlo
     assert set(cap.info["parameter_names"].values()) == from_hlo
     _pre, tree = api.scope_trees(cap, cap.info)
+    assert tree is not None, "the capture has a post-optimization module"
     qkv = next(p for p, n in parameter_names(post).items() if n == "params['Block_0']['Attention']['qkv']")
     assert tree.scope_of(qkv).path == "jit(train_step)/Transformer/Block_0/Attention"
 
@@ -64,11 +68,12 @@ def test_jax_parameters_are_named_by_their_pytree_path_from_the_hlo_alone():
 def test_sgd_updates_are_attributed_to_the_layer_they_update():
     cap = load_target(str(CAPTURES / "jax_scopes"))
     _pre, post = api.scope_trees(cap, cap.info)
+    assert post is not None, "the capture has a post-optimization module"
     targets = update_targets(post)
     # every parameter leaf is updated by one `p - 0.01 * g`: one subtraction per leaf, each
     # attributed to the scope holding that leaf's weight
     subs = {i: s for i, s in targets.items() if i.opcode == "subtract" and s is not None}
-    leaves = [p for p in post.module.entry.parameters if p.metadata.op_name.startswith("params[")]
+    leaves = [p for p in entry_of(post.module).parameters if p.metadata.op_name.startswith("params[")]
     assert len(leaves) == 14
     assert {s.path for s in subs.values()} == {post.scope_of(p).path for p in leaves}
     # and in the table, each of the 14 update kernels under exactly one layer
@@ -111,7 +116,7 @@ def test_pytree_specs_in_hloviz_args():
     assert "HLOVIZ_ARGS['f'][0]['w']" in str(err.value)
     # a dict that is not all specs is still passed as a Python value
     [literal] = parse_convention([{"mode": "fast"}], where="w").positional
-    assert literal.value == {"mode": "fast"}
+    assert isinstance(literal, LiteralArg) and literal.value == {"mode": "fast"}
 
 
 def test_a_capture_with_gzipped_hlo_reads_like_a_plain_one(tmp_path):
@@ -123,8 +128,8 @@ def test_a_capture_with_gzipped_hlo_reads_like_a_plain_one(tmp_path):
         (packed / name).unlink()
     a, b = load_target(str(plain)), load_target(str(packed))
     assert (a.pre_text, a.post_text) == (b.pre_text, b.post_text)
-    assert b.post_filename.endswith("post.hlo.gz")
-    assert hloviz.to_text(b.post_module()) == hloviz.to_text(a.post_module())
+    assert present(b.post_filename).endswith("post.hlo.gz")
+    assert hloviz.to_text(present(b.post_module())) == hloviz.to_text(present(a.post_module()))
 
 
 @pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50", "keras_transformer", "keras_small_train_step"])
@@ -136,8 +141,8 @@ def test_keras_layers_recorded_by_the_capture_match_the_rule(name):
     cap = load_target(str(CAPTURES / name))
     layers = cap.info["layer_scopes"]
     assert len(layers) >= 4
-    by_rule = build_scope_tree(cap.post_module())
-    exact = build_scope_tree(cap.post_module(), layers=layers)
+    by_rule = build_scope_tree(present(cap.post_module()))
+    exact = build_scope_tree(present(cap.post_module()), layers=layers)
     for path, layer in layers.items():
-        assert exact.get(path).label == layer.rsplit("/", 1)[-1]
-        assert by_rule.get(path).label == exact.get(path).label, path
+        assert present(exact.get(path)).label == layer.rsplit("/", 1)[-1]
+        assert present(by_rule.get(path)).label == present(exact.get(path)).label, path

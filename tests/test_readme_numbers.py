@@ -13,6 +13,8 @@ from hloviz import api
 from hloviz.analysis.glossary import markdown
 from hloviz.cli import main
 
+from . import present
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -57,10 +59,10 @@ def test_the_stats_example_is_what_the_command_prints(monkeypatch):
     monkeypatch.chdir(ROOT)
     section = _after("<!-- stats-sample-output:")
     command = re.search(r"\(`(hloviz stats [^`]+)`\)", README[:README.index("<!-- stats-sample-output:")][-400:])
-    shown = re.search(r"```text\n(.*?)```\n", section, re.DOTALL).group(1)
+    shown = present(re.search(r"```text\n(.*?)```\n", section, re.DOTALL)).group(1)
     out = io.StringIO()
     with redirect_stdout(out):
-        main(command.group(1).split()[1:])
+        main(present(command, "the stats command before the sample").group(1).split()[1:])
     printed = [line.rstrip() for line in out.getvalue().splitlines()]
     lines = shown.splitlines()
     start = printed.index(lines[0])  # the status table, as printed, and the verdict, the last lines

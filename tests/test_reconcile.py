@@ -26,6 +26,8 @@ from hloviz.cli import main
 from hloviz.render import labels
 from hloviz.render.report import kernel_rows, summary_lines
 
+from . import present
+
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = sorted(p for p in (ROOT / "samples" / "captures").iterdir() if (p / "post.hlo").is_file())
 
@@ -51,7 +53,7 @@ def check_reconciles(result: api.Stats) -> dict:
             assert f"{summary['statuses'][key]} {term.word}" in data["verdict"], key
 
     # folds that are folds: each constant once, with its ops or the reason it names none
-    folds = a.folding.folded
+    folds = present(a.folding).folded
     keys = [(f.computation, f.constant) for f in folds]
     assert len(keys) == len(set(keys)), "a folded constant is listed twice"
     assert summary["folded_constants"] == len(folds) == len(data["folded"])
@@ -59,22 +61,23 @@ def check_reconciles(result: api.Stats) -> dict:
         assert f["from"] or f["note"], f"{f['constant']}: from is empty and nothing says why"
     for f in folds:
         for op in f.from_ops:
-            assert a.mapping.get(op).status == "folded", (f.constant, op)
+            assert present(present(a.mapping).get(op)).status == "folded", (f.constant, op)
     folded_ops = [m for m in a.mapping.ops if m.status == "folded"]
     linked = {op for f in folds for op in f.from_ops}
-    assert {m.op_name for m in folded_ops} <= linked | set(a.folding.computed)
+    assert {m.op_name for m in folded_ops} <= linked | set(present(a.folding).computed)
     assert summary["folded_into_constants"] == sum(1 for m in folded_ops if m.constants)
-    pre, post = result.capture.pre_module(), result.capture.post_module()
+    capture = present(result.capture)
+    pre, post = present(capture.pre_module()), present(capture.post_module())
     pre_constants = {(i.shape.to_text(layout=False), " ".join((i.literal or "").split()), i.metadata.op_name)
                      for i in pre.instructions() if i.opcode == "constant"}
     pre_by_name = {i.name: i for i in pre.instructions()}
     for f in folds:
         if f.by == "xla":  # new in the optimized module: no pre-opt constant has its value
-            c = post.get_computation(f.computation).get(f.constant)
+            c = present(post.computation(f.computation).get(f.constant))
             assert (c.shape.to_text(layout=False), " ".join((c.literal or "").split()),
                     c.metadata.op_name) not in pre_constants, f.constant
         else:  # the bridge's constant is named after the op it flows into, not another op's literal
-            c = pre_by_name.get(f.constant) or post.get_computation(f.computation).get(f.constant)
+            c = pre_by_name.get(f.constant) or post.computation(f.computation).get(f.constant)
             assert c is not None and c.opcode == "constant"
             assert not f.into or c.metadata.op_name in f.into, (f.constant, c.metadata.op_name, f.into)
     # the verdict counts every folded constant its table lists
@@ -85,8 +88,8 @@ def check_reconciles(result: api.Stats) -> dict:
 
     # a kernel's size: the same number in the JSON, the table's source, the picture and the report
     rows = kernel_rows(a)
-    for k, kd, row in zip(a.kernels.kernels, data["kernels"], rows):
-        inst = post.get_computation(k.computation).get(k.name)
+    for k, kd, row in zip(present(a.kernels).kernels, data["kernels"], rows):
+        inst = present(post.computation(k.computation).get(k.name))
         assert kd["instructions"] == k.instructions == len(work_instructions(inst)) == row.instructions
         assert kd["ops"] == len(kd["op_names"])
         if k.is_fusion:
@@ -127,12 +130,12 @@ def test_the_drawn_fusion_labels_say_the_stats_numbers():
 
     for name in ("keras_mha", "keras_lstm", "matmul_chain-tf2.21"):
         result = api.stats(str(ROOT / "samples" / "captures" / name))
-        post = result.capture.post_module()
+        post = present(present(result.capture).post_module())
         view = draw_module(post)
         sizes = {c.rows[1].text: c.rows[2].text for c in view.scene.all_clusters()
                  if c.rows and c.rows[0].text.startswith("fusion")}
         assert sizes
-        for k in result.analysis.kernels.fusions:
+        for k in present(result.analysis.kernels).fusions:
             if k.name in sizes:
                 assert sizes[k.name].startswith(f"{k.instructions} instruction"), (k.name, sizes[k.name])
 
@@ -140,20 +143,20 @@ def test_the_drawn_fusion_labels_say_the_stats_numbers():
 def test_cnn_training_step_folds_each_constant_once():
     """The issue's CNN: ``Relu.6 = 0`` was listed six times and ``Add.4`` nine, all as TF folds."""
     a = api.stats(str(ROOT / "samples" / "captures" / "keras_cnn_train")).analysis
-    tf_folds = [f for f in a.folding.folded if f.by == "tensorflow"]
-    assert not any(f.constant.startswith("Relu") for f in a.folding.folded)  # conv1's zero is no fold
+    tf_folds = [f for f in present(a.folding).folded if f.by == "tensorflow"]
+    assert not any(f.constant.startswith("Relu") for f in present(a.folding).folded)  # conv1's zero is no fold
     adam = [f for f in tf_folds if f.into and f.into[0].startswith(("adam/Add", "Add"))]
     assert len({f.constant for f in adam}) == len(adam) == 9  # Adam's 8 step counters + the iteration
     assert all(f.value == "1" and len(f.from_ops) == 1 and "Cast" in f.from_ops[0] for f in adam)
     [loss] = [f for f in tf_folds if f.into == ("sparse_categorical_crossentropy/div_no_nan",)]
     assert loss.value == "32" and loss.from_ops == ("sparse_categorical_crossentropy/Prod",
                                                     "sparse_categorical_crossentropy/Cast_2")  # batch size
-    assert {n.value for n in a.folding.new_constants} == {"-1"}  # written by XLA, not folds
+    assert {n.value for n in present(a.folding).new_constants} == {"-1"}  # written by XLA, not folds
 
 
 def test_lstm_folds_the_trip_count_once():
     a = api.stats(str(ROOT / "samples" / "captures" / "keras_lstm")).analysis
-    [f] = a.folding.folded
+    [f] = present(a.folding).folded
     assert (f.value, f.by, f.into) == ("20", "tensorflow", ("lstm_1/while",))  # 20 timesteps
     assert a.summary.folded_constants == 1 and "into 1 constant (20) by TensorFlow" in a.verdict
 

@@ -13,6 +13,8 @@ import hloviz
 from hloviz.render import Edge, Node, Row, Scene, columns_to_dot, draw_module, to_dot
 from hloviz.render.scene import Cluster
 
+from . import present
+
 GOLDEN = Path(__file__).parent / "golden" / "render"
 SEED = Path(__file__).resolve().parent.parent / "samples" / "captures" / "fused_additions"
 
@@ -107,7 +109,7 @@ def test_aligned_pairs_share_a_level_and_crossing_pairs_are_dropped():
     left, right = _chain("a", "b", "c", "d"), _chain("w", "x", "y", "z")
     dot = columns_to_dot([("L", left), ("R", right)], align=[("a", "w"), ("c", "y"), ("b", "z"), ("d", "x")])
     same = re.findall(r"\{ rank=same; (n\d+); (n\d+); \}", dot)
-    ids = {k: re.search(rf'(n\d+) \[label=<.*?>{k}<', dot).group(1) for k in "abcdwxyz"}
+    ids = {k: present(re.search(rf'(n\d+) \[label=<.*?>{k}<', dot)).group(1) for k in "abcdwxyz"}
     # at most two of these pairs keep the arrows' order on both sides; the ones kept must agree
     names = {v: k for k, v in ids.items()}
     kept = sorted((names[a], names[b]) for a, b in same)

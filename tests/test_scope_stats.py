@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from hloviz.cli import app, main
 
+from . import present
+
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
 _COMPUTATION = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{\s*$")
@@ -43,7 +45,7 @@ def _read_hlo(text: str):
         if m and current is not None:
             op = _OP_NAME.search(line)
             current.append((m.group(1), m.group(2), op.group(1) if op else "", _CALLS.findall(line)))
-    return comps, entry
+    return comps, present(entry, "an ENTRY computation")
 
 
 def _expected_layer_kernels(post_text: str, depth: int) -> tuple[set[str], dict[str, set[str]]]:

@@ -33,6 +33,7 @@ def test_each_frame_file_is_resolved_once(tmp_path, monkeypatch):
     frames._realpath.cache_clear()
     monkeypatch.setattr(frames.os.path, "realpath", counting)
     stack = [frames.Frame(str(other), 1), frames.Frame(str(user), 1), frames.Frame(os.__file__, 10)] * 1000
+    found = None
     for _ in range(50):  # one traceback per op, many ops: the source map's pattern
         found = frames.innermost_user_frame(stack, always=[str(user)])
     assert found == frames.Frame(str(user), 1)  # os.py is the standard library, never the user's

@@ -19,6 +19,8 @@ from hloviz.capture.info import _CHECKS
 from hloviz.cli import main
 from hloviz.errors import CarriesDotText, DependencyError, InputError, RenderError
 
+from . import present
+
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "samples" / "captures"
 SEED = CAPTURES / "fused_additions"
@@ -79,7 +81,7 @@ def test_capture_around_a_module_has_public_accessors():
     with pytest.raises(ValueError):
         cap.module("middle")
     saved = load_target(str(SEED))
-    assert saved.has("pre") and saved.module("pre").name == saved.pre_module().name
+    assert saved.has("pre") and present(saved.module("pre")).name == present(saved.pre_module()).name
 
 
 def test_drawing_errors_carry_the_dot_text():

@@ -19,6 +19,7 @@ from hloviz.analysis.diff import diff_modules
 from hloviz.capture import envs
 from hloviz.cli import main
 
+from . import present
 from .fakeframework import write_target
 from .test_envs import make_manager, wheels  # noqa: F401  (wheels: the session fixture)
 
@@ -40,8 +41,8 @@ def facts(folder: Path) -> dict:
     """What the matrix must say about a saved capture, computed here from its HLO directly."""
     pre, post = hloviz.parse_file(folder / "pre.hlo"), hloviz.parse_file(folder / "post.hlo")
     a = analyze(pre, post, info=json.loads((folder / "capture.json").read_text()))
-    return {"kernel_count": a.kernels.count, "fusions_by_kind": hloviz.summarize(post).fusions_by_kind,
-            "folded_count": len(a.folding.folded), "bytes_read": a.kernels.bytes_read, "flops": a.kernels.flops}
+    return {"kernel_count": present(a.kernels).count, "fusions_by_kind": hloviz.summarize(post).fusions_by_kind,
+            "folded_count": len(present(a.folding).folded), "bytes_read": present(a.kernels).bytes_read, "flops": present(a.kernels).flops}
 
 
 # -- the matrix, from saved captures -------------------------------------------------------------
@@ -208,7 +209,7 @@ def test_bad_tf_invocations_exit_2(capsys, tmp_path, fake_envs, argv, message):
     import shutil
 
     shutil.copytree(SAVED / "fused_additions-tf2.17", tmp_path / "samples" / "captures" / "fused_additions-tf2.17")
-    code, out, err = run(capsys, *argv)
+    code, _out, err = run(capsys, *argv)
     assert code == 2 and message in err and "Traceback" not in err, err
 
 
@@ -247,7 +248,7 @@ def test_readme_versions_example_matches_the_saved_captures(capsys):
     section = text[text.index("## Diffing two TensorFlow versions"):]
     assert section.split("```sh\n", 1)[1].startswith(
         "hloviz versions samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21\n")
-    shown = re.search(r"<!-- versions-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL).group(1)
+    shown = present(re.search(r"<!-- versions-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL)).group(1)
     code, out, _ = run(capsys, "versions", str(SAVED / "fused_additions-tf2.17"), str(SAVED / "fused_additions-tf2.21"))
     assert code == 0
 

@@ -275,36 +275,10 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
     if not types or not inputs:
         return
     in_hlo = {i.metadata.op_name for i in pre.instructions()}
-    folded: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for op, typ in types.items():
-            if op in folded or op in in_hlo or typ in _TF_PLUMBING or op not in inputs:
-                continue
-            srcs = [_tf_source(s) for s in inputs[op] if not s.startswith("^")]
-            if typ in _TF_STATIC_SHAPE or (srcs and all(types.get(s) == "Const" or s in folded for s in srcs)):
-                folded.add(op)
-                changed = True
+    folded = _tf_folded_ops(types, inputs, in_hlo)
     if not folded:
         return
-    # Each result of the folded subgraph flows into a consumer: an op with HLO instructions
-    # (its constant operand is the folded value) or, through Identity, the function's result.
-    consumers: dict[str, dict[str, None]] = {}
-    positions: dict[str, list[int]] = {}  # direct consumer → which of its constant inputs are folded
-    for op, srcs in inputs.items():
-        if op in folded:
-            continue
-        constant_inputs = [s for s in srcs if not s.startswith("^")
-                           and (types.get(_tf_source(s)) == "Const" or _tf_source(s) in folded)]
-        for s in srcs:
-            if s.startswith("^") or _tf_source(s) not in folded:
-                continue
-            consumer = _hlo_consumer(op, types, inputs, in_hlo)
-            tensor = s if ":" in s else f"{s}:0"
-            consumers.setdefault(consumer, {})[tensor] = None
-            if consumer == op:
-                positions.setdefault(op, []).append(constant_inputs.index(s))
+    consumers, positions = _folded_consumers(types, inputs, in_hlo, folded)
     order = {op: n for n, op in enumerate(types)}
     post_constants = {(_key(i), i.metadata.op_name): i for i in post.instructions() if i.opcode == "constant"} \
         if post else {}
@@ -331,6 +305,48 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
                 from_ops=tuple(ops), from_instructions=(), into=_into(consumer), by="tensorflow",
             )
     yield from found.values()
+
+
+def _tf_folded_ops(types: Mapping[str, str], inputs: Mapping[str, list], in_hlo: set[str]) -> set[str]:
+    """TF ops that left no HLO trace and whose inputs are all constant (or folded themselves),
+    to a fixed point; static-shape ops fold whatever their inputs."""
+    folded: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op, typ in types.items():
+            if op in folded or op in in_hlo or typ in _TF_PLUMBING or op not in inputs:
+                continue
+            srcs = [_tf_source(s) for s in inputs[op] if not s.startswith("^")]
+            if typ in _TF_STATIC_SHAPE or (srcs and all(types.get(s) == "Const" or s in folded for s in srcs)):
+                folded.add(op)
+                changed = True
+    return folded
+
+
+def _folded_consumers(types: Mapping[str, str], inputs: Mapping[str, list], in_hlo: set[str],
+                      folded: set[str]) -> tuple[dict[str, dict[str, None]], dict[str, list[int]]]:
+    """Where the folded subgraph's results go: consumer → the folded tensors it reads (in
+    order), and direct consumer → which of its constant inputs are folded.
+
+    Each result flows into a consumer: an op with HLO instructions (its constant operand is the
+    folded value) or, through Identity, the function's result."""
+    consumers: dict[str, dict[str, None]] = {}
+    positions: dict[str, list[int]] = {}
+    for op, srcs in inputs.items():
+        if op in folded:
+            continue
+        constant_inputs = [s for s in srcs if not s.startswith("^")
+                           and (types.get(_tf_source(s)) == "Const" or _tf_source(s) in folded)]
+        for s in srcs:
+            if s.startswith("^") or _tf_source(s) not in folded:
+                continue
+            consumer = _hlo_consumer(op, types, inputs, in_hlo)
+            tensor = s if ":" in s else f"{s}:0"
+            consumers.setdefault(consumer, {})[tensor] = None
+            if consumer == op:
+                positions.setdefault(op, []).append(constant_inputs.index(s))
+    return consumers, positions
 
 
 def _into(consumer: str) -> tuple[str, ...]:

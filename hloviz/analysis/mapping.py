@@ -118,26 +118,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
         for op in f.from_ops:
             folded_into.setdefault(op, []).append(f.constant)
 
-    types: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    opcodes: dict[str, dict[str, None]] = {}
-    computes: set[str] = set()  # ops with an instruction doing work (not bookkeeping)
-    for inst in pre.instructions():
-        op = inst.metadata.op_name
-        if op not in names:  # unnamed, XLA_Args/XLA_Retvals, or only naming parameters
-            continue
-        counts[op] = counts.get(op, 0) + 1
-        opcodes.setdefault(op, {})[inst.opcode] = None
-        if not is_bookkeeping(inst.opcode):
-            computes.add(op)
-        if not types.get(op):
-            types[op] = inst.metadata.op_type
-    tf_types: _Mapping[str, str] = (info or {}).get("tf_ops") or {}
-    for op, typ in tf_types.items():
-        if typ:  # the graph's type wins over the metadata's
-            types[op] = typ
-        else:
-            types.setdefault(op, "")
+    types, counts, opcodes, computes = _pre_ops(pre, names, info)
     folded_ops = folds.folded_ops
 
     out = []
@@ -156,6 +137,34 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
             status = "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
     return PrePostMapping(tuple(out))
+
+
+def _pre_ops(pre: HloModule, names: _Mapping[str, frozenset[str]], info: _Mapping | None
+             ) -> tuple[dict[str, str], dict[str, int], dict[str, dict[str, None]], set[str]]:
+    """The pre-opt ops to map, read from ``pre``'s metadata and the capture's ``tf_ops``:
+    op → type, op → instruction count, op → opcodes (in order), and the ops with an
+    instruction doing work (not bookkeeping)."""
+    types: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    opcodes: dict[str, dict[str, None]] = {}
+    computes: set[str] = set()
+    for inst in pre.instructions():
+        op = inst.metadata.op_name
+        if op not in names:  # unnamed, XLA_Args/XLA_Retvals, or only naming parameters
+            continue
+        counts[op] = counts.get(op, 0) + 1
+        opcodes.setdefault(op, {})[inst.opcode] = None
+        if not is_bookkeeping(inst.opcode):
+            computes.add(op)
+        if not types.get(op):
+            types[op] = inst.metadata.op_type
+    tf_types: _Mapping[str, str] = (info or {}).get("tf_ops") or {}
+    for op, typ in tf_types.items():
+        if typ:  # the graph's type wins over the metadata's
+            types[op] = typ
+        else:
+            types.setdefault(op, "")
+    return types, counts, opcodes, computes
 
 
 def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]], ordered: list[str]) -> tuple[str, ...]:

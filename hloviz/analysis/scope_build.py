@@ -38,27 +38,36 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
           order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
-    root = Scope("", module.name, 0, None, label=module.name, kind="root")
-    of: dict[Instruction, Scope] = {}
-    phase_of: dict[Instruction, str] = {}
     callers = _first_callers(module)
+    named, unnamed, forward_scopes = _read_op_names(module, callers)
+    filing = _Filing(module, callers)
+    op_scope = filing.file_named(named, forward_scopes)
+    for inst in unnamed:
+        filing.place(inst)
+    root, of, phase_of = filing.root, filing.of, filing.phase_of
 
-    def scope_for(parts: tuple[str, ...]) -> Scope:
-        if not parts:  # an op written outside every scope: the function's own body
-            top = root._children.get(TOP_LEVEL)
-            if top is None:
-                top = root._children[TOP_LEVEL] = Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top")
-            return top
-        s = root
-        for part in parts:
-            nxt = s._children.get(part)
-            if nxt is None:
-                path = f"{s.path}/{part}" if s.path else part
-                nxt = Scope(path, part, s.depth + 1, s, label=part)
-                s._children[part] = nxt
-            s = nxt
-        return s
+    _order_children(root, of, phase_of, module)
+    _label_scopes(root, layers or {})
+    if order_like is not None:
+        _order_like(root, order_like)
+    tree = ScopeTree(module, root, of, phase_of, stage, None)
+    tree._op_scope = op_scope
+    if parameter_names:
+        _place_parameters(tree, parameter_names)
+    _count_phases(root, phase_of)
 
+    if stage == "post":
+        report = kernel_report if kernel_report is not None else find_kernels(module)
+        tree.kernel_report = report
+        _attribute_kernels(tree, report, {id(i) for i, _op in named})
+    return tree
+
+
+def _read_op_names(module: HloModule, callers: dict[str, Instruction]
+                   ) -> tuple[list[tuple[Instruction, OpPath]], list[Instruction], set[tuple[str, ...]]]:
+    """Split the module's instructions into those whose op name gives their scope and those
+    placed later by their caller or computation; also return every scope (and its ancestors)
+    that forward ops name, which backward ops are cut back to."""
     named: list[tuple[Instruction, OpPath]] = []
     unnamed: list[Instruction] = []
     forward_scopes: set[tuple[str, ...]] = set()
@@ -75,79 +84,110 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
             named.append((inst, op))
             if op.phase != "backward":
                 forward_scopes.update(op.scope[:n] for n in range(len(op.scope) + 1))
+    return named, unnamed, forward_scopes
 
-    op_scope: dict[str, Scope] = {}
-    for inst, op in named:
-        parts = op.scope
-        if op.phase == "backward" and forward_scopes:
-            # TF names a gradient after the forward op it differentiates
-            # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
-            while parts and parts not in forward_scopes:
-                parts = parts[:-1]
-        s = scope_for(parts)
-        s.instructions.append(inst)
-        of[inst] = s
-        phase_of[inst] = op.phase
-        op_scope.setdefault(op.raw, s)
-        op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
-        first = op.raw.split(";", 1)[0]
-        cut = first.rfind("/")
-        if cut > 0:
-            s.written_as.add(first[:cut])
 
-    def place(inst: Instruction, depth: int = 0) -> Scope:
+class _Filing:
+    """The tree under construction: the root scope, each instruction's scope and phase.
+
+    Named instructions are filed first (:meth:`file_named`); unnamed ones then follow their
+    callers (:meth:`place`), which needs the scopes the named ones were filed under.
+    """
+
+    def __init__(self, module: HloModule, callers: dict[str, Instruction]) -> None:
+        self.root = Scope("", module.name, 0, None, label=module.name, kind="root")
+        self.of: dict[Instruction, Scope] = {}
+        self.phase_of: dict[Instruction, str] = {}
+        self.callers = callers
+
+    def scope_for(self, parts: tuple[str, ...]) -> Scope:
+        """The scope at ``parts`` below the root, made on first use; no parts: the top level
+        (an op written outside every scope: the function's own body)."""
+        root = self.root
+        if not parts:
+            top = root._children.get(TOP_LEVEL)
+            if top is None:
+                top = root._children[TOP_LEVEL] = Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top")
+            return top
+        s = root
+        for part in parts:
+            nxt = s._children.get(part)
+            if nxt is None:
+                path = f"{s.path}/{part}" if s.path else part
+                nxt = Scope(path, part, s.depth + 1, s, label=part)
+                s._children[part] = nxt
+            s = nxt
+        return s
+
+    def file_named(self, named: list[tuple[Instruction, OpPath]],
+                   forward_scopes: set[tuple[str, ...]]) -> dict[str, Scope]:
+        """File each named instruction under its op name's scope; return op name → scope."""
+        op_scope: dict[str, Scope] = {}
+        for inst, op in named:
+            parts = op.scope
+            if op.phase == "backward" and forward_scopes:
+                # TF names a gradient after the forward op it differentiates
+                # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
+                while parts and parts not in forward_scopes:
+                    parts = parts[:-1]
+            s = self.scope_for(parts)
+            s.instructions.append(inst)
+            self.of[inst] = s
+            self.phase_of[inst] = op.phase
+            op_scope.setdefault(op.raw, s)
+            op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
+            first = op.raw.split(";", 1)[0]
+            cut = first.rfind("/")
+            if cut > 0:
+                s.written_as.add(first[:cut])
+        return op_scope
+
+    def place(self, inst: Instruction, depth: int = 0) -> Scope:
         """An unnamed instruction: its caller's scope inside a fused computation or reducer,
         else the scope of its computation."""
-        hit = of.get(inst)
+        hit = self.of.get(inst)
         if hit is not None:
             return hit
-        caller = _caller_of(inst, callers)
+        caller = _caller_of(inst, self.callers)
         if caller is not None and (caller.opcode not in _RUNS_ITS_CALLEES or caller.opcode in _INLINED) \
                 and depth < 64:
-            owner = place(caller, depth + 1)
-            phase_of[inst] = phase_of.get(caller, "forward")
+            owner = self.place(caller, depth + 1)
+            self.phase_of[inst] = self.phase_of.get(caller, "forward")
         else:
             comp = inst.parent
             key = f"({comp.name if comp is not None else '?'})"
-            owner = root._children.get(key)
+            owner = self.root._children.get(key)
             if owner is None:
-                owner = Scope(key, key, 1, root, label=key, kind="unnamed")
-                root._children[key] = owner
-            phase_of[inst] = "forward"
+                owner = Scope(key, key, 1, self.root, label=key, kind="unnamed")
+                self.root._children[key] = owner
+            self.phase_of[inst] = "forward"
         owner.instructions.append(inst)
-        of[inst] = owner
+        self.of[inst] = owner
         return owner
 
-    for inst in unnamed:
-        place(inst)
 
-    _order_children(root, of, phase_of, module)
+def _label_scopes(root: Scope, layers: Mapping[str, str]) -> None:
+    """Label scopes by their Keras layer names: guessed from the op names (TF only), then
+    overridden by what the capture recorded (``layers``: scope path → layer path)."""
     if not any(c.name.startswith(("jit(", "pjit(")) for c in root.children):  # Keras runs on TF only
         for s in root.walk():
             _keras_labels(s)
-    for path, layer in (layers or {}).items():  # what the capture knows beats the guess
+    for path, layer in layers.items():  # what the capture knows beats the guess
         s = _find_path(root, path)
         if s is not None and s.kind == "scope":
             s.label = layer.rsplit("/", 1)[-1]
-    if order_like is not None:
-        rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
-        for sc in root.walk():
-            if sc._children:
-                sc._children = dict(sorted(sc._children.items(),
-                                           key=lambda kv: (kv[1].kind in ("top", "unnamed"),
-                                                           kv[1].kind == "unnamed",
-                                                           rank.get(kv[1].path, 1 << 62))))
-    tree = ScopeTree(module, root, of, phase_of, stage, None)
-    tree._op_scope = op_scope
-    if parameter_names:
-        _place_parameters(tree, parameter_names)
-    _count_phases(root, phase_of)
 
-    if stage == "post":
-        report = kernel_report if kernel_report is not None else find_kernels(module)
-        tree.kernel_report = report
-        _attribute_kernels(tree, report, {id(i) for i, _op in named})
-    return tree
+
+def _order_like(root: Scope, order_like: ScopeTree) -> None:
+    """Order every scope's children as ``order_like`` orders the same paths (so a pre and a
+    post tree read alike); the top level and unnamed scopes go last."""
+    rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
+    for sc in root.walk():
+        if sc._children:
+            sc._children = dict(sorted(sc._children.items(),
+                                       key=lambda kv: (kv[1].kind in ("top", "unnamed"),
+                                                       kv[1].kind == "unnamed",
+                                                       rank.get(kv[1].path, 1 << 62))))
 
 
 #: Ops whose called computations run on their own (their unnamed instructions are not the caller's).

@@ -89,10 +89,10 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
                 entry["ops"] = counts[p]
             if s_post is not None and s_post.kernels_by_phase.get(p):
                 entry["kernels"] = list(s_post.kernels_by_phase[p])
-            if p == "optimizer" and s.kind == "scope" and not entry:
-                if updated_ops.get(path) or updated_kernels.get(path):
-                    entry = {"ops": updated_ops.get(path, 0), "kernels": list(updated_kernels.get(path, ())),
-                             "updates": True}
+            if (p == "optimizer" and s.kind == "scope" and not entry
+                    and (updated_ops.get(path) or updated_kernels.get(path))):
+                entry = {"ops": updated_ops.get(path, 0), "kernels": list(updated_kernels.get(path, ())),
+                         "updates": True}
             if entry:
                 phases[p] = {"ops": entry.get("ops", 0), "kernels": entry.get("kernels", [])}
                 if entry.get("updates"):

@@ -98,7 +98,7 @@ class Scope:
 
     def walk(self) -> Iterator[Scope]:
         """This scope and every scope below it, depth first, in order of appearance."""
-        stack = [self]
+        stack: list[Scope] = [self]
         while stack:
             s = stack.pop()
             yield s
@@ -303,6 +303,18 @@ class ScopeTree:
         import networkx as nx
 
         chosen = list(scopes) if scopes is not None else self.cut(self.max_depth if depth is None else depth)
+        g = nx.DiGraph()
+        for s in chosen:
+            g.add_node(s.path, scope=s, instructions=0)
+        where = self._owner_paths(chosen)
+        for path in where.values():
+            g.nodes[path]["instructions"] += 1
+        _add_operand_edges(g, self.module, where)
+        return g
+
+    def _owner_paths(self, chosen: list[Scope]) -> dict[Instruction, str]:
+        """Instruction → the path of the innermost scope of ``chosen`` holding it (instructions
+        outside every chosen scope are left out)."""
         chosen_ids = {id(s) for s in chosen}
         memo: dict[int, Scope | None] = {}
 
@@ -315,37 +327,12 @@ class ScopeTree:
                 memo[key] = cur
             return memo[key]
 
-        g = nx.DiGraph()
-        for s in chosen:
-            g.add_node(s.path, scope=s, instructions=0)
         where: dict[Instruction, str] = {}
         for inst, s in self._of.items():
             o = owner(s)
-            if o is None:
-                continue
-            where[inst] = o.path
-            g.nodes[o.path]["instructions"] += 1
-
-        def link(src: Instruction, dst: Instruction) -> None:
-            a, b = where.get(src), where.get(dst)
-            if a is None or b is None or a == b:
-                return
-            if g.has_edge(a, b):
-                g[a][b]["count"] += 1
-                g[a][b]["bytes"] += src.shape.byte_size
-            else:
-                g.add_edge(a, b, count=1, bytes=src.shape.byte_size)
-
-        for comp in self.module.computations:
-            for inst in comp.instructions:
-                for op in inst.operands:
-                    link(op, inst)
-                for called in inst.called_computations:
-                    params = called.parameters
-                    for k, op in enumerate(inst.operands):
-                        if k < len(params):
-                            link(op, params[k])
-        return g
+            if o is not None:
+                where[inst] = o.path
+        return where
 
     def to_dict(self, depth: int | None = None) -> dict:
         """The tree as nested JSON-ready data, down to ``depth`` (all when None): for each scope
@@ -406,3 +393,27 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
 
     return build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
                  order_like=order_like, layers=layers)
+
+
+def _add_operand_edges(g: nx.DiGraph, module: HloModule, where: Mapping[Instruction, str]) -> None:
+    """Add to ``g`` an edge per operand use that crosses scopes (``count`` uses, ``bytes``
+    carried); a called computation's parameters count as uses of the caller's operands."""
+    def link(src: Instruction, dst: Instruction) -> None:
+        a, b = where.get(src), where.get(dst)
+        if a is None or b is None or a == b:
+            return
+        if g.has_edge(a, b):
+            g[a][b]["count"] += 1
+            g[a][b]["bytes"] += src.shape.byte_size
+        else:
+            g.add_edge(a, b, count=1, bytes=src.shape.byte_size)
+
+    for comp in module.computations:
+        for inst in comp.instructions:
+            for op in inst.operands:
+                link(op, inst)
+            for called in inst.called_computations:
+                params = called.parameters
+                for k, op in enumerate(inst.operands):
+                    if k < len(params):
+                        link(op, params[k])

@@ -41,61 +41,89 @@ def update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     when it is fed by no layer or by several. Operands are followed through fusions (a fused
     parameter is its fusion's operand, a fusion its fused root), so this works on optimized
     modules too, where an update may share a kernel with the gradient it reads."""
-    callers: dict[str, Instruction] = {}
-    for inst in tree.module.instructions():
-        if inst.opcode == "fusion":
-            for c in inst.called_computations:
-                callers.setdefault(c.name, inst)
-    memo: dict[Instruction, frozenset[int]] = {}
-    scopes: dict[int, Scope] = {}
-
-    def inputs(inst: Instruction) -> list[Instruction]:
-        if inst.opcode == "fusion" and inst.called_computations:
-            root = inst.called_computations[0].root
-            return [root] if root is not None else []
-        if inst.opcode == "parameter" and inst.parent is not None and inst.parent.name in callers:
-            caller = callers[inst.parent.name]
-            k = inst.parameter_number or 0
-            return [caller.operands[k]] if k < len(caller.operands) else []
-        return list(inst.operands)
-
-    def feeds(inst: Instruction, depth: int = 0) -> frozenset[int]:
-        hit = memo.get(inst)
-        if hit is not None:
-            return hit
-        memo[inst] = frozenset()  # cycle guard (a while body's parameter)
-        found: set[int] = set()
-        if depth < 400:
-            for op in inputs(inst):
-                if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
-                    for elem in op.operands:
-                        found |= _source(elem) or feeds(elem, depth + 1)
-                    continue
-                found |= _source(op) or (feeds(op, depth + 1) if _is_optimizer(op) else frozenset())
-        memo[inst] = frozenset(found)
-        return memo[inst]
-
-    def _is_optimizer(inst: Instruction) -> bool:
-        return tree.phase_of(inst) == "optimizer" or (inst.opcode == "parameter" and inst.parent is not None
-                                                       and inst.parent.name in callers)
-
-    def _source(op: Instruction) -> frozenset[int]:
-        """A layer's gradient or weight: the layer's scope; anything else: nothing."""
-        if _is_optimizer(op):
-            return frozenset()
-        s = tree.scope_of(op)
-        if s.kind == "scope" and (tree.phase_of(op) == "backward" or op.opcode == "parameter"):
-            scopes[id(s)] = s
-            return frozenset({id(s)})
-        return frozenset()
-
+    tracer = _UpdateTracer(tree)
     out: dict[Instruction, Scope | None] = {}
     for comp in tree.module.computations:
         for inst in comp.instructions:
             if tree.phase_of(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
                 continue
-            out[inst] = _common_scope([scopes[i] for i in feeds(inst)])
+            out[inst] = _common_scope(tracer.layers_feeding(inst))
     return out
+
+
+class _UpdateTracer:
+    """Follows optimizer instructions' operands back to the layers they read.
+
+    Kept as an object because the walk shares state across every instruction of the module:
+    the fusion that calls each fused computation, the memo of what feeds each instruction, and
+    the scopes found so far (by id, so the memo can hold hashable frozensets).
+    """
+
+    def __init__(self, tree: ScopeTree) -> None:
+        self.tree = tree
+        self.callers: dict[str, Instruction] = {}
+        for inst in tree.module.instructions():
+            if inst.opcode == "fusion":
+                for c in inst.called_computations:
+                    self.callers.setdefault(c.name, inst)
+        self.memo: dict[Instruction, frozenset[int]] = {}
+        self.scopes: dict[int, Scope] = {}
+
+    def layers_feeding(self, inst: Instruction) -> list[Scope]:
+        """The layer scopes whose gradients or weights reach ``inst``."""
+        return [self.scopes[i] for i in self.feeds(inst)]
+
+    def inputs(self, inst: Instruction) -> list[Instruction]:
+        """``inst``'s operands, seen through fusions: a fusion's input is its fused root, a
+        fused parameter's input is the fusion's matching operand."""
+        if inst.opcode == "fusion" and inst.called_computations:
+            root = inst.called_computations[0].root
+            return [root] if root is not None else []
+        if inst.opcode == "parameter" and inst.parent is not None and inst.parent.name in self.callers:
+            caller = self.callers[inst.parent.name]
+            k = inst.parameter_number or 0
+            return [caller.operands[k]] if k < len(caller.operands) else []
+        return list(inst.operands)
+
+    def feeds(self, inst: Instruction, depth: int = 0) -> frozenset[int]:
+        """Ids of the layer scopes feeding ``inst``, following optimizer instructions only
+        (anything else either is a layer's source or ends the walk)."""
+        hit = self.memo.get(inst)
+        if hit is not None:
+            return hit
+        self.memo[inst] = frozenset()  # cycle guard (a while body's parameter)
+        found: set[int] = set()
+        if depth < 400:
+            for op in self.inputs(inst):
+                found |= self._feeds_through(op, depth)
+        self.memo[inst] = frozenset(found)
+        return self.memo[inst]
+
+    def _feeds_through(self, op: Instruction, depth: int) -> frozenset[int]:
+        """What one operand contributes: a computation's root tuple is looked through element
+        by element; an optimizer op is followed further; a layer's op is a source."""
+        if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
+            found: set[int] = set()
+            for elem in op.operands:
+                found |= self.source(elem) or self.feeds(elem, depth + 1)
+            return frozenset(found)
+        return self.source(op) or (self.feeds(op, depth + 1) if self.is_optimizer(op) else frozenset())
+
+    def is_optimizer(self, inst: Instruction) -> bool:
+        """An optimizer-phase instruction, or a fused parameter (which stands for its fusion's
+        operand and must be followed)."""
+        return self.tree.phase_of(inst) == "optimizer" or (
+            inst.opcode == "parameter" and inst.parent is not None and inst.parent.name in self.callers)
+
+    def source(self, op: Instruction) -> frozenset[int]:
+        """A layer's gradient or weight: the layer's scope; anything else: nothing."""
+        if self.is_optimizer(op):
+            return frozenset()
+        s = self.tree.scope_of(op)
+        if s.kind == "scope" and (self.tree.phase_of(op) == "backward" or op.opcode == "parameter"):
+            self.scopes[id(s)] = s
+            return frozenset({id(s)})
+        return frozenset()
 
 
 def _common_scope(found: list[Scope]) -> Scope | None:

@@ -29,7 +29,7 @@ class Stats:
     analysis: Analysis
     notes: tuple[str, ...] = ()
     #: The :class:`hloviz.capture.Capture` analysed (its parsed modules: ``pre_module()``…).
-    capture: object = field(default=None, repr=False, compare=False)
+    capture: Capture | None = field(default=None, repr=False, compare=False)
     #: ``--by scope``: one row per scope of the model (None unless asked for).
     scopes: tuple[ScopeRow, ...] | None = None
     #: The scope trees of the pre- and post-optimization modules, when ``scopes`` was asked for.
@@ -160,9 +160,9 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
 
     ops = [t for t in (info.get("tf_ops") or {}).values() if t not in NO_WORK_TYPES]
     listed = f" ({', '.join(ops)})" if ops and len(ops) <= 8 else ""
-    return (f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops that do work{listed} "
-            f"one TensorFlow kernel each, without XLA; the kernels below are what XLA makes of it with "
-            f"jit_compile=True",)
+    return ((f"as written (no jit_compile=True) TensorFlow runs this graph's {len(ops)} ops that do work{listed} "
+             f"one TensorFlow kernel each, without XLA; the kernels below are what XLA makes of it with "
+             f"jit_compile=True"),)
 
 
 def dump(target: str | Capture | None, out_dir: str | Path, *, pre: str | Path | None = None,

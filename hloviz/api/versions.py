@@ -14,6 +14,7 @@ import html
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -254,7 +255,7 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
             raise InputError("give at least two versions to compare, e.g. --tf 2.17 --tf 2.21")
         dupes = {v for _, _, v in releases if sum(1 for _, _, w in releases if w == v) > 1}
         if dupes:
-            raise InputError(f"version {sorted(dupes)[0]} is given twice")
+            raise InputError(f"version {min(dupes)} is given twice")
     elif len(captures) < 2:
         raise InputError("give a model.py:function TARGET with at least two --tf (or --jax) versions, "
                          "or at least two capture folders",
@@ -293,7 +294,7 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
     from .diff import DiffSide
 
     sides = [DiffSide(s.module, label, s.info) for s, label in zip(sides, labels)]
-    diffs = tuple(DiffResult(diff_modules(a.module, b.module), a, b, "post") for a, b in zip(sides, sides[1:]))
+    diffs = tuple(DiffResult(diff_modules(a.module, b.module), a, b, "post") for a, b in pairwise(sides))
     against_first = tuple(DiffResult(diff_modules(sides[0].module, b.module), sides[0], b, "post") for b in sides[2:])
     function = str(loaded[0][0].info.get("function") or loaded[0][0].label)
     return VersionsResult(function, columns, diffs, against_first)

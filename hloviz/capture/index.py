@@ -95,7 +95,7 @@ def _platform_fits(tag: str, system: str, machine: str) -> bool:
         return tag.startswith(("manylinux", "linux_")) and tag.endswith("_" + arch)
     if system == "Darwin":
         mac_arch = "arm64" if arch == "aarch64" else arch
-        return tag.startswith("macosx") and (tag.endswith("_" + mac_arch) or tag.endswith("_universal2"))
+        return tag.startswith("macosx") and tag.endswith(("_" + mac_arch, "_universal2"))
     if system == "Windows":
         return tag == {"x86_64": "win_amd64", "aarch64": "win_arm64"}.get(arch, "win32")
     return False

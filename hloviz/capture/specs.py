@@ -180,7 +180,7 @@ def parse_spec(text: str, *, where: str = "--arg") -> Spec:
         for part in body.split(","):
             stripped = part.strip()
             col = offset + (len(part) - len(part.lstrip())) + 1
-            if stripped in ("?",) or stripped.startswith("<="):
+            if stripped == "?" or stripped.startswith("<="):
                 raise _error(
                     "dynamic dimensions cannot be compiled ahead of time; give a static size",
                     text, col, where,

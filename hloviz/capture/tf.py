@@ -74,7 +74,8 @@ def _signature_specs(tf: Any, fn: Any) -> ArgSpecs | None:
             raise InputError(f"the input_signature of {getattr(fn, '__name__', 'the function')} has a "
                              f"dimension of unknown size ({s}); XLA needs static shapes",
                              hint="give the shapes with --arg, e.g. --arg f32[8,128]")
-        out.append(TensorSpec(_HLO_OF_TF.get(s.dtype.name, s.dtype.name), tuple(int(d) for d in s.shape)))
+        tf_dtype: str = s.dtype.name
+        out.append(TensorSpec(_HLO_OF_TF.get(tf_dtype, tf_dtype), tuple(int(d) for d in s.shape)))
     return ArgSpecs(tuple(out), (), source="input_signature")
 
 

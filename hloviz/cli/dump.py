@@ -35,9 +35,9 @@ def dump(
     from .targets import live_target, note
 
     live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    if live is not target:
-        target, arg, device = live, None, None
-    out = api.dump(target, output, pre=pre, post=post, args=tuple(arg or ()), device=device,
+    if live is not target:  # a capture made under --tf/--jax: its arguments and device are its own
+        arg, device = None, None
+    out = api.dump(live, output, pre=pre, post=post, args=tuple(arg or ()), device=device,
                    module=module, verbose=verbose, notify=note)
     files = [n for n in ("pre.hlo", "post.hlo", "capture.json") if (out / n).is_file()]
     print(f"wrote {out}/ ({', '.join(files)})")

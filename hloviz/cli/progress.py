@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self needs Python 3.11; annotations only
 
 #: How far along a version is when a phase starts (out of 4 steps).
 _STEP = {"waiting": 0, "resolving": 0, "downloading": 1, "installing": 2, "checking": 2.5, "reused": 3,
@@ -32,7 +35,7 @@ class VersionProgress:
         self._seconds: dict[str, dict[str, float]] = {}
         self._started: dict[str, float] = {}
 
-    def __enter__(self) -> VersionProgress:
+    def __enter__(self) -> Self:
         if self.live:
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 

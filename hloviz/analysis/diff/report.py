@@ -86,11 +86,11 @@ def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
     kd = Counter(x.status for x in s.kernel_diffs)
     fa, fb = s.fusions_before, s.fusions_after
     rows = [
-        (_kernel_word(diff), f"{k.before} → {k.after} ({_signed(k.delta)}): {kd[Status.ADDED]} added, "
-                             f"{kd[Status.REMOVED]} removed, {kd[Status.CHANGED]} changed, "
-                             f"{kd[Status.UNCHANGED]} unchanged"),
-        ("fusions", f"{fa} → {fb} ({_signed(fb - fa)}): {len(s.fusions_added)} added, {len(s.fusions_removed)} "
-                    f"removed, {len(s.fusions_changed)} changed, {s.fusions_unchanged} unchanged"),
+        (_kernel_word(diff), (f"{k.before} → {k.after} ({_signed(k.delta)}): {kd[Status.ADDED]} added, "
+                              f"{kd[Status.REMOVED]} removed, {kd[Status.CHANGED]} changed, "
+                              f"{kd[Status.UNCHANGED]} unchanged")),
+        ("fusions", (f"{fa} → {fb} ({_signed(fb - fa)}): {len(s.fusions_added)} added, {len(s.fusions_removed)} "
+                     f"removed, {len(s.fusions_changed)} changed, {s.fusions_unchanged} unchanged")),
         ("instructions", f"{s.unchanged} unchanged, {s.changed} changed, {s.added} added, {s.removed} removed"),
     ]
     if s.opcode_deltas:
@@ -100,11 +100,11 @@ def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
         rows.append(("opcodes", ", ".join(shown)))
     else:
         rows.append(("opcodes", "same counts"))
-    rows.append(("fusion moves", f"{_plural(len(s.moved_into_fusions), 'instruction')} moved into fusions, "
-                                 f"{len(s.moved_out_of_fusions)} out of fusions, "
-                                 f"{len(s.moved_between_fusions)} between fusions"))
-    rows.append(("constants", f"{len(s.constants_appeared)} appeared, {len(s.constants_vanished)} vanished, "
-                              f"{len(s.constants_changed)} changed value"))
+    rows.append(("fusion moves", (f"{_plural(len(s.moved_into_fusions), 'instruction')} moved into fusions, "
+                                  f"{len(s.moved_out_of_fusions)} out of fusions, "
+                                  f"{len(s.moved_between_fusions)} between fusions")))
+    rows.append(("constants", (f"{len(s.constants_appeared)} appeared, {len(s.constants_vanished)} vanished, "
+                               f"{len(s.constants_changed)} changed value")))
     return rows
 
 
@@ -285,6 +285,7 @@ def _fusion_names(diffs: Iterable[InstructionDiff], added: bool) -> list[dict[st
     out = []
     for d in diffs:
         fusion, other = (d.after, d.before) if added else (d.before, d.after)
+        assert fusion is not None, "an added (removed) fusion has an after (before) side"
         entry: dict[str, Any] = {"before": None, "after": fusion.name} if added else \
             {"before": fusion.name, "after": None}
         if other is not None:

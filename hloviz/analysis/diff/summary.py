@@ -50,7 +50,7 @@ def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
     for d in diffs:
         in_a = d.before is not None and d.before in ka
         in_b = d.after is not None and d.after in kb
-        if in_a and in_b and not same_kind(d.before, d.after):
+        if in_a and in_b and d.before is not None and d.after is not None and not same_kind(d.before, d.after):
             out.append(KernelDiff(Status.ADDED, None, d.after, (), f"replaces {_named(d.before)}"))
             out.append(KernelDiff(Status.REMOVED, d.before, None, (), f"replaced by {_named(d.after)}"))
         elif in_a and in_b:
