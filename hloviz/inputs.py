@@ -18,8 +18,9 @@ import lzma
 import os
 import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 from .errors import InputError
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["die_with_parent"]
 

@@ -69,7 +69,7 @@ def layer_section() -> str:
 
 
 def layer_command() -> list[str]:
-    for block in re.findall(r"```sh\n(.*?)```", layer_section(), re.S):
+    for block in re.findall(r"```sh\n(.*?)```", layer_section(), re.DOTALL):
         for line in block.splitlines():
             if line.startswith("hloviz render "):
                 return shlex.split(line)

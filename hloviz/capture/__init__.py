@@ -28,7 +28,8 @@ import platform as _platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
 from hloviz.capture.info import CaptureInfo, SourceLocation
 from hloviz.errors import InputError
@@ -76,7 +77,7 @@ class Capture:
         return f"the capture info of {self.label}"
 
     @classmethod
-    def from_module(cls, module: "HloModule", label: str | None = None) -> "Capture":
+    def from_module(cls, module: HloModule, label: str | None = None) -> Capture:
         """A capture around an already parsed module (no text): its stage is ``post`` when the
         module is scheduled (XLA's pipeline ran), else ``pre``."""
         cap = cls(None, None, {"source": "module"}, label or module.name)
@@ -88,7 +89,7 @@ class Capture:
         """:attr:`info` as a typed, checked :class:`CaptureInfo`."""
         return self._typed_info
 
-    def module(self, stage: str) -> "HloModule | None":
+    def module(self, stage: str) -> HloModule | None:
         """The ``"pre"`` or ``"post"`` module, parsed on first use (None when this capture lacks it)."""
         if stage == "pre":
             return self.pre_module()
@@ -101,7 +102,7 @@ class Capture:
         text = self.pre_text if stage == "pre" else self.post_text
         return text is not None or self._modules.get(stage) is not None
 
-    def _module(self, stage: str, text: str | None, filename: str | None) -> "HloModule | None":
+    def _module(self, stage: str, text: str | None, filename: str | None) -> HloModule | None:
         if text is None:
             return self._modules.get(stage)  # a capture made around a module (from_module)
         if stage not in self._modules:
@@ -110,11 +111,11 @@ class Capture:
             self._modules[stage] = parse(text, filename=filename or f"<{self.label} {stage}>")
         return self._modules[stage]
 
-    def pre_module(self) -> "HloModule | None":
+    def pre_module(self) -> HloModule | None:
         """The pre-optimization module, parsed on first use (None when this capture lacks it)."""
         return self._module("pre", self.pre_text, self.pre_filename)
 
-    def post_module(self) -> "HloModule | None":
+    def post_module(self) -> HloModule | None:
         """The post-optimization module, parsed on first use (None when this capture lacks it)."""
         return self._module("post", self.post_text, self.post_filename)
 

@@ -27,8 +27,8 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from hloviz import errors
 from hloviz.errors import CaptureError, HlovizError

@@ -13,7 +13,8 @@ capture has the same ``source_map`` (op_name → innermost user frame) as a Tens
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.capture.live import resolve_specs
@@ -100,7 +101,7 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         post = lowered.compile().as_text()
     except (KeyboardInterrupt, SystemExit):
         raise
-    except Exception as exc:  # noqa: BLE001 - XLA errors come in several types
+    except Exception as exc:
         raise CaptureError(f"XLA could not compile {name}:\n{str(exc).strip()}") from exc
 
     user_files = (target.file,) if target.file else ()

@@ -19,10 +19,11 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any
 
 from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.errors import CaptureError, DependencyError, InputError, Terminated
@@ -88,7 +89,7 @@ def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
         raise
     except (KeyboardInterrupt, Terminated):
         raise
-    except BaseException as exc:  # noqa: BLE001 - a model may raise its own BaseException subclass
+    except BaseException as exc:
         frame = _user_frame_of(exc, always)
         where = f"\n{frame.format()}" if frame else ""
         raise CaptureError(f"{what} failed: {type(exc).__name__}: {exc}{where}") from exc

@@ -39,7 +39,7 @@ _state = {"debug": False}
 @app.callback()
 def _global(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
-    max_input: Optional[str] = typer.Option(
+    max_input: str | None = typer.Option(
         None, "--max-input", metavar="SIZE", show_default=False,
         help="Most bytes of content hloviz reads from one input file, after decompression (default 256MiB, "
              "or HLOVIZ_MAX_INPUT): a guard against decompression bombs. E.g. --max-input 4GiB."),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,8 +16,8 @@ from .. import api
 from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, note, print_json
 from .render import check_timeout
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, note, print_json
 
 FORMATS = ("text", "markdown", "json")
 
@@ -33,7 +33,7 @@ _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items()
 )
 def diff(
     before: Annotated[str, typer.Argument(help=f"The old side: {_SIDE_HELP}.", show_default=False)],
-    after: Annotated[Optional[str], typer.Argument(
+    after: Annotated[str | None, typer.Argument(
         help="The new side, the same kinds as BEFORE (default with two --tf/--jax versions: BEFORE again).",
         show_default=False)] = None,
     stage: Annotated[str, typer.Option(
@@ -41,10 +41,10 @@ def diff(
                         "compared as it is.")] = "post",
     fmt: Annotated[str, typer.Option(
         "--format", "-f", help="text (a terminal summary, then details), markdown (a PR comment) or json.")] = "text",
-    fail_on: Annotated[Optional[list[str]], typer.Option(
+    fail_on: Annotated[list[str] | None, typer.Option(
         "--fail-on", help=f"Exit with 1 when this happens; repeatable. {_CHECKS_HELP}.",
         show_default=False)] = None,
-    output: Annotated[Optional[Path], typer.Option(
+    output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Also write a picture of both sides: .svg, .png, .html, .dot or .json (by suffix).",
         show_default=False)] = None,
     limit: Annotated[int, typer.Option(
@@ -57,10 +57,10 @@ def diff(
     arg: ArgOpt = None,
     device: DeviceOpt = None,
     module: ModuleOpt = None,
-    tf: Annotated[Optional[list[str]], typer.Option(
+    tf: Annotated[list[str] | None, typer.Option(
         "--tf", help="Capture model.py:function sides under this TensorFlow release (a managed environment); "
                      "twice: the first for BEFORE, the second for AFTER.", show_default=False)] = None,
-    jax: Annotated[Optional[list[str]], typer.Option(
+    jax: Annotated[list[str] | None, typer.Option(
         "--jax", help="The same for JAX releases.", show_default=False)] = None,
 ) -> None:
     """Compare two compilations of the same function, e.g. under two TensorFlow versions.

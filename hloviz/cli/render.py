@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,15 +14,15 @@ from ..errors import visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, note
 
-ComputationOpt = Annotated[Optional[str], typer.Option(
+ComputationOpt = Annotated[str | None, typer.Option(
     "--computation", help="Draw this computation (and what it calls) instead of the entry.", show_default=False)]
-FocusOpt = Annotated[Optional[str], typer.Option(
+FocusOpt = Annotated[str | None, typer.Option(
     "--focus", help="Draw only the neighbourhood (see --radius) of this instruction, op name, scope or Keras layer "
                     "name, or a unique substring of one. With --stage both, both sides.", show_default=False)]
-ScopeOpt = Annotated[Optional[str], typer.Option(
+ScopeOpt = Annotated[str | None, typer.Option(
     "--scope", help="Draw one scope open (a layer or block: its path, e.g. model/block_5, or its Keras name) and "
                     "the kernels holding its ops.", show_default=False)]
-DepthOpt = Annotated[Optional[int], typer.Option(
+DepthOpt = Annotated[int | None, typer.Option(
     "--depth", help="Open no scope deeper than this (1: the model's top-level scopes; 2: their layers …).",
     show_default=False)]
 ColorByOpt = Annotated[str, typer.Option(
@@ -69,7 +69,7 @@ class Progress:
         self.target = target or "the HLO files"
         self._status = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if self.console.is_terminal:
             self._status = self.console.status(self.text("reading"))
             self._status.__enter__()
@@ -98,7 +98,7 @@ def render(
     output: Annotated[Path, typer.Option("--output", "-o", help="The picture to write: .svg, .png, .dot, .html "
                                          "or .json (the suffix decides).", show_default=False)],
     target: TargetArg = None,
-    stage: Annotated[Optional[str], typer.Option(
+    stage: Annotated[str | None, typer.Option(
         "--stage", help="pre, post or both (side by side, kernels numbered). Default: post when there is one.",
         show_default=False)] = None,
     computation: ComputationOpt = None,
@@ -127,7 +127,6 @@ def render(
     module are carried onto the ops they came from.
     """
     from .. import api
-
     from .targets import live_target
 
     live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)

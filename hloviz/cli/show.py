@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from ..errors import visible
 from . import app
 from .render import (
-    BudgetOpt, ColorByOpt, ComputationOpt, DepthOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, ScopeOpt, TimeoutOpt,
+    BudgetOpt,
+    ColorByOpt,
+    ComputationOpt,
+    DepthOpt,
+    ExpandOpt,
+    FocusOpt,
+    Progress,
+    RadiusOpt,
+    ScopeOpt,
+    TimeoutOpt,
 )
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt
 
@@ -19,7 +28,7 @@ from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, Targ
 @app.command()
 def show(
     target: TargetArg = None,
-    output: Annotated[Optional[Path], typer.Option(
+    output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Folder for report.html, pre.svg, post.svg and side-by-side.svg "
                                "[default: hloviz-out/<function>/].", show_default=False)] = None,
     open_report: Annotated[bool, typer.Option("--open", help="Open the report in a web browser.")] = False,
@@ -48,7 +57,6 @@ def show(
     folded constants), pre.svg, post.svg and side-by-side.svg.
     """
     from .. import api
-
     from .targets import live_target
 
     live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)

@@ -11,35 +11,35 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-TargetArg = Annotated[Optional[str], typer.Argument(
+TargetArg = Annotated[str | None, typer.Argument(
     help="model.py:function, package.module:function, a capture folder (hloviz dump), an XLA dump "
          "folder (--xla_dump_to), or one HLO file. A model.py target is imported, which runs its code "
          "as Python runs any module (as pytest runs test files): only point hloviz at code you trust.",
     show_default=False)]
-ArgOpt = Annotated[Optional[list[str]], typer.Option(
+ArgOpt = Annotated[list[str] | None, typer.Option(
     "--arg", "-a", help="An argument spec, once per argument: HLO shape syntax (f32[100000000], "
     "s32[8,128], pred[]) or a Python literal (3, True, 'relu'); NAME=SPEC for a keyword. Default: the "
     "function's input_signature, else HLOVIZ_ARGS in its file.", show_default=False)]
-DeviceOpt = Annotated[Optional[str], typer.Option(
+DeviceOpt = Annotated[str | None, typer.Option(
     "--device", help="Compile for this device, e.g. CPU:0 or GPU:0 (default: the framework's choice).",
     show_default=False)]
-PreOpt = Annotated[Optional[Path], typer.Option(
+PreOpt = Annotated[Path | None, typer.Option(
     "--pre", help="Pre-optimization HLO text file (instead of a TARGET).", show_default=False)]
-PostOpt = Annotated[Optional[Path], typer.Option(
+PostOpt = Annotated[Path | None, typer.Option(
     "--post", help="Post-optimization HLO text file (instead of a TARGET).", show_default=False)]
-ModuleOpt = Annotated[Optional[str], typer.Option(
+ModuleOpt = Annotated[str | None, typer.Option(
     "--module", help="For an XLA dump folder: the module to use, by name, number or pattern.",
     show_default=False)]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", "-v", help="Let TensorFlow/JAX print their own logs.")]
-TfOpt = Annotated[Optional[str], typer.Option(
+TfOpt = Annotated[str | None, typer.Option(
     "--tf", help="Capture under this TensorFlow release (2.17, or exactly 2.17.1) instead of the one installed "
                  "here, in an environment hloviz builds once and keeps (hloviz envs list).", show_default=False)]
-JaxOpt = Annotated[Optional[str], typer.Option(
+JaxOpt = Annotated[str | None, typer.Option(
     "--jax", help="Capture under this JAX release (e.g. 0.4.30) in an environment hloviz manages.",
     show_default=False)]
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
 
 __all__ = ["Cut", "Step", "Tree", "TreeNode", "build_tree", "fit"]
 
@@ -55,8 +55,8 @@ class TreeNode:
     name: str
     path: str = ""
     label: str = ""
-    parent: "TreeNode | None" = None
-    children: list["TreeNode"] = field(default_factory=list)
+    parent: TreeNode | None = None
+    children: list[TreeNode] = field(default_factory=list)
     size: int = 0
     order: int = 0
     last: int = 0
@@ -66,7 +66,7 @@ class TreeNode:
     def is_leaf(self) -> bool:
         return self.kind == "leaf"
 
-    def ancestors(self) -> Iterator["TreeNode"]:
+    def ancestors(self) -> Iterator[TreeNode]:
         """Parent, grandparent, … up to the root."""
         node = self.parent
         while node is not None:
@@ -109,7 +109,7 @@ class Tree:
             stack.extend(reversed(n.children))
         return out
 
-    def subtree_root(self, node: TreeNode) -> "Tree":
+    def subtree_root(self, node: TreeNode) -> Tree:
         """The tree below ``node`` (shares nodes; ``node`` acts as the root)."""
         sub = Tree.__new__(Tree)
         sub.root = node
@@ -303,14 +303,14 @@ class Cut:
             node = node.parent
         return node if node is not None else self.tree.root
 
-    def expand(self, key: str) -> "Cut":
+    def expand(self, key: str) -> Cut:
         """The cut with node ``key`` replaced by its children (a leaf stays)."""
         node = self.tree.nodes[key]
         if node.is_leaf or key not in self.keys:
             return self
         return Cut(self.tree, (self.keys - {key}) | {c.key for c in node.children})
 
-    def collapse(self, key: str) -> "Cut":
+    def collapse(self, key: str) -> Cut:
         """The cut with everything below node ``key`` drawn as that one node."""
         node = self.tree.nodes[key]
         below = {n.key for n in self.tree.subtree_root(node).nodes.values()}

@@ -15,8 +15,8 @@ import os
 import signal
 import tempfile
 import threading
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 from ..errors import InputError, RenderError
 

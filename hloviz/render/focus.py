@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections import deque
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import InputError
 from ..ir import Instruction

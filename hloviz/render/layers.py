@@ -15,8 +15,9 @@ into its caller; open scopes are recorded as clusters for :mod:`~hloviz.render.a
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from ..ir import Instruction
 from ..opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
@@ -52,25 +53,25 @@ class ScopeCluster:
     places: list[str] = field(default_factory=list)
 
 
-def _named(s: "Scope | None") -> "Scope | None":
+def _named(s: Scope | None) -> Scope | None:
     """``s`` if it is a scope from op names (not the root, not a computation's unnamed ops)."""
     return s if s is not None and s.kind == "scope" else None
 
 
-def unit_routes(g: ViewGraph, scopes: "ScopeTree",
-                updates: "Mapping[Instruction, Scope | None] | None" = None) -> list[tuple[list[Step], str]]:
+def unit_routes(g: ViewGraph, scopes: ScopeTree,
+                updates: Mapping[Instruction, Scope | None] | None = None) -> list[tuple[list[Step], str]]:
     """``(route, "u<index>")`` for every live unit of ``g``, in drawing order.
 
     ``updates`` (:func:`hloviz.analysis.updates.update_targets`) says which layer each optimizer
     instruction updates: those go into an ``(optimizer)`` scope inside that layer, so a training
     step's layer holds its forward, backward and optimizer work.
     """
-    own: dict[int, "Scope | None"] = {}
-    updating: dict[int, "Scope"] = {}
+    own: dict[int, Scope | None] = {}
+    updating: dict[int, Scope] = {}
     of = scopes._of
     updates = updates or {}
 
-    def scope_of(inst: Instruction) -> "Scope | None":
+    def scope_of(inst: Instruction) -> Scope | None:
         key = id(inst)
         if key not in own:
             own[key] = _fusion_scope(inst, of) if inst.opcode == "fusion" else _named(of.get(inst))
@@ -102,12 +103,12 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree",
         # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
         for inst in comp.instructions:
             if own[id(inst)] is None and inst is not comp.root and (
-                    inst.metadata.op_name == "XLA_Retvals" or inst.opcode in _PLUMBING and not inst.metadata.op_name):
+                    inst.metadata.op_name == "XLA_Retvals" or (inst.opcode in _PLUMBING and not inst.metadata.op_name)):
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
 
     step_cache: dict[int, list[Step]] = {}
 
-    def scope_steps(s: "Scope | None") -> list[Step]:
+    def scope_steps(s: Scope | None) -> list[Step]:
         if s is None:
             return []
         r = step_cache.get(id(s))
@@ -161,14 +162,14 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree",
     return out
 
 
-def _update_target(inst: Instruction, updates: "Mapping[Instruction, Scope | None]",
-                   scopes: "ScopeTree") -> "Scope | None":
+def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None],
+                   scopes: ScopeTree) -> Scope | None:
     """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates."""
     if inst.opcode != "fusion":
         return updates.get(inst)
     from ..ir import called_closure
 
-    found: dict[int, "Scope"] = {}
+    found: dict[int, Scope] = {}
     work = optimizer = 0
     for comp in called_closure(inst.called_computations, follow=lambda i: i.opcode == "fusion"):
         for i in comp.instructions:
@@ -185,7 +186,7 @@ def _update_target(inst: Instruction, updates: "Mapping[Instruction, Scope | Non
     return next(iter(found.values()))
 
 
-def _common(a: "Scope | None", b: "Scope | None") -> "Scope | None":
+def _common(a: Scope | None, b: Scope | None) -> Scope | None:
     """The innermost named scope holding both (None when they share none)."""
     if a is None or b is None:
         return None
@@ -199,12 +200,12 @@ def _common(a: "Scope | None", b: "Scope | None") -> "Scope | None":
     return None
 
 
-def _fusion_scope(fusion: Instruction, of: dict) -> "Scope | None":
+def _fusion_scope(fusion: Instruction, of: dict) -> Scope | None:
     """The scope of a fusion: where its heaviest work comes from (by op weight, then count)."""
     from ..ir import called_closure
 
     votes: Counter = Counter()
-    scope_by_id: dict[int, "Scope"] = {}
+    scope_by_id: dict[int, Scope] = {}
     for comp in called_closure(fusion.called_computations, follow=lambda i: i.opcode == "fusion"):
         for inst in comp.instructions:
             if inst.opcode in _QUIET or inst.opcode == "fusion":
@@ -219,7 +220,7 @@ def _fusion_scope(fusion: Instruction, of: dict) -> "Scope | None":
     return _named(of.get(fusion))
 
 
-def scope_tree(g: ViewGraph, scopes: "ScopeTree | None" = None) -> Tree:
+def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None) -> Tree:
     """The tree of ``g``'s live units (leaves ``u<index>``), scopes as ``scopes`` (default: built
     from ``g.module``) files its instructions; a training step's optimizer updates go to the
     layers they update."""

@@ -12,14 +12,13 @@
 from __future__ import annotations
 
 import re
-
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..ir import Computation, HloModule, Instruction
 from .scene import Row
-
 
 
 class Drawn(IntEnum):
@@ -48,7 +47,7 @@ class Place:
 
     key: str
     computation: Computation
-    parent: "Place | None"
+    parent: Place | None
     owner: Instruction | None
     role: str  # "" top level, "fusion", "body", "condition", "branch 0", "calls" …
     order: int = 0

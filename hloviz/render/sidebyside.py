@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["COLOR_BY", "Heat", "SideBySide", "heat", "kernel_numbers", "post_marks", "pre_marks", "side_by_side"]
 
 
-def kernel_numbers(analysis: "Analysis") -> dict[str, int]:
+def kernel_numbers(analysis: Analysis) -> dict[str, int]:
     """Kernel instruction name → its number (1-based, execution order)."""
     report = analysis.kernels
     return {k.name: n for n, k in enumerate(report.kernels, 1)} if report is not None else {}
@@ -68,7 +68,7 @@ def _amount(n: int, by: str) -> str:
     return f"{n} {unit}"
 
 
-def heat(analysis: "Analysis", by: str) -> Heat | None:
+def heat(analysis: Analysis, by: str) -> Heat | None:
     """The heat overlay ``by`` asks for (None for ``kernel``: the kernel palette)."""
     if by not in COLOR_BY:
         from ..errors import InputError
@@ -95,7 +95,7 @@ def _fold_note(constant: str, value: str) -> str:
     return f"folded → {constant} = {shorten(value, 28)}"
 
 
-def post_marks(analysis: "Analysis", post: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
+def post_marks(analysis: Analysis, post: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
     """Kernel colours (or heat, ``color_by`` ``flops``/``bytes``) and numbers on the optimized
     module; folded constants highlighted."""
     hot = heat(analysis, color_by)
@@ -118,7 +118,7 @@ def post_marks(analysis: "Analysis", post: HloModule, color_by: str = "kernel") 
     return marks
 
 
-def pre_marks(analysis: "Analysis", pre: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
+def pre_marks(analysis: Analysis, pre: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
     """Each pre-optimization instruction marked by what became of its op (kernels coloured as
     :func:`post_marks` colours them)."""
     hot = heat(analysis, color_by)
@@ -181,7 +181,7 @@ class SideBySide:
         return [f"before: {n}" for n in self.pre.notes] + [f"after: {n}" for n in self.post.notes]
 
 
-def side_by_side(pre: HloModule, post: HloModule, analysis: "Analysis", *, options: ViewOptions = ViewOptions(),
+def side_by_side(pre: HloModule, post: HloModule, analysis: Analysis, *, options: ViewOptions = ViewOptions(),
                  title: str = "", notes: tuple[str, ...] = (), color_by: str = "kernel",
                  info: dict | None = None) -> SideBySide:
     """Draw ``pre`` and ``post`` as two columns with kernel numbers and folds (each column gets
@@ -225,7 +225,7 @@ def _focused(module: HloModule, options: ViewOptions) -> list[str] | None:
         return None
 
 
-def _focus_both(pre: HloModule, post: HloModule, analysis: "Analysis",
+def _focus_both(pre: HloModule, post: HloModule, analysis: Analysis,
                 options: ViewOptions) -> tuple[ViewOptions, ViewOptions]:
     """``--focus`` on both columns: each column draws what the name means there, and a name
     only one side knows (an instruction name) is carried across — the kernels of the focused
@@ -246,7 +246,7 @@ def _focus_both(pre: HloModule, post: HloModule, analysis: "Analysis",
             replace(post_opts, focus_names=tuple(post_names or ())))
 
 
-def _kernels_of_ops(pre: HloModule, post: HloModule, analysis: "Analysis", names: list[str]) -> list[str]:
+def _kernels_of_ops(pre: HloModule, post: HloModule, analysis: Analysis, names: list[str]) -> list[str]:
     mapping = analysis.mapping
     wanted = set(names)
     ops = {i.metadata.op_name for i in pre.instructions() if i.name in wanted and i.metadata.op_name}
@@ -258,7 +258,7 @@ def _kernels_of_ops(pre: HloModule, post: HloModule, analysis: "Analysis", names
     return out
 
 
-def _ops_of_kernels(pre: HloModule, post: HloModule, analysis: "Analysis", names: list[str]) -> list[str]:
+def _ops_of_kernels(pre: HloModule, post: HloModule, analysis: Analysis, names: list[str]) -> list[str]:
     report = analysis.kernels
     wanted = set(names)
     ops: set[str] = set()
