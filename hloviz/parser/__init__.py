@@ -16,6 +16,7 @@ from pathlib import Path
 from ..errors import HloParseError, InputError
 from ..ir import HloModule
 from .module import ModuleParser
+from .reflow import reflow
 from .shapes import parse_shape
 
 __all__ = ["decode", "parse", "parse_bytes", "parse_file", "parse_shape", "read_text"]
@@ -36,13 +37,45 @@ def parse(text: str, filename: str | None = None) -> HloModule:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return ModuleParser(text, filename).parse()
+        try:
+            return ModuleParser(text, filename).parse()
+        except HloParseError as err:
+            module = _parse_reflowed(text, filename)
+            if module is None:
+                raise err from None
+            return module
     except RecursionError:
         raise HloParseError("nesting is too deep to parse", filename=filename or "<string>", line=1, column=1,
                             source_line=text.split("\n", 1)[0]) from None
     finally:
         if collecting:
             gc.enable()
+
+
+def _parse_reflowed(text: str, filename: str | None) -> HloModule | None:
+    """The module read from ``text`` rewritten one statement per line, or None if that fails too.
+
+    XLA's lexer allows a line break (or none) between any two tokens; the line-oriented parser
+    reads the usual layouts fast, and this second reading covers the rest (two instructions on a
+    line, a computation on one line, a statement broken after every token). Lines are mapped
+    back, so instructions keep the line they start on in ``text``.
+    """
+    flowed, line_of = reflow(text)
+    if flowed == text:
+        return None
+    try:
+        module = ModuleParser(flowed, filename).parse()
+    except HloParseError:
+        return None
+
+    def original(line: int) -> int:
+        return line_of[line - 1] if 0 < line <= len(line_of) else line
+
+    for computation in module.computations:
+        computation.line = original(computation.line)
+        for inst in computation.instructions:
+            inst.line = original(inst.line)
+    return module
 
 
 def decode(data: bytes, filename: str) -> str:

@@ -18,6 +18,8 @@ from .scan import ScanError, find_close, net_depth, split_top_level
 from .shapes import ARRAY_SHAPE, infer_shape
 
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
+# What a statement broken after its first words looks like: "ROOT", "name", "ROOT %name".
+_HEAD_PREFIX = re.compile(r"\s*(?:ROOT\b\s*)?(?:%?[A-Za-z_][\w.\-]*\s*)?\Z")
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9_\-]*)\s*\(")
 # A line that starts a new instruction (not the continuation of an attribute list).
 _NEW_STATEMENT = re.compile(r"\s*(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=\s*(\(|[a-z][a-z0-9]*\[|[a-z][\w\-]*\s*\()")
@@ -84,7 +86,12 @@ def _infer_shapes(pending: list[Instruction]) -> None:
 
 
 class _Incomplete(Exception):
-    """The statement continues on the next line."""
+    """The statement may continue on the next line (XLA's lexer lets a line break fall between any
+    two tokens). ``error`` is what to report when no following line completes it."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        super().__init__()
+        self.error = error
 
 
 class InstructionParser:
@@ -185,8 +192,11 @@ class InstructionParser:
         m = _HEAD.match(text)
         if not m:
             s = text.lstrip()
-            raise self.error_at("expected an instruction 'name = shape opcode(operands)'", first_line, text,
+            err = self.error_at("expected an instruction 'name = shape opcode(operands)'", first_line, text,
                                 len(text) - len(s))
+            if _HEAD_PREFIX.match(text):  # "ROOT", "name" or "ROOT name" with the rest on later lines
+                raise _Incomplete(err)
+            raise err
         name = m.group(2)
         if name in computation._by_name:
             raise self.error_at(f"instruction '{name}' is defined twice in computation '{computation.name}'",
@@ -237,9 +247,11 @@ class InstructionParser:
                 self._wrap_async(computation, inst)
             return inst
         except ScanError as err:
-            if "never closed" in str(err) and net_depth(text) > 0:
-                raise _Incomplete() from None
-            raise self.error_at(str(err), first_line, text, err.offset) from None
+            error = self.error_at(str(err), first_line, text, err.offset)
+            if end is None and (("never closed" in str(err) and net_depth(text) > 0)
+                                or text[err.offset :].isspace() or err.offset >= len(text)):
+                raise _Incomplete(error) from None  # the text ran out: the statement goes on below
+            raise error from None
 
     def _no_opcode(self, text: str, pos: int, end: int | None) -> None:
         while pos < len(text) and text[pos] in " \t\n":

@@ -54,6 +54,24 @@ def blank_line(line: str) -> str:
     return line
 
 
+_FILE_SUFFIXES = (".gz", ".xz", ".bz2", ".txt", ".hlo", ".pb", ".pbtxt")
+
+
+def _headerless_name(filename: str, entry: str) -> str:
+    """A module without an ``HloModule`` line is named after its file (``fusion.hlo`` → ``fusion``),
+    or after its entry computation when it has no file."""
+    if filename.startswith("<"):
+        return entry
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    while True:
+        for suffix in _FILE_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                break
+        else:
+            return name or entry
+
+
 class ModuleParser(InstructionParser):
     """One parse of one text. Use :func:`hloviz.parse`; this class is the machinery."""
 
@@ -109,24 +127,11 @@ class ModuleParser(InstructionParser):
         if i >= n:
             raise self.error("empty text: expected 'HloModule name'", max(0, n - 1), 0)
         m = _MODULE.match(lines[i])
-        if not m:
-            stripped = lines[i].lstrip()
-            raise self.error("expected 'HloModule name' at the start of the module", i, len(lines[i]) - len(stripped))
-        module = self.module = HloModule(m.group(1), filename=self.filename)
-        header_start = i
-        header = lines[i]
-        # The header's attributes may continue over several lines (long layouts, tables).
-        depth = net_depth(header)
-        while (depth > 0 or header.rstrip().endswith(",")) and i + 1 < n:
-            i += 1
-            lines[i] = blank_line(lines[i])
-            depth += net_depth(lines[i])
-            header += "\n" + lines[i]
-        try:
-            module.attributes = split_attributes(header, m.end())
-        except ScanError as err:
-            raise self.error_at(str(err), header_start, header, err.offset) from None
-        i += 1
+        # XLA's emitter and FileCheck tests (and most snippets in bug reports) start directly with
+        # computations; XLA reads them, and so do we, naming the module once its entry is known.
+        module = self.module = HloModule(m.group(1) if m else "", filename=self.filename)
+        if m:
+            i = self._header(m, i)
         entry_seen: int | None = None
         while i < n:
             line = lines[i]
@@ -141,6 +146,8 @@ class ModuleParser(InstructionParser):
             if sm:
                 i = self._section(sm.group(1), i + 1)
                 continue
+            if not m and not module.computations:
+                self._first_computation_header(i)
             computation, i = self._computation(i)
             if computation.is_entry:
                 if entry_seen is not None:
@@ -154,8 +161,39 @@ class ModuleParser(InstructionParser):
             # XLA takes the last computation as the entry when none is marked.
             module.entry = module.computations[-1]
             module.entry.is_entry = True
+        if not m:
+            module.name = _headerless_name(self.filename, module.entry.name)
         self._resolve_calls()
         return module
+
+    def _first_computation_header(self, i: int) -> None:
+        """Without an ``HloModule`` line the text must start with a computation; say both."""
+        line = self.lines[i]
+        m = _COMPUTATION.match(line)
+        rest = line[m.end():] if m else ""
+        if m and not line.lstrip().startswith("}") and (not rest.strip() or rest.lstrip()[0] in "({"):
+            return
+        raise self.error("expected 'HloModule name' or a computation '[ENTRY] name {' at the start of the "
+                         "module", i, len(line) - len(line.lstrip()))
+
+    def _header(self, m: re.Match, i: int) -> int:
+        """Read the ``HloModule name, attributes`` header that starts at line ``i``; return the next line."""
+        lines = self.lines
+        n = len(lines)
+        header_start = i
+        header = lines[i]
+        # The header's attributes may continue over several lines (long layouts, tables).
+        depth = net_depth(header)
+        while (depth > 0 or header.rstrip().endswith(",")) and i + 1 < n:
+            i += 1
+            lines[i] = blank_line(lines[i])
+            depth += net_depth(lines[i])
+            header += "\n" + lines[i]
+        try:
+            self.module.attributes = split_attributes(header, m.end())
+        except ScanError as err:
+            raise self.error_at(str(err), header_start, header, err.offset) from None
+        return i + 1
 
     @staticmethod
     def _skippable(line: str) -> bool:
@@ -244,18 +282,22 @@ class ModuleParser(InstructionParser):
                 try:
                     inst, is_root = self.instruction(computation, text, first)
                     break
-                except _Incomplete:
-                    # Join following lines until the brackets balance and no comma dangles.
+                except _Incomplete as incomplete:
+                    # Join the next line, and more until the brackets balance and no comma dangles.
                     depth = net_depth(text)
-                    while depth > 0 or text.rstrip().endswith(","):
+                    joined = False
+                    while not joined or depth > 0 or text.rstrip().endswith(","):
                         if i >= len(lines) or i - first > _MAX_JOINED_LINES or _NEW_STATEMENT.match(lines[i]) \
                                 or (lines[i].strip() == "}" and depth <= 0):
+                            if incomplete.error is not None:
+                                raise incomplete.error from None
                             raise self.error("this instruction is never completed: a bracket is not closed",
                                              first, len(lines[first].rstrip())) from None
                         line = lines[i] = blank_line(lines[i])
                         depth += net_depth(line)
                         text += "\n" + line
                         i += 1
+                        joined = joined or bool(line.strip())
                     if depth < 0:
                         raise self.error("this instruction is never completed: a bracket is not closed",
                                          first, len(lines[first].rstrip())) from None
