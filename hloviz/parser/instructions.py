@@ -351,6 +351,12 @@ class InstructionParser:
         op = Instruction(f"{start.name}.op", wrapped_opcode, result, line=start.line)
         op.operands = list(wrapped.instructions)
         op.attributes = dict(start.attributes)
+        # The computations the sugar names (fusion-start's calls=, ...) are the wrapped op's.
+        pending = self.pending_calls
+        k = len(pending)
+        while k and pending[k - 1][0] is start:
+            k -= 1
+            pending[k] = (op, *pending[k][1:])
         wrapped.add(op)
         wrapped.root = op
         self.module.add(wrapped)
