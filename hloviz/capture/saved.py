@@ -34,7 +34,12 @@ def is_capture_folder(folder: Path) -> bool:
 
 
 def read_text(path: Path) -> str:
-    """Read an HLO text file (``.gz``/``.xz`` too); a missing file is an InputError."""
+    """Read an HLO text file (``.gz``/``.xz`` too), or a binary proto (``.pb``, ``.hlo.pb``) as
+    text; a missing file is an InputError."""
+    from hloviz.parser.proto import is_proto_path, read_proto_text
+
+    if is_proto_path(path):
+        return read_proto_text(path)
     if not path.exists():
         raise InputError(f"file not found: {path}")
     if path.is_dir():

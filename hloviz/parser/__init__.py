@@ -16,6 +16,7 @@ from pathlib import Path
 from ..errors import HloParseError, InputError
 from ..ir import HloModule
 from .module import ModuleParser
+from .proto import is_proto_path, read_proto_text
 from .reflow import reflow
 from .shapes import parse_shape
 
@@ -100,10 +101,15 @@ def parse_bytes(data: bytes, filename: str | None = None) -> HloModule:
 def read_text(path: str | Path) -> str:
     """Read an HLO file as text; ``.gz``, ``.xz`` and ``.bz2`` are decompressed.
 
+    A binary proto (``*.pb``, ``*.hlo.pb``, compressed or not: ``HloModuleProto``, ``HloProto``)
+    is converted to text by XLA's own code from jaxlib (:mod:`hloviz.parser.proto`).
+
     Raises :class:`InputError` when the file is missing, a folder, or not readable, and
     :class:`HloParseError` when its bytes are not UTF-8 text.
     """
     p = Path(path)
+    if is_proto_path(p):
+        return read_proto_text(p)
     if not p.exists():
         raise InputError(f"{p}: no such file")
     if p.is_dir():
@@ -118,5 +124,5 @@ def read_text(path: str | Path) -> str:
 
 
 def parse_file(path: str | Path) -> HloModule:
-    """Parse an HLO text file (plain, ``.gz``, ``.xz`` or ``.bz2``)."""
+    """Parse an HLO file: text (plain, ``.gz``, ``.xz`` or ``.bz2``) or a binary proto (``.pb``)."""
     return parse(read_text(path), filename=str(path))
