@@ -292,11 +292,30 @@ class Instruction:
         return self.attributes.get("kind") if self.opcode == "fusion" else None
 
     @property
+    def backend_kind(self) -> str | None:
+        """How the backend runs this instruction, as XLA wrote it: a fusion's ``backend_config``
+        kind (``__triton_gemm``, ``__triton``, ``__cudnn$fusion``, ``__custom_fusion``,
+        ``__ynn_fusion`` on CPU …) or the target of a custom-call into one of XLA's libraries
+        (``__cublas$gemm``, ``__cudnn$fmhaSoftmax``); None for anything else."""
+        if self.opcode == "fusion":
+            m = _BACKEND_KIND.search(self.attributes.get("backend_config", ""))
+            return m.group(1) if m else None
+        if self.opcode == "custom-call":
+            target = self.attributes.get("custom_call_target", "").strip('"')
+            return target if target.startswith("__") else None
+        return None
+
+    @property
     def is_elided_constant(self) -> bool:
         return self.opcode == "constant" and self.literal is not None and self.literal.strip() == "{...}"
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} = {self.shape} {self.opcode}>"
+
+
+# The "kind" inside a backend_config's fusion_backend_config (GPU) or fusion_config (CPU), in
+# the config's JSON, its quoted form (\"kind\") or the relaxed form XLA also reads (kind:"...").
+_BACKEND_KIND = re.compile(r'fusion_(?:backend_)?config\\?"?\s*:\s*\{[^{}]*?\bkind\\?"?\s*:\s*\\?"([^"\\]+)')
 
 
 def _split_raw_attributes(inst: "Instruction", raw: str) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """An :class:`~hloviz.analysis.Analysis` as plain JSON-ready data (what ``stats --json`` prints).
 
-The keys are a contract for scripts: ``kernel_count``, ``kernels`` (each with ``name``, ``kind``
-and ``opcodes`` as a count per opcode), ``folded`` (each with ``constant``, ``value`` and
+The keys are a contract for scripts: ``kernel_count``, ``kernels`` (each with ``name``, ``kind``,
+``backend_kind`` and ``opcodes`` as a count per opcode), ``folded`` (each with ``constant``, ``value`` and
 ``from``, the pre-opt op names), and ``pre`` / ``post`` (instruction counts, null for a missing
 stage). More keys may be added; none of these will change meaning.
 
@@ -59,7 +59,8 @@ def _counts(c: ModuleCounts | None) -> dict | None:
 def kernel_dict(k: Kernel, lookup: SourceLookup | None = None) -> dict:
     return {
         "name": k.name, "computation": k.computation, "kind": k.kind, "opcode": k.opcode,
-        "fused_computation": k.fused_computation, "target": k.target, "shape": k.shape, "ops": k.ops,
+        "fused_computation": k.fused_computation, "target": k.target, "backend_kind": k.backend_kind,
+        "shape": k.shape, "ops": k.ops,
         "opcodes": dict(k.opcodes), "bytes_read": k.bytes_read, "bytes_written": k.bytes_written,
         "flops": k.flops, "op_names": list(k.op_names),
         "source_lines": source_lines(k.op_names, k.sources, lookup),

@@ -12,8 +12,14 @@ Not kernels:
   ``get-/set-dimension-size``);
 * control flow (``while``, ``conditional``, ``call``, ``async-start``): their called
   computations are *executed* and their kernels are reported there, per body;
-* the second half of an async pair (``*-done``, ``async-update``): the work is counted once, at
-  the start instruction.
+* the second half of an async pair (``*-done``, ``*-update``): the work is counted once, at
+  the start instruction. A ``*-start`` written as sugar (``fusion-start(...), calls=f``, which
+  XLA's parser wraps in an async computation) is one kernel: the op it wraps, under its name.
+
+On GPU, a ``call`` into a ``command_buffer`` computation runs its kernels as one recorded
+command buffer (a CUDA graph): they are still one kernel each, reported in that computation
+(role ``command buffer``). ``backend_kind`` says how the backend runs a kernel, from XLA's own
+annotations (a Triton GEMM, a cuDNN graph, a cuBLAS call; see :mod:`hloviz.analysis.backends`).
 
 Executed computations are the entry and, transitively, the bodies, conditions, branches and
 callees of control flow. A fused computation runs inside its fusion, and a ``reduce``'s
@@ -34,6 +40,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..ir import Computation, HloModule, Instruction, called_closure
+from .backends import backend_name
 from ..opcodes import is_bookkeeping, is_elementwise
 
 #: Control-flow ops whose called computations run (their kernels are reported there).
@@ -87,6 +94,13 @@ class Kernel:
     sources: tuple[tuple[str, int], ...]
     fused_computation: str | None = None
     target: str | None = None
+    #: XLA's backend kind (``__triton_gemm``, ``__cudnn$fusion``, ``__cublas$gemm`` …) or None.
+    backend_kind: str | None = None
+
+    @property
+    def backend(self) -> str | None:
+        """The backend kind by the name users know (``Triton GEMM``, ``cuDNN``, ``cuBLAS GEMM``)."""
+        return backend_name(self.backend_kind)
 
     @property
     def histogram(self) -> dict[str, int]:
@@ -95,7 +109,7 @@ class Kernel:
 
     @property
     def is_fusion(self) -> bool:
-        return self.opcode == "fusion"
+        return self.fused_computation is not None
 
 
 @dataclass(frozen=True)
@@ -141,7 +155,7 @@ class KernelReport:
 def is_kernel(inst: Instruction) -> bool:
     """Does this instruction run as a kernel of its own (when its computation is executed)?"""
     op = inst.opcode
-    return not (is_bookkeeping(op) or op in CONTROL_FLOW or op in ASYNC_TAILS)
+    return not (is_bookkeeping(op) or op in CONTROL_FLOW or op in ASYNC_TAILS or op.endswith(("-done", "-update")))
 
 
 def kernels(module: HloModule) -> KernelReport:
@@ -170,7 +184,7 @@ def _executed(comp: Computation, caller: Instruction | None, role: str, seen: se
             continue
         for attr, called in inst.calls_by_attribute.items():
             for index, callee in enumerate(called):
-                yield from _executed(callee, inst, _role(inst.opcode, attr, index), seen, out)
+                yield from _executed(callee, inst, _role_of(inst, attr, index, callee), seen, out)
 
 
 def _role(opcode: str, attribute: str, index: int) -> str:
@@ -183,6 +197,12 @@ def _role(opcode: str, attribute: str, index: int) -> str:
             return "false branch"
         return f"branch {index}"
     return "async" if opcode == "async-start" else opcode
+
+
+def _role_of(caller: Instruction, attribute: str, index: int, callee: Computation) -> str:
+    if caller.opcode == "call" and callee.name.startswith("command_buffer"):
+        return "command buffer"  # XLA's GPU backend records these kernels as one CUDA graph
+    return _role(caller.opcode, attribute, index)
 
 
 def _inner(inst: Instruction) -> Iterator[Instruction]:
@@ -205,11 +225,21 @@ def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instr
             yield inst
 
 
+def _wrapped(inst: Instruction) -> Instruction:
+    """The op a ``*-start`` written as sugar runs (the root of the computation XLA's parser made
+    for it); ``inst`` itself otherwise."""
+    for c in inst.called_computations:
+        if c.synthetic and c.root is not None:
+            return c.root
+    return inst
+
+
 def _kernel(inst: Instruction, comp: Computation) -> Kernel:
-    if inst.opcode == "fusion":
-        work = [w for c in inst.called_computations for w in _work_ops(c)]
-        fused = inst.called_computations[0].name if inst.called_computations else None
-        kind = inst.fusion_kind or "fusion"
+    op = _wrapped(inst)
+    if op.opcode == "fusion":
+        work = [w for c in op.called_computations for w in _work_ops(c)]
+        fused = op.called_computations[0].name if op.called_computations else "?"
+        kind = op.fusion_kind or "fusion"
     else:
         work = [inst]
         fused = None
@@ -225,16 +255,17 @@ def _kernel(inst: Instruction, comp: Computation) -> Kernel:
         computation=comp.name,
         opcode=inst.opcode,
         kind=kind,
-        shape=inst.shape.to_text(layout=False),
+        shape=op.shape.to_text(layout=False),
         ops=len(work),
         opcodes=histogram,
         bytes_read=sum(op.shape.byte_size for op in inst.operands),
-        bytes_written=inst.shape.byte_size,
+        bytes_written=op.shape.byte_size,
         flops=sum(flops(w) for w in work),
         op_names=names,
         sources=sources,
         fused_computation=fused,
         target=target.strip('"') if target else None,
+        backend_kind=op.backend_kind,
     )
 
 

@@ -53,7 +53,7 @@ def _cluster(g: ViewGraph, place: Place) -> Cluster:
     mark = g.marks.get(owner.name) if owner is not None else None
     if place.role == "fusion" and owner is not None:
         ops = sum(1 for i in place.computation.instructions if i.opcode != "parameter")
-        rows = [Row(f"fusion {owner.fusion_kind or ''}".rstrip(), bold=True), Row(owner.name),
+        rows = [Row(labels.fusion_title(owner), bold=True), Row(owner.name),
                 Row(f"{ops} ops · {labels.shape_text(owner)}", small=True)]
         fill, border = FUSION_CLUSTER.fill, FUSION_CLUSTER.border
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..analysis.backends import backend_name
 from ..ir import Computation, Instruction, called_closure
 from .quoting import shorten
 from .scene import Row
@@ -105,10 +106,17 @@ def _inner_work(computations: Iterable[Computation]) -> list[str]:
             for i in comp.instructions if i.opcode not in ("fusion", "parameter")]
 
 
+def fusion_title(fusion: Instruction) -> str:
+    """``fusion kLoop``; on GPU with how the backend runs it: ``fusion kCustom · Triton GEMM``."""
+    title = f"fusion {fusion.fusion_kind or ''}".rstrip()
+    backend = backend_name(fusion.backend_kind)
+    return f"{title} · {backend}" if backend else title
+
+
 def fusion_rows(fusion: Instruction, *, root: bool = False) -> list[Row]:
     """A fusion drawn as one node: kind, name, how many ops of which kinds, shape."""
     work = _inner_work(fusion.calls_by_attribute.get("calls", fusion.called_computations))
-    return [Row(("ROOT " if root else "") + f"fusion {fusion.fusion_kind or ''}".rstrip(), bold=True),
+    return [Row(("ROOT " if root else "") + fusion_title(fusion), bold=True),
             Row(shorten(fusion.name, 48)), Row(f"{len(work)} ops: {histogram_text(work)}", small=True),
             Row(shape_text(fusion), small=True)]
 
