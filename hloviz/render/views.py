@@ -30,7 +30,7 @@ from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse
 from .assemble import BODY_CALLERS, build_scene
 from .chains import find_chains
-from .focus import focus_set
+from .focus import find_instruction, focus_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
 
@@ -171,9 +171,9 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
     _place(g, roots, nested=nested)
     for place in list(g.places.values()):
         _classify(g, place, options)
-    _fix_roots(g)
     target = None
     if options.focus:
+        _draw_focus_target(g, options.focus)
         target, visible, note = focus_set(g, options.focus, options.radius)
         g.notes.append(note)
         g.focus = target
@@ -184,6 +184,14 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
     if visible is not None:
         _hide(g, visible)
     return g
+
+
+def _draw_focus_target(g: ViewGraph, name: str) -> None:
+    """The instruction a picture focuses on is drawn as a node of its own, even one usually
+    elided (an inlined constant, a get-tuple-element, a fused parameter, tuple plumbing)."""
+    target = find_instruction(g, name)
+    if g.kind.get(id(target)) in (INLINE, GTE, FPARAM, PLUMB):
+        g.kind[id(target)] = NODE
 
 
 def _root_computation(module: HloModule, name: str | None) -> Computation:
@@ -254,8 +262,8 @@ def _classify(g: ViewGraph, place: Place, options: ViewOptions) -> None:
         elif (used and not root and op == "broadcast" and may_inline_broadcast and len(inst.operands) == 1
               and kind.get(id(inst.operands[0])) == INLINE and inst.operands[0].shape.element_count == 1):
             k = INLINE
-        elif op == "get-tuple-element" and inst.operands and (used or (root and inst.operands[0].opcode == "tuple")):
-            k = GTE
+        elif op == "get-tuple-element" and inst.operands and used and not root:
+            k = GTE  # the root is drawn where XLA marks it, even a get-tuple-element of a tuple
         elif op == "parameter" and in_fusion and used and not root and place.owner is not None:
             k = FPARAM
         elif op == "fusion" and any(g.places.get(c.name) is not None and g.places[c.name].owner is inst
@@ -266,14 +274,6 @@ def _classify(g: ViewGraph, place: Place, options: ViewOptions) -> None:
         if inst.opcode == "tuple" and inst is not comp.root and users.get(inst) and all(
                 kind.get(id(u)) == GTE for u in users[inst]):
             kind[id(inst)] = PLUMB
-
-
-def _fix_roots(g: ViewGraph) -> None:
-    """A root ``get-tuple-element`` that leads nowhere drawn stays a node of its own."""
-    for comp in g.computations:
-        root = comp.root
-        if root is not None and g.kind.get(id(root)) == GTE and g.resolve(root)[0] is None:
-            g.kind[id(root)] = NODE
 
 
 def _make_units(g: ViewGraph, options: ViewOptions, target: Instruction | None) -> None:
