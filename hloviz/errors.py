@@ -7,6 +7,8 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
+from .source import Span
+
 #: Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
@@ -31,30 +33,34 @@ class HlovizError(Exception):
 
 
 class HloParseError(HlovizError):
-    """HLO text that hloviz cannot read.
+    """HLO text that hloviz cannot read, and where: :attr:`span` (file, 1-based line and column,
+    the source line). The message shows ``file:line:col``, the offending line and a caret under
+    the problem, like a compiler does (formatted by :meth:`hloviz.source.Span.format`).
 
-    ``line`` and ``column`` are 1-based; the message shows ``file:line:col``, the offending
-    source line and a caret under the problem, like a compiler does.
+    Give either ``span`` or ``filename``, ``line``, ``column`` and ``source_line``.
     """
 
-    def __init__(self, message: str, *, filename: str, line: int, column: int, source_line: str) -> None:
+    def __init__(self, message: str, *, span: Span | None = None, filename: str = "<string>", line: int = 1,
+                 column: int = 1, source_line: str = "") -> None:
         self.reason = message
-        self.filename = filename
-        self.line = line
-        self.column = column
-        self.source_line = source_line
-        super().__init__(self._render())
+        self.span = span if span is not None else Span(filename, line, column, source_line)
+        super().__init__(self.span.format(message))
 
-    def _render(self) -> str:
-        shown = self.source_line.replace("\t", " ")
-        if len(shown) > 200:  # keep the caret on screen for very long lines
-            start = max(0, self.column - 100)
-            shown = ("…" if start else "") + shown[start : start + 200]
-            caret_col = self.column - start + (1 if start else 0)
-        else:
-            caret_col = self.column
-        caret = " " * (caret_col - 1) + "^"
-        return f"{self.filename}:{self.line}:{self.column}: error: {self.reason}\n{shown}\n{caret}"
+    @property
+    def filename(self) -> str:
+        return self.span.filename
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    @property
+    def source_line(self) -> str:
+        return self.span.source_line
 
 
 class InputError(HlovizError):

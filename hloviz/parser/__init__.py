@@ -14,11 +14,17 @@ import lzma
 from pathlib import Path
 
 from ..errors import HloParseError, InputError
-from ..ir import HloModule
-from .module import ModuleParser
+from ..ir import HloModule, set_text_readers
+from ..source import SourceText, Span
+from .attributes import read_deferred_attributes
+from .module import ModuleReader
 from .proto import is_proto_path, read_proto_text
 from .reflow import reflow
-from .shapes import parse_shape
+from .shapes import parse_shape, parse_signature
+from .state import ParseState
+
+# The IR keeps rarely read parts as text; it reads them with these (it never imports the parser).
+set_text_readers(split_attributes=read_deferred_attributes, parse_signature=parse_signature)
 
 __all__ = ["decode", "parse", "parse_bytes", "parse_file", "parse_shape", "read_text"]
 
@@ -28,26 +34,22 @@ def parse(text: str, filename: str | None = None) -> HloModule:
     if not isinstance(text, str):
         raise TypeError("hloviz.parse takes the HLO text as str; use parse_file for paths")
     if "\0" in text:
-        line = text.count("\n", 0, text.index("\0"))
-        col = text.index("\0") - (text.rfind("\n", 0, text.index("\0")) + 1)
-        src = text.split("\n")[line]
-        raise HloParseError("a NUL byte: this is not HLO text", filename=filename or "<string>",
-                            line=line + 1, column=col + 1, source_line=src.replace("\0", " "))
+        at = SourceText(text.replace("\0", " "), filename).span_in(0, text, text.index("\0"))
+        raise HloParseError("a NUL byte: this is not HLO text", span=at)
     # The parse allocates hundreds of thousands of objects and frees none of them; pausing the
     # cyclic garbage collector meanwhile avoids repeated full scans of them (a 2-3x cost).
     collecting = gc.isenabled()
     gc.disable()
     try:
         try:
-            return ModuleParser(text, filename).parse()
+            return ModuleReader(ParseState(text, filename)).read()
         except HloParseError as err:
             module = _parse_reflowed(text, filename)
             if module is None:
                 raise err from None
             return module
     except RecursionError:
-        raise HloParseError("nesting is too deep to parse", filename=filename or "<string>", line=1, column=1,
-                            source_line=text.split("\n", 1)[0]) from None
+        raise HloParseError("nesting is too deep to parse", span=SourceText(text, filename).span(0, 0)) from None
     finally:
         if collecting:
             gc.enable()
@@ -65,7 +67,7 @@ def _parse_reflowed(text: str, filename: str | None) -> HloModule | None:
     if flowed == text:
         return None
     try:
-        module = ModuleParser(flowed, filename).parse()
+        module = ModuleReader(ParseState(flowed, filename)).read()
     except HloParseError:
         return None
 
@@ -89,8 +91,8 @@ def decode(data: bytes, filename: str) -> str:
         line_start = before.rfind(b"\n") + 1
         col = len(data[line_start : err.start].decode("utf-8", "replace"))  # in characters, not bytes
         src = data.split(b"\n")[line].decode("utf-8", "replace")
-        raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)", filename=filename,
-                            line=line + 1, column=col + 1, source_line=src) from None
+        raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)",
+                            span=Span(filename, line + 1, col + 1, src)) from None
 
 
 def parse_bytes(data: bytes, filename: str | None = None) -> HloModule:
