@@ -98,9 +98,9 @@ class Incomplete(Exception):
         self.error = error
 
 
-#: What the fast path's attribute check answers besides an eager dict: no attributes, or a
-#: line whose attributes are left as text, or a line the general path must read.
-_NONE, _DEFER, _REJECT = 0, 1, 2
+#: What follows a fast-path instruction's operands besides attributes split now: nothing, or
+#: attributes left as text until first read.
+_NONE, _DEFER = 0, 1
 
 
 class InstructionReader:
@@ -114,9 +114,10 @@ class InstructionReader:
 
     # -- the fast path ---------------------------------------------------------------------
 
-    def fast(self, computation: Computation, by_name: dict[str, Instruction], m: re.Match[str],
-             line_index: int) -> Instruction | None:
-        """The common one-line instruction, from one :data:`_FAST` match on its line.
+    def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
+             m: re.Match[str], line_index: int) -> Instruction | None:
+        """The common one-line instruction, from one :data:`_FAST` match on its line (``groups``
+        are the match's, which the caller has read for ``ROOT``).
 
         Returns None, having changed nothing, for anything unusual (a new shape text that
         fails to parse, attributes with unbalanced brackets or comments, a dangling comma, a
@@ -124,14 +125,31 @@ class InstructionReader:
         precisely. This is the parser's inner loop, so it avoids attribute lookups and calls
         where it can.
         """
-        _, name, shape_text, opcode, plain, other = m.groups()
+        _, name, shape_text, opcode, plain, other = groups
         if name in by_name:
             return None
         line = m.string
         start = m.end()
-        attrs = self._fast_attributes(line, start, opcode)
-        if attrs is _REJECT:
-            return None
+        # The attributes after the operands: none, text split when first read (the usual case),
+        # or attributes naming computations or instructions, split now. Anything the general
+        # path must read (a comment, a quote or brace left open, a trailing comma) goes back.
+        attrs: dict[str, str] | int = _NONE
+        if start < len(line):
+            if line[start] != ",":
+                if not line[start:].isspace():
+                    return None
+            else:
+                rest = line[start:]  # faster to check as a slice than in place
+                if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
+                        or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) or rest.rstrip()[-1] == ",":
+                    return None
+                if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
+                    attrs = _DEFER
+                else:
+                    try:
+                        attrs = split_attributes(line, start)
+                    except ScanError:
+                        return None
         shape = self._shape_cache_get(shape_text) or self._new_shape(shape_text)
         if shape is None:
             return None
@@ -165,33 +183,11 @@ class InstructionReader:
             self._eager_attributes(inst, attrs, line, start, line_index)  # type: ignore[arg-type]
         if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
             self._wrap_async(inst)
-        computation.add(inst)
+        # Computation.add, inlined: this runs once per instruction of the module.
+        inst.parent = computation
+        computation.instructions.append(inst)
+        by_name[name] = inst
         return inst
-
-    @staticmethod
-    def _fast_attributes(line: str, start: int, opcode: str) -> dict[str, str] | int:
-        """What follows the operands on a fast-path line: nothing (``_NONE``), attributes to split
-        when first read (``_DEFER``), ones that name computations or instructions (a dict, split
-        now), or text the general path must read (``_REJECT``). Checked in place, unsliced."""
-        if start == len(line):
-            return _NONE
-        if line[start] != ",":
-            return _NONE if line[start:].isspace() else _REJECT  # a comment, or not an attribute list
-        quotes = line.count('"', start)
-        if line.count("{", start) != line.count("}", start) or line.find("/*", start) >= 0 \
-                or line.find("//", start) >= 0 or (quotes and (quotes % 2 or line.find('\\"', start) >= 0)) \
-                or line.rstrip().endswith(","):
-            return _REJECT
-        if opcode in _NEVER_CALLS:
-            eager = line.find("control-predecessors", start) >= 0
-        else:
-            eager = _EAGER_SEARCH(line, start) is not None
-        if not eager:
-            return _DEFER
-        try:
-            return split_attributes(line, start)
-        except ScanError:
-            return _REJECT
 
     def _new_shape(self, shape_text: str) -> Shape | None:
         """A shape text not seen before (parsed and cached), or None when it is not one."""

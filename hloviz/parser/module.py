@@ -270,9 +270,10 @@ class ModuleReader:
                 i += 1
                 m = fast_match(text)
                 if m is not None:
-                    inst = fast(computation, by_name, m, line_index)
+                    groups = m.groups()
+                    inst = fast(computation, by_name, groups, m, line_index)
                     if inst is not None:
-                        if m.group(1):
+                        if groups[0]:
                             root_line = self._set_root(computation, inst, root_line, line_index, text)
                         continue
                 if text == "}":  # the usual end of a computation
