@@ -13,7 +13,7 @@ import hloviz
 from hloviz.parser.instructions import InstructionReader
 from hloviz.parser.module import ModuleReader
 from hloviz.parser.state import ParseState
-from hloviz.source import Span, SourceText
+from hloviz.source import SourceText, Span
 
 PACKAGE = Path(hloviz.__file__).resolve().parent
 

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from .backends import backend_name
 from ..opcodes import is_bookkeeping, is_elementwise
+from .backends import backend_name
 
 #: Control-flow ops whose called computations run (their kernels are reported there).
 CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start"})

@@ -5,7 +5,10 @@ test data hold ``HloModuleProto``s, HLO snapshots wrap an ``HloProto``). hloviz 
 XLA's instruction protos itself: it finds the ``HloModuleProto`` inside the wrapper (a few
 lines of protobuf wire format, below) and lets XLA's own code, as jaxlib ships it, turn that
 into HLO text, which then goes through the ordinary parser. jaxlib is imported only here, and
-only when a proto is read; without it the error says what to install.
+only when a proto is read; without it the error says what to install. (TensorFlow's wheel
+ships the proto message classes, ``hlo_pb2``, but not XLA's proto-to-module code, so with
+TensorFlow alone a proto would have to be rebuilt instruction by instruction in Python; hloviz
+does not do that.)
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def reflow(text: str) -> tuple[str, list[int]]:
     """
     tokens = [(m.lastgroup, m.group(), m.start()) for m in _TOKEN.finditer(text)]
     significant = [k for k, t in enumerate(tokens) if t[0] not in ("w", "c")]
-    following = dict(zip(significant, significant[1:]))
+    following = dict(zip(significant, significant[1:], strict=False))
     out: list[str] = []
     line_of: list[int] = []
     current: list[str] = []
