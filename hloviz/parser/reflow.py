@@ -14,8 +14,11 @@ from __future__ import annotations
 import re
 
 # A quoted string, a comment, a run of spaces, "->", one bracket or punctuation mark, or a word.
+# An unterminated string runs to the end of its line and an unterminated comment to the end of
+# the text, as one token each: every token is found in one step, so hostile text costs linear time.
 _TOKEN = re.compile(
-    r'(?P<s>"(?:[^"\\\n]|\\.)*")|(?P<c>/\*.*?\*/|//[^\n]*)|(?P<w>\s+)|(?P<p>->|[()\[\]{},=])|(?P<x>[^\s"()\[\]{},=/]+|/)',
+    r'(?P<s>"(?:[^"\\\n]|\\.)*"?)|(?P<c>/\*.*?(?:\*/|\Z)|//[^\n]*)|(?P<w>\s+)|(?P<p>->|[()\[\]{},=])'
+    r'|(?P<x>[^\s"()\[\]{},=/]+|/)',
     re.S,
 )
 _OPEN, _CLOSE = "([{", ")]}"
@@ -41,13 +44,15 @@ def reflow(text: str) -> tuple[str, list[int]]:
     prev: str | None = None  # the previous significant token
     prev_end = -1  # where it ended, to tell "f32[2]{1,0}" (a layout) from "-> f32[2] {" (a body)
 
+    started = False  # the current statement has a token (not only spaces)
+
     def flush() -> None:
-        nonlocal current
-        piece = "".join(current).strip()
-        if piece:
-            out.append(piece)
+        nonlocal current, started
+        if started:
+            out.append("".join(current).strip())
             line_of.append(start_line)
         current = []
+        started = False
 
     for k, (kind, tok, pos) in enumerate(tokens):
         if kind in ("w", "c"):
@@ -64,8 +69,9 @@ def reflow(text: str) -> tuple[str, list[int]]:
             breaks = tok == "}" and in_computation and depth == 1
         if breaks:
             flush()
-        if not "".join(current).strip():
+        if not started:
             start_line = line_no
+            started = True
         current.append(tok)
         if tok in _OPEN:
             depth += 1
