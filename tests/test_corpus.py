@@ -3,7 +3,8 @@
 Each module is read by hloviz and must give XLA's computation and instruction counts (recorded
 in MANIFEST.json from XLA's parser, and re-checked live against jaxlib when it is installed),
 the same ops in every fusion, text that XLA's parser reads back to the same counts, and a diff
-against a second parse of itself with every instruction unchanged.
+against a second parse of itself with every instruction unchanged; and every module goes through
+the graph check, the analyses and the drawing.
 """
 
 from __future__ import annotations
@@ -95,3 +96,15 @@ def test_against_xlas_parser(entry):
     # What hloviz prints, XLA reads back to the same module.
     again = _hlo.hlo_module_from_text(hloviz.to_text(ours)).computations()
     assert (len(again), sum(len(c.instructions()) for c in again)) == (entry["computations"], entry["instructions"])
+
+
+@pytest.mark.parametrize("entry", ACCEPTED, ids=lambda e: e["file"])
+def test_every_module_goes_through_the_analyses_and_the_drawing(entry):
+    from hloviz.analysis.export import to_dict
+    from hloviz.render import draw_module, to_dot
+
+    m = _parse(entry)
+    assert hloviz.check(m) == []
+    report = to_dict(hloviz.analyze(None, m))
+    assert report["kernel_count"] == len(report["kernels"])
+    assert "digraph" in to_dot(draw_module(m).scene)
