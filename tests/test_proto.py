@@ -128,3 +128,14 @@ def test_diff_of_protos(capsys):
     assert "identical" in capsys.readouterr().out
     assert _run("diff", str(GEMMS), str(DATA / "multiple_gemm_fusions.hlo.pb.xz")) == 0
     assert "identical" in capsys.readouterr().out
+
+
+def test_dump_and_pre_post_files_take_protos(tmp_path, capsys):
+    out = tmp_path / "capture"
+    assert _run("dump", str(DUMP), "-o", str(out)) == 0
+    assert hloviz.parse_file(out / "post.hlo").name == "jit_f"  # saved as text, readable without jaxlib
+    capsys.readouterr()
+    pre = DUMP / "module_0006.jit_f.before_optimizations.hlo.pb"
+    assert _run("stats", "--pre", str(pre), "--post", str(POST), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["pre"], report["post"], report["kernel_count"]) == (12, 17, 2)
