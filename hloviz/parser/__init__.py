@@ -2,7 +2,13 @@
 
 The parser accepts HLO as XLA prints it in every dialect users meet: TensorFlow's
 ``experimental_get_compiler_ir`` (operands with or without shapes), JAX's ``as_text()`` and
-``--xla_dump_to`` dumps. Errors are :class:`hloviz.HloParseError` with line and column.
+``--xla_dump_to`` dumps, and every layout XLA's own parser reads (no ``HloModule`` line,
+statements broken or joined anywhere: :mod:`~hloviz.parser.reflow`). Binary protos are turned
+into text by XLA's code from jaxlib (:mod:`~hloviz.parser.proto`). Errors are
+:class:`hloviz.HloParseError`, each with its :class:`~hloviz.source.Span`.
+
+Modules: ``state`` (what one parse shares), ``module`` (module and computations), ``instructions``
+(statements; the fast path), ``shapes``, ``attributes``, ``scan`` (brackets), ``reflow``, ``proto``.
 """
 
 from __future__ import annotations
