@@ -8,14 +8,11 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hloviz-installed
 EXTRAS ?= tf,jax,test,bench
 
-.PHONY: help install system-deps test test-fast demo conformance bench clean
+.PHONY: help install system-deps test test-fast lint typecheck demo conformance bench clean
 
-help:
-	@echo "make demo         capture the seed sample with TensorFlow and draw what XLA did (hloviz show)"
-	@echo "make test         run the whole test suite (installs everything it needs)"
-	@echo "make test-fast    the tests that need neither TensorFlow nor JAX"
-	@echo "make conformance  run XLA's parser corpus from ../shared/conformance"
-	@echo "make bench        run the benchmarks under benchmarks/"
+help: ## list the targets (each documented by the comment after its name)
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)$$/\1\t\2/' | \
+		awk -F '\t' '{ printf "make %-13s %s\n", $$1, $$2 }'
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu: apt-get install python3-venv"; exit 2; }
@@ -23,28 +20,42 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) ## create .venv and install hloviz with the extras named in EXTRAS
 
-system-deps:
+system-deps: ## install Graphviz `dot` if missing (scripts/system-deps.sh)
 	@sh scripts/system-deps.sh dot
 
-test: $(STAMP)
+test: $(STAMP) ## run the whole test suite (installs everything it needs)
 	@sh scripts/system-deps.sh dot chromium
 	$(BIN)/python -m pytest -q
 
-test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax"
+test-fast: $(STAMP) ## the tests that need neither TensorFlow nor JAX (nor the package index)
+	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax and not requires_network"
 
-demo: $(STAMP) system-deps
+demo: $(STAMP) system-deps ## capture the seed sample with TensorFlow and draw what XLA did (hloviz show)
 	$(BIN)/hloviz show samples/fused_additions.py:fused_additions -o hloviz-out/fused_additions
 
-conformance: $(STAMP)
+conformance: $(STAMP) ## run XLA's parser corpus from ../shared/conformance
 	$(BIN)/python ../shared/conformance/run
 
-bench: $(STAMP)
+bench: $(STAMP) ## run the benchmarks under benchmarks/ (each prints ratios against a reference)
 	$(BIN)/python benchmarks/parse_bench.py
 	$(BIN)/python benchmarks/render_bench.py
+	$(BIN)/python benchmarks/capture_bench.py
 	$(BIN)/python benchmarks/diff_bench.py
+	$(BIN)/python benchmarks/versions_bench.py
+	$(BIN)/python benchmarks/scope_bench.py
 
-clean:
+LINT_STAMP := $(VENV)/.hloviz-lint-installed
+$(LINT_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[lint]'
+	@touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP) ## ruff over the package, tests, benchmarks and samples (rules: pyproject.toml)
+	$(BIN)/ruff check hloviz tests benchmarks samples
+
+typecheck: $(LINT_STAMP) ## pyright: standard everywhere, strict for hloviz/ir.py and hloviz/parser/
+	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright --pythonpath $(BIN)/python
+
+clean: ## remove .venv, build outputs and hloviz-out
 	rm -rf $(VENV) build hloviz-out .pytest_cache

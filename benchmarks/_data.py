@@ -7,7 +7,7 @@ Inputs:
   ``benchmarks/_gen_transformer.py`` in a subprocess and cached under ``build/bench/``.
 * :func:`ensure_second_large_module` — the same model at another width, for the diff benchmark.
 * :func:`transformer_captures` — the two-version transformer training-step captures in
-  ``samples/captures/`` (made by ``samples/capture_versions.py``).
+  ``samples/captures/`` (made by ``hloviz versions … --save samples/captures``, see samples/README.md).
 
 Measuring: :func:`measure_parse` runs one parser in a fresh Python process
 (``benchmarks/_parse_child.py``) and returns its timings and its memory, read from the kernel
@@ -64,10 +64,9 @@ def ensure_module(arch: str, layers: int, width: int) -> Path:
     # Several benchmark runs may start at once on a shared machine: one compiles, the others
     # wait for it (an advisory lock beside the file) instead of compiling the same module again.
     with open(path.with_name(path.name + ".lock"), "w") as lock:
-        if fcntl is not None:
-            if not _try_lock(lock):
-                print(f"waiting for another process that is generating {path.name} ...", file=sys.stderr, flush=True)
-                fcntl.flock(lock, fcntl.LOCK_EX)
+        if fcntl is not None and not _try_lock(lock):
+            print(f"waiting for another process that is generating {path.name} ...", file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():
             return path
         return _generate(path, arch, layers, width)
@@ -146,7 +145,7 @@ class Measured:
     baseline: int                # bytes: RSS after imports, before the first parse
 
     @classmethod
-    def combine(cls, runs: list["Measured"]) -> "Measured":
+    def combine(cls, runs: list[Measured]) -> Measured:
         """One record of several processes: every time; the median of the memory figures."""
         def med(xs: list[int]) -> int:
             return sorted(xs)[len(xs) // 2]
@@ -171,7 +170,7 @@ def measure_parse(parser: str, path: Path, repeats: int) -> Measured:
     """Parse ``path`` ``repeats`` times with ``parser`` (``hloviz`` or ``xla``) in a new process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, str(HERE / "_parse_child.py"), parser, str(path), str(repeats)],
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          env=env, capture_output=True, text=True)
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-15:])
         raise RuntimeError(f"the {parser} parse of {path.name} failed (exit {done.returncode}):\n{tail}")

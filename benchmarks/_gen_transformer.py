@@ -35,7 +35,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 ARCHS = ("gpt2", "llama")
 
 #: XLA options for the LLVM back end only: they shorten code generation (the larger part of the

@@ -6,8 +6,8 @@
     python benchmarks/diff_bench.py --check    # exit 1 when a target is missed
 
 Default input: ``post.hlo`` of the oldest and newest ``samples/captures/transformer_train-tf*``
-capture (a small transformer training step captured under two TensorFlow versions by
-``samples/capture_versions.py``). The script times parsing both modules and diffing them
+capture (a small transformer training step captured under two TensorFlow versions with
+``hloviz versions samples/transformer_train.py:transformer_train --tf 2.17 --tf 2.21``). The script times parsing both modules and diffing them
 (``hloviz.analysis.diff.diff_modules``), best of ``--repeats``, and prints diff/parse.
 
 ``--large`` diffs the benchmark's 250-layer transformer module against the same model at another
@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _data  # noqa: E402
-from _parse_child import peak_rss, reset_peak, rss_now  # noqa: E402
+import _data
+from _parse_child import peak_rss, reset_peak, rss_now
 
 RATIO_TARGET, LARGE_SECONDS_TARGET = 3.0, 60.0
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             caps = _data.transformer_captures()
             if len(caps) < 2:
                 raise _data.BenchError("need two samples/captures/transformer_train-tf*/ folders; "
-                                       "make them with samples/capture_versions.py (samples/README.md)")
+                                       "make them with hloviz versions (samples/README.md)")
             pair = [caps[0], caps[-1]]
         for p in pair:
             if not p.is_file():

@@ -1,12 +1,16 @@
 """Fuzz the parser with mutated real HLO and report inputs, failures and the slowest input.
 
-Usage:  python benchmarks/fuzz_parse.py [--inputs 100000] [--seed 0] [--save-failures DIR]
+Usage:  python benchmarks/fuzz_parse.py [--inputs 100000] [--seed 0] [--commands 10] [--save-failures DIR]
 
 Each input is a mutation of a real module (XLA's conformance corpus, the samples' captures):
 bytes, lines and tokens deleted, duplicated and swapped, truncation, splices of two modules,
 huge numbers, deep nesting, very long names, invalid UTF-8 and NUL bytes. Each must end in a
 parsed module (which must print, re-parse and pass the self-check) or an HloParseError whose
-line and column lie inside the input, within 1 s. Exit status 1 if any input failed.
+line and column lie inside the input, within 1 s. With ``--commands N`` every Nth input also
+goes through a command as a user file — plain, gz/xz/bz2 (sometimes truncated or garbled), or
+a capture folder with a mutated capture.json — in ``stats --json`` or ``render -o x.dot``: it
+must exit 0 with strict JSON, or 2 with one message, never a traceback or an internal error.
+Exit status 1 if any input failed.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests import fuzzing  # noqa: E402
+from tests import fuzzing
 
 
 def main() -> int:
@@ -27,6 +31,8 @@ def main() -> int:
     ap.add_argument("--inputs", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save-failures", type=Path)
+    ap.add_argument("--commands", type=int, default=0, metavar="N",
+                    help="every Nth input also through a command (0: none)")
     args = ap.parse_args()
     start = time.perf_counter()
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -37,11 +43,11 @@ def main() -> int:
             print(f"  {r.inputs} inputs, {len(r.failures)} failures, slowest {r.slowest:.3f} s, "
                   f"peak RSS {rss:.0f} MB", flush=True)
 
-    report = fuzzing.run(args.inputs, seed=args.seed, on_progress=progress)
+    report = fuzzing.run(args.inputs, seed=args.seed, on_progress=progress, commands_every=args.commands)
     elapsed = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"inputs: {report.inputs}  parsed: {report.parsed}  clean errors: {report.inputs - report.parsed}  "
-          f"failures: {len(report.failures)}")
+          f"through commands: {report.commands}  failures: {len(report.failures)}")
     print(f"slowest input: {report.slowest * 1000:.1f} ms ({len(report.slowest_input)} bytes)  "
           f"total: {elapsed:.0f} s ({elapsed / max(report.inputs, 1) * 1000:.2f} ms/input)  "
           f"peak RSS: {rss:.0f} MB (started at {rss0 / 1024:.0f} MB)")

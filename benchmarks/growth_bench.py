@@ -39,7 +39,7 @@ def scaled_text(base: hloviz.HloModule, copies: int) -> str:
     params = [p.shape for p in entry.parameters]
     out = [f"HloModule {base.name}_x{copies}", ""]
     for k in range(copies):
-        copy = _NAME.sub(lambda m: f"%{m.group(1)}.c{k}", body).replace("ENTRY %", "%")
+        copy = _NAME.sub(lambda m, k=k: f"%{m.group(1)}.c{k}", body).replace("ENTRY %", "%")
         out.append(copy)
     lines = []
     n = 0

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _data  # noqa: E402
+import _data
 
 TIME_TARGET, MEMORY_TARGET = 1.0, 1.5
 

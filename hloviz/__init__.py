@@ -42,6 +42,7 @@ from .analysis import (
     pre_to_post,
 )
 from .analysis.diff import ModuleDiff, diff_modules
+from .analysis.mapping import PrePostMapping
 
 __version__ = "0.1.0"
 
@@ -49,7 +50,7 @@ __all__ = [
     "CaptureError", "Computation", "DependencyError", "HloModule", "HloParseError", "HlovizError",
     "InputError", "Instruction", "Layout", "Metadata", "RenderError", "Shape", "parse", "parse_file",
     "parse_shape", "summarize", "to_text", "to_networkx", "check", "__version__",
-    "Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping", "OpMapping",
+    "Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping", "OpMapping", "PrePostMapping",
     "analyze", "constant_folding", "kernels", "pre_to_post", "ModuleDiff", "diff_modules",
 ]
 

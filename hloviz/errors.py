@@ -7,7 +7,14 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+# visible lives next to Span.format, which escapes error excerpts with it; re-exported here
 from .source import Span
+from .source import visible as visible
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 #: Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
@@ -67,7 +74,21 @@ class InputError(HlovizError):
     """A file, folder or target that does not exist or is not what the command needs."""
 
 
-class DependencyError(HlovizError):
+class CarriesDotText:
+    """Part of the errors drawing a picture can raise (:class:`DependencyError` for a missing
+    ``dot``, :class:`RenderError` for a failed one): ``dot_text`` is the DOT text of the picture
+    Graphviz could not draw — None when the error came before there was any — so that callers
+    can still write it for the user (``dot -Tsvg`` can be run on it later)."""
+
+    dot_text: str | None = None
+
+    def with_dot_text(self, dot_text: str) -> Self:
+        """This error, carrying ``dot_text`` (for ``raise err.with_dot_text(text)``)."""
+        self.dot_text = dot_text
+        return self
+
+
+class DependencyError(CarriesDotText, HlovizError):
     """An optional dependency (TensorFlow, JAX, the Graphviz `dot` binary) is missing."""
 
 
@@ -75,5 +96,18 @@ class CaptureError(HlovizError):
     """Tracing or compiling the user's function failed."""
 
 
-class RenderError(HlovizError):
+class RenderError(CarriesDotText, HlovizError):
     """Graphviz failed, timed out, or the output could not be written."""
+
+
+class Terminated(BaseException):
+    """hloviz got SIGTERM or SIGHUP (the CLI raises this from its signal handler).
+
+    A BaseException, like KeyboardInterrupt, so that nothing catches it by accident while
+    the cleanups on its way out run: a ``dot`` child is killed, temporary files are removed.
+    The CLI exits with ``128 + signum``, as a shell reports a process killed by that signal.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

@@ -1,7 +1,8 @@
 """The graph view of a module: :func:`to_networkx` and the self-check :func:`check`.
 
-Node and edge attributes are documented here, once, and every layer above (analysis, render,
-diff) relies on exactly these names.
+Node and edge attributes are documented here, once: they are the contract with users who run
+their own graph algorithms on a module. (hloviz's analyses and pictures walk the IR directly,
+without building this graph.)
 
 Nodes — one per instruction, id ``"<computation>/<instruction>"``:
 
@@ -31,7 +32,6 @@ Edges — ``u → v`` means "u's value flows into v":
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from .ir import Computation, HloModule, Instruction
@@ -82,7 +82,7 @@ def _enclosing_fusions(module: HloModule) -> dict[str, str]:
     return out
 
 
-def to_networkx(module: HloModule) -> "nx.MultiDiGraph":
+def to_networkx(module: HloModule) -> nx.MultiDiGraph:
     """Build the graph described in this module's docstring."""
     import networkx as nx  # here, not at the top: it is most of `import hloviz`'s cost
 
@@ -111,7 +111,7 @@ def to_networkx(module: HloModule) -> "nx.MultiDiGraph":
     return g
 
 
-def _add_call_edges(g: "nx.MultiDiGraph", caller: Instruction, callee: Computation, attr: str) -> None:
+def _add_call_edges(g: nx.MultiDiGraph, caller: Instruction, callee: Computation, attr: str) -> None:
     v = node_id(caller)
     params = {p.parameter_number: p for p in callee.parameters}
     # Operands feed parameters one to one for fusion/call/async; a while passes its one tuple to

@@ -13,6 +13,7 @@ interpreted only on demand, which keeps parsing fast on very large modules.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Iterable, Iterator
@@ -89,6 +90,9 @@ class Shape:
     dynamic: tuple[bool, ...] = ()
     layout: Layout | None = None
     tuple_shapes: tuple["Shape", ...] = ()
+    #: element_count, computed on first use (a shape of 100k dimensions must not cost 100k
+    #: multiplications at every look).
+    _elements: int = field(default=-1, init=False, repr=False, compare=False, hash=False)
 
     @property
     def is_tuple(self) -> bool:
@@ -105,10 +109,12 @@ class Shape:
     @property
     def element_count(self) -> int:
         """Number of elements of an array shape (bounds used for ``<=N``; ``?`` counts as 0)."""
-        n = 1
-        for d in self.dims:
-            n *= max(d, 0)
-        return n
+        if self._elements < 0:
+            n = 1
+            for d in self.dims:
+                n *= max(d, 0)
+            object.__setattr__(self, "_elements", n)
+        return self._elements
 
     @property
     def byte_size(self) -> int:
@@ -163,7 +169,22 @@ class Metadata:
 #: The metadata of an instruction that has none (shared, since Metadata is immutable).
 EMPTY_METADATA = Metadata()
 
-_META_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s}]+)')
+
+def quoted_string_pattern(newlines: bool = False) -> str:
+    """A regular expression for one quoted string with C escapes, that never backtracks.
+
+    The usual ``"(?:[^"\\]|\\.)*"`` keeps one backtracking entry per character: a 40 MB
+    ``op_name`` cost gigabytes. Unrolled (a run of plain characters, then escape + run …) it
+    keeps none per plain character, and with possessive quantifiers (Python ≥ 3.11) none at
+    all. ``newlines`` lets the string span lines (metadata bodies); the parser's line scanner
+    does not.
+    """
+    plain = r'[^"\\]' if newlines else r'[^"\\\n]'
+    more = "*+" if sys.version_info >= (3, 11) else "*"
+    return rf'"{plain}{more}(?:\\.{plain}{more}){more}"'
+
+
+_META_FIELD = re.compile(r'(\w+)=(' + quoted_string_pattern(newlines=True) + r'|\{[^{}]*\}|[^\s}]+)')
 
 
 def parse_metadata(raw: str | None) -> Metadata:
@@ -192,24 +213,18 @@ def parse_metadata(raw: str | None) -> Metadata:
     )
 
 
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
+_ESCAPE = re.compile(r"\\([ntr\"\\'])")
+
+
 def unescape_string(s: str) -> str:
-    r"""Undo the C escapes XLA uses in quoted strings (``\"``, ``\\``, ``\n``, ``\t``)."""
+    r"""Undo the C escapes XLA uses in quoted strings (``\"``, ``\\``, ``\n``, ``\t``).
+
+    One regular-expression pass (an op_name of millions of escapes costs one C loop, not a
+    Python step per character); other backslashes are kept as written."""
     if "\\" not in s:
         return s
-    out = []
-    i = 0
-    simple = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s):
-            nxt = s[i + 1]
-            if nxt in simple:
-                out.append(simple[nxt])
-                i += 2
-                continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+    return _ESCAPE.sub(lambda m: _SIMPLE_ESCAPES[m.group(1)], s)
 
 
 def escape_string(s: str) -> str:

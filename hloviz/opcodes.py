@@ -1,9 +1,20 @@
-"""What each HLO opcode is, in the categories users of XLA's graph dumps already know.
+"""What each HLO opcode is: every set of opcodes hloviz reasons with, named for what it means.
 
-The categories drive colours (elementwise yellow, data movement green, dot/convolution dark
-blue, reduce purple, parameters orange, control flow dark green), the kernel analysis
-(bookkeeping ops run nothing), and chain detection (only elementwise ops form chains).
-Unknown opcodes from newer XLA fall into ``other`` rather than failing.
+Two kinds of set live here:
+
+* **Display categories** (:func:`category`, :data:`CATEGORIES`), the ones users of XLA's graph
+  dumps already know: they drive colours (elementwise yellow, data movement green,
+  dot/convolution dark blue, reduce purple, parameters orange, control flow dark green) and
+  chain detection (only elementwise ops form chains). Unknown opcodes from newer XLA fall into
+  ``other`` rather than failing.
+* **Roles** an opcode plays in an analysis: :data:`BOOKKEEPING` (never a kernel),
+  :data:`BODY_CALLERS` (runs a called computation as a body), :data:`ASYNC_TAILS`,
+  :data:`INLINING_CALLERS`, :data:`PASS_THROUGH_CALLERS`, :data:`VALUE_FORWARDING_CALLERS`,
+  :data:`NOT_FOLDABLE`, :data:`COMMUTATIVE`. A category answers "how is it drawn"; a role
+  answers "what does this analysis do with it" — ``call`` is in the control-flow category and a
+  body caller, ``async-done`` is in the control-flow category but an async tail, not a caller.
+
+Modules import these sets instead of spelling out their own.
 """
 
 from __future__ import annotations
@@ -29,6 +40,8 @@ DOT = frozenset({"dot", "ragged-dot", "scaled-dot", "sparse-dot"})
 CONVOLUTION = frozenset({"convolution", "fft", "triangular-solve", "cholesky"})
 REDUCE = frozenset({"reduce", "reduce-window", "select-and-scatter", "sort", "top-k", "all-reduce",
                     "reduce-scatter", "all-reduce-start", "all-reduce-done"})
+#: The "control-flow" display category: ops that run other computations, or start and finish
+#: asynchronous work. For the ops whose called computations run as bodies, see BODY_CALLERS.
 CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start", "async-update", "async-done"})
 COLLECTIVE = frozenset({
     "all-gather", "all-gather-start", "all-gather-done", "all-to-all", "ragged-all-to-all",
@@ -43,6 +56,34 @@ BOOKKEEPING = frozenset({
     "opt-barrier", "optimization-barrier", "partition-id", "replica-id", "domain", "get-dimension-size",
     "set-dimension-size",
 })
+
+# -- roles ----------------------------------------------------------------------------------
+
+#: Ops whose called computations run as bodies: the body's instructions are the kernels (and are
+#: drawn as a body cluster); the op itself runs nothing. Fusions are kernels of their own.
+BODY_CALLERS = frozenset({"while", "conditional", "call", "async-start"})
+#: Ops that finish work counted at their ``*-start`` partner (or only wait on it): never kernels.
+ASYNC_TAILS = frozenset({
+    "async-update", "async-done", "copy-done", "send-done", "recv-done", "all-reduce-done",
+    "all-gather-done", "collective-permute-done",
+})
+#: Ops whose called computations XLA may inline, prefixing the inlined ops' names with the caller's.
+INLINING_CALLERS = frozenset({"call", "conditional", "async-start"})
+#: Callers whose operands flow one to one into the called computation's parameters.
+PASS_THROUGH_CALLERS = frozenset({"fusion", "call", "async-start", "custom-call"})
+#: Callers whose result is their single called computation's root value (and whose computation's
+#: parameters are their operands): a value can be followed through them in both directions.
+VALUE_FORWARDING_CALLERS = frozenset({"fusion", "call"})
+#: Ops never evaluated at compile time, even when every operand is a constant: they read state,
+#: talk to other devices or the host, or run other computations.
+NOT_FOLDABLE = frozenset({
+    "parameter", "rng", "rng-bit-generator", "rng-get-and-update-state", "custom-call", "infeed",
+    "outfeed", "recv", "recv-done", "send", "send-done", "after-all", "partition-id", "replica-id",
+    "while", "conditional", "call", "fusion", "all-reduce", "all-gather", "all-to-all",
+    "collective-permute", "reduce-scatter", "async-start", "async-done", "add-dependency",
+})
+#: Ops whose operand order does not matter (their arrows in a picture carry no operand index).
+COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
 
 CATEGORIES = (
     "parameter", "constant", "elementwise", "data-movement", "dot", "convolution", "reduce",

@@ -8,10 +8,29 @@ signatures) keep the span of their text, so their errors point at the true line 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: Longer source lines are shown as a window around the column, so the caret stays on screen.
 _SHOWN = 200
+
+
+# Control characters a terminal acts on (ESC starts colour, cursor and title sequences; C1
+# controls; DEL) and the Unicode format characters that reorder or hide text (bidi overrides
+# and isolates such as U+202E, zero-width marks). Newlines and tabs are kept.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+                              "\u2060-\u2069\ufeff\ufff9-\ufffb]")
+
+
+def visible(text: str) -> str:
+    """``text`` safe to print on a terminal or in markdown: every control or bidi/format
+    character is written out as an escape (``\\x1b``, ``\\u202e``), so input text can neither
+    send escape sequences to the terminal nor reorder what the reader sees. Newlines and tabs
+    stay."""
+    if not _TERMINAL_UNSAFE.search(text):
+        return text
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                else f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +60,20 @@ class Span:
         return Span(self.filename, self.line + newlines, offset - start + 1, text[start : end if end >= 0 else None])
 
     def format(self, message: str) -> str:
-        """``file:line:col: error: message``, the source line, and a caret under the column."""
+        """``file:line:col: error: message``, the source line, and a caret under the column;
+        control and bidi characters of the input are shown escaped (:func:`visible`)."""
         shown = self.source_line.replace("\t", " ")
         caret_col = self.column
         if len(shown) > _SHOWN:
             start = max(0, self.column - _SHOWN // 2)
             shown = ("…" if start else "") + shown[start : start + _SHOWN]
             caret_col = self.column - start + (1 if start else 0)
-        return f"{self}: error: {message}\n{shown}\n{' ' * (caret_col - 1)}^"
+        # the excerpt, file name and message carry the input's own text: escape what a terminal
+        # would act on, and keep the caret under the same character
+        caret_col = len(visible(shown[: caret_col - 1])) + 1
+        shown = visible(shown.replace("\n", " "))
+        where = f"{visible(self.filename)}:{self.line}:{self.column}"
+        return f"{where}: error: {visible(message)}\n{shown}\n{' ' * (caret_col - 1)}^"
 
 
 class SourceText:

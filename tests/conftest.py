@@ -29,13 +29,45 @@ _AVAILABLE = {
 }
 
 
+def _network_or_cached_tf() -> bool:
+    """``requires_network``: the package index answers, or the TF 2.17/2.21 environments exist."""
+    import socket
+
+    from hloviz.capture.envs import EnvManager
+
+    manager = EnvManager()
+    if all(manager.find("tensorflow", v) is not None for v in ("2.17", "2.21")):
+        return True
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker, ok in _AVAILABLE.items():
             if not ok and item.get_closest_marker(marker):
                 item.add_marker(pytest.mark.skip(reason=f"{marker}: dependency not installed"))
+    if any(item.get_closest_marker("requires_network") for item in items) and not _network_or_cached_tf():
+        for item in items:
+            if item.get_closest_marker("requires_network"):
+                item.add_marker(pytest.mark.skip(reason="requires_network: the package index cannot be reached"))
 
 
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+def restore_default_sigint() -> None:
+    """``preexec_fn`` for a child that a test will Ctrl-C: give it Python's usual SIGINT.
+
+    A process started with SIGINT ignored (``nohup make test``, CI runners that start jobs in
+    the background) passes the ignore on to its children, and a Python child then never raises
+    KeyboardInterrupt; restoring the default lets the test's SIGINT reach it as a Ctrl-C would.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

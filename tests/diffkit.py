@@ -123,7 +123,7 @@ def layered_module(layers: int, variant: int = 0) -> str:
     entry = [f"ENTRY %main_{v} (x: f32[64,64]) -> f32[64,64] {{", f"  %x_{v} = f32[64,64]{{1,0}} parameter(0)"]
     prev = f"x_{v}"
     for k in range(layers):
-        def md(op: str) -> str:
+        def md(op: str, k: int = k) -> str:
             return f', metadata={{op_type="{op}" op_name="layer_{k}/{op}" source_file="m.py" source_line={10 + k % 50}}}'
 
         constant = k % 7 + (1 if v and k % 20 == 7 else 0)

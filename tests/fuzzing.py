@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,7 @@ def _swap_lines(rng, data, _):
 
 
 def _token_edit(rng, data, _):
-    tokens = [m for m in _TOKEN.finditer(data)]
+    tokens = list(_TOKEN.finditer(data))
     if not tokens:
         return data
     a = rng.choice(tokens)
@@ -224,6 +225,102 @@ def check_input(data: bytes, *, round_trip: bool = True, downstream: bool = Fals
     return Outcome(True, time.perf_counter() - start)
 
 
+# --- the command layer ------------------------------------------------------------------------
+#
+# Some inputs also go through a command as a user would give them: written to a file (plain or
+# gz/xz/bz2, sometimes truncated) or into a capture folder with a mutated capture.json, then
+# `stats --json` or `render -o x.dot`. The contract: exit 0 with strict JSON on stdout, or exit 2
+# with one "hloviz: error:" message; never a traceback, an "internal error", or another code.
+
+_JSON_MUTATIONS = (
+    lambda rng, info: {**info, rng.choice(list(info) or ["x"]): rng.choice(
+        [[1, 2], "text", 3, None, {"a": 1}, True, [], {}, -1.5])},
+    lambda rng, info: {**info, "source_map": {"add": rng.choice(["x", 1, [1], {"line": "3"}, {"file": 2}])}},
+    lambda rng, info: {**info, "tf_ops": rng.choice(["Const", [1], {"a": 1}])},
+    lambda rng, info: {**info, "tf_inputs": rng.choice([{"a": "b"}, ["a"], {"a": [1]}])},
+)
+
+
+def _capture_json(rng: random.Random) -> bytes:
+    import json
+
+    info = {"hloviz": "0.1.0", "source": "live", "function": "f",
+            "source_map": {"add": {"file": "m.py", "line": 3, "function": "f"}},
+            "tf_ops": {"add": "AddV2"}, "tf_inputs": {"add": ["x", "y"]}}
+    kind = rng.randrange(5)
+    if kind == 0:
+        return json.dumps(rng.choice(_JSON_MUTATIONS)(rng, info)).encode()
+    if kind == 1:
+        depth = rng.choice((10, 1000, 100_000))
+        return b"[" * depth + b"]" * depth
+    if kind == 2:
+        return json.dumps(info).replace("3", rng.choice(["NaN", "Infinity", "-Infinity", "1e999"])).encode()
+    if kind == 3:
+        return json.dumps(info).encode()[: rng.randrange(1, 60)]
+    return json.dumps(info).encode()
+
+
+def _as_user_file(rng: random.Random, data: bytes, folder: Path) -> Path:
+    import bz2
+    import gzip
+    import lzma
+
+    kind = rng.randrange(6)
+    if kind == 5:  # a capture folder
+        cap = folder / f"cap{rng.randrange(1 << 30)}"
+        cap.mkdir()
+        (cap / rng.choice(["pre.hlo", "post.hlo"])).write_bytes(data)
+        (cap / "capture.json").write_bytes(_capture_json(rng))
+        return cap
+    suffix, pack = [(".hlo", None), (".hlo", None), (".gz", gzip.compress), (".xz", lzma.compress),
+                    (".bz2", bz2.compress)][kind]
+    payload = pack(data) if pack else data
+    if pack and rng.random() < 0.3:
+        payload = payload[: rng.randrange(len(payload) + 1)]  # truncated archive
+    if pack and rng.random() < 0.1:
+        payload = bytes(b ^ 0x5A for b in payload[:64]) + payload[64:]  # garbage archive
+    path = folder / f"in{rng.randrange(1 << 30)}{'.hlo' if pack else ''}{suffix}"
+    path.write_bytes(payload)
+    return path
+
+
+def check_command(rng: random.Random, data: bytes, folder: Path) -> str | None:
+    """Run one command on ``data`` as a user file; the failure, or None when within the contract."""
+    import contextlib
+    import io
+    import json
+
+    from hloviz.cli import main
+
+    target = _as_user_file(rng, data, folder)
+    draw = rng.random() < 0.2
+    args = ["render", str(target), "-o", str(folder / "x.dot")] if draw else ["stats", "--json", str(target)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(args)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException as exc:  # noqa: BLE001 - main must never let anything out
+            return f"{args[0]}: escaped main: {type(exc).__name__}: {exc}"[:300]
+    stderr = err.getvalue()
+    if "Traceback" in stderr or "internal error" in stderr:
+        return f"{args[0]}: {stderr.strip().splitlines()[-1] if stderr.strip() else 'traceback'}"[:300]
+    if code == 2:
+        if stderr.count("hloviz: error:") != 1:
+            return f"{args[0]}: exit 2 without exactly one error message: {stderr[:200]!r}"
+    elif code == 0:
+        if not draw:
+            try:
+                json.loads(out.getvalue(), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            except ValueError as exc:
+                return f"stats --json: stdout is not strict JSON: {exc}"[:300]
+    else:
+        return f"{args[0]}: exit code {code}: {stderr[-200:]!r}"
+    return None
+
+
 @dataclass
 class Report:
     inputs: int = 0
@@ -231,19 +328,44 @@ class Report:
     failures: list[tuple[str, bytes]] = field(default_factory=list)
     slowest: float = 0.0
     slowest_input: bytes = b""
+    commands: int = 0
 
 
 def run(count: int, seed: int = 0, *, max_seconds: float = 1.0, downstream: bool = True,
-        on_progress=None) -> Report:
+        on_progress=None, commands_every: int = 0) -> Report:
     """Mutate ``count`` inputs from the seed corpus and check each; collect failures and the slowest.
 
     With ``downstream`` every parsed input also goes through stats' analyses, the drawing and
-    the diff, all within the 1-second bound."""
+    the diff, all within the 1-second bound. With ``commands_every`` N, every Nth input also
+    goes through a command (:func:`check_command`)."""
+    import shutil
+    import tempfile
+
     rng = random.Random(seed)
     seeds = seed_corpus()
     report = Report()
+    folder = Path(tempfile.mkdtemp(prefix="hloviz-fuzz-")) if commands_every else None
+    try:
+        _run(count, rng, seeds, report, max_seconds, downstream, on_progress, commands_every, folder)
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+    return report
+
+
+def _run(count, rng, seeds, report, max_seconds, downstream, on_progress, commands_every, folder) -> None:
     for k in range(count):
         data = mutate(rng, rng.choice(seeds), seeds)
+        if commands_every and k % commands_every == 0:
+            report.commands += 1
+            failure = check_command(rng, data, folder)
+            if failure:
+                report.failures.append((failure, data))
+            for p in folder.iterdir():
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink()
         outcome = check_input(data, downstream=downstream)
         report.inputs += 1
         report.parsed += outcome.parsed
@@ -255,4 +377,3 @@ def run(count: int, seed: int = 0, *, max_seconds: float = 1.0, downstream: bool
             report.failures.append((f"took {outcome.seconds:.2f} s", data))
         if on_progress and (k + 1) % 1000 == 0:
             on_progress(report)
-    return report

@@ -197,5 +197,6 @@ ENTRY %main (x: f32[]) -> f32[] {
 
     a = analyze(hloviz.parse(pre), hloviz.parse(post))
     assert {m.op_name: m.status for m in a.mapping.ops} == {
-        "Const": "folded", "Cast": "folded", "Neg": "folded", "add": "kernels"}
-    assert a.verdict == "3 ops → 1 kernel (add); 2 ops computed at compile time into no new constant"
+        "Const": "no_work", "Cast": "folded", "Neg": "folded", "add": "kernels"}
+    assert a.mapping.get("Const").op_type == "constant"  # no op_type in the metadata: its opcodes
+    assert a.verdict == "4 ops → 1 kernel (add): 1 in kernels, 2 folded into no new constant, 1 no work (constant)"

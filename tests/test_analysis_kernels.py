@@ -43,7 +43,7 @@ def test_a_fusion_is_one_kernel_with_a_histogram_of_its_work():
     assert k.fused_computation == "fused_computation"
     # parameters and the constant do no work; the nested fusion is opened, not counted itself
     assert k.histogram == {"add": 2, "broadcast": 2, "multiply": 1, "exponential": 1, "negate": 1}
-    assert k.ops == 7
+    assert k.instructions == 7
     assert k.opcodes[0] == ("add", 2)  # most frequent first
     assert k.bytes_read == 8 * 4 + 4 and k.bytes_written == 8 * 4
     assert k.flops == 8 * 5  # one per element for each of 5 elementwise ops; broadcasts are free
@@ -83,7 +83,7 @@ def test_unfused_work_ops_are_kernels_and_bookkeeping_is_not():
     dot = report.by_name("dot")
     assert dot.flops == 2 * 64 * 16 * 32
     assert dot.bytes_read == (64 * 32 + 32 * 16) * 4 and dot.bytes_written == 64 * 16 * 4
-    assert dot.ops == 1 and dot.histogram == {"dot": 1} and dot.fused_computation is None
+    assert dot.instructions == 1 and dot.histogram == {"dot": 1} and dot.fused_computation is None
     r = report.by_name("r")
     assert r.flops == 64 * 16  # one reducer add per input element
     assert r.bytes_read == 64 * 16 * 4 + 4 and r.bytes_written == 4

@@ -51,7 +51,7 @@ def test_every_pre_op_maps_to_kernels_or_eliminated():
     reshape = mapping.get("Reshape")
     assert (reshape.status, reshape.kernels, reshape.op_type, reshape.pre_instructions) == (
         "eliminated", (), "Reshape", 1)
-    assert mapping.counts == {"kernels": 3, "folded": 0, "eliminated": 1}
+    assert mapping.counts == {"kernels": 3, "folded": 0, "eliminated": 1, "no_work": 0}
     assert mapping.get("nope") is None
 
 
@@ -65,30 +65,31 @@ def test_folded_ops_map_to_their_constant():
 def test_tf_only_ops_come_from_the_capture_info():
     mapping = pre_to_post(hloviz.parse(TF_FOLDED_PRE), hloviz.parse(TF_FOLDED_POST), info=TF_INFO)
     assert {m.op_name: m.status for m in mapping.ops} == {
-        "Const": "folded", "Const_1": "folded", "mul": "folded", "Sin": "folded", "add": "folded",
-        "Identity": "eliminated"}
+        "Const": "no_work", "Const_1": "no_work", "mul": "folded", "Sin": "folded", "add": "folded",
+        "Identity": "no_work"}
+    assert mapping.no_work_types == {"Const": 2, "Identity": 1}
     assert mapping.get("mul").constants == ("constant.1",) and mapping.get("mul").op_type == "Mul"
 
 
 def test_analyze_both_stages():
     a = analyze(hloviz.parse(PRE), hloviz.parse(POST))
     assert (a.pre.instructions, a.post.instructions) == (8, 9)
-    assert (a.pre.ops, a.post.ops) == (4, 3)
+    assert (a.pre.op_names, a.post.op_names) == (4, 3)
     assert a.kernels.count == 2 and a.folding.folded == ()
-    assert a.verdict == "4 ops → 2 kernels (dot; kLoop fusion: broadcast, maximum, sine)"
+    assert a.verdict == "4 ops → 2 kernels (dot; kLoop fusion: broadcast, maximum, sine): 3 in kernels, 1 eliminated"
 
 
 def test_analyze_verdict_names_the_folded_constant():
     a = analyze(hloviz.parse(_chain_pre(10)), hloviz.parse(_chain_post(10, "10")))
-    assert a.verdict == "10 ops → 1 kernel (kLoop fusion: add, broadcast); 9 ops folded into 1 constant (10) by XLA"
+    assert a.verdict == "10 ops → 1 kernel (kLoop fusion: add, broadcast): 1 in kernels, 9 folded into 1 constant (10) by XLA"
 
 
 def test_analyze_tensorflow_folds():
     a = analyze(hloviz.parse(TF_FOLDED_PRE), hloviz.parse(TF_FOLDED_POST), info=TF_INFO)
-    assert a.verdict == ("3 ops → 1 kernel (copy); 3 ops folded into 1 constant "
-                         "({4.84147072, 10.909297, 18.1411209}) by TensorFlow before XLA")
+    assert a.verdict == ("6 ops → 1 kernel (copy): 3 folded into 1 constant "
+                         "({4.84147072, 10.909297, 18.1411209}) by TensorFlow, 3 no work (2 Const, Identity)")
     b = analyze(hloviz.parse(TF_FOLDED_PRE), hloviz.parse(TF_FOLDED_POST))
-    assert b.verdict == "1 HLO instruction doing work → 1 kernel (copy)"  # no graph: no claim about TF
+    assert b.verdict == "1 instruction doing work (the HLO names no ops) → 1 kernel (copy)"  # no graph: no claim
 
 
 def test_analyze_one_stage_only():
@@ -99,7 +100,7 @@ def test_analyze_one_stage_only():
     assert "no pre-optimization module" in post_only.verdict
     pre_only = analyze(hloviz.parse(PRE), None)
     assert pre_only.kernels is None and pre_only.post is None
-    assert pre_only.verdict == "4 ops (5 instructions doing work) before optimization (no optimized module, so no kernels)"
+    assert pre_only.verdict == "5 instructions doing work before optimization (no optimized module, so no kernels)"
     with pytest.raises(InputError):
         analyze(None, None)
 

@@ -68,10 +68,11 @@ def test_fused_additions_is_one_kernel_holding_1000_adds(samples):
     assert k.flops == 1000 * 100_000_000
     assert len(k.op_names) == 1000
     assert a.folding.folded == ()
-    assert a.mapping.counts == {"kernels": 1000, "folded": 0, "eliminated": 1}
-    assert [m.op_name for m in a.mapping.with_status("eliminated")] == ["Identity"]  # the TF result op
-    assert a.pre.ops == 1000 and a.post.ops == 1000
-    assert a.verdict == "1000 ops → 1 kernel (kLoop fusion: 1000 add, broadcast)"
+    assert a.mapping.counts == {"kernels": 1000, "folded": 0, "eliminated": 0, "no_work": 3}
+    assert a.mapping.no_work_types == {"Placeholder": 2, "Identity": 1}  # the arguments and the result
+    assert a.pre.op_names == 1000 and a.post.op_names == 1000
+    assert a.verdict == ("1003 ops → 1 kernel (kLoop fusion: 1000 add, broadcast): 1000 in kernels, "
+                         "3 no work (2 Placeholder, Identity)")
     line = next(n for n, t in enumerate((SAMPLES / "fused_additions.py").read_text().splitlines(), 1)
                 if "x = x + delta" in t)
     [src] = s.to_dict()["kernels"][0]["source_lines"]
@@ -92,8 +93,8 @@ def test_constant_delta_folds_999_adds_into_one_add_of_1000(samples):
     assert f.from_ops == ("add",) + tuple(f"add_{n}" for n in range(1, 999))
     assert f.into == ("add_999",)
     assert a.mapping.get("add_500").status == "folded" and a.mapping.get("add_999").kernels == (k.name,)
-    assert a.verdict == ("1000 ops → 1 kernel (kLoop fusion: add, broadcast); "
-                         "999 ops folded into 1 constant (1000) by XLA")
+    assert a.verdict == ("1003 ops → 1 kernel (kLoop fusion: add, broadcast): 1 in kernels, "
+                         "999 folded into 1 constant (1000) by XLA, 3 no work (Const, Identity, Placeholder)")
     assert post["folded"][0]["value"] == "1000" and len(post["folded"][0]["from"]) == 999
 
 
@@ -101,7 +102,7 @@ def test_constant_arithmetic_is_folded_by_tensorflow_into_one_literal(samples):
     s = samples.get("constant_folding.py", "constant_arithmetic")
     a = s.analysis
     # XLA had nothing left to fold: the pre-optimization HLO already holds the literal
-    assert a.pre.work == 1 and a.pre.ops == 0  # one reshape of the results plumbing
+    assert a.pre.work == 1 and a.pre.op_names == 0  # one reshape of the results plumbing
     [k] = a.kernels.kernels
     assert k.kind == "copy" and k.bytes_read == k.bytes_written == 12
     info = dict(s.info)
@@ -116,11 +117,11 @@ def test_constant_arithmetic_is_folded_by_tensorflow_into_one_literal(samples):
     assert f.value == "{4.84147072, 10.909297, 18.1411209}"
     assert [float(v) for v in f.value.strip("{}").split(",")] == pytest.approx(
         [1 * 4 + 0.8414709848, 2 * 5 + 0.9092974268, 3 * 6 + 0.1411200081], rel=1e-6)
-    assert full.verdict == ("3 ops → 1 kernel (copy); 3 ops folded into 1 constant "
-                            "({4.84147072, 10.909297, 18.1411209}) by TensorFlow before XLA")
+    assert full.verdict == ("6 ops → 1 kernel (copy): 3 folded into 1 constant "
+                            "({4.84147072, 10.909297, 18.1411209}) by TensorFlow, 3 no work (2 Const, Identity)")
     assert {m.op_name: m.status for m in full.mapping.ops} == {
-        "Const": "folded", "Const_1": "folded", "mul": "folded", "Sin": "folded", "add": "folded",
-        "Identity": "eliminated"}
+        "Const": "no_work", "Const_1": "no_work", "mul": "folded", "Sin": "folded", "add": "folded",
+        "Identity": "no_work"}
 
 
 def test_constant_arithmetic_too_big_for_tensorflow_is_folded_by_xla(samples):
@@ -133,7 +134,8 @@ def test_constant_arithmetic_too_big_for_tensorflow_is_folded_by_xla(samples):
     assert f.by == "xla" and f.constant == const.name and f.value == const.literal == "3.99749494"
     assert float(f.value) == pytest.approx(1.5 * 2 + 0.9974949866, rel=1e-6)
     assert f.from_ops == ("Fill_1", "mul", "Sin", "add") and f.into == ("Fill",)
-    assert a.verdict == "5 ops → 1 kernel (kLoop fusion: broadcast); 4 ops folded into 1 constant (3.99749494) by XLA"
+    assert a.verdict == ("10 ops → 1 kernel (kLoop fusion: broadcast): 1 in kernels, 4 folded into 1 constant "
+                         "(3.99749494) by XLA, 5 no work (4 Const, Identity)")
 
 
 @pytest.mark.parametrize("fn", ["matmul_chain", "matmul_chain_no_jit"])
@@ -152,13 +154,14 @@ def test_matmul_chain_fuses_sin_and_relu_but_not_the_matmul(samples, fn):
     where = {m.op_name: m.kernels for m in a.mapping.ops if m.status == "kernels"}
     assert where == {"MatMul": (dot.name,), "Sin": (tail.name,), "add": (tail.name,), "Relu": (tail.name,),
                      "Sum": (total.name,)}
-    assert a.verdict.startswith("5 ops → 3 kernels (dot; kLoop fusion: add, broadcast, maximum, sine; ")
+    assert a.verdict.startswith("9 ops → 3 kernels (dot; kLoop fusion: add, broadcast, maximum, sine; kCustom "
+                                "fusion: reduce): 5 in kernels, 4 no work (2 Placeholder, Const, Identity)")
     if fn == "matmul_chain":
         assert s.notes == () and s.info["jit_compile"] is True
     else:
         assert s.info["jit_compile"] is False
         [note] = s.notes
-        assert "5 ops (MatMul, Sin, AddV2, Relu, Sum)" in note and "without XLA" in note
+        assert "5 ops that do work (MatMul, Sin, AddV2, Relu, Sum)" in note and "without XLA" in note
 
 
 def test_without_jit_compile_tensorflow_refuses_to_give_compiler_ir():

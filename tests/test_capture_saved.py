@@ -149,7 +149,7 @@ def test_pre_and_post_files(tmp_path):
         load_target("x.py:f", pre=tmp_path / "a.hlo")
     with pytest.raises(InputError, match="file not found"):
         load_target(None, post=tmp_path / "missing.hlo")
-    with pytest.raises(InputError, match="--arg applies to model.py:function targets"):
+    with pytest.raises(InputError, match=r"--arg applies to model.py:function targets"):
         load_target(None, pre=tmp_path / "a.hlo", args=["f32[4]"])
 
 
@@ -191,13 +191,13 @@ def test_xla_dump_folder(tmp_path):
         assert cap.info["source"] == "xla_dump" and cap.info["module"] == "module_0000.jit_mlp"
     with pytest.raises(InputError, match="'jit_\\*' matches 2 modules"):
         load_target(str(dump), module="jit_*")
-    with pytest.raises(InputError, match="no module in .* matches 'nope'"):
+    with pytest.raises(InputError, match=r"no module in .* matches 'nope'"):
         load_target(str(dump), module="nope")
 
 
 def test_a_folder_that_is_neither(tmp_path):
     (tmp_path / "notes.txt").write_text("hi")
-    with pytest.raises(InputError, match="neither a capture folder .* nor an XLA dump folder"):
+    with pytest.raises(InputError, match=r"neither a capture folder .* nor an XLA dump folder"):
         load_target(str(tmp_path))
 
 

@@ -63,14 +63,14 @@ def test_finds_the_function_and_lists_what_is_there(plain_model):
 
 
 def test_a_file_without_function_name_needs_a_single_function(tmp_path, plain_model):
-    with pytest.raises(InputError, match="defines several functions.*two, kw"):
+    with pytest.raises(InputError, match=r"defines several functions.*two, kw"):
         load_python_target(str(plain_model))
     single = write(tmp_path, "single.py", "def only(x):\n    return x\n")
     assert load_python_target(str(single)).function_name == "only"
 
 
 def test_missing_file_and_module(tmp_path):
-    with pytest.raises(InputError, match="file not found: .*nothere.py"):
+    with pytest.raises(InputError, match=r"file not found: .*nothere.py"):
         load_target(str(tmp_path / "nothere.py") + ":f")
     with pytest.raises(InputError, match="module 'no_such_module_xyz' not found"):
         load_target("no_such_module_xyz:f")

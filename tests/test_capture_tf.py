@@ -24,6 +24,8 @@ from hloviz.capture import Capture, load_target, save_capture
 from hloviz.cli import main
 from hloviz.errors import CaptureError, InputError
 
+from .conftest import restore_default_sigint
+
 pytestmark = pytest.mark.requires_tf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +130,7 @@ def test_fused_additions_const_folds_into_one_add_of_1000(captured):
 
 def test_constant_arithmetic_folds_into_one_literal(captured):
     """TF 2.21 folds small constants itself, before XLA: pre-opt HLO already has the literal."""
-    cap, notes, _ = captured.get(f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic")
+    cap, _notes, _ = captured.get(f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic")
     assert cap.info["args"] == [] and cap.info["arg_source"] == "none"
     pre, post = cap.pre_module(), cap.post_module()
     expected = [1 * 4 + 0.841470985, 2 * 5 + 0.909297427, 3 * 6 + 0.141120008]
@@ -326,19 +328,32 @@ def test_wrong_spec_count_and_unknown_device(model):
 def _wait_for_tensorflow(proc: subprocess.Popen, timeout: float = 120) -> None:
     """Wait until the child has loaded TensorFlow's library (so Ctrl-C lands inside the
     command, not in Python's own start-up), then a little longer, into the capture."""
-    maps = Path(f"/proc/{proc.pid}/maps")
-    if not maps.exists():
+    if not Path(f"/proc/{proc.pid}/maps").exists():
         time.sleep(5)
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if "libtensorflow_framework" in maps.read_text():
-                time.sleep(0.5)
-                return
-        except OSError:
-            pass
+        # the CLI captures in a child process: look at hloviz and its children
+        for pid in [proc.pid, *_children(proc.pid)]:
+            try:
+                if "libtensorflow_framework" in Path(f"/proc/{pid}/maps").read_text():
+                    time.sleep(0.5)
+                    return
+            except OSError:
+                pass
         time.sleep(0.05)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields and int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
 
 
 def test_interrupted_cli_dump_leaves_no_folder(tmp_path):
@@ -346,10 +361,16 @@ def test_interrupted_cli_dump_leaves_no_folder(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "hloviz", "dump", f"{FUSED}:fused_additions",
                              "-o", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=tmp_path)
+                            text=True, env=env, cwd=tmp_path, preexec_fn=restore_default_sigint)
     _wait_for_tensorflow(proc)
+    children = _children(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert os.listdir(tmp_path) == []
+    for child in children:  # the capture's child process ended with hloviz
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{child}").exists(), f"capture process {child} outlived hloviz"

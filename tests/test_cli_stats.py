@@ -35,8 +35,9 @@ def test_tables_show_counts_kernels_folds_and_the_verdict(chain, capsys):
     assert "instructions" in out and " 32 " in out  # pre-opt instruction count
     assert "kernels (1)" in out and "kLoop" in out and "2: add, broadcast" in out
     assert "folded constants (1)" in out and "add, add_1, …, add_8 (9 ops)" in out
-    assert out.rstrip().endswith("10 ops → 1 kernel (kLoop fusion: add, broadcast); "
-                                 "9 ops folded into 1 constant (10) by XLA")
+    assert out.rstrip().endswith("10 ops → 1 kernel (kLoop fusion: add, broadcast): 1 in kernels, "
+                                 "9 folded into 1 constant (10) by XLA")
+    assert "ops of the function (10)" in out  # the status table adds up to the verdict's count
 
 
 def test_json_carries_the_contract_fields(chain, capsys):
@@ -50,8 +51,11 @@ def test_json_carries_the_contract_fields(chain, capsys):
     [f] = data["folded"]
     assert (f["constant"], f["value"], f["into"]) == ("c", "10", ["add_9"])
     assert f["from"] == ["add"] + [f"add_{n}" for n in range(1, 9)]
-    assert data["mapping_counts"] == {"kernels": 1, "folded": 9, "eliminated": 0}
+    assert data["mapping_counts"] == {"kernels": 1, "folded": 9, "eliminated": 0, "no_work": 0}
     assert data["verdict"].startswith("10 ops → 1 kernel")
+    s = data["summary"]
+    assert (s["ops"], s["statuses"], s["kernels"], s["folded_constants"]) == (10, data["mapping_counts"], 1, 1)
+    assert (k["instructions"], k["ops"]) == (2, 1)
 
 
 def test_a_single_optimized_file_reports_its_kernels(tmp_path, capsys):
@@ -70,7 +74,7 @@ def test_a_single_pre_optimization_file_reports_counts(tmp_path, capsys):
     path.write_text(PRE)
     main(["stats", str(path)])
     out = capsys.readouterr().out
-    assert "4 ops (5 instructions doing work) before optimization" in out
+    assert "5 instructions doing work before optimization" in out
     data = _json(capsys, str(path))
     assert data["pre"] == 8 and data["post"] is None and data["kernel_count"] is None
 

@@ -39,8 +39,8 @@ def test_text_puts_the_summary_first(pair, capsys):
     lines = out.splitlines()
     assert lines[0] == f"hloviz diff: {pair[0]} → {pair[1]}"
     assert lines[1] == "fewer kernels: 3 → 1"
-    assert lines[3].split() == ["kernels", "3", "→", "1", "(−2)"]
-    assert "2 ops moved into fusions" in out
+    assert lines[3].split()[:5] == ["kernels", "3", "→", "1", "(−2):"]
+    assert "2 instructions moved into fusions" in out
     assert out.index("Kernels that differ") > out.index("constants")
     assert "- n  negate f32[8] — now in fusion.7 (negate.2)" in out
     assert "~ n → negate.2  negate in fused_computation.7  fusion: unfused → in fusion.7" in out
@@ -182,7 +182,7 @@ def test_unoptimized_modules_count_work_ops_not_kernels(tmp_path, capsys):
                  "  %n = f32[4]{0} negate(%x)\n  ROOT %t = f32[4]{0} tanh(%n)\n}\n")
     code, out, _ = _run(capsys, str(a), str(b))
     assert code == 0
-    assert "note: neither module is optimized" in out and "more work ops: 1 → 2" in out
+    assert "note: neither module is optimized" in out and "more instructions doing work: 1 → 2" in out
     code, out, _ = _run(capsys, str(a), str(b), "--format", "json")
     data = json.loads(out)
     assert data["optimized"] is False and (data["kernels"]["before"], data["kernels"]["after"]) == (1, 2)

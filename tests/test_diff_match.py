@@ -83,7 +83,7 @@ def test_one_inserted_instruction_is_added_and_its_user_rewired(name):
     text = _text(name)
     a = hloviz.parse(text)
     users = a.entry.users()
-    target = [i for i in a.entry.instructions if i.opcode == "add" and len(users[i]) == 1][0]
+    target = next(i for i in a.entry.instructions if i.opcode == "add" and len(users[i]) == 1)
     [user] = users[target]
     b = renamed_copy(edited(text, lambda m: insert_after(m, target.name)), drop_metadata=True)
     d = diff_modules(a, b)

@@ -99,7 +99,7 @@ def test_the_readme_shows_what_hloviz_diff_prints(capsys, monkeypatch):
     text = README.read_text(encoding="utf-8")
     section = text[text.index("## Diffing two TensorFlow versions"):]
     command = re.search(r"```sh\n(hloviz diff [^\n]+)\n```", section).group(1)
-    shown = re.search(r"<!-- diff-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.S).group(1)
+    shown = re.search(r"<!-- diff-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL).group(1)
     main(command.split()[1:])
     assert capsys.readouterr().out == shown
 

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from hloviz.cli import main
+from hloviz.render.files import REPORT_RECORD
 
+from .conftest import restore_default_sigint
 from .test_render_graphviz import fake_dot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +32,9 @@ def _run(args, capsys):
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())} if folder.exists() else {}
+    """The folder's files, without hloviz's record of them (bookkeeping, see test_safety_files)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.name != REPORT_RECORD} \
+        if folder.exists() else {}
 
 
 @pytest.fixture
@@ -152,7 +156,8 @@ def test_ctrl_c_while_rendering_exits_130_and_writes_nothing(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     env.pop("HLOVIZ_DOT", None)
     proc = subprocess.Popen([sys.executable, "-m", "hloviz", "show", str(SEED), "-o", str(out)], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=restore_default_sigint)
     deadline = time.monotonic() + 120
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

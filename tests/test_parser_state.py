@@ -68,6 +68,9 @@ def test_a_span_is_formatted_in_one_place():
     span = Span("f.hlo", 3, 5, "  x = oops")
     assert str(span) == "f.hlo:3:5"
     assert span.format("bad") == "f.hlo:3:5: error: bad\n  x = oops\n    ^"
+    # the input's own text is escaped (file name, message, excerpt); the caret stays under its character
+    hostile = Span("f\x1b.hlo", 1, 4, "a\u202eb%z")
+    assert hostile.format("no \x07") == "f\\x1b.hlo:1:4: error: no \\x07\na\\u202eb%z\n        ^"
     with pytest.raises(AttributeError):
         span.line = 4  # type: ignore[misc]  (frozen)
     assert Span("f", 2, 3, "ab(cd").shifted(2, "(cd\n  ef") == Span("f", 2, 5, "ab(cd")

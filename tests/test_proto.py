@@ -75,6 +75,28 @@ def test_bytes_that_are_no_proto_give_an_input_error(tmp_path, data, words):
         hloviz.parse_file(bad)
 
 
+@pytest.mark.parametrize("suffix", [".hlo.pb", ".hlo.pb.gz", ".hlo.pb.xz"])
+def test_a_proto_is_read_under_the_input_limit(tmp_path, monkeypatch, suffix):
+    """Protos go through the same bounded, streamed reading as text (--max-input, truncated
+    archives); a compressed proto is limited by its decompressed size."""
+    import gzip
+    import lzma
+
+    data = GEMMS.read_bytes()
+    pack = {".gz": gzip.compress, ".xz": lzma.compress}.get(suffix[-3:], lambda b: b)
+    path = tmp_path / f"gemms{suffix}"
+    path.write_bytes(pack(data))
+    assert hloviz.parse_file(path).name == hloviz.parse_file(GEMMS).name
+    monkeypatch.setenv("HLOVIZ_MAX_INPUT", str(len(data) - 1))
+    with pytest.raises(InputError, match="max-input"):
+        hloviz.parse_file(path)
+    if suffix != ".hlo.pb":
+        monkeypatch.delenv("HLOVIZ_MAX_INPUT")
+        path.write_bytes(pack(data)[:-20])
+        with pytest.raises(InputError, match=r"truncated|not a valid"):
+            hloviz.parse_file(path)
+
+
 def test_a_proto_xla_cannot_read_gives_an_input_error(tmp_path, capsys):
     bad = tmp_path / "bad.hlo.pb"
     bad.write_bytes(b"\x0a\x03abc\x12\x03xyz")  # a name and an entry name, no computations

@@ -33,8 +33,9 @@ def test_show_writes_report_and_pictures_and_prints_the_summary(tmp_path, capsys
     out = tmp_path / "out"
     code, stdout, stderr = run(capsys, "show", str(SEED), "-o", str(out))
     assert code == 0, stderr
-    assert sorted(p.name for p in out.iterdir()) == ["post.svg", "pre.svg", "report.html", "side-by-side.svg"]
-    assert stdout.startswith("fused_additions: 1000 ops → 1 kernel (kLoop fusion: 1000 add, broadcast)")
+    assert sorted(p.name for p in out.iterdir()) == [".hloviz-report.json", "post.svg", "pre.svg", "report.html",
+                                                     "side-by-side.svg"]
+    assert stdout.startswith("fused_additions: 1003 ops → 1 kernel (kLoop fusion: 1000 add, broadcast): 1000 in kernels")
     assert "kernels: 1" in stdout and "#1 add_add_fusion" in stdout
     assert "samples/fused_additions.py:33" in stdout or "fused_additions.py:33" in stdout
     assert "folded constants: 0" in stdout
@@ -155,7 +156,8 @@ def test_show_live_function_with_folding(tmp_path, capsys):
                       progress=stages.append)
     assert stages[0] == "capturing" and stages[-1] == "writing"
     assert "folded into 1 constant (1000)" in result.analysis.verdict
-    assert any(line.strip().endswith("= 1000 (from 999 ops)") for line in result.summary)
+    assert any(line.strip().startswith("constant") and "= 1000 (by XLA; from 999 ops: add, add_1, add_2, +996 more)" in line
+               for line in result.summary)
     side = (tmp_path / "side-by-side.svg").read_text()
     assert "folded → " in side and "= 1000" in side
     report = (tmp_path / "report.html").read_text()

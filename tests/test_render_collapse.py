@@ -40,7 +40,7 @@ def test_a_deep_model_collapses_fusions_then_repeats():
     assert repeat and repeat[0].rows[0].text == "59 more copies of the 7 nodes above"
     # the first layer stays readable: its fusion is a node saying what it holds
     fused = [n for n in v.scene.nodes.values() if n.rows[0].text == "fusion kLoop"]
-    assert fused and fused[0].rows[2].text.startswith("14 ops: ")
+    assert fused and fused[0].rows[2].text.startswith("14 instructions: ")
 
 
 def test_only_the_largest_fusions_collapse_when_that_is_enough():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from pathlib import Path
@@ -98,7 +99,7 @@ def _chain(*keys: str) -> Scene:
     scene = Scene()
     for k in keys:
         scene.add_node(k, Node([Row(k)]))
-    scene.edges.extend(Edge(a, b) for a, b in zip(keys, keys[1:]))
+    scene.edges.extend(Edge(a, b) for a, b in itertools.pairwise(keys))
     return scene
 
 

@@ -48,7 +48,7 @@ def test_a_failed_rename_is_a_render_error_naming_the_file(tmp_path, monkeypatch
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(files.os, "replace", no)
-    with pytest.raises(RenderError, match="cannot write .*pic.svg: Permission denied"):
+    with pytest.raises(RenderError, match=r"cannot write .*pic.svg: Permission denied"):
         write_atomic(tmp_path / "pic.svg", "x")
     assert list(tmp_path.iterdir()) == []
 

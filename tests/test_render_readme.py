@@ -28,7 +28,7 @@ def pictures_section() -> str:
 
 
 def render_command() -> list[str]:
-    for block in re.findall(r"```sh\n(.*?)```", pictures_section(), re.S):
+    for block in re.findall(r"```sh\n(.*?)```", pictures_section(), re.DOTALL):
         for line in block.splitlines():
             if line.startswith("hloviz render "):
                 return shlex.split(line)

@@ -1,13 +1,19 @@
 """An :class:`~hloviz.analysis.Analysis` as plain JSON-ready data (what ``stats --json`` prints).
 
-The keys are a contract for scripts: ``kernel_count``, ``kernels`` (each with ``name``, ``kind``,
-``backend_kind`` and ``opcodes`` as a count per opcode), ``folded`` (each with ``constant``, ``value`` and
-``from``, the pre-opt op names), and ``pre`` / ``post`` (instruction counts, null for a missing
-stage). More keys may be added; none of these will change meaning.
+The keys are a contract for scripts: ``summary`` (the numbers the ``verdict`` is printed from:
+``ops`` and their ``statuses``, ``kernels``, ``folded_constants``…), ``kernel_count``,
+``kernels`` (each with ``name``, ``kind``, ``backend_kind`` — XLA's backend kind, e.g.
+``__triton_gemm``, or null —, ``instructions`` — its instructions doing work —, ``ops`` — how
+many ops have work in it — and ``opcodes`` as a count per opcode), ``folded``
+(each with ``constant``, ``value``, ``from``, the op names, and ``note``, why ``from`` is empty
+when it is), ``new_constants``, ``mapping`` (each op → ``status``) and ``pre`` / ``post``
+(instruction counts, null for a missing stage). The words are those of
+:mod:`hloviz.analysis.glossary`. More keys may be added; none of these will change meaning.
 
 Source lines are looked up through a caller-supplied function (op name → ``{"file", "line"}``
 or None) so that this module needs nothing from capture; without one, or for an op it does not
-know, the HLO metadata's ``source_file:source_line`` is used.
+know, the HLO metadata's ``source_file:source_line`` is used — unless it lies inside TensorFlow,
+Keras, JAX or another installed library, which is never the user's line.
 """
 
 from __future__ import annotations
@@ -31,8 +37,11 @@ def source_lines(op_names: Iterable[str], metadata_sources: Iterable[tuple[str, 
         if hit and hit.get("file"):
             seen[f"{_short(hit['file'])}:{hit.get('line', 0)}"] = None
     if not seen:
+        from .provenance import is_library_path
+
         for file, line in metadata_sources:
-            seen[f"{_short(file)}:{line}"] = None
+            if not is_library_path(file):  # TF's metadata points into ops.py: never the user's line
+                seen[f"{_short(file)}:{line}"] = None
     return list(seen)
 
 
@@ -53,14 +62,14 @@ def _counts(c: ModuleCounts | None) -> dict | None:
     if c is None:
         return None
     return {"name": c.name, "computations": c.computations, "instructions": c.instructions,
-            "work": c.work, "ops": c.ops}
+            "work": c.work, "op_names": c.op_names}
 
 
 def kernel_dict(k: Kernel, lookup: SourceLookup | None = None) -> dict:
     return {
         "name": k.name, "computation": k.computation, "kind": k.kind, "opcode": k.opcode,
         "fused_computation": k.fused_computation, "target": k.target, "backend_kind": k.backend_kind,
-        "shape": k.shape, "ops": k.ops,
+        "shape": k.shape, "instructions": k.instructions, "ops": k.ops,
         "opcodes": dict(k.opcodes), "bytes_read": k.bytes_read, "bytes_written": k.bytes_written,
         "flops": k.flops, "op_names": list(k.op_names),
         "source_lines": source_lines(k.op_names, k.sources, lookup),
@@ -71,6 +80,7 @@ def to_dict(analysis: Analysis, lookup: SourceLookup | None = None) -> dict:
     """The analysis as JSON-ready data (see the module docstring for the stable keys)."""
     a = analysis
     out: dict = {
+        "summary": a.summary.to_dict(),
         "verdict": a.verdict,
         "pre": a.pre.instructions if a.pre else None,
         "post": a.post.instructions if a.post else None,
@@ -84,12 +94,8 @@ def to_dict(analysis: Analysis, lookup: SourceLookup | None = None) -> dict:
         "bytes_read": a.kernels.bytes_read if a.kernels else None,
         "bytes_written": a.kernels.bytes_written if a.kernels else None,
         "flops": a.kernels.flops if a.kernels else None,
-        "folded": [
-            {"constant": f.constant, "computation": f.computation, "value": f.value, "shape": f.shape,
-             "from": list(f.from_ops), "into": list(f.into), "by": f.by,
-             "source_lines": source_lines(f.from_ops, (), lookup) if lookup else []}
-            for f in a.folding.folded
-        ] if a.folding else [],
+        "folded": [_fold_dict(f, lookup) for f in a.folding.folded] if a.folding else [],
+        "new_constants": [_fold_dict(f, lookup) for f in a.folding.new_constants] if a.folding else [],
         "computed": list(a.folding.computed) if a.folding else [],
     }
     if a.mapping is not None:
@@ -97,3 +103,9 @@ def to_dict(analysis: Analysis, lookup: SourceLookup | None = None) -> dict:
         out["mapping"] = {m.op_name: {"type": m.op_type, "status": m.status, "kernels": list(m.kernels),
                                       "constants": list(m.constants)} for m in a.mapping.ops}
     return out
+
+
+def _fold_dict(f, lookup: SourceLookup | None) -> dict:
+    return {"constant": f.constant, "computation": f.computation, "value": f.value, "shape": f.shape,
+            "from": list(f.from_ops), "note": f.note, "into": list(f.into), "by": f.by,
+            "source_lines": source_lines(f.from_ops, (), lookup) if lookup else []}

@@ -10,10 +10,19 @@ Two places fold constants, and both are reported:
   becoming ``x + 1000`` is found: the constant ``1000`` is new, ``add_999`` uses it, and
   ``add`` … ``add_998`` vanished with constant inputs.
 * **TensorFlow** (TF graph → pre-opt HLO). TF's bridge evaluates ops whose inputs are all
-  constants before XLA sees them, so ``a*b + sin(a)`` of constants arrives as one literal. With
-  the graph's ops and edges (``info["tf_ops"]`` and ``info["tf_inputs"]`` of a capture), the TF
-  ops with no HLO instruction whose inputs are all constants are that kind of fold, and the
-  literal is found where their result went.
+  constants (or only static shapes: ``Shape``, ``ShapeN``, ``Size``, ``Rank``) before XLA sees
+  them, so ``a*b + sin(a)`` of constants arrives as one literal. With the graph's ops and edges
+  (``info["tf_ops"]`` and ``info["tf_inputs"]`` of a capture), the TF ops with no HLO
+  instruction whose inputs are all constants are that kind of fold. The literal is found where
+  their result went: TF lowers an op's compile-time inputs to constants carrying the op's name
+  before the instructions that compute it, so the first ``k`` constants of the consuming op
+  (``k`` folded inputs) are the folded values, and its later constants (``DivNoNan``'s zero,
+  ``Relu``'s zero) are its own.
+
+A folded constant is listed once. A constant of the optimized module whose value a
+pre-optimization constant already has is not a fold; one that no pre-optimization instruction
+computed into (an index XLA wrote while rewriting) is a *new constant*, listed apart
+(:attr:`FoldingReport.new_constants`). A fold whose work has no op name says why in ``note``.
 
 Every value reported is the literal text from the HLO (the post-opt literal when the constant
 survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one XLA printed as
@@ -22,22 +31,16 @@ survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..ir import HloModule, Instruction
+from ..opcodes import NOT_FOLDABLE
 from .kernels import SYNTHETIC_OP_NAMES
 from .names import post_names
 
 #: Literals up to this many characters are shown as values; longer ones by their shape.
 SHORT_LITERAL = 80
-#: Ops that can be evaluated at compile time when their operands are constants.
-_NOT_FOLDABLE = frozenset({
-    "parameter", "rng", "rng-bit-generator", "rng-get-and-update-state", "custom-call", "infeed",
-    "outfeed", "recv", "recv-done", "send", "send-done", "after-all", "partition-id", "replica-id",
-    "while", "conditional", "call", "fusion", "all-reduce", "all-gather", "all-to-all",
-    "collective-permute", "reduce-scatter", "async-start", "async-done", "add-dependency",
-})
 #: TF op types that are plumbing, not computation: never reported as folded.
 _TF_PLUMBING = frozenset({
     "Const", "Identity", "IdentityN", "NoOp", "Placeholder", "_Arg", "_Retval", "StopGradient",
@@ -65,6 +68,8 @@ class FoldedConstant:
     from_instructions: tuple[str, ...]
     into: tuple[str, ...]
     by: str = "xla"
+    #: Why ``from_ops`` is empty, in words (empty when it is not).
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,9 @@ class FoldingReport:
     #: but whose value is no new constant of its own (XLA merged it with an equal constant, or
     #: nothing used it): computed at compile time all the same.
     computed: tuple[str, ...] = ()
+    #: Constants of the optimized module that no pre-optimization constant has but that hold no
+    #: pre-optimization work either (XLA wrote them while rewriting): not folds.
+    new_constants: tuple[FoldedConstant, ...] = ()
 
     @property
     def folded_ops(self) -> frozenset[str]:
@@ -106,12 +114,14 @@ def _real(op_name: str) -> bool:
 def constant_folding(pre: HloModule, post: HloModule, info: Mapping | None = None) -> FoldingReport:
     """What was computed at compile time between ``pre`` and ``post`` (and, given a capture's
     ``info`` with ``tf_ops`` and ``tf_inputs``, by TensorFlow before ``pre``)."""
-    folds = list(_xla_folds(pre, post))
+    folds, new = [], []
+    for f in _xla_folds(pre, post):
+        (folds if f.from_ops or f.from_instructions else new).append(f)
     if info:
         folds.extend(_tf_folds(pre, post, info))
     linked = {op for f in folds for op in f.from_ops}
     computed = tuple(op for op in _constant_subgraph_ops(pre, post) if op not in linked)
-    return FoldingReport(tuple(folds), computed)
+    return FoldingReport(tuple(folds), computed, tuple(new))
 
 
 def _vanished(pre: HloModule, post: HloModule) -> tuple[dict[str, frozenset[str]], set[str]]:
@@ -172,12 +182,27 @@ def _xla_folds(pre: HloModule, post: HloModule):
                 seeds.extend(pre_by_op[op])
             ops, insts = _walk_back(seeds, vanished, with_constants, foldable, into_pre)
             ops.update(own)
+            where = f"`{into[0]}`" if into else "the module"
+            if ops:
+                note = ""
+            elif insts:
+                named = list(dict.fromkeys(i.metadata.op_name for i in sorted(insts, key=order.__getitem__)
+                                           if _real(i.metadata.op_name)))
+                if named:
+                    note = (f"part of the work of {', '.join(f'`{n}`' for n in named[:3])}"
+                            f"{' and others' if len(named) > 3 else ''}, whose other work runs in a kernel: "
+                            "XLA computed this part from its constants")
+                else:
+                    n = len(insts)
+                    note = f"computed from {n} pre-optimization instruction{'s' if n != 1 else ''} without an op name"
+            else:
+                note = f"XLA wrote it while rewriting {where}; no pre-optimization instruction computed into it"
             yield FoldedConstant(
                 constant=c.name, computation=comp.name, value=literal_value(c),
                 shape=c.shape.to_text(layout=False),
                 from_ops=tuple(sorted(ops, key=lambda op: order[pre_by_op[op][0]])),
                 from_instructions=tuple(i.name for i in sorted(insts, key=order.__getitem__)),
-                into=tuple(into),
+                into=tuple(into), note=note,
             )
 
 
@@ -234,11 +259,13 @@ def _constant_computable(module: HloModule) -> set[Instruction]:
     out: set[Instruction] = set()
     for comp in module.computations:
         for inst in comp.instructions:  # HLO text lists operands before their users
-            if inst.opcode == "constant" or (inst.opcode == "iota"):
-                out.add(inst)
-            elif inst.operands and inst.opcode not in _NOT_FOLDABLE and all(o in out for o in inst.operands):
+            if inst.opcode == "constant" or (inst.opcode == "iota") or (inst.operands and inst.opcode not in NOT_FOLDABLE and all(o in out for o in inst.operands)):
                 out.add(inst)
     return out
+
+
+#: TF op types whose result is a static shape: the bridge computes them at compile time.
+_TF_STATIC_SHAPE = frozenset({"Shape", "ShapeN", "Size", "Rank", "BroadcastGradientArgs"})
 
 
 def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
@@ -255,34 +282,59 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
         for op, typ in types.items():
             if op in folded or op in in_hlo or typ in _TF_PLUMBING or op not in inputs:
                 continue
-            srcs = [_tf_source(s) for s in inputs[op]]
-            if srcs and all(types.get(s) == "Const" or s in folded for s in srcs):
+            srcs = [_tf_source(s) for s in inputs[op] if not s.startswith("^")]
+            if typ in _TF_STATIC_SHAPE or (srcs and all(types.get(s) == "Const" or s in folded for s in srcs)):
                 folded.add(op)
                 changed = True
     if not folded:
         return
     # Each result of the folded subgraph flows into a consumer: an op with HLO instructions
     # (its constant operand is the folded value) or, through Identity, the function's result.
-    consumers: dict[str, set[str]] = {}
+    consumers: dict[str, dict[str, None]] = {}
+    positions: dict[str, list[int]] = {}  # direct consumer → which of its constant inputs are folded
     for op, srcs in inputs.items():
         if op in folded:
             continue
+        constant_inputs = [s for s in srcs if not s.startswith("^")
+                           and (types.get(_tf_source(s)) == "Const" or _tf_source(s) in folded)]
         for s in srcs:
-            s = _tf_source(s)
-            if s in folded:
-                consumers.setdefault(_hlo_consumer(op, types, inputs, in_hlo), set()).add(s)
+            if s.startswith("^") or _tf_source(s) not in folded:
+                continue
+            consumer = _hlo_consumer(op, types, inputs, in_hlo)
+            tensor = s if ":" in s else f"{s}:0"
+            consumers.setdefault(consumer, {})[tensor] = None
+            if consumer == op:
+                positions.setdefault(op, []).append(constant_inputs.index(s))
     order = {op: n for n, op in enumerate(types)}
-    post_constants = {_key(i): i for i in post.instructions() if i.opcode == "constant"} if post else {}
-    for consumer, roots in consumers.items():
+    post_constants = {(_key(i), i.metadata.op_name): i for i in post.instructions() if i.opcode == "constant"} \
+        if post else {}
+    found: dict[str, FoldedConstant] = {}
+    by_op: dict[str, list[Instruction]] = {}
+    for i in pre.instructions():
+        by_op.setdefault(i.metadata.op_name, []).append(i)
+    for consumer, tensors in consumers.items():
+        roots = {_tf_source(t) for t in tensors}
         ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
-        for c in _pre_constants_for(pre, consumer):
-            shown = post_constants.get(_key(c), c)
-            yield FoldedConstant(
+        for c in _pre_constants_for(pre, by_op, consumer, positions.get(consumer) or range(len(tensors))):
+            # The same constant (value and op name) in the optimized module is where it is now.
+            shown = post_constants.get((_key(c), c.metadata.op_name), c)
+            key = f"{shown.parent.name if shown.parent else ''}/{shown.name}"
+            prev = found.get(key)
+            if prev is not None:  # one constant, listed once: merge what flowed into it
+                merged = tuple(dict.fromkeys((*prev.from_ops, *ops)))
+                found[key] = FoldedConstant(prev.constant, prev.computation, prev.value, prev.shape, merged, (),
+                                            tuple(dict.fromkeys((*prev.into, *_into(consumer)))), by="tensorflow")
+                continue
+            found[key] = FoldedConstant(
                 constant=shown.name, computation=shown.parent.name if shown.parent else "",
                 value=literal_value(shown), shape=shown.shape.to_text(layout=False),
-                from_ops=tuple(ops), from_instructions=(), into=(consumer,) if _real(consumer) else (),
-                by="tensorflow",
+                from_ops=tuple(ops), from_instructions=(), into=_into(consumer), by="tensorflow",
             )
+    yield from found.values()
+
+
+def _into(consumer: str) -> tuple[str, ...]:
+    return (consumer,) if _real(consumer) else ()
 
 
 def _tf_source(name: str) -> str:
@@ -314,15 +366,27 @@ def _upstream(roots: set[str], folded: set[str], inputs: Mapping) -> set[str]:
     return out
 
 
-def _pre_constants_for(pre: HloModule, consumer: str) -> list[Instruction]:
-    """The pre-opt constants that carry a folded value into ``consumer``'s instructions."""
+def _pre_constants_for(pre: HloModule, by_op: dict[str, list[Instruction]], consumer: str,
+                       positions) -> list[Instruction]:
+    """The pre-opt constants that carry folded values into ``consumer``'s instructions.
+
+    TF's bridge lowers an op's compile-time inputs (``Const`` or folded), in input order, to
+    constants named after the op, before the instructions that compute the op: the constants at
+    ``positions`` among those used by ``consumer``'s instructions are the folded values; the
+    ones after the inputs are the op's own literals (a ``Relu``'s 0).
+    """
     if consumer == "XLA_Retvals":
         hits = [i for i in pre.instructions() if i.opcode == "constant" and not _real(i.metadata.op_name)
                 and i.parent is pre.entry]
         return [c for c in hits if _feeds_results(c)]
-    found = {o: None for i in pre.instructions() if i.metadata.op_name == consumer
-             for o in i.operands if o.opcode == "constant" and o.metadata.op_name in (consumer, "")}
-    return list(found)
+    insts = by_op.get(consumer, [])
+    found = {o: None for i in insts for o in i.operands
+             if o.opcode == "constant" and o.metadata.op_name in (consumer, "")}
+    # Text order: constants named after the consumer are listed among its instructions; unnamed
+    # ones (rare) after them, in the order they are used.
+    place = {i: n for n, i in enumerate(insts)}
+    ranked = sorted(found, key=lambda c: place.get(c, len(insts)))
+    return [ranked[p] for p in sorted(set(positions)) if p < len(ranked)]
 
 
 def _feeds_results(c: Instruction) -> bool:

@@ -40,16 +40,12 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from ..opcodes import is_bookkeeping, is_elementwise
+from ..opcodes import ASYNC_TAILS, BODY_CALLERS, is_bookkeeping, is_elementwise
 from .backends import backend_name
 
-#: Control-flow ops whose called computations run (their kernels are reported there).
-CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start"})
-#: Ops that finish work counted at their ``*-start`` partner (or only wait on it).
-ASYNC_TAILS = frozenset({
-    "async-update", "async-done", "copy-done", "send-done", "recv-done", "all-reduce-done",
-    "all-gather-done", "collective-permute-done",
-})
+#: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
+#: display category); kept so code written against it keeps working.
+CONTROL_FLOW = BODY_CALLERS
 #: TensorFlow's names for the arguments and results plumbing; never a user's op.
 SYNTHETIC_OP_NAMES = frozenset({"XLA_Args", "XLA_Retvals"})
 
@@ -72,11 +68,13 @@ class Kernel:
     """One kernel: a fusion or an unfused work op.
 
     ``kind`` is the fusion kind (``kLoop``, ``kInput``, ``kOutput``, ``kCustom``) for a fusion
-    and the opcode otherwise. ``ops`` counts the work ops inside (1 for an unfused op; for a
-    fusion every non-bookkeeping instruction of the fused computation, nested fusions and calls
-    included), and ``opcodes`` is their histogram as ``(opcode, count)`` pairs, most frequent
+    and the opcode otherwise. ``instructions`` counts the instructions doing work it runs (1 for
+    an unfused instruction; for a fusion every non-bookkeeping instruction of the fused
+    computation, nested fusions and calls opened — :func:`work_instructions`), the number every
+    output prints as "N instructions"; ``opcodes`` is their histogram as ``(opcode, count)`` pairs, most frequent
     first (see :attr:`histogram`). ``op_names`` are the framework op names (metadata) of the
-    kernel and everything inside it (constants and parameters aside), in text order; ``sources``
+    kernel and everything inside it (constants and parameters aside), in text order — the ops
+    whose work it runs, counted by :attr:`ops`; ``sources``
     the distinct ``(source_file, source_line)`` pairs of that metadata.
     """
 
@@ -85,7 +83,7 @@ class Kernel:
     opcode: str
     kind: str
     shape: str
-    ops: int
+    instructions: int
     opcodes: tuple[tuple[str, int], ...]
     bytes_read: int
     bytes_written: int
@@ -101,6 +99,11 @@ class Kernel:
     def backend(self) -> str | None:
         """The backend kind by the name users know (``Triton GEMM``, ``cuDNN``, ``cuBLAS GEMM``)."""
         return backend_name(self.backend_kind)
+
+    @property
+    def ops(self) -> int:
+        """How many ops (distinct ``op_name`` values) have work in this kernel."""
+        return len(self.op_names)
 
     @property
     def histogram(self) -> dict[str, int]:
@@ -155,7 +158,7 @@ class KernelReport:
 def is_kernel(inst: Instruction) -> bool:
     """Does this instruction run as a kernel of its own (when its computation is executed)?"""
     op = inst.opcode
-    return not (is_bookkeeping(op) or op in CONTROL_FLOW or op in ASYNC_TAILS or op.endswith(("-done", "-update")))
+    return not (is_bookkeeping(op) or op in BODY_CALLERS or op in ASYNC_TAILS or op.endswith(("-done", "-update")))
 
 
 def kernels(module: HloModule) -> KernelReport:
@@ -173,18 +176,25 @@ def kernels(module: HloModule) -> KernelReport:
 
 def _executed(comp: Computation, caller: Instruction | None, role: str, seen: set[str],
               out: list[ExecutedComputation]) -> Iterator[Computation]:
-    """Executed computations, depth first, each once (a body right after its caller's computation)."""
-    if comp.name in seen:
-        return
-    seen.add(comp.name)
-    out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
-    yield comp
-    for inst in comp.instructions:
-        if inst.opcode not in CONTROL_FLOW:
+    """Executed computations, depth first, each once (a body right after its caller's computation).
+
+    An explicit stack, not recursion: a module may nest calls or whiles thousands deep."""
+    stack: list[Iterator[tuple[Computation, Instruction | None, str]]] = [iter([(comp, caller, role)])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
             continue
-        for attr, called in inst.calls_by_attribute.items():
-            for index, callee in enumerate(called):
-                yield from _executed(callee, inst, _role_of(inst, attr, index, callee), seen, out)
+        comp, caller, role = item
+        if comp.name in seen:
+            continue
+        seen.add(comp.name)
+        out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
+        yield comp
+        stack.append(iter([(callee, inst, _role_of(inst, attr, index, callee))
+                           for inst in comp.instructions if inst.opcode in BODY_CALLERS
+                           for attr, called in inst.calls_by_attribute.items()
+                           for index, callee in enumerate(called)]))
 
 
 def _role(opcode: str, attribute: str, index: int) -> str:
@@ -203,6 +213,10 @@ def _role_of(caller: Instruction, attribute: str, index: int, callee: Computatio
     if caller.opcode == "call" and callee.name.startswith("command_buffer"):
         return "command buffer"  # XLA's GPU backend records these kernels as one CUDA graph
     return _role(caller.opcode, attribute, index)
+def kernel_instructions(inst: Instruction) -> list[Instruction]:
+    """A kernel's instruction and every instruction that runs as part of it (fused
+    computations, callees, reducers): where its op names (:attr:`Kernel.op_names`) come from."""
+    return [inst, *_inner(inst)]
 
 
 def _inner(inst: Instruction) -> Iterator[Instruction]:
@@ -212,17 +226,34 @@ def _inner(inst: Instruction) -> Iterator[Instruction]:
 
 
 def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instruction]:
-    """Work instructions of a fused computation; nested fusions and calls are opened, not counted."""
+    """Work instructions of a fused computation; nested fusions and calls are opened, not counted.
+
+    Depth first with an explicit stack (fusions may nest thousands deep)."""
     seen = set() if seen is None else seen
-    if comp.name in seen:
-        return
-    seen.add(comp.name)
-    for inst in comp.instructions:
-        if inst.opcode in ("fusion", "call"):
-            for callee in inst.called_computations:
-                yield from _work_ops(callee, seen)
-        elif not is_bookkeeping(inst.opcode):
-            yield inst
+    stack: list[Iterator[Computation | Instruction]] = [iter([comp])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif isinstance(item, Computation):
+            if item.name not in seen:
+                seen.add(item.name)
+                stack.append(iter(item.instructions))
+        elif item.opcode in ("fusion", "call"):
+            stack.append(iter(item.called_computations))
+        elif not is_bookkeeping(item.opcode):
+            yield item
+
+
+def work_instructions(inst: Instruction) -> list[Instruction]:
+    """The instructions doing work that run as kernel ``inst``: a fusion's fused instructions
+    (bookkeeping aside, nested fusions and calls opened), else ``inst`` itself. Every count of
+    a kernel's size (stats, JSON, picture labels, report) is the length of this list. A
+    ``*-start`` written as sugar around a fusion counts the fusion's instructions."""
+    op = _wrapped(inst)
+    if op.opcode == "fusion":
+        return [w for c in op.called_computations for w in _work_ops(c)]
+    return [inst]
 
 
 def _wrapped(inst: Instruction) -> Instruction:
@@ -236,12 +267,11 @@ def _wrapped(inst: Instruction) -> Instruction:
 
 def _kernel(inst: Instruction, comp: Computation) -> Kernel:
     op = _wrapped(inst)
+    work = work_instructions(inst)
     if op.opcode == "fusion":
-        work = [w for c in op.called_computations for w in _work_ops(c)]
-        fused = op.called_computations[0].name if op.called_computations else "?"
+        fused = op.called_computations[0].name if op.called_computations else None
         kind = op.fusion_kind or "fusion"
     else:
-        work = [inst]
         fused = None
         kind = inst.opcode
     counts: dict[str, int] = {}
@@ -256,9 +286,9 @@ def _kernel(inst: Instruction, comp: Computation) -> Kernel:
         opcode=inst.opcode,
         kind=kind,
         shape=op.shape.to_text(layout=False),
-        ops=len(work),
+        instructions=len(work),
         opcodes=histogram,
-        bytes_read=sum(op.shape.byte_size for op in inst.operands),
+        bytes_read=sum(o.shape.byte_size for o in inst.operands),
         bytes_written=op.shape.byte_size,
         flops=sum(flops(w) for w in work),
         op_names=names,

@@ -1,44 +1,56 @@
-"""Pre→post mapping: where each pre-optimization op's work went.
+"""Pre→post mapping: what became of each op of the traced function.
 
 Ops are identified by ``metadata.op_name`` (TensorFlow's op name, JAX's name stack), which XLA
-keeps on the instructions that carry an op's work through optimization. Every op named in the
-pre-optimization module (and, given a capture's ``info["tf_ops"]``, every TF op of the traced
-graph) gets one status:
+keeps on the instructions that carry an op's work through optimization. The ops are every node
+of the traced TF graph (a capture's ``info["tf_ops"]``) together with every op named in the
+pre-optimization HLO; without a graph (JAX, plain HLO files) the names in the HLO are all there
+is. Each op gets exactly one status (the words of :mod:`hloviz.analysis.glossary`):
 
 * ``kernels``: its name is on (or inside) one or more kernels of the optimized module (names
   as XLA's inlining rewrites them, see :mod:`hloviz.analysis.names`);
-* ``folded``: its work was computed at compile time into a constant (see
+* ``folded``: computed at compile time, by XLA or TensorFlow's bridge (see
   :mod:`hloviz.analysis.folding`);
-* ``eliminated``: no trace left — a reshape that became a bitcast, an identity, dead code.
+* ``no_work``: an op that never computes anything — a ``Const`` literal, an argument or result,
+  ``Identity``/``NoOp``/``ReadVariableOp``… plumbing, or an op whose pre-optimization
+  instructions are all bookkeeping (its ``op_type`` names which);
+* ``eliminated``: it did work before optimization and left no trace (a reshape that became a
+  bitcast, dead code).
 
-An op that is only a literal (a TF ``Const``, which never reaches the HLO as itself but as
-literals of its users; a named HLO ``constant``) counts as ``folded`` unless a kernel carries
-its name. The graph's arguments (``Placeholder``, ``_Arg``, ``_Retval``) and
-the synthetic names TF gives argument/result plumbing in HLO (``XLA_Args``, ``XLA_Retvals``)
-are not ops and are left out.
+The statuses are tried in that order, so the counts always add up to the number of ops. The
+synthetic names TF gives argument/result plumbing in HLO (``XLA_Args``, ``XLA_Retvals``) are
+not ops of the function and are left out.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
-from typing import Mapping as _Mapping
 
 from ..ir import HloModule
+from ..opcodes import is_bookkeeping
 from .folding import FoldingReport, constant_folding
-from .kernels import KernelReport, kernels as find_kernels
+from .glossary import STATUSES as _STATUS_TERMS
+from .kernels import KernelReport
+from .kernels import kernels as find_kernels
 from .names import post_names
 
-STATUSES = ("kernels", "folded", "eliminated")
-#: TF graph op types that are the function's arguments/results, not ops.
-_TF_ARGUMENTS = frozenset({"Placeholder", "_Arg", "_Retval", "NoOp"})
+#: Every status an op can have, in the order outputs list them.
+STATUSES: tuple[str, ...] = tuple(_STATUS_TERMS)
+#: TF graph op types that never compute anything (status ``no_work`` unless a kernel carries them).
+NO_WORK_TYPES = frozenset({
+    "Const", "HostConst", "Identity", "IdentityN", "NoOp", "Placeholder", "PlaceholderWithDefault", "_Arg",
+    "_Retval", "StopGradient", "PreventGradient", "Snapshot", "ReadVariableOp", "VarHandleOp",
+    "AssignVariableOp", "PartitionedCall", "StatefulPartitionedCall", "_DeviceArg", "_DeviceRetval",
+})
 
 
 @dataclass(frozen=True)
 class OpMapping:
-    """One pre-opt op: ``status`` (one of :data:`STATUSES`), the kernels holding its work, the
-    folded constants holding it, its op type (metadata or TF graph) and how many pre-opt HLO
-    instructions it had (0 for a TF op that never reached the HLO)."""
+    """One op: ``status`` (one of :data:`STATUSES`), the kernels holding its work, the folded
+    constants holding it, its op type (TF graph or metadata; for an HLO-only op without one, its
+    opcodes) and how many pre-opt HLO instructions it had (0 for a TF op that never reached the
+    HLO)."""
 
     op_name: str
     op_type: str
@@ -49,8 +61,9 @@ class OpMapping:
 
 
 @dataclass(frozen=True)
-class Mapping:
-    """Every pre-opt op, in the order it first appears (pre-opt HLO first, then TF-only ops)."""
+class PrePostMapping:
+    """Every op of the traced function, in the order it first appears (pre-opt HLO first, then
+    the graph's ops without an instruction)."""
 
     ops: tuple[OpMapping, ...]
 
@@ -63,15 +76,28 @@ class Mapping:
     @property
     def counts(self) -> dict[str, int]:
         """Status → number of ops (every status present, zeros included)."""
-        out = {s: 0 for s in STATUSES}
+        out = dict.fromkeys(STATUSES, 0)
         for m in self.ops:
             out[m.status] += 1
         return out
 
+    @property
+    def no_work_types(self) -> dict[str, int]:
+        """Op type → how many ops of that type do no work, most frequent first."""
+        out: dict[str, int] = {}
+        for m in self.ops:
+            if m.status == "no_work":
+                out[m.op_type] = out.get(m.op_type, 0) + 1
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+#: Deprecated name of :class:`PrePostMapping`: it shadowed ``typing.Mapping`` wherever both were used.
+Mapping = PrePostMapping
+
 
 def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None,
                 kernel_report: KernelReport | None = None,
-                folding: FoldingReport | None = None) -> Mapping:
+                folding: FoldingReport | None = None) -> PrePostMapping:
     """Map every pre-opt op of ``pre`` to what became of it in ``post``.
 
     ``kernel_report`` and ``folding`` are computed when not given (pass them to avoid doing the
@@ -94,29 +120,42 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
 
     types: dict[str, str] = {}
     counts: dict[str, int] = {}
-    computes: set[str] = set()  # ops with an instruction other than a literal
+    opcodes: dict[str, dict[str, None]] = {}
+    computes: set[str] = set()  # ops with an instruction doing work (not bookkeeping)
     for inst in pre.instructions():
         op = inst.metadata.op_name
         if op not in names:  # unnamed, XLA_Args/XLA_Retvals, or only naming parameters
             continue
         counts[op] = counts.get(op, 0) + 1
-        if inst.opcode != "constant":
+        opcodes.setdefault(op, {})[inst.opcode] = None
+        if not is_bookkeeping(inst.opcode):
             computes.add(op)
         if not types.get(op):
             types[op] = inst.metadata.op_type
     tf_types: _Mapping[str, str] = (info or {}).get("tf_ops") or {}
     for op, typ in tf_types.items():
-        if typ not in _TF_ARGUMENTS and not types.get(op):
+        if typ:  # the graph's type wins over the metadata's
             types[op] = typ
+        else:
+            types.setdefault(op, "")
+    folded_ops = folds.folded_ops
 
     out = []
     for op, typ in types.items():
         ks = _kernels_of(names.get(op, frozenset({op})), where, ordered)
         cs = tuple(folded_into.get(op, ()))
-        literal = (typ == "Const" and not counts.get(op)) or (counts.get(op) and op not in computes)
-        status = "kernels" if ks else "folded" if cs or literal or op in computed else "eliminated"
+        if not typ:
+            typ = ", ".join(opcodes.get(op, ())) or "?"
+        if ks:
+            status = "kernels"
+        elif cs or op in computed or op in folded_ops:
+            status = "folded"
+        elif typ in NO_WORK_TYPES or (counts.get(op) and op not in computes):
+            status = "no_work"
+        else:
+            status = "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
-    return Mapping(tuple(out))
+    return PrePostMapping(tuple(out))
 
 
 def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]], ordered: list[str]) -> tuple[str, ...]:

@@ -10,10 +10,8 @@ pre-opt op name, the names it may have afterwards, so lookups need no guessing b
 from __future__ import annotations
 
 from ..ir import Computation, HloModule, Instruction
+from ..opcodes import INLINING_CALLERS
 from .kernels import SYNTHETIC_OP_NAMES
-
-#: Ops whose called computations XLA may inline, prefixing their op names with the caller's.
-_INLINING = frozenset({"call", "conditional", "async-start"})
 
 
 def post_names(module: HloModule) -> dict[str, frozenset[str]]:
@@ -23,7 +21,7 @@ def post_names(module: HloModule) -> dict[str, frozenset[str]]:
     """
     callers: dict[str, list[Instruction]] = {}
     for inst in module.instructions():
-        if inst.opcode in _INLINING:
+        if inst.opcode in INLINING_CALLERS:
             for c in inst.called_computations:
                 callers.setdefault(c.name, []).append(inst)
     memo: dict[str, frozenset[str]] = {}

@@ -8,12 +8,25 @@ not claim how many ops there were, and with no optimized module it does not coun
 
 from __future__ import annotations
 
+from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
-from typing import Mapping as _Mapping
 
 from ..errors import InputError
 from ..ir import HloModule
 from .folding import FoldingReport, constant_folding
+from .glossary import (
+    CONSTANT,
+    ELIMINATED,
+    FOLDED,
+    FOLDED_BY,
+    FOLDED_CONSTANT,
+    FUSION,
+    IN_KERNELS,
+    KERNEL,
+    NO_WORK,
+    OP,
+    WORK_INSTRUCTION,
+)
 from .kernels import Kernel, KernelReport, kernels
 from .mapping import Mapping, pre_to_post
 
@@ -21,14 +34,64 @@ from .mapping import Mapping, pre_to_post
 @dataclass(frozen=True)
 class ModuleCounts:
     """Sizes of one module: ``instructions`` (all, every computation), ``computations``,
-    ``work`` (instructions that do work in executed computations, fused ones included) and
-    ``ops`` (distinct framework op names among them; 0 when the HLO carries no op names)."""
+    ``work`` (instructions doing work in executed computations, fused ones included) and
+    ``op_names`` (distinct ``metadata.op_name`` values on those instructions — not the number of
+    ops of the function, which is :attr:`Summary.ops`; 0 when the HLO carries no op names)."""
 
     name: str
     computations: int
     instructions: int
     work: int
-    ops: int
+    op_names: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The numbers the verdict states, each counted once (``stats --json`` prints them as
+    ``summary``, and the verdict is :meth:`verdict` of them).
+
+    ``ops`` is the number of ops of the traced function and ``statuses`` how many have each
+    status (``kernels``, ``folded``, ``eliminated``, ``no_work``): they add up to ``ops``.
+    ``no_work_types`` names the no-work ops by type. ``folded_into_constants`` counts the folded
+    ops whose value is in a folded constant (the rest are computed at compile time into no new
+    constant); ``folded_constants`` counts the folded constants, by who folded them
+    (``folded_by``), ``folded_constants_without_ops`` those that hold part of an op's work (an
+    op that still runs in a kernel, or instructions without an op name). ``kernel_descriptions`` describe the kernels when there are at most three.
+    A missing stage leaves its numbers None: nothing is claimed that the modules do not show.
+    """
+
+    ops: int | None
+    statuses: dict[str, int] | None
+    no_work_types: dict[str, int]
+    kernels: int | None
+    fusions: int | None
+    kernel_descriptions: tuple[str, ...]
+    folded_constants: int
+    folded_by: dict[str, int]
+    folded_into_constants: int
+    folded_constants_without_ops: int
+    folded_value: str | None
+    new_constants: int
+    pre_work: int | None
+
+    def to_dict(self) -> dict:
+        return {
+            "ops": self.ops, "statuses": dict(self.statuses) if self.statuses is not None else None,
+            "no_work_types": dict(self.no_work_types), "kernels": self.kernels, "fusions": self.fusions,
+            "kernel_descriptions": list(self.kernel_descriptions), "folded_constants": self.folded_constants,
+            "folded_by": dict(self.folded_by), "folded_into_constants": self.folded_into_constants,
+            "folded_constants_without_ops": self.folded_constants_without_ops, "folded_value": self.folded_value, "new_constants": self.new_constants, "pre_work": self.pre_work,
+        }
+
+    @classmethod
+    def from_dict(cls, d: _Mapping) -> Summary:
+        return cls(d["ops"], d["statuses"], dict(d["no_work_types"]), d["kernels"], d["fusions"],
+                   tuple(d["kernel_descriptions"]), d["folded_constants"], dict(d["folded_by"]),
+                   d["folded_into_constants"], d["folded_constants_without_ops"], d["folded_value"], d["new_constants"], d["pre_work"])
+
+    def verdict(self) -> str:
+        """One line that says what XLA did, from these numbers only."""
+        return _verdict(self)
 
 
 @dataclass(frozen=True)
@@ -40,7 +103,12 @@ class Analysis:
     kernels: KernelReport | None
     folding: FoldingReport | None
     mapping: Mapping | None
-    verdict: str
+    summary: Summary
+
+    @property
+    def verdict(self) -> str:
+        """The one-line verdict, printed from :attr:`summary`."""
+        return self.summary.verdict()
 
 
 def count(module: HloModule, report: KernelReport | None = None) -> ModuleCounts:
@@ -48,12 +116,12 @@ def count(module: HloModule, report: KernelReport | None = None) -> ModuleCounts
     report = report if report is not None else kernels(module)
     names = {op for k in report.kernels for op in k.op_names}
     return ModuleCounts(module.name, len(module.computations), module.instruction_count,
-                        sum(k.ops for k in report.kernels), len(names))
+                        sum(k.instructions for k in report.kernels), len(names))
 
 
 def analyze(pre: HloModule | None, post: HloModule | None, *, info: _Mapping | None = None) -> Analysis:
     """Run every analysis that the given modules allow. ``info``: a capture's info (its
-    ``tf_ops``/``tf_inputs`` add the folds TensorFlow made before XLA and TF-only ops)."""
+    ``tf_ops``/``tf_inputs`` add the graph's ops and the folds TensorFlow made before XLA)."""
     if pre is None and post is None:
         raise InputError("nothing to analyze: neither a pre- nor a post-optimization module was given")
     post_kernels = kernels(post) if post is not None else None
@@ -63,67 +131,101 @@ def analyze(pre: HloModule | None, post: HloModule | None, *, info: _Mapping | N
     if pre is not None and post is not None:
         folding = constant_folding(pre, post, info)
         mapping = pre_to_post(pre, post, info=info, kernel_report=post_kernels, folding=folding)
-    verdict = _verdict(pre_counts, post_counts, post_kernels, folding)
-    return Analysis(pre_counts, post_counts, post_kernels, folding, mapping, verdict)
+    summary = summarize(pre_counts, post_kernels, folding, mapping)
+    return Analysis(pre_counts, post_counts, post_kernels, folding, mapping, summary)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def summarize(pre: ModuleCounts | None, report: KernelReport | None, folding: FoldingReport | None,
+              mapping: Mapping | None) -> Summary:
+    """The verdict's numbers, from the analyses."""
+    folded = folding.folded if folding else ()
+    by: dict[str, int] = {}
+    for f in folded:
+        by[f.by] = by.get(f.by, 0) + 1
+    statuses = mapping.counts if mapping is not None else None
+    into = 0
+    if mapping is not None:
+        into = sum(1 for m in mapping.ops if m.status == "folded" and m.constants)
+    descriptions: tuple[str, ...] = ()
+    if report is not None and 0 < report.count <= 3:
+        descriptions = tuple(describe_kernel(k, top=4) for k in report.kernels)
+    value = folded[0].value if len(folded) == 1 and len(folded[0].value) <= 40 else None
+    return Summary(
+        ops=len(mapping.ops) if mapping is not None else None, statuses=statuses,
+        no_work_types=mapping.no_work_types if mapping is not None else {},
+        kernels=report.count if report is not None else None,
+        fusions=len(report.fusions) if report is not None else None,
+        kernel_descriptions=descriptions, folded_constants=len(folded), folded_by=by,
+        folded_into_constants=into, folded_constants_without_ops=sum(1 for f in folded if not f.from_ops),
+        folded_value=value,
+        new_constants=len(folding.new_constants) if folding else 0,
+        pre_work=pre.work if pre is not None else None,
+    )
 
 
 def describe_kernel(k: Kernel, top: int = 3) -> str:
     """``kLoop fusion: 1000 add, broadcast`` / ``dot``: a kernel in a few words."""
     if not k.is_fusion:
         return k.opcode
-    return f"{k.kind} fusion: {histogram_text(k.opcodes, top)}" if k.opcodes else f"{k.kind} fusion"
+    return f"{k.kind} fusion: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else f"{k.kind} fusion"
 
 
-def histogram_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:
-    """``1000 add, broadcast, +2 more``: the most frequent opcodes, counts shown when above 1."""
+def opcode_counts_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:
+    """``1000 add, broadcast, +2 more``: already counted and ranked opcodes, for terminal text.
+
+    (A picture's labels write the same facts their own way: :func:`hloviz.render.labels.histogram_text`.)
+    """
     parts = [f"{n} {op}" if n > 1 else op for op, n in opcodes[:top]]
     if len(opcodes) > top:
         parts.append(f"+{len(opcodes) - top} more")
     return ", ".join(parts)
 
 
-def _kernel_words(report: KernelReport) -> str:
-    text = _plural(report.count, "kernel")
-    if 0 < report.count <= 3:
-        text += " (" + "; ".join(describe_kernel(k, top=4) for k in report.kernels) + ")"
+def types_text(types: _Mapping[str, int], top: int = 4) -> str:
+    """``12 Const, 2 _Arg, Identity, +3 more``: op types with their counts."""
+    return histogram_text(tuple(types.items()), top)
+
+
+def _verdict(s: Summary) -> str:
+    kernel_words = ""
+    if s.kernels is not None:
+        kernel_words = KERNEL.count(s.kernels)
+        if s.kernel_descriptions:
+            kernel_words += " (" + "; ".join(s.kernel_descriptions) + ")"
+    if s.ops is None:
+        if s.kernels is not None:
+            return (f"{kernel_words}: {FUSION.count(s.fusions or 0)}, {s.kernels - (s.fusions or 0)} unfused "
+                    f"(optimized module only; no pre-optimization module to compare)")
+        return f"{WORK_INSTRUCTION.count(s.pre_work or 0)} before optimization (no optimized module, so no kernels)"
+    st = s.statuses or {}
+    parts = []
+    if st.get("kernels"):
+        parts.append(f"{st['kernels']} {IN_KERNELS.word}")
+    n_folded = st.get("folded", 0)
+    who = " and ".join(FOLDED_BY[b] for b in ("xla", "tensorflow") if s.folded_by.get(b))
+    named = s.folded_constants - s.folded_constants_without_ops
+    into = CONSTANT.count(named) + (f" ({s.folded_value})" if s.folded_value is not None else "")
+    if n_folded:
+        if s.folded_into_constants == n_folded:
+            parts.append(f"{n_folded} {FOLDED.word} into {into} {who}")
+        elif s.folded_into_constants:
+            parts.append(f"{n_folded} {FOLDED.word} ({s.folded_into_constants} into {into} {who}, "
+                         f"{n_folded - s.folded_into_constants} into no new constant)")
+        else:
+            parts.append(f"{n_folded} {FOLDED.word} into no new constant")
+    if st.get("eliminated"):
+        parts.append(f"{st['eliminated']} {ELIMINATED.word}")
+    if st.get("no_work"):
+        parts.append(f"{st['no_work']} {NO_WORK.word} ({types_text(s.no_work_types)})")
+    before = OP.count(s.ops) if s.ops or not s.pre_work else \
+        f"{WORK_INSTRUCTION.count(s.pre_work)} (the HLO names no ops)"
+    text = f"{before} → {kernel_words}" + (": " + ", ".join(parts) if parts else "")
+    if s.folded_constants_without_ops:
+        value = f" ({s.folded_value})" if s.folded_value is not None and not named else ""
+        text += f"; {FOLDED_CONSTANT.count(s.folded_constants_without_ops)}{value} {who} hold part of an op's work"
     return text
 
 
-def _verdict(pre: ModuleCounts | None, post: ModuleCounts | None, report: KernelReport | None,
-             folding: FoldingReport | None) -> str:
-    if pre is None and report is not None:
-        fusions = len(report.fusions)
-        return (f"{_kernel_words(report)}: {_plural(fusions, 'fusion')}, {len(report.unfused)} unfused "
-                f"(optimized module only; no pre-optimization module to compare)")
-    assert pre is not None
-    if report is None:
-        what = f"{_plural(pre.ops, 'op')} ({pre.work} instructions doing work)" if pre.ops else \
-            f"{pre.work} instructions doing work"
-        return f"{what} before optimization (no optimized module, so no kernels)"
-    folded = folding.folded if folding else ()
-    tf_only = {op for f in folded if f.by == "tensorflow" for op in f.from_ops}
-    n_ops = pre.ops + len(tf_only)
-    if n_ops:
-        before = _plural(n_ops, "op")
-    elif pre.work:
-        before = f"{_plural(pre.work, 'HLO instruction')} doing work"
-    else:
-        before = "no work before optimization"
-    text = f"{before} → {_kernel_words(report)}"
-    folded_ops = {op for f in folded for op in f.from_ops}
-    computed = [op for op in (folding.computed if folding else ()) if op not in folded_ops]
-    if folded_ops:
-        constants = {f.constant for f in folded}
-        by = {f.by for f in folded}
-        who = " by TensorFlow before XLA" if by == {"tensorflow"} else " by XLA" if by == {"xla"} else ""
-        into = _plural(len(constants), "constant")
-        if len(constants) == 1 and len(folded[0].value) <= 40:
-            into += f" ({folded[0].value})"
-        text += f"; {_plural(len(folded_ops), 'op')} folded into {into}{who}"
-    if computed:
-        text += f"; {_plural(len(computed), 'op')} computed at compile time into no new constant"
-    return text
+#: Deprecated name of :func:`opcode_counts_text` (it clashed with the picture labels' own
+#: ``histogram_text``, which counts raw opcodes and writes ``add ×1000``).
+histogram_text = opcode_counts_text

@@ -6,6 +6,7 @@ user calls the same functions. One module per command family:
 - :mod:`.stats` — :func:`stats` (``hloviz stats``), :func:`dump` (``hloviz dump``)
 - :mod:`.pictures` — :func:`show` (``hloviz show``), :func:`render` (``hloviz render``)
 - :mod:`.diff` — :func:`diff` (``hloviz diff``)
+- :mod:`.versions` — :func:`versions` (``hloviz versions``)
 
 Results display themselves in Jupyter (``_repr_svg_`` / ``_repr_html_``).
 """
@@ -13,7 +14,10 @@ Results display themselves in Jupyter (``_repr_svg_`` / ``_repr_html_``).
 from __future__ import annotations
 
 from .diff import DiffResult, DiffSide, diff
+from .options import CaptureOptions as CaptureOptions, DrawOptions as DrawOptions  # re-exported
 from .pictures import ShowResult, render, show
-from .stats import Stats, dump, stats
+from .stats import Stats, dump, scope_trees, stats
+from .versions import VersionColumn, VersionsResult, versions
 
-__all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "diff", "dump", "render", "show", "stats"]
+__all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "VersionColumn", "VersionsResult", "diff", "dump",
+           "render", "scope_trees", "show", "stats", "versions"]

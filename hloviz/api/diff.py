@@ -107,14 +107,11 @@ def load_side(target: Any, stage: str = "post", *, args: Sequence[str] = (), dev
 
             return DiffSide(parse_file(path), given, {"source": "hlo_file", "file": given})
         cap = load_target(given, args=tuple(args), device=device, module=module, notify=notify)
-    text = cap.post_text if stage == "post" else cap.pre_text
-    if text is None and cap._modules.get(stage) is None:
+    parsed = cap.module(stage)
+    if parsed is None:
         other = "pre" if stage == "post" else "post"
         raise InputError(f"{given} has no {stage}-optimization module to diff",
                          hint=f"use --stage {other}, or capture it again with both stages")
-    parsed = cap.post_module() if stage == "post" else cap.pre_module()
-    if parsed is None:  # a Capture built around a module (no text)
-        parsed = cap._modules[stage]
     return DiffSide(parsed, _label(given, cap.info), dict(cap.info))
 
 

@@ -9,6 +9,7 @@ says what to install.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
+from .options import CaptureOptions, DrawOptions, merged_keywords
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -29,14 +31,21 @@ __all__ = ["ShowResult", "render", "show"]
 STAGES = ("pre", "post", "both")
 
 
+def check_timeout(timeout: float) -> None:
+    """Graphviz's budget is a positive, finite number of seconds (nan, inf, 0 and -1 are refused)."""
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"--timeout must be a positive number of seconds, not {timeout!r}")
+
+
 def _options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
-             budget: int) -> "ViewOptions":
+             budget: int, timeout: float) -> "ViewOptions":
     from ..render.views import ViewOptions
 
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
     if radius < 0:
         raise InputError(f"--radius must be 0 or more, not {radius}")
+    check_timeout(timeout)
     return ViewOptions(computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
                        budget=budget)
 
@@ -47,18 +56,13 @@ def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -
     if isinstance(target, Capture):
         return target
     if isinstance(target, HloModule):
-        scheduled = target.is_scheduled
-        cap = Capture(None, None, {"source": "module"}, target.name)
-        cap._modules["post" if scheduled else "pre"] = target
-        return cap
+        return Capture.from_module(target)
     return load_target(None if target is None else str(target), pre=pre, post=post, args=tuple(args),
                        device=device, verbose=verbose, module=module, notify=notify)
 
 
 def _modules(cap: "Capture") -> tuple[HloModule | None, HloModule | None]:
-    pre_m = cap._modules.get("pre") if cap.pre_text is None else cap.pre_module()
-    post_m = cap._modules.get("post") if cap.post_text is None else cap.post_module()
-    return pre_m, post_m
+    return cap.pre_module(), cap.post_module()
 
 
 def _lookup(info: dict) -> Callable[[str], dict | None] | None:
@@ -71,17 +75,39 @@ def _lookup(info: dict) -> Callable[[str], dict | None] | None:
 
 
 def _with_dot_written(err: HlovizError, path: Path) -> HlovizError:
-    """The same error, saying where the DOT text went (written before re-raising)."""
+    """The same error, saying where the DOT text went (written before re-raising).
+
+    The DOT file beside the picture replaces an existing file only when that file is hloviz's
+    own DOT text (it starts with ``digraph hloviz``); a hand-written ``x.dot`` is left alone."""
     from ..render.files import write_atomic
 
     dot_text = getattr(err, "dot_text", None)
     if dot_text is None:
         return err
-    write_atomic(path, dot_text)
-    message = f"{err.args[0]}; the DOT text is in {path}"
+    if _is_ours_or_absent(path):
+        write_atomic(path, dot_text)
+        message = f"{err.args[0]}; the DOT text is in {path}"
+    else:
+        message = f"{err.args[0]}; the DOT text was not written: {path} exists and hloviz did not write it"
     if isinstance(err, DependencyError):
         return DependencyError(message, hint=err.hint)
     return RenderError(message, hint=err.hint)
+
+
+#: How every DOT text hloviz writes begins (see hloviz.render.dot).
+_DOT_HEAD = b"digraph hloviz {"
+
+
+def _is_ours_or_absent(path: Path) -> bool:
+    if not (path.is_symlink() or path.exists()):
+        return True
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_DOT_HEAD)) == _DOT_HEAD
+    except OSError:
+        return False
 
 
 def render(target: Any = None, output: str | Path | None = None, *, stage: str | None = None,
@@ -90,17 +116,25 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            verbose: bool = False, notify: Callable[[str], None] | None = None,
            progress: Callable[[str], None] | None = None, computation: str | None = None,
            focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-           timeout: float = 30.0) -> "Picture":
+           timeout: float = 30.0, capture: CaptureOptions | None = None,
+           drawing: DrawOptions | None = None) -> "Picture":
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
-    its suffix names (``.svg .png .dot .html .json``); returned either way."""
+    its suffix names (``.svg .png .dot .html .json``); returned either way.
+
+    The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
+    (:mod:`hloviz.api.options`), not both."""
+    if capture is not None or drawing is not None:
+        return render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress, **merged_keywords(
+            capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
+            given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout)))
     from ..render.pictures import format_for, module_picture, pair_picture
 
     say = progress or (lambda _m: None)
     chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
     if stage is not None and stage not in STAGES:
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
-    options = _options(computation, focus, radius, expand_chains, budget)
+    options = _options(computation, focus, radius, expand_chains, budget, timeout)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -165,18 +199,26 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
          progress: Callable[[str], None] | None = None, computation: str | None = None,
          focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-         timeout: float = 30.0) -> ShowResult:
+         timeout: float = 30.0, capture: CaptureOptions | None = None,
+         drawing: DrawOptions | None = None) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
-    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``)."""
+    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``).
+
+    The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
+    (:mod:`hloviz.api.options`), not both."""
+    if capture is not None or drawing is not None:
+        return show(target, out_dir, notify=notify, progress=progress, **merged_keywords(
+            capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
+            given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout)))
     from ..analysis import analyze
-    from ..render.files import write_all
+    from ..render.files import refuse_foreign, write_report_folder
     from ..render.html import report_html
     from ..render.pictures import module_picture, pair_picture
     from ..render.report import report_content, summary_lines
     from ..render.sidebyside import post_marks, pre_marks
 
     say = progress or (lambda _m: None)
-    options = _options(computation, focus, radius, expand_chains, budget)
+    options = _options(computation, focus, radius, expand_chains, budget, timeout)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -185,20 +227,28 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     analysis = analyze(pre_m, post_m, info=cap.info)
     directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _safe_label(cap.label)
     lookup = _lookup(cap.info)
+    names = ["report.html"] + [f"{n}.svg" for n, m in (("side-by-side", pre_m and post_m), ("pre", pre_m),
+                                                       ("post", post_m)) if m is not None]
+    refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced
 
     say("drawing (Graphviz)")
+    from ..render.graphviz_run import LayoutBudget
+
+    # One --timeout for all the pictures of the command, shared as they are drawn.
+    budget = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
+                          + (pre_m is not None and post_m is not None))
     jobs: list[tuple[str, Callable[[], "Picture"]]] = []
     if pre_m is not None and post_m is not None:
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
-                                                          title=f"{cap.label}: {analysis.verdict}")))
+                                                          title=f"{cap.label}: {analysis.verdict}", budget=budget)))
     if pre_m is not None:
         marks = pre_marks(analysis, pre_m) if post_m is not None else None
         jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
-                                                   title=f"{cap.label} · before optimization")))
+                                                   title=f"{cap.label} · before optimization", budget=budget)))
     if post_m is not None:
         pmarks = post_marks(analysis, post_m)
         jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
-                                                    title=f"{cap.label} · after optimization")))
+                                                    title=f"{cap.label} · after optimization", budget=budget)))
     pictures: dict[str, "Picture"] = {}
     missing: HlovizError | None = None
     dots: dict[str, str] = {}
@@ -206,31 +256,32 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         try:
             pictures[name] = job()
         except (DependencyError, RenderError) as err:
-            if getattr(err, "dot_text", None) is None:
+            if err.dot_text is None:
                 raise
-            dots[name] = err.dot_text  # type: ignore[attr-defined]
+            dots[name] = err.dot_text
             missing = missing or err
     main = pictures.get("side-by-side") or next(iter(pictures.values()), None)
     notes = list(main.notes) if main is not None else []
     files: dict[str, bytes | str] = {}
     for name, pic in pictures.items():
-        files[directory / f"{name}.svg"] = pic.data
+        files[f"{name}.svg"] = pic.data
     for name, text in dots.items():
-        files[directory / f"{name}.dot"] = text
-    links = [(p.name, p.name) for p in files]
+        files[f"{name}.dot"] = text
+    links = [(n, n) for n in files]
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
                              footer=_footer(cap.info))
-    report = directory / "report.html"
-    if missing is None or not report.exists():
+    if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
-        files[report] = report_html(content)
+        files["report.html"] = report_html(content)
     say("writing")
-    write_all(files)
-    written = {Path(p).stem if Path(p).suffix != ".html" else "report": Path(p) for p in files}
+    # One set: hloviz's own files of an earlier run that this one does not make are removed,
+    # unless this run is degraded (then the earlier pictures stay beside the new .dot files).
+    write_report_folder(directory, files, remove_stale=missing is None)
+    written = {Path(n).stem if n != "report.html" else "report": directory / n for n in files}
     if missing is not None:
-        names = ", ".join(str(p) for p in files)
+        names = ", ".join(str(directory / n) for n in files)
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
     return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)

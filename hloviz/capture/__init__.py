@@ -14,6 +14,10 @@ Targets::
     FILE.hlo / FILE.txt      one HLO module, one stage (pre or post, from its name or content)
     --pre A --post B         two HLO files
 
+``tf="2.17"`` (``--tf``) or ``jax="0.4.30"`` (``--jax``) captures a function under that release
+instead of the one installed here, in an environment hloviz manages
+(:mod:`hloviz.capture.envs`, :mod:`hloviz.capture.isolated`).
+
 Nothing here imports TensorFlow or JAX until a live function is captured.
 """
 
@@ -26,12 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from hloviz.capture.info import CaptureInfo, SourceLocation
 from hloviz.errors import InputError
 
 if TYPE_CHECKING:
     from hloviz.ir import HloModule
 
-__all__ = ["Capture", "load_target", "save_capture", "source_for"]
+__all__ = ["Capture", "CaptureInfo", "SourceLocation", "isolate_live_captures", "load_target", "save_capture",
+           "source_for"]
+
+STAGES = ("pre", "post")
 
 
 @dataclass
@@ -40,7 +48,9 @@ class Capture:
 
     ``info`` is what ``capture.json`` holds: versions (hloviz, TensorFlow or JAX, Python), device
     and platform, function and file, argument specs, time, and ``source_map`` — TF op name →
-    ``{"file", "line", "function"}`` of the user's own frame that created the op.
+    ``{"file", "line", "function"}`` of the user's own frame that created the op. It is checked
+    when the capture is made (a wrong type is an :class:`~hloviz.errors.InputError` naming the
+    key); :attr:`capture_info` is the same as a typed :class:`CaptureInfo`.
     """
 
     pre_text: str | None
@@ -51,10 +61,49 @@ class Capture:
     pre_filename: str | None = None
     post_filename: str | None = None
     _modules: dict = field(default_factory=dict, repr=False, compare=False)
+    _typed_info: CaptureInfo = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._typed_info = CaptureInfo.from_dict(self.info, where=self._info_where())
+
+    def _info_where(self) -> str:
+        """The capture.json a saved capture's info came from, for error messages."""
+        for name in (self.pre_filename, self.post_filename):
+            if name and not name.startswith("<"):
+                candidate = Path(name).with_name("capture.json")
+                if candidate.is_file():
+                    return str(candidate)
+        return f"the capture info of {self.label}"
+
+    @classmethod
+    def from_module(cls, module: "HloModule", label: str | None = None) -> "Capture":
+        """A capture around an already parsed module (no text): its stage is ``post`` when the
+        module is scheduled (XLA's pipeline ran), else ``pre``."""
+        cap = cls(None, None, {"source": "module"}, label or module.name)
+        cap._modules["post" if module.is_scheduled else "pre"] = module
+        return cap
+
+    @property
+    def capture_info(self) -> CaptureInfo:
+        """:attr:`info` as a typed, checked :class:`CaptureInfo`."""
+        return self._typed_info
+
+    def module(self, stage: str) -> "HloModule | None":
+        """The ``"pre"`` or ``"post"`` module, parsed on first use (None when this capture lacks it)."""
+        if stage == "pre":
+            return self.pre_module()
+        if stage == "post":
+            return self.post_module()
+        raise ValueError(f"stage must be 'pre' or 'post', not {stage!r}")
+
+    def has(self, stage: str) -> bool:
+        """Whether this capture holds the ``stage`` module (as text or as a parsed module)."""
+        text = self.pre_text if stage == "pre" else self.post_text
+        return text is not None or self._modules.get(stage) is not None
 
     def _module(self, stage: str, text: str | None, filename: str | None) -> "HloModule | None":
         if text is None:
-            return None
+            return self._modules.get(stage)  # a capture made around a module (from_module)
         if stage not in self._modules:
             from hloviz import parse  # the parser is imported only when a module is needed
 
@@ -102,16 +151,37 @@ def _ignore_nothing(_: str) -> None:
     return None
 
 
+#: Whether live captures run in a child process (see :mod:`hloviz.capture.child`); the CLI
+#: turns it on, the library leaves it off (a notebook captures in its own process).
+_isolate = {"live": False}
+
+
+def isolate_live_captures(on: bool) -> bool:
+    """Run ``model.py:fn`` captures in a child process from now on (or not); the old setting."""
+    old = _isolate["live"]
+    _isolate["live"] = on
+    return old
+
+
 def load_target(target: str | None, *, pre: str | Path | None = None, post: str | Path | None = None,
                 args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
-                module: str | None = None, notify: Callable[[str], None] | None = None) -> Capture:
+                module: str | None = None, notify: Callable[[str], None] | None = None,
+                tf: str | None = None, jax: str | None = None,
+                on_phase: Callable[[str, str | None], None] | None = None,
+                isolate: bool | None = None) -> Capture:
     """Resolve ``target`` (see the module docstring) into a :class:`Capture`.
 
     ``args`` are ``--arg`` specs, ``device`` a device such as ``CPU:0`` or ``GPU:0``, ``module``
     picks a module of an XLA dump folder, and ``notify`` receives one-line messages for the
-    user (e.g. that a function was wrapped in ``tf.function(jit_compile=True)``).
+    user (e.g. that a function was wrapped in ``tf.function(jit_compile=True)``). ``tf`` /
+    ``jax`` name a release to capture under (a managed environment); ``on_phase(phase, detail)``
+    hears its progress (resolving, downloading, installing, checking, capturing, done).
+    ``isolate`` runs a live capture in a child process (default: :func:`isolate_live_captures`).
     """
     say = notify or _ignore_nothing
+    if tf is not None or jax is not None:
+        return _from_env(target, tf, jax, pre=pre, post=post, module=module, args=args, device=device,
+                         verbose=verbose, say=say, on_phase=on_phase)
     if pre is not None or post is not None:
         if target:
             raise InputError("give either a TARGET or --pre/--post files, not both")
@@ -129,8 +199,9 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
         if saved.is_capture_folder(path):
             _no_live_options(args, device, "a saved capture")
             pre_t, post_t, info = saved.load_folder(path)
+            pre_f, post_f = saved.stage_file(path, saved.PRE_NAME), saved.stage_file(path, saved.POST_NAME)
             return Capture(pre_t, post_t, info, path.resolve().name,
-                           str(path / saved.PRE_NAME), str(path / saved.POST_NAME))
+                           str(pre_f or path / saved.PRE_NAME), str(post_f or path / saved.POST_NAME))
         raise InputError(f"{target} is neither a capture folder (pre.hlo, post.hlo, capture.json) "
                          f"nor an XLA dump folder (module_*.before_optimizations.txt …)")
     if path.is_file() and path.suffix != ".py":
@@ -138,7 +209,35 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
         return _from_single_file(path, say)
     if module is not None:
         raise InputError("--module picks a module of an XLA dump folder; this target is not one")
+    if isolate if isolate is not None else _isolate["live"]:
+        from hloviz.capture.child import capture_in_child
+        from hloviz.capture.specs import parse_arg_options
+
+        parse_arg_options(tuple(args))  # a typo in --arg is reported before anything starts
+        return capture_in_child(target, tuple(args), device, verbose, say)
     return _from_function(target, tuple(args), device, verbose, say)
+
+
+def _from_env(target: str | None, tf: str | None, jax: str | None, *, pre, post, module, args, device,
+              verbose: bool, say: Callable[[str], None],
+              on_phase: Callable[[str, str | None], None] | None) -> Capture:
+    option = "--tf" if tf is not None else "--jax"
+    if tf is not None and jax is not None:
+        raise InputError("give --tf or --jax, not both: a capture runs under one framework")
+    if pre is not None or post is not None or module is not None:
+        raise InputError(f"{option} captures a model.py:function target; --pre/--post files and --module "
+                         "dump folders are already captured")
+    if not target:
+        raise InputError(f"{option} needs a model.py:function target to capture")
+    path = Path(target)
+    if path.is_dir() or (path.is_file() and path.suffix != ".py"):
+        raise InputError(f"{option} captures a model.py:function target; {target} is already captured HLO",
+                         hint=f"drop {option}, or name the function: path/model.py:function")
+    from hloviz.capture.envs import Phases
+    from hloviz.capture.isolated import capture_in_env
+
+    return capture_in_env(target, "tensorflow" if tf is not None else "jax", tf if tf is not None else str(jax),
+                          args=tuple(args), device=device, verbose=verbose, notify=say, phases=Phases(on_phase))
 
 
 def _no_live_options(args: Sequence[str], device: str | None, what: str) -> None:
@@ -197,14 +296,15 @@ def _from_function(target: str, args: tuple[str, ...], device: str | None, verbo
     started = time.monotonic()
     info = _base_info("live")
     quiet.before_import(verbose)
-    pt = load_python_target(target)
-    framework = detect_framework(pt)
-    quiet.after_import(verbose)
-    if framework == "jax":
-        from hloviz.capture.jax import capture_jax as capture
-    else:
-        from hloviz.capture.tf import capture_tf as capture
-    pre_t, post_t, fw_info = capture(pt, args, device=device, notify=say)
+    with quiet.filtered_stderr(verbose):  # TF's pre-absl-init lines ignore TF_CPP_MIN_LOG_LEVEL
+        pt = load_python_target(target)
+        framework = detect_framework(pt)
+        quiet.after_import(verbose)
+        if framework == "jax":
+            from hloviz.capture.jax import capture_jax as capture
+        else:
+            from hloviz.capture.tf import capture_tf as capture
+        pre_t, post_t, fw_info = capture(pt, args, device=device, notify=say)
     info.update({"target": target, "function": pt.function_name, "file": pt.file,
                  "module": pt.module.__name__})
     info.update(fw_info)
@@ -228,22 +328,8 @@ def save_capture(capture: Capture, out_dir: str | Path) -> Path:
 
 
 def source_for(op_name: str, source_map: dict) -> dict | None:
-    """The source-map entry for an HLO ``op_name``, tolerating XLA's and TF's renaming.
+    """The source-map entry for an HLO ``op_name``, tolerating XLA's and TF's renaming (see
+    :func:`hloviz.analysis.provenance.lookup_source`)."""
+    from hloviz.analysis.provenance import lookup_source
 
-    TF joins the names of ops merged into one instruction with ``;``
-    (``Cos;PartitionedCall/Cos``): each part is tried in turn. Post-optimization metadata
-    sometimes repeats a scope (TF's ``cond/Sin`` becomes ``cond/cond/Sin``): the name with
-    repeated segments collapsed is tried too. No looser matching: a wrong line is worse than none.
-    """
-    if not op_name or not source_map:
-        return None
-    for name in op_name.split(";") if ";" in op_name else (op_name,):
-        hit = source_map.get(name)
-        if hit is not None:
-            return hit
-        parts = name.split("/")
-        collapsed = "/".join(p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1])
-        hit = source_map.get(collapsed)
-        if hit is not None:
-            return hit
-    return None
+    return lookup_source(op_name, source_map)

@@ -12,9 +12,9 @@ import linecache
 import os
 import site
 import sysconfig
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterable
+from functools import cache, lru_cache
 
 
 @dataclass(frozen=True)
@@ -49,28 +49,46 @@ def _library_roots() -> tuple[str, ...]:
 
 
 def is_user_file(path: str, *, always: Iterable[str] = ()) -> bool:
-    """True when ``path`` is the user's own code (see the module docstring)."""
+    """True when ``path`` is the user's own code (see the module docstring).
+
+    A real model's graph has hundreds of thousands of op tracebacks over a few hundred files, so
+    each (file, always) pair is judged once per process: resolving symlinks is a system call.
+    """
+    return _judge(path, tuple(always))
+
+
+@cache
+def _judge(path: str, always: tuple[str, ...]) -> bool:
     if not path or path.startswith("<"):
         return False
     base = os.path.basename(path)
     if base.startswith("__autograph_generated_file"):
         return False
-    real = os.path.realpath(path)
-    if any(real == os.path.realpath(a) for a in always):
+    real = _realpath(path)
+    if any(real == _realpath(a) for a in always):
         return True
     if "/site-packages/" in real or "/dist-packages/" in real:
         return False
-    for root in _library_roots():
-        if real == root or real.startswith(root + os.sep):
-            return False
-    return True
+    return not any(real == root or real.startswith(root + os.sep) for root in _library_roots())
 
 
-def innermost_user_frame(frames: Iterable[Frame], *, always: Iterable[str] = ()) -> Frame | None:
-    """The last (innermost) frame of ``frames`` (outermost first) in a user file."""
+@cache
+def _realpath(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def innermost_user_frame(frames: Iterable[Frame], *, always: Iterable[str] = (),
+                         innermost_first: bool = False) -> Frame | None:
+    """The innermost frame of ``frames`` in a user file.
+
+    ``frames`` run outermost first, as in a traceback, unless ``innermost_first``: then the first
+    user frame is the answer and the rest of ``frames`` is never read.
+    """
     always = tuple(always)
     found = None
     for fr in frames:
         if is_user_file(fr.file, always=always):
+            if innermost_first:
+                return fr
             found = fr
     return found

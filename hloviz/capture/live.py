@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from hloviz.capture.specs import ArgSpecs, parse_arg_options, parse_convention
 from hloviz.capture.target import PythonTarget
@@ -58,8 +59,7 @@ def detect_framework(target: PythonTarget) -> str:
     glb = vars(target.module)
     code = getattr(fn, "__code__", None)
     if code is not None:
-        used = {_framework_of_object(glb[n]) for n in code.co_names if n in glb}
-        used.discard(None)
+        used = {fw for n in code.co_names if n in glb and (fw := _framework_of_object(glb[n])) is not None}
         if len(used) == 1:
             return used.pop()
     imported = {_framework_of_object(v) for v in glb.values()}

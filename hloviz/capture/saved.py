@@ -1,13 +1,15 @@
 """Saved captures and plain HLO files: everything that works without TensorFlow.
 
 A saved capture is a folder holding ``pre.hlo`` (before XLA's optimizations), ``post.hlo``
-(after) and ``capture.json`` (where they came from). :func:`write_folder` writes it
+(after) and ``capture.json`` (where they came from); ``pre.hlo.gz`` / ``post.hlo.gz`` are read
+too (big captures kept in a repository). :func:`write_folder` writes it
 atomically: everything goes to a temporary folder beside the destination, which is renamed into
 place only when complete, so an interrupted ``hloviz dump`` never leaves a half-written capture.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -16,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from hloviz.errors import InputError
+from hloviz.inputs import read_bytes
 
 PRE_NAME = "pre.hlo"
 POST_NAME = "post.hlo"
@@ -25,39 +28,37 @@ INFO_NAME = "capture.json"
 _POST_SIGNS = (
     (re.compile(r"^HloModule [^\n]*\bis_scheduled=true", re.M), "it is scheduled (is_scheduled=true)"),
     (re.compile(r"\bfusion\(|\bkind=k(?:Loop|Input|Output|Custom)\b"), "it contains fusions"),
-    (re.compile(r"^\s*%?fused_computation", re.M), "it contains fused computations"),
+    # [ \t]*, not \s*: with re.M, \s* ran over every following blank line from each line start.
+    (re.compile(r"^[ \t]*%?fused_computation", re.M), "it contains fused computations"),
 )
 
 
 def is_capture_folder(folder: Path) -> bool:
-    return folder.is_dir() and any((folder / n).is_file() for n in (INFO_NAME, PRE_NAME, POST_NAME))
+    return folder.is_dir() and any((folder / n).is_file() for n in (INFO_NAME, PRE_NAME, POST_NAME,
+                                                                       PRE_NAME + ".gz", POST_NAME + ".gz"))
+
+
+def stage_file(folder: Path, name: str) -> Path | None:
+    """``folder/name``, or its gzipped form ``name.gz`` (how big captures are kept in a
+    repository); None when neither is there."""
+    for candidate in (folder / name, folder / f"{name}.gz"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def read_text(path: Path) -> str:
-    """Read an HLO text file (``.gz``/``.xz`` too), or a binary proto (``.pb``, ``.hlo.pb``) as
-    text; a missing file is an InputError."""
+    """Read an HLO text file (``.gz``, ``.xz``, ``.bz2`` too, streamed under ``--max-input``), or a
+    binary proto (``.pb``, ``.hlo.pb``) as text; a missing file is an InputError."""
     from hloviz.parser.proto import is_proto_path, read_proto_text
 
     if is_proto_path(path):
         return read_proto_text(path)
-    if not path.exists():
-        raise InputError(f"file not found: {path}")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not an HLO file")
+    data = read_bytes(path)
     try:
-        if path.suffix == ".gz":
-            import gzip
-
-            return gzip.open(path, "rt", encoding="utf-8").read()
-        if path.suffix == ".xz":
-            import lzma
-
-            return lzma.open(path, "rt", encoding="utf-8").read()
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not a text file (HLO text expected)") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def guess_stage(path: Path, text: str) -> tuple[str, str]:
@@ -75,20 +76,57 @@ def guess_stage(path: Path, text: str) -> tuple[str, str]:
 
 def load_folder(folder: Path) -> tuple[str | None, str | None, dict]:
     """``(pre text, post text, info)`` of a saved capture folder."""
-    pre_p, post_p, info_p = folder / PRE_NAME, folder / POST_NAME, folder / INFO_NAME
-    if not pre_p.is_file() and not post_p.is_file():
+    pre_p, post_p, info_p = stage_file(folder, PRE_NAME), stage_file(folder, POST_NAME), folder / INFO_NAME
+    if pre_p is None and post_p is None:
         raise InputError(f"{folder} has neither {PRE_NAME} nor {POST_NAME}; not a capture folder")
-    info: dict = {}
-    if info_p.is_file():
-        try:
-            info = json.loads(info_p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{info_p} is not valid JSON: {exc}") from None
-        if not isinstance(info, dict):
-            raise InputError(f"{info_p} must hold a JSON object")
-    pre = read_text(pre_p) if pre_p.is_file() else None
-    post = read_text(post_p) if post_p.is_file() else None
+    info = read_info(info_p) if info_p.is_file() else {}
+    pre = read_text(pre_p) if pre_p is not None else None
+    post = read_text(post_p) if post_p is not None else None
     return pre, post, info
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_info(path: Path) -> dict:
+    """``capture.json``, parsed and checked by :func:`check_info`; any fault is an InputError."""
+    raw = read_bytes(path, what="JSON")
+    try:
+        info = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not valid JSON: it is not UTF-8 text") from None
+    except RecursionError:
+        raise InputError(f"{path} is not a capture.json hloviz can read: it nests too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and NaN/Infinity (which JSON does not have)
+        raise InputError(f"{path} is not valid JSON: {exc}") from None
+    return check_info(info, str(path))
+
+
+#: capture.json keys whose value is a string (or null).
+_TEXT_KEYS = ("hloviz", "python", "machine", "time", "source", "target", "function", "file", "module",
+              "framework", "tensorflow", "jax", "jaxlib", "device", "platform", "label", "arg_source", "stage",
+              "stage_reason", "pre_file", "post_file", "dump_folder")
+
+
+def check_info(info: object, where: str = "capture.json") -> dict:
+    """Check the types of a capture's info (what capture.json holds) and return it.
+
+    The checking itself is :meth:`hloviz.capture.info.CaptureInfo.from_dict`, the one place
+    that decides what a capture.json may hold, so that the analyses can trust it; anything
+    else is an :class:`InputError` naming the file and the key.
+    """
+    from .info import CaptureInfo
+
+    CaptureInfo.from_dict(info, where=where)
+    assert isinstance(info, dict)  # from_dict refuses anything else
+    return info
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def info_json(info: dict) -> str:
@@ -104,15 +142,56 @@ def info_json(info: dict) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+#: Every file a capture folder holds; nothing else is ever written to, or deleted from, one.
+CAPTURE_FILES = (PRE_NAME, POST_NAME, INFO_NAME)
+
+
+def written_by_hloviz(folder: Path) -> bool:
+    """Whether ``folder`` provably holds a capture hloviz wrote, and nothing else.
+
+    The rule that lets :func:`write_folder` replace a folder: it holds only hloviz's own file
+    set (``pre.hlo``, ``post.hlo``, ``capture.json``; no other file, hidden file or subfolder),
+    and its ``capture.json`` is a JSON object carrying hloviz's stamp (the ``"hloviz"`` version
+    key every save writes). A folder holding one stray ``pre.hlo`` among a user's files is not a
+    capture hloviz wrote, and is never replaced.
+    """
+    try:
+        names = {p.name for p in folder.iterdir()}
+    except OSError:
+        return False
+    if not names or not names <= set(CAPTURE_FILES) or INFO_NAME not in names:
+        return False
+    if not all((folder / n).is_file() and not (folder / n).is_symlink() for n in names):
+        return False
+    try:
+        with open(folder / INFO_NAME, "rb") as f:
+            head = f.read(_STAMP_PROBE)
+    except OSError:
+        return False
+    return _STAMP.search(head) is not None
+
+
+# capture.json begins with its stamp (info_json writes it first): look at the head only.
+_STAMP_PROBE = 4096
+_STAMP = re.compile(rb'\A\s*\{\s*"hloviz"\s*:\s*"')
+
+
 def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -> Path:
-    """Write a capture folder atomically; replace ``out_dir`` only if it is a capture (or empty)."""
+    """Write a capture folder atomically. An existing ``out_dir`` is replaced only when it is
+    empty or :func:`written_by_hloviz` proves it is hloviz's capture; anything else is refused
+    (exit 2) and left exactly as it was."""
     out_dir = Path(out_dir)
-    if out_dir.exists():
+    if out_dir.is_symlink() or out_dir.exists():
         if not out_dir.is_dir():
-            raise InputError(f"{out_dir} exists and is not a folder")
-        if any(out_dir.iterdir()) and not is_capture_folder(out_dir):
-            raise InputError(f"{out_dir} exists and is not a capture folder; refusing to overwrite it",
-                             hint="choose another -o folder, or remove it first")
+            raise InputError(f"{out_dir} exists and is not a folder; refusing to replace it",
+                             hint="choose another -o folder")
+        if any(out_dir.iterdir()) and not written_by_hloviz(out_dir):
+            raise InputError(f"{out_dir} exists and is not a capture folder; refusing to overwrite it (hloviz "
+                             f"replaces a folder only when it holds nothing but {', '.join(CAPTURE_FILES)} "
+                             f"and a capture.json that hloviz wrote)",
+                             hint="choose another -o folder, or empty that one yourself")
+    stamp = info.get("hloviz") if isinstance(info.get("hloviz"), str) else _hloviz_version()
+    info = {"hloviz": stamp, **{k: v for k, v in info.items() if k != "hloviz"}}  # the stamp comes first
     parent = out_dir.parent if str(out_dir.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -122,6 +201,12 @@ def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -
         return _write_atomically(out_dir, parent, pre, post, info)
     except OSError as exc:
         raise InputError(f"cannot write the capture to {out_dir}: {exc.strerror or exc}") from None
+
+
+def _hloviz_version() -> str:
+    from hloviz import __version__
+
+    return str(__version__)
 
 
 def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | None, info: dict) -> Path:
@@ -134,16 +219,32 @@ def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | 
             (tmp / POST_NAME).write_text(post, encoding="utf-8")
         (tmp / INFO_NAME).write_text(info_json(info), encoding="utf-8")
         os.chmod(tmp, 0o755)
-        if out_dir.exists():
+        if out_dir.is_symlink() or out_dir.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=parent))
             os.rmdir(old)
             os.rename(out_dir, old)
         os.rename(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and old.exists() and not out_dir.exists():
-            os.rename(old, out_dir)  # put the previous capture back
+        if old is not None and (old.is_symlink() or old.exists()):
+            if not (out_dir.is_symlink() or out_dir.exists()):
+                os.rename(old, out_dir)  # put the previous capture back
+            else:  # a concurrent dump landed meanwhile: the one moved aside goes, as it would have
+                _remove_old(old)
         raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_old(old)
     return out_dir
+
+
+def _remove_old(old: Path) -> None:
+    """Delete the capture moved aside: a symlink is unlinked (its target is never touched); a
+    folder loses exactly hloviz's own files, then is removed if that left it empty."""
+    if old.is_symlink():
+        old.unlink()
+        return
+    for name in CAPTURE_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (old / name).unlink()
+    with contextlib.suppress(OSError):
+        old.rmdir()  # not empty: something appeared since the check; it stays, nothing is lost

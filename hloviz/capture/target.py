@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any, Iterator
 
 from hloviz.capture.frames import Frame, innermost_user_frame
-from hloviz.errors import CaptureError, DependencyError, InputError
+from hloviz.errors import CaptureError, DependencyError, InputError, Terminated
 
 #: Extras to name when a framework is missing.
 EXTRAS = {"tensorflow": "tf", "jax": "jax", "jaxlib": "jax", "keras": "tf", "tf_keras": "tf"}
@@ -70,8 +70,9 @@ def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
     cwd = os.getcwd()
     argv = list(sys.argv)
     always = (file,) if file else ()
+    owner = os.getpid()
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), _fd1_to_stderr():
             yield
     except SystemExit as exc:
         raise CaptureError(f"{what} called sys.exit({exc.code!r})",
@@ -85,15 +86,39 @@ def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
         raise CaptureError(f"{what} failed: {exc}{where}") from exc
     except (CaptureError, DependencyError, InputError):
         raise
-    except Exception as exc:
+    except (KeyboardInterrupt, Terminated):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a model may raise its own BaseException subclass
         frame = _user_frame_of(exc, always)
         where = f"\n{frame.format()}" if frame else ""
         raise CaptureError(f"{what} failed: {type(exc).__name__}: {exc}{where}") from exc
     finally:
+        if os.getpid() != owner:  # a process the user's code forked ends here, not in hloviz
+            os._exit(0)
         with contextlib.suppress(OSError):
             if os.getcwd() != cwd:
                 os.chdir(cwd)
         sys.argv[:] = argv
+
+
+@contextlib.contextmanager
+def _fd1_to_stderr() -> Iterator[None]:
+    """File descriptor 1 points at stderr meanwhile: ``os.write(1, …)``, ``os.system`` and C
+    code print there too, never into hloviz's stdout (``--json``)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):
+        yield  # no such descriptors (an embedding program): nothing to redirect
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.__stdout__.flush() if sys.__stdout__ else None
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _module_name_for(path: Path) -> str:

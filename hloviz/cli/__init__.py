@@ -4,17 +4,23 @@ Each command lives in its own module below and registers itself on :data:`app`. 
 user can cause (:class:`hloviz.HlovizError`) are printed as one clear message on stderr with
 exit code 2; ``--debug`` shows the traceback instead. Ctrl-C exits with 130.
 
-Exit codes: 0 success; 1 a check failed (``diff --fail-on``); 2 bad input or a missing tool;
-130 interrupted.
+Exit codes: 0 success; 1 a check failed (``diff --fail-on``); 2 any error (bad input, a
+missing tool, a bug: one message, the traceback only with ``--debug``); 130 interrupted
+(Ctrl-C); 128 + N when terminated by signal N (143 SIGTERM, 129 SIGHUP, 141 when stdout's
+reader closed the pipe).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+from typing import Optional
 
 import typer
 
-from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, HlovizError
+from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, HlovizError, Terminated, visible
 
 app = typer.Typer(
     name="hloviz",
@@ -33,8 +39,15 @@ _state = {"debug": False}
 @app.callback()
 def _global(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
+    max_input: Optional[str] = typer.Option(
+        None, "--max-input", metavar="SIZE", show_default=False,
+        help="Most bytes of content hloviz reads from one input file, after decompression (default 256MiB, "
+             "or HLOVIZ_MAX_INPUT): a guard against decompression bombs. E.g. --max-input 4GiB."),
 ) -> None:
     _state["debug"] = debug
+    from ..inputs import set_max_input
+
+    set_max_input(max_input)
 
 
 def fail(err: BaseException) -> None:
@@ -42,37 +55,125 @@ def fail(err: BaseException) -> None:
     if isinstance(err, KeyboardInterrupt):
         print("hloviz: interrupted", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED)
-    print(f"hloviz: error: {err}", file=sys.stderr)
+    print(f"hloviz: error: {visible(str(err))}", file=sys.stderr)
     raise SystemExit(EXIT_ERROR)
 
 
+#: Longest message of an unexpected exception shown (its text may hold a whole input line).
+_MESSAGE_LIMIT = 400
+
+
+def unexpected(err: BaseException) -> str:
+    """One message for an exception that is not a :class:`HlovizError`: what happened and what
+    to do. Exit code 1 stays reserved for ``diff --fail-on``, so these exit with 2 too."""
+    if isinstance(err, RecursionError):
+        return ("the input nests too deeply for hloviz (Python's recursion limit was reached)\n"
+                "if the input is a real module, please report it; --debug shows where")
+    if isinstance(err, MemoryError):
+        return ("out of memory\ndraw or read less: --focus NAME, --computation NAME, a smaller --budget; "
+                "see the README's Safety section for the input limits")
+    text = str(err)
+    if len(text) > _MESSAGE_LIMIT:
+        text = text[:_MESSAGE_LIMIT] + f"… ({len(text)} characters)"
+    text = visible(text)
+    return (f"internal error: {type(err).__name__}{': ' + text if text else ''}\n"
+            "this is a bug in hloviz: please report it with the output of `hloviz --debug …`")
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``hloviz`` console script and ``python -m hloviz``."""
+    """Entry point of the ``hloviz`` console script and ``python -m hloviz``.
+
+    Every outcome has one exit code: 0 success, 1 only for ``diff --fail-on``, 2 any error
+    (bad input, a missing tool, a bug in hloviz: one message, a traceback only with
+    ``--debug``), 130 Ctrl-C.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    previous = _terminate_on_signals()
+    from ..capture import isolate_live_captures
+
+    was_isolated = isolate_live_captures(True)  # the user's model runs in a child process
     try:
-        rc = app(args=args, prog_name="hloviz", standalone_mode=False)
+        try:
+            rc = app(args=args, prog_name="hloviz", standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code == 1:  # Typer's only sys.exit(1): stdout's reader went away (EPIPE)
+                _stdout_gone()
+            raise
         if rc == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into an exit code before we see it
             fail(KeyboardInterrupt())
         if isinstance(rc, int) and rc:
             raise SystemExit(rc)
-    except HlovizError as err:
-        if debug:
-            raise
-        fail(err)
-    except KeyboardInterrupt as err:
-        if debug:
-            raise
-        fail(err)
     except SystemExit:
         raise
-    except Exception as err:  # the click layer's usage errors and aborts (typer may vendor click)
-        if type(err).__name__ == "Abort":
+    except Terminated as err:
+        _traceback_if(debug)
+        name = signal.Signals(err.signum).name
+        print(f"hloviz: terminated by {name}; no half-written output is left behind", file=sys.stderr)
+        raise SystemExit(128 + err.signum) from None
+    except HlovizError as err:
+        _traceback_if(debug)
+        fail(err)
+    except KeyboardInterrupt as err:
+        _traceback_if(debug)
+        fail(err)
+    except BaseException as err:  # noqa: BLE001 - usage errors, a user's BaseException, a bug: exit 2
+        if type(err).__name__ == "Abort":  # the click layer's: Ctrl-C, or an EOFError it wrapped
+            _traceback_if(debug)
+            if isinstance(err.__cause__ or err.__context__, EOFError):
+                fail(HlovizError("unexpected end of input (EOFError)"))
             fail(KeyboardInterrupt())
-        if hasattr(err, "show") and hasattr(err, "exit_code"):
+        if isinstance(err, Exception) and hasattr(err, "show") and hasattr(err, "exit_code"):
             err.show()
             raise SystemExit(EXIT_ERROR) from None
-        raise
+        _traceback_if(debug)
+        print(f"hloviz: error: {unexpected(err)}", file=sys.stderr)
+        raise SystemExit(EXIT_ERROR) from None
+    finally:
+        isolate_live_captures(was_isolated)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _terminate_on_signals() -> dict:
+    """SIGTERM and SIGHUP raise :class:`Terminated` in the main thread, so the cleanups on the
+    way out run (a ``dot`` child is killed, temporary files removed) as for Ctrl-C. Returns
+    the handlers it replaced (``main`` puts them back: hloviz may run inside another program)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum: int, _frame: object) -> None:
+        raise Terminated(signum)
+
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            sig = getattr(signal, name)
+            previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
+#: Exit code when stdout's reader closed the pipe (``hloviz stats --json | head``): 128 + SIGPIPE,
+#: as a shell reports it, so that exit 1 keeps meaning "a --fail-on check matched".
+EXIT_BROKEN_PIPE = 141
+
+
+def _stdout_gone() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush into the closed pipe at exit
+    except (OSError, ValueError, AttributeError):
+        pass
+    raise SystemExit(EXIT_BROKEN_PIPE)
+
+
+def _traceback_if(debug: bool) -> None:
+    """With --debug, the traceback goes to stderr before the message (the exit code stays the
+    same: 2, or 130 for Ctrl-C — never Python's 1 for an uncaught exception)."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()
 
 
 # Command modules register themselves on `app` when imported.
@@ -81,3 +182,5 @@ from . import dump  # noqa: E402,F401
 from . import show  # noqa: E402,F401
 from . import render  # noqa: E402,F401
 from . import diff  # noqa: E402,F401
+from . import versions  # noqa: E402,F401
+from . import envs  # noqa: E402,F401

@@ -6,7 +6,6 @@ stdout), an optional picture, and an exit code a CI job can act on.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -15,9 +14,10 @@ import typer
 
 from .. import api
 from ..analysis.diff.checks import CHECKS
-from ..errors import EXIT_CHECK_FAILED, InputError
+from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, note
+from .targets import ArgOpt, DeviceOpt, ModuleOpt, note, print_json
+from .render import check_timeout
 
 FORMATS = ("text", "markdown", "json")
 
@@ -33,7 +33,9 @@ _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items()
 )
 def diff(
     before: Annotated[str, typer.Argument(help=f"The old side: {_SIDE_HELP}.", show_default=False)],
-    after: Annotated[str, typer.Argument(help="The new side, the same kinds as BEFORE.", show_default=False)],
+    after: Annotated[Optional[str], typer.Argument(
+        help="The new side, the same kinds as BEFORE (default with two --tf/--jax versions: BEFORE again).",
+        show_default=False)] = None,
     stage: Annotated[str, typer.Option(
         "--stage", help="Which module of a capture to compare: post (optimized) or pre. A plain HLO file is "
                         "compared as it is.")] = "post",
@@ -50,16 +52,22 @@ def diff(
     budget: Annotated[int, typer.Option(
         "--budget", help="With -o: most nodes per column before collapsing (as in show).")] = 300,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
+        "--timeout", callback=check_timeout,
+        help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
     arg: ArgOpt = None,
     device: DeviceOpt = None,
     module: ModuleOpt = None,
+    tf: Annotated[Optional[list[str]], typer.Option(
+        "--tf", help="Capture model.py:function sides under this TensorFlow release (a managed environment); "
+                     "twice: the first for BEFORE, the second for AFTER.", show_default=False)] = None,
+    jax: Annotated[Optional[list[str]], typer.Option(
+        "--jax", help="The same for JAX releases.", show_default=False)] = None,
 ) -> None:
     """Compare two compilations of the same function, e.g. under two TensorFlow versions.
 
     Instructions are matched by structure, not by name (names change between versions), and
     each is reported unchanged, changed (and how), added or removed. The summary comes first:
-    kernels before → after, fusions added/removed/changed, per-opcode counts, ops that moved in
+    kernels before → after, fusions added/removed/changed, per-opcode counts, instructions that moved in
     or out of fusions, and constants that appeared or vanished. Modules whose entry signatures
     differ are still compared, with a warning.
 
@@ -68,6 +76,10 @@ def diff(
       hloviz diff samples/captures/matmul_chain-tf2.17 \\
                   samples/captures/matmul_chain-tf2.21 \\
                   --format markdown --fail-on kernels-increased
+
+    \b
+    The same function under two TensorFlow releases (hloviz versions compares more):
+      hloviz diff samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21
     """
     if fmt not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
@@ -82,17 +94,18 @@ def diff(
         from ..render.pictures import format_for
 
         picture_fmt = format_for(output)
-    result = api.diff(before, after, stage=stage, args=tuple(arg or ()), device=device, module=module, notify=note)
+    before_side, after_side = _live_sides(before, after, list(tf or ()), list(jax or ()), arg, device)
+    result = api.diff(before_side, after_side, stage=stage, args=tuple(arg or ()), device=device, module=module, notify=note)
     for warning in result.diff.warnings:
         note(f"warning: {warning}")
     if fmt == "json":
         data = result.to_dict()
         failed = result.failed(checks)
         data["fail_on"] = {"checks": checks, "failed": failed}
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(data)
     else:
-        sys.stdout.write(result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit))
+        report = result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit)
+        sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input
         failed = result.failed(checks)
     sys.stdout.flush()
     if output is not None and picture_fmt is not None:
@@ -106,3 +119,35 @@ def diff(
         for name in failed:
             note(f"--fail-on {name}: {CHECKS[name][1]}")
         raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+def _live_sides(before: str, after: str | None, tf: list[str], jax: list[str], arg: list[str] | None,
+                device: str | None) -> tuple[object, object]:
+    """The two sides, captured under ``--tf`` / ``--jax`` releases where asked: one release applies
+    to every model.py:function side, two go to BEFORE and AFTER in turn."""
+    from .targets import load
+
+    if tf and jax:
+        raise InputError("give --tf or --jax, not both")
+    versions, key = (tf, "tf") if tf else (jax, "jax")
+    if len(versions) > 2:
+        raise InputError(f"diff compares two sides: give --{key} once or twice (hloviz versions compares more)")
+    if after is None:
+        if len(versions) != 2:
+            raise InputError("give two sides to compare (BEFORE AFTER), or one model.py:function with two --tf "
+                             "(or --jax) versions")
+        after = before
+    if not versions:
+        return before, after
+    sides: list[object] = []
+    for i, side in enumerate((before, after)):
+        path = Path(side)
+        if path.is_dir() or (path.is_file() and path.suffix != ".py"):
+            if len(versions) == 2:
+                raise InputError(f"--{key} {versions[i]} applies to {side}, which is already captured",
+                                 hint="give model.py:function sides with --tf/--jax")
+            sides.append(side)
+            continue
+        version = versions[i] if len(versions) == 2 else versions[0]
+        sides.append(load(side, arg=arg, device=device, **{key: version}))
+    return sides[0], sides[1]

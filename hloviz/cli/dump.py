@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt
+from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt
 
 
 @app.command()
@@ -22,6 +22,8 @@ def dump(
     post: PostOpt = None,
     module: ModuleOpt = None,
     verbose: VerboseOpt = False,
+    tf: TfOpt = None,
+    jax: JaxOpt = None,
 ) -> None:
     """Capture TARGET's HLO before and after XLA's optimizations and save it to a folder.
 
@@ -30,8 +32,11 @@ def dump(
     atomically: an interrupted dump leaves no half-written folder.
     """
     from .. import api
-    from .targets import note
+    from .targets import live_target, note
 
+    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    if live is not target:
+        target, arg, device = live, None, None
     out = api.dump(target, output, pre=pre, post=post, args=tuple(arg or ()), device=device,
                    module=module, verbose=verbose, notify=note)
     files = [n for n in ("pre.hlo", "post.hlo", "capture.json") if (out / n).is_file()]

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from ..errors import visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
+from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, note
 
 ComputationOpt = Annotated[Optional[str], typer.Option(
     "--computation", help="Draw this computation (and what it calls) instead of the entry.", show_default=False)]
@@ -22,8 +24,17 @@ ExpandOpt = Annotated[bool, typer.Option(
 BudgetOpt = Annotated[int, typer.Option(
     "--budget", help="Most nodes per picture; above it fusions, bodies, repeats and runs collapse (the "
                      "picture says what was collapsed).")]
+def check_timeout(value: float) -> float:
+    """``--timeout`` is a positive, finite number of seconds (not nan, inf, 0 or -1)."""
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
+    return value
+
+
 TimeoutOpt = Annotated[float, typer.Option(
-    "--timeout", help="Seconds Graphviz may take per picture before hloviz draws a coarser view instead.")]
+    "--timeout", callback=check_timeout,
+    help="Seconds Graphviz may take, for all the pictures of the command together; when it runs out, "
+         "hloviz draws a coarser view instead.")]
 
 _STAGE_TEXT = {
     "capturing": "capturing {target}: importing the framework and compiling (a few seconds)",
@@ -64,7 +75,7 @@ class Progress:
 
     def note(self, message: str) -> None:
         if self._status is not None:
-            self.console.print(f"hloviz: {message}", markup=False, highlight=False)
+            self.console.print(f"hloviz: {visible(message)}", markup=False, highlight=False)
         else:
             note(message)
 
@@ -89,6 +100,8 @@ def render(
     post: PostOpt = None,
     module: ModuleOpt = None,
     verbose: VerboseOpt = False,
+    tf: TfOpt = None,
+    jax: JaxOpt = None,
 ) -> None:
     """Draw one picture of TARGET for your docs: the same input always gives the same bytes.
 
@@ -99,11 +112,16 @@ def render(
     """
     from .. import api
 
-    with Progress(target) as prog:
+    from .targets import live_target
+
+    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    if live is not target:
+        target, arg, device = live, None, None
+    with Progress(target if isinstance(target, str) else getattr(target, "label", None)) as prog:
         picture = api.render(target, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
                              module=module, verbose=verbose, notify=prog.note, progress=prog.update,
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
                              budget=budget, timeout=timeout)
     for n in picture.notes:
-        print(f"note: {n}", file=sys.stderr)
-    print(f"wrote {output}")
+        print(f"note: {visible(n)}", file=sys.stderr)
+    print(f"wrote {visible(str(output))}")

@@ -8,9 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..errors import visible
 from . import app
 from .render import BudgetOpt, ComputationOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, TimeoutOpt
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt
+from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt
 
 
 @app.command()
@@ -32,6 +33,8 @@ def show(
     post: PostOpt = None,
     module: ModuleOpt = None,
     verbose: VerboseOpt = False,
+    tf: TfOpt = None,
+    jax: JaxOpt = None,
 ) -> None:
     """Show what XLA did to TARGET: kernels, folded constants, and the graphs before and after.
 
@@ -41,16 +44,21 @@ def show(
     """
     from .. import api
 
-    with Progress(target) as prog:
+    from .targets import live_target
+
+    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    if live is not target:
+        target, arg, device = live, None, None
+    with Progress(target if isinstance(target, str) else getattr(target, "label", None)) as prog:
         result = api.show(target, output, pre=pre, post=post, args=arg or (), device=device, module=module,
                           verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
                           focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout)
-    print(f"{result.label}: " + "\n".join(result.summary))
+    print(visible(f"{result.label}: " + "\n".join(result.summary)))
     for n in result.notes:
-        print(f"note: {n}", file=sys.stderr)
+        print(f"note: {visible(n)}", file=sys.stderr)
     print("wrote:")
     for path in result.files.values():
-        print(f"  {path}")
+        print(f"  {visible(str(path))}")
     if open_report:
         import webbrowser
 

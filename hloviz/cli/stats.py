@@ -7,19 +7,26 @@ comes from the HLO; source lines come from the capture's source map when it has 
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .. import api
 from ..analysis.export import source_lines
-from ..analysis.summary import histogram_text
+from ..analysis.glossary import (
+    FOLDED, FOLDED_BY, FOLDED_CONSTANT, KERNEL, NEW_CONSTANT, OP, STATUSES, WORK_INSTRUCTION,
+)
+from ..analysis.summary import histogram_text, types_text
+from ..errors import visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt, note
+from .targets import (
+    ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, live_target, note, print_json,
+)
 
 #: Rows shown per table unless --all.
 ROWS = 20
@@ -34,24 +41,84 @@ def stats(
     post: PostOpt = None,
     module: ModuleOpt = None,
     verbose: VerboseOpt = False,
+    tf: TfOpt = None,
+    jax: JaxOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
                                                           f"(default: the first {ROWS}).")] = False,
+    by: Annotated[str, typer.Option("--by", help="Group the numbers by 'kernel' (default) or by 'scope': one "
+                                                 "row per layer / name scope of the model, from the op names.",
+                                    metavar="kernel|scope")] = "kernel",
+    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed (1: "
+                                                              "top-level scopes; default: 2 in the table, "
+                                                              "every level in --json).", min=0)] = None,
 ) -> None:
     """Summarise what XLA did to TARGET: instructions before/after, kernels, folded constants.
 
     Given one HLO file, reports that file's facts (the kernels of an optimized module, or the
-    counts of a pre-optimization one).
+    counts of a pre-optimization one). With --by scope, what became of each layer: its ops
+    before optimization, the kernels holding them after, what was folded or eliminated, and
+    the FLOPs and bytes of its kernels.
     """
+    if depth is not None and by != "scope":
+        raise typer.BadParameter("--depth applies to --by scope", param_hint="--depth")
+    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    if live is not target:
+        target, arg, device = live, None, None
     result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
-                       verbose=verbose, notify=note)
+                       verbose=verbose, notify=note, by=by,
+                       depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
     if as_json:
-        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json(result.to_dict())
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    if result.scopes is not None:
+        _print_scopes(result, console, None if show_all else 4 * ROWS)
+        return
     _print(result, console, None if show_all else ROWS)
+
+
+def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None:
+    """``--by scope``: the counts, then one row per scope, indented by depth."""
+    a = result.analysis
+    console.print(f"[bold]{_t(result.label)}[/]")
+    # a scope of parameters and plumbing only (no ops, no kernels) says nothing in a table; --json keeps it
+    scopes = tuple(r for r in result.scopes or () if r.depth == 0 or r.ops or r.kernels)
+    table = _Table("scope", "phase", "ops", "kernels", "folded", "eliminated", "flops", "bytes",
+                  title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
+    for r in scopes[:rows]:
+        name = r.label if r.depth else f"(module) {r.label}"
+        phase = r.phase.replace("forward", "fwd").replace("backward", "bwd").replace("optimizer", "opt")
+        # scope and kernel names come from the HLO: text, never rich markup
+        table.add_row(Text("  " * max(r.depth - 1, 0) + name), phase,
+                      "—" if r.ops is None else str(r.ops), Text(_kernel_list(r.kernels)),
+                      "—" if r.folded is None else str(r.folded or ""),
+                      "—" if r.eliminated is None else str(r.eliminated or ""),
+                      _count(r.flops) if r.flops else "", _bytes(r.bytes) if r.bytes else "")
+    console.print(table)
+    _more(console, len(scopes), rows, "scopes")
+    console.print(f"[bold]{_t(a.verdict)}[/]")
+
+
+def _kernel_list(names: tuple[str, ...], limit: int = 3) -> str:
+    if not names:
+        return ""
+    shown = ", ".join(names[:limit])
+    return f"{len(names)}: {shown}" + (", …" if len(names) > limit else "")
+
+
+def _t(text: object) -> str:
+    """Text from the input, safe in a rich console: no terminal escapes or bidi overrides
+    (:func:`hloviz.errors.visible`), and no rich markup (``[bold]`` in an op name stays text)."""
+    return escape(visible(str(text)))
+
+
+class _Table(Table):
+    """A rich Table whose cells are always :func:`_t`-safe."""
+
+    def add_row(self, *cells: object, **kwargs: object) -> None:  # type: ignore[override]
+        super().add_row(*(_t(c) for c in cells), **kwargs)  # type: ignore[arg-type]
 
 
 def _bytes(n: int) -> str:
@@ -72,41 +139,39 @@ def _count(n: int) -> str:
 def _names(ops: tuple[str, ...], limit: int = 4) -> str:
     if len(ops) <= limit:
         return ", ".join(ops)
-    return f"{', '.join(ops[:2])}, …, {ops[-1]} ({len(ops)} ops)"
+    return f"{', '.join(ops[:2])}, …, {ops[-1]} ({OP.count(len(ops))})"
 
 
 def _print(result: api.Stats, console: Console, rows: int | None) -> None:
     a = result.analysis
     lookup = result.source if result.info.get("source_map") else None
-    console.print(f"[bold]{result.label}[/]")
+    console.print(f"[bold]{_t(result.label)}[/]")
     for line in result.notes:
-        console.print(f"[dim]note: {line}[/]")
+        console.print(f"[dim]note: {_t(line)}[/]")
 
-    counts = Table("", "pre-optimization", "optimized", title="instructions")
+    counts = _Table("", "pre-optimization", "optimized", title="instructions")
     for label, attr in (("computations", "computations"), ("instructions", "instructions"),
-                        ("doing work", "work"), ("ops (op names)", "ops")):
+                        (WORK_INSTRUCTION.plural, "work"), ("distinct op names on them", "op_names")):
         counts.add_row(label, *(str(getattr(c, attr)) if c else "—" for c in (a.pre, a.post)))
     if a.kernels is not None:
-        counts.add_row("kernels", "—", str(a.kernels.count))
-    if a.mapping is not None:
-        m = a.mapping.counts
-        counts.add_row("ops → kernels / folded / eliminated", "",
-                       f"{m['kernels']} / {m['folded']} / {m['eliminated']}")
+        counts.add_row(KERNEL.plural, "—", str(a.kernels.count))
     console.print(counts)
+    if a.mapping is not None:
+        _print_statuses(a, console)
     _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
         several = len({k.computation for k in a.kernels.kernels}) > 1
-        table = Table("kernel", *(["computation"] if several else []), "kind", "ops", "read", "written",
-                      "flops", "source lines", title=f"kernels ({a.kernels.count})")
+        table = _Table("kernel", *(["computation"] if several else []), "kind", WORK_INSTRUCTION.plural, OP.plural,
+                       "read", "written", "flops", "source lines", title=f"{KERNEL.plural} ({a.kernels.count})")
         for k in a.kernels.kernels[:rows]:
-            ops = histogram_text(k.opcodes, 3) if k.is_fusion else k.opcode
+            ops = histogram_text(k.opcodes, 3)
             if k.target:
                 ops += f" {k.target}"
             lines = source_lines(k.op_names, k.sources, lookup)
             kind = f"{k.kind}: {k.backend}" if k.backend else k.kind
             table.add_row(k.name, *([k.computation] if several else []), kind,
-                          f"{k.ops}: {ops}" if k.is_fusion else ops, _bytes(k.bytes_read),
+                          f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
                           _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
                           _lines(lines))
         console.print(table)
@@ -114,19 +179,42 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
 
     if a.folding is not None:
         if a.folding.folded:
-            table = Table("constant", "value", "folded from", "used by", "by", "source lines",
-                          title=f"folded constants ({len(a.folding.folded)})")
+            table = _Table("constant", "value", "folded from", "used by", "by", "source lines",
+                           title=f"{FOLDED_CONSTANT.plural} ({len(a.folding.folded)})")
             for f in a.folding.folded[:rows]:
                 lines = source_lines(f.from_ops, (), lookup) if lookup else []
-                table.add_row(f.constant, f.value, _names(f.from_ops) or f"({len(f.from_instructions)} "
-                              "instructions)", ", ".join(f.into), f.by, _lines(lines))
+                table.add_row(f.constant, f.value, _names(f.from_ops) or f.note, ", ".join(f.into),
+                              FOLDED_BY.get(f.by, f.by), _lines(lines))
             console.print(table)
-            _more(console, len(a.folding.folded), rows, "folded constants")
-        elif not a.folding.computed:
-            console.print("folded constants: none")
-        if a.folding.computed:
-            console.print(f"computed at compile time, into no new constant: {_names(a.folding.computed, 8)}")
-    console.print(f"[bold]{a.verdict}[/]")
+            _more(console, len(a.folding.folded), rows, FOLDED_CONSTANT.plural)
+        else:
+            console.print(f"{FOLDED_CONSTANT.plural}: none")
+        if a.folding.new_constants:
+            news = a.folding.new_constants
+            console.print(f"{NEW_CONSTANT.plural} (not folds; XLA wrote them while rewriting): "
+                          + _t(", ".join(f"{f.constant} = {f.value}" for f in news[:rows])))
+            _more(console, len(news), rows, NEW_CONSTANT.plural)
+        unlinked = [m.op_name for m in a.mapping.ops if m.status == "folded" and not m.constants] \
+            if a.mapping is not None else list(a.folding.computed)
+        if unlinked:
+            console.print(f"{FOLDED.word} into no new constant (equal to a constant already there, or unused): "
+                          f"{_t(_names(tuple(unlinked), 8))}")
+    console.print(f"[bold]{_t(a.summary.verdict())}[/]")
+
+
+def _print_statuses(a, console: Console) -> None:
+    """What became of the function's ops: one row per status, adding up to the op count."""
+    assert a.mapping is not None
+    counts = a.mapping.counts
+    table = _Table("status", OP.plural, "which", title=f"{OP.plural} of the function ({len(a.mapping.ops)})")
+    for key, term in STATUSES.items():
+        if key == "no_work":
+            which = types_text(a.mapping.no_work_types, 6)
+        else:
+            which = _names(tuple(m.op_name for m in a.mapping.ops if m.status == key), 3)
+        table.add_row(term.word, str(counts[key]), which)
+    table.add_row("total", str(sum(counts.values())), "")
+    console.print(table)
 
 
 def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None:
@@ -137,7 +225,7 @@ def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None
     pre, post = sums.get("pre"), sums.get("post")
     names = sorted({op for s in sums.values() for op in s.opcodes},
                    key=lambda op: (-max(s.opcodes.get(op, 0) for s in sums.values()), op))
-    table = Table("opcode", "pre-optimization", "optimized", title="top opcodes" if top else "opcodes")
+    table = _Table("opcode", "pre-optimization", "optimized", title="top opcodes" if top else "opcodes")
     for op in names[:top]:
         table.add_row(op, *(str(s.opcodes.get(op, 0)) if s else "—" for s in (pre, post)))
     console.print(table)
@@ -146,7 +234,7 @@ def _print_opcodes(result: api.Stats, console: Console, top: int | None) -> None
     for side, s in (("pre-optimization", pre), ("optimized", post)):
         if s is not None and s.fusions_by_kind:
             kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.fusions_by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
-            console.print(f"fusions by kind ({side}): {kinds}")
+            console.print(f"fusions by kind ({side}): {_t(kinds)}")
 
 
 def _lines(lines: list[str], limit: int = 3) -> str:

@@ -8,6 +8,7 @@ as post-optimization HLO) go to stderr, so stdout stays clean for ``--json``.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -35,18 +36,58 @@ ModuleOpt = Annotated[Optional[str], typer.Option(
     show_default=False)]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", "-v", help="Let TensorFlow/JAX print their own logs.")]
+TfOpt = Annotated[Optional[str], typer.Option(
+    "--tf", help="Capture under this TensorFlow release (2.17, or exactly 2.17.1) instead of the one installed "
+                 "here, in an environment hloviz builds once and keeps (hloviz envs list).", show_default=False)]
+JaxOpt = Annotated[Optional[str], typer.Option(
+    "--jax", help="Capture under this JAX release (e.g. 0.4.30) in an environment hloviz manages.",
+    show_default=False)]
 
 
 def note(message: str) -> None:
     """A one-line message for the user, on stderr."""
-    print(f"hloviz: {message}", file=sys.stderr, flush=True)
+    from ..errors import visible
+
+    print(f"hloviz: {visible(message)}", file=sys.stderr, flush=True)
 
 
 def load(target: str | None, *, arg: list[str] | None = None, device: str | None = None,
          pre: Path | None = None, post: Path | None = None, module: str | None = None,
-         verbose: bool = False):  # -> hloviz.capture.Capture
-    """Resolve the shared options into a :class:`hloviz.capture.Capture`."""
+         verbose: bool = False, tf: str | None = None, jax: str | None = None):  # -> hloviz.capture.Capture
+    """Resolve the shared options into a :class:`hloviz.capture.Capture`; with ``--tf`` / ``--jax``
+    the capture runs in a managed environment, with its progress shown on stderr."""
     from ..capture import load_target
 
-    return load_target(target, pre=pre, post=post, args=tuple(arg or ()), device=device,
-                       verbose=verbose, module=module, notify=note)
+    if tf is None and jax is None:
+        return load_target(target, pre=pre, post=post, args=tuple(arg or ()), device=device,
+                           verbose=verbose, module=module, notify=note)
+    from .progress import VersionProgress
+
+    label = f"tf {tf}" if tf is not None else f"jax {jax}"
+    with VersionProgress() as progress:
+        return load_target(target, pre=pre, post=post, args=tuple(arg or ()), device=device, verbose=verbose,
+                           module=module, notify=progress.note, tf=tf, jax=jax,
+                           on_phase=progress.callback(label))
+
+
+def live_target(target: str | None, tf: str | None, jax: str | None, **options):  # -> str | Capture | None
+    """``target`` as it is, or — with ``--tf`` / ``--jax`` — the capture made under that release
+    (which the api functions accept in place of a target)."""
+    if tf is None and jax is None:
+        return target
+    return load(target, tf=tf, jax=jax, **options)
+
+
+#: Bytes per write of :func:`print_json`: few writes (``json.dump`` makes one per token, 190k
+#: on a large diff), yet more than one for a big document, so that a reader closing the pipe
+#: early (``| head``) is seen as a broken pipe — one huge write would end half-done, silently.
+_JSON_CHUNK = 1 << 16
+
+
+def print_json(data: object) -> None:
+    """``data`` as indented JSON on stdout, in a few large writes; NaN and Infinity refused
+    (they are not JSON)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    for start in range(0, len(text), _JSON_CHUNK):
+        sys.stdout.write(text[start:start + _JSON_CHUNK])
+    sys.stdout.flush()

@@ -13,13 +13,10 @@ Modules: ``state`` (what one parse shares), ``module`` (module and computations)
 
 from __future__ import annotations
 
-import bz2
 import gc
-import gzip
-import lzma
 from pathlib import Path
 
-from ..errors import HloParseError, InputError
+from ..errors import HloParseError
 from ..ir import HloModule, set_text_readers
 from ..source import SourceText, Span
 from .attributes import read_deferred_attributes
@@ -115,20 +112,12 @@ def read_text(path: str | Path) -> str:
     Raises :class:`InputError` when the file is missing, a folder, or not readable, and
     :class:`HloParseError` when its bytes are not UTF-8 text.
     """
+    from ..inputs import read_bytes  # streaming, with the --max-input limit
+
     p = Path(path)
     if is_proto_path(p):
         return read_proto_text(p)
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
-    if p.is_dir():
-        raise InputError(f"{p}: is a folder, expected an HLO text file")
-    opener = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}.get(p.suffix, open)
-    try:
-        with opener(p, "rb") as f:
-            data = f.read()
-    except (OSError, EOFError, lzma.LZMAError) as err:
-        raise InputError(f"{p}: cannot read: {err}") from None
-    return decode(data, str(p))
+    return decode(read_bytes(p), str(p))
 
 
 def parse_file(path: str | Path) -> HloModule:

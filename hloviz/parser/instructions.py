@@ -13,6 +13,7 @@ that are not yet defined wait in the state, apart from the resolved operands.
 from __future__ import annotations
 
 import re
+import sys
 
 from ..errors import HloParseError
 from ..ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, Computation, Instruction, Shape
@@ -54,8 +55,12 @@ _NEVER_CALLS = frozenset({
 })
 _EAGER_SEARCH = _EAGER_ATTR.search
 _ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
+# Possessive repeats (Python >= 3.11) over operand lists: giving an operand back could never let
+# the rest match, and the ordinary repeat keeps ~200 bytes of backtracking state per character
+# (a 4 MB operand list cost 730 MB).
+_ONCE = "+" if sys.version_info >= (3, 11) else ""
 _SHAPED_OPERANDS = re.compile(
-    rf"[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*(?:,[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*)*\Z"
+    rf"[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*(?:,[ \t]*{_ARRAY}[ \t]+%?[A-Za-z_][\w.\-]*[ \t]*)*{_ONCE}\Z"
 ).match
 _SHAPED_NAMES = re.compile(rf"{_ARRAY}[ \t]+%?([A-Za-z_][\w.\-]*)").findall
 
@@ -65,7 +70,7 @@ _SHAPED_NAMES = re.compile(rf"{_ARRAY}[ \t]+%?([A-Za-z_][\w.\-]*)").findall
 _FAST = re.compile(
     r"[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)[ \t]+"
-    r"([a-z][a-z0-9_\-]*)\((?:(%?[A-Za-z_][\w.\-]*(?: *, *%?[A-Za-z_][\w.\-]*)*)|([^()\"]*))\)"
+    r"([a-z][a-z0-9_\-]*)\((?:(%?[A-Za-z_][\w.\-]*(?: *, *%?[A-Za-z_][\w.\-]*)*" + _ONCE + r")|([^()\"]*))\)"
 )
 
 

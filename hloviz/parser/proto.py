@@ -13,14 +13,11 @@ does not do that.)
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 from pathlib import Path
 
 from ..errors import DependencyError, InputError
+from ..inputs import COMPRESSED, read_bytes
 
-_COMPRESSED = {".gz": gzip.decompress, ".xz": lzma.decompress, ".bz2": bz2.decompress}
 INSTALL_HINT = "pip install 'hloviz[jax]'  (jaxlib ships XLA's HLO proto support)"
 # HloProto keeps the module in field 1 (HloSnapshot keeps an HloProto there), as a message;
 # HloModuleProto has its name there: printable text, which a message never is (its first byte
@@ -31,7 +28,7 @@ _MAX_WRAPPERS = 3
 def is_proto_path(path: str | Path) -> bool:
     """True for ``x.pb``, ``x.hlo.pb``, ``x.pb.gz`` ...: a binary proto by its name."""
     name = Path(path).name.lower()
-    for suffix in _COMPRESSED:
+    for suffix in COMPRESSED:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
@@ -45,16 +42,8 @@ def read_proto_text(path: str | Path) -> str:
     :class:`DependencyError` when no installed package can convert the proto.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file" if not p.exists() else f"{p}: is a folder, expected an HLO file")
-    try:
-        data = p.read_bytes()
-        for suffix, decompress in _COMPRESSED.items():
-            if p.name.lower().endswith(suffix):
-                data = decompress(data)
-    except (OSError, EOFError, lzma.LZMAError) as err:
-        raise InputError(f"{p}: cannot read: {err}") from None
-    return proto_to_text(data, str(p))
+    # streamed and bounded like every input (--max-input); .gz/.xz/.bz2 decompressed by suffix
+    return proto_to_text(read_bytes(p, what="binary HLO proto"), str(p))
 
 
 def proto_to_text(data: bytes, filename: str = "<proto>") -> str:
@@ -63,7 +52,7 @@ def proto_to_text(data: bytes, filename: str = "<proto>") -> str:
     convert = _converter()
     try:
         return convert(module)
-    except Exception as err:  # jaxlib raises RuntimeError/ValueError subclasses of its own
+    except Exception as err:  # noqa: BLE001  jaxlib raises RuntimeError/ValueError subclasses of its own
         raise InputError(f"{filename}: XLA could not read this HloModuleProto: {str(err).splitlines()[0]}") from None
 
 

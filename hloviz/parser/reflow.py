@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import re
 
+from ..ir import quoted_string_pattern
+
 # A quoted string, a comment, a run of spaces, "->", one bracket or punctuation mark, or a word.
 # An unterminated string runs to the end of its line and an unterminated comment to the end of
-# the text, as one token each: every token is found in one step, so hostile text costs linear time.
+# the text, as one token each: every token is found in one step, so hostile text costs linear time
+# (the string unrolled and possessive, :func:`hloviz.ir.quoted_string_pattern`, minus its closing
+# quote, which may be missing).
 _TOKEN = re.compile(
-    r'(?P<s>"(?:[^"\\\n]|\\.)*"?)|(?P<c>/\*.*?(?:\*/|\Z)|//[^\n]*)|(?P<w>\s+)|(?P<p>->|[()\[\]{},=])'
+    r'(?P<s>' + quoted_string_pattern()[:-1] + r'"?)|(?P<c>/\*.*?(?:\*/|\Z)|//[^\n]*)|(?P<w>\s+)|(?P<p>->|[()\[\]{},=])'
     r'|(?P<x>[^\s"()\[\]{},=/]+|/)',
     re.S,
 )

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 
+from ..ir import quoted_string_pattern
+
 # A quoted string (with C escapes), or a run of one bracket as one token: hostile input such as
 # 10,000 "(" in a row then costs one step instead of 10,000.
-_RUN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\(+|\)+|\[+|\]+|\{+|\}+')
+_RUN = re.compile(quoted_string_pattern() + r'|\(+|\)+|\[+|\]+|\{+|\}+')
 _RUN_OR_COMMA = re.compile(_RUN.pattern + "|,")
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING = re.compile(quoted_string_pattern())
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 
 

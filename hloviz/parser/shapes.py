@@ -19,6 +19,14 @@ _PRIMITIVE_FALLBACK = re.compile(r"(?:[su]\d+|f\d+(?:e\d+m\d+[a-z]*)?|bf16|c\d+|
 _DIM = re.compile(r"\s*(<=)?\s*(\d+|\?)\s*\Z")
 
 
+#: The most elements (and the largest dimension) an array shape may have: XLA counts in int64.
+MAX_ELEMENTS = 2**63 - 1
+
+
+def _brief(dims_text: str) -> str:
+    return dims_text if len(dims_text) <= 40 else f"{dims_text[:20]}…{dims_text[-12:]}"
+
+
 class ShapeError(ScanError):
     """A malformed shape; ``offset`` is relative to the text handed to the parser."""
 
@@ -62,9 +70,18 @@ class ShapeParser:
                     dims.append(DYNAMIC)
                     dynamic.append(True)
                 else:
-                    dims.append(int(m.group(2)))
+                    size = int(m.group(2)) if len(m.group(2)) <= 19 else MAX_ELEMENTS + 1
+                    if size > MAX_ELEMENTS:
+                        raise ShapeError(f"dimension size {m.group(2)[:30]} is more than XLA's int64 allows", col)
+                    dims.append(size)
                     dynamic.append(bool(m.group(1)))
                 col += len(part) + 1
+            elements = 1
+            for d in dims:  # like XLA's shape validation: the element count must fit an int64
+                elements *= max(d, 0)
+                if elements > MAX_ELEMENTS:
+                    raise ShapeError(f"{element_type}[{_brief(dims_text)}] has more elements than XLA's int64 "
+                                     "allows (2^63 - 1)", offset)
         layout = Layout(layout_text[1:-1]) if layout_text is not None else None
         return Shape(element_type, tuple(dims), tuple(dynamic), layout)
 

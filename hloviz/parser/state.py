@@ -14,13 +14,12 @@ import re
 from typing import NamedTuple
 
 from ..errors import HloParseError
-from ..ir import HloModule, Instruction
+from ..ir import HloModule, Instruction, quoted_string_pattern
 from ..source import SourceText
 from .shapes import ShapeParser
 
-# A "/*" whose "*/" is not on the same line.
-_OPEN_COMMENT = re.compile(r"/\*(?:[^*\n]|\*(?!/))*(?:\n|\Z)")
-_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
+# A string, a comment (an unclosed "/*" runs to the end: one match, not one scan per "/*"), or "//".
+_COMMENT_OR_STRING = re.compile(quoted_string_pattern() + r'|/\*.*?(?:\*/|\Z)|//[^\n]*', re.DOTALL)
 
 
 def _blank(m: re.Match[str]) -> str:
@@ -34,9 +33,21 @@ def split_lines(text: str) -> list[str]:
     One-line comments are blanked line by line, only on lines the fast path does not take
     (see :func:`blank_line`), so the common case costs nothing.
     """
-    if "/*" in text and _OPEN_COMMENT.search(text):
+    if "/*" in text and _open_comment(text):
         return _COMMENT_OR_STRING.sub(_blank, text).split("\n")
     return text.split("\n")
+
+
+def _open_comment(text: str) -> bool:
+    """Is there a "/*" whose "*/" is not on the same line? One pass of ``str.find``s."""
+    pos = text.find("/*")
+    while pos != -1:
+        eol = text.find("\n", pos)
+        close = text.find("*/", pos + 2, len(text) if eol == -1 else eol)
+        if close == -1:
+            return True
+        pos = text.find("/*", close + 2)
+    return False
 
 
 def blank_line(line: str) -> str:

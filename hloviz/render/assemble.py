@@ -8,18 +8,13 @@ arrows, merged parallel arrows, and the arrows of hubs left out of overloaded pi
 
 from __future__ import annotations
 
-from ..opcodes import category
+from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
 from . import labels
 from .model import Place, Unit, ViewGraph
 from .scene import Cluster, Edge, Node, Row, Scene
 from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, category_style, tint
 
 __all__ = ["build_scene"]
-
-#: Opcodes whose called computations are drawn as bodies (fusions are clusters of their own).
-BODY_CALLERS = frozenset({"while", "conditional", "call", "async-start"})
-#: Ops whose operand order does not matter: their arrows carry no operand index.
-COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
 
 
 def build_scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:
@@ -52,9 +47,8 @@ def _cluster(g: ViewGraph, place: Place) -> Cluster:
     owner = place.owner
     mark = g.marks.get(owner.name) if owner is not None else None
     if place.role == "fusion" and owner is not None:
-        ops = sum(1 for i in place.computation.instructions if i.opcode != "parameter")
         rows = [Row(labels.fusion_title(owner), bold=True), Row(owner.name),
-                Row(f"{ops} ops · {labels.shape_text(owner)}", small=True)]
+                Row(f"{labels.instruction_count(owner)} · {labels.shape_text(owner)}", small=True)]
         fill, border = FUSION_CLUSTER.fill, FUSION_CLUSTER.border
     else:
         rows = [Row(f"{place.role} of {owner.name if owner else '?'}", bold=True),

@@ -9,8 +9,8 @@ into the chain too; its own operands then point at the chain node.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Sequence
 
 from ..ir import Instruction
 from ..opcodes import is_elementwise

@@ -2,7 +2,7 @@
 
 :func:`fit` applies these steps, each only while the picture is still over budget:
 
-1. fusions become single nodes, largest first ("fusion kLoop · 1000 ops");
+1. fusions become single nodes, largest first ("fusion kLoop · 1000 instructions");
 2. while/conditional/call bodies fold into their caller's node;
 3. repeated structure collapses: a run of nodes that repeats (the same layer 48 times) keeps
    its first copy and draws the other 47 as one node; a run of identical nodes becomes one;

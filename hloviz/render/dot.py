@@ -118,19 +118,26 @@ class _Writer:
         self.lines.append(f"{indent}{self.node_id(scope, key)} [{', '.join(attrs)}];")
 
     def cluster(self, scope: int, scene: Scene, cluster: Cluster, indent: str) -> None:
-        self.lines.append(f"{indent}subgraph {self.cluster_id(scope, cluster.key)} {{")
-        inner = indent + "  "
-        style = ["filled", "rounded"]
-        if cluster.dashed:
-            style.append("dashed")
-        self.lines.append(f"{inner}label={label_html(cluster.rows, badge=cluster.badge, badge_fill=cluster.badge_fill)};")
-        self.lines.append(f'{inner}style="{",".join(style)}"; fillcolor="{colour(cluster.fill)}"; color="{colour(cluster.border)}";'
-                          + (f" penwidth={cluster.penwidth:g};" if cluster.penwidth != 1.0 else ""))
-        for key in cluster.nodes:
-            self.node(scope, key, scene.nodes[key], inner)
-        for sub in cluster.clusters:
-            self.cluster(scope, scene, sub, inner)
-        self.lines.append(f"{indent}}}")
+        """A cluster and the clusters inside it (an explicit stack: fusions may nest thousands deep)."""
+        stack: list[tuple[Cluster, str] | str] = [(cluster, indent)]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):  # the closing brace of a cluster whose insides are written
+                self.lines.append(item)
+                continue
+            cluster, indent = item
+            self.lines.append(f"{indent}subgraph {self.cluster_id(scope, cluster.key)} {{")
+            inner = indent + "  "
+            style = ["filled", "rounded"]
+            if cluster.dashed:
+                style.append("dashed")
+            self.lines.append(f"{inner}label={label_html(cluster.rows, badge=cluster.badge, badge_fill=cluster.badge_fill)};")
+            self.lines.append(f'{inner}style="{",".join(style)}"; fillcolor="{colour(cluster.fill)}"; color="{colour(cluster.border)}";'
+                              + (f" penwidth={cluster.penwidth:g};" if cluster.penwidth != 1.0 else ""))
+            for key in cluster.nodes:
+                self.node(scope, key, scene.nodes[key], inner)
+            stack.append(f"{indent}}}")
+            stack.extend((sub, inner) for sub in reversed(cluster.clusters))
 
     def edges(self, scope: int, edges: Iterable[Edge], indent: str) -> None:
         for e in edges:

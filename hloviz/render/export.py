@@ -9,7 +9,7 @@ for), ``edges`` (``from``, ``to``, ``label``, ``operand``), ``clusters`` (``id``
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from .scene import Scene
 from .views import View

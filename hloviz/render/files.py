@@ -8,14 +8,20 @@ temporary file is removed.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
+import signal
 import tempfile
+import threading
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Iterator, Mapping
 
-from ..errors import RenderError
+from ..errors import InputError, RenderError
 
-__all__ = ["write_atomic", "write_all"]
+__all__ = ["REPORT_RECORD", "foreign_files", "proven_files", "refuse_foreign", "write_atomic", "write_all",
+           "write_report_folder"]
 
 
 def _umask() -> int:
@@ -58,3 +64,179 @@ def write_all(files: Mapping[str | Path, bytes | str]) -> list[Path]:
     """Write several files, each atomically, in the given order (render everything first, then
     call this, so an error while rendering writes nothing at all)."""
     return [write_atomic(p, d) for p, d in files.items()]
+
+
+#: The record ``hloviz show`` keeps in its output folder: each file it wrote → its SHA-256.
+REPORT_RECORD = ".hloviz-report.json"
+
+_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _sha256_of(path: Path) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _recorded(folder: Path) -> dict[str, list[str]]:
+    """The record's ``name → [sha256, …]``; an unreadable or foreign record proves nothing."""
+    try:
+        with open(folder / REPORT_RECORD, "rb") as f:
+            data = json.loads(f.read(1 << 20))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    out: dict[str, list[str]] = {}
+    for name, digests in files.items():
+        if isinstance(name, str) and _plain_name(name) and isinstance(digests, list):
+            out[name] = [d for d in digests if isinstance(d, str)]
+    return out
+
+
+def _plain_name(name: str) -> bool:
+    return name not in ("", ".", "..", REPORT_RECORD) and "/" not in name and os.sep not in name
+
+
+def proven_files(folder: Path) -> set[str]:
+    """The files in ``folder`` that hloviz provably wrote: named in its record, with the very
+    content it recorded (a file the user edited or replaced since is no longer hloviz's)."""
+    out = set()
+    for name, digests in _recorded(folder).items():
+        path = folder / name
+        if not path.is_symlink() and path.is_file() and _sha256_of(path) in digests:
+            out.add(name)
+    return out
+
+
+def foreign_files(folder: Path, names: Iterable[str]) -> list[str]:
+    """Those of ``names`` that exist in ``folder`` but that hloviz cannot prove it wrote."""
+    present = [n for n in names if (folder / n).is_symlink() or (folder / n).exists()]
+    if not present:
+        return []
+    proven = proven_files(folder)
+    return [n for n in present if n not in proven]
+
+
+def refuse_foreign(folder: Path, names: Iterable[str]) -> None:
+    """:class:`~hloviz.errors.InputError` when writing ``names`` would replace a file of the user's."""
+    foreign = foreign_files(folder, names)
+    if foreign:
+        raise InputError(f"{folder} already holds {', '.join(foreign)}, which hloviz did not write (or which "
+                         f"changed since it did); refusing to replace "
+                         f"{'it' if len(foreign) == 1 else 'them'}",
+                         hint="choose another -o folder, or move those files away yourself")
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP for the few renames that switch a file set, so a signal
+    lands before or after the switch, never in the middle (only SIGKILL can split a set).
+
+    Python runs signal handlers in the main thread, whatever thread the signal hit (TensorFlow
+    and JAX start many), so the handlers are swapped for one that notes the signal; the first
+    one noted is then delivered to the handler it was meant for.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[tuple[int, object]] = []
+    previous = {}
+    for sig in _SIGNALS:
+        try:
+            previous[sig] = signal.signal(sig, lambda signum, frame: noted.append((signum, frame)))
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if noted:
+            signum, frame = noted[0]
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
+
+
+def _record_text(files: Mapping[str, list[str]]) -> str:
+    from .. import __version__
+
+    body = {"written_by": f"hloviz {__version__}",
+            "about": "the files hloviz show wrote here and their SHA-256; hloviz replaces or removes only these",
+            "files": {n: files[n] for n in sorted(files)}}
+    return json.dumps(body, indent=1) + "\n"
+
+
+def write_report_folder(folder: str | Path, files: Mapping[str, bytes | str], *,
+                        remove_stale: bool = True) -> list[Path]:
+    """Write ``files`` (names → contents) into ``folder`` as one set, the way ``hloviz show`` does.
+
+    The rule: hloviz replaces or deletes a file only if it can prove it wrote it — the folder's
+    record (:data:`REPORT_RECORD`) names the file with its current SHA-256. A file of the user's
+    in the way is refused (:class:`~hloviz.errors.InputError`, nothing written). With
+    ``remove_stale``, hloviz's own files from an earlier run that this run does not write (say
+    ``pre.svg`` of another target) are removed, so the folder never mixes two runs. Every file
+    is written to a temporary file first; the renames that switch the set happen with signals
+    held; the record lists old and new contents while the switch is under way, so even a crash
+    leaves every file provably hloviz's.
+    """
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise RenderError(f"cannot write {out}: {err.strerror or err}") from None
+    refuse_foreign(out, files)
+    record = _recorded(out)
+    proven = proven_files(out)
+    stale = sorted(proven - set(files)) if remove_stale else []
+    payloads = {n: (d.encode("utf-8") if isinstance(d, str) else d) for n, d in files.items()}
+    digests = {n: hashlib.sha256(d).hexdigest() for n, d in payloads.items()}
+    kept = {n: record[n] for n in proven if n not in payloads and n not in stale}
+    during = {**kept, **{n: sorted(set(record.get(n, [])) | {digests[n]}) for n in payloads},
+              **{n: record[n] for n in stale}}
+    after = {**kept, **{n: [digests[n]] for n in payloads}}
+    temps: list[tuple[str, str]] = []
+    try:
+        for name, data in payloads.items():
+            temps.append((_write_temp(out / name, data), name))
+        temps.append((_write_temp(out / REPORT_RECORD, _record_text(after).encode("utf-8")), REPORT_RECORD))
+        with _signals_held():
+            write_atomic(out / REPORT_RECORD, _record_text(during))
+            for tmp, name in temps:
+                os.replace(tmp, out / name)
+            temps = []
+            for name in stale:
+                with contextlib.suppress(FileNotFoundError):
+                    (out / name).unlink()
+    except OSError as err:
+        raise RenderError(f"cannot write {out}: {err.strerror or err}") from None
+    finally:
+        for tmp, _ in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return [out / n for n in payloads]
+
+
+def _write_temp(target: Path, payload: bytes) -> str:
+    """``payload`` in a flushed temporary file beside ``target``; its path."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp

@@ -3,7 +3,13 @@ and SVG output normalised so that the same DOT text always gives the same bytes.
 
 Everything else in :mod:`hloviz.render` is pure; this is the only module that starts a
 process. ``dot`` runs in its own process group and is killed (group and all) when the timeout
-passes or the user presses Ctrl-C, so hloviz never hangs on a layout.
+passes, the user presses Ctrl-C, or hloviz gets SIGTERM/SIGHUP (the CLI turns those into an
+exception, so this cleanup runs); on Linux ``dot`` also asks the kernel to kill it when hloviz
+dies any other way (``PR_SET_PDEATHSIG``, for SIGKILL). So hloviz never hangs on a layout and
+never leaves a ``dot`` behind.
+
+:class:`LayoutBudget` is the one wall-clock budget (``--timeout``) that every Graphviz run of
+a command shares.
 """
 
 from __future__ import annotations
@@ -13,12 +19,14 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 
 from ..errors import DependencyError, RenderError
+from ..processes import die_with_parent
 
-__all__ = ["DEFAULT_TIMEOUT", "FORMATS", "GraphvizTimeout", "find_dot", "graphviz_version", "normalize_svg",
-           "run_dot"]
+__all__ = ["DEFAULT_TIMEOUT", "FORMATS", "GraphvizTimeout", "LayoutBudget", "find_dot", "graphviz_version",
+           "normalize_svg", "run_dot"]
 
 #: Seconds a layout may take before hloviz gives up on it (and tries a coarser view).
 DEFAULT_TIMEOUT = 30.0
@@ -60,10 +68,38 @@ class _Result:
     returncode: int
 
 
+class LayoutBudget:
+    """One wall-clock budget for all the Graphviz runs of a command (``--timeout``).
+
+    ``pictures`` pictures share it: each gets an even share of what is left when it starts
+    (a picture that finishes early leaves more to the next). Within its share, the full view
+    may take :data:`FULL_SHARE` of it; the coarser view gets the rest. So a command never
+    spends more than ``seconds`` in Graphviz, and a coarser view always gets its turn.
+    """
+
+    #: Part of a picture's share the full view may use before the coarser view is tried.
+    FULL_SHARE = 2 / 3
+
+    def __init__(self, seconds: float, pictures: int = 1) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.pictures_left = max(1, pictures)
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def share(self) -> float:
+        """Seconds the next picture may take (call :meth:`done` when it is finished)."""
+        return self.left() / self.pictures_left
+
+    def done(self) -> None:
+        self.pictures_left = max(1, self.pictures_left - 1)
+
+
 def _run(argv: list[str], data: bytes, timeout: float) -> _Result:
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=die_with_parent())  # type: ignore[arg-type]
     except OSError as err:
         raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
     try:
@@ -117,8 +153,8 @@ def graphviz_version() -> str | None:
     return m.group(1).decode("ascii", "replace") if m else None
 
 
-_COMMENT = re.compile(rb"<!--.*?-->\s*", re.S)
-_DOCTYPE = re.compile(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>\s*", re.S)
+_COMMENT = re.compile(rb"<!--.*?-->\s*", re.DOTALL)
+_DOCTYPE = re.compile(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>\s*", re.DOTALL)
 
 
 def normalize_svg(svg: bytes) -> bytes:

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from .quoting import colour, html_text as esc
 
-__all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "picture_page", "report_fragment", "report_html"]
+__all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "page", "picture_page", "report_fragment", "report_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -46,7 +46,7 @@ class KernelRow:
     colour: str
     name: str
     what: str
-    ops: int
+    instructions: int
     op_names: tuple[str, ...]
     sources: tuple[str, ...]
 
@@ -61,6 +61,8 @@ class FoldRow:
     from_ops: tuple[str, ...]
     sources: tuple[str, ...]
     by: str
+    #: Why ``from_ops`` is empty, in words.
+    note: str = ""
 
 
 @dataclass
@@ -97,11 +99,11 @@ def _list(items: Sequence[str], limit: int = 6) -> str:
 def _kernel_table(rows: list[KernelRow]) -> str:
     if not rows:
         return "<p>No kernels: nothing runs (or there is no optimized module).</p>"
-    out = ['<table class="kernels"><thead><tr><th>#</th><th>kernel</th><th>what</th><th>ops</th>'
-           '<th>your code</th><th>op names</th></tr></thead><tbody>']
+    out = ['<table class="kernels"><thead><tr><th>#</th><th>kernel</th><th>what</th><th>instructions</th>'
+           '<th>your code</th><th>ops</th></tr></thead><tbody>']
     for r in rows:
         out.append(f'<tr><td><span class="swatch" style="background:{colour(r.colour)}">#{r.number}</span></td>'
-                   f"<td><code>{esc(r.name)}</code></td><td>{esc(r.what)}</td><td class=\"num\">{r.ops}</td>"
+                   f"<td><code>{esc(r.name)}</code></td><td>{esc(r.what)}</td><td class=\"num\">{r.instructions}</td>"
                    f"<td>{_list(r.sources, 4)}</td><td>{_list(r.op_names)}</td></tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -110,14 +112,22 @@ def _kernel_table(rows: list[KernelRow]) -> str:
 def _fold_table(rows: list[FoldRow]) -> str:
     if not rows:
         return "<p>No constants were folded.</p>"
-    out = ['<table class="folds"><thead><tr><th>constant</th><th>value</th><th>shape</th><th>folded ops</th>'
+    out = ['<table class="folds"><thead><tr><th>constant</th><th>value</th><th>shape</th><th>folded from</th>'
            '<th>your code</th><th>by</th></tr></thead><tbody>']
     for r in rows:
         out.append(f"<tr><td><code>{esc(r.constant)}</code></td><td><code>{esc(r.value)}</code></td>"
-                   f"<td><code>{esc(r.shape)}</code></td><td>{len(r.from_ops)}: {_list(r.from_ops)}</td>"
+                   f"<td><code>{esc(r.shape)}</code></td><td>{_folded_from(r)}</td>"
                    f"<td>{_list(r.sources, 4)}</td><td>{esc(r.by)}</td></tr>")
     out.append("</tbody></table>")
     return "".join(out)
+
+
+def _folded_from(r: FoldRow) -> str:
+    """The ops a fold came from (``3 ops: a, b, c``), or why it names none."""
+    if not r.from_ops:
+        return esc(r.note)
+    n = len(r.from_ops)
+    return f"{n} op{'s' if n != 1 else ''}: {_list(r.from_ops)}"
 
 
 def report_fragment(c: ReportContent) -> str:
@@ -150,6 +160,11 @@ def _page(title: str, body: str) -> str:
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def page(title: str, body: str) -> str:
+    """A self-contained HTML document around ``body`` (the report's styles and CSP)."""
+    return _page(title, body)
 
 
 def report_html(c: ReportContent) -> str:

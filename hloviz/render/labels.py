@@ -11,7 +11,8 @@ import re
 from typing import Iterable
 
 from ..analysis.backends import backend_name
-from ..ir import Computation, Instruction, called_closure
+from ..analysis.kernels import work_instructions
+from ..ir import Computation, Instruction
 from .quoting import shorten
 from .scene import Row
 
@@ -89,7 +90,10 @@ def short_path(path: str) -> str:
 
 
 def histogram_text(opcodes: Iterable[str], top: int = 3) -> str:
-    """``add ×1000, broadcast ×1`` — the most frequent opcodes of a group."""
+    """``add ×1000, broadcast ×1`` — the most frequent opcodes of a group, counted here, for a label.
+
+    (Terminal text writes counted opcodes as ``1000 add``: :func:`hloviz.analysis.summary.opcode_counts_text`.)
+    """
     counts: dict[str, int] = {}
     for op in opcodes:
         counts[op] = counts.get(op, 0) + 1
@@ -100,10 +104,11 @@ def histogram_text(opcodes: Iterable[str], top: int = 3) -> str:
     return text
 
 
-def _inner_work(computations: Iterable[Computation]) -> list[str]:
-    """Opcodes of the non-parameter instructions of ``computations`` and what they call."""
-    return [i.opcode for comp in called_closure(computations, follow=lambda i: i.opcode == "fusion")
-            for i in comp.instructions if i.opcode not in ("fusion", "parameter")]
+def instruction_count(fusion: Instruction) -> str:
+    """``10 instructions``: the fusion's size as every output states it — its instructions doing
+    work (:func:`hloviz.analysis.kernels.work_instructions`), not its constants or parameters."""
+    n = len(work_instructions(fusion))
+    return f"{n} instruction{'s' if n != 1 else ''}"
 
 
 def fusion_title(fusion: Instruction) -> str:
@@ -114,10 +119,10 @@ def fusion_title(fusion: Instruction) -> str:
 
 
 def fusion_rows(fusion: Instruction, *, root: bool = False) -> list[Row]:
-    """A fusion drawn as one node: kind, name, how many ops of which kinds, shape."""
-    work = _inner_work(fusion.calls_by_attribute.get("calls", fusion.called_computations))
+    """A fusion drawn as one node: kind, name, how many instructions of which kinds, shape."""
+    work = [i.opcode for i in work_instructions(fusion)]
     return [Row(("ROOT " if root else "") + fusion_title(fusion), bold=True),
-            Row(shorten(fusion.name, 48)), Row(f"{len(work)} ops: {histogram_text(work)}", small=True),
+            Row(shorten(fusion.name, 48)), Row(f"{instruction_count(fusion)}: {histogram_text(work)}", small=True),
             Row(shape_text(fusion), small=True)]
 
 

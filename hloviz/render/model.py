@@ -14,14 +14,32 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from enum import IntEnum
+from typing import Any, Literal, Mapping
 
 from ..ir import Computation, HloModule, Instruction
 from .scene import Row
 
-NODE, INLINE, GTE, FPARAM, FUSION, PLUMB = range(6)
+
+
+class Drawn(IntEnum):
+    """How a drawn instruction appears (see the module docstring); an int, so comparisons stay fast."""
+
+    NODE = 0  # a node of its own
+    INLINE = 1  # written into its users' labels (a small constant)
+    GTE = 2  # a get-tuple-element: its users' arrows come from the tuple's producer
+    FPARAM = 3  # a fused computation's parameter: the value comes from the fusion's operand
+    FUSION = 4  # the fusion instruction: drawn as its cluster
+    PLUMB = 5  # a tuple only get-tuple-elements read: plumbing, not a node
+
+
+NODE, INLINE, GTE, FPARAM, FUSION, PLUMB = Drawn  # the short names the render modules use
 #: Kinds that are not nodes of their own.
 ELIDED = frozenset({INLINE, GTE, FPARAM, FUSION, PLUMB})
+
+#: What a :class:`Unit` stands for: one instruction, an elementwise chain, a closed fusion, a
+#: run of repeated layers, or a collapsed segment.
+UnitKind = Literal["inst", "chain", "fusion", "repeat", "segment"]
 
 
 @dataclass(eq=False)
@@ -47,7 +65,7 @@ class Unit:
     __slots__ = ("index", "kind", "scope", "pos", "members", "alive", "root", "chain", "rows", "extra_rows",
                  "inline", "hidden_operands", "hidden_users")
 
-    def __init__(self, index: int, kind: str, scope: str | None, pos: tuple[int, int],
+    def __init__(self, index: int, kind: UnitKind, scope: str | None, pos: tuple[int, int],
                  members: list[Instruction]) -> None:
         self.index = index
         self.kind = kind
@@ -73,7 +91,7 @@ class ViewGraph:
         self.places: dict[str, Place] = {}
         self.place_by_key: dict[str, Place] = {}
         self.computations: list[Computation] = []
-        self.kind: dict[int, int] = {}
+        self.kind: dict[int, Drawn] = {}
         self.users: dict[str, dict[Instruction, list[Instruction]]] = {}
         self.units: list[Unit] = []
         self.unit_of: dict[int, int] = {}
@@ -110,7 +128,7 @@ class ViewGraph:
     def place_of(self, inst: Instruction) -> Place | None:
         return self.places.get(inst.parent.name) if inst.parent is not None else None
 
-    def new_unit(self, kind: str, place: Place | None, pos: int, members: list[Instruction]) -> Unit:
+    def new_unit(self, kind: UnitKind, place: Place | None, pos: int, members: list[Instruction]) -> Unit:
         if place is None:
             unit = Unit(len(self.units), kind, None, (0, pos), members)
         else:

@@ -8,16 +8,18 @@ saying what was collapsed or retried, and how to show itself in Jupyter.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
 from .dot import to_dot
 from .export import to_json
 from .files import write_atomic
-from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, run_dot
+from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, LayoutBudget, run_dot
 from .views import Mark, View, ViewOptions, draw_module
 
 if TYPE_CHECKING:
@@ -92,13 +94,17 @@ def _notes(views: list[tuple[str, View]]) -> list[str]:
     return [f"{title}: {n}" for title, v in views for n in v.notes]
 
 
-def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float, title: str) -> Picture:
+def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float, title: str,
+                  budget: LayoutBudget | None = None) -> Picture:
     """A picture from any ``build(options, extra_notes) -> (dot_text, [(column title, View)])``.
 
     The layer :func:`module_picture` and :func:`pair_picture` share (and the diff picture
-    uses): DOT and JSON need no Graphviz; SVG, PNG and HTML are laid out under ``timeout``, and
-    on a timeout ``build`` is called again with coarser options and a note saying so. Errors
-    from Graphviz carry the DOT text as ``err.dot_text`` so callers can still write it.
+    uses): DOT and JSON need no Graphviz; SVG, PNG and HTML are laid out within this
+    picture's share of ``budget`` (the command's one :class:`LayoutBudget`; by default
+    ``timeout`` for this picture alone). When the full view does not finish within its part
+    of the share, ``build`` is called again with coarser options and a note saying so, and
+    laid out in the time left. Errors from Graphviz carry the DOT text as ``err.dot_text`` so
+    callers can still write it.
     """
     dot_text, views = build(options, ())
     notes = _notes(views)
@@ -107,25 +113,36 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     if fmt == "json":
         return Picture(title, fmt, to_json(views).encode("utf-8"), dot_text, notes, views, timeout=timeout)
     layout_fmt = "png" if fmt == "png" else "svg"
+    budget = budget if budget is not None else LayoutBudget(timeout)
+    share = budget.share()
+    started = time.monotonic()
+    full = share * LayoutBudget.FULL_SHARE
     try:
-        data = run_dot(dot_text, layout_fmt, timeout=timeout)
+        data = run_dot(dot_text, layout_fmt, timeout=max(full, _MIN_RUN))
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
-            err.dot_text = dot_text  # type: ignore[attr-defined]  # callers still write the DOT
-            raise
+            budget.done()
+            raise err.with_dot_text(dot_text)  # callers still write the DOT
         coarse = replace(options, coarse=True, budget=max(20, options.budget // 4))
-        retry = (f"Graphviz did not finish the full view within {timeout:g} s, so this is a coarser one "
-                 f"(every fusion and body collapsed, at most {coarse.budget} nodes)")
+        retry = (f"Graphviz did not finish the full view within {_secs(full)} s (of the {budget.seconds:g} s "
+                 f"--timeout), so this is a coarser one (every fusion and body collapsed, at most "
+                 f"{coarse.budget} nodes)")
         dot_text, views = build(coarse, (retry,))
-        notes = [retry] + _notes(views)
+        notes = _notes(views)
+        if not any(retry in n for n in notes):  # a builder that does not put it in the views' notes
+            notes.insert(0, retry)
         try:
-            data = run_dot(dot_text, layout_fmt, timeout=timeout)
+            data = run_dot(dot_text, layout_fmt, timeout=max(share - (time.monotonic() - started), _MIN_RUN))
         except (DependencyError, RenderError) as err:
             if isinstance(err, GraphvizTimeout):
-                err = GraphvizTimeout(f"Graphviz did not finish within {timeout:g} s, not even a coarser view "
-                                      f"of at most {coarse.budget} nodes", seconds=timeout, hint=err.hint)
-            err.dot_text = dot_text  # type: ignore[attr-defined]
-            raise err from None
+                err = GraphvizTimeout(f"Graphviz did not finish within the {budget.seconds:g} s --timeout, not even "
+                                      f"a coarser view of at most {coarse.budget} nodes", seconds=budget.seconds,
+                                      hint=err.hint)
+            raise err.with_dot_text(dot_text) from None
+        finally:
+            budget.done()
+    else:
+        budget.done()
     svg = data if layout_fmt == "svg" else None
     if fmt == "html":
         from .html import picture_page
@@ -134,9 +151,17 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     return Picture(title, fmt, data, dot_text, notes, views, svg, timeout)
 
 
+#: The least time a layout is given (a budget spent to nothing still lets a tiny graph through).
+_MIN_RUN = 0.05
+
+
+def _secs(seconds: float) -> str:
+    return f"{seconds:.2g}" if seconds < 10 else f"{seconds:.0f}"
+
+
 def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),
                    marks: Mapping[str, Mark] | None = None, title: str | None = None,
-                   timeout: float = DEFAULT_TIMEOUT) -> Picture:
+                   timeout: float = DEFAULT_TIMEOUT, budget: LayoutBudget | None = None) -> Picture:
     """One module drawn by the rules of :mod:`hloviz.render.views`."""
     shown = title if title is not None else module.name
 
@@ -145,11 +170,12 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
         view.scene.notes[:0] = list(extra)
         return to_dot(view.scene), [(shown, view)]
 
-    return build_picture(build, options, fmt, timeout, shown)
+    return build_picture(build, options, fmt, timeout, shown, budget)
 
 
-def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
-                 options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT) -> Picture:
+def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: str = "svg",
+                 options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT,
+                 budget: LayoutBudget | None = None) -> Picture:
     """Pre and post side by side, kernels numbered and coloured, folds marked."""
     from .sidebyside import side_by_side
 
@@ -157,4 +183,4 @@ def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: 
         sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra))
         return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
-    return build_picture(build, options, fmt, timeout, title or post.name)
+    return build_picture(build, options, fmt, timeout, title or post.name, budget)

@@ -28,7 +28,7 @@ def kernel_rows(analysis: "Analysis", lookup: SourceLookup | None = None) -> lis
     report = analysis.kernels
     if report is None:
         return []
-    return [KernelRow(n, kernel_colour(n), k.name, describe_kernel(k, top=4), k.ops, k.op_names,
+    return [KernelRow(n, kernel_colour(n), k.name, describe_kernel(k, top=4), k.instructions, k.op_names,
                       tuple(source_lines(k.op_names, k.sources, lookup)))
             for n, k in enumerate(report.kernels, 1)]
 
@@ -39,7 +39,10 @@ def fold_rows(analysis: "Analysis", lookup: SourceLookup | None = None) -> list[
     folding = analysis.folding
     if folding is None:
         return []
-    return [FoldRow(f.constant, f.value, f.shape, f.from_ops, tuple(source_lines(f.from_ops, (), lookup)), f.by)
+    from ..analysis.glossary import FOLDED_BY
+
+    return [FoldRow(f.constant, f.value, f.shape, f.from_ops, tuple(source_lines(f.from_ops, (), lookup)),
+                    FOLDED_BY.get(f.by, f.by), f.note)
             for f in folding.folded]
 
 
@@ -51,7 +54,8 @@ def summary_lines(analysis: "Analysis", lookup: SourceLookup | None = None, *, l
         lines.append(f"kernels: {len(ks)}")
         for r in ks[:limit]:
             where = f"  ← {', '.join(r.sources[:2])}" if r.sources else ""
-            lines.append(f"  #{r.number} {r.name}: {r.what}{where}")
+            n = r.instructions
+            lines.append(f"  #{r.number} {r.name}: {r.what} ({n} instruction{'s' if n != 1 else ''}){where}")
         if len(ks) > limit:
             lines.append(f"  … {len(ks) - limit} more (see the report)")
     folds = fold_rows(analysis, lookup)
@@ -59,11 +63,15 @@ def summary_lines(analysis: "Analysis", lookup: SourceLookup | None = None, *, l
         lines.append(f"folded constants: {len(folds)}")
         for f in folds[:limit]:
             n = len(f.from_ops)
-            lines.append(f"  {f.constant} = {f.value} (from {n} op{'s' if n != 1 else ''}"
-                         f"{', by TensorFlow' if f.by == 'tensorflow' else ''})")
+            source = f"from {n} op{'s' if n != 1 else ''}: {_short_list(f.from_ops)}" if n else f.note
+            lines.append(f"  {f.constant} = {f.value} ({f.by}; {source})")
         if len(folds) > limit:
             lines.append(f"  … {len(folds) - limit} more (see the report)")
     return lines
+
+
+def _short_list(names: tuple[str, ...], limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (f", +{len(names) - limit} more" if len(names) > limit else "")
 
 
 def _facts(info: dict, analysis: "Analysis") -> list[tuple[str, str]]:
@@ -73,9 +81,10 @@ def _facts(info: dict, analysis: "Analysis") -> list[tuple[str, str]]:
         value = info.get(key)
         if value:
             facts.append((label, str(value)))
+    if analysis.summary.ops is not None:
+        facts.append(("ops of the function", str(analysis.summary.ops)))
     if analysis.pre is not None:
-        facts.append(("before optimization", f"{analysis.pre.instructions} instructions"
-                      + (f", {analysis.pre.ops} ops" if analysis.pre.ops else "")))
+        facts.append(("before optimization", f"{analysis.pre.instructions} instructions"))
     if analysis.post is not None:
         facts.append(("after optimization", f"{analysis.post.instructions} instructions"))
     if analysis.kernels is not None:

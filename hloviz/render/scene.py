@@ -84,7 +84,7 @@ class Cluster:
     badge: str | None = None
     badge_fill: str = "#ffffff"
     nodes: list[str] = field(default_factory=list)
-    clusters: list["Cluster"] = field(default_factory=list)
+    clusters: list[Cluster] = field(default_factory=list)
 
 
 @dataclass

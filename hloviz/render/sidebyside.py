@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..analysis.glossary import FOLDED_BY
 from ..ir import HloModule
 from .dot import columns_to_dot
 from .quoting import shorten
@@ -51,10 +52,9 @@ def post_marks(analysis: "Analysis", post: HloModule) -> dict[str, Mark]:
             if comp is None or comp.get(f.constant) is None:
                 continue
             n = len(f.from_ops)
-            what = f"{n} op{'s' if n != 1 else ''}" if n else "constants"
-            by = " by TensorFlow" if f.by == "tensorflow" else ""
+            what = f"from {n} op{'s' if n != 1 else ''}" if n else "(part of an op's work)"
             marks[f.constant] = Mark(fill=HIGHLIGHT, border=FOLDED.border, highlight=True,
-                                     note=f"folded{by} from {what}")
+                                     note=f"folded {FOLDED_BY.get(f.by, f.by)} {what}")
     return marks
 
 
@@ -100,6 +100,8 @@ def _op_mark(m, numbers: dict[str, int], values: dict[str, str]) -> Mark | None:
             c = m.constants[0]
             return _folded_mark(_fold_note(c, values.get(c, "?")))
         return _folded_mark("folded")
+    if m.status == "no_work":  # a literal, an argument, plumbing: drawn as it is
+        return None
     return Mark(fill=ELIMINATED.fill, border=ELIMINATED.border, font=ELIMINATED.font, dashed=True,
                 note="eliminated")
 

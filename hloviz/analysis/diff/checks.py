@@ -6,7 +6,7 @@ check it was asked for answers yes. Names are stable: scripts depend on them.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ...errors import InputError
 from .model import ModuleDiff, Status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...opcodes import VALUE_FORWARDING_CALLERS
 from .index import IGNORED_ATTRIBUTES, Side, _norm
 from .match import Matcher
 from .model import Change, ChangeKind, ComputationDiff, InstructionDiff, Status
@@ -97,10 +98,10 @@ def _through_fusions(side: Side, n: int) -> int:
         if op == "parameter":
             caller = side.single_caller(side.comp_of[n])
             k = inst.parameter_number
-            if caller < 0 or side.insts[caller].opcode not in _PASSING or k is None or k >= len(side.ops[caller]):
+            if caller < 0 or side.insts[caller].opcode not in VALUE_FORWARDING_CALLERS or k is None or k >= len(side.ops[caller]):
                 return n
             n = side.ops[caller][k]
-        elif op in _PASSING and len(side.calls[n]) == 1 and side.root[side.calls[n][0]] >= 0:
+        elif op in VALUE_FORWARDING_CALLERS and len(side.calls[n]) == 1 and side.root[side.calls[n][0]] >= 0:
             n = side.root[side.calls[n][0]]
         elif op == "get-tuple-element" and side.ops[n] and inst.attributes.get("index") == "0":
             n = side.ops[n][0]
@@ -108,8 +109,6 @@ def _through_fusions(side: Side, n: int) -> int:
             return n
     return n
 
-
-_PASSING = frozenset({"fusion", "call"})
 
 
 def _operand_change(m: Matcher, x: int, y: int) -> Change:
@@ -184,10 +183,12 @@ def computation_diffs(m: Matcher, diffs: list[InstructionDiff]) -> list[Computat
     counts_a_removed = [0] * len(a.comps)
     slot = {Status.UNCHANGED: 0, Status.CHANGED: 1, Status.ADDED: 2}
     for d in diffs:
+        inst = d.before if d.status is Status.REMOVED else d.after  # the side it exists on
+        assert inst is not None and inst.parent is not None
         if d.status is Status.REMOVED:
-            counts_a_removed[a.comp_index[d.before.parent]] += 1
+            counts_a_removed[a.comp_index[inst.parent]] += 1
         else:
-            counts_b[b.comp_index[d.after.parent]][slot[d.status]] += 1
+            counts_b[b.comp_index[inst.parent]][slot[d.status]] += 1
     out: list[ComputationDiff] = []
     for cy, comp in enumerate(b.comps):
         cx = m.cb[cy]

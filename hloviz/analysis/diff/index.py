@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...ir import Computation, HloModule, Instruction
+from ...opcodes import PASS_THROUGH_CALLERS
 
 #: Attributes that never make two instructions different.
 IGNORED_ATTRIBUTES = frozenset({"metadata"})
-#: Callers whose operands flow one to one into the called computation's parameters.
-_PASS_THROUGH_CALLERS = frozenset({"fusion", "call", "async-start", "custom-call"})
 
 
 def _norm(value: str) -> str:
@@ -89,7 +88,7 @@ class Side:
             if o_ and max(o_) > n:
                 unordered.add(comp_of[n])
 
-    def users(self, n: int) -> "array[int]":
+    def users(self, n: int) -> array[int]:
         """The instructions that use ``n`` as an operand, in text order (repeats kept)."""
         return self._user_flat[self._user_start[n]:self._user_start[n + 1]]
 
@@ -130,20 +129,20 @@ class Side:
     def single_caller(self, c: int) -> int:
         """The one instruction calling computation ``c`` with its operands as parameters, or -1."""
         cs = self.callers[c]
-        if len(cs) == 1 and self.insts[cs[0]].opcode in _PASS_THROUGH_CALLERS:
+        if len(cs) == 1 and self.insts[cs[0]].opcode in PASS_THROUGH_CALLERS:
             return cs[0]
         return -1
 
     # -- fingerprints ---------------------------------------------------------------------
 
-    def _local_hashes(self) -> "array[int]":
+    def _local_hashes(self) -> array[int]:
         """Hash of what each instruction is by itself: no names, no metadata, no operands."""
         shape_hash: dict[int, int] = {}  # the parser shares Shape objects; hash each once
         ignored = IGNORED_ATTRIBUTES
         out = array("q")
         append = out.append
         comp_of, fusion_of_comp = self.comp_of, self.fusion_of_comp
-        entry = self.comp_index.get(self.module.entry, -1)
+        entry = self.comp_index.get(self.module.entry, -1) if self.module.entry is not None else -1
         for n, (inst, ops) in enumerate(zip(self.insts, self.ops)):
             shape = inst.shape
             sh = shape_hash.get(id(shape))
@@ -256,7 +255,7 @@ class Side:
             return ()
         return self.ops[n]
 
-    def out_neighbours(self, n: int) -> "Sequence[int]":
+    def out_neighbours(self, n: int) -> Sequence[int]:
         """Users, and for a called computation's root the calling instruction."""
         c = self.comp_of[n]
         if self.root[c] == n:

@@ -32,6 +32,7 @@ from array import array
 from .index import Side
 from .scoring import Scorer
 
+
 class Matcher:
     """Runs the steps above; results are in ``ma``/``mb`` (instruction) and ``ca``/``cb``."""
 
@@ -111,7 +112,8 @@ class Matcher:
 
     def run(self) -> None:
         a, b = self.a, self.b
-        ea, eb = a.comp_index.get(a.module.entry), b.comp_index.get(b.module.entry)
+        ea = a.comp_index.get(a.module.entry) if a.module.entry is not None else None
+        eb = b.comp_index.get(b.module.entry) if b.module.entry is not None else None
         if ea is not None and eb is not None:
             self.pair(ea, eb, "entry")
         self._pair_unique(lambda side, c: side.comp_fp[c], "fingerprint")

@@ -128,7 +128,7 @@ class KernelDiff:
 
 @dataclass(frozen=True, slots=True)
 class KernelCount:
-    """How many kernels (fusions and unfused work ops) each side runs."""
+    """How many kernels (fusions and unfused instructions doing work) each side runs."""
 
     before: int
     after: int
@@ -147,8 +147,8 @@ class DiffSummary:
     added: int
     removed: int
     kernels: KernelCount
-    #: False when neither module is optimized (not scheduled, no fusion): then every work op
-    #: counts as a "kernel", and reports call them work ops.
+    #: False when neither module is optimized (not scheduled, no fusion): then every instruction
+    #: doing work counts as a "kernel", and reports call them instructions doing work.
     optimized: bool = True
     #: Every kernel of either side: matched pairs in the second module's order, then removed ones.
     kernel_diffs: tuple[KernelDiff, ...] = ()
@@ -169,6 +169,16 @@ class DiffSummary:
     @property
     def total(self) -> int:
         return self.unchanged + self.changed + self.added + self.removed
+
+    @property
+    def fusions_before(self) -> int:
+        """Fusion instructions of the first module: each is unchanged, changed or removed."""
+        return self.fusions_unchanged + len(self.fusions_changed) + len(self.fusions_removed)
+
+    @property
+    def fusions_after(self) -> int:
+        """Fusion instructions of the second module: each is unchanged, changed or added."""
+        return self.fusions_unchanged + len(self.fusions_changed) + len(self.fusions_added)
 
     def __repr__(self) -> str:  # the lists can hold 100k entries; show the counts
         k = self.kernels

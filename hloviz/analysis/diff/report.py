@@ -9,9 +9,9 @@ from the diff; nothing is estimated.
 from __future__ import annotations
 
 import re
-
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ...ir import Instruction, called_closure
 from ...opcodes import is_bookkeeping
@@ -83,10 +83,14 @@ def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
     """``(label, text)`` rows of the summary, in the order every format prints them."""
     s = diff.summary
     k = s.kernels
+    kd = Counter(x.status for x in s.kernel_diffs)
+    fa, fb = s.fusions_before, s.fusions_after
     rows = [
-        (_kernel_word(diff), f"{k.before} → {k.after} ({_signed(k.delta)})"),
-        ("fusions", f"{len(s.fusions_added)} added, {len(s.fusions_removed)} removed, "
-                    f"{len(s.fusions_changed)} changed, {s.fusions_unchanged} unchanged"),
+        (_kernel_word(diff), f"{k.before} → {k.after} ({_signed(k.delta)}): {kd[Status.ADDED]} added, "
+                             f"{kd[Status.REMOVED]} removed, {kd[Status.CHANGED]} changed, "
+                             f"{kd[Status.UNCHANGED]} unchanged"),
+        ("fusions", f"{fa} → {fb} ({_signed(fb - fa)}): {len(s.fusions_added)} added, {len(s.fusions_removed)} "
+                    f"removed, {len(s.fusions_changed)} changed, {s.fusions_unchanged} unchanged"),
         ("instructions", f"{s.unchanged} unchanged, {s.changed} changed, {s.added} added, {s.removed} removed"),
     ]
     if s.opcode_deltas:
@@ -96,7 +100,7 @@ def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
         rows.append(("opcodes", ", ".join(shown)))
     else:
         rows.append(("opcodes", "same counts"))
-    rows.append(("fusion moves", f"{_plural(len(s.moved_into_fusions), 'op')} moved into fusions, "
+    rows.append(("fusion moves", f"{_plural(len(s.moved_into_fusions), 'instruction')} moved into fusions, "
                                  f"{len(s.moved_out_of_fusions)} out of fusions, "
                                  f"{len(s.moved_between_fusions)} between fusions"))
     rows.append(("constants", f"{len(s.constants_appeared)} appeared, {len(s.constants_vanished)} vanished, "
@@ -105,7 +109,7 @@ def summary_lines(diff: ModuleDiff) -> list[tuple[str, str]]:
 
 
 def _kernel_word(diff: ModuleDiff, capital: bool = False) -> str:
-    word = "kernels" if diff.summary.optimized else "work ops"
+    word = "kernels" if diff.summary.optimized else "instructions doing work"
     return word.capitalize() if capital else word
 
 
@@ -138,7 +142,7 @@ def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> st
     out = [f"hloviz diff: {before} → {after}"]
     out += [f"warning: {w}" for w in diff.warnings]
     if not diff.summary.optimized:
-        out.append("note: neither module is optimized (nothing is fused yet), so every work op is counted")
+        out.append("note: neither module is optimized (nothing is fused yet), so every instruction doing work is counted")
     out.append(_verdict(diff))
     out.append("")
     width = max(len(label) for label, _ in summary_lines(diff))
@@ -209,8 +213,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
     out.append("| | before | after | Δ |")
     out.append("|---|---:|---:|---:|")
     out.append(f"| {_kernel_word(diff)} | {k.before} | {k.after} | {_signed(k.delta)} |")
-    fa = s.fusions_unchanged + len(s.fusions_changed) + len(s.fusions_removed)
-    fb = s.fusions_unchanged + len(s.fusions_changed) + len(s.fusions_added)
+    fa, fb = s.fusions_before, s.fusions_after
     out.append(f"| fusions | {fa} | {fb} | {_signed(fb - fa)} |")
     ia, ib = s.unchanged + s.changed + s.removed, s.unchanged + s.changed + s.added
     out.append(f"| instructions | {ia} | {ib} | {_signed(ib - ia)} |")
@@ -276,6 +279,20 @@ def _names(diffs: Iterable[InstructionDiff]) -> list[dict[str, Any]]:
              "after": d.after.name if d.after is not None else None} for d in diffs]
 
 
+def _fusion_names(diffs: Iterable[InstructionDiff], added: bool) -> list[dict[str, Any]]:
+    """Added (removed) fusions; one the matcher paired with a non-fusion names it as what it
+    replaces (what replaced it)."""
+    out = []
+    for d in diffs:
+        fusion, other = (d.after, d.before) if added else (d.before, d.after)
+        entry: dict[str, Any] = {"before": None, "after": fusion.name} if added else \
+            {"before": fusion.name, "after": None}
+        if other is not None:
+            entry["replaces" if added else "replaced_by"] = {"name": other.name, "opcode": other.opcode}
+        out.append(entry)
+    return out
+
+
 def to_json(diff: ModuleDiff, before: str, after: str, *, limit: int = 0) -> dict[str, Any]:
     """A JSON-ready dict: ``summary`` counts, ``kernels`` before/after, and every difference.
 
@@ -302,8 +319,9 @@ def to_json(diff: ModuleDiff, before: str, after: str, *, limit: int = 0) -> dic
                         "note": k.note or None}
                        for k in s.kernel_diffs if k.status is not Status.UNCHANGED],
         },
-        "fusions": {"added": _names(s.fusions_added), "removed": _names(s.fusions_removed),
-                    "changed": _names(s.fusions_changed), "unchanged": s.fusions_unchanged},
+        "fusions": {"before": s.fusions_before, "after": s.fusions_after,
+                    "added": _fusion_names(s.fusions_added, True),
+                    "removed": _fusion_names(s.fusions_removed, False), "changed": _names(s.fusions_changed), "unchanged": s.fusions_unchanged},
         "opcodes": [{"opcode": d.opcode, "before": d.before, "after": d.after, "delta": d.delta}
                     for d in s.opcode_deltas],
         "moved": {"into_fusions": _names(s.moved_into_fusions), "out_of_fusions": _names(s.moved_out_of_fusions),

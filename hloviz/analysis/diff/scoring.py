@@ -24,7 +24,7 @@ _MAX_CANDIDATES = 24
 class _Index:
     """``key → instruction numbers`` of one side, skipping matched ones lazily."""
 
-    def __init__(self, matched: "array[int]") -> None:
+    def __init__(self, matched: array[int]) -> None:
         self.items: dict[object, list[int]] = {}
         self.start: dict[object, int] = {}
         self.matched = matched
@@ -53,7 +53,7 @@ class _Index:
 class Scorer:
     """Indexes of the second module's unmatched instructions, and the score of a candidate."""
 
-    def __init__(self, m: "Matcher") -> None:
+    def __init__(self, m: Matcher) -> None:
         self.m = m
         b = m.b
         self.by_name = _Index(m.mb)
@@ -68,7 +68,7 @@ class Scorer:
                     if "/" in name:
                         self.by_opcode_scope.add((b.insts[y].opcode, name.rsplit("/", 1)[0]), y)
 
-    def score(self, x: int, y: int) -> tuple[float, float]:
+    def score(self, x: int, y: int) -> tuple[float, float]:  # noqa: C901 - the matcher's hot loop, kept inline
         """(total, structural) evidence that ``x`` (first module) and ``y`` are the same op."""
         m = self.m
         a, b, ma = m.a, m.b, m.ma

@@ -1,6 +1,11 @@
 """The summary a reader wants first: kernels before → after, fusions, opcodes, moves, constants.
 
 Kernels are counted by the rule of :mod:`hloviz.analysis.kernels`, the count ``show`` prints.
+The summary adds up: a kernel (or fusion) is "changed" or "unchanged" only when it is paired
+with one of its own kind — a fusion with a fusion, an unfused instruction with an unfused
+instruction. A fusion the matcher paired with a ``reduce-window`` it replaced is *added*, and the
+``reduce-window`` *removed*, each noting the other. So ``added − removed = after − before``
+holds for kernels and fusions alike.
 """
 
 from __future__ import annotations
@@ -8,7 +13,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ...ir import HloModule, Instruction
-from ..kernels import CONTROL_FLOW, is_kernel
+from ...opcodes import BODY_CALLERS
+from ..kernels import is_kernel
 from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, KernelDiff, OpcodeDelta, Status
 
 
@@ -26,7 +32,7 @@ def kernel_instructions(module: HloModule) -> list[Instruction]:
     while stack:
         comp = stack.pop()
         for inst in comp.instructions:
-            if inst.opcode in CONTROL_FLOW:
+            if inst.opcode in BODY_CALLERS:
                 for callee in inst.called_computations:
                     if id(callee) not in seen:
                         seen.add(id(callee))
@@ -44,7 +50,10 @@ def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
     for d in diffs:
         in_a = d.before is not None and d.before in ka
         in_b = d.after is not None and d.after in kb
-        if in_a and in_b:
+        if in_a and in_b and not same_kind(d.before, d.after):
+            out.append(KernelDiff(Status.ADDED, None, d.after, (), f"replaces {_named(d.before)}"))
+            out.append(KernelDiff(Status.REMOVED, d.before, None, (), f"replaced by {_named(d.after)}"))
+        elif in_a and in_b:
             out.append(KernelDiff(d.status, d.before, d.after, d.changes))
         elif in_b:
             note = _where(d, before=True) if d.before is not None else ""
@@ -55,9 +64,22 @@ def kernel_diffs(kernels_a: list[Instruction], kernels_b: list[Instruction],
     return out
 
 
+def same_kind(a: Instruction, b: Instruction) -> bool:
+    """May ``a`` and ``b`` be reported as one kernel, changed? Two fusions, or two unfused
+    instructions (a oneDNN ``custom-call`` matmul that became a ``dot`` is the same matmul,
+    changed); a fusion paired with an unfused instruction is one kernel replacing another."""
+    return (a.opcode == "fusion") == (b.opcode == "fusion")
+
+
+def _named(inst: Instruction) -> str:
+    what = f"a {inst.fusion_kind or ''} fusion".replace("a  ", "a ") if inst.opcode == "fusion" else f"a {inst.opcode}"
+    return f"{inst.name} ({what})"
+
+
 def _where(d: InstructionDiff, before: bool) -> str:
     """Where a kernel's counterpart is on the side where it is not a kernel."""
     other = d.before if before else d.after
+    assert other is not None  # a kernel's counterpart exists (changed or unchanged)
     when = "was" if before else "now"
     for c in d.changes:
         if c.kind is ChangeKind.FUSION:
@@ -96,16 +118,17 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
     cache: dict[str, set[tuple[str, str]]] = {}
     for d in diffs:
         before, after = d.before, d.after
-        is_fusion = (before is not None and before.opcode == "fusion") or (after is not None and after.opcode == "fusion")
-        if is_fusion:
-            if d.status is Status.ADDED:
-                fus_added.append(d)
-            elif d.status is Status.REMOVED:
-                fus_removed.append(d)
-            elif d.status is Status.CHANGED:
+        fused_a = before is not None and before.opcode == "fusion"
+        fused_b = after is not None and after.opcode == "fusion"
+        if fused_a and fused_b:  # like with like: only a fusion paired with a fusion changes
+            if d.status is Status.CHANGED:
                 fus_changed.append(d)
             else:
                 fus_unchanged += 1
+        elif fused_b:  # new, or replacing what it was paired with (noted in the report)
+            fus_added.append(d)
+        elif fused_a:
+            fus_removed.append(d)
         if d.status is Status.CHANGED:
             kinds = d.kinds
             if ChangeKind.FUSION in kinds and d.opcode != "parameter":
@@ -120,9 +143,9 @@ def summarize(a: HloModule, b: HloModule, diffs: list[InstructionDiff]) -> DiffS
                 c_changed.append(d)
         elif d.opcode == "constant" and d.status is not Status.UNCHANGED:
             # Only values the other module has nowhere: XLA copies constants into fusions freely.
-            if d.status is Status.ADDED and _value(d.after) not in _values(a, cache, "a"):
+            if d.status is Status.ADDED and d.after is not None and _value(d.after) not in _values(a, cache, "a"):
                 c_appeared.append(d)
-            elif d.status is Status.REMOVED and _value(d.before) not in _values(b, cache, "b"):
+            elif d.status is Status.REMOVED and d.before is not None and _value(d.before) not in _values(b, cache, "b"):
                 c_vanished.append(d)
     oa, ob = _opcode_counts(a), _opcode_counts(b)
     deltas = [OpcodeDelta(op, oa.get(op, 0), ob.get(op, 0)) for op in sorted(set(oa) | set(ob))

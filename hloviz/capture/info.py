@@ -1,0 +1,224 @@
+"""What ``capture.json`` holds, as a typed value: :class:`CaptureInfo`.
+
+A capture's info travels as JSON between machines and hloviz versions, and an edited or damaged
+file must be an input error that names the key and what is wrong with it — never a
+``TypeError`` deep inside an analysis. :meth:`CaptureInfo.from_dict` is that check: the known
+keys have the types below; keys it does not know (a newer hloviz may add some) are kept in
+``extra``, untouched, and :meth:`CaptureInfo.to_dict` gives back the same JSON object.
+
+Stdlib only: reading a capture needs neither TensorFlow nor JAX.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from hloviz.errors import InputError
+
+__all__ = ["CaptureInfo", "SourceLocation"]
+
+_HINT = "the file was edited or damaged; capture it again (hloviz dump)"
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """Where the user wrote a framework op: ``file``, 1-based ``line`` and the enclosing ``function``."""
+
+    file: str
+    line: int
+    function: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "function": self.function}
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """Where a capture came from. Every field is optional: HLO files and XLA dumps know less
+    than a live capture.
+
+    ``source`` says which: ``live`` (a traced function), ``hlo_file``, ``hlo_files``,
+    ``xla_dump`` or ``module``. ``source_map`` maps TF op names (or JAX name stacks) to the
+    user's line; ``tf_ops`` maps TF op names to op types and ``tf_inputs`` to the names of the
+    ops feeding them (the traced graph, which the folding analysis reads).
+    """
+
+    hloviz: str | None = None
+    python: str | None = None
+    machine: str | None = None
+    time: str | None = None
+    source: str | None = None
+    label: str | None = None
+    target: str | None = None
+    function: str | None = None
+    file: str | None = None
+    module: str | None = None
+    framework: str | None = None
+    tensorflow: str | None = None
+    jax: str | None = None
+    jaxlib: str | None = None
+    device: str | None = None
+    platform: str | None = None
+    jit_compile: bool | None = None
+    wrapped: str | None = None
+    args: tuple[str, ...] = ()
+    arg_source: str | None = None
+    capture_seconds: float | None = None
+    stage: str | None = None
+    stage_reason: str | None = None
+    pre_file: str | None = None
+    post_file: str | None = None
+    dump_folder: str | None = None
+    source_map: Mapping[str, SourceLocation] = field(default_factory=dict)
+    tf_ops: Mapping[str, str] = field(default_factory=dict)
+    tf_inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Keys this version does not know, as they were.
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, info: object, *, where: str = "capture.json") -> CaptureInfo:
+        """Check ``info`` (a parsed ``capture.json``) and build the typed value.
+
+        Raises :class:`InputError` naming ``where``, the key and what was found, e.g.
+        ``run/capture.json: source_map["add"].line must be an integer, not a string``.
+        """
+        if not isinstance(info, Mapping):
+            raise InputError(f"{where} must hold a JSON object, not {_kind(info)}", hint=_HINT)
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in info.items():
+            if not isinstance(key, str):  # only from Python callers: JSON keys are strings
+                raise InputError(f"{where}: key {key!r} must be a string", hint=_HINT)
+            check = _CHECKS.get(key)
+            if check is None:
+                extra[key] = value
+            elif value is not None:
+                values[key] = check(value, key, where)
+        return cls(**values, extra=extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object again: the known keys that are set (empty lists and maps left out), in
+        field order, then ``extra``."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "extra":
+                continue
+            value = getattr(self, f.name)
+            if value is None or (f.name in _CONTAINERS and not value):
+                continue
+            if f.name == "source_map":
+                value = {k: loc.to_dict() for k, loc in value.items()}
+            elif f.name == "tf_inputs":
+                value = {k: list(v) for k, v in value.items()}
+            elif f.name == "tf_ops":
+                value = dict(value)
+            elif f.name == "args":
+                value = list(value)
+            out[f.name] = value
+        out.update(self.extra)
+        return out
+
+    @property
+    def framework_version(self) -> str | None:
+        """``TensorFlow 2.21.0`` / ``JAX 0.4.30``, or None when the HLO came without a framework."""
+        if self.tensorflow:
+            return f"TensorFlow {self.tensorflow}"
+        if self.jax:
+            return f"JAX {self.jax}"
+        return None
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def _bad(where: str, key: str, expected: str, got: object) -> InputError:
+    return InputError(f"{where}: {key} must be {expected}, not {_kind(got)}", hint=_HINT)
+
+
+def _text(value: object, key: str, where: str) -> str:
+    if not isinstance(value, str):
+        raise _bad(where, key, "a string", value)
+    return value
+
+
+def _flag(value: object, key: str, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise _bad(where, key, "true or false", value)
+    return value
+
+
+def _seconds(value: object, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise _bad(where, key, "a number of seconds", value)
+    return float(value)
+
+
+def _texts(value: object, key: str, where: str) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise _bad(where, key, "a list of strings", value)
+    return tuple(_text(v, f"{key}[{i}]", where) for i, v in enumerate(value))
+
+
+def _object(value: object, key: str, where: str) -> Mapping[Any, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(where, key, "an object", value)
+    return value
+
+
+def _source_map(value: object, key: str, where: str) -> dict[str, SourceLocation]:
+    out: dict[str, SourceLocation] = {}
+    for op, loc in _object(value, key, where).items():
+        at = f"{key}[{_quote(op)}]"
+        entry = _object(loc, at, where)
+        line = entry.get("line")
+        if isinstance(line, bool) or not isinstance(line, int) or line < 0:
+            raise _bad(where, f"{at}.line", "a line number", line)
+        out[op] = SourceLocation(_text(entry.get("file"), f"{at}.file", where), line,
+                                 _text(entry.get("function") or "", f"{at}.function", where))
+    return out
+
+
+def _tf_ops(value: object, key: str, where: str) -> dict[str, str]:
+    return {op: _text(t, f"{key}[{_quote(op)}]", where) for op, t in _object(value, key, where).items()}
+
+
+def _tf_inputs(value: object, key: str, where: str) -> dict[str, tuple[str, ...]]:
+    return {op: _texts(v, f"{key}[{_quote(op)}]", where) for op, v in _object(value, key, where).items()}
+
+
+def _quote(name: object) -> str:
+    text = str(name)
+    return '"' + (text if len(text) <= 60 else text[:57] + "…") + '"'
+
+
+_TEXT_KEYS = ("hloviz", "python", "machine", "time", "source", "label", "target", "function", "file", "module",
+              "framework", "tensorflow", "jax", "jaxlib", "device", "platform", "wrapped", "arg_source", "stage",
+              "stage_reason", "pre_file", "post_file", "dump_folder")
+_CHECKS: dict[str, Any] = {
+    **dict.fromkeys(_TEXT_KEYS, _text),
+    "jit_compile": _flag,
+    "capture_seconds": _seconds,
+    "args": _texts,
+    "source_map": _source_map,
+    "tf_ops": _tf_ops,
+    "tf_inputs": _tf_inputs,
+}
+_CONTAINERS = frozenset({"args", "source_map", "tf_ops", "tf_inputs"})

@@ -1,0 +1,200 @@
+"""Hostile inputs, built small and exactly as a review of hloviz described them.
+
+Shared by the tests (``test_exit_codes.py``, ``test_hostile_growth.py``) and the benchmarks
+(``benchmarks/hostile_bench.py``, ``benchmarks/fuzz_parse.py``). Each function returns text or
+writes a file; sizes are parameters so tests can build 1×/10×/100× versions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "samples" / "captures" / "fused_additions"
+
+SMALL = """HloModule small, is_scheduled=true
+
+%fused_computation (p0: f32[4]) -> f32[4] {
+  %p0 = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%p0), metadata={op_type="Neg" op_name="neg"}
+}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %f = f32[4]{0} fusion(%p), kind=kLoop, calls=%fused_computation
+}
+"""
+
+
+def nested_fusions(depth: int) -> str:
+    """Fusions nested ``depth`` deep: each fused computation holds a fusion of the next."""
+    out = ["HloModule deep_fusions, is_scheduled=true", "",
+           "%c0 (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n  ROOT %r = f32[4]{0} negate(%p)\n}\n"]
+    for k in range(1, depth):
+        out.append(f"%c{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4]{{0}} parameter(0)\n"
+                   f"  ROOT %r = f32[4]{{0}} fusion(%p), kind=kLoop, calls=%c{k - 1}\n}}\n")
+    out.append(f"ENTRY %main (p: f32[4]) -> f32[4] {{\n  %p = f32[4]{{0}} parameter(0)\n"
+               f"  ROOT %r = f32[4]{{0}} fusion(%p), kind=kLoop, calls=%c{depth - 1}\n}}\n")
+    return "\n".join(out)
+
+
+def nested_calls(depth: int, opcode: str = "call") -> str:
+    """``call``s (or ``while``s) nested ``depth`` deep."""
+    out = ["HloModule deep_calls, is_scheduled=true", "",
+           "%cond (p: f32[4]) -> pred[] {\n  %p = f32[4]{0} parameter(0)\n  ROOT %c = pred[] constant(false)\n}\n",
+           "%b0 (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n  ROOT %r = f32[4]{0} negate(%p)\n}\n"]
+
+    def op(callee: str) -> str:
+        if opcode == "while":
+            return f"while(%p), condition=%cond, body={callee}"
+        return f"call(%p), to_apply={callee}"
+
+    for k in range(1, depth):
+        out.append(f"%b{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4]{{0}} parameter(0)\n"
+                   f"  ROOT %r = f32[4]{{0}} {op(f'%b{k - 1}')}\n}}\n")
+    out.append(f"ENTRY %main (p: f32[4]) -> f32[4] {{\n  %p = f32[4]{{0}} parameter(0)\n"
+               f"  ROOT %r = f32[4]{{0}} {op(f'%b{depth - 1}')}\n}}\n")
+    return "\n".join(out)
+
+
+def big_shape(rank: int, size: int = 2147483647, scheduled: bool = True) -> str:
+    """One array shape of ``rank`` dimensions of ``size`` each (its element count overflows int64)."""
+    dims = ",".join([str(size)] * rank)
+    head = "HloModule big, is_scheduled=true" if scheduled else "HloModule big"
+    return (f"{head}\n\nENTRY %main (p: f32[{dims}]) -> f32[{dims}] {{\n  %p = f32[{dims}] parameter(0)\n"
+            f"  ROOT %n = f32[{dims}] negate(%p)\n}}\n")
+
+
+def long_op_name(chars: int, escapes: bool = False) -> str:
+    """A valid module whose one op_name is ``chars`` characters long (the backtracking case)."""
+    name = ('a\\"b' * (chars // 4)) if escapes else "x" * chars
+    return SMALL.replace('op_name="neg"', f'op_name="{name}"')
+
+
+def long_line(chars: int) -> str:
+    """A valid module with one ``chars``-long line (a backend_config string)."""
+    return SMALL.replace("kind=kLoop,", f'kind=kLoop, backend_config="{"y" * chars}",')
+
+
+def many_operands(n: int, shaped: bool = False) -> str:
+    """One instruction with ``n`` operands on its line (``f32[] %p`` each when ``shaped``, as TF
+    <= 2.17 prints them)."""
+    ops = ", ".join(["f32[] %p" if shaped else "%p"] * n)
+    return ("HloModule m, is_scheduled=true\n\nENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n"
+            f'  ROOT %c = f32[] custom-call({ops}), custom_call_target="x"\n}}\n')
+
+
+def blank_lines(n: int) -> str:
+    """A valid module followed by ``n`` blank lines (the stage guess scanned them quadratically)."""
+    return SMALL.replace("is_scheduled=true", "") + "\n" * n
+
+
+def rank_of_ones(rank: int) -> str:
+    """A legal module whose shapes have ``rank`` dimensions of size 1 (linear, not refused)."""
+    dims = ",".join(["1"] * rank)
+    return (f"HloModule ones, is_scheduled=true\n\nENTRY %main (p: f32[{dims}]) -> f32[{dims}] {{\n"
+            f"  %p = f32[{dims}] parameter(0)\n  ROOT %n = f32[{dims}] negate(%p)\n}}\n")
+
+
+def dense(instructions: int = 290, operands: int = 40) -> str:
+    """Many instructions, each taking ``operands`` earlier ones (Graphviz's slow case)."""
+    out = ["HloModule dense, is_scheduled=true", "", "ENTRY %main (p: f32[4]) -> f32[4] {",
+           "  %i0 = f32[4]{0} parameter(0)"]
+    for k in range(1, instructions):
+        ops = ", ".join(f"%i{(k * 7 + j * 13) % k}" for j in range(min(operands, k)))
+        out.append(f"  %i{k} = f32[4]{{0}} custom-call({ops}), custom_call_target=\"t{k % 5}\"")
+    out.append(f"  ROOT %out = f32[4]{{0}} copy(%i{instructions - 1})")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def capture_with(folder: Path, **changes) -> Path:
+    """A copy of the seed capture whose capture.json has ``changes`` (raw JSON text for ``raw``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("pre.hlo", "post.hlo"):
+        shutil.copy(SEED / name, folder / name)
+    raw = changes.pop("raw", None)
+    if raw is None:
+        info = json.loads((SEED / "capture.json").read_text())
+        info.update(changes)
+        raw = json.dumps(info)
+    (folder / "capture.json").write_text(raw)
+    return folder
+
+
+def truncated(path: Path, kind: str) -> Path:
+    """The seed's post.hlo, compressed with ``kind`` (gz, xz), cut in half."""
+    data = (SEED / "post.hlo").read_bytes()
+    packed = gzip.compress(data) if kind == "gz" else lzma.compress(data)
+    path.write_bytes(packed[: len(packed) // 2])
+    return path
+
+
+def bomb(path: Path, inflated: int) -> Path:
+    """A ``.gz`` of a small module followed by ``inflated`` bytes of blank lines."""
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(SMALL.encode())
+        chunk = b"\n" * (1 << 20)
+        left = inflated
+        while left > 0:
+            f.write(chunk[: min(left, len(chunk))])
+            left -= len(chunk)
+    return path
+
+
+# --- growth: 1×/10×/100× of each hostile shape ---------------------------------------------
+
+#: shape name → (builder of the text for a size, the 1× size, whether the module is drawn too).
+GROWTH_SHAPES = {
+    "op_name": (lambda n: long_op_name(n), 20_000, True),
+    "op_name_escapes": (lambda n: long_op_name(n, escapes=True), 8_000, True),
+    "long_line": (lambda n: long_line(n), 20_000, True),
+    "blank_lines": (lambda n: nested_calls(3).replace(", is_scheduled=true", "") + "\n" * n, 2_000, False),
+    "comments": (lambda n: SMALL + "// " + "/*" * n + "\n/* a */ /* b\n" * n + " */\n", 300, False),
+    "rank_of_ones": (lambda n: rank_of_ones(n), 250, True),
+    "many_operands": (lambda n: many_operands(n), 500, False),
+    "many_shaped_operands": (lambda n: many_operands(n, shaped=True), 100, False),
+    "nested_fusions": (lambda n: nested_fusions(n), 10, False),
+    "nested_calls": (lambda n: nested_calls(n), 10, False),
+}
+
+
+def growth_work(text: str, draw: bool, folder: Path) -> None:
+    """What a user's command does with the text: read the file, stats (parse, stage guess,
+    analyses, source map from frame tables) and, for ``draw``, the DOT of the picture."""
+    from hloviz import api
+
+    path = folder / "input.hlo"
+    path.write_text(text)
+    api.stats(str(path))
+    if draw:
+        api.render(str(path), fmt="dot")
+
+
+def growth(name: str, folder: Path, factors=(1, 10, 100), repeat: int = 3) -> dict[int, tuple[float, int]]:
+    """factor → (best CPU seconds of ``repeat`` runs, peak traced bytes) for one shape."""
+    import gc
+    import time
+    import tracemalloc
+
+    build, base, draw = GROWTH_SHAPES[name]
+    out: dict[int, tuple[float, int]] = {}
+    for f in factors:
+        text = build(base * f)
+        best = float("inf")
+        for _ in range(repeat):
+            gc.collect()
+            started = time.process_time()
+            growth_work(text, draw, folder)
+            best = min(best, time.process_time() - started)
+        gc.collect()
+        tracemalloc.start()
+        growth_work(text, draw, folder)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out[f] = (best, peak)
+    return out

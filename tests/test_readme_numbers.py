@@ -1,0 +1,69 @@
+"""The README's glossary, verdict table and stats example are what the code says and prints."""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from hloviz import api
+from hloviz.analysis.glossary import markdown
+from hloviz.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _after(marker: str) -> str:
+    return README[README.index(marker):]
+
+
+def test_the_glossary_is_the_one_in_code():
+    section = _after("<!-- glossary:")
+    table = section.split("\n", 1)[1]
+    assert table.startswith(markdown() + "\n")
+
+
+def _verdict_rows() -> list[tuple[str, str]]:
+    section = _after("<!-- stats-verdicts:")
+    table = section.split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)` \| `(.+)` \|$", table, re.MULTILINE)
+    assert len(rows) >= 8
+    return rows
+
+
+CAPTURE_ROWS = [r for r in _verdict_rows() if ":" not in r[0]]
+LIVE_ROWS = [r for r in _verdict_rows() if ":" in r[0]]
+
+
+@pytest.mark.parametrize("target,verdict", CAPTURE_ROWS, ids=[r[0] for r in CAPTURE_ROWS])
+def test_the_verdicts_of_saved_captures_are_what_stats_prints(target, verdict, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert api.stats(target).analysis.verdict == verdict
+
+
+@pytest.mark.requires_tf
+@pytest.mark.slow
+def test_the_verdicts_of_the_samples_are_what_stats_prints(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    for target, verdict in LIVE_ROWS:
+        assert api.stats(target, device="CPU:0", notify=lambda _: None).analysis.verdict == verdict, target
+
+
+def test_the_stats_example_is_what_the_command_prints(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    section = _after("<!-- stats-sample-output:")
+    command = re.search(r"\(`(hloviz stats [^`]+)`\)", README[:README.index("<!-- stats-sample-output:")][-400:])
+    shown = re.search(r"```text\n(.*?)```\n", section, re.DOTALL).group(1)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(command.group(1).split()[1:])
+    printed = [line.rstrip() for line in out.getvalue().splitlines()]
+    lines = shown.splitlines()
+    start = printed.index(lines[0])  # the status table, as printed, and the verdict, the last lines
+    table = lines[:-2]
+    assert printed[start:start + len(table)] == table
+    assert printed[-2:] == lines[-2:]

@@ -1,0 +1,224 @@
+"""Nothing the user had is lost: hloviz deletes or replaces only what it can prove it wrote.
+
+Capture folders (``dump -o DIR``): replaced only when they hold exactly hloviz's file set with
+its stamped capture.json. Report folders (``show -o DIR``): a file is replaced only when the
+folder's record names it with its current SHA-256. A ``.dot`` beside a failed picture replaces
+only hloviz's own DOT text. Each test builds the user's folder that hloviz used to destroy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hloviz.capture import Capture, save_capture
+from hloviz.cli import main
+from hloviz.render.files import REPORT_RECORD, write_report_folder
+
+from .test_render_graphviz import fake_dot
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "samples" / "captures" / "fused_additions"
+
+
+def _run(args, capsys):
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    """Every path under ``folder`` → its bytes (None for folders, the target for links)."""
+    out: dict[str, bytes | None] = {}
+    for p in sorted(folder.rglob("*")):
+        rel = str(p.relative_to(folder))
+        out[rel] = os.readlink(p).encode() if p.is_symlink() else (p.read_bytes() if p.is_file() else None)
+    return out
+
+
+def _user_project(folder: Path, stray: str = "pre.hlo") -> Path:
+    (folder / "src").mkdir(parents=True)
+    (folder / "thesis.tex").write_text("\\chapter{Three years of work}\n")
+    (folder / "src" / "main.c").write_text("int main(void) { return 0; }\n")
+    (folder / stray).write_text("my own notes, not HLO\n")
+    return folder
+
+
+@pytest.mark.parametrize("stray", ["pre.hlo", "post.hlo", "capture.json"])
+def test_dump_never_replaces_a_users_folder_holding_one_capture_file_name(tmp_path, capsys, stray):
+    proj = _user_project(tmp_path / "proj", stray)
+    before = _tree(proj)
+    code, out, err = _run(["dump", str(SEED), "-o", str(proj)], capsys)
+    assert code == 2, (out, err)
+    assert "refusing to overwrite" in err and "Traceback" not in err
+    assert _tree(proj) == before
+    assert sorted(os.listdir(tmp_path)) == ["proj"], "no temporary folder left"
+
+
+def test_dump_refuses_a_capture_folder_with_an_extra_file_or_without_the_stamp(tmp_path, capsys):
+    cap = tmp_path / "cap"
+    assert _run(["dump", str(SEED), "-o", str(cap)], capsys)[0] == 0
+    (cap / "notes.txt").write_text("mine")
+    before = _tree(cap)
+    assert _run(["dump", str(SEED), "-o", str(cap)], capsys)[0] == 2
+    assert _tree(cap) == before
+    # the capture files alone, but capture.json is the user's own (no hloviz stamp)
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "pre.hlo").write_text("HloModule m\n")
+    (own / "capture.json").write_text('{"mine": true}\n')
+    before = _tree(own)
+    assert _run(["dump", str(SEED), "-o", str(own)], capsys)[0] == 2
+    assert _tree(own) == before
+
+
+def test_dump_replaces_its_own_capture(tmp_path, capsys):
+    cap = tmp_path / "cap"
+    save_capture(Capture("HloModule a\n", None, {}, "a"), cap)  # any capture hloviz saved is stamped
+    assert json.loads((cap / "capture.json").read_text())["hloviz"]
+    code, _, err = _run(["dump", str(SEED), "-o", str(cap)], capsys)
+    assert code == 0, err
+    assert sorted(os.listdir(cap)) == ["capture.json", "post.hlo", "pre.hlo"]
+    assert sorted(os.listdir(tmp_path)) == ["cap"]
+
+
+def test_dump_to_a_symlink_replaces_the_link_not_its_target_and_leaves_nothing_behind(tmp_path, capsys):
+    real = tmp_path / "real"
+    assert _run(["dump", str(SEED), "-o", str(real)], capsys)[0] == 0
+    before = _tree(real)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    code, _, err = _run(["dump", str(SEED), "-o", str(link)], capsys)
+    assert code == 0, err
+    assert not link.is_symlink() and sorted(os.listdir(link)) == ["capture.json", "post.hlo", "pre.hlo"]
+    assert _tree(real) == before, "the link's target is untouched"
+    assert sorted(os.listdir(tmp_path)) == ["link", "real"], "no .link.old-* left behind"
+
+
+def test_dump_to_a_symlink_of_a_users_folder_is_refused(tmp_path, capsys):
+    proj = _user_project(tmp_path / "proj")
+    link = tmp_path / "link"
+    link.symlink_to(proj)
+    before = _tree(proj)
+    assert _run(["dump", str(SEED), "-o", str(link)], capsys)[0] == 2
+    assert link.is_symlink() and _tree(proj) == before
+
+
+# --- show -o DIR ---------------------------------------------------------------------------
+
+
+def _report_folder(files: dict[str, str], tmp_path: Path) -> Path:
+    folder = tmp_path / "out"
+    write_report_folder(folder, files)
+    return folder
+
+
+def test_the_report_folder_record_proves_what_hloviz_wrote(tmp_path):
+    out = _report_folder({"report.html": "<html>1</html>", "pre.svg": "<svg>1</svg>"}, tmp_path)
+    record = json.loads((out / REPORT_RECORD).read_text())
+    assert set(record["files"]) == {"report.html", "pre.svg"}
+    # a second run replaces them and removes its own stale pre.svg: one set, never a mix
+    write_report_folder(out, {"report.html": "<html>2</html>", "post.svg": "<svg>2</svg>"})
+    assert sorted(os.listdir(out)) == sorted([REPORT_RECORD, "report.html", "post.svg"])
+    # an edited file is no longer hloviz's: refused, and nothing is written
+    (out / "report.html").write_text("<html>edited by hand</html>")
+    from hloviz.errors import InputError
+
+    with pytest.raises(InputError, match="report.html, which hloviz did not write"):
+        write_report_folder(out, {"report.html": "<html>3</html>", "post.svg": "<svg>3</svg>"})
+    assert (out / "report.html").read_text() == "<html>edited by hand</html>"
+    assert (out / "post.svg").read_text() == "<svg>2</svg>"
+    # and a stale file the user edited is not removed either
+    write_report_folder(tmp_path / "o2", {"a.svg": "a", "b.svg": "b"})
+    (tmp_path / "o2" / "a.svg").write_text("mine now")
+    write_report_folder(tmp_path / "o2", {"b.svg": "b2"})
+    assert (tmp_path / "o2" / "a.svg").read_text() == "mine now"
+
+
+@pytest.mark.requires_dot
+def test_show_never_overwrites_a_users_own_report(tmp_path, capsys):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "report.html").write_text("<h1>my quarterly report</h1>")
+    (out / "index.md").write_text("mine")
+    before = _tree(out)
+    code, _, err = _run(["show", str(SEED), "-o", str(out)], capsys)
+    assert code == 2 and "report.html, which hloviz did not write" in err and "Traceback" not in err
+    assert _tree(out) == before
+
+
+@pytest.mark.requires_dot
+def test_show_replaces_its_own_report_and_leaves_other_files(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _run(["show", str(SEED), "-o", str(out)], capsys)[0] == 0
+    (out / "notes.txt").write_text("mine")
+    code, _, err = _run(["show", str(SEED), "-o", str(out)], capsys)
+    assert code == 0, err
+    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == \
+        ["notes.txt", "post.svg", "pre.svg", "report.html", "side-by-side.svg"]
+
+
+@pytest.mark.requires_dot
+def test_show_of_a_post_only_target_removes_its_own_pictures_of_the_earlier_run(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _run(["show", str(SEED), "-o", str(out)], capsys)[0] == 0
+    code, _, err = _run(["show", "--post", str(SEED / "post.hlo"), "-o", str(out)], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == ["post.svg", "report.html"], \
+        "no pre.svg or side-by-side.svg of another capture beside the new report"
+
+
+@pytest.mark.requires_dot
+def test_a_hand_written_dot_beside_the_picture_survives_a_graphviz_failure(tmp_path, monkeypatch, capsys):
+    mine = tmp_path / "x.dot"
+    mine.write_text("digraph G { my -> own -> graph }\n")
+    fake_dot(tmp_path / "bin", "import sys\nsys.stderr.write('Error: boom\\n')\nsys.exit(1)\n", monkeypatch)
+    code, _, err = _run(["render", str(SEED), "-o", str(tmp_path / "x.svg")], capsys)
+    assert code == 2 and "boom" in err and "hloviz did not write it" in err
+    assert mine.read_text() == "digraph G { my -> own -> graph }\n"
+    # hloviz's own DOT from an earlier failure is replaced
+    mine.unlink()
+    assert _run(["render", str(SEED), "-o", str(tmp_path / "x.svg")], capsys)[0] == 2
+    first = mine.read_text()
+    assert first.startswith("digraph hloviz {")
+    code, _, err = _run(["render", str(SEED), "-o", str(tmp_path / "x.svg"), "--stage", "pre"], capsys)
+    assert code == 2 and "the DOT text is in" in err
+    assert mine.read_text() != first
+
+
+def test_concurrent_dumps_into_one_folder_leave_one_whole_capture(tmp_path):
+    import threading
+
+    from hloviz.capture import load_target
+    from hloviz.errors import InputError
+
+    out = tmp_path / "cap"
+    errors: list[BaseException] = []
+
+    def dump(k: int) -> None:
+        try:
+            save_capture(Capture(f"HloModule m{k}\n", f"HloModule m{k}\n", {"k": k}, f"c{k}"), out)
+        except InputError as err:  # losing a race is a clean error, never a broken folder
+            errors.append(err)
+
+    threads = [threading.Thread(target=dump, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) < 8
+    back = load_target(str(out))
+    k = back.info["k"]
+    assert back.pre_text == back.post_text == f"HloModule m{k}\n", "one capture, whole"
+    assert sorted(os.listdir(out)) == ["capture.json", "post.hlo", "pre.hlo"]
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "cap")
+    assert leftovers == [], leftovers
