@@ -7,9 +7,11 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
-import re
-
 from typing import TYPE_CHECKING
+
+# visible lives next to Span.format, which escapes error excerpts with it; re-exported here
+from .source import Span
+from .source import visible as visible
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -19,24 +21,6 @@ EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
 EXIT_ERROR = 2  # bad input, missing file or tool, anything the user can fix
 EXIT_INTERRUPTED = 130  # Ctrl-C
-
-
-# Control characters a terminal acts on (ESC starts colour, cursor and title sequences; C1
-# controls; DEL) and the Unicode format characters that reorder or hide text (bidi overrides
-# and isolates such as U+202E, zero-width marks). Newlines and tabs are kept.
-_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
-                              "\u2060-\u2069\ufeff\ufff9-\ufffb]")
-
-
-def visible(text: str) -> str:
-    """``text`` safe to print on a terminal or in markdown: every control or bidi/format
-    character is written out as an escape (``\\x1b``, ``\\u202e``), so input text can neither
-    send escape sequences to the terminal nor reorder what the reader sees. Newlines and tabs
-    stay."""
-    if not _TERMINAL_UNSAFE.search(text):
-        return text
-    return _TERMINAL_UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                else f"\\u{ord(m.group()):04x}", text)
 
 
 class HlovizError(Exception):
@@ -56,35 +40,34 @@ class HlovizError(Exception):
 
 
 class HloParseError(HlovizError):
-    """HLO text that hloviz cannot read.
+    """HLO text that hloviz cannot read, and where: :attr:`span` (file, 1-based line and column,
+    the source line). The message shows ``file:line:col``, the offending line and a caret under
+    the problem, like a compiler does (formatted by :meth:`hloviz.source.Span.format`).
 
-    ``line`` and ``column`` are 1-based; the message shows ``file:line:col``, the offending
-    source line and a caret under the problem, like a compiler does.
+    Give either ``span`` or ``filename``, ``line``, ``column`` and ``source_line``.
     """
 
-    def __init__(self, message: str, *, filename: str, line: int, column: int, source_line: str) -> None:
+    def __init__(self, message: str, *, span: Span | None = None, filename: str = "<string>", line: int = 1,
+                 column: int = 1, source_line: str = "") -> None:
         self.reason = message
-        self.filename = filename
-        self.line = line
-        self.column = column
-        self.source_line = source_line
-        super().__init__(self._render())
+        self.span = span if span is not None else Span(filename, line, column, source_line)
+        super().__init__(self.span.format(message))
 
-    def _render(self) -> str:
-        shown = self.source_line.replace("\t", " ")
-        if len(shown) > 200:  # keep the caret on screen for very long lines
-            start = max(0, self.column - 100)
-            shown = ("…" if start else "") + shown[start : start + 200]
-            caret_col = self.column - start + (1 if start else 0)
-        else:
-            caret_col = self.column
-        # the excerpt is the input's own text: escape what a terminal would act on, and keep
-        # the caret under the same character
-        caret_col = len(visible(shown[: caret_col - 1])) + 1
-        shown = visible(shown.replace("\n", " "))
-        caret = " " * (caret_col - 1) + "^"
-        return (f"{visible(self.filename)}:{self.line}:{self.column}: error: {visible(self.reason)}\n"
-                f"{shown}\n{caret}")
+    @property
+    def filename(self) -> str:
+        return self.span.filename
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    @property
+    def source_line(self) -> str:
+        return self.span.source_line
 
 
 class InputError(HlovizError):

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Iterable, Iterator
 
+from .source import Span
+
 # Bits per element, for byte counts. Sub-byte types are counted as XLA packs them by default
 # (unpacked: one byte each) only when a layout says so; here they count their nominal width.
 ELEMENT_BITS: dict[str, int] = {
@@ -262,9 +264,9 @@ class Instruction:
     literal: str | None = None
     parameter_number: int | None = None
     _attributes: dict[str, str] | None = None
-    #: The attribute text as read, split into :attr:`attributes` on first use.
+    #: The source line holding the attribute text (from ``_raw_start`` on), split on first use.
     _raw_attributes: str | None = None
-    _raw_column = 0
+    _raw_start = 0
     _metadata: Metadata | None = None
 
     def __init__(self, name: str, opcode: str, shape: Shape, line: int = 0) -> None:
@@ -282,14 +284,24 @@ class Instruction:
         """
         if self._attributes is None:
             raw = self._raw_attributes
-            self._attributes = {} if raw is None else _split_raw_attributes(self, raw)
+            self._attributes = {} if raw is None else _READERS.split_attributes(self, raw, self._raw_start)
             self._raw_attributes = None
         return self._attributes
 
     @attributes.setter
     def attributes(self, value: dict[str, str]) -> None:
         self._attributes = value
-        self._raw_attributes = None
+        if self._raw_attributes is not None:  # set only what changes: 300k instances, one dict each
+            self._raw_attributes = None
+
+    def defer_attributes(self, line: str, start: int) -> None:
+        """Builder API: the attributes are ``line[start:]`` (``, key=value, ...``), read from
+        source line :attr:`line` and split only when :attr:`attributes` is first read; an
+        error then points at the true line and column."""
+        if self._attributes is not None:
+            self._attributes = None
+        self._raw_attributes = line
+        self._raw_start = start
 
     @property
     def metadata(self) -> Metadata:
@@ -307,6 +319,20 @@ class Instruction:
         return self.attributes.get("kind") if self.opcode == "fusion" else None
 
     @property
+    def backend_kind(self) -> str | None:
+        """How the backend runs this instruction, as XLA wrote it: a fusion's ``backend_config``
+        kind (``__triton_gemm``, ``__triton``, ``__cudnn$fusion``, ``__custom_fusion``,
+        ``__ynn_fusion`` on CPU …) or the target of a custom-call into one of XLA's libraries
+        (``__cublas$gemm``, ``__cudnn$fmhaSoftmax``); None for anything else."""
+        if self.opcode == "fusion":
+            m = _BACKEND_KIND.search(self.attributes.get("backend_config", ""))
+            return m.group(1) if m else None
+        if self.opcode == "custom-call":
+            target = self.attributes.get("custom_call_target", "").strip('"')
+            return target if target.startswith("__") else None
+        return None
+
+    @property
     def is_elided_constant(self) -> bool:
         return self.opcode == "constant" and self.literal is not None and self.literal.strip() == "{...}"
 
@@ -314,14 +340,35 @@ class Instruction:
         return f"<Instruction {self.name} = {self.shape} {self.opcode}>"
 
 
-def _split_raw_attributes(inst: "Instruction", raw: str) -> dict[str, str]:
-    global _split_or_raise
-    if _split_or_raise is None:  # bound on first use: the IR must not import the parser at load time
-        from .parser.attributes import split_attributes_or_raise as _split_or_raise
-    return _split_or_raise(raw, inst, inst._raw_column)
+# The "kind" inside a backend_config's fusion_backend_config (GPU) or fusion_config (CPU), in
+# the config's JSON, its quoted form (\"kind\") or the relaxed form XLA also reads (kind:"...").
+_BACKEND_KIND = re.compile(r'fusion_(?:backend_)?config\\?"?\s*:\s*\{[^{}]*?\bkind\\?"?\s*:\s*\\?"([^"\\]+)')
 
 
-_split_or_raise = None
+class _TextReaders:
+    """The parser's readers for the parts of the IR that are kept as text until first read.
+
+    The IR sits below the parser and never imports it; :mod:`hloviz.parser` registers its
+    readers here (:func:`set_text_readers`) when it is imported, which ``import hloviz`` does.
+    """
+
+    @staticmethod
+    def split_attributes(inst: "Instruction", line: str, start: int) -> dict[str, str]:
+        raise RuntimeError("no attribute reader: import hloviz.parser before reading deferred attributes")
+
+    @staticmethod
+    def parse_signature(text: str, span: Span | None) -> tuple[list[tuple[str, Shape]], Shape]:
+        raise RuntimeError("no signature reader: import hloviz.parser before reading signatures")
+
+
+_READERS = _TextReaders()
+
+
+def set_text_readers(*, split_attributes: Callable[["Instruction", str, int], dict[str, str]],
+                     parse_signature: Callable[[str, Span | None], tuple[list[tuple[str, Shape]], Shape]]) -> None:
+    """Register how deferred attribute text and signatures are read (called by the parser)."""
+    _READERS.split_attributes = split_attributes  # type: ignore[method-assign]
+    _READERS.parse_signature = parse_signature  # type: ignore[method-assign]
 
 
 class Computation:
@@ -332,7 +379,7 @@ class Computation:
     """
 
     __slots__ = ("name", "instructions", "root", "is_entry", "execution_thread", "line",
-                 "parent", "_by_name", "signature", "synthetic")
+                 "parent", "by_name", "signature", "signature_span", "synthetic")
 
     def __init__(self, name: str, *, is_entry: bool = False, line: int = 0) -> None:
         self.name = name
@@ -342,9 +389,12 @@ class Computation:
         self.execution_thread = "main"
         self.line = line
         self.parent: HloModule | None = None
-        self._by_name: dict[str, Instruction] = {}
-        #: The signature as written in the header (``(p: f32[]) -> f32[]``), if it had one.
+        #: Instruction name → instruction, kept by :meth:`add` (read it; add through :meth:`add`).
+        self.by_name: dict[str, Instruction] = {}
+        #: The signature as written in the header (``(p: f32[]) -> f32[]``), if it had one, and
+        #: where it starts in the source (it may go on over several lines).
         self.signature: str | None = None
+        self.signature_span: Span | None = None
         #: True for computations XLA's parser creates from sugar (``custom-call-start``); not printed.
         self.synthetic = False
 
@@ -364,9 +414,7 @@ class Computation:
         """The header's ``[(parameter name, shape)]`` and result shape, parsed on demand."""
         if self.signature is None:
             return None
-        from .parser.shapes import parse_signature
-
-        return parse_signature(self.signature)
+        return _READERS.parse_signature(self.signature, self.signature_span)
 
     def users(self) -> dict[Instruction, list[Instruction]]:
         """Instruction → the instructions of this computation that use it as an operand.
@@ -381,15 +429,16 @@ class Computation:
 
     def instruction(self, name: str) -> Instruction:
         """The instruction called ``name`` (with or without a leading ``%``)."""
-        return self._by_name[name.lstrip("%")]
+        return self.by_name[name.lstrip("%")]
 
     def get(self, name: str) -> Instruction | None:
-        return self._by_name.get(name.lstrip("%"))
+        return self.by_name.get(name.lstrip("%"))
 
     def add(self, instruction: Instruction) -> Instruction:
+        """Builder API: append ``instruction`` (its name must be new in this computation)."""
         instruction.parent = self
         self.instructions.append(instruction)
-        self._by_name[instruction.name] = instruction
+        self.by_name[instruction.name] = instruction
         return instruction
 
     def __iter__(self) -> Iterator[Instruction]:

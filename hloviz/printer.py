@@ -94,9 +94,10 @@ def instruction_text(inst: Instruction, *, names: bool = True, metadata: bool = 
     for key, value in attrs.items():
         if key not in _TRAILING:
             text += f", {key}={_one_line(value)}"
+    calls = _printed_calls(inst)
     for key in CALLED_COMPUTATION_ATTRIBUTES:
-        called = inst.calls_by_attribute.get(key)
-        if not called or all(c.synthetic for c in called):
+        called = calls.get(key)
+        if not called:
             continue
         if names:
             listed = ", ".join(f"%{c.name}" for c in called)
@@ -109,3 +110,18 @@ def instruction_text(inst: Instruction, *, names: bool = True, metadata: bool = 
         if key in attrs and (metadata or key != "metadata"):
             text += f", {key}={_one_line(attrs[key])}"
     return text
+
+
+def _printed_calls(inst: Instruction) -> dict[str, list[Computation]]:
+    """The called computations as the text names them: the computation XLA's parser makes from
+    async sugar (``fusion-start(...), calls=f``) is left out, and what its op calls is printed
+    in its place."""
+    calls = inst.calls_by_attribute
+    if not any(c.synthetic for c in inst.called_computations):
+        return calls  # type: ignore[return-value]
+    out = {k: [c for c in v if not c.synthetic] for k, v in calls.items()}
+    for c in inst.called_computations:
+        if c.synthetic and c.root is not None:
+            for key, called in c.root.calls_by_attribute.items():
+                out[key] = [*out.get(key, []), *called]
+    return {k: v for k, v in out.items() if v}

@@ -46,10 +46,10 @@ def renamed_copy(text: str, *, seed: int = 0, drop_metadata: bool = False, reord
         comp_names[comp.name] = f"renamed_comp_{rng.randrange(10**6)}_{k}"
     for comp in module.computations:
         comp.name = comp_names[comp.name]
-        comp._by_name = {}
+        comp.by_name = {}
         for j, inst in enumerate(comp.instructions):
             inst.name = f"v{rng.randrange(10**6)}.{j}"
-            comp._by_name[inst.name] = inst
+            comp.by_name[inst.name] = inst
             for key in _NAMING:
                 raw = inst.attributes.get(key)
                 if raw is not None:

@@ -41,13 +41,16 @@ LAYER_NAMES = [name for name, _ in LAYERS]
 THIRD_PARTY_FLOOR = {"networkx": "graph", "graphviz": "render", "typer": "cli", "rich": "cli",
                      "tensorflow": "capture", "jax": "capture", "jaxlib": "capture"}
 ONLY_LAZY = {"tensorflow", "jax", "jaxlib"}
+#: The one module below capture allowed a framework, and why (still only inside a function).
+FRAMEWORK_BELOW_FLOOR: dict[tuple[str, str], str] = {
+    ("hloviz.parser.proto", "jaxlib"): "XLA's own HloModuleProto -> text conversion, imported only "
+                                       "when a binary proto is read",
+    ("hloviz.parser.proto", "jax"): "the same class where older jaxlibs keep it (jax._src.lib)",
+}
 
 #: Known upward imports, each with the reason it still stands. The test fails when one of these
 #: goes away too, so the list only shrinks.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("hloviz.ir", "hloviz.parser.attributes"): "lazily parsed attributes; issue 11 moves the parsing out of ir",
-    ("hloviz.ir", "hloviz.parser.shapes"): "lazily parsed signatures; issue 11 moves the parsing out of ir",
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
 def layer_of(module: str) -> int:
@@ -160,7 +163,8 @@ def test_third_party_frameworks_stay_in_their_layer():
         floor = THIRD_PARTY_FLOOR.get(top)
         if floor is None:
             continue
-        if layer_of(imp.importer) < LAYER_NAMES.index(floor):
+        below = (imp.importer, top) not in FRAMEWORK_BELOW_FLOOR and layer_of(imp.importer) < LAYER_NAMES.index(floor)
+        if below:
             wrong.append(f"{imp.importer}:{imp.line} imports {top} (allowed from {floor} up)")
         elif top in ONLY_LAZY and not imp.lazy:
             wrong.append(f"{imp.importer}:{imp.line} imports {top} at module level (import it inside a function)")

@@ -2,8 +2,9 @@
 
 The keys are a contract for scripts: ``summary`` (the numbers the ``verdict`` is printed from:
 ``ops`` and their ``statuses``, ``kernels``, ``folded_constants``…), ``kernel_count``,
-``kernels`` (each with ``name``, ``kind``, ``instructions`` — its instructions doing work —,
-``ops`` — how many ops have work in it — and ``opcodes`` as a count per opcode), ``folded``
+``kernels`` (each with ``name``, ``kind``, ``backend_kind`` — XLA's backend kind, e.g.
+``__triton_gemm``, or null —, ``instructions`` — its instructions doing work —, ``ops`` — how
+many ops have work in it — and ``opcodes`` as a count per opcode), ``folded``
 (each with ``constant``, ``value``, ``from``, the op names, and ``note``, why ``from`` is empty
 when it is), ``new_constants``, ``mapping`` (each op → ``status``) and ``pre`` / ``post``
 (instruction counts, null for a missing stage). The words are those of
@@ -67,8 +68,8 @@ def _counts(c: ModuleCounts | None) -> dict | None:
 def kernel_dict(k: Kernel, lookup: SourceLookup | None = None) -> dict:
     return {
         "name": k.name, "computation": k.computation, "kind": k.kind, "opcode": k.opcode,
-        "fused_computation": k.fused_computation, "target": k.target, "shape": k.shape,
-        "instructions": k.instructions, "ops": k.ops,
+        "fused_computation": k.fused_computation, "target": k.target, "backend_kind": k.backend_kind,
+        "shape": k.shape, "instructions": k.instructions, "ops": k.ops,
         "opcodes": dict(k.opcodes), "bytes_read": k.bytes_read, "bytes_written": k.bytes_written,
         "flops": k.flops, "op_names": list(k.op_names),
         "source_lines": source_lines(k.op_names, k.sources, lookup),

@@ -12,8 +12,14 @@ Not kernels:
   ``get-/set-dimension-size``);
 * control flow (``while``, ``conditional``, ``call``, ``async-start``): their called
   computations are *executed* and their kernels are reported there, per body;
-* the second half of an async pair (``*-done``, ``async-update``): the work is counted once, at
-  the start instruction.
+* the second half of an async pair (``*-done``, ``*-update``): the work is counted once, at
+  the start instruction. A ``*-start`` written as sugar (``fusion-start(...), calls=f``, which
+  XLA's parser wraps in an async computation) is one kernel: the op it wraps, under its name.
+
+On GPU, a ``call`` into a ``command_buffer`` computation runs its kernels as one recorded
+command buffer (a CUDA graph): they are still one kernel each, reported in that computation
+(role ``command buffer``). ``backend_kind`` says how the backend runs a kernel, from XLA's own
+annotations (a Triton GEMM, a cuDNN graph, a cuBLAS call; see :mod:`hloviz.analysis.backends`).
 
 Executed computations are the entry and, transitively, the bodies, conditions, branches and
 callees of control flow. A fused computation runs inside its fusion, and a ``reduce``'s
@@ -35,6 +41,7 @@ from typing import Iterable, Iterator
 
 from ..ir import Computation, HloModule, Instruction, called_closure
 from ..opcodes import ASYNC_TAILS, BODY_CALLERS, is_bookkeeping, is_elementwise
+from .backends import backend_name
 
 #: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
 #: display category); kept so code written against it keeps working.
@@ -85,6 +92,13 @@ class Kernel:
     sources: tuple[tuple[str, int], ...]
     fused_computation: str | None = None
     target: str | None = None
+    #: XLA's backend kind (``__triton_gemm``, ``__cudnn$fusion``, ``__cublas$gemm`` …) or None.
+    backend_kind: str | None = None
+
+    @property
+    def backend(self) -> str | None:
+        """The backend kind by the name users know (``Triton GEMM``, ``cuDNN``, ``cuBLAS GEMM``)."""
+        return backend_name(self.backend_kind)
 
     @property
     def ops(self) -> int:
@@ -98,7 +112,7 @@ class Kernel:
 
     @property
     def is_fusion(self) -> bool:
-        return self.opcode == "fusion"
+        return self.fused_computation is not None
 
 
 @dataclass(frozen=True)
@@ -144,7 +158,7 @@ class KernelReport:
 def is_kernel(inst: Instruction) -> bool:
     """Does this instruction run as a kernel of its own (when its computation is executed)?"""
     op = inst.opcode
-    return not (is_bookkeeping(op) or op in BODY_CALLERS or op in ASYNC_TAILS)
+    return not (is_bookkeeping(op) or op in BODY_CALLERS or op in ASYNC_TAILS or op.endswith(("-done", "-update")))
 
 
 def kernels(module: HloModule) -> KernelReport:
@@ -177,8 +191,8 @@ def _executed(comp: Computation, caller: Instruction | None, role: str, seen: se
         seen.add(comp.name)
         out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
         yield comp
-        stack.append(iter([(callee, inst, _role(inst.opcode, attr, index))
-                           for inst in comp.instructions if inst.opcode in CONTROL_FLOW
+        stack.append(iter([(callee, inst, _role_of(inst, attr, index, callee))
+                           for inst in comp.instructions if inst.opcode in BODY_CALLERS
                            for attr, called in inst.calls_by_attribute.items()
                            for index, callee in enumerate(called)]))
 
@@ -195,6 +209,10 @@ def _role(opcode: str, attribute: str, index: int) -> str:
     return "async" if opcode == "async-start" else opcode
 
 
+def _role_of(caller: Instruction, attribute: str, index: int, callee: Computation) -> str:
+    if caller.opcode == "call" and callee.name.startswith("command_buffer"):
+        return "command buffer"  # XLA's GPU backend records these kernels as one CUDA graph
+    return _role(caller.opcode, attribute, index)
 def kernel_instructions(inst: Instruction) -> list[Instruction]:
     """A kernel's instruction and every instruction that runs as part of it (fused
     computations, callees, reducers): where its op names (:attr:`Kernel.op_names`) come from."""
@@ -230,17 +248,29 @@ def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instr
 def work_instructions(inst: Instruction) -> list[Instruction]:
     """The instructions doing work that run as kernel ``inst``: a fusion's fused instructions
     (bookkeeping aside, nested fusions and calls opened), else ``inst`` itself. Every count of
-    a kernel's size (stats, JSON, picture labels, report) is the length of this list."""
-    if inst.opcode == "fusion":
-        return [w for c in inst.called_computations for w in _work_ops(c)]
+    a kernel's size (stats, JSON, picture labels, report) is the length of this list. A
+    ``*-start`` written as sugar around a fusion counts the fusion's instructions."""
+    op = _wrapped(inst)
+    if op.opcode == "fusion":
+        return [w for c in op.called_computations for w in _work_ops(c)]
     return [inst]
 
 
+def _wrapped(inst: Instruction) -> Instruction:
+    """The op a ``*-start`` written as sugar runs (the root of the computation XLA's parser made
+    for it); ``inst`` itself otherwise."""
+    for c in inst.called_computations:
+        if c.synthetic and c.root is not None:
+            return c.root
+    return inst
+
+
 def _kernel(inst: Instruction, comp: Computation) -> Kernel:
+    op = _wrapped(inst)
     work = work_instructions(inst)
-    if inst.opcode == "fusion":
-        fused = inst.called_computations[0].name if inst.called_computations else None
-        kind = inst.fusion_kind or "fusion"
+    if op.opcode == "fusion":
+        fused = op.called_computations[0].name if op.called_computations else None
+        kind = op.fusion_kind or "fusion"
     else:
         fused = None
         kind = inst.opcode
@@ -255,16 +285,17 @@ def _kernel(inst: Instruction, comp: Computation) -> Kernel:
         computation=comp.name,
         opcode=inst.opcode,
         kind=kind,
-        shape=inst.shape.to_text(layout=False),
+        shape=op.shape.to_text(layout=False),
         instructions=len(work),
         opcodes=histogram,
-        bytes_read=sum(op.shape.byte_size for op in inst.operands),
-        bytes_written=inst.shape.byte_size,
+        bytes_read=sum(o.shape.byte_size for o in inst.operands),
+        bytes_written=op.shape.byte_size,
         flops=sum(flops(w) for w in work),
         op_names=names,
         sources=sources,
         fused_computation=fused,
         target=target.strip('"') if target else None,
+        backend_kind=op.backend_kind,
     )
 
 

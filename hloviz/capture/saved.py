@@ -48,7 +48,12 @@ def stage_file(folder: Path, name: str) -> Path | None:
 
 
 def read_text(path: Path) -> str:
-    """Read an HLO text file (``.gz``, ``.xz``, ``.bz2`` too, streamed under ``--max-input``)."""
+    """Read an HLO text file (``.gz``, ``.xz``, ``.bz2`` too, streamed under ``--max-input``), or a
+    binary proto (``.pb``, ``.hlo.pb``) as text; a missing file is an InputError."""
+    from hloviz.parser.proto import is_proto_path, read_proto_text
+
+    if is_proto_path(path):
+        return read_proto_text(path)
     data = read_bytes(path)
     try:
         return data.decode("utf-8")

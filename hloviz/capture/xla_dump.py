@@ -2,7 +2,8 @@
 
 XLA writes each compiled module as ``module_NNNN.NAME.before_optimizations.txt`` and
 ``module_NNNN.NAME.[PLATFORM_]after_optimizations.txt`` (``cpu_``, ``sm_9.0_gpu_``, or no
-prefix in older versions), next to many other files (buffer assignment, LLVM IR, ...) that
+prefix in older versions), or as binary ``HloProto``s ``...optimizations.hlo.pb`` with
+``--xla_dump_hlo_as_proto`` (text is read when both exist), next to many other files (buffer assignment, LLVM IR, ...) that
 hloviz ignores. A module is picked by name (``jit_mlp``), by number (``0003``,
 ``module_0003``), or by a glob/substring pattern; when the choice is ambiguous the error
 lists the modules.
@@ -17,9 +18,11 @@ from pathlib import Path
 
 from hloviz.errors import InputError
 
-_BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations\.txt$")
+# Text (".txt") or, with --xla_dump_hlo_as_proto, a binary HloProto (".hlo.pb"), maybe compressed.
+_STAGE_FILE = r"(\.txt|\.hlo\.pb)(\.gz|\.xz)?$"
+_BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations" + _STAGE_FILE)
 # NAME, then an optional platform prefix such as ``cpu_`` or ``sm_9.0_gpu_``.
-_AFTER = re.compile(r"^module_(\d+)\.(.+?)\.((?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations\.txt$")
+_AFTER = re.compile(r"^module_(\d+)\.(.+?)\.((?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations" + _STAGE_FILE)
 _ANY = re.compile(r"^module_(\d+)\.")
 
 
@@ -38,8 +41,14 @@ class DumpModule:
 
 
 def is_dump_folder(folder: Path) -> bool:
-    return folder.is_dir() and any(_ANY.match(p.name) and p.name.endswith("optimizations.txt")
-                                   for p in folder.iterdir())
+    return folder.is_dir() and any(_BEFORE.match(p.name) or _AFTER.match(p.name) for p in folder.iterdir())
+
+
+def _preferred(a: Path | None, b: Path) -> Path:
+    """Of two files of one stage, text before a proto (no jaxlib needed), plain before compressed."""
+    if a is None:
+        return b
+    return min(a, b, key=lambda p: (p.name.endswith((".pb", ".pb.gz", ".pb.xz")), len(p.name)))
 
 
 def list_modules(folder: Path) -> list[DumpModule]:
@@ -51,7 +60,8 @@ def list_modules(folder: Path) -> list[DumpModule]:
             continue
         m = _BEFORE.match(p.name)
         if m:
-            befores[m.group(1)] = (m.group(2), p)
+            previous = befores.get(m.group(1))
+            befores[m.group(1)] = (m.group(2), _preferred(previous[1] if previous else None, p))
             continue
         m = _AFTER.match(p.name)
         if m:
@@ -62,7 +72,8 @@ def list_modules(folder: Path) -> list[DumpModule]:
         candidates = afters.get(number, [])
         if name:
             candidates = [(n, p) for n, p in candidates if n == name]
-        after = min(candidates, key=lambda np: len(np[1].name))[1] if candidates else None
+        after = min(candidates, key=lambda np: (np[1].name.endswith((".pb", ".pb.gz", ".pb.xz")),
+                                                len(np[1].name)))[1] if candidates else None
         if not name and candidates:
             name = candidates[0][0]
         modules.append(DumpModule(number, name, before, after))
@@ -73,7 +84,8 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
     """The module ``choice`` names (see the module docstring); ``None`` when there is one."""
     modules = list_modules(folder)
     if not modules:
-        raise InputError(f"{folder} holds no module_*.before_optimizations.txt or *after_optimizations.txt files",
+        raise InputError(f"{folder} holds no module_*.before_optimizations.txt or *after_optimizations.txt files "
+                         "(nor .hlo.pb protos)",
                          hint="make a dump with XLA_FLAGS=--xla_dump_to=DIR")
     listing = "\n".join(f"  {m.label}" + ("" if m.before and m.after else
                                           f"  ({'pre only' if m.before else 'post only'})") for m in modules)

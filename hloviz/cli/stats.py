@@ -169,7 +169,8 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
             if k.target:
                 ops += f" {k.target}"
             lines = source_lines(k.op_names, k.sources, lookup)
-            table.add_row(k.name, *([k.computation] if several else []), k.kind,
+            kind = f"{k.kind}: {k.backend}" if k.backend else k.kind
+            table.add_row(k.name, *([k.computation] if several else []), kind,
                           f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
                           _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
                           _lines(lines))

@@ -2,7 +2,13 @@
 
 The parser accepts HLO as XLA prints it in every dialect users meet: TensorFlow's
 ``experimental_get_compiler_ir`` (operands with or without shapes), JAX's ``as_text()`` and
-``--xla_dump_to`` dumps. Errors are :class:`hloviz.HloParseError` with line and column.
+``--xla_dump_to`` dumps, and every layout XLA's own parser reads (no ``HloModule`` line,
+statements broken or joined anywhere: :mod:`~hloviz.parser.reflow`). Binary protos are turned
+into text by XLA's code from jaxlib (:mod:`~hloviz.parser.proto`). Errors are
+:class:`hloviz.HloParseError`, each with its :class:`~hloviz.source.Span`.
+
+Modules: ``state`` (what one parse shares), ``module`` (module and computations), ``instructions``
+(statements; the fast path), ``shapes``, ``attributes``, ``scan`` (brackets), ``reflow``, ``proto``.
 """
 
 from __future__ import annotations
@@ -11,9 +17,17 @@ import gc
 from pathlib import Path
 
 from ..errors import HloParseError
-from ..ir import HloModule
-from .module import ModuleParser
-from .shapes import parse_shape
+from ..ir import HloModule, set_text_readers
+from ..source import SourceText, Span
+from .attributes import read_deferred_attributes
+from .module import ModuleReader
+from .proto import is_proto_path, read_proto_text
+from .reflow import reflow
+from .shapes import parse_shape, parse_signature
+from .state import ParseState
+
+# The IR keeps rarely read parts as text; it reads them with these (it never imports the parser).
+set_text_readers(split_attributes=read_deferred_attributes, parse_signature=parse_signature)
 
 __all__ = ["decode", "parse", "parse_bytes", "parse_file", "parse_shape", "read_text"]
 
@@ -23,23 +37,51 @@ def parse(text: str, filename: str | None = None) -> HloModule:
     if not isinstance(text, str):
         raise TypeError("hloviz.parse takes the HLO text as str; use parse_file for paths")
     if "\0" in text:
-        line = text.count("\n", 0, text.index("\0"))
-        col = text.index("\0") - (text.rfind("\n", 0, text.index("\0")) + 1)
-        src = text.split("\n")[line]
-        raise HloParseError("a NUL byte: this is not HLO text", filename=filename or "<string>",
-                            line=line + 1, column=col + 1, source_line=src.replace("\0", " "))
+        at = SourceText(text.replace("\0", " "), filename).span_in(0, text, text.index("\0"))
+        raise HloParseError("a NUL byte: this is not HLO text", span=at)
     # The parse allocates hundreds of thousands of objects and frees none of them; pausing the
     # cyclic garbage collector meanwhile avoids repeated full scans of them (a 2-3x cost).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return ModuleParser(text, filename).parse()
+        try:
+            return ModuleReader(ParseState(text, filename)).read()
+        except HloParseError as err:
+            module = _parse_reflowed(text, filename)
+            if module is None:
+                raise err from None
+            return module
     except RecursionError:
-        raise HloParseError("nesting is too deep to parse", filename=filename or "<string>", line=1, column=1,
-                            source_line=text.split("\n", 1)[0]) from None
+        raise HloParseError("nesting is too deep to parse", span=SourceText(text, filename).span(0, 0)) from None
     finally:
         if collecting:
             gc.enable()
+
+
+def _parse_reflowed(text: str, filename: str | None) -> HloModule | None:
+    """The module read from ``text`` rewritten one statement per line, or None if that fails too.
+
+    XLA's lexer allows a line break (or none) between any two tokens; the line-oriented parser
+    reads the usual layouts fast, and this second reading covers the rest (two instructions on a
+    line, a computation on one line, a statement broken after every token). Lines are mapped
+    back, so instructions keep the line they start on in ``text``.
+    """
+    flowed, line_of = reflow(text)
+    if flowed == text:
+        return None
+    try:
+        module = ModuleReader(ParseState(flowed, filename)).read()
+    except HloParseError:
+        return None
+
+    def original(line: int) -> int:
+        return line_of[line - 1] if 0 < line <= len(line_of) else line
+
+    for computation in module.computations:
+        computation.line = original(computation.line)
+        for inst in computation.instructions:
+            inst.line = original(inst.line)
+    return module
 
 
 def decode(data: bytes, filename: str) -> str:
@@ -52,8 +94,8 @@ def decode(data: bytes, filename: str) -> str:
         line_start = before.rfind(b"\n") + 1
         col = len(data[line_start : err.start].decode("utf-8", "replace"))  # in characters, not bytes
         src = data.split(b"\n")[line].decode("utf-8", "replace")
-        raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)", filename=filename,
-                            line=line + 1, column=col + 1, source_line=src) from None
+        raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)",
+                            span=Span(filename, line + 1, col + 1, src)) from None
 
 
 def parse_bytes(data: bytes, filename: str | None = None) -> HloModule:
@@ -64,15 +106,20 @@ def parse_bytes(data: bytes, filename: str | None = None) -> HloModule:
 def read_text(path: str | Path) -> str:
     """Read an HLO file as text; ``.gz``, ``.xz`` and ``.bz2`` are decompressed.
 
+    A binary proto (``*.pb``, ``*.hlo.pb``, compressed or not: ``HloModuleProto``, ``HloProto``)
+    is converted to text by XLA's own code from jaxlib (:mod:`hloviz.parser.proto`).
+
     Raises :class:`InputError` when the file is missing, a folder, or not readable, and
     :class:`HloParseError` when its bytes are not UTF-8 text.
     """
     from ..inputs import read_bytes  # streaming, with the --max-input limit
 
     p = Path(path)
+    if is_proto_path(p):
+        return read_proto_text(p)
     return decode(read_bytes(p), str(p))
 
 
 def parse_file(path: str | Path) -> HloModule:
-    """Parse an HLO text file (plain, ``.gz``, ``.xz`` or ``.bz2``)."""
+    """Parse an HLO file: text (plain, ``.gz``, ``.xz`` or ``.bz2``) or a binary proto (``.pb``)."""
     return parse(read_text(path), filename=str(path))

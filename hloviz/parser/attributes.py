@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 
 from ..errors import HloParseError
+from ..ir import Instruction
+from ..source import Span
 from .scan import ScanError, split_top_level
 
 _ATTR_SPLIT = re.compile(r",\s*([A-Za-z_][\w.\-]*)\s*=")
@@ -65,16 +67,13 @@ def names_in(value: str) -> list[str]:
     return [n.strip().lstrip("%") for n in v.split(",") if n.strip()]
 
 
-def split_attributes_or_raise(raw: str, inst, column: int) -> dict[str, str]:
-    """Split an instruction's deferred attribute text; errors point into its source line.
-
-    ``column`` is where ``raw`` starts in the line, so the error's column is the true one.
-    """
+def read_deferred_attributes(inst: Instruction, line: str, start: int) -> dict[str, str]:
+    """Split an instruction's deferred attribute text, ``line[start:]`` of its source line
+    (:meth:`hloviz.ir.Instruction.defer_attributes`); an error points at the true column."""
     try:
-        return split_attributes(raw, 0)
+        return split_attributes(line, start)
     except ScanError as err:
-        parent = inst.parent
-        module = parent.parent if parent is not None else None
+        computation = inst.parent
+        module = computation.parent if computation is not None else None
         filename = module.filename if module is not None else "<string>"
-        raise HloParseError(str(err), filename=filename, line=inst.line, column=column + err.offset + 1,
-                            source_line=" " * column + raw) from None
+        raise HloParseError(str(err), span=Span(filename, inst.line, 1, line).shifted(err.offset, line)) from None

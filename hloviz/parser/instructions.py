@@ -4,8 +4,10 @@ The common instruction — one line, an array shape, plain operand names — is 
 regular expression (:data:`_FAST`) and a few string operations; everything else (tuple
 shapes, operands written with their shapes, nested instruction expressions, literals with
 parentheses, statements spread over lines) takes the general path, which scans brackets and
-reports errors with their exact column. :class:`InstructionParser` is mixed into
-:class:`hloviz.parser.module.ModuleParser`, which owns the module and computation structure.
+reports errors with their exact column. :class:`InstructionReader` works on the
+:class:`~hloviz.parser.state.ParseState` it shares with the module reader
+(:mod:`hloviz.parser.module`), which owns the module and computation structure. Operand names
+that are not yet defined wait in the state, apart from the resolved operands.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from __future__ import annotations
 import re
 import sys
 
-from ..ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, Computation, Instruction
+from ..errors import HloParseError
+from ..ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, Computation, Instruction, Shape
 from .attributes import split_attributes
 from .scan import ScanError, find_close, net_depth, split_top_level
 from .shapes import ARRAY_SHAPE, infer_shape
+from .state import ParseState, PendingCall
 
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
+# What a statement broken after its first words looks like: "ROOT", "name", "ROOT %name".
+_HEAD_PREFIX = re.compile(r"\s*(?:ROOT\b\s*)?(?:%?[A-Za-z_][\w.\-]*\s*)?\Z")
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9_\-]*)\s*\(")
 # A line that starts a new instruction (not the continuation of an attribute list).
 _NEW_STATEMENT = re.compile(r"\s*(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=\s*(\(|[a-z][a-z0-9]*\[|[a-z][\w\-]*\s*\()")
@@ -68,7 +74,7 @@ _FAST = re.compile(
 )
 
 
-def _infer_shapes(pending: list[Instruction]) -> None:
+def infer_shapes(pending: list[Instruction]) -> None:
     """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
     done: set[int] = set()
     for first in pending:
@@ -84,68 +90,80 @@ def _infer_shapes(pending: list[Instruction]) -> None:
                 continue
             stack.append((inst, True))
             for op in inst.operands:
-                if isinstance(op, Instruction) and op.shape is INFERRED and id(op) not in done:
+                if op.shape is INFERRED and id(op) not in done:
                     stack.append((op, False))
 
 
-class _Incomplete(Exception):
-    """The statement continues on the next line."""
+class Incomplete(Exception):
+    """The statement may continue on the next line (XLA's lexer lets a line break fall between any
+    two tokens). ``error`` is what to report when no following line completes it."""
+
+    def __init__(self, error: HloParseError | None = None) -> None:
+        super().__init__()
+        self.error = error
 
 
-class InstructionParser:
-    """Instruction-level parsing; needs the state :class:`ModuleParser` sets up."""
+#: What follows a fast-path instruction's operands besides attributes split now: nothing, or
+#: attributes left as text until first read.
+_NONE, _DEFER = 0, 1
 
-    def _fast_instruction(self, computation: Computation, groups: tuple, line_index: int,
-                          m: re.Match) -> Instruction | None:
-        """The common one-line instruction, from the groups of one :data:`_FAST` match.
+
+class InstructionReader:
+    """Reads instruction statements into the computation being built (see the module docstring)."""
+
+    __slots__ = ("state", "_shape_cache_get")
+
+    def __init__(self, state: ParseState) -> None:
+        self.state = state
+        self._shape_cache_get = state.shapes.cache.get
+
+    # -- the fast path ---------------------------------------------------------------------
+
+    def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
+             m: re.Match[str], line_index: int) -> Instruction | None:
+        """The common one-line instruction, from one :data:`_FAST` match on its line (``groups``
+        are the match's, which the caller has read for ``ROOT``).
 
         Returns None, having changed nothing, for anything unusual (a new shape text that
         fails to parse, attributes with unbalanced brackets or comments, a dangling comma, a
-        duplicate name); the general path then parses the line again and reports any error
-        precisely. Attributes without called computations are split only when first read.
-        This is the parser's inner loop, so it avoids attribute lookups and calls where it can.
+        duplicate name); the general path then reads the line again and reports any error
+        precisely. This is the parser's inner loop, so it avoids attribute lookups and calls
+        where it can.
         """
         _, name, shape_text, opcode, plain, other = groups
-        by_name = computation._by_name
         if name in by_name:
             return None
-        attrs = None
-        rest_column = m.end()
-        rest = m.string[rest_column:]
-        if rest and rest[0] != ",":
-            if not rest.isspace():
-                return None  # a comment, or text that is not an attribute list
-            rest = ""
-        if rest:
-            if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
-                    or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) or rest.rstrip()[-1] == ",":
-                return None
-            if opcode in _NEVER_CALLS:
-                eager = "control-predecessors" in rest
-            else:
-                eager = _EAGER_SEARCH(rest) is not None
-            if eager:
-                try:
-                    attrs = split_attributes(rest, 0)
-                except ScanError:
+        line = m.string
+        start = m.end()
+        # The attributes after the operands: none, text split when first read (the usual case),
+        # or attributes naming computations or instructions, split now. Anything the general
+        # path must read (a comment, a quote or brace left open, a trailing comma) goes back.
+        attrs: dict[str, str] | int = _NONE
+        if start < len(line):
+            if line[start] != ",":
+                if not line[start:].isspace():
                     return None
-        shape = self._shape_cache_get(shape_text)
+            else:
+                rest = line[start:]  # faster to check as a slice than in place
+                if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
+                        or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) or rest.rstrip()[-1] == ",":
+                    return None
+                if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
+                    attrs = _DEFER
+                else:
+                    try:
+                        attrs = split_attributes(line, start)
+                    except ScanError:
+                        return None
+        shape = self._shape_cache_get(shape_text) or self._new_shape(shape_text)
         if shape is None:
-            sm = ARRAY_SHAPE.match(shape_text)
-            try:
-                shape = self.shapes.array(sm.group(1), sm.group(2), sm.group(3), 0)
-            except ScanError:
-                return None
+            return None
         names = None
-        literal = None
-        number = None
         if opcode == "parameter":
             if plain or not other.isdecimal():
                 return None
-            number = int(other)
         elif opcode == "constant":  # constant(nan) and constant(true) look like names
-            literal = (plain or other).strip()
-            if not literal:
+            if not (plain or other).strip():
                 return None
         elif plain:  # "%a, %b": validated by the pattern, so removing '%' and spaces is exact
             names = plain.replace("%", "").replace(" ", "").split(",")
@@ -159,103 +177,134 @@ class InstructionParser:
             try:
                 inst.operands = list(map(by_name.__getitem__, names))
             except KeyError:  # a forward reference: resolved when the computation ends
-                inst.operands = names
-                self._deferred.append(inst)
-        elif number is not None:
-            inst.parameter_number = number
-        elif literal is not None:
-            inst.literal = literal
-        if attrs is not None:
-            inst._attributes = attrs
-            if "control-predecessors" in attrs and inst not in self._deferred:
-                self._deferred.append(inst)
-            if not _CALL_KEYS.isdisjoint(attrs):
-                for key in CALLED_COMPUTATION_ATTRIBUTES:
-                    if key in attrs:
-                        raw = attrs.pop(key)
-                        col = rest_column + rest.find(key + "=") + len(key) + 1
-                        self.pending_calls.append((inst, key, raw, line_index, col))
-        elif rest:
-            inst._raw_attributes = rest
-            inst._raw_column = rest_column
-        if opcode[-6:] == "-start" and opcode not in _NATIVE_START and not inst.calls_by_attribute:
-            self._wrap_async(computation, inst)
+                self.state.unresolved.append((inst, names))
+        elif opcode == "parameter":
+            inst.parameter_number = int(other)
+        elif opcode == "constant":
+            inst.literal = (plain or other).strip()
+        if attrs is _DEFER:
+            inst.defer_attributes(line, start)
+        elif attrs is not _NONE:
+            self._eager_attributes(inst, attrs, line, start, line_index)  # type: ignore[arg-type]
+        if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
+            self._wrap_async(inst)
+        # Computation.add, inlined: this runs once per instruction of the module.
         inst.parent = computation
         computation.instructions.append(inst)
         by_name[name] = inst
         return inst
 
-    def instruction(self, computation: Computation, text: str, first_line: int) -> tuple[Instruction, bool]:
-        """Parse one instruction statement and add it (and any nested ones) to ``computation``."""
+    def _new_shape(self, shape_text: str) -> Shape | None:
+        """A shape text not seen before (parsed and cached), or None when it is not one."""
+        sm = ARRAY_SHAPE.match(shape_text)
+        try:
+            return self.state.shapes.array(sm.group(1), sm.group(2), sm.group(3), 0)  # type: ignore[union-attr]
+        except ScanError:
+            return None
+
+    def _eager_attributes(self, inst: Instruction, attrs: dict[str, str], line: str, start: int,
+                          line_index: int) -> None:  # ``line`` is the statement, from line ``line_index``
+        """Attributes that name computations or control predecessors: those wait to be resolved."""
+        preds = attrs.pop("control-predecessors", None)
+        if preds is not None:
+            self.state.predecessors.append((inst, preds))
+        if not _CALL_KEYS.isdisjoint(attrs):
+            for key in CALLED_COMPUTATION_ATTRIBUTES:
+                if key in attrs:
+                    # where the value starts, for an error; a statement may go on over lines
+                    at = line.find(key + "=", start) + len(key) + 1
+                    line_no = line_index + line.count("\n", 0, at)
+                    column = at - (line.rfind("\n", 0, at) + 1)
+                    self.state.pending_calls.append(PendingCall(inst, key, attrs.pop(key), line_no, column))
+        inst.attributes = attrs
+
+    # -- the general path ------------------------------------------------------------------
+
+    def statement(self, computation: Computation, text: str, first_line: int) -> tuple[Instruction, bool]:
+        """Read one instruction statement and add it (and any nested ones) to ``computation``;
+        ``(instruction, is_root)``. Raises :class:`Incomplete` when the text may go on below."""
         m = _HEAD.match(text)
         if not m:
             s = text.lstrip()
-            raise self.error_at("expected an instruction 'name = shape opcode(operands)'", first_line, text,
-                                len(text) - len(s))
+            err = self.state.error_in("expected an instruction 'name = shape opcode(operands)'", first_line, text,
+                                      len(text) - len(s))
+            if _HEAD_PREFIX.match(text):  # "ROOT", "name" or "ROOT name" with the rest on later lines
+                raise Incomplete(err)
+            raise err
         name = m.group(2)
-        if name in computation._by_name:
-            raise self.error_at(f"instruction '{name}' is defined twice in computation '{computation.name}'",
-                                first_line, text, m.start(2))
+        if name in computation.by_name:
+            raise self.state.error_in(f"instruction '{name}' is defined twice in computation '{computation.name}'",
+                                      first_line, text, m.start(2))
         if text.rstrip().endswith(","):
-            raise _Incomplete()
-        inst = self._rhs(computation, text, m.end(), first_line, name)
+            raise Incomplete()
+        inst = self._expression(computation, text, m.end(), first_line, name)
         computation.add(inst)
-        self._deferred.append(inst)
         return inst, bool(m.group(1))
 
-    def _rhs(self, computation: Computation, text: str, pos: int, first_line: int, name: str,
-             end: int | None = None) -> Instruction:
-        """``shape opcode(operands), attributes`` from ``text[pos:end]`` → an Instruction."""
+    def _expression(self, computation: Computation, text: str, pos: int, first_line: int, name: str,
+                    end: int | None = None) -> Instruction:
+        """``shape opcode(operands), attributes`` from ``text[pos:end]`` → an Instruction whose
+        operand names wait in the state to be resolved."""
         try:
-            sm = ARRAY_SHAPE.match(text, pos)
-            if sm is not None:
-                shape = self.shapes.array(sm.group(1), sm.group(2), sm.group(3), pos)
-                pos = sm.end()
-            elif _OPCODE.match(text, pos):
-                shape = INFERRED  # XLA infers the shape when the text leaves it out
-            else:
-                shape, pos = self.shapes.parse(text, pos, end)
-            om = _OPCODE.match(text, pos)
-            if om is None:
-                self._no_opcode(text, pos, end)
-            opcode = om.group(1)
-            open_paren = om.end() - 1
-            close = text.find(")", open_paren)
-            if close < 0 or "(" in text[open_paren + 1 : close] or '"' in text[open_paren + 1 : close] \
-                    or (end is not None and close > end):
-                close = find_close(text, open_paren, end)
-            inst = Instruction(name, opcode, shape, line=first_line + 1 + text.count("\n", 0, open_paren))
-            self._operands(computation, inst, text, open_paren + 1, close, first_line)
+            inst, close = self._head_and_operands(computation, text, pos, first_line, name, end)
             if end is None:
                 rest = close + 1
                 if rest < len(text) and not text[rest:].isspace():
-                    attrs = split_attributes(text, rest)
-                    inst.attributes = attrs
-                    for key in CALLED_COMPUTATION_ATTRIBUTES:
-                        if key in attrs:
-                            raw = attrs.pop(key)
-                            col = text.find(key + "=", rest) + len(key) + 1
-                            self.pending_calls.append((inst, key, raw, first_line, max(col, 0)))
+                    self._eager_attributes(inst, split_attributes(text, rest), text, rest, first_line)
             elif text[close + 1 : end].strip():
                 raise ScanError("a nested instruction takes no attributes", close + 1)
-            if opcode.endswith("-start") and opcode not in _NATIVE_START and not inst.calls_by_attribute:
-                self._wrap_async(computation, inst)
+            if inst.opcode.endswith("-start") and inst.opcode not in _NATIVE_START:
+                self._wrap_async(inst)
             return inst
         except ScanError as err:
-            if "never closed" in str(err) and net_depth(text) > 0:
-                raise _Incomplete() from None
-            raise self.error_at(str(err), first_line, text, err.offset) from None
+            error = self.state.error_in(str(err), first_line, text, err.offset)
+            if end is None and (("never closed" in str(err) and net_depth(text) > 0)
+                                or text[err.offset :].isspace() or err.offset >= len(text)):
+                raise Incomplete(error) from None  # the text ran out: the statement goes on below
+            raise error from None
 
-    def _no_opcode(self, text: str, pos: int, end: int | None) -> None:
+    def _head_and_operands(self, computation: Computation, text: str, pos: int, first_line: int, name: str,
+                           end: int | None) -> tuple[Instruction, int]:
+        """Shape, opcode and operands; the instruction and the offset of its operands' ')'."""
+        shapes = self.state.shapes
+        sm = ARRAY_SHAPE.match(text, pos)
+        if sm is not None:
+            shape = shapes.array(sm.group(1), sm.group(2), sm.group(3), pos)
+            pos = sm.end()
+        elif _OPCODE.match(text, pos):
+            shape = INFERRED  # XLA infers the shape when the text leaves it out
+        else:
+            shape, pos = shapes.parse(text, pos, end)
+        om = _OPCODE.match(text, pos)
+        if om is None:
+            self._no_opcode(text, pos, end)
+        opcode = om.group(1)  # type: ignore[union-attr]
+        open_paren = om.end() - 1  # type: ignore[union-attr]
+        close = text.find(")", open_paren)
+        if close < 0 or "(" in text[open_paren + 1 : close] or '"' in text[open_paren + 1 : close] \
+                or (end is not None and close > end):
+            close = find_close(text, open_paren, end)
+        inst = Instruction(name, opcode, shape, line=first_line + 1 + text.count("\n", 0, open_paren))
+        names = self._operands(computation, inst, text, open_paren + 1, close, first_line)
+        if names:
+            self.state.unresolved.append((inst, names))
+        if shape is INFERRED:
+            self.state.inferred.append(inst)
+        return inst, close
+
+    @staticmethod
+    def _no_opcode(text: str, pos: int, end: int | None) -> None:
         while pos < len(text) and text[pos] in " \t\n":
             pos += 1
-        word = re.match(r"[\w.\-]*", text[pos:]).group()
+        word = re.match(r"[\w.\-]*", text[pos:]).group()  # type: ignore[union-attr]
         if word and re.match(r"[a-z][a-z0-9_\-]*\s*\Z", text[pos:end]):
             raise ScanError(f"expected '(' after opcode '{word}'", pos + len(word))
         raise ScanError(f"expected an opcode, saw '{word or text[pos:pos + 1]}'", pos)
 
     def _operands(self, computation: Computation, inst: Instruction, text: str, a: int, b: int,
-                  first_line: int) -> None:
+                  first_line: int) -> list[str] | None:
+        """The operand names between ``text[a]`` and ``text[b]`` (or the constant's literal, the
+        parameter's number); nested instruction expressions are added to ``computation``."""
         opcode = inst.opcode
         seg = text[a:b]
         if opcode == "constant":
@@ -263,21 +312,20 @@ class InstructionParser:
             if not literal:
                 raise ScanError("a constant needs a literal value", a)
             inst.literal = literal
-            return
+            return None
         if opcode == "parameter":
             if not _INT.match(seg):
                 raise ScanError("expected the parameter number, e.g. parameter(0)", a)
             inst.parameter_number = int(seg)
-            return
+            return None
         if not seg or seg.isspace():
-            return
+            return None
         if "[" not in seg and "(" not in seg and "{" not in seg:
             names = [s.strip().lstrip("%") for s in seg.split(",")]
             for k, n in enumerate(names):
                 if not n or not _NAME.match(n):
                     self._bad_operand(text, a, b, k)
-            inst.operands = names
-            return
+            return names
         # Operands written with their shapes (TF <= 2.17), or nested instruction expressions.
         names = []
         for pa, pb in split_top_level(text, a, b):
@@ -294,11 +342,12 @@ class InstructionParser:
                 raise ScanError(f"cannot read '{stripped[:60]}' as an operand name", pa + lead)
             if len(stripped.split()) > 1 or stripped[:1] in "([":
                 # "shape %name": the shape must at least be a shape.
-                self.shapes.parse(text, pa + lead, pb)
+                self.state.shapes.parse(text, pa + lead, pb)
             names.append(last.lstrip("%"))
-        inst.operands = names
+        return names
 
-    def _bad_operand(self, text: str, a: int, b: int, k: int) -> None:
+    @staticmethod
+    def _bad_operand(text: str, a: int, b: int, k: int) -> None:
         spans = split_top_level(text, a, b)
         pa, pb = spans[k]
         piece = text[pa:pb]
@@ -308,44 +357,51 @@ class InstructionParser:
 
     def _nested_instruction(self, computation: Computation, text: str, a: int, b: int, first_line: int) -> str:
         """``f32[] add(f32[] x, f32[] y)`` used as an operand: XLA makes it an instruction of its own."""
-        if self._nesting >= _MAX_NESTED_INSTRUCTIONS:
+        state = self.state
+        if state.nesting >= _MAX_NESTED_INSTRUCTIONS:
             raise ScanError(f"instructions nested more than {_MAX_NESTED_INSTRUCTIONS} levels deep", a)
-        self._nested += 1
+        state.nested += 1
         m = ARRAY_SHAPE.match(text, a)
         opm = _OPCODE.match(text, m.end() if m else a)
         if m is None and text[a] != "(" and not _OPCODE.match(text, a):
             raise ScanError("cannot parse this operand as an instruction name or a nested instruction", a)
-        name = f"{(opm.group(1) if opm else 'nested')}.nested.{self._nested}"
-        while name in computation._by_name:
-            self._nested += 1
-            name = f"{(opm.group(1) if opm else 'nested')}.nested.{self._nested}"
-        self._nesting += 1
+        stem = opm.group(1) if opm else "nested"
+        name = f"{stem}.nested.{state.nested}"
+        while name in computation.by_name:
+            state.nested += 1
+            name = f"{stem}.nested.{state.nested}"
+        state.nesting += 1
         try:
-            inst = self._rhs(computation, text, a, first_line, name, end=b)
+            inst = self._expression(computation, text, a, first_line, name, end=b)
         finally:
-            self._nesting -= 1
+            state.nesting -= 1
         computation.add(inst)
-        self._deferred.append(inst)
         return name
 
-    def _wrap_async(self, computation: Computation, start: Instruction) -> None:
+    def _wrap_async(self, start: Instruction) -> None:
         """``custom-call-start(...)`` is sugar: XLA wraps the op in a computation of its own."""
         wrapped_opcode = start.opcode[: -len("-start")]
         wrapped = Computation(f"{start.name}.wrapped", line=start.line)
         wrapped.synthetic = True
-        operand_shapes = start.shape.tuple_shapes[0].tuple_shapes if start.shape.is_tuple and \
-            start.shape.tuple_shapes and start.shape.tuple_shapes[0].is_tuple else ()
-        for k, shape in enumerate(operand_shapes):
-            p = Instruction(f"param.{k}", "parameter", shape, line=start.line)
+        shape = start.shape
+        operand_shapes = shape.tuple_shapes[0].tuple_shapes if shape.is_tuple and shape.tuple_shapes \
+            and shape.tuple_shapes[0].is_tuple else ()
+        for k, operand_shape in enumerate(operand_shapes):
+            p = Instruction(f"param.{k}", "parameter", operand_shape, line=start.line)
             p.parameter_number = k
             wrapped.add(p)
-        result = start.shape.tuple_shapes[1] if start.shape.is_tuple and len(start.shape.tuple_shapes) > 1 \
-            else start.shape
+        result = shape.tuple_shapes[1] if shape.is_tuple and len(shape.tuple_shapes) > 1 else shape
         op = Instruction(f"{start.name}.op", wrapped_opcode, result, line=start.line)
         op.operands = list(wrapped.instructions)
         op.attributes = dict(start.attributes)
+        # The computations the sugar names (fusion-start's calls=, ...) are the wrapped op's.
+        pending = self.state.pending_calls
+        k = len(pending)
+        while k and pending[k - 1].instruction is start:
+            k -= 1
+            pending[k] = pending[k]._replace(instruction=op)
         wrapped.add(op)
         wrapped.root = op
-        self.module.add(wrapped)
+        self.state.module.add(wrapped)
         start.calls_by_attribute = {**start.calls_by_attribute, "calls": [wrapped]}
         start.called_computations = [*start.called_computations, wrapped]

@@ -1,11 +1,12 @@
-"""HLO module text → :class:`hloviz.ir.HloModule`.
+"""HLO module text → :class:`hloviz.ir.HloModule`: the module and computation structure.
 
 The parser is line oriented: XLA prints one instruction per line, so each line is matched by a
-few compiled regular expressions, and only lines that need it (nested brackets, instructions
-spread over several lines, operands written with shapes as TF ≤ 2.17 prints them, nested
-instruction expressions) take slower, bracket-aware paths. Names are resolved once a
-computation (operands, control predecessors) or the module (called computations) is complete,
-so forward references work as in XLA.
+few compiled regular expressions (:class:`~hloviz.parser.instructions.InstructionReader`), and
+only lines that need it (nested brackets, statements spread over several lines, operands written
+with shapes as TF ≤ 2.17 prints them, nested instruction expressions) take slower, bracket-aware
+paths. Names are resolved once a computation (operands, control predecessors) or the module
+(called computations) is complete, so forward references work as in XLA. Both readers share one
+:class:`~hloviz.parser.state.ParseState`.
 """
 
 from __future__ import annotations
@@ -13,117 +14,108 @@ from __future__ import annotations
 import re
 
 from ..errors import HloParseError
-from ..ir import INFERRED, Computation, HloModule, Instruction, quoted_string_pattern
+from ..ir import Computation, HloModule, Instruction
+from ..source import Span
 from .attributes import names_in, split_attributes
-from .instructions import (
-    _FAST, _NEW_STATEMENT, InstructionParser, _Incomplete, _infer_shapes,
-)
+from .instructions import _FAST, _NEW_STATEMENT, Incomplete, InstructionReader, infer_shapes
 from .scan import ScanError, find_close, net_depth
-from .shapes import ShapeParser
+from .state import ParseState, blank_line
 
 _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
 _SECTION = re.compile(r"\s*(FileNames|FunctionNames|FileLocations|StackFrames)\s*\Z")
 _SECTION_ROW = re.compile(r"\s*(\d+)\s+(.+?)\s*\Z")
-# A string, a comment (an unclosed "/*" runs to the end: one match, not one scan per "/*"), or "//".
-_COMMENT_OR_STRING = re.compile(quoted_string_pattern() + r'|/\*.*?(?:\*/|\Z)|//[^\n]*', re.S)
 _MAX_JOINED_LINES = 10000
+_MAX_HEADER_LINES = 50
+_FILE_SUFFIXES = (".gz", ".xz", ".bz2", ".txt", ".hlo", ".pb", ".pbtxt")
 
 
-def _blank(m: re.Match) -> str:
-    t = m.group()
-    return t if t[0] == '"' else re.sub(r"[^\n]", " ", t)
+def _headerless_name(filename: str, entry: str) -> str:
+    """A module without an ``HloModule`` line is named after its file (``fusion.hlo`` → ``fusion``),
+    or after its entry computation when it has no file."""
+    if filename.startswith("<"):
+        return entry
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    while True:
+        for suffix in _FILE_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                break
+        else:
+            return name or entry
 
 
-def _split_lines(text: str) -> list[str]:
-    """The text's lines; comments that span lines are blanked here, all at once (rare).
-
-    One-line comments are blanked line by line, only on lines the fast path does not take
-    (see :func:`blank_line`), so the common case costs nothing.
-    """
-    if "/*" in text and _open_comment(text):
-        return _COMMENT_OR_STRING.sub(_blank, text).split("\n")
-    return text.split("\n")
+def _skippable(line: str) -> bool:
+    s = blank_line(line).strip()
+    return not s or s.startswith("//")
 
 
-def _open_comment(text: str) -> bool:
-    """Is there a "/*" whose "*/" is not on the same line? One pass of ``str.find``s."""
-    pos = text.find("/*")
-    while pos != -1:
-        eol = text.find("\n", pos)
-        close = text.find("*/", pos + 2, len(text) if eol == -1 else eol)
-        if close == -1:
-            return True
-        pos = text.find("/*", close + 2)
-    return False
+class ModuleReader:
+    """One parse of one text: the header, tables and computations. Use :func:`hloviz.parse`."""
 
+    __slots__ = ("state", "instructions")
 
-def blank_line(line: str) -> str:
-    """``line`` with ``/* ... */`` and ``// ...`` comments replaced by spaces (columns stay true)."""
-    if "/*" in line or "//" in line:
-        return _COMMENT_OR_STRING.sub(_blank, line)
-    return line
-
-
-class ModuleParser(InstructionParser):
-    """One parse of one text. Use :func:`hloviz.parse`; this class is the machinery."""
-
-    def __init__(self, text: str, filename: str | None) -> None:
-        self.filename = filename or "<string>"
-        self.text = text
-        self._original_lines: list[str] | None = None
-        self.lines = _split_lines(text)
-        self.shapes = ShapeParser()
-        self._shape_cache_get = self.shapes._cache.get
-        self.module: HloModule | None = None
-        # (instruction, attribute, raw value, line index, column) to resolve once all computations exist.
-        self.pending_calls: list[tuple[Instruction, str, str, int, int]] = []
-        self._nested = 0
-        self._nesting = 0
-        # Instructions of the current computation whose names wait for _finish to resolve them.
-        self._deferred: list[Instruction] = []
-
-    # -- errors ---------------------------------------------------------------------------
-
-    @property
-    def original_lines(self) -> list[str]:
-        """The text's lines with comments intact, for error messages (split on demand)."""
-        if self._original_lines is None:
-            self._original_lines = self.text.split("\n")
-        return self._original_lines
-
-    def error(self, message: str, line_index: int, column: int) -> HloParseError:
-        """An error at 0-based ``line_index`` and 0-based ``column``."""
-        line_index = max(0, min(line_index, len(self.original_lines) - 1))
-        source = self.original_lines[line_index] if self.original_lines else ""
-        column = max(0, min(column, len(source)))
-        return HloParseError(message, filename=self.filename, line=line_index + 1, column=column + 1,
-                             source_line=source)
-
-    def error_at(self, message: str, first_line: int, text: str, offset: int) -> HloParseError:
-        """An error at ``offset`` into ``text``, a statement that starts at ``first_line``."""
-        offset = max(0, min(offset, len(text)))
-        line = first_line + text.count("\n", 0, offset)
-        col = offset - (text.rfind("\n", 0, offset) + 1)
-        return self.error(message, line, col)
+    def __init__(self, state: ParseState) -> None:
+        self.state = state
+        self.instructions = InstructionReader(state)
 
     # -- module ---------------------------------------------------------------------------
 
-    def parse(self) -> HloModule:
-        lines = self.lines
+    def read(self) -> HloModule:
+        state = self.state
+        lines = state.lines
         n = len(lines)
         i = 0
-        while i < n and self._skippable(lines[i]):
+        while i < n and _skippable(lines[i]):
             i += 1
-        if i < n:
-            lines[i] = blank_line(lines[i])
         if i >= n:
-            raise self.error("empty text: expected 'HloModule name'", max(0, n - 1), 0)
-        m = _MODULE.match(lines[i])
-        if not m:
-            stripped = lines[i].lstrip()
-            raise self.error("expected 'HloModule name' at the start of the module", i, len(lines[i]) - len(stripped))
-        module = self.module = HloModule(m.group(1), filename=self.filename)
+            raise state.error("empty text: expected 'HloModule name'", max(0, n - 1), 0)
+        lines[i] = blank_line(lines[i])
+        module = state.module
+        # XLA's emitter and FileCheck tests (and most snippets in bug reports) start directly with
+        # computations; XLA reads them, and so do we, naming the module once its entry is known.
+        header = _MODULE.match(lines[i])
+        if header is not None:
+            module.name = header.group(1)
+            i = self._header(header, i)
+        entry_line: int | None = None
+        while i < n:
+            line = lines[i]
+            if not line or line.isspace():
+                i += 1
+                continue
+            line = lines[i] = blank_line(line)
+            if _skippable(line):
+                i += 1
+                continue
+            section = _SECTION.match(line)
+            if section:
+                i = self._section(section.group(1), i + 1)
+                continue
+            if header is None and not module.computations:
+                self._first_computation_header(i)
+            computation, i = self._computation(i)
+            if computation.is_entry:
+                if entry_line is not None:
+                    raise state.error("a module has only one ENTRY computation; this is the second",
+                                      computation.line - 1, 0)
+                entry_line = computation.line
+                module.entry = computation
+        if not module.computations:
+            raise state.error("expected at least one computation", n - 1, len(lines[n - 1]))
+        if module.entry is None:
+            # XLA takes the last computation as the entry when none is marked.
+            module.entry = module.computations[-1]
+            module.entry.is_entry = True
+        if header is None:
+            module.name = _headerless_name(module.filename, module.entry.name)
+        self._resolve_calls()
+        return module
+
+    def _header(self, m: re.Match[str], i: int) -> int:
+        """Read the ``HloModule name, attributes`` header that starts at line ``i``; return the next line."""
+        lines = self.state.lines
+        n = len(lines)
         header_start = i
         header = lines[i]
         # The header's attributes may continue over several lines (long layouts, tables).
@@ -134,50 +126,27 @@ class ModuleParser(InstructionParser):
             depth += net_depth(lines[i])
             header += "\n" + lines[i]
         try:
-            module.attributes = split_attributes(header, m.end())
+            self.state.module.attributes = split_attributes(header, m.end())
         except ScanError as err:
-            raise self.error_at(str(err), header_start, header, err.offset) from None
-        i += 1
-        entry_seen: int | None = None
-        while i < n:
-            line = lines[i]
-            if not line or line.isspace():
-                i += 1
-                continue
-            line = lines[i] = blank_line(line)
-            if self._skippable(line):
-                i += 1
-                continue
-            sm = _SECTION.match(line)
-            if sm:
-                i = self._section(sm.group(1), i + 1)
-                continue
-            computation, i = self._computation(i)
-            if computation.is_entry:
-                if entry_seen is not None:
-                    raise self.error("a module has only one ENTRY computation; this is the second",
-                                     computation.line - 1, 0)
-                entry_seen = computation.line
-                module.entry = computation
-        if not module.computations:
-            raise self.error("expected at least one computation", n - 1, len(lines[n - 1]))
-        if module.entry is None:
-            # XLA takes the last computation as the entry when none is marked.
-            module.entry = module.computations[-1]
-            module.entry.is_entry = True
-        self._resolve_calls()
-        return module
+            raise self.state.error_in(str(err), header_start, header, err.offset) from None
+        return i + 1
 
-    @staticmethod
-    def _skippable(line: str) -> bool:
-        s = blank_line(line).strip()
-        return not s or s.startswith("//")
+    def _first_computation_header(self, i: int) -> None:
+        """Without an ``HloModule`` line the text must start with a computation; say both."""
+        line = self.state.lines[i]
+        m = _COMPUTATION.match(line)
+        rest = line[m.end():] if m else ""
+        if m and not line.lstrip().startswith("}") and (not rest.strip() or rest.lstrip()[0] in "({"):
+            return
+        raise self.state.error("expected 'HloModule name' or a computation '[ENTRY] name {' at the start of the "
+                               "module", i, len(line) - len(line.lstrip()))
 
     def _section(self, name: str, i: int) -> int:
         """Read a stack-frame table (``FileNames`` …) that newer XLA prints after the header."""
-        table = self.module.stack_frame_tables.setdefault(name, {})
-        while i < len(self.lines):
-            line = self.lines[i] = blank_line(self.lines[i])
+        lines = self.state.lines
+        table = self.state.module.stack_frame_tables.setdefault(name, {})
+        while i < len(lines):
+            line = lines[i] = blank_line(lines[i])
             if not line.strip():
                 i += 1
                 continue
@@ -191,93 +160,39 @@ class ModuleParser(InstructionParser):
     # -- computations ---------------------------------------------------------------------
 
     def _computation(self, i: int) -> tuple[Computation, int]:
-        lines = self.lines
+        """The computation whose header starts at line ``i``, and the line after its ``}``."""
+        computation, i, first = self._computation_header(i)
+        start = computation.line - 1
+        i = self._body(computation, i, first)
+        self._finish(computation, start)
+        return computation, i
+
+    def _computation_header(self, i: int) -> tuple[Computation, int, str | None]:
+        """``[ENTRY] name [(parameters) -> shape] {``, perhaps over several lines: the new
+        computation (added to the module), the next line, and any statement after the ``{``."""
+        state = self.state
+        lines = state.lines
         start = i
         header = lines[i] = blank_line(lines[i])
         m = _COMPUTATION.match(header)
         if not m or header.lstrip().startswith("}"):
             s = header.lstrip()
-            raise self.error("expected a computation: '[ENTRY] name [(parameters) -> shape] {'", i,
-                             len(header) - len(s))
+            raise state.error("expected a computation: '[ENTRY] name [(parameters) -> shape] {'", i,
+                              len(header) - len(s))
         # The header ends at its '{'; join lines until we find it.
         while "{" not in header[m.end():] or not self._header_complete(header, m.end()):
             i += 1
-            if i >= len(lines) or i - start > 50:
-                raise self.error("expected '{' to open the computation", start, len(lines[start].rstrip()))
+            if i >= len(lines) or i - start > _MAX_HEADER_LINES:
+                raise state.error("expected '{' to open the computation", start, len(lines[start].rstrip()))
             header += "\n" + blank_line(lines[i])
         computation = Computation(m.group(2), is_entry=bool(m.group(1)), line=start + 1)
-        if self.module.get_computation(computation.name) is not None:
-            raise self.error(f"computation '{computation.name}' is defined twice", start,
-                             header.find(computation.name))
+        if state.module.get_computation(computation.name) is not None:
+            raise state.error(f"computation '{computation.name}' is defined twice", start,
+                              header.find(computation.name))
         brace = self._signature(computation, header, m.end(), start)
-        self.module.add(computation)
-        body_first = header[brace + 1 :]
-        i += 1
-        pending = [body_first] if body_first.strip() else []
-        root_line: int | None = None
-        n_lines = len(lines)
-        fast_match = _FAST.match
-        fast_instruction = self._fast_instruction
-        while True:
-            if pending:
-                text, line_index = pending.pop(), i - 1
-            else:
-                if i >= n_lines:
-                    raise self.error(f"computation '{computation.name}' is never closed with '}}'", start,
-                                     len(lines[start].rstrip()))
-                text = lines[i]
-                line_index = i
-                i += 1
-                m = fast_match(text)
-                if m is not None:
-                    groups = m.groups()
-                    inst = fast_instruction(computation, groups, line_index, m)
-                    if inst is not None:
-                        if groups[0]:
-                            if root_line is not None:
-                                raise self.error("a computation has only one ROOT; this is the second",
-                                                 line_index, len(text) - len(text.lstrip()))
-                            root_line = line_index
-                            computation.root = inst
-                        continue
-                if text == "}":  # the usual end of a computation
-                    break
-                text = blank_line(text)
-            stripped = text.strip()
-            if not stripped or stripped.startswith("//"):
-                continue
-            if stripped.startswith("}"):
-                self._close(computation, text, line_index)
-                break
-            # An instruction, perhaps continued on following lines.
-            first = line_index
-            while True:
-                try:
-                    inst, is_root = self.instruction(computation, text, first)
-                    break
-                except _Incomplete:
-                    # Join following lines until the brackets balance and no comma dangles.
-                    depth = net_depth(text)
-                    while depth > 0 or text.rstrip().endswith(","):
-                        if i >= len(lines) or i - first > _MAX_JOINED_LINES or _NEW_STATEMENT.match(lines[i]) \
-                                or (lines[i].strip() == "}" and depth <= 0):
-                            raise self.error("this instruction is never completed: a bracket is not closed",
-                                             first, len(lines[first].rstrip())) from None
-                        line = lines[i] = blank_line(lines[i])
-                        depth += net_depth(line)
-                        text += "\n" + line
-                        i += 1
-                    if depth < 0:
-                        raise self.error("this instruction is never completed: a bracket is not closed",
-                                         first, len(lines[first].rstrip())) from None
-            if is_root:
-                if root_line is not None:
-                    raise self.error("a computation has only one ROOT; this is the second", first,
-                                     len(text) - len(text.lstrip()))
-                root_line = first
-                computation.root = inst
-        self._finish(computation, start)
-        return computation, i
+        state.module.add(computation)
+        first = header[brace + 1 :]
+        return computation, i + 1, first if first.strip() else None
 
     @staticmethod
     def _header_complete(header: str, start: int) -> bool:
@@ -286,22 +201,28 @@ class ModuleParser(InstructionParser):
         return rest.endswith("{") or (rest.count("(") == rest.count(")") and "{" in rest.split(")")[-1])
 
     def _signature(self, computation: Computation, header: str, pos: int, line_index: int) -> int:
-        """Find the body's '{' and keep the ``(p: shape, ...) -> shape`` text before it.
+        """Find the body's '{' and keep the ``(p: shape, ...) -> shape`` text before it, with its span.
 
         The signature is parsed only when asked for (:attr:`Computation.declared_signature`);
         here it is checked for balanced brackets and an arrow, which is enough to find the body.
         """
+        source = self.state.source
         n = len(header)
         end = header.rstrip()
         if end.endswith("{") and "\n" not in header:
             # The usual one-line header: everything between the name and the final '{'.
-            signature = header[pos : len(end) - 1].strip()
+            raw = header[pos : len(end) - 1]
+            signature = raw.strip()
             if not signature:
                 return len(end) - 1
             arrow = signature.rfind("->")
             if signature[0] == "(" and arrow > 0 and signature[:arrow].rstrip()[-1] == ")" \
                     and signature[arrow + 2 :].strip():
                 computation.signature = signature
+                # The header line as read (comments blanked): splitting the source again for its
+                # original would cost a second copy of every line of the text.
+                computation.signature_span = Span(source.filename, line_index + 1,
+                                                  pos + len(raw) - len(raw.lstrip()) + 1, header)
                 return len(end) - 1
         while pos < n and header[pos] in " \t\n":
             pos += 1
@@ -314,84 +235,165 @@ class ModuleParser(InstructionParser):
                     raise ScanError("expected '->' and the result shape after the parameters", close + 1)
                 if brace < arrow or not header[arrow + 2 : brace].strip():
                     raise ScanError("expected the result shape after '->'", arrow + 2)
-                computation.signature = " ".join(header[pos:brace].split())
+                computation.signature = header[pos:brace].rstrip()  # as written, maybe over lines
+                computation.signature_span = source.span_in(line_index, header, pos)
                 pos = brace
             except ScanError as err:
-                raise self.error_at(str(err), line_index, header, err.offset) from None
+                raise self.state.error_in(str(err), line_index, header, err.offset) from None
         while pos < n and header[pos] in " \t\n":
             pos += 1
         if pos >= n or header[pos] != "{":
-            raise self.error_at("expected '{' to open the computation", line_index, header, pos)
+            raise self.state.error_in("expected '{' to open the computation", line_index, header, pos)
         return pos
 
+    def _body(self, computation: Computation, i: int, first: str | None) -> int:
+        """Read the statements of ``computation`` from line ``i`` (``first`` is any statement on
+        the header's line) to its ``}``; return the line after it."""
+        state = self.state
+        lines = state.lines
+        n_lines = len(lines)
+        fast_match = _FAST.match
+        fast = self.instructions.fast
+        by_name = computation.by_name
+        root_line: int | None = None
+        pending = first
+        start = computation.line - 1
+        while True:
+            if pending is not None:
+                text, line_index, pending = pending, i - 1, None
+            else:
+                if i >= n_lines:
+                    raise state.error(f"computation '{computation.name}' is never closed with '}}'", start,
+                                      len(lines[start].rstrip()))
+                text = lines[i]
+                line_index = i
+                i += 1
+                m = fast_match(text)
+                if m is not None:
+                    groups = m.groups()
+                    inst = fast(computation, by_name, groups, m, line_index)
+                    if inst is not None:
+                        if groups[0]:
+                            root_line = self._set_root(computation, inst, root_line, line_index, text)
+                        continue
+                if text == "}":  # the usual end of a computation
+                    return i
+                text = blank_line(text)
+            stripped = text.strip()
+            if not stripped or stripped.startswith("//"):
+                continue
+            if stripped.startswith("}"):
+                self._close(computation, text, line_index)
+                return i
+            inst, is_root, i = self._statement(computation, text, line_index, i)
+            if is_root:
+                root_line = self._set_root(computation, inst, root_line, line_index, text)
+
+    def _set_root(self, computation: Computation, inst: Instruction, root_line: int | None, line_index: int,
+                  text: str) -> int:
+        if root_line is not None:
+            raise self.state.error("a computation has only one ROOT; this is the second", line_index,
+                                   len(text) - len(text.lstrip()))
+        computation.root = inst
+        return line_index
+
+    def _statement(self, computation: Computation, text: str, first: int, i: int) -> tuple[Instruction, bool, int]:
+        """An instruction the fast path did not take, joining the lines it goes on over; the
+        instruction, whether it is the ROOT, and the next line to read."""
+        while True:
+            try:
+                inst, is_root = self.instructions.statement(computation, text, first)
+                return inst, is_root, i
+            except Incomplete as incomplete:
+                text, i = self._join(text, first, i, incomplete)
+
+    def _join(self, text: str, first: int, i: int, incomplete: Incomplete) -> tuple[str, int]:
+        """The statement with the next line joined, and more until the brackets balance and no
+        comma dangles; the error of ``incomplete`` when a new statement or the end comes first."""
+        lines = self.state.lines
+        depth = net_depth(text)
+        joined = False
+        while not joined or depth > 0 or text.rstrip().endswith(","):
+            if i >= len(lines) or i - first > _MAX_JOINED_LINES or _NEW_STATEMENT.match(lines[i]) \
+                    or (lines[i].strip() == "}" and depth <= 0):
+                if incomplete.error is not None:
+                    raise incomplete.error from None
+                raise self.state.error("this instruction is never completed: a bracket is not closed",
+                                       first, len(lines[first].rstrip())) from None
+            line = lines[i] = blank_line(lines[i])
+            depth += net_depth(line)
+            text += "\n" + line
+            i += 1
+            joined = joined or bool(line.strip())
+        if depth < 0:
+            raise self.state.error("this instruction is never completed: a bracket is not closed",
+                                   first, len(lines[first].rstrip())) from None
+        return text, i
+
     def _close(self, computation: Computation, text: str, line_index: int) -> None:
+        """The closing ``}`` and what may follow it (``, execution_thread="..."``)."""
         after = text.strip()[1:]
         if after.strip():
             try:
                 attrs = split_attributes(after, 0)
             except ScanError as err:
-                raise self.error(str(err), line_index, text.find("}") + 1 + err.offset) from None
+                raise self.state.error(str(err), line_index, text.find("}") + 1 + err.offset) from None
             thread = attrs.get("execution_thread")
             if thread is not None:
                 computation.execution_thread = thread.strip('"')
+
+    # -- names ----------------------------------------------------------------------------
 
     def _finish(self, computation: Computation, start: int) -> None:
         """Resolve the operand and control-predecessor names left open inside one computation.
 
         The fast path resolves operands as it goes (XLA prints definitions before uses); only
-        forward references, control predecessors and the general path's instructions wait
-        until here, in :attr:`_deferred`.
+        forward references, the general path's instructions and control predecessors wait
+        until here, in the state.
         """
-        by_name = computation._by_name
-        deferred, self._deferred = self._deferred, []
-        for inst in deferred:
-            names = inst.operands
-            if names:
-                try:
-                    inst.operands = [by_name[n] for n in names]
-                except KeyError:
-                    self._undefined(computation, inst, names)
-            if inst._attributes is None or "control-predecessors" not in inst._attributes:
-                continue
-            preds = inst._attributes.pop("control-predecessors")
-            if preds is not None:
-                out = []
-                for n in names_in(preds):
-                    pred = by_name.get(n)
-                    if pred is None:
-                        raise self._name_error(inst, n, f"control predecessor '{n}' is not defined in "
-                                               f"computation '{computation.name}'")
-                    out.append(pred)
-                inst.control_predecessors = out
-        _infer_shapes([inst for inst in deferred if inst.shape is INFERRED])
+        state = self.state
+        by_name = computation.by_name
+        for inst, names in state.unresolved:
+            try:
+                inst.operands = [by_name[n] for n in names]
+            except KeyError:
+                undefined = next(n for n in names if n not in by_name)
+                raise self._name_error(inst, undefined, f"instruction '{undefined}' is not defined in computation "
+                                       f"'{computation.name}'") from None
+        for inst, preds in state.predecessors:
+            found = []
+            for n in names_in(preds):
+                pred = by_name.get(n)
+                if pred is None:
+                    raise self._name_error(inst, n, f"control predecessor '{n}' is not defined in "
+                                           f"computation '{computation.name}'")
+                found.append(pred)
+            inst.control_predecessors = found
+        infer_shapes(state.inferred)
+        state.unresolved, state.predecessors, state.inferred = [], [], []
         if computation.root is None:
             if not computation.instructions:
-                raise self.error(f"computation '{computation.name}' has no instructions", start, 0)
+                raise state.error(f"computation '{computation.name}' has no instructions", start, 0)
             computation.root = computation.instructions[-1]
 
-    def _undefined(self, computation: Computation, inst: Instruction, names: list) -> None:
-        for n in names:
-            if isinstance(n, str) and n not in computation._by_name:
-                raise self._name_error(inst, n, f"instruction '{n}' is not defined in computation "
-                                       f"'{computation.name}'")
-
     def _name_error(self, inst: Instruction, name: str, message: str) -> HloParseError:
+        lines = self.state.source.lines
         line_index = inst.line - 1
-        line = self.original_lines[line_index] if 0 <= line_index < len(self.original_lines) else ""
+        line = lines[line_index] if 0 <= line_index < len(lines) else ""
         eq = line.find("=")
         col = line.find(name, eq + 1 if eq >= 0 else 0)
         if col > 0 and line[col - 1] == "%":
             col -= 1
-        return self.error(message, line_index, col if col >= 0 else 0)
+        return self.state.error(message, line_index, col if col >= 0 else 0)
 
     def _resolve_calls(self) -> None:
-        module = self.module
-        for inst, attr, value, line_index, col in self.pending_calls:
+        module = self.state.module
+        for inst, attr, value, line_index, col in self.state.pending_calls:
             called = []
             for n in names_in(value):
                 c = module.get_computation(n)
                 if c is None:
-                    raise self.error(f"computation '{n}' (named by {attr}=) is not defined", line_index, col)
+                    raise self.state.error(f"computation '{n}' (named by {attr}=) is not defined", line_index, col)
                 called.append(c)
             if inst.calls_by_attribute:
                 inst.calls_by_attribute = {**inst.calls_by_attribute, attr: called}
@@ -399,5 +401,3 @@ class ModuleParser(InstructionParser):
             else:  # the usual case: one attribute names the called computations
                 inst.calls_by_attribute = {attr: called}
                 inst.called_computations = list(called)
-
-    # -- instructions ---------------------------------------------------------------------

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
+from ..errors import HloParseError
 from ..ir import DYNAMIC, ELEMENT_BITS, INFERRED, Instruction, Layout, Shape
-from .scan import ScanError, find_close
+from ..source import Span
+from .scan import ScanError, find_close, split_top_level
 
 # An array shape: element type, dimensions, optional layout without nested braces.
 ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?")
@@ -41,15 +43,16 @@ class ShapeParser:
     MAX_TUPLE_DEPTH = 64
 
     def __init__(self) -> None:
-        self._cache: dict[str, Shape] = {}
+        #: Shape text → shape, for every distinct text seen (the parser looks here first).
+        self.cache: dict[str, Shape] = {}
         self._depth = 0
 
     def array(self, element_type: str, dims_text: str, layout_text: str | None, offset: int) -> Shape:
         key = f"{element_type}[{dims_text}]{layout_text or ''}"
-        shape = self._cache.get(key)
+        shape = self.cache.get(key)
         if shape is None:
             shape = self._make_array(element_type, dims_text, layout_text, offset)
-            self._cache[key] = shape
+            self.cache[key] = shape
         return shape
 
     def _make_array(self, element_type: str, dims_text: str, layout_text: str | None, offset: int) -> Shape:
@@ -95,14 +98,14 @@ class ShapeParser:
                 raise ShapeError(f"tuple shapes nested more than {self.MAX_TUPLE_DEPTH} levels deep", pos)
             end = find_close(text, pos, limit)
             key = text[pos : end + 1]
-            shape = self._cache.get(key)
+            shape = self.cache.get(key)
             if shape is None:
                 self._depth += 1
                 try:
                     shape = self._tuple(text, pos, end)
                 finally:
                     self._depth -= 1
-                self._cache[key] = shape
+                self.cache[key] = shape
             return shape, end + 1
         m = ARRAY_SHAPE.match(text, pos)
         if not m:
@@ -137,16 +140,13 @@ def parse_shape(text: str) -> Shape:
 
     Raises :class:`hloviz.HloParseError` with the column of the problem.
     """
-    from ..errors import HloParseError
-
     try:
         shape, end = ShapeParser().parse(text, 0)
         if text[end:].strip():
             raise ShapeError(f"unexpected text after the shape: '{text[end:].strip()}'", end)
         return shape
     except ScanError as err:
-        raise HloParseError(str(err), filename="<shape>", line=1, column=min(err.offset, len(text)) + 1,
-                            source_line=text) from None
+        raise HloParseError(str(err), span=Span("<shape>", 1, 1, text).shifted(err.offset, text)) from None
 
 
 _SAME_AS_FIRST_OPERAND = {
@@ -181,11 +181,12 @@ def infer_shape(inst: Instruction) -> Shape:
     return INFERRED
 
 
-def parse_signature(signature: str) -> tuple[list[tuple[str, Shape]], Shape]:
-    """``(a: f32[2], b: s32[]) -> f32[2]`` → ``([("a", f32[2]), ("b", s32[])], f32[2])``."""
-    from ..errors import HloParseError
-    from .scan import split_top_level
+def parse_signature(signature: str, span: Span | None = None) -> tuple[list[tuple[str, Shape]], Shape]:
+    """``(a: f32[2], b: s32[]) -> f32[2]`` → ``([("a", f32[2]), ("b", s32[])], f32[2])``.
 
+    ``span`` is where ``signature`` starts in its file (it may go on over several lines), so that
+    an error points at the true line and column; without it, into the signature itself.
+    """
     parser = ShapeParser()
     try:
         start = signature.index("(")
@@ -207,5 +208,5 @@ def parse_signature(signature: str) -> tuple[list[tuple[str, Shape]], Shape]:
         return params, result
     except (ScanError, ValueError) as err:
         offset = getattr(err, "offset", 0)
-        raise HloParseError(str(err), filename="<signature>", line=1, column=offset + 1,
-                            source_line=signature) from None
+        at = span if span is not None else Span("<signature>", 1, 1, signature)
+        raise HloParseError(str(err), span=at.shifted(offset, signature)) from None

@@ -67,7 +67,7 @@ def _cluster(g: ViewGraph, place: Place) -> Cluster:
     owner = place.owner
     mark = g.marks.get(owner.name) if owner is not None else None
     if place.role == "fusion" and owner is not None:
-        rows = [Row(f"fusion {owner.fusion_kind or ''}".rstrip(), bold=True), Row(owner.name),
+        rows = [Row(labels.fusion_title(owner), bold=True), Row(owner.name),
                 Row(f"{labels.instruction_count(owner)} · {labels.shape_text(owner)}", small=True)]
         fill, border = FUSION_CLUSTER.fill, FUSION_CLUSTER.border
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..analysis.backends import backend_name
 from ..analysis.kernels import work_instructions
 from ..ir import Computation, Instruction
 from .quoting import shorten
@@ -118,10 +119,17 @@ def instruction_count(fusion: Instruction) -> str:
     return f"{n} instruction{'s' if n != 1 else ''}"
 
 
+def fusion_title(fusion: Instruction) -> str:
+    """``fusion kLoop``; on GPU with how the backend runs it: ``fusion kCustom · Triton GEMM``."""
+    title = f"fusion {fusion.fusion_kind or ''}".rstrip()
+    backend = backend_name(fusion.backend_kind)
+    return f"{title} · {backend}" if backend else title
+
+
 def fusion_rows(fusion: Instruction, *, root: bool = False) -> list[Row]:
     """A fusion drawn as one node: kind, name, how many instructions of which kinds, shape."""
     work = [i.opcode for i in work_instructions(fusion)]
-    return [Row(("ROOT " if root else "") + f"fusion {fusion.fusion_kind or ''}".rstrip(), bold=True),
+    return [Row(("ROOT " if root else "") + fusion_title(fusion), bold=True),
             Row(shorten(fusion.name, 48)), Row(f"{instruction_count(fusion)}: {histogram_text(work)}", small=True),
             Row(shape_text(fusion), small=True)]
 

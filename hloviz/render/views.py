@@ -290,11 +290,20 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
             visible = near if visible is None else visible & near
             g.notes.append(note)
             g.focus = {id(t) for t in targets}
+            _draw_focus_targets(g, targets)
     _make_units(g, options, targets)
     _make_edges(g)
     if visible is not None:
         _hide(g, visible)
     return g
+
+
+def _draw_focus_targets(g: ViewGraph, targets: list[Instruction]) -> None:
+    """The instructions a picture focuses on are drawn as nodes of their own, even ones usually
+    elided (an inlined constant, a get-tuple-element, a fused parameter, tuple plumbing)."""
+    for target in targets:
+        if g.kind.get(id(target)) in (INLINE, GTE, FPARAM, PLUMB):
+            g.kind[id(target)] = NODE
 
 
 def _root_computation(module: HloModule, name: str | None) -> Computation:
@@ -365,8 +374,8 @@ def _classify(g: ViewGraph, place: Place, options: ViewOptions) -> None:
         elif (used and not root and op == "broadcast" and may_inline_broadcast and len(inst.operands) == 1
               and kind.get(id(inst.operands[0])) == INLINE and inst.operands[0].shape.element_count == 1):
             k = INLINE
-        elif op == "get-tuple-element" and inst.operands and (used or (root and inst.operands[0].opcode == "tuple")):
-            k = GTE
+        elif op == "get-tuple-element" and inst.operands and used and not root:
+            k = GTE  # the root is drawn where XLA marks it, even a get-tuple-element of a tuple
         elif op == "parameter" and in_fusion and used and not root and place.owner is not None:
             k = FPARAM
         elif op == "fusion" and any(g.places.get(c.name) is not None and g.places[c.name].owner is inst

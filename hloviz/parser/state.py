@@ -1,0 +1,99 @@
+"""What one parse shares: :class:`ParseState`, explicit and typed.
+
+The module reader (:mod:`hloviz.parser.module`) and the instruction reader
+(:mod:`hloviz.parser.instructions`) are two objects over one state: the text (as a
+:class:`~hloviz.source.SourceText`, for errors, and as lines, for reading), the shape cache, the
+module being built, and what waits to be resolved — operand names (kept apart from the resolved
+operands, which are only ever instructions), control predecessors, called computations, shapes
+left out of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from ..errors import HloParseError
+from ..ir import HloModule, Instruction, quoted_string_pattern
+from ..source import SourceText
+from .shapes import ShapeParser
+
+# A string, a comment (an unclosed "/*" runs to the end: one match, not one scan per "/*"), or "//".
+_COMMENT_OR_STRING = re.compile(quoted_string_pattern() + r'|/\*.*?(?:\*/|\Z)|//[^\n]*', re.DOTALL)
+
+
+def _blank(m: re.Match[str]) -> str:
+    t = m.group()
+    return t if t[0] == '"' else re.sub(r"[^\n]", " ", t)
+
+
+def split_lines(text: str) -> list[str]:
+    """The text's lines; comments that span lines are blanked here, all at once (rare).
+
+    One-line comments are blanked line by line, only on lines the fast path does not take
+    (see :func:`blank_line`), so the common case costs nothing.
+    """
+    if "/*" in text and _open_comment(text):
+        return _COMMENT_OR_STRING.sub(_blank, text).split("\n")
+    return text.split("\n")
+
+
+def _open_comment(text: str) -> bool:
+    """Is there a "/*" whose "*/" is not on the same line? One pass of ``str.find``s."""
+    pos = text.find("/*")
+    while pos != -1:
+        eol = text.find("\n", pos)
+        close = text.find("*/", pos + 2, len(text) if eol == -1 else eol)
+        if close == -1:
+            return True
+        pos = text.find("/*", close + 2)
+    return False
+
+
+def blank_line(line: str) -> str:
+    """``line`` with ``/* ... */`` and ``// ...`` comments replaced by spaces (columns stay true)."""
+    if "/*" in line or "//" in line:
+        return _COMMENT_OR_STRING.sub(_blank, line)
+    return line
+
+
+class PendingCall(NamedTuple):
+    """An attribute naming computations (``calls=%f``), resolved once every computation exists."""
+
+    instruction: Instruction
+    attribute: str
+    value: str
+    line_index: int
+    column: int
+
+
+class ParseState:
+    """The state of one parse of one text (see the module docstring)."""
+
+    __slots__ = ("source", "lines", "shapes", "module", "pending_calls", "unresolved", "predecessors",
+                 "inferred", "nested", "nesting")
+
+    def __init__(self, text: str, filename: str | None) -> None:
+        self.source = SourceText(text, filename)
+        #: The lines being read: comments are blanked as lines are read, and statements joined.
+        self.lines: list[str] = split_lines(text)
+        self.shapes = ShapeParser()
+        self.module = HloModule("", filename=self.source.filename)
+        self.pending_calls: list[PendingCall] = []
+        #: Instructions of the current computation and the operand names they wait for.
+        self.unresolved: list[tuple[Instruction, list[str]]] = []
+        #: Instructions of the current computation and their ``control-predecessors`` text.
+        self.predecessors: list[tuple[Instruction, str]] = []
+        #: Instructions of the current computation written without a shape.
+        self.inferred: list[Instruction] = []
+        #: Names made for nested instruction expressions so far, and how deep the current one is.
+        self.nested = 0
+        self.nesting = 0
+
+    def error(self, message: str, line_index: int, column: int) -> HloParseError:
+        """An error at 0-based ``line_index`` and 0-based ``column``."""
+        return HloParseError(message, span=self.source.span(line_index, column))
+
+    def error_in(self, message: str, first_line: int, statement: str, offset: int) -> HloParseError:
+        """An error ``offset`` characters into ``statement``, which starts at line ``first_line``."""
+        return HloParseError(message, span=self.source.span_in(first_line, statement, offset))
