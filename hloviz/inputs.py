@@ -32,9 +32,9 @@ DEFAULT_MAX_INPUT = 256 * 1024 * 1024
 
 #: Suffix → how to open it as a stream of its decompressed bytes.
 COMPRESSED: dict[str, Callable[[Path], BinaryIO]] = {
-    ".gz": lambda p: gzip.open(p, "rb"),  # type: ignore[dict-item]
-    ".xz": lambda p: lzma.open(p, "rb"),  # type: ignore[dict-item]
-    ".bz2": lambda p: bz2.open(p, "rb"),  # type: ignore[dict-item]
+    ".gz": lambda p: gzip.open(p, "rb"),  # type: ignore[dict-item]  # noqa: SIM115 - the caller closes it
+    ".xz": lambda p: lzma.open(p, "rb"),  # type: ignore[dict-item]  # noqa: SIM115 - the caller closes it
+    ".bz2": lambda p: bz2.open(p, "rb"),  # type: ignore[dict-item]  # noqa: SIM115 - the caller closes it
 }
 
 _CHUNK = 1 << 20
