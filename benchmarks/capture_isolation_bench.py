@@ -43,7 +43,7 @@ def one(mode: str, out: Path) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     opts = ap.parse_args()
     times: dict[str, list[float]] = {"in-process": [], "child": []}

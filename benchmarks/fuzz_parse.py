@@ -27,7 +27,7 @@ from tests import fuzzing
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--inputs", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save-failures", type=Path)

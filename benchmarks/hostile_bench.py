@@ -76,8 +76,8 @@ def commands(folder: Path, scale: float) -> None:
     cases.append((f"{bomb.stat().st_size // 1024} KB .gz inflating to {n(1000):g} MB: stats (refused at the limit)",
                   ["stats", str(bomb)]))
     small_bomb = H.bomb(folder / "bomb100.hlo.gz", n(100_000_000))
-    cases.append((f"{small_bomb.stat().st_size // 1024} KB .gz inflating to {n(100):g} MB (under the limit): "
-                  "stats --pre", ["stats", "--pre", str(small_bomb)]))
+    cases.append(((f"{small_bomb.stat().st_size // 1024} KB .gz inflating to {n(100):g} MB (under the limit): "
+                   "stats --pre"), ["stats", "--pre", str(small_bomb)]))
     for deep in (("fusions", H.nested_fusions(1000)), ("calls", H.nested_calls(1000)),
                  ("whiles", H.nested_calls(1000, "while"))):
         path = folder / f"deep_{deep[0]}.hlo"
@@ -99,7 +99,7 @@ def growth(folder: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--skip-commands", action="store_true")
     ap.add_argument("--skip-growth", action="store_true")

@@ -21,28 +21,42 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import hloviz  # noqa: E402
 from hloviz.analysis import analyze  # noqa: E402
+from hloviz.ir import HloModule  # noqa: E402
 from hloviz.render import ViewOptions  # noqa: E402
 from hloviz.render.pictures import _run_dot as run_dot  # noqa: E402  (with the retry hloviz uses)
 from hloviz.render.sidebyside import side_by_side  # noqa: E402
 
 CAPTURES = ROOT / "samples" / "captures"
+_T = TypeVar("_T")
+
 MODELS = ("mobilenet_v2", "resnet50", "keras_transformer")
 
 
-def best(fn, repeat: int):
-    times, out = [], None
-    for _ in range(repeat):
+def best(fn: Callable[[], _T], repeat: int) -> tuple[float, _T]:
+    """The fastest of ``repeat`` runs of ``fn`` (at least one) in seconds, and what the last returned."""
+    times: list[float] = []
+    for _ in range(max(repeat, 1) - 1):
         t = time.perf_counter()
-        out = fn()
+        fn()
         times.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    out = fn()
+    times.append(time.perf_counter() - t)
     return min(times), out
+
+
+def _parse_both(pre_text: str, post_text: str) -> tuple[HloModule, HloModule]:
+    return hloviz.parse(pre_text), hloviz.parse(post_text)
 
 
 def _read(folder: Path, stage: str) -> str:
@@ -70,7 +84,7 @@ def named(view) -> set[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--budget", type=int, nargs="+", default=[150, 300, 400])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--model", nargs="+", default=list(MODELS))
@@ -78,7 +92,9 @@ def main() -> None:
     for name in args.model:
         folder = CAPTURES / name
         pre_text, post_text = (_read(folder, stage) for stage in ("pre", "post"))
-        ref, (pre, post) = best(lambda: (hloviz.parse(pre_text), hloviz.parse(post_text)), args.repeat)
+        ref, (pre, post) = best(partial(_parse_both, pre_text, post_text), args.repeat)
+        if pre.entry is None or post.entry is None:
+            raise SystemExit(f"{name}: a capture without an ENTRY computation")
         info = json.loads((folder / "capture.json").read_text())
         analysis = analyze(pre, post, info=info)
         layers = keras_layers(pre)
@@ -86,8 +102,8 @@ def main() -> None:
               f"{len(layers)} Keras layers; reference (parse both texts): {ref:.2f} s")
         for budget in args.budget:
             options = ViewOptions(budget=budget)
-            views, sbs = best(lambda: side_by_side(pre, post, analysis, options=options, info=info), args.repeat)
-            layout, _ = best(lambda: run_dot(sbs.dot, "svg", 120), 1)
+            views, sbs = best(partial(side_by_side, pre, post, analysis, options=options, info=info), args.repeat)
+            layout, _ = best(partial(run_dot, sbs.dot, "svg", 120), 1)
             cover = len(layers & (named(sbs.pre) | named(sbs.post))) / len(layers) if layers else 0.0
             print(f"  --budget {budget}: nodes {sbs.pre.nodes} + {sbs.post.nodes}, layers named {cover:.0%}; "
                   f"views {views:.2f} s ({views / ref:.1f}× parse), Graphviz {layout:.2f} s "

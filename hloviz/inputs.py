@@ -31,10 +31,12 @@ __all__ = ["COMPRESSED", "DEFAULT_MAX_INPUT", "max_input", "parse_size", "read_b
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
 
 #: Suffix → how to open it as a stream of its decompressed bytes.
+#: (The ignores: the stubs type GzipFile, LZMAFile and BZ2File as binary streams that are not
+#: the nominal ``typing.BinaryIO``, though each provides its interface.)
 COMPRESSED: dict[str, Callable[[Path], BinaryIO]] = {
-    ".gz": lambda p: gzip.open(p, "rb"),  # type: ignore[dict-item]
-    ".xz": lambda p: lzma.open(p, "rb"),  # type: ignore[dict-item]
-    ".bz2": lambda p: bz2.open(p, "rb"),  # type: ignore[dict-item]
+    ".gz": lambda p: gzip.open(p, "rb"),  # type: ignore[dict-item]  # noqa: SIM115 - the caller closes it
+    ".xz": lambda p: lzma.open(p, "rb"),  # type: ignore[dict-item]  # noqa: SIM115 - the caller closes it
+    ".bz2": lambda p: bz2.open(p, "rb"),  # type: ignore[dict-item]  # noqa: SIM115 - the caller closes it
 }
 
 _CHUNK = 1 << 20

@@ -24,6 +24,7 @@ from hloviz.capture import Capture, load_target, save_capture
 from hloviz.cli import main
 from hloviz.errors import CaptureError, InputError
 
+from . import entry_of, present, root_of
 from .conftest import restore_default_sigint
 
 pytestmark = pytest.mark.requires_tf
@@ -195,7 +196,8 @@ def test_save_and_reload_a_live_capture(captured, tmp_path):
     assert back.post_text == cap.post_text and back.pre_text == cap.pre_text
     assert back.info["source_map"] == cap.info["source_map"]
     assert back.info["tensorflow"] == cap.info["tensorflow"] and back.info["device"].endswith("CPU:0")
-    assert hloviz.to_text(back.post_module()) == hloviz.to_text(cap.post_module())
+    assert hloviz.to_text(present(back.post_module(), "a post module")) == hloviz.to_text(
+        present(cap.post_module(), "a post module"))
 
 
 def test_cli_dump_in_process(tmp_path, capsys):
@@ -223,7 +225,7 @@ def test_plain_function_is_wrapped_and_user_is_told(model):
     assert notes == ["plain is a plain Python function; wrapped it in tf.function(jit_compile=True)"]
     assert cap.info["wrapped"] == "tf.function(jit_compile=True)"
     assert cap.info["source_map"]["Sin"]["line"] == line_of(path, "tf.sin(x) + y")
-    assert "sine" in Counter(i.opcode for i in cap.pre_module().instructions())
+    assert "sine" in Counter(i.opcode for i in present(cap.pre_module(), "a pre module").instructions())
 
 
 def test_input_signature_literals_keywords_and_nested_functions(model):
@@ -243,10 +245,10 @@ def test_input_signature_literals_keywords_and_nested_functions(model):
     """)
     cap = load_target(f"{path}:signed")
     assert cap.info["arg_source"] == "input_signature" and cap.info["args"] == ["f32[3,5]"]
-    assert str(cap.post_module().entry.root.shape).startswith("f32[3]")
+    assert str(root_of(present(cap.post_module(), "a post module")).shape).startswith("f32[3]")
     cap = load_target(f"{path}:scaled", args=["f32[7]", "3", "mode='relu'"])
     assert cap.info["args"] == ["f32[7]", "3", "mode='relu'"]
-    assert len(cap.pre_module().entry.parameters) == 1  # k and mode were Python values
+    assert len(entry_of(present(cap.pre_module(), "a pre module")).parameters) == 1  # k and mode were Python values
     smap = cap.info["source_map"]
     assert smap["PartitionedCall/Cos"]["line"] == line_of(path, "tf.cos(x)")
     assert smap["PartitionedCall/Cos"]["function"] == "inner"
@@ -254,8 +256,9 @@ def test_input_signature_literals_keywords_and_nested_functions(model):
     # TF may join merged ops' names with ';' (e.g. "Cos;PartitionedCall/Cos"); source_for copes
     from hloviz.capture import source_for
 
-    cos = [i for i in cap.pre_module().instructions() if i.opcode == "cosine"]
-    assert cos and all(source_for(i.metadata.op_name, smap)["function"] == "inner" for i in cos)
+    cos = [i for i in present(cap.pre_module(), "a pre module").instructions() if i.opcode == "cosine"]
+    assert cos and all(present(source_for(i.metadata.op_name, smap), i.metadata.op_name)["function"] == "inner"
+                   for i in cos)
 
 
 def test_control_flow_ops_are_mapped(model):
@@ -272,7 +275,8 @@ def test_control_flow_ops_are_mapped(model):
     assert smap["cond/Sin"]["line"] == line_of(path, "tf.cond(")
     from hloviz.capture import source_for
 
-    post_names = {i.metadata.op_name for i in cap.post_module().instructions()} - {"", "XLA_Args", "XLA_Retvals"}
+    post = present(cap.post_module(), "a post module")
+    post_names = {i.metadata.op_name for i in post.instructions()} - {"", "XLA_Args", "XLA_Retvals"}
     mapped = {n for n in post_names if source_for(n, smap)}
     assert "while/mul" in mapped and any(n.endswith("Sin") for n in mapped)
 

@@ -13,6 +13,7 @@ import pytest
 from hloviz.cli import main
 
 from . import hostile_inputs as H
+from . import present
 
 
 def _run(args, capsys):
@@ -72,7 +73,7 @@ def test_a_shape_whose_size_overflows_int64_is_refused_where_it_is(tmp_path, cap
     path = tmp_path / "big.hlo"
     path.write_text(H.big_shape(500))
     for command in (["stats", "--json"], ["stats"], ["render", "-o", str(tmp_path / "b.svg")]):
-        code, out, err = _run([*command, str(path)], capsys)
+        code, _out, err = _run([*command, str(path)], capsys)
         assert code == 2, err
         _one_message(err)
         assert re.search(r"big.hlo:\d+:\d+: error: f32\[", err) and "int64" in err
@@ -121,7 +122,7 @@ def test_a_decompression_bomb_stops_at_the_limit_and_names_the_flag(tmp_path, ca
     assert code == 2, err
     _one_message(err)
     assert "more than 1 MiB" in err and "--max-input" in err
-    code, out, err = _run(["--max-input", "8MiB", "stats", "--json", str(path)], capsys)
+    code, _out, err = _run(["--max-input", "8MiB", "stats", "--json", str(path)], capsys)
     assert code == 0, err
     monkeypatch.setenv("HLOVIZ_MAX_INPUT", "100KiB")
     code, _, err = _run(["stats", str(path)], capsys)
@@ -159,11 +160,11 @@ def test_a_bug_in_hloviz_is_exit_2_with_one_message_and_the_traceback_only_with_
         raise ZeroDivisionError("a bug")
 
     monkeypatch.setattr(api, "stats", broken)
-    code, out, err = _run(["stats", str(H.SEED)], capsys)
+    code, _out, err = _run(["stats", str(H.SEED)], capsys)
     assert code == 2
     _one_message(err)
     assert "internal error: ZeroDivisionError: a bug" in err and "--debug" in err
-    code, out, err = _run(["--debug", "stats", str(H.SEED)], capsys)
+    code, _out, err = _run(["--debug", "stats", str(H.SEED)], capsys)
     assert code == 2 and "Traceback" in err and "ZeroDivisionError" in err
 
 
@@ -210,8 +211,9 @@ def test_a_closed_stdout_pipe_is_not_exit_1(tmp_path):
     big = H.ROOT / "samples" / "captures" / "transformer_train-tf2.21"
     proc = subprocess.Popen([sys.executable, "-m", "hloviz", "stats", "--json", "--all", str(big)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout.read(10)
-    proc.stdout.close()  # like `| head -c 10`
-    err = proc.stderr.read().decode()
+    stdout, stderr = present(proc.stdout, "a stdout pipe"), present(proc.stderr, "a stderr pipe")
+    assert stdout.read(10)
+    stdout.close()  # like `| head -c 10`
+    err = stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert "Traceback" not in err

@@ -17,6 +17,7 @@ import pytest
 from hloviz.cli import main
 from hloviz.render.files import REPORT_RECORD
 
+from . import present
 from .conftest import restore_default_sigint
 from .test_render_graphviz import fake_dot
 
@@ -161,7 +162,8 @@ def test_ctrl_c_while_rendering_exits_130_and_writes_nothing(tmp_path):
     deadline = time.monotonic() + 120
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert marker.exists(), proc.stderr.read() if proc.poll() is not None else "dot never started"
+    assert marker.exists(), present(proc.stderr, "a stderr pipe").read() if proc.poll() is not None else (
+        "dot never started")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -82,7 +82,7 @@ def test_render_retries_coarser_within_the_same_budget(slow_dot):
 
 
 def test_when_nothing_finishes_the_command_still_ends_within_its_budget(slow_dot):
-    clock, runs, state = slow_dot
+    clock, _runs, state = slow_dot
     state["coarse_cost"] = float("inf")
     started = clock.now
     with pytest.raises(GraphvizTimeout, match="within the 4 s --timeout, not even a coarser view"):

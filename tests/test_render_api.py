@@ -13,6 +13,8 @@ from hloviz import api
 from hloviz.cli import main
 from hloviz.errors import InputError
 
+from . import present
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "samples" / "captures" / "fused_additions"
 GOLDEN = Path(__file__).parent / "golden" / "render"
@@ -23,7 +25,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
         main(list(argv))
         code = 0
     except SystemExit as exit_:
-        code = exit_.code or 0
+        # the process's exit status: None is 0, a message (str) is 1
+        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -72,7 +75,7 @@ def test_show_open_uses_the_browser(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("suffix", [".svg", ".png", ".dot", ".html", ".json"])
 def test_render_formats_follow_the_suffix(tmp_path, capsys, suffix):
     out = tmp_path / f"pic{suffix}"
-    code, stdout, stderr = run(capsys, "render", str(SEED), "-o", str(out), "--stage", "both")
+    code, _stdout, stderr = run(capsys, "render", str(SEED), "-o", str(out), "--stage", "both")
     assert code == 0, stderr
     data = out.read_bytes()
     if suffix == ".svg":
@@ -128,10 +131,10 @@ def test_render_options_reach_the_view(tmp_path, capsys):
 @pytest.mark.requires_dot
 def test_python_api_objects_show_themselves_in_jupyter(tmp_path):
     pic = api.render(hloviz.parse_file(SEED / "post.hlo"))
-    svg = pic._repr_svg_()
+    svg = present(pic._repr_svg_(), "an SVG")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     png = api.render(str(SEED), stage="pre", fmt="png")
-    assert png._repr_png_().startswith(b"\x89PNG") and "<svg" in png._repr_svg_()
+    assert present(png._repr_png_(), "a PNG").startswith(b"\x89PNG") and "<svg" in present(png._repr_svg_(), "an SVG")
     result = api.show(str(SEED), tmp_path)
     html = result._repr_html_()
     assert "<svg" in html and "Kernels (1)" in html and "<html" not in html

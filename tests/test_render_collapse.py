@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +22,7 @@ def test_find_repeats_blocks_and_runs():
     # overlapping candidates: the bigger saving wins, the rest does not overlap it
     found = find_repeats(list("ababababzzzz"))
     spans = [(s, s + p * k) for s, p, k in found]
-    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in pairwise(spans))
 
 
 def test_small_modules_are_drawn_whole():

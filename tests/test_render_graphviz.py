@@ -55,7 +55,7 @@ open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
 time.sleep(60)
 """, monkeypatch)
     started = time.monotonic()
-    with pytest.raises(GraphvizTimeout, match="within 0.5 s") as err:
+    with pytest.raises(GraphvizTimeout, match=r"within 0\.5 s") as err:
         run_dot("digraph { a }", timeout=0.5)
     assert time.monotonic() - started < 10
     assert "--focus" in str(err.value)  # says what to do

@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from hloviz.analysis import analyze
-from hloviz.capture import load_target
+from hloviz.capture import Capture, load_target
 from hloviz.errors import InputError
+from hloviz.ir import HloModule
 from hloviz.render import ViewOptions, draw_module
 from hloviz.render.cut import Step, build_tree, fit
 from hloviz.render.labels import kernel_badge, kernel_list
 from hloviz.render.sidebyside import side_by_side
+
+from . import entry_of, present
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
@@ -22,8 +25,13 @@ CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 @pytest.fixture(scope="module", params=["mobilenet_v2", "resnet50"])
 def model(request):
     cap = load_target(str(CAPTURES / request.param))
-    pre, post = cap.pre_module(), cap.post_module()
+    pre, post = both_modules(cap)
     return request.param, pre, post, analyze(pre, post, info=cap.info)
+
+
+def both_modules(cap: Capture) -> tuple[HloModule, HloModule]:
+    """A capture's pre- and post-optimization modules (every capture these tests read has both)."""
+    return present(cap.pre_module(), "a pre module"), present(cap.post_module(), "a post module")
 
 
 def keras_layers(module) -> set[str]:
@@ -43,7 +51,7 @@ def words(view) -> set[str]:
 
 
 def test_the_default_picture_names_the_layers_and_fits_the_budget(model):
-    name, pre, post, analysis = model
+    _name, pre, post, analysis = model
     layers = keras_layers(pre)
     assert len(layers) > 100
     sbs = side_by_side(pre, post, analysis, options=ViewOptions(budget=300))
@@ -69,7 +77,7 @@ def test_kernel_colours_and_numbers_match_left_and_right(model):
                    and "–" not in n.badge}
     pre_single = [n for n in sbs.pre.scene.nodes.values() if n.badge in post_badges]
     assert len(pre_single) > 20
-    assert all(n.fill == post_badges[n.badge] for n in pre_single)
+    assert all(n.badge is not None and n.fill == post_badges[n.badge] for n in pre_single)
     for view in (sbs.pre, sbs.post):
         for n in view.scene.nodes.values():
             assert not n.badge or re.fullmatch(r"#\d+(–\d+)?(, \d+(–\d+)?)?( …)?", n.badge), n.badge
@@ -81,7 +89,7 @@ def by_name(module) -> dict:
 
 def test_scope_draws_one_block_open_with_its_layers_and_fusions():
     cap = load_target(str(CAPTURES / "mobilenet_v2"))
-    post = cap.post_module()
+    post = present(cap.post_module(), "a post module")
     v = draw_module(post, options=ViewOptions(scope="block_5", budget=300))
     clusters = [[r.text for r in c.rows] for c in v.scene.all_clusters()]
     assert {"block_5_expand", "block_5_project", "block_5_expand_BN/batchnorm"} <= {c[0] for c in clusters}
@@ -107,7 +115,7 @@ def test_unknown_names_list_the_closest(model):
 
 def test_focus_by_layer_name_applies_to_both_sides():
     cap = load_target(str(CAPTURES / "mobilenet_v2"))
-    pre, post = cap.pre_module(), cap.post_module()
+    pre, post = both_modules(cap)
     sbs = side_by_side(pre, post, analyze(pre, post, info=cap.info),
                        options=ViewOptions(focus="block_5_expand", radius=1))
     for view in (sbs.pre, sbs.post):
@@ -120,14 +128,14 @@ def test_focus_by_layer_name_applies_to_both_sides():
 
 def test_depth_keeps_deeper_scopes_closed():
     cap = load_target(str(CAPTURES / "mobilenet_v2"))
-    v = draw_module(cap.pre_module(), options=ViewOptions(depth=2, budget=1000))
+    v = draw_module(present(cap.pre_module(), "a pre module"), options=ViewOptions(depth=2, budget=1000))
     assert v.nodes < 200  # one node per layer, nothing opened below the layers
     assert any("--depth 2" in n for n in v.notes)
 
 
 def test_training_step_reads_forward_backward_optimizer_per_layer():
     cap = load_target(str(CAPTURES / "keras_transformer"))
-    for module in (cap.pre_module(), cap.post_module()):
+    for module in both_modules(cap):
         v = draw_module(module, options=ViewOptions(budget=150), info=cap.info)
         assert v.nodes <= 150
         layers = {}
@@ -157,9 +165,10 @@ def test_cut_fits_level_by_level_and_moves():
     assert fit(tree, 1000).count == 120
     assert fit(tree, 1000, max_depth=3).count == 30  # --depth 3: layers stay closed
     layer = next(n for n in tree.nodes.values() if n.name == "b0_l0")
-    moved = blocks.expand(layer.parent.key)
-    assert moved.count == 10 and moved.collapse(layer.parent.key).keys == blocks.keys
-    assert {n.key for n in moved.open()} == {layer.parent.key, layer.parent.parent.key}
+    block = present(layer.parent, "the layer's block")
+    moved = blocks.expand(block.key)
+    assert moved.count == 10 and moved.collapse(block.key).keys == blocks.keys
+    assert {n.key for n in moved.open()} == {block.key, present(block.parent, "the block's model").key}
     edges = blocks.edges([("u0.0.0", "u1.0.0"), ("u0.0.0", "u0.1.0")])
     assert list(edges.values()) == [1]
 
@@ -175,15 +184,16 @@ def test_color_by_flops_is_a_heat_scale_of_the_kernel_table():
     from hloviz.render.style import heat_colour
 
     cap = load_target(str(CAPTURES / "mobilenet_v2"))
-    pre, post = cap.pre_module(), cap.post_module()
+    pre, post = both_modules(cap)
     analysis = analyze(pre, post, info=cap.info)
     sbs = side_by_side(pre, post, analysis, options=ViewOptions(scope="block_5"), color_by="flops")
-    flops = {k.name: k.flops for k in analysis.kernels.kernels}
+    flops = {k.name: k.flops for k in present(analysis.kernels, "a kernel report").kernels}
     top = max(flops.values())
     hottest = max(flops.values())
     assert any("colour: FLOPs per kernel" in line for line in sbs.dot.splitlines())
-    dots = [name for name in sbs.post.node_of if name in flops and post.entry.get(name) is not None
-            and post.entry.get(name).opcode == "dot"]
+    entry = entry_of(post)
+    dots = [name for name in sbs.post.node_of if name in flops and (inst := entry.get(name)) is not None
+            and inst.opcode == "dot"]
     assert dots
     for name in dots:  # an unfused dot is its own node, filled by its FLOPs
         node = sbs.post.scene.nodes[sbs.post.node_of[name]]
@@ -195,7 +205,7 @@ def test_color_by_flops_is_a_heat_scale_of_the_kernel_table():
 
 def test_the_view_carries_its_cut_for_an_explorer():
     cap = load_target(str(CAPTURES / "mobilenet_v2"))
-    post = cap.post_module()
+    post = present(cap.post_module(), "a post module")
     v = draw_module(post, options=ViewOptions(budget=100))
     assert v.cut is not None and v.cut.count == v.nodes == len(v.drawn_as)
     assert set(v.drawn_as.values()) == set(v.scene.nodes)

@@ -10,6 +10,8 @@ import hloviz
 from hloviz.errors import InputError
 from hloviz.render import Mark, ViewOptions, draw_module
 
+from . import entry_of, present
+
 GOLDEN = Path(__file__).parent / "golden" / "render"
 SEED = Path(__file__).resolve().parent.parent / "samples" / "captures" / "fused_additions"
 
@@ -108,7 +110,8 @@ def test_seed_chain_names_first_and_last_and_absorbs_broadcasts():
     rows = texts(chains[0])
     assert rows[0] == "add ×1000"
     first, last = rows[1].split(" … ")
-    assert pre.entry.get(first).opcode == "add" and pre.entry.get(last).opcode == "add"
+    entry = entry_of(pre)
+    assert present(entry.get(first), first).opcode == "add" and present(entry.get(last), last).opcode == "add"
     assert "+ broadcast ×1000 (one per op)" in rows
     assert any(e.label == "×1000" for e in v.scene.edges)
     assert v.nodes < 10

@@ -131,7 +131,7 @@ def test_the_report_folder_record_proves_what_hloviz_wrote(tmp_path):
     (out / "report.html").write_text("<html>edited by hand</html>")
     from hloviz.errors import InputError
 
-    with pytest.raises(InputError, match="report.html, which hloviz did not write"):
+    with pytest.raises(InputError, match=r"report\.html, which hloviz did not write"):
         write_report_folder(out, {"report.html": "<html>3</html>", "post.svg": "<svg>3</svg>"})
     assert (out / "report.html").read_text() == "<html>edited by hand</html>"
     assert (out / "post.svg").read_text() == "<svg>2</svg>"

@@ -275,8 +275,9 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
             label = f"{short} {version}"
             phases = Phases((lambda lb: (lambda phase, detail: on_phase(lb, phase, detail)))(label)
                             if on_phase is not None else None)
+            tf_release, jax_release = (version, None) if framework == "tensorflow" else (None, version)
             cap = load_target(str(target), args=tuple(args), device=device, verbose=verbose, notify=notify,
-                              on_phase=phases.start, **{"tf" if framework == "tensorflow" else "jax": version})
+                              on_phase=phases.start, tf=tf_release, jax=jax_release)
             phases.finish()
             name = re.sub(r"[^\w.\-]+", "_", cap.label)
             folder = save_capture(cap, out_root / f"{name}-{short}{version}")

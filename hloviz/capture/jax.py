@@ -183,8 +183,8 @@ def source_map_from_text(text: str, user_files: tuple[str, ...] = ()) -> dict[st
     t = _tables(text)
     files = {k: _unquote(v) for k, v in t.get("FileNames", {}).items()}
     funcs = {k: _unquote(v) for k, v in t.get("FunctionNames", {}).items()}
-    locs = {k: dict((a, int(b)) for a, b in _KV.findall(v)) for k, v in t.get("FileLocations", {}).items()}
-    frames = {k: dict((a, int(b)) for a, b in _KV.findall(v)) for k, v in t.get("StackFrames", {}).items()}
+    locs = {k: {a: int(b) for a, b in _KV.findall(v)} for k, v in t.get("FileLocations", {}).items()}
+    frames = {k: {a: int(b) for a, b in _KV.findall(v)} for k, v in t.get("StackFrames", {}).items()}
     if not frames:
         return {}
 

@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 import threading
-from typing import Optional
 
 import typer
 
@@ -123,8 +122,9 @@ def main(argv: list[str] | None = None) -> None:
             if isinstance(err.__cause__ or err.__context__, EOFError):
                 fail(HlovizError("unexpected end of input (EOFError)"))
             fail(KeyboardInterrupt())
-        if isinstance(err, Exception) and hasattr(err, "show") and hasattr(err, "exit_code"):
-            err.show()
+        show = getattr(err, "show", None)  # the click layer's usage errors print themselves
+        if isinstance(err, Exception) and callable(show) and hasattr(err, "exit_code"):
+            show()
             raise SystemExit(EXIT_ERROR) from None
         _traceback_if(debug)
         print(f"hloviz: error: {unexpected(err)}", file=sys.stderr)

@@ -149,5 +149,6 @@ def _live_sides(before: str, after: str | None, tf: list[str], jax: list[str], a
             sides.append(side)
             continue
         version = versions[i] if len(versions) == 2 else versions[0]
-        sides.append(load(side, arg=arg, device=device, **{key: version}))
+        sides.append(load(side, arg=arg, device=device, tf=version if key == "tf" else None,
+                          jax=version if key == "jax" else None))
     return sides[0], sides[1]

@@ -6,13 +6,18 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import visible
 from . import app
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, note
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from typing_extensions import Self  # typing.Self needs Python 3.11; annotations only
 
 ComputationOpt = Annotated[str | None, typer.Option(
     "--computation", help="Draw this computation (and what it calls) instead of the entry.", show_default=False)]
@@ -69,15 +74,16 @@ class Progress:
         self.target = target or "the HLO files"
         self._status = None
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Self:
         if self.console.is_terminal:
             self._status = self.console.status(self.text("reading"))
             self._status.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
+                 exc_tb: TracebackType | None) -> None:
         if self._status is not None:
-            self._status.__exit__(*exc)
+            self._status.__exit__(exc_type, exc_val, exc_tb)
 
     def text(self, stage: str) -> str:
         return _STAGE_TEXT.get(stage, stage).format(target=self.target)
@@ -130,10 +136,10 @@ def render(
     from .targets import live_target
 
     live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    if live is not target:
-        target, arg, device = live, None, None
-    with Progress(target if isinstance(target, str) else getattr(target, "label", None)) as prog:
-        picture = api.render(target, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
+    if live is not target:  # a capture made under --tf/--jax: its arguments and device are its own
+        arg, device = None, None
+    with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
+        picture = api.render(live, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
                              module=module, verbose=verbose, notify=prog.note, progress=prog.update,
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
                              budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by)

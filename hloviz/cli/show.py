@@ -60,10 +60,10 @@ def show(
     from .targets import live_target
 
     live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    if live is not target:
-        target, arg, device = live, None, None
-    with Progress(target if isinstance(target, str) else getattr(target, "label", None)) as prog:
-        result = api.show(target, output, pre=pre, post=post, args=arg or (), device=device, module=module,
+    if live is not target:  # a capture made under --tf/--jax: its arguments and device are its own
+        arg, device = None, None
+    with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
+        result = api.show(live, output, pre=pre, post=post, args=arg or (), device=device, module=module,
                           verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
                           focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
                           scope=scope, depth=depth, color_by=color_by)

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from ..capture import Capture
 
 TargetArg = Annotated[str | None, typer.Argument(
     help="model.py:function, package.module:function, a capture folder (hloviz dump), an XLA dump "
@@ -53,7 +56,7 @@ def note(message: str) -> None:
 
 def load(target: str | None, *, arg: list[str] | None = None, device: str | None = None,
          pre: Path | None = None, post: Path | None = None, module: str | None = None,
-         verbose: bool = False, tf: str | None = None, jax: str | None = None):  # -> hloviz.capture.Capture
+         verbose: bool = False, tf: str | None = None, jax: str | None = None) -> Capture:
     """Resolve the shared options into a :class:`hloviz.capture.Capture`; with ``--tf`` / ``--jax``
     the capture runs in a managed environment, with its progress shown on stderr."""
     from ..capture import load_target
@@ -70,7 +73,7 @@ def load(target: str | None, *, arg: list[str] | None = None, device: str | None
                            on_phase=progress.callback(label))
 
 
-def live_target(target: str | None, tf: str | None, jax: str | None, **options):  # -> str | Capture | None
+def live_target(target: str | None, tf: str | None, jax: str | None, **options) -> str | Capture | None:
     """``target`` as it is, or — with ``--tf`` / ``--jax`` — the capture made under that release
     (which the api functions accept in place of a target)."""
     if tf is None and jax is None:

@@ -32,7 +32,8 @@ def find_close(text: str, start: int, limit: int | None = None) -> int:
 
     Raises :class:`ScanError` at the end of text (unclosed) or at a mismatched bracket.
     """
-    stack = [[_CLOSE[text[start]], 1]]  # [expected closer, how many]
+    closers = [_CLOSE[text[start]]]  # the expected closer of each open run of brackets, innermost last
+    counts = [1]  # how many brackets each run opened
     end = len(text) if limit is None else limit
     for m in _RUN.finditer(text, start + 1, end):
         tok = m.group()
@@ -41,25 +42,26 @@ def find_close(text: str, start: int, limit: int | None = None) -> int:
             continue
         if c in "([{":
             closer = _CLOSE[c]
-            if stack and stack[-1][0] == closer:
-                stack[-1][1] += len(tok)
+            if closers and closers[-1] == closer:
+                counts[-1] += len(tok)
             else:
-                stack.append([closer, len(tok)])
+                closers.append(closer)
+                counts.append(len(tok))
             continue
         left = len(tok)
         offset = m.start()
         while left:
-            if not stack or stack[-1][0] != c:
-                expected = stack[-1][0] if stack else None
+            if not closers or closers[-1] != c:
+                expected = closers[-1] if closers else None
                 raise ScanError(f"unexpected '{c}', expected '{expected}'", offset)
-            top = stack[-1]
-            take = min(left, top[1])
-            top[1] -= take
+            take = min(left, counts[-1])
+            counts[-1] -= take
             left -= take
             offset += take
-            if top[1] == 0:
-                stack.pop()
-                if not stack:
+            if counts[-1] == 0:
+                closers.pop()
+                counts.pop()
+                if not closers:
                     return offset - 1
     # An unterminated string is the likelier cause when a quote remains.
     quote = _unterminated_quote(text, start, end)
@@ -84,7 +86,7 @@ def split_top_level(text: str, start: int = 0, end: int | None = None) -> list[t
     """Split ``text[start:end]`` at commas outside brackets and strings; return (start, end) spans."""
     if end is None:
         end = len(text)
-    spans = []
+    spans: list[tuple[int, int]] = []
     depth = 0
     piece = start
     for m in _RUN_OR_COMMA.finditer(text, start, end):

@@ -135,7 +135,7 @@ def _bodies(g: ViewGraph, budget: int, count: int, coarse: bool) -> tuple[int, i
         cands.append((len(units), p, tree, units))
     cands.sort(key=lambda s: (-s[0], s[1].order))
     done = 0
-    for size, place, tree, units in cands:
+    for _size, place, tree, units in cands:
         if count <= budget and not coarse:
             break
         owner = g.units[g.find(g.unit_of[id(place.owner)])]
@@ -208,7 +208,7 @@ def find_repeats(tokens: list[object], *, candidates: int = 12) -> list[tuple[in
     runs.sort(key=lambda r: (-r[0], r[1], r[2]))
     taken = [False] * n
     out = []
-    for saving, start, p, copies in runs:
+    for _saving, start, p, copies in runs:
         end = start + p * copies
         if any(taken[start:end]):
             continue

@@ -15,11 +15,11 @@ into its caller; open scopes are recorded as clusters for :mod:`~hloviz.render.a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..ir import Instruction
+from ..ir import Computation, Instruction
 from ..opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from . import labels
 from .cut import Cut, Step, Tree, TreeNode, build_tree
@@ -66,100 +66,122 @@ def unit_routes(g: ViewGraph, scopes: ScopeTree,
     instruction updates: those go into an ``(optimizer)`` scope inside that layer, so a training
     step's layer holds its forward, backward and optimizer work.
     """
-    own: dict[int, Scope | None] = {}
-    updating: dict[int, Scope] = {}
-    of = scopes._of
-    updates = updates or {}
+    routes = _Routes(g, scopes, updates or {})
+    for comp in [c for c in g.computations if g.places[c.name].parent is None]:
+        routes.place_computation(comp)
+    out = []
+    for u in sorted((u for u in g.units if u.alive), key=routes.order):
+        place = g.place_by_key.get(u.scope) if u.scope else None
+        route = routes.of_place(place) if place is not None else routes.inst_steps(u.members[0])
+        out.append((route, f"u{u.index}"))
+    return out
 
-    def scope_of(inst: Instruction) -> Scope | None:
+
+class _Routes:
+    """The scope of every instruction of one view, and the routes built from them (memoised:
+    thousands of units share a few hundred scopes and places)."""
+
+    def __init__(self, g: ViewGraph, scopes: ScopeTree, updates: Mapping[Instruction, Scope | None]) -> None:
+        self.g, self.scopes, self.updates = g, scopes, updates
+        self.of = scopes._of
+        #: id(instruction) → the named scope it is drawn in (None: outside every scope).
+        self.own: dict[int, Scope | None] = {}
+        #: id(optimizer instruction) → the layer it updates.
+        self.updating: dict[int, Scope] = {}
+        self._steps: dict[int, list[Step]] = {}
+        self._places: dict[str, list[Step]] = {}
+        self._top_pos: dict[str, int] = {}
+
+    def scope_of(self, inst: Instruction) -> Scope | None:
+        """``inst``'s own scope (from its op name, or its fusion's), noting the layer it updates."""
         key = id(inst)
-        if key not in own:
-            own[key] = _fusion_scope(inst, of) if inst.opcode == "fusion" else _named(of.get(inst))
-            target = _update_target(inst, updates, scopes) if updates else None
+        if key not in self.own:
+            self.own[key] = _fusion_scope(inst, self.of) if inst.opcode == "fusion" else _named(self.of.get(inst))
+            target = _update_target(inst, self.updates, self.scopes) if self.updates else None
             if target is not None:
-                updating[key] = target
-        return own[key]
+                self.updating[key] = target
+        return self.own[key]
 
-    top = [c for c in g.computations if g.places[c.name].parent is None]
-    for comp in top:
-        users = g.users.get(comp.name) or comp.users()
+    def place_computation(self, comp: Computation) -> None:
+        """Give every instruction of the top-level ``comp`` a scope: its own; for inputs without
+        one, the scope their users share; for results on their way out, their operand's."""
+        users = self.g.users.get(comp.name) or comp.users()
+        own = self.own
         for inst in comp.instructions:
-            scope_of(inst)
+            self.scope_of(inst)
         # instructions without a scope take the scope their users share (weights → their layer)
         for inst in reversed(comp.instructions):
             if own[id(inst)] is not None or inst is comp.root or not (
                     inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args"):
                 continue
-            shared = None
-            if inst.opcode == "parameter":
-                # a weight read by its layer, its gradient and the optimizer: drawn with its layer
-                shared = next((p for p in map(own.get, map(id, users.get(inst, ()))) if p is not None), None)
-            for u in users.get(inst, ()) if shared is None else ():
-                p = own.get(id(u))
-                shared = p if shared is None else _common(shared, p)
-                if shared is None:
-                    break
-            own[id(inst)] = shared
+            own[id(inst)] = self._users_scope(inst, users.get(inst, ()))
         # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
         for inst in comp.instructions:
             if own[id(inst)] is None and inst is not comp.root and (
                     inst.metadata.op_name == "XLA_Retvals" or (inst.opcode in _PLUMBING and not inst.metadata.op_name)):
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
 
-    step_cache: dict[int, list[Step]] = {}
+    def _users_scope(self, inst: Instruction, users: Iterable[Instruction]) -> Scope | None:
+        """The scope an input without one is drawn in: a parameter's first user's (a weight read by
+        its layer, its gradient and the optimizer is drawn with its layer), else the innermost
+        scope all its users share."""
+        users = tuple(users)
+        if inst.opcode == "parameter":
+            first = next((p for p in map(self.own.get, map(id, users)) if p is not None), None)
+            if first is not None:
+                return first
+        shared = None
+        for u in users:
+            p = self.own.get(id(u))
+            shared = p if shared is None else _common(shared, p)
+            if shared is None:
+                break
+        return shared
 
-    def scope_steps(s: Scope | None) -> list[Step]:
+    def scope_steps(self, s: Scope | None) -> list[Step]:
+        """The steps from the top down to the named scope ``s``."""
         if s is None:
             return []
-        r = step_cache.get(id(s))
+        r = self._steps.get(id(s))
         if r is None:
             chain = [s] + [a for a in s.ancestors() if a.kind == "scope"]
-            r = step_cache[id(s)] = [Step("scope", a.name, a.path, a.label) for a in reversed(chain)]
+            r = self._steps[id(s)] = [Step("scope", a.name, a.path, a.label) for a in reversed(chain)]
         return r
 
-    def inst_steps(inst: Instruction) -> list[Step]:
-        layer = updating.get(id(inst))
+    def inst_steps(self, inst: Instruction) -> list[Step]:
+        """``inst``'s route: its scope, or for optimizer work, the ``(optimizer)`` scope of its layer."""
+        layer = self.updating.get(id(inst))
         if layer is None:
-            return scope_steps(own.get(id(inst)))
-        return scope_steps(layer) + [Step("scope", "(optimizer)", f"{layer.path}/(optimizer)", "optimizer")]
+            return self.scope_steps(self.own.get(id(inst)))
+        return self.scope_steps(layer) + [Step("scope", "(optimizer)", f"{layer.path}/(optimizer)", "optimizer")]
 
-    place_routes: dict[str, list[Step]] = {}
-
-    def route_of_place(place: Place) -> list[Step]:
-        r = place_routes.get(place.key)
+    def of_place(self, place: Place) -> list[Step]:
+        """The route of a fusion or body place: its caller's route, then one step per nesting."""
+        r = self._places.get(place.key)
         if r is None:
             parent, owner = place.parent, place.owner
             if parent is None or owner is None:
                 r = []
             else:
-                base = route_of_place(parent) if parent.parent is not None else inst_steps(owner)
+                base = self.of_place(parent) if parent.parent is not None else self.inst_steps(owner)
                 kind = "fusion" if place.role == "fusion" else "body"
                 label = owner.name if kind == "fusion" else f"{place.role} of {owner.name}"
                 r = base + [Step(kind, place.key, label=label)]
-            place_routes[place.key] = r
+            self._places[place.key] = r
         return r
 
-    top_pos: dict[str, int] = {}
-
-    def order(u: Unit) -> tuple:
+    def order(self, u: Unit) -> tuple:
         """Text order in the drawn computation; inside a fusion or body, its caller's place."""
-        place = g.place_by_key.get(u.scope) if u.scope else None
+        place = self.g.place_by_key.get(u.scope) if u.scope else None
         if place is None:
             return (u.pos[1], 0, 0)
-        pos = top_pos.get(place.key)
+        pos = self._top_pos.get(place.key)
         if pos is None:
             p = place
             while p.parent is not None and p.parent.parent is not None:
                 p = p.parent
-            pos = top_pos[place.key] = g.position(p.owner) if p.owner is not None else 0
+            pos = self._top_pos[place.key] = self.g.position(p.owner) if p.owner is not None else 0
         return (pos, 1, u.pos)
-
-    out = []
-    for u in sorted((u for u in g.units if u.alive), key=order):
-        place = g.place_by_key.get(u.scope) if u.scope else None
-        route = route_of_place(place) if place is not None else inst_steps(u.members[0])
-        out.append((route, f"u{u.index}"))
-    return out
 
 
 def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None],
@@ -415,8 +437,25 @@ def _fused_ops(fusion: Instruction) -> int:
 
 def _open_clusters(g: ViewGraph, cut: Cut) -> list[ScopeCluster]:
     """Open scopes and groups that do not hold everything: the clusters to draw."""
-    tree = cut.tree
-    total = tree.root.size
+    clusters = _empty_clusters(cut)
+    for cnode in cut.nodes:
+        home = next((a.key for a in cnode.ancestors() if a.key in clusters), None)
+        if home is not None:
+            _add_member(g, cut.tree, cnode, clusters[home])
+    # open fusions and bodies below an open scope: their clusters nest in the scope's cluster
+    for node in cut.open():
+        if node.kind in ("fusion", "body"):
+            home = next((a.key for a in node.ancestors() if a.key in clusters), None)
+            place = g.place_by_key[node.name]
+            if home is not None and place.parent is not None and place.parent.parent is None:
+                clusters[home].places.append(place.key)
+    return list(clusters.values())
+
+
+def _empty_clusters(cut: Cut) -> dict[str, ScopeCluster]:
+    """A titled, still empty cluster for every open scope or group that splits and does not
+    hold everything (one holding everything, or a single child, would only frame it), by key."""
+    total = cut.tree.root.size
     clusters: dict[str, ScopeCluster] = {}
     for node in cut.open():
         if node.kind not in ("scope", "group") or node.size >= total or len(node.children) == 1:
@@ -426,35 +465,31 @@ def _open_clusters(g: ViewGraph, cut: Cut) -> list[ScopeCluster]:
         if node.kind == "scope" and "/" in node.path:
             rows.append(Row(node.path, small=True))
         clusters[node.key] = ScopeCluster(node.key, parent, rows, node)
-    for cnode in cut.nodes:
-        home = next((a.key for a in cnode.ancestors() if a.key in clusters), None)
-        if home is None:
-            continue
-        if cnode.is_leaf:
-            unit = g.units[g.find(int(cnode.name[1:]))]
-            if unit.alive and unit.scope is None:
-                clusters[home].units.append(unit.index)
-            continue
-        if cnode.kind in ("fusion", "body"):
-            place = g.place_by_key[cnode.name]
-            if place.owner is not None and id(place.owner) in g.unit_of:
-                unit = g.units[g.find(g.unit_of[id(place.owner)])]
-                if unit.alive and unit.scope is None:
-                    clusters[home].units.append(unit.index)
-            if place.parent is not None and place.parent.parent is None and place.key not in g.collapsed_places:
-                clusters[home].places.append(place.key)
-            continue
-        # a closed scope: its merged unit
-        leaf = next(tree.leaves(cnode), None)
-        if leaf is not None:
-            unit = g.units[g.find(int(leaf.name[1:]))]
-            if unit.alive and unit.scope is None:
-                clusters[home].units.append(unit.index)
-    # open fusions and bodies below an open scope: their clusters nest in the scope's cluster
-    for node in cut.open():
-        if node.kind in ("fusion", "body"):
-            home = next((a.key for a in node.ancestors() if a.key in clusters), None)
-            place = g.place_by_key[node.name]
-            if home is not None and place.parent is not None and place.parent.parent is None:
-                clusters[home].places.append(place.key)
-    return list(clusters.values())
+    return clusters
+
+
+def _add_member(g: ViewGraph, tree: Tree, cnode: TreeNode, cluster: ScopeCluster) -> None:
+    """Put what the cut node ``cnode`` draws into ``cluster``: a leaf's unit, a fusion's or
+    body's caller unit (and a top-level place, unless collapsed), or a closed scope's merged unit.
+    Units already drawn inside a fusion or body (their ``scope`` is set) stay there."""
+    if cnode.is_leaf:
+        _add_free_unit(g, g.find(int(cnode.name[1:])), cluster)
+        return
+    if cnode.kind in ("fusion", "body"):
+        place = g.place_by_key[cnode.name]
+        if place.owner is not None and id(place.owner) in g.unit_of:
+            _add_free_unit(g, g.find(g.unit_of[id(place.owner)]), cluster)
+        if place.parent is not None and place.parent.parent is None and place.key not in g.collapsed_places:
+            cluster.places.append(place.key)
+        return
+    # a closed scope: its merged unit
+    leaf = next(tree.leaves(cnode), None)
+    if leaf is not None:
+        _add_free_unit(g, g.find(int(leaf.name[1:])), cluster)
+
+
+def _add_free_unit(g: ViewGraph, index: int, cluster: ScopeCluster) -> None:
+    """Add unit ``index`` to ``cluster`` when it is alive and not inside a fusion or body."""
+    unit = g.units[index]
+    if unit.alive and unit.scope is None:
+        cluster.units.append(unit.index)

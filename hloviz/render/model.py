@@ -37,8 +37,8 @@ NODE, INLINE, GTE, FPARAM, FUSION, PLUMB = Drawn  # the short names the render m
 ELIDED = frozenset({INLINE, GTE, FPARAM, FUSION, PLUMB})
 
 #: What a :class:`Unit` stands for: one instruction, an elementwise chain, a closed fusion, a
-#: run of repeated layers, or a collapsed segment.
-UnitKind = Literal["inst", "chain", "fusion", "repeat", "segment"]
+#: run of repeated layers, a collapsed segment, or a collapsed name scope.
+UnitKind = Literal["inst", "chain", "fusion", "repeat", "segment", "scope"]
 
 
 @dataclass(eq=False)

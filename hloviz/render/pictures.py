@@ -122,7 +122,8 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
             budget.done()
-            raise err.with_dot_text(dot_text)  # callers still write the DOT
+            err.with_dot_text(dot_text)  # callers still write the DOT
+            raise
         coarse = replace(options, coarse=True, budget=max(20, options.budget // 4))
         retry = (f"Graphviz did not finish the full view within {_secs(full)} s (of the {budget.seconds:g} s "
                  f"--timeout), so this is a coarser one (every fusion and body collapsed, at most "
