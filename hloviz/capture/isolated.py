@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from hloviz import errors
 from hloviz.errors import CaptureError, HlovizError, InputError
+from hloviz.capture.quiet import UNFILTERED_ENV
 
 if TYPE_CHECKING:
     from hloviz.capture import Capture
@@ -58,6 +59,7 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
         request.write_text(json.dumps({"target": target, "args": list(args), "device": device,
                                        "verbose": verbose, "out": str(out)}), encoding="utf-8")
         child_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        child_env[UNFILTERED_ENV] = "1"  # we keep its output ourselves (shown on --verbose or a crash)
         cmd = [str(env.python), "-I", "-m", "hloviz.capture.env_child", str(request)]
         tail = _run_child(cmd, child_env, verbose)
         result_p = out / "result.json"

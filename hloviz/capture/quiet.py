@@ -35,6 +35,12 @@ NOISE = re.compile(
 )
 
 
+#: Set by a parent that reads this process's stderr itself (a capture in a managed environment,
+#: :mod:`hloviz.capture.isolated`): no filter thread, so a crash's last words (written just
+#: before the process dies) are never lost in the filter's pipe.
+UNFILTERED_ENV = "HLOVIZ_STDERR_UNFILTERED"
+
+
 def before_import(verbose: bool) -> None:
     """Set the environment the frameworks read at import time."""
     if verbose:
@@ -65,7 +71,7 @@ def after_import(verbose: bool) -> None:
 def filtered_stderr(verbose: bool) -> Iterator[None]:
     """Within the block, drop :data:`NOISE` lines written to file descriptor 2 (by C++ or
     Python alike); with ``verbose``, or where fd 2 cannot be redirected, change nothing."""
-    if verbose:
+    if verbose or os.environ.get(UNFILTERED_ENV):
         yield
         return
     try:
