@@ -107,6 +107,9 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     pre_m, post_m = _modules(cap)
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
+    html = chosen == "html"
+    if html:
+        chosen = "svg"  # laid out first; the page around it comes after
     try:
         if stage == "both":
             if pre_m is None or post_m is None:
@@ -128,10 +131,40 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
         raise
+    if html:
+        say("building the explorer")
+        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, timeout)
     if output is not None:
         say("writing")
         picture.save(output)
     return picture
+
+
+def _explorer_picture(picture: "Picture", cap: "Capture", stage: str, pre_m: HloModule | None,
+                      post_m: HloModule | None, timeout: float) -> "Picture":
+    """``picture`` (an SVG) as the explorer page of ``render -o x.html``."""
+    from dataclasses import replace
+
+    from ..render.explorer import Bounds, module_payload, pair_payload
+    from ..render.html import picture_page
+
+    lookup = _lookup(cap.info)
+    bounds = Bounds(timeout=min(timeout, Bounds.timeout))
+    if stage == "both":
+        from ..analysis import analyze
+        from ..render.sidebyside import post_marks
+
+        assert pre_m is not None and post_m is not None
+        analysis = analyze(pre_m, post_m, info=cap.info)
+        payload = pair_payload(pre_m, post_m, analysis, picture, lookup=lookup, texts=(cap.pre_text, cap.post_text),
+                               post_marks=post_marks(analysis, post_m), bounds=bounds)
+    else:
+        m = pre_m if stage == "pre" else post_m
+        assert m is not None
+        payload = module_payload(m, stage, picture, text=cap.pre_text if stage == "pre" else cap.post_text,
+                                 lookup=lookup, bounds=bounds)
+    page = picture_page(picture.title, picture.svg_text(), picture.notes, payload)
+    return replace(picture, format="html", data=page.encode("utf-8"))
 
 
 @dataclass
@@ -225,7 +258,11 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     report = directory / "report.html"
     if missing is None or not report.exists():
         # A degraded report (no picture) never replaces an earlier good one.
-        files[report] = report_html(content)
+        payload = None
+        if main is not None and missing is None:
+            say("building the explorer")
+            payload = _show_payload(main, cap, analysis, pre_m, post_m, lookup, timeout)
+        files[report] = report_html(content, payload)
     say("writing")
     write_all(files)
     written = {Path(p).stem if Path(p).suffix != ".html" else "report": Path(p) for p in files}
@@ -234,6 +271,21 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
     return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)
+
+
+def _show_payload(main: "Picture", cap: "Capture", analysis: "Analysis", pre_m: HloModule | None,
+                  post_m: HloModule | None, lookup, timeout: float):
+    from ..render.explorer import Bounds, module_payload, pair_payload
+    from ..render.sidebyside import post_marks
+
+    bounds = Bounds(timeout=min(timeout, Bounds.timeout))
+    if pre_m is not None and post_m is not None:
+        return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
+                            post_marks=post_marks(analysis, post_m), bounds=bounds)
+    m, stage = (post_m, "post") if post_m is not None else (pre_m, "pre")
+    assert m is not None
+    return module_payload(m, stage, main, text=cap.pre_text if stage == "pre" else cap.post_text, lookup=lookup,
+                          bounds=bounds)
 
 
 def _footer(info: dict) -> str:

@@ -1,0 +1,89 @@
+"""The explorer's pictures: the page's main picture plus pre-rendered expansions, bounded.
+
+Every picture is laid out by Graphviz's ``dot`` here, at build time; the browser only shows
+and swaps SVGs (see the README, "The report as an explorer", for why: a WebAssembly Graphviz
+would have to be fetched at install time and lays out big graphs no faster than ``dot``).
+
+An expansion is a fusion the main picture draws as one box (or inside a collapsed group),
+drawn on its own down to single instructions. There can be thousands of fusions, so the
+expansions are bounded: the biggest first, at most ``max_views`` of them and ``max_bytes`` of
+SVG in all; a fusion without one still has its body in the side panel.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from ...errors import HlovizError
+from ...ir import Instruction
+from .data import Side, ViewSpec
+
+if TYPE_CHECKING:
+    from ..views import Mark, View
+
+__all__ = ["Bounds", "fusion_expansions"]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How much the page may hold beyond its main picture."""
+
+    max_views: int = 40
+    max_bytes: int = 6 * 1024 * 1024
+    budget: int = 200
+    timeout: float = 10.0
+
+
+def fusion_expansions(side_index: int, side: Side, drawn: "View", *, marks: Mapping[str, "Mark"] | None = None,
+                      bounds: Bounds = Bounds(), parent: str = "top") -> list[ViewSpec]:
+    """A view of each fusion kernel of ``side`` that the picture ``drawn`` shows folded into a
+    box, biggest first, within ``bounds``."""
+    from ..pictures import module_picture
+    from ..views import ViewOptions
+
+    if side.kernels is None or bounds.max_views <= 0:
+        return []
+    candidates: list[tuple[int, Instruction]] = []
+    for k in side.kernels.kernels:
+        if k.fused_computation is None or k.ops < 2 or drawn.node_of.get(k.name) is None:
+            continue
+        comp = side.module.get_computation(k.computation)
+        inst = comp.get(k.name) if comp is not None else None
+        if inst is not None:
+            candidates.append((k.ops, inst))
+    candidates.sort(key=lambda c: -c[0])
+    chosen = [inst for _, inst in candidates[:bounds.max_views]]
+
+    def draw(inst: Instruction):
+        fused = inst.called_computations[0]
+        title = f"{inst.name} · {inst.attributes.get('kind', 'fusion')} fusion · {fused.name}"
+        try:
+            return inst, module_picture(side.module, options=ViewOptions(computation=fused.name, budget=bounds.budget),
+                                        marks=marks, title=title, timeout=bounds.timeout)
+        except HlovizError:
+            return inst, None  # no layout in time: the panel still shows the body as text
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        drawn_all = list(pool.map(draw, chosen))
+    out: list[ViewSpec] = []
+    total = 0
+    for inst, picture in drawn_all:
+        if picture is None or picture.svg is None:
+            continue
+        svg = picture.svg.decode("utf-8")
+        if total + len(svg) > bounds.max_bytes:
+            continue
+        total += len(svg)
+        out.append(ViewSpec(key=f"{side.key}:{inst.name}", title=inst.name,
+                            columns=[(side_index, picture.views[0][1])], svg=svg, parent=parent,
+                            opens=f"i:{side.key}:{inst.name}"))
+    return out
+
+
+def top_view(title: str, columns: Sequence[tuple[int, "View"]]) -> ViewSpec:
+    """The page's own picture (already in the HTML)."""
+    return ViewSpec(key="top", title=title, columns=list(columns))
