@@ -1,0 +1,178 @@
+"""Reading a framework's ``metadata.op_name`` as a path through the model's own structure.
+
+TensorFlow and JAX write the structure of the user's program into every op name:
+
+* TensorFlow: name scopes joined by ``/`` — Keras layers (``mobilenetv2_1.00_224_1/
+  block_5_expand_1/convolution``), ``tf.name_scope`` blocks, TF's own op scopes (``moments``,
+  ``Tensordot``). Keras 3 enters each layer's scope anew on every trace, and TensorFlow makes
+  the name unique with a ``_N`` suffix (``block_0`` → ``block_0_1``). The backward pass computed
+  by ``tf.GradientTape`` is named ``gradient_tape/<forward path>``; an optimizer's update ops
+  sit under the optimizer's name (``adam/…``, ``SGD/…``).
+* JAX: the name stack, whose segments may be transformations wrapping a name:
+  ``jit(train_step)/jvp(Transformer)/Block_0/Attention/dot_general`` for the forward pass of a
+  gradient, ``transpose(jvp(Transformer))/…`` for its backward pass; ``remat``/``checkpoint``,
+  ``vmap(…)``, ``pjit(…)`` and nested ``jit(…)`` wrap calls; ``while/body`` is a loop's body.
+
+:func:`parse_op_name` turns one op name into an :class:`OpPath`: the *scope path* (segments of
+the forward path with transformations unwrapped, so a layer's forward and backward ops land in
+one scope), the op's own last segment, and the *phase* (``forward``, ``backward``,
+``optimizer``). The rules are in the docstrings below; nothing else guesses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+#: The phases an op can belong to, in the order a training step runs them.
+PHASES = ("forward", "backward", "optimizer")
+
+#: TensorFlow's prefix for the ops ``tf.GradientTape.gradient`` adds.
+GRADIENT_TAPE = "gradient_tape"
+
+#: First segments that name an optimizer's update (Keras 3 lower-cases them, Keras 2 does not;
+#: matched case-insensitively). A user's own ``name_scope("optimizer")`` counts too.
+OPTIMIZER_SCOPES = frozenset({
+    "adam", "adamw", "adamax", "nadam", "sgd", "rmsprop", "adagrad", "adadelta", "adafactor", "ftrl",
+    "lion", "lamb", "loss_scale_optimizer", "optimizer", "optax", "training",
+})
+
+#: JAX transformations that wrap a name without being one: ``jvp(f)`` is f's forward pass under
+#: differentiation, ``transpose(…)`` the backward pass, the rest are calls or rewrites of f.
+TRANSFORMS = frozenset({
+    "jvp", "transpose", "vmap", "pmap", "xmap", "pjit", "jit", "remat", "checkpoint", "custom_jvp_call",
+    "custom_vjp_call", "custom_vjp_call_jaxpr", "shard_map", "named_call", "core_call", "closed_call",
+    "linearize", "vjp", "grad", "value_and_grad",
+})
+#: Segments that only say a transformation happened (JAX's ``remat`` of a whole stack).
+TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2"})
+
+_CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.S)
+_KERAS_SUFFIX = re.compile(r"^(.+)_(\d+)$")
+
+
+@dataclass(frozen=True)
+class OpPath:
+    """One op name, read: ``scope`` (the scope path's segments), ``op`` (the last segment),
+    ``phase`` (one of :data:`PHASES`) and ``raw`` (the op name as written)."""
+
+    scope: tuple[str, ...]
+    op: str
+    phase: str
+    raw: str
+
+    @property
+    def scope_path(self) -> str:
+        """The scope path as ``/``-joined text ("" for an op outside any scope)."""
+        return "/".join(self.scope)
+
+
+def split_segments(name: str) -> list[str]:
+    """``a/b(c/d)/e`` → ``["a", "b(c/d)", "e"]``: split at slashes outside parentheses, since a
+    JAX transformation may wrap a name holding slashes."""
+    if "(" not in name:
+        return [s for s in name.split("/") if s]
+    out: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(name):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif ch == "/" and depth == 0:
+            if i > start:
+                out.append(name[start:i])
+            start = i + 1
+    if start < len(name):
+        out.append(name[start:])
+    return out
+
+
+def unwrap(segment: str) -> tuple[list[str], bool]:
+    """The names a segment stands for once JAX's transformations are taken off, and whether a
+    ``transpose`` (the backward pass) was among them: ``transpose(jvp(Block))`` → (["Block"],
+    True); ``jvp(jit(relu))`` → (["relu"], False); ``remat`` → ([], False). A segment that is
+    not a known transformation (``Dense_0``, ``jit(f)`` is handled by the caller) stays as is."""
+    backward = False
+    current = segment
+    while True:
+        m = _CALL.match(current)
+        if not m or m.group(1) not in TRANSFORMS:
+            break
+        backward = backward or m.group(1) == "transpose"
+        current = m.group(2)
+    if current in TRANSPARENT or not current:
+        return [], backward
+    if current != segment and "/" in current:
+        inner: list[str] = []
+        for part in split_segments(current):
+            names, back = unwrap(part)
+            inner.extend(names)
+            backward = backward or back
+        return inner, backward
+    return [current], backward
+
+
+@lru_cache(maxsize=65536)
+def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
+    """Read one op name (see the module docstring). TF's names of merged ops
+    (``Cos;PartitionedCall/Cos``) are read by their first part.
+
+    * ``gradient_tape/<path>`` → scope ``<path>``, phase ``backward``;
+    * a first segment in :data:`OPTIMIZER_SCOPES` → phase ``optimizer`` (the scope stays);
+    * JAX segments are unwrapped (:func:`unwrap`), a ``transpose`` among them making the op
+      ``backward``; the first segment ``jit(f)`` is kept as written: it is the function;
+    * a top-level TF ``AddN`` (how the tape sums the gradients of a value used twice) is
+      ``backward`` when ``op_type`` says so.
+    """
+    first = op_name.split(";", 1)[0]
+    segments = split_segments(first)
+    phase = "forward"
+    if not segments:
+        return OpPath((), "", phase, op_name)
+    if segments[0] == GRADIENT_TAPE and len(segments) > 1:
+        phase = "backward"
+        segments = segments[1:]
+    out: list[str] = []
+    for i, seg in enumerate(segments):
+        if i == 0 and seg.startswith(("jit(", "pjit(")) and seg.endswith(")"):
+            out.append(seg)  # the traced function itself
+            continue
+        names, backward = unwrap(seg)
+        if backward:
+            phase = "backward"
+        out.extend(names)
+    if not out:
+        return OpPath((), "", phase, op_name)
+    if phase == "forward":
+        head = out[1] if out[0].startswith(("jit(", "pjit(")) and len(out) > 2 else out[0]
+        if len(out) > 1 and head.lower() in OPTIMIZER_SCOPES:
+            phase = "optimizer"
+        elif len(out) == 1 and op_type == "AddN":
+            phase = "backward"
+    return OpPath(tuple(out[:-1]), out[-1], phase, op_name)
+
+
+def keras_layer_name(segment: str, siblings: frozenset[str] | set[str] = frozenset()) -> str:
+    """The Keras layer a TF scope segment names: ``block_5_expand_1`` → ``block_5_expand``.
+
+    Keras 3 re-enters a layer's scope on every trace and TensorFlow makes it unique with
+    ``_N``. The suffix is taken off only when no sibling scope is called the bare name (TF's own
+    ``einsum`` / ``einsum_1`` are two scopes, not one layer entered twice); the op name itself
+    keeps the suffix, and lookups accept either form.
+    """
+    m = _KERAS_SUFFIX.match(segment)
+    if not m or m.group(1) in siblings:
+        return segment
+    return m.group(1)
+
+
+def segment_matches(segment: str, query: str) -> bool:
+    """Does a scope segment answer to ``query``: the same text, or the query plus Keras' ``_N``
+    re-entry suffix (``block_5_expand`` finds ``block_5_expand_1``)?"""
+    if segment == query:
+        return True
+    m = _KERAS_SUFFIX.match(segment)
+    return bool(m) and m.group(1) == query

@@ -1,0 +1,513 @@
+"""The model's own structure: a tree of scopes (layers, blocks, name scopes) built from op names.
+
+Every instruction TensorFlow or JAX emits carries its op's name (``metadata.op_name``), and the
+name is a path: ``transformer_1/block_0_1/attention_1/Softmax`` is the op ``Softmax`` in the
+scope ``transformer_1/block_0_1/attention_1``. :func:`build_scope_tree` files every instruction
+of a module (pre- or post-optimization, fused computations included) under the scope its op name
+gives, as :mod:`hloviz.analysis.opnames` reads it:
+
+* the backward pass of a layer (``gradient_tape/…``, JAX's ``transpose(jvp(…))``) goes into the
+  layer's own scope, its instructions marked ``backward``; an optimizer's update is ``optimizer``;
+* instructions without an op name (or with TF's argument/result plumbing names ``XLA_Args`` /
+  ``XLA_Retvals``) go to a scope of their own per computation, ``(<computation name>)``; inside
+  a fused computation or a reducer they belong to their caller's scope instead;
+* in a post-optimization module each kernel is attributed to every scope whose ops it holds
+  (:attr:`Scope.kernels`): a fusion that spans two layers is listed under both, and
+  :meth:`ScopeTree.scopes_of_kernel` says which.
+
+Scopes are found by path, by Keras layer name (``block_5_expand`` answers for
+``block_5_expand_1``), by a full op name or by a unique substring (:meth:`ScopeTree.find`); an
+unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* through the tree
+(:meth:`ScopeTree.cut`) is the set of scopes a picture draws as nodes, and
+:meth:`ScopeTree.graph` the data flow between them (the instruction graph's quotient by scope).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+from ..ir import HloModule, Instruction
+from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernels as find_kernels
+from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name, segment_matches, split_segments
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["Scope", "ScopeTree", "build_scope_tree", "PHASES"]
+
+
+@dataclass(eq=False)
+class Scope:
+    """One node of the scope tree: a layer, a block, a name scope, or the instructions of one
+    computation that carry no op name.
+
+    ``path`` is the scope's path as the forward op names write it (``transformer_1/block_0_1``;
+    JAX transformations unwrapped; "" for the root), ``name`` its last segment as written and
+    ``label`` the name a user knows it by (Keras' ``_N`` re-entry suffix taken off). ``depth``
+    is 0 for the root (the whole module), 1 for top-level scopes. ``instructions`` are the
+    scope's own (not its children's), in text order. ``kernels`` names, in execution order, the
+    kernels holding at least one instruction of this scope or below it (post-optimization trees
+    only). ``phases`` counts the instructions of this scope and below by phase.
+    """
+
+    path: str
+    name: str
+    depth: int
+    parent: "Scope | None" = field(default=None, repr=False)
+    label: str = ""
+    #: ``scope`` (from op names), ``unnamed`` (instructions without an op name) or ``root``.
+    kind: str = "scope"
+    instructions: list[Instruction] = field(default_factory=list, repr=False)
+    kernels: tuple[str, ...] = field(default=(), repr=False)
+    phases: dict[str, int] = field(default_factory=dict, repr=False)
+    #: The scope paths as the op names wrote them (``gradient_tape/model_1/dense_1``, …).
+    written_as: set[str] = field(default_factory=set, repr=False)
+    _children: dict[str, "Scope"] = field(default_factory=dict, repr=False)
+
+    @property
+    def children(self) -> list["Scope"]:
+        """Sub-scopes in the order their first instruction appears in the text."""
+        return list(self._children.values())
+
+    def child(self, name: str) -> "Scope | None":
+        return self._children.get(name)
+
+    @property
+    def phase(self) -> str:
+        """``forward``, ``backward`` or ``optimizer`` when all its instructions agree, else the
+        phases present joined by ``+`` in running order (``forward+backward``); "" if empty."""
+        present = [p for p in PHASES if self.phases.get(p)]
+        return "+".join(present)
+
+    def walk(self) -> Iterator["Scope"]:
+        """This scope and every scope below it, depth first, in order of appearance."""
+        stack = [self]
+        while stack:
+            s = stack.pop()
+            yield s
+            stack.extend(reversed(s.children))
+
+    def all_instructions(self) -> Iterator[Instruction]:
+        """The instructions of this scope and of every scope below it."""
+        for s in self.walk():
+            yield from s.instructions
+
+    def ancestors(self) -> Iterator["Scope"]:
+        """The enclosing scopes, innermost first (the root last)."""
+        s = self.parent
+        while s is not None:
+            yield s
+            s = s.parent
+
+    def contains(self, other: "Scope") -> bool:
+        """Is ``other`` this scope or below it?"""
+        return other is self or any(a is self for a in other.ancestors())
+
+    @property
+    def display_path(self) -> str:
+        """The path in the names users know (labels joined by ``/``)."""
+        parts = [self.label] + [a.label for a in self.ancestors() if a.kind != "root"]
+        return "/".join(reversed(parts)) if self.kind != "root" else ""
+
+    def __repr__(self) -> str:
+        return f"<Scope {self.path or '(root)'}: {sum(self.phases.values())} instructions>"
+
+
+class ScopeTree:
+    """The scope tree of one module (see the module docstring); build it with
+    :func:`build_scope_tree`."""
+
+    def __init__(self, module: HloModule, root: Scope, of: dict[Instruction, Scope],
+                 phase: dict[Instruction, str], stage: str, report: KernelReport | None) -> None:
+        self.module = module
+        self.root = root
+        self.stage = stage
+        self.kernel_report = report
+        self._of = of
+        self._phase = phase
+        self._by_path = {s.path: s for s in root.walk()}
+        self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
+
+    # --- walking -------------------------------------------------------------------------------
+
+    def walk(self) -> Iterator[Scope]:
+        """Every scope, the root first, depth first in order of appearance."""
+        return self.root.walk()
+
+    def __len__(self) -> int:
+        return len(self._by_path)
+
+    def get(self, path: str) -> Scope | None:
+        """The scope at exactly ``path`` ("" is the root)."""
+        return self._by_path.get(path.strip("/"))
+
+    def scope_of(self, instruction: Instruction) -> Scope:
+        """The (innermost) scope an instruction was filed under."""
+        return self._of[instruction]
+
+    def phase_of(self, instruction: Instruction) -> str:
+        """``forward``, ``backward`` or ``optimizer``."""
+        return self._phase.get(instruction, "forward")
+
+    def at_depth(self, scope: Scope, depth: int) -> Scope:
+        """``scope`` itself if it is no deeper than ``depth``, else its ancestor at ``depth``."""
+        while scope.depth > depth and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def cut(self, depth: int) -> list[Scope]:
+        """The scopes a picture at ``depth`` draws: every scope at that depth, and every shallower
+        scope with instructions of its own (a leaf above ``depth``, or the root's loose ops).
+        Each instruction belongs to exactly one of them: ``at_depth(scope_of(i), depth)``."""
+        out = []
+        for s in self.walk():
+            if s.depth == depth or (s.depth < depth and s.instructions):
+                out.append(s)
+        return out
+
+    @property
+    def max_depth(self) -> int:
+        return max(s.depth for s in self.walk())
+
+    # --- kernels -------------------------------------------------------------------------------
+
+    def scopes_of_kernel(self, kernel: str) -> tuple[Scope, ...]:
+        """The innermost scopes holding the ops of ``kernel`` (several when a fusion spans layers)."""
+        return self._kernel_scopes.get(kernel.lstrip("%"), ())
+
+    def kernel_spans(self, kernel: str, depth: int) -> tuple[Scope, ...]:
+        """The scopes of a cut at ``depth`` that ``kernel`` holds ops of, in order of appearance."""
+        seen: dict[int, Scope] = {}
+        for s in self.scopes_of_kernel(kernel):
+            a = self.at_depth(s, depth)
+            seen.setdefault(id(a), a)
+        return tuple(seen.values())
+
+    # --- lookups -------------------------------------------------------------------------------
+
+    def find(self, query: str) -> list[Scope]:
+        """Scopes answering to ``query``, best kind of match first (and only that kind):
+
+        1. the exact path, or the path as an op name wrote it (``gradient_tape/…`` included);
+        2. the path with Keras' re-entry suffixes left out (``model/block_5_expand``);
+        3. an op name: the scope of that op (``…/block_5_expand_1/Conv2D``);
+        4. scopes whose last segments match (``block_5_expand``, ``block_5/expand``);
+        5. a substring of a path or label, if it picks out scopes (the outermost of them).
+        """
+        q = query.strip().strip("/")
+        if not q:
+            return [self.root]
+        hit = self._by_path.get(q)
+        if hit is not None:
+            return [hit]
+        written = [s for s in self.walk() if q in s.written_as]
+        if written:
+            return written
+        parts = split_segments(q)
+        by_label = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=True)]
+        if by_label:
+            return by_label
+        op = parse_op_name(q)
+        if op.scope and op.scope_path in self._by_path:
+            return [self._by_path[op.scope_path]]
+        tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False)]
+        if tail:
+            return _outermost(tail)
+        low = q.lower()
+        sub = [s for s in self.walk()
+               if s.kind != "root" and (low in s.path.lower() or low in s.display_path.lower())]
+        return _outermost(sub)
+
+    def closest(self, query: str, n: int = 5) -> list[str]:
+        """Up to ``n`` scope paths that look most like ``query`` (for "did you mean")."""
+        q = query.strip().strip("/")
+        candidates: dict[str, str] = {}
+        for s in self.walk():
+            if s.kind == "root":
+                continue
+            candidates.setdefault(s.path, s.path)
+            candidates.setdefault(s.label, s.path)
+            candidates.setdefault(s.name, s.path)
+        best = difflib.get_close_matches(q, list(candidates), n=n * 2, cutoff=0.5)
+        out: dict[str, None] = {}
+        for b in best:
+            out.setdefault(candidates[b], None)
+        return list(out)[:n]
+
+    # --- the scope-level graph -----------------------------------------------------------------
+
+    def graph(self, depth: int | None = None, *, scopes: Iterable[Scope] | None = None) -> "nx.DiGraph":
+        """The data flow between the scopes of a cut: the instruction graph's quotient by scope.
+
+        Nodes are scope paths (attributes ``scope``: the :class:`Scope`, ``instructions``: how
+        many it stands for); an edge ``a → b`` means some instruction of ``a`` is an operand of
+        one of ``b`` (attributes ``count``: how many such operand uses, ``bytes``: the bytes
+        they carry). ``depth`` picks the cut (:meth:`cut`; default: the deepest), or ``scopes``
+        gives any set of scopes that covers the tree without overlap (an instruction goes to
+        the innermost given scope that contains it). Operand edges of every computation count,
+        fused ones included, and a called computation's parameters link to the caller's operands.
+        """
+        import networkx as nx
+
+        chosen = list(scopes) if scopes is not None else self.cut(self.max_depth if depth is None else depth)
+        chosen_ids = {id(s) for s in chosen}
+        memo: dict[int, Scope | None] = {}
+
+        def owner(s: Scope) -> Scope | None:
+            key = id(s)
+            if key not in memo:
+                cur: Scope | None = s
+                while cur is not None and id(cur) not in chosen_ids:
+                    cur = cur.parent
+                memo[key] = cur
+            return memo[key]
+
+        g = nx.DiGraph()
+        for s in chosen:
+            g.add_node(s.path, scope=s, instructions=0)
+        where: dict[Instruction, str] = {}
+        for inst, s in self._of.items():
+            o = owner(s)
+            if o is None:
+                continue
+            where[inst] = o.path
+            g.nodes[o.path]["instructions"] += 1
+
+        def link(src: Instruction, dst: Instruction) -> None:
+            a, b = where.get(src), where.get(dst)
+            if a is None or b is None or a == b:
+                return
+            if g.has_edge(a, b):
+                g[a][b]["count"] += 1
+                g[a][b]["bytes"] += src.shape.byte_size
+            else:
+                g.add_edge(a, b, count=1, bytes=src.shape.byte_size)
+
+        for comp in self.module.computations:
+            for inst in comp.instructions:
+                for op in inst.operands:
+                    link(op, inst)
+                for called in inst.called_computations:
+                    params = called.parameters
+                    for k, op in enumerate(inst.operands):
+                        if k < len(params):
+                            link(op, params[k])
+        return g
+
+    def __repr__(self) -> str:
+        return f"<ScopeTree {self.module.name} ({self.stage}): {len(self)} scopes>"
+
+
+def _matches_path(scope: Scope, parts: list[str], *, anchored: bool) -> bool:
+    """Do the last ``len(parts)`` segments of the scope (and, anchored, all of them) answer to
+    ``parts`` (each as written or as a Keras layer name)?"""
+    chain = [scope] + [a for a in scope.ancestors() if a.kind != "root"]
+    chain.reverse()
+    if len(chain) < len(parts) or (anchored and len(chain) != len(parts)):
+        return False
+    tail = chain[len(chain) - len(parts):]
+    return all(segment_matches(s.name, p) or s.label == p for s, p in zip(tail, parts))
+
+
+def _outermost(scopes: list[Scope]) -> list[Scope]:
+    """Drop scopes that lie inside another of the list."""
+    ids = {id(s) for s in scopes}
+    return [s for s in scopes if not any(id(a) in ids for a in s.ancestors())]
+
+
+# --- building --------------------------------------------------------------------------------
+
+def _guess_stage(module: HloModule) -> str:
+    if module.is_scheduled:
+        return "post"
+    return "post" if any(i.opcode == "fusion" for i in module.instructions()) else "pre"
+
+
+def _op_path(inst: Instruction) -> OpPath | None:
+    md = inst.metadata
+    name = md.op_name
+    if not name or name in SYNTHETIC_OP_NAMES:
+        return None
+    return parse_op_name(name, md.op_type)
+
+
+def build_scope_tree(module: HloModule, *, stage: str | None = None,
+                     kernel_report: KernelReport | None = None) -> ScopeTree:
+    """The :class:`ScopeTree` of ``module``.
+
+    ``stage`` is ``"pre"`` or ``"post"`` (default: ``post`` for a scheduled or fused module).
+    Kernels are attributed to scopes for ``post`` only (pass ``kernel_report`` if already
+    computed, else it is computed here).
+    """
+    stage = stage or _guess_stage(module)
+    root = Scope("", module.name, 0, None, label=module.name, kind="root")
+    of: dict[Instruction, Scope] = {}
+    phase_of: dict[Instruction, str] = {}
+    callers = _first_callers(module)
+
+    def scope_for(parts: tuple[str, ...]) -> Scope:
+        s = root
+        for part in parts:
+            nxt = s._children.get(part)
+            if nxt is None:
+                path = f"{s.path}/{part}" if s.path else part
+                nxt = Scope(path, part, s.depth + 1, s, label=part)
+                s._children[part] = nxt
+            s = nxt
+        return s
+
+    named: list[tuple[Instruction, OpPath]] = []
+    unnamed: list[Instruction] = []
+    forward_scopes: set[tuple[str, ...]] = set()
+    for comp in module.computations:
+        for inst in comp.instructions:
+            op = _op_path(inst)
+            if op is None:
+                unnamed.append(inst)
+                continue
+            named.append((inst, op))
+            if op.phase != "backward":
+                forward_scopes.update(op.scope[:n] for n in range(len(op.scope) + 1))
+
+    op_scope: dict[str, Scope] = {}
+    for inst, op in named:
+        parts = op.scope
+        if op.phase == "backward" and forward_scopes:
+            # TF names a gradient after the forward op it differentiates
+            # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
+            while parts and parts not in forward_scopes:
+                parts = parts[:-1]
+        s = scope_for(parts)
+        s.instructions.append(inst)
+        of[inst] = s
+        phase_of[inst] = op.phase
+        op_scope.setdefault(op.raw, s)
+        first = op.raw.split(";", 1)[0]
+        cut = first.rfind("/")
+        if cut > 0:
+            s.written_as.add(first[:cut])
+
+    def place(inst: Instruction, depth: int = 0) -> Scope:
+        """An unnamed instruction: its caller's scope inside a fused computation or reducer,
+        else the scope of its computation."""
+        hit = of.get(inst)
+        if hit is not None:
+            return hit
+        caller = _caller_of(inst, callers)
+        if caller is not None and caller.opcode not in _RUNS_ITS_CALLEES and depth < 64:
+            owner = place(caller, depth + 1)
+            phase_of[inst] = phase_of.get(caller, "forward")
+        else:
+            comp = inst.parent
+            key = f"({comp.name if comp is not None else '?'})"
+            owner = root._children.get(key)
+            if owner is None:
+                owner = Scope(key, key, 1, root, label=key, kind="unnamed")
+                root._children[key] = owner
+            phase_of[inst] = "forward"
+        owner.instructions.append(inst)
+        of[inst] = owner
+        return owner
+
+    for inst in unnamed:
+        place(inst)
+
+    _order_children(root, of, module)
+    for s in root.walk():
+        if s.kind == "scope":
+            siblings = set((s.parent._children if s.parent else {}).keys())
+            s.label = keras_layer_name(s.name, siblings)
+    _count_phases(root, phase_of)
+
+    report = None
+    tree = ScopeTree(module, root, of, phase_of, stage, None)
+    if stage == "post":
+        report = kernel_report if kernel_report is not None else find_kernels(module)
+        tree.kernel_report = report
+        _attribute_kernels(tree, report, op_scope)
+    return tree
+
+
+#: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
+_RUNS_ITS_CALLEES = frozenset({"while", "conditional", "call", "async-start"})
+
+
+def _first_callers(module: HloModule) -> dict[str, Instruction]:
+    out: dict[str, Instruction] = {}
+    for inst in module.instructions():
+        for c in inst.called_computations:
+            out.setdefault(c.name, inst)
+    return out
+
+
+def _caller_of(inst: Instruction, callers: dict[str, Instruction]) -> Instruction | None:
+    comp = inst.parent
+    return callers.get(comp.name) if comp is not None else None
+
+
+def _order_children(root: Scope, of: dict[Instruction, Scope], module: HloModule) -> None:
+    """Children in the order their first instruction appears in the entry-first text walk
+    (unnamed computation scopes last)."""
+    first: dict[int, int] = {}
+    position: dict[Instruction, int] = {}
+    for n, inst in enumerate(module.instructions()):
+        position[inst] = n
+        s: Scope | None = of.get(inst)
+        while s is not None and id(s) not in first:
+            first[id(s)] = n
+            s = s.parent
+    for s in root.walk():
+        s.instructions.sort(key=lambda i: position.get(i, 0))
+        if s._children:
+            items = sorted(s._children.items(),
+                           key=lambda kv: (kv[1].kind == "unnamed", first.get(id(kv[1]), 1 << 62)))
+            s._children = dict(items)
+
+
+def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
+    def visit(s: Scope) -> Counter:
+        c: Counter = Counter(phase_of.get(i, "forward") for i in s.instructions)
+        for ch in s.children:
+            c.update(visit(ch))
+        s.phases = {p: c[p] for p in PHASES if c.get(p)}
+        return c
+
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10000))
+    try:
+        visit(root)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _attribute_kernels(tree: ScopeTree, report: KernelReport, op_scope: dict[str, Scope]) -> None:
+    """Each kernel to the scope of every op it holds (``Kernel.op_names``) and their ancestors."""
+    per_scope: dict[int, dict[str, None]] = {}
+    for k in report.kernels:
+        innermost: dict[int, Scope] = {}
+        for name in k.op_names:
+            s = op_scope.get(name)
+            if s is not None:
+                innermost.setdefault(id(s), s)
+        if not innermost:  # a kernel whose instructions carry no op name: its computation's scope
+            comp = tree.module.get_computation(k.computation)
+            inst = comp.get(k.name) if comp is not None else None
+            if inst is not None and inst in tree._of:
+                s = tree.scope_of(inst)
+                innermost[id(s)] = s
+        tree._kernel_scopes[k.name] = tuple(innermost.values())
+        marked: set[int] = set()
+        for s in innermost.values():
+            cur: Scope | None = s
+            while cur is not None and id(cur) not in marked:
+                marked.add(id(cur))
+                per_scope.setdefault(id(cur), {})[k.name] = None
+                cur = cur.parent
+    for s in tree.walk():
+        s.kernels = tuple(per_scope.get(id(s), ()))
+

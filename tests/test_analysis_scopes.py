@@ -1,0 +1,137 @@
+"""The scope tree: op names read as the model's structure, kernels attributed to scopes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import hloviz
+from hloviz.analysis.opnames import keras_layer_name, parse_op_name, split_segments
+from hloviz.analysis.scopes import build_scope_tree
+from hloviz.capture import load_target
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+# Two layers, one fusion spanning both, a backward op, an optimizer op, an unnamed parameter.
+POST = """
+HloModule m, is_scheduled=true
+
+%fused (p0: f32[4], p1: f32[4]) -> f32[4] {
+  %p0 = f32[4]{0} parameter(0)
+  %p1 = f32[4]{0} parameter(1)
+  %a = f32[4]{0} add(%p0, %p1), metadata={op_type="AddV2" op_name="model_1/dense_1/BiasAdd"}
+  ROOT %r = f32[4]{0} maximum(%a, %p1), metadata={op_type="Relu" op_name="model_1/relu_1/Relu"}
+}
+
+ENTRY %main (x: f32[4], w: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0), metadata={op_name="XLA_Args"}
+  %w = f32[4]{0} parameter(1), metadata={op_name="XLA_Args"}
+  %f = f32[4]{0} fusion(%x, %w), kind=kLoop, calls=%fused, metadata={op_type="Relu" op_name="model_1/relu_1/Relu"}
+  %g = f32[4]{0} multiply(%f, %w), metadata={op_type="Mul" op_name="gradient_tape/model_1/dense_1/mul/Mul"}
+  ROOT %u = f32[4]{0} subtract(%w, %g), metadata={op_type="Sub" op_name="adam/Sub_3"}
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return build_scope_tree(hloviz.parse(POST))
+
+
+def test_op_names_are_read_as_paths_with_phases():
+    assert parse_op_name("model_1/dense_1/BiasAdd").scope == ("model_1", "dense_1")
+    back = parse_op_name("gradient_tape/model_1/dense_1/MatMul/MatMul_1")
+    assert back.phase == "backward" and back.scope[:2] == ("model_1", "dense_1")
+    assert parse_op_name("adam/Mul_3").phase == "optimizer"
+    assert parse_op_name("SGD/update/mul").phase == "optimizer"
+    jax_fwd = parse_op_name("jit(train_step)/jvp(Transformer)/Block_0/Attention/dot_general")
+    assert jax_fwd.scope == ("jit(train_step)", "Transformer", "Block_0", "Attention")
+    assert jax_fwd.phase == "forward" and jax_fwd.op == "dot_general"
+    jax_back = parse_op_name("jit(train_step)/transpose(jvp(Transformer))/Block_0/Attention/dot_general")
+    assert jax_back.scope == jax_fwd.scope and jax_back.phase == "backward"
+    assert parse_op_name("jit(f)/remat/jvp(Block)/mul").scope == ("jit(f)", "Block")
+    assert parse_op_name("jit(f)/while/body/add").scope == ("jit(f)", "while", "body")
+    assert parse_op_name("jit(f)/jit(relu)/max").scope == ("jit(f)", "relu")
+    assert parse_op_name("Cos;PartitionedCall/Cos").scope == ()
+    assert split_segments("a/b(c/d)/e") == ["a", "b(c/d)", "e"]
+
+
+def test_keras_reentry_suffix():
+    assert keras_layer_name("block_5_expand_1") == "block_5_expand"
+    assert keras_layer_name("einsum_1", {"einsum", "einsum_1"}) == "einsum_1"
+    assert keras_layer_name("Conv1") == "Conv1"
+
+
+def test_every_instruction_has_one_scope(tree):
+    module = tree.module
+    filed = [i for s in tree.walk() for i in s.instructions]
+    assert len(filed) == module.instruction_count == len(set(map(id, filed)))
+    for inst in module.instructions():
+        assert inst in tree.scope_of(inst).instructions
+
+
+def test_backward_belongs_to_the_layer_and_phases(tree):
+    dense = tree.get("model_1/dense_1")
+    assert dense is not None and dense.label == "dense" and dense.phase == "forward+backward"
+    assert tree.get("model_1/dense_1/mul") is None  # the gradient of `mul` is the layer's
+    assert tree.get("adam").phase == "optimizer"
+    assert tree.root.phase == "forward+backward+optimizer"
+
+
+def test_unnamed_instructions_by_computation(tree):
+    own = tree.get("(main)")
+    assert own is not None and own.kind == "unnamed"
+    assert {i.name for i in own.instructions} == {"x", "w"}
+    # fused parameters belong to the fusion's scope
+    fused_p0 = tree.module.computation("fused").instruction("p0")
+    assert tree.scope_of(fused_p0).path == "model_1/relu_1"
+
+
+def test_a_fusion_spanning_two_layers_is_attributed_to_both(tree):
+    assert tree.get("model_1/dense_1").kernels == ("f", "g")
+    assert tree.get("model_1/relu_1").kernels == ("f",)
+    assert {s.path for s in tree.scopes_of_kernel("f")} == {"model_1/dense_1", "model_1/relu_1"}
+    assert [s.path for s in tree.kernel_spans("f", 1)] == ["model_1"]
+    assert tree.root.kernels == ("f", "g", "u")
+
+
+def test_find_by_path_layer_name_op_name_and_substring(tree):
+    assert [s.path for s in tree.find("model_1/dense_1")] == ["model_1/dense_1"]
+    assert [s.path for s in tree.find("model/dense")] == ["model_1/dense_1"]
+    assert [s.path for s in tree.find("dense")] == ["model_1/dense_1"]
+    assert [s.path for s in tree.find("model_1/relu_1/Relu")] == ["model_1/relu_1"]
+    assert [s.path for s in tree.find("gradient_tape/model_1/dense_1/mul")] == ["model_1/dense_1"]
+    assert [s.path for s in tree.find("rel")] == ["model_1/relu_1"]
+    assert tree.find("nothing_like_it") == []
+    assert "model_1/dense_1" in tree.closest("dense_2")
+
+
+def test_cut_and_quotient_graph(tree):
+    assert [s.path for s in tree.cut(1)] == ["model_1", "adam", "(main)"]
+    covered = sum(len(list(s.all_instructions())) for s in tree.cut(1))
+    assert covered == tree.module.instruction_count
+    g = tree.graph(1)
+    assert set(g.nodes) == {"model_1", "adam", "(main)"}
+    assert g.has_edge("(main)", "model_1") and g.has_edge("model_1", "adam")
+    assert g["model_1"]["adam"]["bytes"] == 16
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50", "keras_transformer"])
+def test_real_captures_file_every_instruction(name):
+    cap = load_target(str(CAPTURES / name))
+    for stage, module in (("pre", cap.pre_module()), ("post", cap.post_module())):
+        t = build_scope_tree(module, stage=stage)
+        assert sum(len(s.instructions) for s in t.walk()) == module.instruction_count
+        assert sum(t.root.phases.values()) == module.instruction_count
+    assert set(t.root.kernels) == {k.name for k in t.kernel_report.kernels}
+
+
+def test_transformer_reads_as_forward_backward_optimizer():
+    cap = load_target(str(CAPTURES / "keras_transformer"))
+    t = build_scope_tree(cap.post_module(), stage="post")
+    for block in ("block_0", "block_1"):
+        [s] = t.find(block)
+        assert s.phase == "forward+backward", s
+    [adam] = t.find("adam")
+    assert adam.phase == "optimizer"
