@@ -12,7 +12,7 @@ from ..opcodes import category
 from . import labels
 from .model import Place, Unit, ViewGraph
 from .scene import Cluster, Edge, Node, Row, Scene
-from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, category_style, tint
+from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
 
 __all__ = ["build_scene"]
 
@@ -33,17 +33,34 @@ def build_scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:
         while p is not None and p.key not in needed:
             needed.add(p.key)
             p = p.parent
+    # open scopes (a layer drawn open) hold their units and top-level fusion/body clusters
+    home_of_unit: dict[int, Cluster] = {}
+    home_of_place: dict[str, Cluster] = {}
+    scope_clusters: dict[str, Cluster] = {}
+    for sc in g.scope_clusters:
+        cluster = Cluster(key=f"s{len(scope_clusters)}", rows=list(sc.rows), fill=SCOPE_CLUSTER.fill,
+                          border=SCOPE_CLUSTER.border)
+        scope_clusters[sc.key] = cluster
+        parent = scope_clusters.get(sc.parent) if sc.parent is not None else None
+        (parent.clusters if parent is not None else scene.clusters).append(cluster)
+        for index in sc.units:
+            home_of_unit[index] = cluster
+        for key in sc.places:
+            home_of_place[key] = cluster
     for place in g.places.values():
         if place.key not in needed or place.parent is None or place.key in g.collapsed_places:
             continue
         cluster = _cluster(g, place)
         clusters[place.key] = cluster
-        parent = clusters.get(place.parent.key) if place.parent is not None else None
+        parent = clusters.get(place.parent.key) if place.parent is not None else home_of_place.get(place.key)
+        if parent is None:
+            parent = home_of_place.get(place.key)
         (parent.clusters if parent is not None else scene.clusters).append(cluster)
     for u in g.units:
         if not u.alive:
             continue
-        scene.add_node(f"u{u.index}", _node(g, u), clusters.get(u.scope) if u.scope else None)
+        home = clusters.get(u.scope) if u.scope else home_of_unit.get(u.index)
+        scene.add_node(f"u{u.index}", _node(g, u), home)
     _scene_edges(g, scene, clusters, scene.notes)
     return scene
 
@@ -77,12 +94,16 @@ def _node(g: ViewGraph, u: Unit) -> Node:
     rows = list(u.rows) if u.rows is not None else _unit_rows(g, u)
     rows.extend(u.extra_rows)
     cat = "fusion" if u.kind == "fusion" else category(rep.opcode)
-    style = COLLAPSED if u.kind in ("repeat", "segment") else category_style(cat)
-    node = Node(rows=rows, fill=style.fill, border=style.border, font=style.font, tooltip=labels.tooltip(rep),
-                rounded=u.kind in ("chain", "fusion", "repeat", "segment"))
-    marks = [g.marks.get(m.name) for m in (u.members if u.kind in ("repeat", "segment") else u.members[:1])]
+    style = COLLAPSED if u.kind in ("repeat", "segment") else SCOPE if u.kind == "scope" else category_style(cat)
+    node = Node(rows=rows, fill=style.fill, border=style.border, font=style.font,
+                tooltip=_scope_tooltip(u) if u.kind == "scope" else labels.tooltip(rep),
+                rounded=u.kind in ("chain", "fusion", "repeat", "segment", "scope"))
+    groups = u.kind in ("repeat", "segment", "scope")
+    marks = [g.marks.get(m.name) for m in (u.members if groups else u.members[:1])]
     distinct = {m for m in marks if m is not None}
-    if len(distinct) == 1 and (u.kind not in ("repeat", "segment") or None not in marks):
+    if u.kind == "scope":
+        _scope_marks(node, [m for m in marks if m is not None])
+    elif len(distinct) == 1 and (u.kind not in ("repeat", "segment") or None not in marks):
         mark = next(iter(distinct))
         if mark.fill:
             node.fill, node.font = mark.fill, mark.font or "#000000"
@@ -94,9 +115,9 @@ def _node(g: ViewGraph, u: Unit) -> Node:
         if mark.note:
             rows.append(Row(mark.note, small=True, italic=True))
     elif len(distinct) > 1:
-        badges = sorted({m.badge for m in distinct if m.badge}, key=_natural)
-        if badges:
-            rows.append(Row("kernels " + ", ".join(badges[:8]) + (" …" if len(badges) > 8 else ""), small=True))
+        numbers = sorted({k for m in distinct for k in m.kernels})
+        if numbers:
+            rows.append(Row(labels.kernel_list(numbers), small=True))
     if u.root:
         node.penwidth = max(node.penwidth, 2.0)
     if g.focus is not None and any(m is g.focus for m in u.members):
@@ -107,8 +128,31 @@ def _node(g: ViewGraph, u: Unit) -> Node:
     return node
 
 
-def _natural(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdecimal() else (1 << 30, text)
+def _scope_marks(node: Node, marks: list) -> None:
+    """A closed scope: the colour of the kernel holding most of its ops, and all its kernels."""
+    per_kernel: dict[int, int] = {}
+    fill: dict[int, tuple[str | None, str | None]] = {}
+    for m in marks:
+        for k in m.kernels[:1]:
+            per_kernel[k] = per_kernel.get(k, 0) + 1
+            fill.setdefault(k, (m.fill, m.badge_fill))
+    if not per_kernel:
+        return
+    main = max(per_kernel, key=lambda k: (per_kernel[k], -k))
+    colour, badge_fill = fill[main]
+    if colour:
+        node.fill, node.font = colour, "#000000"
+    numbers = sorted({k for m in marks for k in m.kernels})
+    node.badge, node.badge_fill = labels.kernel_badge(numbers), badge_fill
+
+
+def _scope_tooltip(u: Unit) -> str:
+    ops = [m for m in u.members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
+    names = sorted({m.metadata.op_name for m in ops if m.metadata.op_name})
+    text = f"{len(u.members)} instructions ({u.members[0].name} …)"
+    if names:
+        text += " · op_name: " + ", ".join(names[:6]) + (f" … +{len(names) - 6}" if len(names) > 6 else "")
+    return labels.shorten(text, 300)
 
 
 def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
@@ -183,12 +227,31 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         s, d = find(a), find(b)
         if s != d and g.units[s].alive and g.units[d].alive:
             scene.edges.append(Edge(f"u{s}", f"u{d}", invisible=True))
+    _stack(g, scene)
     for owner, body, role, place_key in g.body_edges:
         s, d = find(owner), find(body)
         if s == d or not g.units[s].alive or not g.units[d].alive:
             continue
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=role, dashed=True, color="#1b5e20",
                                 to_cluster=place_key if place_key in clusters else None))
+
+
+def _stack(g: ViewGraph, scene: Scene) -> None:
+    """Keep each open scope's children one below the other (see :func:`hloviz.render.layers.stacking`):
+    an invisible arrow from the last node of one child to every node of the next cluster that
+    has no arrow coming in."""
+    if not g.stacking:
+        return
+    fed = {e.dst for e in scene.edges}
+    for slots in g.stacking:
+        for (prev, _), (nxt, is_cluster) in zip(slots, slots[1:]):
+            if not is_cluster:
+                continue
+            last = f"u{max(prev, key=lambda i: g.units[i].pos)}"
+            for i in nxt:
+                key = f"u{i}"
+                if key not in fed and key in scene.nodes and key != last:
+                    scene.edges.append(Edge(last, key, invisible=True))
 
 
 #: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.

@@ -21,7 +21,7 @@ from . import labels
 from .model import Place, Unit, ViewGraph
 from .scene import Row
 
-__all__ = ["fit", "find_repeats"]
+__all__ = ["collapse_fusion", "fit", "find_repeats"]
 
 
 def fit(g: ViewGraph, budget: int, *, coarse: bool = False, notes: list[str]) -> list[str]:
@@ -97,13 +97,14 @@ def _fusions(g: ViewGraph, budget: int, count: int, coarse: bool) -> tuple[int, 
     for size, place, tree, units in sized:
         if count <= budget and not coarse:
             break
-        _collapse_fusion(g, place, tree, units)
+        collapse_fusion(g, place, tree, units)
         count -= size - 1
         done += 1
     return done, len(sized), count
 
 
-def _collapse_fusion(g: ViewGraph, place: Place, tree: list[Place], units: list[Unit]) -> Unit:
+def collapse_fusion(g: ViewGraph, place: Place, tree: list[Place], units: list[Unit]) -> Unit:
+    """Draw fusion ``place`` (and the places ``tree`` below it) as one node holding ``units``."""
     owner = place.owner
     assert owner is not None and place.parent is not None
     members = [owner] + [m for u in units for m in u.members]

@@ -123,3 +123,40 @@ def body_rows(caller: Instruction, computations: Iterable[Computation]) -> list[
                 rows.append(Row(f"{attr}: {shorten(c.name, 32)} ({n} instruction{'s' if n != 1 else ''})",
                                 small=True))
     return rows
+
+
+def _ranges(numbers: list[int]) -> list[str]:
+    """``[1, 2, 3, 7, 9, 10]`` → ``["1–3", "7", "9–10"]`` (sorted, distinct input)."""
+    out: list[str] = []
+    start = prev = None
+    for n in numbers:
+        if prev is not None and n == prev + 1:
+            prev = n
+            continue
+        if start is not None:
+            out.append(str(start) if start == prev else f"{start}–{prev}")
+        start = prev = n
+    if start is not None:
+        out.append(str(start) if start == prev else f"{start}–{prev}")
+    return out
+
+
+def kernel_badge(numbers: Iterable[int], limit: int = 2) -> str:
+    """A node's kernel tag: ``#12``, ``#3–5``, ``#3–5, 9``, ``#3–5, 9 …`` (ranges, at most ``limit``)."""
+    parts = _ranges(sorted(set(numbers)))
+    if not parts:
+        return ""
+    return "#" + ", ".join(parts[:limit]) + (" …" if len(parts) > limit else "")
+
+
+def kernel_list(numbers: Iterable[int], limit: int = 4) -> str:
+    """A label row naming kernels: ``kernel #4``, ``kernels #1–3, #13, #16 (+2 more)``."""
+    ordered = sorted(set(numbers))
+    parts = _ranges(ordered)
+    if len(ordered) == 1:
+        return f"kernel #{ordered[0]}"
+    text = "kernels " + ", ".join(f"#{p}" for p in parts[:limit])
+    if len(parts) > limit:
+        rest = sum(1 for n in ordered if n > int(parts[limit - 1].split("–")[-1]))
+        text += f" (+{rest} more)"
+    return text

@@ -88,6 +88,13 @@ class ViewGraph:
         self.focus: Instruction | None = None
         self.root_places: set[str] = set()
         self.collapsed_places: set[str] = set()
+        #: the first look drew every fusion and body of a big module as one node
+        self.closed_fusions = False
+        #: open scopes drawn as clusters (:class:`hloviz.render.layers.ScopeCluster`), and the cut drawn
+        self.scope_clusters: list[Any] = []
+        self.cut: Any = None
+        #: per open scope, its children as (unit indices, is a cluster): stacked top-down
+        self.stacking: list[list[tuple[list[int], bool]]] = []
         self._redirect: dict[int, int] = {}
         self._positions: dict[int, int] = {}
 

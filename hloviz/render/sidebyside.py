@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import HloModule
 from .dot import columns_to_dot
+from .labels import kernel_badge
 from .quoting import shorten
 from .style import ELIMINATED, FOLDED, HIGHLIGHT, kernel_colour
 from .views import Mark, View, ViewOptions, draw_module
@@ -33,8 +34,7 @@ def kernel_numbers(analysis: "Analysis") -> dict[str, int]:
 
 def _kernel_mark(numbers: list[int]) -> Mark:
     numbers = sorted(set(numbers))
-    badge = "#" + ",".join(str(n) for n in numbers[:4]) + ("…" if len(numbers) > 4 else "")
-    return Mark(fill=kernel_colour(numbers[0]), badge=badge)
+    return Mark(fill=kernel_colour(numbers[0]), badge=kernel_badge(numbers), kernels=tuple(numbers))
 
 
 def _fold_note(constant: str, value: str) -> str:

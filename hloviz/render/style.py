@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["CategoryStyle", "CATEGORY_STYLES", "FONT", "KERNEL_PALETTE", "category_style", "kernel_colour",
-           "FOLDED", "ELIMINATED", "HIGHLIGHT", "FUSION_CLUSTER", "BODY_CLUSTER", "COLLAPSED", "FOCUS", "tint"]
+           "FOLDED", "ELIMINATED", "HIGHLIGHT", "FUSION_CLUSTER", "BODY_CLUSTER", "COLLAPSED", "FOCUS", "SCOPE", "SCOPE_CLUSTER", "tint"]
 
 #: The font every picture uses. A generic family keeps pictures free of external font files.
 FONT = "Helvetica,Arial,sans-serif"
@@ -72,6 +72,9 @@ FUSION_CLUSTER = CategoryStyle("#f5f5f5", "#9e9e9e")
 BODY_CLUSTER = CategoryStyle("#ffffff", "#1b5e20")
 #: Nodes that stand for many instructions (repeats, segments).
 COLLAPSED = CategoryStyle("#eceff1", "#607d8b")
+#: A closed scope (a Keras layer drawn as one node), and an open scope's cluster.
+SCOPE = CategoryStyle("#e3f2fd", "#1565c0")
+SCOPE_CLUSTER = CategoryStyle("#fafcff", "#90a4ae")
 #: The border of the instruction ``--focus`` names.
 FOCUS = "#d32f2f"
 

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from . import collapse
+from . import collapse, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import find_chains
+from .cut import fit
 from .focus import focus_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
@@ -45,7 +46,9 @@ class Mark:
     ``fill``/``border``/``font`` override the category colours; ``badge`` is a short tag (a
     kernel number) on ``badge_fill``; ``note`` adds a label row ("folded → constant.9 = 10");
     ``highlight`` draws a thick border (or a highlighted row, for a constant written into its
-    user's label); ``dashed`` a dashed border. Chains only join instructions with equal marks.
+    user's label); ``dashed`` a dashed border; ``kernels`` the kernel numbers the instruction's
+    work went into (a closed scope counts and badges them). Chains only join instructions with
+    equal marks.
     """
 
     fill: str | None = None
@@ -56,6 +59,7 @@ class Mark:
     note: str | None = None
     highlight: bool = False
     dashed: bool = False
+    kernels: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,9 @@ class ViewOptions:
 
     ``computation`` draws one computation (and what it calls) instead of the entry; ``focus``
     draws the instructions within ``radius`` steps of one instruction; ``coarse`` collapses every
-    fusion and body first (used when Graphviz timed out on the full view).
+    fusion and body first (used when Graphviz timed out on the full view). A module whose
+    instructions carry scopes (``metadata.op_name``) is drawn as its scope tree cut to fit the
+    budget (``layers``; :mod:`hloviz.render.layers`), no scope deeper than ``depth`` open.
     """
 
     computation: str | None = None
@@ -75,6 +81,8 @@ class ViewOptions:
     budget: int = 300
     inline_elements: int = 8
     coarse: bool = False
+    depth: int | None = None
+    layers: bool = True
 
 
 @dataclass
@@ -111,9 +119,14 @@ def draw_module(module: HloModule, *, marks: Mapping[str, Mark] | None = None,
 
 
 def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None) -> View:
-    g = _build_graph(module, marks or {}, options)
+    marks = marks or {}
+    g = _build_graph(module, marks, options)
     notes = list(g.notes)
-    levels = g.levels + collapse.fit(g, options.budget, coarse=options.coarse, notes=notes)
+    levels = list(g.levels)
+    if not _draw_scopes(g, marks, options, notes, levels):
+        if g.closed_fusions:
+            _note_closed(g, options, notes, levels)
+        levels += collapse.fit(g, options.budget, coarse=options.coarse, notes=notes)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
     notes = scene.notes
     node_of = {}
@@ -152,17 +165,55 @@ def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOpti
         # the answer, found without touching the (usually far larger) fused computations.
         g = _graph(module, marks, options, roots, nested=False)
         if g.alive_count() > options.budget or options.coarse:
-            fusions = sum(1 for i in roots[0].instructions if i.opcode == "fusion")
-            bodies = sum(len(i.called_computations) for i in roots[0].instructions if i.opcode in BODY_CALLERS)
-            if fusions:
-                g.notes.append(f"{fusions} of {fusions} fusions drawn as single nodes to stay within "
-                               f"{options.budget} nodes")
-                g.levels.append("fusions")
-            if bodies:
-                g.notes.append(f"{bodies} while/conditional/call bodies folded into their callers' nodes")
-                g.levels.append("bodies")
+            g.closed_fusions = True
             return g
     return _graph(module, marks, options, roots, nested=True)
+
+
+def _note_closed(g: ViewGraph, options: ViewOptions, notes: list[str], levels: list[str]) -> None:
+    """Say that the cheap first look drew every fusion and body as one node."""
+    top = g.computations[0].instructions
+    fusions = sum(1 for i in top if i.opcode == "fusion")
+    bodies = sum(len(i.called_computations) for i in top if i.opcode in BODY_CALLERS)
+    if fusions:
+        notes.append(f"{fusions} of {fusions} fusions drawn as single nodes to stay within {options.budget} nodes")
+        levels.append("fusions")
+    if bodies:
+        notes.append(f"{bodies} while/conditional/call bodies folded into their callers' nodes")
+        levels.append("bodies")
+
+
+def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, notes: list[str],
+                 levels: list[str]) -> bool:
+    """Cut the scope tree to the budget and apply it, if the module has scopes and a cut fits."""
+    if not options.layers or options.coarse:
+        return False
+    tree = layers.scope_tree(g)
+    if not layers.informative(tree):
+        return False
+    cut = fit(tree, options.budget, max_depth=options.depth)
+    if cut.count > options.budget:
+        return False
+    closed = [n for n in cut.nodes if n.kind in ("scope", "group")]
+    fusions = sum(1 for n in cut.nodes if n.kind == "fusion")
+
+    def kernels_of(inst: Instruction) -> tuple[int, ...]:
+        mark = marks.get(inst.name)
+        return mark.kernels if mark is not None else ()
+
+    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of)
+    g.cut = cut
+    levels.append("scopes")
+    if closed:
+        why = f"no scope deeper than {options.depth} open" if options.depth is not None else \
+            f"to stay within {options.budget} nodes"
+        notes.append(f"drawn by scope (op_name): {len(closed)} scope{'s' if len(closed) != 1 else ''} closed "
+                     f"into single nodes {why}; --scope PATH draws one of them open")
+    if fusions or g.closed_fusions:
+        n = fusions or sum(1 for i in g.computations[0].instructions if i.opcode == "fusion")
+        if n:
+            notes.append(f"{n} fusion{'s' if n != 1 else ''} drawn as single nodes")
+    return True
 
 
 def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],
