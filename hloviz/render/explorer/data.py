@@ -65,6 +65,34 @@ class ExplorerData:
     texts: list[str] = field(default_factory=list)
 
 
+class _Scopes:
+    """The scope trees of all sides as one table: a scope path is one entry, whichever side it
+    appears on (so a layer found by search lights up before and after optimization)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.path: list[str] = []
+        self.label: list[str] = []
+        self.parent: list[int] = []
+        self.phase: list[str] = []
+
+    def add(self, scope) -> int:
+        if scope.kind == "root":
+            return -1
+        i = self.index.get(scope.path)
+        if i is None:
+            parent = self.add(scope.parent) if scope.parent is not None else -1
+            i = self.index[scope.path] = len(self.path)
+            self.path.append(scope.path)
+            self.label.append(scope.display_path)
+            self.parent.append(parent)
+            self.phase.append(scope.phase)
+        return i
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "label": self.label, "parent": self.parent, "phase": self.phase}
+
+
 class _Strings:
     """One interned string table: each distinct string is stored once, referred to by index."""
 
@@ -120,7 +148,10 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
     ``analysis`` (pre/post) links pre-optimization ops to kernels and folded constants;
     ``pairs`` (a diff) links instructions of side 0 to side 1 with a status.
     """
+    from ...analysis.scopes import build_scope_tree
+
     strings = _Strings()
+    scopes = _Scopes()
     ids: list[dict[str, int]] = []
     offsets: list[int] = []
     texts: list[str] = []
@@ -135,7 +166,10 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
         comps = side.module.computations
         comp_index = {id(c): k for k, c in enumerate(comps)}
         text = _text_lines(side)
-        names, opcodes, shapes, opn, src, comp, calls = [], [], [], [], [], [], []
+        tree = build_scope_tree(side.module, stage="post" if side.kernels is not None else "pre",
+                                kernel_report=side.kernels)
+        scope_ids: dict[int, int] = {}
+        names, opcodes, shapes, opn, src, comp, calls, sc = [], [], [], [], [], [], [], []
         for k, inst in enumerate(insts):
             by_name.setdefault(inst.name, total + k)
             names.append(inst.name)
@@ -148,13 +182,18 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
             called = inst.called_computations
             calls.append(comp_index.get(id(called[0]), -1) if called and inst.opcode == "fusion" else -1)
             texts.append(text(inst))
+            scope = tree.scope_of(inst)
+            si = scope_ids.get(id(scope))
+            if si is None:
+                si = scope_ids[id(scope)] = scopes.add(scope)
+            sc.append(si)
         ids.append(by_name)
         kernel_of = [-1] * len(insts)
         out_sides.append({
             "key": side.key, "label": side.label, "module": side.module.name, "offset": total,
             "count": len(insts), "comps": [c.name for c in comps],
             "name": names, "op": opcodes, "shape": shapes, "opn": opn, "src": src, "comp": comp, "calls": calls,
-            "kernel": kernel_of,
+            "sc": sc, "kernel": kernel_of,
         })
         total += len(insts)
 
@@ -185,6 +224,7 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
 
     kernel_index = {(kernels[i]["side"], kernels[i]["name"]): i for i in range(len(kernels))}
     main: dict = {"title": title, "strings": strings.items, "sides": out_sides, "kernels": kernels,
+                  "scopes": scopes.to_json(),
                   "opk": {}, "folds": [], "pairs": [], "views": []}
 
     if analysis is not None and len(sides) == 2:
@@ -209,7 +249,7 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
             main["pairs"].append([ga, gb, status])
 
     for v in views:
-        main["views"].append(_view(v, sides, ids, all_insts, offsets))
+        main["views"].append(_view(v, sides, ids, all_insts, offsets, out_sides, scopes))
     return ExplorerData(main, texts)
 
 
@@ -225,8 +265,10 @@ def _sources_of(k, lookup: SourceLookup | None) -> list[str]:
 
 
 def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: list[list[Instruction]],
-          offsets: list[int]) -> dict:
-    """A view's boxes: DOT id → (column, global ids of the instructions drawn in it)."""
+          offsets: list[int], out_sides: list[dict], scopes: _Scopes) -> dict:
+    """A view's boxes: DOT id → ``[column, global ids of the instructions drawn in it, scope]``
+    where ``scope`` (an index into the scope table, or -1) is set for a box that stands for a
+    group of ops (a closed layer): the innermost scope holding them all."""
     node_ids, cluster_ids = drawn_ids([view.scene for _, view in v.columns])
     nodes: dict[str, list] = {}
     clusters: dict[str, list] = {}
@@ -237,10 +279,12 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             g = by_name.get(name)
             if g is not None:
                 members.setdefault(key, []).append(g)
+        side = out_sides[s]
         for key, gids in members.items():
             dot_id = node_ids.get((col, key))
             if dot_id is not None:
-                nodes[dot_id] = [col, sorted(gids)]
+                gids.sort()
+                nodes[dot_id] = [col, gids, _group_scope(gids, side, offsets[s], scopes)]
         module = sides[s].module
         callers = None
         for cluster in view.scene.all_clusters():
@@ -254,8 +298,61 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             owner = None
             if first.parent is not None:
                 owner = next(iter(callers.get(first.parent.name, ())), None)
-            clusters[dot_id] = [col, by_name.get(owner.name, -1) if owner is not None else -1]
+            owner_id = by_name.get(owner.name, -1) if owner is not None else -1
+            scope = -1
+            if owner_id < 0:  # an open layer, not a fusion or body
+                every = [g for k in _keys_below(cluster) for g in members.get(k, ())]
+                scope = _common_scope(every, side, offsets[s], scopes)
+            clusters[dot_id] = [col, owner_id, scope]
     return {"key": v.key, "title": v.title, "parent": v.parent, "opens": v.opens,
             "sides": [s for s, _ in v.columns], "svg": v.svg, "nodes": nodes, "clusters": clusters}
 
 
+
+
+def _keys_below(cluster) -> list[str]:
+    out = list(cluster.nodes)
+    for sub in cluster.clusters:
+        out += _keys_below(sub)
+    return out
+
+
+def _common_scope(gids: list[int], side: dict, offset: int, scopes: _Scopes) -> int:
+    """The innermost scope holding every one of ``gids`` (-1: only the whole module does)."""
+    common: list[int] | None = None
+    seen: set[int] = set()
+    for g in gids:
+        si = side["sc"][g - offset]
+        if si in seen:
+            continue
+        seen.add(si)
+        chain = []
+        while si >= 0:
+            chain.append(si)
+            si = scopes.parent[si]
+        chain.reverse()
+        if common is None:
+            common = chain
+        else:
+            n = 0
+            while n < len(common) and n < len(chain) and common[n] == chain[n]:
+                n += 1
+            common = common[:n]
+        if not common:
+            return -1
+    return common[-1] if common else -1
+
+
+def _group_scope(gids: list[int], side: dict, offset: int, scopes: _Scopes) -> int:
+    """For a box of several ops (a closed layer, a run), the scope they share; -1 for a box
+    that is one instruction, or one kernel with what it holds."""
+    if len(gids) < 2:
+        return -1
+    kernel = side["kernel"]
+    first = kernel[gids[0] - offset]
+    if first >= 0 and all(kernel[g - offset] == first for g in gids):
+        return -1  # a fusion drawn as one box: the kernel, not a group
+    ops = {side["opn"][g - offset] for g in gids}
+    if len(ops) < 2:
+        return -1
+    return _common_scope(gids, side, offset, scopes)

@@ -25,7 +25,7 @@
   function block(id) { return lazy[id] || (lazy[id] = readBlock(id)); }
 
   var D = null, S = null, sides = [], total = 0;
-  var state = { view: 0, sel: null, hover: null };
+  var state = { view: 0, sel: null, selScope: null };
   var views = [], viewEls = {}, viewIndex = {};
 
   function sideOf(g) {
@@ -273,6 +273,7 @@
       else if (e.key === "ArrowUp") { pz.y += step; apply(); }
       else if (e.key === "ArrowDown") { pz.y -= step; apply(); }
       else if (e.key === "Enter" && state.sel !== null) expand(state.sel);
+      else if (e.key === "Enter" && state.selScope !== null) openScope(state.selScope);
       else if (e.key === "Escape" || e.key === "Backspace") collapse();
       else used = false;
       if (used) e.preventDefault();
@@ -340,11 +341,17 @@
   function hover(g) {
     if (g === null) {
       if (state.sel !== null) light(related(state.sel), nodeEl(state.sel) ? [nodeEl(state.sel)] : []);
-      else if (state.selScope) lightScope(state.selScope);
+      else if (state.selScope !== null && state.selScope !== undefined) lightScope(state.selScope);
       else clearLit();
       return;
     }
     light(related(g), []);
+  }
+  // A box that stands for a layer (a closed scope, or an open one's cluster): its scope, else -1.
+  function scopeBox(v, id) {
+    var info = views[v], c = info.clusters[id], n = info.nodes[id];
+    if (c) return c[1] < 0 && c[2] >= 0 ? c[2] : -1;
+    return n && n[2] >= 0 ? n[2] : -1;
   }
   // The instruction a box stands for: the fusion of a cluster, the kernel of a box, else its first member.
   function primary(v, id) {
@@ -368,12 +375,16 @@
       if (viewport.getAttribute("data-dragged")) { viewport.removeAttribute("data-dragged"); return; }
       var box = boxOf(e.target);
       if (!box) return;
+      var si = scopeBox(state.view, box.id);
+      if (si >= 0) { selectScope(si, { el: box.el }); viewport.focus({ preventScroll: true }); return; }
       var g = primary(state.view, box.id);
       if (g >= 0) { select(g, { el: box.el }); viewport.focus({ preventScroll: true }); }
     });
     viewport.addEventListener("dblclick", function (e) {
       var box = boxOf(e.target);
       if (!box) return;
+      var si = scopeBox(state.view, box.id);
+      if (si >= 0) { openScope(si); return; }
       var g = primary(state.view, box.id);
       if (g >= 0) expand(g);
     });
@@ -382,6 +393,8 @@
       var box = boxOf(e.target), id = box ? box.id : null;
       if (id === last) return;
       last = id;
+      var si = box ? scopeBox(state.view, box.id) : -1;
+      if (si >= 0) { lightScope(si, [box.el]); return; }
       var g = box ? primary(state.view, box.id) : -1;
       hover(g >= 0 ? g : null);
     });
@@ -472,7 +485,8 @@
     panelEl.textContent = "";
     panelEl.appendChild(el("h3", i.name));
     panelEl.appendChild(facts([["side", i.side.label], ["opcode", i.opcode], ["shape", i.shape], ["op_name", i.opName],
-                               ["scope", scopeOf(i.opName)], ["your code", i.src], ["computation", i.comp]]));
+                               ["layer", i.side.sc[g - i.side.offset] >= 0 ? scopeLink(i.side.sc[g - i.side.offset]) : ""],
+                               ["your code", i.src], ["computation", i.comp]]));
     var actions = el("p", null, "hv-actions");
     if (viewOpening(g) >= 0 || (ownerOf(g) >= 0 && viewOpening(ownerOf(g)) >= 0 && views[state.view].opens !== "i:" + i.side.key + ":" + inst(ownerOf(g)).name)) {
       var open = el("button", i.calls >= 0 ? "open this fusion" : "open its fusion");
@@ -548,73 +562,101 @@
     }
     return box;
   }
-  function scopeOf(opName) {
-    var first = opName.split(";")[0], cut = first.lastIndexOf("/");
-    return cut > 0 ? first.slice(0, cut) : "";
-  }
 
-  // ---- scopes ------------------------------------------------------------------------------
-  var scopes = null;
-  function allScopes() {
-    if (scopes) return scopes;
-    var count = new Map();
-    sides.forEach(function (side) {
-      var seen = new Uint8Array(S.length);
-      for (var k = 0; k < side.count; k++) { var o = side.opn[k]; if (o >= 0) seen[o] = 1; }
-      for (var o2 = 0; o2 < S.length; o2++) {
-        if (!seen[o2]) continue;
-        var parts = S[o2].split(";")[0].split("/");
-        for (var n = 1; n < parts.length; n++) {
-          var p = parts.slice(0, n).join("/");
-          count.set(p, (count.get(p) || 0) + 1);
-        }
-      }
-    });
-    scopes = Array.from(count.keys()).sort();
-    return scopes;
+  // ---- scopes (the model's layers, from op names) -------------------------------------------
+  var under = {};
+  function isUnder(si) {  // scope index -> Uint8Array marking si and every scope below it
+    if (under[si]) return under[si];
+    var P = D.scopes.parent, n = P.length, mark = new Uint8Array(n), known = new Int8Array(n);
+    for (var j = 0; j < n; j++) {
+      var chain = [], x = j, verdict = 0;
+      while (x >= 0 && !known[x]) { if (x === si) { verdict = 1; break; } chain.push(x); x = P[x]; }
+      if (!verdict && x >= 0 && known[x]) verdict = known[x] === 1 ? 1 : 0;
+      if (verdict) { mark[j] = 1; chain.forEach(function (c) { mark[c] = 1; known[c] = 1; }); }
+      else chain.forEach(function (c) { known[c] = -1; });
+      known[j] = mark[j] ? 1 : -1;
+    }
+    mark[si] = 1;
+    return (under[si] = mark);
   }
-  function scopeMembers(path) {
-    var out = [], pre = path + "/";
+  function scopeMembers(si) {
+    var mark = isUnder(si), out = [];
     sides.forEach(function (side) {
-      var hit = new Int8Array(S.length);
-      for (var k = 0; k < side.count; k++) {
-        var o = side.opn[k];
-        if (o < 0) continue;
-        if (hit[o] === 0) { var t = S[o].split(";")[0]; hit[o] = t === path || t.lastIndexOf(pre, 0) === 0 ? 1 : -1; }
-        if (hit[o] === 1) out.push(side.offset + k);
-      }
+      for (var k = 0; k < side.count; k++) { var c = side.sc[k]; if (c >= 0 && mark[c]) out.push(side.offset + k); }
     });
     return out;
   }
-  function lightScope(path) {
-    var gs = scopeMembers(path), all = new Set();
+  function scopeIndex(path) {
+    var P = D.scopes.path;
+    for (var i = 0; i < P.length; i++) if (P[i] === path) return i;
+    return -1;
+  }
+  function lightScope(si, els) {
+    var gs = scopeMembers(si), all = new Set();
     gs.forEach(function (g) { related(g).forEach(function (x) { all.add(x); }); });
-    light(all, []);
+    light(all, els || []);
     return gs;
   }
-  function selectScope(path) {
+  function viewOpeningScope(si) {
+    var key = "s:" + D.scopes.path[si];
+    for (var v = 0; v < views.length; v++) if (views[v].opens === key) return v;
+    return -1;
+  }
+  function scopeLink(si) {
+    var b = el("button", D.scopes.label[si] || D.scopes.path[si], "hv-link");
+    b.type = "button";
+    b.addEventListener("click", function () { selectScope(si, { centre: true }); });
+    return b;
+  }
+  function selectScope(si, opts) {
+    opts = opts || {};
     state.sel = null;
-    state.selScope = path;
-    var gs = lightScope(path);
-    var idx = indexView(state.view), first = null;
-    for (var i = 0; i < gs.length && !first; i++) { var id = idx.byInst.get(gs[i]); if (id !== undefined) first = idx.els.get(id); }
-    if (first) centreOn(first);
+    state.selScope = si;
+    var gs = lightScope(si, opts.el ? [opts.el] : []);
+    if (opts.centre) {
+      var idx = indexView(state.view), first = null;
+      for (var i = 0; i < gs.length && !first; i++) { var id = idx.byInst.get(gs[i]); if (id !== undefined) first = idx.els.get(id); }
+      if (first) centreOn(first);
+    }
     panelEl.hidden = false;
     panelEl.textContent = "";
-    panelEl.appendChild(el("h3", path));
+    panelEl.appendChild(el("h3", D.scopes.label[si] || D.scopes.path[si]));
     var kernels = new Set(), perSide = sides.map(function () { return 0; });
     gs.forEach(function (g) { perSide[sideOf(g)]++; kernelsOf(g).forEach(function (k) { kernels.add(k); }); });
-    panelEl.appendChild(facts(sides.map(function (side, s) { return [side.label, perSide[s] + " instructions"]; })
+    var up = D.scopes.parent[si];
+    panelEl.appendChild(facts([["scope", D.scopes.path[si]], ["phase", D.scopes.phase[si]],
+                               ["inside", up >= 0 ? scopeLink(up) : "the whole module"]]
+      .concat(sides.map(function (side, s) { return [side.label, perSide[s] + " instructions"]; }))
       .concat([["kernels", kernels.size]])));
+    var actions = el("p", null, "hv-actions"), v = viewOpeningScope(si);
+    if (v >= 0 && v !== state.view) {
+      var open = el("button", "open this layer");
+      open.type = "button";
+      open.addEventListener("click", function () { openScope(si); });
+      actions.appendChild(open);
+    }
+    if (views[state.view].parent) {
+      var back = el("button", "back up");
+      back.type = "button";
+      back.addEventListener("click", collapse);
+      actions.appendChild(back);
+    }
+    if (actions.childNodes.length) panelEl.appendChild(actions);
     if (kernels.size) {
       panelEl.appendChild(el("h4", "its kernels"));
-      panelEl.appendChild(list(Array.from(kernels), 40, function (k) {
+      panelEl.appendChild(list(Array.from(kernels).sort(function (a, b) { return a - b; }), 40, function (k) {
         return linkTo(D.kernels[k].inst, "#" + D.kernels[k].number + " " + D.kernels[k].name + " \u00b7 " + D.kernels[k].what);
       }));
     }
     panelEl.appendChild(el("h4", "its instructions"));
     panelEl.appendChild(list(gs, 60, function (g) { var i = inst(g); return linkTo(g, i.name + " \u00b7 " + i.opcode + " \u00b7 " + i.side.label); }));
-    writeHash();
+    if (!opts.keepHash) writeHash();
+  }
+  function openScope(si) {
+    var v = viewOpeningScope(si);
+    if (v < 0) return false;
+    showView(v, function () { selectScope(si, { keepHash: false }); });
+    return true;
   }
 
   // ---- search ------------------------------------------------------------------------------
@@ -626,9 +668,10 @@
     if (!lower) lower = S.map(function (s) { return s.toLowerCase(); });
     var hit = new Uint8Array(S.length);
     for (var i = 0; i < lower.length; i++) if (lower[i].indexOf(q) >= 0) hit[i] = 1;
-    allScopes().forEach(function (p) {
-      if (results.length < 30 && p.toLowerCase().indexOf(q) >= 0) results.push({ kind: "scope", path: p });
-    });
+    var SP = D.scopes.path, SL = D.scopes.label;
+    for (var si = 0; si < SP.length && results.length < 30; si++) {
+      if (SP[si].toLowerCase().indexOf(q) >= 0 || SL[si].toLowerCase().indexOf(q) >= 0) results.push({ kind: "scope", si: si });
+    }
     D.kernels.forEach(function (k, kid) {
       if (results.length < 60 && (k.name.toLowerCase() === q || ("#" + k.number) === q)) results.push({ kind: "kernel", g: k.inst, kid: kid });
     });
@@ -649,6 +692,7 @@
   }
   function showResults(results, q) {
     var ol = doc.getElementById("hv-results");
+    ol.setAttribute("data-query", q);
     ol.textContent = "";
     if (!q.trim()) { ol.hidden = true; return; }
     ol.hidden = false;
@@ -657,16 +701,18 @@
       var li = el("li"), b = el("button");
       b.type = "button";
       if (r.kind === "scope") {
-        b.appendChild(el("span", "scope", "hv-kind"));
-        b.appendChild(doc.createTextNode(r.path));
-        b.addEventListener("click", function () { selectScope(r.path); });
-        b.setAttribute("data-scope", r.path);
+        b.appendChild(el("span", "layer", "hv-kind"));
+        b.appendChild(doc.createTextNode(D.scopes.label[r.si] + " "));
+        var n = scopeMembers(r.si).length;
+        b.appendChild(el("span", n + " instruction" + (n === 1 ? "" : "s") + (D.scopes.phase[r.si] ? " \u00b7 " + D.scopes.phase[r.si] : ""), "hv-dim"));
+        b.addEventListener("click", function () { ol.hidden = true; if (!openScope(r.si)) selectScope(r.si, { centre: true }); });
+        b.setAttribute("data-scope", D.scopes.path[r.si]);
       } else {
         var i = inst(r.g);
         b.appendChild(el("span", r.kind === "kernel" ? "kernel" : i.opcode, "hv-kind"));
         b.appendChild(doc.createTextNode(i.name + " "));
         b.appendChild(el("span", [i.side.label, i.opName, i.src].filter(Boolean).join(" \u00b7 "), "hv-dim"));
-        b.addEventListener("click", function () { jump(r.g); });
+        b.addEventListener("click", function () { jump(r.g); ol.hidden = true; });
         b.setAttribute("data-g", String(r.g));
       }
       b.addEventListener("keydown", function (e) {
@@ -682,8 +728,13 @@
     var input = doc.getElementById("hv-search"), timer = null;
     input.addEventListener("input", function () {
       clearTimeout(timer);
-      timer = setTimeout(function () { showResults(search(input.value), input.value); }, 60);
+      timer = setTimeout(function () {
+        var t0 = performance.now(), found = search(input.value);
+        showResults(found, input.value);
+        doc.getElementById("hv-results").setAttribute("data-ms", (performance.now() - t0).toFixed(1));
+      }, 60);
     });
+    input.addEventListener("focus", function () { if (input.value.trim()) doc.getElementById("hv-results").hidden = false; });
     input.addEventListener("keydown", function (e) {
       var first = doc.querySelector("#hv-results button");
       if (e.key === "Enter") { clearTimeout(timer); showResults(search(input.value), input.value); first = doc.querySelector("#hv-results button"); if (first) first.click(); }
@@ -737,7 +788,7 @@
     var parts = [];
     if (state.view) parts.push("v=" + encodeURIComponent(views[state.view].key));
     if (state.sel !== null) { var i = inst(state.sel); parts.push("i=" + encodeURIComponent(i.side.key + ":" + i.name)); }
-    else if (state.selScope) parts.push("s=" + encodeURIComponent(state.selScope));
+    else if (state.selScope !== null && state.selScope !== undefined) parts.push("s=" + encodeURIComponent(D.scopes.path[state.selScope]));
     var h = parts.length ? "#" + parts.join("&") : "";
     if (h === location.hash || (!h && !location.hash)) return;
     writing = true;
@@ -763,8 +814,29 @@
     }
     showView(v, function () {
       if (g >= 0) select(g, { centre: true, keepHash: true });
-      else if (p.s) selectScope(p.s);
+      else if (p.s && scopeIndex(p.s) >= 0) selectScope(scopeIndex(p.s), { centre: true, keepHash: true });
     });
+  }
+
+  // ---- a small read-only API for scripts and tests: what is selected and lit, by name --------
+  function describe(g) { var i = inst(g); return { side: i.side.key, name: i.name, opcode: i.opcode, opName: i.opName }; }
+  function api() {
+    return {
+      view: function () { return views[state.view].key; },
+      selected: function () {
+        if (state.sel !== null) return { instruction: describe(state.sel) };
+        if (state.selScope !== null) return { scope: D.scopes.path[state.selScope] };
+        return null;
+      },
+      highlighted: function () {  // the lit boxes of the current picture, each with what it holds
+        var info = views[state.view];
+        return lit.filter(function (e) { return e.classList.contains("hv-hl"); }).map(function (e) {
+          var id = e.querySelector("title").textContent, n = info.nodes[id], c = info.clusters[id];
+          var gs = n ? n[1] : (c && c[1] >= 0 ? [c[1]] : []);
+          return { id: id, side: sides[views[state.view].sides[n ? n[0] : c[0]]].key, members: gs.map(describe) };
+        });
+      }
+    };
   }
 
   // ---- start ------------------------------------------------------------------------------
@@ -782,7 +854,8 @@
     initTables();
     window.addEventListener("hashchange", readHash);
     if (location.hash) readHash();
-    root.setAttribute("data-ready", "1");
+    window.hloviz = api();
+    root.setAttribute("data-ready", String(Math.round(performance.now())));  // ms since navigation (benchmarks read it)
     var idle = window.requestIdleCallback || function (f) { return setTimeout(f, 200); };
     idle(function () { block("hv-texts"); block("hv-svgs"); });
   }
