@@ -29,8 +29,9 @@ def test_small_modules_are_drawn_whole():
 
 
 def test_a_deep_model_collapses_fusions_then_repeats():
+    # without its scopes (layers=False: what a module without op_name gets)
     m = hloviz.parse(layered_module(60, with_while=True))
-    v = draw_module(m)
+    v = draw_module(m, options=ViewOptions(layers=False))
     assert v.nodes <= 300
     assert v.levels[:1] == ("fusions",) and "repeats" in v.levels
     text = " ".join(v.notes)
@@ -45,8 +46,8 @@ def test_a_deep_model_collapses_fusions_then_repeats():
 
 def test_only_the_largest_fusions_collapse_when_that_is_enough():
     m = hloviz.parse(layered_module(3, ops_per_fusion=60))
-    full = draw_module(m, options=ViewOptions(expand_chains=True, budget=10_000))
-    v = draw_module(m, options=ViewOptions(expand_chains=True, budget=full.nodes - 100))
+    full = draw_module(m, options=ViewOptions(expand_chains=True, budget=10_000, layers=False))
+    v = draw_module(m, options=ViewOptions(expand_chains=True, budget=full.nodes - 100, layers=False))
     assert v.levels == ("fusions",)
     assert any(c.rows[0].text.startswith("fusion") for c in v.scene.all_clusters())  # small ones stay open
     assert v.notes[0].startswith("2 of 9 fusions drawn as single nodes (largest first)")

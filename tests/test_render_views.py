@@ -156,7 +156,7 @@ def test_focus_draws_a_neighbourhood(rules):
 
 
 def test_focus_errors_say_what_to_do(rules):
-    with pytest.raises(InputError, match="no instruction named 'mxx'") as err:
+    with pytest.raises(InputError, match="no instruction, op or scope named 'mxx'") as err:
         draw_module(rules, options=ViewOptions(focus="mxx"))
     assert "mx" in str(err.value)
     with pytest.raises(InputError, match="add_f32") as err:

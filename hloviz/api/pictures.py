@@ -30,15 +30,19 @@ STAGES = ("pre", "post", "both")
 
 
 def _options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
-             budget: int) -> "ViewOptions":
+             budget: int, scope: str | None = None, depth: int | None = None) -> "ViewOptions":
     from ..render.views import ViewOptions
 
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
     if radius < 0:
         raise InputError(f"--radius must be 0 or more, not {radius}")
+    if depth is not None and depth < 1:
+        raise InputError(f"--depth must be 1 or more, not {depth}", hint="--depth 1 draws the top-level scopes")
+    if scope is not None and not scope.strip():
+        raise InputError("--scope needs a scope path or layer name", hint="hloviz stats --by scope lists them")
     return ViewOptions(computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
-                       budget=budget)
+                       budget=budget, scope=scope, depth=depth)
 
 
 def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -> "Capture":
@@ -90,17 +94,18 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            verbose: bool = False, notify: Callable[[str], None] | None = None,
            progress: Callable[[str], None] | None = None, computation: str | None = None,
            focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-           timeout: float = 30.0) -> "Picture":
+           timeout: float = 30.0, scope: str | None = None, depth: int | None = None) -> "Picture":
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
-    its suffix names (``.svg .png .dot .html .json``); returned either way."""
+    its suffix names (``.svg .png .dot .html .json``); returned either way. ``scope`` draws one
+    scope open, ``depth`` opens no scope deeper (see :class:`hloviz.render.ViewOptions`)."""
     from ..render.pictures import format_for, module_picture, pair_picture
 
     say = progress or (lambda _m: None)
     chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
     if stage is not None and stage not in STAGES:
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
-    options = _options(computation, focus, radius, expand_chains, budget)
+    options = _options(computation, focus, radius, expand_chains, budget, scope, depth)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -198,7 +203,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
          progress: Callable[[str], None] | None = None, computation: str | None = None,
          focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-         timeout: float = 30.0) -> ShowResult:
+         timeout: float = 30.0, scope: str | None = None, depth: int | None = None) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
     ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``)."""
     from ..analysis import analyze
@@ -209,7 +214,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     from ..render.sidebyside import post_marks, pre_marks
 
     say = progress or (lambda _m: None)
-    options = _options(computation, focus, radius, expand_chains, budget)
+    options = _options(computation, focus, radius, expand_chains, budget, scope, depth)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)

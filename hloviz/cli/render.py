@@ -15,13 +15,21 @@ from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, V
 ComputationOpt = Annotated[Optional[str], typer.Option(
     "--computation", help="Draw this computation (and what it calls) instead of the entry.", show_default=False)]
 FocusOpt = Annotated[Optional[str], typer.Option(
-    "--focus", help="Draw only the neighbourhood of this instruction (see --radius).", show_default=False)]
+    "--focus", help="Draw only the neighbourhood (see --radius) of this instruction, op name, scope or Keras layer "
+                    "name, or a unique substring of one. With --stage both, both sides.", show_default=False)]
+ScopeOpt = Annotated[Optional[str], typer.Option(
+    "--scope", help="Draw one scope open (a layer or block: its path, e.g. model/block_5, or its Keras name) and "
+                    "the kernels holding its ops.", show_default=False)]
+DepthOpt = Annotated[Optional[int], typer.Option(
+    "--depth", help="Open no scope deeper than this (1: the model's top-level scopes; 2: their layers …).",
+    show_default=False)]
 RadiusOpt = Annotated[int, typer.Option("--radius", help="With --focus: how many steps around the instruction.")]
 ExpandOpt = Annotated[bool, typer.Option(
     "--expand-chains", help="Draw every op of a chain (add ×1000) as its own node.")]
 BudgetOpt = Annotated[int, typer.Option(
-    "--budget", help="Most nodes per picture; above it fusions, bodies, repeats and runs collapse (the "
-                     "picture says what was collapsed).")]
+    "--budget", help="Most nodes per picture. A model with scopes (op_name) is drawn as its layers, opened as "
+                     "deep as the budget allows; otherwise fusions, bodies, repeats and runs collapse (the picture "
+                     "says what was collapsed).")]
 TimeoutOpt = Annotated[float, typer.Option(
     "--timeout", help="Seconds Graphviz may take per picture before hloviz draws a coarser view instead.")]
 
@@ -79,6 +87,8 @@ def render(
         show_default=False)] = None,
     computation: ComputationOpt = None,
     focus: FocusOpt = None,
+    scope: ScopeOpt = None,
+    depth: DepthOpt = None,
     radius: RadiusOpt = 2,
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
@@ -103,7 +113,7 @@ def render(
         picture = api.render(target, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
                              module=module, verbose=verbose, notify=prog.note, progress=prog.update,
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
-                             budget=budget, timeout=timeout)
+                             budget=budget, timeout=timeout, scope=scope, depth=depth)
     for n in picture.notes:
         print(f"note: {n}", file=sys.stderr)
     print(f"wrote {output}")

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import app
-from .render import BudgetOpt, ComputationOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, TimeoutOpt
+from .render import BudgetOpt, ComputationOpt, DepthOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, ScopeOpt, TimeoutOpt
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt
 
 
@@ -22,6 +22,8 @@ def show(
     open_report: Annotated[bool, typer.Option("--open", help="Open the report in a web browser.")] = False,
     computation: ComputationOpt = None,
     focus: FocusOpt = None,
+    scope: ScopeOpt = None,
+    depth: DepthOpt = None,
     radius: RadiusOpt = 2,
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
@@ -44,7 +46,8 @@ def show(
     with Progress(target) as prog:
         result = api.show(target, output, pre=pre, post=post, args=arg or (), device=device, module=module,
                           verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
-                          focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout)
+                          focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
+                          scope=scope, depth=depth)
     print(f"{result.label}: " + "\n".join(result.summary))
     for n in result.notes:
         print(f"note: {n}", file=sys.stderr)

@@ -120,7 +120,7 @@ def _node(g: ViewGraph, u: Unit) -> Node:
             rows.append(Row(labels.kernel_list(numbers), small=True))
     if u.root:
         node.penwidth = max(node.penwidth, 2.0)
-    if g.focus is not None and any(m is g.focus for m in u.members):
+    if g.focus and any(id(m) in g.focus for m in u.members):
         node.border, node.penwidth = FOCUS, 3.0
     if u.hidden_operands or u.hidden_users:
         parts = [f"{n} {w} not shown" for n, w in ((u.hidden_operands, "operands"), (u.hidden_users, "users")) if n]

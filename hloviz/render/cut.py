@@ -27,9 +27,9 @@ from typing import Iterable, Iterator, Sequence
 __all__ = ["Cut", "Step", "Tree", "TreeNode", "build_tree", "fit"]
 
 #: Kinds of tree nodes. ``scope``: a component of ``op_name``; ``group``: sibling scopes that
-#: share a name prefix; ``fusion``/``body``: a fused computation / a while, conditional or call
-#: body; ``leaf``: one drawn unit.
-KINDS = ("root", "scope", "group", "fusion", "body", "leaf")
+#: share a name prefix; ``run``: consecutive leaves of a scope with too many; ``fusion``/``body``:
+#: a fused computation / a while, conditional or call body; ``leaf``: one drawn unit.
+KINDS = ("root", "scope", "group", "run", "fusion", "body", "leaf")
 
 
 @dataclass(frozen=True)
@@ -120,13 +120,15 @@ class Tree:
         return sub
 
 
-def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 10) -> Tree:
+def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 10, run_at: int = 24) -> Tree:
     """The tree of ``(route, leaf key)`` pairs, leaves in the order given.
 
     A scope with more than ``group_at`` child scopes has them grouped by shared name prefix
     (``block_5_expand``, ``block_5_depthwise``… under ``block_5``; recursively, so ResNet's
     ``conv2_block1_1_conv`` sits under ``conv2`` › ``conv2_block1``): a picture that cannot show
-    160 layers can show 20 blocks.
+    160 layers can show 20 blocks. A node with more than ``run_at`` leaves of its own (an
+    optimizer's 900 update ops) has them cut into runs of consecutive leaves, a run of runs when
+    needed, so even a flat scope opens a step at a time.
     """
     root = TreeNode("", "root", "")
     index: dict[str, TreeNode] = {"": root}
@@ -146,6 +148,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
                         depth=parent.depth)
         parent.children.append(node)
     _group(root, group_at)
+    _runs(root, run_at)
     _sizes(root)
     return Tree(root)
 
@@ -169,6 +172,35 @@ def _sizes(root: TreeNode) -> None:
 
 def _tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[_.\-]", name) if t]
+
+
+def _runs(root: TreeNode, run_at: int) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(c for c in node.children if not c.is_leaf)
+        leaves = [c for c in node.children if c.is_leaf]
+        if len(leaves) > run_at and node.kind != "fusion" and node.kind != "body":
+            _chunk(node, leaves, run_at)
+
+
+def _chunk(node: TreeNode, leaves: list[TreeNode], run_at: int) -> None:
+    """Replace ``leaves`` (children of ``node``) by runs of at most ``size`` consecutive ones."""
+    size = max(run_at // 2, -(-len(leaves) // (run_at // 2)))
+    kept = [c for c in node.children if not c.is_leaf]
+    runs = []
+    for start in range(0, len(leaves), size):
+        chunk = leaves[start:start + size]
+        key = f"{node.key}/r:{start}" if node.key else f"r:{start}"
+        run = TreeNode(key, "run", f"{start + 1}–{start + len(chunk)}", node.path, "", node, depth=node.depth)
+        for leaf in chunk:
+            leaf.parent = run
+            run.children.append(leaf)
+        _rekey(run)
+        runs.append(run)
+        if len(chunk) > run_at:
+            _chunk(run, chunk, run_at)
+    node.children = kept + runs
 
 
 def _group(root: TreeNode, group_at: int) -> None:

@@ -1,4 +1,10 @@
-"""``--focus NAME --radius N``: the instructions within N steps of one instruction.
+"""``--focus NAME --radius N`` and ``--scope PATH``: which instructions a picture keeps.
+
+A name is what the user knows: an HLO instruction name (``dot.11``), an op name
+(``model/block_5_expand_1/Conv2D``), a scope path or Keras layer name (``block_5_expand``), or a
+unique substring of one of them; an unknown name gets the closest matches
+(:func:`resolve`). ``--focus`` keeps what lies within N steps of the instructions it names;
+``--scope`` keeps one scope's instructions (and the fusions holding them).
 
 Steps follow data in both directions (operands and users), into and out of fusions and bodies.
 Elided instructions (inlined constants, tuple plumbing, fused parameters, the fusion itself)
@@ -15,7 +21,7 @@ from ..errors import InputError
 from ..ir import Instruction
 from .model import ELIDED, FPARAM, FUSION, ViewGraph
 
-__all__ = ["find_instruction", "focus_set"]
+__all__ = ["find_instruction", "focus_set", "resolve", "scope_set"]
 
 
 def find_instruction(g: ViewGraph, name: str) -> Instruction:
@@ -62,12 +68,99 @@ def _neighbours(g: ViewGraph, inst: Instruction) -> Iterator[Instruction]:
         yield from g.users.get(comp.name, {}).get(inst, ())
 
 
-def focus_set(g: ViewGraph, name: str, radius: int) -> tuple[Instruction, set[int], str]:
-    """The target, the ids of the instructions within ``radius`` steps, and a note saying so."""
-    target = find_instruction(g, name)
+def resolve(g: ViewGraph, name: str, scopes=None) -> tuple[list[Instruction], str]:
+    """The drawn instructions ``name`` stands for, and how it matched (for the picture's note).
+
+    Tried in order: an instruction name; an exact op name; a scope (path, Keras layer name,
+    op name's scope — :meth:`hloviz.analysis.scopes.ScopeTree.find`); a substring of exactly
+    one op name. An :class:`InputError` lists the closest names otherwise.
+    """
+    bare = name.strip().lstrip("%")
+    for comp in g.computations:
+        inst = comp.get(bare)
+        if inst is not None:
+            return [inst], f"instruction {inst.name}"
+    drawn = [i for c in g.computations for i in c.instructions]
+    by_op = [i for i in drawn if i.metadata.op_name == bare]
+    if by_op:
+        return by_op, f"op {bare}"
+    if scopes is None:
+        from ..analysis.scopes import build_scope_tree
+
+        scopes = build_scope_tree(g.module, stage="pre")
+    found = [s for s in scopes.find(bare) if s.kind != "root"] if bare else []
+    if found:
+        inside = {id(i) for s in found for i in s.all_instructions()}
+        hits = [i for i in drawn if id(i) in inside]
+        if hits:
+            what = ", ".join(s.display_path or s.path for s in found[:3]) + (" …" if len(found) > 3 else "")
+            return hits, f"scope {what}"
+    if bare:
+        ops = sorted({i.metadata.op_name for i in drawn if bare in i.metadata.op_name})
+        if len(ops) == 1:
+            return [i for i in drawn if i.metadata.op_name == ops[0]], f"op {ops[0]}"
+        if len(ops) > 1:
+            raise InputError(f"{bare!r} is part of {len(ops)} op names in {g.module.name}",
+                             hint="say which: " + ", ".join(ops[:5]) + (" …" if len(ops) > 5 else ""))
+    for comp in g.module.computations:
+        if comp.get(bare) is not None:
+            raise InputError(f"instruction {bare!r} is in computation {comp.name}, which this picture does not draw",
+                             hint=f"add --computation {comp.name}")
+    close = scopes.closest(bare, n=3)
+    names = [i.name for i in drawn]
+    if len(names) < 200_000:
+        close += [c for c in difflib.get_close_matches(bare, names, n=3) if c not in close]
+    hint = (f"did you mean {', '.join(close[:5])}?" if close
+            else "give an instruction name, an op name, a scope path or a layer name (hloviz stats --by scope lists them)")
+    raise InputError(f"module {g.module.name} has no instruction, op or scope named {bare!r}", hint=hint)
+
+
+def scope_set(g: ViewGraph, path: str, scopes=None) -> tuple[set[int], str]:
+    """``--scope PATH``: the ids of the instructions of that scope, with the fusions and bodies
+    holding any of them (drawn whole), and a note saying what is drawn."""
+    if scopes is None:
+        from ..analysis.scopes import build_scope_tree
+
+        scopes = build_scope_tree(g.module, stage="pre")
+    found = [s for s in scopes.find(path) if s.kind != "root"] if path.strip() else []
+    if not found:
+        close = scopes.closest(path, n=5)
+        hint = f"did you mean {', '.join(close)}?" if close else "hloviz stats --by scope lists the scopes"
+        raise InputError(f"module {g.module.name} has no scope {path!r}", hint=hint)
+    inside = {id(i) for s in found for i in s.all_instructions()}
+    keep: set[int] = set()
+    for comp in g.computations:
+        place = g.places[comp.name]
+        if place.parent is not None:
+            continue
+        for inst in comp.instructions:
+            inner = _called(g, inst)
+            if id(inst) in inside or any(id(i) in inside for i in inner):
+                keep.add(id(inst))
+                keep.update(id(i) for i in inner)
+    total = sum(1 for c in g.computations for i in c.instructions if g.kind.get(id(i)) not in ELIDED)
+    shown = sum(1 for i in keep if g.kind.get(i) not in ELIDED)
+    what = ", ".join(s.display_path or s.path for s in found[:3]) + (" …" if len(found) > 3 else "")
+    return keep, f"scope {what}: {shown} of {total} instructions"
+
+
+def _called(g: ViewGraph, inst: Instruction) -> list[Instruction]:
+    if not inst.called_computations:
+        return []
+    from ..ir import called_closure
+
+    return [i for c in called_closure(inst.called_computations) if c.name in g.places for i in c.instructions]
+
+
+def focus_set(g: ViewGraph, name: str | list[Instruction], radius: int, scopes=None) -> tuple[list[Instruction], set[int], str]:
+    """The targets, the ids of the instructions within ``radius`` steps, and a note saying so."""
+    if isinstance(name, str):
+        targets, what = resolve(g, name, scopes)
+    else:
+        targets, what = name, f"{len(name)} instruction{'s' if len(name) != 1 else ''}"
     radius = max(0, radius)
-    dist: dict[int, int] = {id(target): 0}
-    queue: deque[Instruction] = deque([target])
+    dist: dict[int, int] = {id(t): 0 for t in targets}
+    queue: deque[Instruction] = deque(targets)
     kind = g.kind
     while queue:
         inst = queue.popleft()
@@ -86,6 +179,8 @@ def focus_set(g: ViewGraph, name: str, radius: int) -> tuple[Instruction, set[in
                 queue.append(nb)
     shown = sum(1 for i in dist if kind.get(i) not in ELIDED)
     total = sum(1 for c in g.computations for i in c.instructions if kind.get(id(i)) not in ELIDED)
-    note = (f"focus: {target.name} and what lies within {radius} step{'s' if radius != 1 else ''} of it "
+    head = targets[0].name if len(targets) == 1 and what.startswith("instruction") else what
+    it = "it" if len(targets) == 1 else "them"
+    note = (f"focus: {head} and what lies within {radius} step{'s' if radius != 1 else ''} of {it} "
             f"({shown} of {total} instructions)")
-    return target, set(dist), note
+    return targets, set(dist), note

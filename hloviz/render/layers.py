@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..ir import Instruction
 from . import labels
@@ -24,35 +24,19 @@ from .cut import Cut, Step, Tree, TreeNode, build_tree
 from .model import Place, Unit, ViewGraph
 from .scene import Row
 
-__all__ = ["ScopeCluster", "ScopeNaming", "apply_cut", "scope_tree", "unit_routes"]
+if TYPE_CHECKING:
+    from ..analysis.scopes import Scope, ScopeTree
+
+__all__ = ["ScopeCluster", "apply_cut", "scope_tree", "unit_routes"]
 
 #: Opcodes whose instructions are the heavy work of a fusion: they decide the fusion's scope.
 _HEAVY = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
           "gather": 2}
 #: Opcodes that never decide a scope (bookkeeping).
 _QUIET = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast"})
-#: op_names that name plumbing, not a scope.
-_PLUMBING = frozenset({"XLA_Args", "XLA_Retvals"})
-
-
-@dataclass(frozen=True)
-class ScopeNaming:
-    """How op names become scope paths and names shown: ``path(op_name)`` → the scope's
-    components (outermost first), ``label(component)`` → the name a user knows."""
-
-    path: Callable[[str], tuple[str, ...]]
-    label: Callable[[str], str] = lambda name: name
-
-
-def _plain_path(op_name: str) -> tuple[str, ...]:
-    """``a/b/op`` → ``("a", "b")``: every component but the op's own name."""
-    if not op_name or op_name in _PLUMBING:
-        return ()
-    parts = [p for p in op_name.split("/") if p]
-    return tuple(parts[:-1])
-
-
-PLAIN = ScopeNaming(_plain_path)
+#: Unnamed instructions that go with their users (a layer's weights), or with their operand.
+_INPUTS = frozenset({"parameter", "constant", "iota"})
+_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
 
 
 @dataclass
@@ -67,108 +51,125 @@ class ScopeCluster:
     places: list[str] = field(default_factory=list)
 
 
-def unit_routes(g: ViewGraph, naming: ScopeNaming = PLAIN) -> list[tuple[list[Step], str]]:
+def _named(s: "Scope | None") -> "Scope | None":
+    """``s`` if it is a scope from op names (not the root, not a computation's unnamed ops)."""
+    return s if s is not None and s.kind == "scope" else None
+
+
+def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str]]:
     """``(route, "u<index>")`` for every live unit of ``g``, in drawing order."""
-    paths: dict[int, tuple[str, ...]] = {}
-    cache: dict[str, tuple[str, ...]] = {}
+    own: dict[int, "Scope | None"] = {}
+    of = scopes._of
 
-    def op_path(inst: Instruction) -> tuple[str, ...]:
-        op = inst.metadata.op_name
-        p = cache.get(op)
-        if p is None:
-            p = cache[op] = naming.path(op)
-        return p
-
-    def own_path(inst: Instruction) -> tuple[str, ...]:
-        p = paths.get(id(inst))
-        if p is None:
-            p = paths[id(inst)] = _fusion_path(inst, op_path) if inst.opcode == "fusion" else op_path(inst)
-        return p
+    def scope_of(inst: Instruction) -> "Scope | None":
+        key = id(inst)
+        if key not in own:
+            own[key] = _fusion_scope(inst, of) if inst.opcode == "fusion" else _named(of.get(inst))
+        return own[key]
 
     top = [c for c in g.computations if g.places[c.name].parent is None]
     for comp in top:
         users = g.users.get(comp.name) or comp.users()
         for inst in comp.instructions:
-            own_path(inst)
+            scope_of(inst)
         # instructions without a scope take the scope their users share (weights → their layer)
         for inst in reversed(comp.instructions):
-            if paths[id(inst)] or inst.opcode == "tuple" and inst is comp.root:
+            if own[id(inst)] is not None or inst is comp.root or not (
+                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args"):
                 continue
             shared = None
-            for u in users.get(inst, ()):
-                p = paths.get(id(u), ())
+            if inst.opcode == "parameter":
+                # a weight read by its layer, its gradient and the optimizer: drawn with its layer
+                shared = next((p for p in map(own.get, map(id, users.get(inst, ()))) if p is not None), None)
+            for u in users.get(inst, ()) if shared is None else ():
+                p = own.get(id(u))
                 shared = p if shared is None else _common(shared, p)
-                if not shared:
+                if shared is None:
                     break
-            if shared:
-                paths[id(inst)] = shared
+            own[id(inst)] = shared
+        # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
+        for inst in comp.instructions:
+            if own[id(inst)] is None and inst is not comp.root and (
+                    inst.metadata.op_name == "XLA_Retvals" or inst.opcode in _PLUMBING and not inst.metadata.op_name):
+                own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
+
+    step_cache: dict[int, list[Step]] = {}
+
+    def scope_steps(s: "Scope | None") -> list[Step]:
+        if s is None:
+            return []
+        r = step_cache.get(id(s))
+        if r is None:
+            chain = [s] + [a for a in s.ancestors() if a.kind == "scope"]
+            r = step_cache[id(s)] = [Step("scope", a.name, a.path, a.label) for a in reversed(chain)]
+        return r
 
     place_routes: dict[str, list[Step]] = {}
 
     def route_of_place(place: Place) -> list[Step]:
         r = place_routes.get(place.key)
         if r is None:
-            parent = place.parent
-            owner = place.owner
+            parent, owner = place.parent, place.owner
             if parent is None or owner is None:
                 r = []
             else:
-                base = route_of_place(parent) if parent.parent is not None else scope_steps(paths.get(id(owner), ()))
+                base = route_of_place(parent) if parent.parent is not None else scope_steps(own.get(id(owner)))
                 kind = "fusion" if place.role == "fusion" else "body"
                 label = owner.name if kind == "fusion" else f"{place.role} of {owner.name}"
                 r = base + [Step(kind, place.key, label=label)]
             place_routes[place.key] = r
         return r
 
-    step_cache: dict[tuple[str, ...], list[Step]] = {}
-
-    def scope_steps(path: tuple[str, ...]) -> list[Step]:
-        s = step_cache.get(path)
-        if s is None:
-            s = step_cache[path] = [Step("scope", name, "/".join(path[:i + 1]), naming.label(name))
-                                    for i, name in enumerate(path)]
-        return s
-
     out = []
     for u in sorted((u for u in g.units if u.alive), key=lambda u: u.pos):
         place = g.place_by_key.get(u.scope) if u.scope else None
-        if place is None:
-            route = scope_steps(paths.get(id(u.members[0]), ()))
-        else:
-            route = route_of_place(place)
+        route = route_of_place(place) if place is not None else scope_steps(own.get(id(u.members[0])))
         out.append((route, f"u{u.index}"))
     return out
 
 
-def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
+def _common(a: "Scope | None", b: "Scope | None") -> "Scope | None":
+    """The innermost named scope holding both (None when they share none)."""
+    if a is None or b is None:
+        return None
+    if a.contains(b):
+        return a
+    for s in a.ancestors():
+        if s.kind != "scope":
+            return None
+        if s.contains(b):
+            return s
+    return None
 
 
-def _fusion_path(fusion: Instruction, op_path: Callable[[Instruction], tuple[str, ...]]) -> tuple[str, ...]:
+def _fusion_scope(fusion: Instruction, of: dict) -> "Scope | None":
     """The scope of a fusion: where its heaviest work comes from (by op weight, then count)."""
     from ..ir import called_closure
 
-    votes: Counter[tuple[str, ...]] = Counter()
+    votes: Counter = Counter()
+    scope_by_id: dict[int, "Scope"] = {}
     for comp in called_closure(fusion.called_computations, follow=lambda i: i.opcode == "fusion"):
         for inst in comp.instructions:
             if inst.opcode in _QUIET or inst.opcode == "fusion":
                 continue
-            p = op_path(inst)
-            if p:
-                votes[p] += _HEAVY.get(inst.opcode, 1)
+            s = _named(of.get(inst))
+            if s is not None:
+                votes[id(s)] += _HEAVY.get(inst.opcode, 1)
+                scope_by_id[id(s)] = s
     if votes:
-        return max(votes.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]
-    return op_path(fusion)
+        best = max(votes.items(), key=lambda kv: (kv[1], -scope_by_id[kv[0]].depth))[0]
+        return scope_by_id[best]
+    return _named(of.get(fusion))
 
 
-def scope_tree(g: ViewGraph, naming: ScopeNaming = PLAIN) -> Tree:
-    """The tree of ``g``'s live units (leaves ``u<index>``)."""
-    return build_tree(unit_routes(g, naming))
+def scope_tree(g: ViewGraph, scopes: "ScopeTree | None" = None) -> Tree:
+    """The tree of ``g``'s live units (leaves ``u<index>``), scopes as ``scopes`` (default: built
+    from ``g.module``) files its instructions."""
+    if scopes is None:
+        from ..analysis.scopes import build_scope_tree
+
+        scopes = build_scope_tree(g.module, stage="pre")  # kernels come from the marks
+    return build_tree(unit_routes(g, scopes))
 
 
 def informative(tree: Tree) -> bool:
@@ -179,11 +180,13 @@ def informative(tree: Tree) -> bool:
 # --- a cut → the view's units -------------------------------------------------------------------
 
 
-def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tuple[int, ...]]) -> list[ScopeCluster]:
+def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tuple[int, ...]],
+              phase_of: Callable[[Instruction], str] = lambda i: "forward") -> list[ScopeCluster]:
     """Merge ``g``'s units as ``cut`` says; return the open scopes to draw as clusters.
 
     ``kernels_of(instruction)`` gives the kernel numbers an instruction is marked with (for the
-    ``3 ops → 1 kernel`` row of a closed scope).
+    ``3 ops → 1 kernel`` row of a closed scope), ``phase_of`` its phase (``forward``,
+    ``backward``, ``optimizer``: a training step's layer says how many ops of each it holds).
     """
     from .collapse import collapse_fusion
 
@@ -198,7 +201,7 @@ def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tup
         elif node.kind == "body":
             _fold_body(g, node, tree, units)
         else:
-            _close_scope(g, node, tree, units, kernels_of)
+            _close_scope(g, node, tree, units, kernels_of, phase_of)
     g.stacking = stacking(g, cut)
     return _open_clusters(g, cut)
 
@@ -223,7 +226,7 @@ def _fold_body(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit]) -> N
 
 
 def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
-                 kernels_of: Callable[[Instruction], tuple[int, ...]]) -> None:
+                 kernels_of: Callable[[Instruction], tuple[int, ...]], phase_of: Callable[[Instruction], str]) -> None:
     places = _places_below(g, node, tree)
     members: list[Instruction] = []
     for u in units:
@@ -234,7 +237,7 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
     unit = g.new_unit("scope", None, 0, members)
     unit.scope, unit.pos = first.scope, first.pos
     unit.root = any(u.root for u in units)
-    unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled)
+    unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of)
     g.merge(units, unit)
     for p in places:
         g.collapsed_places.add(p.key)
@@ -249,6 +252,10 @@ def scope_title(node: TreeNode) -> str:
         return f"{node.label or node.name} ({n} scopes)"
     if node.kind == "root":
         return "(no scope)"
+    if node.kind == "run":
+        owner = next((a for a in node.ancestors() if a.kind != "run"), None)
+        where = scope_title(owner) if owner is not None and owner.kind != "root" else "(no scope)"
+        return f"{where} · ops {node.name}"
     names = [node.label or node.name]
     parent = node.parent
     # an open scope holding only this one is not drawn: its name goes into this one's
@@ -259,7 +266,7 @@ def scope_title(node: TreeNode) -> str:
 
 
 def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[[Instruction], tuple[int, ...]],
-               *, after: bool) -> list[Row]:
+               *, after: bool, phase_of: Callable[[Instruction], str] = lambda i: "forward") -> list[Row]:
     """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes."""
     ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
     params = len(members) - len(ops) - sum(1 for m in members if m.opcode in ("get-tuple-element", "tuple"))
@@ -278,6 +285,10 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
     shown = [m.opcode for m in ops if m.opcode != "fusion" or not after]
     if shown:
         rows.append(Row(labels.histogram_text(shown), small=True))
+    phases = Counter(phase_of(m) for m in ops)
+    if set(phases) - {"forward"}:
+        rows.append(Row(" · ".join(f"{p} {phases[p]}" for p in ("forward", "backward", "optimizer") if phases[p]),
+                        small=True, italic=True))
     if params:
         rows.append(Row(f"{params} parameter{'s' if params != 1 else ''}", small=True))
     return rows
@@ -306,7 +317,7 @@ def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
                     seen.add(i)
                     units.append(i)
             if units:
-                slots.append((units, child.key in open_keys))
+                slots.append((units, child.key in open_keys and child.kind in ("scope", "group")))
         if any(is_cluster for _, is_cluster in slots):
             out.append(slots)
     return out

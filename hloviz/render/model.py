@@ -85,7 +85,8 @@ class ViewGraph:
         self.body_edges: list[tuple[int, int, str, str]] = []
         self.notes: list[str] = []
         self.levels: list[str] = []
-        self.focus: Instruction | None = None
+        #: ids of the instructions ``--focus`` names (drawn with a red border)
+        self.focus: set[int] = set()
         self.root_places: set[str] = set()
         self.collapsed_places: set[str] = set()
         #: the first look drew every fusion and body of a big module as one node

@@ -121,8 +121,11 @@ def side_by_side(pre: HloModule, post: HloModule, analysis: "Analysis", *, optio
                  title: str = "", notes: tuple[str, ...] = ()) -> SideBySide:
     """Draw ``pre`` and ``post`` as two columns with kernel numbers and folds (each column gets
     the full node budget of ``options``)."""
-    pre_view = draw_module(pre, marks=pre_marks(analysis, pre), options=_for(pre, options), title=pre.name)
-    post_view = draw_module(post, marks=post_marks(analysis, post), options=_for(post, options), title=post.name)
+    pre_opts, post_opts = _for(pre, options), _for(post, options)
+    if options.focus:
+        pre_opts, post_opts = _focus_both(pre, post, analysis, options)
+    pre_view = draw_module(pre, marks=pre_marks(analysis, pre), options=pre_opts, title=pre.name)
+    post_view = draw_module(post, marks=post_marks(analysis, post), options=post_opts, title=post.name)
     dot = columns_to_dot([("before optimization", pre_view.scene), ("after optimization", post_view.scene)],
                          title=title, notes=notes)
     return SideBySide(pre_view, post_view, dot)
@@ -136,7 +139,61 @@ def _for(module: HloModule, options: ViewOptions) -> ViewOptions:
     comp = options.computation
     if comp is not None and module.get_computation(comp) is None:
         options = replace(options, computation=None)
-    focus = options.focus
-    if focus is not None and not any(c.get(focus.lstrip("%")) is not None for c in module.computations):
-        options = replace(options, focus=None)
     return options
+
+
+def _focused(module: HloModule, options: ViewOptions) -> list[str] | None:
+    """The instructions ``options.focus`` names in ``module`` (None when it names nothing there)."""
+    from ..errors import InputError
+    from .views import focus_targets
+
+    try:
+        return focus_targets(module, options)
+    except InputError:
+        return None
+
+
+def _focus_both(pre: HloModule, post: HloModule, analysis: "Analysis",
+                options: ViewOptions) -> tuple[ViewOptions, ViewOptions]:
+    """``--focus`` on both columns: each column draws what the name means there, and a name
+    only one side knows (an instruction name) is carried across — the kernels of the focused
+    ops, or the pre-optimization ops of the focused kernels."""
+    from dataclasses import replace
+
+    pre_opts, post_opts = _for(pre, options), _for(post, options)
+    pre_names, post_names = _focused(pre, pre_opts), _focused(post, post_opts)
+    if pre_names is None and post_names is None:
+        from .views import focus_targets
+
+        focus_targets(post, post_opts)  # raises the error with the closest names
+    if post_names is None and pre_names is not None:
+        post_names = _kernels_of_ops(pre, post, analysis, pre_names)
+    if pre_names is None and post_names is not None:
+        pre_names = _ops_of_kernels(pre, post, analysis, post_names)
+    return (replace(pre_opts, focus_names=tuple(pre_names or ())),
+            replace(post_opts, focus_names=tuple(post_names or ())))
+
+
+def _kernels_of_ops(pre: HloModule, post: HloModule, analysis: "Analysis", names: list[str]) -> list[str]:
+    mapping = analysis.mapping
+    wanted = set(names)
+    ops = {i.metadata.op_name for i in pre.instructions() if i.name in wanted and i.metadata.op_name}
+    out: list[str] = []
+    for op in sorted(ops):
+        m = mapping.get(op) if mapping is not None else None
+        if m is not None:
+            out.extend(k for k in m.kernels if k not in out)
+    return out
+
+
+def _ops_of_kernels(pre: HloModule, post: HloModule, analysis: "Analysis", names: list[str]) -> list[str]:
+    report = analysis.kernels
+    wanted = set(names)
+    ops: set[str] = set()
+    for k in report.kernels if report is not None else ():
+        if k.name in wanted:
+            ops.update(k.op_names)
+    for i in post.instructions():
+        if i.name in wanted and i.metadata.op_name:
+            ops.add(i.metadata.op_name)
+    return [i.name for i in pre.instructions() if i.metadata.op_name in ops]

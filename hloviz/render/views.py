@@ -31,11 +31,11 @@ from . import collapse, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import find_chains
 from .cut import fit
-from .focus import focus_set
+from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
 
-__all__ = ["Mark", "View", "ViewOptions", "draw_module"]
+__all__ = ["Mark", "View", "ViewOptions", "draw_module", "focus_targets"]
 
 
 
@@ -70,7 +70,11 @@ class ViewOptions:
     draws the instructions within ``radius`` steps of one instruction; ``coarse`` collapses every
     fusion and body first (used when Graphviz timed out on the full view). A module whose
     instructions carry scopes (``metadata.op_name``) is drawn as its scope tree cut to fit the
-    budget (``layers``; :mod:`hloviz.render.layers`), no scope deeper than ``depth`` open.
+    budget (``layers``; :mod:`hloviz.render.layers`), no scope deeper than ``depth`` open;
+    ``scope`` draws one scope (a path, a Keras layer name) and the kernels holding it. ``focus``
+    may be an instruction, an op name, a scope or a unique substring (:func:`hloviz.render.focus.resolve`);
+    ``focus_names`` gives the focused instructions by name instead (the other column of a
+    side-by-side picture: the kernels of the focused ops, or the ops of the focused kernels).
     """
 
     computation: str | None = None
@@ -83,6 +87,8 @@ class ViewOptions:
     coarse: bool = False
     depth: int | None = None
     layers: bool = True
+    scope: str | None = None
+    focus_names: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -150,6 +156,16 @@ def _called_instructions(g: ViewGraph, inst: Instruction) -> list[Instruction]:
     return [i for comp in undrawn for i in comp.instructions]
 
 
+def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
+    """The names of the instructions ``options.focus`` stands for in ``module`` (an
+    :class:`~hloviz.errors.InputError` with the closest names when none)."""
+    from .focus import resolve
+
+    g = ViewGraph(module, {})
+    _place(g, [_root_computation(module, options.computation)])
+    return [i.name for i in resolve(g, options.focus or "")[0]]
+
+
 def _default_title(module: HloModule, options: ViewOptions) -> str:
     return f"{module.name} · {options.computation}" if options.computation else module.name
 
@@ -159,7 +175,7 @@ def _default_title(module: HloModule, options: ViewOptions) -> str:
 
 def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions) -> ViewGraph:
     roots = [_root_computation(module, options.computation)]
-    if not options.focus:
+    if not options.focus and not options.focus_names and not options.scope:
         # Cheap first look: the top level alone, every fusion and body as one node. If even that
         # is over budget, collapse.fit would collapse every fusion and body anyway, so this is
         # the answer, found without touching the (usually far larger) fused computations.
@@ -188,31 +204,34 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
     """Cut the scope tree to the budget and apply it, if the module has scopes and a cut fits."""
     if not options.layers or options.coarse:
         return False
-    tree = layers.scope_tree(g)
+    from ..analysis.scopes import build_scope_tree
+
+    scopes = build_scope_tree(g.module, stage="pre")  # kernels come from the marks
+    tree = layers.scope_tree(g, scopes)
     if not layers.informative(tree):
         return False
     cut = fit(tree, options.budget, max_depth=options.depth)
     if cut.count > options.budget:
         return False
-    closed = [n for n in cut.nodes if n.kind in ("scope", "group")]
+    closed = [n for n in cut.nodes if n.kind in ("scope", "group", "run")]
     fusions = sum(1 for n in cut.nodes if n.kind == "fusion")
 
     def kernels_of(inst: Instruction) -> tuple[int, ...]:
         mark = marks.get(inst.name)
         return mark.kernels if mark is not None else ()
 
-    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of)
+    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of, phase_of=scopes.phase_of)
     g.cut = cut
-    levels.append("scopes")
     if closed:
-        why = f"no scope deeper than {options.depth} open" if options.depth is not None else \
-            f"to stay within {options.budget} nodes"
+        levels.append("scopes")
+        why = f"(--depth {options.depth})" if options.depth is not None else f"to stay within {options.budget} nodes"
         notes.append(f"drawn by scope (op_name): {len(closed)} scope{'s' if len(closed) != 1 else ''} closed "
                      f"into single nodes {why}; --scope PATH draws one of them open")
     if fusions or g.closed_fusions:
         n = fusions or sum(1 for i in g.computations[0].instructions if i.opcode == "fusion")
         if n:
             notes.append(f"{n} fusion{'s' if n != 1 else ''} drawn as single nodes")
+            levels.append("fusions")
     return True
 
 
@@ -223,14 +242,24 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
     for place in list(g.places.values()):
         _classify(g, place, options)
     _fix_roots(g)
-    target = None
-    if options.focus:
-        target, visible, note = focus_set(g, options.focus, options.radius)
+    targets: list[Instruction] = []
+    visible: set[int] | None = None
+    if options.scope:
+        visible, note = scope_set(g, options.scope)
         g.notes.append(note)
-        g.focus = target
-    else:
-        visible = None
-    _make_units(g, options, target)
+    if options.focus or options.focus_names is not None:
+        want: str | list[Instruction] = options.focus or ""
+        if options.focus_names is not None:
+            want = [i for c in g.computations for i in c.instructions if i.name in set(options.focus_names)]
+        if isinstance(want, list) and not want:
+            visible = set()
+            g.notes.append(f"focus: {options.focus or 'the focused instructions'} left no trace in this module")
+        else:
+            targets, near, note = focus_set(g, want, options.radius)
+            visible = near if visible is None else visible & near
+            g.notes.append(note)
+            g.focus = {id(t) for t in targets}
+    _make_units(g, options, targets)
     _make_edges(g)
     if visible is not None:
         _hide(g, visible)
@@ -327,7 +356,8 @@ def _fix_roots(g: ViewGraph) -> None:
             g.kind[id(root)] = NODE
 
 
-def _make_units(g: ViewGraph, options: ViewOptions, target: Instruction | None) -> None:
+def _make_units(g: ViewGraph, options: ViewOptions, targets: list[Instruction]) -> None:
+    keep = {id(t) for t in targets}
     kind = g.kind
     for comp in g.computations:
         place = g.places[comp.name]
@@ -337,7 +367,7 @@ def _make_units(g: ViewGraph, options: ViewOptions, target: Instruction | None) 
             marks = g.marks
             for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
                                      lambda i: marks.get(i.name), min_length=options.min_chain,
-                                     keep=lambda i: i is target):
+                                     keep=lambda i: id(i) in keep):
                 for m in chain.members + chain.absorbed:
                     chained[id(m)] = chain
         made: dict[int, Unit] = {}
