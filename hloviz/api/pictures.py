@@ -264,9 +264,10 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     if missing is None or not report.exists():
         # A degraded report (no picture) never replaces an earlier good one.
         payload = None
-        if main is not None and missing is None:
+        if main is not None:
             say("building the explorer")
-            payload = _show_payload(main, cap, analysis, pre_m, post_m, lookup, timeout)
+            main_name = next(name for name, pic in pictures.items() if pic is main)
+            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, timeout)
         files[report] = report_html(content, payload)
     say("writing")
     write_all(files)
@@ -278,18 +279,20 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)
 
 
-def _show_payload(main: "Picture", cap: "Capture", analysis: "Analysis", pre_m: HloModule | None,
+def _show_payload(main: "Picture", name: str, cap: "Capture", analysis: "Analysis", pre_m: HloModule | None,
                   post_m: HloModule | None, lookup, timeout: float):
+    """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``."""
     from ..render.explorer import Bounds, module_payload, pair_payload
     from ..render.sidebyside import post_marks
 
     bounds = Bounds(timeout=min(timeout, Bounds.timeout))
-    if pre_m is not None and post_m is not None:
+    if name == "side-by-side":
+        assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
                             post_marks=post_marks(analysis, post_m), bounds=bounds)
-    m, stage = (post_m, "post") if post_m is not None else (pre_m, "pre")
+    m = pre_m if name == "pre" else post_m
     assert m is not None
-    return module_payload(m, stage, main, text=cap.pre_text if stage == "pre" else cap.post_text, lookup=lookup,
+    return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
                           bounds=bounds)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from .build import Bounds, fusion_expansions, top_view
+from .build import Bounds, closed_scopes, fusion_expansions, scope_expansions, top_view
 from .data import ExplorerData, Side, ViewSpec, explorer_data
 from .page import ExplorerPayload, explorer_payload
 
@@ -38,6 +38,24 @@ def pair_payload(pre: "HloModule", post: "HloModule", analysis: "Analysis", pict
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
     views = [top_view(picture.title, columns)]
+    candidates = closed_scopes(sides[0], columns[0][1])
+    for path, n in closed_scopes(sides[1], columns[1][1]).items():
+        candidates[path] = candidates.get(path, 0) + n
+
+    def draw(path: str):
+        from ..pictures import pair_picture
+        from ..views import ViewOptions
+
+        tree = sides[0].scope_tree()
+        scope = tree.get(path) or sides[1].scope_tree().get(path)
+        label = scope.display_path if scope is not None else path
+        pic = pair_picture(pre, post, analysis, options=ViewOptions(scope=path, budget=bounds.budget),
+                           title=f"{label} (layer)", timeout=bounds.timeout)
+        if pic.svg is None:
+            return None
+        return label, [(i, view) for i, (_, view) in enumerate(pic.views[:2])], pic.svg.decode("utf-8")
+
+    views += scope_expansions(candidates, draw, bounds=bounds)
     views += fusion_expansions(1, sides[1], columns[1][1], marks=post_marks, bounds=bounds)
     return explorer_payload(explorer_data(sides, views, analysis=analysis, lookup=lookup, title=picture.title))
 
@@ -52,6 +70,20 @@ def module_payload(module: "HloModule", stage: str, picture: "Picture", *, text:
     side = Side(stage, label, module, kernels(module) if module.is_scheduled or stage == "post" else None, text)
     view = picture.views[0][1]
     views = [top_view(picture.title, [(0, view)])]
+
+    def draw(path: str):
+        from ..pictures import module_picture
+        from ..views import ViewOptions
+
+        scope = side.scope_tree().get(path)
+        label = scope.display_path if scope is not None else path
+        pic = module_picture(module, options=ViewOptions(scope=path, budget=bounds.budget), marks=marks,
+                             title=f"{label} (layer)", timeout=bounds.timeout)
+        if pic.svg is None:
+            return None
+        return label, [(0, pic.views[0][1])], pic.svg.decode("utf-8")
+
+    views += scope_expansions(closed_scopes(side, view), draw, bounds=bounds)
     views += fusion_expansions(0, side, view, marks=marks, bounds=bounds)
     return explorer_payload(explorer_data([side], views, lookup=lookup, title=picture.title))
 

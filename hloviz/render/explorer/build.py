@@ -4,10 +4,12 @@ Every picture is laid out by Graphviz's ``dot`` here, at build time; the browser
 and swaps SVGs (see the README, "The report as an explorer", for why: a WebAssembly Graphviz
 would have to be fetched at install time and lays out big graphs no faster than ``dot``).
 
-An expansion is a fusion the main picture draws as one box (or inside a collapsed group),
-drawn on its own down to single instructions. There can be thousands of fusions, so the
-expansions are bounded: the biggest first, at most ``max_views`` of them and ``max_bytes`` of
-SVG in all; a fusion without one still has its body in the side panel.
+An expansion is a layer (scope) or a fusion that the main picture draws as one box: a layer
+is drawn open (``ViewOptions(scope=…)``: its ops before optimization, the kernels holding
+them after), a fusion down to single instructions. A real model has hundreds of layers and
+fusions, so expansions are bounded: the biggest first, at most ``max_views`` layers and as many
+fusions, and ``max_bytes`` of SVG in all; one without a picture still has its panel (the
+layer's kernels and instructions, the fusion's body as text) and its highlights.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ __all__ = ["Bounds", "fusion_expansions"]
 class Bounds:
     """How much the page may hold beyond its main picture."""
 
-    max_views: int = 40
-    max_bytes: int = 6 * 1024 * 1024
+    max_views: int = 48
+    max_bytes: int = 8 * 1024 * 1024
     budget: int = 200
     timeout: float = 10.0
 
@@ -81,6 +83,61 @@ def fusion_expansions(side_index: int, side: Side, drawn: "View", *, marks: Mapp
         out.append(ViewSpec(key=f"{side.key}:{inst.name}", title=inst.name,
                             columns=[(side_index, picture.views[0][1])], svg=svg, parent=parent,
                             opens=f"i:{side.key}:{inst.name}"))
+    return out
+
+
+def closed_scopes(side: Side, drawn: "View") -> dict[str, int]:
+    """Layers worth a picture of their own: path → instructions, for each scope (of at least two
+    instructions, and not most of the module) that the picture ``drawn`` has no box of its own
+    for — closed into a box with other ops, or left out when Graphviz needed a coarser view."""
+    tree = side.scope_tree()
+    total = side.module.instruction_count
+    own: set[str] = set()
+    by_name = {i.name: i for i in side.module.instructions()}
+    boxes: dict[str, list[Instruction]] = {}
+    for name, key in drawn.node_of.items():
+        inst = by_name.get(name)
+        if inst is not None:
+            boxes.setdefault(key, []).append(inst)
+    for members in boxes.values():
+        paths = {tree.scope_of(m).path for m in members}
+        if len(paths) == 1:
+            own.update(paths)
+    out: dict[str, int] = {}
+    for s in tree.walk():  # parents first: a layer's own sub-scopes show in its picture
+        if s.kind != "scope" or s.path in own or (s.parent is not None and s.parent.path in out):
+            continue
+        n = sum(s.phases.values())
+        if 2 <= n <= total // 2:
+            out[s.path] = n
+    return out
+
+
+def scope_expansions(candidates: Mapping[str, int], draw, *, bounds: Bounds = Bounds(),
+                     parent: str = "top") -> list[ViewSpec]:
+    """A view of each scope in ``candidates`` (path → size), biggest first, within ``bounds``;
+    ``draw(path)`` returns ``(title, [(side index, View)], svg)`` or None."""
+    chosen = sorted(candidates, key=lambda p: (-candidates[p], p))[:bounds.max_views]
+
+    def one(path: str):
+        try:
+            return path, draw(path)
+        except HlovizError:
+            return path, None
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        results = list(pool.map(one, chosen))
+    out: list[ViewSpec] = []
+    total = 0
+    for path, drawn in results:
+        if drawn is None:
+            continue
+        title, columns, svg = drawn
+        if total + len(svg) > bounds.max_bytes:
+            continue
+        total += len(svg)
+        out.append(ViewSpec(key=f"s:{path}", title=title, columns=columns, svg=svg, parent=parent, opens=f"s:{path}"))
     return out
 
 

@@ -41,6 +41,16 @@ class Side:
     module: HloModule
     kernels: "KernelReport | None" = None
     text: str | None = None
+    _tree: object = field(default=None, repr=False)
+
+    def scope_tree(self):
+        """The module's :class:`~hloviz.analysis.scopes.ScopeTree` (built once)."""
+        if self._tree is None:
+            from ...analysis.scopes import build_scope_tree
+
+            self._tree = build_scope_tree(self.module, stage="post" if self.kernels is not None else "pre",
+                                          kernel_report=self.kernels)
+        return self._tree
 
 
 @dataclass
@@ -148,8 +158,6 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
     ``analysis`` (pre/post) links pre-optimization ops to kernels and folded constants;
     ``pairs`` (a diff) links instructions of side 0 to side 1 with a status.
     """
-    from ...analysis.scopes import build_scope_tree
-
     strings = _Strings()
     scopes = _Scopes()
     ids: list[dict[str, int]] = []
@@ -166,8 +174,7 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
         comps = side.module.computations
         comp_index = {id(c): k for k, c in enumerate(comps)}
         text = _text_lines(side)
-        tree = build_scope_tree(side.module, stage="post" if side.kernels is not None else "pre",
-                                kernel_report=side.kernels)
+        tree = side.scope_tree()
         scope_ids: dict[int, int] = {}
         names, opcodes, shapes, opn, src, comp, calls, sc = [], [], [], [], [], [], [], []
         for k, inst in enumerate(insts):

@@ -318,8 +318,14 @@
     return seen.size;
   }
   function nodeEl(g) {
-    var idx = indexView(state.view), id = idx.byInst.get(g);
+    var idx = indexView(state.view), id = idx.clusterOf.get(g);
+    if (id === undefined) id = idx.byInst.get(g);
     return id === undefined ? null : idx.els.get(id) || null;
+  }
+  // Does view v draw g as a box (or cluster) of its own?
+  function ownBox(v, g) {
+    var idx = indexView(v), id = idx.byInst.get(g);
+    return idx.clusterOf.has(g) || (id !== undefined && views[v].nodes[id][1].length === 1);
   }
   function select(g, opts) {
     opts = opts || {};
@@ -416,17 +422,18 @@
 
   // Jump to instruction g: the view where it has a box of its own if there is one, else where it is drawn.
   function jump(g) {
-    var here = indexView(state.view).byInst.get(g);
-    if (here !== undefined && views[state.view].nodes[here][1].length === 1) { select(g, { centre: true }); return; }
+    if (ownBox(state.view, g)) { select(g, { centre: true }); return; }
     var target = -1;
     for (var v = 0; v < views.length && target < 0; v++) {
       if (v === state.view) continue;
       var info = views[v];
-      for (var id in info.nodes) {
+      if (v === 0 || viewEls[v]) { if (ownBox(v, g)) target = v; continue; }
+      for (var id in info.nodes) {  // not shown yet: read its data only
         if (info.nodes[id][1].length === 1 && info.nodes[id][1][0] === g) { target = v; break; }
       }
+      if (target < 0) for (var cid in info.clusters) if (info.clusters[cid][1] === g) { target = v; break; }
     }
-    if (target < 0) target = here !== undefined ? state.view : 0;
+    if (target < 0) target = indexView(state.view).byInst.has(g) ? state.view : 0;
     showView(target, function () { select(g, { centre: true }); });
   }
 
@@ -634,6 +641,9 @@
       open.type = "button";
       open.addEventListener("click", function () { openScope(si); });
       actions.appendChild(open);
+    } else if (v < 0) {
+      panelEl.appendChild(el("p", "This layer has no picture of its own in this page (the page holds a bounded number); " +
+                              "its boxes are lit in the picture, and `hloviz render --scope " + D.scopes.path[si] + "` draws it.", "hv-panel-dim"));
     }
     if (views[state.view].parent) {
       var back = el("button", "back up");
@@ -707,6 +717,7 @@
         b.appendChild(el("span", n + " instruction" + (n === 1 ? "" : "s") + (D.scopes.phase[r.si] ? " \u00b7 " + D.scopes.phase[r.si] : ""), "hv-dim"));
         b.addEventListener("click", function () { ol.hidden = true; if (!openScope(r.si)) selectScope(r.si, { centre: true }); });
         b.setAttribute("data-scope", D.scopes.path[r.si]);
+        if (viewOpeningScope(r.si) >= 0) { b.setAttribute("data-opens", "1"); b.appendChild(el("span", " \u00b7 has its own picture", "hv-dim")); }
       } else {
         var i = inst(r.g);
         b.appendChild(el("span", r.kind === "kernel" ? "kernel" : i.opcode, "hv-kind"));
