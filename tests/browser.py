@@ -102,3 +102,9 @@ def png_colours(png: bytes) -> int:
             data += png[pos + 8:pos + 8 + length]
         pos += 12 + length
     return len(set(zlib.decompress(data)))
+
+
+def search(page, query: str) -> None:
+    """Type ``query`` into the explorer's search box and wait for its answer."""
+    page.fill("#hv-search", query)
+    page.wait_for_function("q => document.getElementById('hv-results').getAttribute('data-query') === q", arg=query)

@@ -21,7 +21,7 @@ import pytest
 from hloviz import api
 from hloviz.render.explorer.page import encode_block, json_for_script, script_hash, script_source
 
-from .browser import chromium, open_page, png_colours, problems
+from .browser import chromium, open_page, png_colours, problems, search
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "samples" / "captures"
@@ -161,7 +161,7 @@ def test_seed_explorer_loads_clean_and_is_not_blank(seed_report, tmp_path):
         assert png_colours(shot.read_bytes()) > 40
         # click the kernel: its 1000 adds light up on the left
         page.locator("#hv-kernels a.swatch").first.click()
-        page.wait_for_function("window.hloviz.selected() !== null")
+        page.wait_for_function("() => window.hloviz.selected() !== null")
         lit = page.evaluate("window.hloviz.highlighted()")
         assert any(box["side"] == "pre" for box in lit)
         assert problems(loaded) == []
@@ -188,24 +188,23 @@ def test_find_a_layer_open_it_click_its_kernel_and_see_its_ops(capture, query, t
     with chromium() as browser:
         loaded = open_page(browser, report)
         page = loaded.page
-        page.fill("#hv-search", query)
-        page.wait_for_selector("#hv-results button[data-scope]")
+        search(page, query)
         layers = page.locator("#hv-results button[data-scope][data-opens]")
         assert layers.count() >= 1, page.inner_text("#hv-results")
         path = layers.first.get_attribute("data-scope")
         assert query.split("/")[0] in path
         layers.first.click()  # opens the layer in place: its own picture, a breadcrumb to go back
-        page.wait_for_function("window.hloviz.view() !== 'top'")
+        page.wait_for_function("() => window.hloviz.view() !== 'top'")
         assert page.evaluate("window.hloviz.view()") == f"s:{path}"
         assert page.locator("#hv-crumbs button").count() == 2
-        page.wait_for_function("window.hloviz.selected() && window.hloviz.selected().scope !== undefined")
+        page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().scope !== undefined")
         assert page.evaluate("window.hloviz.selected().scope") == path
         panel = page.locator("#hv-panel")
         kernels = panel.locator("h4:has-text('its kernels') + ul button")
         assert kernels.count() >= 1
         kernel = re.match(r"#\d+ (\S+)", kernels.first.inner_text()).group(1)
         kernels.first.click()  # the kernel, in the layer's picture: the ops it came from light up
-        page.wait_for_function("window.hloviz.selected() && window.hloviz.selected().instruction !== undefined")
+        page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().instruction !== undefined")
         selected = page.evaluate("window.hloviz.selected().instruction")
         assert selected["name"] == kernel and selected["side"] == "post"
         assert page.locator("#hv-viewport svg g.hv-sel").count() >= 1
@@ -216,7 +215,7 @@ def test_find_a_layer_open_it_click_its_kernel_and_see_its_ops(capture, query, t
         assert pre_ops & from_hlo, (kernel, sorted(from_hlo)[:5], sorted(pre_ops)[:5])
         assert "kernel #" in panel.inner_text() and kernel in panel.inner_text()
         page.locator("#hv-crumbs button").first.click()  # back to the whole module
-        page.wait_for_function("window.hloviz.view() === 'top'")
+        page.wait_for_function("() => window.hloviz.view() === 'top'")
         assert problems(loaded) == []
 
 
@@ -230,14 +229,13 @@ def test_expand_a_fusion_in_place_with_a_breadcrumb_and_back(tmp_path):
         page = loaded.page
         views = page.evaluate("document.getElementById('hv-svgs') !== null")
         assert views
-        page.fill("#hv-search", "add_maximum_fusion.18")
-        page.wait_for_selector("#hv-results button[data-g]")
+        search(page, "add_maximum_fusion.18")
         page.locator("#hv-results button[data-g]").first.click()
-        page.wait_for_function("window.hloviz.selected() !== null")
+        page.wait_for_function("() => window.hloviz.selected() !== null")
         open_button = page.locator("#hv-panel button:has-text('open this fusion')")
         assert open_button.count() == 1
         open_button.click()
-        page.wait_for_function("window.hloviz.view() !== 'top'")
+        page.wait_for_function("() => window.hloviz.view() !== 'top'")
         crumbs = page.locator("#hv-crumbs button")
         assert crumbs.count() == 2 and "add_maximum_fusion.18" in crumbs.nth(1).inner_text()
         # the fusion's body, down to single instructions: each box of this view holds one
@@ -245,7 +243,7 @@ def test_expand_a_fusion_in_place_with_a_breadcrumb_and_back(tmp_path):
         assert boxes >= 3
         assert "add_maximum_fusion.18" in page.evaluate("location.hash") or "v=" in page.evaluate("location.hash")
         page.locator("#hv-viewport").press("Escape")
-        page.wait_for_function("window.hloviz.view() === 'top'")
+        page.wait_for_function("() => window.hloviz.view() === 'top'")
         assert page.locator("#hv-crumbs button").count() == 1
         assert problems(loaded) == []
 
@@ -259,14 +257,14 @@ def test_the_url_fragment_keeps_and_restores_a_selection(tmp_path):
         loaded = open_page(browser, report)
         page = loaded.page
         page.locator("#hv-viewport svg g.node:has(text:text-is('Sin.1'))").first.click()
-        page.wait_for_function("window.hloviz.selected() !== null")
+        page.wait_for_function("() => window.hloviz.selected() !== null")
         assert page.evaluate("location.hash") == "#i=pre%3ASin.1"
         lit = page.evaluate("window.hloviz.highlighted()")
         assert any(m["name"] == "broadcast_maximum_fusion" or m["opName"] == "Sin"
                    for box in lit if box["side"] == "post" for m in box["members"])
         # a link to one kernel opens with it selected
         again = open_page(browser, report, fragment="k=broadcast_maximum_fusion")
-        again.page.wait_for_function("window.hloviz.selected() !== null")
+        again.page.wait_for_function("() => window.hloviz.selected() !== null")
         assert again.page.evaluate("window.hloviz.selected().instruction.name") == "broadcast_maximum_fusion"
         assert again.page.locator("#hv-panel h3").inner_text() == "broadcast_maximum_fusion"
         assert problems(loaded) == [] and problems(again) == []
@@ -293,7 +291,7 @@ def test_pan_and_zoom_with_keyboard_mouse_and_buttons(tmp_path):
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         before = transform()
         page.mouse.wheel(0, -300)
-        page.wait_for_function(f"document.querySelector('#hv-viewport svg').style.transform !== {json.dumps(before)}")
+        page.wait_for_function("b => document.querySelector('#hv-viewport svg').style.transform !== b", arg=before)
         before = transform()
         page.mouse.down()
         page.mouse.move(box["x"] + box["width"] / 2 + 80, box["y"] + box["height"] / 2 + 40, steps=4)
@@ -323,7 +321,7 @@ def test_kernel_table_sorts_filters_and_links_to_the_picture(tmp_path):
         assert rows() == sorted(rows(), key=ascending.index, reverse=True) and "MatMul.2" not in rows()
         page.fill("input.hv-filter[data-table='hv-kernels']", "")
         page.locator("#hv-kernels tr[data-kernel='ynn_fusion'] a.swatch").click()
-        page.wait_for_function("window.hloviz.selected() !== null")
+        page.wait_for_function("() => window.hloviz.selected() !== null")
         assert page.evaluate("window.hloviz.selected().instruction.name") == "ynn_fusion"
         assert problems(loaded) == []
 
@@ -343,7 +341,7 @@ def test_diff_page_highlights_a_matched_pair_together(tmp_path):
         page = loaded.page
         a, b = pairs[0]
         page.goto(out.resolve().as_uri() + f"#i=before:{a}")
-        page.wait_for_function("window.hloviz && window.hloviz.selected() !== null")
+        page.wait_for_function("() => window.hloviz && window.hloviz.selected() !== null")
         lit = page.evaluate("window.hloviz.highlighted()")
         assert any(m["name"] == b for box in lit if box["side"] == "after" for m in box["members"]), lit
         assert "matched in the other module" in page.inner_text("#hv-panel")
