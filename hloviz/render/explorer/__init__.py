@@ -38,9 +38,12 @@ def pair_payload(pre: "HloModule", post: "HloModule", analysis: "Analysis", pict
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
     views = [top_view(picture.title, columns)]
-    candidates = closed_scopes(sides[0], columns[0][1])
-    for path, n in closed_scopes(sides[1], columns[1][1]).items():
-        candidates[path] = candidates.get(path, 0) + n
+    walk = pre.instruction_count + post.instruction_count
+    candidates: dict[str, int] = {}
+    if bounds.max_walk // 2 >= walk:
+        candidates = closed_scopes(sides[0], columns[0][1])
+        for path, n in closed_scopes(sides[1], columns[1][1]).items():
+            candidates[path] = candidates.get(path, 0) + n
 
     def draw(path: str):
         from ..pictures import pair_picture
@@ -55,8 +58,9 @@ def pair_payload(pre: "HloModule", post: "HloModule", analysis: "Analysis", pict
             return None
         return label, [(i, view) for i, (_, view) in enumerate(pic.views[:2])], pic.svg.decode("utf-8")
 
-    views += scope_expansions(candidates, draw, bounds=bounds)
-    views += fusion_expansions(1, sides[1], columns[1][1], marks=post_marks, bounds=bounds)
+    layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds)
+    views += layers
+    views += fusion_expansions(1, sides[1], columns[1][1], marks=post_marks, bounds=bounds, walked=len(layers) * walk)
     return explorer_payload(explorer_data(sides, views, analysis=analysis, lookup=lookup, title=picture.title))
 
 
@@ -83,8 +87,11 @@ def module_payload(module: "HloModule", stage: str, picture: "Picture", *, text:
             return None
         return label, [(0, pic.views[0][1])], pic.svg.decode("utf-8")
 
-    views += scope_expansions(closed_scopes(side, view), draw, bounds=bounds)
-    views += fusion_expansions(0, side, view, marks=marks, bounds=bounds)
+    walk = module.instruction_count
+    layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
+                              bounds=bounds)
+    views += layers
+    views += fusion_expansions(0, side, view, marks=marks, bounds=bounds, walked=len(layers) * walk)
     return explorer_payload(explorer_data([side], views, lookup=lookup, title=picture.title))
 
 
@@ -99,7 +106,7 @@ def diff_payload(before: tuple[str, "HloModule"], after: tuple[str, "HloModule"]
              Side("after", after[0], after[1], kernels(after[1]))]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
     views = [top_view(picture.title, columns)]
-    half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout)
+    half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2)
     for i in (0, 1):
         views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)
     return explorer_payload(explorer_data(sides, views, pairs=pairs, title=picture.title))

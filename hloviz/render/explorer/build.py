@@ -37,16 +37,21 @@ class Bounds:
     max_bytes: int = 8 * 1024 * 1024
     budget: int = 200
     timeout: float = 10.0
+    #: Drawing a layer or a fusion walks the whole module (once per side), so expansions are also
+    #: bounded by instructions walked in all, layers first: a 300k-instruction module gets a
+    #: couple, ResNet50 all of them.
+    max_walk: int = 1_000_000
 
 
 def fusion_expansions(side_index: int, side: Side, drawn: "View", *, marks: Mapping[str, "Mark"] | None = None,
-                      bounds: Bounds = Bounds(), parent: str = "top") -> list[ViewSpec]:
+                      bounds: Bounds = Bounds(), parent: str = "top", walked: int = 0) -> list[ViewSpec]:
     """A view of each fusion kernel of ``side`` that the picture ``drawn`` shows folded into a
-    box, biggest first, within ``bounds``."""
+    box, biggest first, within ``bounds`` (``walked``: instructions the layer pictures walked)."""
     from ..pictures import module_picture
     from ..views import ViewOptions
 
-    if side.kernels is None or bounds.max_views <= 0:
+    count = min(bounds.max_views, (bounds.max_walk - walked) // max(side.module.instruction_count, 1))
+    if side.kernels is None or count <= 0:
         return []
     candidates: list[tuple[int, Instruction]] = []
     for k in side.kernels.kernels:
@@ -57,7 +62,7 @@ def fusion_expansions(side_index: int, side: Side, drawn: "View", *, marks: Mapp
         if inst is not None:
             candidates.append((k.ops, inst))
     candidates.sort(key=lambda c: -c[0])
-    chosen = [inst for _, inst in candidates[:bounds.max_views]]
+    chosen = [inst for _, inst in candidates[:count]]
 
     def draw(inst: Instruction):
         fused = inst.called_computations[0]
@@ -113,11 +118,13 @@ def closed_scopes(side: Side, drawn: "View") -> dict[str, int]:
     return out
 
 
-def scope_expansions(candidates: Mapping[str, int], draw, *, bounds: Bounds = Bounds(),
+def scope_expansions(candidates: Mapping[str, int], draw, *, walk: int, bounds: Bounds = Bounds(),
                      parent: str = "top") -> list[ViewSpec]:
     """A view of each scope in ``candidates`` (path → size), biggest first, within ``bounds``;
-    ``draw(path)`` returns ``(title, [(side index, View)], svg)`` or None."""
-    chosen = sorted(candidates, key=lambda p: (-candidates[p], p))[:bounds.max_views]
+    ``draw(path)`` returns ``(title, [(side index, View)], svg)`` or None; each walks ``walk``
+    instructions."""
+    count = min(bounds.max_views, len(candidates), bounds.max_walk // 2 // max(walk, 1))
+    chosen = sorted(candidates, key=lambda p: (-candidates[p], p))[:count]
 
     def one(path: str):
         try:

@@ -42,6 +42,13 @@ class Side:
     kernels: "KernelReport | None" = None
     text: str | None = None
     _tree: object = field(default=None, repr=False)
+    _callers: dict | None = field(default=None, repr=False)
+
+    def callers(self) -> dict:
+        """Computation name → the instructions calling it (computed once)."""
+        if self._callers is None:
+            self._callers = self.module.callers()
+        return self._callers
 
     def scope_tree(self):
         """The module's :class:`~hloviz.analysis.scopes.ScopeTree` (built once)."""
@@ -292,15 +299,12 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             if dot_id is not None:
                 gids.sort()
                 nodes[dot_id] = [col, gids, _group_scope(gids, side, offsets[s], scopes)]
-        module = sides[s].module
-        callers = None
         for cluster in view.scene.all_clusters():
             dot_id = cluster_ids.get((col, cluster.key))
             inside = [g for key in cluster.nodes for g in members.get(key, ())]
             if dot_id is None or not inside:
                 continue
-            if callers is None:
-                callers = module.callers()
+            callers = sides[s].callers()
             first = insts[s][inside[0] - offsets[s]]
             owner = None
             if first.parent is not None:
