@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/parse_bench.py
 	$(BIN)/python benchmarks/render_bench.py
 	$(BIN)/python benchmarks/diff_bench.py
+	$(BIN)/python benchmarks/scope_bench.py
 
 clean:
 	rm -rf $(VENV) build hloviz-out .pytest_cache

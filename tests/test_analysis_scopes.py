@@ -43,6 +43,7 @@ def test_op_names_are_read_as_paths_with_phases():
     assert parse_op_name("model_1/dense_1/BiasAdd").scope == ("model_1", "dense_1")
     back = parse_op_name("gradient_tape/model_1/dense_1/MatMul/MatMul_1")
     assert back.phase == "backward" and back.scope[:2] == ("model_1", "dense_1")
+    assert parse_op_name("gradients/dense/MatMul_grad/MatMul").phase == "backward"
     assert parse_op_name("adam/Mul_3").phase == "optimizer"
     assert parse_op_name("SGD/update/mul").phase == "optimizer"
     jax_fwd = parse_op_name("jit(train_step)/jvp(Transformer)/Block_0/Attention/dot_general")
@@ -54,6 +55,12 @@ def test_op_names_are_read_as_paths_with_phases():
     assert parse_op_name("jit(f)/while/body/add").scope == ("jit(f)", "while", "body")
     assert parse_op_name("jit(f)/jit(relu)/max").scope == ("jit(f)", "relu")
     assert parse_op_name("Cos;PartitionedCall/Cos").scope == ()
+    # JAX 0.10's names for lax.scan over a jax.checkpoint'ed layer, under jax.grad
+    remat = parse_op_name("jit(f)/transpose(jvp(Stack))/while/body/closed_call/checkpoint/"
+                          "rematted_computation/Dense/tanh")
+    assert remat.scope == ("jit(f)", "Stack", "while", "body", "Dense") and remat.phase == "backward"
+    call = parse_op_name("jit(f)/jvp(Stack)/while/body/closed_call")
+    assert call.scope == ("jit(f)", "Stack", "while", "body") and call.op == "closed_call"
     assert split_segments("a/b(c/d)/e") == ["a", "b(c/d)", "e"]
 
 
@@ -61,6 +68,46 @@ def test_keras_reentry_suffix():
     assert keras_layer_name("block_5_expand_1") == "block_5_expand"
     assert keras_layer_name("einsum_1", {"einsum", "einsum_1"}) == "einsum_1"
     assert keras_layer_name("Conv1") == "Conv1"
+    # Keras' own numbering under TF's: layers dense, dense_1, dense_2
+    siblings = {"dense_1", "dense_1_2", "dense_2_1"}
+    assert [keras_layer_name(n, siblings) for n in ("dense_1", "dense_1_2", "dense_2_1")] == \
+        ["dense", "dense_1", "dense_2"]
+
+
+SEQUENTIAL = """
+HloModule m
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %a = f32[4]{0} negate(%x), metadata={op_name="sequential_1/dense_1/MatMul"}
+  %b = f32[4]{0} negate(%a), metadata={op_name="sequential_1/dense_1_2/MatMul"}
+  ROOT %c = f32[4]{0} negate(%b), metadata={op_name="sequential_1/dense_2_1/MatMul"}
+}
+"""
+
+
+def test_keras_auto_named_layers_are_labelled_and_found_by_their_names():
+    t = build_scope_tree(hloviz.parse(SEQUENTIAL), stage="pre")
+    assert [s.label for s in t.get("sequential_1").children] == ["dense", "dense_1", "dense_2"]
+    assert [s.path for s in t.find("dense_1")] == ["sequential_1/dense_1_2"]  # the layer, not a guess
+    assert [s.path for s in t.find("sequential/dense")] == ["sequential_1/dense_1"]
+    # what a capture knows wins over the guess
+    exact = build_scope_tree(hloviz.parse(SEQUENTIAL), stage="pre",
+                             layers={"sequential_1/dense_2_1": "sequential/head"})
+    assert exact.get("sequential_1/dense_2_1").label == "head"
+
+
+def test_layer_scopes_from_where_weights_are_read():
+    from hloviz.capture.tf import layer_scopes
+
+    reads = [("sequential_1/dense_1_2/MatMul/ReadVariableOp/resource:0", "sequential/dense_1/kernel"),
+             ("sequential_1/dense_1/BiasAdd/ReadVariableOp/resource:0", "sequential/dense/bias"),
+             ("unrelated/ReadVariableOp/resource:0", "sequential/dense_2/kernel"),
+             # a functional model's paths leave the model out
+             ("mobilenetv2_1.00_224_1/Conv1_1/convolution/ReadVariableOp/resource:0", "Conv1/kernel")]
+    assert layer_scopes(reads) == {"sequential_1": "sequential", "sequential_1/dense_1_2": "sequential/dense_1",
+                                   "sequential_1/dense_1": "sequential/dense",
+                                   "mobilenetv2_1.00_224_1/Conv1_1": "Conv1"}
 
 
 def test_every_instruction_has_one_scope(tree):
@@ -135,3 +182,40 @@ def test_transformer_reads_as_forward_backward_optimizer():
         assert s.phase == "forward+backward", s
     [adam] = t.find("adam")
     assert adam.phase == "optimizer"
+
+
+def test_tree_as_nested_data(tree):
+    data = tree.to_dict()
+    assert data["kind"] == "root" and data["instructions"] == tree.module.instruction_count
+    [model] = [c for c in data["children"] if c["path"] == "model_1"]
+    assert [c["label"] for c in model["children"]] == ["dense", "relu"]
+    assert model["kernels"] == ["f", "g"] and model["phase"] == "forward+backward"
+    assert "children" not in tree.to_dict(depth=1)["children"][0]
+
+
+# --- any op name at all -------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SEGMENT = st.text(alphabet="ab_1(/);", min_size=0, max_size=12)
+
+
+@given(st.lists(_SEGMENT, min_size=1, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_every_instruction_is_filed_once_whatever_the_op_names(names):
+    lines = [f'  %i{n} = f32[2]{{0}} negate(%i{n - 1}), metadata={{op_name="{name}"}}'
+             for n, name in enumerate(names, 1)]
+    text = "HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  %i0 = f32[2]{0} parameter(0)\n" \
+        + "\n".join(lines).replace(f"  %i{len(names)} =", f"  ROOT %i{len(names)} =") + "\n}\n"
+    module = hloviz.parse(text)
+    t = build_scope_tree(module, stage="pre")
+    filed = [i for s in t.walk() for i in s.instructions]
+    assert len(filed) == len(set(map(id, filed))) == module.instruction_count
+    assert all(s.kind == "root" for s in [t.root]) and not t.root.instructions
+    for s in t.walk():
+        assert t.get(s.path) is s
+        for q in (s.path, s.label, s.name):
+            assert isinstance(t.find(q), list)  # never raises, whatever the name
+    t.graph(1)
+    t.to_dict()

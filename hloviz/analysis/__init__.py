@@ -4,7 +4,8 @@
 - :func:`constant_folding` — work computed at compile time, and the constants that replaced it
 - :func:`pre_to_post` — each pre-optimization op → its kernels, "folded" or "eliminated"
 - :func:`build_scope_tree` — the model's own structure (layers, scopes) from op names, with the
-  kernels of each scope
+  kernels of each scope; :func:`scope_rows` — ``stats --by scope``'s numbers per scope
+- :func:`parameter_names`, :func:`user_source` — the names and lines users recognise
 - :func:`analyze` — all of them for a (pre, post) pair, with a one-line verdict
 """
 
@@ -13,11 +14,14 @@ from __future__ import annotations
 from .folding import FoldedConstant, FoldingReport, constant_folding
 from .kernels import ExecutedComputation, Kernel, KernelReport, kernels
 from .mapping import Mapping, OpMapping, pre_to_post
+from .provenance import parameter_names, user_source
+from .scope_stats import ScopeRow, scope_rows
 from .scopes import Scope, ScopeTree, build_scope_tree
 from .summary import Analysis, ModuleCounts, analyze, describe_kernel
 
 __all__ = [
     "Analysis", "ExecutedComputation", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport",
-    "Mapping", "ModuleCounts", "OpMapping", "Scope", "ScopeTree", "analyze", "build_scope_tree",
-    "constant_folding", "describe_kernel", "kernels", "pre_to_post",
+    "Mapping", "ModuleCounts", "OpMapping", "Scope", "ScopeRow", "ScopeTree", "analyze", "build_scope_tree",
+    "constant_folding", "describe_kernel", "kernels", "parameter_names", "pre_to_post", "scope_rows",
+    "user_source",
 ]

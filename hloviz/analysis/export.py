@@ -7,7 +7,8 @@ stage). More keys may be added; none of these will change meaning.
 
 Source lines are looked up through a caller-supplied function (op name → ``{"file", "line"}``
 or None) so that this module needs nothing from capture; without one, or for an op it does not
-know, the HLO metadata's ``source_file:source_line`` is used.
+know, the HLO metadata's ``source_file:source_line`` is used — unless it lies inside TensorFlow,
+Keras, JAX or another installed library, which is never the user's line.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ def source_lines(op_names: Iterable[str], metadata_sources: Iterable[tuple[str, 
         if hit and hit.get("file"):
             seen[f"{_short(hit['file'])}:{hit.get('line', 0)}"] = None
     if not seen:
+        from .provenance import is_library_path
+
         for file, line in metadata_sources:
-            seen[f"{_short(file)}:{line}"] = None
+            if not is_library_path(file):  # TF's metadata points into ops.py: never the user's line
+                seen[f"{_short(file)}:{line}"] = None
     return list(seen)
 
 

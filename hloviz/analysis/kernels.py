@@ -185,6 +185,20 @@ def _role(opcode: str, attribute: str, index: int) -> str:
     return "async" if opcode == "async-start" else opcode
 
 
+def kernel_instructions(inst: Instruction) -> list[Instruction]:
+    """A kernel's instruction and every instruction that runs as part of it (fused
+    computations, callees, reducers): where its op names (:attr:`Kernel.op_names`) come from."""
+    return [inst, *_inner(inst)]
+
+
+def work_instructions(inst: Instruction) -> list[Instruction]:
+    """The work ops of a kernel, whose FLOP estimates add up to :attr:`Kernel.flops`: the
+    fused computation's non-bookkeeping instructions for a fusion, else the instruction."""
+    if inst.opcode == "fusion":
+        return [w for c in inst.called_computations for w in _work_ops(c)]
+    return [inst]
+
+
 def _inner(inst: Instruction) -> Iterator[Instruction]:
     """Every instruction that runs as part of ``inst``: fused computations, callees, reducers."""
     for comp in called_closure(inst.called_computations):
@@ -206,12 +220,11 @@ def _work_ops(comp: Computation, seen: set[str] | None = None) -> Iterator[Instr
 
 
 def _kernel(inst: Instruction, comp: Computation) -> Kernel:
+    work = work_instructions(inst)
     if inst.opcode == "fusion":
-        work = [w for c in inst.called_computations for w in _work_ops(c)]
         fused = inst.called_computations[0].name if inst.called_computations else None
         kind = inst.fusion_kind or "fusion"
     else:
-        work = [inst]
         fused = None
         kind = inst.opcode
     counts: dict[str, int] = {}

@@ -30,6 +30,9 @@ PHASES = ("forward", "backward", "optimizer")
 
 #: TensorFlow's prefix for the ops ``tf.GradientTape.gradient`` adds.
 GRADIENT_TAPE = "gradient_tape"
+#: First segments that mark the backward pass: the tape's, and ``tf.gradients``' (TF 1 style:
+#: ``gradients/dense/MatMul_grad/MatMul``).
+BACKWARD_PREFIXES = frozenset({GRADIENT_TAPE, "gradients"})
 
 #: First segments that name an optimizer's update (Keras 3 lower-cases them, Keras 2 does not;
 #: matched case-insensitively). A user's own ``name_scope("optimizer")`` counts too.
@@ -45,8 +48,9 @@ TRANSFORMS = frozenset({
     "custom_vjp_call", "custom_vjp_call_jaxpr", "shard_map", "named_call", "core_call", "closed_call",
     "linearize", "vjp", "grad", "value_and_grad",
 })
-#: Segments that only say a transformation happened (JAX's ``remat`` of a whole stack).
-TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2"})
+#: Segments that only say a transformation or a call happened (JAX's ``checkpoint`` /
+#: ``rematted_computation`` around a rematerialised function, ``closed_call`` around a call).
+TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2", "closed_call", "core_call"})
 
 _CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.S)
 _KERAS_SUFFIX = re.compile(r"^(.+)_(\d+)$")
@@ -120,7 +124,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     """Read one op name (see the module docstring). TF's names of merged ops
     (``Cos;PartitionedCall/Cos``) are read by their first part.
 
-    * ``gradient_tape/<path>`` → scope ``<path>``, phase ``backward``;
+    * ``gradient_tape/<path>`` (or ``gradients/<path>``) → scope ``<path>``, phase ``backward``;
     * a first segment in :data:`OPTIMIZER_SCOPES` → phase ``optimizer`` (the scope stays);
     * JAX segments are unwrapped (:func:`unwrap`), a ``transpose`` among them making the op
       ``backward``; the first segment ``jit(f)`` is kept as written: it is the function;
@@ -132,15 +136,18 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     phase = "forward"
     if not segments:
         return OpPath((), "", phase, op_name)
-    if segments[0] == GRADIENT_TAPE and len(segments) > 1:
+    if segments[0] in BACKWARD_PREFIXES and len(segments) > 1:
         phase = "backward"
         segments = segments[1:]
     out: list[str] = []
+    last = len(segments) - 1
     for i, seg in enumerate(segments):
         if i == 0 and seg.startswith(("jit(", "pjit(")) and seg.endswith(")"):
             out.append(seg)  # the traced function itself
             continue
         names, backward = unwrap(seg)
+        if not names and i == last and seg in TRANSPARENT:
+            names = [seg]  # the op itself (a ``closed_call``), not a wrapper of what follows
         if backward:
             phase = "backward"
         out.extend(names)
@@ -159,14 +166,19 @@ def keras_layer_name(segment: str, siblings: frozenset[str] | set[str] = frozens
     """The Keras layer a TF scope segment names: ``block_5_expand_1`` → ``block_5_expand``.
 
     Keras 3 re-enters a layer's scope on every trace and TensorFlow makes it unique with
-    ``_N``. The suffix is taken off only when no sibling scope is called the bare name (TF's own
-    ``einsum`` / ``einsum_1`` are two scopes, not one layer entered twice); the op name itself
-    keeps the suffix, and lookups accept either form.
+    ``_N`` (layers ``dense``, ``dense_1`` become ``dense_1``, ``dense_1_2``). The suffix is taken
+    off unless a sibling scope is called the bare name and that name has no suffix of its own
+    (TF's ``einsum`` / ``einsum_1`` are two scopes, not one layer entered twice); the op name
+    keeps the suffix, and lookups accept either form. A capture's ``layer_scopes`` (the Keras
+    layer each scope reads its weights in) overrides this guess.
     """
     m = _KERAS_SUFFIX.match(segment)
-    if not m or m.group(1) in siblings:
+    if not m:
         return segment
-    return m.group(1)
+    bare = m.group(1)
+    if bare in siblings and not _KERAS_SUFFIX.match(bare):
+        return segment  # ``einsum`` beside ``einsum_1``: two scopes of TF's, not one layer
+    return bare
 
 
 def segment_matches(segment: str, query: str) -> bool:

@@ -10,7 +10,12 @@ gives, as :mod:`hloviz.analysis.opnames` reads it:
   layer's own scope, its instructions marked ``backward``; an optimizer's update is ``optimizer``;
 * instructions without an op name (or with TF's argument/result plumbing names ``XLA_Args`` /
   ``XLA_Retvals``) go to a scope of their own per computation, ``(<computation name>)``; inside
-  a fused computation or a reducer they belong to their caller's scope instead;
+  a fused computation, a reducer or a called function they belong to their caller's scope;
+  ops named outside every scope go to :data:`TOP_LEVEL`; so the root's children cover all;
+* a called function's ops (JAX's nested ``jit``, a ``call`` before optimization) are named
+  relative to the call, as XLA's inliner will name them;
+* entry parameters named after a layer's variable (``model/dense/kernel``, JAX's
+  ``params['Dense_0']['kernel']``) are filed in that layer;
 * in a post-optimization module each kernel is attributed to every scope whose ops it holds
   (:attr:`Scope.kernels`): a fusion that spans two layers is listed under both, and
   :meth:`ScopeTree.scopes_of_kernel` says which.
@@ -25,18 +30,22 @@ unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* throu
 from __future__ import annotations
 
 import difflib
-from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 from ..ir import HloModule, Instruction
-from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernels as find_kernels
-from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name, segment_matches, split_segments
+from .kernels import KernelReport
+from .opnames import PHASES, parse_op_name, segment_matches, split_segments
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Scope", "ScopeTree", "build_scope_tree", "PHASES"]
+__all__ = ["Scope", "ScopeTree", "build_scope_tree", "PHASES", "TOP_LEVEL"]
+
+#: The scope of ops named outside every scope (``AddN_3``, JAX's argument names): the body of the
+#: traced function itself. Like the ``(<computation>)`` scopes of unnamed instructions, it is a
+#: scope of hloviz's making, so that the root's children cover every instruction.
+TOP_LEVEL = "(top level)"
 
 
 @dataclass(eq=False)
@@ -58,18 +67,22 @@ class Scope:
     depth: int
     parent: "Scope | None" = field(default=None, repr=False)
     label: str = ""
-    #: ``scope`` (from op names), ``unnamed`` (instructions without an op name) or ``root``.
+    #: ``scope`` (from op names), ``top`` (ops named outside every scope, :data:`TOP_LEVEL`),
+    #: ``unnamed`` (instructions without an op name, one scope per computation) or ``root``.
     kind: str = "scope"
     instructions: list[Instruction] = field(default_factory=list, repr=False)
     kernels: tuple[str, ...] = field(default=(), repr=False)
     phases: dict[str, int] = field(default_factory=dict, repr=False)
+    #: ``kernels`` split by the phase of the ops they hold here (a kernel may be in two).
+    kernels_by_phase: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     #: The scope paths as the op names wrote them (``gradient_tape/model_1/dense_1``, …).
     written_as: set[str] = field(default_factory=set, repr=False)
     _children: dict[str, "Scope"] = field(default_factory=dict, repr=False)
 
     @property
     def children(self) -> list["Scope"]:
-        """Sub-scopes in the order their first instruction appears in the text."""
+        """Sub-scopes in the order the program runs them: after the scopes they take data
+        from, else by their first instruction; hloviz's own scopes (in parentheses) last."""
         return list(self._children.values())
 
     def child(self, name: str) -> "Scope | None":
@@ -130,6 +143,10 @@ class ScopeTree:
         self._phase = phase
         self._by_path = {s.path: s for s in root.walk()}
         self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
+        self._op_scope: dict[str, Scope] = {}
+        #: Optimizer op name → path of the layer whose variables it updates
+        #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
+        self.updates: dict[str, str] = {}
 
     # --- walking -------------------------------------------------------------------------------
 
@@ -147,6 +164,24 @@ class ScopeTree:
     def scope_of(self, instruction: Instruction) -> Scope:
         """The (innermost) scope an instruction was filed under."""
         return self._of[instruction]
+
+    def scope_of_op(self, op_name: str, op_type: str = "") -> Scope:
+        """The scope of a framework op given by name (an op of the pre-optimization graph, or
+        one that never reached the HLO, such as TF's ``Const``): where its instructions were
+        filed, else the deepest existing scope on its name's path (the root at worst)."""
+        hit = self._op_scope.get(op_name)
+        if hit is not None:
+            return hit
+        parts = parse_op_name(op_name, op_type).scope
+        if not parts:
+            return self.root._children.get(TOP_LEVEL, self.root)
+        s = self.root
+        for part in parts:
+            nxt = s._children.get(part)
+            if nxt is None:
+                break
+            s = nxt
+        return s
 
     def phase_of(self, instruction: Instruction) -> str:
         """``forward``, ``backward`` or ``optimizer``."""
@@ -188,14 +223,17 @@ class ScopeTree:
 
     # --- lookups -------------------------------------------------------------------------------
 
-    def find(self, query: str) -> list[Scope]:
+    def find(self, query: str, *, substring: bool = True) -> list[Scope]:
         """Scopes answering to ``query``, best kind of match first (and only that kind):
 
         1. the exact path, or the path as an op name wrote it (``gradient_tape/…`` included);
         2. the path with Keras' re-entry suffixes left out (``model/block_5_expand``);
         3. an op name: the scope of that op (``…/block_5_expand_1/Conv2D``);
         4. scopes whose last segments match (``block_5_expand``, ``block_5/expand``);
-        5. a substring of a path or label, if it picks out scopes (the outermost of them).
+        5. scopes named as a block of them (``block_5`` → ``block_5_expand``, ``block_5_add``…:
+           Keras applications name a block's layers so; not ``block_50``);
+        6. a substring of a path or label, if it picks out scopes (the outermost of them) —
+           unless ``substring`` is False.
         """
         q = query.strip().strip("/")
         if not q:
@@ -207,15 +245,26 @@ class ScopeTree:
         if written:
             return written
         parts = split_segments(q)
-        by_label = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=True)]
-        if by_label:
-            return by_label
+        for loose in (False, True):  # layer names first: ``dense_1`` is the layer, not ``dense``'s scope
+            by_label = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=True,
+                                                                                    loose=loose)]
+            if by_label:
+                return by_label
         op = parse_op_name(q)
         if op.scope and op.scope_path in self._by_path:
             return [self._by_path[op.scope_path]]
-        tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False)]
-        if tail:
-            return _outermost(tail)
+        for loose in (False, True):
+            tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False,
+                                                                                loose=loose)]
+            if tail:
+                return _outermost(tail)
+        if "/" not in q:  # a block of layers named alike: ``block_5`` → ``block_5_expand``, ``block_5_add``…
+            block = [s for s in self.walk() if s.kind == "scope" and
+                     (s.name.startswith(q + "_") or s.label.startswith(q + "_"))]
+            if block:
+                return _outermost(block)
+        if not substring:
+            return []
         low = q.lower()
         sub = [s for s in self.walk()
                if s.kind != "root" and (low in s.path.lower() or low in s.display_path.lower())]
@@ -297,18 +346,34 @@ class ScopeTree:
                             link(op, params[k])
         return g
 
+    def to_dict(self, depth: int | None = None) -> dict:
+        """The tree as nested JSON-ready data, down to ``depth`` (all when None): for each scope
+        ``path``, ``name``, ``label``, ``kind``, ``depth``, ``phase``, ``instructions`` (how many,
+        its own and below), ``kernels`` (names; post-optimization trees), ``children``."""
+        def node(s: Scope) -> dict:
+            out = {"path": s.path, "name": s.name, "label": s.label, "kind": s.kind, "depth": s.depth,
+                   "phase": s.phase, "instructions": sum(s.phases.values()), "kernels": list(s.kernels)}
+            if depth is None or s.depth < depth:
+                out["children"] = [node(c) for c in s.children]
+            return out
+
+        return node(self.root)
+
     def __repr__(self) -> str:
         return f"<ScopeTree {self.module.name} ({self.stage}): {len(self)} scopes>"
 
 
-def _matches_path(scope: Scope, parts: list[str], *, anchored: bool) -> bool:
+def _matches_path(scope: Scope, parts: list[str], *, anchored: bool, loose: bool = True) -> bool:
     """Do the last ``len(parts)`` segments of the scope (and, anchored, all of them) answer to
-    ``parts`` (each as written or as a Keras layer name)?"""
+    ``parts``: by label (the Keras layer name), or, ``loose``, also as written or as written less
+    a re-entry suffix?"""
     chain = [scope] + [a for a in scope.ancestors() if a.kind != "root"]
     chain.reverse()
     if len(chain) < len(parts) or (anchored and len(chain) != len(parts)):
         return False
     tail = chain[len(chain) - len(parts):]
+    if not loose:
+        return all(s.label == p for s, p in zip(tail, parts))
     return all(segment_matches(s.name, p) or s.label == p for s, p in zip(tail, parts))
 
 
@@ -318,196 +383,25 @@ def _outermost(scopes: list[Scope]) -> list[Scope]:
     return [s for s in scopes if not any(id(a) in ids for a in s.ancestors())]
 
 
-# --- building --------------------------------------------------------------------------------
-
-def _guess_stage(module: HloModule) -> str:
-    if module.is_scheduled:
-        return "post"
-    return "post" if any(i.opcode == "fusion" for i in module.instructions()) else "pre"
-
-
-def _op_path(inst: Instruction) -> OpPath | None:
-    md = inst.metadata
-    name = md.op_name
-    if not name or name in SYNTHETIC_OP_NAMES:
-        return None
-    return parse_op_name(name, md.op_type)
-
-
 def build_scope_tree(module: HloModule, *, stage: str | None = None,
-                     kernel_report: KernelReport | None = None) -> ScopeTree:
+                     kernel_report: KernelReport | None = None,
+                     parameter_names: Mapping[Instruction, str] | None = None,
+                     order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
     """The :class:`ScopeTree` of ``module``.
 
     ``stage`` is ``"pre"`` or ``"post"`` (default: ``post`` for a scheduled or fused module).
     Kernels are attributed to scopes for ``post`` only (pass ``kernel_report`` if already
-    computed, else it is computed here).
+    computed, else it is computed here). ``parameter_names`` (entry parameter → the name the
+    user knows, :func:`hloviz.analysis.provenance.parameter_names`) puts a layer's weights in the
+    layer: a parameter named ``model/dense/kernel`` (Keras) or ``params['Dense_0']['kernel']``
+    (a JAX pytree path) goes to the one scope that name designates, if exactly one does.
+    ``order_like``: another tree (the pre-optimization one) whose order of scopes this tree
+    follows, so that the two sides of a comparison list layers alike; by default scopes come in
+    the order the module runs them. ``layers`` (a TF capture's ``info["layer_scopes"]``: scope
+    path → Keras layer path) labels scopes by their Keras layers exactly, where the ``_N``
+    suffixes TensorFlow adds would otherwise be guessed away.
     """
-    stage = stage or _guess_stage(module)
-    root = Scope("", module.name, 0, None, label=module.name, kind="root")
-    of: dict[Instruction, Scope] = {}
-    phase_of: dict[Instruction, str] = {}
-    callers = _first_callers(module)
+    from .scope_build import build
 
-    def scope_for(parts: tuple[str, ...]) -> Scope:
-        s = root
-        for part in parts:
-            nxt = s._children.get(part)
-            if nxt is None:
-                path = f"{s.path}/{part}" if s.path else part
-                nxt = Scope(path, part, s.depth + 1, s, label=part)
-                s._children[part] = nxt
-            s = nxt
-        return s
-
-    named: list[tuple[Instruction, OpPath]] = []
-    unnamed: list[Instruction] = []
-    forward_scopes: set[tuple[str, ...]] = set()
-    for comp in module.computations:
-        for inst in comp.instructions:
-            op = _op_path(inst)
-            if op is None:
-                unnamed.append(inst)
-                continue
-            named.append((inst, op))
-            if op.phase != "backward":
-                forward_scopes.update(op.scope[:n] for n in range(len(op.scope) + 1))
-
-    op_scope: dict[str, Scope] = {}
-    for inst, op in named:
-        parts = op.scope
-        if op.phase == "backward" and forward_scopes:
-            # TF names a gradient after the forward op it differentiates
-            # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
-            while parts and parts not in forward_scopes:
-                parts = parts[:-1]
-        s = scope_for(parts)
-        s.instructions.append(inst)
-        of[inst] = s
-        phase_of[inst] = op.phase
-        op_scope.setdefault(op.raw, s)
-        first = op.raw.split(";", 1)[0]
-        cut = first.rfind("/")
-        if cut > 0:
-            s.written_as.add(first[:cut])
-
-    def place(inst: Instruction, depth: int = 0) -> Scope:
-        """An unnamed instruction: its caller's scope inside a fused computation or reducer,
-        else the scope of its computation."""
-        hit = of.get(inst)
-        if hit is not None:
-            return hit
-        caller = _caller_of(inst, callers)
-        if caller is not None and caller.opcode not in _RUNS_ITS_CALLEES and depth < 64:
-            owner = place(caller, depth + 1)
-            phase_of[inst] = phase_of.get(caller, "forward")
-        else:
-            comp = inst.parent
-            key = f"({comp.name if comp is not None else '?'})"
-            owner = root._children.get(key)
-            if owner is None:
-                owner = Scope(key, key, 1, root, label=key, kind="unnamed")
-                root._children[key] = owner
-            phase_of[inst] = "forward"
-        owner.instructions.append(inst)
-        of[inst] = owner
-        return owner
-
-    for inst in unnamed:
-        place(inst)
-
-    _order_children(root, of, module)
-    for s in root.walk():
-        if s.kind == "scope":
-            siblings = set((s.parent._children if s.parent else {}).keys())
-            s.label = keras_layer_name(s.name, siblings)
-    _count_phases(root, phase_of)
-
-    report = None
-    tree = ScopeTree(module, root, of, phase_of, stage, None)
-    if stage == "post":
-        report = kernel_report if kernel_report is not None else find_kernels(module)
-        tree.kernel_report = report
-        _attribute_kernels(tree, report, op_scope)
-    return tree
-
-
-#: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
-_RUNS_ITS_CALLEES = frozenset({"while", "conditional", "call", "async-start"})
-
-
-def _first_callers(module: HloModule) -> dict[str, Instruction]:
-    out: dict[str, Instruction] = {}
-    for inst in module.instructions():
-        for c in inst.called_computations:
-            out.setdefault(c.name, inst)
-    return out
-
-
-def _caller_of(inst: Instruction, callers: dict[str, Instruction]) -> Instruction | None:
-    comp = inst.parent
-    return callers.get(comp.name) if comp is not None else None
-
-
-def _order_children(root: Scope, of: dict[Instruction, Scope], module: HloModule) -> None:
-    """Children in the order their first instruction appears in the entry-first text walk
-    (unnamed computation scopes last)."""
-    first: dict[int, int] = {}
-    position: dict[Instruction, int] = {}
-    for n, inst in enumerate(module.instructions()):
-        position[inst] = n
-        s: Scope | None = of.get(inst)
-        while s is not None and id(s) not in first:
-            first[id(s)] = n
-            s = s.parent
-    for s in root.walk():
-        s.instructions.sort(key=lambda i: position.get(i, 0))
-        if s._children:
-            items = sorted(s._children.items(),
-                           key=lambda kv: (kv[1].kind == "unnamed", first.get(id(kv[1]), 1 << 62)))
-            s._children = dict(items)
-
-
-def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
-    def visit(s: Scope) -> Counter:
-        c: Counter = Counter(phase_of.get(i, "forward") for i in s.instructions)
-        for ch in s.children:
-            c.update(visit(ch))
-        s.phases = {p: c[p] for p in PHASES if c.get(p)}
-        return c
-
-    import sys
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10000))
-    try:
-        visit(root)
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-def _attribute_kernels(tree: ScopeTree, report: KernelReport, op_scope: dict[str, Scope]) -> None:
-    """Each kernel to the scope of every op it holds (``Kernel.op_names``) and their ancestors."""
-    per_scope: dict[int, dict[str, None]] = {}
-    for k in report.kernels:
-        innermost: dict[int, Scope] = {}
-        for name in k.op_names:
-            s = op_scope.get(name)
-            if s is not None:
-                innermost.setdefault(id(s), s)
-        if not innermost:  # a kernel whose instructions carry no op name: its computation's scope
-            comp = tree.module.get_computation(k.computation)
-            inst = comp.get(k.name) if comp is not None else None
-            if inst is not None and inst in tree._of:
-                s = tree.scope_of(inst)
-                innermost[id(s)] = s
-        tree._kernel_scopes[k.name] = tuple(innermost.values())
-        marked: set[int] = set()
-        for s in innermost.values():
-            cur: Scope | None = s
-            while cur is not None and id(cur) not in marked:
-                marked.add(id(cur))
-                per_scope.setdefault(id(cur), {})[k.name] = None
-                cur = cur.parent
-    for s in tree.walk():
-        s.kernels = tuple(per_scope.get(id(s), ()))
-
+    return build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
+                 order_like=order_like, layers=layers)

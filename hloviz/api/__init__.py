@@ -14,6 +14,6 @@ from __future__ import annotations
 
 from .diff import DiffResult, DiffSide, diff
 from .pictures import ShowResult, render, show
-from .stats import Stats, dump, stats
+from .stats import Stats, dump, scope_trees, stats
 
-__all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "diff", "dump", "render", "show", "stats"]
+__all__ = ["DiffResult", "DiffSide", "ShowResult", "Stats", "diff", "dump", "render", "scope_trees", "show", "stats"]

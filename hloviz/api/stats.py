@@ -10,6 +10,11 @@ from ..ir import ModuleSummary, summarize
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.scope_stats import ScopeRow
+    from ..analysis.scopes import ScopeTree
+
+#: What ``stats --by`` can group by.
+GROUPINGS = ("kernel", "scope")
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,10 @@ class Stats:
     notes: tuple[str, ...] = ()
     #: The :class:`hloviz.capture.Capture` analysed (its parsed modules: ``pre_module()``…).
     capture: object = field(default=None, repr=False, compare=False)
+    #: ``--by scope``: one row per scope of the model (None unless asked for).
+    scopes: "tuple[ScopeRow, ...] | None" = None
+    #: The scope trees of the pre- and post-optimization modules, when ``scopes`` was asked for.
+    trees: "tuple[ScopeTree | None, ScopeTree | None] | None" = field(default=None, repr=False, compare=False)
 
     def source(self, op_name: str) -> dict | None:
         """The user's ``{"file", "line"}`` for an op name, from the capture's source map."""
@@ -50,16 +59,50 @@ class Stats:
         sums = self.summaries
         tail = {"opcodes": {side: s.opcodes for side, s in sums.items()},
                 "fusions_by_kind": {side: s.fusions_by_kind for side, s in sums.items()}}
-        return {**head, **to_dict(self.analysis, self.source if self.info.get("source_map") else None), **tail}
+        out = {**head, **to_dict(self.analysis, self.source if self.info.get("source_map") else None), **tail}
+        params = self.parameters()
+        if params:
+            out["parameters"] = params
+        if self.scopes is not None:
+            out["scopes"] = [r.to_dict() for r in self.scopes]
+            post_tree = self.trees[1] if self.trees else None
+            if post_tree is not None:  # the layers each kernel holds ops of: two for a fusion spanning two
+                for k in out["kernels"]:
+                    k["scopes"] = [s.path for s in post_tree.scopes_of_kernel(k["name"])]
+        return out
+
+    def parameters(self) -> list[dict]:
+        """The entry parameters the capture or the HLO names: ``number``, ``instruction``,
+        ``name`` (the argument or variable), ``shape`` — of the optimized module if there is one."""
+        from ..analysis.provenance import parameter_names
+
+        cap = self.capture
+        if cap is None:
+            return []
+        module = cap.post_module() or cap.pre_module()  # type: ignore[attr-defined]
+        names = parameter_names(module, self.info) if module is not None else {}
+        return [{"number": p.parameter_number, "instruction": p.name, "name": n,
+                 "shape": p.shape.to_text(layout=False)} for p, n in names.items()]
 
 
 def stats(target: str | None = None, *, pre: str | Path | None = None, post: str | Path | None = None,
           args: Sequence[str] = (), device: str | None = None, module: str | None = None,
-          verbose: bool = False, notify: Callable[[str], None] | None = None) -> Stats:
+          verbose: bool = False, notify: Callable[[str], None] | None = None,
+          by: str = "kernel", depth: int | None = None) -> Stats:
     """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts) and
-    analyze it: counts, kernels, folded constants, pre→post mapping and the verdict."""
+    analyze it: counts, kernels, folded constants, pre→post mapping and the verdict.
+
+    ``by="scope"`` adds a row per scope of the model (layers, name scopes), down to ``depth``
+    (every level when None): :func:`hloviz.analysis.scope_stats.scope_rows`.
+    """
     from ..analysis import analyze
     from ..capture import load_target
+    from ..errors import InputError
+
+    if by not in GROUPINGS:
+        raise InputError(f"--by {by!r}: expected one of {', '.join(GROUPINGS)}")
+    if depth is not None and depth < 0:
+        raise InputError(f"--depth {depth}: expected 0 or more (0 is the whole module, 1 its top-level scopes)")
 
     cap = load_target(target, pre=pre, post=post, args=args, device=device, verbose=verbose,
                       module=module, notify=notify)
@@ -74,7 +117,36 @@ def stats(target: str | None = None, *, pre: str | Path | None = None, post: str
                 smap = {**source_map_from_text(text), **smap}
         if smap:
             info = {**info, "source_map": smap}
-    return Stats(cap.label, info, analysis, _stats_notes(info), cap)
+    scopes = trees = None
+    if by == "scope":
+        trees = scope_trees(cap, info, analysis)
+        from ..analysis.scope_stats import scope_rows
+
+        scopes = tuple(scope_rows(*trees, analysis.mapping, depth=depth))
+    return Stats(cap.label, info, analysis, _stats_notes(info), cap, scopes, trees)
+
+
+def scope_trees(cap, info: dict, analysis: "Analysis | None" = None) -> "tuple[ScopeTree | None, ScopeTree | None]":
+    """The scope trees of a capture's pre- and post-optimization modules (either may be None),
+    parameters placed by name, the post tree ordered like the pre tree, and ``updates`` (which
+    layer each optimizer op updates) read from the pre tree."""
+    from ..analysis.provenance import parameter_names
+    from ..analysis.scopes import build_scope_tree
+
+    pre_m, post_m = cap.pre_module(), cap.post_module()
+    layers = info.get("layer_scopes") or None
+    pre_t = build_scope_tree(pre_m, stage="pre", parameter_names=parameter_names(pre_m, info),
+                             layers=layers) if pre_m is not None else None
+    post_t = build_scope_tree(post_m, stage="post", parameter_names=parameter_names(post_m, info),
+                              kernel_report=analysis.kernels if analysis is not None else None,
+                              order_like=pre_t, layers=layers) if post_m is not None else None
+    if pre_t is not None:
+        from ..analysis.updates import optimizer_targets
+
+        pre_t.updates = optimizer_targets(pre_t)
+        if post_t is not None:
+            post_t.updates = pre_t.updates
+    return pre_t, post_t
 
 
 def _stats_notes(info: dict) -> tuple[str, ...]:

@@ -129,8 +129,9 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
         if saved.is_capture_folder(path):
             _no_live_options(args, device, "a saved capture")
             pre_t, post_t, info = saved.load_folder(path)
+            pre_f, post_f = saved.stage_file(path, saved.PRE_NAME), saved.stage_file(path, saved.POST_NAME)
             return Capture(pre_t, post_t, info, path.resolve().name,
-                           str(path / saved.PRE_NAME), str(path / saved.POST_NAME))
+                           str(pre_f or path / saved.PRE_NAME), str(post_f or path / saved.POST_NAME))
         raise InputError(f"{target} is neither a capture folder (pre.hlo, post.hlo, capture.json) "
                          f"nor an XLA dump folder (module_*.before_optimizations.txt …)")
     if path.is_file() and path.suffix != ".py":
@@ -228,22 +229,8 @@ def save_capture(capture: Capture, out_dir: str | Path) -> Path:
 
 
 def source_for(op_name: str, source_map: dict) -> dict | None:
-    """The source-map entry for an HLO ``op_name``, tolerating XLA's and TF's renaming.
+    """The source-map entry for an HLO ``op_name``, tolerating XLA's and TF's renaming (see
+    :func:`hloviz.analysis.provenance.lookup_source`)."""
+    from hloviz.analysis.provenance import lookup_source
 
-    TF joins the names of ops merged into one instruction with ``;``
-    (``Cos;PartitionedCall/Cos``): each part is tried in turn. Post-optimization metadata
-    sometimes repeats a scope (TF's ``cond/Sin`` becomes ``cond/cond/Sin``): the name with
-    repeated segments collapsed is tried too. No looser matching: a wrong line is worse than none.
-    """
-    if not op_name or not source_map:
-        return None
-    for name in op_name.split(";") if ";" in op_name else (op_name,):
-        hit = source_map.get(name)
-        if hit is not None:
-            return hit
-        parts = name.split("/")
-        collapsed = "/".join(p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1])
-        hit = source_map.get(collapsed)
-        if hit is not None:
-            return hit
-    return None
+    return lookup_source(op_name, source_map)

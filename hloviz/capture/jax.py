@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.capture.live import resolve_specs
-from hloviz.capture.specs import LiteralArg, TensorSpec
+from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
 from hloviz.capture.target import PythonTarget, missing_dependency, user_code
 from hloviz.errors import CaptureError, InputError
 
@@ -54,9 +54,11 @@ def _device(jax: Any, device: str | None) -> Any:
     return candidates[idx]
 
 
-def _to_jax_arg(jax: Any, spec: TensorSpec | LiteralArg, sharding: Any) -> Any:
+def _to_jax_arg(jax: Any, spec: TensorSpec | LiteralArg | PytreeArg, sharding: Any) -> Any:
     if isinstance(spec, LiteralArg):
         return spec.value
+    if isinstance(spec, PytreeArg):
+        return spec.map(lambda leaf: _to_jax_arg(jax, leaf, sharding))
     import jax.numpy as jnp
 
     dtype = getattr(jnp, JAX_DTYPES.get(spec.element_type, ""), None)
@@ -101,6 +103,7 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         raise CaptureError(f"XLA could not compile {name}:\n{str(exc).strip()}") from exc
 
     user_files = (target.file,) if target.file else ()
+    names = _parameter_names(pre)
     smap = source_map_from_text(pre, user_files)
     for op, where in source_map_from_text(post, user_files).items():
         smap.setdefault(op, where)
@@ -114,9 +117,24 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         "wrapped": wrapped,
         "args": specs.describe(),
         "arg_source": specs.source,
+        "parameter_names": names,
         "source_map": smap,
     }
     return pre, post, info
+
+
+def _parameter_names(pre_text: str) -> dict[str, str]:
+    """Entry parameter number (as text) → the argument's pytree path, which JAX writes as the
+    parameter's op name (``params['Dense_0']['kernel']``, ``x``)."""
+    from hloviz import parse
+
+    try:
+        entry = parse(pre_text).entry
+    except Exception:  # noqa: BLE001 - the names are a nicety; the capture stands without them
+        return {}
+    if entry is None:
+        return {}
+    return {str(p.parameter_number): p.metadata.op_name for p in entry.parameters if p.metadata.op_name}
 
 
 def _jaxlib_version() -> str | None:

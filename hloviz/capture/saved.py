@@ -1,7 +1,8 @@
 """Saved captures and plain HLO files: everything that works without TensorFlow.
 
 A saved capture is a folder holding ``pre.hlo`` (before XLA's optimizations), ``post.hlo``
-(after) and ``capture.json`` (where they came from). :func:`write_folder` writes it
+(after) and ``capture.json`` (where they came from); ``pre.hlo.gz`` / ``post.hlo.gz`` are read
+too (big captures kept in a repository). :func:`write_folder` writes it
 atomically: everything goes to a temporary folder beside the destination, which is renamed into
 place only when complete, so an interrupted ``hloviz dump`` never leaves a half-written capture.
 """
@@ -30,7 +31,17 @@ _POST_SIGNS = (
 
 
 def is_capture_folder(folder: Path) -> bool:
-    return folder.is_dir() and any((folder / n).is_file() for n in (INFO_NAME, PRE_NAME, POST_NAME))
+    return folder.is_dir() and any((folder / n).is_file() for n in (INFO_NAME, PRE_NAME, POST_NAME,
+                                                                       PRE_NAME + ".gz", POST_NAME + ".gz"))
+
+
+def stage_file(folder: Path, name: str) -> Path | None:
+    """``folder/name``, or its gzipped form ``name.gz`` (how big captures are kept in a
+    repository); None when neither is there."""
+    for candidate in (folder / name, folder / f"{name}.gz"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def read_text(path: Path) -> str:
@@ -70,8 +81,8 @@ def guess_stage(path: Path, text: str) -> tuple[str, str]:
 
 def load_folder(folder: Path) -> tuple[str | None, str | None, dict]:
     """``(pre text, post text, info)`` of a saved capture folder."""
-    pre_p, post_p, info_p = folder / PRE_NAME, folder / POST_NAME, folder / INFO_NAME
-    if not pre_p.is_file() and not post_p.is_file():
+    pre_p, post_p, info_p = stage_file(folder, PRE_NAME), stage_file(folder, POST_NAME), folder / INFO_NAME
+    if pre_p is None and post_p is None:
         raise InputError(f"{folder} has neither {PRE_NAME} nor {POST_NAME}; not a capture folder")
     info: dict = {}
     if info_p.is_file():
@@ -81,8 +92,8 @@ def load_folder(folder: Path) -> tuple[str | None, str | None, dict]:
             raise InputError(f"{info_p} is not valid JSON: {exc}") from None
         if not isinstance(info, dict):
             raise InputError(f"{info_p} must hold a JSON object")
-    pre = read_text(pre_p) if pre_p.is_file() else None
-    post = read_text(post_p) if post_p.is_file() else None
+    pre = read_text(pre_p) if pre_p is not None else None
+    post = read_text(post_p) if post_p is not None else None
     return pre, post, info
 
 

@@ -67,7 +67,68 @@ class LiteralArg:
         return self.text
 
 
-Spec = TensorSpec | LiteralArg
+@dataclass(frozen=True)
+class PytreeArg:
+    """A nested dict / list / tuple of tensor specs: an argument that is a pytree (a model's
+    parameters), given in ``HLOVIZ_ARGS`` as the same structure with spec strings as leaves."""
+
+    value: Any
+    text: str
+
+    def leaves(self) -> list[tuple[str, TensorSpec]]:
+        """``(path, spec)`` of every leaf, the path written as in Python (``['Block_0']['w']``)."""
+        out: list[tuple[str, TensorSpec]] = []
+
+        def visit(node: Any, path: str) -> None:
+            if isinstance(node, dict):
+                for k, v in node.items():
+                    visit(v, f"{path}[{k!r}]")
+            elif isinstance(node, (list, tuple)):
+                for i, v in enumerate(node):
+                    visit(v, f"{path}[{i}]")
+            else:
+                out.append((path, node))
+
+        visit(self.value, "")
+        return out
+
+    def map(self, fn: Any) -> Any:
+        """The same structure with ``fn(spec)`` at every leaf."""
+        def visit(node: Any) -> Any:
+            if isinstance(node, dict):
+                return {k: visit(v) for k, v in node.items()}
+            if isinstance(node, (list, tuple)):
+                return type(node)(visit(v) for v in node)
+            return fn(node)
+
+        return visit(self.value)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Spec = TensorSpec | LiteralArg | PytreeArg
+
+
+def _is_spec_tree(value: Any) -> bool:
+    """A non-empty dict/list/tuple whose leaves are all tensor-spec strings."""
+    if isinstance(value, dict):
+        return bool(value) and all(_is_spec_tree(v) or _is_shape_text(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_is_spec_tree(v) or _is_shape_text(v) for v in value)
+    return False
+
+
+def _is_shape_text(value: Any) -> bool:
+    return isinstance(value, str) and _LOOKS_LIKE_SHAPE.match(value) is not None
+
+
+def _parse_tree(value: Any, where: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _parse_tree(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_parse_tree(v, f"{where}[{i}]") for i, v in enumerate(value))
+    return parse_spec(value, where=where)
 
 
 @dataclass(frozen=True)
@@ -172,9 +233,26 @@ def parse_arg_options(options: Sequence[str]) -> ArgSpecs:
     return ArgSpecs(tuple(positional), tuple(keyword), source="--arg")
 
 
+def _tree_text(value: Any) -> str:
+    n = sum(1 for _ in _leaf_strings(value))
+    return f"<pytree of {n} tensors>"
+
+
+def _leaf_strings(value: Any):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaf_strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _leaf_strings(v)
+    else:
+        yield value
+
+
 def parse_convention(entry: Any, *, where: str) -> ArgSpecs:
-    """Parse one ``HLOVIZ_ARGS`` entry: a list of specs (strings are parsed like ``--arg``;
-    other values are passed through as Python values), or a dict of keyword specs."""
+    """Parse one ``HLOVIZ_ARGS`` entry: a list of specs (strings are parsed like ``--arg``; a
+    dict/list/tuple whose leaves are all spec strings is a pytree of tensors; other values are
+    passed through as Python values), or a dict of keyword specs."""
     positional: list[Spec] = []
     keyword: list[tuple[str, Spec]] = []
     if isinstance(entry, dict):
@@ -190,7 +268,12 @@ def parse_convention(entry: Any, *, where: str) -> ArgSpecs:
                          f"not {type(entry).__name__}")
     for i, (name, value) in enumerate(items):
         label = f"{where}[{name!r}]" if name is not None else f"{where}[{i}]"
-        spec = parse_spec(value, where=label) if isinstance(value, str) else LiteralArg(value, repr(value))
+        if isinstance(value, str):
+            spec: Spec = parse_spec(value, where=label)
+        elif _is_spec_tree(value):
+            spec = PytreeArg(_parse_tree(value, label), _tree_text(value))
+        else:
+            spec = LiteralArg(value, repr(value))
         if name is None:
             positional.append(spec)
         else:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
 from hloviz.capture.live import python_function, resolve_specs
-from hloviz.capture.specs import ArgSpecs, LiteralArg, TensorSpec
+from hloviz.capture.specs import ArgSpecs, LiteralArg, PytreeArg, TensorSpec
 from hloviz.capture.target import PythonTarget, missing_dependency, user_code
 from hloviz.errors import CaptureError, InputError
 
@@ -49,9 +49,11 @@ def import_tf() -> Any:
     return tf
 
 
-def to_tf_arg(tf: Any, spec: TensorSpec | LiteralArg, name: str | None = None) -> Any:
+def to_tf_arg(tf: Any, spec: TensorSpec | LiteralArg | PytreeArg, name: str | None = None) -> Any:
     if isinstance(spec, LiteralArg):
         return spec.value
+    if isinstance(spec, PytreeArg):
+        return spec.map(lambda leaf: to_tf_arg(tf, leaf))
     dtype_name = TF_DTYPES.get(spec.element_type)
     dtype = getattr(tf, dtype_name, None) if dtype_name else None
     if dtype is None:
@@ -140,6 +142,141 @@ def source_map(concrete_fn: Any, user_files: tuple[str, ...],
         if fr is not None:
             smap[name] = {"file": fr.file, "line": fr.line, "function": fr.function}
     return smap, types, inputs
+
+
+def _keras_paths(tf: Any, fn: Any) -> dict[int, str]:
+    """id(tf.Variable handle) → Keras 3 variable path (``model/dense/kernel``), for the Keras
+    layers, models and optimizers the function can reach (its module's globals, its closure, the
+    object of a method): a ``tf.Variable``'s own name (``model/kernel:0``) leaves the layer out."""
+    py = python_function(fn)
+    py = getattr(py, "__wrapped__", py)
+    roots: list[Any] = list((getattr(py, "__globals__", None) or {}).values())
+    roots += [c.cell_contents for c in (getattr(py, "__closure__", None) or ()) if _cell_set(c)]
+    owner = getattr(py, "__self__", None) or getattr(fn, "__self__", None)  # a model's own method
+    if owner is not None:
+        roots.append(owner)
+    out: dict[int, str] = {}
+    for obj in roots:
+        variables = getattr(obj, "variables", None) if _is_keras(obj) else None
+        if not isinstance(variables, (list, tuple)):
+            continue
+        for v in variables:
+            path = getattr(v, "path", None)
+            inner = getattr(v, "value", None)
+            handle = getattr(inner, "handle", None)
+            if isinstance(path, str) and handle is not None:
+                out.setdefault(id(handle), path)
+    return out
+
+
+def _cell_set(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _is_keras(obj: Any) -> bool:
+    return any(c.__module__.split(".")[0] == "keras" for c in type(obj).__mro__)
+
+
+def layer_scopes(reads: list[tuple[str, str]]) -> dict[str, str]:
+    """Op-name scope → the Keras layer path it is (``sequential_1/dense_1_2`` →
+    ``sequential/dense_1``), from where each variable is read (``(graph input name, Keras
+    variable path)``): Keras reads a layer's weights inside the layer's scope, whose op-name
+    segments are the layer path's segments, each perhaps with TF's ``_N``. A scope claimed by
+    two layers is left out."""
+    out: dict[str, str] = {}
+    clash: set[str] = set()
+    for read, path in reads:
+        ops = read.split(":", 1)[0].split("/")
+        layers = path.split("/")[:-1]  # the variable's own name is not a layer
+        if not layers:
+            continue
+        # a functional model's variable paths leave the model out (``Conv1/kernel`` is read in
+        # ``mobilenetv2_1.00_224_1/Conv1_1/…``): the layers may start below the first segment
+        for start in range(len(ops) - len(layers)):
+            window = ops[start:start + len(layers)]
+            if all(o == lay or re.fullmatch(re.escape(lay) + r"_\d+", o) for o, lay in zip(window, layers)):
+                for k in range(1, len(layers) + 1):
+                    scope, layer = "/".join(ops[:start + k]), "/".join(layers[:k])
+                    if out.setdefault(scope, layer) != layer:
+                        clash.add(scope)
+                break
+    return {k: v for k, v in out.items() if k not in clash}
+
+
+def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_text: str,
+                    reads: list[tuple[str, str]] | None = None) -> dict[str, str]:
+    """HLO entry parameter number (as text, for JSON) → what it is: the function argument
+    (``images``, ``params['w']``) or the variable (Keras path, else the ``tf.Variable`` name).
+
+    XLA's entry parameters are the concrete function's graph inputs, in order: the flattened
+    arguments, then the captured variables. The names are written only when the pre-opt module's
+    parameter count and shapes agree with that list, so a mismatch gives no names, never wrong ones.
+    """
+    from hloviz import parse
+
+    try:
+        entry = parse(module_text).entry
+    except Exception:  # noqa: BLE001 - the names are a nicety; the capture stands without them
+        return {}
+    hlo_params = entry.parameters if entry is not None else []
+    inputs = list(concrete.graph.inputs)
+    if len(hlo_params) != len(inputs):
+        return {}
+    captured = {id(internal): external for external, internal in concrete.graph.captures}
+    variables = {id(v.handle): v for v in concrete.variables}
+    keras = _keras_paths(tf, fn)
+    structured = concrete.structured_input_signature
+    arg_names = _argument_names(tf, structured, params)
+    names: dict[str, str] = {}
+    for number, (tensor, p) in enumerate(zip(inputs, hlo_params)):
+        external = captured.get(id(tensor))
+        if external is None:
+            name = arg_names[number] if number < len(arg_names) else None
+            expected = tuple(tensor.shape) if tensor.shape.rank is not None else None
+        else:
+            var = variables.get(id(external))
+            if var is None:
+                continue
+            name = keras.get(id(external)) or var.name.rsplit(":", 1)[0]
+            expected = tuple(var.shape)
+            if reads is not None and name:  # a Keras path, or a TF name such as ``Conv1/kernel``
+                reads.append((tensor.name, name))
+        if expected is None:
+            continue
+        if tuple(p.shape.dims) != tuple(int(d) for d in expected):
+            if reads is not None:
+                reads.clear()
+            return {}  # not the order assumed above: no names rather than wrong ones
+        if name:
+            names[str(number)] = name
+    return names
+
+
+def _argument_names(tf: Any, structured: Any, params: list[str]) -> list[str]:
+    """The flattened tensor arguments' names, in order: the parameter name, with the path into
+    a nested argument (``params['dense']['w']``)."""
+    args, kwargs = structured if isinstance(structured, tuple) and len(structured) == 2 else (structured, {})
+    out: list[str] = []
+
+    def visit(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for k in sorted(node):  # tf.nest flattens dicts by sorted key
+                visit(node[k], f"{path}[{k!r}]")
+        elif isinstance(node, (list, tuple)):
+            for i, v in enumerate(node):
+                visit(v, f"{path}[{i}]")
+        elif isinstance(node, tf.TensorSpec):
+            out.append(path)
+
+    for i, a in enumerate(args or ()):
+        visit(a, params[i] if i < len(params) else f"arg{i}")
+    for k in sorted(kwargs or {}):
+        visit(kwargs[k], k)
+    return out
 
 
 def _device_context(tf: Any, device: str | None) -> tuple[Any, str | None]:
@@ -245,6 +382,8 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         device_name = device_name or _current_device(tf)
 
     smap, op_types, op_inputs = source_map(concrete, user_files, caller)
+    reads: list[tuple[str, str]] = []
+    names = parameter_names(tf, concrete, target.obj, params, texts["hlo"], reads)
     info = {
         "framework": "tensorflow",
         "tensorflow": tf.__version__,
@@ -254,6 +393,8 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         "wrapped": None if jit_before else "tf.function(jit_compile=True)",
         "args": specs.describe(),
         "arg_source": specs.source,
+        "parameter_names": names,
+        "layer_scopes": layer_scopes(reads),
         "source_map": smap,
         "tf_ops": op_types,
         "tf_inputs": op_inputs,

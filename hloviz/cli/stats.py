@@ -37,21 +37,63 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
                                                           f"(default: the first {ROWS}).")] = False,
+    by: Annotated[str, typer.Option("--by", help="Group the numbers by 'kernel' (default) or by 'scope': one "
+                                                 "row per layer / name scope of the model, from the op names.",
+                                    metavar="kernel|scope")] = "kernel",
+    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed (1: "
+                                                              "top-level scopes; default: 2 in the table, "
+                                                              "every level in --json).", min=0)] = None,
 ) -> None:
     """Summarise what XLA did to TARGET: instructions before/after, kernels, folded constants.
 
     Given one HLO file, reports that file's facts (the kernels of an optimized module, or the
-    counts of a pre-optimization one).
+    counts of a pre-optimization one). With --by scope, what became of each layer: its ops
+    before optimization, the kernels holding them after, what was folded or eliminated, and
+    the FLOPs and bytes of its kernels.
     """
+    if depth is not None and by != "scope":
+        raise typer.BadParameter("--depth applies to --by scope", param_hint="--depth")
     result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
-                       verbose=verbose, notify=note)
+                       verbose=verbose, notify=note, by=by,
+                       depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
     if as_json:
         json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    if result.scopes is not None:
+        _print_scopes(result, console, None if show_all else 4 * ROWS)
+        return
     _print(result, console, None if show_all else ROWS)
+
+
+def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None:
+    """``--by scope``: the counts, then one row per scope, indented by depth."""
+    a = result.analysis
+    console.print(f"[bold]{result.label}[/]")
+    # a scope of parameters and plumbing only (no ops, no kernels) says nothing in a table; --json keeps it
+    scopes = tuple(r for r in result.scopes or () if r.depth == 0 or r.ops or r.kernels)
+    table = Table("scope", "phase", "ops", "kernels", "folded", "eliminated", "flops", "bytes",
+                  title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
+    for r in scopes[:rows]:
+        name = r.label if r.depth else f"(module) {r.label}"
+        table.add_row("  " * max(r.depth - 1, 0) + name, r.phase.replace("forward", "fwd").replace("backward", "bwd")
+                      .replace("optimizer", "opt"),
+                      "—" if r.ops is None else str(r.ops), _kernel_list(r.kernels),
+                      "—" if r.folded is None else str(r.folded or ""),
+                      "—" if r.eliminated is None else str(r.eliminated or ""),
+                      _count(r.flops) if r.flops else "", _bytes(r.bytes) if r.bytes else "")
+    console.print(table)
+    _more(console, len(scopes), rows, "scopes")
+    console.print(f"[bold]{a.verdict}[/]")
+
+
+def _kernel_list(names: tuple[str, ...], limit: int = 3) -> str:
+    if not names:
+        return ""
+    shown = ", ".join(names[:limit])
+    return f"{len(names)}: {shown}" + (", …" if len(names) > limit else "")
 
 
 def _bytes(n: int) -> str:

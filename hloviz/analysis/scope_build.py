@@ -1,0 +1,413 @@
+"""Building the scope tree: every instruction filed under the scope its op name gives.
+
+The rules are :func:`hloviz.analysis.scopes.build_scope_tree`'s; this module holds the work:
+reading op names (:mod:`hloviz.analysis.opnames`), placing unnamed instructions and weights,
+ordering scopes as the program runs them, counting phases and attributing kernels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Mapping
+
+from ..ir import HloModule, Instruction
+from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernel_instructions, kernels as find_kernels
+from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
+from .scopes import TOP_LEVEL, Scope, ScopeTree
+
+
+def _guess_stage(module: HloModule) -> str:
+    if module.is_scheduled:
+        return "post"
+    return "post" if any(i.opcode == "fusion" for i in module.instructions()) else "pre"
+
+
+def _op_path(inst: Instruction) -> OpPath | None:
+    md = inst.metadata
+    name = md.op_name
+    if not name or name in SYNTHETIC_OP_NAMES:
+        return None
+    return parse_op_name(name, md.op_type)
+
+
+def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelReport | None = None,
+          parameter_names: Mapping[Instruction, str] | None = None,
+          order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
+    """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
+    stage = stage or _guess_stage(module)
+    root = Scope("", module.name, 0, None, label=module.name, kind="root")
+    of: dict[Instruction, Scope] = {}
+    phase_of: dict[Instruction, str] = {}
+    callers = _first_callers(module)
+
+    def scope_for(parts: tuple[str, ...]) -> Scope:
+        if not parts:  # an op written outside every scope: the function's own body
+            top = root._children.get(TOP_LEVEL)
+            if top is None:
+                top = root._children[TOP_LEVEL] = Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top")
+            return top
+        s = root
+        for part in parts:
+            nxt = s._children.get(part)
+            if nxt is None:
+                path = f"{s.path}/{part}" if s.path else part
+                nxt = Scope(path, part, s.depth + 1, s, label=part)
+                s._children[part] = nxt
+            s = nxt
+        return s
+
+    named: list[tuple[Instruction, OpPath]] = []
+    unnamed: list[Instruction] = []
+    forward_scopes: set[tuple[str, ...]] = set()
+    prefixes = _inlined_prefixes(module, callers)
+    for comp in module.computations:
+        prefix = prefixes.get(comp.name)
+        for inst in comp.instructions:
+            op = _op_path(inst)
+            if op is not None and prefix:  # a called function's ops, named relative to the call
+                op = parse_op_name(f"{prefix}/{op.raw}", inst.metadata.op_type)
+            if op is None or (not op.scope and _runs_inside_caller(comp, callers)):
+                unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
+                continue
+            named.append((inst, op))
+            if op.phase != "backward":
+                forward_scopes.update(op.scope[:n] for n in range(len(op.scope) + 1))
+
+    op_scope: dict[str, Scope] = {}
+    for inst, op in named:
+        parts = op.scope
+        if op.phase == "backward" and forward_scopes:
+            # TF names a gradient after the forward op it differentiates
+            # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
+            while parts and parts not in forward_scopes:
+                parts = parts[:-1]
+        s = scope_for(parts)
+        s.instructions.append(inst)
+        of[inst] = s
+        phase_of[inst] = op.phase
+        op_scope.setdefault(op.raw, s)
+        op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
+        first = op.raw.split(";", 1)[0]
+        cut = first.rfind("/")
+        if cut > 0:
+            s.written_as.add(first[:cut])
+
+    def place(inst: Instruction, depth: int = 0) -> Scope:
+        """An unnamed instruction: its caller's scope inside a fused computation or reducer,
+        else the scope of its computation."""
+        hit = of.get(inst)
+        if hit is not None:
+            return hit
+        caller = _caller_of(inst, callers)
+        if caller is not None and (caller.opcode not in _RUNS_ITS_CALLEES or caller.opcode in _INLINED) \
+                and depth < 64:
+            owner = place(caller, depth + 1)
+            phase_of[inst] = phase_of.get(caller, "forward")
+        else:
+            comp = inst.parent
+            key = f"({comp.name if comp is not None else '?'})"
+            owner = root._children.get(key)
+            if owner is None:
+                owner = Scope(key, key, 1, root, label=key, kind="unnamed")
+                root._children[key] = owner
+            phase_of[inst] = "forward"
+        owner.instructions.append(inst)
+        of[inst] = owner
+        return owner
+
+    for inst in unnamed:
+        place(inst)
+
+    _order_children(root, of, phase_of, module)
+    if not any(c.name.startswith(("jit(", "pjit(")) for c in root.children):  # Keras runs on TF only
+        for s in root.walk():
+            _keras_labels(s)
+    for path, layer in (layers or {}).items():  # what the capture knows beats the guess
+        s = _find_path(root, path)
+        if s is not None and s.kind == "scope":
+            s.label = layer.rsplit("/", 1)[-1]
+    if order_like is not None:
+        rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
+        for sc in root.walk():
+            if sc._children:
+                sc._children = dict(sorted(sc._children.items(),
+                                           key=lambda kv: (kv[1].kind in ("top", "unnamed"),
+                                                           kv[1].kind == "unnamed",
+                                                           rank.get(kv[1].path, 1 << 62))))
+    tree = ScopeTree(module, root, of, phase_of, stage, None)
+    tree._op_scope = op_scope
+    if parameter_names:
+        _place_parameters(tree, parameter_names)
+    _count_phases(root, phase_of)
+
+    if stage == "post":
+        report = kernel_report if kernel_report is not None else find_kernels(module)
+        tree.kernel_report = report
+        _attribute_kernels(tree, report, {id(i) for i, _op in named})
+    return tree
+
+
+#: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
+_RUNS_ITS_CALLEES = frozenset({"while", "conditional", "call", "async-start"})
+
+
+def _find_path(root: Scope, path: str) -> Scope | None:
+    s: Scope | None = root
+    for part in path.split("/"):
+        s = s._children.get(part) if s is not None else None
+    return s
+
+
+def _keras_labels(parent: Scope) -> None:
+    """Label the children of ``parent`` by their Keras layer names (``block_0_1`` → ``block_0``)
+    unless that would give two of them one label (``Block_0``, ``Block_1`` are two scopes)."""
+    kids = [c for c in parent.children if c.kind == "scope"]
+    names = set(parent._children)
+    labels = [keras_layer_name(c.name, names) for c in kids]
+    if len(set(labels)) == len(labels):
+        for c, label in zip(kids, labels):
+            c.label = label
+
+
+def _runs_inside_caller(comp, callers: dict[str, Instruction]) -> bool:
+    """A reducer, comparator or mapped computation: run by its caller, not a kernel's body."""
+    caller = callers.get(comp.name)
+    return caller is not None and caller.opcode not in _RUNS_ITS_CALLEES and caller.opcode != "fusion"
+
+
+def _param_query(name: str) -> str:
+    """A parameter name as a scope query: ``model/dense/kernel`` → ``model/dense``;
+    ``params['Block_0']['MLP']['up']`` → ``Block_0/MLP`` (the argument and the leaf dropped)."""
+    keys = re.findall(r"\[(?:'([^']*)'|\"([^\"]*)\"|(\d+))\]", name)
+    if keys:
+        parts = [a or b or c for a, b, c in keys]
+        return "/".join(parts[:-1])
+    return name.rsplit("/", 1)[0] if "/" in name else ""
+
+
+def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None:
+    placed: dict[int, int] = {}
+    for inst, name in sorted(names.items(), key=lambda kv: kv[0].parameter_number or 0):
+        query = _param_query(name)
+        if not query or inst not in tree._of:
+            continue
+        hits = tree.find(query, substring=False)  # a name, never a guess
+        if len(hits) != 1 or hits[0].kind != "scope":
+            continue
+        target = hits[0]
+        old = tree._of[inst]
+        if old is target:
+            continue
+        old.instructions.remove(inst)
+        at = placed.get(id(target), 0)  # weights first, in parameter order
+        target.instructions.insert(at, inst)
+        placed[id(target)] = at + 1
+        tree._of[inst] = target
+        tree._phase[inst] = parse_op_name(f"{target.path}/{inst.name}").phase
+    for s in list(tree.root.children):
+        if s.kind in ("top", "unnamed") and not s.instructions and not s.children:
+            del tree.root._children[s.name]
+            tree._by_path.pop(s.path, None)
+
+
+#: Ops whose callees XLA inlines, prefixing their op names with the caller's (JAX's nested
+#: ``jit(tril)`` is a ``call`` before optimization, ``…/jit(tril)/ge`` after): see
+#: :mod:`hloviz.analysis.names`.
+_INLINED = frozenset({"call", "conditional", "async-start"})
+
+
+def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dict[str, str]:
+    """Computation called by an inlining op → the op-name prefix its ops get (the caller's op
+    name, itself prefixed if the caller sits in such a computation)."""
+    out: dict[str, str] = {}
+
+    def prefix(comp_name: str, depth: int = 0) -> str:
+        if comp_name in out:
+            return out[comp_name]
+        caller = callers.get(comp_name)
+        if caller is None or caller.opcode not in _INLINED or depth > 64:
+            return ""
+        name = caller.metadata.op_name
+        name = "" if name in SYNTHETIC_OP_NAMES else name
+        outer = prefix(caller.parent.name, depth + 1) if caller.parent is not None else ""
+        out[comp_name] = "/".join(p for p in (outer, name) if p)
+        return out[comp_name]
+
+    for comp in module.computations:
+        prefix(comp.name)
+    return {k: v for k, v in out.items() if v}
+
+
+def _first_callers(module: HloModule) -> dict[str, Instruction]:
+    out: dict[str, Instruction] = {}
+    for inst in module.instructions():
+        for c in inst.called_computations:
+            out.setdefault(c.name, inst)
+    return out
+
+
+def _caller_of(inst: Instruction, callers: dict[str, Instruction]) -> Instruction | None:
+    comp = inst.parent
+    return callers.get(comp.name) if comp is not None else None
+
+
+def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
+                    module: HloModule) -> None:
+    """Children in the order the program runs them: by their first forward instruction in the
+    entry computation (a scheduled module lists it in execution order) that depends on a
+    parameter (constants and their broadcasts are hoisted to the top, whatever layer they serve),
+    then by such an instruction anywhere; hloviz's own scopes last. Instructions stay in text
+    order."""
+    order = list(module.entry.instructions) if module.entry is not None else []
+    entry_ids = {id(i) for i in order}
+    order += [i for i in module.instructions() if id(i) not in entry_ids]
+    live: dict[Instruction, bool] = {}  # depends on a parameter (not only on constants)
+    for comp in module.computations:
+        for inst in comp.instructions:
+            live[inst] = inst.opcode == "parameter" or any(live.get(o, False) for o in inst.operands)
+    big = 1 << 62
+    first: dict[int, list[int]] = {}
+    position: dict[Instruction, int] = {}
+    for n, inst in enumerate(order):
+        position[inst] = n
+        if inst.opcode == "parameter" or not live.get(inst):
+            continue  # constants and what is made of them alone are hoisted: no sign of order
+        forward = phase_of.get(inst, "forward") == "forward"
+        s: Scope | None = of.get(inst)
+        while s is not None:
+            slot = first.setdefault(id(s), [big, big])
+            if forward and slot[0] == big:
+                slot[0] = n
+            if slot[1] == big:
+                slot[1] = n
+            s = s.parent
+    text = {inst: n for n, inst in enumerate(module.instructions())}
+    flows = _sibling_flows(module, of, phase_of, live)
+    for s in root.walk():
+        s.instructions.sort(key=lambda i: text.get(i, 0))
+        if s._children:
+            items = sorted(s._children.items(),
+                           key=lambda kv: (kv[1].kind in ("top", "unnamed"), kv[1].kind == "unnamed",
+                                           *first.get(id(kv[1]), [big, big])))
+            s._children = dict(_by_data_flow(items, flows.get(id(s), set())))
+
+
+def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
+                   live: dict[Instruction, bool]) -> dict[int, set[tuple[str, str]]]:
+    """Parent scope → the (child, child) pairs its children's forward instructions pass data
+    along: the data flow lifted to the children of the two scopes' common ancestor."""
+    chains: dict[int, list[Scope]] = {}
+
+    def chain(s: Scope) -> list[Scope]:
+        hit = chains.get(id(s))
+        if hit is None:
+            hit = [*reversed(list(s.ancestors())), s]
+            chains[id(s)] = hit
+        return hit
+
+    out: dict[int, set[tuple[str, str]]] = {}
+    seen: set[tuple[int, int]] = set()  # scope pairs already lifted
+    for comp in module.computations:
+        for inst in comp.instructions:
+            sv = of.get(inst)
+            if sv is None or phase_of.get(inst, "forward") != "forward":
+                continue
+            for op in inst.operands:
+                su = of.get(op)
+                if su is None or su is sv or op.opcode == "parameter" or not live.get(op) \
+                        or phase_of.get(op, "forward") != "forward":  # a fused parameter is its fusion's
+                    continue
+                key = (id(su), id(sv))
+                if key in seen:
+                    continue
+                seen.add(key)
+                cu, cv = chain(su), chain(sv)
+                k = 0
+                while k < len(cu) and k < len(cv) and cu[k] is cv[k]:
+                    k += 1
+                if 0 < k < len(cu) and k < len(cv):
+                    out.setdefault(id(cu[k - 1]), set()).add((cu[k].name, cv[k].name))
+    return out
+
+
+def _by_data_flow(items: list[tuple[str, Scope]], flows: set[tuple[str, str]]) -> list[tuple[str, Scope]]:
+    """``items`` (in order of first appearance) reordered so that a scope comes after the scopes
+    it takes data from, as far as cycles allow (a cycle keeps its members' order); hloviz's own
+    scopes stay last. A functional Keras model lists some layers' weight arithmetic (a batch
+    norm's ``rsqrt(variance)``) before the convolution feeding it; the data flow does not."""
+    if not flows or len(items) < 2:
+        return items
+    import networkx as nx
+
+    rank = {name: n for n, (name, _s) in enumerate(items)}
+    own = [kv for kv in items if kv[1].kind in ("top", "unnamed")]
+    g = nx.DiGraph()
+    g.add_nodes_from(name for name, s in items if s.kind not in ("top", "unnamed"))
+    g.add_edges_from((a, b) for a, b in flows if a in g and b in g)
+    dag = nx.condensation(g)
+    members = dag.graph["mapping"]  # node → its strongly connected component
+    groups: dict[int, list[str]] = {}
+    for name, c in members.items():
+        groups.setdefault(c, []).append(name)
+    order = nx.lexicographical_topological_sort(dag, key=lambda c: min(rank[n] for n in groups[c]))
+    by_name = dict(items)
+    out = [(n, by_name[n]) for c in order for n in sorted(groups[c], key=rank.__getitem__)]
+    return out + own
+
+
+def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
+    def visit(s: Scope) -> Counter:
+        c: Counter = Counter(phase_of.get(i, "forward") for i in s.instructions)
+        for ch in s.children:
+            c.update(visit(ch))
+        s.phases = {p: c[p] for p in PHASES if c.get(p)}
+        return c
+
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10000))
+    try:
+        visit(root)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _attribute_kernels(tree: ScopeTree, report: KernelReport, named: set[int]) -> None:
+    """Each kernel to the scope of every instruction it runs that carries an op name (the
+    instructions :attr:`Kernel.op_names` is read from) and to their ancestors; a kernel none of
+    whose instructions has an op name goes to its own instruction's scope."""
+    per_scope: dict[int, dict[str, None]] = {}
+    by_phase: dict[int, dict[str, dict[str, None]]] = {}
+    module = tree.module
+    for k in report.kernels:
+        comp = module.get_computation(k.computation)
+        inst = comp.get(k.name) if comp is not None else None
+        if inst is None:
+            continue
+        innermost: dict[int, Scope] = {}
+        phases: dict[int, set[str]] = {}
+        for i in kernel_instructions(inst):
+            if id(i) not in named or i.opcode in ("constant", "parameter"):
+                continue
+            s = tree._of[i]
+            innermost.setdefault(id(s), s)
+            phases.setdefault(id(s), set()).add(tree.phase_of(i))
+        if not innermost and inst in tree._of:
+            s = tree._of[inst]
+            innermost[id(s)] = s
+            phases[id(s)] = {tree.phase_of(inst)}
+        tree._kernel_scopes[k.name] = tuple(innermost.values())
+        for key, s in innermost.items():
+            cur: Scope | None = s
+            while cur is not None:
+                per_scope.setdefault(id(cur), {})[k.name] = None
+                slot = by_phase.setdefault(id(cur), {})
+                for p in phases[key]:
+                    slot.setdefault(p, {})[k.name] = None
+                cur = cur.parent
+    for s in tree.walk():
+        s.kernels = tuple(per_scope.get(id(s), ()))
+        slot = by_phase.get(id(s), {})
+        s.kernels_by_phase = {p: tuple(slot[p]) for p in PHASES if p in slot}
