@@ -56,3 +56,50 @@ def test_committed_picture_is_what_the_code_makes(tmp_path, monkeypatch):
         if version != MADE_WITH:
             pytest.skip(f"docs/fused_additions.svg was made with Graphviz {MADE_WITH}; this machine has {version}")
         pytest.fail(f"docs/fused_additions.svg is out of date; regenerate it with: {' '.join(render_command())}")
+
+
+LAYERS_PICTURE = ROOT / "docs" / "mobilenet_v2_block_5.svg"
+
+
+def layer_section() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("### The layer picture")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def layer_command() -> list[str]:
+    for block in re.findall(r"```sh\n(.*?)```", layer_section(), re.S):
+        for line in block.splitlines():
+            if line.startswith("hloviz render "):
+                return shlex.split(line)
+    raise AssertionError("the layer picture section shows no `hloviz render` command")
+
+
+def test_readme_shows_the_committed_layer_picture():
+    argv = layer_command()
+    out = argv[argv.index("-o") + 1]
+    assert out == "docs/mobilenet_v2_block_5.svg" and f"]({out})" in layer_section()
+    assert "--scope" in argv and "--stage" in argv
+    root = ET.fromstring(LAYERS_PICTURE.read_bytes())
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    text = LAYERS_PICTURE.read_text(encoding="utf-8")
+    for layer in ("block_5_expand", "block_5_expand_BN", "block_5_expand_relu", "block_5_depthwise",
+                  "block_5_depthwise_BN", "block_5_depthwise_relu", "block_5_project", "block_5_project_BN",
+                  "block_5_add"):
+        assert re.search(f">{layer}(<|/batchnorm<)", text), layer  # every layer of the block is named
+    assert "fusion kLoop" in text and "block_5_expand_BN/gamma" in text
+
+
+@pytest.mark.requires_dot
+def test_committed_layer_picture_is_what_the_code_makes(tmp_path, monkeypatch):
+    argv = layer_command()
+    out = tmp_path / "layers.svg"
+    argv[argv.index("-o") + 1] = str(out)
+    monkeypatch.chdir(ROOT)
+    main(argv[1:])
+    if out.read_bytes() != LAYERS_PICTURE.read_bytes():
+        version = graphviz_version()
+        if version != MADE_WITH:
+            pytest.skip(f"{LAYERS_PICTURE.name} was made with Graphviz {MADE_WITH}; this machine has {version}")
+        pytest.fail(f"{LAYERS_PICTURE.name} is out of date; regenerate it with: {' '.join(layer_command())}")

@@ -45,6 +45,13 @@ def _options(computation: str | None, focus: str | None, radius: int, expand_cha
                        budget=budget, scope=scope, depth=depth)
 
 
+def _check_color_by(color_by: str) -> None:
+    from ..render.sidebyside import COLOR_BY
+
+    if color_by not in COLOR_BY:
+        raise InputError(f"--color-by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
+
+
 def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -> "Capture":
     from ..capture import Capture, load_target
 
@@ -94,11 +101,13 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            verbose: bool = False, notify: Callable[[str], None] | None = None,
            progress: Callable[[str], None] | None = None, computation: str | None = None,
            focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-           timeout: float = 30.0, scope: str | None = None, depth: int | None = None) -> "Picture":
+           timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
+           color_by: str = "kernel") -> "Picture":
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
     its suffix names (``.svg .png .dot .html .json``); returned either way. ``scope`` draws one
-    scope open, ``depth`` opens no scope deeper (see :class:`hloviz.render.ViewOptions`)."""
+    scope open, ``depth`` opens no scope deeper (see :class:`hloviz.render.ViewOptions`);
+    ``color_by`` (``kernel``, ``flops``, ``bytes``) colours kernels, with ``stage="both"``."""
     from ..render.pictures import format_for, module_picture, pair_picture
 
     say = progress or (lambda _m: None)
@@ -106,6 +115,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     if stage is not None and stage not in STAGES:
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
     options = _options(computation, focus, radius, expand_chains, budget, scope, depth)
+    _check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -124,14 +134,24 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
 
             analysis = analyze(pre_m, post_m, info=cap.info)
             picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
-                                   title=f"{cap.label}: {analysis.verdict}", timeout=timeout)
+                                   title=f"{cap.label}: {analysis.verdict}", timeout=timeout, color_by=color_by,
+                                   info=cap.info)
         else:
             m = pre_m if stage == "pre" else post_m
             if m is None:
                 raise InputError(f"{cap.label} has no {stage}-optimization module",
                                  hint=f"use --stage {'post' if stage == 'pre' else 'pre'}")
-            picture = module_picture(m, fmt=chosen, options=options, timeout=timeout,
-                                     title=f"{cap.label} · {stage}-optimization")
+            marks = None
+            if color_by != "kernel":
+                from ..analysis import analyze
+                from ..render.sidebyside import post_marks, pre_marks
+
+                analysis = analyze(pre_m, post_m, info=cap.info)
+                if post_m is not None:
+                    marks = post_marks(analysis, post_m, color_by) if stage == "post" else \
+                        pre_marks(analysis, pre_m, color_by)
+            picture = module_picture(m, fmt=chosen, options=options, timeout=timeout, marks=marks,
+                                     title=f"{cap.label} · {stage}-optimization", info=cap.info)
     except (DependencyError, RenderError) as err:
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
@@ -203,7 +223,8 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
          progress: Callable[[str], None] | None = None, computation: str | None = None,
          focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-         timeout: float = 30.0, scope: str | None = None, depth: int | None = None) -> ShowResult:
+         timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
+         color_by: str = "kernel") -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
     ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``)."""
     from ..analysis import analyze
@@ -215,6 +236,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
 
     say = progress or (lambda _m: None)
     options = _options(computation, focus, radius, expand_chains, budget, scope, depth)
+    _check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -228,15 +250,16 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     jobs: list[tuple[str, Callable[[], "Picture"]]] = []
     if pre_m is not None and post_m is not None:
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
-                                                          title=f"{cap.label}: {analysis.verdict}")))
+                                                          title=f"{cap.label}: {analysis.verdict}",
+                                                          color_by=color_by, info=cap.info)))
     if pre_m is not None:
-        marks = pre_marks(analysis, pre_m) if post_m is not None else None
+        marks = pre_marks(analysis, pre_m, color_by) if post_m is not None else None
         jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
-                                                   title=f"{cap.label} · before optimization")))
+                                                   title=f"{cap.label} · before optimization", info=cap.info)))
     if post_m is not None:
-        pmarks = post_marks(analysis, post_m)
+        pmarks = post_marks(analysis, post_m, color_by)
         jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
-                                                    title=f"{cap.label} · after optimization")))
+                                                    title=f"{cap.label} · after optimization", info=cap.info)))
     pictures: dict[str, "Picture"] = {}
     missing: HlovizError | None = None
     dots: dict[str, str] = {}

@@ -23,6 +23,9 @@ ScopeOpt = Annotated[Optional[str], typer.Option(
 DepthOpt = Annotated[Optional[int], typer.Option(
     "--depth", help="Open no scope deeper than this (1: the model's top-level scopes; 2: their layers …).",
     show_default=False)]
+ColorByOpt = Annotated[str, typer.Option(
+    "--color-by", help="Colour kernels by: kernel (one colour each), flops or bytes (a heat scale of the kernel "
+                       "table's numbers; the ops before optimization take their kernels' colour).")]
 RadiusOpt = Annotated[int, typer.Option("--radius", help="With --focus: how many steps around the instruction.")]
 ExpandOpt = Annotated[bool, typer.Option(
     "--expand-chains", help="Draw every op of a chain (add ×1000) as its own node.")]
@@ -89,6 +92,7 @@ def render(
     focus: FocusOpt = None,
     scope: ScopeOpt = None,
     depth: DepthOpt = None,
+    color_by: ColorByOpt = "kernel",
     radius: RadiusOpt = 2,
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
@@ -113,7 +117,7 @@ def render(
         picture = api.render(target, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
                              module=module, verbose=verbose, notify=prog.note, progress=prog.update,
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
-                             budget=budget, timeout=timeout, scope=scope, depth=depth)
+                             budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by)
     for n in picture.notes:
         print(f"note: {n}", file=sys.stderr)
     print(f"wrote {output}")

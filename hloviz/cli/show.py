@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import app
-from .render import BudgetOpt, ComputationOpt, DepthOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, ScopeOpt, TimeoutOpt
+from .render import BudgetOpt, ColorByOpt, ComputationOpt, DepthOpt, ExpandOpt, FocusOpt, Progress, RadiusOpt, ScopeOpt, TimeoutOpt
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, VerboseOpt
 
 
@@ -24,6 +24,7 @@ def show(
     focus: FocusOpt = None,
     scope: ScopeOpt = None,
     depth: DepthOpt = None,
+    color_by: ColorByOpt = "kernel",
     radius: RadiusOpt = 2,
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
@@ -47,7 +48,7 @@ def show(
         result = api.show(target, output, pre=pre, post=post, args=arg or (), device=device, module=module,
                           verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
                           focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
-                          scope=scope, depth=depth)
+                          scope=scope, depth=depth, color_by=color_by)
     print(f"{result.label}: " + "\n".join(result.summary))
     for n in result.notes:
         print(f"note: {n}", file=sys.stderr)

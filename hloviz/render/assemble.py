@@ -37,6 +37,9 @@ def build_scene(g: ViewGraph, title: str, notes: list[str]) -> Scene:
     home_of_unit: dict[int, Cluster] = {}
     home_of_place: dict[str, Cluster] = {}
     scope_clusters: dict[str, Cluster] = {}
+    if g.scope_clusters:
+        # dot ranks nested clusters badly without it (layers side by side, "lost edge" failures)
+        scene.layout["newrank"] = "true"
     for sc in g.scope_clusters:
         cluster = Cluster(key=f"s{len(scope_clusters)}", rows=list(sc.rows), fill=SCOPE_CLUSTER.fill,
                           border=SCOPE_CLUSTER.border)
@@ -93,10 +96,12 @@ def _node(g: ViewGraph, u: Unit) -> Node:
     rep = u.members[0]
     rows = list(u.rows) if u.rows is not None else _unit_rows(g, u)
     rows.extend(u.extra_rows)
+    if u.caption:
+        rows.insert(0, Row(u.caption, bold=True, color="#0d47a1"))
     cat = "fusion" if u.kind == "fusion" else category(rep.opcode)
     style = COLLAPSED if u.kind in ("repeat", "segment") else SCOPE if u.kind == "scope" else category_style(cat)
     node = Node(rows=rows, fill=style.fill, border=style.border, font=style.font,
-                tooltip=_scope_tooltip(u) if u.kind == "scope" else labels.tooltip(rep),
+                tooltip=_scope_tooltip(u) if u.kind == "scope" else _tooltip(g, rep),
                 rounded=u.kind in ("chain", "fusion", "repeat", "segment", "scope"))
     groups = u.kind in ("repeat", "segment", "scope")
     marks = [g.marks.get(m.name) for m in (u.members if groups else u.members[:1])]
@@ -138,12 +143,25 @@ def _scope_marks(node: Node, marks: list) -> None:
             fill.setdefault(k, (m.fill, m.badge_fill))
     if not per_kernel:
         return
-    main = max(per_kernel, key=lambda k: (per_kernel[k], -k))
+    hot = {k: m.heat for m in marks if m.heat is not None for k in m.kernels[:1]}
+    if hot:  # a heat overlay: the layer shows its hottest kernel
+        main = max(hot, key=lambda k: (hot[k], -k))
+    else:
+        main = max(per_kernel, key=lambda k: (per_kernel[k], -k))
     colour, badge_fill = fill[main]
     if colour:
         node.fill, node.font = colour, "#000000"
     numbers = sorted({k for m in marks for k in m.kernels})
     node.badge, node.badge_fill = labels.kernel_badge(numbers), badge_fill
+
+
+def _tooltip(g: ViewGraph, inst) -> str:
+    source = None
+    if g.source_map:
+        from ..analysis.provenance import user_source
+
+        source = user_source(inst.metadata.op_name, inst.metadata, g.source_map)
+    return labels.tooltip(inst, source=source, name=g.param_names.get(inst.name))
 
 
 def _scope_tooltip(u: Unit) -> str:
@@ -169,6 +187,8 @@ def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
         rows = labels.fusion_rows(rep, root=u.root)
     else:
         rows = labels.instruction_rows(rep, root=u.root)
+        if rep.name in g.param_names:  # the variable or argument it is: "block_5_expand/kernel"
+            rows.insert(1, Row(labels.shorten(g.param_names[rep.name], 48), italic=True))
         if rep.opcode in BODY_CALLERS:
             rows.extend(labels.body_rows(rep, [c for c in rep.called_computations if c.name not in g.places]))
     rows.extend(_inline_rows(g, u))
@@ -228,6 +248,11 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         if s != d and g.units[s].alive and g.units[d].alive:
             scene.edges.append(Edge(f"u{s}", f"u{d}", invisible=True))
     _stack(g, scene)
+    visible = sum(1 for e in scene.edges if not e.invisible)
+    if visible > SPLINE_EDGES and visible > 1.5 * len(scene.nodes):
+        # curved routing around clusters is most of dot's time on a densely linked picture (a
+        # training step's backward pass: 7 s of 9); straight arrows take a fraction of it
+        scene.layout["splines"] = "line"
     for owner, body, role, place_key in g.body_edges:
         s, d = find(owner), find(body)
         if s == d or not g.units[s].alive or not g.units[d].alive:
@@ -243,17 +268,41 @@ def _stack(g: ViewGraph, scene: Scene) -> None:
     if not g.stacking:
         return
     fed = {e.dst for e in scene.edges}
+    users: dict[str, list[str]] = {}
+    for e in scene.edges:
+        users.setdefault(e.src, []).append(e.dst)
     for slots in g.stacking:
         for (prev, _), (nxt, is_cluster) in zip(slots, slots[1:]):
             if not is_cluster:
                 continue
             last = f"u{max(prev, key=lambda i: g.units[i].pos)}"
-            for i in nxt:
+            inside = {f"u{i}" for i in nxt}
+            if _reaches(inside, last, users):
+                continue  # the earlier scope reads from the later one: its order is the data's
+            for i in sorted(nxt, key=lambda i: g.units[i].pos):
                 key = f"u{i}"
-                if key not in fed and key in scene.nodes and key != last:
+                # the first source that feeds nothing outside its own scope: no arrow can turn back
+                if (key not in fed and key in scene.nodes and key != last
+                        and all(d in inside for d in users.get(key, ()))):
                     scene.edges.append(Edge(last, key, invisible=True))
+                    break  # one is enough to order the scopes; more make dot's ranking crawl
 
 
+def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool:
+    seen = set(starts)
+    stack = list(starts)
+    while stack:
+        for nxt in users.get(stack.pop(), ()):
+            if nxt == target:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return False
+
+
+#: Above this many arrows (and 1.5 per node), arrows are drawn straight.
+SPLINE_EDGES = 150
 #: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.
 EDGES_PER_NODE = 2.5
 #: Only nodes linked to more than this many others lose their arrows.

@@ -46,8 +46,9 @@ class Step:
 @dataclass(eq=False)
 class TreeNode:
     """A node of the tree. ``key`` is unique and stable (the route's names joined by ``/``);
-    ``size`` counts the leaves below (1 for a leaf); ``order`` is the position of the first leaf
-    (text order), which orders siblings and clusters; ``depth`` counts scope steps only."""
+    ``size`` counts the leaves below (1 for a leaf); ``order`` and ``last`` are the positions of
+    the first and the last leaf (text order; siblings are ordered by ``last``); ``depth`` counts
+    scope steps only."""
 
     key: str
     kind: str
@@ -58,6 +59,7 @@ class TreeNode:
     children: list["TreeNode"] = field(default_factory=list)
     size: int = 0
     order: int = 0
+    last: int = 0
     depth: int = 0
 
     @property
@@ -163,11 +165,15 @@ def _sizes(root: TreeNode) -> None:
     for n in reversed(post):
         if n.is_leaf:
             n.size = 1
+            n.last = n.order
         else:
             n.size = sum(c.size for c in n.children)
             if n.children:
                 n.order = min(c.order for c in n.children)
-                n.children.sort(key=lambda c: c.order)
+                n.last = max(c.last for c in n.children)
+                # siblings by where they end: a layer whose weights XLA prepares first (a batch
+                # norm's rsqrt, scheduled at the start) still comes after the layer it reads
+                n.children.sort(key=lambda c: (c.last, c.order))
 
 
 def _tokens(name: str) -> list[str]:
@@ -273,7 +279,7 @@ class Cut:
     @property
     def nodes(self) -> list[TreeNode]:
         """The cut's nodes in tree order."""
-        return sorted((self.tree.nodes[k] for k in self.keys), key=lambda n: (n.order, n.key))
+        return sorted((self.tree.nodes[k] for k in self.keys), key=lambda n: (n.last, n.order, n.key))
 
     @property
     def count(self) -> int:
@@ -288,7 +294,7 @@ class Cut:
                 if a is self.tree.root or a.key in seen:
                     break
                 seen[a.key] = a
-        return sorted(seen.values(), key=lambda n: (n.order, n.key))
+        return sorted(seen.values(), key=lambda n: (n.last, n.order, n.key))
 
     def owner(self, leaf: TreeNode) -> TreeNode:
         """The cut node that draws ``leaf``."""
@@ -325,10 +331,7 @@ class Cut:
 def _expandable(node: TreeNode, max_depth: int | None) -> bool:
     if node.is_leaf or not node.children:
         return False
-    if node.kind == "scope" and max_depth is not None and node.depth >= max_depth:
-        return False
-    # a scope of one leaf says more as itself ("block_1_pad: 1 op") than as that op
-    return not (node.kind in ("scope", "group") and len(node.children) == 1 and node.children[0].is_leaf)
+    return not (node.kind == "scope" and max_depth is not None and node.depth >= max_depth)
 
 
 def _delta(node: TreeNode) -> int:
@@ -376,7 +379,7 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
                 keys.update(c.key for c in n.children)
             count += total
             continue
-        cands.sort(key=lambda n: (_delta(n), n.order))
+        cands.sort(key=lambda n: (_delta(n), n.last, n.order))
         for n in cands:
             d = _delta(n)
             if count + d > budget:

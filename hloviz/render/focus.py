@@ -138,6 +138,13 @@ def scope_set(g: ViewGraph, path: str, scopes=None) -> tuple[set[int], str]:
             if id(inst) in inside or any(id(i) in inside for i in inner):
                 keep.add(id(inst))
                 keep.update(id(i) for i in inner)
+        # the scope's weights: parameters (and constants) read only by what is kept
+        users = g.users.get(comp.name) or comp.users()
+        for inst in comp.instructions:
+            if inst.opcode in ("parameter", "constant") and id(inst) not in keep:
+                readers = users.get(inst, ())
+                if readers and all(id(u) in keep for u in readers):
+                    keep.add(id(inst))
     total = sum(1 for c in g.computations for i in c.instructions if g.kind.get(id(i)) not in ELIDED)
     shown = sum(1 for i in keep if g.kind.get(i) not in ELIDED)
     what = ", ".join(s.display_path or s.path for s in found[:3]) + (" …" if len(found) > 3 else "")

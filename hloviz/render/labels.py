@@ -68,14 +68,22 @@ def inline_text(operand_index: int, const: Instruction, via: Instruction | None,
     return text
 
 
-def tooltip(inst: Instruction) -> str:
-    """``name = shape opcode`` with where it came from (op_name, source line)."""
+def tooltip(inst: Instruction, *, source: tuple[str, int] | None = None, name: str | None = None) -> str:
+    """``name = shape opcode`` with what it is and where it came from: the user's name for a
+    parameter, the op name, and the user's ``file:line`` (``source``, else the metadata's when it
+    is not a frame inside TensorFlow, Keras or JAX — a wrong line is worse than none)."""
+    from ..analysis.provenance import is_library_path
+
     parts = [f"{inst.name} = {inst.shape.to_text(layout=False)} {inst.opcode}"]
+    if name:
+        parts.append(name)
     md = inst.metadata
     if md.op_name:
         parts.append(f"op_name: {md.op_name}")
-    if md.source_file:
-        parts.append(f"source: {short_path(md.source_file)}:{md.source_line}")
+    if source is None and md.source_file and not is_library_path(md.source_file):
+        source = (md.source_file, md.source_line)
+    if source is not None:
+        parts.append(f"source: {short_path(source[0])}:{source[1]}")
     return shorten(" · ".join(parts), 300)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..ir import Instruction
 from . import labels
@@ -120,8 +120,23 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str
             place_routes[place.key] = r
         return r
 
+    top_pos: dict[str, int] = {}
+
+    def order(u: Unit) -> tuple:
+        """Text order in the drawn computation; inside a fusion or body, its caller's place."""
+        place = g.place_by_key.get(u.scope) if u.scope else None
+        if place is None:
+            return (u.pos[1], 0, 0)
+        pos = top_pos.get(place.key)
+        if pos is None:
+            p = place
+            while p.parent is not None and p.parent.parent is not None:
+                p = p.parent
+            pos = top_pos[place.key] = g.position(p.owner) if p.owner is not None else 0
+        return (pos, 1, u.pos)
+
     out = []
-    for u in sorted((u for u in g.units if u.alive), key=lambda u: u.pos):
+    for u in sorted((u for u in g.units if u.alive), key=order):
         place = g.place_by_key.get(u.scope) if u.scope else None
         route = route_of_place(place) if place is not None else scope_steps(own.get(id(u.members[0])))
         out.append((route, f"u{u.index}"))
@@ -193,6 +208,7 @@ def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tup
     tree = cut.tree
     for node in cut.nodes:
         if node.is_leaf:
+            _caption(g, node)
             continue
         units = [g.units[int(leaf.name[1:])] for leaf in tree.leaves(node)]
         if node.kind == "fusion":
@@ -204,6 +220,15 @@ def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tup
             _close_scope(g, node, tree, units, kernels_of, phase_of)
     g.stacking = stacking(g, cut)
     return _open_clusters(g, cut)
+
+
+def _caption(g: ViewGraph, leaf: TreeNode) -> None:
+    """A leaf that is all of its scope (``block_1_expand_relu``: one clamp) carries the scope's name."""
+    parent = leaf.parent
+    if parent is not None and parent.kind == "scope" and len(parent.children) == 1:
+        unit = g.units[int(leaf.name[1:])]
+        if unit.alive and unit.scope is None:
+            unit.caption = scope_title(parent)
 
 
 def _places_below(g: ViewGraph, node: TreeNode, tree: Tree) -> list[Place]:
@@ -237,7 +262,8 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
     unit = g.new_unit("scope", None, 0, members)
     unit.scope, unit.pos = first.scope, first.pos
     unit.root = any(u.root for u in units)
-    unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of)
+    unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of,
+                           names=g.param_names)
     g.merge(units, unit)
     for p in places:
         g.collapsed_places.add(p.key)
@@ -266,7 +292,8 @@ def scope_title(node: TreeNode) -> str:
 
 
 def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[[Instruction], tuple[int, ...]],
-               *, after: bool, phase_of: Callable[[Instruction], str] = lambda i: "forward") -> list[Row]:
+               *, after: bool, phase_of: Callable[[Instruction], str] = lambda i: "forward",
+               names: Mapping[str, str] | None = None) -> list[Row]:
     """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes."""
     ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
     params = len(members) - len(ops) - sum(1 for m in members if m.opcode in ("get-tuple-element", "tuple"))
@@ -274,7 +301,8 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
     if after:
         fusions = [m for m in ops if m.opcode == "fusion"]
         inner = sum(_fused_ops(f) for f in fusions)
-        what = f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}" if kernels else f"{len(ops)} instructions"
+        what = (f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}" if kernels
+                else f"{len(ops)} instruction{'s' if len(ops) != 1 else ''}")
         if fusions:
             what += f" · {len(fusions)} fusion{'s' if len(fusions) != 1 else ''} of {inner} ops"
     else:
@@ -290,7 +318,13 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
         rows.append(Row(" · ".join(f"{p} {phases[p]}" for p in ("forward", "backward", "optimizer") if phases[p]),
                         small=True, italic=True))
     if params:
-        rows.append(Row(f"{params} parameter{'s' if params != 1 else ''}", small=True))
+        named = [names[m.name] for m in members if m.opcode == "parameter" and names and m.name in names]
+        text = f"{params} parameter{'s' if params != 1 else ''}"
+        if named:
+            prefix = (node.label or node.name) + "/"
+            short = [n.split(prefix, 1)[1] if prefix in n else n.rsplit("/", 1)[-1] for n in named]
+            text += ": " + ", ".join(short[:3]) + (f" +{len(short) - 3}" if len(short) > 3 else "")
+        rows.append(Row(labels.shorten(text, 60), small=True))
     return rows
 
 

@@ -45,7 +45,7 @@ class Unit:
     """
 
     __slots__ = ("index", "kind", "scope", "pos", "members", "alive", "root", "chain", "rows", "extra_rows",
-                 "inline", "hidden_operands", "hidden_users")
+                 "inline", "hidden_operands", "hidden_users", "caption")
 
     def __init__(self, index: int, kind: str, scope: str | None, pos: tuple[int, int],
                  members: list[Instruction]) -> None:
@@ -62,6 +62,8 @@ class Unit:
         self.inline: list[tuple[Instruction, int, Instruction]] = []
         self.hidden_operands = 0
         self.hidden_users = 0
+        #: the scope this unit alone stands for ("block_1_pad"), shown above its own label
+        self.caption: str | None = None
 
 
 class ViewGraph:
@@ -94,6 +96,9 @@ class ViewGraph:
         #: open scopes drawn as clusters (:class:`hloviz.render.layers.ScopeCluster`), and the cut drawn
         self.scope_clusters: list[Any] = []
         self.cut: Any = None
+        #: entry parameter name → what the user calls it (a variable, an argument); op name → user's line
+        self.param_names: dict[str, str] = {}
+        self.source_map: Mapping[str, Any] = {}
         #: per open scope, its children as (unit indices, is a cluster): stacked top-down
         self.stacking: list[list[tuple[list[int], bool]]] = []
         self._redirect: dict[int, int] = {}

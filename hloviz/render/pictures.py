@@ -108,7 +108,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         return Picture(title, fmt, to_json(views).encode("utf-8"), dot_text, notes, views, timeout=timeout)
     layout_fmt = "png" if fmt == "png" else "svg"
     try:
-        data = run_dot(dot_text, layout_fmt, timeout=timeout)
+        data = _run_dot(dot_text, layout_fmt, timeout)
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
             err.dot_text = dot_text  # type: ignore[attr-defined]  # callers still write the DOT
@@ -119,7 +119,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         dot_text, views = build(coarse, (retry,))
         notes = [retry] + _notes(views)
         try:
-            data = run_dot(dot_text, layout_fmt, timeout=timeout)
+            data = _run_dot(dot_text, layout_fmt, timeout)
         except (DependencyError, RenderError) as err:
             if isinstance(err, GraphvizTimeout):
                 err = GraphvizTimeout(f"Graphviz did not finish within {timeout:g} s, not even a coarser view "
@@ -134,14 +134,27 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     return Picture(title, fmt, data, dot_text, notes, views, svg, timeout)
 
 
+def _run_dot(dot_text: str, fmt: str, timeout: float) -> bytes:
+    """Lay out ``dot_text``; if dot's ranking fails on the invisible arrows that stack scopes
+    (``trouble in init_rank``, ``lost … edge``: dot bugs with clusters), lay it out without them."""
+    try:
+        return run_dot(dot_text, fmt, timeout=timeout)
+    except RenderError as err:
+        if isinstance(err, GraphvizTimeout) or "style=invis" not in dot_text:
+            raise
+        plain = "\n".join(line for line in dot_text.split("\n") if not ("->" in line and "style=invis" in line))
+        return run_dot(plain, fmt, timeout=timeout)
+
+
 def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),
                    marks: Mapping[str, Mark] | None = None, title: str | None = None,
-                   timeout: float = DEFAULT_TIMEOUT) -> Picture:
-    """One module drawn by the rules of :mod:`hloviz.render.views`."""
+                   timeout: float = DEFAULT_TIMEOUT, info: Mapping | None = None) -> Picture:
+    """One module drawn by the rules of :mod:`hloviz.render.views` (``info``: a capture's, for
+    parameter names and the user's lines)."""
     shown = title if title is not None else module.name
 
     def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
-        view = draw_module(module, marks=marks, options=opts, title=shown)
+        view = draw_module(module, marks=marks, options=opts, title=shown, info=info)
         view.scene.notes[:0] = list(extra)
         return to_dot(view.scene), [(shown, view)]
 
@@ -149,12 +162,15 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
 
 
 def pair_picture(pre: HloModule, post: HloModule, analysis: "Analysis", *, fmt: str = "svg",
-                 options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT) -> Picture:
-    """Pre and post side by side, kernels numbered and coloured, folds marked."""
+                 options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT,
+                 color_by: str = "kernel", info: Mapping | None = None) -> Picture:
+    """Pre and post side by side, kernels numbered and coloured (``color_by``: one colour per
+    kernel, or a heat scale of ``flops`` or ``bytes``), folds marked."""
     from .sidebyside import side_by_side
 
     def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
-        sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra))
+        sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra), color_by=color_by,
+                           info=dict(info) if info is not None else None)
         return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
     return build_picture(build, options, fmt, timeout, title or post.name)

@@ -10,20 +10,20 @@ no trace are greyed out. The link is the op name (``metadata.op_name``), as in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..ir import HloModule
 from .dot import columns_to_dot
 from .labels import kernel_badge
 from .quoting import shorten
-from .style import ELIMINATED, FOLDED, HIGHLIGHT, kernel_colour
+from .style import ELIMINATED, FOLDED, HIGHLIGHT, heat_colour, kernel_colour
 from .views import Mark, View, ViewOptions, draw_module
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
 
-__all__ = ["SideBySide", "kernel_numbers", "post_marks", "pre_marks", "side_by_side"]
+__all__ = ["COLOR_BY", "Heat", "SideBySide", "heat", "kernel_numbers", "post_marks", "pre_marks", "side_by_side"]
 
 
 def kernel_numbers(analysis: "Analysis") -> dict[str, int]:
@@ -32,8 +32,61 @@ def kernel_numbers(analysis: "Analysis") -> dict[str, int]:
     return {k.name: n for n, k in enumerate(report.kernels, 1)} if report is not None else {}
 
 
-def _kernel_mark(numbers: list[int]) -> Mark:
+#: What ``--color-by`` may colour kernels by: their number, or a heat scale of their FLOPs or bytes.
+COLOR_BY = ("kernel", "flops", "bytes")
+
+
+@dataclass(frozen=True)
+class Heat:
+    """A heat overlay: each kernel's value (FLOPs, or bytes read + written, from the kernel
+    table) on a log scale from white (0) to red (the module's largest)."""
+
+    by: str
+    values: dict[int, int]
+
+    @property
+    def top(self) -> int:
+        return max(self.values.values(), default=0)
+
+    def colour(self, number: int) -> str:
+        return heat_colour(self.values.get(number, 0), self.top)
+
+    def legend(self) -> str:
+        unit = "FLOPs" if self.by == "flops" else "bytes read + written"
+        return f"colour: {unit} per kernel, white 0 → red {_amount(self.top, self.by)} (log scale)"
+
+    def amount(self, number: int) -> str:
+        return _amount(self.values.get(number, 0), self.by)
+
+
+def _amount(n: int, by: str) -> str:
+    unit = "FLOP" if by == "flops" else "B"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:.3g} {prefix}{unit}"
+    return f"{n} {unit}"
+
+
+def heat(analysis: "Analysis", by: str) -> Heat | None:
+    """The heat overlay ``by`` asks for (None for ``kernel``: the kernel palette)."""
+    if by not in COLOR_BY:
+        from ..errors import InputError
+
+        raise InputError(f"--color-by must be one of {', '.join(COLOR_BY)}, not {by!r}")
+    report = analysis.kernels
+    if by == "kernel" or report is None:
+        return None
+    values = {n: (k.flops if by == "flops" else k.bytes_read + k.bytes_written)
+              for n, k in enumerate(report.kernels, 1)}
+    return Heat(by, values)
+
+
+def _kernel_mark(numbers: list[int], hot: Heat | None = None) -> Mark:
     numbers = sorted(set(numbers))
+    if hot is not None:
+        main = max(numbers, key=lambda n: hot.values.get(n, 0))
+        return Mark(fill=hot.colour(main), badge=kernel_badge(numbers), kernels=tuple(numbers),
+                    heat=hot.values.get(main, 0))
     return Mark(fill=kernel_colour(numbers[0]), badge=kernel_badge(numbers), kernels=tuple(numbers))
 
 
@@ -41,9 +94,16 @@ def _fold_note(constant: str, value: str) -> str:
     return f"folded → {constant} = {shorten(value, 28)}"
 
 
-def post_marks(analysis: "Analysis", post: HloModule) -> dict[str, Mark]:
-    """Kernel colours and numbers on the optimized module; folded constants highlighted."""
-    marks = {name: _kernel_mark([n]) for name, n in kernel_numbers(analysis).items()}
+def post_marks(analysis: "Analysis", post: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
+    """Kernel colours (or heat, ``color_by`` ``flops``/``bytes``) and numbers on the optimized
+    module; folded constants highlighted."""
+    hot = heat(analysis, color_by)
+    marks = {}
+    for name, n in kernel_numbers(analysis).items():
+        mark = _kernel_mark([n], hot)
+        if hot is not None:
+            mark = replace(mark, note=hot.amount(n))
+        marks[name] = mark
     folding = analysis.folding
     if folding is not None:
         for f in folding.folded:
@@ -58,8 +118,10 @@ def post_marks(analysis: "Analysis", post: HloModule) -> dict[str, Mark]:
     return marks
 
 
-def pre_marks(analysis: "Analysis", pre: HloModule) -> dict[str, Mark]:
-    """Each pre-optimization instruction marked by what became of its op."""
+def pre_marks(analysis: "Analysis", pre: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
+    """Each pre-optimization instruction marked by what became of its op (kernels coloured as
+    :func:`post_marks` colours them)."""
+    hot = heat(analysis, color_by)
     numbers = kernel_numbers(analysis)
     folding, mapping = analysis.folding, analysis.mapping
     values: dict[str, str] = {}
@@ -78,7 +140,7 @@ def pre_marks(analysis: "Analysis", pre: HloModule) -> dict[str, Mark]:
         if mark is None:
             op = inst.metadata.op_name
             if op not in cache:
-                cache[op] = _op_mark(by_op.get(op), numbers, values)
+                cache[op] = _op_mark(by_op.get(op), numbers, values, hot)
             mark = cache[op]
         if mark is not None:
             marks[inst.name] = mark
@@ -89,12 +151,12 @@ def _folded_mark(note: str) -> Mark:
     return Mark(fill=FOLDED.fill, border=FOLDED.border, dashed=True, note=note)
 
 
-def _op_mark(m, numbers: dict[str, int], values: dict[str, str]) -> Mark | None:
+def _op_mark(m, numbers: dict[str, int], values: dict[str, str], hot: Heat | None = None) -> Mark | None:
     if m is None:
         return None
     if m.status == "kernels":
         ns = [numbers[k] for k in m.kernels if k in numbers]
-        return _kernel_mark(ns) if ns else None
+        return _kernel_mark(ns, hot) if ns else None
     if m.status == "folded":
         if m.constants:
             c = m.constants[0]
@@ -118,14 +180,22 @@ class SideBySide:
 
 
 def side_by_side(pre: HloModule, post: HloModule, analysis: "Analysis", *, options: ViewOptions = ViewOptions(),
-                 title: str = "", notes: tuple[str, ...] = ()) -> SideBySide:
+                 title: str = "", notes: tuple[str, ...] = (), color_by: str = "kernel",
+                 info: dict | None = None) -> SideBySide:
     """Draw ``pre`` and ``post`` as two columns with kernel numbers and folds (each column gets
-    the full node budget of ``options``)."""
+    the full node budget of ``options``); ``color_by`` ``flops``/``bytes`` colours kernels by
+    a heat scale of the kernel table's numbers instead of one colour per kernel. ``info`` (a
+    capture's) names parameters and gives tooltips the user's lines."""
+    hot = heat(analysis, color_by)
+    if hot is not None:
+        notes = tuple(notes) + (hot.legend(),)
     pre_opts, post_opts = _for(pre, options), _for(post, options)
     if options.focus:
         pre_opts, post_opts = _focus_both(pre, post, analysis, options)
-    pre_view = draw_module(pre, marks=pre_marks(analysis, pre), options=pre_opts, title=pre.name)
-    post_view = draw_module(post, marks=post_marks(analysis, post), options=post_opts, title=post.name)
+    pre_view = draw_module(pre, marks=pre_marks(analysis, pre, color_by), options=pre_opts, title=pre.name,
+                           info=info)
+    post_view = draw_module(post, marks=post_marks(analysis, post, color_by), options=post_opts, title=post.name,
+                            info=info)
     dot = columns_to_dot([("before optimization", pre_view.scene), ("after optimization", post_view.scene)],
                          title=title, notes=notes)
     return SideBySide(pre_view, post_view, dot)

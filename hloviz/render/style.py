@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["CategoryStyle", "CATEGORY_STYLES", "FONT", "KERNEL_PALETTE", "category_style", "kernel_colour",
-           "FOLDED", "ELIMINATED", "HIGHLIGHT", "FUSION_CLUSTER", "BODY_CLUSTER", "COLLAPSED", "FOCUS", "SCOPE", "SCOPE_CLUSTER", "tint"]
+           "FOLDED", "ELIMINATED", "HIGHLIGHT", "FUSION_CLUSTER", "BODY_CLUSTER", "COLLAPSED", "FOCUS", "SCOPE", "SCOPE_CLUSTER", "heat_colour", "tint"]
 
 #: The font every picture uses. A generic family keeps pictures free of external font files.
 FONT = "Helvetica,Arial,sans-serif"
@@ -77,6 +77,23 @@ SCOPE = CategoryStyle("#e3f2fd", "#1565c0")
 SCOPE_CLUSTER = CategoryStyle("#fafcff", "#90a4ae")
 #: The border of the instruction ``--focus`` names.
 FOCUS = "#d32f2f"
+
+
+#: The heat scale of ``--color-by flops|bytes``: white, yellow, orange, red.
+HEAT_STOPS: tuple[tuple[int, int, int], ...] = ((255, 255, 255), (255, 238, 153), (253, 174, 97), (215, 48, 39))
+
+
+def heat_colour(value: float, top: float) -> str:
+    """``value``'s colour on a log scale from 0 (white) to ``top`` (red)."""
+    import math
+
+    if top <= 0 or value <= 0:
+        return "#ffffff"
+    t = min(1.0, math.log1p(value) / math.log1p(top))
+    seg = min(len(HEAT_STOPS) - 2, int(t * (len(HEAT_STOPS) - 1)))
+    local = t * (len(HEAT_STOPS) - 1) - seg
+    a, b = HEAT_STOPS[seg], HEAT_STOPS[seg + 1]
+    return "#" + "".join(f"{round(x + (y - x) * local):02x}" for x, y in zip(a, b))
 
 
 def tint(colour: str, amount: float = 0.6) -> str:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import find_chains
-from .cut import fit
+from .cut import Cut, fit
 from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
@@ -48,7 +48,8 @@ class Mark:
     ``highlight`` draws a thick border (or a highlighted row, for a constant written into its
     user's label); ``dashed`` a dashed border; ``kernels`` the kernel numbers the instruction's
     work went into (a closed scope counts and badges them). Chains only join instructions with
-    equal marks.
+    equal marks. ``heat`` is the value a heat overlay coloured it by (a closed scope takes the
+    colour of its hottest kernel).
     """
 
     fill: str | None = None
@@ -60,6 +61,7 @@ class Mark:
     highlight: bool = False
     dashed: bool = False
     kernels: tuple[int, ...] = ()
+    heat: int | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,9 @@ class View:
     """A drawn module: the ``scene``, its ``notes``, and which node each instruction went into.
 
     ``node_of`` maps instruction names to scene node keys (instructions inside a collapsed
-    group map to the group's node; inlined constants and elided plumbing are absent).
+    group map to the group's node; inlined constants and elided plumbing are absent). ``cut``
+    and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
+    (:meth:`hloviz.render.cut.Cut.expand`) and redraw.
     """
 
     scene: Scene
@@ -104,6 +108,10 @@ class View:
     node_of: dict[str, str] = field(default_factory=dict)
     instructions: int = 0
     levels: tuple[str, ...] = ()
+    #: the cut through the scope tree this picture draws (:mod:`hloviz.render.cut`; None when
+    #: the module has no scopes), and which scene node or cluster draws each node of the cut
+    cut: Cut | None = None
+    drawn_as: dict[str, str] = field(default_factory=dict)
 
     @property
     def nodes(self) -> int:
@@ -111,22 +119,32 @@ class View:
 
 
 def draw_module(module: HloModule, *, marks: Mapping[str, Mark] | None = None,
-                options: ViewOptions = ViewOptions(), title: str | None = None) -> View:
-    """Decide what to draw of ``module`` and build its scene (pure; no Graphviz)."""
+                options: ViewOptions = ViewOptions(), title: str | None = None,
+                info: Mapping[str, Any] | None = None) -> View:
+    """Decide what to draw of ``module`` and build its scene (pure; no Graphviz).
+
+    ``info`` is a capture's ``capture.json``: its parameter names label the parameters
+    (``block_5_expand/kernel``) and its source map puts the user's ``file:line`` in tooltips.
+    """
     # Building allocates many small objects next to a big module; Python's cyclic GC would walk
     # the whole module again and again meanwhile. Nothing built here is cyclic garbage.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _draw(module, marks, options, title)
+        return _draw(module, marks, options, title, info)
     finally:
         if enabled:
             gc.enable()
 
 
-def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None) -> View:
+def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None,
+          info: Mapping[str, Any] | None = None) -> View:
+    from ..analysis.provenance import parameter_names
+
     marks = marks or {}
     g = _build_graph(module, marks, options)
+    g.param_names = {p.name: name for p, name in parameter_names(module, info).items()}
+    g.source_map = (info or {}).get("source_map") or {}
     notes = list(g.notes)
     levels = list(g.levels)
     if not _draw_scopes(g, marks, options, notes, levels):
@@ -144,7 +162,16 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                 if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in g.kind:
                     for inner in _called_instructions(g, m):
                         node_of.setdefault(inner.name, key)
-    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels))
+    drawn_as: dict[str, str] = {}
+    if g.cut is not None:
+        for node in g.cut.nodes:
+            leaf = next(g.cut.tree.leaves(node), None)
+            if leaf is not None:
+                index = g.find(int(leaf.name[1:]))
+                if g.units[index].alive:
+                    drawn_as[node.key] = f"u{index}"
+    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels),
+                g.cut, drawn_as)
 
 
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}

@@ -1,0 +1,200 @@
+"""Real models drawn as their own structure: the scope tree cut to the budget (saved captures,
+no TensorFlow needed)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hloviz.analysis import analyze
+from hloviz.capture import load_target
+from hloviz.errors import InputError
+from hloviz.render import ViewOptions, draw_module
+from hloviz.render.cut import Step, build_tree, fit
+from hloviz.render.labels import kernel_badge, kernel_list
+from hloviz.render.sidebyside import side_by_side
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+
+@pytest.fixture(scope="module", params=["mobilenet_v2", "resnet50"])
+def model(request):
+    cap = load_target(str(CAPTURES / request.param))
+    pre, post = cap.pre_module(), cap.post_module()
+    return request.param, pre, post, analyze(pre, post, info=cap.info)
+
+
+def keras_layers(module) -> set[str]:
+    """The Keras layers, read from the HLO's op names (``model_1/<layer>_1/op``), suffix off."""
+    out = set()
+    for inst in module.instructions():
+        parts = inst.metadata.op_name.split("/")
+        if len(parts) >= 3 and not parts[0].startswith("XLA"):
+            out.add(re.sub(r"_\d+$", "", parts[1]))
+    return out
+
+
+def words(view) -> set[str]:
+    rows = [r.text for n in view.scene.nodes.values() for r in n.rows]
+    rows += [r.text for c in view.scene.all_clusters() for r in c.rows]
+    return {w for text in rows for w in re.split(r"[\s/·:,()]+", text)}
+
+
+def test_the_default_picture_names_the_layers_and_fits_the_budget(model):
+    name, pre, post, analysis = model
+    layers = keras_layers(pre)
+    assert len(layers) > 100
+    sbs = side_by_side(pre, post, analysis, options=ViewOptions(budget=300))
+    named = layers & (words(sbs.pre) | words(sbs.post))
+    assert len(named) >= 0.9 * len(layers), sorted(layers - named)[:10]
+    for view in (sbs.pre, sbs.post):
+        assert 0.8 * 300 <= view.nodes <= 300
+        assert "scopes" in view.levels
+
+
+@pytest.mark.parametrize("budget", [150, 300, 400])
+def test_the_budget_is_used(model, budget):
+    _, pre, post, _ = model
+    for module in (pre, post):
+        v = draw_module(module, options=ViewOptions(budget=budget))
+        assert 0.8 * budget <= v.nodes <= budget
+
+
+def test_kernel_colours_and_numbers_match_left_and_right(model):
+    _, pre, post, analysis = model
+    sbs = side_by_side(pre, post, analysis, options=ViewOptions(budget=300))
+    post_badges = {n.badge: n.fill for n in sbs.post.scene.nodes.values() if n.badge and "," not in n.badge
+                   and "–" not in n.badge}
+    pre_single = [n for n in sbs.pre.scene.nodes.values() if n.badge in post_badges]
+    assert len(pre_single) > 20
+    assert all(n.fill == post_badges[n.badge] for n in pre_single)
+    for view in (sbs.pre, sbs.post):
+        for n in view.scene.nodes.values():
+            assert not n.badge or re.fullmatch(r"#\d+(–\d+)?(, \d+(–\d+)?)?( …)?", n.badge), n.badge
+
+
+def by_name(module) -> dict:
+    return {i.name: i for i in module.instructions()}
+
+
+def test_scope_draws_one_block_open_with_its_layers_and_fusions():
+    cap = load_target(str(CAPTURES / "mobilenet_v2"))
+    post = cap.post_module()
+    v = draw_module(post, options=ViewOptions(scope="block_5", budget=300))
+    clusters = [[r.text for r in c.rows] for c in v.scene.all_clusters()]
+    assert {"block_5_expand", "block_5_project", "block_5_expand_BN/batchnorm"} <= {c[0] for c in clusters}
+    assert sum(1 for c in clusters if c[0] == "fusion kLoop") >= 4
+    # every kernel drawn holds an op of block 5, as the optimized HLO's op names say
+    insts = by_name(post)
+    for name in v.node_of:
+        inst = insts[name]
+        if inst.parent is not None and inst.parent is post.entry and inst.opcode in ("fusion", "dot", "convolution"):
+            names = {i.metadata.op_name for c in inst.called_computations for i in c.instructions}
+            assert any("/block_5_" in n for n in names | {inst.metadata.op_name}), name
+
+
+def test_unknown_names_list_the_closest(model):
+    _, pre, post, _ = model
+    with pytest.raises(InputError) as err:
+        draw_module(post, options=ViewOptions(focus="conv2_blok1_1_conv" if "resnet" in post.name.lower()
+                                              or "conv2_block1_1_conv_1" in str(keras_layers(pre)) else "blok_5_expnd"))
+    assert "did you mean" in str(err.value)
+    with pytest.raises(InputError, match="no scope"):
+        draw_module(post, options=ViewOptions(scope="no_such_layer_at_all"))
+
+
+def test_focus_by_layer_name_applies_to_both_sides():
+    cap = load_target(str(CAPTURES / "mobilenet_v2"))
+    pre, post = cap.pre_module(), cap.post_module()
+    sbs = side_by_side(pre, post, analyze(pre, post, info=cap.info),
+                       options=ViewOptions(focus="block_5_expand", radius=1))
+    for view in (sbs.pre, sbs.post):
+        assert view.nodes < 40
+        assert any(n.startswith("focus:") for n in view.notes)
+    pre_names, post_names = by_name(pre), by_name(post)
+    assert any("block_5_expand_1/" in pre_names[m].metadata.op_name for m in sbs.pre.node_of)
+    assert any("block_5_expand_1/" in post_names[m].metadata.op_name for m in sbs.post.node_of)
+
+
+def test_depth_keeps_deeper_scopes_closed():
+    cap = load_target(str(CAPTURES / "mobilenet_v2"))
+    v = draw_module(cap.pre_module(), options=ViewOptions(depth=2, budget=1000))
+    assert v.nodes < 200  # one node per layer, nothing opened below the layers
+    assert any("--depth 2" in n for n in v.notes)
+
+
+def test_training_step_reads_forward_backward_optimizer():
+    cap = load_target(str(CAPTURES / "keras_transformer"))
+    v = draw_module(cap.pre_module(), options=ViewOptions(budget=150))
+    assert v.nodes <= 150
+    rows = [r.text for n in v.scene.nodes.values() for r in n.rows]
+    assert any("forward" in t and "backward" in t for t in rows)
+    assert any(t.startswith("optimizer") or " optimizer " in f" {t} " for t in rows)
+    assert any("block_0" in w for w in words(v)) and any("adam" in w for w in words(v))
+
+
+def test_cut_fits_level_by_level_and_moves():
+    routes = []
+    for b in range(6):
+        for layer in range(5):
+            for op in range(4):
+                routes.append(([Step("scope", "m", "m"), Step("scope", f"b{b}", f"m/b{b}"),
+                                Step("scope", f"b{b}_l{layer}", f"m/b{b}/b{b}_l{layer}")], f"u{b}.{layer}.{op}"))
+    tree = build_tree(routes)
+    assert tree.root.size == 120
+    blocks = fit(tree, 6)  # the model alone under the root opens for free
+    assert blocks.count == 6 and all(n.kind == "scope" and n.depth == 2 for n in blocks.nodes)
+    assert fit(tree, 10).count == 10  # the budget left opens a block: 5 blocks + 5 layers
+    assert fit(tree, 20).count == 18  # three blocks open; a fourth would not fit
+    assert fit(tree, 1000).count == 120
+    assert fit(tree, 1000, max_depth=3).count == 30  # --depth 3: layers stay closed
+    layer = next(n for n in tree.nodes.values() if n.name == "b0_l0")
+    moved = blocks.expand(layer.parent.key)
+    assert moved.count == 10 and moved.collapse(layer.parent.key).keys == blocks.keys
+    assert {n.key for n in moved.open()} == {layer.parent.key, layer.parent.parent.key}
+    edges = blocks.edges([("u0.0.0", "u1.0.0"), ("u0.0.0", "u0.1.0")])
+    assert list(edges.values()) == [1]
+
+
+def test_kernel_badges_read_cleanly():
+    assert kernel_badge([2, 3, 13, 16, 17, 54]) == "#2–3, 13 …"
+    assert kernel_badge([7]) == "#7"
+    assert kernel_list([1, 2, 3, 13, 16]) == "kernels #1–3, #13, #16"
+    assert kernel_list([4]) == "kernel #4"
+
+
+def test_color_by_flops_is_a_heat_scale_of_the_kernel_table():
+    from hloviz.render.style import heat_colour
+
+    cap = load_target(str(CAPTURES / "mobilenet_v2"))
+    pre, post = cap.pre_module(), cap.post_module()
+    analysis = analyze(pre, post, info=cap.info)
+    sbs = side_by_side(pre, post, analysis, options=ViewOptions(scope="block_5"), color_by="flops")
+    flops = {k.name: k.flops for k in analysis.kernels.kernels}
+    top = max(flops.values())
+    hottest = max(flops.values())
+    assert any("colour: FLOPs per kernel" in line for line in sbs.dot.splitlines())
+    dots = [name for name in sbs.post.node_of if name in flops and post.entry.get(name) is not None
+            and post.entry.get(name).opcode == "dot"]
+    assert dots
+    for name in dots:  # an unfused dot is its own node, filled by its FLOPs
+        node = sbs.post.scene.nodes[sbs.post.node_of[name]]
+        assert node.fill == heat_colour(flops[name], top) != "#ffffff"
+    assert heat_colour(0, hottest) == "#ffffff" and heat_colour(hottest, hottest) == "#d73027"
+    with pytest.raises(InputError, match="--color-by"):
+        side_by_side(pre, post, analysis, color_by="heat")
+
+
+def test_the_view_carries_its_cut_for_an_explorer():
+    cap = load_target(str(CAPTURES / "mobilenet_v2"))
+    post = cap.post_module()
+    v = draw_module(post, options=ViewOptions(budget=100))
+    assert v.cut is not None and v.cut.count == v.nodes == len(v.drawn_as)
+    assert set(v.drawn_as.values()) == set(v.scene.nodes)
+    # moving the cut: open the first closed block and draw again with a bigger budget
+    closed = next(n for n in v.cut.nodes if n.kind == "group")
+    opened = v.cut.expand(closed.key)
+    assert opened.count == v.cut.count - 1 + len(closed.children)
+    assert draw_module(post, options=ViewOptions(layers=False, budget=100)).cut is None
