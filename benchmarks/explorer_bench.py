@@ -93,7 +93,8 @@ def pages(work: Path, skip_large: bool) -> list[tuple[str, Path, str]]:
     except HlovizError as err:  # one of the three pictures failed; the report is still written
         print(f"note: ResNet50: {err.args[0][:160]}", file=sys.stderr)
         resnet = work / "resnet50" / "report.html"
-    out.append(("ResNet50", resnet, "conv4_block3"))
+    if resnet.exists():
+        out.append(("ResNet50", resnet, "conv4_block3"))
     if not skip_large:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from _data import ensure_large_module
