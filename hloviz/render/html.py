@@ -214,7 +214,7 @@ def _page(title: str, body: str, explorer: "ExplorerPayload | None" = None) -> s
 
         csp = f"{CSP}; script-src {explorer.csp_script_src}"
         head_extra = f"<style>{style_source()}</style>\n"
-        tail = f"{explorer.blocks}\n<script>{explorer.script}</script>\n"
+        tail = f"{explorer.blocks}\n<script>{explorer.script}</script>\n{explorer.later}\n"
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

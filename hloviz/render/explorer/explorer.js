@@ -21,8 +21,15 @@
     var stream = new Blob([bytesOf(el.textContent.trim())]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(stream).text().then(JSON.parse);
   }
+  // The other pictures and the HLO text come after this script in the page: read them once
+  // the browser has parsed the whole document.
+  var parsed = new Promise(function (resolve) {
+    if (doc.readyState !== "loading") resolve(); else doc.addEventListener("DOMContentLoaded", resolve);
+  });
   var lazy = {};
-  function block(id) { return lazy[id] || (lazy[id] = readBlock(id)); }
+  function block(id) {
+    return lazy[id] || (lazy[id] = (id === "hv-data" ? Promise.resolve() : parsed).then(function () { return readBlock(id); }));
+  }
 
   var D = null, S = null, sides = [], total = 0;
   var state = { view: 0, sel: null, selScope: null };
@@ -118,8 +125,8 @@
     var info = views[v], byInst = new Map(), els = new Map(), clusterOf = new Map();
     var svg = viewEls[v];
     svg.querySelectorAll("g.node, g.cluster").forEach(function (el) {
-      var t = el.querySelector("title");
-      if (t) els.set(t.textContent, el);
+      var id = el.getAttribute("data-box");
+      if (id) els.set(id, el);
     });
     Object.keys(info.nodes).forEach(function (id) {
       info.nodes[id][1].forEach(function (g) {
@@ -140,6 +147,7 @@
       var holder = doc.createElement("div");
       holder.innerHTML = svgs[v];  // Graphviz's own SVG output, made when the page was written
       var svg = holder.querySelector("svg");
+      prepare(svg);
       viewEls[v] = svg;
       return svg;
     });
@@ -158,12 +166,14 @@
       if (then) then();
     });
   }
+  // Graphviz writes each box's DOT id (n7, cluster_3) as its group's <title>, which browsers
+  // would show as a tooltip: it moves to data-box (the box's own tooltip stays on its link).
   function prepare(svg) {
     if (svg.getAttribute("data-hv")) return;
     svg.setAttribute("data-hv", "1");
-    svg.querySelectorAll("title").forEach(function (t) {
-      // Graphviz's <title> holds a DOT id (n7); the box's tooltip (if any) stays on its link.
-      t.setAttribute("data-id", t.textContent);
+    svg.querySelectorAll("g.node > title, g.cluster > title, g.edge > title, g.graph > title").forEach(function (t) {
+      t.parentNode.setAttribute("data-box", t.textContent);
+      t.parentNode.removeChild(t);
     });
   }
   function crumbs() {
@@ -372,9 +382,8 @@
   }
   function boxOf(target) {
     var el = target.closest ? target.closest("g.node, g.cluster") : null;
-    if (!el) return null;
-    var t = el.querySelector("title");
-    return t ? { el: el, id: t.textContent } : null;
+    var id = el ? el.getAttribute("data-box") : null;
+    return id ? { el: el, id: id } : null;
   }
   function initClicks() {
     viewport.addEventListener("click", function (e) {
@@ -842,7 +851,7 @@
       highlighted: function () {  // the lit boxes of the current picture, each with what it holds
         var info = views[state.view];
         return lit.filter(function (e) { return e.classList.contains("hv-hl"); }).map(function (e) {
-          var id = e.querySelector("title").textContent, n = info.nodes[id], c = info.clusters[id];
+          var id = e.getAttribute("data-box"), n = info.nodes[id], c = info.clusters[id];
           var gs = n ? n[1] : (c && c[1] >= 0 ? [c[1]] : []);
           return { id: id, side: sides[views[state.view].sides[n ? n[0] : c[0]]].key, members: gs.map(describe) };
         });
@@ -852,12 +861,15 @@
 
   // ---- start ------------------------------------------------------------------------------
   function start(data) {
+    performance.mark("hv-data-decoded");
     D = data; S = D.strings; sides = D.sides; views = D.views;
     sides.forEach(function (side) { total += side.count; });
     var svg = viewport.querySelector("svg");
     viewEls[0] = svg;
     prepare(svg);
+    performance.mark("hv-prepared");
     fit();
+    performance.mark("hv-fitted");
     crumbs();
     initPanZoom();
     initClicks();
@@ -871,6 +883,7 @@
     idle(function () { block("hv-texts"); block("hv-svgs"); });
   }
   if (root && viewport && viewport.querySelector("svg")) {
+    performance.mark("hv-script");
     block("hv-data").then(start).catch(function (e) {
       root.setAttribute("data-error", String(e));
       var note = doc.getElementById("hv-results");

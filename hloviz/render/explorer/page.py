@@ -25,6 +25,10 @@ __all__ = ["ExplorerPayload", "encode_block", "explorer_payload", "script_hash",
 
 #: Blocks larger than this (bytes of JSON) are compressed.
 COMPRESS_OVER = 256 * 1024
+#: The data the script needs at once stays plain JSON up to this size: the browser parses it in
+#: the same breath as the script, while a compressed block is decoded only after the whole page
+#: is parsed (a real model's page is mostly pictures, so that would be most of its load time).
+PLAIN_DATA_UP_TO = 3 * 1024 * 1024
 
 
 @lru_cache(maxsize=None)
@@ -61,10 +65,13 @@ def encode_block(block_id: str, value: object, *, compress_over: int = COMPRESS_
 
 @dataclass(frozen=True)
 class ExplorerPayload:
-    """What a page embeds for the explorer: the data blocks (HTML) and the script."""
+    """What a page embeds for the explorer: the data the script needs at once (``blocks``), the
+    script, and the data it reads later (``later``: other pictures, HLO text). The page puts
+    them in that order, so the script runs before the browser has read the big blocks."""
 
     blocks: str
     script: str
+    later: str = ""
 
     @property
     def csp_script_src(self) -> str:
@@ -78,7 +85,9 @@ def explorer_payload(data: ExplorerData, *, compress_over: int = COMPRESS_OVER) 
     views = [dict(v) for v in main.get("views", [])]
     svgs = [v.pop("svg", None) for v in views]
     main["views"] = views
-    blocks = [encode_block("hv-data", main, compress_over=compress_over),
-              encode_block("hv-svgs", svgs, compress_over=compress_over),
-              encode_block("hv-texts", data.texts, compress_over=compress_over)]
-    return ExplorerPayload("\n".join(blocks), script_source())
+    later = [encode_block("hv-svgs", svgs, compress_over=compress_over),
+             encode_block("hv-texts", data.texts, compress_over=compress_over)]
+    first = encode_block("hv-data", main, compress_over=max(compress_over, PLAIN_DATA_UP_TO)
+                         if compress_over == COMPRESS_OVER else compress_over)
+    return ExplorerPayload(first, script_source(),
+                           "\n".join(later))
