@@ -165,106 +165,118 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
     ``analysis`` (pre/post) links pre-optimization ops to kernels and folded constants;
     ``pairs`` (a diff) links instructions of side 0 to side 1 with a status.
     """
-    strings = _Strings()
-    scopes = _Scopes()
+    strings, scopes = _Strings(), _Scopes()
     ids: list[dict[str, int]] = []
     offsets: list[int] = []
     texts: list[str] = []
-    out_sides = []
+    out_sides: list[dict] = []
     all_insts: list[list[Instruction]] = []
     total = 0
     for side in sides:
         insts = list(side.module.instructions())
+        columns, by_name = _side_columns(side, insts, total, strings, scopes, lookup, texts)
         all_insts.append(insts)
         offsets.append(total)
-        by_name: dict[str, int] = {}
-        comps = side.module.computations
-        comp_index = {id(c): k for k, c in enumerate(comps)}
-        text = _text_lines(side)
-        tree = side.scope_tree()
-        scope_ids: dict[int, int] = {}
-        names, opcodes, shapes, opn, src, comp, calls, sc = [], [], [], [], [], [], [], []
-        for k, inst in enumerate(insts):
-            by_name.setdefault(inst.name, total + k)
-            names.append(inst.name)
-            opcodes.append(strings(inst.opcode))
-            shapes.append(strings(str(inst.shape)))
-            op = inst.metadata.op_name
-            opn.append(strings(op))
-            src.append(strings(_source(inst, lookup)) if (op or inst.metadata.source_file) else -1)
-            comp.append(comp_index.get(id(inst.parent), -1))
-            called = inst.called_computations
-            calls.append(comp_index.get(id(called[0]), -1) if called and inst.opcode == "fusion" else -1)
-            texts.append(text(inst))
-            scope = tree.scope_of(inst)
-            si = scope_ids.get(id(scope))
-            if si is None:
-                si = scope_ids[id(scope)] = scopes.add(scope)
-            sc.append(si)
         ids.append(by_name)
-        kernel_of = [-1] * len(insts)
-        out_sides.append({
-            "key": side.key, "label": side.label, "module": side.module.name, "offset": total,
-            "count": len(insts), "comps": [c.name for c in comps],
-            "name": names, "op": opcodes, "shape": shapes, "opn": opn, "src": src, "comp": comp, "calls": calls,
-            "sc": sc, "kernel": kernel_of,
-        })
+        out_sides.append(columns)
         total += len(insts)
+    kernels = _kernels(sides, ids, offsets, out_sides, lookup)
+    main: dict = {"title": title, "strings": strings.items, "sides": out_sides, "kernels": kernels,
+                  "scopes": scopes.to_json(), "opk": {}, "folds": [], "pairs": [], "views": []}
+    if analysis is not None and len(sides) == 2:
+        _analysis_links(main, analysis, kernels, strings, ids)
+    for a, b, status in pairs:
+        ga, gb = ids[0].get(a.name), ids[1].get(b.name)
+        if ga is not None and gb is not None:
+            main["pairs"].append([ga, gb, status])
+    for v in views:
+        main["views"].append(_view(v, sides, ids, all_insts, offsets, out_sides, scopes))
+    return ExplorerData(main, texts)
 
-    kernels = []
+
+def _side_columns(side: Side, insts: list[Instruction], offset: int, strings: _Strings, scopes: _Scopes,
+                  lookup: SourceLookup | None, texts: list[str]) -> tuple[dict, dict[str, int]]:
+    """One module's instructions as columns (appending their HLO text to ``texts``), and
+    instruction name → global id."""
+    comps = side.module.computations
+    comp_index = {id(c): k for k, c in enumerate(comps)}
+    text = _text_lines(side)
+    tree = side.scope_tree()
+    scope_ids: dict[int, int] = {}
+    by_name: dict[str, int] = {}
+    names, opcodes, shapes, opn, src, comp, calls, sc = [], [], [], [], [], [], [], []
+    for k, inst in enumerate(insts):
+        by_name.setdefault(inst.name, offset + k)
+        names.append(inst.name)
+        opcodes.append(strings(inst.opcode))
+        shapes.append(strings(str(inst.shape)))
+        op = inst.metadata.op_name
+        opn.append(strings(op))
+        src.append(strings(_source(inst, lookup)) if (op or inst.metadata.source_file) else -1)
+        comp.append(comp_index.get(id(inst.parent), -1))
+        called = inst.called_computations
+        calls.append(comp_index.get(id(called[0]), -1) if called and inst.opcode == "fusion" else -1)
+        texts.append(text(inst))
+        scope = tree.scope_of(inst)
+        si = scope_ids.get(id(scope))
+        if si is None:
+            si = scope_ids[id(scope)] = scopes.add(scope)
+        sc.append(si)
+    return {"key": side.key, "label": side.label, "module": side.module.name, "offset": offset,
+            "count": len(insts), "comps": [c.name for c in comps], "name": names, "op": opcodes, "shape": shapes,
+            "opn": opn, "src": src, "comp": comp, "calls": calls, "sc": sc, "kernel": [-1] * len(insts)}, by_name
+
+
+def _kernels(sides: Sequence[Side], ids: list[dict[str, int]], offsets: list[int], out_sides: list[dict],
+             lookup: SourceLookup | None) -> list[dict]:
+    """The kernels of every side; fills each side's ``kernel`` column (the kernel each
+    instruction runs in: the kernel itself and everything its fused computations hold)."""
+    from ...analysis import describe_kernel
+
+    kernels: list[dict] = []
     for s, side in enumerate(sides):
         if side.kernels is None:
             continue
-        by_name = ids[s]
+        by_name, column = ids[s], out_sides[s]["kernel"]
         for n, k in enumerate(side.kernels.kernels, 1):
             gid = by_name.get(k.name)
             if gid is None:
                 continue
             kidx = len(kernels)
-            out_sides[s]["kernel"][gid - offsets[s]] = kidx
-            inst = _instruction(sides[s].module, k.computation, k.name)
+            column[gid - offsets[s]] = kidx
+            inst = _instruction(side.module, k.computation, k.name)
             if inst is not None and inst.called_computations:
                 for c in called_closure(inst.called_computations):
                     for i in c.instructions:
                         g = by_name.get(i.name)
-                        if g is not None and out_sides[s]["kernel"][g - offsets[s]] == -1:
-                            out_sides[s]["kernel"][g - offsets[s]] = kidx
-            from ...analysis import describe_kernel
-
+                        if g is not None and column[g - offsets[s]] == -1:
+                            column[g - offsets[s]] = kidx
             kernels.append({"side": s, "inst": gid, "number": n, "name": k.name, "kind": k.kind,
                             "what": describe_kernel(k, top=4), "ops": k.ops, "opcodes": [list(p) for p in k.opcodes],
                             "read": k.bytes_read, "written": k.bytes_written, "flops": k.flops,
                             "sources": _sources_of(k, lookup)})
+    return kernels
 
-    kernel_index = {(kernels[i]["side"], kernels[i]["name"]): i for i in range(len(kernels))}
-    main: dict = {"title": title, "strings": strings.items, "sides": out_sides, "kernels": kernels,
-                  "scopes": scopes.to_json(),
-                  "opk": {}, "folds": [], "pairs": [], "views": []}
 
-    if analysis is not None and len(sides) == 2:
-        post_side = 1
-        if analysis.mapping is not None:
-            opk: dict[str, list[int]] = {}
-            for m in analysis.mapping.ops:
-                ks = [kernel_index[(post_side, name)] for name in m.kernels if (post_side, name) in kernel_index]
-                if ks and m.op_name in strings.index:
-                    opk[str(strings.index[m.op_name])] = ks
-            main["opk"] = opk
-        if analysis.folding is not None:
-            for f in analysis.folding.folded:
-                main["folds"].append({
-                    "constant": f.constant, "inst": ids[1].get(f.constant, -1), "value": f.value, "shape": f.shape,
-                    "from": list(f.from_ops), "pre": [ids[0][n] for n in f.from_instructions if n in ids[0]],
-                    "into": [ids[1][n] for n in f.into if n in ids[1]], "by": f.by,
-                })
-    for a, b, status in pairs:
-        ga, gb = ids[0].get(a.name), ids[1].get(b.name)
-        if ga is not None and gb is not None:
-            main["pairs"].append([ga, gb, status])
-
-    for v in views:
-        main["views"].append(_view(v, sides, ids, all_insts, offsets, out_sides, scopes))
-    return ExplorerData(main, texts)
+def _analysis_links(main: dict, analysis: "Analysis", kernels: list[dict], strings: _Strings,
+                    ids: list[dict[str, int]]) -> None:
+    """Pre-optimization op → the kernels holding its work (``opk``, keyed by the op name's
+    string index), and the folded constants with the pre-optimization instructions they replace."""
+    kernel_index = {(k["side"], k["name"]): i for i, k in enumerate(kernels)}
+    if analysis.mapping is not None:
+        opk: dict[str, list[int]] = {}
+        for m in analysis.mapping.ops:
+            ks = [kernel_index[(1, name)] for name in m.kernels if (1, name) in kernel_index]
+            if ks and m.op_name in strings.index:
+                opk[str(strings.index[m.op_name])] = ks
+        main["opk"] = opk
+    if analysis.folding is not None:
+        for f in analysis.folding.folded:
+            main["folds"].append({
+                "constant": f.constant, "inst": ids[1].get(f.constant, -1), "value": f.value, "shape": f.shape,
+                "from": list(f.from_ops), "pre": [ids[0][n] for n in f.from_instructions if n in ids[0]],
+                "into": [ids[1][n] for n in f.into if n in ids[1]], "by": f.by,
+            })
 
 
 def _instruction(module: HloModule, computation: str, name: str) -> Instruction | None:
