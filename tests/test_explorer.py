@@ -363,4 +363,15 @@ def test_render_html_is_the_explorer_and_svg_stays_static(tmp_path):
     page = api.render(str(CAPTURES / "matmul_chain-tf2.21"), tmp_path / "p.html", stage="both")
     html = page.data.decode()
     assert 'id="hv-data"' in html and "script-src 'sha256-" in html
-    assert text[text.index("<svg"):] .strip() in html  # the same picture, inline
+    assert text[text.index("<svg"):].strip() in html  # the same picture, inline
+
+
+@pytest.mark.requires_dot
+def test_render_html_of_one_module_explores_that_module(tmp_path):
+    page = api.render(str(CAPTURES / "matmul_chain-tf2.21"), tmp_path / "post.html")
+    html = page.data.decode()
+    block = re.search(r'<script type="application/json" id="hv-data"([^>]*)>(.*?)</script>', html, re.S)
+    data = json.loads(block.group(2))
+    assert [s["key"] for s in data["sides"]] == ["post"]
+    assert [k["name"] for k in data["kernels"]] == ["MatMul.2", "broadcast_maximum_fusion", "ynn_fusion"]
+    assert data["views"][0]["nodes"] and not data["opk"] and not data["pairs"]
