@@ -210,3 +210,18 @@ ENTRY %main (x: f32[8]) -> f32[8] {
     [root, own] = data["scopes"]
     assert own["scope"] == "(main)" and own["kind"] == "unnamed"
     assert own["kernels"] == ["f", "c"] and own["flops"] == root["flops"] == 8
+
+
+def test_scope_names_are_printed_as_text_not_markup(tmp_path):
+    post = tmp_path / "m.hlo"
+    post.write_text("""HloModule m, is_scheduled=true
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %a = f32[8]{0} negate(%x), metadata={op_name="[oops]/[bold]layer/Neg"}
+  ROOT %c = f32[8]{0} sine(%a), metadata={op_name="[red]x/Sin"}
+}
+""")
+    result = CliRunner().invoke(app, ["stats", str(post), "--by", "scope"])
+    assert result.exit_code == 0, result.output
+    assert "[oops]" in result.stdout and "[bold]layer" in result.stdout and "[red]x" in result.stdout

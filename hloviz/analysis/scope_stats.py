@@ -111,21 +111,19 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
 
 def _ordered_paths(post: ScopeTree | None, pre: ScopeTree | None) -> list[str]:
     """Paths depth first: the post tree's order, a pre-only scope right after its siblings."""
-    children: dict[str, list[str]] = {}
+    children: dict[str, dict[str, None]] = {}
     for tree in (post, pre):
         if tree is None:
             continue
         for s in tree.walk():
             for c in s.children:
-                lst = children.setdefault(s.path, [])
-                if c.path not in lst:
-                    lst.append(c.path)
+                children.setdefault(s.path, {})[c.path] = None
     out: list[str] = []
     stack = [""]
     while stack:
         p = stack.pop()
         out.append(p)
-        stack.extend(reversed(children.get(p, [])))
+        stack.extend(reversed(list(children.get(p, ()))))
     return out
 
 
@@ -169,9 +167,10 @@ def _update_kernels(post: ScopeTree, updates: dict[str, str]) -> dict[str, dict[
 
     A result's layer is its op name's (``updates``, read where every op is its own instruction:
     before optimization) or, where that is more precise, what the data flow of the optimized
-    module says (JAX gives all of ``sgd``'s subtractions one name). Results only, not every op inside a kernel: XLA merges
-    identical scalar work of many variables' updates (CSE) and keeps one op name for it, so an
-    instruction deep inside a fused update can carry another variable's name."""
+    module says (JAX gives all of ``sgd``'s subtractions one name). Results only, not every op
+    inside a kernel: XLA merges identical scalar work of many variables' updates (CSE) and keeps
+    one op name for it, so an instruction deep inside a fused update can carry another
+    variable's name."""
     out: dict[str, dict[str, None]] = {}
     report = post.kernel_report
     if report is None:

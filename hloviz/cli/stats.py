@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .. import api
 from ..analysis.export import source_lines
@@ -78,9 +79,10 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
                   title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
     for r in scopes[:rows]:
         name = r.label if r.depth else f"(module) {r.label}"
-        table.add_row("  " * max(r.depth - 1, 0) + name, r.phase.replace("forward", "fwd").replace("backward", "bwd")
-                      .replace("optimizer", "opt"),
-                      "—" if r.ops is None else str(r.ops), _kernel_list(r.kernels),
+        phase = r.phase.replace("forward", "fwd").replace("backward", "bwd").replace("optimizer", "opt")
+        # scope and kernel names come from the HLO: text, never rich markup
+        table.add_row(Text("  " * max(r.depth - 1, 0) + name), phase,
+                      "—" if r.ops is None else str(r.ops), Text(_kernel_list(r.kernels)),
                       "—" if r.folded is None else str(r.folded or ""),
                       "—" if r.eliminated is None else str(r.eliminated or ""),
                       _count(r.flops) if r.flops else "", _bytes(r.bytes) if r.bytes else "")
