@@ -125,14 +125,20 @@ def test_depth_keeps_deeper_scopes_closed():
     assert any("--depth 2" in n for n in v.notes)
 
 
-def test_training_step_reads_forward_backward_optimizer():
+def test_training_step_reads_forward_backward_optimizer_per_layer():
     cap = load_target(str(CAPTURES / "keras_transformer"))
-    v = draw_module(cap.pre_module(), options=ViewOptions(budget=150))
-    assert v.nodes <= 150
-    rows = [r.text for n in v.scene.nodes.values() for r in n.rows]
-    assert any("forward" in t and "backward" in t for t in rows)
-    assert any(t.startswith("optimizer") or " optimizer " in f" {t} " for t in rows)
-    assert any("block_0" in w for w in words(v)) and any("adam" in w for w in words(v))
+    for module in (cap.pre_module(), cap.post_module()):
+        v = draw_module(module, options=ViewOptions(budget=150), info=cap.info)
+        assert v.nodes <= 150
+        layers = {}
+        for node in v.scene.nodes.values():
+            rows = [r.text for r in node.rows]
+            phases = next((t for t in rows if t.startswith("forward ")), "")
+            layers[rows[0]] = phases
+        # each layer of a block holds its forward, backward and optimizer (Adam) work
+        for layer in ("attention", "norm_1", "mlp_in"):
+            assert layer in layers, sorted(layers)[:20]
+            assert all(p in layers[layer] for p in ("forward", "backward", "optimizer")), (layer, layers[layer])
 
 
 def test_cut_fits_level_by_level_and_moves():
@@ -198,3 +204,25 @@ def test_the_view_carries_its_cut_for_an_explorer():
     opened = v.cut.expand(closed.key)
     assert opened.count == v.cut.count - 1 + len(closed.children)
     assert draw_module(post, options=ViewOptions(layers=False, budget=100)).cut is None
+
+
+def test_cli_names_and_bad_options_exit_2(tmp_path, capsys):
+    from hloviz.cli import main
+
+    target = str(CAPTURES / "mobilenet_v2")
+    for argv, message in (
+        (["--scope", "blok_5_expnd"], "no scope 'blok_5_expnd'"),
+        (["--focus", "blok_5_expnd"], "did you mean"),
+        (["--depth", "0"], "--depth must be 1 or more"),
+        (["--color-by", "heat"], "--color-by must be one of kernel, flops, bytes"),
+    ):
+        with pytest.raises(SystemExit) as err:
+            main(["render", target, "--stage", "both", "-o", str(tmp_path / "x.dot"), *argv])
+        assert err.value.code == 2
+        out = capsys.readouterr().err
+        assert message in out and "Traceback" not in out
+    assert not (tmp_path / "x.dot").exists()
+    main(["render", target, "--stage", "both", "--focus", "block_5_expand", "--radius", "1", "-o",
+          str(tmp_path / "f.dot")])
+    text = (tmp_path / "f.dot").read_text()
+    assert text.count("focus: ") == 2  # both columns focused

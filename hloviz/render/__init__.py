@@ -5,6 +5,10 @@ The layers, each usable on its own:
 - :func:`draw_module` (``views``) — a module → a :class:`View`: which instructions become which
   nodes, clusters and edges, by the drawing rules familiar from XLA's graph dumps, within a
   node budget. Callers colour and annotate instructions with :class:`Mark`.
+- :func:`fit`, :class:`Cut`, :class:`Tree` (``cut``) — a model's scope tree (layers, blocks,
+  fusions) and the *cut* through it a picture draws: fitting the budget, ``--scope``,
+  ``--depth`` and an explorer's expand/collapse all move the cut. ``View.cut`` is the cut a
+  drawn view used; ``layers`` builds the tree of a view's units.
 - :class:`Scene` (``scene``) — nodes with label rows, edges, nested clusters; no HLO in it.
 - :func:`to_dot`, :func:`columns_to_dot` (``dot``) — scenes → DOT text, several scenes side by
   side in titled columns. Identifiers are generated; user text is escaped in ``quoting``.
@@ -27,6 +31,7 @@ scene before turning it into DOT.
 
 from __future__ import annotations
 
+from .cut import Cut, Tree, TreeNode, build_tree, fit
 from .dot import columns_to_dot, to_dot
 from .files import write_atomic
 from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
@@ -35,7 +40,7 @@ from .scene import Cluster, Edge, Node, Row, Scene
 from .views import Mark, View, ViewOptions, draw_module
 
 __all__ = [
-    "Cluster", "DEFAULT_TIMEOUT", "Edge", "GraphvizTimeout", "Mark", "Node", "Picture", "Row", "Scene", "View",
+    "Cluster", "Cut", "DEFAULT_TIMEOUT", "Tree", "TreeNode", "build_tree", "fit", "Edge", "GraphvizTimeout", "Mark", "Node", "Picture", "Row", "Scene", "View",
     "ViewOptions", "build_picture", "columns_to_dot", "draw_module", "find_dot", "format_for", "module_picture", "normalize_svg",
     "pair_picture", "run_dot", "to_dot", "write_atomic",
 ]

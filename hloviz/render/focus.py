@@ -93,8 +93,7 @@ def resolve(g: ViewGraph, name: str, scopes=None) -> tuple[list[Instruction], st
         inside = {id(i) for s in found for i in s.all_instructions()}
         hits = [i for i in drawn if id(i) in inside]
         if hits:
-            what = ", ".join(s.display_path or s.path for s in found[:3]) + (" …" if len(found) > 3 else "")
-            return hits, f"scope {what}"
+            return hits, f"scope {_found_text(bare, found)}"
     if bare:
         ops = sorted({i.metadata.op_name for i in drawn if bare in i.metadata.op_name})
         if len(ops) == 1:
@@ -147,8 +146,16 @@ def scope_set(g: ViewGraph, path: str, scopes=None) -> tuple[set[int], str]:
                     keep.add(id(inst))
     total = sum(1 for c in g.computations for i in c.instructions if g.kind.get(id(i)) not in ELIDED)
     shown = sum(1 for i in keep if g.kind.get(i) not in ELIDED)
-    what = ", ".join(s.display_path or s.path for s in found[:3]) + (" …" if len(found) > 3 else "")
-    return keep, f"scope {what}: {shown} of {total} instructions"
+    return keep, f"scope {_found_text(path, found)}: {shown} of {total} instructions"
+
+
+def _found_text(query: str, found: list) -> str:
+    """``block_5_expand`` for one scope, ``'block_5': 9 scopes (block_5_expand … block_5_add)``."""
+    if len(found) == 1:
+        return found[0].display_path or found[0].path
+    labels = [s.label or s.name for s in found]
+    ordered = sorted(labels, key=lambda t: (len(t), t))
+    return f"{query.strip()!r}: {len(found)} scopes ({ordered[0]} … {ordered[-1]})"
 
 
 def _called(g: ViewGraph, inst: Instruction) -> list[Instruction]:
@@ -159,12 +166,16 @@ def _called(g: ViewGraph, inst: Instruction) -> list[Instruction]:
     return [i for c in called_closure(inst.called_computations) if c.name in g.places for i in c.instructions]
 
 
-def focus_set(g: ViewGraph, name: str | list[Instruction], radius: int, scopes=None) -> tuple[list[Instruction], set[int], str]:
-    """The targets, the ids of the instructions within ``radius`` steps, and a note saying so."""
+def focus_set(g: ViewGraph, name: str | list[Instruction], radius: int, scopes=None,
+              label: str | None = None) -> tuple[list[Instruction], set[int], str]:
+    """The targets, the ids of the instructions within ``radius`` steps, and a note saying so
+    (``name`` may be the targets themselves, ``label`` what the user called them)."""
     if isinstance(name, str):
         targets, what = resolve(g, name, scopes)
     else:
-        targets, what = name, f"{len(name)} instruction{'s' if len(name) != 1 else ''}"
+        n = len(name)
+        targets, what = name, f"{label} ({n} instruction{'s' if n != 1 else ''} here)" if label else \
+            f"{n} instruction{'s' if n != 1 else ''}"
     radius = max(0, radius)
     dist: dict[int, int] = {id(t): 0 for t in targets}
     queue: deque[Instruction] = deque(targets)

@@ -56,15 +56,26 @@ def _named(s: "Scope | None") -> "Scope | None":
     return s if s is not None and s.kind == "scope" else None
 
 
-def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str]]:
-    """``(route, "u<index>")`` for every live unit of ``g``, in drawing order."""
+def unit_routes(g: ViewGraph, scopes: "ScopeTree",
+                updates: "Mapping[Instruction, Scope | None] | None" = None) -> list[tuple[list[Step], str]]:
+    """``(route, "u<index>")`` for every live unit of ``g``, in drawing order.
+
+    ``updates`` (:func:`hloviz.analysis.updates.update_targets`) says which layer each optimizer
+    instruction updates: those go into an ``(optimizer)`` scope inside that layer, so a training
+    step's layer holds its forward, backward and optimizer work.
+    """
     own: dict[int, "Scope | None"] = {}
+    updating: dict[int, "Scope"] = {}
     of = scopes._of
+    updates = updates or {}
 
     def scope_of(inst: Instruction) -> "Scope | None":
         key = id(inst)
         if key not in own:
             own[key] = _fusion_scope(inst, of) if inst.opcode == "fusion" else _named(of.get(inst))
+            target = _update_target(inst, updates, scopes) if updates else None
+            if target is not None:
+                updating[key] = target
         return own[key]
 
     top = [c for c in g.computations if g.places[c.name].parent is None]
@@ -104,6 +115,12 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str
             r = step_cache[id(s)] = [Step("scope", a.name, a.path, a.label) for a in reversed(chain)]
         return r
 
+    def inst_steps(inst: Instruction) -> list[Step]:
+        layer = updating.get(id(inst))
+        if layer is None:
+            return scope_steps(own.get(id(inst)))
+        return scope_steps(layer) + [Step("scope", "(optimizer)", f"{layer.path}/(optimizer)", "optimizer")]
+
     place_routes: dict[str, list[Step]] = {}
 
     def route_of_place(place: Place) -> list[Step]:
@@ -113,7 +130,7 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str
             if parent is None or owner is None:
                 r = []
             else:
-                base = route_of_place(parent) if parent.parent is not None else scope_steps(own.get(id(owner)))
+                base = route_of_place(parent) if parent.parent is not None else inst_steps(owner)
                 kind = "fusion" if place.role == "fusion" else "body"
                 label = owner.name if kind == "fusion" else f"{place.role} of {owner.name}"
                 r = base + [Step(kind, place.key, label=label)]
@@ -138,9 +155,33 @@ def unit_routes(g: ViewGraph, scopes: "ScopeTree") -> list[tuple[list[Step], str
     out = []
     for u in sorted((u for u in g.units if u.alive), key=order):
         place = g.place_by_key.get(u.scope) if u.scope else None
-        route = route_of_place(place) if place is not None else scope_steps(own.get(id(u.members[0])))
+        route = route_of_place(place) if place is not None else inst_steps(u.members[0])
         out.append((route, f"u{u.index}"))
     return out
+
+
+def _update_target(inst: Instruction, updates: "Mapping[Instruction, Scope | None]",
+                   scopes: "ScopeTree") -> "Scope | None":
+    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates."""
+    if inst.opcode != "fusion":
+        return updates.get(inst)
+    from ..ir import called_closure
+
+    found: dict[int, "Scope"] = {}
+    work = optimizer = 0
+    for comp in called_closure(inst.called_computations, follow=lambda i: i.opcode == "fusion"):
+        for i in comp.instructions:
+            if i.opcode in _QUIET or i.opcode == "fusion":
+                continue
+            work += 1
+            if scopes.phase_of(i) == "optimizer":
+                optimizer += 1
+                t = updates.get(i)
+                if t is not None:
+                    found[id(t)] = t
+    if optimizer * 2 <= work or len(found) != 1:
+        return None
+    return next(iter(found.values()))
 
 
 def _common(a: "Scope | None", b: "Scope | None") -> "Scope | None":
@@ -179,12 +220,18 @@ def _fusion_scope(fusion: Instruction, of: dict) -> "Scope | None":
 
 def scope_tree(g: ViewGraph, scopes: "ScopeTree | None" = None) -> Tree:
     """The tree of ``g``'s live units (leaves ``u<index>``), scopes as ``scopes`` (default: built
-    from ``g.module``) files its instructions."""
+    from ``g.module``) files its instructions; a training step's optimizer updates go to the
+    layers they update."""
     if scopes is None:
         from ..analysis.scopes import build_scope_tree
 
         scopes = build_scope_tree(g.module, stage="pre")  # kernels come from the marks
-    return build_tree(unit_routes(g, scopes))
+    updates = None
+    if scopes.root.phases.get("optimizer"):
+        from ..analysis.updates import update_targets
+
+        updates = update_targets(scopes)
+    return build_tree(unit_routes(g, scopes, updates))
 
 
 def informative(tree: Tree) -> bool:

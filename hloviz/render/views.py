@@ -233,7 +233,9 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
         return False
     from ..analysis.scopes import build_scope_tree
 
-    scopes = build_scope_tree(g.module, stage="pre")  # kernels come from the marks
+    scopes = build_scope_tree(g.module, stage="pre",  # kernels come from the marks
+                              parameter_names={g.module.entry.instruction(n): v for n, v in g.param_names.items()
+                                               if g.module.entry is not None and g.module.entry.get(n) is not None})
     tree = layers.scope_tree(g, scopes)
     if not layers.informative(tree):
         return False
@@ -282,7 +284,7 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
             visible = set()
             g.notes.append(f"focus: {options.focus or 'the focused instructions'} left no trace in this module")
         else:
-            targets, near, note = focus_set(g, want, options.radius)
+            targets, near, note = focus_set(g, want, options.radius, label=options.focus)
             visible = near if visible is None else visible & near
             g.notes.append(note)
             g.focus = {id(t) for t in targets}
