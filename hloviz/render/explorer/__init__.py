@@ -106,7 +106,8 @@ def diff_payload(before: tuple[str, "HloModule"], after: tuple[str, "HloModule"]
              Side("after", after[0], after[1], kernels(after[1]))]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
     views = [top_view(picture.title, columns)]
-    half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2)
+    half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2,
+                  bounds.seconds / 2)
     for i in (0, 1):
         views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)
     return explorer_payload(explorer_data(sides, views, pairs=pairs, title=picture.title))
