@@ -231,11 +231,13 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
     """Cut the scope tree to the budget and apply it, if the module has scopes and a cut fits."""
     if not options.layers or options.coarse:
         return False
+    top = g.computations[0].instructions if g.computations else []
+    if not any("/" in i.metadata.op_name for i in top[:: max(1, len(top) // 2000)]):
+        return False  # no scopes to draw (checked on a sample: metadata is parsed on first use)
     from ..analysis.scopes import build_scope_tree
 
-    scopes = build_scope_tree(g.module, stage="pre",  # kernels come from the marks
-                              parameter_names={g.module.entry.instruction(n): v for n, v in g.param_names.items()
-                                               if g.module.entry is not None and g.module.entry.get(n) is not None})
+    # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
+    scopes = build_scope_tree(g.module, stage="pre")
     tree = layers.scope_tree(g, scopes)
     if not layers.informative(tree):
         return False
