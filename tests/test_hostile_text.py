@@ -102,6 +102,71 @@ def test_svg_parses_as_xml_with_the_strings_as_text_only(files, tmp_path):
     _no_live_markup(outside)
 
 
+#: Strings that only matter inside a page's script and JSON: they end a script block, open an
+#: HTML comment, or end a JavaScript line (U+2028/2029 inside a string literal, before ES2019).
+SCRIPT_NASTY = ["</script><script>document.title='pwned2'</script>", "<!--<script>", "line\u2028sep\u2029end",
+                "</SCRIPT ", "${x}`"]
+
+
+def _explorer_module(variant: int) -> str:
+    text = hostile_text(variant)
+    extra = []
+    for k, s in enumerate(SCRIPT_NASTY):
+        md = f'metadata={{op_type="t" op_name="{escape_string("layer/" + s)}" source_file="{escape_string(s)}" ' \
+             f'source_line={k + 1}}}'
+        extra.append(f"  %x{k} = f32[4]{{0}} {'cosine' if (k + variant) % 2 else 'tanh'}(%p), {md}")
+    return text.replace("  ROOT %out", "\n".join(extra) + "\n  ROOT %out", 1)
+
+
+@pytest.fixture
+def explorer_files(tmp_path):
+    a, b = tmp_path / "ea.hlo", tmp_path / "eb.hlo"
+    a.write_text(_explorer_module(0))
+    b.write_text(_explorer_module(1))
+    return a, b
+
+
+def _json_blocks(html: str) -> list[str]:
+    return re.findall(r'<script type="application/json" id="[\w-]+"[^>]*>(.*?)</script>', html, re.S)
+
+
+@pytest.mark.requires_dot
+def test_explorer_page_embeds_every_string_escaped(explorer_files, tmp_path):
+    from hloviz.render.explorer.page import script_source
+
+    a, b = explorer_files
+    result = api.show(pre=str(a), post=str(b), out_dir=tmp_path / "out")
+    html = result.files["report"].read_text()
+    # one script runs (the explorer's own), three blocks are data; nothing HLO-made is a tag
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
+    assert [body for attrs, body in scripts if "application/json" not in attrs] == [script_source()]
+    assert html.lower().count("<script") == 4
+    for s in NASTY + SCRIPT_NASTY:
+        if any(c in s for c in "<>&"):
+            assert s not in html, s
+    blocks = _json_blocks(html)
+    assert len(blocks) == 3
+    for block in blocks:  # nothing in the data can end its block or a line of script
+        assert "<" not in block and ">" not in block and "\u2028" not in block and "\u2029" not in block
+    found = "\n".join(_strings([json.loads(block) for block in blocks]))
+    for s in NASTY[:5] + SCRIPT_NASTY:
+        assert ("scope/" + s) in found or ("layer/" + s) in found, s  # kept exactly, escaped only
+
+
+def test_compressed_blocks_keep_hostile_strings_exactly():
+    import base64
+    import gzip
+
+    from hloviz.render.explorer.page import encode_block
+
+    value = {"names": NASTY + SCRIPT_NASTY}
+    block = encode_block("hv-data", value, compress_over=0)
+    body = re.fullmatch(r'<script type="application/json" id="hv-data" data-encoding="gzip-base64">(.*)</script>',
+                        block).group(1)
+    assert re.fullmatch(r"[A-Za-z0-9+/=]*", body)
+    assert json.loads(gzip.decompress(base64.b64decode(body))) == value
+
+
 @pytest.mark.requires_dot
 @pytest.mark.requires_chromium
 @pytest.mark.slow
@@ -109,8 +174,33 @@ def test_report_with_hostile_text_loads_cleanly_in_chromium(files, tmp_path):
     a, b = files
     result = api.show(pre=str(a), post=str(b), out_dir=tmp_path / "out")
     report = result.files["report"]
-    html = report.read_text()
-    assert html.count("<script") == 0
     found = browser_check(report, tmp_path)
     assert found["problems"] == []
     assert found["svg"] and found["visible"]
+
+
+@pytest.mark.requires_dot
+@pytest.mark.requires_chromium
+@pytest.mark.slow
+def test_explorer_shows_hostile_text_as_text_in_search_and_panel(explorer_files, tmp_path):
+    from .browser import chromium, open_page, problems, search
+
+    a, b = explorer_files
+    report = api.show(pre=str(a), post=str(b), out_dir=tmp_path / "out").files["report"]
+    with chromium() as browser:
+        loaded = open_page(browser, report)
+        page = loaded.page
+        title = page.title()
+        for query, expect in (("pwned2", "layer/</script><script>document.title='pwned2'</script>"),
+                              ("title='pwned'", "scope/<script>document.title='pwned'</script>"),
+                              ("sep", "layer/line\u2028sep\u2029end")):
+            search(page, query)
+            assert expect in page.eval_on_selector("#hv-results", "e => e.textContent")
+            page.locator("#hv-results button[data-g]").first.click()
+            page.wait_for_function("window.hloviz.selected() !== null")
+            assert expect in page.eval_on_selector("#hv-panel", "e => e.textContent")
+        # the strings stayed text: no element the HLO named, no script run
+        assert page.locator("#hv-results b, #hv-panel b, #hv-results script, #hv-panel script").count() == 0
+        assert page.title() == title and "pwned" not in page.title()
+        assert page.evaluate("document.scripts.length") == 4
+        assert problems(loaded) == []

@@ -205,4 +205,18 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
 
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
-    return build_picture(build, ViewOptions(budget=budget), fmt, timeout or DEFAULT_TIMEOUT, title)
+    picture = build_picture(build, ViewOptions(budget=budget), "svg" if fmt == "html" else fmt,
+                            timeout or DEFAULT_TIMEOUT, title)
+    if fmt != "html":
+        return picture
+    from dataclasses import replace
+
+    from ..render.explorer import diff_payload
+    from ..render.html import picture_page
+
+    pairs = [(k.before, k.after, k.status.value) for k in result.diff.summary.kernel_diffs
+             if k.before is not None and k.after is not None]
+    payload = diff_payload((result.before.label, result.before.module), (result.after.label, result.after.module),
+                           picture, pairs, marks=(render_a, render_b))
+    page = picture_page(title, picture.svg_text(), picture.notes, payload)
+    return replace(picture, format="html", data=page.encode("utf-8"))

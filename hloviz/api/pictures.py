@@ -157,6 +157,9 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     pre_m, post_m = _modules(cap)
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
+    html = chosen == "html"
+    if html:
+        chosen = "svg"  # laid out first; the page around it comes after
     try:
         if stage == "both":
             if pre_m is None or post_m is None:
@@ -188,10 +191,40 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
         raise
+    if html:
+        say("building the explorer")
+        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, timeout)
     if output is not None:
         say("writing")
         picture.save(output)
     return picture
+
+
+def _explorer_picture(picture: "Picture", cap: "Capture", stage: str, pre_m: HloModule | None,
+                      post_m: HloModule | None, timeout: float) -> "Picture":
+    """``picture`` (an SVG) as the explorer page of ``render -o x.html``."""
+    from dataclasses import replace
+
+    from ..render.explorer import Bounds, module_payload, pair_payload
+    from ..render.html import picture_page
+
+    lookup = _lookup(cap.info)
+    bounds = Bounds(timeout=min(timeout, Bounds.timeout))
+    if stage == "both":
+        from ..analysis import analyze
+        from ..render.sidebyside import post_marks
+
+        assert pre_m is not None and post_m is not None
+        analysis = analyze(pre_m, post_m, info=cap.info)
+        payload = pair_payload(pre_m, post_m, analysis, picture, lookup=lookup, texts=(cap.pre_text, cap.post_text),
+                               post_marks=post_marks(analysis, post_m), bounds=bounds)
+    else:
+        m = pre_m if stage == "pre" else post_m
+        assert m is not None
+        payload = module_payload(m, stage, picture, text=cap.pre_text if stage == "pre" else cap.post_text,
+                                 lookup=lookup, bounds=bounds)
+    page = picture_page(picture.title, picture.svg_text(), picture.notes, payload)
+    return replace(picture, format="html", data=page.encode("utf-8"))
 
 
 @dataclass
@@ -306,7 +339,12 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
                              footer=_footer(cap.info))
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
-        files["report.html"] = report_html(content)
+        payload = None
+        if main is not None:
+            say("building the explorer")
+            main_name = next(name for name, pic in pictures.items() if pic is main)
+            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, timeout)
+        files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
     # unless this run is degraded (then the earlier pictures stay beside the new .dot files).
@@ -317,6 +355,23 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
     return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)
+
+
+def _show_payload(main: "Picture", name: str, cap: "Capture", analysis: "Analysis", pre_m: HloModule | None,
+                  post_m: HloModule | None, lookup, timeout: float):
+    """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``."""
+    from ..render.explorer import Bounds, module_payload, pair_payload
+    from ..render.sidebyside import post_marks
+
+    bounds = Bounds(timeout=min(timeout, Bounds.timeout))
+    if name == "side-by-side":
+        assert pre_m is not None and post_m is not None
+        return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
+                            post_marks=post_marks(analysis, post_m), bounds=bounds)
+    m = pre_m if name == "pre" else post_m
+    assert m is not None
+    return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
+                          bounds=bounds)
 
 
 def _footer(info: dict) -> str:

@@ -22,7 +22,7 @@ from .quoting import colour, dot_html, dot_string
 from .scene import Cluster, Edge, Node, Row, Scene
 from .style import FONT
 
-__all__ = ["columns_to_dot", "to_dot", "label_html"]
+__all__ = ["columns_to_dot", "to_dot", "label_html", "drawn_ids"]
 
 _GRAPH_DEFAULTS = (
     f'  graph [fontname={dot_string(FONT)}, fontsize=12, rankdir=TB, nodesep=0.25, ranksep=0.3, '
@@ -227,6 +227,21 @@ def columns_to_dot(columns: Sequence[tuple[str, Scene]], *, title: Sequence[Row]
         for a, b in pairs:
             w.lines.append(f"  {{ rank=same; {w.node_id(0, a)}; {w.node_id(1, b)}; }}")
     return w.finish(_header(title, notes))
+
+
+def drawn_ids(scenes: Sequence[Scene]) -> tuple[dict[tuple[int, str], str], dict[tuple[int, str], str]]:
+    """The DOT identifiers :func:`to_dot` (one scene) or :func:`columns_to_dot` (scenes in
+    columns) give: ``(column, node key) → "n7"`` and ``(column, cluster key) → "cluster_3"``.
+
+    Graphviz writes them as the ``<title>`` of each node's and cluster's SVG group, which is how
+    the HTML explorer finds the instructions behind a drawn box without any HLO text in the ids.
+    """
+    w = _Writer()
+    for scope, scene in enumerate(scenes):
+        if len(scenes) > 1:
+            w.cluster_id(scope, f"column {scope}")
+        w.scene_body(scope, scene, "")
+    return dict(w.node_ids), dict(w.cluster_ids)
 
 
 def _order(scene: Scene) -> dict[str, int]:

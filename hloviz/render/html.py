@@ -1,21 +1,31 @@
 """The HTML report of ``hloviz show`` and the one-picture page of ``hloviz render -o x.html``.
 
-One self-contained file each: styles inline, the SVG inline, no script, no font or image from
-anywhere else — a Content-Security-Policy forbids any fetch, so the page works offline and a
-browser reports an error if anything ever tries to load. Every string from the module or the
-capture goes through :func:`hloviz.render.quoting.html_text`.
+One self-contained file each: styles inline, the SVG inline, no font or image from anywhere
+else — a Content-Security-Policy forbids any fetch, so the page works offline and a browser
+reports an error if anything ever tries to load. Every string from the module or the capture
+goes through :func:`hloviz.render.quoting.html_text`.
+
+With an :class:`~hloviz.render.explorer.page.ExplorerPayload` the page is also the explorer
+(search, expand, click, cross-highlight; :mod:`hloviz.render.explorer`): its one inline script
+is allowed by hash, and everything the explorer adds stays hidden until that script runs, so
+the page without it is the plain report — verdict, picture and tables, no clicking needed.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .quoting import colour, html_text as esc
 
-__all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "page", "picture_page", "report_fragment", "report_html"]
+if TYPE_CHECKING:
+    from .explorer.page import ExplorerPayload
 
+__all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "page", "picture_page", "report_fragment",
+           "report_html"]
+
+#: The policy of every page; a page with the explorer adds ``; script-src 'sha256-…'``.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 _CSS = """
@@ -49,6 +59,8 @@ class KernelRow:
     instructions: int
     op_names: tuple[str, ...]
     sources: tuple[str, ...]
+    bytes: int = 0
+    flops: int = 0
 
 
 @dataclass(frozen=True)
@@ -99,24 +111,58 @@ def _list(items: Sequence[str], limit: int = 6) -> str:
 def _kernel_table(rows: list[KernelRow]) -> str:
     if not rows:
         return "<p>No kernels: nothing runs (or there is no optimized module).</p>"
-    out = ['<table class="kernels"><thead><tr><th>#</th><th>kernel</th><th>what</th><th>instructions</th>'
+    out = [_filter("kernels"),
+           '<table class="kernels" id="hv-kernels"><thead><tr><th data-sort="num">#</th><th>kernel</th><th>what</th>'
+           '<th data-sort="num">instructions</th><th data-sort="num">bytes</th><th data-sort="num">FLOPs</th>'
            '<th>your code</th><th>ops</th></tr></thead><tbody>']
     for r in rows:
-        out.append(f'<tr><td><span class="swatch" style="background:{colour(r.colour)}">#{r.number}</span></td>'
+        out.append(f'<tr data-kernel="{esc(r.name)}"><td data-v="{r.number}"><a class="swatch" href="#k={_frag(r.name)}" '
+                   f'style="background:{colour(r.colour)}">#{r.number}</a></td>'
                    f"<td><code>{esc(r.name)}</code></td><td>{esc(r.what)}</td><td class=\"num\">{r.instructions}</td>"
+                   f'<td class="num" data-v="{r.bytes}">{_bytes(r.bytes)}</td>'
+                   f'<td class="num" data-v="{r.flops}">{_count(r.flops)}</td>'
                    f"<td>{_list(r.sources, 4)}</td><td>{_list(r.op_names)}</td></tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
 
+def _frag(name: str) -> str:
+    """A name as it goes into a URL fragment (percent-encoded, then HTML-escaped)."""
+    from urllib.parse import quote
+
+    return esc(quote(name, safe=""))
+
+
+def _filter(table: str) -> str:
+    """A filter box for a table; shown only when the explorer's script runs."""
+    return (f'<p class="hv-only"><input type="search" class="hv-filter" data-table="hv-{table}" '
+            f'placeholder="filter the {table}" aria-label="filter the {table}"></p>')
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def _count(n: int) -> str:
+    for unit, size in (("G", 10**9), ("M", 10**6), ("k", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
 def _fold_table(rows: list[FoldRow]) -> str:
     if not rows:
         return "<p>No constants were folded.</p>"
-    out = ['<table class="folds"><thead><tr><th>constant</th><th>value</th><th>shape</th><th>folded from</th>'
-           '<th>your code</th><th>by</th></tr></thead><tbody>']
+    out = [_filter("folds"),
+           '<table class="folds" id="hv-folds"><thead><tr><th>constant</th><th>value</th><th>shape</th>'
+           '<th data-sort="num">folded from</th><th>your code</th><th>by</th></tr></thead><tbody>']
     for r in rows:
-        out.append(f"<tr><td><code>{esc(r.constant)}</code></td><td><code>{esc(r.value)}</code></td>"
-                   f"<td><code>{esc(r.shape)}</code></td><td>{_folded_from(r)}</td>"
+        out.append(f'<tr data-constant="{esc(r.constant)}"><td><a href="#c={_frag(r.constant)}"><code>{esc(r.constant)}</code></a></td>'
+                   f"<td><code>{esc(r.value)}</code></td>"
+                   f'<td><code>{esc(r.shape)}</code></td><td data-v="{len(r.from_ops)}">{_folded_from(r)}</td>'
                    f"<td>{_list(r.sources, 4)}</td><td>{esc(r.by)}</td></tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -130,8 +176,28 @@ def _folded_from(r: FoldRow) -> str:
     return f"{n} op{'s' if n != 1 else ''}: {_list(r.from_ops)}"
 
 
-def report_fragment(c: ReportContent) -> str:
-    """The report's body (no ``<html>``/``<head>``): what Jupyter shows for ``hloviz.show``."""
+def _picture(svg: str | None, missing: str | None, explorer: bool) -> str:
+    if svg is None:
+        return f'<p class="notes">{esc(missing or "no picture")}</p>'
+    picture = f'<div class="picture" id="hv-viewport" tabindex="0">{inline_svg(svg)}</div>'
+    if not explorer:
+        return picture
+    return ('<div class="explorer" id="hv">'
+            '<div class="hv-bar hv-only">'
+            '<input type="search" id="hv-search" autocomplete="off" spellcheck="false" '
+            'placeholder="search: layer or scope, op_name, instruction, opcode, file:line" aria-label="search">'
+            '<nav id="hv-crumbs" aria-label="where you are"></nav>'
+            '<span class="hv-zoom"><button type="button" data-zoom="in" title="zoom in (+)">+</button>'
+            '<button type="button" data-zoom="out" title="zoom out (-)">&#8722;</button>'
+            '<button type="button" data-zoom="fit" title="fit (0)">fit</button></span></div>'
+            '<ol id="hv-results" class="hv-only" hidden></ol>'
+            f'<div class="hv-main">{picture}<aside id="hv-panel" class="hv-only" hidden></aside></div></div>')
+
+
+def report_fragment(c: ReportContent, *, explorer: bool = False) -> str:
+    """The report's body (no ``<html>``/``<head>``): what Jupyter shows for ``hloviz.show``.
+
+    ``explorer`` adds the explorer's (hidden until its script runs) search bar and panel."""
     parts = [f"<h1>{esc(c.title)}</h1>", f'<p class="verdict">{esc(c.verdict)}</p>']
     if c.facts:
         parts.append('<table class="facts">' + "".join(
@@ -139,10 +205,7 @@ def report_fragment(c: ReportContent) -> str:
     parts.append("<h2>Before and after optimization</h2>")
     if c.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in c.notes) + "</ul>")
-    if c.picture_svg is not None:
-        parts.append(f'<div class="picture">{inline_svg(c.picture_svg)}</div>')
-    else:
-        parts.append(f'<p class="notes">{esc(c.picture_missing or "no picture")}</p>')
+    parts.append(_picture(c.picture_svg, c.picture_missing, explorer))
     parts.append(f"<h2>Kernels ({len(c.kernels)})</h2>")
     parts.append(_kernel_table(c.kernels))
     parts.append(f"<h2>Folded constants ({len(c.folds)})</h2>")
@@ -155,11 +218,19 @@ def report_fragment(c: ReportContent) -> str:
     return "\n".join(parts)
 
 
-def _page(title: str, body: str) -> str:
+def _page(title: str, body: str, explorer: "ExplorerPayload | None" = None) -> str:
+    csp, head_extra, tail = CSP, "", ""
+    if explorer is not None:
+        from .explorer.page import style_source
+
+        csp = f"{CSP}; script-src {explorer.csp_script_src}"
+        head_extra = f"<style>{style_source()}</style>\n"
+        tail = f"{explorer.blocks}\n<script>{explorer.script}</script>\n{explorer.later}\n"
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+            f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n{head_extra}</head>\n<body>\n{body}\n{tail}"
+            "</body>\n</html>\n")
 
 
 def page(title: str, body: str) -> str:
@@ -167,15 +238,16 @@ def page(title: str, body: str) -> str:
     return _page(title, body)
 
 
-def report_html(c: ReportContent) -> str:
-    """The whole report as one self-contained HTML document."""
-    return _page(c.title, report_fragment(c))
+def report_html(c: ReportContent, explorer: "ExplorerPayload | None" = None) -> str:
+    """The whole report as one self-contained HTML document (the explorer when given)."""
+    return _page(c.title, report_fragment(c, explorer=explorer is not None), explorer)
 
 
-def picture_page(title: str, svg: str, notes: Sequence[str] = ()) -> str:
-    """One picture as a self-contained HTML page (``hloviz render -o picture.html``)."""
+def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: "ExplorerPayload | None" = None) -> str:
+    """One picture as a self-contained HTML page (``hloviz render -o picture.html``, ``hloviz
+    diff -o diff.html``); with ``explorer``, the picture can be searched and clicked."""
     body = [f"<h1>{esc(title)}</h1>"]
     if notes:
         body.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    body.append(f'<div class="picture">{inline_svg(svg)}</div>')
-    return _page(title, "\n".join(body))
+    body.append(_picture(svg, None, explorer is not None))
+    return _page(title, "\n".join(body), explorer)

@@ -29,7 +29,7 @@ def kernel_rows(analysis: "Analysis", lookup: SourceLookup | None = None) -> lis
     if report is None:
         return []
     return [KernelRow(n, kernel_colour(n), k.name, describe_kernel(k, top=4), k.instructions, k.op_names,
-                      tuple(source_lines(k.op_names, k.sources, lookup)))
+                      tuple(source_lines(k.op_names, k.sources, lookup)), k.bytes_read + k.bytes_written, k.flops)
             for n, k in enumerate(report.kernels, 1)]
 
 

@@ -1,0 +1,113 @@
+"""The report as an explorer: search, expand, click and cross-highlight, offline, in one file.
+
+The page is the static report (verdict, picture, tables) plus one inline script
+(``explorer.js``) and the data it reads (:mod:`.data`): every instruction of the drawn
+modules, the kernels, the folds, and which drawn box holds which instructions. Graphviz lays
+out every picture at build time (:mod:`.build`); the script only swaps SVGs, highlights, and
+fills a side panel. :mod:`.page` embeds script and data safely.
+
+Entry points, one per kind of page: :func:`pair_payload` (``show``, ``render --stage both``),
+:func:`module_payload` (``render`` of one module) and :func:`diff_payload` (``diff``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+from .build import Bounds, closed_scopes, fusion_expansions, scope_expansions, top_view
+from .data import ExplorerData, Side, ViewSpec, explorer_data
+from .page import ExplorerPayload, explorer_payload
+
+if TYPE_CHECKING:
+    from ...analysis import Analysis
+    from ...ir import HloModule, Instruction
+    from ..pictures import Picture
+    from ..views import Mark
+
+__all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "Side", "ViewSpec", "diff_payload", "explorer_data",
+           "explorer_payload", "module_payload", "pair_payload"]
+
+SourceLookup = Callable[[str], "dict | None"]
+
+
+def pair_payload(pre: "HloModule", post: "HloModule", analysis: "Analysis", picture: "Picture", *,
+                 lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
+                 post_marks: Mapping[str, "Mark"] | None = None, bounds: Bounds = Bounds()) -> ExplorerPayload:
+    """The explorer of a pre/post pair drawn side by side in ``picture``."""
+    sides = [Side("pre", "before optimization", pre, None, texts[0]),
+             Side("post", "after optimization", post, analysis.kernels, texts[1])]
+    columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
+    views = [top_view(picture.title, columns)]
+    walk = pre.instruction_count + post.instruction_count
+    candidates: dict[str, int] = {}
+    if bounds.max_walk // 2 >= walk:
+        candidates = closed_scopes(sides[0], columns[0][1])
+        for path, n in closed_scopes(sides[1], columns[1][1]).items():
+            candidates[path] = candidates.get(path, 0) + n
+
+    def draw(path: str):
+        from ..pictures import pair_picture
+        from ..views import ViewOptions
+
+        tree = sides[0].scope_tree()
+        scope = tree.get(path) or sides[1].scope_tree().get(path)
+        label = scope.display_path if scope is not None else path
+        pic = pair_picture(pre, post, analysis, options=ViewOptions(scope=path, budget=bounds.budget),
+                           title=f"{label} (layer)", timeout=bounds.timeout)
+        if pic.svg is None:
+            return None
+        return label, [(i, view) for i, (_, view) in enumerate(pic.views[:2])], pic.svg.decode("utf-8")
+
+    layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds)
+    views += layers
+    views += fusion_expansions(1, sides[1], columns[1][1], marks=post_marks, bounds=bounds, walked=len(layers) * walk)
+    return explorer_payload(explorer_data(sides, views, analysis=analysis, lookup=lookup, title=picture.title))
+
+
+def module_payload(module: "HloModule", stage: str, picture: "Picture", *, text: str | None = None,
+                   lookup: SourceLookup | None = None, marks: Mapping[str, "Mark"] | None = None,
+                   bounds: Bounds = Bounds()) -> ExplorerPayload:
+    """The explorer of one module drawn alone in ``picture``."""
+    from ...analysis.kernels import kernels
+
+    label = "before optimization" if stage == "pre" else "after optimization"
+    side = Side(stage, label, module, kernels(module) if module.is_scheduled or stage == "post" else None, text)
+    view = picture.views[0][1]
+    views = [top_view(picture.title, [(0, view)])]
+
+    def draw(path: str):
+        from ..pictures import module_picture
+        from ..views import ViewOptions
+
+        scope = side.scope_tree().get(path)
+        label = scope.display_path if scope is not None else path
+        pic = module_picture(module, options=ViewOptions(scope=path, budget=bounds.budget), marks=marks,
+                             title=f"{label} (layer)", timeout=bounds.timeout)
+        if pic.svg is None:
+            return None
+        return label, [(0, pic.views[0][1])], pic.svg.decode("utf-8")
+
+    walk = module.instruction_count
+    layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
+                              bounds=bounds)
+    views += layers
+    views += fusion_expansions(0, side, view, marks=marks, bounds=bounds, walked=len(layers) * walk)
+    return explorer_payload(explorer_data([side], views, lookup=lookup, title=picture.title))
+
+
+def diff_payload(before: tuple[str, "HloModule"], after: tuple[str, "HloModule"], picture: "Picture",
+                 pairs: Sequence[tuple["Instruction", "Instruction", str]], *,
+                 marks: tuple[Mapping[str, "Mark"] | None, Mapping[str, "Mark"] | None] = (None, None),
+                 bounds: Bounds = Bounds()) -> ExplorerPayload:
+    """The explorer of a diff: two modules in columns, matched kernels paired."""
+    from ...analysis.kernels import kernels
+
+    sides = [Side("before", before[0], before[1], kernels(before[1])),
+             Side("after", after[0], after[1], kernels(after[1]))]
+    columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
+    views = [top_view(picture.title, columns)]
+    half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2,
+                  bounds.seconds / 2)
+    for i in (0, 1):
+        views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)
+    return explorer_payload(explorer_data(sides, views, pairs=pairs, title=picture.title))
