@@ -91,7 +91,7 @@ def test_every_box_the_data_names_is_an_svg_group_of_the_picture(seed_report):
     assert top["key"] == "top" and top["nodes"]
     assert set(top["nodes"]) <= titles and set(top["clusters"]) <= titles
     # the seed's one kernel, as post.hlo has it: a fusion of 1000 adds and a broadcast
-    assert len(data["kernels"]) == 1 and data["kernels"][0]["ops"] == 1001
+    assert len(data["kernels"]) == 1 and data["kernels"][0]["instructions"] == 1001
     kernel = data["kernels"][0]["name"]
     assert re.search(r"%?" + re.escape(kernel) + r" = \S+ fusion\(", read_hlo(SEED / "post.hlo"))
     assert kernel in data["sides"][1]["name"]
@@ -137,7 +137,7 @@ def test_seed_report_shows_verdict_picture_and_tables_without_script(seed_report
     with chromium() as browser:
         loaded = open_page(browser, seed_report, javascript=False)
         page = loaded.page
-        assert "1000 ops → 1 kernel" in page.inner_text("p.verdict")
+        assert "1003 ops → 1 kernel" in page.inner_text("p.verdict")
         box = page.locator(".picture svg").bounding_box()
         assert box and box["width"] > 100 and box["height"] > 100
         assert page.locator("table.kernels tbody tr").count() == 1
@@ -154,7 +154,7 @@ def test_seed_explorer_loads_clean_and_is_not_blank(seed_report, tmp_path):
         loaded = open_page(browser, seed_report)
         page = loaded.page
         assert page.locator("#hv-search").is_visible()
-        assert "1000 ops → 1 kernel" in page.inner_text("p.verdict")
+        assert "1003 ops → 1 kernel" in page.inner_text("p.verdict")
         assert page.locator("table.kernels tbody tr").count() == 1
         shot = tmp_path / "seed.png"
         page.screenshot(path=str(shot))

@@ -63,7 +63,9 @@ def test_show_spends_one_budget_on_all_its_pictures_and_each_gets_a_coarser_view
     clock, runs, _ = slow_dot
     started = clock.now
     result = api.show(str(SEED), tmp_path / "out", timeout=5)
-    assert [kind for kind, _ in runs] == ["full", "coarse"] * 3, "three pictures, each retried coarser"
+    assert [kind for kind, _ in runs[:6]] == ["full", "coarse"] * 3, "three pictures, each retried coarser"
+    # the runs after those six are the explorer's extra pictures (a fusion opened), given only
+    # what the three left of the budget: the clock counts them too
     assert clock.now - started <= 5 + 1e-9, "all layouts together stay within --timeout"
     assert all(t > 0 for _, t in runs)
     assert set(result.files) == {"side-by-side", "pre", "post", "report"}

@@ -160,6 +160,9 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     html = chosen == "html"
     if html:
         chosen = "svg"  # laid out first; the page around it comes after
+    from ..render.graphviz_run import LayoutBudget
+
+    layout = LayoutBudget(timeout)  # one --timeout for the picture and the explorer's extra ones
     try:
         if stage == "both":
             if pre_m is None or post_m is None:
@@ -170,7 +173,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
             analysis = analyze(pre_m, post_m, info=cap.info)
             picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
                                    title=f"{cap.label}: {analysis.verdict}", timeout=timeout, color_by=color_by,
-                                   info=cap.info)
+                                   info=cap.info, budget=layout)
         else:
             m = pre_m if stage == "pre" else post_m
             if m is None:
@@ -186,14 +189,14 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
                     marks = post_marks(analysis, post_m, color_by) if stage == "post" else \
                         pre_marks(analysis, pre_m, color_by)
             picture = module_picture(m, fmt=chosen, options=options, timeout=timeout, marks=marks,
-                                     title=f"{cap.label} · {stage}-optimization", info=cap.info)
+                                     title=f"{cap.label} · {stage}-optimization", info=cap.info, budget=layout)
     except (DependencyError, RenderError) as err:
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
         raise
     if html:
         say("building the explorer")
-        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, timeout)
+        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left())
     if output is not None:
         say("writing")
         picture.save(output)
@@ -201,15 +204,16 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
 
 
 def _explorer_picture(picture: "Picture", cap: "Capture", stage: str, pre_m: HloModule | None,
-                      post_m: HloModule | None, timeout: float) -> "Picture":
-    """``picture`` (an SVG) as the explorer page of ``render -o x.html``."""
+                      post_m: HloModule | None, left: float) -> "Picture":
+    """``picture`` (an SVG) as the explorer page of ``render -o x.html``; its extra pictures
+    start only within the ``left`` seconds of the command's Graphviz budget."""
     from dataclasses import replace
 
     from ..render.explorer import Bounds, module_payload, pair_payload
     from ..render.html import picture_page
 
     lookup = _lookup(cap.info)
-    bounds = Bounds(timeout=min(timeout, Bounds.timeout))
+    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=min(left, Bounds.seconds))
     if stage == "both":
         from ..analysis import analyze
         from ..render.sidebyside import post_marks
@@ -343,7 +347,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         if main is not None:
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
-            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, timeout)
+            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, budget.left())
         files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
@@ -358,12 +362,15 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
 
 
 def _show_payload(main: "Picture", name: str, cap: "Capture", analysis: "Analysis", pre_m: HloModule | None,
-                  post_m: HloModule | None, lookup, timeout: float):
-    """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``."""
+                  post_m: HloModule | None, lookup, left: float):
+    """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``.
+
+    ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
+    left; the explorer's extra pictures start only within it."""
     from ..render.explorer import Bounds, module_payload, pair_payload
     from ..render.sidebyside import post_marks
 
-    bounds = Bounds(timeout=min(timeout, Bounds.timeout))
+    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=min(left, Bounds.seconds))
     if name == "side-by-side":
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),

@@ -70,7 +70,7 @@ def fusion_expansions(side_index: int, side: Side, drawn: "View", *, marks: Mapp
     deadline = time.monotonic() + bounds.seconds
 
     def draw(inst: Instruction):
-        if time.monotonic() > deadline:
+        if time.monotonic() >= deadline:
             return inst, None
         fused = inst.called_computations[0]
         title = f"{inst.name} · {inst.attributes.get('kind', 'fusion')} fusion · {fused.name}"
@@ -136,7 +136,7 @@ def scope_expansions(candidates: Mapping[str, int], draw, *, walk: int, bounds: 
     deadline = time.monotonic() + bounds.seconds
 
     def one(path: str):
-        if time.monotonic() > deadline:
+        if time.monotonic() >= deadline:
             return path, None
         try:
             return path, draw(path)
