@@ -61,7 +61,7 @@ _SEARCH = """async (query) => {
 def static_copy(page: Path, out: Path) -> Path:
     """The same page without the explorer: its script and data blocks removed."""
     html = page.read_text(encoding="utf-8")
-    html = re.sub(r"<script[^>]*>.*?</script>\n?", "", html, flags=re.S)
+    html = re.sub(r"<script[^>]*>.*?</script>\n?", "", html, flags=re.DOTALL)
     out.write_text(html, encoding="utf-8")
     return out
 

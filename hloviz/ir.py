@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Iterable, Iterator
 
 from .source import Span
 
@@ -89,7 +89,7 @@ class Shape:
     dims: tuple[int, ...] = ()
     dynamic: tuple[bool, ...] = ()
     layout: Layout | None = None
-    tuple_shapes: tuple["Shape", ...] = ()
+    tuple_shapes: tuple[Shape, ...] = ()
     #: element_count, computed on first use (a shape of 100k dimensions must not cost 100k
     #: multiplications at every look).
     _elements: int = field(default=-1, init=False, repr=False, compare=False, hash=False)
@@ -124,7 +124,7 @@ class Shape:
         bits = ELEMENT_BITS.get(self.element_type, 0)
         return (self.element_count * bits + 7) // 8
 
-    def leaves(self) -> Iterator["Shape"]:
+    def leaves(self) -> Iterator[Shape]:
         """The array/token leaves of this shape, depth first."""
         if self.is_tuple:
             for s in self.tuple_shapes:
@@ -255,12 +255,12 @@ class Instruction:
     # Defaults live on the class, so the parser sets only what an instruction has: most
     # instructions have no literal, no called computations and no control predecessors.
     # Containers are replaced, never mutated in place, so the shared empty defaults are safe.
-    operands: list["Instruction"] = ()  # type: ignore[assignment]
-    called_computations: list["Computation"] = ()  # type: ignore[assignment]
+    operands: list[Instruction] = ()  # type: ignore[assignment]
+    called_computations: list[Computation] = ()  # type: ignore[assignment]
     #: Which attribute named each called computation: ``{"calls": [c], "to_apply": [...]}``.
-    calls_by_attribute: dict[str, list["Computation"]] = MappingProxyType({})  # type: ignore[assignment]
-    control_predecessors: list["Instruction"] = ()  # type: ignore[assignment]
-    parent: "Computation | None" = None
+    calls_by_attribute: dict[str, list[Computation]] = MappingProxyType({})  # type: ignore[assignment]
+    control_predecessors: list[Instruction] = ()  # type: ignore[assignment]
+    parent: Computation | None = None
     literal: str | None = None
     parameter_number: int | None = None
     _attributes: dict[str, str] | None = None
@@ -353,7 +353,7 @@ class _TextReaders:
     """
 
     @staticmethod
-    def split_attributes(inst: "Instruction", line: str, start: int) -> dict[str, str]:
+    def split_attributes(inst: Instruction, line: str, start: int) -> dict[str, str]:
         raise RuntimeError("no attribute reader: import hloviz.parser before reading deferred attributes")
 
     @staticmethod
@@ -364,7 +364,7 @@ class _TextReaders:
 _READERS = _TextReaders()
 
 
-def set_text_readers(*, split_attributes: Callable[["Instruction", str, int], dict[str, str]],
+def set_text_readers(*, split_attributes: Callable[[Instruction, str, int], dict[str, str]],
                      parse_signature: Callable[[str, Span | None], tuple[list[tuple[str, Shape]], Shape]]) -> None:
     """Register how deferred attribute text and signatures are read (called by the parser)."""
     _READERS.split_attributes = split_attributes  # type: ignore[method-assign]

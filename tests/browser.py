@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import shutil
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

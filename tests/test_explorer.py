@@ -54,7 +54,7 @@ def test_big_blocks_are_gzip_base64_and_decode_to_the_same_value():
 
 
 def _scripts(html: str) -> list[tuple[str, str]]:
-    return re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
+    return re.findall(r"<script([^>]*)>(.*?)</script>", html, re.DOTALL)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_page_runs_one_script_allowed_by_its_hash_and_loads_nothing(seed_report)
 @pytest.mark.requires_dot
 def test_every_box_the_data_names_is_an_svg_group_of_the_picture(seed_report):
     html = seed_report.read_text(encoding="utf-8")
-    block = re.search(r'<script type="application/json" id="hv-data"([^>]*)>(.*?)</script>', html, re.S)
+    block = re.search(r'<script type="application/json" id="hv-data"([^>]*)>(.*?)</script>', html, re.DOTALL)
     raw = block.group(2)
     data = json.loads(gzip.decompress(base64.b64decode(raw)) if "gzip" in block.group(1) else raw)
     svg = html[html.index("<svg"):html.index("</svg>")]
@@ -370,7 +370,7 @@ def test_render_html_is_the_explorer_and_svg_stays_static(tmp_path):
 def test_render_html_of_one_module_explores_that_module(tmp_path):
     page = api.render(str(CAPTURES / "matmul_chain-tf2.21"), tmp_path / "post.html")
     html = page.data.decode()
-    block = re.search(r'<script type="application/json" id="hv-data"([^>]*)>(.*?)</script>', html, re.S)
+    block = re.search(r'<script type="application/json" id="hv-data"([^>]*)>(.*?)</script>', html, re.DOTALL)
     data = json.loads(block.group(2))
     assert [s["key"] for s in data["sides"]] == ["post"]
     assert [k["name"] for k in data["kernels"]] == ["MatMul.2", "broadcast_maximum_fusion", "ynn_fusion"]

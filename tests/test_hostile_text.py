@@ -127,7 +127,7 @@ def explorer_files(tmp_path):
 
 
 def _json_blocks(html: str) -> list[str]:
-    return re.findall(r'<script type="application/json" id="[\w-]+"[^>]*>(.*?)</script>', html, re.S)
+    return re.findall(r'<script type="application/json" id="[\w-]+"[^>]*>(.*?)</script>', html, re.DOTALL)
 
 
 @pytest.mark.requires_dot
@@ -138,7 +138,7 @@ def test_explorer_page_embeds_every_string_escaped(explorer_files, tmp_path):
     result = api.show(pre=str(a), post=str(b), out_dir=tmp_path / "out")
     html = result.files["report"].read_text()
     # one script runs (the explorer's own), three blocks are data; nothing HLO-made is a tag
-    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.DOTALL)
     assert [body for attrs, body in scripts if "application/json" not in attrs] == [script_source()]
     assert html.lower().count("<script") == 4
     for s in NASTY + SCRIPT_NASTY:

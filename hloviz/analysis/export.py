@@ -19,7 +19,7 @@ Keras, JAX or another installed library, which is never the user's line.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .kernels import Kernel
 from .summary import Analysis, ModuleCounts

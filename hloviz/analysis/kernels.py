@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from ..ir import Computation, HloModule, Instruction, called_closure
 from ..opcodes import ASYNC_TAILS, BODY_CALLERS, is_bookkeeping, is_elementwise

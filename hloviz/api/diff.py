@@ -8,9 +8,10 @@ as it is, whatever its stage; from captures the ``stage`` module is taken (``pos
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..ir import HloModule
@@ -18,8 +19,8 @@ from ..ir import HloModule
 if TYPE_CHECKING:
     from ..analysis.diff import ModuleDiff
     from ..analysis.diff.picture import PictureMark
-    from ..render.pictures import Picture
     from ..ir import Instruction
+    from ..render.pictures import Picture
     from ..render.views import Mark, View
 
 __all__ = ["DiffResult", "DiffSide", "diff", "diff_picture", "load_side"]
@@ -41,7 +42,7 @@ class DiffSide:
 class DiffResult:
     """A diff with the two sides it compares; renders itself as text, markdown or JSON."""
 
-    diff: "ModuleDiff"
+    diff: ModuleDiff
     before: DiffSide
     after: DiffSide
     stage: str
@@ -72,7 +73,7 @@ class DiffResult:
 
         return failed_checks(self.diff, list(checks))
 
-    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None) -> "Picture":
+    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None) -> Picture:
         """Both modules side by side: matched kernels share a number (and, unchanged, a colour);
         changed is amber, added green, removed red. Drawn by the code and rules of ``show``."""
         return diff_picture(self, fmt, budget=budget, timeout=timeout)
@@ -144,7 +145,7 @@ def _pair_colours() -> tuple[str, ...]:
     return tuple(c for c in KERNEL_PALETTE if hue_ok(c)) or KERNEL_PALETTE
 
 
-def _render_mark(m: "PictureMark", colours: tuple[str, ...]) -> "Mark":
+def _render_mark(m: PictureMark, colours: tuple[str, ...]) -> Mark:
     from ..analysis.diff import Status
     from ..render.quoting import shorten
     from ..render.views import Mark
@@ -160,7 +161,7 @@ def _render_mark(m: "PictureMark", colours: tuple[str, ...]) -> "Mark":
                 highlight=m.kernel)
 
 
-def _anchor(view: "View", inst: "Instruction") -> str | None:
+def _anchor(view: View, inst: Instruction) -> str | None:
     """The node standing for a kernel: its own, or for a fusion drawn as a cluster its root's."""
     key = view.node_of.get(inst.name)
     if key is None and inst.opcode == "fusion" and inst.called_computations:
@@ -170,7 +171,7 @@ def _anchor(view: "View", inst: "Instruction") -> str | None:
 
 
 def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
-                 timeout: float | None = None) -> "Picture":
+                 timeout: float | None = None) -> Picture:
     """The picture of a diff in ``fmt`` (svg, png, dot, html or json); see :meth:`DiffResult.picture`.
 
     Each column is drawn by :func:`hloviz.render.views.draw_module` with the node budget of

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
@@ -38,7 +39,7 @@ def check_timeout(timeout: float) -> None:
 
 
 def _options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
-             budget: int, timeout: float, scope: str | None = None, depth: int | None = None) -> "ViewOptions":
+             budget: int, timeout: float, scope: str | None = None, depth: int | None = None) -> ViewOptions:
     from ..render.views import ViewOptions
 
     if budget < 1:
@@ -61,7 +62,7 @@ def _check_color_by(color_by: str) -> None:
         raise InputError(f"--color-by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
 
 
-def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -> "Capture":
+def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -> Capture:
     from ..capture import Capture, load_target
 
     if isinstance(target, Capture):
@@ -72,7 +73,7 @@ def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -
                        device=device, verbose=verbose, module=module, notify=notify)
 
 
-def _modules(cap: "Capture") -> tuple[HloModule | None, HloModule | None]:
+def _modules(cap: Capture) -> tuple[HloModule | None, HloModule | None]:
     return cap.pre_module(), cap.post_module()
 
 
@@ -129,7 +130,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
            timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
            color_by: str = "kernel", capture: CaptureOptions | None = None,
-           drawing: DrawOptions | None = None) -> "Picture":
+           drawing: DrawOptions | None = None) -> Picture:
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
     its suffix names (``.svg .png .dot .html .json``); returned either way. ``scope`` draws one
@@ -203,8 +204,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     return picture
 
 
-def _explorer_picture(picture: "Picture", cap: "Capture", stage: str, pre_m: HloModule | None,
-                      post_m: HloModule | None, left: float) -> "Picture":
+def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModule | None,
+                      post_m: HloModule | None, left: float) -> Picture:
     """``picture`` (an SVG) as the explorer page of ``render -o x.html``; its extra pictures
     start only within the ``left`` seconds of the command's Graphviz budget."""
     from dataclasses import replace
@@ -241,10 +242,10 @@ class ShowResult:
     label: str
     directory: Path
     files: dict[str, Path]
-    analysis: "Analysis"
+    analysis: Analysis
     summary: list[str]
     notes: list[str] = field(default_factory=list)
-    report: "ReportContent | None" = None
+    report: ReportContent | None = None
 
     def _repr_html_(self) -> str:
         from ..render.html import report_fragment
@@ -303,7 +304,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     # One --timeout for all the pictures of the command, shared as they are drawn.
     budget = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
                           + (pre_m is not None and post_m is not None))
-    jobs: list[tuple[str, Callable[[], "Picture"]]] = []
+    jobs: list[tuple[str, Callable[[], Picture]]] = []
     if pre_m is not None and post_m is not None:
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
                                                           title=f"{cap.label}: {analysis.verdict}",
@@ -318,7 +319,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
                                                     title=f"{cap.label} · after optimization", info=cap.info,
                                                     budget=budget)))
-    pictures: dict[str, "Picture"] = {}
+    pictures: dict[str, Picture] = {}
     missing: HlovizError | None = None
     dots: dict[str, str] = {}
     for name, job in jobs:
@@ -361,7 +362,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)
 
 
-def _show_payload(main: "Picture", name: str, cap: "Capture", analysis: "Analysis", pre_m: HloModule | None,
+def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,
                   post_m: HloModule | None, lookup, left: float):
     """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``.
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hloviz import errors
-from hloviz.errors import CaptureError, HlovizError, InputError
 from hloviz.capture.quiet import UNFILTERED_ENV
+from hloviz.errors import CaptureError, HlovizError, InputError
 
 if TYPE_CHECKING:
     from hloviz.capture import Capture

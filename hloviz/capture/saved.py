@@ -26,10 +26,10 @@ INFO_NAME = "capture.json"
 
 # Signs that a module went through XLA's pipeline (scheduling, fusion, layout assignment).
 _POST_SIGNS = (
-    (re.compile(r"^HloModule [^\n]*\bis_scheduled=true", re.M), "it is scheduled (is_scheduled=true)"),
+    (re.compile(r"^HloModule [^\n]*\bis_scheduled=true", re.MULTILINE), "it is scheduled (is_scheduled=true)"),
     (re.compile(r"\bfusion\(|\bkind=k(?:Loop|Input|Output|Custom)\b"), "it contains fusions"),
     # [ \t]*, not \s*: with re.M, \s* ran over every following blank line from each line start.
-    (re.compile(r"^[ \t]*%?fused_computation", re.M), "it contains fused computations"),
+    (re.compile(r"^[ \t]*%?fused_computation", re.MULTILINE), "it contains fused computations"),
 )
 
 

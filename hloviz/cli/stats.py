@@ -19,13 +19,31 @@ from rich.text import Text
 from .. import api
 from ..analysis.export import source_lines
 from ..analysis.glossary import (
-    FOLDED, FOLDED_BY, FOLDED_CONSTANT, KERNEL, NEW_CONSTANT, OP, STATUSES, WORK_INSTRUCTION,
+    FOLDED,
+    FOLDED_BY,
+    FOLDED_CONSTANT,
+    KERNEL,
+    NEW_CONSTANT,
+    OP,
+    STATUSES,
+    WORK_INSTRUCTION,
 )
 from ..analysis.summary import histogram_text, types_text
 from ..errors import visible
 from . import app
 from .targets import (
-    ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, live_target, note, print_json,
+    ArgOpt,
+    DeviceOpt,
+    JaxOpt,
+    ModuleOpt,
+    PostOpt,
+    PreOpt,
+    TargetArg,
+    TfOpt,
+    VerboseOpt,
+    live_target,
+    note,
+    print_json,
 )
 
 #: Rows shown per table unless --all.

@@ -384,7 +384,7 @@ class ModuleReader:
         col = line.find(name, eq + 1 if eq >= 0 else 0)
         if col > 0 and line[col - 1] == "%":
             col -= 1
-        return self.state.error(message, line_index, col if col >= 0 else 0)
+        return self.state.error(message, line_index, max(col, 0))
 
     def _resolve_calls(self) -> None:
         module = self.state.module

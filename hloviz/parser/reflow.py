@@ -23,7 +23,7 @@ from ..ir import quoted_string_pattern
 _TOKEN = re.compile(
     r'(?P<s>' + quoted_string_pattern()[:-1] + r'"?)|(?P<c>/\*.*?(?:\*/|\Z)|//[^\n]*)|(?P<w>\s+)|(?P<p>->|[()\[\]{},=])'
     r'|(?P<x>[^\s"()\[\]{},=/]+|/)',
-    re.S,
+    re.DOTALL,
 )
 _OPEN, _CLOSE = "([{", ")]}"
 # Tokens after which a word at the top level continues the statement instead of starting one.

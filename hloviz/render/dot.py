@@ -15,8 +15,7 @@ Two entry points:
 from __future__ import annotations
 
 import bisect
-
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .quoting import colour, dot_html, dot_string
 from .scene import Cluster, Edge, Node, Row, Scene

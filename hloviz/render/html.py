@@ -14,10 +14,12 @@ the page without it is the plain report — verdict, picture and tables, no clic
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from .quoting import colour, html_text as esc
+from .quoting import colour
+from .quoting import html_text as esc
 
 if TYPE_CHECKING:
     from .explorer.page import ExplorerPayload
@@ -93,7 +95,7 @@ class ReportContent:
     footer: str = ""
 
 
-_PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>\s*", re.S)
+_PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>\s*", re.DOTALL)
 
 
 def inline_svg(svg: str) -> str:
@@ -218,7 +220,7 @@ def report_fragment(c: ReportContent, *, explorer: bool = False) -> str:
     return "\n".join(parts)
 
 
-def _page(title: str, body: str, explorer: "ExplorerPayload | None" = None) -> str:
+def _page(title: str, body: str, explorer: ExplorerPayload | None = None) -> str:
     csp, head_extra, tail = CSP, "", ""
     if explorer is not None:
         from .explorer.page import style_source
@@ -238,12 +240,12 @@ def page(title: str, body: str) -> str:
     return _page(title, body)
 
 
-def report_html(c: ReportContent, explorer: "ExplorerPayload | None" = None) -> str:
+def report_html(c: ReportContent, explorer: ExplorerPayload | None = None) -> str:
     """The whole report as one self-contained HTML document (the explorer when given)."""
     return _page(c.title, report_fragment(c, explorer=explorer is not None), explorer)
 
 
-def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: "ExplorerPayload | None" = None) -> str:
+def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: ExplorerPayload | None = None) -> str:
     """One picture as a self-contained HTML page (``hloviz render -o picture.html``, ``hloviz
     diff -o diff.html``); with ``explorer``, the picture can be searched and clicked."""
     body = [f"<h1>{esc(title)}</h1>"]

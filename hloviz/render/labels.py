@@ -8,7 +8,7 @@ constants written into the label, then the caller's notes.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis.backends import backend_name
 from ..analysis.kernels import work_instructions

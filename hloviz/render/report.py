@@ -7,7 +7,8 @@ source map) so this module needs nothing from capture; without it the HLO metada
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .html import FoldRow, KernelRow, ReportContent
 from .style import kernel_colour
@@ -20,7 +21,7 @@ __all__ = ["fold_rows", "kernel_rows", "report_content", "summary_lines"]
 SourceLookup = Callable[[str], "dict | None"]
 
 
-def kernel_rows(analysis: "Analysis", lookup: SourceLookup | None = None) -> list[KernelRow]:
+def kernel_rows(analysis: Analysis, lookup: SourceLookup | None = None) -> list[KernelRow]:
     """The kernels in execution order, numbered as in the side-by-side picture."""
     from ..analysis import describe_kernel
     from ..analysis.export import source_lines
@@ -33,7 +34,7 @@ def kernel_rows(analysis: "Analysis", lookup: SourceLookup | None = None) -> lis
             for n, k in enumerate(report.kernels, 1)]
 
 
-def fold_rows(analysis: "Analysis", lookup: SourceLookup | None = None) -> list[FoldRow]:
+def fold_rows(analysis: Analysis, lookup: SourceLookup | None = None) -> list[FoldRow]:
     from ..analysis.export import source_lines
 
     folding = analysis.folding
@@ -46,7 +47,7 @@ def fold_rows(analysis: "Analysis", lookup: SourceLookup | None = None) -> list[
             for f in folding.folded]
 
 
-def summary_lines(analysis: "Analysis", lookup: SourceLookup | None = None, *, limit: int = 12) -> list[str]:
+def summary_lines(analysis: Analysis, lookup: SourceLookup | None = None, *, limit: int = 12) -> list[str]:
     """What ``hloviz show`` prints: the verdict, the kernels and the folded constants."""
     lines = [analysis.verdict]
     ks = kernel_rows(analysis, lookup)
@@ -74,7 +75,7 @@ def _short_list(names: tuple[str, ...], limit: int = 3) -> str:
     return ", ".join(names[:limit]) + (f", +{len(names) - limit} more" if len(names) > limit else "")
 
 
-def _facts(info: dict, analysis: "Analysis") -> list[tuple[str, str]]:
+def _facts(info: dict, analysis: Analysis) -> list[tuple[str, str]]:
     facts: list[tuple[str, str]] = []
     for key, label in (("function", "function"), ("file", "file"), ("framework", "framework"),
                        ("tensorflow", "TensorFlow"), ("jax", "JAX"), ("device", "device")):
@@ -92,7 +93,7 @@ def _facts(info: dict, analysis: "Analysis") -> list[tuple[str, str]]:
     return facts
 
 
-def report_content(label: str, info: dict, analysis: "Analysis", *, svg: str | None, notes: list[str],
+def report_content(label: str, info: dict, analysis: Analysis, *, svg: str | None, notes: list[str],
                    files: list[tuple[str, str]], lookup: SourceLookup | None = None,
                    picture_missing: str | None = None, footer: str = "") -> ReportContent:
     """Everything the report shows, in order."""

@@ -23,8 +23,9 @@ The drawing rules, familiar from XLA's own graph dumps:
 from __future__ import annotations
 
 import gc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse, layers
@@ -369,9 +370,7 @@ def _classify(g: ViewGraph, place: Place, options: ViewOptions) -> None:
         used = bool(users.get(inst))
         op = inst.opcode
         k = NODE
-        if used and not root and _small_constant(inst, options.inline_elements):
-            k = INLINE
-        elif (used and not root and op == "broadcast" and may_inline_broadcast and len(inst.operands) == 1
+        if (used and not root and _small_constant(inst, options.inline_elements)) or (used and not root and op == "broadcast" and may_inline_broadcast and len(inst.operands) == 1
               and kind.get(id(inst.operands[0])) == INLINE and inst.operands[0].shape.element_count == 1):
             k = INLINE
         elif op == "get-tuple-element" and inst.operands and used and not root:

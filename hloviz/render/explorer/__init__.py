@@ -12,7 +12,8 @@ Entry points, one per kind of page: :func:`pair_payload` (``show``, ``render --s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
 
 from .build import Bounds, closed_scopes, fusion_expansions, scope_expansions, top_view
 from .data import ExplorerData, Side, ViewSpec, explorer_data
@@ -30,9 +31,9 @@ __all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "Side", "ViewSpec", "dif
 SourceLookup = Callable[[str], "dict | None"]
 
 
-def pair_payload(pre: "HloModule", post: "HloModule", analysis: "Analysis", picture: "Picture", *,
+def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
-                 post_marks: Mapping[str, "Mark"] | None = None, bounds: Bounds = Bounds()) -> ExplorerPayload:
+                 post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = Bounds()) -> ExplorerPayload:
     """The explorer of a pre/post pair drawn side by side in ``picture``."""
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
@@ -64,8 +65,8 @@ def pair_payload(pre: "HloModule", post: "HloModule", analysis: "Analysis", pict
     return explorer_payload(explorer_data(sides, views, analysis=analysis, lookup=lookup, title=picture.title))
 
 
-def module_payload(module: "HloModule", stage: str, picture: "Picture", *, text: str | None = None,
-                   lookup: SourceLookup | None = None, marks: Mapping[str, "Mark"] | None = None,
+def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
+                   lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
                    bounds: Bounds = Bounds()) -> ExplorerPayload:
     """The explorer of one module drawn alone in ``picture``."""
     from ...analysis.kernels import kernels
@@ -95,9 +96,9 @@ def module_payload(module: "HloModule", stage: str, picture: "Picture", *, text:
     return explorer_payload(explorer_data([side], views, lookup=lookup, title=picture.title))
 
 
-def diff_payload(before: tuple[str, "HloModule"], after: tuple[str, "HloModule"], picture: "Picture",
-                 pairs: Sequence[tuple["Instruction", "Instruction", str]], *,
-                 marks: tuple[Mapping[str, "Mark"] | None, Mapping[str, "Mark"] | None] = (None, None),
+def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], picture: Picture,
+                 pairs: Sequence[tuple[Instruction, Instruction, str]], *,
+                 marks: tuple[Mapping[str, Mark] | None, Mapping[str, Mark] | None] = (None, None),
                  bounds: Bounds = Bounds()) -> ExplorerPayload:
     """The explorer of a diff: two modules in columns, matched kernels paired."""
     from ...analysis.kernels import kernels

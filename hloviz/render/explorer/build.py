@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ...errors import HlovizError
 from ...ir import Instruction
@@ -46,7 +47,7 @@ class Bounds:
     seconds: float = 30.0
 
 
-def fusion_expansions(side_index: int, side: Side, drawn: "View", *, marks: Mapping[str, "Mark"] | None = None,
+def fusion_expansions(side_index: int, side: Side, drawn: View, *, marks: Mapping[str, Mark] | None = None,
                       bounds: Bounds = Bounds(), parent: str = "top", walked: int = 0) -> list[ViewSpec]:
     """A view of each fusion kernel of ``side`` that the picture ``drawn`` shows folded into a
     box, biggest first, within ``bounds`` (``walked``: instructions the layer pictures walked)."""
@@ -98,7 +99,7 @@ def fusion_expansions(side_index: int, side: Side, drawn: "View", *, marks: Mapp
     return out
 
 
-def closed_scopes(side: Side, drawn: "View") -> dict[str, int]:
+def closed_scopes(side: Side, drawn: View) -> dict[str, int]:
     """Layers worth a picture of their own: path → instructions, for each scope (of at least two
     instructions, and not most of the module) that the picture ``drawn`` has no box of its own
     for — closed into a box with other ops, or left out when Graphviz needed a coarser view."""
@@ -159,6 +160,6 @@ def scope_expansions(candidates: Mapping[str, int], draw, *, walk: int, bounds: 
     return out
 
 
-def top_view(title: str, columns: Sequence[tuple[int, "View"]]) -> ViewSpec:
+def top_view(title: str, columns: Sequence[tuple[int, View]]) -> ViewSpec:
     """The page's own picture (already in the HTML)."""
     return ViewSpec(key="top", title=title, columns=list(columns))

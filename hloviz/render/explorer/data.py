@@ -14,8 +14,9 @@ Drawn boxes are named by the DOT identifiers of :func:`hloviz.render.dot.drawn_i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ...ir import HloModule, Instruction, called_closure
 from ..dot import drawn_ids
@@ -39,7 +40,7 @@ class Side:
     key: str
     label: str
     module: HloModule
-    kernels: "KernelReport | None" = None
+    kernels: KernelReport | None = None
     text: str | None = None
     _tree: object = field(default=None, repr=False)
     _callers: dict | None = field(default=None, repr=False)
@@ -68,7 +69,7 @@ class ViewSpec:
 
     key: str
     title: str
-    columns: list[tuple[int, "View"]]
+    columns: list[tuple[int, View]]
     svg: str | None = None
     parent: str | None = None
     opens: str | None = None  # "i:<global id>" or "s:<scope path>"
@@ -157,7 +158,7 @@ def _text_lines(side: Side) -> Callable[[Instruction], str]:
     return text
 
 
-def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis: "Analysis | None" = None,
+def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis: Analysis | None = None,
                   pairs: Sequence[tuple[Instruction, Instruction, str]] = (), lookup: SourceLookup | None = None,
                   title: str = "") -> ExplorerData:
     """Everything the page's script needs about ``sides`` and the pictures in ``views``.
@@ -258,7 +259,7 @@ def _kernels(sides: Sequence[Side], ids: list[dict[str, int]], offsets: list[int
     return kernels
 
 
-def _analysis_links(main: dict, analysis: "Analysis", kernels: list[dict], strings: _Strings,
+def _analysis_links(main: dict, analysis: Analysis, kernels: list[dict], strings: _Strings,
                     ids: list[dict[str, int]]) -> None:
     """Pre-optimization op → the kernels holding its work (``opk``, keyed by the op name's
     string index), and the folded constants with the pre-optimization instructions they replace."""

@@ -16,7 +16,7 @@ import gzip
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from .data import ExplorerData
@@ -31,13 +31,13 @@ COMPRESS_OVER = 256 * 1024
 PLAIN_DATA_UP_TO = 3 * 1024 * 1024
 
 
-@lru_cache(maxsize=None)
+@cache
 def script_source() -> str:
     """The explorer's script (``explorer.js`` next to this module)."""
     return resources.files(__package__).joinpath("explorer.js").read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def style_source() -> str:
     """The explorer's styles (``explorer.css``)."""
     return resources.files(__package__).joinpath("explorer.css").read_text(encoding="utf-8")
