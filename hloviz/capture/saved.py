@@ -64,9 +64,9 @@ def read_text(path: Path) -> str:
 def guess_stage(path: Path, text: str) -> tuple[str, str]:
     """``("pre" | "post", why)`` for a lone HLO file: by its name, else by its content."""
     name = path.name.lower()
-    if "before_optimizations" in name or name.startswith("pre.") or name.startswith("pre_"):
+    if "before_optimizations" in name or name.startswith(("pre.", "pre_")):
         return "pre", f"its name says so ({path.name})"
-    if "after_optimizations" in name or name.startswith("post.") or name.startswith("post_"):
+    if "after_optimizations" in name or name.startswith(("post.", "post_")):
         return "post", f"its name says so ({path.name})"
     for pattern, why in _POST_SIGNS:
         if pattern.search(text):

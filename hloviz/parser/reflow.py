@@ -12,6 +12,7 @@ comments become spaces. ``line_of`` maps each rewritten line back to the line it
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from ..ir import quoted_string_pattern
 
@@ -38,7 +39,7 @@ def reflow(text: str) -> tuple[str, list[int]]:
     """
     tokens = [(m.lastgroup, m.group(), m.start()) for m in _TOKEN.finditer(text)]
     significant = [k for k, t in enumerate(tokens) if t[0] not in ("w", "c")]
-    following = dict(zip(significant, significant[1:], strict=False))
+    following = dict(pairwise(significant))
     out: list[str] = []
     line_of: list[int] = []
     current: list[str] = []

@@ -118,9 +118,8 @@ class ShapeParser:
         pos = start + 1
         while True:
             while pos < end and text[pos] in " \t\r\n,":
-                if text[pos] == ",":
-                    if not elements:
-                        raise ShapeError("expected a shape before ','", pos)
+                if text[pos] == "," and not elements:
+                    raise ShapeError("expected a shape before ','", pos)
                 pos += 1
             if pos >= end:
                 break

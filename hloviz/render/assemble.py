@@ -8,6 +8,8 @@ arrows, merged parallel arrows, and the arrows of hubs left out of overloaded pi
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
 from . import labels
 from .model import Place, Unit, ViewGraph
@@ -194,7 +196,7 @@ def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
     merged: dict[tuple[str, bool], int] = {}
     own = g.marks.get(u.members[0].name)
     own_note = own.note if own is not None else None
-    for user, k, op in u.inline:
+    for _user, k, op in u.inline:
         const, via = (op.operands[0], op) if op.opcode == "broadcast" else (op, None)
         mark = g.marks.get(const.name) or (g.marks.get(via.name) if via is not None else None)
         telling = mark is not None and (mark.highlight or (mark.note and mark.note != own_note))
@@ -266,7 +268,7 @@ def _stack(g: ViewGraph, scene: Scene) -> None:
     for e in scene.edges:
         users.setdefault(e.src, []).append(e.dst)
     for slots in g.stacking:
-        for (prev, _), (nxt, is_cluster) in zip(slots, slots[1:]):
+        for (prev, _), (nxt, is_cluster) in pairwise(slots):
             if not is_cluster:
                 continue
             last = f"u{max(prev, key=lambda i: g.units[i].pos)}"

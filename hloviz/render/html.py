@@ -114,9 +114,9 @@ def _kernel_table(rows: list[KernelRow]) -> str:
     if not rows:
         return "<p>No kernels: nothing runs (or there is no optimized module).</p>"
     out = [_filter("kernels"),
-           '<table class="kernels" id="hv-kernels"><thead><tr><th data-sort="num">#</th><th>kernel</th><th>what</th>'
-           '<th data-sort="num">instructions</th><th data-sort="num">bytes</th><th data-sort="num">FLOPs</th>'
-           '<th>your code</th><th>ops</th></tr></thead><tbody>']
+           ('<table class="kernels" id="hv-kernels"><thead><tr><th data-sort="num">#</th><th>kernel</th><th>what</th>'
+            '<th data-sort="num">instructions</th><th data-sort="num">bytes</th><th data-sort="num">FLOPs</th>'
+            '<th>your code</th><th>ops</th></tr></thead><tbody>')]
     for r in rows:
         out.append(f'<tr data-kernel="{esc(r.name)}"><td data-v="{r.number}"><a class="swatch" href="#k={_frag(r.name)}" '
                    f'style="background:{colour(r.colour)}">#{r.number}</a></td>'
@@ -159,8 +159,8 @@ def _fold_table(rows: list[FoldRow]) -> str:
     if not rows:
         return "<p>No constants were folded.</p>"
     out = [_filter("folds"),
-           '<table class="folds" id="hv-folds"><thead><tr><th>constant</th><th>value</th><th>shape</th>'
-           '<th data-sort="num">folded from</th><th>your code</th><th>by</th></tr></thead><tbody>']
+           ('<table class="folds" id="hv-folds"><thead><tr><th>constant</th><th>value</th><th>shape</th>'
+            '<th data-sort="num">folded from</th><th>your code</th><th>by</th></tr></thead><tbody>')]
     for r in rows:
         out.append(f'<tr data-constant="{esc(r.constant)}"><td><a href="#c={_frag(r.constant)}"><code>{esc(r.constant)}</code></a></td>'
                    f"<td><code>{esc(r.value)}</code></td>"

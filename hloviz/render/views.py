@@ -398,12 +398,12 @@ def _fix_roots(g: ViewGraph) -> None:
 def _make_units(g: ViewGraph, options: ViewOptions, targets: list[Instruction]) -> None:
     keep = {id(t) for t in targets}
     kind = g.kind
+    marks = g.marks
     for comp in g.computations:
         place = g.places[comp.name]
         nodes = [i for i in comp.instructions if kind.get(id(i)) == NODE]
         chained: dict[int, object] = {}
         if not options.expand_chains:
-            marks = g.marks
             for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
                                      lambda i: marks.get(i.name), min_length=options.min_chain,
                                      keep=lambda i: id(i) in keep):

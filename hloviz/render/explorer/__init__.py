@@ -30,10 +30,13 @@ __all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "Side", "ViewSpec", "dif
 
 SourceLookup = Callable[[str], "dict | None"]
 
+#: The bounds a caller that names none gets (``Bounds`` is frozen, so one shared value is safe).
+DEFAULT_BOUNDS = Bounds()
+
 
 def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
-                 post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = Bounds()) -> ExplorerPayload:
+                 post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS) -> ExplorerPayload:
     """The explorer of a pre/post pair drawn side by side in ``picture``."""
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
@@ -67,7 +70,7 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
                    lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
-                   bounds: Bounds = Bounds()) -> ExplorerPayload:
+                   bounds: Bounds = DEFAULT_BOUNDS) -> ExplorerPayload:
     """The explorer of one module drawn alone in ``picture``."""
     from ...analysis.kernels import kernels
 
@@ -99,7 +102,7 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
 def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], picture: Picture,
                  pairs: Sequence[tuple[Instruction, Instruction, str]], *,
                  marks: tuple[Mapping[str, Mark] | None, Mapping[str, Mark] | None] = (None, None),
-                 bounds: Bounds = Bounds()) -> ExplorerPayload:
+                 bounds: Bounds = DEFAULT_BOUNDS) -> ExplorerPayload:
     """The explorer of a diff: two modules in columns, matched kernels paired."""
     from ...analysis.kernels import kernels
 
