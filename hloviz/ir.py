@@ -135,7 +135,7 @@ class Shape:
     def to_text(self, *, layout: bool = True) -> str:
         if self.is_tuple:
             return "(" + ", ".join(s.to_text(layout=layout) for s in self.tuple_shapes) + ")"
-        parts = []
+        parts: list[str] = []
         for d, dyn in zip(self.dims, self.dynamic):
             parts.append("?" if d == DYNAMIC else (f"<={d}" if dyn else str(d)))
         text = f"{self.element_type}[{','.join(parts)}]"
@@ -195,7 +195,7 @@ def parse_metadata(raw: str | None) -> Metadata:
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
     known: dict[str, str] = {}
-    extra = []
+    extra: list[tuple[str, str]] = []
     for key, value in _META_FIELD.findall(body):
         if value.startswith('"'):
             value = unescape_string(value[1:-1])
@@ -537,8 +537,8 @@ class ModuleSummary:
     name: str
     computations: int
     instructions: int
-    opcodes: dict[str, int] = field(default_factory=dict)
-    fusions_by_kind: dict[str, int] = field(default_factory=dict)
+    opcodes: dict[str, int] = field(default_factory=dict[str, int])
+    fusions_by_kind: dict[str, int] = field(default_factory=dict[str, int])
 
 
 def summarize(module: HloModule) -> ModuleSummary:

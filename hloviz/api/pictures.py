@@ -186,9 +186,10 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
                 from ..render.sidebyside import post_marks, pre_marks
 
                 analysis = analyze(pre_m, post_m, info=cap.info)
-                if post_m is not None:
-                    marks = post_marks(analysis, post_m, color_by) if stage == "post" else \
-                        pre_marks(analysis, pre_m, color_by)
+                if post_m is not None and stage == "post":
+                    marks = post_marks(analysis, post_m, color_by)
+                elif post_m is not None and pre_m is not None:  # stage "pre": m is pre_m
+                    marks = pre_marks(analysis, pre_m, color_by)
             picture = module_picture(m, fmt=chosen, options=options, timeout=timeout, marks=marks,
                                      title=f"{cap.label} · {stage}-optimization", info=cap.info, budget=layout)
     except (DependencyError, RenderError) as err:
@@ -302,23 +303,23 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     from ..render.graphviz_run import LayoutBudget
 
     # One --timeout for all the pictures of the command, shared as they are drawn.
-    budget = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
+    layout = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
                           + (pre_m is not None and post_m is not None))
     jobs: list[tuple[str, Callable[[], Picture]]] = []
     if pre_m is not None and post_m is not None:
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
                                                           title=f"{cap.label}: {analysis.verdict}",
-                                                          color_by=color_by, info=cap.info, budget=budget)))
+                                                          color_by=color_by, info=cap.info, budget=layout)))
     if pre_m is not None:
         marks = pre_marks(analysis, pre_m, color_by) if post_m is not None else None
         jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
                                                    title=f"{cap.label} · before optimization", info=cap.info,
-                                                   budget=budget)))
+                                                   budget=layout)))
     if post_m is not None:
         pmarks = post_marks(analysis, post_m, color_by)
         jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
                                                     title=f"{cap.label} · after optimization", info=cap.info,
-                                                    budget=budget)))
+                                                    budget=layout)))
     pictures: dict[str, Picture] = {}
     missing: HlovizError | None = None
     dots: dict[str, str] = {}
@@ -348,7 +349,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         if main is not None:
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
-            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, budget.left())
+            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left())
         files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,

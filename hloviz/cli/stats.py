@@ -8,7 +8,7 @@ comes from the HLO; source lines come from the capture's source map when it has 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -31,6 +31,8 @@ from ..analysis.glossary import (
 from ..analysis.summary import histogram_text, types_text
 from ..errors import visible
 from . import app
+if TYPE_CHECKING:
+    from ..capture import Capture
 from .targets import (
     ArgOpt,
     DeviceOpt,
@@ -81,9 +83,10 @@ def stats(
     if depth is not None and by != "scope":
         raise typer.BadParameter("--depth applies to --by scope", param_hint="--depth")
     live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
+    source: str | Capture | None = target
     if live is not target:
-        target, arg, device = live, None, None
-    result = api.stats(target, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
+        source, arg, device = live, None, None
+    result = api.stats(source, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
                        verbose=verbose, notify=note, by=by,
                        depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
     if as_json:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
+from typing import cast
 
 from ..errors import HloParseError
 from ..ir import HloModule, set_text_readers
@@ -34,7 +35,7 @@ __all__ = ["decode", "parse", "parse_bytes", "parse_file", "parse_shape", "read_
 
 def parse(text: str, filename: str | None = None) -> HloModule:
     """Parse HLO module text. ``filename`` is only used in error messages."""
-    if not isinstance(text, str):
+    if not isinstance(cast(object, text), str):  # untyped callers pass bytes or paths
         raise TypeError("hloviz.parse takes the HLO text as str; use parse_file for paths")
     if "\0" in text:
         at = SourceText(text.replace("\0", " "), filename).span_in(0, text, text.index("\0"))

@@ -1,7 +1,7 @@
 """One instruction statement → :class:`hloviz.ir.Instruction` (the parser's inner loop).
 
 The common instruction — one line, an array shape, plain operand names — is read by one
-regular expression (:data:`_FAST`) and a few string operations; everything else (tuple
+regular expression (:data:`FAST_INSTRUCTION`) and a few string operations; everything else (tuple
 shapes, operands written with their shapes, nested instruction expressions, literals with
 parentheses, statements spread over lines) takes the general path, which scans brackets and
 reports errors with their exact column. :class:`InstructionReader` works on the
@@ -27,7 +27,7 @@ _HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 _HEAD_PREFIX = re.compile(r"\s*(?:ROOT\b\s*)?(?:%?[A-Za-z_][\w.\-]*\s*)?\Z")
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9_\-]*)\s*\(")
 # A line that starts a new instruction (not the continuation of an attribute list).
-_NEW_STATEMENT = re.compile(r"\s*(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=\s*(\(|[a-z][a-z0-9]*\[|[a-z][\w\-]*\s*\()")
+NEW_STATEMENT = re.compile(r"\s*(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=\s*(\(|[a-z][a-z0-9]*\[|[a-z][\w\-]*\s*\()")
 _NAME = re.compile(r"%?[A-Za-z_][\w.\-]*\Z")
 _INT = re.compile(r"\s*\d+\s*\Z")
 
@@ -67,7 +67,7 @@ _SHAPED_NAMES = re.compile(rf"{_ARRAY}[ \t]+%?([A-Za-z_][\w.\-]*)").findall
 # The common instruction on one line, up to its operands' ")": name, array shape, opcode, operands
 # (group 5 when they are plain names, else group 6: a parameter number, a literal, or operands with
 # shapes). The attributes are the rest of the line; matching them too would cost a third more.
-_FAST = re.compile(
+FAST_INSTRUCTION = re.compile(
     r"[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)[ \t]+"
     r"([a-z][a-z0-9_\-]*)\((?:(%?[A-Za-z_][\w.\-]*(?: *, *%?[A-Za-z_][\w.\-]*)*" + _ONCE + r")|([^()\"]*))\)"
@@ -108,6 +108,42 @@ class Incomplete(Exception):
 _NONE, _DEFER = 0, 1
 
 
+def _fast_attributes(line: str, start: int, opcode: str) -> dict[str, str] | int | None:
+    """What follows a fast-path instruction's operands at ``line[start:]``: :data:`_NONE` (only
+    blanks), :data:`_DEFER` (attributes split when first read, the usual case), the attributes
+    split now (they name computations or instructions, which wait to be resolved), or None when
+    the general path must read the line (a comment, a quote or brace left open, a trailing comma).
+    """
+    if line[start] != ",":
+        return _NONE if line[start:].isspace() else None
+    rest = line[start:]  # faster to check as a slice than in place
+    if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
+            or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) or rest.rstrip()[-1] == ",":
+        return None
+    if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
+        return _DEFER
+    try:
+        return split_attributes(line, start)
+    except ScanError:
+        return None
+
+
+def _fast_operands(opcode: str, plain: str, other: str) -> list[str] | None:
+    """The operand names of a fast-path instruction from its ``FAST_INSTRUCTION`` groups (empty for a
+    parameter, a constant or no operands), or None when the general path must read it: a
+    parameter number that is not one, an empty constant, operands written unlike XLA prints them.
+    """
+    if opcode == "parameter":
+        return None if plain or not other.isdecimal() else []
+    if opcode == "constant":  # constant(nan) and constant(true) look like names
+        return [] if (plain or other).strip() else None
+    if plain:  # "%a, %b": validated by the pattern, so removing '%' and spaces is exact
+        return plain.replace("%", "").replace(" ", "").split(",")
+    if other and not other.isspace():  # TF <= 2.17 style: "f32[2]{0} %x, f32[] %y"
+        return _SHAPED_NAMES(other) if _SHAPED_OPERANDS(other) is not None else None
+    return []
+
+
 class InstructionReader:
     """Reads instruction statements into the computation being built (see the module docstring)."""
 
@@ -121,7 +157,7 @@ class InstructionReader:
 
     def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
              m: re.Match[str], line_index: int) -> Instruction | None:
-        """The common one-line instruction, from one :data:`_FAST` match on its line (``groups``
+        """The common one-line instruction, from one :data:`FAST_INSTRUCTION` match on its line (``groups``
         are the match's, which the caller has read for ``ROOT``).
 
         Returns None, having changed nothing, for anything unusual (a new shape text that
@@ -135,42 +171,17 @@ class InstructionReader:
             return None
         line = m.string
         start = m.end()
-        # The attributes after the operands: none, text split when first read (the usual case),
-        # or attributes naming computations or instructions, split now. Anything the general
-        # path must read (a comment, a quote or brace left open, a trailing comma) goes back.
-        attrs: dict[str, str] | int = _NONE
-        if start < len(line):
-            if line[start] != ",":
-                if not line[start:].isspace():
-                    return None
-            else:
-                rest = line[start:]  # faster to check as a slice than in place
-                if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
-                        or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) or rest.rstrip()[-1] == ",":
-                    return None
-                if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
-                    attrs = _DEFER
-                else:
-                    try:
-                        attrs = split_attributes(line, start)
-                    except ScanError:
-                        return None
+        attrs: dict[str, str] | int | None = _NONE
+        if start < len(line):  # the call only for a line with something after its operands
+            attrs = _fast_attributes(line, start, opcode)
+            if attrs is None:
+                return None
         shape = self._shape_cache_get(shape_text) or self._new_shape(shape_text)
         if shape is None:
             return None
-        names = None
-        if opcode == "parameter":
-            if plain or not other.isdecimal():
-                return None
-        elif opcode == "constant":  # constant(nan) and constant(true) look like names
-            if not (plain or other).strip():
-                return None
-        elif plain:  # "%a, %b": validated by the pattern, so removing '%' and spaces is exact
-            names = plain.replace("%", "").replace(" ", "").split(",")
-        elif other and not other.isspace():  # TF <= 2.17 style: "f32[2]{0} %x, f32[] %y"
-            if _SHAPED_OPERANDS(other) is None:
-                return None
-            names = _SHAPED_NAMES(other)
+        names = _fast_operands(opcode, plain, other)
+        if names is None:
+            return None
         # From here on the line is accepted: build the instruction.
         inst = Instruction(name, opcode, shape, line_index + 1)
         if names:
@@ -327,7 +338,7 @@ class InstructionReader:
                     self._bad_operand(text, a, b, k)
             return names
         # Operands written with their shapes (TF <= 2.17), or nested instruction expressions.
-        names = []
+        names: list[str] = []
         for pa, pb in split_top_level(text, a, b):
             piece = text[pa:pb]
             stripped = piece.strip()

@@ -17,7 +17,7 @@ from ..errors import HloParseError
 from ..ir import Computation, HloModule, Instruction
 from ..source import Span
 from .attributes import names_in, split_attributes
-from .instructions import _FAST, _NEW_STATEMENT, Incomplete, InstructionReader, infer_shapes
+from .instructions import FAST_INSTRUCTION, NEW_STATEMENT, Incomplete, InstructionReader, infer_shapes
 from .scan import ScanError, find_close, net_depth
 from .state import ParseState, blank_line
 
@@ -252,7 +252,7 @@ class ModuleReader:
         state = self.state
         lines = state.lines
         n_lines = len(lines)
-        fast_match = _FAST.match
+        fast_match = FAST_INSTRUCTION.match
         fast = self.instructions.fast
         by_name = computation.by_name
         root_line: int | None = None
@@ -314,7 +314,7 @@ class ModuleReader:
         depth = net_depth(text)
         joined = False
         while not joined or depth > 0 or text.rstrip().endswith(","):
-            if i >= len(lines) or i - first > _MAX_JOINED_LINES or _NEW_STATEMENT.match(lines[i]) \
+            if i >= len(lines) or i - first > _MAX_JOINED_LINES or NEW_STATEMENT.match(lines[i]) \
                     or (lines[i].strip() == "}" and depth <= 0):
                 if incomplete.error is not None:
                     raise incomplete.error from None
@@ -361,7 +361,7 @@ class ModuleReader:
                 raise self._name_error(inst, undefined, f"instruction '{undefined}' is not defined in computation "
                                        f"'{computation.name}'") from None
         for inst, preds in state.predecessors:
-            found = []
+            found: list[Instruction] = []
             for n in names_in(preds):
                 pred = by_name.get(n)
                 if pred is None:
@@ -389,7 +389,7 @@ class ModuleReader:
     def _resolve_calls(self) -> None:
         module = self.state.module
         for inst, attr, value, line_index, col in self.state.pending_calls:
-            called = []
+            called: list[Computation] = []
             for n in names_in(value):
                 c = module.get_computation(n)
                 if c is None:

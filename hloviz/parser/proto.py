@@ -14,6 +14,8 @@ does not do that.)
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
+from typing import cast
 
 from ..errors import DependencyError, InputError
 from ..inputs import COMPRESSED, read_bytes
@@ -124,14 +126,17 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 def _converter():
     """XLA's HloModuleProto → text, from jaxlib; a :class:`DependencyError` when it is missing."""
     try:
-        from jaxlib import _hlo  # XLA's HLO classes as jaxlib ships them
+        # XLA's HLO classes as jaxlib ships them: a compiled module whose name moves between
+        # releases and which jaxlib ships no stub for, hence the ignores.
+        from jaxlib import _hlo  # pyright: ignore[reportAttributeAccessIssue, reportUnknownVariableType]
     except ImportError:
         try:
-            from jax._src.lib import _jax as _hlo  # older jaxlib: the same class lives here
+            # older jaxlib: the same class lives here (private to jax, so no stub exports it)
+            from jax._src.lib import _jax as _hlo  # pyright: ignore[reportPrivateUsage, reportPrivateImportUsage]
         except ImportError:
             raise DependencyError("reading a binary HLO proto needs XLA's proto support, which hloviz "
                                   "takes from jaxlib; it is not installed", hint=INSTALL_HINT) from None
-    module_class = getattr(_hlo, "HloModule", None)
+    module_class = getattr(cast(ModuleType, _hlo), "HloModule", None)
     if module_class is None or not hasattr(module_class, "from_serialized_hlo_module_proto"):
         raise DependencyError("this jaxlib cannot read HLO protos (no HloModule.from_serialized_hlo_module_proto)",
                               hint=INSTALL_HINT)

@@ -109,12 +109,13 @@ class ShapeParser:
             return shape, end + 1
         m = ARRAY_SHAPE.match(text, pos)
         if not m:
-            word = re.match(r"[\w.\-%]*", text[pos:]).group() or text[pos : pos + 1]
+            found = re.match(r"[\w.\-%]*", text[pos:])  # always matches, if only the empty string
+            word = (found.group() if found else "") or text[pos : pos + 1]
             raise ShapeError(f"expected a shape such as f32[2,3]{{1,0}}, saw '{word}'", pos)
         return self.array(m.group(1), m.group(2), m.group(3), pos), m.end()
 
     def _tuple(self, text: str, start: int, end: int) -> Shape:
-        elements = []
+        elements: list[Shape] = []
         pos = start + 1
         while True:
             while pos < end and text[pos] in " \t\r\n,":
@@ -190,7 +191,7 @@ def parse_signature(signature: str, span: Span | None = None) -> tuple[list[tupl
     try:
         start = signature.index("(")
         close = find_close(signature, start)
-        params = []
+        params: list[tuple[str, Shape]] = []
         for a, b in split_top_level(signature, start + 1, close):
             piece = signature[a:b]
             if not piece.strip():
