@@ -31,6 +31,7 @@ from ..analysis.glossary import (
 from ..analysis.summary import histogram_text, types_text
 from ..errors import visible
 from . import app
+
 if TYPE_CHECKING:
     from ..capture import Capture
 from .targets import (

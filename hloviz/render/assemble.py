@@ -132,7 +132,7 @@ def _node(g: ViewGraph, u: Unit) -> Node:
 def _scope_marks(node: Node, marks: list) -> None:
     """A closed scope: the colour of the kernel holding most of its ops, and all its kernels."""
     per_kernel: dict[int, int] = {}
-    fill: dict[int, tuple[str | None, str | None]] = {}
+    fill: dict[int, tuple[str | None, str]] = {}
     for m in marks:
         for k in m.kernels[:1]:
             per_kernel[k] = per_kernel.get(k, 0) + 1
@@ -201,7 +201,7 @@ def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
         mark = g.marks.get(const.name) or (g.marks.get(via.name) if via is not None else None)
         telling = mark is not None and (mark.highlight or (mark.note and mark.note != own_note))
         text = labels.inline_text(k, const, via, named=bool(telling) and u.kind != "chain")
-        if telling and mark.note and mark.note != own_note:
+        if telling and mark is not None and mark.note and mark.note != own_note:
             text += f" · {mark.note}"
         key = (text, bool(mark is not None and mark.highlight))
         merged[key] = merged.get(key, 0) + 1

@@ -30,7 +30,7 @@ from typing import Any
 from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse, layers
 from .assemble import BODY_CALLERS, build_scene
-from .chains import find_chains
+from .chains import Chain, find_chains
 from .cut import Cut, fit
 from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
@@ -402,7 +402,7 @@ def _make_units(g: ViewGraph, options: ViewOptions, targets: list[Instruction]) 
     for comp in g.computations:
         place = g.places[comp.name]
         nodes = [i for i in comp.instructions if kind.get(id(i)) == NODE]
-        chained: dict[int, object] = {}
+        chained: dict[int, Chain] = {}
         if not options.expand_chains:
             for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
                                      lambda i: marks.get(i.name), min_length=options.min_chain,

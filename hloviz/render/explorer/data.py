@@ -24,6 +24,7 @@ from ..dot import drawn_ids
 if TYPE_CHECKING:
     from ...analysis import Analysis
     from ...analysis.kernels import KernelReport
+    from ...analysis.scopes import ScopeTree
     from ..views import View
 
 __all__ = ["Side", "ViewSpec", "ExplorerData", "explorer_data"]
@@ -42,7 +43,7 @@ class Side:
     module: HloModule
     kernels: KernelReport | None = None
     text: str | None = None
-    _tree: object = field(default=None, repr=False)
+    _tree: ScopeTree | None = field(default=None, repr=False)
     _callers: dict | None = field(default=None, repr=False)
 
     def callers(self) -> dict:
@@ -51,7 +52,7 @@ class Side:
             self._callers = self.module.callers()
         return self._callers
 
-    def scope_tree(self):
+    def scope_tree(self) -> ScopeTree:
         """The module's :class:`~hloviz.analysis.scopes.ScopeTree` (built once)."""
         if self._tree is None:
             from ...analysis.scopes import build_scope_tree

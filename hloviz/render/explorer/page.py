@@ -29,18 +29,20 @@ COMPRESS_OVER = 256 * 1024
 #: the same breath as the script, while a compressed block is decoded only after the whole page
 #: is parsed (a real model's page is mostly pictures, so that would be most of its load time).
 PLAIN_DATA_UP_TO = 3 * 1024 * 1024
+#: The package the script and styles lie in: this module's (``__package__`` is typed optional).
+_PACKAGE = __name__.rpartition(".")[0]
 
 
 @cache
 def script_source() -> str:
     """The explorer's script (``explorer.js`` next to this module)."""
-    return resources.files(__package__).joinpath("explorer.js").read_text(encoding="utf-8")
+    return resources.files(_PACKAGE).joinpath("explorer.js").read_text(encoding="utf-8")
 
 
 @cache
 def style_source() -> str:
     """The explorer's styles (``explorer.css``)."""
-    return resources.files(__package__).joinpath("explorer.css").read_text(encoding="utf-8")
+    return resources.files(_PACKAGE).joinpath("explorer.css").read_text(encoding="utf-8")
 
 
 def script_hash(source: str) -> str:
