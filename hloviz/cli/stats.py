@@ -31,9 +31,6 @@ from ..analysis.glossary import (
 from ..analysis.summary import histogram_text, types_text
 from ..errors import visible
 from . import app
-
-if TYPE_CHECKING:
-    from ..capture import Capture
 from .targets import (
     ArgOpt,
     DeviceOpt,
@@ -48,6 +45,9 @@ from .targets import (
     note,
     print_json,
 )
+
+if TYPE_CHECKING:
+    from ..capture import Capture
 
 #: Rows shown per table unless --all.
 ROWS = 20
