@@ -11,20 +11,20 @@ import hloviz
 CASES = {
     # name: (text, computations, instructions) as XLA's parser reads them
     "no_header": (("add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}\n"
-                  "ENTRY main {\n  p = f32[4] parameter(0)\n  c = f32[] constant(0)\n"
-                  "  ROOT r = f32[] reduce(p, c), dimensions={0}, to_apply=add\n}\n"), 2, 6),
+                   "ENTRY main {\n  p = f32[4] parameter(0)\n  c = f32[] constant(0)\n"
+                   "  ROOT r = f32[] reduce(p, c), dimensions={0}, to_apply=add\n}\n"), 2, 6),
     "shape_then_opcode_on_next_line": (
         ("add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = f32[] parameter(2)\n"
-        "  d = f32[] parameter(3)\n  ROOT t = (f32[], f32[]) tuple(a, b)\n}\n"
-        "fusion {\n  p0 = f32[2,3,8] parameter(0)\n  p1 = f32[2,3,8] parameter(1)\n  c0 = f32[] constant(0)\n"
-        "  ROOT reduce = (f32[2, 3], f32[2, 3])\n    reduce(p0, p1, c0, c0), dimensions={2}, to_apply=add\n}\n"),
+         "  d = f32[] parameter(3)\n  ROOT t = (f32[], f32[]) tuple(a, b)\n}\n"
+         "fusion {\n  p0 = f32[2,3,8] parameter(0)\n  p1 = f32[2,3,8] parameter(1)\n  c0 = f32[] constant(0)\n"
+         "  ROOT reduce = (f32[2, 3], f32[2, 3])\n    reduce(p0, p1, c0, c0), dimensions={2}, to_apply=add\n}\n"),
         2, 9),
     "operands_on_their_own_lines": (
         ("HloModule PadToStatic\n\nENTRY main {\n  %param = s32[2,<=2,2] parameter(0)\n"
-        "  ROOT %cc = (s32[2,2,2], s32[], s32[], s32[])\n             custom-call(s32[2,<=2,2] %param),\n"
-        "             custom_call_target=\"PadToStatic\"\n}\n"), 1, 2),
+         "  ROOT %cc = (s32[2,2,2], s32[], s32[], s32[])\n             custom-call(s32[2,<=2,2] %param),\n"
+         "             custom_call_target=\"PadToStatic\"\n}\n"), 1, 2),
     "computation_on_one_line": (("c { ROOT p = f32[] parameter(0) }\nENTRY e { p = f32[] parameter(0)\n"
-                                " ROOT r = f32[] call(p), to_apply=c }\n"), 2, 3),
+                                 " ROOT r = f32[] call(p), to_apply=c }\n"), 2, 3),
     "attributes_continued_after_a_comma_line": (
         "ENTRY e {\n p = f32[4] parameter(0)\n ROOT r = f32[4] negate(p)\n , metadata={op_name=\"x\"}\n}\n", 1, 2),
     "a_line_break_after_every_token": (
@@ -37,7 +37,7 @@ CASES = {
     "blank_line_inside_an_instruction": ("ENTRY e {\n p = f32[4] parameter(0)\n ROOT r = f32[4]\n\n negate(p)\n}\n",
                                          1, 2),
     "crlf_line_ends": (("HloModule m\r\n\r\nENTRY e {\r\n  p = f32[4] parameter(0)\r\n"
-                       "  ROOT r = f32[4] negate(p)\r\n}\r\n"), 1, 2),
+                        "  ROOT r = f32[4] negate(p)\r\n}\r\n"), 1, 2),
 }
 
 
