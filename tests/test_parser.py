@@ -275,3 +275,19 @@ def test_unclosed_bracket_does_not_swallow_the_rest_of_the_module():
     text = f"HloModule m\n\nENTRY %e () -> f32[] {{\n  %bad = f32[] add(%c0, \n{body}\n}}\n"
     err = _error(text)
     assert err.line == 4
+
+
+def test_a_layout_must_hold_dimension_numbers():
+    """A fuzz finding: ``{,1}`` was kept as layout text, and its printed form did not re-read
+    the same. XLA refuses it; so does hloviz, with where."""
+    text = "HloModule m\nENTRY e {\n  ROOT p = f32[2,3]{,1} parameter(0)\n}\n"
+    with pytest.raises(hloviz.HloParseError, match="expected dimension numbers in the layout") as err:
+        hloviz.parse(text)
+    assert (err.value.line, err.value.column) == (3, 20)
+
+
+def test_a_layout_broken_across_lines_prints_on_one_and_round_trips():
+    text = "HloModule m\nENTRY e {\n  ROOT p = f32[2,3]{0,\n 1} parameter(0)\n}\n"
+    printed = hloviz.to_text(hloviz.parse(text))
+    assert "f32[2,3]{0,1} parameter(0)" in printed
+    assert hloviz.to_text(hloviz.parse(printed)) == printed

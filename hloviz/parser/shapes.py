@@ -27,6 +27,20 @@ def _brief(dims_text: str) -> str:
     return dims_text if len(dims_text) <= 40 else f"{dims_text[:20]}…{dims_text[-12:]}"
 
 
+_LAYOUT_DIM = re.compile(r"\d+\Z")
+
+
+def _layout(layout_text: str, offset: int) -> Layout:
+    """The layout between the braces, whitespace removed (XLA's lexer skips it, and the printer
+    writes the text back: ``{0,\n1}`` must print as ``{0,1}``); the minor-to-major part must be
+    dimension numbers, as XLA requires (``{,1}`` is refused)."""
+    text = "".join(layout_text[1:-1].split())
+    head = text.split(":", 1)[0]
+    if head and not all(_LAYOUT_DIM.match(d) for d in head.split(",")):
+        raise ShapeError(f"expected dimension numbers in the layout, saw '{{{_brief(head)}}}'", offset)
+    return Layout(text)
+
+
 class ShapeError(ScanError):
     """A malformed shape; ``offset`` is relative to the text handed to the parser."""
 
@@ -82,7 +96,8 @@ class ShapeParser:
                 if elements > MAX_ELEMENTS:
                     raise ShapeError(f"{element_type}[{_brief(dims_text)}] has more elements than XLA's int64 "
                                      "allows (2^63 - 1)", offset)
-        layout = Layout(layout_text[1:-1]) if layout_text is not None else None
+        layout = _layout(layout_text, offset + len(element_type) + len(dims_text) + 2) \
+            if layout_text is not None else None
         return Shape(element_type, tuple(dims), tuple(dynamic), layout)
 
     def parse(self, text: str, pos: int, limit: int | None = None) -> tuple[Shape, int]:
