@@ -241,17 +241,84 @@ def test_expand_a_fusion_in_place_with_a_breadcrumb_and_back(tmp_path):
         page.wait_for_function("() => window.hloviz.selected() !== null")
         open_button = page.locator("#hv-panel button:has-text('open this fusion')")
         assert open_button.count() == 1
+        # the search jumps to the picture drawing it as a box of its own: the top, or its layer's
+        before = page.evaluate("window.hloviz.view()")
+        depth = len(_crumbs(page))
         open_button.click()
-        page.wait_for_function("() => window.hloviz.view() !== 'top'")
+        page.wait_for_function("() => window.hloviz.view() === 'post:add_maximum_fusion.18'")
         crumbs = page.locator("#hv-crumbs button")
-        assert crumbs.count() == 2 and "add_maximum_fusion.18" in crumbs.nth(1).inner_text()
+        assert crumbs.count() == depth + 1 and "add_maximum_fusion.18" in crumbs.nth(depth).inner_text()
         # the fusion's body, down to single instructions: each box of this view holds one
         boxes = page.evaluate("""() => Array.from(document.querySelectorAll('#hv-viewport svg g.node')).length""")
         assert boxes >= 3
         assert "add_maximum_fusion.18" in page.evaluate("location.hash") or "v=" in page.evaluate("location.hash")
-        page.locator("#hv-viewport").press("Escape")
+        page.locator("#hv-viewport").press("Escape")  # back up to where it was opened from
+        page.wait_for_function("key => window.hloviz.view() === key", arg=before)
+        assert page.locator("#hv-crumbs button").count() == depth
+        page.locator("#hv-crumbs button").first.click()
         page.wait_for_function("() => window.hloviz.view() === 'top'")
         assert page.locator("#hv-crumbs button").count() == 1
+        assert problems(loaded) == []
+
+
+def _crumbs(page) -> list[str]:
+    return page.evaluate("Array.from(document.querySelectorAll('#hv-crumbs button')).map(b => b.textContent)")
+
+
+def _open_box(page, box: dict) -> None:
+    """Double-click a box of the picture (the way a user opens a layer or a fusion in place)."""
+    page.locator(f"#hv-viewport svg g[data-box='{box['id']}']").dispatch_event("dblclick")
+    page.wait_for_function("key => window.hloviz.view() === key", arg=box["opens"])
+
+
+@pytest.mark.requires_chromium
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_open_a_layer_then_a_sub_layer_in_it_then_a_fusion_in_that(tmp_path):
+    report = _show("keras_transformer", tmp_path / "out")
+    with chromium() as browser:
+        loaded = open_page(browser, report)
+        page = loaded.page
+        search(page, "block_0")
+        block = page.locator("#hv-results button[data-scope$='block_0_1'][data-opens]")
+        assert block.count() == 1, page.inner_text("#hv-results")
+        path = block.get_attribute("data-scope")
+        block.click()
+        page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
+        assert _crumbs(page) == ["whole module", "transformer/block_0"]
+        # the layer's picture shows its sub-layers closed, each a box that opens its own picture
+        subs = [b for b in page.evaluate("window.hloviz.boxes()")
+                if b["scope"] and b["scope"].startswith(path + "/") and b["opens"] == f"s:{b['scope']}"
+                and b["id"].startswith("n")]
+        assert len({b["scope"] for b in subs}) >= 2, subs
+        fusions: list[dict] = []
+        for sub in sorted({b["scope"]: b for b in subs}.values(), key=lambda b: b["scope"]):
+            _open_box(page, sub)
+            crumbs = _crumbs(page)
+            assert crumbs[:2] == ["whole module", "transformer/block_0"] and len(crumbs) == 3, crumbs
+            assert re.sub(r"_\d+$", "", sub["scope"].rsplit("/", 1)[1]) in crumbs[2], crumbs  # Keras' _1 dropped
+            boxes = page.evaluate("window.hloviz.boxes()")
+            # its own picture: every op drawn before optimization is the sub-layer's (forward or its gradient)
+            pre_ops = [m["opName"] for b in boxes for m in b["members"] if m["side"] == "pre" and m["opName"]]
+            assert pre_ops and all(sub["scope"] + "/" in o for o in pre_ops), (sub["scope"], pre_ops[:8])
+            assert not any(b["scope"] == path for b in boxes)  # the parent layer is not drawn in it
+            fusions = [b for b in boxes if b["opens"] and b["opens"].startswith("post:") and b["id"].startswith("n")]
+            if fusions:
+                break
+            page.locator("#hv-viewport").press("Escape")
+            page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
+        assert fusions, "no sub-layer of block_0 draws a fusion with a picture of its own"
+        fusion = fusions[0]
+        _open_box(page, fusion)  # the fusion, down to single instructions, opened from the sub-layer
+        crumbs = _crumbs(page)
+        assert len(crumbs) == 4 and crumbs[:2] == ["whole module", "transformer/block_0"], crumbs
+        assert fusion["opens"].split(":", 1)[1] in crumbs[3]
+        single = page.evaluate("window.hloviz.boxes()")
+        assert len(single) >= 3 and all(len(b["members"]) <= 1 for b in single if b["id"].startswith("n"))
+        page.locator("#hv-viewport").press("Escape")  # back up: to the sub-layer it was opened from
+        page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{sub['scope']}")
+        page.locator("#hv-crumbs button").nth(1).click()
+        page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
         assert problems(loaded) == []
 
 

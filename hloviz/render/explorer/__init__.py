@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ...analysis import Analysis
     from ...ir import HloModule, Instruction
     from ..pictures import Picture
-    from ..views import Mark
+    from ..views import Mark, View
 
 __all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "Side", "ViewSpec", "diff_payload", "explorer_data",
            "explorer_payload", "module_payload", "pair_payload"]
@@ -62,9 +62,17 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
             return None
         return label, [(i, view) for i, (_, view) in enumerate(pic.views[:2])], pic.svg.decode("utf-8")
 
-    layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds)
+    def inner(path: str, drawn: list[tuple[int, View]]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for i, view in drawn:
+            for sub, n in closed_scopes(sides[i], view, within=path).items():
+                found[sub] = found.get(sub, 0) + n
+        return found
+
+    layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
     views += layers
-    views += fusion_expansions(1, sides[1], columns[1][1], marks=post_marks, bounds=bounds, walked=len(layers) * walk)
+    drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers for i, view in v.columns if i == 1]
+    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=len(layers) * walk)
     return explorer_payload(explorer_data(sides, views, analysis=analysis, lookup=lookup, title=picture.title))
 
 
@@ -93,9 +101,10 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
 
     walk = module.instruction_count
     layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
-                              bounds=bounds)
+                              bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
     views += layers
-    views += fusion_expansions(0, side, view, marks=marks, bounds=bounds, walked=len(layers) * walk)
+    drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers]
+    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds, walked=len(layers) * walk)
     return explorer_payload(explorer_data([side], views, lookup=lookup, title=picture.title))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -47,46 +47,54 @@ class Bounds:
     seconds: float = 30.0
 
 
-def fusion_expansions(side_index: int, side: Side, drawn: View, *, marks: Mapping[str, Mark] | None = None,
-                      bounds: Bounds = Bounds(), parent: str = "top", walked: int = 0) -> list[ViewSpec]:
-    """A view of each fusion kernel of ``side`` that the picture ``drawn`` shows folded into a
-    box, biggest first, within ``bounds`` (``walked``: instructions the layer pictures walked)."""
+def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[str, View]], *,
+                      marks: Mapping[str, Mark] | None = None, bounds: Bounds = Bounds(), parent: str = "top",
+                      walked: int = 0) -> list[ViewSpec]:
+    """A view of each fusion kernel of ``side`` that a picture shows folded into a box, biggest
+    first, within ``bounds`` (``walked``: instructions the layer pictures walked). ``drawn`` is
+    one picture (its view key is ``parent``) or the pictures of the page in the order they were
+    laid out, (view key, View): a fusion's view opens from the first picture that draws it, so a
+    fusion inside an opened layer opens to single instructions as one at the top does."""
     from ..pictures import module_picture
     from ..views import ViewOptions
 
+    pictures = [(parent, drawn)] if not isinstance(drawn, Sequence) else list(drawn)
     count = min(bounds.max_views, (bounds.max_walk - walked) // max(side.module.instruction_count, 1))
     if side.kernels is None or count <= 0:
         return []
-    candidates: list[tuple[int, Instruction]] = []
+    candidates: list[tuple[int, Instruction, str]] = []
     for k in side.kernels.kernels:
-        if k.fused_computation is None or k.instructions < 2 or drawn.node_of.get(k.name) is None:
+        if k.fused_computation is None or k.instructions < 2:
             continue
+        where = next((key for key, view in pictures if view.node_of.get(k.name) is not None), None)
         comp = side.module.get_computation(k.computation)
         inst = comp.get(k.name) if comp is not None else None
-        if inst is not None:
-            candidates.append((k.instructions, inst))
+        if inst is not None and where is not None:
+            candidates.append((k.instructions, inst, where))
     candidates.sort(key=lambda c: -c[0])
-    chosen = [inst for _, inst in candidates[:count]]
+    chosen = [(inst, where) for _, inst, where in candidates[:count]]
 
     deadline = time.monotonic() + bounds.seconds
 
-    def draw(inst: Instruction):
+    def draw(choice: tuple[Instruction, str]):
+        inst, where = choice
         if time.monotonic() >= deadline:
-            return inst, None
+            return inst, where, None
         fused = inst.called_computations[0]
         title = f"{inst.name} · {inst.attributes.get('kind', 'fusion')} fusion · {fused.name}"
         try:
-            return inst, module_picture(side.module, options=ViewOptions(computation=fused.name, budget=bounds.budget),
-                                        marks=marks, title=title, timeout=bounds.timeout)
+            return inst, where, module_picture(side.module,
+                                               options=ViewOptions(computation=fused.name, budget=bounds.budget),
+                                               marks=marks, title=title, timeout=bounds.timeout)
         except HlovizError:
-            return inst, None  # no layout in time: the panel still shows the body as text
+            return inst, where, None  # no layout in time: the panel still shows the body as text
 
     workers = max(1, min(4, os.cpu_count() or 1))
     with ThreadPoolExecutor(workers) as pool:
         drawn_all = list(pool.map(draw, chosen))
     out: list[ViewSpec] = []
     total = 0
-    for inst, picture in drawn_all:
+    for inst, where, picture in drawn_all:
         if picture is None or picture.svg is None:
             continue
         svg = picture.svg.decode("utf-8")
@@ -94,15 +102,17 @@ def fusion_expansions(side_index: int, side: Side, drawn: View, *, marks: Mappin
             continue
         total += len(svg)
         out.append(ViewSpec(key=f"{side.key}:{inst.name}", title=inst.name,
-                            columns=[(side_index, picture.views[0][1])], svg=svg, parent=parent,
+                            columns=[(side_index, picture.views[0][1])], svg=svg, parent=where,
                             opens=f"i:{side.key}:{inst.name}"))
     return out
 
 
-def closed_scopes(side: Side, drawn: View) -> dict[str, int]:
+def closed_scopes(side: Side, drawn: View, within: str | None = None) -> dict[str, int]:
     """Layers worth a picture of their own: path → instructions, for each scope (of at least two
     instructions, and not most of the module) that the picture ``drawn`` has no box of its own
-    for — closed into a box with other ops, or left out when Graphviz needed a coarser view."""
+    for — closed into a box with other ops, or left out when Graphviz needed a coarser view.
+    ``within``: ``drawn`` is that layer's own picture, and only the scopes inside it count (its
+    sub-layers, one level down: theirs show in their own pictures)."""
     tree = side.scope_tree()
     total = side.module.instruction_count
     own: set[str] = set()
@@ -117,8 +127,11 @@ def closed_scopes(side: Side, drawn: View) -> dict[str, int]:
         if len(paths) == 1:
             own.update(paths)
     out: dict[str, int] = {}
+    inside = within + "/" if within is not None else ""
     for s in tree.walk():  # parents first: a layer's own sub-scopes show in its picture
         if s.kind != "scope" or s.path in own or (s.parent is not None and s.parent.path in out):
+            continue
+        if not s.path.startswith(inside) or s.path == within:
             continue
         n = sum(s.phases.values())
         if 2 <= n <= total // 2:
@@ -126,38 +139,72 @@ def closed_scopes(side: Side, drawn: View) -> dict[str, int]:
     return out
 
 
-def scope_expansions(candidates: Mapping[str, int], draw, *, walk: int, bounds: Bounds = Bounds(),
-                     parent: str = "top") -> list[ViewSpec]:
+#: ``draw(path)`` of :func:`scope_expansions`: the layer's title, drawn columns and SVG, or None.
+LayerDraw = Callable[[str], "tuple[str, list[tuple[int, View]], str] | None"]
+#: ``inner(path, columns)``: the sub-layers the layer's drawn picture shows closed, path → size.
+LayerInner = Callable[[str, "list[tuple[int, View]]"], Mapping[str, int]]
+
+
+def scope_expansions(candidates: Mapping[str, int], draw: LayerDraw, *, walk: int, bounds: Bounds = Bounds(),
+                     parent: str = "top", inner: LayerInner | None = None) -> list[ViewSpec]:
     """A view of each scope in ``candidates`` (path → size), biggest first, within ``bounds``;
     ``draw(path)`` returns ``(title, [(side index, View)], svg)`` or None; each walks ``walk``
-    instructions."""
-    count = min(bounds.max_views, len(candidates), bounds.max_walk // 2 // max(walk, 1))
-    chosen = sorted(candidates, key=lambda p: (-candidates[p], p))[:count]
+    instructions.
 
+    With ``inner``, layers open recursively: the sub-layers each drawn picture shows closed get
+    pictures of their own (their parent is that picture, so the breadcrumb keeps it), and so on
+    down. The bounds are spent breadth-first: every layer of one level (biggest first) before
+    any of the next, so a big model's top-level layers are never crowded out by deep ones."""
+    left = min(bounds.max_views, bounds.max_walk // 2 // max(walk, 1))
     deadline = time.monotonic() + bounds.seconds
-
-    def one(path: str):
-        if time.monotonic() >= deadline:
-            return path, None
-        try:
-            return path, draw(path)
-        except HlovizError:
-            return path, None
-
-    workers = max(1, min(4, os.cpu_count() or 1))
-    with ThreadPoolExecutor(workers) as pool:
-        results = list(pool.map(one, chosen))
+    level: list[tuple[str, str, int]] = [(parent, p, n) for p, n in candidates.items()]
+    seen: set[str] = set()
     out: list[ViewSpec] = []
     total = 0
-    for path, drawn in results:
-        if drawn is None:
-            continue
-        title, columns, svg = drawn
-        if total + len(svg) > bounds.max_bytes:
-            continue
-        total += len(svg)
-        out.append(ViewSpec(key=f"s:{path}", title=title, columns=columns, svg=svg, parent=parent, opens=f"s:{path}"))
+
+    def one(choice: tuple[str, str, int]):
+        up, path, _ = choice
+        if time.monotonic() >= deadline:
+            return up, path, None
+        try:
+            return up, path, draw(path)
+        except HlovizError:
+            return up, path, None
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    while level and left > 0 and time.monotonic() < deadline:
+        level = list({c[1]: c for c in level if c[1] not in seen}.values())  # one of each path
+        paths = {c[1] for c in level}
+        # a scope inside another of this level waits for the next: its ancestor's picture first
+        now = [c for c in level if not any(a in paths for a in _ancestors(c[1]))]
+        chosen = sorted(now, key=lambda c: (-c[2], c[1]))[:left]
+        seen.update(c[1] for c in chosen)
+        left -= len(chosen)
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(one, chosen))
+        level = [c for c in level if c not in now]
+        for up, path, drawn in results:
+            if drawn is None:
+                continue
+            title, columns, svg = drawn
+            if total + len(svg) > bounds.max_bytes:
+                continue
+            total += len(svg)
+            out.append(ViewSpec(key=f"s:{path}", title=title, columns=columns, svg=svg, parent=up, opens=f"s:{path}"))
+            if inner is not None:
+                level += [(f"s:{path}", p, n) for p, n in inner(path, columns).items()]
+    drawn_paths = {v.key for v in out}
+    for v in out:  # each picture goes back up to its nearest drawn enclosing layer, for the breadcrumb
+        up = next((f"s:{a}" for a in reversed(_ancestors(v.key[2:])) if f"s:{a}" in drawn_paths), None)
+        if up is not None:
+            v.parent = up
     return out
+
+
+def _ancestors(path: str) -> list[str]:
+    """The scope paths enclosing ``path``, outermost first (``a/b/c`` → ``a``, ``a/b``)."""
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def top_view(title: str, columns: Sequence[tuple[int, View]]) -> ViewSpec:

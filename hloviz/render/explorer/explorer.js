@@ -180,10 +180,9 @@
     var nav = doc.getElementById("hv-crumbs");
     nav.textContent = "";
     var chain = [], v = state.view;
-    while (v !== null && v !== undefined && v >= 0) {
+    while (v !== null && v !== undefined && v >= 0 && chain.indexOf(v) < 0) {
       chain.unshift(v);
-      var p = views[v].parent;
-      v = p ? viewByKey(p) : -1;
+      v = parentOf(v);
     }
     chain.forEach(function (c, i) {
       if (i) nav.appendChild(doc.createTextNode(" \u203a "));
@@ -194,6 +193,14 @@
       else b.addEventListener("click", function () { showView(c).then(writeHash); });
       nav.appendChild(b);
     });
+  }
+  // The view a view goes back up to: the one it was opened from (a fusion drawn inside an opened
+  // layer opens from there), else the one it was drawn to expand.
+  var openedFrom = {};
+  function parentOf(v) {
+    if (openedFrom[v] !== undefined) return openedFrom[v];
+    var p = views[v].parent;
+    return p ? viewByKey(p) : -1;
   }
   function viewByKey(key) {
     for (var i = 0; i < views.length; i++) if (views[i].key === key) return i;
@@ -419,13 +426,13 @@
     var v = viewOpening(g);
     if (v < 0) { var o = ownerOf(g); v = o >= 0 ? viewOpening(o) : -1; }
     if (v < 0) return false;
+    if (v !== state.view) openedFrom[v] = state.view;  // its breadcrumb goes back to where it was opened
     showView(v, function () { select(g, { centre: true }); });
     return true;
   }
   function collapse() {
-    var p = views[state.view].parent;
-    if (!p) return;
-    var back = viewByKey(p), g = state.sel;
+    var back = parentOf(state.view), g = state.sel;
+    if (back < 0) return;
     showView(back, function () { if (g !== null) select(g, { centre: true }); else writeHash(); });
   }
 
@@ -510,8 +517,9 @@
       open.addEventListener("click", function () { expand(g); });
       actions.appendChild(open);
     }
-    if (views[state.view].parent) {
-      var up = el("button", "back to " + (views[viewByKey(views[state.view].parent)].title || "whole module"));
+    var upTo = parentOf(state.view);
+    if (upTo >= 0) {
+      var up = el("button", "back to " + (upTo === 0 ? "whole module" : views[upTo].title));
       up.type = "button";
       up.addEventListener("click", collapse);
       actions.appendChild(up);
@@ -654,7 +662,7 @@
       panelEl.appendChild(el("p", "This layer has no picture of its own in this page (the page holds a bounded number); " +
                               "its boxes are lit in the picture, and `hloviz render --scope " + D.scopes.path[si] + "` draws it.", "hv-panel-dim"));
     }
-    if (views[state.view].parent) {
+    if (parentOf(state.view) >= 0) {
       var back = el("button", "back up");
       back.type = "button";
       back.addEventListener("click", collapse);
@@ -847,6 +855,16 @@
         if (state.sel !== null) return { instruction: describe(state.sel) };
         if (state.selScope !== null) return { scope: D.scopes.path[state.selScope] };
         return null;
+      },
+      boxes: function () {  // the boxes of the current picture: the layer each stands for, the view each opens
+        var v = state.view, info = views[v];
+        return Object.keys(info.nodes).concat(Object.keys(info.clusters)).map(function (id) {
+          var si = scopeBox(v, id), g = si >= 0 ? -1 : primary(v, id);
+          var to = si >= 0 ? viewOpeningScope(si) : (g >= 0 ? viewOpening(g) : -1);
+          var gs = info.nodes[id] ? info.nodes[id][1] : [];
+          return { id: id, scope: si >= 0 ? D.scopes.path[si] : null, opens: to >= 0 && to !== v ? views[to].key : null,
+                   members: gs.map(describe) };
+        });
       },
       highlighted: function () {  // the lit boxes of the current picture, each with what it holds
         var info = views[state.view];
