@@ -291,3 +291,13 @@ def test_a_layout_broken_across_lines_prints_on_one_and_round_trips():
     printed = hloviz.to_text(hloviz.parse(text))
     assert "f32[2,3]{0,1} parameter(0)" in printed
     assert hloviz.to_text(hloviz.parse(printed)) == printed
+
+
+def test_an_inferred_shape_in_a_cycle_is_bounded():
+    """A fuzz finding: ``root = get-tuple-element(..., root)`` with its shape left out made the
+    shape inference walk the cycle forever (149 bytes → 5.8 GB). Now it parses at once and
+    :func:`hloviz.check` reports the cycle."""
+    text = ("HloModule test\n\n test {\n  ROOT root = get-tuple-element(\n"
+            "    (f32[10], f16[10]) tuple(f32[10] parameter(0), f16[10] parameter(1))\n  root ), index=0\n}")
+    module = hloviz.parse(text)
+    assert any("cycle" in p.message for p in hloviz.check(module))

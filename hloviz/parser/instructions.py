@@ -77,6 +77,7 @@ FAST_INSTRUCTION = re.compile(
 def infer_shapes(pending: list[Instruction]) -> None:
     """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
     done: set[int] = set()
+    entered: set[int] = set()  # an instruction met again before it is done is in a cycle
     for first in pending:
         stack = [(first, False)]
         while stack:
@@ -88,6 +89,9 @@ def infer_shapes(pending: list[Instruction]) -> None:
                 if inst.shape is INFERRED:
                     inst.shape = infer_shape(inst)
                 continue
+            if id(inst) in entered:  # a cycle (``root = f(root)``): not walked again, the stack stays bounded
+                continue
+            entered.add(id(inst))
             stack.append((inst, True))
             for op in inst.operands:
                 if op.shape is INFERRED and id(op) not in done:
