@@ -21,6 +21,20 @@ from .targets import ArgOpt, DeviceOpt, ModuleOpt, note, print_json
 
 FORMATS = ("text", "markdown", "json")
 
+
+def report_options(fmt: str, limit: int, fail_on: list[str] | None) -> list[str]:
+    """Check the options every diff report takes (``--format``, ``--limit``, ``--fail-on``; shared
+    by ``hloviz diff`` and ``hloviz versions``) and return the ``--fail-on`` checks."""
+    if fmt not in FORMATS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
+    if limit < 0:
+        raise InputError(f"--limit must be 0 (all) or more, not {limit}")
+    checks = list(fail_on or [])
+    unknown = [c for c in checks if c not in CHECKS]
+    if unknown:
+        raise InputError(f"unknown --fail-on check '{unknown[0]}'", hint="known checks: " + ", ".join(CHECKS))
+    return checks
+
 _SIDE_HELP = ("a capture folder (hloviz dump), an HLO file, an XLA dump folder, or model.py:function "
               "(captured with the TensorFlow/JAX installed here; the file is imported, which runs its "
               "code: only point hloviz at code you trust)")
@@ -81,14 +95,7 @@ def diff(
     The same function under two TensorFlow releases (hloviz versions compares more):
       hloviz diff samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21
     """
-    if fmt not in FORMATS:
-        raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
-    if limit < 0:
-        raise InputError(f"--limit must be 0 (all) or more, not {limit}")
-    checks = list(fail_on or [])
-    unknown = [c for c in checks if c not in CHECKS]
-    if unknown:
-        raise InputError(f"unknown --fail-on check '{unknown[0]}'", hint="known checks: " + ", ".join(CHECKS))
+    checks = report_options(fmt, limit, fail_on)
     picture_fmt = None
     if output is not None:
         from ..render.pictures import format_for

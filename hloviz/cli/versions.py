@@ -16,9 +16,9 @@ import typer
 from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
+from .diff import report_options
 from .targets import ArgOpt, DeviceOpt, VerboseOpt, note, print_json
 
-FORMATS = ("text", "markdown", "json")
 _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items())
 
 
@@ -71,14 +71,7 @@ def versions(
     """
     from .. import api
 
-    if fmt not in FORMATS:
-        raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
-    if limit < 0:
-        raise InputError(f"--limit must be 0 (all) or more, not {limit}")
-    checks = list(fail_on or [])
-    unknown = [c for c in checks if c not in CHECKS]
-    if unknown:
-        raise InputError(f"unknown --fail-on check '{unknown[0]}'", hint="known checks: " + ", ".join(CHECKS))
+    checks = report_options(fmt, limit, fail_on)
     if output is not None and output.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"-o writes an HTML report; name it .html, not {output.name}")
     live = bool(tf or jax)
