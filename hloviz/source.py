@@ -77,27 +77,56 @@ class Span:
 
 
 class SourceText:
-    """A text being parsed, by name: turns 0-based line indexes and offsets into :class:`Span`."""
+    """A text being parsed, by name: turns 0-based line indexes and offsets into :class:`Span`.
 
-    __slots__ = ("filename", "text", "_lines")
+    The text is never split into a list of lines (that costs about 9 bytes per line for blank
+    lines, more for short ones): a line is found, when an error needs it, by counting newlines.
+    """
+
+    __slots__ = ("filename", "text", "_count", "_found")
+
+    #: Newlines are counted this many characters at a time before the line is searched for.
+    _CHUNK = 1 << 16
 
     def __init__(self, text: str, filename: str | None = None) -> None:
         self.filename = filename or "<string>"
         self.text = text
-        self._lines: list[str] | None = None
+        self._count = -1
+        self._found = (0, 0)  # the last line looked up and its offset: errors ask twice
 
-    @property
-    def lines(self) -> list[str]:
-        """The text's lines as written (comments intact); split when first asked for."""
-        if self._lines is None:
-            self._lines = self.text.split("\n")
-        return self._lines
+    def line_count(self) -> int:
+        """The number of lines (``text.split("\\n")`` would give as many)."""
+        if self._count < 0:
+            self._count = self.text.count("\n") + 1
+        return self._count
+
+    def line(self, index: int) -> str:
+        """Line ``index`` (0-based) as written, comments intact; "" outside the text."""
+        if not 0 <= index < self.line_count():
+            return ""
+        start = self._offset(index)
+        end = self.text.find("\n", start)
+        return self.text[start : end if end >= 0 else None]
+
+    def _offset(self, index: int) -> int:
+        """Where line ``index`` starts: newlines counted a chunk at a time, then found one by one."""
+        text, chunk = self.text, self._CHUNK
+        line, pos = self._found if self._found[0] <= index else (0, 0)
+        while True:
+            found = text.count("\n", pos, pos + chunk)
+            if line + found >= index:
+                break
+            line, pos = line + found, pos + chunk
+        while line < index:
+            pos = text.index("\n", pos) + 1
+            line += 1
+        self._found = (index, pos)
+        return pos
 
     def span(self, line_index: int, column: int) -> Span:
         """The span at 0-based ``line_index`` and 0-based ``column`` (clamped into the text)."""
-        lines = self.lines
-        line_index = max(0, min(line_index, len(lines) - 1))
-        source = lines[line_index] if lines else ""
+        line_index = max(0, min(line_index, self.line_count() - 1))
+        source = self.line(line_index)
         return Span(self.filename, line_index + 1, max(0, min(column, len(source))) + 1, source)
 
     def span_in(self, first_line: int, statement: str, offset: int) -> Span:

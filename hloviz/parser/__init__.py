@@ -23,7 +23,7 @@ from ..source import SourceText, Span
 from .attributes import read_deferred_attributes
 from .module import ModuleReader
 from .proto import is_proto_path, read_proto_text
-from .reflow import reflow
+from .reflow import statements
 from .shapes import parse_shape, parse_signature
 from .state import ParseState
 
@@ -64,16 +64,16 @@ def _parse_reflowed(text: str, filename: str | None) -> HloModule | None:
 
     XLA's lexer allows a line break (or none) between any two tokens; the line-oriented parser
     reads the usual layouts fast, and this second reading covers the rest (two instructions on a
-    line, a computation on one line, a statement broken after every token). Lines are mapped
-    back, so instructions keep the line they start on in ``text``.
+    line, a computation on one line, a statement broken after every token). The statements are
+    made as the reader asks for them, so a text that fails here too fails early and cheaply.
+    Lines are mapped back, so instructions keep the line they start on in ``text``.
     """
-    flowed, line_of = reflow(text)
-    if flowed == text:
-        return None
+    state = ParseState(text, filename, statements=statements(text))
     try:
-        module = ModuleReader(ParseState(flowed, filename)).read()
+        module = ModuleReader(state).read()
     except HloParseError:
         return None
+    line_of = state.lines.line_of
 
     def original(line: int) -> int:
         return line_of[line - 1] if 0 < line <= len(line_of) else line

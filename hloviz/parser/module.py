@@ -64,12 +64,11 @@ class ModuleReader:
     def read(self) -> HloModule:
         state = self.state
         lines = state.lines
-        n = len(lines)
-        i = 0
-        while i < n and _skippable(lines[i]):
-            i += 1
-        if i >= n:
-            raise state.error("empty text: expected 'HloModule name'", max(0, n - 1), 0)
+        i = lines.skip(0)
+        while lines.has(i) and _skippable(lines[i]):
+            i = max(i + 1, lines.skip(i + 1))
+        if not lines.has(i):
+            raise state.error("empty text: expected 'HloModule name'", max(0, len(lines) - 1), 0)
         lines[i] = blank_line(lines[i])
         module = state.module
         # XLA's emitter and FileCheck tests (and most snippets in bug reports) start directly with
@@ -79,14 +78,16 @@ class ModuleReader:
             module.name = header.group(1)
             i = self._header(header, i)
         entry_line: int | None = None
-        while i < n:
+        while lines.has(i):
             line = lines[i]
             if not line or line.isspace():
-                i += 1
+                i = lines.past(i)  # a run of blank lines in one step
                 continue
-            line = lines[i] = blank_line(line)
+            blanked = blank_line(line)
+            if blanked is not line:
+                line = lines[i] = blanked
             if _skippable(line):
-                i += 1
+                i = lines.past(i)
                 continue
             section = _SECTION.match(line)
             if section:
@@ -102,6 +103,7 @@ class ModuleReader:
                 entry_line = computation.line
                 module.entry = computation
         if not module.computations:
+            n = len(lines)
             raise state.error("expected at least one computation", n - 1, len(lines[n - 1]))
         if module.entry is None:
             # XLA takes the last computation as the entry when none is marked.
@@ -115,16 +117,22 @@ class ModuleReader:
     def _header(self, m: re.Match[str], i: int) -> int:
         """Read the ``HloModule name, attributes`` header that starts at line ``i``; return the next line."""
         lines = self.state.lines
-        n = len(lines)
         header_start = i
-        header = lines[i]
+        parts = [lines[i]]
         # The header's attributes may continue over several lines (long layouts, tables).
-        depth = net_depth(header)
-        while (depth > 0 or header.rstrip().endswith(",")) and i + 1 < n:
+        depth = net_depth(parts[0])
+        last = parts[0]  # the last line with more than spaces: does a comma dangle?
+        while (depth > 0 or last.rstrip().endswith(",")) and lines.has(i + 1):
+            if i - header_start >= _MAX_JOINED_LINES:
+                raise self.state.error(f"the module header goes on for more than {_MAX_JOINED_LINES} lines: a "
+                                       "bracket is not closed or a comma dangles", header_start, len(parts[0].rstrip()))
             i += 1
-            lines[i] = blank_line(lines[i])
-            depth += net_depth(lines[i])
-            header += "\n" + lines[i]
+            line = lines[i] = blank_line(lines[i])
+            depth += net_depth(line)
+            parts.append(line)
+            if line.strip():
+                last = line
+        header = "\n".join(parts)
         try:
             self.state.module.attributes = split_attributes(header, m.end())
         except ScanError as err:
@@ -145,7 +153,7 @@ class ModuleReader:
         """Read a stack-frame table (``FileNames`` …) that newer XLA prints after the header."""
         lines = self.state.lines
         table = self.state.module.stack_frame_tables.setdefault(name, {})
-        while i < len(lines):
+        while lines.has(i):
             line = lines[i] = blank_line(lines[i])
             if not line.strip():
                 i += 1
@@ -173,7 +181,10 @@ class ModuleReader:
         state = self.state
         lines = state.lines
         start = i
-        header = lines[i] = blank_line(lines[i])
+        line = lines[i]
+        header = blank_line(line)
+        if header is not line:
+            lines[i] = header
         m = _COMPUTATION.match(header)
         if not m or header.lstrip().startswith("}"):
             s = header.lstrip()
@@ -182,7 +193,7 @@ class ModuleReader:
         # The header ends at its '{'; join lines until we find it.
         while "{" not in header[m.end():] or not self._header_complete(header, m.end()):
             i += 1
-            if i >= len(lines) or i - start > _MAX_HEADER_LINES:
+            if not lines.has(i) or i - start > _MAX_HEADER_LINES:
                 raise state.error("expected '{' to open the computation", start, len(lines[start].rstrip()))
             header += "\n" + blank_line(lines[i])
         computation = Computation(m.group(2), is_entry=bool(m.group(1)), line=start + 1)
@@ -251,7 +262,11 @@ class ModuleReader:
         the header's line) to its ``}``; return the line after it."""
         state = self.state
         lines = state.lines
-        n_lines = len(lines)
+        # The hot loop indexes the split block of lines it is in (a plain list), not ``lines``.
+        block, base = lines.current, lines.current_first
+        if not base <= i < base + len(block):
+            block, base = lines.block(i)
+        end = base + len(block)
         fast_match = FAST_INSTRUCTION.match
         fast = self.instructions.fast
         by_name = computation.by_name
@@ -262,10 +277,13 @@ class ModuleReader:
             if pending is not None:
                 text, line_index, pending = pending, i - 1, None
             else:
-                if i >= n_lines:
-                    raise state.error(f"computation '{computation.name}' is never closed with '}}'", start,
-                                      len(lines[start].rstrip()))
-                text = lines[i]
+                if i >= end:
+                    block, base = lines.block(i)
+                    if not block:
+                        raise state.error(f"computation '{computation.name}' is never closed with '}}'", start,
+                                          len(lines[start].rstrip()))
+                    end = base + len(block)
+                text = block[i - base]
                 line_index = i
                 i += 1
                 m = fast_match(text)
@@ -277,10 +295,14 @@ class ModuleReader:
                             root_line = self._set_root(computation, inst, root_line, line_index, text)
                         continue
                 if text == "}":  # the usual end of a computation
-                    return i
+                    # and the one empty line XLA puts before the next: stepped over here, in the block
+                    j = i - base
+                    return i + 1 if j + 1 < len(block) and not block[j] and block[j + 1] else i
                 text = blank_line(text)
             stripped = text.strip()
             if not stripped or stripped.startswith("//"):
+                if line_index == i - 1:  # a line of its own (not the rest of the header's line)
+                    i = lines.past(line_index)  # a run of blank or comment lines in one step
                 continue
             if stripped.startswith("}"):
                 self._close(computation, text, line_index)
@@ -313,8 +335,10 @@ class ModuleReader:
         lines = self.state.lines
         depth = net_depth(text)
         joined = False
-        while not joined or depth > 0 or text.rstrip().endswith(","):
-            if i >= len(lines) or i - first > _MAX_JOINED_LINES or NEW_STATEMENT.match(lines[i]) \
+        parts = [text]
+        last = text  # the last line with more than spaces: does a comma dangle?
+        while not joined or depth > 0 or last.rstrip().endswith(","):
+            if not lines.has(i) or i - first > _MAX_JOINED_LINES or NEW_STATEMENT.match(lines[i]) \
                     or (lines[i].strip() == "}" and depth <= 0):
                 if incomplete.error is not None:
                     raise incomplete.error from None
@@ -322,9 +346,12 @@ class ModuleReader:
                                        first, len(lines[first].rstrip())) from None
             line = lines[i] = blank_line(lines[i])
             depth += net_depth(line)
-            text += "\n" + line
+            parts.append(line)
+            if line.strip():
+                last = line
             i += 1
             joined = joined or bool(line.strip())
+        text = "\n".join(parts)
         if depth < 0:
             raise self.state.error("this instruction is never completed: a bracket is not closed",
                                    first, len(lines[first].rstrip())) from None
@@ -377,9 +404,8 @@ class ModuleReader:
             computation.root = computation.instructions[-1]
 
     def _name_error(self, inst: Instruction, name: str, message: str) -> HloParseError:
-        lines = self.state.source.lines
         line_index = inst.line - 1
-        line = lines[line_index] if 0 <= line_index < len(lines) else ""
+        line = self.state.source.line(line_index)
         eq = line.find("=")
         col = line.find(name, eq + 1 if eq >= 0 else 0)
         if col > 0 and line[col - 1] == "%":
