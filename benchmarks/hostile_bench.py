@@ -4,7 +4,9 @@ fresh process, and the growth of each hostile shape from 10× to 100× in the sa
 Part 1 runs the cases a review of hloviz reported (its figures then: a 39 KB ``.hlo.gz`` with a
 40 MB ``op_name`` took 30 s and 6.8 GB in ``render -o x.dot``; 20k/40k/80k blank lines after a
 module took 4/14/84 s in ``stats --json``; one shape of 100k dimensions 56 s in ``stats``; a
-1 MB ``.gz`` inflating to 1 GB was killed at 300 s). Each command is one process; its peak RSS
+1 MB ``.gz`` inflating to 1 GB was killed at 300 s), and 50 MB of each text of short lines
+(``tests/hostile_inputs.SHORT_LINE_SHAPES``: blank, ``}`` or ``ab`` lines took up to 80 s and
+10 GB before lines were split a block at a time). Each command is one process; its peak RSS
 comes from ``wait4``. The reference for each is the same command on the seed capture's
 ``post.hlo``, measured in the same run.
 
@@ -78,6 +80,10 @@ def commands(folder: Path, scale: float) -> None:
     small_bomb = H.bomb(folder / "bomb100.hlo.gz", n(100_000_000))
     cases.append(((f"{small_bomb.stat().st_size // 1024} KB .gz inflating to {n(100):g} MB (under the limit): "
                    "stats --pre"), ["stats", "--pre", str(small_bomb)]))
+    for name, build in H.SHORT_LINE_SHAPES.items():
+        short = folder / f"short_{name}.hlo"
+        short.write_text(build(n(50_000_000)))
+        cases.append((f"{n(50):g} MB of {name.replace('_', ' ')}: stats --json", ["stats", "--json", str(short)]))
     for deep in (("fusions", H.nested_fusions(1000)), ("calls", H.nested_calls(1000)),
                  ("whiles", H.nested_calls(1000, "while"))):
         path = folder / f"deep_{deep[0]}.hlo"

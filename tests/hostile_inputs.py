@@ -146,6 +146,27 @@ def bomb(path: Path, inflated: int) -> Path:
     return path
 
 
+# --- text of short lines: what a list of every line cost ------------------------------------
+
+#: shape name → builder of about ``n`` characters of text made of short lines or tokens. Before
+#: lines were split a block at a time, 50 MB of each cost from 477 MB (blank lines) to 10 GB
+#: (``ab`` lines) and up to 80 s, mostly in a list of every line and a list of every token.
+SHORT_LINE_SHAPES = {
+    "blank_lines_after": lambda n: SMALL + "\n" * n,
+    "blank_lines_before": lambda n: "\n" * n + SMALL,
+    "space_lines": lambda n: SMALL + "  \n" * (n // 3),
+    "comment_lines": lambda n: SMALL + "//\n" * (n // 3),
+    "brace_lines": lambda n: "}\n" * (n // 2),
+    "word_lines": lambda n: "ab\n" * (n // 3),
+    "words_after_module": lambda n: SMALL + "a " * (n // 2),
+    "open_brackets": lambda n: "( " * (n // 2),
+    "open_bracket_lines": lambda n: "(\n" * (n // 2),
+    "header_never_closed": lambda n: "HloModule m, a={" + "x,\n" * (n // 3),
+    "header_commas": lambda n: "HloModule m,\n" + ",\n" * (n // 2),
+    "attribute_never_closed": lambda n: "ENTRY e {\n  p = f32[] parameter(0), a={" + "1,\n" * (n // 3),
+}
+
+
 # --- growth: 1×/10×/100× of each hostile shape ---------------------------------------------
 
 #: shape name → (builder of the text for a size, the 1× size, whether the module is drawn too).
@@ -160,6 +181,8 @@ GROWTH_SHAPES = {
     "many_shaped_operands": (lambda n: many_operands(n, shaped=True), 100, False),
     "nested_fusions": (lambda n: nested_fusions(n), 10, False),
     "nested_calls": (lambda n: nested_calls(n), 10, False),
+    "header_never_closed": (SHORT_LINE_SHAPES["header_never_closed"], 3_000, False),
+    "attribute_never_closed": (SHORT_LINE_SHAPES["attribute_never_closed"], 3_000, False),
 }
 
 

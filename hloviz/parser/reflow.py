@@ -44,81 +44,92 @@ def statements(text: str) -> Iterator[tuple[str, int]]:
     costs no more than that start, however long the text. The statements end, early, with one of
     more than :data:`MAX_STATEMENT_TOKENS` tokens.
     """
-    current: list[str] = []
-    start_line = line_no = 1
-    depth = 0  # open brackets, a computation body's brace included
-    in_computation = False  # inside a body: its '{' is the outermost open bracket
-    prev: str | None = None  # the previous significant token
-    prev_end = -1  # where it ended, to tell "f32[2]{1,0}" (a layout) from "-> f32[2] {" (a body)
-    started = False  # the current statement has a token (not only spaces)
+    flow = _Flow()
     held: tuple[str, str, int] | None = None  # the significant token waiting for the one after it
     spaces: list[tuple[str, str]] = []  # spaces and comments after ``held``
-    tokens = 0  # significant tokens in the current statement
-
-    def take(kind: str, tok: str, pos: int, after: str | None) -> Iterator[tuple[str, int]]:
-        """Add one significant token; the statement it ends, if any."""
-        nonlocal current, started, start_line, depth, in_computation, prev, prev_end, tokens
-        if kind == "x" and depth == 0:  # the header, or a new computation
-            breaks = prev is not None and prev not in _CONTINUES
-        elif kind == "x" and in_computation and depth == 1:  # "[ROOT] name =" starts an instruction
-            breaks = tok == "ROOT" or (after == "=" and prev not in (",", "ROOT"))
-        else:
-            breaks = tok == "}" and in_computation and depth == 1
-        if breaks and started:
-            yield "".join(current).strip(), start_line
-            current, started = [], False
-        if not started:
-            start_line, started, tokens = line_no, True, 0
-        current.append(tok)
-        tokens += 1
-        end = False
-        if tok in _OPEN:
-            depth += 1
-            if tok == "{" and depth == 1 and prev != "=" and not (prev == "]" and prev_end == pos):
-                in_computation = end = True  # not a value (after '=') nor a layout (right after ']')
-        elif tok in _CLOSE:
-            if depth == 0:  # closes nothing: the statement is wrong, and the reader says where
-                end = True
-            depth = max(0, depth - 1)
-            if tok == "}" and in_computation and depth == 0:
-                in_computation = False
-                end = after != ","
-        if end:
-            yield "".join(current).strip(), start_line
-            current, started = [], False
-        prev, prev_end = tok, pos + len(tok)
-
-    def space(kind: str, tok: str) -> None:
-        nonlocal line_no, current
-        newlines = tok.count("\n")
-        line_no += newlines
-        current.append(" " if newlines or kind == "c" else tok)
-        if len(current) > 65536:  # a statement of millions of tokens: keep it one string
-            current = ["".join(current)]
-
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup or "x"
         if kind in ("w", "c"):
             if held is None:
-                space(kind, m.group())
+                flow.space(kind, m.group())
             else:
                 spaces.append((kind, m.group()))
             continue
         if held is not None:
-            yield from take(*held, m.group())
+            yield from flow.take(*held, m.group())
             for k, t in spaces:
-                space(k, t)
+                flow.space(k, t)
             spaces.clear()
-            if tokens >= MAX_STATEMENT_TOKENS:
-                yield "".join(current).strip(), start_line
+            if flow.tokens >= MAX_STATEMENT_TOKENS:
+                yield from flow.flush()
                 return
         held = (kind, m.group(), m.start())
     if held is not None:
-        yield from take(*held, None)
+        yield from flow.take(*held, None)
         for k, t in spaces:
-            space(k, t)
-    if started:
-        yield "".join(current).strip(), start_line
+            flow.space(k, t)
+    yield from flow.flush()
+
+
+class _Flow:
+    """The statement being built and what decides where it ends (see :func:`statements`)."""
+
+    __slots__ = ("current", "started", "tokens", "start_line", "line_no", "depth", "in_computation", "prev",
+                 "prev_end")
+
+    def __init__(self) -> None:
+        self.current: list[str] = []
+        self.started = False  # the current statement has a token (not only spaces)
+        self.tokens = 0  # significant tokens in the current statement
+        self.start_line = self.line_no = 1
+        self.depth = 0  # open brackets, a computation body's brace included
+        self.in_computation = False  # inside a body: its '{' is the outermost open bracket
+        self.prev: str | None = None  # the previous significant token
+        self.prev_end = -1  # where it ended, to tell "f32[2]{1,0}" (a layout) from "-> f32[2] {" (a body)
+
+    def flush(self) -> list[tuple[str, int]]:
+        """The current statement, ended (none if it has no token)."""
+        done = [("".join(self.current).strip(), self.start_line)] if self.started else []
+        self.current, self.started, self.tokens = [], False, 0
+        return done
+
+    def take(self, kind: str, tok: str, pos: int, after: str | None) -> list[tuple[str, int]]:
+        """Add one significant token (``after`` is the next one); the statements it ends."""
+        done = self.flush() if self._starts_statement(kind, tok, after) else []
+        if not self.started:
+            self.start_line, self.started = self.line_no, True
+        self.current.append(tok)
+        self.tokens += 1
+        prev, end = self.prev, False
+        if tok in _OPEN:
+            self.depth += 1
+            if tok == "{" and self.depth == 1 and prev != "=" and not (prev == "]" and self.prev_end == pos):
+                self.in_computation = end = True  # not a value (after '=') nor a layout (right after ']')
+        elif tok in _CLOSE:
+            end = self.depth == 0  # closes nothing: the statement is wrong, and the reader says where
+            self.depth = max(0, self.depth - 1)
+            if tok == "}" and self.in_computation and self.depth == 0:
+                self.in_computation = False
+                end = after != ","
+        if end:
+            done += self.flush()
+        self.prev, self.prev_end = tok, pos + len(tok)
+        return done
+
+    def _starts_statement(self, kind: str, tok: str, after: str | None) -> bool:
+        if kind == "x" and self.depth == 0:  # the header, or a new computation
+            return self.prev is not None and self.prev not in _CONTINUES
+        if kind == "x" and self.in_computation and self.depth == 1:  # "[ROOT] name =" starts an instruction
+            return tok == "ROOT" or (after == "=" and self.prev not in (",", "ROOT"))
+        return tok == "}" and self.in_computation and self.depth == 1
+
+    def space(self, kind: str, tok: str) -> None:
+        """Add spaces or a comment: one space where they held a newline or were a comment."""
+        newlines = tok.count("\n")
+        self.line_no += newlines
+        self.current.append(" " if newlines or kind == "c" else tok)
+        if len(self.current) > 65536:  # a statement of millions of tokens: keep it one string
+            self.current = ["".join(self.current)]
 
 
 def reflow(text: str) -> tuple[str, list[int]]:

@@ -155,7 +155,7 @@ class Lines:
             return 0 <= i < self._count
         while self._count < 0 and i >= self._next_line:
             self._split_next()
-        return 0 <= i and (self._count < 0 or i < self._count)
+        return i >= 0 and (self._count < 0 or i < self._count)
 
     def block(self, i: int) -> tuple[list[str], int]:
         """The split block holding line ``i`` and the index of its first line: a plain list for a
