@@ -74,11 +74,13 @@ _SPACES = re.compile(r"\s*+")
 # quantifier is possessive and every repetition consumes: one linear pass, whatever the text.
 _SKIPPABLE_RUN = re.compile(r"(?:[^\S\n]*+(?:(?:/\*(?:[^*\n]|\*(?!/))*+\*/|//[^\n]*+)[^\S\n]*+)*+\n)++")
 
+
 def _skippable_run_end(text: str, pos: int) -> int:
     """Where the run of whole skippable lines (spaces and comments) from line start ``pos`` ends:
     the start of the first line with something else, or of the last line if it has no newline."""
     while True:
-        stop = _SPACES.match(text, pos).end()
+        spaces = _SPACES.match(text, pos)  # always matches (perhaps nothing)
+        stop = spaces.end() if spaces else pos
         line = text.rfind("\n", pos, stop) + 1 or pos  # the start of the line ``stop`` is on
         if not text.startswith("/", stop):
             return line
