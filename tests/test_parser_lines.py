@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 import hloviz
 import hloviz.parser
 from hloviz.errors import HloParseError
-from hloviz.parser import state as S
+from hloviz.parser import lines as S
 from hloviz.parser.module import _skippable
 from hloviz.parser.reflow import MAX_STATEMENT_TOKENS, statements
+from hloviz.parser.state import blank_comments
 from hloviz.source import SourceText
 
 from . import hostile_inputs as H
@@ -108,7 +109,7 @@ def _small_blocks(chars: int, kept: int, statements: int):
 @given(st.lists(st.sampled_from(_PIECES), max_size=40), st.lists(st.integers(0, 45), max_size=60),
        st.integers(1, 64), st.integers(1, 3))
 def test_lines_read_in_any_order_as_split_gives_them(pieces, order, chars, kept):
-    text = S.blank_comments("\n".join(pieces))
+    text = blank_comments("\n".join(pieces))
     expected = text.split("\n")
     saved = _small_blocks(chars, kept, 2)
     try:
@@ -127,7 +128,7 @@ def test_lines_read_in_any_order_as_split_gives_them(pieces, order, chars, kept)
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40), st.integers(1, 64))
 def test_skipping_steps_over_exactly_the_lines_the_reader_would_skip(pieces, chars):
-    text = S.blank_comments("\n".join(pieces))
+    text = blank_comments("\n".join(pieces))
     expected = text.split("\n")
     saved = _small_blocks(chars, 1, 2)
     try:

@@ -8,7 +8,8 @@ into text by XLA's code from jaxlib (:mod:`~hloviz.parser.proto`). Errors are
 :class:`hloviz.HloParseError`, each with its :class:`~hloviz.source.Span`.
 
 Modules: ``state`` (what one parse shares), ``module`` (module and computations), ``instructions``
-(statements; the fast path), ``shapes``, ``attributes``, ``scan`` (brackets), ``reflow``, ``proto``.
+(statements; the fast path), ``lines`` (read a block at a time), ``shapes``, ``attributes``, ``scan``
+(brackets), ``reflow``, ``proto``.
 """
 
 from __future__ import annotations
