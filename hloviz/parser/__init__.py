@@ -91,11 +91,12 @@ def decode(data: bytes, filename: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        before = data[: err.start]
-        line = before.count(b"\n")
-        line_start = before.rfind(b"\n") + 1
+        # found by counting and searching, never by splitting: 50 MB of short lines would be a list
+        line = data.count(b"\n", 0, err.start)
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line_end = data.find(b"\n", err.start)
         col = len(data[line_start : err.start].decode("utf-8", "replace"))  # in characters, not bytes
-        src = data.split(b"\n")[line].decode("utf-8", "replace")
+        src = data[line_start : line_end if line_end >= 0 else None].decode("utf-8", "replace")
         raise HloParseError("this file is not UTF-8 text (is it a binary HLO proto?)",
                             span=Span(filename, line + 1, col + 1, src)) from None
 

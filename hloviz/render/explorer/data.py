@@ -145,13 +145,22 @@ def _source(inst: Instruction, lookup: SourceLookup | None) -> str:
 
 
 def _text_lines(side: Side) -> Callable[[Instruction], str]:
+    """Each instruction's line as written in the side's text (its printed form where the text
+    has no such line). A list of the text's lines is made only when lines average 16
+    characters or more: for text of blank or short lines, lines are found by counting."""
     from ...printer import instruction_text
+    from ...source import SourceText
 
-    lines = side.text.split("\n") if side.text else None
+    line_at: Callable[[int], str] | None = None
+    if side.text and side.text.count("\n") * 16 <= len(side.text):
+        lines = side.text.split("\n")
+        line_at = lambda k: lines[k] if k < len(lines) else ""  # noqa: E731
+    elif side.text:
+        line_at = SourceText(side.text).line
 
     def text(inst: Instruction) -> str:
-        if lines is not None and 0 < inst.line <= len(lines):
-            line = lines[inst.line - 1].strip()
+        if line_at is not None and inst.line > 0:
+            line = line_at(inst.line - 1).strip()
             if inst.name in line:
                 return line
         return instruction_text(inst)
