@@ -118,7 +118,7 @@ def test_the_last_words_of_a_model_that_kills_the_process_reach_the_user(model, 
         assert f"{fn}: LAST WORDS via sys.stderr\n{fn}: LAST WORDS via os.write(2)\n" in err
         assert err.count(f"{fn} filler line ") == 2000  # all of it, once
         if crash_words:  # faulthandler's report (on in the child), written by the dying process itself
-            assert crash_words in err and f'crashing_model.py", line' in err
+            assert crash_words in err and 'crashing_model.py", line' in err
         message = err[err.rindex("LAST WORDS via os.write(2)"):]
         assert "ended before hloviz got the HLO" in message and how in message
         assert "its last output is above" in message
