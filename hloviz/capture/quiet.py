@@ -10,17 +10,16 @@ the ``All log messages before absl::InitializeLog()…`` warning) ignore the var
 straight to file descriptor 2. :func:`filtered_stderr` therefore passes fd 2 through a filter
 while the model is imported and captured: C++ log lines below ERROR and those two notices are
 dropped, everything else (the user's prints, hloviz's notes, errors) passes through, in order.
-One :class:`LineFilter` decides what is noise, for this thread and for the CLI's capture child
-alike.
-
-A filter thread dies with its process: what a crashing model wrote last (a fatal message,
-faulthandler's traceback) would still be in the pipe. So a parent that reads a capture's output
-itself — the CLI's child (:mod:`hloviz.capture.child`), a managed environment
-(:mod:`hloviz.capture.isolated`) — sets :data:`UNFILTERED_ENV` in the child, where
-:func:`filtered_stderr` then changes nothing, and filters (or keeps) the lines on its side of the
-pipe, in a process that survives the crash.
 ``TF_ENABLE_ONEDNN_OPTS`` is deliberately left alone: it changes what TensorFlow runs, and a
 capture must show what the user's program does.
+
+A filter thread dies with its process: what a crashing model wrote last (a fatal message,
+faulthandler's traceback) would die in the thread's pipe. So a parent that reads a capture's
+output itself sets :data:`UNFILTERED_ENV` in its child, where :func:`filtered_stderr` then
+changes nothing, and handles the lines in a process that survives the crash: the CLI's capture
+child (:mod:`hloviz.capture.child`) has them filtered and forwarded by the parent, a managed
+environment's (:mod:`hloviz.capture.isolated`) keeps them for ``--verbose`` or an error. One
+:class:`LineFilter` decides what is noise, for the thread here and for the CLI's parent alike.
 """
 
 from __future__ import annotations
