@@ -3,7 +3,7 @@
 The child's stdout and stderr go to a pipe that hloviz itself reads and forwards (dropping
 TensorFlow's log noise unless --verbose), so bytes written just before the model kills the
 process — a fatal message, faulthandler's traceback — are not lost with the process. Each test
-runs ``python -m hloviz`` on a small JAX model written to ``tmp_path``.
+runs ``python -m hloviz`` (or ``load_target``) on a small JAX model written to ``tmp_path``.
 """
 
 from __future__ import annotations
