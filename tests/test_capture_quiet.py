@@ -8,6 +8,7 @@ own (pytest captures fd 2 of its own process).
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -15,6 +16,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hloviz.capture.quiet import NOISE as NOISE_RE
+from hloviz.capture.quiet import LineFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 NOISE = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
@@ -59,3 +65,29 @@ def test_a_live_capture_prints_no_tensorflow_log_lines(tmp_path):
     assert "oneDNN" not in out.stderr and "InitializeLog" not in out.stderr and "I0000" not in out.stderr
     assert "traced" in out.stderr  # the user's own output still arrives
     assert out.stdout.lstrip().startswith("{")
+
+
+_LINES = st.lists(st.sampled_from(NOISE.splitlines() + ["user line", "", "E0000 00:00:1.0  1 x.cc:1] an error",
+                                                        "I0000 not a log line", "ünïcode ✓"]), max_size=12)
+
+
+@given(lines=_LINES, last=st.sampled_from(["", "partial", NOISE.splitlines()[1]]), cuts=st.lists(st.integers(0, 2000)),
+       keep_noise=st.booleans())
+def test_line_filter_gives_the_same_lines_however_the_stream_is_cut(lines, last, cuts, keep_noise):
+    data = "".join(line + "\n" for line in lines).encode() + last.encode()
+    lf = LineFilter(keep_noise=keep_noise)
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    got = b"".join(lf.feed(data[a:b]) for a, b in itertools.pairwise(bounds)) + lf.end()
+    kept = [ln for ln in lines if keep_noise or not NOISE_RE.match(ln)]
+    expected = "".join(ln + "\n" for ln in kept) + (last if keep_noise or not NOISE_RE.match(last) else "")
+    assert got == expected.encode()
+    last_dropped = bool(last) and not keep_noise and NOISE_RE.match(last) is not None
+    assert lf.dropped == len(lines) - len(kept) + last_dropped
+
+
+def test_line_filter_judges_a_line_too_long_to_hold_by_its_start():
+    lf = LineFilter()
+    head = NOISE.splitlines()[1].encode()
+    out = lf.feed(head + b"x" * 100_000) + lf.feed(b"y" * 100_000 + b"\nuser ") + lf.feed(b"z" * 20_000) + lf.end()
+    assert out == b"user " + b"z" * 20_000  # the long noise line is dropped, the long user line kept whole
+    assert lf.dropped == 1

@@ -5,13 +5,22 @@ A ``model.py:fn`` target is code. In-process, a model that writes to file descri
 with exit 0 and no output, and a non-daemon thread keeps it alive forever. The CLI therefore
 captures in a child Python (:func:`capture_in_child`), which:
 
-* has its stdout (fd 1) on hloviz's stderr, so nothing the model prints reaches stdout;
+* has its stdout and stderr (fd 1 and 2) on a pipe that hloviz reads and forwards to its own
+  stderr, line by line, dropping TensorFlow's log noise unless ``--verbose``
+  (:class:`~hloviz.capture.quiet.LineFilter`); nothing the model prints reaches stdout;
 * sends hloviz's notes and the result (pre/post HLO text and the capture info) back as JSON
   lines on a pipe of its own, and errors as the same :class:`~hloviz.errors.HlovizError`
-  class, message and hint;
+  class, message and hint; both pipes are read in one loop, so notes and output keep their
+  order and a child writing megabytes of output while hloviz waits for the HLO never blocks;
 * ends with ``os._exit`` once the result is sent, so a stray thread cannot keep it alive;
 * if the model ends it early (``os._exit``, a crash), the parent says so (exit 2); a process
   the model forks is ignored once the child has ended.
+
+The filter runs in the parent, not in a thread of the child (the child gets
+:data:`~hloviz.capture.quiet.UNFILTERED_ENV`): a thread dies with its process, so what a
+crashing model wrote last — a C++ fatal message, the Python traceback that ``faulthandler``
+(on in the child) dumps on a segfault or an abort — would die in its pipe. The parent survives
+the child and forwards every byte of it.
 
 The cost is one Python start-up and an ``import hloviz`` (the framework is imported in the
 child instead of the parent): ``benchmarks/capture_isolation_bench.py`` measures it on the
@@ -21,6 +30,7 @@ interpreter (another virtual environment, another TensorFlow) where hloviz is im
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import select
@@ -31,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hloviz import errors
+from hloviz.capture.quiet import UNFILTERED_ENV, LineFilter
 from hloviz.errors import CaptureError, HlovizError
 from hloviz.processes import die_with_parent
 
@@ -42,11 +53,13 @@ _ERRORS = {name: getattr(errors, name) for name in ("HlovizError", "InputError",
 
 
 def _env(python: str) -> dict[str, str]:
-    """The child's environment: this hloviz first on its path (the child imports the same code)."""
+    """The child's environment: this hloviz first on its path (the child imports the same code),
+    its output unbuffered and unfiltered (the parent filters it, see the module docstring)."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env[UNFILTERED_ENV] = "1"
     return env
 
 
@@ -55,7 +68,8 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
     """Capture ``target`` (``model.py:fn`` / ``pkg.mod:fn``) in a child Python; a :class:`Capture`.
 
     Same arguments and errors as :func:`hloviz.capture.load_target` for a live target.
-    ``python`` is the interpreter to run (default: this one).
+    ``python`` is the interpreter to run (default: this one). What the child prints goes to
+    this process's stderr as it comes (less log noise unless ``verbose``).
     """
     from hloviz.capture import Capture
 
@@ -63,38 +77,38 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
     exe = python or sys.executable
     request = {"target": target, "args": list(args), "device": device, "verbose": verbose,
                "sys_path": [p for p in sys.path if isinstance(p, str)]}
-    read_fd, write_fd = os.pipe()
+    msg_read, msg_write = os.pipe()
+    out_read, out_write = os.pipe()
     try:
-        proc = subprocess.Popen([exe, "-m", "hloviz.capture.child", str(write_fd)], stdin=subprocess.PIPE,
-                                stdout=sys.stderr.fileno() if _has_fd(sys.stderr) else 2,
-                                pass_fds=(write_fd,), env=_env(exe), preexec_fn=die_with_parent())
+        proc = subprocess.Popen([exe, "-m", "hloviz.capture.child", str(msg_write)], stdin=subprocess.PIPE,
+                                stdout=out_write, stderr=out_write, pass_fds=(msg_write,), env=_env(exe),
+                                preexec_fn=die_with_parent())
     except OSError as err:
-        os.close(read_fd)
-        os.close(write_fd)
+        os.close(msg_read)
+        os.close(out_read)
         raise CaptureError(f"cannot start {exe} to capture {target}: {err.strerror or err}") from None
-    os.close(write_fd)
-    result: dict | None = None
+    finally:
+        os.close(msg_write)  # the child's copies are the only write ends left: EOF when it ends
+        os.close(out_write)
+    output = _Output(verbose)
     try:
         assert proc.stdin is not None
-        proc.stdin.write(json.dumps(request).encode("utf-8"))
-        proc.stdin.close()
-        for message in _messages(read_fd, proc):
-            if "note" in message:
-                say(str(message["note"]))
-            else:
-                result = message
-                break
+        try:
+            proc.stdin.write(json.dumps(request).encode("utf-8"))
+            proc.stdin.close()
+        except BrokenPipeError:  # it died before reading: its output and exit status say why
+            pass
+        result = _relay(proc, msg_read, out_read, say, output)
         code = proc.wait()
     except BaseException:  # Ctrl-C, SIGTERM, anything: the child does not outlive us
         _stop(proc)
         raise
     finally:
-        os.close(read_fd)
+        output.end()
+        os.close(msg_read)
+        os.close(out_read)
     if result is None:
-        how = f"exit status {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
-        raise CaptureError(f"capturing {target} ended before hloviz got the HLO: the process ended with {how} "
-                           f"(the model called os._exit or exit, or crashed)",
-                           hint="keep process exits under `if __name__ == \"__main__\":` in the model file")
+        raise _ended_early(target, code, output)
     if "error" in result:
         cls = _ERRORS.get(result["error"], CaptureError)
         raise cls(result.get("message", ""), hint=result.get("hint"))
@@ -103,9 +117,48 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
                    cap["post_filename"])
 
 
+#: Signals of a crash, on which faulthandler (on in the child) prints the Python stack first.
+_CRASHES = frozenset({signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL})
+
+
+def _ended_early(target: str, code: int, output: _Output) -> CaptureError:
+    """The error for a child that ended without a result.
+
+    The child's last lines are not repeated here: they were forwarded as they came and stand
+    right above this message, complete (a faulthandler traceback runs to 30 lines; a tail of it
+    printed twice, once cut short, reads worse than pointing at the whole). The message names
+    how it ended and says where its words are.
+    """
+    hint: str | None
+    if code >= 0:
+        how = f"the process ended with exit status {code} (the model called os._exit or exit)"
+        hint = "keep process exits under `if __name__ == \"__main__\":` in the model file"
+    else:
+        try:
+            sig = signal.Signals(-code)
+            name = sig.name
+        except ValueError:
+            sig, name = None, f"signal {-code}"
+        if sig in _CRASHES:
+            how = f"the process crashed ({name}, in the model or in a library it calls)"
+            hint = "Python's traceback above (faulthandler's) shows where the model was"
+        elif sig == signal.SIGKILL:
+            how = f"the process was killed ({name}: out of memory, or killed from outside)"
+            hint = "if memory ran out, try smaller --arg shapes"
+        else:
+            how, hint = f"the process was killed by {name}", None
+    if output.shown:
+        said = "; its last output is above"
+    elif output.dropped:
+        said = "; it printed only log lines (--verbose shows them)"
+    else:
+        said = "; it printed nothing"
+    return CaptureError(f"capturing {target} ended before hloviz got the HLO: {how}{said}", hint=hint)
+
+
 def _has_fd(stream: object) -> bool:
     """Whether ``stream`` is a real file (under a test's capture or in an embedding program it
-    may not be: the child's stdout then goes to file descriptor 2, never to 1)."""
+    may not be: the child's output then goes through ``stream.write``)."""
     try:
         stream.fileno()  # type: ignore[attr-defined]
         return True
@@ -113,39 +166,107 @@ def _has_fd(stream: object) -> bool:
         return False
 
 
-def _messages(fd: int, proc: subprocess.Popen):
-    """JSON lines from the child, until its result or until it has ended. A process the model
-    forked may hold the pipe open: once the child itself has ended, what is there is read and
-    no more is waited for."""
-    parts: list[bytes] = []  # the unfinished line, in pieces (a result can be tens of MB)
+class _Output:
+    """The child's stdout and stderr, forwarded to ours a line at a time, less the log noise."""
 
-    def lines(chunk: bytes):
-        while b"\n" in chunk:
-            head, chunk = chunk.split(b"\n", 1)
-            parts.append(head)
-            line = b"".join(parts)
-            parts.clear()
-            if line.strip():
-                yield json.loads(line)
-        if chunk:
-            parts.append(chunk)
+    def __init__(self, verbose: bool) -> None:
+        self._lines = LineFilter(keep_noise=verbose)
+        self.shown = False  # whether anything was passed on to the user
 
-    while True:
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break  # EOF
-            yield from lines(chunk)
-        elif proc.poll() is not None:
-            # the child ended; read what is already in the pipe without waiting for more
-            while select.select([fd], [], [], 0)[0]:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                yield from lines(chunk)
+    @property
+    def dropped(self) -> bool:
+        """Whether lines were left out as noise."""
+        return self._lines.dropped > 0
+
+    def feed(self, chunk: bytes) -> None:
+        self._write(self._lines.feed(chunk))
+
+    def end(self) -> None:
+        """Pass on the last line, even without its newline."""
+        self._write(self._lines.end())
+
+    def _write(self, data: bytes) -> None:
+        if not data:
+            return
+        self.shown = True
+        stream = sys.stderr
+        if stream is None:  # pythonw, a daemon: no stderr at all
+            return
+        try:
+            stream.flush()  # what this process printed first (a note) comes first
+            if _has_fd(stream):
+                fd = stream.fileno()
+                while data:
+                    data = data[os.write(fd, data):]
+            else:
+                stream.write(data.decode("utf-8", "replace"))
+                stream.flush()
+        except (OSError, ValueError):  # stderr closed: the capture goes on without it
+            pass
+
+
+#: Most bytes read from the pipes once the child has ended (a process it forked may go on writing).
+_DRAIN_LIMIT = 1 << 24
+
+
+def _relay(proc: subprocess.Popen, msg_fd: int, out_fd: int, say: Callable[[str], None],
+           output: _Output) -> dict | None:
+    """Read the child's messages and output until it has ended; its result (or None).
+
+    Notes go to ``say`` and output to ``output`` as they come. A process the model forked may
+    hold the pipes open: once the child itself has ended, what is already in them is read and
+    no more is waited for.
+    """
+    messages = _Messages(say)
+    open_fds = [msg_fd, out_fd]
+    ended = False
+    drained = 0
+    while open_fds and drained < _DRAIN_LIMIT:
+        if not ended and proc.poll() is not None:
+            ended = True  # everything the child wrote is in the pipes now
+        ready, _, _ = select.select(open_fds, [], [], 0 if ended else 0.1)
+        if not ready and ended:
             break
-    yield from lines(b"\n")  # a last line without its newline
+        for fd in ready:
+            chunk = os.read(fd, 1 << 20)
+            if ended:
+                drained += len(chunk)
+            if not chunk:
+                open_fds.remove(fd)
+            elif fd == out_fd:
+                output.feed(chunk)
+            else:
+                messages.feed(chunk)
+    messages.feed(b"\n")  # a last line without its newline
+    return messages.result
+
+
+class _Messages:
+    """JSON lines from the child's message pipe, assembled from chunks (a result can be tens
+    of MB: the unfinished line is kept in pieces, not copied on every read). Notes go to
+    ``say`` as they come; the first other message is the result."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
+        self._parts: list[bytes] = []
+        self.result: dict | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        *lines, rest = chunk.split(b"\n")
+        if lines and self._parts:
+            lines[0] = b"".join(self._parts) + lines[0]
+            self._parts.clear()
+        for line in lines:
+            if line.strip():
+                self._take(json.loads(line))
+        if rest:
+            self._parts.append(rest)
+
+    def _take(self, message: dict) -> None:
+        if "note" in message:
+            self._say(str(message["note"]))
+        elif self.result is None:
+            self.result = message
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -165,6 +286,8 @@ def _child(fd: int) -> None:
     """Run one capture as the request on stdin asks; answer on ``fd``; never return."""
     out = os.fdopen(fd, "wb", buffering=0)
     owner = os.getpid()
+    if not faulthandler.is_enabled():  # a crash prints where the model was, for the parent to show
+        faulthandler.enable()
 
     def send(message: dict) -> None:
         if os.getpid() != owner:  # a process the model forked: it has nothing to say

@@ -12,6 +12,14 @@ while the model is imported and captured: C++ log lines below ERROR and those tw
 dropped, everything else (the user's prints, hloviz's notes, errors) passes through, in order.
 ``TF_ENABLE_ONEDNN_OPTS`` is deliberately left alone: it changes what TensorFlow runs, and a
 capture must show what the user's program does.
+
+A filter thread dies with its process: what a crashing model wrote last (a fatal message,
+faulthandler's traceback) would die in the thread's pipe. So a parent that reads a capture's
+output itself sets :data:`UNFILTERED_ENV` in its child, where :func:`filtered_stderr` then
+changes nothing, and handles the lines in a process that survives the crash: the CLI's capture
+child (:mod:`hloviz.capture.child`) has them filtered and forwarded by the parent, a managed
+environment's (:mod:`hloviz.capture.isolated`) keeps them for ``--verbose`` or an error. One
+:class:`LineFilter` decides what is noise, for the thread here and for the CLI's parent alike.
 """
 
 from __future__ import annotations
@@ -35,9 +43,9 @@ NOISE = re.compile(
 )
 
 
-#: Set by a parent that reads this process's stderr itself (a capture in a managed environment,
-#: :mod:`hloviz.capture.isolated`): no filter thread, so a crash's last words (written just
-#: before the process dies) are never lost in the filter's pipe.
+#: Set by a parent that reads this process's stdout and stderr itself (the CLI's capture child,
+#: a capture in a managed environment): no filter thread here, so a crash's last words (written
+#: just before the process dies) are never lost in the filter's pipe.
 UNFILTERED_ENV = "HLOVIZ_STDERR_UNFILTERED"
 
 
@@ -99,22 +107,93 @@ def filtered_stderr(verbose: bool) -> Iterator[None]:
 
 def _pump(read_end: int, out: int) -> None:
     """Copy lines from ``read_end`` to ``out``, leaving out the noise."""
-    pending = b""
+    lines = LineFilter()
     with os.fdopen(read_end, "rb", buffering=0) as src:
         while True:
             chunk = src.read(65536)
             if not chunk:
                 break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            kept = [line for line in lines if not NOISE.match(line.decode("utf-8", "replace"))]
+            _write_all(out, lines.feed(chunk))
+    _write_all(out, lines.end())
+
+
+class LineFilter:
+    """A byte stream less its :data:`NOISE` lines (all of it with ``keep_noise``), cut at line ends.
+
+    :meth:`feed` returns the complete lines of what came so far that are not noise; :meth:`end`
+    the last line if it had no newline. Whether a line is noise shows in its first bytes, so a
+    line longer than :data:`DECIDE_AFTER` bytes is decided there and passed on (or dropped) as it
+    comes: a model printing megabytes without a newline costs no memory here.
+    """
+
+    #: Bytes of an unfinished line after which it is judged on its start.
+    DECIDE_AFTER = 8192
+
+    def __init__(self, keep_noise: bool = False) -> None:
+        self._keep_noise = keep_noise
+        self._pending: list[bytes] = []  # the unfinished line, in pieces
+        self._size = 0
+        self._passing: bool | None = None  # an unfinished long line already decided: pass it or drop it
+        self.dropped = 0  # lines left out so far
+
+    def feed(self, chunk: bytes) -> bytes:
+        """What of ``chunk`` (and the unfinished line before it) passes on now."""
+        if self._keep_noise:
+            return chunk
+        out: list[bytes] = []
+        if self._passing is not None:  # the rest of a long line, already judged
+            head, newline, chunk = chunk.partition(b"\n")
+            if self._passing:
+                out.append(head + newline)
+            if not newline:
+                return b"".join(out)
+            self._passing = None
+        *lines, rest = chunk.split(b"\n")
+        if lines:
+            if self._pending:
+                lines[0] = b"".join(self._pending) + lines[0]
+                self._pending.clear()
+                self._size = 0
+            kept = [line for line in lines if not _is_noise(line)]
+            self.dropped += len(lines) - len(kept)
             if kept:
-                _write_all(out, b"\n".join(kept) + b"\n")
-    if pending and not NOISE.match(pending.decode("utf-8", "replace")):
-        _write_all(out, pending)
+                out.append(b"\n".join(kept) + b"\n")
+        if rest:
+            self._pending.append(rest)
+            self._size += len(rest)
+            if self._size > self.DECIDE_AFTER:
+                line = b"".join(self._pending)
+                self._pending.clear()
+                self._size = 0
+                self._passing = not _is_noise(line)
+                if self._passing:
+                    out.append(line)
+                else:
+                    self.dropped += 1
+        return b"".join(out)
+
+    def end(self) -> bytes:
+        """The last line, if it had no newline and is not noise (a long one went out already)."""
+        line = b"".join(self._pending)
+        self._pending.clear()
+        self._size = 0
+        self._passing = None
+        if not line or self._keep_noise or not _is_noise(line):
+            return line
+        self.dropped += 1
+        return b""
+
+
+#: :data:`NOISE` for bytes, as the lines come from the pipe (one pattern, no decoding).
+_NOISE_BYTES = re.compile(NOISE.pattern.encode("ascii"))
+
+
+def _is_noise(line: bytes) -> bool:
+    return _NOISE_BYTES.match(line, 0, LineFilter.DECIDE_AFTER) is not None
 
 
 def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``; a closed or failing stderr loses it quietly."""
     while data:
         try:
             data = data[os.write(fd, data):]
