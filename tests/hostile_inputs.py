@@ -190,10 +190,14 @@ def growth_work(text: str, draw: bool, folder: Path) -> None:
     """What a user's command does with the text: read the file, stats (parse, stage guess,
     analyses, source map from frame tables) and, for ``draw``, the DOT of the picture."""
     from hloviz import api
+    from hloviz.errors import HloParseError
 
     path = folder / "input.hlo"
     path.write_text(text)
-    api.stats(str(path))
+    try:
+        api.stats(str(path))
+    except HloParseError:  # text that is not HLO: what counts is what finding that out cost
+        return
     if draw:
         api.render(str(path), fmt="dot")
 
