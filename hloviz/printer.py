@@ -63,7 +63,9 @@ def _shape(inst: Instruction) -> str:
     return "" if inst.shape is INFERRED else str(inst.shape)
 
 
-_LINE_BREAK = re.compile(r"\s*\n\s*")
+# Spaces around a newline, matched from the start of their run only: tried from every space of
+# a long run, ``\s*\n`` would scan the rest of it each time.
+_LINE_BREAK = re.compile(r"(?<![^\S\n])[^\S\n]*+\n\s*+")
 
 
 def _one_line(value: str) -> str:

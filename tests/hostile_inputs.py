@@ -75,6 +75,12 @@ def long_op_name(chars: int, escapes: bool = False) -> str:
     return SMALL.replace('op_name="neg"', f'op_name="{name}"')
 
 
+def metadata_word(chars: int) -> str:
+    """A valid module whose metadata holds one ``chars``-long word without ``=`` (a fuzz finding:
+    the key pattern ran to the word's end from each of its characters, 50 s for 143 KB)."""
+    return SMALL.replace('op_name="neg"', f'op_name="neg" {"w" * chars}')
+
+
 def long_line(chars: int) -> str:
     """A valid module with one ``chars``-long line (a backend_config string)."""
     return SMALL.replace("kind=kLoop,", f'kind=kLoop, backend_config="{"y" * chars}",')
@@ -181,6 +187,7 @@ GROWTH_SHAPES = {
     "many_shaped_operands": (lambda n: many_operands(n, shaped=True), 100, False),
     "nested_fusions": (lambda n: nested_fusions(n), 10, False),
     "nested_calls": (lambda n: nested_calls(n), 10, False),
+    "metadata_word": (lambda n: metadata_word(n), 500, True),
     "header_never_closed": (SHORT_LINE_SHAPES["header_never_closed"], 3_000, False),
     "attribute_never_closed": (SHORT_LINE_SHAPES["attribute_never_closed"], 3_000, False),
 }

@@ -72,3 +72,31 @@ def test_names_free_form_for_fingerprints():
     m = hloviz.parse("HloModule m\n\nENTRY e {\n  a = f32[] parameter(0)\n"
                      "  ROOT b = f32[] add(a, a), metadata={op_name=\"q\"}\n}\n")
     assert instruction_text(root_of(m), names=False, metadata=False) == "f32[] add($0, $1)"
+
+
+def _literal_over_lines(spaces: int) -> str:
+    """A constant whose literal goes on over two lines and holds a run of ``spaces`` spaces."""
+    return ("HloModule m\n\nENTRY e {\n  ROOT c = f32[3] constant({1,\n    2," + " " * spaces + "3})\n}\n")
+
+
+def test_a_value_over_lines_prints_on_one_line_in_linear_time():
+    """The spaces around a newline are replaced by one; a pattern tried from every space of a long
+    run (``\\s*\\n``) scanned the rest of the run each time: quadratic (100k spaces: seconds).
+    CPU time of 1x, 10x and 100x in the same run, as in ``test_hostile_growth.py``."""
+    import time
+
+    from hloviz.printer import to_text
+
+    printed = to_text(hloviz.parse(_literal_over_lines(3)))
+    assert "constant({1, 2,   3})" in printed and "\n    2" not in printed
+    times = {}
+    for factor in (1, 10, 100):
+        module = hloviz.parse(_literal_over_lines(1_000 * factor))
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            to_text(module)
+            best = min(best, time.process_time() - started)
+        times[factor] = best
+    growth = (times[100] - times[1]) / max(times[10] - times[1], 5e-3)
+    assert growth < 30, times

@@ -149,7 +149,7 @@ def _jaxlib_version() -> str | None:
 
 
 _TABLE_ROW = re.compile(r"^(\d+)\s+(.*)$")
-_KV = re.compile(r"(\w+)=(\d+)")
+_KV = re.compile(r"(?<!\w)(\w++)=(\d+)")
 # op_name's string without backtracking (see quoted_string_pattern): hostile dumps hold huge names.
 _META_FRAME = re.compile(r'metadata=\{[^{}]*?op_name=(' + quoted_string_pattern(newlines=True)
                          + r')[^{}]*?stack_frame_id=(\d+)')
