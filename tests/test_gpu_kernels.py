@@ -86,3 +86,19 @@ def test_the_fusion_cluster_is_labelled_with_the_backend():
     m = hloviz.parse_file(MODULES / "tests_cc__cudnn_test.L141.hlo")
     dot = to_dot(draw_module(m).scene)
     assert "fusion kCustom · cuDNN" in dot
+
+
+@pytest.mark.parametrize("nesting", ["[" * 100_000 + "]" * 100_000,
+                                     "{\\\"a\\\":" * 900 + "{\\\"dot_dimension_numbers\\\":{\\\"lhs_contracting_dimensions\\\":[\\\"1\\\"]}}" + "}" * 900])
+def test_a_gemm_config_nested_past_the_json_reader_counts_no_flops_and_breaks_nothing(nesting):
+    """A fuzz finding: a GEMM's backend_config of 100k nested arrays raised RecursionError in the
+    kernel report. A config that deep is not the backend's: no FLOPs from it; one nested 900
+    deep but readable still gives its dims (the key is found without recursion)."""
+    text = (MODULES / "service__gpu__kernel_reuse.0.hlo").read_text()
+    line = next(ln for ln in text.splitlines() if 'custom-call(a, a)' in ln)
+    hostile = line[: line.index('backend_config="') + len('backend_config="')] + nesting + '"'
+    report = hloviz.kernels(hloviz.parse(text.replace(line, hostile)))
+    calls = [k for k in report.kernels if k.opcode == "custom-call"]
+    assert len(calls) == 4
+    changed = next(k for k in calls if k.name == "custom-call")
+    assert changed.flops == (0 if nesting.startswith("[") else 2 * 5 * 5 * 5)

@@ -391,7 +391,7 @@ def _gemm_flops(inst: Instruction) -> int:
         raw = raw[1:-1].replace('\\"', '"')
     try:
         config = json.loads(raw) if raw else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's JSON reader goes
         return 0
     dims = _find_key(config, "dot_dimension_numbers")
     if not isinstance(dims, dict) or not inst.operands:
@@ -405,11 +405,13 @@ def _gemm_flops(inst: Instruction) -> int:
 
 
 def _find_key(obj: object, key: str) -> object:
-    if isinstance(obj, dict):
-        if key in obj:
-            return obj[key]
-        for v in obj.values():
-            hit = _find_key(v, key)
-            if hit is not None:
-                return hit
+    """The value of the first ``key`` in nested dicts (depth first, in order); walked with a stack,
+    since a config can nest as deep as the JSON reader allows."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if key in item:
+                return item[key]
+            stack.extend(reversed(list(item.values())))
     return None
