@@ -19,17 +19,11 @@ import pytest
 
 from hloviz.capture import load_target
 
+from .test_capture_quiet import NOISE  # TF's pre-absl-init lines, as TF 2.21 writes them to fd 2
+
 pytestmark = pytest.mark.requires_jax
 
 ROOT = Path(__file__).resolve().parent.parent
-
-#: TensorFlow's pre-absl-init lines, as TF 2.21 writes them straight to fd 2.
-NOISE = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
-         "I0000 00:00:1796029165.994076    8267 port.cc:153] oneDNN custom operations are on. You may see "
-         "slightly different numerical results.\n"
-         "W0000 00:00:1796029169.626151    8267 cpu_feature_guard.cc:227] This TensorFlow binary is optimized\n"
-         "To enable the following instructions: AVX2 FMA, in other operations, rebuild TensorFlow with the "
-         "appropriate compiler flags.\n")
 
 MODEL = textwrap.dedent(f'''
     import ctypes

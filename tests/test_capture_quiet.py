@@ -23,6 +23,7 @@ from hloviz.capture.quiet import NOISE as NOISE_RE
 from hloviz.capture.quiet import LineFilter
 
 ROOT = Path(__file__).resolve().parent.parent
+#: TensorFlow's pre-absl-init lines, as TF 2.21 writes them straight to fd 2.
 NOISE = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
          "I0000 00:00:1796029165.994076    8267 port.cc:153] oneDNN custom operations are on. You may see "
          "slightly different numerical results.\n"
