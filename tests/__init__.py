@@ -29,3 +29,16 @@ def entry_of(module: HloModule) -> Computation:
 def root_of(module: HloModule) -> Instruction:
     """The ROOT instruction of ``module``'s ENTRY computation."""
     return present(entry_of(module).root, f"a ROOT in {module.name}'s ENTRY computation")
+
+
+def run_cli(args, capsys) -> tuple[int | str | None, str, str]:
+    """``hloviz ARGS`` in-process: (exit code, stdout, stderr). A command that returns exits 0."""
+    from hloviz.cli import main
+
+    try:
+        main(list(args))
+        code: int | str | None = 0
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -10,20 +10,9 @@ import re
 
 import pytest
 
-from hloviz.cli import main
-
 from . import hostile_inputs as H
 from . import present
-
-
-def _run(args, capsys):
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from . import run_cli as _run
 
 
 def _one_message(err: str) -> None:

@@ -15,23 +15,13 @@ from pathlib import Path
 import pytest
 
 from hloviz.capture import Capture, save_capture
-from hloviz.cli import main
 from hloviz.render.files import REPORT_RECORD, write_report_folder
 
+from . import run_cli as _run
 from .test_render_graphviz import fake_dot
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "samples" / "captures" / "fused_additions"
-
-
-def _run(args, capsys):
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _tree(folder: Path) -> dict[str, bytes | None]:

@@ -10,26 +10,17 @@ from pathlib import Path
 import pytest
 
 from hloviz import api
-from hloviz.cli import main
 from hloviz.errors import visible
 from hloviz.ir import escape_string
 from hloviz.render import files as files_mod
+
+from . import run_cli as _run
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "samples" / "captures" / "fused_additions"
 
 ESC_TITLE = "\x1b]0;pwned\x07"  # sets the terminal's title
 RLO = "\u202e"  # right-to-left override: "exe.gnp" reads as "png.exe"
-
-
-def _run(args, capsys):
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _clean(text: str) -> None:
