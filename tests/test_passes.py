@@ -26,7 +26,7 @@ NAMES = ("fused_additions", "fused_additions_const", "keras_cnn_train", "jax_mlp
 # -- the oracle: XLA's files read with regular expressions ------------------------------------
 
 _FILE = re.compile(r"^module_\d+\..+?\.(\d{4})\.([^.]+)\.(?:after_([^.]+)\.before_[^.]+|([^.]+))\.txt$")
-_FUSION = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S.*? fusion\(", re.M)
+_FUSION = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S.*? fusion\(", re.MULTILINE)
 
 
 def snapshot_files(folder: Path) -> list[tuple[int, str, str, Path]]:
@@ -110,7 +110,7 @@ def test_the_1000_adds_became_one_kernel_in_the_fusion_pass(tmp_path):
     assert len(_FUSION.findall(text[made - 1])) == 0 and _FUSION.findall(text[made]) == [fusion.name]
     adds_before = len(re.findall(r"= f32\[100000000\]\S* add\(", text[made - 1]))
     assert adds_before == 1000  # 1000 adds at top level, then one loop fusion holding them
-    fused = re.search(r"fused_computation.*?\n}\n", text[made], re.S)
+    fused = re.search(r"fused_computation.*?\n}\n", text[made], re.DOTALL)
     assert fused is not None and len(re.findall(r" add\(", fused.group(0))) == 1000
 
 

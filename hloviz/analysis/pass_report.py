@@ -107,11 +107,13 @@ def _credits_text(h: PassHistory, limit: int) -> list[str]:
         names = [f.name for f in h.fusions if (f.step and f.step.index == index) or (not f.step and f.note == label)]
         where = f"snapshot {index}, {label}" if index >= 0 else f"no credit: {label}"
         lines.append(f"  {n:>4}  {where}  ({_names(tuple(names))})")
+    lines += _more(len(by_pass), limit)
     if h.folded:
         lines.append(f"Folded constants ({len(h.folded)}):")
         for f in h.folded[:limit]:
             by = f"snapshot {f.step.index}, {f.step.label}" if f.step else f"no credit: {f.note}"
             lines.append(f"  {f.constant} = {f.value}  from {_names(f.from_ops)}  written by {by}")
+        lines += _more(len(h.folded), limit)
     if h.eliminated:
         lines.append(f"Ops eliminated ({len(h.eliminated)}), by the pass their last instruction vanished in:")
         groups = Counter((e.step.index, e.step.label) if e.step else (-1, e.note) for e in h.eliminated)
@@ -120,7 +122,12 @@ def _credits_text(h: PassHistory, limit: int) -> list[str]:
                           if (e.step and e.step.index == index) or (not e.step and e.note == label))
             where = f"snapshot {index}, {label}" if index >= 0 else f"no credit: {label}"
             lines.append(f"  {n:>4}  {where}  ({_names(names)})")
+        lines += _more(len(groups), limit)
     return lines
+
+
+def _more(rows: int, limit: int) -> list[str]:
+    return [f"  … {rows - limit} more row(s) (--limit; --json lists all)"] if rows > limit else []
 
 
 def journey_text(h: PassHistory, focus: str, journey: tuple[JourneyStop, ...]) -> str:

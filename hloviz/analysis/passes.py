@@ -246,7 +246,12 @@ class HistoryBuilder:
             return
         prev = self._prev
         certain = certain and prev is not None
-        changes = compare_facts(prev, facts) if prev is not None else None
+        if prev is None:
+            changes = None
+        elif facts is prev:  # the same text as the snapshot before (the caller parsed it once)
+            changes = StepChanges()
+        else:
+            changes = compare_facts(prev, facts)
         if facts is not prev:  # an identical text (the same facts object) changes nothing
             self._note_firsts(step.index, facts, prev, certain)
         self._steps.append(HistoryStep(step, facts.instruction_count, facts.fusion_count, changes))

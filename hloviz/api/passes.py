@@ -18,10 +18,19 @@ from typing import Any
 from ..analysis.pass_facts import ModuleFacts, module_facts
 from ..analysis.pass_focus import JourneyStop, JourneyTracker, focus_matcher
 from ..analysis.passes import HistoryBuilder, PassHistory, PassStep
+from ..capture.pass_dump import (
+    PassDumpModule,
+    extracted_archive,
+    has_pass_snapshots,
+    is_archive,
+    pass_dump_capture,
+    pick_pass_module,
+)
 from ..errors import HloParseError, HlovizError, InputError
 from ..ir import HloModule
+from .diff import DiffSide
 
-__all__ = ["PassesResult", "passes", "read_pass_history", "step_module"]
+__all__ = ["PassesResult", "passes", "read_pass_history", "step_sides"]
 
 
 @dataclass(frozen=True)
@@ -64,8 +73,6 @@ def read_pass_history(folder: str | Path, *, module: str | None = None, prefer: 
                       notify: Callable[[str], None] | None = None) -> PassesResult:
     """The pass history of a dump folder's module (``module`` picks one, as ``--module``)."""
     from ..analysis.folding import constant_folding
-    from ..capture.pass_dump import pick_pass_module
-
     folder = Path(folder)
     dump = pick_pass_module(folder, module, prefer=prefer)
     pre = _parse(dump.before, "pre") if dump.before else None
@@ -141,8 +148,6 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
            notify: Callable[[str], None] | None = None) -> PassesResult:
     """The pass history of ``target``: a ``model.py:fn`` (captured with per-pass dumps in a child
     process; ``save`` keeps the snapshots in that folder) or a dump folder holding them."""
-    from ..capture.pass_dump import has_pass_snapshots, pass_dump_capture
-
     path = Path(target)
     if path.is_dir():
         if args or device:
@@ -153,6 +158,10 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
                                   "passes the model.py:function, or dump with XLA_FLAGS=\"--xla_dump_to=DIR "
                                   "--xla_dump_hlo_pass_re=.*\"")
         return read_pass_history(path, module=module, focus=focus, notify=notify)
+    if is_archive(path):
+        with extracted_archive(path) as folder:
+            result = read_pass_history(folder, module=module, focus=focus, source=target, notify=notify)
+        return result
     if not _is_live(target):
         raise InputError(f"{target} is one HLO file; a pass history needs XLA's per-pass snapshots",
                          hint="give hloviz passes the model.py:function, or a folder dumped with "
@@ -179,27 +188,67 @@ def _save(folder: Path, out: Path, label: str) -> None:
             shutil.copy2(p, out / p.name)
 
 
-def step_module(spec: str, *, notify: Callable[[str], None] | None = None) -> tuple[HloModule, str, dict] | None:
-    """The module of ``DIR@STEP`` (a dump folder's snapshot: an index, or the pass after which it
-    was written, ``fusion``, ``PIPELINE/PASS``); None when ``spec`` is not of that form."""
-    if "@" not in spec or Path(spec).exists():
+def _step_spec(value: Any) -> tuple[str, str, bool] | None:
+    """``(base, step, live)`` for ``TARGET@STEP`` where TARGET is a dump folder with snapshots or
+    a ``model.py:fn``; None for anything else (an existing path, a capture object)."""
+    if not isinstance(value, str) or "@" not in value or Path(value).exists():
         return None
-    base, _, which = spec.rpartition("@")
-    folder = Path(base)
-    from ..capture.pass_dump import has_pass_snapshots, pick_pass_module
+    base, _, which = value.rpartition("@")
+    if Path(base).is_dir():
+        return base, which, False
+    file, colon, _ = base.rpartition(":")
+    if colon and file.endswith(".py") and Path(file).is_file():
+        return base, which, True
+    return None
 
-    if not folder.is_dir():
+
+def step_sides(a: Any, b: Any, *, args: Sequence[str] = (), device: str | None = None, module: str | None = None,
+               notify: Callable[[str], None] | None = None) -> tuple[DiffSide | None, DiffSide | None]:
+    """The sides of ``hloviz diff`` that name a step of a pass history (None for the others).
+
+    ``DIR@STEP`` reads a dump folder's snapshot; ``model.py:fn@STEP`` captures with per-pass
+    dumps first (once for both sides when they name the same function). ``@STEP`` as the second
+    side means the first side's target. STEP is an index or the pass after which the snapshot
+    was written (``fusion``, ``PIPELINE/PASS``).
+    """
+    if isinstance(b, str) and b.startswith("@") and _step_spec(a) is not None:
+        b = a.rpartition("@")[0] + b
+    specs = (_step_spec(a), _step_spec(b))
+    if specs == (None, None):
+        return None, None
+    if specs[0] and specs[1] and specs[0][2] and specs[0][0] == specs[1][0]:  # one live target: one capture
+        base = specs[0][0]
+        with pass_dump_capture(base, args=args, device=device, notify=notify) as (cap, folder):
+            post = cap.post_module()
+            dump = pick_pass_module(folder, module, prefer=post.name if post is not None else None)
+            return (_step_side(dump, base, specs[0][1], a, folder),
+                    _step_side(dump, base, specs[1][1], b, folder))
+    return tuple(_one_side(spec, value, args=args, device=device, module=module, notify=notify)  # type: ignore[return-value]
+                 for spec, value in zip(specs, (a, b)))
+
+
+def _one_side(spec: tuple[str, str, bool] | None, value: str, *, args: Sequence[str], device: str | None,
+              module: str | None, notify: Callable[[str], None] | None) -> DiffSide | None:
+    if spec is None:
         return None
-    if not has_pass_snapshots(folder):
-        raise InputError(f"{base} holds no per-pass snapshots, so {spec!r} names no step",
-                         hint="save them with hloviz passes model.py:function --save DIR")
-    dump = pick_pass_module(folder, None)
+    base, which, live = spec
+    if not live:
+        if not has_pass_snapshots(Path(base)):
+            raise InputError(f"{base} holds no per-pass snapshots, so {value!r} names no step",
+                             hint="save them with: hloviz passes model.py:function --save DIR")
+        return _step_side(pick_pass_module(Path(base), module), base, which, value, Path(base))
+    with pass_dump_capture(base, args=args, device=device, notify=notify) as (cap, folder):
+        post = cap.post_module()
+        dump = pick_pass_module(folder, module, prefer=post.name if post is not None else None)
+        return _step_side(dump, base, which, value, folder)
+
+
+def _step_side(dump: PassDumpModule, base: str, which: str, spec: str, folder: Path) -> DiffSide:
     step, path = _find_step(dump.snapshots, which, spec)
     if path is None:
         raise InputError(f"{spec}: snapshot {step.index} cannot be read ({dump.broken.get(step.index, 'no file')})")
-    module = _parse(path, "step")
     info = {"source": "pass_snapshot", "dump_folder": str(folder), "snapshot": step.to_dict()}
-    return module, f"{base}@{step.index} ({step.label})", info
+    return DiffSide(_parse(path, "step"), f"{base}@{step.index} ({step.label})", info)
 
 
 def _find_step(snapshots: Sequence[tuple[PassStep, Path | None]], which: str, spec: str

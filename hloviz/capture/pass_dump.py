@@ -35,8 +35,8 @@ from hloviz.errors import InputError
 if TYPE_CHECKING:
     from hloviz.capture import Capture
 
-__all__ = ["PassDumpModule", "XLA_PASS_FLAGS", "has_pass_snapshots", "list_pass_modules", "pass_dump_capture",
-           "pick_pass_module"]
+__all__ = ["ARCHIVE_SUFFIXES", "PassDumpModule", "XLA_PASS_FLAGS", "extracted_archive", "has_pass_snapshots",
+           "is_archive", "list_pass_modules", "pass_dump_capture", "pick_pass_module"]
 
 _TEXT = r"\.txt(?:\.gz|\.xz|\.bz2)?$"
 _SNAPSHOT = re.compile(r"^module_(\d+)\.(.+?)\.(\d{4,})\.(.+?)" + _TEXT)
@@ -157,7 +157,7 @@ def pick_pass_module(folder: Path, choice: str | None, *, prefer: str | None = N
         raise InputError(f"{folder} holds snapshots of {len(modules)} modules; pick one with --module NAME "
                          f"(a name, number or pattern):\n{listing}")
     c = choice.strip()
-    num = c[len("module_"):] if c.startswith("module_") else c
+    num = c.removeprefix("module_")
     found = [m for m in modules if c in (m.name, m.label) or (num.isdecimal() and int(num) == int(m.number))]
     if not found:
         found = [m for m in modules if fnmatch.fnmatchcase(m.name, c) or fnmatch.fnmatchcase(m.label, c)
@@ -172,7 +172,7 @@ def pick_pass_module(folder: Path, choice: str | None, *, prefer: str | None = N
 
 def _flags_with_dump(existing: str | None, folder: Path) -> str:
     """The user's XLA_FLAGS without dump flags of their own, plus ours."""
-    kept = [f for f in shlex.split(existing or "") if not f.split("=", 1)[0] in _OURS]
+    kept = [f for f in shlex.split(existing or "") if f.split("=", 1)[0] not in _OURS]
     return " ".join([*kept, f"--xla_dump_to={folder}", *XLA_PASS_FLAGS])
 
 
@@ -197,5 +197,45 @@ def pass_dump_capture(target: str, *, args: Sequence[str] = (), device: str | No
             else:
                 os.environ["XLA_FLAGS"] = previous
         yield capture, folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+#: A dump folder packed as one file (how samples/captures/passes/ keeps them).
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES)
+
+
+@contextmanager
+def extracted_archive(path: Path) -> Iterator[Path]:
+    """A tar archive of a dump folder, unpacked into a private temporary folder removed when the
+    block ends. Only plain files are unpacked, flat (no paths, links or devices), and no more
+    bytes in all than ``--max-input`` allows."""
+    import tarfile
+
+    from hloviz.inputs import max_input
+
+    folder = Path(tempfile.mkdtemp(prefix="hloviz-passes-"))
+    try:
+        try:
+            with tarfile.open(path) as tar:
+                budget = max_input()
+                for member in tar:
+                    if not member.isfile() or "/" in member.name.strip("/") or member.name.startswith("."):
+                        continue
+                    budget -= member.size
+                    if budget < 0:
+                        raise InputError(f"{path} unpacks to more than --max-input allows",
+                                         hint="unpack it yourself and give hloviz passes the folder")
+                    source = tar.extractfile(member)
+                    if source is not None:
+                        with source, open(folder / member.name, "wb") as out:
+                            shutil.copyfileobj(source, out)
+        except (tarfile.TarError, EOFError, OSError) as err:
+            raise InputError(f"{path} is not a readable tar archive: {err}") from None
+        yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
