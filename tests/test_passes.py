@@ -243,3 +243,21 @@ def test_the_temporary_dump_folder_is_removed_on_ctrl_c(monkeypatch, tmp_path):
     assert os.environ["XLA_FLAGS"] == "--xla_cpu_enable_fast_math=false --xla_dump_to=/elsewhere"
     assert "--xla_cpu_enable_fast_math=false" in seen[0] and "/elsewhere" not in seen[0]
     assert "--xla_dump_hlo_pass_re=.*" in seen[0]
+
+
+@pytest.mark.requires_dot
+def test_the_filmstrip_names_the_pass_of_each_kernel(tmp_path, capsys):
+    folder = extract("jax_mlp", tmp_path / "dump")
+    page = tmp_path / "film.html"
+    code, _, err = run_cli(["passes", str(folder), "-o", str(page), "--pictures", "2"], capsys)
+    assert code in (0, None), err
+    import html as html_lib
+
+    html = html_lib.unescape(page.read_text())
+    history = read_pass_history(folder).history
+    assert html.count("<svg") == 3  # two steps and the optimized module: bounded by --pictures
+    for f in history.fusions:
+        assert f.step is not None
+        assert f"made by {f.step.pass_name} (#{f.step.index})" in html  # in the optimized module's picture
+    for s in history.changed_steps:
+        assert f'id="s{s.step.index}"' in html and f'href="#s{s.step.index}"' in html

@@ -30,7 +30,7 @@ from ..errors import HloParseError, HlovizError, InputError
 from ..ir import HloModule
 from .diff import DiffSide
 
-__all__ = ["PassesResult", "passes", "read_pass_history", "step_sides"]
+__all__ = ["FilmOptions", "PassesResult", "passes", "read_pass_history", "step_sides"]
 
 
 @dataclass(frozen=True)
@@ -61,24 +61,30 @@ class PassesResult:
         return history_text(self.history, all_steps=all_steps, limit=limit)
 
 
-def _parse(path: Path, what: str) -> HloModule:
+def _parse_with_text(path: Path) -> tuple[HloModule, str]:
     from ..capture.saved import read_text
     from ..parser import parse
 
-    return parse(read_text(path), filename=str(path))
+    text = read_text(path)
+    return parse(text, filename=str(path)), text
+
+
+def _parse(path: Path, what: str) -> HloModule:
+    return _parse_with_text(path)[0]
 
 
 def read_pass_history(folder: str | Path, *, module: str | None = None, prefer: str | None = None,
                       info: dict | None = None, focus: str | None = None, source: str | None = None,
-                      notify: Callable[[str], None] | None = None) -> PassesResult:
-    """The pass history of a dump folder's module (``module`` picks one, as ``--module``)."""
+                      notify: Callable[[str], None] | None = None, film: FilmOptions | None = None) -> PassesResult:
+    """The pass history of a dump folder's module (``module`` picks one, as ``--module``);
+    ``film`` also writes its filmstrip page (:mod:`hloviz.api.pass_film`)."""
     from ..analysis.folding import constant_folding
     folder = Path(folder)
     dump = pick_pass_module(folder, module, prefer=prefer)
-    pre = _parse(dump.before, "pre") if dump.before else None
-    post = _parse(dump.after, "post") if dump.after else None
-    start = module_facts(pre) if pre is not None else None
-    final = module_facts(post) if post is not None else None
+    pre, pre_text = _parse_with_text(dump.before) if dump.before else (None, None)
+    post, post_text = _parse_with_text(dump.after) if dump.after else (None, None)
+    start = module_facts(pre, pre_text) if pre is not None else None
+    final = module_facts(post, post_text) if post is not None else None
     builder = HistoryBuilder(dump.name, start)
     for p in dump.problems:
         builder.problem(p)
@@ -96,10 +102,32 @@ def read_pass_history(folder: str | Path, *, module: str | None = None, prefer: 
     history = builder.finish(final, folding)
     if tracker is not None and final is not None:
         tracker.see(None, final, final=True)
+    if film is not None:
+        _write_film(film, history, dump, source or str(folder))
     if notify is not None and history.problems:
         notify(f"the snapshots of {dump.label} are incomplete: {len(history.problems)} problem(s), listed in the report")
     return PassesResult(history, source or str(folder), dump.label, focus,
                         tuple(tracker.stops) if tracker is not None else ())
+
+
+@dataclass(frozen=True)
+class FilmOptions:
+    """Where to write the filmstrip page, and its bounds (``-o``, ``--pictures``, ``--budget``, ``--timeout``)."""
+
+    output: Path
+    pictures: int = 12
+    budget: int = 120
+    timeout: float = 60.0
+
+
+def _write_film(film: FilmOptions, history: PassHistory, dump: PassDumpModule, source: str) -> None:
+    from ..render.files import write_atomic
+    from .pass_film import filmstrip_html
+
+    files = {step.index: path for step, path in dump.snapshots if path is not None}
+    page = filmstrip_html(history, files, dump.after, title=f"XLA's passes on {history.module} ({source})",
+                          pictures=film.pictures, budget=film.budget, timeout=film.timeout)
+    write_atomic(film.output, page)
 
 
 def _walk(snapshots: Sequence[tuple[PassStep, Path | None]], broken: dict[int, str], builder: HistoryBuilder,
@@ -120,7 +148,7 @@ def _walk(snapshots: Sequence[tuple[PassStep, Path | None]], broken: dict[int, s
         try:
             text = read_text(path)
             if text != prev_text or facts is None:
-                facts = module_facts(parse(text, filename=str(path)))
+                facts = module_facts(parse(text, filename=str(path)), text)
         except HloParseError as err:
             builder.add(step, None, f"{err.reason} (line {err.line}: truncated or edited?)")
             prev_text, facts = None, None
@@ -145,10 +173,13 @@ def _is_live(target: str) -> bool:
 
 def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
            module: str | None = None, focus: str | None = None, save: str | Path | None = None,
-           notify: Callable[[str], None] | None = None) -> PassesResult:
+           notify: Callable[[str], None] | None = None, tf: str | None = None, jax: str | None = None,
+           film: FilmOptions | None = None) -> PassesResult:
     """The pass history of ``target``: a ``model.py:fn`` (captured with per-pass dumps in a child
     process; ``save`` keeps the snapshots in that folder) or a dump folder holding them."""
     path = Path(target)
+    if (tf is not None or jax is not None) and not _is_live(target):
+        raise InputError(f"--tf/--jax capture a model.py:function; {target} is already captured")
     if path.is_dir():
         if args or device:
             raise InputError("--arg and --device apply to model.py:function targets, not to a dump folder")
@@ -157,10 +188,10 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
                              hint="a saved capture or a plain dump has only the first and last module; give hloviz "
                                   "passes the model.py:function, or dump with XLA_FLAGS=\"--xla_dump_to=DIR "
                                   "--xla_dump_hlo_pass_re=.*\"")
-        return read_pass_history(path, module=module, focus=focus, notify=notify)
+        return read_pass_history(path, module=module, focus=focus, notify=notify, film=film)
     if is_archive(path):
         with extracted_archive(path) as folder:
-            result = read_pass_history(folder, module=module, focus=focus, source=target, notify=notify)
+            result = read_pass_history(folder, module=module, focus=focus, source=target, notify=notify, film=film)
         return result
     if not _is_live(target):
         raise InputError(f"{target} is one HLO file; a pass history needs XLA's per-pass snapshots",
@@ -168,11 +199,12 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
                               "XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*\"")
     if save is not None and Path(save).exists() and any(Path(save).iterdir()):
         raise InputError(f"--save {save}: the folder exists and is not empty", hint="name a new folder")
-    with pass_dump_capture(target, args=args, device=device, verbose=verbose, notify=notify) as (cap, folder):
+    with pass_dump_capture(target, args=args, device=device, verbose=verbose, notify=notify, tf=tf,
+                           jax=jax) as (cap, folder):
         post = cap.post_module()
         prefer = post.name if post is not None else None
         result = read_pass_history(folder, module=module, prefer=prefer, info=cap.info, focus=focus,
-                                   source=target, notify=notify)
+                                   source=target, notify=notify, film=film)
         if save is not None:
             _save(folder, Path(save), result.module_label)
             return PassesResult(result.history, result.source, result.module_label, result.focus, result.journey,

@@ -178,10 +178,12 @@ def _flags_with_dump(existing: str | None, folder: Path) -> str:
 
 @contextmanager
 def pass_dump_capture(target: str, *, args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
-                      notify: Callable[[str], None] | None = None) -> Iterator[tuple[Capture, Path]]:
+                      notify: Callable[[str], None] | None = None, tf: str | None = None,
+                      jax: str | None = None) -> Iterator[tuple[Capture, Path]]:
     """Capture ``target`` in a child process with per-pass dumps; yields the capture and the
     dump folder, a private temporary folder (mode 0700) removed when the block ends, however it
-    ends. XLA reads XLA_FLAGS once per process, so the capture always runs in a child."""
+    ends. XLA reads XLA_FLAGS once per process, so the capture always runs in a child (under
+    the ``tf`` / ``jax`` release's managed environment when one is given: it inherits them too)."""
     from hloviz.capture import load_target
 
     folder = Path(tempfile.mkdtemp(prefix="hloviz-passes-"))
@@ -190,7 +192,7 @@ def pass_dump_capture(target: str, *, args: Sequence[str] = (), device: str | No
         os.environ["XLA_FLAGS"] = _flags_with_dump(previous, folder)
         try:
             capture = load_target(target, args=tuple(args), device=device, verbose=verbose, notify=notify,
-                                  isolate=True)
+                                  isolate=True, tf=tf, jax=jax)
         finally:
             if previous is None:
                 os.environ.pop("XLA_FLAGS", None)
