@@ -8,7 +8,7 @@ before/after_optimizations texts, byte for byte as XLA wrote them, packed as one
 the four sets take 70 KB instead of 1.3 MB as gzipped files). Buffer assignment, memory
 reports and LLVM IR are left out.
 
-Run from the project root:  python scripts/make_pass_dumps.py
+Run from the project root:  python scripts/make_pass_dumps.py [NAME ...]
 """
 
 from __future__ import annotations
@@ -22,18 +22,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "samples" / "captures" / "passes"
 SETS = {
-    "fused_additions": "samples/fused_additions.py:fused_additions",
-    "fused_additions_const": "samples/fused_additions.py:fused_additions_const",
-    "keras_cnn_train": "samples/keras_models.py:cnn_train_step",
-    "jax_mlp": "samples/jax_mlp.py:mlp",
+    "fused_additions": ["samples/fused_additions.py:fused_additions"],
+    "fused_additions_const": ["samples/fused_additions.py:fused_additions_const"],
+    "keras_cnn_train": ["samples/keras_models.py:cnn_train_step"],
+    "jax_mlp": ["samples/jax_mlp.py:mlp"],
+    # The seed under TensorFlow 2.17.1 (a managed environment, installed on first use), for
+    # hloviz versions --passes against fused_additions (2.21).
+    "fused_additions-tf2.17": ["samples/fused_additions.py:fused_additions", "--tf", "2.17"],
 }
 _LEFT_OUT = ("buffer-assignment", "memory-usage-report", "live-range")
 
 
-def make(name: str, target: str) -> Path:
+def make(name: str, command: list[str]) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         keep = Path(tmp) / "snapshots"
-        subprocess.run([sys.executable, "-m", "hloviz", "passes", target, "--save", str(keep)], cwd=ROOT,
+        subprocess.run([sys.executable, "-m", "hloviz", "passes", *command, "--save", str(keep)], cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
         out = OUT / f"{name}.tar.xz"
         with tarfile.open(out, "w:xz", preset=9) as tar:
@@ -45,5 +48,5 @@ def make(name: str, target: str) -> Path:
 
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for set_name, set_target in SETS.items():
-        print(make(set_name, set_target))
+    for set_name in sys.argv[1:] or SETS:  # the names given, else all
+        print(make(set_name, SETS[set_name]))

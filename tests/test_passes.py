@@ -12,6 +12,7 @@ import json
 import os
 import re
 import tarfile
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from hloviz.errors import InputError
 from tests import run_cli
 
 SETS = Path(__file__).resolve().parents[1] / "samples" / "captures" / "passes"
-NAMES = ("fused_additions", "fused_additions_const", "keras_cnn_train", "jax_mlp")
+NAMES = ("fused_additions", "fused_additions_const", "keras_cnn_train", "jax_mlp", "fused_additions-tf2.17")
 
 # -- the oracle: XLA's files read with regular expressions ------------------------------------
 
@@ -261,3 +262,41 @@ def test_the_filmstrip_names_the_pass_of_each_kernel(tmp_path, capsys):
         assert f"made by {f.step.pass_name} (#{f.step.index})" in html  # in the optimized module's picture
     for s in history.changed_steps:
         assert f'id="s{s.step.index}"' in html and f'href="#s{s.step.index}"' in html
+
+
+def _changing_passes(folder: Path) -> set[str]:
+    """PIPELINE/PASS of each between-pass snapshot whose text differs from the one before."""
+    files = snapshot_files(folder)
+    out = set()
+    for (_, _, _, before), (_, first, second, path) in pairwise(files):
+        between = ".after_" in path.name and ".before_" in path.name and second != "pipeline-start"
+        if between and path.read_text() != before.read_text():
+            out.add(f"{first}/{second}")
+    return out
+
+
+def _pipelines(folder: Path) -> set[str]:
+    return {first for _, first, second, p in snapshot_files(folder) if ".before_" in p.name}
+
+
+def test_versions_passes_tells_tf_2_17_from_2_21_as_the_files_do(tmp_path, capsys):
+    old, new = extract("fused_additions-tf2.17", tmp_path / "a"), extract("fused_additions", tmp_path / "b")
+    code, out, err = run_cli(["versions", str(old), str(new), "--passes", "--format", "json"], capsys)
+    assert code in (0, None), err
+    (d,) = json.loads(out)["diffs"]
+    assert set(d["pipelines_added"]) == _pipelines(new) - _pipelines(old)
+    assert set(d["pipelines_removed"]) == _pipelines(old) - _pipelines(new)
+    assert {p["pass"] for p in d["now_changing"]} == _changing_passes(new) - _changing_passes(old)
+    assert {p["pass"] for p in d["no_longer_changing"]} == _changing_passes(old) - _changing_passes(new)
+    assert {p["pass"] for p in d["no_longer_changing"]} == {"HLO_passes_through_layout_assignment/dynamic_padder",
+                                                            "HLO_passes_after_layout_assignment/dce"}
+
+
+def test_a_cloned_fusion_names_the_fusion_pass_too(tmp_path):
+    folder = extract("fused_additions-tf2.17", tmp_path)
+    (f,) = read_pass_history(folder).history.fusions
+    assert f.name == "fusion.clone" and f.step is not None and f.step.pass_name == "cpu-parallel-task-assigner"
+    assert f.clone_of == "fusion" and f.clone_of_step is not None and f.clone_of_step.pass_name == "fusion"
+    files = snapshot_files(folder)
+    first = next(i for i, _, _, p in files if "fusion" in _FUSION.findall(p.read_text()))
+    assert f.clone_of_step.index == first

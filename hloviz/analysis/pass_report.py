@@ -35,7 +35,8 @@ def history_json(h: PassHistory, journey: tuple[JourneyStop, ...] | None = None)
         "snapshots": [{**s.step.to_dict(), "instructions": s.instructions, "fusions": s.fusions,
                        "changed": s.changed} for s in h.steps],
         "after_last_snapshot": h.after_last.to_dict() if h.after_last is not None else None,
-        "fusions": [{"name": f.name, "kind": f.kind, "created_by": _ref(f.step), "note": f.note or None}
+        "fusions": [{"name": f.name, "kind": f.kind, "created_by": _ref(f.step), "note": f.note or None,
+                     "clone_of": ({"name": f.clone_of, "created_by": _ref(f.clone_of_step)} if f.clone_of else None)}
                     for f in h.fusions],
         "folded": [{"constant": f.constant, "value": f.value, "from_ops": list(f.from_ops), "by": f.by,
                     "pass": _ref(f.step), "note": f.note or None} for f in h.folded],
@@ -108,6 +109,10 @@ def _credits_text(h: PassHistory, limit: int) -> list[str]:
         where = f"snapshot {index}, {label}" if index >= 0 else f"no credit: {label}"
         lines.append(f"  {n:>4}  {where}  ({_names(tuple(names))})")
     lines += _more(len(by_pass), limit)
+    for f in h.fusions:
+        if f.clone_of:
+            made = f"snapshot {f.clone_of_step.index}, {f.clone_of_step.label}" if f.clone_of_step else "unknown"
+            lines.append(f"        {f.name} is a clone of {f.clone_of}, made in {made}")
     if h.folded:
         lines.append(f"Folded constants ({len(h.folded)}):")
         for f in h.folded[:limit]:

@@ -19,6 +19,7 @@ pass that did not report a change, or outside a pipeline) and says so.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .folding import FoldingReport
@@ -134,6 +135,14 @@ class FusionCredit:
     kind: str
     step: PassStep | None
     note: str = ""
+    #: For a fusion XLA cloned (``fusion.clone``: the CPU compiler's parallel task assigner
+    #: outlines a fusion into a call and clones it): the fusion it was cloned from, and the
+    #: snapshot that one first appears in.
+    clone_of: str | None = None
+    clone_of_step: PassStep | None = None
+
+
+_CLONE = re.compile(r"^(.+?)\.clone(?:\.\d+)?$")
 
 
 @dataclass(frozen=True)
@@ -294,13 +303,21 @@ class HistoryBuilder:
         if final is not None:
             for name, kind in final.fusions.items():
                 step, note = self._credit(self._fusions.get(name), "fusion")
-                fusions.append(FusionCredit(name, kind, step, note))
+                fusions.append(FusionCredit(name, kind, step, note, *self._origin(name)))
             folded = self._folds(final, folding)
             eliminated = self._eliminated(final, folding)
         return PassHistory(self.module, tuple(self._steps), tuple(fusions), tuple(folded), tuple(eliminated),
                            after_last, tuple(self._problems),
                            self.start.instruction_count if self.start is not None else None,
                            final.instruction_count if final is not None else None)
+
+    def _origin(self, name: str) -> tuple[str | None, PassStep | None]:
+        """The fusion ``name`` is a clone of (by XLA's ``.clone`` suffix), and where that appeared."""
+        m = _CLONE.match(name)
+        if m is None or m.group(1) not in self._fusions:
+            return None, None
+        step, _ = self._credit(self._fusions[m.group(1)], "fusion")
+        return m.group(1), step
 
     def _folds(self, final: ModuleFacts, folding: FoldingReport | None) -> list[FoldCredit]:
         if folding is None:

@@ -39,7 +39,11 @@ __all__ = ["ARCHIVE_SUFFIXES", "PassDumpModule", "XLA_PASS_FLAGS", "extracted_ar
            "is_archive", "list_pass_modules", "pass_dump_capture", "pick_pass_module"]
 
 _TEXT = r"\.txt(?:\.gz|\.xz|\.bz2)?$"
-_SNAPSHOT = re.compile(r"^module_(\d+)\.(.+?)\.(\d{4,})\.(.+?)" + _TEXT)
+#: After ``module_N.NAME.``: the index and the rest of a snapshot's name.
+_INDEXED = re.compile(r"^(\d{4,})\.(.+?)" + _TEXT)
+#: A snapshot of a module without stage files: NAME is then read up to the last index that is
+#: followed by a snapshot's two parts (a TF name may itself end in a number: ``…_1005__.2008``).
+_SNAPSHOT = re.compile(r"^module_(\d+)\.(.+)\.(\d{4,})\.([^.]+\.[^.]+)" + _TEXT)
 _BETWEEN = re.compile(r"^([^.]+)\.after_([^.]+)\.before_([^.]+)$")
 _DURING = re.compile(r"^([^.]+)\.([^.]+)$")
 _BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations" + _TEXT)
@@ -80,6 +84,20 @@ def _step(index: int, rest: str, file: str) -> PassStep | None:
     return None
 
 
+def _snapshot_name(file: str, names: dict[str, str]) -> tuple[str, str, int, str] | None:
+    """(module number, module name, index, rest) of a snapshot's file name; None for other files."""
+    if not file.startswith("module_") or "_optimizations" in file:
+        return None
+    number = file[7:].split(".", 1)[0]
+    name = names.get(number)
+    if name is not None:
+        prefix = f"module_{number}.{name}."
+        m = _INDEXED.match(file[len(prefix):]) if file.startswith(prefix) else None
+        return (number, name, int(m.group(1)), m.group(2)) if m else None
+    m = _SNAPSHOT.match(file)
+    return (m.group(1), m.group(2), int(m.group(3)), m.group(4)) if m else None
+
+
 def list_pass_modules(folder: Path) -> list[PassDumpModule]:
     """The modules of ``folder`` that have per-pass snapshots, by number; reads names only."""
     modules: dict[str, PassDumpModule] = {}
@@ -89,17 +107,20 @@ def list_pass_modules(folder: Path) -> list[PassDumpModule]:
         entries = sorted(p for p in folder.iterdir() if p.is_file())
     except OSError as err:
         raise InputError(f"cannot read the folder {folder}: {err.strerror or err}") from None
+    names: dict[str, str] = {}  # module number → its name, from the stage files (exact)
     for p in entries:
         for which, pattern in (("before", _BEFORE), ("after", _AFTER)):
             m = pattern.match(p.name)
             if m:
                 stages.setdefault(m.group(1), {}).setdefault(which, p)
-        m = _SNAPSHOT.match(p.name)
-        if not m or _BEFORE.match(p.name) or _AFTER.match(p.name):
+                names.setdefault(m.group(1), m.group(2))
+    for p in entries:
+        found = _snapshot_name(p.name, names)
+        if found is None:
             continue
-        number, name, index = m.group(1), m.group(2), int(m.group(3))
+        number, name, index, rest = found
         mod = modules.setdefault(number, PassDumpModule(number, name))
-        step = _step(index, m.group(4), p.name)
+        step = _step(index, rest, p.name)
         if step is None:
             mod.broken[index] = f"hloviz cannot read the file name {p.name}"
             continue
