@@ -16,8 +16,8 @@ BLOCKS = re.findall(r"<!-- passes-output: hloviz (.+?) -->\n```text\n(.*?)```\n"
 
 
 def test_the_readme_has_both_answers():
-    assert len(BLOCKS) == 2
-    assert "fusion" in BLOCKS[0][1] and "constant_folding" in BLOCKS[1][1]
+    assert len(BLOCKS) == 3
+    assert "fusion" in BLOCKS[0][1] and "constant_folding" in BLOCKS[1][1] and "dynamic_padder" in BLOCKS[2][1]
 
 
 @pytest.mark.parametrize("command,output", BLOCKS, ids=[b[0] for b in BLOCKS])
