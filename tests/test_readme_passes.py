@@ -53,3 +53,29 @@ def test_a_live_jax_capture_credits_its_fusions(capsys, monkeypatch, tmp_path):
     data = json.loads(_live("samples/jax_mlp.py:mlp", capsys, monkeypatch, tmp_path))
     assert data["fusions"] and all(f["created_by"] is not None for f in data["fusions"])
     assert data["snapshots"][0]["index"] == 0 and data["complete"]
+
+
+@pytest.mark.requires_tf
+def test_ctrl_c_during_a_live_capture_leaves_no_dump_folder(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "hloviz", "passes", "samples/fused_additions.py:fused_additions"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    made: list[Path] = []
+    while time.monotonic() < deadline and proc.poll() is None:  # wait until XLA has written snapshots
+        made = [p for p in tmp_path.glob("hloviz-passes-*") if any(p.glob("module_*.0000.*"))]
+        if made:
+            break
+        time.sleep(0.05)
+    assert made, "the capture never started writing snapshots"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err
+    assert list(tmp_path.glob("hloviz-passes-*")) == []

@@ -14,11 +14,12 @@ always the optimized module), all sharing one Graphviz time budget.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..analysis.passes import HistoryStep, PassHistory
 from ..errors import HlovizError
+from ..ir import HloModule
 
 __all__ = ["filmstrip_html"]
 
@@ -77,7 +78,7 @@ def _final_marks(history: PassHistory) -> dict:
     return marks
 
 
-def _picture(path: Path, title: str, marks: Mapping, budget: int, layout) -> str:
+def _picture(path: Path, title: str, marks: Mapping | Callable[[HloModule], Mapping], budget: int, layout) -> str:
     from ..capture.saved import read_text
     from ..parser import parse
     from ..render.html import inline_svg
@@ -87,9 +88,8 @@ def _picture(path: Path, title: str, marks: Mapping, budget: int, layout) -> str
 
     try:
         module = parse(read_text(path), filename=str(path))
-        if callable(marks):
-            marks = marks(module)
-        pic = module_picture(module, fmt="svg", options=ViewOptions(budget=budget), marks=marks, title=title,
+        shown = marks(module) if callable(marks) else marks
+        pic = module_picture(module, fmt="svg", options=ViewOptions(budget=budget), marks=shown, title=title,
                              timeout=layout.seconds, budget=layout)
         return inline_svg(pic.svg_text())
     except HlovizError as err:

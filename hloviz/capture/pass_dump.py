@@ -128,8 +128,8 @@ def list_pass_modules(folder: Path) -> list[PassDumpModule]:
     for (number, index), files in sorted(claimed.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         mod = modules[number]
         if len({f[0].label for f in files}) > 1:  # not one snapshot in two forms (.txt and .txt.gz)
-            names = ", ".join(f[1].name for f in files)
-            mod.broken[index] = f"{len(files)} files claim this snapshot: {names}"
+            listed = ", ".join(f[1].name for f in files)
+            mod.broken[index] = f"{len(files)} files claim this snapshot: {listed}"
             mod.snapshots.append((files[0][0], None))
             continue
         plain = [f for f in files if f[1].suffix == ".txt"]
