@@ -304,3 +304,14 @@ def test_a_cloned_fusion_names_the_fusion_pass_too(tmp_path):
     files = snapshot_files(folder)
     first = next(i for i, _, _, p in files if "fusion" in _FUSION.findall(p.read_text()))
     assert f.clone_of_step.index == first
+
+
+def test_two_files_with_one_index_credit_neither(fresh):
+    folder = fresh["jax_mlp"]
+    path = _fusion_snapshot(folder)
+    index = _FILE.match(path.name).group(1)  # type: ignore[union-attr]
+    other = folder / f"module_0002.jit_mlp.{index}.elsewhere.after_fusion.before_fusion-wrapper.txt"
+    other.write_text(path.read_text())
+    history = read_pass_history(folder).history
+    assert any("2 files claim this snapshot" in p for p in history.problems)
+    assert all(f.step is None or f.step.index != int(index) for f in history.fusions)

@@ -49,6 +49,8 @@ class PassStep:
         """``PIPELINE/PASS`` (``PASS (STEP)`` inside a pass; ``start of PIPELINE`` for a start)."""
         if self.during is not None:
             return f"{self.pass_name} ({self.during})"
+        if self.pipeline is None:
+            return self.pass_name
         if self.pass_name == PIPELINE_START:
             return f"start of {self.pipeline}"
         return f"{self.pipeline}/{self.pass_name}"

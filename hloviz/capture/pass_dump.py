@@ -140,7 +140,7 @@ def list_pass_modules(folder: Path) -> list[PassDumpModule]:
         mod.before, mod.after = found.get("before"), found.get("after")
         for index, why in mod.broken.items():
             if all(s.index != index for s, _ in mod.snapshots):
-                mod.snapshots.append((PassStep(index, None, "?", file=why), None))
+                mod.snapshots.append((PassStep(index, None, "(a file name hloviz cannot read)", file=why), None))
         mod.snapshots.sort(key=lambda sp: sp[0].index)
         if not mod.before:
             mod.problems.append(f"no {mod.label}.before_optimizations.txt: the first snapshot is the start")
