@@ -180,6 +180,8 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
     path = Path(target)
     if (tf is not None or jax is not None) and not _is_live(target):
         raise InputError(f"--tf/--jax capture a model.py:function; {target} is already captured")
+    if save is not None and not _is_live(target):
+        raise InputError(f"--save keeps the snapshots of a live capture; {target} already holds them")
     if path.is_dir():
         if args or device:
             raise InputError("--arg and --device apply to model.py:function targets, not to a dump folder")
