@@ -10,9 +10,11 @@ after layout, so the drawing itself is untouched and text stays text (searchable
   ``viewBox``'s aspect ratio, so a picture scales into a docs column instead of overflowing it;
 * a theme: ``light`` is Graphviz's own colours; ``dark`` turns the slab transparent and what is
   drawn on it (edges, arrowheads, labels outside nodes, cluster frames) light; ``auto`` holds
-  both and follows the reader: ``prefers-color-scheme``, and, when the SVG is inlined in a page,
-  the dark schemes of Sphinx themes (``data-theme="dark"``, Furo / PyData) and MkDocs Material
-  (``data-md-color-scheme="slate"``). One file serves both schemes.
+  both in one file. On its own (opened, or shown through ``<img>``) an ``auto`` picture follows
+  the reader's ``prefers-color-scheme``; inlined in a page it follows the page's theme: the dark
+  schemes of Sphinx themes (``data-theme="dark"``/``"auto"``: Furo, PyData, Book) and MkDocs
+  Material (``data-md-color-scheme="slate"``); on a page whose theme has no dark mode it stays
+  light.
 
 Every id and class it adds derives from the SVG's own bytes, so the same input gives the same
 output, and two pictures inlined in one page do not share ids.
@@ -120,10 +122,11 @@ def _theme_css(ident: str, theme: str) -> str:
     own = f"svg.{ident}"
     if theme == "dark":
         return _dark(own)
-    # auto: the reader's preference, unless the page around an inlined SVG says light; and the
-    # page's own dark scheme whatever the preference.
-    preferred = _dark(f":is({own}:root,:root:not([data-theme=light]) body:not([data-theme=light])"
-                      f":not([data-md-color-scheme=default]) {own})")
+    # auto: a picture on its own (opened, or an <img>) follows the reader's preference. Inlined
+    # in a page, it follows the page: dark only where the page's theme says so (Furo / PyData /
+    # Book themes' data-theme, MkDocs Material's data-md-color-scheme), so a page whose theme has
+    # no dark mode keeps a light picture whatever the reader's preference.
+    preferred = _dark(f":is({own}:root,[data-theme=auto] {own})")
     forced = _dark(f":is([data-theme=dark] {own},[data-md-color-scheme=slate] {own})")
     return f"@media (prefers-color-scheme:dark){{{preferred}}}{forced}"
 
