@@ -23,6 +23,7 @@ builds), ``hloviz_embed`` (``"inline"`` or ``"img"``), ``hloviz_theme`` (default
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -59,7 +60,7 @@ class HlovizDirective(SphinxDirective):
 
     required_arguments = 1
     has_content = False
-    option_spec: ClassVar[dict[str, Any]] = {
+    option_spec: ClassVar[dict[str, Callable[[str], Any]]] = {  # pyright: ignore[reportIncompatibleVariableOverride]  # docutils declares it an instance attribute
         "stage": directives.unchanged_required, "scope": directives.unchanged_required,
         "focus": directives.unchanged_required, "depth": directives.unchanged_required,
         "budget": directives.unchanged_required, "color-by": directives.unchanged_required,

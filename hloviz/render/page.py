@@ -99,14 +99,17 @@ def _root_tag(tag: str, ident: str, options: PageOptions) -> str:
 # What dark means for a Graphviz picture: the slab goes, and what is drawn straight on it turns
 # light. Nodes keep their fills (pale, with dark text), so their text stays dark.
 _LIGHT_INK = "#d0d7de"
+#: The neutral inks hloviz draws arrows in (coloured arrows, such as a diff's, keep their colour).
+_NEUTRAL = ("black", "#000000", "#616161")
 _DARK_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".graph>polygon:first-of-type",), "fill:transparent;stroke:transparent"),
-    ((".graph>text", ".cluster>text", ".edge text:not([fill])", ".node:has(polygon[fill=none]):not(:has(polygon:not([fill=none]))) text",
+    ((".graph>text", ".cluster>text", ".edge text:not([fill])",
+      ".node:has(polygon[fill=none]):not(:has(polygon:not([fill=none]))) text",
       ".node:not(:has(polygon,ellipse,path)) text"), f"fill:{_LIGHT_INK}"),
     ((".cluster>path", ".cluster>polygon"), "fill:rgba(255,255,255,0.06)"),
-    ((".edge path[stroke=black]", ".edge path:not([stroke])"), f"stroke:{_LIGHT_INK}"),
-    ((".edge polygon[fill=black]",), f"fill:{_LIGHT_INK}"),
-    ((".edge polygon[stroke=black]",), f"stroke:{_LIGHT_INK}"),
+    (tuple(f'.edge path[stroke="{c}"]' for c in _NEUTRAL) + (".edge path:not([stroke])",), f"stroke:{_LIGHT_INK}"),
+    (tuple(f'.edge polygon[fill="{c}"]' for c in _NEUTRAL), f"fill:{_LIGHT_INK}"),
+    (tuple(f'.edge polygon[stroke="{c}"]' for c in _NEUTRAL), f"stroke:{_LIGHT_INK}"),
 )
 
 
