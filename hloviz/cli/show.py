@@ -49,15 +49,28 @@ def show(
     verbose: VerboseOpt = False,
     tf: TfOpt = None,
     jax: JaxOpt = None,
+    passes: Annotated[bool, typer.Option(
+        "--passes", help="Add XLA's pass history to the report: capture model.py:function with per-pass "
+                         "dumps (a private temporary folder, removed afterwards). A dump folder or tar that "
+                         "holds the snapshots gets it without --passes.")] = False,
 ) -> None:
     """Show what XLA did to TARGET: kernels, folded constants, and the graphs before and after.
 
     Prints the summary (kernels, folded constants, the verdict) and writes report.html (one
     self-contained file: summary, side-by-side picture, kernel table with your source lines,
-    folded constants), pre.svg, post.svg and side-by-side.svg.
+    folded constants), pre.svg, post.svg and side-by-side.svg. With a pass history (--passes, or a
+    dump folder that holds XLA's per-pass snapshots) the report also shows XLA's passes: a
+    filmstrip of the steps, a picture of the module after each big one, and the pass that made
+    each fusion and folded constant.
     """
     from .. import api
+    from ..errors import InputError
     from .targets import live_target
+
+    if passes and (tf is not None or jax is not None):
+        raise InputError("show --passes captures in this environment; --tf/--jax are not combined with it",
+                         hint="hloviz passes TARGET --tf VERSION -o passes.html draws the pass history under "
+                              "another release")
 
     live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
     if live is not target:  # a capture made under --tf/--jax: its arguments and device are its own
@@ -66,7 +79,7 @@ def show(
         result = api.show(live, output, pre=pre, post=post, args=arg or (), device=device, module=module,
                           verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
                           focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
-                          scope=scope, depth=depth, color_by=color_by)
+                          scope=scope, depth=depth, color_by=color_by, passes=passes)
     print(visible(f"{result.label}: " + "\n".join(result.summary)))
     for n in result.notes:
         print(f"note: {visible(n)}", file=sys.stderr)

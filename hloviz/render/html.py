@@ -93,6 +93,8 @@ class ReportContent:
     folds: list[FoldRow] = field(default_factory=list)
     files: list[tuple[str, str]] = field(default_factory=list)
     footer: str = ""
+    #: The "XLA's passes" section (:mod:`hloviz.render.pass_section`), when the target held a pass history.
+    passes_html: str = ""
 
 
 _PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>\s*", re.DOTALL)
@@ -208,6 +210,8 @@ def report_fragment(c: ReportContent, *, explorer: bool = False) -> str:
     if c.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in c.notes) + "</ul>")
     parts.append(_picture(c.picture_svg, c.picture_missing, explorer))
+    if c.passes_html:
+        parts.append(c.passes_html)
     parts.append(f"<h2>Kernels ({len(c.kernels)})</h2>")
     parts.append(_kernel_table(c.kernels))
     parts.append(f"<h2>Folded constants ({len(c.folds)})</h2>")
