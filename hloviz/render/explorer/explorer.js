@@ -643,21 +643,22 @@
     if (!C) return;
     var i = inst(g), st = C.side.get(i.side.key), finalSide = i.side.key === D.passes.final;
     if (!finalSide && !st) return;
-    var f = C.fusion.get(i.name), c = C.folded.get(i.name), shown = false;
-    if (i.opcode === "fusion" && f && (finalSide || (f.created_by && f.created_by.index <= st.index))) {
-      panelEl.appendChild(el("h4", "the pass that made it"));
-      panelEl.appendChild(creditLine("made by", f.created_by, f.note, i.name));
-      if (f.clone_of) panelEl.appendChild(creditLine("a clone of " + f.clone_of.name + ", which was made by", f.clone_of.created_by, "", f.clone_of.name));
-      shown = true;
-    } else if (i.opcode === "constant" && c && (finalSide || (c.pass && c.pass.index <= st.index))) {
+    // An instruction inside a kernel: the credit is its kernel's (the fusion holding it).
+    var kernel = i.opcode === "fusion" ? g : (i.kernel >= 0 ? D.kernels[i.kernel].inst : ownerOf(g));
+    var kname = kernel >= 0 ? inst(kernel).name : "", own = kernel === g;
+    var f = kernel >= 0 ? C.fusion.get(kname) : undefined, c = C.folded.get(i.name);
+    if (i.opcode === "constant" && c && (finalSide || (c.pass && c.pass.index <= st.index))) {
       panelEl.appendChild(el("h4", "the pass that wrote it"));
       panelEl.appendChild(creditLine("written by", c.pass, c.note, i.name));
-      shown = true;
     }
-    if (!shown && st && st.made.indexOf(i.name) >= 0) {
-      panelEl.appendChild(el("h4", "the pass that made it"));
-      panelEl.appendChild(creditLine("made here, by", { index: st.index, pass: st.pass, pipeline: st.pipeline }, "", i.name));
-      shown = true;
+    var head = own ? "the pass that made it" : "the pass that made its kernel " + kname;
+    if (f && (finalSide || (f.created_by && f.created_by.index <= st.index))) {
+      panelEl.appendChild(el("h4", head));
+      panelEl.appendChild(creditLine("made by", f.created_by, f.note, kname));
+      if (f.clone_of) panelEl.appendChild(creditLine("a clone of " + f.clone_of.name + ", which was made by", f.clone_of.created_by, "", f.clone_of.name));
+    } else if (st && kernel >= 0 && st.made.indexOf(kname) >= 0) {
+      panelEl.appendChild(el("h4", head));
+      panelEl.appendChild(creditLine("made here, by", { index: st.index, pass: st.pass, pipeline: st.pipeline }, "", kname));
     }
     if (st) panelEl.appendChild(el("p", "in the module after #" + st.index + " " + st.label + ": " + st.instructions +
                                    " instructions, " + st.fusions + " fusions", "hv-panel-dim"));
