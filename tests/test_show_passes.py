@@ -14,6 +14,7 @@ import html as html_lib
 import json
 import re
 import tarfile
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,7 @@ def test_the_filmstrip_is_the_snapshots_that_changed_with_xlas_counts(shown, nam
     cards = _CARD.findall(page)
     files = snapshot_files(folder)
     texts = {i: p.read_text() for i, _, _, p in files}
-    differs = {i for (_, _, _, a), (i, _, _, b) in zip(files, files[1:]) if texts[i] != a.read_text()}
+    differs = {i for (_, _, _, a), (i, _, _, _) in pairwise(files) if texts[i] != a.read_text()}
     assert cards
     for _, _, _, index, pass_name, instructions, fusions in cards:
         i = int(index)
@@ -142,10 +143,42 @@ def test_a_report_without_snapshots_has_no_pass_section(tmp_path):
     assert 'id="hv-passes"' not in report.read_text() and "passes" not in report_data(report)
 
 
+# --- the README, and a live capture -------------------------------------------------------------
+
+@pytest.mark.requires_dot
+def test_the_readme_line_is_what_show_prints(tmp_path, capsys, monkeypatch):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    m = re.search(r"<!-- show-passes-line: hloviz (.+?) -->\n```text\n(.*?)\n```", readme)
+    assert m is not None
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    code, out, err = run_cli([*m.group(1).split(), "-o", str(tmp_path / "out")], capsys)
+    assert code in (0, None), err
+    assert m.group(2) in out.splitlines()
+
+
+@pytest.mark.requires_jax
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_show_passes_on_a_live_jax_function_leaves_no_dump_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    code, out, err = run_cli(["show", "samples/jax_mlp.py:mlp", "--passes", "-o", str(tmp_path / "out")], capsys)
+    assert code in (0, None), err
+    assert [p.name for p in temp.iterdir() if p.name.startswith("hloviz-passes-")] == []
+    data = report_data(tmp_path / "out" / "report.html")
+    passes = data["passes"]
+    assert passes["fusions"] and all(f["created_by"] is not None for f in passes["fusions"])
+    post = {n for s in data["sides"] if s["key"] == "post" for n in s["name"]}
+    assert {f["name"] for f in passes["fusions"]} <= post  # the credits name the report's own module
+    assert "pass history:" in out
+
+
 # --- bad input --------------------------------------------------------------------------------
 
 def test_passes_on_a_target_without_snapshots_is_one_clear_error(tmp_path, capsys):
-    code, out, err = run_cli(["show", "samples/captures/fused_additions", "--passes", "-o", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["show", "samples/captures/fused_additions", "--passes", "-o", str(tmp_path / "o")], capsys)
     assert code == 2 and "no per-pass snapshots" in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
     code, _, err = run_cli(["show", "--pre", "samples/captures/fused_additions/pre.hlo", "--passes"], capsys)
