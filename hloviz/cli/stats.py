@@ -8,7 +8,7 @@ comes from the HLO; source lines come from the capture's source map when it has 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -31,39 +31,16 @@ from ..analysis.glossary import (
 from ..analysis.summary import histogram_text, types_text
 from ..errors import visible
 from . import app
-from .targets import (
-    ArgOpt,
-    DeviceOpt,
-    JaxOpt,
-    ModuleOpt,
-    PostOpt,
-    PreOpt,
-    TargetArg,
-    TfOpt,
-    VerboseOpt,
-    live_target,
-    note,
-    print_json,
-)
-
-if TYPE_CHECKING:
-    from ..capture import Capture
+from .targets import TargetOptions, note, print_json, target_options
 
 #: Rows shown per table unless --all.
 ROWS = 20
 
 
 @app.command()
+@target_options
 def stats(
-    target: TargetArg = None,
-    arg: ArgOpt = None,
-    device: DeviceOpt = None,
-    pre: PreOpt = None,
-    post: PostOpt = None,
-    module: ModuleOpt = None,
-    verbose: VerboseOpt = False,
-    tf: TfOpt = None,
-    jax: JaxOpt = None,
+    source: TargetOptions,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
                                                           f"(default: the first {ROWS}).")] = False,
@@ -83,12 +60,8 @@ def stats(
     """
     if depth is not None and by != "scope":
         raise typer.BadParameter("--depth applies to --by scope", param_hint="--depth")
-    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    source: str | Capture | None = target
-    if live is not target:
-        source, arg, device = live, None, None
-    result = api.stats(source, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
-                       verbose=verbose, notify=note, by=by,
+    live, settings = source.live()
+    result = api.stats(live, **settings.keywords(), notify=note, by=by,
                        depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
     if as_json:
         print_json(result.to_dict())
