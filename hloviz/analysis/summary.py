@@ -202,10 +202,11 @@ def _sole_value(folded: _Sequence[FoldedConstant]) -> str | None:
 
 
 def describe_kernel(k: Kernel, top: int = 3) -> str:
-    """``kLoop fusion: 1000 add, broadcast`` / ``dot``: a kernel in a few words."""
+    """``kLoop fusion: 1000 add, broadcast`` / ``kCustom fusion · YNNPACK: reduce`` / ``dot``: a
+    kernel in a few words, its kind written as everywhere (:attr:`Kernel.kind_text`)."""
     if not k.is_fusion:
-        return k.opcode
-    return f"{k.kind} fusion: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else f"{k.kind} fusion"
+        return k.kind_text
+    return f"{k.kind_text}: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else k.kind_text
 
 
 def opcode_counts_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:
