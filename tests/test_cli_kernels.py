@@ -134,3 +134,13 @@ def test_a_ynnpack_fusion_is_named_alike_in_stats_the_verdict_and_diff(capsys):
     assert code == 0
     assert f"+ {name}  kCustom fusion · YNNPACK: reduce" in diff_out
     assert "kCustom fusion: reduce" not in diff_out + stats_out
+
+
+def test_top_cuts_the_kernel_table_only(capsys):
+    # keras_small_train_step: 19 folded constants in its HLO's table, all listed whatever --top says
+    every = _json(capsys, str(CAPTURES / "keras_small_train_step"))
+    code, out, _ = run_cli(["stats", str(CAPTURES / "keras_small_train_step"), "--top", "2"], capsys)
+    assert code == 0 and f"folded constants ({len(every['folded'])})" in out
+    for f in every["folded"]:
+        assert re.search(rf"^│ {re.escape(f['constant'])} +│", out, re.MULTILINE), f["constant"]
+    assert f"… {len(every['kernels']) - 2} more kernels" in out

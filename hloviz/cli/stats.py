@@ -77,7 +77,7 @@ def stats(
     if as_json:
         data = result.to_dict()
         if sort is not None or top is not None:
-            data["kernels"] = _ordered(data["kernels"], sort, top)
+            data["kernels"] = _ordered(result, data["kernels"], sort, top)
             data["kernels_listed"] = {"sort": sort, "top": top}
         print_json(data)
         return
@@ -86,7 +86,7 @@ def stats(
     if result.scopes is not None:
         _print_scopes(result, console, None if show_all else 4 * ROWS)
         return
-    _print(result, console, None if show_all else (top or ROWS), sort=sort, top=top)
+    _print(result, console, None if show_all else ROWS, sort=sort, top=top)
 
 
 def _check_kernel_options(sort: str | None, top: int | None, by: str, show_all: bool) -> None:
@@ -104,13 +104,11 @@ def _check_kernel_options(sort: str | None, top: int | None, by: str, show_all: 
         raise InputError("give --top N or --all, not both")
 
 
-def _ordered(kernels: list[dict], sort: str | None, top: int | None) -> list[dict]:
-    """The JSON kernels in ``--sort`` order (biggest first, ties in execution order), cut to ``--top``."""
-    if sort is not None:
-        key = {"flops": lambda k: k["flops"], "bytes": lambda k: k["bytes_read"] + k["bytes_written"],
-               "instructions": lambda k: k["instructions"]}[sort]
-        kernels = sorted(kernels, key=lambda k: -key(k))
-    return kernels[:top] if top is not None else kernels
+def _ordered(result: api.Stats, rows: list[dict], sort: str | None, top: int | None) -> list[dict]:
+    """The JSON kernel rows in ``--sort`` order (as the table: :func:`sorted_kernels`), cut to ``--top``."""
+    kernels = result.analysis.kernels.kernels if result.analysis.kernels is not None else ()
+    position = {id(k): i for i, k in enumerate(kernels)}  # the rows are the kernels, in execution order
+    return [rows[position[id(k)]] for k in sorted_kernels(kernels, sort)[:top]]
 
 
 def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None:
@@ -241,7 +239,7 @@ def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str |
     _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
-        _print_kernels(a.kernels.kernels, console, rows, lookup, sort=sort, top=top)
+        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top)
 
     if a.folding is not None:
         if a.folding.folded:
