@@ -289,3 +289,29 @@ def test_without_script_the_pass_section_is_plain_html(shown):
         text = loaded.page.locator("body").inner_text()
         assert "XLA's passes" in text and "made by (snapshot)" in text
         assert problems(loaded) == []
+
+
+@pytest.mark.requires_chromium
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_layers_work_in_a_steps_picture(tmp_path, capsys):
+    """A Keras training step's snapshots keep its layers (op_name scopes): in a step's picture a
+    layer's box selects the layer, and the layer's instructions listed are that snapshot's."""
+    report = show_tar("keras_cnn_train", tmp_path / "out", capsys)
+    with chromium() as browser:
+        loaded = open_page(browser, report)
+        page = loaded.page
+        card = page.locator(".hv-film a[data-step]").first
+        key, index = card.get_attribute("data-view"), card.get_attribute("data-step")
+        card.click()
+        page.wait_for_function("k => window.hloviz.view() === k", arg=key)
+        layer = page.evaluate("() => window.hloviz.boxes().find(b => b.scope !== null)")
+        assert layer is not None and {m["side"] for m in layer["members"]} == {f"s{index}"}
+        page.locator(f"#hv-viewport svg g[data-box='{layer['id']}']").first.dispatch_event("click")
+        page.wait_for_function("s => (window.hloviz.selected() || {}).scope === s", arg=layer["scope"])
+        assert f"after #{index}" in _panel(page)  # its instructions in this snapshot are listed
+        lit = page.evaluate("window.hloviz.highlighted()")
+        assert lit and all(b["side"] == f"s{index}" for b in lit)
+        search(page, layer["scope"].split("/")[0])
+        assert page.locator("#hv-results button[data-scope]").count() >= 1
+        assert problems(loaded) == []
