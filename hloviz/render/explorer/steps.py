@@ -121,36 +121,53 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
 
 
 def _draw(history: PassHistory, load: StepLoader, bounds: Bounds, pictures: int) -> list[tuple[Side, ViewSpec]]:
+    """Lay out the chosen snapshots, as many at once as the fusion expansions do (``dot`` runs
+    are processes of their own); none starts after the deadline."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..pictures import module_picture
     from ..views import ViewOptions
 
     deadline = time.monotonic() + bounds.seconds
-    walked, total = 0, 0
-    out: list[tuple[Side, ViewSpec]] = []
+    walked = 0
+    chosen: list[tuple[HistoryStep, HloModule, str | None]] = []
     for s in steps_to_draw(history, min(pictures, bounds.max_views)):
         n = s.instructions or 0
-        if time.monotonic() >= deadline or walked + n > bounds.max_walk:
+        if walked + n > bounds.max_walk:
             break
         loaded = load(s.step.index)
-        if loaded is None:
-            continue
-        module, text = loaded
-        walked += n
-        title = f"after #{s.step.index} {s.step.label}"
+        if loaded is not None:
+            walked += n
+            chosen.append((s, *loaded))
+
+    def draw(choice: tuple[HistoryStep, HloModule, str | None]):
+        s, module, _ = choice
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
         try:
-            pic = module_picture(module, options=ViewOptions(budget=bounds.budget), marks=step_marks(module, s),
-                                 title=title, timeout=max(0.05, min(bounds.timeout, deadline - time.monotonic())))
+            return module_picture(module, options=ViewOptions(budget=bounds.budget), marks=step_marks(module, s),
+                                  title=f"after #{s.step.index} {s.step.label}",
+                                  timeout=max(0.05, min(bounds.timeout, left)))
         except HlovizError:
-            continue  # no layout in time: the step keeps its card and counts
-        if pic.svg is None:
+            return None  # no layout in time: the step keeps its card and counts
+
+    with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool:
+        pictures_drawn = list(pool.map(draw, chosen))
+    out: list[tuple[Side, ViewSpec]] = []
+    total = 0
+    for (s, module, text), pic in zip(chosen, pictures_drawn):
+        if pic is None or pic.svg is None:
             continue
         svg = pic.svg.decode("utf-8")
         if total + len(svg) > bounds.max_bytes:
             continue
         total += len(svg)
+        title = f"after #{s.step.index} {s.step.label}"
         side = Side(f"s{s.step.index}", title, module, None, text)
-        view = ViewSpec(key=view_key(s.step.index), title=title,
-                        columns=[(len(out), pic.views[0][1])], svg=svg, parent="top")
+        view = ViewSpec(key=view_key(s.step.index), title=title, columns=[(len(out), pic.views[0][1])], svg=svg,
+                        parent="top")
         out.append((side, view))
     return out
 
