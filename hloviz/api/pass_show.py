@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..capture import Capture
     from ..ir import HloModule
 
-__all__ = ["ShowPasses", "capture_with_passes", "holds_passes"]
+__all__ = ["ShowPasses", "capture_with_passes", "report_steps", "summary_line"]
 
 #: Pictures of steps a report holds at most (the biggest changes; ``hloviz passes -o`` has ``--pictures``).
 REPORT_PICTURES = 12
@@ -45,17 +45,6 @@ class ShowPasses:
 
     def load(self, index: int) -> tuple[HloModule, str | None] | None:
         return self.snapshots.get(index)
-
-
-def holds_passes(target: Any) -> bool:
-    """Whether ``target`` names a dump folder with per-pass snapshots, or a tar archive (which
-    may hold them: it is opened to tell)."""
-    from ..capture.pass_dump import has_pass_snapshots, is_archive
-
-    if not isinstance(target, (str, Path)) or not str(target):
-        return False
-    path = Path(target)
-    return (path.is_dir() and has_pass_snapshots(path)) or is_archive(path)
 
 
 def _is_live(target: Any) -> bool:
