@@ -315,3 +315,28 @@ def test_layers_work_in_a_steps_picture(tmp_path, capsys):
         search(page, layer["scope"].split("/")[0])
         assert page.locator("#hv-results button[data-scope]").count() >= 1
         assert problems(loaded) == []
+
+
+@pytest.mark.requires_chromium
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_a_cloned_kernel_names_both_passes_and_the_original_its_own(tmp_path, capsys):
+    """TensorFlow 2.17's CPU compiler clones each fusion (``fusion.clone``): the kernel names the
+    pass that cloned it and the one that made the original; the original, which only the
+    snapshots hold, names the pass that made it there."""
+    report = show_tar("fused_additions-tf2.17", tmp_path / "out", capsys)
+    folder = extract("fused_additions-tf2.17", tmp_path / "dump")
+    files = snapshot_files(folder)
+    made = next(i for i, _, _, p in files if "fusion" in _FUSION.findall(p.read_text()))
+    cloned, cloner = next((i, after) for i, _, after, p in files if "fusion.clone" in _FUSION.findall(p.read_text()))
+    with chromium() as browser:
+        loaded = open_page(browser, report, fragment="i=post:fusion.clone")
+        page = loaded.page
+        page.wait_for_function("() => (window.hloviz.selected() || {}).instruction !== undefined")
+        text = _panel(page)
+        assert f"made by {cloner} (#{cloned})" in text and f"a clone of fusion, which was made by fusion (#{made})" in text
+        page.locator(f"#hv-panel button[data-step='{made}']").click()
+        page.wait_for_function("k => window.hloviz.view() === k", arg=f"step:{made}")
+        page.wait_for_function("() => window.hloviz.selected().instruction.name === 'fusion'")
+        assert f"made here, by fusion (#{made})" in _panel(page)
+        assert problems(loaded) == []

@@ -656,9 +656,16 @@
       panelEl.appendChild(el("h4", head));
       panelEl.appendChild(creditLine("made by", f.created_by, f.note, kname));
       if (f.clone_of) panelEl.appendChild(creditLine("a clone of " + f.clone_of.name + ", which was made by", f.clone_of.created_by, "", f.clone_of.name));
-    } else if (st && kernel >= 0 && st.made.indexOf(kname) >= 0) {
-      panelEl.appendChild(el("h4", head));
-      panelEl.appendChild(creditLine("made here, by", { index: st.index, pass: st.pass, pipeline: st.pipeline }, "", kname));
+    } else if (st && kernel >= 0) {
+      // A fusion of this snapshot that the optimized module no longer has: the last step up to
+      // this one whose pass made a fusion of that name (the history's own "fusions created").
+      var maker = null;
+      D.passes.steps.forEach(function (x) { if (x.index <= st.index && x.made.indexOf(kname) >= 0) maker = x; });
+      if (maker) {
+        panelEl.appendChild(el("h4", head));
+        panelEl.appendChild(creditLine(maker.index === st.index ? "made here, by" : "made by",
+                                       { index: maker.index, pass: maker.pass, pipeline: maker.pipeline }, "", kname));
+      }
     }
     if (st) panelEl.appendChild(el("p", "in the module after #" + st.index + " " + st.label + ": " + st.instructions +
                                    " instructions, " + st.fusions + " fusions", "hv-panel-dim"));
