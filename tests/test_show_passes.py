@@ -314,7 +314,23 @@ def test_layers_work_in_a_steps_picture(tmp_path, capsys):
         assert lit and all(b["side"] == f"s{index}" for b in lit)
         search(page, layer["scope"].split("/")[0])
         assert page.locator("#hv-results button[data-scope]").count() >= 1
+        # a layer of the step opens in place, drawn from that snapshot (not the optimized module's)
+        views = report_data(report)["views"]
+        opened = next(v for v in views if v["key"].startswith(f"{key}|s:"))
+        scope = opened["opens"][2:]
+        search(page, scope)
+        page.locator(f"#hv-results button[data-scope='{scope}']").click()
+        page.wait_for_function("k => window.hloviz.view() === k", arg=opened["key"])
+        inside = page.evaluate("window.hloviz.boxes()")
+        assert inside and {m["side"] for b in inside for m in b["members"]} == {f"s{index}"}
+        assert _crumbs(page)[0] == "whole module" and _crumbs(page)[1].startswith(f"after #{index}")
+        page.locator("#hv-viewport").press("Escape")
+        page.wait_for_function("k => window.hloviz.view() === k", arg=key)
         assert problems(loaded) == []
+
+
+def _crumbs(page) -> list[str]:
+    return page.evaluate("Array.from(document.querySelectorAll('#hv-crumbs button')).map(b => b.textContent)")
 
 
 @pytest.mark.requires_chromium

@@ -719,10 +719,15 @@
     light(all, els || []);
     return gs;
   }
+  // Which module a view draws: -1 for the page's own, else the pass history's snapshot (its side).
+  function family(v) { var s = views[v] ? views[v].sides[0] : 0; return s >= base ? s : -1; }
   function viewOpeningScope(si) {
-    var key = "s:" + D.scopes.path[si];
-    for (var v = 0; v < views.length; v++) if (views[v].opens === key) return v;
-    return -1;
+    var key = "s:" + D.scopes.path[si], first = -1, here = family(state.view);
+    for (var v = 0; v < views.length; v++) {
+      // a layer opens in the module on screen: a snapshot's layers are pictures of their own
+      if (views[v].opens === key && family(v) === here) { first = v; break; }
+    }
+    return first;
   }
   function scopeLink(si) {
     var b = el("button", D.scopes.label[si] || D.scopes.path[si], "hv-link");

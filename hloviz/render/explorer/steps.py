@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ...ir import HloModule
     from ..views import Mark
 
-__all__ = ["PassSteps", "pass_steps", "step_marks", "steps_to_draw"]
+__all__ = ["PassSteps", "pass_steps", "step_layers", "step_marks", "steps_to_draw"]
 
 #: ``load(index)``: the snapshot's module and the text it was read from, or None (unreadable).
 StepLoader = Callable[[int], "tuple[HloModule, str | None] | None"]
@@ -98,11 +98,17 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     from ...analysis.pass_report import describe_changes, fold_credit_json, fusion_credit_json
 
     out = PassSteps()
-    drawn = _draw(history, load, bounds or Bounds(), pictures)
+    bounds = bounds or Bounds()
+    started = time.monotonic()
+    drawn = _draw(history, load, bounds, pictures)
     for side, view in drawn:
         out.sides.append(side)
         out.views.append(view)
-    keys = {int(v.key.split(":", 1)[1]): v.key for _, v in drawn}
+    left = bounds.seconds - (time.monotonic() - started)
+    out.views += step_layers(drawn, Bounds(bounds.max_views, bounds.max_bytes, bounds.budget, bounds.timeout,
+                                           bounds.max_walk, left),
+                             used_bytes=sum(len(v.svg or "") for v in out.views))
+    keys = {int(v.key.split(":", 1)[1]): v.key for _, v in drawn}  # the steps' own views (not their layers')
     steps = []
     for s in history.steps:
         c = s.changes
@@ -172,6 +178,55 @@ def _draw(history: PassHistory, load: StepLoader, bounds: Bounds, pictures: int)
     return out
 
 
+def step_layers(drawn: Sequence[tuple[Side, ViewSpec]], bounds: Bounds, used_bytes: int = 0) -> list[ViewSpec]:
+    """The layers each snapshot's picture draws closed, drawn open (as the optimized module's
+    layers are, :func:`~.build.scope_expansions`), so a layer opens in place at every step.
+
+    Bounded together: :attr:`Bounds.max_views` layer pictures shared evenly by the steps, the SVG
+    bytes the step pictures left, and the deadline. A layer's view key is the step's key and the
+    layer's (``step:16|s:model/conv``); it opens ``s:PATH`` like any layer view (the page's script
+    opens the one drawn from the picture on screen)."""
+    from .build import closed_scopes, scope_expansions
+
+    if not drawn:
+        return []
+    each = bounds.max_views // len(drawn)
+    out: list[ViewSpec] = []
+    deadline = time.monotonic() + bounds.seconds
+    left_bytes = bounds.max_bytes - used_bytes
+    for k, (side, view) in enumerate(drawn):
+        seconds = deadline - time.monotonic()
+        walk = side.module.instruction_count
+        if each <= 0 or seconds <= 0 or left_bytes <= 0 or bounds.max_walk // 2 < walk:
+            break
+        picture = view.columns[0][1]
+
+        def draw(path: str, side: Side = side, k: int = k):
+            from ..pictures import module_picture
+            from ..views import ViewOptions
+
+            scope = side.scope_tree().get(path)
+            label = scope.display_path if scope is not None else path
+            pic = module_picture(side.module, options=ViewOptions(scope=path, budget=bounds.budget),
+                                 title=f"{label} (layer, {side.label})", timeout=bounds.timeout)
+            if pic.svg is None:
+                return None
+            return label, [(k, pic.views[0][1])], pic.svg.decode("utf-8")
+
+        def inner(path: str, columns, side: Side = side) -> dict[str, int]:
+            return closed_scopes(side, columns[0][1], within=path)
+
+        mine = Bounds(each, left_bytes, bounds.budget, bounds.timeout, bounds.max_walk, seconds)
+        layers = scope_expansions(closed_scopes(side, picture), draw, walk=walk, bounds=mine, parent=view.key,
+                                  inner=inner)
+        for v in layers:
+            left_bytes -= len(v.svg or "")
+            v.parent = view.key if v.parent == view.key else f"{view.key}|{v.parent}"
+            v.key = f"{view.key}|{v.key}"
+        out += layers
+    return out
+
+
 def with_steps(sides: Sequence[Side], views: Sequence[ViewSpec], steps: PassSteps | None
                ) -> tuple[list[Side], list[ViewSpec]]:
     """The page's own sides and views followed by the drawn snapshots' (when there are any): a
@@ -179,8 +234,8 @@ def with_steps(sides: Sequence[Side], views: Sequence[ViewSpec], steps: PassStep
     if steps is None:
         return list(sides), list(views)
     own = len(sides)
-    moved = [ViewSpec(v.key, v.title, [(own + k, view) for _, view in v.columns], v.svg, v.parent, v.opens)
-             for k, v in enumerate(steps.views)]
+    moved = [ViewSpec(v.key, v.title, [(own + k, view) for k, view in v.columns], v.svg, v.parent, v.opens)
+             for v in steps.views]
     return list(sides) + steps.sides, list(views) + moved
 
 
