@@ -28,6 +28,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -39,9 +40,10 @@ from pathlib import Path
 from hloviz.capture.index import Index, Release, default_index, resolve_release
 from hloviz.capture.installers import Installer, InstallFailed, default_installer, env_python, phase_of_line
 from hloviz.capture.source import HlovizSource, running_source
-from hloviz.errors import DependencyError, InputError
+from hloviz.errors import DependencyError, InputError, visible
 
-__all__ = ["FRAMEWORKS", "Env", "EnvManager", "Framework", "Phases", "cache_root", "default_manager"]
+__all__ = ["FRAMEWORKS", "Env", "EnvManager", "Framework", "Phases", "cache_root", "check_release",
+           "default_manager"]
 
 MANIFEST = "hloviz-env.json"
 LAST_USED = "last-used"
@@ -429,10 +431,25 @@ def _framework(name: str) -> Framework:
     return FRAMEWORKS[name]
 
 
+#: A release number as ``--tf`` / ``--jax`` take it: one to three parts of ASCII digits, each
+#: short (real ones have at most four: 2.17.1, 0.4.30, 2024.1); it becomes part of a folder name.
+_RELEASE = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6}){0,2}", re.ASCII)
+
+
+def check_release(framework: str, requested: str) -> str:
+    """``requested`` (``--tf`` / ``--jax``'s value) stripped, or an :class:`InputError` saying
+    what a release number is."""
+    return _check_version(_framework(framework), requested)
+
+
 def _check_version(fw: Framework, requested: str) -> str:
+    """``requested`` stripped, when it is a release number; checked before anything is named,
+    locked or created after it."""
     v = requested.strip()
-    if not v or not all(part.isdigit() for part in v.split(".")) or v.count(".") > 2:
-        raise InputError(f"{fw.option} takes a release number such as 2.17 or 2.17.1, not {requested!r}")
+    if not _RELEASE.fullmatch(v):
+        shown = requested if len(requested) <= 40 else f"{requested[:40]}… ({len(requested)} characters)"
+        raise InputError(f"{fw.option} takes a release number such as 2.17 or 2.17.1 (ASCII digits), "
+                         f"not {visible(repr(shown))}")
     return v
 
 
