@@ -96,8 +96,10 @@ def _check_target(target: str) -> None:
 def _run_child(cmd: list[str], env: dict, verbose: bool) -> list[str]:
     """Run the child; its output goes to our stderr with --verbose, else is kept for errors."""
     tail: deque[str] = deque(maxlen=40)
+    from hloviz.processes import own_group, stop_child
+
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, encoding="utf-8", errors="replace", env=env)
+                            text=True, encoding="utf-8", errors="replace", env=env, **own_group())
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -105,12 +107,8 @@ def _run_child(cmd: list[str], env: dict, verbose: bool) -> list[str]:
             if verbose:
                 sys.stderr.write(line)
         rc = proc.wait()
-    except BaseException:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    except BaseException as err:  # Ctrl-C, SIGTERM: the child is told the same, then killed after a grace
+        stop_child(proc, err)
         raise
     if rc not in (0, None):
         tail.append(f"(exit code {rc})")
