@@ -462,8 +462,10 @@ class EnvManager:
                 continue  # not hloviz's to judge: envs remove NAME deletes the link
             if env.problem is not None:
                 out.append((env, env.problem))
-            elif m.get("hloviz_source") == "checkout" and not (Path(m.get("hloviz_path", "")) / "__init__.py").is_file():
-                out.append((env, f"its hloviz checkout {Path(m.get('hloviz_path', '')).parent} is gone"))
+            elif m.get("hloviz_source") == "checkout" and not _is_package(m.get("hloviz_path", "")):
+                checkout = str(Path(m.get("hloviz_path", "")).parent)
+                shown = checkout if len(checkout) <= 200 else f"{checkout[:200]}… ({len(checkout)} characters)"
+                out.append((env, f"its hloviz checkout {visible(shown)} is gone"))
             elif m.get("hloviz_path") == str(self.source.package) and m.get("hloviz_identity") != self.source.identity:
                 out.append((env, "made for this hloviz before its dependencies changed"))
             elif m.get("hloviz_identity") != self.source.identity and m.get("hloviz_source") == "installed":
@@ -597,6 +599,15 @@ def _manifest_problem(manifest: object) -> str | None:
         except UnicodeEncodeError:
             return "it holds a lone surrogate, which is not text"
     return None
+
+
+def _is_package(path: str) -> bool:
+    """``path`` is a Python package folder (False for one that cannot be looked at: too long a
+    name, a NUL in it — a manifest is a file in a cache others may write)."""
+    try:
+        return (Path(path) / "__init__.py").is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _link_target(path: Path) -> str:
