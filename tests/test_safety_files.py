@@ -349,3 +349,19 @@ def test_concurrent_dumps_into_one_folder_leave_one_whole_capture(tmp_path):
     assert sorted(os.listdir(out)) == ["capture.json", "post.hlo", "pre.hlo"]
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "cap")
     assert leftovers == [], leftovers
+
+
+@pytest.mark.requires_dot
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_show_into_a_folder_whose_record_is_a_fifo_does_not_hang(tmp_path):
+    """In a child process with a timeout: the old show blocked forever opening the FIFO."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "site"
+    out.mkdir()
+    os.mkfifo(out / REPORT_RECORD)
+    proc = subprocess.run([sys.executable, "-m", "hloviz", "show", str(SEED), "-o", str(out)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert (out / REPORT_RECORD).is_file() and (out / "report.html").is_file()
