@@ -215,3 +215,24 @@ def test_list_shows_a_manifests_control_characters_escaped(cache, capsys):
     assert code == 0, err
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
     assert A in out and "2.17" in out
+
+
+def test_what_cannot_be_deleted_is_named_not_reported_removed(cache, capsys, monkeypatch):
+    """A file the user cannot delete (another owner, a read-only mount): no "removed" line."""
+    import shutil
+
+    from hloviz.capture import envs
+
+    _env(cache, A)
+    real_rmtree = shutil.rmtree
+
+    def stuck(path, *a, onerror=None, onexc=None, **k):
+        (onexc or onerror)(os.unlink, str(Path(path) / "lib" / "site.py"), PermissionError(13, "Permission denied"))
+
+    monkeypatch.setattr(envs.shutil, "rmtree", stuck)
+    code, out, err = _run(["envs", "remove", A], capsys)
+    assert code == 2 and "removed" not in out
+    assert "could not delete all of" in err and "site.py: Permission denied" in err
+    monkeypatch.setattr(envs.shutil, "rmtree", real_rmtree)
+    code, out, err = _run(["envs", "prune"], capsys)  # the renamed folder is hloviz's leftover: prune finishes it
+    assert code == 0 and "removed .tmp-" in out and list(cache.iterdir()) == [cache / ".locks"]

@@ -631,8 +631,10 @@ def _delete(path: Path) -> None:
         if path.is_symlink() or not path.is_dir():
             path.unlink()
         else:
-            # onexc from Python 3.12 on (onerror is deprecated there); the same callback serves both
-            shutil.rmtree(path, **{"onexc" if sys.version_info >= (3, 12) else "onerror": note})
+            if sys.version_info >= (3, 12):  # onerror is deprecated there; the same callback serves both
+                shutil.rmtree(path, onexc=note)
+            else:
+                shutil.rmtree(path, onerror=note)
     except FileNotFoundError:
         return
     except OSError as err:
