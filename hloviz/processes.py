@@ -54,6 +54,9 @@ def _signal_group(proc: subprocess.Popen, signum: int) -> None:
             proc.send_signal(signum)
     except (ProcessLookupError, PermissionError):  # the group is gone (or, reaped, no longer ours)
         pass
+    except (ValueError, OSError):  # a signal this platform cannot send to a child (SIGINT on Windows)
+        if proc.poll() is None:
+            proc.kill()
 
 
 def die_with_parent() -> Callable[[], None] | None:
