@@ -18,6 +18,7 @@ from hloviz.capture.envs import LAST_USED, MANIFEST, EnvManager
 from hloviz.capture.source import running_source
 from hloviz.errors import InputError
 
+from . import present
 from . import run_cli as _run
 
 PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -221,18 +222,19 @@ def test_what_cannot_be_deleted_is_named_not_reported_removed(cache, capsys, mon
     """A file the user cannot delete (another owner, a read-only mount): no "removed" line."""
     import shutil
 
-    from hloviz.capture import envs
+    from hloviz.capture import env_files
 
     _env(cache, A)
     real_rmtree = shutil.rmtree
 
     def stuck(path, *a, onerror=None, onexc=None, **k):
-        (onexc or onerror)(os.unlink, str(Path(path) / "lib" / "site.py"), PermissionError(13, "Permission denied"))
+        callback = present(onexc or onerror, "rmtree's error callback")
+        callback(os.unlink, str(Path(path) / "lib" / "site.py"), PermissionError(13, "Permission denied"))
 
-    monkeypatch.setattr(envs.shutil, "rmtree", stuck)
+    monkeypatch.setattr(env_files.shutil, "rmtree", stuck)
     code, out, err = _run(["envs", "remove", A], capsys)
     assert code == 2 and "removed" not in out
     assert "could not delete all of" in err and "site.py: Permission denied" in err
-    monkeypatch.setattr(envs.shutil, "rmtree", real_rmtree)
+    monkeypatch.setattr(env_files.shutil, "rmtree", real_rmtree)
     code, out, err = _run(["envs", "prune"], capsys)  # the renamed folder is hloviz's leftover: prune finishes it
     assert code == 0 and "removed .tmp-" in out and list(cache.iterdir()) == [cache / ".locks"]

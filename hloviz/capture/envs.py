@@ -45,6 +45,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hloviz.capture.env_files import (
+    ENV_NAME,
+    MANIFEST_LIMIT,
+    TEMP_NAME,
+    delete,
+    is_package,
+    link_target,
+    manifest_problem,
+)
 from hloviz.capture.index import Index, Release, default_index, resolve_release
 from hloviz.capture.installers import Installer, InstallFailed, default_installer, env_python, phase_of_line
 from hloviz.capture.source import HlovizSource, running_source
@@ -56,10 +65,6 @@ __all__ = ["FRAMEWORKS", "Env", "EnvManager", "Framework", "Phases", "cache_root
 MANIFEST = "hloviz-env.json"
 LAST_USED = "last-used"
 
-#: The names hloviz gives environments (:meth:`EnvManager.name_for`): ``tf2.17-py3.11-1a2b3c4d``.
-ENV_NAME = re.compile(r"(?:tf|jax)[0-9]{1,6}(?:\.[0-9]{1,6}){0,2}-py[0-9]{1,3}\.[0-9]{1,3}-[0-9a-f]{8}", re.ASCII)
-#: The temporary folders of a build (``.tmp-NAME-PID``) and of a removal (``.tmp-NAME-removing-PID``).
-_TEMP_NAME = re.compile(rf"\.tmp-(?P<name>{ENV_NAME.pattern})-(?:removing-)?[0-9]{{1,10}}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -272,16 +277,16 @@ class EnvManager:
         """The environment at ``path``, with :attr:`Env.problem` set when it is a link or its
         manifest is damaged (then ``manifest`` is empty: nothing in it is trusted)."""
         if path.is_symlink():
-            return Env(path, {}, f"a symbolic link to {_link_target(path)}; hloviz does not follow it")
+            return Env(path, {}, f"a symbolic link to {link_target(path)}; hloviz does not follow it")
         try:
-            manifest = json.loads((path / MANIFEST).read_bytes()[:_MANIFEST_LIMIT].decode("utf-8"))
+            manifest = json.loads((path / MANIFEST).read_bytes()[:MANIFEST_LIMIT].decode("utf-8"))
         except OSError as err:
             return Env(path, {}, f"its {MANIFEST} cannot be read ({err.strerror or err})")
         except UnicodeDecodeError:
             return Env(path, {}, f"its {MANIFEST} is not UTF-8 text")
         except (ValueError, RecursionError):
             return Env(path, {}, f"its {MANIFEST} is not JSON")
-        problem = _manifest_problem(manifest)
+        problem = manifest_problem(manifest, FRAMEWORKS)
         if problem is not None:
             return Env(path, {}, f"its {MANIFEST} is damaged: {problem}")
         return Env(path, manifest)
@@ -333,11 +338,11 @@ class EnvManager:
         """Remove what an interrupted build of ``name`` left, and a damaged environment of that
         name (we hold its lock: nobody builds or uses it)."""
         for p in self._temporaries():
-            if _TEMP_NAME.fullmatch(p.name)["name"] == name:  # type: ignore[index]  # _temporaries matched it
-                _delete(p)
+            if TEMP_NAME.fullmatch(p.name)["name"] == name:  # type: ignore[index]  # _temporaries matched it
+                delete(p)
         final = self.root / name
         if final.exists() and not final.is_symlink() and self._load(final).problem is not None:
-            _delete(final)
+            delete(final)
 
     def _build(self, fw: Framework, requested: str, release: Release, final: Path, phases: Phases) -> Env:
         tmp = self.root / f".tmp-{final.name}-{os.getpid()}"
@@ -437,7 +442,7 @@ class EnvManager:
         if env.path.parent != self.root or not ENV_NAME.fullmatch(env.name):
             raise InputError(f"{env.path} is not an environment of {self.root}; hloviz removes only its own")
         if env.is_link:
-            _delete(env.path)
+            delete(env.path)
             return True
         with file_lock(self._lock_path(env.name), wait=False) as got:
             if not got:
@@ -449,7 +454,7 @@ class EnvManager:
                 return True
             except OSError as err:
                 raise InputError(f"cannot remove {env.path}: {err.strerror or err}") from None
-            _delete(doomed)
+            delete(doomed)
         return True  # the lock file stays: a run waiting on it must not race one that made a new one
 
     def stale(self, older_than_days: float) -> list[tuple[Env, str]]:
@@ -462,7 +467,7 @@ class EnvManager:
                 continue  # not hloviz's to judge: envs remove NAME deletes the link
             if env.problem is not None:
                 out.append((env, env.problem))
-            elif m.get("hloviz_source") == "checkout" and not _is_package(m.get("hloviz_path", "")):
+            elif m.get("hloviz_source") == "checkout" and not is_package(m.get("hloviz_path", "")):
                 checkout = str(Path(m.get("hloviz_path", "")).parent)
                 shown = checkout if len(checkout) <= 200 else f"{checkout[:200]}… ({len(checkout)} characters)"
                 out.append((env, f"its hloviz checkout {visible(shown)} is gone"))
@@ -481,7 +486,7 @@ class EnvManager:
         the lock is looked at only for such a name."""
         out = []
         for p in self._temporaries():
-            name = _TEMP_NAME.fullmatch(p.name)["name"]  # type: ignore[index]  # _temporaries matched it
+            name = TEMP_NAME.fullmatch(p.name)["name"]  # type: ignore[index]  # _temporaries matched it
             if not self._lock_path(name).exists():
                 out.append(p)  # no build ever locked it: nobody is building it
                 continue
@@ -493,14 +498,14 @@ class EnvManager:
     def remove_leftover(self, path: Path) -> None:
         """Delete one of :meth:`leftovers` (a link alone, not what it points to);
         :class:`InputError` naming what is left when it cannot."""
-        if path.parent != self.root or not _TEMP_NAME.fullmatch(path.name):
+        if path.parent != self.root or not TEMP_NAME.fullmatch(path.name):
             raise InputError(f"{path} is not a temporary folder of hloviz's; hloviz removes only its own")
-        _delete(path)
+        delete(path)
 
     def _temporaries(self) -> list[Path]:
         if not self.root.is_dir():
             return []
-        return sorted(p for p in self.root.iterdir() if _TEMP_NAME.fullmatch(p.name))
+        return sorted(p for p in self.root.iterdir() if TEMP_NAME.fullmatch(p.name))
 
 
 def default_manager() -> EnvManager:
@@ -565,81 +570,3 @@ def _explain_install_failure(fw: Framework, release: Release, exc: InstallFailed
             hint="environments already built still work offline (hloviz envs list shows them)")
     return DependencyError(f"installing {fw.words} {release.version} for Python {python} failed "
                            f"({exc.what}, exit code {exc.rc}):\n" + "\n".join(f"  {ln}" for ln in exc.lines[-12:]))
-
-
-#: Bytes of a manifest read (a real one is under 1 KB).
-_MANIFEST_LIMIT = 1 << 20
-
-#: What each key of a manifest must be; keys not here are left alone.
-_MANIFEST_TYPES: dict[str, type | tuple[type, ...]] = {
-    "framework": str, "requested": str, "package": str, "installed": dict, "python": str,
-    "python_executable": str, "hloviz": str, "hloviz_source": str, "hloviz_path": str,
-    "hloviz_identity": str, "installer": str, "created": str, "build_seconds": (int, float),
-}
-
-
-def _manifest_problem(manifest: object) -> str | None:
-    """What is wrong with a parsed ``hloviz-env.json``, or None."""
-    if not isinstance(manifest, dict):
-        return "it is not a JSON object"
-    for key, kind in _MANIFEST_TYPES.items():
-        value = manifest.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
-            return f"{key} is not a {'number' if key == 'build_seconds' else 'map' if kind is dict else 'string'}"
-    if manifest.get("framework") not in FRAMEWORKS:
-        return "framework is none of " + ", ".join(FRAMEWORKS)
-    for k, v in (manifest.get("installed") or {}).items():
-        if not isinstance(v, str):
-            return f"installed[{visible(repr(k))}] is not a string"
-    texts = [v for v in manifest.values() if isinstance(v, str)]
-    texts += [t for pair in (manifest.get("installed") or {}).items() for t in pair]
-    for text in texts:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return "it holds a lone surrogate, which is not text"
-    return None
-
-
-def _is_package(path: str) -> bool:
-    """``path`` is a Python package folder (False for one that cannot be looked at: too long a
-    name, a NUL in it — a manifest is a file in a cache others may write)."""
-    try:
-        return (Path(path) / "__init__.py").is_file()
-    except (OSError, ValueError):
-        return False
-
-
-def _link_target(path: Path) -> str:
-    try:
-        return visible(os.readlink(path))
-    except OSError:
-        return "?"
-
-
-def _delete(path: Path) -> None:
-    """Delete ``path``: a link or a file alone, a folder with everything in it (links inside are
-    deleted, never followed). :class:`InputError` naming ``path`` and the first failure when
-    something is left."""
-    failures: list[str] = []
-
-    def note(_func: object, failed: str, info: object) -> None:
-        err = info[1] if isinstance(info, tuple) else info
-        failures.append(f"{failed}: {getattr(err, 'strerror', None) or err}")
-
-    try:
-        if path.is_symlink() or not path.is_dir():
-            path.unlink()
-        else:
-            if sys.version_info >= (3, 12):  # onerror is deprecated there; the same callback serves both
-                shutil.rmtree(path, onexc=note)
-            else:
-                shutil.rmtree(path, onerror=note)
-    except FileNotFoundError:
-        return
-    except OSError as err:
-        failures.append(f"{path}: {err.strerror or err}")
-    if failures and (path.is_symlink() or path.exists()):
-        raise InputError(f"could not delete all of {path}: {visible(failures[0])}"
-                         + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""),
-                         hint="check its permissions, then run the command again or delete it yourself")
