@@ -53,11 +53,12 @@ def test_an_odd_release_number_is_refused_before_anything_is_created(tmp_path, c
     assert out == ""
 
 
-def test_versions_checks_every_release_before_installing_the_first(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("command", ["versions", "diff"])
+def test_every_release_is_checked_before_installing_the_first(tmp_path, capsys, monkeypatch, command):
     envs = tmp_path / "envs"
     monkeypatch.setenv("HLOVIZ_ENVS", str(envs))
     model = _model(tmp_path / "m")
-    code, _, err = _run(["versions", f"{model}:f", "--tf", "2.17", "--tf", "２.２１"], capsys)
+    code, _, err = _run([command, f"{model}:f", "--tf", "2.17", "--tf", "２.２１"], capsys)
     assert code == 2, err
     _one_message(err)
     assert "'２.２１'" in err and not envs.exists()
