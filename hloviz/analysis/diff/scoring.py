@@ -143,17 +143,25 @@ class Scorer:
             if c >= 0:
                 for o in _operands_near(a, b, u, c, x):
                     consider(o)
-        name = m.op_name_a(x)
-        if name and len(out) < full:
-            found = self.by_opcode_name.unmatched((opcode, name)) if same_opcode else self.by_name.unmatched(name)
-            for y in found:
+        if len(out) < full:
+            for y in self._named_like(x, opcode, same_opcode):
                 consider(y)
-            if same_opcode and "/" in name:  # the same op in the same scope, renamed (Erf → Erfc)
-                for y in self.by_opcode_scope.unmatched((opcode, name.rsplit("/", 1)[0])):
-                    consider(y)
         if len(out) > full:
             return list(out)[:full]
         return list(out)
+
+    def _named_like(self, x: int, opcode: str, same_opcode: bool) -> list[int]:
+        """Unmatched instructions with ``x``'s op name (and opcode), then, for the same opcode,
+        those in the same scope (the same op renamed: Erf → Erfc)."""
+        name = self.m.op_name_a(x)
+        if not name:
+            return []
+        if not same_opcode:
+            return self.by_name.unmatched(name)
+        found = self.by_opcode_name.unmatched((opcode, name))
+        if "/" in name:
+            found = found + self.by_opcode_scope.unmatched((opcode, name.rsplit("/", 1)[0]))
+        return found
 
 
 def _operands_near(a: Side, b: Side, u: int, c: int, x: int) -> Sequence[int]:
