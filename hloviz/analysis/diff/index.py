@@ -104,9 +104,6 @@ class Side:
             end = start + limit
         return self._user_flat[start:end]
 
-    def has_users(self, n: int) -> bool:
-        return self._user_start[n] != self._user_start[n + 1]
-
     # -- calls ----------------------------------------------------------------------------
 
     def _calls(self, module: HloModule) -> None:
