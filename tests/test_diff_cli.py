@@ -167,7 +167,7 @@ def test_without_graphviz_the_picture_s_dot_text_is_written_beside_it(pair, tmp_
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.delenv("HLOVIZ_DOT", raising=False)
     out_path = tmp_path / f"y{suffix}"
-    code, out, err = _run(capsys, str(pair[0]), str(pair[1]), "-o", str(out_path))
+    code, out, err = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(out_path)], capsys)
     assert code == 2 and "apt-get install graphviz" in err and f"the DOT text is in {tmp_path / 'y.dot'}" in err
     assert out.startswith("hloviz diff: "), "the report is still printed"
     assert not out_path.exists()
@@ -180,7 +180,7 @@ def test_without_graphviz_a_dot_file_hloviz_did_not_write_is_kept(pair, tmp_path
     monkeypatch.delenv("HLOVIZ_DOT", raising=False)
     mine = tmp_path / "y.dot"
     mine.write_text("digraph G { mine }\n")
-    code, _, err = _run(capsys, str(pair[0]), str(pair[1]), "-o", str(tmp_path / "y.svg"))
+    code, _, err = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(tmp_path / "y.svg")], capsys)
     assert code == 2 and "hloviz did not write it" in err
     assert mine.read_text() == "digraph G { mine }\n"
 
