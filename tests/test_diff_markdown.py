@@ -152,3 +152,20 @@ def test_the_cli_markdown_is_the_same_inert_report(tmp_path, capsys):
     assert code == 0, err
     page = rendered(out)
     assert "@" not in " ".join(page.prose) and page.elements <= OWN_ELEMENTS
+
+
+def test_versions_markdown_shows_a_real_custom_call_target_as_code(capsys):
+    """TF 2.17's oneDNN matmul is the custom-call ``__onednn$matmul`` (its post.hlo, read by
+    regex here): as prose, ``__`` would start bold and ``$`` math; in the comment it is code."""
+    import re
+    from pathlib import Path
+
+    saved = Path(__file__).resolve().parent.parent / "samples" / "captures"
+    target = re.search(r'custom_call_target="([^"]+)"', (saved / "matmul_chain-tf2.17" / "post.hlo").read_text())
+    assert target is not None and target.group(1) == "__onednn$matmul"
+    code, out, err = run_cli(["versions", str(saved / "matmul_chain-tf2.17"), str(saved / "matmul_chain-tf2.21"),
+                              "--format", "markdown"], capsys)
+    assert code == 0, err
+    page = rendered(out)
+    assert "__onednn$matmul" in page.code
+    assert "$" not in " ".join(page.prose) and page.elements <= OWN_ELEMENTS | {"h2"}

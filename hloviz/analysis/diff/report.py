@@ -188,7 +188,7 @@ def _md(text: str) -> str:
     return _MD_ACTIVE.sub(r"\\\1", text).replace("|", "\\|")
 
 
-def _code(text: str, *, in_table: bool = True) -> str:
+def markdown_code(text: str, *, in_table: bool = True) -> str:
     """Text from the HLO (a name, an opcode, a custom-call target, an attribute's value, a
     label) as an inline code span: shown exactly and inert, since GitHub renders nothing in
     code — no ``@org/team`` mention, ``#12`` reference, URL link, ``$…$`` math, ``:emoji:``,
@@ -203,6 +203,9 @@ def _code(text: str, *, in_table: bool = True) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_code = markdown_code
 
 
 def _changes_md(changes) -> str:
