@@ -267,7 +267,10 @@ class Side:
     def out_neighbours(self, n: int, limit: int | None = None, matched: array[int] | None = None) -> Sequence[int]:
         """Users, and for a called computation's root the calling instruction (the first
         ``limit`` users only, when given; from the first one not in ``matched``, when given)."""
-        users = self.users(n, limit) if matched is None else self.unmatched_users(n, matched, limit or 0)
+        if matched is None:
+            users = self.users(n, limit)
+        else:
+            users = self.unmatched_users(n, matched, limit if limit is not None else len(self.insts))
         c = self.comp_of[n]
         if self.root[c] == n:
             caller = self.single_caller(c)
