@@ -78,6 +78,24 @@ class DiffResult:
         changed is amber, added green, removed red. Drawn by the code and rules of ``show``."""
         return diff_picture(self, fmt, budget=budget, timeout=timeout)
 
+    def save_picture(self, output: str | Path, *, budget: int = 300, timeout: float | None = None) -> Picture:
+        """Draw :meth:`picture` in the format ``output``'s suffix names and write it there.
+
+        As for ``render -o``: when Graphviz is missing or fails, the DOT text is written beside
+        it (``output`` with the suffix ``.dot``, replacing only a file hloviz wrote) and the error
+        says so; nothing is written at ``output``."""
+        from ..errors import DependencyError, RenderError
+        from ..render.pictures import format_for
+        from .pictures import _with_dot_written
+
+        output = Path(output)
+        try:
+            picture = self.picture(format_for(output), budget=budget, timeout=timeout)
+        except (DependencyError, RenderError) as err:
+            raise _with_dot_written(err, output.with_suffix(".dot")) from None
+        picture.save(output)
+        return picture
+
     def _repr_markdown_(self) -> str:  # Jupyter
         return self.to_markdown()
 

@@ -267,6 +267,9 @@ class ShowResult:
     summary: list[str]
     notes: list[str] = field(default_factory=list)
     report: ReportContent | None = None
+    #: hloviz's own files of an earlier run in ``directory`` that this run removed (say a
+    #: ``pre.svg`` the new target has no picture for).
+    removed: list[Path] = field(default_factory=list)
     #: XLA's pass history, when the target held one or ``passes=True`` captured it.
     passes: PassHistory | None = None
 
@@ -398,7 +401,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
     # unless this run is degraded (then the earlier pictures stay beside the new .dot files).
-    write_report_folder(directory, files, remove_stale=missing is None)
+    folder = write_report_folder(directory, files, remove_stale=missing is None)
     written = {Path(n).stem if n != "report.html" else "report": directory / n for n in files}
     if missing is not None:
         names = ", ".join(str(directory / n) for n in files)
@@ -410,7 +413,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
 
         summary.append(summary_line(shown))
         notes += shown.problems
-    return ShowResult(cap.label, directory, written, analysis, summary, notes, content,
+    return ShowResult(cap.label, directory, written, analysis, summary, notes, content, folder.removed,
                       shown.history if shown is not None else None)
 
 

@@ -114,11 +114,19 @@ class VersionsResult:
         return "\n".join(out) + "\n"
 
     def to_markdown(self, *, limit: int = 40) -> str:
-        out = [f"## hloviz versions: `{self.function}`", "",
-               "| | " + " | ".join(_md(c.label) for c in self.columns) + " |",
+        """A PR comment: the matrix, then each diff's. Text from the HLO or a capture (the
+        function, version labels, fusion kinds, custom-call targets, Python, where it came from)
+        is a code span, inert on GitHub (see :func:`hloviz.analysis.diff.report.markdown_code`)."""
+        from ..analysis.diff.report import markdown_code as code
+
+        out = [f"## hloviz versions: {code(self.function, in_table=False)}", "",
+               "| | " + " | ".join(code(c.label) for c in self.columns) + " |",
                "|---|" + "---|" * len(self.columns)]
-        out += [f"| {label} | " + " | ".join(_md(c) for c in cells) + " |" for label, cells in self.rows()]
-        out += [f"\n> {_md(n)}" for n in self.notes()]
+        out += [f"| {label} | " + " | ".join(code(c) if label in _FREE_TEXT_ROWS else _md(c) for c in cells) + " |"
+                for label, cells in self.rows()]
+        out += [f"\n> {code(c.label, in_table=False)}: FLOPs leave out {len(c.unestimated)} custom-call kernel(s) "
+                f"hloviz cannot estimate ({', '.join(code(t, in_table=False) for t in sorted(set(c.unestimated)))})"
+                for c in self.columns if c.unestimated]
         for d in self.diffs:
             out += ["", d.to_markdown(limit=limit).rstrip("\n")]
         return "\n".join(out) + "\n"
@@ -150,6 +158,10 @@ class VersionsResult:
                 parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in picture.notes) + "</ul>")
             parts.append(f'<div class="picture">{inline_svg(picture.svg_text())}</div>')
         return page(f"hloviz versions: {self.function}", "\n".join(parts))
+
+
+#: Rows of the matrix whose cells are text from the HLO or a capture, not hloviz's numbers.
+_FREE_TEXT_ROWS = frozenset({"fusions by kind", "python", "capture"})
 
 
 def _md(text: str) -> str:
@@ -253,6 +265,10 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
             raise InputError("--tf/--jax need a model.py:function TARGET to capture")
         if len(releases) < 2:
             raise InputError("give at least two versions to compare, e.g. --tf 2.17 --tf 2.21")
+        from ..capture.envs import check_release
+
+        for framework, _short, version in releases:  # every one, before minutes of installing the first
+            check_release(framework, version)
         dupes = {v for _, _, v in releases if sum(1 for _, _, w in releases if w == v) > 1}
         if dupes:
             raise InputError(f"version {min(dupes)} is given twice")
