@@ -1,0 +1,145 @@
+"""XLA's total for a module without XLA's records: an allocation-by-allocation estimate.
+
+XLA's buffer assignment (``buffer_assignment.cc``) gives every entry parameter, every constant
+and every output buffer an allocation of its own, a thread-local slot to each value of a
+reducer's computation, and packs the remaining temporaries: first into output allocations whose
+live ranges they do not interfere with (largest buffers first), then into the one preallocated
+temporary block the heap simulator lays out. That block is at least as large as the most bytes
+of temporaries live at one time, and XLA's best-fit packing seldom needs more; this estimate
+takes exactly that lower bound, so it can fall short of XLA's total (fragmentation, buffers XLA
+could not reuse) but does not exceed it.
+
+A result takes over an operand's buffer that dies at it when XLA allows that
+(``CanShareOperandBufferWithUser``: an elementwise op or a loop fusion of the same shape): the
+two are then counted once at the instruction where one ends and the other begins.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from hloviz.opcodes import ELEMENTWISE, IN_PLACE
+
+from .dataflow import Buffer, Dataflow, thread_local_bytes
+
+__all__ = ["Estimate", "estimate"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Bytes by allocation kind (the keys of :data:`~hloviz.analysis.memory.records.KINDS`),
+    the temporary block's size and how many temporaries went into output allocations."""
+
+    by_kind: dict[str, int]
+    aliased: int
+    heap_bytes: int
+    reused_outputs: int
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.by_kind.values())
+
+
+class _Allocation:
+    """An output allocation's size and the (disjoint) live ranges already placed in it."""
+
+    __slots__ = ("size", "starts", "ends")
+
+    def __init__(self, size: int, start: int, end: int) -> None:
+        self.size = size
+        self.starts = [start]
+        self.ends = [end]
+
+    def fits(self, start: int, end: int) -> bool:
+        i = bisect_right(self.starts, end) - 1
+        return i < 0 or self.ends[i] < start
+
+    def place(self, start: int, end: int) -> None:
+        i = bisect_right(self.starts, start)
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+
+
+def _can_share(buffer: Buffer, operand: Buffer) -> bool:
+    inst = buffer.defining.instruction
+    if operand.size != buffer.size or operand.end != buffer.start:
+        return False
+    op = inst.opcode
+    return op in ELEMENTWISE or op in IN_PLACE or (op == "fusion" and inst.fusion_kind == "kLoop")
+
+
+def _effective_starts(flow: Dataflow) -> dict[int, int]:
+    """Buffer id → the time from which it needs bytes of its own: one past its start when it takes
+    over an operand's buffer that dies where it begins (each operand buffer taken over once)."""
+    by_value = {id(v): b for b in flow.buffers for v in b.values}
+    taken: set[int] = set()
+    out: dict[int, int] = {}
+    for b in flow.buffers:
+        if b.kind not in ("temporaries", "outputs"):
+            continue
+        for operand in b.defining.instruction.operands:
+            v = flow.values_by_key.get(f"{operand.name}{{}}")
+            ob = by_value.get(id(v)) if v is not None else None
+            if ob is not None and id(ob) not in taken and ob.kind == "temporaries" and _can_share(b, ob):
+                taken.add(id(ob))
+                out[id(b)] = b.start + 1
+                break
+    return out
+
+
+def estimate(flow: Dataflow) -> Estimate:
+    """XLA's allocations for ``flow``'s module, estimated (see the module docstring)."""
+    by_kind = dict.fromkeys(("parameters", "outputs", "temporaries", "constants", "thread_local"), 0)
+    aliased = 0
+    outputs: list[_Allocation] = []
+    temporaries: list[Buffer] = []
+    for b in flow.buffers:
+        if b.kind == "temporaries":
+            temporaries.append(b)
+            continue
+        by_kind[b.kind] += b.size
+        if b.aliased:
+            aliased += b.size
+        if b.kind == "outputs":
+            outputs.append(_Allocation(b.size, b.start, b.end))
+    outputs.sort(key=lambda a: a.size)
+    sizes = [a.size for a in outputs]
+    starts = _effective_starts(flow)
+    temporaries.sort(key=lambda b: (-b.size, b.start))
+    heap: list[tuple[int, int, int]] = []
+    reused = 0
+    for b in temporaries:
+        start = starts.get(id(b), b.start)
+        placed = False
+        for a in outputs[_first_fitting(sizes, b.size):]:
+            if a.fits(start, b.end):
+                a.place(start, b.end)
+                placed = True
+                reused += 1
+                break
+        if not placed:
+            heap.append((start, b.end, b.size))
+    heap_bytes = _peak(heap, flow.end_time)
+    by_kind["temporaries"] = heap_bytes
+    by_kind["thread_local"] = thread_local_bytes(flow.module)
+    return Estimate(by_kind, aliased, heap_bytes, reused)
+
+
+def _first_fitting(sizes: list[int], size: int) -> int:
+    return bisect_left(sizes, size)
+
+
+def _peak(intervals: list[tuple[int, int, int]], end: int) -> int:
+    delta = [0] * (end + 2)
+    for s, e, size in intervals:
+        if e < s:
+            continue
+        delta[s] += size
+        delta[e + 1] -= size
+    best = live = 0
+    for d in delta:
+        live += d
+        best = max(best, live)
+    return best
+

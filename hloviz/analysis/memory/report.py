@@ -1,0 +1,256 @@
+"""One memory report, whichever way the numbers came: :class:`MemoryReport`.
+
+``source`` says where they came from: ``"xla"`` when XLA's own buffer assignment was read (a live
+capture, a dump folder, a saved capture that kept it), ``"estimate"`` when hloviz computed them
+from the HLO text by XLA's rules (:mod:`.estimate`).
+
+* ``total_bytes`` is XLA's "Total bytes used": the sum of every allocation;
+* the *timeline* is the bytes live at each position of the flattened schedule, the way XLA's
+  ``HloLiveRange`` counts them: every buffer from its definition to its last use, entry
+  parameters throughout, outputs to the end (thread-local slots are not in it); the *peak* is its
+  highest point, and the buffers at the peak are the ones live there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hloviz.ir import HloModule, Instruction
+
+from .dataflow import Dataflow, analyse
+from .estimate import estimate
+from .records import KINDS, XlaAssignment
+
+__all__ = ["LiveBuffer", "MemoryReport", "Peak", "memory_report"]
+
+#: Kinds along the timeline (thread-local slots are not live along the schedule).
+TIMELINE_KINDS = ("parameters", "outputs", "temporaries", "constants")
+
+
+@dataclass(frozen=True)
+class LiveBuffer:
+    """A buffer live at the peak: the instruction that defines it (its op name, scope and shape),
+    its bytes, kind and live range ``[start, end]`` in schedule positions."""
+
+    instruction: str
+    index: tuple[int, ...]
+    op_name: str
+    scope: str
+    shape: str
+    bytes: int
+    kind: str
+    start: int
+    end: int
+    last_user: str = ""
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"instruction": self.instruction, "index": list(self.index), "op_name": self.op_name,
+                "scope": self.scope, "shape": self.shape, "bytes": self.bytes, "kind": self.kind,
+                "live_range": [self.start, self.end], "last_user": self.last_user, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Peak:
+    time: int
+    instruction: str
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"time": self.time, "instruction": self.instruction, "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """See the module docstring; :meth:`to_dict` is ``hloviz memory --json``."""
+
+    source: str
+    origin: str
+    total_bytes: int
+    by_kind: Mapping[str, int]
+    peak: Peak
+    instructions: tuple[str, ...]
+    timeline: Mapping[str, tuple[int, ...]]
+    buffers_at_peak: tuple[LiveBuffer, ...]
+    scopes: tuple[tuple[str, int], ...]
+    order: str
+    notes: tuple[str, ...] = ()
+    stats: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def live_bytes(self) -> tuple[int, ...]:
+        """Bytes live at each position (all kinds together)."""
+        parts = [self.timeline[k] for k in TIMELINE_KINDS if k in self.timeline]
+        return tuple(sum(col) for col in zip(*parts)) if parts else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "total_bytes": self.total_bytes,
+            "by_kind": dict(self.by_kind),
+            "peak": self.peak.to_dict(),
+            "timeline": {"instructions": list(self.instructions), "bytes": list(self.live_bytes),
+                         "by_kind": {k: list(v) for k, v in self.timeline.items()}},
+            "buffers_at_peak": [b.to_dict() for b in self.buffers_at_peak],
+            "scopes": [{"scope": s, "bytes": n} for s, n in self.scopes],
+        }
+
+
+@dataclass(frozen=True)
+class _Interval:
+    instruction: str
+    index: tuple[int, ...]
+    bytes: int
+    kind: str
+    start: int
+    end: int
+
+
+def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
+                  scope_of: Callable[[Instruction], str] | None = None,
+                  source_of: Callable[[Instruction], str] | None = None) -> MemoryReport:
+    """The memory report of the optimized ``module``: XLA's numbers when ``xla`` (its buffer
+    assignment for this very compile) is given, else the estimate. ``scope_of`` names an
+    instruction's scope (layer); ``source_of`` its line in the user's code."""
+    flow = analyse(module)
+    notes: list[str] = []
+    if xla is not None:
+        known = _check_names(module, xla, notes)
+        if known:
+            return _from_xla(module, flow, xla, notes, scope_of, source_of)
+    est = estimate(flow)
+    intervals = [_Interval(b.defining.instruction.name, b.defining.index, b.size, b.kind, b.start, b.end)
+                 for b in flow.buffers]
+    by_kind = dict(est.by_kind)
+    by_kind["aliased"] = est.aliased
+    origin = "estimated from the HLO text by XLA's rules"
+    if flow.order != "scheduled":
+        notes.append(f"this module is not scheduled: the estimate assumes {flow.order}")
+    return _build("estimate", origin, est.total_bytes, by_kind, module, [i.name for i in flow.sequence], intervals,
+                  None, notes, flow.order, scope_of, source_of, {})
+
+
+def _check_names(module: HloModule, xla: XlaAssignment, notes: list[str]) -> bool:
+    """Whether XLA's record names this module's instructions (it belongs to this compile)."""
+    names = {i.name for i in module.instructions()}
+    wanted = [v.instruction for v in xla.values() if v.instruction]
+    if not wanted:
+        notes.append("XLA's buffer assignment names no instructions; the numbers are estimated instead")
+        return False
+    found = sum(1 for n in wanted if n in names)
+    if found < len(wanted):
+        notes.append(f"XLA's buffer assignment names {len(wanted) - found} of its {len(wanted)} values after "
+                     "instructions this module does not have: it belongs to another compile; estimated instead")
+        return False
+    return True
+
+
+def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list[str],
+              scope_of: Callable[[Instruction], str] | None,
+              source_of: Callable[[Instruction], str] | None) -> MemoryReport:
+    by_kind: dict[str, int] = dict(xla.bytes_by_kind())
+    by_kind["aliased"] = xla.aliased_bytes
+    kind_of: dict[str, str] = {}
+    size_of: dict[str, int] = {}
+    for a in xla.allocations:
+        for v in a.values:
+            kind_of[v.key] = a.kind
+            size_of[v.key] = v.size
+    live = xla.live
+    peak_time = None
+    if live is not None and live.ranges:
+        intervals = []
+        for key, (start, end) in live.ranges.items():
+            name, _, idx = key.partition("{")
+            index = tuple(int(i) for i in idx.rstrip("}").split(",") if i)
+            intervals.append(_Interval(name, index, size_of.get(key, 0), _timeline_kind(kind_of.get(key)), start,
+                                       end))
+        sequence = list(live.sequence) or [i.name for i in flow.sequence]
+        peak_time = live.peak_time
+    else:
+        intervals = []
+        for b in flow.buffers:
+            sizes = [size_of[v.key] for v in b.values if v.key in size_of]
+            kinds = {kind_of[v.key] for v in b.values if v.key in kind_of}
+            kind = next((k for k in ("parameters", "outputs", "constants", "temporaries") if k in kinds), b.kind)
+            d = b.defining
+            intervals.append(_Interval(d.instruction.name, d.index, max(sizes) if sizes else b.size,
+                                       _timeline_kind(kind), b.start, b.end))
+        sequence = [i.name for i in flow.sequence]
+    return _build("xla", xla.origin, xla.total_bytes, by_kind, module, sequence, intervals, peak_time, notes,
+                  flow.order, scope_of, source_of, dict(xla.stats))
+
+
+def _timeline_kind(kind: str | None) -> str:
+    return kind if kind in TIMELINE_KINDS else "temporaries"
+
+
+def _build(source: str, origin: str, total: int, by_kind: dict[str, int], module: HloModule, sequence: list[str],
+           intervals: list[_Interval], peak_time: int | None, notes: list[str], order: str,
+           scope_of: Callable[[Instruction], str] | None, source_of: Callable[[Instruction], str] | None,
+           stats: dict[str, int]) -> MemoryReport:
+    n = max(len(sequence), max((i.end for i in intervals), default=-1) + 1, 1)
+    deltas = {k: [0] * (n + 1) for k in TIMELINE_KINDS}
+    for iv in intervals:
+        if iv.bytes and iv.end >= iv.start:
+            d = deltas[iv.kind]
+            d[max(iv.start, 0)] += iv.bytes
+            d[min(iv.end, n - 1) + 1] -= iv.bytes
+    timeline: dict[str, tuple[int, ...]] = {}
+    for k, d in deltas.items():
+        live, col = 0, []
+        for x in d[:n]:
+            live += x
+            col.append(live)
+        timeline[k] = tuple(col)
+    totals = [sum(timeline[k][t] for k in TIMELINE_KINDS) for t in range(n)]
+    if peak_time is None or not 0 <= peak_time < n:
+        peak_time = max(range(n), key=lambda t: (totals[t], t))  # the last of equal highs, as XLA reports it
+    insts = {i.name: i for i in module.instructions()}
+    at_peak = sorted((iv for iv in intervals if iv.start <= peak_time <= iv.end and iv.bytes),
+                     key=lambda iv: (-iv.bytes, iv.start, iv.instruction))
+    users = _last_users(module)
+    buffers = tuple(_live_buffer(iv, insts.get(iv.instruction), scope_of, source_of, users, sequence)
+                    for iv in at_peak)
+    scopes: dict[str, int] = {}
+    for b in buffers:
+        parts = [p for p in b.scope.split("/") if p] if b.scope else []
+        for k in range(1, len(parts) + 1):
+            path = "/".join(parts[:k])
+            scopes[path] = scopes.get(path, 0) + b.bytes
+        if not parts:
+            scopes["(no scope)"] = scopes.get("(no scope)", 0) + b.bytes
+    peak_inst = sequence[peak_time] if peak_time < len(sequence) else ""
+    by_kind = {**{k: by_kind.get(k, 0) for k in KINDS}, "aliased": by_kind.get("aliased", 0)}
+    return MemoryReport(source, origin, total, by_kind, Peak(peak_time, peak_inst, totals[peak_time]),
+                        tuple(sequence), timeline, buffers,
+                        tuple(sorted(scopes.items(), key=lambda kv: (-kv[1], kv[0]))), order, tuple(notes), stats)
+
+
+def _last_users(module: HloModule) -> dict[str, str]:
+    """Instruction name → the name of its last user in text order (its computation's schedule)."""
+    out: dict[str, str] = {}
+    for comp in module.computations:
+        for inst in comp.instructions:
+            for o in inst.operands:
+                out[o.name] = inst.name
+    return out
+
+
+def _live_buffer(iv: _Interval, inst: Instruction | None, scope_of: Callable[[Instruction], str] | None,
+                 source_of: Callable[[Instruction], str] | None, users: dict[str, str],
+                 sequence: list[str]) -> LiveBuffer:
+    if inst is None:
+        return LiveBuffer(iv.instruction, iv.index, "", "", "", iv.bytes, iv.kind, iv.start, iv.end)
+    shape = inst.shape
+    for k in iv.index:
+        shape = shape.tuple_shapes[k] if shape.is_tuple and k < len(shape.tuple_shapes) else shape
+    last = sequence[iv.end] if 0 <= iv.end < len(sequence) and iv.kind == "temporaries" else users.get(inst.name, "")
+    return LiveBuffer(iv.instruction, iv.index, inst.metadata.op_name, scope_of(inst) if scope_of else "",
+                      shape.to_text(layout=False), iv.bytes, iv.kind, iv.start, iv.end, last,
+                      source_of(inst) if source_of else "")
+
+
+
