@@ -41,7 +41,7 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
     """Capture ``target`` under ``framework`` (``"tensorflow"`` / ``"jax"``) release ``version``."""
     from hloviz.capture import Capture
     from hloviz.capture.envs import FRAMEWORKS, Phases, default_manager
-    from hloviz.capture.saved import load_folder
+    from hloviz.capture.saved import load_folder, load_memory
     from hloviz.capture.specs import parse_arg_options
 
     parse_arg_options(args)  # a typo in --arg, or a missing file, is reported before minutes of installing
@@ -74,11 +74,12 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
         if not result.get("ok"):
             raise _same_error(result, under)
         pre, post, info = load_folder(out / "capture")
+        memory = load_memory(out / "capture", info)  # the env's hloviz saved XLA's record beside the HLO
     info["env"] = {"name": env.name, "requested": version, "installer": env.manifest.get("installer"),
                    "path": str(env.path)}
     label = str(info.get("label") or info.get("function") or target)
     phases.finish()
-    return Capture(pre, post, info, label, f"<{label} pre, {under}>", f"<{label} post, {under}>")
+    return Capture(pre, post, info, label, f"<{label} pre, {under}>", f"<{label} post, {under}>", memory=memory)
 
 
 def _check_target(target: str) -> None:

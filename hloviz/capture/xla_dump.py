@@ -108,3 +108,19 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
         raise InputError(f"no module in {folder} matches {choice!r}; the modules are:\n{listing}")
     sub = "\n".join(f"  {m.label}" for m in found)
     raise InputError(f"{choice!r} matches {len(found)} modules in {folder}; be more specific:\n{sub}")
+
+
+def memory_files(folder: Path, module: DumpModule) -> dict | None:
+    """The dump's buffer-assignment files of ``module`` (None when XLA wrote none): TensorFlow's
+    one ``*after_optimizations-buffer-assignment.txt``, or JAX's three (``-buffer-assignment.txt``,
+    ``-buffer-assignment-values.txt``, ``-live-range.txt``)."""
+    if module.after is None:
+        return None
+    stem = re.sub(r"(\.txt|\.hlo\.pb)(\.gz|\.xz)?$", "", module.after.name)
+    found = {}
+    for key, suffix in (("assignment", "-buffer-assignment.txt"), ("values", "-buffer-assignment-values.txt"),
+                        ("live", "-live-range.txt")):
+        path = folder / (stem + suffix)
+        if path.is_file():
+            found[key] = str(path)
+    return found if "assignment" in found else None

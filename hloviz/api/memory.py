@@ -1,0 +1,85 @@
+"""``hloviz memory``: how much memory the compiled program takes, and where it goes.
+
+XLA's own numbers when the target carries XLA's buffer assignment (a live TensorFlow or JAX
+capture, a dump folder with ``*-buffer-assignment.txt``, a saved capture that kept it: ``source``
+``"xla"``), else an estimate from the optimized HLO by XLA's rules (``"estimate"``). See
+:mod:`hloviz.analysis.memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..analysis.memory import MemoryReport
+    from ..capture import Capture
+    from ..ir import HloModule
+
+__all__ = ["Memory", "memory", "memory_of"]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """The memory report of one target (``report``), with the target's ``label``."""
+
+    label: str
+    report: MemoryReport
+    capture: Capture | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        """``hloviz memory --json``: exactly the keys of :meth:`MemoryReport.to_dict`."""
+        return self.report.to_dict()
+
+
+def memory(target: str | Capture | None = None, *, pre: str | Path | None = None, post: str | Path | None = None,
+           args: Sequence[str] = (), device: str | None = None, module: str | None = None,
+           verbose: bool = False, notify: Callable[[str], None] | None = None) -> Memory:
+    """Capture or read ``target`` (anything :func:`hloviz.capture.load_target` accepts) and
+    report its memory (see the module docstring)."""
+    from ..capture import Capture, load_target
+
+    cap = target if isinstance(target, Capture) else load_target(
+        target, pre=pre, post=post, args=args, device=device, verbose=verbose, module=module, notify=notify)
+    return Memory(cap.label, memory_of(cap), cap)
+
+
+def memory_of(cap: Capture) -> MemoryReport:
+    """The memory report of a capture's optimized module (XLA's record when it has one)."""
+    from ..analysis.memory import memory_report
+    from ..errors import InputError
+
+    post = cap.post_module()
+    if post is None:
+        raise InputError(f"{cap.label} has no optimized (post-optimization) HLO; memory is decided by XLA's "
+                         "buffer assignment, after optimization",
+                         hint="give the after_optimizations file, or a model.py:function target")
+    scope_of, source_of = _namers(post, cap.info)
+    return memory_report(post, cap.xla_memory(), scope_of=scope_of, source_of=source_of)
+
+
+def _namers(module: HloModule, info: dict):
+    """An instruction's scope path (its layer, from the scope tree) and its user source line."""
+    from ..analysis.scopes import build_scope_tree
+    from ..capture import source_for
+
+    tree = build_scope_tree(module, stage="post", layers=info.get("layer_scopes") or None)
+    smap = info.get("source_map") or {}
+
+    def scope_of(inst) -> str:
+        try:
+            return tree.scope_of(inst).path
+        except KeyError:
+            return ""
+
+    def source_of(inst) -> str:
+        hit = source_for(inst.metadata.op_name, smap) if smap and inst.metadata.op_name else None
+        if hit:
+            return f"{Path(str(hit.get('file', ''))).name}:{hit.get('line')}"
+        if inst.metadata.source_file:
+            return f"{Path(inst.metadata.source_file).name}:{inst.metadata.source_line}"
+        return ""
+
+    return scope_of, source_of
