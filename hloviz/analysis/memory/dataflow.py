@@ -54,6 +54,10 @@ class Value:
     time: int
     last_use: int = -1
     live_out: bool = False
+    #: The live range ``[start, end]``, set by :func:`analyse` (XLA's ``HloLiveRange``: aliased
+    #: values of one buffer end where the next one starts).
+    start: int = 0
+    end: int = 0
     parent: Value | None = field(default=None, repr=False)  # union-find
 
     @property
@@ -100,11 +104,26 @@ class Buffer:
     start: int
     end: int
     kind: str
+    #: Whether it is a donated parameter, or an output written into one (``input_output_alias``).
     aliased: bool = False
+    #: The ``input_output_alias`` pairs it is a side of (the parameter's and the output's share).
+    pairs: frozenset[int] = frozenset()
 
     @property
     def size(self) -> int:
         return max(v.size for v in self.values)
+
+    def ranges(self) -> list[tuple[int, int]]:
+        """The times some value of the buffer is live, as disjoint ``[start, end]`` ranges
+        (a loop's buffer is free between the last read of one iteration's value and the write
+        of the next)."""
+        out: list[tuple[int, int]] = []
+        for s, e in sorted((v.start, v.end) for v in self.values):
+            if out and s <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], e))
+            else:
+                out.append((s, e))
+        return out
 
     @property
     def defining(self) -> Value:
@@ -155,17 +174,26 @@ class _Builder:
     def computation(self, comp: Computation) -> None:
         for inst in comp.instructions:
             self.instruction(inst, comp)
+        # what the root holds lives to the end of the computation's span (XLA: a root position)
+        span_end = len(self.sequence)
+        if comp.root is not None:
+            for v in _values(self.trees.get(comp.root)):
+                v.last_use = max(v.last_use, span_end)
 
     def instruction(self, inst: Instruction, comp: Computation) -> None:  # noqa: C901 - one case per rule
         op = inst.opcode
         operands = [self.trees.get(o) for o in inst.operands]
+        used = operands  # the trees this instruction reads at its own time
         calls = inst.calls_by_attribute
         if op == "while":
             init = operands[0] if operands else None
             for name in ("condition", "body"):
                 for c in calls.get(name, ()):
                     self.forward[c] = [init]
+                    if name == "body":  # XLA ends the init's use where the body starts
+                        _use(init, len(self.sequence))
                     self.computation(c)
+            used = []
             body = calls.get("body", [None])[0]
             root = self.trees.get(body.root) if body is not None and body.root is not None else None
             _merge(init, root)
@@ -174,6 +202,8 @@ class _Builder:
             tree = root if root is not None else init
         elif op == "call" or op == "async-start":
             tree = None
+            if op == "call":
+                used = []  # read where the called computation reads them
             for c in inst.called_computations:
                 self.forward[c] = operands
                 self.computation(c)
@@ -215,11 +245,15 @@ class _Builder:
                         _merge(_subtree(tree, out_index), _subtree(operands[operand], operand_index))
         self.trees[inst] = tree
         time = len(self.sequence)
-        for t in operands:
-            for v in _values(t):
-                if time > v.last_use:
-                    v.last_use = time
+        for t in used:
+            _use(t, time)
         self.sequence.append(inst)
+
+
+def _use(tree: Tree, time: int) -> None:
+    for v in _values(tree):
+        if time > v.last_use:
+            v.last_use = time
 
 
 def _subtree(tree: Tree, index: tuple[int, ...]) -> Tree:
@@ -300,34 +334,50 @@ def analyse(module: HloModule) -> Dataflow:
     for v in _values(root_tree):
         v.live_out = True
     params = {p.parameter_number: b.trees.get(p) for p in entry.parameters}
-    aliased_roots: set[int] = set()
-    for out_index, number, param_index in _entry_aliases(module):
-        src = _subtree(params.get(number), param_index)
-        _merge(src, _subtree(root_tree, out_index))
-        aliased_roots.update(id(_find(v)) for v in _values(src))
+    # input_output_alias: the donated parameter and the output that reuses its allocation stay two
+    # buffers with live ranges of their own (XLA's HloLiveRange ends a donated parameter at its
+    # last use), paired here for the allocation estimate.
+    donated: dict[int, int] = {}  # id(value) → pair number, for both sides of each pair
+    for pair, (out_index, number, param_index) in enumerate(_entry_aliases(module)):
+        for v in _values(_subtree(params.get(number), param_index)):
+            donated[id(v)] = pair
+        for v in _values(_subtree(root_tree, out_index)):
+            donated.setdefault(id(v), pair)
     param_values = {id(v) for t in params.values() for v in _values(t)}
     groups: dict[int, list[Value]] = {}
     for v in b.values:
         groups.setdefault(id(_find(v)), []).append(v)
-    buffers = []
-    for root_id, values in groups.items():
-        start = min(v.time for v in values)
-        last = max(max(v.last_use, v.time) for v in values)
-        is_param = any(id(v) in param_values for v in values)
-        live_out = any(v.live_out for v in values)
-        if is_param:
-            kind, start, last = "parameters", 0, end
-        elif live_out:
-            kind, last = "outputs", end
-        elif all(v.instruction.opcode == "constant" for v in values):
-            kind = "constants"
-        else:
-            kind = "temporaries"
-        if live_out:
-            last = end
-        buffers.append(Buffer(values, start, last, kind, aliased=root_id in aliased_roots))
+    buffers = [_buffer(values, param_values, donated, end) for values in groups.values()]
     buffers.sort(key=lambda buf: (buf.start, buf.end))
     return Dataflow(module, b.sequence, buffers, order, {v.key: v for v in b.values})
+
+
+def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int], end: int) -> Buffer:
+    pairs = {donated[id(v)] for v in values if id(v) in donated}
+    is_param = any(id(v) in param_values for v in values)
+    live_out = any(v.live_out for v in values)
+    for v in values:
+        v.start, v.end = v.time, max(v.last_use, v.time)
+        if id(v) in param_values:
+            v.start = 0
+            if id(v) not in donated:  # read-only parameters live throughout
+                v.end = end
+        if v.live_out:
+            v.end = end
+    ordered = sorted(values, key=lambda v: (v.start, v.end))
+    for a, b in zip(ordered, ordered[1:]):  # XLA's NormalizeAliasedBuffers
+        b.end = max(a.end, b.end)
+        a.end = min(a.end, b.start)
+    if is_param:
+        kind = "parameters"
+    elif live_out:
+        kind = "outputs"
+    elif all(v.instruction.opcode == "constant" for v in values):
+        kind = "constants"
+    else:
+        kind = "temporaries"
+    return Buffer(values, min(v.start for v in values), max(v.end for v in values), kind, aliased=bool(pairs),
+                  pairs=frozenset(pairs))
 
 
 def thread_local_bytes(module: HloModule) -> int:

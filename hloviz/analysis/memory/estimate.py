@@ -55,6 +55,21 @@ class _Allocation:
         i = bisect_right(self.starts, end) - 1
         return i < 0 or self.ends[i] < start
 
+    def cover(self, start: int, end: int) -> None:
+        """Add ``[start, end]``, joined with any range it touches (must-alias buffers share a
+        slot even where their ranges meet: the output is written as the parameter is last read)."""
+        keep_s, keep_e = [], []
+        for s, e in zip(self.starts, self.ends):
+            if e < start - 1 or s > end + 1:
+                keep_s.append(s)
+                keep_e.append(e)
+            else:
+                start, end = min(start, s), max(end, e)
+        i = bisect_right(keep_s, start)
+        keep_s.insert(i, start)
+        keep_e.insert(i, end)
+        self.starts, self.ends = keep_s, keep_e
+
     def place(self, start: int, end: int) -> None:
         i = bisect_right(self.starts, start)
         self.starts.insert(i, start)
@@ -94,15 +109,27 @@ def estimate(flow: Dataflow) -> Estimate:
     aliased = 0
     outputs: list[_Allocation] = []
     temporaries: list[Buffer] = []
-    for b in flow.buffers:
+    paired: dict[int, _Allocation] = {}  # input_output_alias pair → the donated parameter's allocation
+    for b in sorted(flow.buffers, key=lambda b: b.kind != "parameters"):
         if b.kind == "temporaries":
             temporaries.append(b)
             continue
+        shared = next((paired[p] for p in b.pairs if p in paired), None)
+        if shared is not None and b.kind == "outputs":
+            for start, end in b.ranges():
+                shared.cover(start, end)  # XLA writes it into the donated parameter's allocation
+            continue
         by_kind[b.kind] += b.size
-        if b.aliased:
+        if b.kind == "parameters" and b.aliased:
             aliased += b.size
-        if b.kind == "outputs":
-            outputs.append(_Allocation(b.size, b.start, b.end))
+        if b.kind in ("outputs", "parameters") and (b.kind == "outputs" or b.aliased):
+            ranges = b.ranges()
+            a = _Allocation(b.size, *ranges[0])
+            for start, end in ranges[1:]:
+                a.cover(start, end)
+            outputs.append(a)
+            for p in b.pairs:
+                paired.setdefault(p, a)
     outputs.sort(key=lambda a: a.size)
     sizes = [a.size for a in outputs]
     starts = _effective_starts(flow)
@@ -110,16 +137,20 @@ def estimate(flow: Dataflow) -> Estimate:
     heap: list[tuple[int, int, int]] = []
     reused = 0
     for b in temporaries:
-        start = starts.get(id(b), b.start)
+        ranges = b.ranges()
+        if id(b) in starts:  # it took over an operand's buffer where it begins
+            first = (starts[id(b)], ranges[0][1])
+            ranges = ([first] if first[0] <= first[1] else []) + ranges[1:]
         placed = False
         for a in outputs[_first_fitting(sizes, b.size):]:
-            if a.fits(start, b.end):
-                a.place(start, b.end)
+            if all(a.fits(s, e) for s, e in ranges):
+                for s, e in ranges:
+                    a.place(s, e)
                 placed = True
                 reused += 1
                 break
         if not placed:
-            heap.append((start, b.end, b.size))
+            heap.extend((s, e, b.size) for s, e in ranges)
     heap_bytes = _peak(heap, flow.end_time)
     by_kind["temporaries"] = heap_bytes
     by_kind["thread_local"] = thread_local_bytes(flow.module)

@@ -19,7 +19,7 @@ from typing import Any
 
 from hloviz.ir import HloModule, Instruction
 
-from .dataflow import Dataflow, analyse
+from .dataflow import Dataflow, analyse, shape_bytes
 from .estimate import estimate
 from .records import KINDS, XlaAssignment
 
@@ -106,6 +106,9 @@ class _Interval:
     kind: str
     start: int
     end: int
+    #: What XLA's peak search counts for it: the byte size of its instruction's whole shape (a
+    #: tuple's pointer table for a tuple element; see :func:`_peak_moment`).
+    event_bytes: int = 0
 
 
 def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
@@ -121,8 +124,8 @@ def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
         if known:
             return _from_xla(module, flow, xla, notes, scope_of, source_of)
     est = estimate(flow)
-    intervals = [_Interval(b.defining.instruction.name, b.defining.index, b.size, b.kind, b.start, b.end)
-                 for b in flow.buffers]
+    intervals = [_Interval(v.instruction.name, v.index, v.size, b.kind, v.start, v.end,
+                           shape_bytes(v.instruction.shape)) for b in flow.buffers for v in b.values]
     by_kind = dict(est.by_kind)
     by_kind["aliased"] = est.aliased
     origin = "estimated from the HLO text by XLA's rules"
@@ -162,22 +165,24 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
     peak_time = None
     if live is not None and live.ranges:
         intervals = []
+        by_name = {i.name: i for i in module.instructions()}
         for key, (start, end) in live.ranges.items():
             name, _, idx = key.partition("{")
             index = tuple(int(i) for i in idx.rstrip("}").split(",") if i)
-            intervals.append(_Interval(name, index, size_of.get(key, 0), _timeline_kind(kind_of.get(key)), start,
-                                       end))
+            inst = by_name.get(name)
+            size = size_of.get(key, 0)
+            intervals.append(_Interval(name, index, size, _timeline_kind(kind_of.get(key)), start, end,
+                                       shape_bytes(inst.shape) if inst is not None else size))
         sequence = list(live.sequence) or [i.name for i in flow.sequence]
         peak_time = live.peak_time
     else:
         intervals = []
         for b in flow.buffers:
-            sizes = [size_of[v.key] for v in b.values if v.key in size_of]
             kinds = {kind_of[v.key] for v in b.values if v.key in kind_of}
             kind = next((k for k in ("parameters", "outputs", "constants", "temporaries") if k in kinds), b.kind)
-            d = b.defining
-            intervals.append(_Interval(d.instruction.name, d.index, max(sizes) if sizes else b.size,
-                                       _timeline_kind(kind), b.start, b.end))
+            for v in b.values:
+                intervals.append(_Interval(v.instruction.name, v.index, size_of.get(v.key, v.size),
+                                           _timeline_kind(kind), v.start, v.end, shape_bytes(v.instruction.shape)))
         sequence = [i.name for i in flow.sequence]
     return _build("xla", xla.origin, xla.total_bytes, by_kind, module, sequence, intervals, peak_time, notes,
                   flow.order, scope_of, source_of, dict(xla.stats))
@@ -207,7 +212,7 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], module
         timeline[k] = tuple(col)
     totals = [sum(timeline[k][t] for k in TIMELINE_KINDS) for t in range(n)]
     if peak_time is None or not 0 <= peak_time < n:
-        peak_time = max(range(n), key=lambda t: (totals[t], t))  # the last of equal highs, as XLA reports it
+        peak_time = _peak_moment(intervals)
     insts = {i.name: i for i in module.instructions()}
     at_peak = sorted((iv for iv in intervals if iv.start <= peak_time <= iv.end and iv.bytes),
                      key=lambda iv: (-iv.bytes, iv.start, iv.instruction))
@@ -227,6 +232,25 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], module
     return MemoryReport(source, origin, total, by_kind, Peak(peak_time, peak_inst, totals[peak_time]),
                         tuple(sequence), timeline, buffers,
                         tuple(sorted(scopes.items(), key=lambda kv: (-kv[1], kv[0]))), order, tuple(notes), stats)
+
+
+def _peak_moment(intervals: list[_Interval]) -> int:
+    """The time XLA's ``HloLiveRange`` calls the peak, found the way it finds it: a sweep over
+    start and end events in time order, starts before ends at the same time (an end event falls
+    one past the end), each weighing its instruction's whole shape; the first time the running
+    sum rises above every earlier one."""
+    events: list[tuple[int, int, int]] = []
+    for iv in intervals:
+        events.append((iv.start, 0, iv.event_bytes))
+        events.append((iv.end + 1, 1, -iv.event_bytes))
+    events.sort(key=lambda e: (e[0], e[1]))
+    usage = best = 0
+    moment = 0
+    for time, _, delta in events:
+        usage += delta
+        if usage > best:
+            best, moment = usage, time
+    return moment
 
 
 def _last_users(module: HloModule) -> dict[str, str]:

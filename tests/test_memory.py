@@ -1,0 +1,178 @@
+"""hloviz memory: XLA's own buffer assignment read to the byte, and the estimate from HLO alone.
+
+Every expected number comes from XLA's own files, read here with regular expressions (the dump's
+``Total bytes used``, its allocations, its ``HloLiveRange`` peak), or from JAX's own
+``CompiledMemoryStats`` numbers kept with a capture — never from hloviz's analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data" / "memory"
+SAMPLES = ROOT / "samples" / "memory"
+DUMPS = {"tf_dump": "module_0000", "jax_dump": "module_0006"}
+
+
+def _xla_dump_facts(folder: Path) -> dict:
+    """What XLA wrote, by regex: total, parameter bytes, the peak and the buffers live there."""
+    text = "".join(p.read_text() for p in sorted(folder.glob("*-buffer-assignment*.txt")))
+    live = "".join(p.read_text() for p in folder.glob("*.txt") if "HloLiveRange" in p.read_text())
+    peak = live[live.index("(peak):"):live.index("Stack trace")]
+    rows = re.findall(r"^    (\S+)\{[\d,]*\}: (\d+) bytes", peak, re.M)
+    return {
+        "total": int(re.search(r"Total bytes used: (\d+)", text).group(1)),
+        "parameters": sum(int(s) for s in re.findall(r"^allocation \d+: size (\d+), parameter", text, re.M)),
+        "peak_time": int(re.search(r"Live ranges at (\d+) \(peak\)", live).group(1)),
+        "peak_bytes": sum(int(b) for _, b in rows),
+        "peak_buffers": [n for n, _ in rows],
+    }
+
+
+def _json(capsys, *args):
+    code, out, err = run_cli(["memory", *args, "--json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("dump", sorted(DUMPS))
+def test_dump_folder_reports_xla_numbers_to_the_byte(dump, capsys):
+    facts = _xla_dump_facts(DATA / dump)
+    got = _json(capsys, str(DATA / dump))
+    assert set(got) == {"source", "total_bytes", "by_kind", "peak", "timeline", "buffers_at_peak", "scopes"}
+    assert got["source"] == "xla"
+    assert got["total_bytes"] == facts["total"]
+    assert got["by_kind"]["parameters"] == facts["parameters"]
+    assert got["peak"]["time"] == facts["peak_time"]
+    assert got["peak"]["bytes"] == facts["peak_bytes"]
+    assert sorted(b["instruction"] for b in got["buffers_at_peak"]) == sorted(facts["peak_buffers"])
+    assert max(got["timeline"]["bytes"]) == facts["peak_bytes"]
+
+
+@pytest.mark.parametrize("dump", sorted(DUMPS))
+def test_bare_optimized_file_is_estimated_like_xla(dump, capsys):
+    facts = _xla_dump_facts(DATA / dump)
+    post = next((DATA / dump).glob("*cpu_after_optimizations.txt"))
+    got = _json(capsys, str(post))
+    assert got["source"] == "estimate"
+    assert abs(got["total_bytes"] - facts["total"]) <= 0.05 * facts["total"]
+    assert got["total_bytes"] <= 1.01 * facts["total"]
+    assert got["peak"]["bytes"] == facts["peak_bytes"]
+    ours = {b["instruction"] for b in got["buffers_at_peak"][:10]}
+    theirs = facts["peak_buffers"][:10]
+    assert sum(n in ours for n in theirs) >= min(8, len(theirs))
+
+
+def _samples() -> list[str]:
+    return sorted(p.name for p in SAMPLES.iterdir() if (p / "memory.json").is_file()) if SAMPLES.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _samples())
+def test_estimate_of_real_programs_against_xla_record(name, capsys):
+    """The estimate from post.hlo alone against XLA's record of the same compile (memory.json)."""
+    folder = SAMPLES / name
+    record = json.loads((folder / "memory.json").read_text())
+    xla_total = sum(a["size"] for a in record["allocations"])
+    post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
+    got = _json(capsys, str(post))
+    assert got["source"] == "estimate"
+    in_place = any(a["aliased"] for a in record["allocations"]) or "dynamic-update-slice" in got["timeline"][
+        "instructions"].__str__()
+    tolerance = 0.10 if in_place else 0.05
+    assert got["total_bytes"] <= 1.01 * xla_total
+    assert got["total_bytes"] >= (1 - tolerance) * xla_total
+    saved = _json(capsys, str(folder))
+    assert saved["source"] == "xla" and saved["total_bytes"] == xla_total
+
+
+@pytest.mark.parametrize("name", [n for n in _samples() if n.startswith("jax")])
+def test_jax_record_agrees_with_jax_memory_stats(name):
+    """The proto hloviz decoded against the numbers JAX's own API gave for the same compile."""
+    record = json.loads((SAMPLES / name / "memory.json").read_text())
+    stats = record["stats"]
+    by = {}
+    for a in record["allocations"]:
+        by[a["kind"]] = by.get(a["kind"], 0) + a["size"]
+    assert by.get("parameters", 0) == stats["argument_size_in_bytes"]
+    assert by.get("temporaries", 0) == stats["temp_size_in_bytes"]
+    assert sum(a["size"] for a in record["allocations"] if a["aliased"]) == stats["alias_size_in_bytes"]
+
+
+def test_truncated_buffer_assignment_in_a_dump_is_exit_2(tmp_path, capsys):
+    folder = tmp_path / "dump"
+    shutil.copytree(DATA / "tf_dump", folder)
+    ba = next(folder.glob("*-buffer-assignment.txt"))
+    text = ba.read_text()
+    ba.write_text(text[: text.index("allocation 5:")])
+    code, out, err = run_cli(["memory", str(folder)], capsys)
+    assert code == 2
+    assert "cut short" in err and ba.name in err
+    assert "Traceback" not in err
+
+
+def test_unscheduled_module_says_which_order(tmp_path, capsys):
+    post = next((DATA / "tf_dump").glob("*cpu_after_optimizations.txt"))
+    text = post.read_text().replace("is_scheduled=true, ", "", 1)
+    path = tmp_path / "post_unscheduled.hlo"
+    path.write_text(text)
+    code, out, err = run_cli(["memory", str(path)], capsys)
+    assert code == 0, err
+    assert "not scheduled" in out and "order of the text" in out
+
+
+def test_saved_capture_keeps_xla_record(tmp_path, capsys):
+    code, _, err = run_cli(["dump", str(DATA / "jax_dump"), "-o", str(tmp_path / "cap")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "cap" / "memory.json").is_file()
+    assert json.loads((tmp_path / "cap" / "capture.json").read_text())["memory_file"] == "memory.json"
+    facts = _xla_dump_facts(DATA / "jax_dump")
+    got = _json(capsys, str(tmp_path / "cap"))
+    assert got["source"] == "xla" and got["total_bytes"] == facts["total"]
+
+
+@pytest.mark.requires_jax
+def test_live_jax_capture_is_xla_to_the_byte(tmp_path, capsys):
+    import jax
+    import jax.numpy as jnp
+
+    model = tmp_path / "m.py"
+    model.write_text("import jax.numpy as jnp\n\ndef f(x, w):\n    return jnp.tanh(x @ w).sum(), x @ w\n")
+    got = _json(capsys, f"{model}:f", "--arg", "f32[64,128]", "--arg", "f32[128,32]")
+
+    def f(x, w):
+        return jnp.tanh(x @ w).sum(), x @ w
+
+    stats = jax.jit(f).lower(jnp.ones((64, 128)), jnp.ones((128, 32))).compile().memory_analysis()
+    assert got["source"] == "xla"
+    assert got["by_kind"]["parameters"] == stats.argument_size_in_bytes
+    assert got["by_kind"]["temporaries"] == stats.temp_size_in_bytes
+
+
+@pytest.mark.requires_tf
+def test_live_tf_capture_is_xla_to_the_byte(tmp_path, capsys):
+    model = tmp_path / "m.py"
+    model.write_text("import tensorflow as tf\n\n@tf.function(jit_compile=True)\ndef f(x, w):\n"
+                     "    return tf.reduce_sum(tf.tanh(x @ w)), x @ w\n")
+    got = _json(capsys, f"{model}:f", "--arg", "f32[64,128]", "--arg", "f32[128,32]")
+    import tensorflow as tf
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    @tf.function(jit_compile=True)
+    def f(x, w):
+        return tf.reduce_sum(tf.tanh(x @ w)), x @ w
+
+    proto = f.experimental_get_compiler_ir(tf.TensorSpec((64, 128)), tf.TensorSpec((128, 32)))(
+        stage="optimized_hlo_proto_serialized")
+    ba = hlo_pb2.HloProto.FromString(proto).buffer_assignment
+    assert got["source"] == "xla"
+    assert got["total_bytes"] == sum(a.size for a in ba.buffer_allocations)
+    assert got["by_kind"]["parameters"] == sum(a.size for a in ba.buffer_allocations
+                                               if a.is_entry_computation_parameter)
