@@ -28,6 +28,7 @@ PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "keras_small_train_step": ("samples/keras_small.py:train_step", ("f32[2,32,32,3]", "s32[2]")),
     "jax_scopes": ("samples/jax_scopes.py:train_step", ()),
     "jax_donated": ("samples/jax_donated.py:train_step", ()),
+    "resnet50": ("samples/keras_applications.py:resnet50", ("f32[1,224,224,3]",)),
 }
 
 #: HLO files above this many bytes are kept gzipped.

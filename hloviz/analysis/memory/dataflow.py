@@ -141,6 +141,8 @@ class Dataflow:
     #: Why the schedule is what it is: ``"scheduled"``, or the order assumed for a module that has none.
     order: str
     values_by_key: dict[str, Value]
+    #: The buffers that carry while loops' state from one iteration to the next.
+    loop_buffers: list[Buffer] = field(default_factory=list)
 
     @property
     def end_time(self) -> int:
@@ -154,6 +156,7 @@ class _Builder:
         self.trees: dict[Instruction, Tree] = {}
         self.values: list[Value] = []
         self.forward: dict[Computation, list[Tree]] = {}  # a body's parameters → the caller's operand trees
+        self.loop_state: list[Tree] = []  # each while loop's state (its init operand)
 
     # -- values ---------------------------------------------------------------------------
     def define(self, inst: Instruction, shape: Shape, index: tuple[int, ...] = (), *, top_only: bool = False,
@@ -187,6 +190,7 @@ class _Builder:
         calls = inst.calls_by_attribute
         if op == "while":
             init = operands[0] if operands else None
+            self.loop_state.append(init)
             for name in ("condition", "body"):
                 for c in calls.get(name, ()):
                     self.forward[c] = [init]
@@ -349,7 +353,12 @@ def analyse(module: HloModule) -> Dataflow:
         groups.setdefault(id(_find(v)), []).append(v)
     buffers = [_buffer(values, param_values, donated, end) for values in groups.values()]
     buffers.sort(key=lambda buf: (buf.start, buf.end))
-    return Dataflow(module, b.sequence, buffers, order, {v.key: v for v in b.values})
+    of_value = {id(v): buf for buf in buffers for v in buf.values}
+    loops: dict[int, Buffer] = {}
+    for state in b.loop_state:
+        for v in _values(state):
+            loops.setdefault(id(of_value[id(v)]), of_value[id(v)])
+    return Dataflow(module, b.sequence, buffers, order, {v.key: v for v in b.values}, list(loops.values()))
 
 
 def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int], end: int) -> Buffer:

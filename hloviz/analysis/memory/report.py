@@ -117,13 +117,17 @@ def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
     """The memory report of the optimized ``module``: XLA's numbers when ``xla`` (its buffer
     assignment for this very compile) is given, else the estimate. ``scope_of`` names an
     instruction's scope (layer); ``source_of`` its line in the user's code."""
+    from .notes import memory_notes
+
     flow = analyse(module)
     notes: list[str] = []
     if xla is not None:
         known = _check_names(module, xla, notes)
         if known:
+            notes += memory_notes(flow, xla)
             return _from_xla(module, flow, xla, notes, scope_of, source_of)
     est = estimate(flow)
+    notes += memory_notes(flow, None, est.reused_outputs)
     intervals = [_Interval(v.instruction.name, v.index, v.size, b.kind, v.start, v.end,
                            shape_bytes(v.instruction.shape)) for b in flow.buffers for v in b.values]
     by_kind = dict(est.by_kind)
