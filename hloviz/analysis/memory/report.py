@@ -215,8 +215,16 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], module
             col.append(live)
         timeline[k] = tuple(col)
     totals = [sum(timeline[k][t] for k in TIMELINE_KINDS) for t in range(n)]
+    highest = max(totals)
+    xla_said = peak_time is not None
     if peak_time is None or not 0 <= peak_time < n:
         peak_time = _peak_moment(intervals)
+    if totals[peak_time] != highest:  # XLA's sweep stopped below the highest point: report the highest
+        first = totals.index(highest)
+        if xla_said:
+            notes.append(f"XLA's live-range report calls position {peak_time} the peak ({totals[peak_time]} bytes "
+                         f"live); the highest point is position {first} ({highest} bytes), reported here")
+        peak_time = first
     insts = {i.name: i for i in module.instructions()}
     at_peak = sorted((iv for iv in intervals if iv.start <= peak_time <= iv.end and iv.bytes),
                      key=lambda iv: (-iv.bytes, iv.start, iv.instruction))
@@ -242,7 +250,9 @@ def _peak_moment(intervals: list[_Interval]) -> int:
     """The time XLA's ``HloLiveRange`` calls the peak, found the way it finds it: a sweep over
     start and end events in time order, starts before ends at the same time (an end event falls
     one past the end), each weighing its instruction's whole shape; the first time the running
-    sum rises above every earlier one."""
+    sum rises above every earlier one. Among several equally high positions this is the one XLA's
+    report lists; the caller keeps it only when it is one of the highest (the sweep's count at a
+    time includes buffers that ended just before it, so it can stop one position late)."""
     events: list[tuple[int, int, int]] = []
     for iv in intervals:
         events.append((iv.start, 0, iv.event_bytes))
