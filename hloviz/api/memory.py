@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Memory", "memory", "memory_of"]
 
+#: The scope of the entry's instructions that carry no op name (arguments, results, XLA's own).
+UNNAMED = "(no op name)"
+
 
 @dataclass(frozen=True)
 class Memory:
@@ -62,17 +65,23 @@ def memory_of(cap: Capture) -> MemoryReport:
 
 def _namers(module: HloModule, info: dict):
     """An instruction's scope path (its layer, from the scope tree) and its user source line."""
+    from ..analysis.provenance import parameter_names
     from ..analysis.scopes import build_scope_tree
     from ..capture import source_for
 
-    tree = build_scope_tree(module, stage="post", layers=info.get("layer_scopes") or None)
+    tree = build_scope_tree(module, stage="post", parameter_names=parameter_names(module, info),
+                            layers=info.get("layer_scopes") or None)
     smap = info.get("source_map") or {}
+    # the scope tree files what carries no op name under "(<computation>)"; the entry's name
+    # changes with every trace, so the report says what it is instead
+    unnamed = {f"({module.entry.name})": UNNAMED} if module.entry is not None else {}
 
     def scope_of(inst) -> str:
         try:
-            return tree.scope_of(inst).path
+            path = tree.scope_of(inst).path
         except KeyError:
             return ""
+        return unnamed.get(path, path)
 
     def source_of(inst) -> str:
         hit = source_for(inst.metadata.op_name, smap) if smap and inst.metadata.op_name else None

@@ -17,13 +17,13 @@ two are then counted once at the instruction where one ends and the other begins
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hloviz.opcodes import ELEMENTWISE, IN_PLACE
 
 from .dataflow import Buffer, Dataflow, thread_local_bytes
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "estimate", "shared_starts"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,9 @@ class Estimate:
     aliased: int
     heap_bytes: int
     reused_outputs: int
+    #: Buffer id → the number of the output / donated-parameter allocation it was placed in (its
+    #: own included); buffers of one allocation never overlap in time but where one takes over.
+    placed: dict[int, int] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
@@ -44,9 +47,10 @@ class Estimate:
 class _Allocation:
     """An output allocation's size and the (disjoint) live ranges already placed in it."""
 
-    __slots__ = ("size", "starts", "ends")
+    __slots__ = ("number", "size", "starts", "ends")
 
-    def __init__(self, size: int, start: int, end: int) -> None:
+    def __init__(self, number: int, size: int, start: int, end: int) -> None:
+        self.number = number
         self.size = size
         self.starts = [start]
         self.ends = [end]
@@ -84,7 +88,7 @@ def _can_share(buffer: Buffer, operand: Buffer) -> bool:
     return op in ELEMENTWISE or op in IN_PLACE or (op == "fusion" and inst.fusion_kind == "kLoop")
 
 
-def _effective_starts(flow: Dataflow) -> dict[int, int]:
+def shared_starts(flow: Dataflow) -> dict[int, int]:
     """Buffer id → the time from which it needs bytes of its own: one past its start when it takes
     over an operand's buffer that dies where it begins (each operand buffer taken over once)."""
     by_value = {id(v): b for b in flow.buffers for v in b.values}
@@ -110,29 +114,33 @@ def estimate(flow: Dataflow) -> Estimate:
     outputs: list[_Allocation] = []
     temporaries: list[Buffer] = []
     paired: dict[int, _Allocation] = {}  # input_output_alias pair → the donated parameter's allocation
+    placed: dict[int, int] = {}
     for b in sorted(flow.buffers, key=lambda b: b.kind != "parameters"):
         if b.kind == "temporaries":
             temporaries.append(b)
             continue
         shared = next((paired[p] for p in b.pairs if p in paired), None)
-        if shared is not None and b.kind == "outputs":
+        if shared is not None and b.kind == "outputs" and b.size <= shared.size and all(
+                shared.fits(s + 1 if s in shared.ends else s, e) for s, e in b.ranges()):
             for start, end in b.ranges():
                 shared.cover(start, end)  # XLA writes it into the donated parameter's allocation
-            continue
+            placed[id(b)] = shared.number
+            continue  # (a may-alias whose ranges overlap the parameter's gets an allocation of its own)
         by_kind[b.kind] += b.size
         if b.kind == "parameters" and b.aliased:
             aliased += b.size
         if b.kind in ("outputs", "parameters") and (b.kind == "outputs" or b.aliased):
             ranges = b.ranges()
-            a = _Allocation(b.size, *ranges[0])
+            a = _Allocation(len(outputs), b.size, *ranges[0])
             for start, end in ranges[1:]:
                 a.cover(start, end)
             outputs.append(a)
+            placed[id(b)] = a.number
             for p in b.pairs:
                 paired.setdefault(p, a)
     outputs.sort(key=lambda a: a.size)
     sizes = [a.size for a in outputs]
-    starts = _effective_starts(flow)
+    starts = shared_starts(flow)
     temporaries.sort(key=lambda b: (-b.size, b.start))
     heap: list[tuple[int, int, int]] = []
     reused = 0
@@ -141,20 +149,21 @@ def estimate(flow: Dataflow) -> Estimate:
         if id(b) in starts:  # it took over an operand's buffer where it begins
             first = (starts[id(b)], ranges[0][1])
             ranges = ([first] if first[0] <= first[1] else []) + ranges[1:]
-        placed = False
+        done = False
         for a in outputs[_first_fitting(sizes, b.size):]:
             if all(a.fits(s, e) for s, e in ranges):
                 for s, e in ranges:
                     a.place(s, e)
-                placed = True
+                placed[id(b)] = a.number
+                done = True
                 reused += 1
                 break
-        if not placed:
+        if not done:
             heap.extend((s, e, b.size) for s, e in ranges)
     heap_bytes = _peak(heap, flow.end_time)
     by_kind["temporaries"] = heap_bytes
     by_kind["thread_local"] = thread_local_bytes(flow.module)
-    return Estimate(by_kind, aliased, heap_bytes, reused)
+    return Estimate(by_kind, aliased, heap_bytes, reused, placed)
 
 
 def _first_fitting(sizes: list[int], size: int) -> int:

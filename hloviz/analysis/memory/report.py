@@ -20,7 +20,7 @@ from typing import Any
 from hloviz.ir import HloModule, Instruction
 
 from .dataflow import Dataflow, analyse, shape_bytes
-from .estimate import estimate
+from .estimate import estimate, shared_starts
 from .records import KINDS, XlaAssignment
 
 __all__ = ["LiveBuffer", "MemoryReport", "Peak", "memory_report"]
@@ -109,6 +109,10 @@ class _Interval:
     #: What XLA's peak search counts for it: the byte size of its instruction's whole shape (a
     #: tuple's pointer table for a tuple element; see :func:`_peak_moment`).
     event_bytes: int = 0
+    #: Where it is stored (XLA's allocation, offset, size; or hloviz's own numbering for an
+    #: estimate): values that share one slot at the same time are one set of bytes (a result
+    #: written over the operand it replaces). None: a place of its own.
+    slot: tuple[int, int, int] | None = None
 
 
 def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
@@ -128,8 +132,18 @@ def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
             return _from_xla(module, flow, xla, notes, scope_of, source_of)
     est = estimate(flow)
     notes += memory_notes(flow, None, est.reused_outputs)
-    intervals = [_Interval(v.instruction.name, v.index, v.size, b.kind, v.start, v.end,
-                           shape_bytes(v.instruction.shape)) for b in flow.buffers for v in b.values]
+    taken = shared_starts(flow)  # a result written over the operand it replaces starts one later
+    # the values of one buffer share its storage, and so do the buffers the estimate placed in one
+    # output or donated parameter's allocation: one slot each (negative: not XLA's allocation numbers)
+    def slot(k: int, b) -> tuple[int, int, int] | None:
+        if id(b) in est.placed:
+            return (-2, est.placed[id(b)], 0)
+        return (-1, k, 0) if len(b.values) > 1 else None
+
+    intervals = [_Interval(v.instruction.name, v.index, v.size, b.kind,
+                           taken.get(id(b), v.start) if v is b.defining else v.start, v.end,
+                           shape_bytes(v.instruction.shape), slot(k, b))
+                 for k, b in enumerate(flow.buffers) for v in b.values]
     by_kind = dict(est.by_kind)
     by_kind["aliased"] = est.aliased
     origin = "estimated from the HLO text by XLA's rules"
@@ -161,10 +175,12 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
     by_kind["aliased"] = xla.aliased_bytes
     kind_of: dict[str, str] = {}
     size_of: dict[str, int] = {}
+    slot_of: dict[str, tuple[int, int, int]] = {}
     for a in xla.allocations:
         for v in a.values:
             kind_of[v.key] = a.kind
             size_of[v.key] = v.size
+            slot_of[v.key] = (a.index, v.offset, v.size)
     live = xla.live
     peak_time = None
     if live is not None and live.ranges:
@@ -176,7 +192,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
             inst = by_name.get(name)
             size = size_of.get(key, 0)
             intervals.append(_Interval(name, index, size, _timeline_kind(kind_of.get(key)), start, end,
-                                       shape_bytes(inst.shape) if inst is not None else size))
+                                       shape_bytes(inst.shape) if inst is not None else size, slot_of.get(key)))
         sequence = list(live.sequence) or [i.name for i in flow.sequence]
         peak_time = live.peak_time
     else:
@@ -186,7 +202,8 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
             kind = next((k for k in ("parameters", "outputs", "constants", "temporaries") if k in kinds), b.kind)
             for v in b.values:
                 intervals.append(_Interval(v.instruction.name, v.index, size_of.get(v.key, v.size),
-                                           _timeline_kind(kind), v.start, v.end, shape_bytes(v.instruction.shape)))
+                                           _timeline_kind(kind), v.start, v.end, shape_bytes(v.instruction.shape),
+                                           slot_of.get(v.key)))
         sequence = [i.name for i in flow.sequence]
     return _build("xla", xla.origin, xla.total_bytes, by_kind, module, sequence, intervals, peak_time, notes,
                   flow.order, scope_of, source_of, dict(xla.stats))
@@ -202,11 +219,10 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], module
            stats: dict[str, int]) -> MemoryReport:
     n = max(len(sequence), max((i.end for i in intervals), default=-1) + 1, 1)
     deltas = {k: [0] * (n + 1) for k in TIMELINE_KINDS}
-    for iv in intervals:
-        if iv.bytes and iv.end >= iv.start:
-            d = deltas[iv.kind]
-            d[max(iv.start, 0)] += iv.bytes
-            d[min(iv.end, n - 1) + 1] -= iv.bytes
+    for kind, start, end, size in _occupancy(intervals):
+        d = deltas[kind]
+        d[max(start, 0)] += size
+        d[min(end, n - 1) + 1] -= size
     timeline: dict[str, tuple[int, ...]] = {}
     for k, d in deltas.items():
         live, col = 0, []
@@ -226,8 +242,7 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], module
                          f"live); the highest point is position {first} ({highest} bytes), reported here")
         peak_time = first
     insts = {i.name: i for i in module.instructions()}
-    at_peak = sorted((iv for iv in intervals if iv.start <= peak_time <= iv.end and iv.bytes),
-                     key=lambda iv: (-iv.bytes, iv.start, iv.instruction))
+    at_peak = sorted(_live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.start, iv.instruction))
     users = _last_users(module)
     buffers = tuple(_live_buffer(iv, insts.get(iv.instruction), scope_of, source_of, users, sequence)
                     for iv in at_peak)
@@ -244,6 +259,45 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], module
     return MemoryReport(source, origin, total, by_kind, Peak(peak_time, peak_inst, totals[peak_time]),
                         tuple(sequence), timeline, buffers,
                         tuple(sorted(scopes.items(), key=lambda kv: (-kv[1], kv[0]))), order, tuple(notes), stats)
+
+
+def _occupancy(intervals: list[_Interval]) -> list[tuple[str, int, int, int]]:
+    """(kind, start, end, bytes) of what takes memory: each interval, except that intervals of
+    one slot are joined where they overlap (one set of bytes)."""
+    out: list[tuple[str, int, int, int]] = []
+    slots: dict[tuple[int, int, int], list[_Interval]] = {}
+    for iv in intervals:
+        if not iv.bytes or iv.end < iv.start:
+            continue
+        if iv.slot is None:
+            out.append((iv.kind, iv.start, iv.end, iv.bytes))
+        else:
+            slots.setdefault(iv.slot, []).append(iv)
+    for ivs in slots.values():
+        ivs.sort(key=lambda iv: (iv.start, iv.end))
+        kind, start, end, size = ivs[0].kind, ivs[0].start, ivs[0].end, ivs[0].bytes
+        for iv in ivs[1:]:
+            if iv.start <= end:  # one set of bytes: the larger of the two
+                end, size = max(end, iv.end), max(size, iv.bytes)
+            else:
+                out.append((kind, start, end, size))
+                kind, start, end, size = iv.kind, iv.start, iv.end, iv.bytes
+        out.append((kind, start, end, size))
+    return out
+
+
+def _live_at(intervals: list[_Interval], t: int) -> list[_Interval]:
+    """The intervals live at ``t``; of several sharing a slot, the latest (the value written there)."""
+    out: list[_Interval] = []
+    latest: dict[tuple[int, int, int], _Interval] = {}
+    for iv in intervals:
+        if not (iv.start <= t <= iv.end and iv.bytes):
+            continue
+        if iv.slot is None:
+            out.append(iv)
+        elif iv.slot not in latest or iv.start > latest[iv.slot].start:
+            latest[iv.slot] = iv
+    return out + list(latest.values())
 
 
 def _peak_moment(intervals: list[_Interval]) -> int:
