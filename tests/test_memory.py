@@ -27,10 +27,10 @@ def _xla_dump_facts(folder: Path) -> dict:
     text = "".join(p.read_text() for p in sorted(folder.glob("*-buffer-assignment*.txt")))
     live = "".join(p.read_text() for p in folder.glob("*.txt") if "HloLiveRange" in p.read_text())
     peak = live[live.index("(peak):"):live.index("Stack trace")]
-    rows = re.findall(r"^    (\S+)\{[\d,]*\}: (\d+) bytes", peak, re.M)
+    rows = re.findall(r"^    (\S+)\{[\d,]*\}: (\d+) bytes", peak, re.MULTILINE)
     return {
         "total": int(re.search(r"Total bytes used: (\d+)", text).group(1)),
-        "parameters": sum(int(s) for s in re.findall(r"^allocation \d+: size (\d+), parameter", text, re.M)),
+        "parameters": sum(int(s) for s in re.findall(r"^allocation \d+: size (\d+), parameter", text, re.MULTILINE)),
         "peak_time": int(re.search(r"Live ranges at (\d+) \(peak\)", live).group(1)),
         "peak_bytes": sum(int(b) for _, b in rows),
         "peak_buffers": [n for n, _ in rows],
@@ -112,7 +112,7 @@ def test_truncated_buffer_assignment_in_a_dump_is_exit_2(tmp_path, capsys):
     ba = next(folder.glob("*-buffer-assignment.txt"))
     text = ba.read_text()
     ba.write_text(text[: text.index("allocation 5:")])
-    code, out, err = run_cli(["memory", str(folder)], capsys)
+    code, _, err = run_cli(["memory", str(folder)], capsys)
     assert code == 2
     assert "cut short" in err and ba.name in err
     assert "Traceback" not in err
@@ -176,3 +176,103 @@ def test_live_tf_capture_is_xla_to_the_byte(tmp_path, capsys):
     assert got["total_bytes"] == sum(a.size for a in ba.buffer_allocations)
     assert got["by_kind"]["parameters"] == sum(a.size for a in ba.buffer_allocations
                                                if a.is_entry_computation_parameter)
+
+
+# --- the README, pictures, and the other commands -------------------------------------------------
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+MEMORY_SECTION = README[README.index("## Memory"):README.index("## Diffing two TensorFlow versions")]
+#: README table row label → the samples/memory folder it reports.
+README_ROWS = {"ResNet50": "resnet50", "Keras CNN training step": "keras_cnn_train",
+               "Keras training step (SGD": "keras_small_train_step", "Keras LSTM": "keras_lstm",
+               "Keras MultiHeadAttention": "keras_mha", "matmul chain": "matmul_chain",
+               "JAX training step, donated": "jax_donated", "JAX transformer": "jax_scopes"}
+
+
+def test_readme_memory_picture_is_what_the_command_makes(tmp_path, monkeypatch, capsys):
+    line = next(x for x in MEMORY_SECTION.splitlines() if x.startswith("hloviz render "))
+    argv = line.split()
+    assert argv[argv.index("-o") + 1] == "docs/memory.svg" and "](docs/memory.svg)" in MEMORY_SECTION
+    out = tmp_path / "memory.svg"
+    argv[argv.index("-o") + 1] = str(out)
+    monkeypatch.chdir(ROOT)
+    code, _, err = run_cli(argv[1:], capsys)
+    assert code == 0, err
+    assert out.read_bytes() == (ROOT / "docs" / "memory.svg").read_bytes(), \
+        f"docs/memory.svg is out of date; regenerate it with: {line}"
+
+
+def test_readme_memory_table_is_xla_against_the_estimate(capsys):
+    rows = re.findall(r"^\| (.+?) \| ([\d,]+) B \| (same|[−+-][\d.]+%) \|$", MEMORY_SECTION, re.MULTILINE)
+    assert len(rows) == len(README_ROWS)
+    for label, xla_text, said in rows:
+        folder = SAMPLES / next(f for prefix, f in README_ROWS.items() if label.startswith(prefix))
+        record = json.loads((folder / "memory.json").read_text())
+        xla_total = sum(a["size"] for a in record["allocations"])
+        assert int(xla_text.replace(",", "")) == xla_total, label
+        post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
+        got = _json(capsys, str(post))["total_bytes"]
+        expected = "same" if got == xla_total else f"{100 * (got - xla_total) / xla_total:+.2f}%".replace("-", "−")
+        assert said == expected, label
+
+
+def test_render_memory_refuses_graphviz_formats(tmp_path, capsys):
+    code, _, err = run_cli(["render", str(SAMPLES / "keras_mha"), "--stage", "memory", "-o",
+                            str(tmp_path / "m.png")], capsys)
+    assert code == 2 and ".svg or .html" in err
+
+
+def test_damaged_memory_json_is_exit_2(tmp_path, capsys):
+    folder = tmp_path / "cap"
+    shutil.copytree(SAMPLES / "keras_mha", folder)
+    (folder / "memory.json").write_text('{"format": "something else"}')
+    code, _, err = run_cli(["memory", str(folder)], capsys)
+    assert code == 2 and "memory.json" in err and "Traceback" not in err
+
+
+def test_donated_bytes_are_the_aliased_parameters():
+    """aliased = the entry parameters input_output_alias names, their shapes read by regex."""
+    from hloviz.capture import load_target
+
+    text = (SAMPLES / "jax_donated" / "post.hlo").read_text()
+    header = text.splitlines()[0]
+    donated = {int(n) for n in re.findall(r"\}: \((\d+), \{\}", header)}
+    entry = text[text.index("\nENTRY "):]
+    shapes = {int(n): (t, dims) for t, dims, n in re.findall(r"= (f32)\[([\d,]*)\][^ ]* parameter\((\d+)\)", entry)}
+    expected = 0
+    for n in donated:
+        count = 1
+        for d in filter(None, shapes[n][1].split(",")):
+            count *= int(d)
+        expected += 4 * count
+    cap = load_target(str(SAMPLES / "jax_donated"))
+    from hloviz.analysis.memory import memory_report
+
+    assert memory_report(cap.post_module()).by_kind["aliased"] == expected
+    assert json.loads((SAMPLES / "jax_donated" / "memory.json").read_text())["stats"]["alias_size_in_bytes"] == expected
+
+
+def test_stats_and_diff_carry_memory(capsys):
+    record = json.loads((SAMPLES / "keras_lstm" / "memory.json").read_text())
+    code, out, err = run_cli(["stats", str(SAMPLES / "keras_lstm"), "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["memory"]["total_bytes"] == sum(a["size"] for a in record["allocations"])
+    code, out, err = run_cli(["diff", str(SAMPLES / "keras_lstm"), str(SAMPLES / "keras_mha"), "--format", "json"],
+                             capsys)
+    assert code == 0, err
+    mem = json.loads(out)["memory"]
+    other = json.loads((SAMPLES / "keras_mha" / "memory.json").read_text())
+    assert mem["total_bytes"] == {"before": sum(a["size"] for a in record["allocations"]),
+                                  "after": sum(a["size"] for a in other["allocations"])}
+
+
+@pytest.mark.requires_dot
+def test_show_report_has_the_memory_section(tmp_path):
+    from hloviz import api
+
+    api.show(str(SAMPLES / "keras_mha"), tmp_path / "out")
+    html = (tmp_path / "out" / "report.html").read_text()
+    record = json.loads((SAMPLES / "keras_mha" / "memory.json").read_text())
+    total = sum(a["size"] for a in record["allocations"])
+    assert f"<h2>Memory ({total / 1024:.1f} KiB)</h2>" in html
+    assert 'id="hv-buffers"' in html and 'id="hv-layers"' in html and "<svg" in html

@@ -18,8 +18,8 @@ from ..ir import HloModule
 
 if TYPE_CHECKING:
     from ..analysis.diff import ModuleDiff
-    from ..analysis.memory.compare import MemoryChange
     from ..analysis.diff.picture import PictureMark
+    from ..analysis.memory.compare import MemoryChange
     from ..ir import Instruction
     from ..render.pictures import Picture
     from ..render.views import Mark, View

@@ -156,15 +156,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
     pre_m, post_m = _modules(cap)
-    if stage is None and output is not None and Path(output).stem == "memory":
-        stage = "memory"  # `render -o memory.svg`: the memory timeline, for docs
-    if stage == "memory":
-        say("drawing")
-        picture = _memory_picture(cap, chosen)
-        if output is not None:
-            say("writing")
-            picture.save(output)
-        return picture
+    if stage == "memory" or (stage is None and output is not None and Path(output).stem == "memory"):
+        return _memory_picture(cap, chosen, output, say)  # `render -o memory.svg`: the timeline, for docs
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
     html = chosen == "html"
@@ -214,9 +207,10 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     return picture
 
 
-def _memory_picture(cap: Capture, fmt: str) -> Picture:
+def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None]) -> Picture:
     """The memory timeline of ``cap``'s optimized module (``--stage memory``), as SVG, or an HTML
-    page with the memory section; other formats are refused (it is not a Graphviz picture)."""
+    page with the memory section (written to ``output`` when given); other formats are refused
+    (it is not a Graphviz picture)."""
     from ..render.memory import memory_section, timeline_svg
     from ..render.pictures import Picture
     from .memory import memory_of
@@ -224,14 +218,20 @@ def _memory_picture(cap: Capture, fmt: str) -> Picture:
     if fmt not in ("svg", "html"):
         raise InputError(f"the memory timeline is drawn as .svg or .html, not .{fmt}",
                          hint="write memory.svg, or use `hloviz memory --json` for the numbers")
+    say("drawing")
     report = memory_of(cap)
     title = f"{cap.label} · memory"
     svg = timeline_svg(report, title)
     if fmt == "svg":
-        return Picture(title, "svg", svg.encode("utf-8"), "", list(report.notes), svg=svg.encode("utf-8"))
-    from ..render.html import page
+        picture = Picture(title, "svg", svg.encode("utf-8"), "", list(report.notes), svg=svg.encode("utf-8"))
+    else:
+        from ..render.html import page
 
-    return Picture(title, "html", page(title, memory_section(report)).encode("utf-8"), "", list(report.notes))
+        picture = Picture(title, "html", page(title, memory_section(report)).encode("utf-8"), "", list(report.notes))
+    if output is not None:
+        say("writing")
+        picture.save(output)
+    return picture
 
 
 def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModule | None,

@@ -11,8 +11,8 @@ from ..ir import ModuleSummary, summarize
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
-    from ..analysis.scope_stats import ScopeRow
     from ..analysis.memory import MemoryReport
+    from ..analysis.scope_stats import ScopeRow
     from ..analysis.scopes import ScopeTree
     from ..capture import Capture
 

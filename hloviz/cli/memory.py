@@ -86,8 +86,7 @@ def size(n: int) -> str:
 def print_report(label: str, report, console: Console, rows: int | None) -> None:
     """The text report (``hloviz memory``; also used by ``stats``)."""
     r = report
-    said = "XLA's own buffer assignment" if r.source == "xla" else "an estimate"
-    console.print(f"[bold]{_t(label)}[/]: memory from {said} ({_t(r.origin)})")
+    console.print(f"[bold]{_t(label)}[/]: memory {'from ' if r.source == 'xla' else ''}{_t(r.origin)}")
     for line in r.notes:
         console.print(f"[dim]note: {_t(line)}[/]")
     kinds = Table("kind", "bytes", title=f"total {size(r.total_bytes)}")

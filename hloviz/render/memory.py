@@ -66,8 +66,8 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
     def y(b: float) -> float:
         return _TOP + plot_h - plot_h * b / top
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
-             f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family="sans-serif" font-size="12">',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
+              f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family="sans-serif" font-size="12">'),
              f'<rect width="{_WIDTH}" height="{_HEIGHT}" fill="#ffffff"/>']
     heading = title or "memory along the schedule"
     parts.append(f'<text x="{_LEFT}" y="20" font-size="14" font-weight="bold">{esc(shorten(heading, 100))}</text>')
@@ -136,10 +136,10 @@ def _peak_layer(report: MemoryReport) -> str:
 def memory_section(report: MemoryReport) -> str:
     """The report's memory section: summary, timeline, buffers at the peak (sortable), bytes at the
     peak per layer, and the notes."""
-    said = "XLA's own buffer assignment" if report.source == "xla" else "an estimate from the HLO by XLA's rules"
+    said = f"From {report.origin}" if report.source == "xla" else f"An estimate: {report.origin}"
     parts = [f"<h2>Memory ({esc(size_text(report.total_bytes))})</h2>",
-             f'<p>From {esc(said)} ({esc(report.origin)}). Peak: <b>{esc(size_text(report.peak.bytes))}</b> live at '
-             f"position {report.peak.time} (<code>{esc(report.peak.instruction)}</code>).</p>",
+             (f'<p>{esc(said)}. Peak: <b>{esc(size_text(report.peak.bytes))}</b> live at '
+              f"position {report.peak.time} (<code>{esc(report.peak.instruction)}</code>).</p>"),
              '<table class="facts">' + "".join(
                  f"<tr><th>{esc(k.replace('_', '-'))}</th><td class=\"num\">{esc(size_text(v))}</td></tr>"
                  for k, v in report.by_kind.items()) + "</table>"]

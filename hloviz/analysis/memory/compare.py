@@ -43,9 +43,9 @@ class MemoryChange:
         """The text ``diff`` prints."""
         b, a = self.before, self.after
         src = b.source if b.source == a.source else f"{b.source} → {a.source}"
-        out = [f"memory ({src}): total {_size(b.total_bytes)} → {_size(a.total_bytes)} "
-               f"({_pct(b.total_bytes, a.total_bytes)}); peak {_size(b.peak.bytes)} → {_size(a.peak.bytes)} "
-               f"({_pct(b.peak.bytes, a.peak.bytes)})"]
+        out = [(f"memory ({src}): total {_size(b.total_bytes)} → {_size(a.total_bytes)} "
+                f"({_pct(b.total_bytes, a.total_bytes)}); peak {_size(b.peak.bytes)} → {_size(a.peak.bytes)} "
+                f"({_pct(b.peak.bytes, a.peak.bytes)})")]
         kinds = [f"{k.replace('_', '-')} {_size(b.by_kind.get(k, 0))} → {_size(a.by_kind.get(k, 0))}"
                  for k in dict.fromkeys([*b.by_kind, *a.by_kind]) if b.by_kind.get(k, 0) != a.by_kind.get(k, 0)]
         if kinds:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from hloviz.ir import Computation, HloModule, Instruction, Shape
 from hloviz.opcodes import DEFINES_NO_BUFFER, DEFINES_TOP_LEVEL_ONLY, IN_PLACE, THREAD_LOCAL_CALLERS
@@ -374,7 +375,7 @@ def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int]
         if v.live_out:
             v.end = end
     ordered = sorted(values, key=lambda v: (v.start, v.end))
-    for a, b in zip(ordered, ordered[1:]):  # XLA's NormalizeAliasedBuffers
+    for a, b in pairwise(ordered):  # XLA's NormalizeAliasedBuffers
         b.end = max(a.end, b.end)
         a.end = min(a.end, b.start)
     if is_param:

@@ -227,7 +227,7 @@ def from_hlo_proto(data: bytes, origin: str) -> XlaAssignment | None:
 
 _ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(.*):$")
 _VALUE = re.compile(r"^ value: <(\d+) (\S+?)(?:\{([\d,]*)\})? @\d+> \(size=(\d+),offset=(\d+)\)")
-_TOTAL = re.compile(r"^Total bytes used: (\d+)", re.M)
+_TOTAL = re.compile(r"^Total bytes used: (\d+)", re.MULTILINE)
 _PARAMETER = re.compile(r"\bparameter (\d+)")
 _RANGE = re.compile(r"^    (\S+?\{[\d,]*\}):(-?\d+)-(-?\d+)$")
 _SEQUENCE = re.compile(r"^    (\d+):(\S+)$")
@@ -273,7 +273,7 @@ def from_dump_texts(assignment: str, *, where: str, values_text: str = "", live_
             values.append(XlaValue(int(v.group(1)), v.group(2), index, int(v.group(4)), current[0],
                                    int(v.group(5))))
             continue
-        if line.startswith("Total bytes used") or line.startswith("Used values"):
+        if line.startswith(("Total bytes used", "Used values")):
             break
         raise RecordError(f"{where}:{number}: cannot read this line of the buffer assignment: {line[:120]!r}")
     close()

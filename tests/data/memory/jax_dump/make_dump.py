@@ -1,4 +1,7 @@
-import jax, jax.numpy as jnp
+import jax
+import jax.numpy as jnp
+
+
 def f(x, w):
     for _ in range(3):
         x = jnp.tanh(x @ w)

@@ -1,4 +1,5 @@
 import tensorflow as tf
+
 w = tf.Variable(tf.ones((128,128)))
 @tf.function(jit_compile=True)
 def f(x):
