@@ -276,3 +276,13 @@ def test_show_report_has_the_memory_section(tmp_path):
     total = sum(a["size"] for a in record["allocations"])
     assert f"<h2>Memory ({total / 1024:.1f} KiB)</h2>" in html
     assert 'id="hv-buffers"' in html and 'id="hv-layers"' in html and "<svg" in html
+
+
+@pytest.mark.requires_jax  # jaxlib turns the binary module into text
+def test_proto_dump_carries_xla_numbers(capsys):
+    """--xla_dump_hlo_as_proto: the HloProto's buffer assignment, against the text dump of the same
+    program (tests/data/memory/jax_dump/make_dump.py, run with and without the flag)."""
+    facts = _xla_dump_facts(DATA / "jax_dump")
+    got = _json(capsys, str(DATA / "jax_proto_dump"))
+    assert got["source"] == "xla" and got["total_bytes"] == facts["total"]
+    assert got["by_kind"]["parameters"] == facts["parameters"]

@@ -17,10 +17,13 @@ from hloviz.errors import InputError
 __all__ = ["read_memory"]
 
 
-def read_memory(memory: dict, label: str) -> XlaAssignment:
-    """The :class:`XlaAssignment` of ``memory`` (see the module docstring)."""
+def read_memory(memory: dict, label: str) -> XlaAssignment | None:
+    """The :class:`XlaAssignment` of ``memory`` (see the module docstring); None for a dump's
+    binary proto that carries none."""
     if "assignment" in memory:
         return _from_dump(memory)
+    if "proto" in memory:
+        return _from_proto(str(memory["proto"]))
     try:
         return XlaAssignment.from_dict(memory)
     except RecordError as err:
@@ -34,6 +37,18 @@ def _read(path: str | None) -> str:
     from hloviz.capture.saved import read_text
 
     return read_text(Path(path))
+
+
+def _from_proto(path: str) -> XlaAssignment | None:
+    from hloviz.analysis.memory.records import from_hlo_proto
+    from hloviz.inputs import read_bytes
+
+    try:
+        record = from_hlo_proto(read_bytes(Path(path), what="binary HLO proto"), "XLA dump, HloProto")
+    except RecordError as err:
+        raise InputError(f"{path}: XLA's buffer assignment cannot be read: {err}",
+                         hint="dump the module again (XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_proto)") from None
+    return record  # None: this proto carries none (the report estimates)
 
 
 def _from_dump(memory: dict) -> XlaAssignment:

@@ -113,9 +113,14 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
 def memory_files(folder: Path, module: DumpModule) -> dict | None:
     """The dump's buffer-assignment files of ``module`` (None when XLA wrote none): TensorFlow's
     one ``*after_optimizations-buffer-assignment.txt``, or JAX's three (``-buffer-assignment.txt``,
-    ``-buffer-assignment-values.txt``, ``-live-range.txt``)."""
+    ``-buffer-assignment-values.txt``, ``-live-range.txt``); or, for a module dumped only as a
+    binary ``HloProto`` (``.hlo.pb``), that proto, which carries the assignment."""
     if module.after is None:
         return None
+    if module.after.name.endswith((".hlo.pb", ".hlo.pb.gz", ".hlo.pb.xz")):
+        text_twin = folder / re.sub(r"\.hlo\.pb(\.gz|\.xz)?$", ".txt", module.after.name)
+        if not text_twin.is_file():  # --xla_dump_hlo_as_proto: the HloProto carries the assignment
+            return {"proto": str(module.after)}
     stem = re.sub(r"(\.txt|\.hlo\.pb)(\.gz|\.xz)?$", "", module.after.name)
     found = {}
     for key, suffix in (("assignment", "-buffer-assignment.txt"), ("values", "-buffer-assignment-values.txt"),
