@@ -286,3 +286,28 @@ def test_proto_dump_carries_xla_numbers(capsys):
     got = _json(capsys, str(DATA / "jax_proto_dump"))
     assert got["source"] == "xla" and got["total_bytes"] == facts["total"]
     assert got["by_kind"]["parameters"] == facts["parameters"]
+
+
+@pytest.mark.requires_chromium
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_explorer_buffer_row_lights_producer_and_last_user(tmp_path):
+    from hloviz import api
+
+    from .browser import chromium, open_page, problems
+
+    api.show(str(SAMPLES / "keras_mha"), tmp_path / "out")
+    post = (SAMPLES / "keras_mha" / "post.hlo").read_text()
+    with chromium() as browser:
+        loaded = open_page(browser, tmp_path / "out" / "report.html")
+        page = loaded.page
+        row = page.locator("#hv-buffers tbody tr[data-inst]").filter(has_not_text="parameters").first
+        producer, user = row.get_attribute("data-inst"), row.get_attribute("data-user")
+        # both are instructions of the optimized module, and the user reads the producer there
+        assert re.search(rf"^\s*(ROOT )?%?{re.escape(user)} = .*%{re.escape(producer)}\b", post, re.MULTILINE)
+        row.click()
+        lit = page.evaluate("window.hloviz.highlighted()")
+        names = {m["name"] for box in lit for m in box["members"]}
+        assert {producer, user} & names, (producer, user, sorted(names)[:10])
+        assert "hv-row-sel" in (row.get_attribute("class") or "")
+        assert problems(loaded) == []
