@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("hloviz.errors", "hloviz.source", "hloviz.inputs")),
     ("ir", ("hloviz.ir", "hloviz.opcodes")),
     ("parser", ("hloviz.parser", "hloviz.printer")),
-    ("graph", ("hloviz.graph",)),
+    ("graph", ("hloviz.graph", "hloviz.verify")),
     # The package itself re-exports the library (parse … diff_modules), so it sits with analysis.
     ("analysis", ("hloviz.analysis", "hloviz")),
     ("render", ("hloviz.render",)),
