@@ -103,9 +103,15 @@ class VersionsResult:
         return rows
 
     def notes(self) -> list[str]:
-        """What the numbers leave out: kernels without a FLOP estimate make versions look apart."""
-        return [f"{c.label}: FLOPs leave out {len(c.unestimated)} custom-call kernel(s) hloviz cannot estimate "
-                f"({', '.join(sorted(set(c.unestimated)))})" for c in self.columns if c.unestimated]
+        """What the numbers leave out: kernels without a FLOP estimate make versions look apart;
+        memory estimated where a capture holds no XLA buffer assignment."""
+        out = [f"{c.label}: FLOPs leave out {len(c.unestimated)} custom-call kernel(s) hloviz cannot estimate "
+               f"({', '.join(sorted(set(c.unestimated)))})" for c in self.columns if c.unestimated]
+        estimated = [c.label for c in self.columns if c.memory and c.memory["source"] != "xla"]
+        if estimated:
+            out.append(f"{', '.join(estimated)}: memory estimated from the HLO text (the capture holds no XLA "
+                       "buffer assignment); hloviz memory CAPTURE says more")
+        return out
 
     def to_text(self, *, limit: int = 40) -> str:
         head = ["", *[c.label for c in self.columns]]
@@ -234,7 +240,7 @@ def _memory(cap: Capture) -> dict[str, Any] | None:
 def _memory_cell(memory: dict[str, Any] | None, key: str) -> str:
     if not memory:
         return "—"
-    return _bytes(int(memory[key])) + ("" if memory["source"] == "xla" else " (est.)")
+    return _bytes(int(memory[key]))
 
 
 def _label_of(info: dict, fallback: str) -> str:
