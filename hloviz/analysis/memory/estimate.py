@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from hloviz.opcodes import ELEMENTWISE, IN_PLACE
 
 from .dataflow import Buffer, Dataflow, thread_local_bytes
+from .records import KINDS
 
 __all__ = ["Estimate", "estimate", "shared_starts"]
 
@@ -109,7 +110,7 @@ def shared_starts(flow: Dataflow) -> dict[int, int]:
 
 def estimate(flow: Dataflow) -> Estimate:
     """XLA's allocations for ``flow``'s module, estimated (see the module docstring)."""
-    by_kind = dict.fromkeys(("parameters", "outputs", "temporaries", "constants", "thread_local"), 0)
+    by_kind: dict[str, int] = dict.fromkeys(KINDS, 0)
     aliased = 0
     outputs: list[_Allocation] = []
     temporaries: list[Buffer] = []

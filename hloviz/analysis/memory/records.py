@@ -28,7 +28,7 @@ __all__ = ["FORMAT", "KINDS", "XlaAllocation", "XlaAssignment", "XlaLiveRanges",
 #: The ``format`` key of ``memory.json``.
 FORMAT = "hloviz-xla-buffer-assignment/1"
 #: Allocation kinds, in the order reports list them.
-KINDS = ("parameters", "outputs", "temporaries", "constants", "thread_local")
+KINDS: tuple[str, ...] = ("parameters", "outputs", "temporaries", "constants", "thread_local")
 
 
 class RecordError(ValueError):
@@ -91,7 +91,7 @@ class XlaAssignment:
     stats: Mapping[str, int] = field(default_factory=dict)
 
     def bytes_by_kind(self) -> dict[str, int]:
-        out = dict.fromkeys(KINDS, 0)
+        out: dict[str, int] = dict.fromkeys(KINDS, 0)
         for a in self.allocations:
             out[a.kind] += a.size
         return out
