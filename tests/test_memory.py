@@ -311,3 +311,20 @@ def test_explorer_buffer_row_lights_producer_and_last_user(tmp_path):
         assert {producer, user} & names, (producer, user, sorted(names)[:10])
         assert "hv-row-sel" in (row.get_attribute("class") or "")
         assert problems(loaded) == []
+
+
+def test_weights_at_the_peak_are_filed_in_the_layer_that_reads_them(capsys):
+    """A Keras weight's layer is the op-name scope of the instruction reading it (post.hlo, by regex)."""
+    import gzip
+
+    folder = SAMPLES / "resnet50"
+    post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
+    text = gzip.decompress(post.read_bytes()).decode() if post.suffix == ".gz" else post.read_text()
+    got = _json(capsys, str(folder))
+    weights = [b for b in got["buffers_at_peak"] if b["kind"] == "parameters"][:5]
+    assert weights
+    for b in weights:
+        readers = re.findall(rf"^\s*(?:ROOT )?%?\S+ = [^\n]*%{re.escape(b['instruction'])}\b[^\n]*"
+                             r'op_name="([^"]+)"', text, re.MULTILINE)
+        scopes = {r.rsplit("/", 1)[0] for r in readers}
+        assert b["scope"] in scopes, (b["instruction"], b["scope"], sorted(scopes)[:3])

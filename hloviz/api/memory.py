@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Memory", "memory", "memory_of"]
 
-#: The scope of the entry's instructions that carry no op name (arguments, results, XLA's own).
+#: The scope of the instructions that carry no op name (arguments, results, XLA's own).
 UNNAMED = "(no op name)"
 
 
@@ -64,24 +64,41 @@ def memory_of(cap: Capture) -> MemoryReport:
 
 
 def _namers(module: HloModule, info: dict):
-    """An instruction's scope path (its layer, from the scope tree) and its user source line."""
+    """An instruction's scope path (its layer) and its user source line.
+
+    The scope is the op name's path as :mod:`hloviz.analysis.opnames` reads it — the path the
+    scope tree files the op under (transformations unwrapped, the backward pass in its layer) —
+    read for the few buffers a report names, not a whole scope tree: building one costs several
+    times the parse of a large module, and the report names only the buffers at the peak.
+    Weights go to the layer their name gives (``model/dense/kernel``); what carries no op name is
+    :data:`UNNAMED`.
+    """
+    from ..analysis.kernels import SYNTHETIC_OP_NAMES
+    from ..analysis.scopes import TOP_LEVEL
+    from ..analysis.opnames import parse_op_name
     from ..analysis.provenance import parameter_names
-    from ..analysis.scopes import build_scope_tree
     from ..capture import source_for
 
-    tree = build_scope_tree(module, stage="post", parameter_names=parameter_names(module, info),
-                            layers=info.get("layer_scopes") or None)
+    params = parameter_names(module, info)
     smap = info.get("source_map") or {}
-    # the scope tree files what carries no op name under "(<computation>)"; the entry's name
-    # changes with every trace, so the report says what it is instead
-    unnamed = {f"({module.entry.name})": UNNAMED} if module.entry is not None else {}
+    # a Keras weight is named by its layer path (``conv1_conv/kernel``); the capture knows the
+    # op-name scope each layer ran in (``layer_scopes``: ``resnet50_1/conv1_conv_1``)
+    scope_of_layer = {layer: scope for scope, layer in (info.get("layer_scopes") or {}).items()}
+
+    def weight(name: str) -> str:
+        layer, _, variable = name.rpartition("/")
+        scope = scope_of_layer.get(layer)
+        return f"{scope}/{variable}" if scope else name
 
     def scope_of(inst) -> str:
-        try:
-            path = tree.scope_of(inst).path
-        except KeyError:
-            return ""
-        return unnamed.get(path, path)
+        name = params.get(inst) if inst.opcode == "parameter" else None
+        op_name = weight(name) if name else inst.metadata.op_name
+        if not op_name or op_name in SYNTHETIC_OP_NAMES:
+            return UNNAMED
+        path = parse_op_name(op_name, inst.metadata.op_type)
+        if not path.scope:
+            return TOP_LEVEL
+        return "/".join(path.scope)
 
     def source_of(inst) -> str:
         hit = source_for(inst.metadata.op_name, smap) if smap and inst.metadata.op_name else None

@@ -60,10 +60,11 @@ class Value:
     start: int = 0
     end: int = 0
     parent: Value | None = field(default=None, repr=False)  # union-find
+    #: Bytes of its buffer (:func:`shape_bytes`), computed once.
+    size: int = field(init=False, default=0)
 
-    @property
-    def size(self) -> int:
-        return shape_bytes(self.shape)
+    def __post_init__(self) -> None:
+        self.size = shape_bytes(self.shape)
 
     @property
     def key(self) -> str:
@@ -109,10 +110,11 @@ class Buffer:
     aliased: bool = False
     #: The ``input_output_alias`` pairs it is a side of (the parameter's and the output's share).
     pairs: frozenset[int] = frozenset()
+    #: Bytes: its largest value's (computed once).
+    size: int = field(init=False, default=0)
 
-    @property
-    def size(self) -> int:
-        return max(v.size for v in self.values)
+    def __post_init__(self) -> None:
+        self.size = max(v.size for v in self.values)
 
     def ranges(self) -> list[tuple[int, int]]:
         """The times some value of the buffer is live, as disjoint ``[start, end]`` ranges

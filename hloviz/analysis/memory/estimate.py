@@ -39,10 +39,18 @@ class Estimate:
     #: Buffer id → the number of the output / donated-parameter allocation it was placed in (its
     #: own included); buffers of one allocation never overlap in time but where one takes over.
     placed: dict[int, int] = field(default_factory=dict)
+    #: :func:`shared_starts` of the module.
+    starts: dict[int, int] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
         return sum(self.by_kind.values())
+
+
+#: How many output allocations (smallest that fit first) a temporary tries before it goes to the
+#: temporary block: bounds the work on modules with thousands of outputs (a training step's
+#: updated weights); the samples' estimates are the same with any bound from 8 up.
+REUSE_TRIES = 32
 
 
 class _Allocation:
@@ -151,7 +159,8 @@ def estimate(flow: Dataflow) -> Estimate:
             first = (starts[id(b)], ranges[0][1])
             ranges = ([first] if first[0] <= first[1] else []) + ranges[1:]
         done = False
-        for a in outputs[_first_fitting(sizes, b.size):]:
+        lo = _first_fitting(sizes, b.size)
+        for a in outputs[lo:lo + REUSE_TRIES]:
             if all(a.fits(s, e) for s, e in ranges):
                 for s, e in ranges:
                     a.place(s, e)
@@ -164,7 +173,7 @@ def estimate(flow: Dataflow) -> Estimate:
     heap_bytes = _peak(heap, flow.end_time)
     by_kind["temporaries"] = heap_bytes
     by_kind["thread_local"] = thread_local_bytes(flow.module)
-    return Estimate(by_kind, aliased, heap_bytes, reused, placed)
+    return Estimate(by_kind, aliased, heap_bytes, reused, placed, starts)
 
 
 def _first_fitting(sizes: list[int], size: int) -> int:

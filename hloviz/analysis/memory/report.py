@@ -20,7 +20,7 @@ from typing import Any
 from hloviz.ir import HloModule, Instruction
 
 from .dataflow import Dataflow, analyse, shape_bytes
-from .estimate import estimate, shared_starts
+from .estimate import estimate
 from .records import KINDS, XlaAssignment
 
 __all__ = ["LiveBuffer", "MemoryReport", "Peak", "memory_report"]
@@ -132,7 +132,7 @@ def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
             return _from_xla(module, flow, xla, notes, scope_of, source_of)
     est = estimate(flow)
     notes += memory_notes(flow, None, est.reused_outputs)
-    taken = shared_starts(flow)  # a result written over the operand it replaces starts one later
+    taken = est.starts  # a result written over the operand it replaces starts one later
     # the values of one buffer share its storage, and so do the buffers the estimate placed in one
     # output or donated parameter's allocation: one slot each (negative: not XLA's allocation numbers)
     def slot(k: int, b) -> tuple[int, int, int] | None:
