@@ -74,9 +74,9 @@ def _namers(module: HloModule, info: dict):
     :data:`UNNAMED`.
     """
     from ..analysis.kernels import SYNTHETIC_OP_NAMES
-    from ..analysis.scopes import TOP_LEVEL
     from ..analysis.opnames import parse_op_name
     from ..analysis.provenance import parameter_names
+    from ..analysis.scopes import TOP_LEVEL
     from ..capture import source_for
 
     params = parameter_names(module, info)
