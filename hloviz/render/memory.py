@@ -145,7 +145,8 @@ def memory_section(report: MemoryReport) -> str:
                  for k, v in report.by_kind.items()) + "</table>"]
     if report.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
-    parts.append(f'<div class="picture">{timeline_svg(report)}</div>')
+    parts.append('<div class="memory-timeline" style="overflow:auto;border:1px solid #e0e0e0;border-radius:6px;'
+                 f'padding:.5rem">{timeline_svg(report)}</div>')
     parts.append(f"<h3>Buffers live at the peak ({len(report.buffers_at_peak)})</h3>")
     parts.append('<table class="buffers" id="hv-buffers"><thead><tr><th>buffer</th><th>shape</th>'
                  '<th data-sort="num">bytes</th><th>kind</th><th data-sort="num">from</th><th data-sort="num">to</th>'
