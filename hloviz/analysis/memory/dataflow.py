@@ -143,7 +143,8 @@ class Dataflow:
     buffers: list[Buffer]
     #: Why the schedule is what it is: ``"scheduled"``, or the order assumed for a module that has none.
     order: str
-    values_by_key: dict[str, Value]
+    #: The buffer holding each instruction's top-level (index ``{}``) value, for those that define one.
+    buffer_of: dict[Instruction, Buffer]
     #: The buffers that carry while loops' state from one iteration to the next.
     loop_buffers: list[Buffer] = field(default_factory=list)
 
@@ -361,7 +362,8 @@ def analyse(module: HloModule) -> Dataflow:
     for state in b.loop_state:
         for v in _values(state):
             loops.setdefault(id(of_value[id(v)]), of_value[id(v)])
-    return Dataflow(module, b.sequence, buffers, order, {v.key: v for v in b.values}, list(loops.values()))
+    tops = {v.instruction: of_value[id(v)] for v in b.values if not v.index}
+    return Dataflow(module, b.sequence, buffers, order, tops, list(loops.values()))
 
 
 def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int], end: int) -> Buffer:

@@ -50,7 +50,7 @@ class Estimate:
 #: How many output allocations (smallest that fit first) a temporary tries before it goes to the
 #: temporary block: bounds the work on modules with thousands of outputs (a training step's
 #: updated weights); the samples' estimates are the same with any bound from 8 up.
-REUSE_TRIES = 32
+REUSE_TRIES = 8
 
 
 class _Allocation:
@@ -100,15 +100,13 @@ def _can_share(buffer: Buffer, operand: Buffer) -> bool:
 def shared_starts(flow: Dataflow) -> dict[int, int]:
     """Buffer id → the time from which it needs bytes of its own: one past its start when it takes
     over an operand's buffer that dies where it begins (each operand buffer taken over once)."""
-    by_value = {id(v): b for b in flow.buffers for v in b.values}
     taken: set[int] = set()
     out: dict[int, int] = {}
     for b in flow.buffers:
         if b.kind not in ("temporaries", "outputs"):
             continue
         for operand in b.defining.instruction.operands:
-            v = flow.values_by_key.get(f"{operand.name}{{}}")
-            ob = by_value.get(id(v)) if v is not None else None
+            ob = flow.buffer_of.get(operand)
             if ob is not None and id(ob) not in taken and ob.kind == "temporaries" and _can_share(b, ob):
                 taken.add(id(ob))
                 out[id(b)] = b.start + 1
