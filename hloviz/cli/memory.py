@@ -16,36 +16,16 @@ from rich.text import Text
 from .. import api
 from ..errors import visible
 from . import app
-from .targets import (
-    ArgOpt,
-    DeviceOpt,
-    JaxOpt,
-    ModuleOpt,
-    PostOpt,
-    PreOpt,
-    TargetArg,
-    TfOpt,
-    VerboseOpt,
-    live_target,
-    note,
-    print_json,
-)
+from .targets import TargetOptions, note, print_json, target_options
 
 #: Rows of the buffer and layer tables unless --all.
 ROWS = 10
 
 
 @app.command()
+@target_options
 def memory(
-    target: TargetArg = None,
-    arg: ArgOpt = None,
-    device: DeviceOpt = None,
-    pre: PreOpt = None,
-    post: PostOpt = None,
-    module: ModuleOpt = None,
-    verbose: VerboseOpt = False,
-    tf: TfOpt = None,
-    jax: JaxOpt = None,
+    source: TargetOptions,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help=f"List every buffer live at the peak and every layer "
                                                           f"(default: the first {ROWS}).")] = False,
@@ -56,12 +36,8 @@ def memory(
     folder with *-buffer-assignment.txt, a saved capture that kept it); otherwise an estimate from
     the optimized HLO by XLA's rules, which says so.
     """
-    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    source = target
-    if live is not target:
-        source, arg, device = live, None, None
-    result = api.memory(source, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
-                        verbose=verbose, notify=note)
+    live, settings = source.live()
+    result = api.memory(live, **settings.keywords(), notify=note)
     if as_json:
         print_json(result.to_dict())
         return
