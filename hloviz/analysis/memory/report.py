@@ -249,6 +249,10 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: 
         timeline[k] = tuple(col)
     totals = [sum(timeline[k][t] for k in TIMELINE_KINDS) for t in range(n)]
     highest = max(totals)
+    block, most = by_kind.get("temporaries", 0), max(timeline["temporaries"])
+    if source == "xla" and block and most <= block:
+        notes.append(f"packing: XLA's temporary block holds {block} bytes; at most {most} bytes of it are live at "
+                     f"one position ({100 * (block - most) / block:.1f}% lost to how XLA packed them)")
     xla_said = peak_time is not None
     if peak_time is None or not 0 <= peak_time < n:
         peak_time = _peak_moment(intervals)
