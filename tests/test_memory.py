@@ -328,3 +328,37 @@ def test_weights_at_the_peak_are_filed_in_the_layer_that_reads_them(capsys):
                              r'op_name="([^"]+)"', text, re.MULTILINE)
         scopes = {r.rsplit("/", 1)[0] for r in readers}
         assert b["scope"] in scopes, (b["instruction"], b["scope"], sorted(scopes)[:3])
+
+
+REAL_DUMPS = ("jax_scopes_dump", "jax_donated_dump")
+
+
+def _read_gz(path: Path) -> str:
+    import gzip
+
+    return gzip.decompress(path.read_bytes()).decode("utf-8")
+
+
+@pytest.mark.parametrize("dump", REAL_DUMPS)
+def test_real_training_step_dumps(dump, capsys):
+    """A JAX training step (one with donated arguments): XLA's total to the byte from the dump;
+    the estimate from the optimized HLO alone within 10% (in-place / donated) and never over; and
+    the 10 largest buffers hloviz lists at its peak are XLA's 10 largest live then, by XLA's own
+    live ranges and value sizes (read here by regex)."""
+    folder = DATA / dump
+    assignment = _read_gz(next(folder.glob("*-buffer-assignment.txt.gz")))
+    values = _read_gz(next(folder.glob("*-buffer-assignment-values.txt.gz")))
+    live = _read_gz(next(folder.glob("*-live-range.txt.gz")))
+    xla_total = int(re.search(r"Total bytes used: (\d+)", values).group(1))
+    assert _json(capsys, str(folder))["total_bytes"] == xla_total
+    got = _json(capsys, str(next(folder.glob("*after_optimizations.txt.gz"))))
+    assert got["source"] == "estimate"
+    assert 0.90 * xla_total <= got["total_bytes"] <= 1.01 * xla_total
+    sizes = {m.group(1) + (m.group(2) or "{}"): int(m.group(3)) for m in re.finditer(
+        r"^ value: <\d+ (\S+?)(\{[\d,]*\})? @\d+> \(size=(\d+)", assignment, re.MULTILINE)}
+    t = got["peak"]["time"]
+    live_then = sorted((-sizes.get(m.group(1) + m.group(2), 0), m.group(1)) for m in re.finditer(
+        r"^    (\S+?)(\{[\d,]*\}):(\d+)-(\d+)$", live, re.MULTILINE) if int(m.group(3)) <= t <= int(m.group(4)))
+    theirs = [name for _, name in live_then[:10]]
+    ours = {b["instruction"] for b in got["buffers_at_peak"][:10]}
+    assert sum(name in ours for name in theirs) >= 8, (theirs, sorted(ours))

@@ -125,7 +125,8 @@ def memory_files(folder: Path, module: DumpModule) -> dict | None:
     found = {}
     for key, suffix in (("assignment", "-buffer-assignment.txt"), ("values", "-buffer-assignment-values.txt"),
                         ("live", "-live-range.txt")):
-        path = folder / (stem + suffix)
-        if path.is_file():
-            found[key] = str(path)
+        for path in (folder / (stem + suffix), folder / (stem + suffix + ".gz")):
+            if path.is_file():
+                found[key] = str(path)
+                break
     return found if "assignment" in found else None

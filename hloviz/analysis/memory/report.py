@@ -262,7 +262,8 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: 
             notes.append(f"XLA's live-range report calls position {peak_time} the peak ({totals[peak_time]} bytes "
                          f"live); the highest point is position {first} ({highest} bytes), reported here")
         peak_time = first
-    at_peak = sorted(_live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.start, iv.instruction))
+    # largest first, then by name: the order of XLA's own live-range report
+    at_peak = sorted(_live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.instruction, iv.index))
     users = _last_users(flow.sequence)
     buffers = tuple(_live_buffer(iv, scope_of, source_of, users, sequence) for iv in at_peak)
     scopes: dict[str, int] = {}
