@@ -226,7 +226,8 @@ def from_hlo_proto(data: bytes, origin: str) -> XlaAssignment | None:
 # --- dump text ------------------------------------------------------------------------------
 
 _ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(.*):$")
-_VALUE = re.compile(r"^ value: <(\d+) (\S+?)(?:\{([\d,]*)\})? @\d+> \(size=(\d+),offset=(\d+)\)")
+# ``<83 inputs.5{1} (phi) @0>``: a loop's phi value is marked so
+_VALUE = re.compile(r"^ value: <(\d+) (\S+?)(?:\{([\d,]*)\})?(?: \(phi\))? @\d+> \(size=(\d+),offset=(\d+)\)")
 _TOTAL = re.compile(r"^Total bytes used: (\d+)", re.MULTILINE)
 _PARAMETER = re.compile(r"\bparameter (\d+)")
 _RANGE = re.compile(r"^    (\S+?\{[\d,]*\}):(-?\d+)-(-?\d+)$")
