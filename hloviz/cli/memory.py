@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import api
+from ..analysis.memory.report import kind_label
 from ..errors import visible
 from . import app
 from .targets import TargetOptions, note, print_json, target_options
@@ -67,7 +68,7 @@ def print_report(label: str, report, console: Console, rows: int | None) -> None
         console.print(f"[dim]note: {_t(line)}[/]")
     kinds = Table("kind", "bytes", title=f"total {size(r.total_bytes)}")
     for k, v in r.by_kind.items():
-        kinds.add_row(k.replace("_", "-"), Text(size(v)))
+        kinds.add_row(kind_label(k), Text(size(v)))
     console.print(kinds)
     where = f"at position {r.peak.time} of {len(r.instructions)} ({r.peak.instruction})"
     console.print(f"peak: [bold]{_t(size(r.peak.bytes))}[/] live {_t(where)}")

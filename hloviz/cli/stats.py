@@ -270,11 +270,12 @@ def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str |
 
 def _print_memory(m, console: Console) -> None:
     """Three lines of memory (``hloviz memory`` has the rest)."""
+    from ..analysis.memory.report import kind_label
     from .memory import size
 
     said = "XLA's buffer assignment" if m.source == "xla" else "estimated from the HLO"
     console.print(f"memory: {_t(size(m.total_bytes))} ({_t(said)}); "
-                  + _t(", ".join(f"{k.replace('_', '-')} {size(v)}" for k, v in m.by_kind.items() if v)))
+                  + _t(", ".join(f"{kind_label(k)} {size(v)}" for k, v in m.by_kind.items() if v)))
     console.print(f"memory peak: {_t(size(m.peak.bytes))} live at position {m.peak.time} ({_t(m.peak.instruction)}); "
                   "hloviz memory lists the buffers")
 

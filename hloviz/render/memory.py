@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..analysis.memory.report import kind_label
 from .quoting import html_text as esc
 from .quoting import shorten
 
@@ -141,7 +142,7 @@ def memory_section(report: MemoryReport) -> str:
              (f'<p>{esc(said)}. Peak: <b>{esc(size_text(report.peak.bytes))}</b> live at '
               f"position {report.peak.time} (<code>{esc(report.peak.instruction)}</code>).</p>"),
              '<table class="facts">' + "".join(
-                 f"<tr><th>{esc(k.replace('_', '-'))}</th><td class=\"num\">{esc(size_text(v))}</td></tr>"
+                 f"<tr><th>{esc(kind_label(k))}</th><td class=\"num\">{esc(size_text(v))}</td></tr>"
                  for k, v in report.by_kind.items()) + "</table>"]
     if report.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")

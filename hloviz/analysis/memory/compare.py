@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .report import LiveBuffer, MemoryReport
+from .report import LiveBuffer, MemoryReport, kind_label
 
 __all__ = ["MemoryChange", "compare_memory"]
 
@@ -46,7 +46,7 @@ class MemoryChange:
         out = [(f"memory ({src}): total {_size(b.total_bytes)} → {_size(a.total_bytes)} "
                 f"({_pct(b.total_bytes, a.total_bytes)}); peak {_size(b.peak.bytes)} → {_size(a.peak.bytes)} "
                 f"({_pct(b.peak.bytes, a.peak.bytes)})")]
-        kinds = [f"{k.replace('_', '-')} {_size(b.by_kind.get(k, 0))} → {_size(a.by_kind.get(k, 0))}"
+        kinds = [f"{kind_label(k)} {_size(b.by_kind.get(k, 0))} → {_size(a.by_kind.get(k, 0))}"
                  for k in dict.fromkeys([*b.by_kind, *a.by_kind]) if b.by_kind.get(k, 0) != a.by_kind.get(k, 0)]
         if kinds:
             out.append("  by kind: " + "; ".join(kinds))

@@ -24,7 +24,13 @@ from .dataflow import Dataflow, analyse, shape_bytes
 from .estimate import estimate
 from .records import KINDS, XlaAssignment
 
-__all__ = ["LiveBuffer", "MemoryReport", "Peak", "memory_report"]
+__all__ = ["LiveBuffer", "MemoryReport", "Peak", "kind_label", "memory_report"]
+
+
+def kind_label(kind: str) -> str:
+    """How reports name a key of ``by_kind``: ``thread-local``; ``aliased`` says it is a part of
+    the parameters' bytes (the donated ones), not more bytes."""
+    return "aliased (of the parameters)" if kind == "aliased" else kind.replace("_", "-")
 
 #: Kinds along the timeline (thread-local slots are not live along the schedule).
 TIMELINE_KINDS = ("parameters", "outputs", "temporaries", "constants")
