@@ -29,6 +29,7 @@ PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "jax_scopes": ("samples/jax_scopes.py:train_step", ()),
     "jax_donated": ("samples/jax_donated.py:train_step", ()),
     "resnet50": ("samples/keras_applications.py:resnet50", ("f32[1,224,224,3]",)),
+    "mobilenet_v2": ("samples/keras_applications.py:mobilenet_v2", ("f32[1,224,224,3]",)),
 }
 
 #: HLO files above this many bytes are kept gzipped.
