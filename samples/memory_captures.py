@@ -30,6 +30,7 @@ PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "jax_donated": ("samples/jax_donated.py:train_step", ()),
     "resnet50": ("samples/keras_applications.py:resnet50", ("f32[1,224,224,3]",)),
     "mobilenet_v2": ("samples/keras_applications.py:mobilenet_v2", ("f32[1,224,224,3]",)),
+    "keras_transformer": ("samples/keras_transformer.py:train_step", ("s32[4,32]", "s32[4,32]")),
 }
 
 #: HLO files above this many bytes are kept gzipped.

@@ -183,7 +183,7 @@ def test_live_tf_capture_is_xla_to_the_byte(tmp_path, capsys):
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 MEMORY_SECTION = README[README.index("## Memory"):README.index("## Diffing two TensorFlow versions")]
 #: README table row label → the samples/memory folder it reports.
-README_ROWS = {"ResNet50": "resnet50", "MobileNetV2": "mobilenet_v2", "Keras CNN training step": "keras_cnn_train",
+README_ROWS = {"ResNet50": "resnet50", "MobileNetV2": "mobilenet_v2", "Keras transformer": "keras_transformer", "Keras CNN training step": "keras_cnn_train",
                "Keras training step (SGD": "keras_small_train_step", "Keras LSTM": "keras_lstm",
                "Keras MultiHeadAttention": "keras_mha", "matmul chain": "matmul_chain",
                "JAX training step, donated": "jax_donated", "JAX transformer": "jax_scopes"}

@@ -6,8 +6,9 @@ reducer's computation, and packs the remaining temporaries: first into output al
 live ranges they do not interfere with (largest buffers first), then into the one preallocated
 temporary block the heap simulator lays out. That block is at least as large as the most bytes
 of temporaries live at one time, and XLA's best-fit packing seldom needs more; this estimate
-takes exactly that lower bound, so it can fall short of XLA's total (fragmentation, buffers XLA
-could not reuse) but does not exceed it.
+takes exactly that bound. It falls short of XLA's total where XLA's packing loses bytes, and
+exceeds it only where XLA reused more than these rules find (on the samples: at most +0.12%,
+a Keras transformer step).
 
 A result takes over an operand's buffer that dies at it when XLA allows that
 (``CanShareOperandBufferWithUser``: an elementwise op or a loop fusion of the same shape): the
