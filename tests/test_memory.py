@@ -364,3 +364,15 @@ def test_real_training_step_dumps(dump, capsys):
     theirs = [name for _, name in live_then[:10]]
     ours = {b["instruction"] for b in got["buffers_at_peak"][:10]}
     assert sum(name in ours for name in theirs) >= 8, (theirs, sorted(ours))
+
+
+def test_stats_leaves_memory_out_of_a_damaged_dump_and_says_why(tmp_path, capsys):
+    folder = tmp_path / "dump"
+    shutil.copytree(DATA / "tf_dump", folder)
+    ba = next(folder.glob("*-buffer-assignment.txt"))
+    ba.write_text(ba.read_text()[:200])
+    code, out, err = run_cli(["stats", str(folder), "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["memory"] is None
+    assert any("no memory report" in n and ba.name in n for n in data["notes"])
