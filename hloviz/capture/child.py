@@ -48,7 +48,7 @@ from pathlib import Path
 from hloviz import errors
 from hloviz.capture.quiet import UNFILTERED_ENV, LineFilter
 from hloviz.errors import CaptureError, HlovizError
-from hloviz.processes import die_with_parent
+from hloviz.processes import die_with_parent, own_group, stop_child
 
 __all__ = ["capture_in_child"]
 
@@ -96,7 +96,8 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
     cmd = [exe, *(["-I"] if isolated else []), "-m", "hloviz.capture.child", str(msg_write)]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out_write, stderr=out_write,
-                                pass_fds=(msg_write,), env=_env(isolated), preexec_fn=die_with_parent())
+                                pass_fds=(msg_write,), env=_env(isolated), preexec_fn=die_with_parent(),
+                                **own_group())
     except OSError as err:
         os.close(msg_read)
         os.close(out_read)
@@ -114,8 +115,8 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
             pass
         result = _relay(proc, msg_read, out_read, say, output)
         code = proc.wait()
-    except BaseException:  # Ctrl-C, SIGTERM, anything: the child does not outlive us
-        _stop(proc)
+    except BaseException as reason:  # Ctrl-C, SIGTERM, anything: neither the child nor what it started
+        stop_child(proc, reason)     # outlives us; it is told with the signal that stopped us first
         raise
     finally:
         output.end()
@@ -282,16 +283,6 @@ class _Messages:
             self._say(str(message["note"]))
         elif self.result is None:
             self.result = message
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- the child's side -------------------------------------------------------------------------

@@ -238,6 +238,8 @@ def _page(title: str, body: str, explorer: ExplorerPayload | None = None) -> str
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            # hloviz's mark: show -o replaces a report.html only when it carries it (render/files.py)
+            "<meta name=\"generator\" content=\"hloviz\">\n"
             f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n{head_extra}</head>\n<body>\n{body}\n{tail}"
             "</body>\n</html>\n")
 
