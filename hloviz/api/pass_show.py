@@ -25,8 +25,10 @@ if TYPE_CHECKING:
     from ..analysis.passes import PassHistory
     from ..capture import Capture
     from ..ir import HloModule
+    from ..render.html import ReportContent
 
-__all__ = ["ShowPasses", "capture_with_passes", "report_steps", "summary_line"]
+__all__ = ["ShowPasses", "capture_for_show", "capture_with_passes", "passes_told", "report_section", "report_steps",
+           "summary_line"]
 
 #: Pictures of steps a report holds at most (the biggest changes; ``hloviz passes -o`` has ``--pictures``).
 REPORT_PICTURES = 12
@@ -45,6 +47,7 @@ class ShowPasses:
 
     def load(self, index: int) -> tuple[HloModule, str | None] | None:
         return self.snapshots.get(index)
+
 
 
 def _is_live(target: Any) -> bool:
@@ -107,6 +110,23 @@ def capture_with_passes(target: Any, *, passes: bool, pre: Any, post: Any, args:
     return cap, shown
 
 
+def capture_for_show(target: Any, *, passes: bool, otherwise: Callable[[], Capture], **options
+                     ) -> tuple[Capture, ShowPasses | None]:
+    """:func:`capture_with_passes`, or ``otherwise()`` (the capture ``show`` makes without a
+    history) with no history."""
+    found = capture_with_passes(target, passes=passes, **options)
+    return found if found is not None else (otherwise(), None)
+
+
+def passes_told(shown: ShowPasses | None, lines: list[str], notes: list[str]) -> PassHistory | None:
+    """Add what ``show`` says of the history to its summary ``lines`` and ``notes``; the history."""
+    if shown is None:
+        return None
+    lines.append(summary_line(shown))
+    notes += shown.problems
+    return shown.history
+
+
 def _from_folder(folder: Path, source: str, *, module: str | None, args: Sequence[str], device: str | None,
                  notify: Callable[[str], None] | None, max_walk: int, pictures: int,
                  archive: Path | None = None) -> tuple[Capture, ShowPasses]:
@@ -119,6 +139,13 @@ def _from_folder(folder: Path, source: str, *, module: str | None, args: Sequenc
             if info.get(key):
                 info[key] = f"{archive}:{Path(str(info[key])).name}" if key != "dump_folder" else str(archive)
         cap = replace(cap, info=info, pre_filename=info.get("pre_file"), post_filename=info.get("post_file"))
+        try:  # XLA's buffer assignment is read from the dump's files: now, while they exist (it is kept)
+            cap.xla_memory()
+        except HlovizError as err:
+            if notify is not None:
+                notify(f"XLA's buffer assignment in {archive} cannot be read ({str(err).splitlines()[0]}); "
+                       "the memory section estimates")
+            cap = replace(cap, memory=None)
     post_m = cap.post_module()
     prefer = post_m.name if post_m is not None else None
     shown = _history(folder, source, module=module, prefer=prefer, info=cap.info, notify=notify, max_walk=max_walk,
@@ -164,6 +191,24 @@ def report_steps(shown: ShowPasses, *, final_side: str, seconds: float, timeout:
     bounds = Bounds(timeout=max(0.05, min(timeout, Bounds.timeout)), seconds=max(0.0, min(seconds, Bounds.seconds)))
     return pass_steps(shown.history, shown.load, final_side=final_side, bounds=bounds,
                       pictures=REPORT_PICTURES, source=shown.source)
+
+
+def report_section(shown: ShowPasses | None, content: ReportContent, *, left: float, timeout: float, explorer: bool,
+                   say: Callable[[str], None] = lambda _m: None):
+    """Draw the history's steps and put the report's "XLA's passes" section in ``content``; the
+    steps (:class:`~hloviz.render.explorer.steps.PassSteps`) go on to the explorer (None without
+    a history). The steps get half of what the main pictures ``left`` of the command's
+    ``--timeout`` (none without the explorer, whose picture would show them); the explorer's own
+    pictures get the rest."""
+    from ..render.pass_section import pass_section_html
+
+    if shown is None:
+        return None
+    say("drawing the pass history")
+
+    steps = report_steps(shown, final_side="post", seconds=left / 2 if explorer else 0.0, timeout=timeout)
+    content.passes_html = pass_section_html(steps.data, explorer=explorer)
+    return steps
 
 
 def summary_line(shown: ShowPasses) -> str:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ShowResult", "render", "show"]
 
-STAGES = ("pre", "post", "both")
+STAGES = ("pre", "post", "both", "memory")
 
 
 def check_timeout(timeout: float) -> None:
@@ -164,6 +164,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
     pre_m, post_m = _modules(cap)
+    if stage == "memory" or (stage is None and output is not None and Path(output).stem == "memory"):
+        return _memory_picture(cap, chosen, output, say)  # `render -o memory.svg`: the timeline, for docs
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
     html = chosen == "html"
@@ -208,6 +210,33 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     if html:
         say("building the explorer")
         picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left())
+    if output is not None:
+        say("writing")
+        picture.save(output)
+    return picture
+
+
+def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None]) -> Picture:
+    """The memory timeline of ``cap``'s optimized module (``--stage memory``), as SVG, or an HTML
+    page with the memory section (written to ``output`` when given); other formats are refused
+    (it is not a Graphviz picture)."""
+    from ..render.memory import memory_section, timeline_svg
+    from ..render.pictures import Picture
+    from .memory import memory_of
+
+    if fmt not in ("svg", "html"):
+        raise InputError(f"the memory timeline is drawn as .svg or .html, not .{fmt}",
+                         hint="write memory.svg, or use `hloviz memory --json` for the numbers")
+    say("drawing")
+    report = memory_of(cap)
+    title = f"{cap.label} · memory"
+    svg = timeline_svg(report, title)
+    if fmt == "svg":
+        picture = Picture(title, "svg", svg.encode("utf-8"), "", list(report.notes), svg=svg.encode("utf-8"))
+    else:
+        from ..render.html import page
+
+        picture = Picture(title, "html", page(title, memory_section(report)).encode("utf-8"), "", list(report.notes))
     if output is not None:
         say("writing")
         picture.save(output)
@@ -317,13 +346,12 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
     _check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
-    from .pass_show import capture_with_passes
+    from .pass_show import capture_for_show, passes_told
 
-    with_passes = capture_with_passes(target, passes=passes, pre=pre, post=post, args=args, device=device,
-                                      module=module, verbose=verbose, notify=notify)
-    cap, shown = with_passes if with_passes is not None else (
-        _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
-                 notify=notify), None)
+    cap, shown = capture_for_show(target, passes=passes, pre=pre, post=post, args=args, device=device,
+                                  module=module, verbose=verbose, notify=notify,
+                                  otherwise=lambda: _capture(target, pre=pre, post=post, args=args, device=device,
+                                                             module=module, verbose=verbose, notify=notify))
     pre_m, post_m = _modules(cap)
     say("analysing")
     analysis = analyze(pre_m, post_m, info=cap.info)
@@ -376,23 +404,19 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     for name, text in dots.items():
         files[f"{name}.dot"] = text
     links = [(n, n) for n in files]
+    memory, memory_note = _memory(cap, post_m)
+    if memory_note:
+        notes.append(memory_note)
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
-                             footer=_footer(cap.info))
+                             footer=_footer(cap.info), memory_html=_memory_html(memory))
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
         payload = None
-        steps = None
-        if shown is not None:
-            from ..render.pass_section import pass_section_html
-            from .pass_show import report_steps
+        from .pass_show import report_section
 
-            say("drawing the pass history")
-            # Half of what the main pictures left of --timeout; the explorer's own pictures get the rest.
-            steps = report_steps(shown, final_side="post", seconds=layout.left() / 2 if main is not None else 0.0,
-                                 timeout=timeout)
-            content.passes_html = pass_section_html(steps.data, explorer=main is not None)
+        steps = report_section(shown, content, left=layout.left(), timeout=timeout, explorer=main is not None, say=say)
         if main is not None:
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
@@ -407,14 +431,35 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         names = ", ".join(str(directory / n) for n in files)
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
-    summary = summary_lines(analysis, lookup)
-    if shown is not None:
-        from .pass_show import summary_line
+    lines = summary_lines(analysis, lookup)
+    if memory is not None:
+        from ..render.memory import size_text
 
-        summary.append(summary_line(shown))
-        notes += shown.problems
-    return ShowResult(cap.label, directory, written, analysis, summary, notes, content, folder.removed,
-                      shown.history if shown is not None else None)
+        said = "XLA's buffer assignment" if memory.source == "xla" else "estimated"
+        lines.append(f"memory: {size_text(memory.total_bytes)} ({said}); peak {size_text(memory.peak.bytes)} at "
+                     f"{memory.peak.instruction}")
+    history = passes_told(shown, lines, notes)
+    return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history)
+
+
+def _memory(cap: Capture, post_m: HloModule | None):
+    """The memory report of the optimized module for the report, or why there is none (a note)."""
+    if post_m is None:
+        return None, None
+    from .memory import memory_of
+
+    try:
+        return memory_of(cap), None
+    except HlovizError as err:  # a damaged buffer-assignment file: the rest of the report stands
+        return None, f"no memory section: {err.args[0] if err.args else err}"
+
+
+def _memory_html(memory) -> str:
+    if memory is None:
+        return ""
+    from ..render.memory import memory_section
+
+    return memory_section(memory)
 
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,

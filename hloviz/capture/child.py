@@ -130,7 +130,7 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
         raise cls(f"under {under}: {message}" if under else message, hint=result.get("hint"))
     cap = result["capture"]
     return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
-                   cap["post_filename"])
+                   cap["post_filename"], memory=cap.get("memory"))
 
 
 #: Signals of a crash, on which faulthandler (on in the child) prints the Python stack first.
@@ -312,7 +312,7 @@ def _child(fd: int) -> None:
                              lambda m: send({"note": m}))
         send({"capture": {"pre_text": cap.pre_text, "post_text": cap.post_text, "info": cap.info,
                           "label": cap.label, "pre_filename": cap.pre_filename,
-                          "post_filename": cap.post_filename}})
+                          "post_filename": cap.post_filename, "memory": cap.memory}})
     except HlovizError as err:
         send({"error": type(err).__name__ if type(err).__name__ in _ERRORS else "CaptureError",
               "message": err.args[0] if err.args else str(err), "hint": err.hint})
