@@ -21,15 +21,14 @@ from typing import cast
 from ..errors import HloParseError
 from ..ir import HloModule, set_text_readers
 from ..source import SourceText, Span
-from .attributes import read_deferred_attributes
 from .module import ModuleReader
 from .proto import is_proto_path, read_proto_text
 from .reflow import statements
 from .shapes import parse_shape, parse_signature
 from .state import ParseState
 
-# The IR keeps rarely read parts as text; it reads them with these (it never imports the parser).
-set_text_readers(split_attributes=read_deferred_attributes, parse_signature=parse_signature)
+# The IR keeps signatures as text until read; it reads them with this (it never imports the parser).
+set_text_readers(parse_signature=parse_signature)
 
 __all__ = ["decode", "parse", "parse_bytes", "parse_file", "parse_shape", "read_text"]
 

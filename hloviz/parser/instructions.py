@@ -17,7 +17,7 @@ import sys
 
 from ..errors import HloParseError
 from ..ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, Computation, Instruction, Shape
-from .attributes import split_attributes
+from .attributes import split_attributes, split_common_attributes
 from .scan import ScanError, find_close, net_depth, split_top_level
 from .shapes import ARRAY_SHAPE, infer_shape
 from .state import ParseState, PendingCall
@@ -73,6 +73,17 @@ FAST_INSTRUCTION = re.compile(
     r"([a-z][a-z0-9_\-]*)\((?:(%?[A-Za-z_][\w.\-]*(?: *, *%?[A-Za-z_][\w.\-]*)*" + _ONCE + r")|([^()\"]*))\)"
 )
 
+#: :data:`FAST_INSTRUCTION` as one row of a run of lines, with the rest of the line (group 7) and
+#: its newline; any other line is matched by the second alternative, whose groups are all None.
+_ROW = re.compile(
+    r"[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*"
+    r"([a-z][a-z0-9]*\[[^\]\n]*\](?:\{[^{}\n]*\})?)[ \t]+"
+    r"([a-z][a-z0-9_\-]*)\((?:(%?[A-Za-z_][\w.\-]*(?: *, *(?:/\*index=\d+\*/)?%?[A-Za-z_][\w.\-]*)*" + _ONCE
+    + r")|([^()\"\n]*))\)([^\n]*)\n|[^\n]*\n"
+)
+#: The operand-number comments XLA writes before every fifth operand of a long list.
+_INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
+
 
 def infer_shapes(pending: list[Instruction]) -> None:
     """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
@@ -107,27 +118,18 @@ class Incomplete(Exception):
         self.error = error
 
 
-#: What follows a fast-path instruction's operands besides attributes split now: nothing, or
-#: attributes left as text until first read.
-_NONE, _DEFER = 0, 1
-
-
-def _fast_attributes(line: str, start: int, opcode: str) -> dict[str, str] | int | None:
-    """What follows a fast-path instruction's operands at ``line[start:]``: :data:`_NONE` (only
-    blanks), :data:`_DEFER` (attributes split when first read, the usual case), the attributes
-    split now (they name computations or instructions, which wait to be resolved), or None when
-    the general path must read the line (a comment, a quote or brace left open, a trailing comma).
-    """
-    if line[start] != ",":
-        return _NONE if line[start:].isspace() else None
-    rest = line[start:]  # faster to check as a slice than in place
-    if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
-            or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) or rest.rstrip()[-1] == ",":
+def _split_rest(rest: str) -> dict[str, str] | None:
+    """The attributes after a fast-path instruction's operands (``rest`` starts with ``,``), or
+    None when the general path must read the line (a quote or brace left open, a trailing comma:
+    the statement may go on below; or a list the careful split refuses, which it reports)."""
+    attrs = split_common_attributes(rest)
+    if attrs is not None:
+        return attrs
+    if rest.count("{") != rest.count("}") or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) \
+            or rest.rstrip()[-1] == ",":
         return None
-    if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
-        return _DEFER
     try:
-        return split_attributes(line, start)
+        return split_attributes(rest, 0)
     except ScanError:
         return None
 
@@ -151,35 +153,134 @@ def _fast_operands(opcode: str, plain: str, other: str) -> list[str] | None:
 class InstructionReader:
     """Reads instruction statements into the computation being built (see the module docstring)."""
 
-    __slots__ = ("state", "_shape_cache_get")
+    __slots__ = ("state", "_shape_cache_get", "_attribute_lists_get")
 
     def __init__(self, state: ParseState) -> None:
         self.state = state
         self._shape_cache_get = state.shapes.cache.get
+        self._attribute_lists_get = state.attribute_lists.get
 
     # -- the fast path ---------------------------------------------------------------------
+
+    def rows(self, computation: Computation, i: int, has_root: bool) -> tuple[int, Instruction | None, int]:  # noqa: C901 - the hot loop, kept in one piece
+        """Read the common instructions of ``computation``'s body from line ``i`` on, as one
+        regular-expression scan over the text up to the next line that starts with ``}``: one
+        match per line, no line split out, no call per instruction. Stops at the first line it
+        does not take (anything :meth:`fast` would refuse, a blank line, a ``ROOT`` when the
+        computation ``has_root`` already), having changed nothing for it; the line reader goes
+        on from there.
+
+        Returns the next line to read, the ``ROOT`` instruction met (or None) and its line.
+        """
+        state = self.state
+        lines = state.lines
+        text = lines.text
+        pos = lines.offset(i)
+        if text is None or pos < 0:
+            return i, None, 0
+        # The body ends at the next line that starts with '}'. Found once per body, not once per
+        # call (a body of many unusual lines calls this once per line).
+        searched_from, found = state.body_end
+        if not searched_from <= pos - 1 <= found:
+            found = text.find("\n}", pos - 1 if pos else 0)
+            found = len(text) if found < 0 else found
+            state.body_end = (pos - 1, found)
+        end = found + 1
+        by_name = computation.by_name
+        append = computation.instructions.append
+        shape_get = self._shape_cache_get
+        lists_get = self._attribute_lists_get
+        attribute_lists = state.attribute_lists
+        unresolved = state.unresolved
+        root: Instruction | None = None
+        root_line = 0
+        line_index = i
+        if has_root:  # a ROOT below is a second one: the line reader reports it
+            root = computation.root
+        for m in _ROW.finditer(text, pos, end):
+            is_root, name, shape_text, opcode, plain, other, rest = m.groups()
+            if name is None or name in by_name or (is_root and root is not None):
+                break
+            shared: dict[str, str] | None = None
+            eager: dict[str, str] | None = None
+            if rest:
+                if rest[0] != ",":
+                    if not rest.isspace():
+                        break
+                elif "/*" in rest or "//" in rest:
+                    break
+                elif ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
+                    shared = lists_get(rest)
+                    if shared is None:
+                        shared = _split_rest(rest)
+                        if shared is None:
+                            break
+                        attribute_lists[rest] = shared
+                else:
+                    eager = _split_rest(rest)
+                    if eager is None:
+                        break
+            shape = shape_get(shape_text) or self._new_shape(shape_text)
+            if shape is None:
+                break
+            if plain and opcode != "parameter" and opcode != "constant":
+                if "/" in plain:
+                    plain = _INDEX_COMMENT.sub("", plain)
+                names = plain.replace("%", "").replace(" ", "").split(",")  # see _fast_operands
+            else:
+                names = _fast_operands(opcode, plain, other)
+                if names is None:
+                    break
+            # From here on the line is accepted: build the instruction.
+            inst = Instruction(name, opcode, shape, line_index + 1)
+            if names:
+                try:
+                    inst.operands = list(map(by_name.__getitem__, names))
+                except KeyError:  # a forward reference: resolved when the computation ends
+                    unresolved.append((inst, names))
+            elif opcode == "parameter":
+                inst.parameter_number = int(other)
+            elif opcode == "constant":
+                inst.literal = (plain or other).strip()
+            if shared is not None:
+                inst.share_attributes(shared)
+            elif eager is not None:
+                line = text[m.start() : m.end() - 1]
+                self._eager_attributes(inst, eager, line, m.start(7) - m.start(), line_index)
+            if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
+                self._wrap_async(inst)
+            inst.parent = computation
+            append(inst)
+            by_name[name] = inst
+            if is_root:
+                root, root_line = inst, line_index
+            line_index += 1
+        return line_index, (None if has_root else root), root_line
 
     def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
              m: re.Match[str], line_index: int) -> Instruction | None:
         """The common one-line instruction, from one :data:`FAST_INSTRUCTION` match on its line (``groups``
-        are the match's, which the caller has read for ``ROOT``).
+        are the match's, which the caller has read for ``ROOT``): what :meth:`rows` does, a line
+        at a time, for the lines of the second reading (:mod:`~hloviz.parser.reflow`), which
+        are statements rather than a text to scan.
 
         Returns None, having changed nothing, for anything unusual (a new shape text that
         fails to parse, attributes with unbalanced brackets or comments, a dangling comma, a
         duplicate name); the general path then reads the line again and reports any error
-        precisely. This is the parser's inner loop, so it avoids attribute lookups and calls
-        where it can.
+        precisely.
         """
         _, name, shape_text, opcode, plain, other = groups
         if name in by_name:
             return None
         line = m.string
         start = m.end()
-        attrs: dict[str, str] | int | None = _NONE
-        if start < len(line):  # the call only for a line with something after its operands
-            attrs = _fast_attributes(line, start, opcode)
-            if attrs is None:
+        shared: dict[str, str] | None = None
+        eager: dict[str, str] | None = None
+        if start < len(line):  # something after the operands
+            split = self._split_after_operands(line[start:], opcode)
+            if split is None:
                 return None
+            shared, eager = split
         shape = self._shape_cache_get(shape_text) or self._new_shape(shape_text)
         if shape is None:
             return None
@@ -197,10 +298,10 @@ class InstructionReader:
             inst.parameter_number = int(other)
         elif opcode == "constant":
             inst.literal = (plain or other).strip()
-        if attrs is _DEFER:
-            inst.defer_attributes(line, start)
-        elif attrs is not _NONE:
-            self._eager_attributes(inst, attrs, line, start, line_index)  # type: ignore[arg-type]
+        if shared is not None:
+            inst.share_attributes(shared)
+        elif eager is not None:
+            self._eager_attributes(inst, eager, line, start, line_index)
         if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
             self._wrap_async(inst)
         # Computation.add, inlined: this runs once per instruction of the module.
@@ -208,6 +309,26 @@ class InstructionReader:
         computation.instructions.append(inst)
         by_name[name] = inst
         return inst
+
+    def _split_after_operands(self, rest: str, opcode: str) -> tuple[dict[str, str] | None, dict[str, str] | None] | None:
+        """What follows an instruction's operands on its line, split: ``(shared, eager)`` — the
+        attributes split once for every line with this text, or those that name computations or
+        instructions (they wait to be resolved); (None, None) for blanks; None when the general
+        path must read the line. :meth:`rows` does the same inline."""
+        if rest[0] != ",":
+            return (None, None) if rest.isspace() else None
+        if "/*" in rest or "//" in rest:
+            return None  # comments: the general path blanks them
+        if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
+            shared = self._attribute_lists_get(rest)
+            if shared is None:
+                shared = _split_rest(rest)
+                if shared is None:
+                    return None
+                self.state.attribute_lists[rest] = shared
+            return shared, None
+        eager = _split_rest(rest)
+        return None if eager is None else (None, eager)
 
     def _new_shape(self, shape_text: str) -> Shape | None:
         """A shape text not seen before (parsed and cached), or None when it is not one."""

@@ -262,6 +262,9 @@ class ModuleReader:
         the header's line) to its ``}``; return the line after it."""
         state = self.state
         lines = state.lines
+        root_line: int | None = None
+        if first is None:  # the common instructions, in one scan; the loop below reads the rest
+            i, root_line = self._rows(computation, i, root_line)
         # The hot loop indexes the split block of lines it is in (a plain list), not ``lines``.
         block, base = lines.current, lines.current_first
         if not base <= i < base + len(block):
@@ -270,7 +273,6 @@ class ModuleReader:
         fast_match = FAST_INSTRUCTION.match
         fast = self.instructions.fast
         by_name = computation.by_name
-        root_line: int | None = None
         pending = first
         start = computation.line - 1
         while True:
@@ -303,13 +305,22 @@ class ModuleReader:
             if not stripped or stripped.startswith("//"):
                 if line_index == i - 1:  # a line of its own (not the rest of the header's line)
                     i = lines.past(line_index)  # a run of blank or comment lines in one step
-                continue
-            if stripped.startswith("}"):
+            elif stripped.startswith("}"):
                 self._close(computation, text, line_index)
                 return i
-            inst, is_root, i = self._statement(computation, text, line_index, i)
-            if is_root:
-                root_line = self._set_root(computation, inst, root_line, line_index, text)
+            else:
+                inst, is_root, i = self._statement(computation, text, line_index, i)
+                if is_root:
+                    root_line = self._set_root(computation, inst, root_line, line_index, text)
+            i, root_line = self._rows(computation, i, root_line)  # back to the scan of common instructions
+
+    def _rows(self, computation: Computation, i: int, root_line: int | None) -> tuple[int, int | None]:
+        """The common instructions from line ``i`` on (:meth:`InstructionReader.rows`, which stops
+        before a second ROOT, for the line reader to report): the next line, the ROOT's line."""
+        i, root, at = self.instructions.rows(computation, i, root_line is not None)
+        if root is not None:
+            root_line = self._set_root(computation, root, root_line, at, "")
+        return i, root_line
 
     def _set_root(self, computation: Computation, inst: Instruction, root_line: int | None, line_index: int,
                   text: str) -> int:

@@ -75,7 +75,7 @@ class ParseState:
     """The state of one parse of one text (see the module docstring)."""
 
     __slots__ = ("source", "lines", "shapes", "module", "pending_calls", "unresolved", "predecessors",
-                 "inferred", "nested", "nesting")
+                 "inferred", "nested", "nesting", "attribute_lists", "body_end")
 
     def __init__(self, text: str, filename: str | None, statements: Iterator[tuple[str, int]] | None = None) -> None:
         """``statements``, when given, are the lines to read instead of ``text``'s (the second
@@ -95,6 +95,12 @@ class ParseState:
         #: Names made for nested instruction expressions so far, and how deep the current one is.
         self.nested = 0
         self.nesting = 0
+        #: Attribute text → its split, shared by every instruction with that text (most texts
+        #: repeat: the same attributes and metadata on every op one framework op became).
+        self.attribute_lists: dict[str, dict[str, str]] = {}
+        #: Where the instruction scan last looked for the end of a body, and found it (the
+        #: offset of the newline before a line starting with '}', or the text's length).
+        self.body_end = (0, -1)
 
     def error(self, message: str, line_index: int, column: int) -> HloParseError:
         """An error at 0-based ``line_index`` and 0-based ``column``."""
