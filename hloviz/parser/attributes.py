@@ -1,7 +1,7 @@
 """Splitting ``, key=value, key={...}`` attribute lists into raw text values.
 
-Three ways, fastest first. An attribute list as XLA prints it — values that are a word, a string
-without escapes, or braces nested at most three deep holding such strings — is checked by one
+Three ways, fastest first. An attribute list as XLA prints it — values that are a word, a string,
+or braces holding strings and brackets nested at most three deep — is checked by one
 regular expression (:data:`_ATTRIBUTE_LIST`) and split by another (:data:`_ATTRIBUTE_PAIRS`),
 both in C: no Python step per attribute. Otherwise the list is split at every ``, key=`` and
 the result accepted when every value has balanced braces and quotes; only the rare line where a
@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import sys
 
+from ..ir import quoted_string_pattern
 from .scan import ScanError, split_top_level
 
 _ATTR_SPLIT = re.compile(r",\s*([A-Za-z_][\w.\-]*)\s*=")
@@ -22,18 +23,21 @@ _KEY = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*=\s*")
 # Possessive repeats (Python >= 3.11): nothing here is ever worth giving back, and the ordinary
 # repeat would keep backtracking state per character.
 _P = "+" if sys.version_info >= (3, 11) else ""
-_STRING = rf'"[^"\\\n]*{_P}"'  # no escapes: a string with a backslash takes the slower paths
+_STRING = quoted_string_pattern()  # on one line, with C escapes
 
 
-def _braced(depth: int) -> str:
-    """Braces nested at most ``depth`` deep, on one line, with strings (without escapes) inside."""
-    inner = rf'[^{{}}"\n]+{_P}|{_STRING}'
+def _bracketed(depth: int) -> str:
+    """A ``{...}``, ``[...]`` or ``(...)`` group on one line whose brackets nest at most ``depth``
+    deep and balance, with strings inside: what the careful split reads as one
+    value too, so both ways give the same."""
+    inner = rf'[^{{}}()\[\]"\n]+{_P}|{_STRING}'
     if depth > 1:
-        inner += "|" + _braced(depth - 1)
-    return rf"\{{(?:{inner})*{_P}\}}"
+        inner += "|" + _bracketed(depth - 1)
+    return "|".join(rf"\{open_}(?:{inner})*{_P}\{close}" for open_, close in ("{}", "[]", "()"))
 
 
-_VALUE = rf'{_STRING}|{_braced(3)}|[^\s,{{}}"]+{_P}'
+#: A value: a string, a braced group, or a word (which has no brackets, quotes or commas).
+_VALUE = rf'{_STRING}|\{{(?:[^{{}}()\[\]"\n]+{_P}|{_STRING}|{_bracketed(2)})*{_P}\}}|[^\s,{{}}()\[\]"]+{_P}'
 
 
 def _pair(group: str) -> str:
