@@ -295,14 +295,18 @@ class Instruction:
         self._attributes = value
         if self._shared_attributes is not None:  # set only what changes: 300k instances, one dict each
             self._shared_attributes = None
+        if self._metadata is not None:  # read again from the new attributes
+            self._metadata = None
 
-    def share_attributes(self, attributes: dict[str, str]) -> None:
+    def share_attributes(self, attributes: dict[str, str], metadata: Metadata | None = None) -> None:
         """Builder API: the attributes are ``attributes``, a dict the caller may hand to other
         instructions too (the parser gives every instruction with the same attribute text the
         same split of it) and never changes; :attr:`attributes` copies it on first read, so
-        that changing one instruction's attributes never changes another's."""
+        that changing one instruction's attributes never changes another's. ``metadata``, when
+        given, is ``attributes["metadata"]`` parsed (shared the same way: it is a value)."""
         self._attributes = None
         self._shared_attributes = attributes
+        self._metadata = metadata
 
     @property
     def metadata(self) -> Metadata:
@@ -316,12 +320,7 @@ class Instruction:
             raw = attributes.get("metadata") if attributes else None
             computation = self.parent
             module = computation.parent if computation is not None else None
-            if raw is None or module is None:
-                metadata = parse_metadata(raw)
-            else:
-                metadata = module.parsed_metadata.get(raw)
-                if metadata is None:
-                    metadata = module.parsed_metadata[raw] = parse_metadata(raw)
+            metadata = parse_metadata(raw) if raw is None or module is None else module.metadata_of(raw)
             self._metadata = metadata
         return metadata
 
@@ -502,6 +501,14 @@ class HloModule:
         #: ``metadata={...}`` text → its :class:`Metadata`, filled as instructions' metadata is
         #: read: a module of 300k instructions has a few thousand distinct texts.
         self.parsed_metadata: dict[str, Metadata] = {}
+
+    def metadata_of(self, raw: str) -> Metadata:
+        """The :class:`Metadata` of a ``metadata={...}`` text of this module, parsed once per
+        distinct text (kept in :attr:`parsed_metadata`)."""
+        metadata = self.parsed_metadata.get(raw)
+        if metadata is None:
+            metadata = self.parsed_metadata[raw] = parse_metadata(raw)
+        return metadata
 
     @property
     def is_scheduled(self) -> bool:

@@ -16,11 +16,11 @@ import re
 import sys
 
 from ..errors import HloParseError
-from ..ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, Computation, Instruction, Shape
+from ..ir import CALLED_COMPUTATION_ATTRIBUTES, EMPTY_METADATA, INFERRED, Computation, Instruction, Shape
 from .attributes import split_attributes, split_common_attributes
 from .scan import ScanError, find_close, net_depth, split_top_level
 from .shapes import ARRAY_SHAPE, infer_shape
-from .state import ParseState, PendingCall
+from .state import ParseState, PendingCall, SharedAttributes
 
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 # What a statement broken after its first words looks like: "ROOT", "name", "ROOT %name".
@@ -162,7 +162,7 @@ class InstructionReader:
 
     # -- the fast path ---------------------------------------------------------------------
 
-    def rows(self, computation: Computation, i: int, has_root: bool) -> tuple[int, Instruction | None, int]:  # noqa: C901 - the hot loop, kept in one piece
+    def rows(self, computation: Computation, i: int, has_root: bool) -> tuple[int, Instruction | None, int, bool]:  # noqa: C901 - the hot loop, kept in one piece
         """Read the common instructions of ``computation``'s body from line ``i`` on, as one
         regular-expression scan over the text up to the next line that starts with ``}``: one
         match per line, no line split out, no call per instruction. Stops at the first line it
@@ -170,14 +170,16 @@ class InstructionReader:
         computation ``has_root`` already), having changed nothing for it; the line reader goes
         on from there.
 
-        Returns the next line to read, the ``ROOT`` instruction met (or None) and its line.
+        Returns the next line to read, the ``ROOT`` instruction met (or None), its line, and
+        whether the body was read to its end: a ``}`` line of its own, then stepped over with
+        the one empty line XLA puts before the next computation.
         """
         state = self.state
         lines = state.lines
         text = lines.text
         pos = lines.offset(i)
         if text is None or pos < 0:
-            return i, None, 0
+            return i, None, 0, False
         # The body ends at the next line that starts with '}'. Found once per body, not once per
         # call (a body of many unusual lines calls this once per line).
         searched_from, found = state.body_end
@@ -190,7 +192,6 @@ class InstructionReader:
         append = computation.instructions.append
         shape_get = self._shape_cache_get
         lists_get = self._attribute_lists_get
-        attribute_lists = state.attribute_lists
         unresolved = state.unresolved
         root: Instruction | None = None
         root_line = 0
@@ -201,7 +202,7 @@ class InstructionReader:
             is_root, name, shape_text, opcode, plain, other, rest = m.groups()
             if name is None or name in by_name or (is_root and root is not None):
                 break
-            shared: dict[str, str] | None = None
+            shared: SharedAttributes | None = None
             eager: dict[str, str] | None = None
             if rest:
                 if rest[0] != ",":
@@ -212,10 +213,9 @@ class InstructionReader:
                 elif ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
                     shared = lists_get(rest)
                     if shared is None:
-                        shared = _split_rest(rest)
+                        shared = self._new_attribute_list(rest)
                         if shared is None:
                             break
-                        attribute_lists[rest] = shared
                 else:
                     eager = _split_rest(rest)
                     if eager is None:
@@ -243,7 +243,7 @@ class InstructionReader:
             elif opcode == "constant":
                 inst.literal = (plain or other).strip()
             if shared is not None:
-                inst.share_attributes(shared)
+                inst.share_attributes(shared[0], shared[1])
             elif eager is not None:
                 line = text[m.start() : m.end() - 1]
                 self._eager_attributes(inst, eager, line, m.start(7) - m.start(), line_index)
@@ -255,7 +255,14 @@ class InstructionReader:
             if is_root:
                 root, root_line = inst, line_index
             line_index += 1
-        return line_index, (None if has_root else root), root_line
+        else:  # every line up to the body's end taken: is it the usual "}"?
+            if text.startswith("}\n", end):
+                line_index += 1
+                after = end + 2
+                if text.startswith("\n", after) and after + 1 < len(text) and text[after + 1] != "\n":
+                    line_index += 1
+                return line_index, (None if has_root else root), root_line, True
+        return line_index, (None if has_root else root), root_line, False
 
     def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
              m: re.Match[str], line_index: int) -> Instruction | None:
@@ -274,7 +281,7 @@ class InstructionReader:
             return None
         line = m.string
         start = m.end()
-        shared: dict[str, str] | None = None
+        shared: SharedAttributes | None = None
         eager: dict[str, str] | None = None
         if start < len(line):  # something after the operands
             split = self._split_after_operands(line[start:], opcode)
@@ -299,7 +306,7 @@ class InstructionReader:
         elif opcode == "constant":
             inst.literal = (plain or other).strip()
         if shared is not None:
-            inst.share_attributes(shared)
+            inst.share_attributes(shared[0], shared[1])
         elif eager is not None:
             self._eager_attributes(inst, eager, line, start, line_index)
         if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
@@ -310,7 +317,7 @@ class InstructionReader:
         by_name[name] = inst
         return inst
 
-    def _split_after_operands(self, rest: str, opcode: str) -> tuple[dict[str, str] | None, dict[str, str] | None] | None:
+    def _split_after_operands(self, rest: str, opcode: str) -> tuple[SharedAttributes | None, dict[str, str] | None] | None:
         """What follows an instruction's operands on its line, split: ``(shared, eager)`` — the
         attributes split once for every line with this text, or those that name computations or
         instructions (they wait to be resolved); (None, None) for blanks; None when the general
@@ -322,13 +329,22 @@ class InstructionReader:
         if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
             shared = self._attribute_lists_get(rest)
             if shared is None:
-                shared = _split_rest(rest)
+                shared = self._new_attribute_list(rest)
                 if shared is None:
                     return None
-                self.state.attribute_lists[rest] = shared
             return shared, None
         eager = _split_rest(rest)
         return None if eager is None else (None, eager)
+
+    def _new_attribute_list(self, rest: str) -> SharedAttributes | None:
+        """An attribute text not seen before, split, its metadata parsed, and kept for the next
+        instruction with the same text; None when the general path must read it."""
+        attrs = _split_rest(rest)
+        if attrs is None:
+            return None
+        raw = attrs.get("metadata")
+        shared = self.state.attribute_lists[rest] = (attrs, EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
+        return shared
 
     def _new_shape(self, shape_text: str) -> Shape | None:
         """A shape text not seen before (parsed and cached), or None when it is not one."""

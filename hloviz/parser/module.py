@@ -257,14 +257,16 @@ class ModuleReader:
             raise self.state.error_in("expected '{' to open the computation", line_index, header, pos)
         return pos
 
-    def _body(self, computation: Computation, i: int, first: str | None) -> int:
+    def _body(self, computation: Computation, i: int, first: str | None) -> int:  # noqa: C901 - the line reader's loop, in one piece
         """Read the statements of ``computation`` from line ``i`` (``first`` is any statement on
         the header's line) to its ``}``; return the line after it."""
         state = self.state
         lines = state.lines
         root_line: int | None = None
         if first is None:  # the common instructions, in one scan; the loop below reads the rest
-            i, root_line = self._rows(computation, i, root_line)
+            i, root_line, closed = self._rows(computation, i, root_line)
+            if closed:
+                return i
         # The hot loop indexes the split block of lines it is in (a plain list), not ``lines``.
         block, base = lines.current, lines.current_first
         if not base <= i < base + len(block):
@@ -312,15 +314,18 @@ class ModuleReader:
                 inst, is_root, i = self._statement(computation, text, line_index, i)
                 if is_root:
                     root_line = self._set_root(computation, inst, root_line, line_index, text)
-            i, root_line = self._rows(computation, i, root_line)  # back to the scan of common instructions
+            i, root_line, closed = self._rows(computation, i, root_line)  # back to the scan of common instructions
+            if closed:
+                return i
 
-    def _rows(self, computation: Computation, i: int, root_line: int | None) -> tuple[int, int | None]:
+    def _rows(self, computation: Computation, i: int, root_line: int | None) -> tuple[int, int | None, bool]:
         """The common instructions from line ``i`` on (:meth:`InstructionReader.rows`, which stops
-        before a second ROOT, for the line reader to report): the next line, the ROOT's line."""
-        i, root, at = self.instructions.rows(computation, i, root_line is not None)
+        before a second ROOT, for the line reader to report): the next line, the ROOT's line,
+        and whether the body's closing ``}`` was read too."""
+        i, root, at, closed = self.instructions.rows(computation, i, root_line is not None)
         if root is not None:
             root_line = self._set_root(computation, root, root_line, at, "")
-        return i, root_line
+        return i, root_line, closed
 
     def _set_root(self, computation: Computation, inst: Instruction, root_line: int | None, line_index: int,
                   text: str) -> int:

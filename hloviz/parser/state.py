@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..errors import HloParseError
-from ..ir import HloModule, Instruction, quoted_string_pattern
+from ..ir import HloModule, Instruction, Metadata, quoted_string_pattern
 from ..source import SourceText
 from .lines import Lines
 from .shapes import ShapeParser
@@ -61,6 +61,10 @@ def blank_line(line: str) -> str:
     return line
 
 
+#: An attribute text's split and its parsed metadata, shared by the instructions with that text.
+SharedAttributes = tuple[dict[str, str], Metadata | None]
+
+
 class PendingCall(NamedTuple):
     """An attribute naming computations (``calls=%f``), resolved once every computation exists."""
 
@@ -97,7 +101,7 @@ class ParseState:
         self.nesting = 0
         #: Attribute text → its split, shared by every instruction with that text (most texts
         #: repeat: the same attributes and metadata on every op one framework op became).
-        self.attribute_lists: dict[str, dict[str, str]] = {}
+        self.attribute_lists: dict[str, SharedAttributes] = {}
         #: Where the instruction scan last looked for the end of a body, and found it (the
         #: offset of the newline before a line starting with '}', or the text's length).
         self.body_end = (0, -1)
