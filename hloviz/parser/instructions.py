@@ -177,8 +177,18 @@ class InstructionReader:
         state = self.state
         lines = state.lines
         text = lines.text
-        pos = lines.offset(i)
-        if text is None or pos < 0:
+        if text is None:
+            return i, None, 0, False
+        # Where line i starts: known when the last scan ended on it or on the line before (the
+        # usual case: the scan read the last body up to its "}", the header read one line).
+        last_line, last_offset = state.resume
+        if i == last_line:
+            pos = last_offset
+        elif i == last_line + 1:
+            pos = text.find("\n", last_offset) + 1 or -1
+        else:
+            pos = lines.offset(i)
+        if pos < 0:
             return i, None, 0, False
         # The body ends at the next line that starts with '}'. Found once per body, not once per
         # call (a body of many unusual lines calls this once per line).
@@ -201,6 +211,7 @@ class InstructionReader:
         for m in _ROW.finditer(text, pos, end):
             is_root, name, shape_text, opcode, plain, other, rest = m.groups()
             if name is None or name in by_name or (is_root and root is not None):
+                state.resume = (line_index, m.start())
                 break
             shared: SharedAttributes | None = None
             eager: dict[str, str] | None = None
@@ -261,7 +272,10 @@ class InstructionReader:
                 after = end + 2
                 if text.startswith("\n", after) and after + 1 < len(text) and text[after + 1] != "\n":
                     line_index += 1
+                    after += 1
+                state.resume = (line_index, after)
                 return line_index, (None if has_root else root), root_line, True
+            state.resume = (line_index, end)
         return line_index, (None if has_root else root), root_line, False
 
     def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
@@ -360,14 +374,15 @@ class InstructionReader:
         preds = attrs.pop("control-predecessors", None)
         if preds is not None:
             self.state.predecessors.append((inst, preds))
-        if not _CALL_KEYS.isdisjoint(attrs):
-            for key in CALLED_COMPUTATION_ATTRIBUTES:
-                if key in attrs:
-                    # where the value starts, for an error; a statement may go on over lines
-                    at = line.find(key + "=", start) + len(key) + 1
-                    line_no = line_index + line.count("\n", 0, at)
-                    column = at - (line.rfind("\n", 0, at) + 1)
-                    self.state.pending_calls.append(PendingCall(inst, key, attrs.pop(key), line_no, column))
+        keys = [key for key in attrs if key in _CALL_KEYS]
+        if len(keys) > 1:
+            keys.sort(key=CALLED_COMPUTATION_ATTRIBUTES.index)  # in XLA's order
+        for key in keys:
+            # where the value starts, for an error; a statement may go on over lines
+            at = line.find(key + "=", start) + len(key) + 1
+            line_no = line_index + line.count("\n", 0, at)
+            column = at - (line.rfind("\n", 0, at) + 1)
+            self.state.pending_calls.append(PendingCall(inst, key, attrs.pop(key), line_no, column))
         inst.attributes = attrs
 
     # -- the general path ------------------------------------------------------------------

@@ -25,6 +25,7 @@ _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
 _SECTION = re.compile(r"\s*(FileNames|FunctionNames|FileLocations|StackFrames)\s*\Z")
 _SECTION_ROW = re.compile(r"\s*(\d+)\s+(.+?)\s*\Z")
+_ONE_NAME = re.compile(r"%[A-Za-z_][\w.\-]*\Z").match
 _MAX_JOINED_LINES = 10000
 _MAX_HEADER_LINES = 50
 _FILE_SUFFIXES = (".gz", ".xz", ".bz2", ".txt", ".hlo", ".pb", ".pbtxt")
@@ -95,7 +96,7 @@ class ModuleReader:
                 continue
             if header is None and not module.computations:
                 self._first_computation_header(i)
-            computation, i = self._computation(i)
+            computation, i = self._computation(i, line)
             if computation.is_entry:
                 if entry_line is not None:
                     raise state.error("a module has only one ENTRY computation; this is the second",
@@ -167,13 +168,49 @@ class ModuleReader:
 
     # -- computations ---------------------------------------------------------------------
 
-    def _computation(self, i: int) -> tuple[Computation, int]:
-        """The computation whose header starts at line ``i``, and the line after its ``}``."""
+    def _computation(self, i: int, line: str) -> tuple[Computation, int]:
+        """The computation whose header starts at line ``i`` (``line``), and the line after its ``}``."""
+        computation = self._one_line_header(line, i)  # the usual header, read the short way
+        if computation is not None:
+            end = self._body(computation, i + 1, None)
+            self._finish(computation, i)
+            return computation, end
         computation, i, first = self._computation_header(i)
         start = computation.line - 1
         i = self._body(computation, i, first)
         self._finish(computation, start)
         return computation, i
+
+    def _one_line_header(self, line: str, i: int) -> Computation | None:
+        """The computation of the usual header, ``[ENTRY] %name [(parameters) -> shape] {`` on
+        line ``i`` alone, without comments and with a name not yet taken (added to the module);
+        None for anything else, which :meth:`_computation_header` reads (and reports). What it
+        makes is what that would make of the same line."""
+        if "/" in line:
+            return None
+        m = _COMPUTATION.match(line)
+        end = line.rstrip()
+        if m is None or not end.endswith("{") or end.lstrip().startswith("}"):
+            return None
+        pos = m.end()
+        raw = line[pos : len(end) - 1]
+        signature = raw.strip()
+        if signature:
+            arrow = signature.rfind("->")
+            if signature[0] != "(" or arrow <= 0 or signature[:arrow].rstrip()[-1] != ")" \
+                    or not signature[arrow + 2 :].strip():
+                return None
+        module = self.state.module
+        name = m.group(2)
+        if module.get_computation(name) is not None:
+            return None
+        computation = Computation(name, is_entry=bool(m.group(1)), line=i + 1)
+        if signature:
+            computation.signature = signature
+            computation.signature_span = Span(self.state.source.filename, i + 1,
+                                              pos + len(raw) - len(raw.lstrip()) + 1, line)
+        module.add(computation)
+        return computation
 
     def _computation_header(self, i: int) -> tuple[Computation, int, str | None]:
         """``[ENTRY] name [(parameters) -> shape] {``, perhaps over several lines: the new
@@ -430,10 +467,12 @@ class ModuleReader:
 
     def _resolve_calls(self) -> None:
         module = self.state.module
+        get = module.get_computation
         for inst, attr, value, line_index, col in self.state.pending_calls:
-            called: list[Computation] = []
-            for n in names_in(value):
-                c = module.get_computation(n)
+            one = get(value) if value[:1] == "%" and _ONE_NAME(value) else None  # the usual "%name"
+            called: list[Computation] = [one] if one is not None else []
+            for n in names_in(value) if one is None else ():
+                c = get(n)
                 if c is None:
                     raise self.state.error(f"computation '{n}' (named by {attr}=) is not defined", line_index, col)
                 called.append(c)

@@ -79,7 +79,7 @@ class ParseState:
     """The state of one parse of one text (see the module docstring)."""
 
     __slots__ = ("source", "lines", "shapes", "module", "pending_calls", "unresolved", "predecessors",
-                 "inferred", "nested", "nesting", "attribute_lists", "body_end")
+                 "inferred", "nested", "nesting", "attribute_lists", "body_end", "resume")
 
     def __init__(self, text: str, filename: str | None, statements: Iterator[tuple[str, int]] | None = None) -> None:
         """``statements``, when given, are the lines to read instead of ``text``'s (the second
@@ -105,6 +105,9 @@ class ParseState:
         #: Where the instruction scan last looked for the end of a body, and found it (the
         #: offset of the newline before a line starting with '}', or the text's length).
         self.body_end = (0, -1)
+        #: A line the instruction scan stopped at and where it starts in the text (the text
+        #: never changes, so any such pair stays true).
+        self.resume = (0, 0)
 
     def error(self, message: str, line_index: int, column: int) -> HloParseError:
         """An error at 0-based ``line_index`` and 0-based ``column``."""
