@@ -190,10 +190,26 @@ def quoted_string_pattern(newlines: bool = False) -> str:
 _META_FIELD = re.compile(r'(?<!\w)(\w++)=(' + quoted_string_pattern(newlines=True) + r'|\{[^{}]*\}|[^\s}]+)')
 
 
+_KNOWN_METADATA = ("op_type", "op_name", "source_file", "source_line")
+_PLAIN_STRING = r'"([^"\\\n]*+)"(?: |(?=\}))'
+#: Metadata as XLA prints it: the known fields in XLA's order, strings without escapes, then
+#: fields whose values are words (``stack_frame_id=3``), one space apart.
+_USUAL_METADATA = re.compile(
+    rf'\{{(?:op_type={_PLAIN_STRING})?(?:op_name={_PLAIN_STRING})?(?:source_file={_PLAIN_STRING})?'
+    r'(?:source_line=(\d++)(?: |(?=\})))?((?:[A-Za-z_]\w*+=[^\s"{}\\]++(?: |(?=\})))*+)\}\Z')
+_WORD_FIELD = re.compile(r'([A-Za-z_]\w*+)=([^\s"{}\\]++)')
+
+
 def parse_metadata(raw: str | None) -> Metadata:
     """Parse the text of a ``metadata={...}`` attribute (braces included or not)."""
     if not raw:
         return EMPTY_METADATA
+    usual = _USUAL_METADATA.match(raw)
+    if usual is not None:  # one match instead of a step per field; the same result
+        op_type, op_name, source_file, line, rest = usual.groups()
+        extra = tuple(_WORD_FIELD.findall(rest)) if rest else ()
+        if not any(key in _KNOWN_METADATA for key, _ in extra):
+            return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0, extra)
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
