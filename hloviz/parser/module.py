@@ -1,10 +1,12 @@
 """HLO module text → :class:`hloviz.ir.HloModule`: the module and computation structure.
 
-The parser is line oriented: XLA prints one instruction per line, so each line is matched by a
-few compiled regular expressions (:class:`~hloviz.parser.instructions.InstructionReader`), and
-only lines that need it (nested brackets, statements spread over several lines, operands written
-with shapes as TF ≤ 2.17 prints them, nested instruction expressions) take slower, bracket-aware
-paths. Names are resolved once a computation (operands, control predecessors) or the module
+The parser is line oriented: XLA prints one instruction per line, so a computation's body is read
+by one regular-expression scan over its text, a match per line
+(:meth:`~hloviz.parser.instructions.InstructionReader.rows`), with its attribute lists split once
+per distinct text; only lines that need it (nested brackets, statements spread over several
+lines, operands written with shapes as TF ≤ 2.17 prints them, nested instruction expressions,
+comments) take the line reader and its slower, bracket-aware paths, and the scan resumes after
+them. Names are resolved once a computation (operands, control predecessors) or the module
 (called computations) is complete, so forward references work as in XLA. Both readers share one
 :class:`~hloviz.parser.state.ParseState`.
 """
