@@ -470,13 +470,14 @@ class ModuleReader:
     def _resolve_calls(self) -> None:
         module = self.state.module
         get = module.get_computation
-        for inst, attr, value, line_index, col in self.state.pending_calls:
+        for call in self.state.pending_calls:
+            inst, attr, value = call.instruction, call.attribute, call.value
             one = get(value) if value[:1] == "%" and _ONE_NAME(value) else None  # the usual "%name"
             called: list[Computation] = [one] if one is not None else []
             for n in names_in(value) if one is None else ():
                 c = get(n)
                 if c is None:
-                    raise self.state.error(f"computation '{n}' (named by {attr}=) is not defined", line_index, col)
+                    raise self.state.error(f"computation '{n}' (named by {attr}=) is not defined", *call.position())
                 called.append(c)
             if inst.calls_by_attribute:
                 inst.calls_by_attribute = {**inst.calls_by_attribute, attr: called}

@@ -66,13 +66,26 @@ SharedAttributes = tuple[dict[str, str], Metadata | None]
 
 
 class PendingCall(NamedTuple):
-    """An attribute naming computations (``calls=%f``), resolved once every computation exists."""
+    """An attribute naming computations (``calls=%f``), resolved once every computation exists.
+
+    Where its value is (for an error) is worked out only when asked (:meth:`position`): from
+    ``statement``, a text holding the instruction, whose line ``line_index`` starts at offset
+    ``line_start`` and whose attribute list starts at ``start``."""
 
     instruction: Instruction
     attribute: str
     value: str
     line_index: int
-    column: int
+    statement: str
+    line_start: int
+    start: int
+
+    def position(self) -> tuple[int, int]:
+        """The 0-based line and column where the value starts (a statement may go on over lines)."""
+        text, first = self.statement, self.line_start
+        at = text.find(self.attribute + "=", self.start) + len(self.attribute) + 1
+        newline = text.rfind("\n", first, at)
+        return self.line_index + text.count("\n", first, at), at - (newline + 1 if newline >= 0 else first)
 
 
 class ParseState:
