@@ -88,6 +88,28 @@ _ROW = re.compile(
 _INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
 
 
+#: One attribute naming one computation, ``calls=%f`` or ``to_apply=%f``, up to the next attribute.
+_CALL = re.compile(r",[ \t]*(calls|to_apply)[ \t]*=[ \t]*(%?[A-Za-z_][\w.\-]*)[ \t]*(?=,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=|\s*\Z)")
+
+
+def _one_call(rest: str) -> tuple[re.Match[str], str] | None:
+    """``rest`` (an attribute list) naming one computation in the usual way: the match of that
+    attribute and the rest without it, whose split is then what the whole one's is, less that
+    attribute. None when anything else there waits to be resolved, or when what comes before
+    the attribute could hold it inside brackets or a string (then it is split in full)."""
+    call = _CALL.search(rest)
+    if call is None:
+        return None
+    before = rest[: call.start()]
+    if '"' in before or before.count("{") != before.count("}") or before.count("(") != before.count(")") \
+            or before.count("[") != before.count("]"):
+        return None
+    key_rest = before + rest[call.end() :]
+    if _EAGER_SEARCH(key_rest) is not None:
+        return None
+    return call, key_rest if key_rest.strip() else ""
+
+
 def infer_shapes(pending: list[Instruction]) -> None:
     """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
     done: set[int] = set()
@@ -218,6 +240,7 @@ class InstructionReader:
                 break
             shared: SharedAttributes | None = None
             eager: dict[str, str] | None = None
+            call: tuple[re.Match[str], str] | None = None
             if rest:
                 if rest[0] != ",":
                     if not rest.isspace():
@@ -231,9 +254,16 @@ class InstructionReader:
                         if shared is None:
                             break
                 else:
-                    eager = _split_rest(rest)
-                    if eager is None:
-                        break
+                    call = _one_call(rest)
+                    if call is not None:  # a fusion, reduce, map...: the rest is shared like any other
+                        call_at, key_rest = call
+                        shared = lists_get(key_rest) or self._new_attribute_list(key_rest)
+                        if shared is None:
+                            break
+                    else:
+                        eager = _split_rest(rest)
+                        if eager is None:
+                            break
             shape = shape_get(shape_text) or self._new_shape(shape_text)
             if shape is None:
                 break
@@ -265,6 +295,9 @@ class InstructionReader:
                     inst.literal = (plain or other).strip()
             if shared is not None:
                 inst.share_attributes(shared[0], shared[1])
+                if call is not None:
+                    state.pending_calls.append(PendingCall(inst, call_at.group(1), call_at.group(2), line_index, text,
+                                                           m.start(), m.start(7)))
             elif eager is not None:
                 self._eager_attributes(inst, eager, text, m.start(7), line_index, m.start())
             if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
@@ -362,7 +395,7 @@ class InstructionReader:
     def _new_attribute_list(self, rest: str) -> SharedAttributes | None:
         """An attribute text not seen before, split, its metadata parsed, and kept for the next
         instruction with the same text; None when the general path must read it."""
-        attrs = _split_rest(rest)
+        attrs = _split_rest(rest) if rest else {}
         if attrs is None:
             return None
         raw = attrs.get("metadata")
