@@ -82,23 +82,15 @@ class ModuleReader:
             i = self._header(header, i)
         entry_line: int | None = None
         while lines.has(i):
-            line = lines[i]
-            if not line or line.isspace():
-                i = lines.past(i)  # a run of blank lines in one step
-                continue
-            blanked = blank_line(line)
-            if blanked is not line:
-                line = lines[i] = blanked
-            if _skippable(line):
-                i = lines.past(i)
-                continue
-            section = _SECTION.match(line)
-            if section:
-                i = self._section(section.group(1), i + 1)
-                continue
-            if header is None and not module.computations:
-                self._first_computation_header(i)
-            computation, i = self._computation(i, line)
+            line = self._line(i)
+            # the usual header first: a computation follows a computation (or the header)
+            computation = self._one_line_header(line, i) if header is not None or module.computations else None
+            if computation is not None:
+                i = self._one_line_computation(computation, i)
+            else:
+                computation, i = self._any_line(line, i, headerless=header is None)
+                if computation is None:
+                    continue
             if computation.is_entry:
                 if entry_line is not None:
                     raise state.error("a module has only one ENTRY computation; this is the second",
@@ -116,6 +108,35 @@ class ModuleReader:
             module.name = _headerless_name(module.filename, module.entry.name)
         self._resolve_calls()
         return module
+
+    def _any_line(self, line: str, i: int, headerless: bool) -> tuple[Computation | None, int]:
+        """Line ``i`` (``line``) between computations: blank or comments, a stack-frame table, or a
+        computation; the computation read (None for the others) and the next line."""
+        lines = self.state.lines
+        if not line or line.isspace():
+            return None, lines.past(i)  # a run of blank lines in one step
+        blanked = blank_line(line)
+        if blanked is not line:
+            line = lines[i] = blanked
+        if _skippable(line):
+            return None, lines.past(i)
+        section = _SECTION.match(line)
+        if section:
+            return None, self._section(section.group(1), i + 1)
+        if headerless and not self.state.module.computations:
+            self._first_computation_header(i)
+        return self._computation(i, line)
+
+    def _line(self, i: int) -> str:
+        """Line ``i``; taken from the text where the instruction scan stopped on it (the usual
+        computation header), which spares splitting the text into lines (:class:`Lines`)."""
+        state = self.state
+        text = state.lines.text
+        last_line, offset = state.resume
+        if i != last_line or text is None:
+            return state.lines[i]
+        end = text.find("\n", offset)
+        return text[offset : end if end >= 0 else len(text)]
 
     def _header(self, m: re.Match[str], i: int) -> int:
         """Read the ``HloModule name, attributes`` header that starts at line ``i``; return the next line."""
@@ -174,14 +195,18 @@ class ModuleReader:
         """The computation whose header starts at line ``i`` (``line``), and the line after its ``}``."""
         computation = self._one_line_header(line, i)  # the usual header, read the short way
         if computation is not None:
-            end = self._body(computation, i + 1, None)
-            self._finish(computation, i)
-            return computation, end
+            return computation, self._one_line_computation(computation, i)
         computation, i, first = self._computation_header(i)
         start = computation.line - 1
         i = self._body(computation, i, first)
         self._finish(computation, start)
         return computation, i
+
+    def _one_line_computation(self, computation: Computation, i: int) -> int:
+        """The body of ``computation``, whose header is line ``i`` alone; the line after its ``}``."""
+        end = self._body(computation, i + 1, None)
+        self._finish(computation, i)
+        return end
 
     def _one_line_header(self, line: str, i: int) -> Computation | None:
         """The computation of the usual header, ``[ENTRY] %name [(parameters) -> shape] {`` on

@@ -42,16 +42,14 @@ def blank_comments(text: str) -> str:
     return text
 
 
+# A "/*" whose line ends (or the text does) before a "*/": one pass of the regular-expression engine.
+_UNCLOSED_COMMENT = re.compile(r"/\*(?:[^*\n]|\*(?!/))*+(?:\n|\Z)")
+
+
 def _open_comment(text: str) -> bool:
-    """Is there a "/*" whose "*/" is not on the same line? One pass of ``str.find``s."""
-    pos = text.find("/*")
-    while pos != -1:
-        eol = text.find("\n", pos)
-        close = text.find("*/", pos + 2, len(text) if eol == -1 else eol)
-        if close == -1:
-            return True
-        pos = text.find("/*", close + 2)
-    return False
+    """Is there a "/*" whose "*/" is not on the same line? (A "/*" inside a closed comment is
+    closed by the same "*/", so every "/*" may be tried.)"""
+    return _UNCLOSED_COMMENT.search(text) is not None
 
 
 def blank_line(line: str) -> str:
