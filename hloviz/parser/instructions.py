@@ -241,18 +241,16 @@ class InstructionReader:
             shared: SharedAttributes | None = None
             eager: dict[str, str] | None = None
             call: tuple[re.Match[str], str] | None = None
-            if rest:
+            if rest and (shared := lists_get(rest)) is None:  # a text seen before needs no more checks
                 if rest[0] != ",":
                     if not rest.isspace():
                         break
                 elif "/*" in rest or "//" in rest:
                     break
                 elif ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
-                    shared = lists_get(rest)
+                    shared = self._new_attribute_list(rest, opcode)
                     if shared is None:
-                        shared = self._new_attribute_list(rest)
-                        if shared is None:
-                            break
+                        break
                 else:
                     call = _one_call(rest)
                     if call is not None:  # a fusion, reduce, map...: the rest is shared like any other
@@ -385,21 +383,27 @@ class InstructionReader:
         if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
             shared = self._attribute_lists_get(rest)
             if shared is None:
-                shared = self._new_attribute_list(rest)
+                shared = self._new_attribute_list(rest, opcode)
                 if shared is None:
                     return None
             return shared, None
         eager = _split_rest(rest)
         return None if eager is None else (None, eager)
 
-    def _new_attribute_list(self, rest: str) -> SharedAttributes | None:
+    def _new_attribute_list(self, rest: str, opcode: str = "") -> SharedAttributes | None:
         """An attribute text not seen before, split, its metadata parsed, and kept for the next
-        instruction with the same text; None when the general path must read it."""
+        instruction with the same text; None when the general path must read it.
+
+        Kept only when it names no computation or instruction for any opcode: a text found again
+        is shared with no more checks (``to_apply=`` on an ``add``, whose opcode never calls,
+        is an attribute like any other there, but not on the ``reduce`` that may come next)."""
         attrs = _split_rest(rest) if rest else {}
         if attrs is None:
             return None
         raw = attrs.get("metadata")
-        shared = self.state.attribute_lists[rest] = (attrs, EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
+        shared = (attrs, EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
+        if opcode not in _NEVER_CALLS or _EAGER_SEARCH(rest) is None:
+            self.state.attribute_lists[rest] = shared
         return shared
 
     def _new_shape(self, shape_text: str) -> Shape | None:
