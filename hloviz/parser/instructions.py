@@ -74,7 +74,9 @@ FAST_INSTRUCTION = re.compile(
 )
 
 #: :data:`FAST_INSTRUCTION` as one row of a run of lines, with the rest of the line (group 7) and
-#: its newline; any other line is matched by the second alternative, whose groups are all None.
+#: its newline; any other line is matched by the second alternative, whose groups are all None
+#: (the last line too, without a newline: every match starts where the last one ended, so the
+#: scan never tries a pattern from inside a line — from every character of a long one).
 #: Names are ASCII here (a third faster than ``\w``): a line with other letters in its names takes
 #: the general path, which reads them. Every repeat is possessive: nothing is given back.
 _ROW_NAME = r"[A-Za-z_][0-9A-Za-z_.\-]*+"
@@ -82,14 +84,15 @@ _ROW = re.compile(
     r"[ \t]*+(ROOT[ \t]+)?%?(" + _ROW_NAME + r")[ \t]*+=[ \t]*+"
     r"([a-z][a-z0-9]*+\[[^\]\n]*+\](?:\{[^{}\n]*+\})?)[ \t]++"
     r"([a-z][a-z0-9_\-]*+)\((?:(%?" + _ROW_NAME + r"(?: *+, *+(?:/\*index=\d++\*/)?%?" + _ROW_NAME + r")*+)"
-    r"|([^()\"\n]*+))\)([^\n]*+)\n|[^\n]*+\n"
+    r"|([^()\"\n]*+))\)([^\n]*+)\n|[^\n]*+(?:\n|\Z)"
 )
 #: The operand-number comments XLA writes before every fifth operand of a long list.
 _INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
 
 
 #: One attribute naming one computation, ``calls=%f`` or ``to_apply=%f``, up to the next attribute.
-_CALL = re.compile(r",[ \t]*(calls|to_apply)[ \t]*=[ \t]*(%?[A-Za-z_][\w.\-]*)[ \t]*(?=,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=|\s*\Z)")
+_CALL = re.compile(r",[ \t]*+(calls|to_apply)[ \t]*+=[ \t]*+(%?[A-Za-z_][\w.\-]*+)[ \t]*+"
+                   r"(?=,[ \t]*+[A-Za-z_][\w.\-]*+[ \t]*+=|\s*+\Z)")
 
 
 def _one_call(rest: str) -> tuple[re.Match[str], str] | None:

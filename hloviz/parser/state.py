@@ -42,14 +42,14 @@ def blank_comments(text: str) -> str:
     return text
 
 
-# A "/*" whose line ends (or the text does) before a "*/": one pass of the regular-expression engine.
-_UNCLOSED_COMMENT = re.compile(r"/\*(?:[^*\n]|\*(?!/))*+(?:\n|\Z)")
+# A comment up to its "*/" on the same line (group 1) or to the line's end (group 1 empty): consumed
+# whole, so no "/*" inside it is tried again; one pass over the text, led by the literal "/*".
+_COMMENT_ON_ITS_LINE = re.compile(r"/\*(?:[^*\n]|\*(?!/))*+(\*/)?")
 
 
 def _open_comment(text: str) -> bool:
-    """Is there a "/*" whose "*/" is not on the same line? (A "/*" inside a closed comment is
-    closed by the same "*/", so every "/*" may be tried.)"""
-    return _UNCLOSED_COMMENT.search(text) is not None
+    """Is there a "/*" whose "*/" is not on the same line?"""
+    return "" in _COMMENT_ON_ITS_LINE.findall(text)
 
 
 def blank_line(line: str) -> str:
