@@ -207,9 +207,9 @@ def parse_metadata(raw: str | None) -> Metadata:
     usual = _USUAL_METADATA.match(raw)
     if usual is not None:  # one match instead of a step per field; the same result
         op_type, op_name, source_file, line, rest = usual.groups()
-        extra = tuple(_WORD_FIELD.findall(rest)) if rest else ()
-        if not any(key in _KNOWN_METADATA for key, _ in extra):
-            return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0, extra)
+        words: list[tuple[str, str]] = _WORD_FIELD.findall(rest) if rest else []
+        if not any(key in _KNOWN_METADATA for key, _ in words):
+            return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0, tuple(words))
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]

@@ -257,7 +257,7 @@ class InstructionReader:
                 else:
                     call = _one_call(rest)
                     if call is not None:  # a fusion, reduce, map...: the rest is shared like any other
-                        call_at, key_rest = call
+                        key_rest = call[1]
                         shared = lists_get(key_rest) or self._new_attribute_list(key_rest)
                         if shared is None:
                             break
@@ -297,7 +297,7 @@ class InstructionReader:
             if shared is not None:
                 inst.share_attributes(shared[0], shared[1])
                 if call is not None:
-                    state.pending_calls.append(PendingCall(inst, call_at.group(1), call_at.group(2), line_index, text,
+                    state.pending_calls.append(PendingCall(inst, call[0].group(1), call[0].group(2), line_index, text,
                                                            m.start(), m.start(7)))
             elif eager is not None:
                 self._eager_attributes(inst, eager, text, m.start(7), line_index, m.start())

@@ -115,10 +115,10 @@ class ParseState:
         self.attribute_lists: dict[str, SharedAttributes] = {}
         #: Where the instruction scan last looked for the end of a body, and found it (the
         #: offset of the newline before a line starting with '}', or the text's length).
-        self.body_end = (0, -1)
+        self.body_end: tuple[int, int] = (0, -1)
         #: A line the instruction scan stopped at and where it starts in the text (the text
         #: never changes, so any such pair stays true).
-        self.resume = (0, 0)
+        self.resume: tuple[int, int] = (0, 0)
 
     def error(self, message: str, line_index: int, column: int) -> HloParseError:
         """An error at 0-based ``line_index`` and 0-based ``column``."""
