@@ -6,7 +6,7 @@ without ``jax.named_scope`` has no scopes at all. Their structure is still in th
 * **cut vertices** — the nodes every path from the input to the output passes through (each
   ``mixedN`` concatenation of InceptionV3, each residual add of ResNet, each concatenation of a
   DenseNet layer) bound blocks. They are the main input's post-dominators: one dominator
-  computation on the reversed graph (:func:`networkx.immediate_dominators`) gives every node's
+  computation on the reversed graph (:func:`dominators`) gives every node's
   nearest one, and a node belongs to the block its nearest cut closes. A block is named after
   its exit, as Keras names ``mixed3`` after the layer that ends it.
 * **separate components** — an optimizer's per-parameter updates do not touch each other: each
@@ -24,6 +24,7 @@ Everything here works on small integers: nodes are ``0 … n-1`` in text order, 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -53,11 +54,7 @@ def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
     a block of :data:`MIN_BLOCK` or more nodes that is smaller than the whole."""
     if n < 2 * MIN_BLOCK:
         return None
-    import networkx as nx
-
-    g = nx.DiGraph()
-    g.add_nodes_from(range(n))
-    g.add_edges_from((a, b) for a, b in edges if a != b)
+    g = _Graph(n, edges)
     for rule, how in ((_components, "components"), (_cuts, "cuts"), (_dominated, "dominators")):
         seg = rule(g, n)
         if seg is not None:
@@ -68,8 +65,62 @@ def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
 
 
 def _useful(groups: list[list[int]], n: int) -> bool:
-    """Two or more blocks of several nodes: one big block and stragglers says nothing."""
-    return sum(1 for gr in groups if MIN_BLOCK <= len(gr) < n) >= 2
+    """Two or more blocks of several nodes, none holding most of the nodes: one big block and
+    stragglers says nothing (and splitting it again and again would cost n² on a big module)."""
+    return (sum(1 for gr in groups if MIN_BLOCK <= len(gr) < n) >= 2
+            and max(len(gr) for gr in groups) * 4 <= n * 3)
+
+
+def dominators(succ: Sequence[Sequence[int]], root: int) -> dict[int, int]:
+    """Immediate dominators of the nodes reachable from ``root`` (``root`` maps to itself) in
+    the graph ``succ`` (node → its successors): Cooper, Harvey and Kennedy's iteration over
+    reverse postorder. Plain lists instead of a networkx graph: a big module's picture asks
+    this hundreds of times."""
+    post: list[int] = []
+    number: dict[int, int] = {}
+    stack = [(root, iter(succ[root]))]
+    seen = {root}
+    while stack:
+        v, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            stack.pop()
+            number[v] = len(post)
+            post.append(v)
+        elif nxt not in seen:
+            seen.add(nxt)
+            stack.append((nxt, iter(succ[nxt])))
+    preds: dict[int, list[int]] = {v: [] for v in post}
+    for v in post:
+        for w in succ[v]:
+            if w in preds:
+                preds[w].append(v)
+    idom = {root: root}
+    order = list(reversed(post))
+    changed = True
+    while changed:
+        changed = False
+        for v in order:
+            if v == root:
+                continue
+            new = -1
+            for p in preds[v]:
+                if p not in idom:
+                    continue
+                if new < 0:
+                    new = p
+                    continue
+                a, b = p, new
+                while a != b:
+                    while number[a] < number[b]:
+                        a = idom[a]
+                    while number[b] < number[a]:
+                        b = idom[b]
+                new = a
+            if new >= 0 and idom.get(v) != new:
+                idom[v] = new
+                changed = True
+    return idom
 
 
 def _groups(seg: list[int], n: int) -> list[list[int]]:
@@ -80,30 +131,43 @@ def _groups(seg: list[int], n: int) -> list[list[int]]:
     return sorted(by.values(), key=lambda gr: gr[0])
 
 
-def _components(g, n: int) -> list[int] | None:
-    import networkx as nx
+class _Graph:
+    """Successor and predecessor lists of nodes ``0 … n-1`` (each arrow once)."""
 
-    comps = list(nx.weakly_connected_components(g))
-    if len(comps) < 2:
-        return None
-    seg = [0] * n
-    for i, comp in enumerate(comps):
-        for v in comp:
-            seg[v] = i
-    return seg
+    def __init__(self, n: int, edges: Sequence[tuple[int, int]]) -> None:
+        self.succ: list[list[int]] = [[] for _ in range(n)]
+        self.pred: list[list[int]] = [[] for _ in range(n)]
+        for a, b in sorted(set(edges)):
+            if a != b:
+                self.succ[a].append(b)
+                self.pred[b].append(a)
 
 
-def _cuts(g, n: int) -> list[int] | None:
+def _components(g: _Graph, n: int) -> list[int] | None:
+    seg = [-1] * n
+    count = 0
+    for start in range(n):
+        if seg[start] >= 0:
+            continue
+        seg[start] = count
+        stack = [start]
+        while stack:
+            v = stack.pop()
+            for w in (*g.succ[v], *g.pred[v]):
+                if seg[w] < 0:
+                    seg[w] = count
+                    stack.append(w)
+        count += 1
+    return seg if count >= 2 else None
+
+
+def _cuts(g: _Graph, n: int) -> list[int] | None:
     """Segment numbers from the main input's post-dominators (None when it has none)."""
-    import networkx as nx
-
     sink = n
-    rev = g.reverse(copy=True)
-    rev.add_node(sink)
-    rev.add_edges_from((sink, v) for v in range(n) if g.out_degree(v) == 0)
-    ipdom = nx.immediate_dominators(rev, sink)
+    rev = [list(p) for p in g.pred] + [[v for v in range(n) if not g.succ[v]]]
+    ipdom = dominators(rev, sink)
     depth = _depths(ipdom, sink)
-    sources = [v for v in range(n) if g.in_degree(v) == 0 and v in depth]
+    sources = [v for v in range(n) if not g.pred[v] and v in depth]
     if not sources:
         return None
     main = max(sources, key=lambda v: (depth[v], -v))
@@ -121,6 +185,8 @@ def _cuts(g, n: int) -> list[int] | None:
         k = nearest.get(v)
         if k is not None:
             seg[v] = k
+    if seg.count(-1) * 5 > n:
+        return None  # the cuts are a side path's (an optimizer's separate updates): not a spine
     _place_rest(g, seg, n)
     return seg
 
@@ -129,6 +195,8 @@ def _depths(idom: dict[int, int], root: int) -> dict[int, int]:
     """Depth of each node in the dominator tree ``idom`` (root 0), without recursion."""
     depth = {root: 0}
     for v in idom:
+        if v == root:
+            continue
         path = []
         while v not in depth:
             path.append(v)
@@ -155,31 +223,27 @@ def _nearest(idom: dict[int, int], root: int, marked: dict[int, int]) -> dict[in
     return {v: k for v, k in out.items() if k >= 0 and v != root}
 
 
-def _place_rest(g, seg: list[int], n: int) -> None:
+def _place_rest(g: _Graph, seg: list[int], n: int) -> None:
     """Nodes no cut post-dominates (side outputs) join their first operand's segment, else
     their first user's, else the last segment."""
     last = max(seg, default=0)
     for v in range(n):
         if seg[v] >= 0:
             continue
-        preds = sorted(p for p in g.predecessors(v) if seg[p] >= 0)
+        preds = sorted(p for p in g.pred[v] if seg[p] >= 0)
         if preds:
             seg[v] = seg[preds[0]]
             continue
-        succs = sorted(s for s in g.successors(v) if seg[s] >= 0)
+        succs = sorted(s for s in g.succ[v] if seg[s] >= 0)
         seg[v] = seg[succs[0]] if succs else last
 
 
-def _dominated(g, n: int) -> list[int] | None:
+def _dominated(g: _Graph, n: int) -> list[int] | None:
     """Segments from the dominator tree from the inputs: each child of the virtual input with
     the nodes it dominates; nodes only the virtual input dominates stay on their own."""
-    import networkx as nx
-
     source = n
-    h = g.copy()
-    h.add_node(source)
-    h.add_edges_from((source, v) for v in range(n) if g.in_degree(v) == 0)
-    idom = nx.immediate_dominators(h, source)
+    succ = [*g.succ, [v for v in range(n) if not g.pred[v]]]
+    idom = dominators(succ, source)
     seg = list(range(n))
     tops = {v for v, d in idom.items() if d == source and v != source}
     top_of: dict[int, int] = {}
@@ -199,17 +263,33 @@ def _dominated(g, n: int) -> list[int] | None:
     return seg
 
 
-def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], label: Callable[[int], str]) -> str:
+def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], label: Callable[[int], str],
+                   iterations: int = 3) -> str:
     """A Weisfeiler–Lehman hash of the graph ``members`` induce on ``edges``, nodes labelled by
-    ``label``: equal for blocks built the same way (the same ops wired the same way)."""
-    import networkx as nx
+    ``label``: equal for blocks built the same way (the same ops wired the same way).
 
-    inside = set(members)
-    g = nx.DiGraph()
-    for m in members:
-        g.add_node(m, label=label(m))
-    g.add_edges_from((a, b) for a, b in edges if a in inside and b in inside and a != b)
-    return nx.weisfeiler_lehman_graph_hash(g, node_attr="label", iterations=3)
+    Each round relabels a node by its label and the sorted labels of its operands and of its
+    users (directed, as networkx's ``weisfeiler_lehman_graph_hash`` since 3.5), compressed with
+    BLAKE2b so labels stay short; the hash is the digest of the sorted final labels. Written
+    out rather than built on a networkx graph: hundreds of blocks of a big module are hashed.
+    """
+    index = {m: i for i, m in enumerate(members)}
+    succ: list[list[int]] = [[] for _ in members]
+    pred: list[list[int]] = [[] for _ in members]
+    for a, b in edges:
+        ia, ib = index.get(a), index.get(b)
+        if ia is not None and ib is not None and ia != ib:
+            succ[ia].append(ib)
+            pred[ib].append(ia)
+    cur = [_digest(label(m)) for m in members]
+    for _ in range(iterations):
+        cur = [_digest(f"{cur[i]}<{','.join(sorted(cur[p] for p in pred[i]))}>{','.join(sorted(cur[s] for s in succ[i]))}")
+               for i in range(len(members))]
+    return _digest("|".join(sorted(cur)), 16)
+
+
+def _digest(text: str, size: int = 8) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=size).hexdigest()
 
 
 def repeats(hashes: Sequence[str | None]) -> list[tuple[int, int]]:

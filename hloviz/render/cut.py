@@ -366,12 +366,13 @@ def _delta(node: TreeNode) -> int:
 
 def _levels(tree: Tree) -> dict[str, int]:
     """Each node's distance from the root, single-child steps not counted (``model`` › ``block``
-    with ``model`` alone under the root is level 1, like ``block`` would be without it)."""
+    with ``model`` alone under the root is level 1, like ``block`` would be without it), nor
+    the step into a repeat's copies (its layers open with their siblings' level)."""
     out = {tree.root.key: 0}
     stack = [tree.root]
     while stack:
         n = stack.pop()
-        step = 0 if len(n.children) == 1 else 1
+        step = 0 if len(n.children) == 1 or n.kind == "repeat" else 1
         for c in n.children:
             out[c.key] = out[n.key] + step
             stack.append(c)

@@ -283,7 +283,7 @@ def leaf_labels(g: ViewGraph) -> tuple[dict[str, str], dict[str, str]]:
             if rep.opcode == "fusion":
                 text += ":" + rep.attributes.get("kind", "")
             if u.kind == "chain":
-                text += f"×{len(u.members)}"
+                text += f"*{len(u.members)}"
             out[f"u{u.index}"] = text
             names[f"u{u.index}"] = rep.name
     return out, names

@@ -73,12 +73,12 @@ def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, grou
     while stack:
         node = stack.pop()
         if node.kind not in _KEEP and _crowded(node, group_at, run_at):
-            if _split(node, succ, names):
+            if _split(node, succ, names, group_at):
                 node.structured = True
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
-def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str]) -> bool:
+def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int) -> bool:
     """Blocks for ``node``'s children; whether any were made."""
     kids = list(node.children)
     found = find_blocks(len(kids), _child_edges(node, succ))
@@ -86,8 +86,20 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         return False
     if found.how != "dominators" and _names_agree(kids, found.groups):
         return False
+    keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
+    if not keep_scopes and found.how != "cuts" and node.kind != "block":
+        return False  # many named scopes without a spine (an optimizer's updates): names group them
+    if keep_scopes and (node.kind != "root" or any(not k.is_leaf for k in kids)
+                        or _drawn_after(kids, found.groups) * 3 > len(kids)):
+        # loose ops inside or beside named scopes, or in small blocks: runs of them say as
+        # much in fewer nodes; blocks of ops are for a module without scopes
+        return False
     children = []
     for members in found.groups:
+        if keep_scopes and any(not kids[i].is_leaf for i in members):
+            # crowded by loose ops only: the few named scopes stay as they are, the ops get blocks
+            children.extend(kids[i] for i in members)
+            continue
         if len(members) < MIN_BLOCK:
             children.append(kids[members[0]])
             continue
@@ -102,6 +114,18 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         children.append(block)
     node.children = children
     return True
+
+
+def _drawn_after(kids: list[TreeNode], groups: list[list[int]]) -> int:
+    """How many children a node crowded by loose ops would have with these blocks (blocks
+    holding a scope are dissolved)."""
+    n = 0
+    for members in groups:
+        if any(not kids[i].is_leaf for i in members):
+            n += len(members)
+        else:
+            n += 1
+    return n
 
 
 def _last(node: TreeNode) -> int:
@@ -164,7 +188,9 @@ def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str
           memo: dict[str, str | None]) -> str | None:
     """The structure hash of the leaves below ``node`` (None for a leaf, a computation, or a
     node of fewer than :data:`MIN_BLOCK` leaves: those are not folded)."""
-    if node.kind in _KEEP:
+    if node.kind != "block":
+        # only blocks found by structure fold: named scopes keep their names open at the budget
+        # they had (a run is a slice of a list, a computation XLA's own)
         return None
     if node.key in memo:
         return memo[node.key]
