@@ -11,6 +11,8 @@ without ``jax.named_scope`` has no scopes at all. Their structure is still in th
   its exit, as Keras names ``mixed3`` after the layer that ends it.
 * **separate components** — an optimizer's per-parameter updates do not touch each other: each
   weakly connected component is a block.
+* **a spine beside separate work** — a training step's forward pass has its cuts, but its
+  optimizer updates never reach them: the spine's blocks, and the rest by components;
 * **the dominator tree from the inputs** — where no cut exists (the branches inside an
   Inception block; a training step, whose saved activations skip every cut), the nodes a node
   dominates form its block (each branch under its first op).
@@ -39,7 +41,7 @@ class Blocks:
     """A partition of nodes ``0 … n-1`` into ``groups`` (each in text order; a singleton is a
     node left as it is), in the order they run; ``exit`` is each group's last node by text
     order, which names it; ``how`` says which rule found them (``cuts``, ``components``,
-    ``dominators``)."""
+    ``spine``, ``dominators``)."""
 
     groups: list[list[int]]
     how: str
@@ -55,7 +57,8 @@ def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
     if n < 2 * MIN_BLOCK:
         return None
     g = _Graph(n, edges)
-    for rule, how in ((_components, "components"), (_cuts, "cuts"), (_dominated, "dominators")):
+    for rule, how in ((_components, "components"), (_cuts, "cuts"), (_cuts_and_components, "spine"),
+                      (_dominated, "dominators")):
         seg = rule(g, n)
         if seg is not None:
             groups = _groups(seg, n)
@@ -188,6 +191,44 @@ def _cuts(g: _Graph, n: int) -> list[int] | None:
     if seg.count(-1) * 5 > n:
         return None  # the cuts are a side path's (an optimizer's separate updates): not a spine
     _place_rest(g, seg, n)
+    return seg
+
+
+def _cuts_and_components(g: _Graph, n: int) -> list[int] | None:
+    """A spine of cuts where most nodes do not reach it (a training step's forward pass beside
+    its optimizer updates): the spine's blocks, and the rest split into its own components."""
+    sink = n
+    rev = [list(p) for p in g.pred] + [[v for v in range(n) if not g.succ[v]]]
+    ipdom = dominators(rev, sink)
+    depth = _depths(ipdom, sink)
+    sources = [v for v in range(n) if not g.pred[v] and v in depth]
+    if not sources:
+        return None
+    main = max(sources, key=lambda v: (depth[v], -v))
+    chain = []
+    v = ipdom[main]
+    while v != sink:
+        chain.append(v)
+        v = ipdom[v]
+    if len(chain) < 2 * MIN_BLOCK:
+        return None
+    nearest = _nearest(ipdom, sink, {c: k for k, c in enumerate(chain)})
+    seg = [nearest.get(v, -1) for v in range(n)]
+    rest = [v for v in range(n) if seg[v] < 0]
+    inside = set(rest)
+    base = len(chain)
+    for v in rest:
+        if seg[v] >= 0:
+            continue
+        seg[v] = base
+        stack = [v]
+        while stack:
+            u = stack.pop()
+            for w in (*g.succ[u], *g.pred[u]):
+                if w in inside and seg[w] < 0:
+                    seg[w] = base
+                    stack.append(w)
+        base += 1
     return seg
 
 

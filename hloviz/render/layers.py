@@ -258,7 +258,32 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None) -> Tree:
 
         updates = update_targets(scopes)
     labels_, names = leaf_labels(g)
-    return build_tree(unit_routes(g, scopes, updates), edges=leaf_edges(g), label=labels_, names=names)
+    routes = _by_phase(g, scopes, unit_routes(g, scopes, updates))
+    return build_tree(routes, edges=leaf_edges(g), label=labels_, names=names)
+
+
+#: The scopes a step without user scopes is split into first (``(forward)`` …).
+PHASE_SCOPES = ("(forward)", "(backward)", "(optimizer)")
+
+
+def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
+    """A training step whose op names carry no user scope (``jit(train_step)/mul`` only): its
+    units go into a ``(forward)``, ``(backward)`` or ``(optimizer)`` scope by phase, so blocks
+    are then found on each phase's own graph (the forward pass's residual adds are its cuts;
+    the backward pass reads them all, which would hide them)."""
+    scoped = sum(1 for route, _ in routes if len(route) > 1)
+    if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
+        return routes  # user scopes carry the structure (a few helper jits do not)
+    out = []
+    for route, leaf in routes:
+        if len(route) > 1:
+            out.append((route, leaf))
+            continue
+        unit = g.units[int(leaf[1:])]
+        phase = scopes.phase_of(unit.members[0])
+        base = route[0].path + "/" if route else ""
+        out.append(([*route, Step("scope", f"({phase})", f"{base}({phase})", phase)], leaf))
+    return out
 
 
 def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:

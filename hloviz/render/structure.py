@@ -89,7 +89,7 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
         return False  # many named scopes without a spine (an optimizer's updates): names group them
-    if keep_scopes and (node.kind != "root" or any(not k.is_leaf for k in kids)
+    if keep_scopes and (not _whole_function(node) or any(not k.is_leaf for k in kids)
                         or _drawn_after(kids, found.groups) * 3 > len(kids)):
         # loose ops inside or beside named scopes, or in small blocks: runs of them say as
         # much in fewer nodes; blocks of ops are for a module without scopes
@@ -114,6 +114,17 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         children.append(block)
     node.children = children
     return True
+
+
+def _whole_function(node: TreeNode) -> bool:
+    """The root, or JAX's ``jit(f)`` scope around everything: a module without user scopes."""
+    while node.kind == "block" and node.parent is not None:  # a block found inside one
+        node = node.parent
+    if node.kind == "root":
+        return True
+    if node.kind == "scope" and node.name in ("(forward)", "(backward)", "(optimizer)"):
+        return True  # one phase of a step without user scopes (layers.PHASE_SCOPES)
+    return node.kind == "scope" and node.depth == 1 and node.name.startswith(("jit(", "pjit("))
 
 
 def _drawn_after(kids: list[TreeNode], groups: list[list[int]]) -> int:
