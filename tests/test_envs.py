@@ -282,16 +282,35 @@ def test_a_missing_function_is_reported_as_in_a_plain_capture(tmp_path, wheels):
         capture_in_env(f"{model}:nope", "tensorflow", "2.17", manager=manager)
 
 
-def test_a_crash_under_a_release_shows_its_last_words(tmp_path, wheels):
+def test_a_crash_under_a_release_shows_its_last_words(tmp_path, wheels, capsys):
+    # the same child protocol as a capture here (hloviz.capture.child): the child's last words are
+    # forwarded to stderr as they come, and the error names the release and how the process ended
     manager = make_manager(tmp_path / "envs", wheels)
     model = write_target(tmp_path / "model")
     with pytest.raises(CaptureError) as err:
         capture_in_env(f"{model}:fused_additions", "tensorflow", "2.18", manager=manager)
     text = str(err.value)
-    assert text.startswith(f"the capture under TensorFlow 2.18.9 (environment {manager.name_for('tensorflow', '2.18')}) "
-                           "stopped without a result:")
-    assert "Fatal Python error: Segmentation fault" in text and "(exit code 139)" in text
-    assert "--verbose" in text
+    assert text.startswith(f"capturing {model}:fused_additions under TensorFlow 2.18.9 ended before hloviz got "
+                           "the HLO: the process ended with exit status 139")
+    assert "; its last output is above" in text
+    assert "Fatal Python error: Segmentation fault" in capsys.readouterr().err
+
+
+def test_a_capture_under_a_release_runs_isolated(tmp_path, wheels, monkeypatch, capsys):
+    # python -I: a PYTHONPATH of the caller's (here one holding a `tensorflow` that would shadow the
+    # environment's) does not reach the capture; what the model prints goes to stderr, not stdout
+    shadow = tmp_path / "shadow"
+    (shadow / "tensorflow").mkdir(parents=True)
+    (shadow / "tensorflow" / "__init__.py").write_text("raise ImportError('the caller\\'s tensorflow')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
+    manager = make_manager(tmp_path / "envs", wheels)
+    model = write_target(tmp_path / "model")
+    with open(model, "a", encoding="utf-8") as f:
+        f.write("\nimport os as _os_\n_os_.write(1, b'the model speaks on fd 1\\n')\n")
+    cap = capture_in_env(f"{model}:fused_additions", "tensorflow", "2.17", manager=manager)
+    assert cap.info["tensorflow"] == "2.17.9"
+    out = capsys.readouterr()
+    assert "the model speaks on fd 1" in out.err and "the model speaks" not in out.out
 
 
 def test_a_missing_file_is_reported_before_installing(tmp_path, wheels):

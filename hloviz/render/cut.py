@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 
 __all__ = ["Cut", "Step", "Tree", "TreeNode", "build_tree", "fit"]
 
-#: Kinds of tree nodes. ``scope``: a component of ``op_name``; ``group``: sibling scopes that
-#: share a name prefix; ``block``: siblings bounded by the graph's structure
-#: (:mod:`~hloviz.render.blocks`), named after its exit; ``repeat``: neighbouring blocks or
-#: scopes of the same structure, drawn once as ``×N``; ``run``: consecutive leaves of a scope
-#: where nothing else splits them; ``fusion``/``body``: a fused computation / a while,
-#: conditional or call body; ``leaf``: one drawn unit.
-KINDS = ("root", "scope", "group", "block", "repeat", "run", "fusion", "body", "leaf")
+# Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
+# sibling scopes that share a name prefix; ``block``: siblings bounded by the graph's structure
+# (:mod:`~hloviz.render.blocks`), named after its exit; ``repeat``: neighbouring blocks of the
+# same structure, drawn once as ``×N``; ``run``: consecutive leaves of a scope where nothing
+# else splits them; ``fusion``/``body``: a fused computation / a while, conditional or call
+# body; ``leaf``: one drawn unit.
 #: Kinds that stand for a part of the model (closed: one node; open: a cluster).
 STRUCTURAL = frozenset({"scope", "group", "block", "repeat", "run"})
 

@@ -63,6 +63,8 @@ class KernelRow:
     sources: tuple[str, ...]
     bytes: int = 0
     flops: int = 0
+    #: The layer its ops belong to (:attr:`hloviz.analysis.kernels.Kernel.layer`); "" when unnamed.
+    layer: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,13 +118,14 @@ def _kernel_table(rows: list[KernelRow]) -> str:
     out = [_filter("kernels"),
            ('<table class="kernels" id="hv-kernels"><thead><tr><th data-sort="num">#</th><th>kernel</th><th>what</th>'
             '<th data-sort="num">instructions</th><th data-sort="num">bytes</th><th data-sort="num">FLOPs</th>'
-            '<th>your code</th><th>ops</th></tr></thead><tbody>')]
+            '<th>layer</th><th>your code</th><th>ops</th></tr></thead><tbody>')]
     for r in rows:
         out.append(f'<tr data-kernel="{esc(r.name)}"><td data-v="{r.number}"><a class="swatch" href="#k={_frag(r.name)}" '
                    f'style="background:{colour(r.colour)}">#{r.number}</a></td>'
                    f"<td><code>{esc(r.name)}</code></td><td>{esc(r.what)}</td><td class=\"num\">{r.instructions}</td>"
                    f'<td class="num" data-v="{r.bytes}">{_bytes(r.bytes)}</td>'
                    f'<td class="num" data-v="{r.flops}">{_count(r.flops)}</td>'
+                   f"<td>{f'<code>{esc(r.layer)}</code>' if r.layer else '—'}</td>"
                    f"<td>{_list(r.sources, 4)}</td><td>{_list(r.op_names)}</td></tr>")
     out.append("</tbody></table>")
     return "".join(out)
