@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import math
 import re
 import sys
@@ -45,7 +46,7 @@ def read(folder: Path, stage: str) -> str:
 
 # --- crossings on the SVG's geometry ------------------------------------------------------
 
-_EDGE = re.compile(r'<g id="edge\d+" class="edge">\s*<title>(.*?)</title>(.*?)</g>', re.S)
+_EDGE = re.compile(r'<g id="edge\d+" class="edge">\s*<title>(.*?)</title>(.*?)</g>', re.DOTALL)
 _PATH = re.compile(r'<path [^>]*?d="([^"]+)"')
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -92,7 +93,7 @@ def crossings(svg: str, cell: float = 40.0) -> tuple[int, int]:
     grid: dict[tuple[int, int], list[tuple[int, int]]] = {}
     segs: list[tuple[int, tuple[float, float], tuple[float, float]]] = []
     for e, (_ends, line) in enumerate(drawn):
-        for p, q in zip(line, line[1:], strict=False):
+        for p, q in itertools.pairwise(line):
             k = len(segs)
             segs.append((e, p, q))
             for gx in range(math.floor(min(p[0], q[0]) / cell), math.floor(max(p[0], q[0]) / cell) + 1):

@@ -108,18 +108,8 @@ def dominators(succ: Sequence[Sequence[int]], root: int) -> dict[int, int]:
                 continue
             new = -1
             for p in preds[v]:
-                if p not in idom:
-                    continue
-                if new < 0:
-                    new = p
-                    continue
-                a, b = p, new
-                while a != b:
-                    while number[a] < number[b]:
-                        a = idom[a]
-                    while number[b] < number[a]:
-                        b = idom[b]
-                new = a
+                if p in idom:
+                    new = p if new < 0 else _meet(p, new, idom, number)
             if new >= 0 and idom.get(v) != new:
                 idom[v] = new
                 changed = True
@@ -144,6 +134,16 @@ class _Graph:
             if a != b:
                 self.succ[a].append(b)
                 self.pred[b].append(a)
+
+
+def _meet(a: int, b: int, idom: dict[int, int], number: dict[int, int]) -> int:
+    """The nearest common dominator of ``a`` and ``b`` (walking up by postorder number)."""
+    while a != b:
+        while number[a] < number[b]:
+            a = idom[a]
+        while number[b] < number[a]:
+            b = idom[b]
+    return a
 
 
 def _components(g: _Graph, n: int) -> list[int] | None:

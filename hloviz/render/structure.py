@@ -72,9 +72,8 @@ def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, grou
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.kind not in _KEEP and _crowded(node, group_at, run_at):
-            if _split(node, succ, names, group_at):
-                node.structured = True
+        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at):
+            node.structured = True
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
