@@ -12,11 +12,11 @@ ends say where it goes instead:
 * an arrow is long when its ends' rows differ by more than :data:`SPAN` (rows by longest path
   from the inputs, an input pulled down next to its first user, as dot places it);
 * a *hub* — in-degree above ``Q3 + (Q3 − Q1)`` or out-degree above ``Q3 + 4·(Q3 − Q1)`` over
-  the picture's nodes (TensorBoard's rule), and at least :data:`HUB_FLOOR` — loses every arrow
-  whose other end keeps another one; the arrows it keeps hold the picture together where
-  only a hub links a node (a dense block's shared buffer);
-* no arrow is taken from a node it is the last arrow of (the floor that keeps a picture from
-  falling apart), and pictures of at most :data:`SMALL` nodes keep their long arrows.
+  the picture's nodes (TensorBoard's rule), and at least :data:`HUB_FLOOR` — loses its arrows
+  but those that alone hold a part of the picture on (a dense block's shared buffer);
+* arrows that hold the picture together stay (a spanning forest, short ordinary arrows
+  preferred: the floor that keeps a picture from falling apart into pieces dot would lay out
+  side by side), and pictures of at most :data:`SMALL` nodes keep their long arrows.
 
 :func:`shorten` is pure: a scene in, the same scene with stubs (and the list of stubbed arrows)
 out. :func:`rows_of` is the row numbering, for tests and benchmarks.
@@ -109,24 +109,21 @@ def shorten(scene: Scene, *, span: int = SPAN) -> list[Stub]:
         return []
     hub = hubs(scene, drawn)
     row = rows_of(scene.nodes, ((e.src, e.dst) for e in drawn))
-    degree: dict[str, int] = {}
-    for e in drawn:
-        degree[e.src] = degree.get(e.src, 0) + 1
-        degree[e.dst] = degree.get(e.dst, 0) + 1
     long_ok = len(scene.nodes) <= SMALL
+
+    def far(e: Edge) -> str | None:
+        reach = row[e.dst] - row[e.src]
+        if e.src in hub or e.dst in hub:
+            return "hub"
+        return "long" if reach > span and not long_ok else None
+
+    keep = _spine(drawn, row, far)
     stubs: list[Stub] = []
     gone: set[int] = set()
     for e in drawn:
-        reach = row[e.dst] - row[e.src]
-        other = e.dst if e.src in hub else e.src if e.dst in hub else None
-        if other is not None and degree[other] > 1:
-            why = "hub"  # the hub's other end stays tied to the picture by another arrow
-        elif reach > span and not long_ok and degree[e.src] > 1 and degree[e.dst] > 1:
-            why = "long"
-        else:
+        why = far(e)
+        if why is None or id(e) in keep:
             continue
-        degree[e.src] -= 1
-        degree[e.dst] -= 1
         stubs.append(Stub(e.src, e.dst, e.label, why))
         gone.add(id(e))
     if not stubs:
@@ -134,6 +131,32 @@ def shorten(scene: Scene, *, span: int = SPAN) -> list[Stub]:
     scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
     _write_rows(scene, stubs)
     return stubs
+
+
+def _spine(drawn: list[Edge], row: dict[str, int], far) -> set[int]:
+    """The arrows that keep every connected part of the picture connected (a spanning forest,
+    Kruskal's rule): short ordinary arrows first, then the shortest far ones only where a part
+    would otherwise fall off — dot would lay each fallen part out beside the others."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        root = x
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(x, x) != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    order = sorted(range(len(drawn)), key=lambda i: (far(drawn[i]) is not None,
+                                                     abs(row[drawn[i].dst] - row[drawn[i].src]), i))
+    keep: set[int] = set()
+    for i in order:
+        e = drawn[i]
+        a, b = find(e.src), find(e.dst)
+        if a != b:
+            parent[a] = b
+            keep.add(id(e))
+    return keep
 
 
 def _name(scene: Scene, key: str) -> str:
