@@ -16,7 +16,8 @@ ends say where it goes instead:
   but those that alone hold a part of the picture on (a dense block's shared buffer);
 * arrows that hold the picture together stay (a spanning forest, short ordinary arrows
   preferred: the floor that keeps a picture from falling apart into pieces dot would lay out
-  side by side), and pictures of at most :data:`SMALL` nodes keep their long arrows.
+  side by side; only fragments of fewer than :data:`FRAGMENT` nodes may float), and pictures
+  of at most :data:`SMALL` nodes keep their long arrows.
 
 :func:`shorten` is pure: a scene in, the same scene with stubs (and the list of stubbed arrows)
 out. :func:`rows_of` is the row numbering, for tests and benchmarks.
@@ -37,6 +38,8 @@ SPAN = 6
 SMALL = 80
 #: A hub has at least this many arrows on the side that makes it one.
 HUB_FLOOR = 8
+#: A part of the picture smaller than this may lose its last far arrow (it floats beside).
+FRAGMENT = 4
 #: A stub row names at most this many far ends.
 _NAMES = 3
 
@@ -134,9 +137,11 @@ def shorten(scene: Scene, *, span: int = SPAN) -> list[Stub]:
 
 
 def _spine(drawn: list[Edge], row: dict[str, int], far) -> set[int]:
-    """The arrows that keep every connected part of the picture connected (a spanning forest,
-    Kruskal's rule): short ordinary arrows first, then the shortest far ones only where a part
-    would otherwise fall off — dot would lay each fallen part out beside the others."""
+    """The arrows that keep the picture's parts connected (a spanning forest, Kruskal's rule):
+    short ordinary arrows first, then the shortest far ones only where a part of
+    :data:`FRAGMENT` nodes or more would otherwise fall off — dot would lay each fallen part
+    out beside the others; a few nodes hanging on by a far arrow float beside the picture
+    instead (as TensorBoard sets hubs aside), their stub rows saying where they belong."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -149,13 +154,18 @@ def _spine(drawn: list[Edge], row: dict[str, int], far) -> set[int]:
 
     order = sorted(range(len(drawn)), key=lambda i: (far(drawn[i]) is not None,
                                                      abs(row[drawn[i].dst] - row[drawn[i].src]), i))
+    size: dict[str, int] = {}
     keep: set[int] = set()
     for i in order:
         e = drawn[i]
         a, b = find(e.src), find(e.dst)
-        if a != b:
-            parent[a] = b
-            keep.add(id(e))
+        if a == b:
+            continue
+        if far(e) is not None and min(size.get(a, 1), size.get(b, 1)) < FRAGMENT:
+            continue  # a few nodes hanging on by a far arrow float beside the picture instead
+        parent[a] = b
+        size[b] = size.get(a, 1) + size.get(b, 1)
+        keep.add(id(e))
     return keep
 
 
