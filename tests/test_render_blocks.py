@@ -119,3 +119,17 @@ def test_same_input_same_bytes():
     a = to_dot(draw_module(hloviz.parse(text)).scene)
     b = to_dot(draw_module(hloviz.parse(text)).scene)
     assert a == b
+
+
+def test_gpt_step_without_scopes_reads_as_its_layers():
+    # samples/jax_gpt_step.py: 8 decoder layers, no jax.named_scope anywhere; the op names say
+    # only jvp()/transpose(jvp()) (checked here on the text)
+    text = _text("jax_gpt_step", "pre")
+    assert "named_scope" not in text and not re.search(r'op_name="jit\(train_step\)/[^"/]*layer', text)
+    view = draw_module(hloviz.parse(text), options=ViewOptions())
+    tree = _tree(view)
+    forward = next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == "(forward)" and n.size > 100)
+    reps = [n for n in forward.children if n.kind == "repeat"]
+    # the layers after the first (which also holds the embedding) fold into one repeat
+    assert [len(r.children) for r in reps] == [7]
+    assert not any(n.kind == "run" for n in forward.children)

@@ -11,8 +11,10 @@ without ``jax.named_scope`` has no scopes at all. Their structure is still in th
   its exit, as Keras names ``mixed3`` after the layer that ends it.
 * **separate components** — an optimizer's per-parameter updates do not touch each other: each
   weakly connected component is a block.
-* **a spine beside separate work** — a training step's forward pass has its cuts, but its
-  optimizer updates never reach them: the spine's blocks, and the rest by components;
+* **a spine read forwards** — a training step's forward pass saves activations for the
+  backward pass, so no node is on every way out; the nodes that dominate the deepest node
+  reachable from the main input still are its spine (each residual add); updates that never
+  touch it go by components;
 * **the dominator tree from the inputs** — where no cut exists (the branches inside an
   Inception block; a training step, whose saved activations skip every cut), the nodes a node
   dominates form its block (each branch under its first op).
@@ -195,29 +197,72 @@ def _cuts(g: _Graph, n: int) -> list[int] | None:
 
 
 def _cuts_and_components(g: _Graph, n: int) -> list[int] | None:
-    """A spine of cuts where most nodes do not reach it (a training step's forward pass beside
-    its optimizer updates): the spine's blocks, and the rest split into its own components."""
-    sink = n
-    rev = [list(p) for p in g.pred] + [[v for v in range(n) if not g.succ[v]]]
-    ipdom = dominators(rev, sink)
-    depth = _depths(ipdom, sink)
-    sources = [v for v in range(n) if not g.pred[v] and v in depth]
+    """A spine where the post-dominators find none (a training step's forward pass: every
+    activation it saves for the backward pass leaves it, so no node is on *every* way out).
+    The spine is then read forwards: the nodes that dominate the deepest node reachable from
+    the main input (the source with the longest path ahead of it) — each residual add. A node
+    joins the block its nearest spine node opens (blocks end at the next one, which names
+    them); inputs join their first user's block; the rest (separate updates) go by components."""
+    height = [0] * n
+    for v in reversed(_topological(g, n)):
+        height[v] = max((height[w] + 1 for w in g.succ[v]), default=0)
+    sources = [v for v in range(n) if not g.pred[v]]
     if not sources:
         return None
-    main = max(sources, key=lambda v: (depth[v], -v))
+    main = max(sources, key=lambda v: (height[v], -v))
+    idom = dominators(g.succ, main)
+    depth = _depths(idom, main)
+    deepest = max(depth, key=lambda v: (depth[v], -v))
     chain = []
-    v = ipdom[main]
-    while v != sink:
+    v = deepest
+    while v != main:
         chain.append(v)
-        v = ipdom[v]
+        v = idom[v]
+    chain.reverse()
     if len(chain) < 2 * MIN_BLOCK:
         return None
-    nearest = _nearest(ipdom, sink, {c: k for k, c in enumerate(chain)})
-    seg = [nearest.get(v, -1) for v in range(n)]
-    rest = [v for v in range(n) if seg[v] < 0]
-    inside = set(rest)
-    base = len(chain)
-    for v in rest:
+    index = {c: k for k, c in enumerate(chain)}
+    entry = _nearest(idom, main, index)
+    seg = [-1] * n
+    for v, k in entry.items():
+        seg[v] = k - 1 if v in index else k  # a spine node closes the block before it
+    seg[main] = 0
+    _inputs_to_users(g, seg, n)
+    _rest_by_components(g, seg, n, base=len(chain) + 1)
+    return seg
+
+
+def _topological(g: _Graph, n: int) -> list[int]:
+    left = [len(p) for p in g.pred]
+    ready = [v for v in range(n) if left[v] == 0]
+    out = []
+    while ready:
+        v = ready.pop()
+        out.append(v)
+        for w in g.succ[v]:
+            left[w] -= 1
+            if left[w] == 0:
+                ready.append(w)
+    return out + [v for v in range(n) if left[v] > 0]  # a cycle (a quotient graph's) goes last
+
+
+def _inputs_to_users(g: _Graph, seg: list[int], n: int) -> None:
+    """Nodes outside every block that feed one (a weight and its transpose) join their first
+    user's block, repeatedly, so chains of preparation follow their user."""
+    changed = True
+    while changed:
+        changed = False
+        for v in range(n - 1, -1, -1):
+            if seg[v] < 0:
+                users = sorted(seg[w] for w in g.succ[v] if seg[w] >= 0)
+                if users:
+                    seg[v] = users[0]
+                    changed = True
+
+
+def _rest_by_components(g: _Graph, seg: list[int], n: int, *, base: int) -> None:
+    inside = {v for v in range(n) if seg[v] < 0}
+    for v in sorted(inside):
         if seg[v] >= 0:
             continue
         seg[v] = base
@@ -229,7 +274,6 @@ def _cuts_and_components(g: _Graph, n: int) -> list[int] | None:
                     seg[w] = base
                     stack.append(w)
         base += 1
-    return seg
 
 
 def _depths(idom: dict[int, int], root: int) -> dict[int, int]:
@@ -331,6 +375,30 @@ def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], lab
 
 def _digest(text: str, size: int = 8) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=size).hexdigest()
+
+
+def periodic(hashes: Sequence[str | None], *, periods: Sequence[int] = (2, 3), copies: int = 3) -> list[tuple[int, int, int]]:
+    """Runs ``(start, period, count)`` where a group of ``period`` neighbours repeats ``count``
+    (≥ ``copies``) times — a transformer layer is an attention block then an MLP block."""
+    out = []
+    i = 0
+    while i < len(hashes):
+        best = None
+        for p in periods:
+            if any(h is None for h in hashes[i:i + p]):
+                continue
+            j = i + p
+            while j + p <= len(hashes) and list(hashes[j:j + p]) == list(hashes[i:i + p]):
+                j += p
+            count = (j - i) // p
+            if count >= copies and (best is None or count * p > best[1] * best[2]):
+                best = (i, p, count)
+        if best is None:
+            i += 1
+            continue
+        out.append(best)
+        i = best[0] + best[1] * best[2]
+    return out
 
 
 def repeats(hashes: Sequence[str | None]) -> list[tuple[int, int]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .blocks import MIN_BLOCK, find_blocks, repeats, structure_hash
+from .blocks import MIN_BLOCK, find_blocks, periodic, repeats, structure_hash
 from .cut import TreeNode, rekey
 
 __all__ = ["fold_repeats", "split_by_structure"]
@@ -189,6 +189,9 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
         if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
             hs = [_hash(k, succ, label, hashes) for k in kids]
             found = repeats(hs)
+            if not found and _group_periods(node, periodic(hs)):
+                hs = [_hash(k, succ, label, hashes) for k in node.children]
+                found = repeats(hs)
             if found:
                 _fold(node, found)
         stack.extend(c for c in node.children if c.kind not in _KEEP)
@@ -225,6 +228,38 @@ def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str
 def _leaf_order(name: str) -> tuple[int, str]:
     digits = name[1:]
     return (int(digits), name) if digits.isdigit() else (0, name)
+
+
+def _group_periods(node: TreeNode, found: list[tuple[int, int, int]]) -> bool:
+    """Wrap each period of a periodic run of blocks (a layer's attention then MLP) in a block
+    of its own, named after its last member, so the periods can fold as repeats."""
+    if not found:
+        return False
+    kids = node.children
+    starts = {start: (p, count) for start, p, count in found}
+    out: list[TreeNode] = []
+    i = 0
+    while i < len(kids):
+        if i not in starts:
+            out.append(kids[i])
+            i += 1
+            continue
+        p, count = starts[i]
+        for c in range(count):
+            members = kids[i + c * p:i + (c + 1) * p]
+            last = members[-1]
+            tail = last.key.rsplit("/", 1)[-1]
+            key = f"{node.key}/b:p{tail}" if node.key else f"b:p{tail}"
+            name = last.label or last.name
+            block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, order=members[0].order)
+            for m in members:
+                m.parent = block
+                block.children.append(m)
+            rekey(block)
+            out.append(block)
+        i += p * count
+    node.children = out
+    return True
 
 
 def _fold(node: TreeNode, found: list[tuple[int, int]]) -> None:
