@@ -116,11 +116,10 @@ def diff(
         failed = result.failed(checks)
     sys.stdout.flush()
     if output is not None and picture_fmt is not None:
-        picture = result.picture(picture_fmt, budget=budget, timeout=timeout)
+        picture = result.save_picture(output, budget=budget, timeout=timeout)  # .dot beside it if Graphviz fails
         for n in picture.notes:
             if "did not finish" in n:
                 note(n)
-        picture.save(output)
         note(f"wrote {output}")
     if failed:
         for name in failed:
@@ -146,6 +145,10 @@ def _live_sides(before: str, after: str | None, tf: list[str], jax: list[str], a
         after = before
     if not versions:
         return before, after
+    from ..capture.envs import check_release
+
+    for version in versions:  # every one, before minutes of installing the first
+        check_release("tensorflow" if key == "tf" else "jax", version)
     sides: list[object] = []
     for i, side in enumerate((before, after)):
         path = Path(side)

@@ -63,6 +63,10 @@ def show(
     print("wrote:")
     for path in result.files.values():
         print(f"  {visible(str(path))}")
+    if result.removed:
+        print("removed (hloviz's own, from an earlier run):")
+        for path in result.removed:
+            print(f"  {visible(str(path))}")
     if open_report:
         import webbrowser
 

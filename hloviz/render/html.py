@@ -95,6 +95,8 @@ class ReportContent:
     folds: list[FoldRow] = field(default_factory=list)
     files: list[tuple[str, str]] = field(default_factory=list)
     footer: str = ""
+    #: The memory section (:func:`hloviz.render.memory.memory_section`), HTML; "" when there is none.
+    memory_html: str = ""
 
 
 _PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>\s*", re.DOTALL)
@@ -215,6 +217,8 @@ def report_fragment(c: ReportContent, *, explorer: bool = False) -> str:
     parts.append(_kernel_table(c.kernels))
     parts.append(f"<h2>Folded constants ({len(c.folds)})</h2>")
     parts.append(_fold_table(c.folds))
+    if c.memory_html:
+        parts.append(c.memory_html)
     if c.files:
         parts.append("<h2>Files</h2><ul>" + "".join(
             f'<li><a href="{esc(href)}">{esc(name)}</a></li>' for name, href in c.files) + "</ul>")
@@ -234,6 +238,8 @@ def _page(title: str, body: str, explorer: ExplorerPayload | None = None) -> str
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            # hloviz's mark: show -o replaces a report.html only when it carries it (render/files.py)
+            "<meta name=\"generator\" content=\"hloviz\">\n"
             f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n{head_extra}</head>\n<body>\n{body}\n{tail}"
             "</body>\n</html>\n")
 

@@ -98,10 +98,11 @@ def _facts(info: dict, analysis: Analysis) -> list[tuple[str, str]]:
 
 def report_content(label: str, info: dict, analysis: Analysis, *, svg: str | None, notes: list[str],
                    files: list[tuple[str, str]], lookup: SourceLookup | None = None,
-                   picture_missing: str | None = None, footer: str = "") -> ReportContent:
-    """Everything the report shows, in order."""
+                   picture_missing: str | None = None, footer: str = "",
+                   memory_html: str = "") -> ReportContent:
+    """Everything the report shows, in order (``memory_html``: the memory section)."""
     return ReportContent(
         title=f"hloviz · {label}", verdict=analysis.verdict, facts=_facts(info, analysis), picture_svg=svg,
         picture_missing=picture_missing, notes=notes, kernels=kernel_rows(analysis, lookup),
-        folds=fold_rows(analysis, lookup), files=files, footer=footer,
+        folds=fold_rows(analysis, lookup), files=files, footer=footer, memory_html=memory_html,
     )
