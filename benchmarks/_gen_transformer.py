@@ -44,14 +44,23 @@ BACKEND_OPTIONS = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expens
 
 
 def build_step(layers: int, width: int, heads: int, seq: int, batch: int, vocab: int,
-               arch: str = "gpt2"):
+               arch: str = "gpt2", scopes: bool = True):
     """Return ``(step_fn, example_args)``; every argument is a ShapeDtypeStruct (no memory).
+
+    ``scopes=False`` leaves out every ``jax.named_scope``: op names then say only what JAX
+    calls the op (``jit(train_step)/jvp(...)/dot_general``), as in a step written without them.
 
     ``gpt2``: LayerNorm, biased projections, GELU MLP, learned positions. ``llama``: RMSNorm,
     no biases, rotary positions, SwiGLU MLP, soft-capped attention logits.
     """
+    import contextlib
+
     import jax
     import jax.numpy as jnp
+
+    def named_scope(name: str):
+        # scopes=False: op names carry no structure (a user who never wrote a name scope)
+        return jax.named_scope(name) if scopes else contextlib.nullcontext()
 
     if arch not in ARCHS:
         raise ValueError(f"arch must be one of {ARCHS}, not {arch!r}")
@@ -119,21 +128,21 @@ def build_step(layers: int, width: int, heads: int, seq: int, batch: int, vocab:
         x = params["embed"][tokens]
         if not llama:
             x = x + jnp.tile(params["pos"], (batch, 1))
-        with jax.named_scope("decoder"):
+        with named_scope("decoder"):
             for i, p in enumerate(params["layers"]):
-                with jax.named_scope(f"layer_{i}"):
-                    with jax.named_scope("attention"):
+                with named_scope(f"layer_{i}"):
+                    with named_scope("attention"):
                         x = x + attention(p, norm(x, p, "attn_norm"))
-                    with jax.named_scope("mlp"):
+                    with named_scope("mlp"):
                         x = x + mlp(p, norm(x, p, "mlp_norm"))
-        with jax.named_scope("lm_head"):
+        with named_scope("lm_head"):
             logits = norm(x, params, "final_norm") @ params["embed"].T
             logp = jax.nn.log_softmax(logits, axis=-1)
             return -jnp.take_along_axis(logp, targets[:, None], axis=-1).mean()
 
     def train_step(params, m, v, tokens, targets, t):
         loss, grads = jax.value_and_grad(loss_fn)(params, tokens, targets)
-        with jax.named_scope("optimizer"):
+        with named_scope("optimizer"):
             norm = jnp.sqrt(sum(jnp.sum(g * g) for g in jax.tree.leaves(grads)))
             scale = jnp.minimum(1.0, 1.0 / (norm + 1e-6))
             grads = jax.tree.map(lambda g: g * scale, grads)

@@ -1,12 +1,13 @@
-"""Two real Keras models, as users inspect them: MobileNetV2 and ResNet50 inference.
+"""Real Keras models, as users inspect them: MobileNetV2, ResNet50, InceptionV3, DenseNet121.
 
 ``tf.keras.applications`` with ``weights=None`` (random weights: XLA compiles the same program
-either way, and nothing is downloaded), batch 1, 224×224×3 images::
+either way, and nothing is downloaded), batch 1, 224×224×3 images (InceptionV3 75×75×3 and
+DenseNet121 64×64×3, the smallest inputs they accept: the graph is the same at any size)::
 
     hloviz stats samples/keras_applications.py:mobilenet_v2 --by scope --depth 2
     hloviz show samples/keras_applications.py:resnet50
 
-Saved captures of both are in ``samples/captures/`` (no TensorFlow needed to read them).
+Saved captures of all four are in ``samples/captures/`` (no TensorFlow needed to read them).
 """
 
 import functools
@@ -16,7 +17,11 @@ import tensorflow as tf
 HLOVIZ_ARGS = {
     "mobilenet_v2": ["f32[1,224,224,3]"],
     "resnet50": ["f32[1,224,224,3]"],
+    "inception_v3": ["f32[1,75,75,3]"],
+    "densenet121": ["f32[1,64,64,3]"],
 }
+
+_SHAPES = {"InceptionV3": (75, 75, 3), "DenseNet121": (64, 64, 3)}
 
 
 @functools.cache
@@ -24,7 +29,7 @@ def _model(name: str) -> tf.keras.Model:
     # Built once, eagerly (tf.init_scope leaves the graph being traced): a traced function must
     # not create variables, and only this file's chosen model is built.
     with tf.init_scope():
-        return getattr(tf.keras.applications, name)(weights=None, input_shape=(224, 224, 3))
+        return getattr(tf.keras.applications, name)(weights=None, input_shape=_SHAPES.get(name, (224, 224, 3)))
 
 
 @tf.function(jit_compile=True)
@@ -37,3 +42,15 @@ def mobilenet_v2(images):
 def resnet50(images):
     """ResNet50 inference: the class probabilities of ``images``."""
     return _model("ResNet50")(images, training=False)
+
+
+@tf.function(jit_compile=True)
+def inception_v3(images):
+    """InceptionV3 inference: eleven ``mixed`` blocks whose layers are named ``conv2d_N``."""
+    return _model("InceptionV3")(images, training=False)
+
+
+@tf.function(jit_compile=True)
+def densenet121(images):
+    """DenseNet121 inference: four dense blocks of 6, 12, 24 and 16 layers."""
+    return _model("DenseNet121")(images, training=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
-from . import labels
+from . import arrows, labels
 from .model import Place, Unit, ViewGraph
 from .scene import Cluster, Edge, Node, Row, Scene
 from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
@@ -231,7 +231,7 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     for (s, d, label, head), n in counts.items():
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
-    _prune_hubs(scene, notes)
+    _stubs(scene, notes)
     if g.order_edges:
         # A timeline: the invisible arrows alone decide the ranks. Data arrows between distant
         # runs would otherwise make dot's ranking crawl (minutes for 70 nodes) and the picture
@@ -299,41 +299,14 @@ def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool
 
 #: Above this many arrows (and 1.5 per node), arrows are drawn straight.
 SPLINE_EDGES = 150
-#: A picture may hold this many arrows per node before the busiest nodes' arrows are left out.
-EDGES_PER_NODE = 2.5
-#: Only nodes linked to more than this many others lose their arrows.
-HUB_DEGREE = 16
 
 
-def _prune_hubs(scene: Scene, notes: list[str]) -> None:
-    """Leave out the arrows of hubs (a parameter group feeding 230 nodes, a root tuple of 232
-    results) when the picture has far more arrows than nodes: they make a layout slow and
-    unreadable. Each hub says how many arrows it lost; a note names the busiest."""
-    limit = int(EDGES_PER_NODE * max(len(scene.nodes), 1))
-    if len(scene.edges) <= limit:
-        return
-    outs: dict[str, int] = {}
-    ins: dict[str, int] = {}
-    for e in scene.edges:
-        outs[e.src] = outs.get(e.src, 0) + 1
-        ins[e.dst] = ins.get(e.dst, 0) + 1
-    ranked = sorted(scene.nodes, key=lambda k: (-(outs.get(k, 0) + ins.get(k, 0)), list(scene.nodes).index(k)))
-    hubs: list[str] = []
-    remaining = len(scene.edges)
-    for key in ranked:
-        degree = outs.get(key, 0) + ins.get(key, 0)
-        if remaining <= limit or degree <= HUB_DEGREE:
-            break
-        hubs.append(key)
-        remaining -= degree
-    if not hubs:
-        return
-    cut = set(hubs)
-    scene.edges[:] = [e for e in scene.edges if e.src not in cut and e.dst not in cut]
-    for key in hubs:
-        parts = [f"{n} {w}" for n, w in ((ins.get(key, 0), "inputs"), (outs.get(key, 0), "users")) if n]
-        scene.nodes[key].rows.append(Row(f"{', '.join(parts)}: arrows not drawn", small=True, italic=True,
-                                         color="#616161"))
-    first = scene.nodes[hubs[0]].rows[1].text if len(scene.nodes[hubs[0]].rows) > 1 else hubs[0]
-    notes.append(f"arrows of {len(hubs)} node{'s' if len(hubs) != 1 else ''} linked to more than {HUB_DEGREE} "
-                 f"others are not drawn (the busiest: {first}); each says how many it has")
+def _stubs(scene: Scene, notes: list[str]) -> None:
+    """Long and hub arrows become stub rows at their ends (:mod:`hloviz.render.arrows`)."""
+    stubs = arrows.shorten(scene)
+    if stubs:
+        hub = sum(1 for s in stubs if s.why == "hub")
+        parts = [f"{n} {w}" for n, w in ((len(stubs) - hub, f"spanning more than {arrows.SPAN} rows"),
+                                         (hub, "of nodes with far more arrows than the rest")) if n]
+        notes.append(f"{len(stubs)} arrow{'s' if len(stubs) != 1 else ''} drawn as ← / → rows at their ends "
+                     f"({', '.join(parts)})")

@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["Cut", "Step", "Tree", "TreeNode", "build_tree", "fit"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
-# sibling scopes that share a name prefix; ``run``: consecutive leaves of a scope with too many;
-# ``fusion``/``body``: a fused computation / a while, conditional or call body; ``leaf``: one
-# drawn unit.
+# sibling scopes that share a name prefix; ``block``: siblings bounded by the graph's structure
+# (:mod:`~hloviz.render.blocks`), named after its exit; ``repeat``: neighbouring blocks of the
+# same structure, drawn once as ``×N``; ``run``: consecutive leaves of a scope where nothing
+# else splits them; ``fusion``/``body``: a fused computation / a while, conditional or call
+# body; ``leaf``: one drawn unit.
+#: Kinds that stand for a part of the model (closed: one node; open: a cluster).
+STRUCTURAL = frozenset({"scope", "group", "block", "repeat", "run"})
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class TreeNode:
     order: int = 0
     last: int = 0
     depth: int = 0
+    #: its children were split by structure: grouping them by name prefix would mix blocks
+    structured: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -122,15 +128,25 @@ class Tree:
         return sub
 
 
-def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 10, run_at: int = 24) -> Tree:
+def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 10, run_at: int = 24,
+               edges: Sequence[tuple[str, str]] | None = None, label: Mapping[str, str] | None = None,
+               names: Mapping[str, str] | None = None) -> Tree:
     """The tree of ``(route, leaf key)`` pairs, leaves in the order given.
 
-    A scope with more than ``group_at`` child scopes has them grouped by shared name prefix
-    (``block_5_expand``, ``block_5_depthwise``… under ``block_5``; recursively, so ResNet's
-    ``conv2_block1_1_conv`` sits under ``conv2`` › ``conv2_block1``): a picture that cannot show
-    160 layers can show 20 blocks. A node with more than ``run_at`` leaves of its own (an
-    optimizer's 900 update ops) has them cut into runs of consecutive leaves, a run of runs when
-    needed, so even a flat scope opens a step at a time.
+    A scope with more than ``group_at`` children is split, by the first rule that works:
+
+    * ``edges`` given (arrows between leaf keys): blocks found by structure
+      (:mod:`~hloviz.render.blocks`: cut vertices, components, the dominator tree), unless the
+      children's names already group them the same way;
+    * sibling scopes grouped by shared name prefix (``block_5_expand``, ``block_5_depthwise``…
+      under ``block_5``; recursively, so ResNet's ``conv2_block1_1_conv`` sits under ``conv2`` ›
+      ``conv2_block1``): a picture that cannot show 160 layers can show 20 blocks;
+    * a node with more than ``run_at`` leaves that nothing else splits has them cut into runs of
+      consecutive leaves.
+
+    Then neighbouring scopes or blocks of the same structure (``label`` names each leaf's kind,
+    for the Weisfeiler–Lehman hash) are folded into a ``repeat`` node. ``names`` (leaf → what
+    to call it) names a block that ends in a leaf.
     """
     root = TreeNode("", "root", "")
     index: dict[str, TreeNode] = {"": root}
@@ -149,8 +165,17 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         node = TreeNode(f"{key}/{leaf}" if key else leaf, "leaf", leaf, parent.path, "", parent, order=order,
                         depth=parent.depth)
         parent.children.append(node)
-    _group(root, group_at)
-    _runs(root, run_at)
+    if edges is not None:
+        from .structure import fold_repeats, split_by_structure
+
+        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names or {})
+        _group(root, group_at)
+        _runs(root, run_at)
+        _sizes(root)
+        fold_repeats(root, edges, label or {})
+    else:
+        _group(root, group_at)
+        _runs(root, run_at)
     _sizes(root)
     return Tree(root)
 
@@ -202,7 +227,7 @@ def _chunk(node: TreeNode, leaves: list[TreeNode], run_at: int) -> None:
         for leaf in chunk:
             leaf.parent = run
             run.children.append(leaf)
-        _rekey(run)
+        rekey(run)
         runs.append(run)
         if len(chunk) > run_at:
             _chunk(run, chunk, run_at)
@@ -214,7 +239,7 @@ def _group(root: TreeNode, group_at: int) -> None:
     while stack:
         node = stack.pop()
         scopes = [c for c in node.children if c.kind == "scope"]
-        if len(scopes) > group_at:
+        if len(scopes) > group_at and not node.structured:
             _group_children(node, scopes, 1, group_at)
         stack.extend(c for c in node.children if not c.is_leaf)
 
@@ -241,13 +266,13 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
             node.children.remove(m)
             m.parent = group
             group.children.append(m)
-        _rekey(group)
+        rekey(group)
         node.children.append(group)
         if len(members) > group_at:
             _group_children(group, members, ntok + 1, group_at)
 
 
-def _rekey(group: TreeNode) -> None:
+def rekey(group: TreeNode) -> None:
     """Keys stay route-shaped after grouping: ``…/g:block_5/s:block_5_expand/…``."""
     stack = [(c, group.key) for c in group.children]
     while stack:
@@ -340,12 +365,13 @@ def _delta(node: TreeNode) -> int:
 
 def _levels(tree: Tree) -> dict[str, int]:
     """Each node's distance from the root, single-child steps not counted (``model`` › ``block``
-    with ``model`` alone under the root is level 1, like ``block`` would be without it)."""
+    with ``model`` alone under the root is level 1, like ``block`` would be without it), nor
+    the step into a repeat's copies (its layers open with their siblings' level)."""
     out = {tree.root.key: 0}
     stack = [tree.root]
     while stack:
         n = stack.pop()
-        step = 0 if len(n.children) == 1 else 1
+        step = 0 if len(n.children) == 1 or n.kind == "repeat" else 1
         for c in n.children:
             out[c.key] = out[n.key] + step
             stack.append(c)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..ir import Computation, Instruction
 from ..opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from . import labels
-from .cut import Cut, Step, Tree, TreeNode, build_tree
+from .cut import STRUCTURAL, Cut, Step, Tree, TreeNode, build_tree
 from .model import Place, Unit, ViewGraph
 from .scene import Row
 
@@ -39,6 +39,8 @@ _QUIET = SCOPE_NEUTRAL
 #: Unnamed instructions that go with their users (a layer's weights), or with their operand.
 _INPUTS = SCOPE_INPUTS
 _PLUMBING = SCOPE_PLUMBING
+#: Open tree nodes drawn as a titled cluster (an open run of ops is not: it only splits a list).
+_CLUSTERED = STRUCTURAL - {"run"}
 
 
 @dataclass
@@ -255,12 +257,66 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None) -> Tree:
         from ..analysis.updates import update_targets
 
         updates = update_targets(scopes)
-    return build_tree(unit_routes(g, scopes, updates))
+    labels_, names = leaf_labels(g)
+    routes = _by_phase(g, scopes, unit_routes(g, scopes, updates))
+    return build_tree(routes, edges=leaf_edges(g), label=labels_, names=names)
+
+
+#: The scopes a step without user scopes is split into first (``(forward)`` …).
+PHASE_SCOPES = ("(forward)", "(backward)", "(optimizer)")
+
+
+def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
+    """A training step whose op names carry no user scope (``jit(train_step)/mul`` only): its
+    units go into a ``(forward)``, ``(backward)`` or ``(optimizer)`` scope by phase, so blocks
+    are then found on each phase's own graph (the forward pass's residual adds are its cuts;
+    the backward pass reads them all, which would hide them)."""
+    scoped = sum(1 for route, _ in routes if len(route) > 1)
+    if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
+        return routes  # user scopes carry the structure (a few helper jits do not)
+    out = []
+    for route, leaf in routes:
+        if len(route) > 1:
+            out.append((route, leaf))
+            continue
+        unit = g.units[int(leaf[1:])]
+        phase = scopes.phase_of(unit.members[0])
+        base = route[0].path + "/" if route else ""
+        out.append(([*route, Step("scope", f"({phase})", f"{base}({phase})", phase)], leaf))
+    return out
+
+
+def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:
+    """The arrows between live units as leaf key pairs (what blocks are found on)."""
+    find = g.find
+    out = []
+    for src, dst, *_ in g.edges:
+        s, d = find(src), find(dst)
+        if s != d and g.units[s].alive and g.units[d].alive:
+            out.append((f"u{s}", f"u{d}"))
+    return out
+
+
+def leaf_labels(g: ViewGraph) -> tuple[dict[str, str], dict[str, str]]:
+    """What each live unit is, for the structure hash of repeats: its opcode (a fusion also its
+    kind, a chain its length); and its instruction's name (a block ending in it is named so)."""
+    out, names = {}, {}
+    for u in g.units:
+        if u.alive:
+            rep = u.members[0]
+            text = rep.opcode
+            if rep.opcode == "fusion":
+                text += ":" + rep.attributes.get("kind", "")
+            if u.kind == "chain":
+                text += f"*{len(u.members)}"
+            out[f"u{u.index}"] = text
+            names[f"u{u.index}"] = rep.name
+    return out, names
 
 
 def informative(tree: Tree) -> bool:
     """Whether the tree has scopes worth drawing: at least one scope holding several leaves."""
-    return any(n.kind == "scope" and n.size > 1 for n in tree.nodes.values())
+    return any(n.kind in ("scope", "block") and n.size > 1 for n in tree.nodes.values())
 
 
 # --- a cut → the view's units -------------------------------------------------------------------
@@ -345,8 +401,12 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
 def scope_title(node: TreeNode) -> str:
     """``block_5_expand``; a group: ``block_5_* (9 layers)``."""
     if node.kind == "group":
-        n = sum(1 for c in node.children if c.kind in ("scope", "group"))
+        n = sum(1 for c in node.children if c.kind in STRUCTURAL)
         return f"{node.label or node.name} ({n} scopes)"
+    if node.kind == "block":
+        return f"{node.label or '(ops)'} · block of {len(node.children)}"
+    if node.kind == "repeat":
+        return f"{node.label} ({node.name})"
     if node.kind == "root":
         return "(no scope)"
     if node.kind == "run":
@@ -422,7 +482,7 @@ def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
                     seen.add(i)
                     units.append(i)
             if units:
-                slots.append((units, child.key in open_keys and child.kind in ("scope", "group")))
+                slots.append((units, child.key in open_keys and child.kind in _CLUSTERED))
         if any(is_cluster for _, is_cluster in slots):
             out.append(slots)
     return out
@@ -458,7 +518,7 @@ def _empty_clusters(cut: Cut) -> dict[str, ScopeCluster]:
     total = cut.tree.root.size
     clusters: dict[str, ScopeCluster] = {}
     for node in cut.open():
-        if node.kind not in ("scope", "group") or node.size >= total or len(node.children) == 1:
+        if node.kind not in _CLUSTERED or node.size >= total or len(node.children) == 1:
             continue
         parent = next((a.key for a in node.ancestors() if a.key in clusters), None)
         rows = [Row(scope_title(node), bold=True)]

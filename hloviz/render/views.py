@@ -31,7 +31,7 @@ from ..ir import Computation, HloModule, Instruction, called_closure
 from . import collapse, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import Chain, find_chains
-from .cut import Cut, fit
+from .cut import STRUCTURAL, Cut, fit
 from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
@@ -245,7 +245,7 @@ def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, 
     cut = fit(tree, options.budget, max_depth=options.depth)
     if cut.count > options.budget:
         return False
-    closed = [n for n in cut.nodes if n.kind in ("scope", "group", "run")]
+    closed = [n for n in cut.nodes if n.kind in STRUCTURAL]
     fusions = sum(1 for n in cut.nodes if n.kind == "fusion")
 
     def kernels_of(inst: Instruction) -> tuple[int, ...]:

@@ -1,0 +1,289 @@
+"""The tree's structure where names do not give it: blocks and repeats in a :mod:`~hloviz.render.cut` tree.
+
+:func:`split_by_structure` gives a crowded node (more children than a picture can name) a level
+of ``block`` nodes found on the graph of its children (:func:`hloviz.render.blocks.find_blocks`),
+unless the children's own names already group them the same way (ResNet's ``conv2_block1_*``
+is exactly its bottleneck; InceptionV3's ``conv2d_*`` spans all eleven blocks and is not).
+
+:func:`fold_repeats` puts neighbouring children of the same structure (ResNet's
+``conv3_block2`` … ``conv3_block4``, a transformer's layers) under one ``repeat`` node, drawn once
+as ``×N`` when closed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from .blocks import MIN_BLOCK, find_blocks, periodic, repeats, structure_hash
+from .cut import TreeNode, rekey
+
+__all__ = ["fold_repeats", "split_by_structure"]
+
+#: Nodes whose children never get blocks: computations keep XLA's own structure.
+_KEEP = frozenset({"fusion", "body", "leaf"})
+
+
+def _adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    succ: dict[str, list[str]] = {}
+    for a, b in edges:
+        if a != b:
+            succ.setdefault(a, []).append(b)
+    return succ
+
+
+def _owners(node: TreeNode) -> dict[str, int]:
+    """Leaf name → index of the child of ``node`` holding it."""
+    owner: dict[str, int] = {}
+    for i, child in enumerate(node.children):
+        stack = [child]
+        while stack:
+            n = stack.pop()
+            if n.is_leaf:
+                owner[n.name] = i
+            else:
+                stack.extend(n.children)
+    return owner
+
+
+def _child_edges(node: TreeNode, succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
+    """The arrows between ``node``'s children (the leaf arrows seen through them)."""
+    owner = _owners(node)
+    out = set()
+    for leaf, i in owner.items():
+        for nxt in succ.get(leaf, ()):
+            j = owner.get(nxt)
+            if j is not None and j != i:
+                out.add((i, j))
+    return sorted(out)
+
+
+def _crowded(node: TreeNode, group_at: int, run_at: int) -> bool:
+    scopes = sum(1 for c in node.children if not c.is_leaf)
+    leaves = len(node.children) - scopes
+    return scopes > group_at or leaves > run_at
+
+
+def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, group_at: int, run_at: int,
+                       names: Mapping[str, str]) -> None:
+    """Give every crowded node of the tree below ``root`` a level of blocks (recursively: a
+    block that is still crowded is split again)."""
+    succ = _adjacency(edges)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at):
+            node.structured = True
+        stack.extend(c for c in node.children if c.kind not in _KEEP)
+
+
+def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int) -> bool:
+    """Blocks for ``node``'s children; whether any were made."""
+    kids = list(node.children)
+    found = find_blocks(len(kids), _child_edges(node, succ))
+    if found is None:
+        return False
+    if found.how != "dominators" and _names_agree(kids, found.groups):
+        return False
+    keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
+    if not keep_scopes and found.how != "cuts" and node.kind != "block":
+        return False  # many named scopes without a spine (an optimizer's updates): names group them
+    if keep_scopes and (not _whole_function(node) or any(not k.is_leaf for k in kids)
+                        or _drawn_after(kids, found.groups) * 3 > len(kids)):
+        # loose ops inside or beside named scopes, or in small blocks: runs of them say as
+        # much in fewer nodes; blocks of ops are for a module without scopes
+        return False
+    children = []
+    for members in found.groups:
+        if keep_scopes and any(not kids[i].is_leaf for i in members):
+            # crowded by loose ops only: the few named scopes stay as they are, the ops get blocks
+            children.extend(kids[i] for i in members)
+            continue
+        if len(members) < MIN_BLOCK:
+            children.append(kids[members[0]])
+            continue
+        exit_node = max((kids[i] for i in members), key=lambda c: (_last(c), c.order))
+        name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
+        key = f"{node.key}/b:{exit_node.key.rsplit('/', 1)[-1]}" if node.key else f"b:{exit_node.key.rsplit('/', 1)[-1]}"
+        block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth)
+        for i in members:
+            kids[i].parent = block
+            block.children.append(kids[i])
+        rekey(block)
+        children.append(block)
+    node.children = children
+    return True
+
+
+def _whole_function(node: TreeNode) -> bool:
+    """The root, or JAX's ``jit(f)`` scope around everything: a module without user scopes."""
+    while node.kind == "block" and node.parent is not None:  # a block found inside one
+        node = node.parent
+    if node.kind == "root":
+        return True
+    if node.kind == "scope" and node.name in ("(forward)", "(backward)", "(optimizer)"):
+        return True  # one phase of a step without user scopes (layers.PHASE_SCOPES)
+    return node.kind == "scope" and node.depth == 1 and node.name.startswith(("jit(", "pjit("))
+
+
+def _drawn_after(kids: list[TreeNode], groups: list[list[int]]) -> int:
+    """How many children a node crowded by loose ops would have with these blocks (blocks
+    holding a scope are dissolved)."""
+    n = 0
+    for members in groups:
+        if any(not kids[i].is_leaf for i in members):
+            n += len(members)
+        else:
+            n += 1
+    return n
+
+
+def _last(node: TreeNode) -> int:
+    best = node.order
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        best = max(best, n.order)
+        stack.extend(n.children)
+    return best
+
+
+def _prefix(name: str) -> str:
+    toks = [t for t in re.split(r"[_.\-]", name) if t]
+    return toks[0] if toks else name
+
+
+def _names_agree(kids: list[TreeNode], groups: list[list[int]]) -> bool:
+    """Whether grouping ``kids`` by their names' first word would draw the same blocks: no
+    block mixes layers of two name families that each have several members, and the children
+    are named scopes at all."""
+    scoped = [k for k in kids if k.kind == "scope"]
+    if len(scoped) * 2 < len(kids):
+        return False
+    family: dict[str, int] = {}
+    for k in scoped:
+        family[_prefix(k.name)] = family.get(_prefix(k.name), 0) + 1
+    for members in groups:
+        if len(members) < MIN_BLOCK:
+            continue
+        seen = {_prefix(kids[i].name) for i in members if kids[i].kind == "scope"}
+        if sum(1 for f in seen if family[f] > 1) > 1:
+            return False
+    return True
+
+
+# --- repeats ------------------------------------------------------------------------------
+
+
+def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mapping[str, str]) -> None:
+    """Put runs of two or more neighbouring children with the same structure under a
+    ``repeat`` node (children must already be in their final order)."""
+    stack = [root]
+    hashes: dict[str, str | None] = {}
+    succ = _adjacency(edges)
+    while stack:
+        node = stack.pop()
+        if node.kind in _KEEP:
+            continue
+        kids = node.children
+        if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
+            hs = [_hash(k, succ, label, hashes) for k in kids]
+            found = repeats(hs)
+            if not found and _group_periods(node, periodic(hs)):
+                hs = [_hash(k, succ, label, hashes) for k in node.children]
+                found = repeats(hs)
+            if found:
+                _fold(node, found)
+        stack.extend(c for c in node.children if c.kind not in _KEEP)
+
+
+def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str],
+          memo: dict[str, str | None]) -> str | None:
+    """The structure hash of the leaves below ``node`` (None for a leaf, a computation, or a
+    node of fewer than :data:`MIN_BLOCK` leaves: those are not folded)."""
+    if node.kind != "block":
+        # only blocks found by structure fold: named scopes keep their names open at the budget
+        # they had (a run is a slice of a list, a computation XLA's own)
+        return None
+    if node.key in memo:
+        return memo[node.key]
+    leaves = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_leaf:
+            leaves.append(n.name)
+        else:
+            stack.extend(n.children)
+    if len(leaves) < MIN_BLOCK:
+        memo[node.key] = None
+        return None
+    index = {name: i for i, name in enumerate(sorted(leaves, key=_leaf_order))}
+    inner = [(index[a], index[b]) for a in index for b in succ.get(a, ()) if b in index]
+    names = list(index)
+    memo[node.key] = structure_hash(range(len(names)), inner, lambda i: label.get(names[i], ""))
+    return memo[node.key]
+
+
+def _leaf_order(name: str) -> tuple[int, str]:
+    digits = name[1:]
+    return (int(digits), name) if digits.isdigit() else (0, name)
+
+
+def _group_periods(node: TreeNode, found: list[tuple[int, int, int]]) -> bool:
+    """Wrap each period of a periodic run of blocks (a layer's attention then MLP) in a block
+    of its own, named after its last member, so the periods can fold as repeats."""
+    if not found:
+        return False
+    kids = node.children
+    starts = {start: (p, count) for start, p, count in found}
+    out: list[TreeNode] = []
+    i = 0
+    while i < len(kids):
+        if i not in starts:
+            out.append(kids[i])
+            i += 1
+            continue
+        p, count = starts[i]
+        for c in range(count):
+            members = kids[i + c * p:i + (c + 1) * p]
+            last = members[-1]
+            tail = last.key.rsplit("/", 1)[-1]
+            key = f"{node.key}/b:p{tail}" if node.key else f"b:p{tail}"
+            name = last.label or last.name
+            block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, order=members[0].order)
+            for m in members:
+                m.parent = block
+                block.children.append(m)
+            rekey(block)
+            out.append(block)
+        i += p * count
+    node.children = out
+    return True
+
+
+def _fold(node: TreeNode, found: list[tuple[int, int]]) -> None:
+    kids = node.children
+    out: list[TreeNode] = []
+    i = 0
+    runs = dict(found)
+    while i < len(kids):
+        count = runs.get(i)
+        if count is None:
+            out.append(kids[i])
+            i += 1
+            continue
+        members = kids[i:i + count]
+        first, last = members[0], members[-1]
+        tail = first.key.rsplit("/", 1)[-1]
+        key = f"{node.key}/x:{tail}" if node.key else f"x:{tail}"
+        name = f"{first.label or first.name} … {last.label or last.name}"
+        rep = TreeNode(key, "repeat", name, node.path, f"{first.label or first.name} ×{count}", node,
+                       depth=node.depth, order=first.order)
+        for m in members:
+            m.parent = rep
+            rep.children.append(m)
+        rekey(rep)
+        out.append(rep)
+        i += count
+    node.children = out
