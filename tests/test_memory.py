@@ -461,3 +461,18 @@ def test_stats_leaves_memory_out_of_a_damaged_dump_and_says_why(tmp_path, capsys
     data = json.loads(out)
     assert data["memory"] is None
     assert any("no memory report" in n and ba.name in n for n in data["notes"])
+
+
+def test_calls_nested_thousands_deep_are_estimated(tmp_path, capsys):
+    """3000 nested ``call``s (tests/hostile_inputs.py) passed Python's recursion limit. By hand: the
+    entry parameter (f32[4], 16 B) and the one negate in the innermost body (16 B, the output) are
+    the only buffers; each of the 3001 computations puts its parameter and its root in the schedule."""
+    from .hostile_inputs import nested_calls
+
+    path = tmp_path / "deep.hlo"
+    path.write_text(nested_calls(3000))
+    got = _json(capsys, str(path))
+    assert got["total_bytes"] == 32 and got["by_kind"]["parameters"] == 16 and got["by_kind"]["outputs"] == 16
+    assert len(got["timeline"]["instructions"]) == 2 * 3001
+    path.write_text(nested_calls(3000, "while"))
+    assert _json(capsys, str(path))["source"] == "estimate"
