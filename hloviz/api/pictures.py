@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..capture import Capture
     from ..render.explorer.steps import PassSteps
     from ..render.html import ReportContent
+    from ..render.page import PageOptions
     from ..render.pictures import Picture
     from ..render.views import ViewOptions
 
@@ -165,7 +166,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
                    notify=notify)
     pre_m, post_m = _modules(cap)
     if stage == "memory" or (stage is None and output is not None and Path(output).stem == "memory"):
-        return _memory_picture(cap, chosen, output, say)  # `render -o memory.svg`: the timeline, for docs
+        return _memory_picture(cap, chosen, output, say, page)  # `render -o memory.svg`: the timeline, for docs
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
     html = chosen == "html"
@@ -216,22 +217,31 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     return picture
 
 
-def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None]) -> Picture:
-    """The memory timeline of ``cap``'s optimized module (``--stage memory``), as SVG, or an HTML
-    page with the memory section (written to ``output`` when given); other formats are refused
-    (it is not a Graphviz picture)."""
-    from ..render.memory import memory_section, timeline_svg
+def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None],
+                    page_options: PageOptions) -> Picture:
+    """The memory timeline of ``cap``'s optimized module (``--stage memory``), as SVG fit for a
+    page (title, description, ``--theme``, ``--width``, ``--max-height``, as every picture), or an
+    HTML page with the memory section (written to ``output`` when given).
+
+    Other formats are refused: the timeline is SVG hloviz writes itself, with no Graphviz layout
+    to ask for a PNG, and hloviz does not bring an SVG rasterizer (``rsvg-convert memory.svg -o
+    memory.png`` or a browser's screenshot turns it into one)."""
+    from ..render.memory import TIMELINE_DARK, memory_section, timeline_description, timeline_svg
+    from ..render.page import for_page
     from ..render.pictures import Picture
     from .memory import memory_of
 
     if fmt not in ("svg", "html"):
-        raise InputError(f"the memory timeline is drawn as .svg or .html, not .{fmt}",
-                         hint="write memory.svg, or use `hloviz memory --json` for the numbers")
+        raise InputError(f"the memory timeline is drawn as .svg or .html, not .{fmt}: it is SVG hloviz writes "
+                         "itself (no Graphviz layout), and hloviz brings no SVG-to-PNG converter",
+                         hint="write memory.svg (rsvg-convert memory.svg -o memory.png makes a PNG of it), "
+                              "or use `hloviz memory --json` for the numbers")
     say("drawing")
     report = memory_of(cap)
     title = f"{cap.label} · memory"
-    svg = timeline_svg(report, title)
     if fmt == "svg":
+        svg = for_page(timeline_svg(report, title), page_options, title=title,
+                       description=timeline_description(report), dark_rules=TIMELINE_DARK)
         picture = Picture(title, "svg", svg.encode("utf-8"), "", list(report.notes), svg=svg.encode("utf-8"))
     else:
         from ..render.html import page
