@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..ir import Computation, Instruction, called_closure
-from ..opcodes import SCOPE_NEUTRAL
+from ..opcodes import LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -38,11 +38,10 @@ __all__ = ["HEAVY_WORK", "FlowPlacer", "kernel_scopes", "literal_ids"]
 #: convolution's layer's first.
 HEAVY_WORK = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
               "gather": 2}
-#: Opcodes made from nothing (no operand carries data into them): literals when their operands are.
-_SOURCES = frozenset({"constant", "iota"})
-#: Opcodes never placed by data flow: plumbing whose place the views decide (weights go with
-#: their users, results with their operands), and literals.
-_NOT_PLACED = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "iota"})
+#: Opcodes that only spread a value to a shape: listed with their scope, but no weight in the vote.
+_SPREADS = frozenset({"broadcast"})
+_SOURCES = LITERAL_SOURCES
+_NOT_PLACED = NOT_PLACED_BY_FLOW
 #: How far data-flow evidence is followed through unnamed instructions inside a fusion.
 _INSIDE_DEPTH = 8
 
@@ -83,17 +82,20 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
     """The scopes whose work ``kernel`` runs, heaviest first, each with the phases of that work.
 
     A scope's weight is the sum over its instructions in the kernel (the kernel itself, its fused
-    computations, reducers and callees) of :data:`HEAVY_WORK` (1 for other work); bookkeeping
-    (parameters, tuples, bitcasts) and literals never vote (``literals``: the ``id()`` of the
-    literal instructions of the kernel's computation, :func:`literal_ids`). Ties keep the order
-    the scopes first appear in. ``scope_of`` returns None for instructions that name no scope
+    computations, reducers and callees) of :data:`HEAVY_WORK` (0 for a broadcast, 1 for other
+    work); bookkeeping (parameters, tuples, bitcasts) and literals never vote (``literals``: the
+    ``id()`` of the literal instructions of the kernel's computation, :func:`literal_ids`).
+    Ties go to the scope whose work comes nearest the kernel's result (latest in the fused
+    computation, which XLA writes operands first): a fusion that recomputes one batch norm to
+    finish the next is the next one's. ``scope_of`` returns None for instructions that name no scope
     (they do not vote). Empty when nothing votes.
     """
     outer = literals or set()
     inner = _literals_inside(kernel, outer) if kernel.called_computations else set()
     votes: Counter[int] = Counter()
+    last: dict[int, int] = {}
     found: dict[int, tuple[Scope, set[str]]] = {}
-    for i in [kernel, *_inside(kernel)]:
+    for n, i in enumerate([kernel, *_inside(kernel)]):
         if i.opcode in SCOPE_NEUTRAL or id(i) in inner or id(i) in outer:
             continue
         if i is kernel and kernel.opcode == "fusion":
@@ -103,9 +105,9 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
             continue
         slot = found.setdefault(id(s), (s, set()))
         slot[1].add(phase_of(i))
-        votes[id(s)] += HEAVY_WORK.get(i.opcode, 1)
-    order = {k: n for n, k in enumerate(found)}
-    return [found[k] for k in sorted(found, key=lambda k: (-votes[k], order[k]))]
+        votes[id(s)] += HEAVY_WORK.get(i.opcode, 0 if i.opcode in _SPREADS else 1)
+        last[id(s)] = n
+    return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
 
 
 def _inside(inst: Instruction) -> Iterable[Instruction]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from ..ir import HloModule, Instruction
 from ..opcodes import BODY_CALLERS, INLINING_CALLERS
-from .attribution import FlowPlacer, kernel_scopes, literal_ids
+from .attribution import FlowPlacer
 from .kernels import SYNTHETIC_OP_NAMES, KernelReport
 from .kernels import kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
@@ -59,6 +59,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         _order_like(root, order_like)
     tree = ScopeTree(module, root, of, phase_of, stage, None)
     tree._op_scope = op_scope
+    tree._named = {id(i) for i, _op in named}
     if parameter_names:
         _place_parameters(tree, parameter_names)
     _count_phases(root, phase_of)
@@ -66,7 +67,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     if stage == "post":
         report = kernel_report if kernel_report is not None else find_kernels(module)
         tree.kernel_report = report
-        _attribute_kernels(tree, report, {id(i) for i, _op in named})
+        _attribute_kernels(tree, report)
     return tree
 
 
@@ -443,31 +444,17 @@ def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
         sys.setrecursionlimit(limit)
 
 
-def _attribute_kernels(tree: ScopeTree, report: KernelReport, named: set[int]) -> None:
-    """Each kernel to the scopes :func:`hloviz.analysis.attribution.kernel_scopes` gives (the
-    scopes of the instructions it runs that carry an op name, literals aside; heaviest first)
-    and to their ancestors; a kernel none of whose instructions votes goes to its own
-    instruction's scope (by op name or data flow)."""
+def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
+    """Each kernel to the scopes :meth:`ScopeTree.layers_of` gives and to their ancestors."""
     per_scope: dict[int, dict[str, None]] = {}
     by_phase: dict[int, dict[str, dict[str, None]]] = {}
     module = tree.module
-    literals: dict[int, set[int]] = {}
-    of = tree._of
-
-    def scope_of(i: Instruction) -> Scope | None:
-        return of[i] if id(i) in named and i in of else None
-
     for k in report.kernels:
         comp = module.get_computation(k.computation)
         inst = comp.get(k.name) if comp is not None else None
-        if inst is None or comp is None:
+        if inst is None:
             continue
-        lits = literals.get(id(comp))
-        if lits is None:
-            lits = literals[id(comp)] = literal_ids(comp)
-        found = kernel_scopes(inst, scope_of, tree.phase_of, literals=lits)
-        if not found and inst in of:
-            found = [(of[inst], {tree.phase_of(inst)})]
+        found = tree.layers_with_phases(inst)
         tree._kernel_scopes[k.name] = tuple(s for s, _p in found)
         for s, phases in found:
             cur: Scope | None = s

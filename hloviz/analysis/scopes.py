@@ -145,6 +145,9 @@ class ScopeTree:
         self._by_path = {s.path: s for s in root.walk()}
         self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
         self._op_scope: dict[str, Scope] = {}
+        #: id() of the instructions filed by their own op name (the ones whose scope is a vote).
+        self._named: set[int] = set()
+        self._literals: dict[int, set[int]] = {}
         #: Optimizer op name → path of the layer whose variables it updates
         #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
         self.updates: dict[str, str] = {}
@@ -213,6 +216,38 @@ class ScopeTree:
     def scopes_of_kernel(self, kernel: str) -> tuple[Scope, ...]:
         """The innermost scopes holding the ops of ``kernel`` (several when a fusion spans layers)."""
         return self._kernel_scopes.get(kernel.lstrip("%"), ())
+
+    def layers_with_phases(self, kernel: Instruction) -> list[tuple[Scope, set[str]]]:
+        """The scopes whose work the kernel instruction ``kernel`` runs, heaviest first, with the
+        phases of that work: :func:`hloviz.analysis.attribution.kernel_scopes` over the
+        instructions filed by their op names (literals aside); a kernel none of whose
+        instructions votes, its own instruction's scope (by op name or data flow). The one rule
+        every view follows: the picture draws a kernel in the first, the rest list all."""
+        from .attribution import kernel_scopes, literal_ids
+
+        comp = kernel.parent
+        lits: set[int] = set()
+        if comp is not None:
+            got = self._literals.get(id(comp))
+            if got is None:
+                got = self._literals[id(comp)] = literal_ids(comp)
+            lits = got
+        named, of = self._named, self._of
+
+        def vote(i: Instruction) -> Scope | None:
+            return of.get(i) if id(i) in named else None
+
+        found = kernel_scopes(kernel, vote, self.phase_of, literals=lits)
+        if not found and kernel in of:
+            found = [(of[kernel], {self.phase_of(kernel)})]
+        return found
+
+    def layers_of(self, kernel: Instruction) -> tuple[Scope, ...]:
+        """The scopes of :meth:`layers_with_phases`, heaviest first."""
+        hit = self._kernel_scopes.get(kernel.name)  # instruction names are unique in a module
+        if hit is not None:
+            return hit
+        return tuple(s for s, _p in self.layers_with_phases(kernel))
 
     def kernel_spans(self, kernel: str, depth: int) -> tuple[Scope, ...]:
         """The scopes of a cut at ``depth`` that ``kernel`` holds ops of, in order of appearance."""

@@ -339,10 +339,17 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     for name, text in dots.items():
         files[f"{name}.dot"] = text
     links = [(n, n) for n in files]
+    layers = None
+    if post_m is not None and analysis.kernels is not None:
+        from ..analysis.scopes import build_scope_tree
+        from ..render.report import kernel_layers
+
+        layers = kernel_layers(build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels,
+                                                layers=cap.info.get("layer_scopes")))
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
-                             footer=_footer(cap.info))
+                             footer=_footer(cap.info), layers=layers)
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
         payload = None

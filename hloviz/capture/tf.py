@@ -117,6 +117,32 @@ def _walk(graph: Any, prefix: str, seen: set[int]) -> Any:
                 yield from _walk(sub, prefix + op.name + "/", seen)
 
 
+#: TensorFlow dtype names → HLO element types.
+_ELEMENT_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "s8",
+                  "int16": "s16", "int32": "s32", "int64": "s64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+                  "uint64": "u64", "bool": "pred", "complex64": "c64", "complex128": "c128"}
+
+
+def output_types(concrete_fn: Any) -> dict[str, list[str]]:
+    """TF op name → its outputs' types as HLO writes them (``f32[128,128]``; "" where the dtype
+    has no HLO name or the shape is not static), for ops with outputs. The folding analysis
+    checks a folded value's constant against them."""
+    out: dict[str, list[str]] = {}
+    for name, op in _walk(concrete_fn.graph, "", set()):
+        types = []
+        for t in op.outputs:
+            element = _ELEMENT_TYPES.get(getattr(t.dtype, "name", ""), "")
+            try:
+                dims = t.shape.as_list()
+            except ValueError:  # unknown rank
+                dims = None
+            static = element and dims is not None and all(d is not None for d in dims)
+            types.append(f"{element}[{','.join(str(d) for d in dims or ())}]" if static else "")
+        if any(types):
+            out[name] = types
+    return out
+
+
 def source_map(concrete_fn: Any, user_files: tuple[str, ...],
                caller: frozenset[tuple[str, int]] = frozenset()
                ) -> tuple[dict[str, dict], dict[str, str], dict[str, list[str]]]:
@@ -409,6 +435,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         device_name = device_name or _current_device(tf)
 
     smap, op_types, op_inputs = source_map(concrete, user_files, caller)
+    op_outputs = output_types(concrete)
     reads: list[tuple[str, str]] = []
     names = parameter_names(tf, concrete, target.obj, params, texts["hlo"], reads)
     info = {
@@ -425,5 +452,6 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         "source_map": smap,
         "tf_ops": op_types,
         "tf_inputs": op_inputs,
+        "tf_outputs": op_outputs,
     }
     return texts["hlo"], texts["optimized_hlo"], info

@@ -63,6 +63,10 @@ class KernelRow:
     sources: tuple[str, ...]
     bytes: int = 0
     flops: int = 0
+    #: The computation it runs in, with how it runs (``entry``, ``while body of while.3``…).
+    runs_in: str = ""
+    #: The layers whose work it runs, heaviest first (the picture draws it in the first).
+    layers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,13 +120,14 @@ def _kernel_table(rows: list[KernelRow]) -> str:
     out = [_filter("kernels"),
            ('<table class="kernels" id="hv-kernels"><thead><tr><th data-sort="num">#</th><th>kernel</th><th>what</th>'
             '<th data-sort="num">instructions</th><th data-sort="num">bytes</th><th data-sort="num">FLOPs</th>'
-            '<th>your code</th><th>ops</th></tr></thead><tbody>')]
+            '<th>layers</th><th>runs in</th><th>your code</th><th>ops</th></tr></thead><tbody>')]
     for r in rows:
         out.append(f'<tr data-kernel="{esc(r.name)}"><td data-v="{r.number}"><a class="swatch" href="#k={_frag(r.name)}" '
                    f'style="background:{colour(r.colour)}">#{r.number}</a></td>'
                    f"<td><code>{esc(r.name)}</code></td><td>{esc(r.what)}</td><td class=\"num\">{r.instructions}</td>"
                    f'<td class="num" data-v="{r.bytes}">{_bytes(r.bytes)}</td>'
                    f'<td class="num" data-v="{r.flops}">{_count(r.flops)}</td>'
+                   f"<td>{_list(r.layers, 3)}</td><td>{esc(r.runs_in)}</td>"
                    f"<td>{_list(r.sources, 4)}</td><td>{_list(r.op_names)}</td></tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -142,7 +147,7 @@ def _filter(table: str) -> str:
 
 
 def _bytes(n: int) -> str:
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} B"

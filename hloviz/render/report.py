@@ -7,7 +7,7 @@ source map) so this module needs nothing from capture; without it the HLO metada
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from .html import FoldRow, KernelRow, ReportContent
@@ -15,23 +15,47 @@ from .style import kernel_colour
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.scopes import ScopeTree
 
-__all__ = ["fold_rows", "kernel_rows", "report_content", "summary_lines"]
+__all__ = ["fold_rows", "kernel_layers", "kernel_rows", "report_content", "summary_lines"]
 
 SourceLookup = Callable[[str], "dict | None"]
 
 
-def kernel_rows(analysis: Analysis, lookup: SourceLookup | None = None) -> list[KernelRow]:
-    """The kernels in execution order, numbered as in the side-by-side picture."""
+def kernel_rows(analysis: Analysis, lookup: SourceLookup | None = None,
+                layers: Mapping[str, tuple[str, ...]] | None = None) -> list[KernelRow]:
+    """The kernels in execution order, numbered as in the side-by-side picture. ``layers``:
+    kernel name → its layers (:func:`kernel_layers`)."""
     from ..analysis import describe_kernel
     from ..analysis.export import source_lines
 
     report = analysis.kernels
     if report is None:
         return []
+    roles = {c.name: (c.role, c.caller) for c in report.computations}
     return [KernelRow(n, kernel_colour(n), k.name, describe_kernel(k, top=4), k.instructions, k.op_names,
-                      tuple(source_lines(k.op_names, k.sources, lookup)), k.bytes_read + k.bytes_written, k.flops)
+                      tuple(source_lines(k.op_names, k.sources, lookup)), k.bytes_read + k.bytes_written, k.flops,
+                      runs_in=_runs_in(k.computation, roles), layers=(layers or {}).get(k.name, ()))
             for n, k in enumerate(report.kernels, 1)]
+
+
+def kernel_layers(tree: ScopeTree) -> dict[str, tuple[str, ...]]:
+    """Kernel name → the layers it runs work of, by the names users know, heaviest first:
+    :meth:`hloviz.analysis.scopes.ScopeTree.scopes_of_kernel` of a post-optimization tree, the
+    rule the picture, the explorer's panel and ``stats --json`` follow."""
+    report = tree.kernel_report
+    if report is None:
+        return {}
+    return {k.name: tuple(s.display_path or s.path for s in tree.scopes_of_kernel(k.name)) for k in report.kernels}
+
+
+def _runs_in(computation: str, roles: dict[str, tuple[str, str | None]]) -> str:
+    """Where a kernel runs: ``entry``, or ``while body of while.32 (body.5)`` — a loop body's
+    kernels run once per iteration."""
+    role, caller = roles.get(computation, ("", None))
+    if not role or role == "entry":
+        return "entry" if role else computation
+    return f"{role} of {caller} ({computation})" if caller else f"{role} ({computation})"
 
 
 def fold_rows(analysis: Analysis, lookup: SourceLookup | None = None) -> list[FoldRow]:
@@ -95,10 +119,11 @@ def _facts(info: dict, analysis: Analysis) -> list[tuple[str, str]]:
 
 def report_content(label: str, info: dict, analysis: Analysis, *, svg: str | None, notes: list[str],
                    files: list[tuple[str, str]], lookup: SourceLookup | None = None,
-                   picture_missing: str | None = None, footer: str = "") -> ReportContent:
-    """Everything the report shows, in order."""
+                   picture_missing: str | None = None, footer: str = "",
+                   layers: Mapping[str, tuple[str, ...]] | None = None) -> ReportContent:
+    """Everything the report shows, in order (``layers``: :func:`kernel_layers`)."""
     return ReportContent(
         title=f"hloviz · {label}", verdict=analysis.verdict, facts=_facts(info, analysis), picture_svg=svg,
-        picture_missing=picture_missing, notes=notes, kernels=kernel_rows(analysis, lookup),
+        picture_missing=picture_missing, notes=notes, kernels=kernel_rows(analysis, lookup, layers),
         folds=fold_rows(analysis, lookup), files=files, footer=footer,
     )

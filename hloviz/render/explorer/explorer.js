@@ -481,7 +481,7 @@
     return dl;
   }
   function human(n, unit) {
-    var steps = unit === "B" ? [[1 << 30, " GB"], [1 << 20, " MB"], [1 << 10, " KB"]] : [[1e9, " G"], [1e6, " M"], [1e3, " k"]];
+    var steps = unit === "B" ? [[1 << 30, " GiB"], [1 << 20, " MiB"], [1 << 10, " KiB"]] : [[1e9, " G"], [1e6, " M"], [1e3, " k"]];
     for (var i = 0; i < steps.length; i++) if (n >= steps[i][0]) return (n / steps[i][0]).toFixed(1) + steps[i][1] + (unit === "B" ? "" : unit);
     return n + (unit === "B" ? " B" : " " + unit);
   }
@@ -563,7 +563,12 @@
   function kernelSection(kid, g) {
     var k = D.kernels[kid], L = buildLinks(), box = el("section");
     box.appendChild(el("h4", "kernel #" + k.number + " \u00b7 " + k.name));
-    box.appendChild(facts([["what", k.what], ["instructions", k.instructions], ["ops", k.ops], ["bytes", human(k.read, "B") + " read, " + human(k.written, "B") + " written"],
+    var layers = el("span");
+    (k.layers || []).forEach(function (si, n) {
+      if (n) layers.appendChild(doc.createTextNode(", "));
+      layers.appendChild(scopeLink(si));
+    });
+    box.appendChild(facts([["what", k.what], ["layers", (k.layers || []).length ? layers : "none (no op name, and none its data flow names)"], ["instructions", k.instructions], ["ops", k.ops], ["bytes", human(k.read, "B") + " read, " + human(k.written, "B") + " written"],
                            ["FLOPs (estimate)", human(k.flops, "")], ["your code", k.sources.join(", ")]]));
     if (k.inst !== g) box.appendChild(linkTo(k.inst, "show the kernel " + k.name));
     var pre = L.kernelPre[kid] || [];

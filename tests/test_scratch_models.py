@@ -1,0 +1,227 @@
+"""Per-layer answers on models written from scratch (``samples/keras_resblock.py``,
+``samples/flax_model.py``, ``samples/jax_mlp.py``), checked against the HLO text itself.
+
+Each expectation is read here from ``post.hlo`` / ``pre.hlo`` / ``capture.json`` with regular
+expressions and hand counts, not through hloviz's parser or analyses.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hloviz.cli import app
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+_COMPUTATION = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{\s*$")
+_LINE = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = (\S+) ([\w\-]+)\(([^)]*)\)(.*)$")
+_OP_NAME = re.compile(r'op_name="([^"]*)"')
+_CALLS = re.compile(r"calls=%([\w.\-]+)")
+_OPERAND = re.compile(r"%([\w.\-]+)")
+
+
+def hlo(name: str, stage: str = "post") -> str:
+    folder = CAPTURES / name
+    plain = folder / f"{stage}.hlo"
+    return plain.read_text() if plain.exists() else gzip.decompress((folder / f"{stage}.hlo.gz").read_bytes()).decode()
+
+
+def read(text: str) -> tuple[dict[str, list[dict]], str]:
+    """{computation: [{name, type, opcode, operands, op_name, calls, parameter}]} and the entry."""
+    comps: dict[str, list[dict]] = {}
+    entry = ""
+    current: list[dict] | None = None
+    for line in text.splitlines():
+        m = _COMPUTATION.match(line)
+        if m:
+            current = comps.setdefault(m.group(2), [])
+            entry = m.group(2) if m.group(1) else entry
+            continue
+        m = _LINE.match(line)
+        if m and current is not None:
+            op = _OP_NAME.search(line)
+            calls = _CALLS.search(line)
+            number = re.match(r"\s*(\d+)", m.group(4)) if m.group(3) == "parameter" else None
+            current.append({"name": m.group(1), "type": m.group(2), "opcode": m.group(3),
+                            "operands": _OPERAND.findall(m.group(4)), "op_name": op.group(1) if op else "",
+                            "calls": calls.group(1) if calls else None,
+                            "parameter": int(number.group(1)) if number else None})
+    return comps, entry
+
+
+def stats_json(*args: str) -> dict:
+    result = CliRunner().invoke(app, ["stats", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+# --- attribution by data flow ------------------------------------------------------------------
+
+
+def _readers_inside(comps: dict, fusion: dict, operand: str) -> list[str]:
+    """The op names of the instructions inside ``fusion`` that read what arrives as ``operand``."""
+    body = comps[fusion["calls"]]
+    numbers = [k for k, o in enumerate(fusion["operands"]) if o == operand]
+    params = {i["name"] for i in body if i["opcode"] == "parameter" and i["parameter"] in numbers}
+    return [i["op_name"] for i in body if params & set(i["operands"]) and i["op_name"]]
+
+
+def test_weight_gradient_convolutions_without_op_names_land_in_their_layer_marked_backward():
+    comps, entry = read(hlo("resblock_train_step"))
+    unnamed = [i for i in comps[entry] if i["opcode"] == "convolution" and not i["op_name"]]
+    assert len(unnamed) == 2  # XLA rebuilt both weight gradients and left them nameless
+    data = stats_json(str(CAPTURES / "resblock_train_step"), "--by", "scope")
+    kernels = {k["name"]: k for k in data["kernels"]}
+    rows = {r["scope"]: r for r in data["scopes"]}
+    for conv in unnamed:
+        readers = [op for u in comps[entry] if conv["name"] in u["operands"] and u["calls"]
+                   for op in _readers_inside(comps, u, conv["name"])]
+        grads = {op for op in readers if op.startswith("gradient_tape/") and "Conv2DBackpropFilter" in op}
+        assert grads, conv["name"]
+        layers = {"/".join(op.split("/")[1:3]) for op in grads}  # gradient_tape/<model>/<layer>/…
+        assert len(layers) == 1
+        assert kernels[conv["name"]]["scopes"] == sorted(layers)
+        assert conv["name"] in rows[layers.pop()]["phases"]["backward"]["kernels"]
+
+
+def test_no_kernel_with_flops_sits_in_a_scope_of_hlovizs_making():
+    data = stats_json(str(CAPTURES / "resblock_train_step"), "--by", "scope")
+    for k in data["kernels"]:
+        if k["flops"]:
+            assert k["scopes"] and not any(s.startswith("(") for s in k["scopes"]), k["name"]
+
+
+def _literal_names(rows: list[dict], fed: set[int]) -> set[str]:
+    out: set[str] = set()
+    for i in rows:
+        if i["opcode"] == "parameter":
+            if i["parameter"] in fed:
+                out.add(i["name"])
+        elif i["opcode"] in ("constant", "iota") or (i["operands"] and all(o in out for o in i["operands"])):
+            out.add(i["name"])
+    return out
+
+
+@pytest.mark.parametrize("name", ["resblock_relu", "resblock_train_step"])
+def test_no_layer_lists_a_kernel_only_through_a_literal(name):
+    comps, entry = read(hlo(name))
+    data = stats_json(str(CAPTURES / name), "--by", "scope")
+    entry_literals = _literal_names(comps[entry], set())
+    for k in data["kernels"]:
+        inst = next(i for i in comps[entry] if i["name"] == k["name"])
+        if not inst["calls"]:
+            continue
+        body = comps[inst["calls"]]
+        lits = _literal_names(body, {n for n, o in enumerate(inst["operands"]) if o in entry_literals})
+        working = {i["op_name"].removeprefix("gradient_tape/") for i in body if i["name"] not in lits
+                   and i["op_name"] and i["opcode"] not in ("parameter", "tuple", "get-tuple-element", "bitcast")}
+        if not any("/" in op for op in working):
+            continue  # no layer's op name inside: placed by data flow (the tests above)
+        for scope in k["scopes"]:
+            assert any(op.startswith(scope + "/") for op in working), (k["name"], scope)
+
+
+def test_a_shared_epsilon_does_not_put_one_batch_norms_rsqrt_in_the_other():
+    comps, entry = read(hlo("resblock_train_step"))
+    rsqrt = {}  # fusion → the layer of its rsqrt
+    for i in comps[entry]:
+        for inner in comps.get(i["calls"] or "", []):
+            if inner["opcode"] == "rsqrt":
+                rsqrt[i["name"]] = inner["op_name"].split("/")[1]
+    assert sorted(rsqrt.values()) == ["res_bn_1", "stem_bn_1"]
+    rows = {r["scope"]: r for r in stats_json(str(CAPTURES / "resblock_train_step"), "--by", "scope")["scopes"]}
+    for fusion, layer in rsqrt.items():
+        other = "stem_bn_1" if layer == "res_bn_1" else "res_bn_1"
+        assert fusion in rows[f"resblock_1/{layer}"]["kernels"]
+        assert fusion not in rows[f"resblock_1/{other}"]["kernels"]
+
+
+# --- one answer: picture, panel, kernel table and JSON ------------------------------------------
+
+
+def _picture_layers(name: str, tmp_path: Path) -> dict[str, str]:
+    """Kernel → the path of the innermost scope cluster the picture draws it in."""
+    out = tmp_path / f"{name}.json"
+    result = CliRunner().invoke(app, ["render", str(CAPTURES / name), "--stage", "post", "--budget", "2000",
+                                      "--depth", "9", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    scene = json.loads(out.read_text())
+    clusters = {c["id"]: c for c in scene["clusters"]}
+
+    def scope_above(cid: str | None) -> str:
+        """The scope cluster's path (its second row), or for a top-level one its label."""
+        while cid is not None:
+            c = clusters[cid]
+            if c["id"].startswith("s"):
+                return c["rows"][1] if len(c["rows"]) > 1 else "label:" + c["rows"][0]
+            cid = c["parent"]
+        return ""
+
+    found: dict[str, str] = {}
+    for c in scene["clusters"]:  # a fusion is a cluster titled by its name
+        if c["rows"][0].startswith("fusion") and len(c["rows"]) > 1:
+            found[c["rows"][1]] = scope_above(c["parent"])
+    for n in scene["nodes"]:
+        for inst in n["instructions"]:
+            found.setdefault(inst, scope_above(n["cluster"]))
+    return found
+
+
+@pytest.mark.parametrize("name", ["resblock_relu", "resblock_train_step"])
+def test_picture_panel_table_and_json_give_each_kernel_the_same_layers(name, tmp_path):
+    from hloviz.analysis import analyze
+    from hloviz.analysis.scopes import build_scope_tree
+    from hloviz.capture import load_target
+    from hloviz.render.explorer.data import Side, explorer_data
+    from hloviz.render.report import kernel_layers, kernel_rows
+
+    data = stats_json(str(CAPTURES / name), "--by", "scope")
+    by_json = {k["name"]: k["scopes"] for k in data["kernels"]}
+    rows = {r["scope"]: r for r in data["scopes"]}
+    assert by_json and all(by_json.values())
+
+    picture = _picture_layers(name, tmp_path)
+    cap = load_target(str(CAPTURES / name))
+    post = cap.post_module()
+    analysis = analyze(cap.pre_module(), post, info=cap.info)
+    main = explorer_data([Side("post", "after", post, analysis.kernels)], []).main
+    panel = {k["name"]: [main["scopes"]["path"][si] for si in k["layers"]] for k in main["kernels"]}
+    tree = build_scope_tree(post, stage="post", kernel_report=analysis.kernels)
+    paths = {s.display_path: s.path for s in tree.walk()}
+    table = {r.name: [paths[x] for x in r.layers] for r in kernel_rows(analysis, None, kernel_layers(tree))}
+
+    for kernel, scopes in by_json.items():
+        assert panel[kernel] == scopes, kernel
+        assert table[kernel] == scopes, kernel
+        drawn = picture.get(kernel)
+        if drawn is not None and not scopes[0].startswith("("):
+            if drawn.endswith("/(optimizer)"):  # an update is drawn in the layer it updates
+                layer = drawn.rsplit("/", 1)[0]
+                assert kernel in rows[layer]["phases"]["optimizer"]["kernels"], kernel
+                assert rows[scopes[0]]["phase"] == "optimizer", kernel
+            elif drawn.startswith("label:"):  # a top-level cluster shows only the layer's name
+                assert "/" not in scopes[0] and drawn[6:] in (scopes[0], re.sub(r"_\d+$", "", scopes[0])), kernel
+            else:
+                assert drawn == scopes[0], kernel
+
+
+# --- folds --------------------------------------------------------------------------------------
+
+
+def test_a_folds_constant_has_the_dtype_of_the_op_it_replaced():
+    info = json.loads((CAPTURES / "resblock_loop" / "capture.json").read_text())
+    assert info["tf_ops"]["zeros_like"] == "Fill"
+    produced = info["tf_outputs"]["zeros_like"]  # what TensorFlow says the folded op made
+    assert produced == ["f32[128,128]"]
+    post_types = {m.group(1): m.group(2) for m in re.finditer(r"%([\w.\-]+) = (\w+)\[[\d,]*\]", hlo("resblock_loop"))}
+    data = stats_json(str(CAPTURES / "resblock_loop"))
+    folds = [f for f in data["folded"] if "zeros_like" in f["from"]]
+    assert len(folds) == 1
+    assert post_types[folds[0]["constant"]] == "f32"  # not the loop counter's s32[] 0
+    assert folds[0]["value"] == "0"
