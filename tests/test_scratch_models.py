@@ -225,3 +225,35 @@ def test_a_folds_constant_has_the_dtype_of_the_op_it_replaced():
     assert len(folds) == 1
     assert post_types[folds[0]["constant"]] == "f32"  # not the loop counter's s32[] 0
     assert folds[0]["value"] == "0"
+
+
+# --- depth counted from the model ---------------------------------------------------------------
+
+
+def _flax_modules() -> set[str]:
+    """The Flax modules the op names of the train step name right under ``Net`` (read by regex)."""
+    names = set()
+    for op in _OP_NAME.findall(hlo("flax_train_step")):
+        m = re.search(r"(?:^|/)(?:jvp\(|transpose\(jvp\()?Net\)?/([A-Z]\w*_\d+)/", op)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def _table_scopes(*args: str) -> list[str]:
+    result = CliRunner().invoke(app, ["stats", str(CAPTURES / "flax_train_step"), "--by", "scope", *args],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return [line.split("│")[1].strip() for line in result.output.splitlines() if line.startswith("│")
+            and line.split("│")[1].strip()]
+
+
+def test_flax_modules_show_by_default_depth_counting_from_the_model():
+    modules = _flax_modules()
+    assert modules == {"Conv_0", "Dense_0", "Dense_1", "Block_0"}
+    shown = _table_scopes()
+    assert modules <= set(shown), shown
+    # Block_0's own Dense layers are one level deeper: not by default, but with --depth 3 or --all
+    assert "Dense_0" in shown and shown.count("Dense_0") == 1
+    assert shown.count("Dense_0") < _table_scopes("--depth", "3").count("Dense_0")
+    assert _table_scopes("--all") == _table_scopes("--depth", "99")

@@ -208,6 +208,15 @@ class ScopeTree:
         return out
 
     @property
+    def model_depth(self) -> int:
+        """How many levels above the model's own scopes the tree starts: 1 when the traced
+        function is a scope of its own (JAX writes ``jit(f)/…`` in front of every op name, so
+        Flax's ``Net/Dense_0`` sits at depth 3), else 0. A depth asked of :func:`scope_rows` or a
+        picture counts from the model when added to it."""
+        named = [c for c in self.root.children if c.kind == "scope"]
+        return 1 if len(named) == 1 and named[0].name.startswith(("jit(", "pjit(")) else 0
+
+    @property
     def max_depth(self) -> int:
         return max(s.depth for s in self.walk())
 

@@ -96,7 +96,8 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
     counts, kernels, folded constants, pre→post mapping and the verdict.
 
     ``by="scope"`` adds a row per scope of the model (layers, name scopes), down to ``depth``
-    (every level when None): :func:`hloviz.analysis.scope_stats.scope_rows`.
+    (every level when None) counted from the model's own scopes — below JAX's ``jit(f)``
+    (:attr:`hloviz.analysis.scopes.ScopeTree.model_depth`): :func:`hloviz.analysis.scope_stats.scope_rows`.
     """
     from ..analysis import analyze
     from ..capture import Capture, load_target
@@ -125,7 +126,8 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
         trees = scope_trees(cap, info, analysis)
         from ..analysis.scope_stats import scope_rows
 
-        scopes = tuple(scope_rows(*trees, analysis.mapping, depth=depth))
+        model = next((t.model_depth for t in trees if t is not None), 0)  # JAX's jit(f) is not a layer
+        scopes = tuple(scope_rows(*trees, analysis.mapping, depth=None if depth is None else depth + model))
     return Stats(cap.label, info, analysis, _stats_notes(info), cap, scopes, trees)
 
 

@@ -65,14 +65,17 @@ def stats(
     tf: TfOpt = None,
     jax: JaxOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
-    show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
-                                                          f"(default: the first {ROWS}).")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant (default: the "
+                                                          f"first {ROWS}); with --by scope, every scope at every "
+                                                          f"level.")] = False,
     by: Annotated[str, typer.Option("--by", help="Group the numbers by 'kernel' (default) or by 'scope': one "
                                                  "row per layer / name scope of the model, from the op names.",
                                     metavar="kernel|scope")] = "kernel",
-    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed (1: "
-                                                              "top-level scopes; default: 2 in the table, "
-                                                              "every level in --json).", min=0)] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed, "
+                                                              "counted from the model (1: its top-level scopes, "
+                                                              "below JAX's jit(f); default: 2 in the table, "
+                                                              "every level in --json or with --all).",
+                                              min=0)] = None,
 ) -> None:
     """Summarise what XLA did to TARGET: instructions before/after, kernels, folded constants.
 
@@ -89,7 +92,7 @@ def stats(
         source, arg, device = live, None, None
     result = api.stats(source, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
                        verbose=verbose, notify=note, by=by,
-                       depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
+                       depth=depth if depth is not None or as_json or show_all else (2 if by == "scope" else None))
     if as_json:
         print_json(result.to_dict())
         return
