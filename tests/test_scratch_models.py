@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from hloviz.cli import app
 
+from . import run_cli
+
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
 _COMPUTATION = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{\s*$")
@@ -257,3 +259,81 @@ def test_flax_modules_show_by_default_depth_counting_from_the_model():
     assert "Dense_0" in shown and shown.count("Dense_0") == 1
     assert shown.count("Dense_0") < _table_scopes("--depth", "3").count("Dense_0")
     assert _table_scopes("--all") == _table_scopes("--depth", "99")
+
+
+# --- diff: pairs that make sense, and per layer -------------------------------------------------
+
+
+def _kernel_layers(text: str) -> dict[str, set[str]]:
+    """Entry kernel (fusion or work op) → the layers (second op-name segment) of its named,
+    non-literal work, read from the HLO text."""
+    comps, entry = read(text)
+    lits = _literal_names(comps[entry], set())
+    out: dict[str, set[str]] = {}
+    for i in comps[entry]:
+        if i["opcode"] in ("parameter", "constant", "tuple", "get-tuple-element", "bitcast") or i["name"] in lits:
+            continue
+        body = comps.get(i["calls"] or "", [])
+        inner = _literal_names(body, {n for n, o in enumerate(i["operands"]) if o in lits})
+        names = [x["op_name"] for x in body if x["op_name"] and x["name"] not in inner
+                 and x["opcode"] not in ("parameter", "constant")] if body else [i["op_name"]]
+        out[i["name"]] = {n.removeprefix("gradient_tape/").split("/")[1] for n in names if n.count("/") >= 2}
+    return out
+
+
+def _diff_json(*args: str) -> dict:
+    result = CliRunner().invoke(app, ["diff", str(CAPTURES / "resblock_relu"), str(CAPTURES / "resblock_gelu"),
+                                      "--format", "json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_relu_to_gelu_pairs_no_kernels_across_layers():
+    before, after = _kernel_layers(hlo("resblock_relu")), _kernel_layers(hlo("resblock_gelu"))
+    data = _diff_json()
+    pairs = [(k["before"], k["after"]) for k in data["kernels"]["differ"] if k["status"] == "changed"]
+    assert pairs
+    for a, b in pairs:
+        assert before[a] & after[b], (a, before[a], b, after[b])
+    # the stem's activation: the one ReLU fusion that holds no residual work becomes the GELU one
+    stem_relu = [k for k, layers in before.items() if "stem_act_1" in layers and "res_add_1" not in layers]
+    stem_gelu = [k for k, layers in after.items() if "stem_act_1" in layers and "res_add_1" not in layers]
+    assert len(stem_relu) == 1 and len(stem_gelu) == 1
+    assert (stem_relu[0], stem_gelu[0]) in pairs
+
+
+def test_diff_by_scope_names_the_activation_layers_kernels_as_changed():
+    text = hlo("resblock_gelu")
+    gelu_ops = {op for op in _OP_NAME.findall(text) if op.startswith("resblock_1/stem_act_1/")}
+    relu_ops = {op for op in _OP_NAME.findall(hlo("resblock_relu")) if op.startswith("resblock_1/stem_act_1/")}
+    assert relu_ops == {"resblock_1/stem_act_1/Relu"}
+    rows = {r["scope"]: r for r in _diff_json("--by", "scope")["scopes"]}
+    act = rows["resblock_1/stem_act_1"]
+    assert act["ops"] == {"before": 1, "after": len(gelu_ops)}
+    assert act["kernels"]["changed"]
+    assert act["flops"]["after"] > act["flops"]["before"]  # GELU does more arithmetic than ReLU
+    conv = rows["resblock_1/stem_conv_1"]  # untouched by the change
+    assert conv["kernels"]["unchanged"] == 1 and not conv["kernels"]["changed"]
+    assert conv["flops"]["delta"] == 0
+    for fmt in ("text", "markdown"):
+        result = CliRunner().invoke(app, ["diff", str(CAPTURES / "resblock_relu"), str(CAPTURES / "resblock_gelu"),
+                                          "--by", "scope", "--format", fmt])
+        assert result.exit_code == 0, result.output
+        line = next(x for x in result.output.splitlines() if "stem_act" in x and "→" in x)
+        assert f"1 → {len(gelu_ops)}" in line, line
+
+
+def test_diff_by_scope_in_the_html_page(tmp_path):
+    out = tmp_path / "diff.html"
+    result = CliRunner().invoke(app, ["diff", str(CAPTURES / "resblock_relu"), str(CAPTURES / "resblock_gelu"),
+                                      "--by", "scope", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert 'id="hv-scope-diff"' in page and 'data-scope="resblock_1/stem_act_1"' in page
+
+
+def test_depth_without_by_scope_is_an_input_error(capsys):
+    code, _out, err = run_cli(["diff", str(CAPTURES / "resblock_relu"), str(CAPTURES / "resblock_gelu"),
+                               "--depth", "2"], capsys)
+    assert code == 2
+    assert "--depth applies to --by scope" in err and "Traceback" not in err

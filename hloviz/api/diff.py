@@ -19,6 +19,7 @@ from ..ir import HloModule
 if TYPE_CHECKING:
     from ..analysis.diff import ModuleDiff
     from ..analysis.diff.picture import PictureMark
+    from ..analysis.diff.scopes import ScopeDiffRow
     from ..ir import Instruction
     from ..render.pictures import Picture
     from ..render.views import Mark, View
@@ -47,20 +48,43 @@ class DiffResult:
     after: DiffSide
     stage: str
 
-    def to_text(self, *, limit: int = 40) -> str:
+    def by_scope(self, depth: int | None = None) -> list[ScopeDiffRow]:
+        """What changed in each layer (``diff --by scope``), down to ``depth`` counted from the
+        model (every level when None): :func:`hloviz.analysis.diff.scopes.scope_diff`."""
+        from ..analysis.diff.scopes import scope_diff
+
+        return scope_diff(self.diff, self.before.module, self.after.module, depth=depth)
+
+    def to_text(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None) -> str:
+        """The terminal report; with ``scopes`` (:meth:`by_scope`), the per-scope table instead
+        of the kernel and instruction details."""
         from ..analysis.diff.report import to_text
 
-        return to_text(self.diff, self.before.label, self.after.label, limit=limit)
+        if scopes is None:
+            return to_text(self.diff, self.before.label, self.after.label, limit=limit)
+        from ..analysis.diff.scope_report import scope_text
 
-    def to_markdown(self, *, limit: int = 40) -> str:
+        head = to_text(self.diff, self.before.label, self.after.label, limit=limit, details=False)
+        return head + scope_text(scopes, limit=limit)
+
+    def to_markdown(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None) -> str:
+        """A PR comment; with ``scopes``, the per-scope table instead of the details."""
         from ..analysis.diff.report import to_markdown
 
-        return to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
+        if scopes is None:
+            return to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
+        from ..analysis.diff.scope_report import scope_markdown
 
-    def to_dict(self, *, limit: int = 0) -> dict[str, Any]:
+        head = to_markdown(self.diff, self.before.label, self.after.label, limit=limit, details=False)
+        return head + scope_markdown(scopes, limit=limit)
+
+    def to_dict(self, *, limit: int = 0, scopes: Sequence[ScopeDiffRow] | None = None) -> dict[str, Any]:
+        """JSON-ready data; with ``scopes``, a ``scopes`` list too (:meth:`ScopeDiffRow.to_dict`)."""
         from ..analysis.diff.report import to_json
 
         data = to_json(self.diff, self.before.label, self.after.label, limit=limit)
+        if scopes is not None:
+            data["scopes"] = [r.to_dict() for r in scopes]
         data["stage"] = self.stage
         for key, side in (("before", self.before), ("after", self.after)):
             data[key].update({k: side.info[k] for k in ("source", "framework", "tensorflow", "jax", "device",
@@ -73,10 +97,12 @@ class DiffResult:
 
         return failed_checks(self.diff, list(checks))
 
-    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None) -> Picture:
+    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None,
+                scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
         """Both modules side by side: matched kernels share a number (and, unchanged, a colour);
-        changed is amber, added green, removed red. Drawn by the code and rules of ``show``."""
-        return diff_picture(self, fmt, budget=budget, timeout=timeout)
+        changed is amber, added green, removed red. Drawn by the code and rules of ``show``.
+        An HTML page also shows ``scopes`` (:meth:`by_scope`) as a table under the picture."""
+        return diff_picture(self, fmt, budget=budget, timeout=timeout, scopes=scopes)
 
     def _repr_markdown_(self) -> str:  # Jupyter
         return self.to_markdown()
@@ -171,7 +197,7 @@ def _anchor(view: View, inst: Instruction) -> str | None:
 
 
 def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
-                 timeout: float | None = None) -> Picture:
+                 timeout: float | None = None, scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
     """The picture of a diff in ``fmt`` (svg, png, dot, html or json); see :meth:`DiffResult.picture`.
 
     Each column is drawn by :func:`hloviz.render.views.draw_module` with the node budget of
@@ -219,5 +245,10 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
              if k.before is not None and k.after is not None]
     payload = diff_payload((result.before.label, result.before.module), (result.after.label, result.after.module),
                            picture, pairs, marks=(render_a, render_b))
-    page = picture_page(title, picture.svg_text(), picture.notes, payload)
+    sections = []
+    if scopes is not None:
+        from ..render.html import scope_diff_table
+
+        sections.append(scope_diff_table(scopes))
+    page = picture_page(title, picture.svg_text(), picture.notes, payload, sections=sections)
     return replace(picture, format="html", data=page.encode("utf-8"))

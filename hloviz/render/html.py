@@ -22,6 +22,7 @@ from .quoting import colour
 from .quoting import html_text as esc
 
 if TYPE_CHECKING:
+    from ..analysis.diff.scopes import ScopeDiffRow
     from .explorer.page import ExplorerPayload
 
 __all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "page", "picture_page", "report_fragment",
@@ -129,6 +130,30 @@ def _kernel_table(rows: list[KernelRow]) -> str:
                    f'<td class="num" data-v="{r.flops}">{_count(r.flops)}</td>'
                    f"<td>{_list(r.layers, 3)}</td><td>{esc(r.runs_in)}</td>"
                    f"<td>{_list(r.sources, 4)}</td><td>{_list(r.op_names)}</td></tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def scope_diff_table(rows: Sequence[ScopeDiffRow]) -> str:
+    """``diff --by scope`` as an HTML table: per scope, ops, kernels, their fates, FLOPs and
+    bytes before → after, and the kernels that changed."""
+    def pair(a: str, b: str) -> str:
+        return esc(a) if a == b else f"{esc(a)} → {esc(b)}"
+
+    out = [f"<h2>By scope ({len(rows)})</h2>",
+           ('<table class="scopes" id="hv-scope-diff"><thead><tr><th>scope</th><th>ops</th><th>kernels</th>'
+            "<th>added</th><th>removed</th><th>changed</th><th>unchanged</th><th>FLOPs</th><th>bytes</th>"
+            "</tr></thead><tbody>")]
+    for r in rows:
+        indent = "&nbsp;&nbsp;" * max(r.depth - 1, 0)
+        changed = [f"{a} → {b}" for a, b in r.changed]
+        out.append(f'<tr data-scope="{esc(r.scope)}"><td>{indent}<code>{esc(r.label)}</code></td>'
+                   f"<td>{pair(str(r.ops_before), str(r.ops_after))}</td>"
+                   f"<td>{pair(str(r.kernels_before), str(r.kernels_after))}</td>"
+                   f"<td>{_list(r.added, 4) if r.added else ''}</td><td>{_list(r.removed, 4) if r.removed else ''}</td>"
+                   f"<td>{_list(changed, 4) if changed else ''}</td><td class=\"num\">{r.unchanged}</td>"
+                   f'<td class="num">{pair(_count(r.flops_before), _count(r.flops_after))}</td>'
+                   f'<td class="num">{pair(_bytes(r.bytes_before), _bytes(r.bytes_after))}</td></tr>')
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -250,11 +275,14 @@ def report_html(c: ReportContent, explorer: ExplorerPayload | None = None) -> st
     return _page(c.title, report_fragment(c, explorer=explorer is not None), explorer)
 
 
-def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: ExplorerPayload | None = None) -> str:
+def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: ExplorerPayload | None = None,
+                 sections: Sequence[str] = ()) -> str:
     """One picture as a self-contained HTML page (``hloviz render -o picture.html``, ``hloviz
-    diff -o diff.html``); with ``explorer``, the picture can be searched and clicked."""
+    diff -o diff.html``); with ``explorer``, the picture can be searched and clicked.
+    ``sections``: HTML made by this module (:func:`scope_diff_table`) to show under it."""
     body = [f"<h1>{esc(title)}</h1>"]
     if notes:
         body.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     body.append(_picture(svg, None, explorer is not None))
+    body.extend(sections)
     return _page(title, "\n".join(body), explorer)

@@ -137,8 +137,8 @@ def _verdict(diff: ModuleDiff) -> str:
 # -- text ------------------------------------------------------------------------------------
 
 
-def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> str:
-    """The terminal report: summary first, then kernels and instruction details."""
+def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, details: bool = True) -> str:
+    """The terminal report: summary first, then (``details``) kernels and instruction details."""
     out = [f"hloviz diff: {before} → {after}"]
     out += [f"warning: {w}" for w in diff.warnings]
     if not diff.summary.optimized:
@@ -147,6 +147,8 @@ def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> st
     out.append("")
     width = max(len(label) for label, _ in summary_lines(diff))
     out += [f"  {label:<{width}}  {text}" for label, text in summary_lines(diff)]
+    if not details:
+        return "\n".join(out) + "\n"
     kernels = [k for k in diff.summary.kernel_diffs if k.status is not Status.UNCHANGED]
     if kernels:
         out.append("")
@@ -200,8 +202,8 @@ def _code(text: str, *, in_table: bool = True) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> str:
-    """A PR comment: a headline, a summary table, and collapsible details."""
+def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, details: bool = True) -> str:
+    """A PR comment: a headline, a summary table, and (``details``) collapsible details."""
     s = diff.summary
     k = s.kernels
     out = [f"### hloviz diff: {_code(before, in_table=False)} → {_code(after, in_table=False)}", ""]
@@ -220,6 +222,8 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
     out.append("")
     for label, text in summary_lines(diff)[1:]:
         out.append(f"- **{label}:** {_md(text)}")
+    if not details:
+        return "\n".join(out) + "\n"
     kernels = [kd for kd in s.kernel_diffs if kd.status is not Status.UNCHANGED]
     if kernels:
         out.append("")
