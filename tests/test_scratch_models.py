@@ -337,3 +337,23 @@ def test_depth_without_by_scope_is_an_input_error(capsys):
                                "--depth", "2"], capsys)
     assert code == 2
     assert "--depth applies to --by scope" in err and "Traceback" not in err
+
+
+# --- focus narrows both sides -------------------------------------------------------------------
+
+
+def test_focus_narrows_both_sides_of_render_stage_both(tmp_path):
+    out = tmp_path / "both.json"
+    result = CliRunner().invoke(app, ["render", str(CAPTURES / "resblock_relu"), "--stage", "both", "--focus", "fc1",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    columns = {c["title"]: c["picture"] for c in json.loads(out.read_text())["columns"]}
+    comps, entry = read(hlo("resblock_relu"))
+    stem = [i["name"] for i in comps[entry] if i["opcode"] == "convolution" and "stem_conv" in i["op_name"]]
+    assert len(stem) == 1  # the stem convolution: many steps from fc1
+    drawn = {name for n in columns["after optimization"]["nodes"] for name in n["instructions"]}
+    assert stem[0] not in drawn
+    total = sum(1 for c in comps.values() for i in c)
+    assert 0 < len(drawn) < total / 2
+    fc1 = {i["name"] for c in comps.values() for i in c if "fc1_1/" in i["op_name"]}
+    assert fc1 & drawn
