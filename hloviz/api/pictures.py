@@ -215,7 +215,7 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
     from ..render.html import picture_page
 
     lookup = _lookup(cap.info)
-    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=min(left, Bounds.seconds))
+    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if stage == "both":
         from ..analysis import analyze
         from ..render.sidebyside import post_marks
@@ -375,11 +375,12 @@ def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pr
     """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``.
 
     ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
-    left; the explorer's extra pictures start only within it."""
+    left; the explorer's extra pictures start only within it (a longer ``--timeout`` draws more
+    of them: no other time limit applies)."""
     from ..render.explorer import Bounds, module_payload, pair_payload
     from ..render.sidebyside import post_marks
 
-    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=min(left, Bounds.seconds))
+    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if name == "side-by-side":
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),

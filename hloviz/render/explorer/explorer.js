@@ -664,8 +664,19 @@
       open.addEventListener("click", function () { openScope(si); });
       actions.appendChild(open);
     } else if (v < 0) {
-      panelEl.appendChild(el("p", "This layer has no picture of its own in this page (the page holds a bounded number); " +
-                              "its boxes are lit in the picture, and `hloviz render --scope " + D.scopes.path[si] + "` draws it.", "hv-panel-dim"));
+      var host = -1;  // the nearest enclosing layer with a picture: it draws this one open
+      for (var a = D.scopes.parent[si]; a >= 0 && host < 0; a = D.scopes.parent[a]) if (viewOpeningScope(a) >= 0) host = a;
+      if (host >= 0 && viewOpeningScope(host) !== state.view) {
+        panelEl.appendChild(el("p", "This layer is drawn open in the picture of " + (D.scopes.label[host] || D.scopes.path[host]) + ":", "hv-panel-dim"));
+        var openHost = el("button", "open " + (D.scopes.label[host] || D.scopes.path[host]));
+        openHost.type = "button";
+        openHost.addEventListener("click", function () { openScope(host); });
+        actions.appendChild(openHost);
+      } else if (host < 0) {
+        panelEl.appendChild(el("p", "This layer has no picture of its own in this page: the page holds at most 48 layer pictures, " +
+                                "8 MiB of SVG, and what the --timeout left after the main pictures (hloviz show --timeout 120 gives more); " +
+                                "its boxes are lit in the picture, and `hloviz render --scope " + D.scopes.path[si] + "` draws it.", "hv-panel-dim"));
+      }
     }
     if (parentOf(state.view) >= 0) {
       var back = el("button", "back up");
