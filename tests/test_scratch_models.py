@@ -357,3 +357,45 @@ def test_focus_narrows_both_sides_of_render_stage_both(tmp_path):
     assert 0 < len(drawn) < total / 2
     fc1 = {i["name"] for c in comps.values() for i in c if "fc1_1/" in i["op_name"]}
     assert fc1 & drawn
+
+
+# --- reports ------------------------------------------------------------------------------------
+
+
+def test_shows_default_folder_is_keyed_by_file_and_function(tmp_path):
+    from hloviz.api.pictures import _default_folder
+
+    class Cap:
+        label = "f"
+
+    a, b = _default_folder("models/a.py:f", Cap()), _default_folder("b.py:f", Cap())
+    assert (a, b) == ("a.f", "b.f")
+    assert _default_folder("pkg.models:f", Cap()) == "pkg.models.f"
+    folder = tmp_path / "matmul_chain-tf2.17"
+    folder.mkdir()
+    assert _default_folder(str(folder), Cap()) == "matmul_chain-tf2.17"  # two captures of one function
+
+
+def test_kernel_table_says_where_each_kernel_runs_and_its_layers():
+    from hloviz.analysis import analyze
+    from hloviz.analysis.scopes import build_scope_tree
+    from hloviz.capture import load_target
+    from hloviz.render.html import report_fragment
+    from hloviz.render.report import kernel_layers, report_content
+
+    comps, _entry = read(hlo("resblock_loop"))
+    whiles = re.findall(r"%([\w.\-]+) = \(.*\) while\(.*body=%([\w.\-]+)", hlo("resblock_loop"))
+    assert len(whiles) == 1
+    loop, body = whiles[0]
+    in_body = {i["name"] for i in comps[body] if i["opcode"] in ("dot", "fusion")}
+    assert len(in_body) == 3  # MatMul, the counter's add, the add + tanh fusion
+    cap = load_target(str(CAPTURES / "resblock_loop"))
+    analysis = analyze(cap.pre_module(), cap.post_module(), info=cap.info)
+    tree = build_scope_tree(cap.post_module(), stage="post", kernel_report=analysis.kernels)
+    content = report_content("loop", cap.info, analysis, svg=None, notes=[], files=[], layers=kernel_layers(tree))
+    html = report_fragment(content)
+    assert "<th>runs in</th>" in html and "<th>layers</th>" in html
+    rows = {r.name: r for r in content.kernels}
+    for name in in_body:
+        assert rows[name].runs_in == f"while body of {loop} ({body})"
+    assert "KB" not in html and "MB" not in html  # binary units, as the terminal writes them

@@ -222,7 +222,8 @@ def _verdict(s: Summary) -> str:
     text = f"{before} → {kernel_words}" + (": " + ", ".join(parts) if parts else "")
     if s.folded_constants_without_ops:
         value = f" ({s.folded_value})" if s.folded_value is not None and not named else ""
-        text += f"; {FOLDED_CONSTANT.count(s.folded_constants_without_ops)}{value} {who} hold part of an op's work"
+        verb = "holds" if s.folded_constants_without_ops == 1 else "hold"
+        text += f"; {FOLDED_CONSTANT.count(s.folded_constants_without_ops)}{value} {who} {verb} part of an op's work"
     return text
 
 

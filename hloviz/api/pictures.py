@@ -259,6 +259,22 @@ def _safe_label(label: str) -> str:
     return cleaned[:80]
 
 
+def _default_folder(target: Any, cap: Any) -> str:
+    """``show``'s folder under ``hloviz-out/`` when none is given, one per thing shown: a
+    model file's function is ``<file stem>.<function>`` (``show a.py:f`` then ``show b.py:f``
+    keep both reports), a capture folder or an HLO file its own name, anything else its label."""
+    if isinstance(target, (str, Path)):
+        text = str(target)
+        path = Path(text)
+        if path.exists():
+            return _safe_label(path.name if path.is_dir() else path.stem)
+        file, _, function = text.rpartition(":")
+        if file and function:
+            stem = Path(file).stem if file.endswith(".py") else file  # package.module:function as it is
+            return _safe_label(f"{stem}.{function}")
+    return _safe_label(cap.label)
+
+
 def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Path | None = None,
          post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
          module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
@@ -268,7 +284,8 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          color_by: str = "kernel", capture: CaptureOptions | None = None,
          drawing: DrawOptions | None = None) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
-    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``).
+    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<file>.<function>/``
+    for a model file's function, ``hloviz-out/<name>/`` for a capture folder or HLO file).
 
     The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
     (:mod:`hloviz.api.options`), not both."""
@@ -293,7 +310,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     pre_m, post_m = _modules(cap)
     say("analysing")
     analysis = analyze(pre_m, post_m, info=cap.info)
-    directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _safe_label(cap.label)
+    directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _default_folder(target, cap)
     lookup = _lookup(cap.info)
     names = ["report.html"] + [f"{n}.svg" for n, m in (("side-by-side", pre_m and post_m), ("pre", pre_m),
                                                        ("post", post_m)) if m is not None]
