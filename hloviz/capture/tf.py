@@ -25,7 +25,7 @@ from typing import Any
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
 from hloviz.capture.live import python_function, resolve_specs
 from hloviz.capture.specs import ArgSpecs, LiteralArg, PytreeArg, TensorSpec
-from hloviz.capture.target import PythonTarget, missing_dependency, user_code
+from hloviz.capture.target import PythonTarget, missing_dependency, tracing_hint, user_code
 from hloviz.errors import CaptureError, InputError
 
 # HLO element type -> tf.dtypes attribute name.
@@ -115,6 +115,23 @@ def _walk(graph: Any, prefix: str, seen: set[int]) -> Any:
             sub = getattr(fn, "graph", None)
             if sub is not None:
                 yield from _walk(sub, prefix + op.name + "/", seen)
+
+
+_UNSUPPORTED = re.compile(r"No registered '(\w+)' OpKernel for XLA_")
+
+
+def unsupported_ops_hint(message: str) -> str | None:
+    """One line for XLA's "Detected unsupported operations": which ops, and what to do."""
+    ops = sorted(set(_UNSUPPORTED.findall(message)))
+    if not ops:
+        return None
+    python = [o for o in ops if "PyFunc" in o]
+    strings = [o for o in ops if o.startswith(("String", "AsString", "Regex", "Substr", "Unicode", "DecodeRaw"))]
+    why = ("tf.py_function / tf.numpy_function run Python, which XLA cannot compile" if python else
+           "XLA has no string type, so tf.strings ops cannot be compiled" if strings else
+           "XLA has no kernel for them")
+    return (f"{', '.join(ops)}: {why}; move them out of the jit_compile=True function (do them before calling it, "
+            "or in a tf.function without jit_compile) and point hloviz at the numeric part")
 
 
 #: TensorFlow dtype names → HLO element types.
@@ -413,7 +430,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
     ctx, device_name = _device_context(tf, device)
     with ctx:
         caller = frozenset((f.filename, f.lineno or 0) for f in traceback.extract_stack())
-        with user_code(f"tracing {name}", file=target.file):
+        with user_code(f"tracing {name}", file=target.file, hint=tracing_hint(specs)):
             concrete = jit_fn.get_concrete_function(*args, **kwargs)
         if literal:  # experimental_get_compiler_ir refuses a mix of specs and values
             from tensorflow.python.eager.polymorphic_function import compiler_ir
@@ -431,7 +448,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
             except Exception as exc:
                 message = _only_user_frames(str(exc).strip(), user_files, caller)
                 raise CaptureError(f"XLA could not compile {name} ({'pre' if stage == 'hlo' else 'post'}-"
-                                   f"optimization stage):\n{message}") from exc
+                                   f"optimization stage):\n{message}", hint=unsupported_ops_hint(message)) from exc
         device_name = device_name or _current_device(tf)
 
     smap, op_types, op_inputs = source_map(concrete, user_files, caller)
