@@ -77,3 +77,13 @@ def test_a_keras_model_object_as_target_says_to_wrap_it(capsys):
     assert code == 2 and "Traceback" not in err
     assert "Keras" in err and "not a function" in err and "def classify(images)" in err
     assert "inspect.py" not in err and "keras/src" not in err
+
+
+def test_version_prints_the_packages_version(capsys):
+    import re
+
+    declared = re.search(r'^version = "([^"]+)"', (SAMPLES.parent / "pyproject.toml").read_text(), re.M)
+    assert declared
+    code, out, _err = run_cli(["--version"], capsys)
+    assert code == 0
+    assert out.startswith(f"hloviz {declared.group(1)} (Python ")
