@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 #: Exit codes shared by every command (documented in the README).
-EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
 EXIT_ERROR = 2  # bad input, missing file or tool, anything the user can fix
 EXIT_INTERRUPTED = 130  # Ctrl-C

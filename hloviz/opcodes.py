@@ -20,7 +20,8 @@ Modules import these sets instead of spelling out their own.
 from __future__ import annotations
 
 ELEMENTWISE_UNARY = frozenset({
-    "abs", "cbrt", "ceil", "clz", "convert", "bitcast-convert", "cosine", "erf", "exponential",
+    "abs", "acos", "acosh", "asin", "asinh", "atanh", "cbrt", "ceil", "cosh", "sinh", "clz", "convert",
+    "bitcast-convert", "cosine", "erf", "exponential",
     "exponential-minus-one", "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "negate",
     "not", "popcnt", "real", "reduce-precision", "round-nearest-afz", "round-nearest-even", "rsqrt",
     "sign", "sine", "sqrt", "stochastic-convert", "tan", "tanh",
@@ -97,6 +98,22 @@ NOT_FOLDABLE = frozenset({
 })
 #: Ops whose operand order does not matter (their arrows in a picture carry no operand index).
 COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+
+#: Every opcode XLA's HLO text parser knows (xla/hlo/ir/hlo_opcode.h); anything else is a newer
+#: XLA's, drawn as "other" (:func:`category`) and reported by :func:`hloviz.verify.verify`.
+KNOWN = (ELEMENTWISE | DATA_MOVEMENT | DOT | CONVOLUTION | REDUCE | CONTROL_FLOW | COLLECTIVE | TUPLE
+         | BOOKKEEPING | NOT_FOLDABLE | frozenset({
+             "batch-norm-grad", "batch-norm-inference", "batch-norm-training", "custom-call", "fusion",
+             "outfeed", "infeed", "rng", "rng-bit-generator", "rng-get-and-update-state",
+             "dynamic-reshape", "all-gather-start", "all-gather-done", "collective-permute-start",
+             "collective-permute-done", "ragged-all-to-all", "collective-broadcast", "async-update",
+             "topk", "scan",
+         }))
+#: Ops that take a ``result_accuracy`` attribute: the unary transcendentals XLA may approximate.
+RESULT_ACCURACY_OPS = frozenset({
+    "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "sqrt", "cbrt", "rsqrt",
+    "tanh", "tan", "sine", "cosine", "erf",
+})
 
 CATEGORIES = (
     "parameter", "constant", "elementwise", "data-movement", "dot", "convolution", "reduce",

@@ -185,6 +185,26 @@ def _downstream(module: hloviz.HloModule) -> None:
     diff_modules(module, module)
 
 
+def _round_trip_failure(module: hloviz.HloModule) -> str | None:
+    """Why the printed text of a parsed module is not HLO that reads back the same, or None.
+
+    Nothing is excused here: a module hloviz accepted must print as text its own parser takes
+    and prints identically. A printer that writes ``control-predecessors={%a)`` fails this.
+    """
+    try:
+        text = hloviz.to_text(module)
+    except Exception as err:  # noqa: BLE001 - any failure to print an accepted module is a bug
+        return f"printing an accepted module: {type(err).__name__}: {err}"[:300]
+    try:
+        again = hloviz.parse(text, filename="printed.hlo")
+        printed_again = hloviz.to_text(again)
+    except Exception as err:  # noqa: BLE001 - HlovizError included: the printed text must parse
+        return f"printed text does not parse: {type(err).__name__}: {err}"[:300]
+    if printed_again != text:
+        return "printed text does not round-trip"
+    return None
+
+
 def check_input(data: bytes, *, round_trip: bool = True, downstream: bool = False) -> Outcome:
     """Parse ``data`` and check the contract: a module, or an HloParseError inside the input.
 
@@ -206,20 +226,25 @@ def check_input(data: bytes, *, round_trip: bool = True, downstream: bool = Fals
     except Exception as err:  # noqa: BLE001 - the point is to catch anything else
         return Outcome(False, time.perf_counter() - start, f"{type(err).__name__}: {err}"[:300])
     try:
-        if round_trip:
-            text = hloviz.to_text(module)
-            again = hloviz.parse(text, filename="printed.hlo")
-            if hloviz.to_text(again) != text:
-                return Outcome(True, time.perf_counter() - start, "printed text does not round-trip")
-            for inst in module.instructions():  # lazily split attributes must split
-                inst.attributes  # noqa: B018
+        for inst in module.instructions():  # lazily split attributes must split, or fail cleanly
+            inst.attributes  # noqa: B018
+            inst.metadata  # noqa: B018
+    except hloviz.HlovizError:
+        return Outcome(True, time.perf_counter() - start)  # a deferred, positioned parse error of the input
+    except Exception as err:  # noqa: BLE001
+        return Outcome(True, time.perf_counter() - start, f"attributes: {type(err).__name__}: {err}"[:300])
+    if round_trip:
+        failure = _round_trip_failure(module)
+        if failure is not None:
+            return Outcome(True, time.perf_counter() - start, failure)
+    try:
         problems = hloviz.check(module)
         if any("cycle" not in str(p) for p in problems):
             return Outcome(True, time.perf_counter() - start, "check(): " + str(problems[0]))
         if downstream and not problems:
             _downstream(module)
     except hloviz.HlovizError:
-        pass  # a clean error (e.g. a deferred attribute's positioned parse error) is within the contract
+        pass  # a clean error from the self-check or a downstream step is within the contract
     except Exception as err:  # noqa: BLE001
         return Outcome(True, time.perf_counter() - start, f"after parse: {type(err).__name__}: {err}"[:300])
     return Outcome(True, time.perf_counter() - start)

@@ -9,9 +9,6 @@ runs ``python -m hloviz`` (or ``load_target``) on a small JAX model written to `
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,6 +16,7 @@ import pytest
 
 from hloviz.capture import load_target
 
+from . import run_cli_process
 from .test_capture_quiet import NOISE  # TF's pre-absl-init lines, as TF 2.21 writes them to fd 2
 
 pytestmark = pytest.mark.requires_jax
@@ -94,12 +92,6 @@ def model(tmp_path_factory) -> Path:
     return path
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "hloviz", *args], env=env, capture_output=True, text=True,
-                          timeout=100)
-
-
 @pytest.mark.parametrize(("fn", "how", "crash_words"), [
     ("aborts", "crashed (SIGABRT", "Fatal Python error: Aborted"),
     ("segfaults", "crashed (SIGSEGV", "Fatal Python error: Segmentation fault"),
@@ -107,7 +99,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 ])
 def test_the_last_words_of_a_model_that_kills_the_process_reach_the_user(model, fn, how, crash_words):
     # 2000 lines before the last words: with the filter thread inside the child, 29 of 30 runs lost them
-    run = _cli("stats", "--json", f"{model}:{fn}")
+    run = run_cli_process("stats", "--json", f"{model}:{fn}")
     assert run.returncode == 2, run.stderr
     assert run.stdout == ""
     err = run.stderr
@@ -123,7 +115,7 @@ def test_the_last_words_of_a_model_that_kills_the_process_reach_the_user(model, 
 
 @pytest.mark.parametrize("verbose", [False, True])
 def test_log_noise_from_the_model_is_dropped_unless_verbose(model, verbose):
-    run = _cli("stats", "--json", f"{model}:noisy", *(["--verbose"] if verbose else []))
+    run = run_cli_process("stats", "--json", f"{model}:noisy", *(["--verbose"] if verbose else []))
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["kernel_count"] >= 1
     assert "E0000 00:00:1.0  1 x.cc:1] a real error\n" in run.stderr
@@ -136,14 +128,14 @@ def test_log_noise_from_the_model_is_dropped_unless_verbose(model, verbose):
 
 
 def test_megabytes_of_stderr_while_hloviz_waits_do_not_block_the_capture(model):
-    run = _cli("stats", "--json", f"{model}:chatty")
+    run = run_cli_process("stats", "--json", f"{model}:chatty")
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout)["kernel_count"] >= 1
     assert run.stderr.count("x" * 99 + "\n") == 50_000
 
 
 def test_a_forked_process_writing_on_does_not_keep_hloviz_waiting(model):
-    run = _cli("stats", "--json", f"{model}:forks_a_chatterer")  # it writes for 2 minutes: a hang times out
+    run = run_cli_process("stats", "--json", f"{model}:forks_a_chatterer")  # it writes for 2 minutes: a hang times out
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout)["kernel_count"] >= 1
 

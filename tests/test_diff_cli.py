@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hloviz.cli import main
-
+from . import run_cli
 from .test_diff_match import FUSED_AFTER, FUSED_BEFORE
 
 SAME_SIGNATURE_OTHER_LAYOUT = FUSED_AFTER.replace("%tanh.4 = f32[8]{0} tanh", "%tanh.4 = f32[8]{0} sine")
@@ -23,18 +22,8 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(["diff", *argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_text_puts_the_summary_first(pair, capsys):
-    code, out, _ = _run(capsys, str(pair[0]), str(pair[1]))
+    code, out, _ = run_cli(["diff", str(pair[0]), str(pair[1])], capsys)
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == f"hloviz diff: {pair[0]} → {pair[1]}"
@@ -47,7 +36,7 @@ def test_text_puts_the_summary_first(pair, capsys):
 
 
 def test_markdown_is_a_pr_comment(pair, capsys):
-    code, out, _ = _run(capsys, str(pair[0]), str(pair[1]), "--format", "markdown")
+    code, out, _ = run_cli(["diff", str(pair[0]), str(pair[1]), "--format", "markdown"], capsys)
     assert code == 0
     assert out.startswith(f"### hloviz diff: `{pair[0]}` → `{pair[1]}`")
     assert "| kernels | 3 | 1 | −2 |" in out
@@ -55,7 +44,7 @@ def test_markdown_is_a_pr_comment(pair, capsys):
 
 
 def test_json_has_the_contract_fields(pair, capsys):
-    code, out, _ = _run(capsys, str(pair[0]), str(pair[1]), "--format", "json")
+    code, out, _ = run_cli(["diff", str(pair[0]), str(pair[1]), "--format", "json"], capsys)
     assert code == 0
     data = json.loads(out)
     assert set(data["summary"]) >= {"unchanged", "changed", "added", "removed"}
@@ -79,43 +68,43 @@ def test_fail_on_sets_the_exit_code(pair, capsys, checks, code):
     argv = [str(pair[0]), str(pair[1])]
     for c in checks:
         argv += ["--fail-on", c]
-    got, _, err = _run(capsys, *argv)
+    got, _, err = run_cli(["diff", *argv], capsys)
     assert got == code
     if code:
         assert "--fail-on" in err
 
 
 def test_identical_inputs_never_fail(pair, capsys):
-    code, out, _ = _run(capsys, str(pair[1]), str(pair[1]), "--fail-on", "any-change", "--fail-on", "kernels-changed")
+    code, out, _ = run_cli(["diff", str(pair[1]), str(pair[1]), "--fail-on", "any-change", "--fail-on", "kernels-changed"], capsys)
     assert code == 0 and "identical" in out
 
 
 def test_an_unknown_check_is_an_error(pair, capsys):
-    code, _, err = _run(capsys, str(pair[0]), str(pair[1]), "--fail-on", "kernels-grew")
+    code, _, err = run_cli(["diff", str(pair[0]), str(pair[1]), "--fail-on", "kernels-grew"], capsys)
     assert code == 2 and "unknown --fail-on check 'kernels-grew'" in err and "kernels-increased" in err
 
 
 def test_a_parse_error_exits_2_with_file_line_column(pair, tmp_path, capsys):
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule m\n\nENTRY %e () -> f32[] {\n  ROOT %c = f32[] constant(\n}\n")
-    code, out, err = _run(capsys, str(pair[0]), str(bad), "--fail-on", "any-change")
+    code, out, err = run_cli(["diff", str(pair[0]), str(bad), "--fail-on", "any-change"], capsys)
     assert code == 2 and out == ""
     assert f"{bad}:5:1: error:" in err and "Traceback" not in err
 
 
 def test_a_missing_file_exits_2(pair, capsys):
-    code, _, err = _run(capsys, str(pair[0]), "no/such/file.hlo")
+    code, _, err = run_cli(["diff", str(pair[0]), "no/such/file.hlo"], capsys)
     assert code == 2 and "no/such/file.hlo" in err
 
 
 def test_different_signatures_warn_but_still_diff(pair, tmp_path, capsys):
     other = tmp_path / "other.hlo"
     other.write_text(FUSED_AFTER.replace("f32[8]", "f32[16]"))
-    code, out, err = _run(capsys, str(pair[1]), str(other), "--fail-on", "not-comparable")
+    code, out, err = run_cli(["diff", str(pair[1]), str(other), "--fail-on", "not-comparable"], capsys)
     assert code == 1
     assert "warning: the entry signatures differ" in err and "warning: the entry signatures differ" in out
     assert "instructions  0 unchanged, 6 changed, 0 added, 0 removed" in out
-    code, out, _ = _run(capsys, str(pair[1]), str(other), "--format", "json")
+    code, out, _ = run_cli(["diff", str(pair[1]), str(other), "--format", "json"], capsys)
     assert code == 0 and json.loads(out)["comparable"] is False
 
 
@@ -127,21 +116,21 @@ def test_stage_picks_the_module_of_a_capture_folder(pair, tmp_path, capsys):
         (folder / "post.hlo").write_text(post)
         (folder / "capture.json").write_text(json.dumps({"source": "live", "framework": "tensorflow",
                                                          "tensorflow": "2.99.0" if name == "new" else "2.98.0"}))
-    code, out, _ = _run(capsys, str(tmp_path / "old"), str(tmp_path / "new"), "--format", "json")
+    code, out, _ = run_cli(["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--format", "json"], capsys)
     data = json.loads(out)
     assert code == 0 and data["kernels"] == {**data["kernels"], "before": 3, "after": 1}
     assert data["before"]["label"].endswith("old (TF 2.98.0)") and data["after"]["tensorflow"] == "2.99.0"
-    code, out, _ = _run(capsys, str(tmp_path / "old"), str(tmp_path / "new"), "--stage", "pre", "--format", "json")
+    code, out, _ = run_cli(["diff", str(tmp_path / "old"), str(tmp_path / "new"), "--stage", "pre", "--format", "json"], capsys)
     assert code == 0 and json.loads(out)["identical"] is True
 
 
 def test_a_bad_stage_or_format_exits_2(pair, capsys):
-    assert _run(capsys, str(pair[0]), str(pair[1]), "--stage", "middle")[0] == 2
-    assert _run(capsys, str(pair[0]), str(pair[1]), "--format", "yaml")[0] == 2
+    assert run_cli(["diff", str(pair[0]), str(pair[1]), "--stage", "middle"], capsys)[0] == 2
+    assert run_cli(["diff", str(pair[0]), str(pair[1]), "--format", "yaml"], capsys)[0] == 2
 
 
 def test_help_documents_the_exit_codes(capsys):
-    code, out, _ = _run(capsys, "--help")
+    code, out, _ = run_cli(["diff", "--help"], capsys)
     assert code == 0
     flat = re.sub(r"-\s+", "-", " ".join(out.split()))  # undo line wrapping inside hyphenated words
     assert "Exit codes: 0" in flat and "1 a --fail-on check matched" in flat and "2 an error" in flat
@@ -151,7 +140,7 @@ def test_help_documents_the_exit_codes(capsys):
 
 def test_dot_picture_is_written_without_graphviz(pair, tmp_path, capsys):
     out_path = tmp_path / "diff.dot"
-    code, _, err = _run(capsys, str(pair[0]), str(pair[1]), "-o", str(out_path))
+    code, _, err = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(out_path)], capsys)
     assert code == 0 and f"wrote {out_path}" in err
     dot = out_path.read_text()
     assert dot.startswith("digraph") and "before: " in dot and "after: " in dot
@@ -163,14 +152,14 @@ def test_dot_picture_is_written_without_graphviz(pair, tmp_path, capsys):
 @pytest.mark.parametrize("suffix", [".svg", ".html"])
 def test_svg_and_html_pictures(pair, tmp_path, capsys, suffix):
     out_path = tmp_path / f"diff{suffix}"
-    code, _, _ = _run(capsys, str(pair[0]), str(pair[1]), "-o", str(out_path))
+    code, _, _ = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(out_path)], capsys)
     assert code == 0
     text = out_path.read_text()
     assert "<svg" in text and "fusion.7" in text
 
 
 def test_an_unknown_picture_suffix_exits_2_before_any_work(pair, tmp_path, capsys):
-    code, out, err = _run(capsys, str(pair[0]), str(pair[1]), "-o", str(tmp_path / "diff.bmp"))
+    code, out, err = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(tmp_path / "diff.bmp")], capsys)
     assert code == 2 and out == "" and "picture format" in err
 
 
@@ -180,9 +169,9 @@ def test_unoptimized_modules_count_work_ops_not_kernels(tmp_path, capsys):
                  "  ROOT %n = f32[4]{0} negate(%x)\n}\n")
     b.write_text("HloModule b\nENTRY %e (x: f32[4]) -> f32[4] {\n  %x = f32[4]{0} parameter(0)\n"
                  "  %n = f32[4]{0} negate(%x)\n  ROOT %t = f32[4]{0} tanh(%n)\n}\n")
-    code, out, _ = _run(capsys, str(a), str(b))
+    code, out, _ = run_cli(["diff", str(a), str(b)], capsys)
     assert code == 0
     assert "note: neither module is optimized" in out and "more instructions doing work: 1 → 2" in out
-    code, out, _ = _run(capsys, str(a), str(b), "--format", "json")
+    code, out, _ = run_cli(["diff", str(a), str(b), "--format", "json"], capsys)
     data = json.loads(out)
     assert data["optimized"] is False and (data["kernels"]["before"], data["kernels"]["after"]) == (1, 2)

@@ -17,19 +17,12 @@ import pytest
 from hloviz.cli import main
 from hloviz.render.files import REPORT_RECORD
 
-from . import present
+from . import present, run_cli
 from .conftest import restore_default_sigint
 from .test_render_graphviz import fake_dot
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "samples" / "captures" / "fused_additions"
-
-
-def _run(args, capsys):
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out = capsys.readouterr()
-    return info.value.code, out.out, out.err
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -55,7 +48,7 @@ def test_dot_exiting_with_an_error_keeps_earlier_output(good_show, tmp_path, mon
     before = _snapshot(good_show)
     fake_dot(tmp_path / "bin", "import sys\nsys.stderr.write('Error: syntax error in line 1\\n')\nsys.exit(1)\n",
              monkeypatch)
-    code, _, err = _run(["show", str(SEED), "-o", str(good_show)], capsys)
+    code, _, err = run_cli(["show", str(SEED), "-o", str(good_show)], capsys)
     assert code == 2
     assert err.startswith("hloviz: error:") and "Traceback" not in err
     assert "syntax error in line 1" in err
@@ -70,7 +63,7 @@ def test_a_hanging_dot_times_out_and_keeps_earlier_output(good_show, tmp_path, m
     before = _snapshot(good_show)
     fake_dot(tmp_path / "bin", "import time\ntime.sleep(60)\n", monkeypatch)
     started = time.monotonic()
-    code, _, err = _run(["render", str(SEED), "-o", str(good_show / "post.svg"), "--timeout", "0.5"], capsys)
+    code, _, err = run_cli(["render", str(SEED), "-o", str(good_show / "post.svg"), "--timeout", "0.5"], capsys)
     assert time.monotonic() - started < 20
     assert code == 2 and "Traceback" not in err
     assert "0.5 s" in err
@@ -82,7 +75,7 @@ def test_missing_dot_names_the_packages(tmp_path, monkeypatch, capsys):
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.delenv("HLOVIZ_DOT", raising=False)
-    code, _, err = _run(["render", str(SEED), "-o", str(tmp_path / "p.svg")], capsys)
+    code, _, err = run_cli(["render", str(SEED), "-o", str(tmp_path / "p.svg")], capsys)
     assert code == 2
     for hint in ("apt-get install graphviz", "brew install graphviz", "conda install graphviz"):
         assert hint in err
@@ -101,7 +94,7 @@ def test_an_unwritable_output_folder(tmp_path, capsys):
         locked.mkdir()
         locked.chmod(0o500)
         target = locked / "out"
-    code, _, err = _run(["show", str(SEED), "-o", str(target)], capsys)
+    code, _, err = run_cli(["show", str(SEED), "-o", str(target)], capsys)
     assert code == 2 and "cannot write" in err and "Traceback" not in err
 
 
@@ -132,7 +125,7 @@ def test_a_full_disk_leaves_no_partial_file_and_keeps_earlier_output(good_show, 
             return getattr(self._f, name)
 
     monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: FullDisk(real_fdopen(fd, *a, **k)))
-    code, _, err = _run(["show", str(SEED), "-o", str(good_show)], capsys)
+    code, _, err = run_cli(["show", str(SEED), "-o", str(good_show)], capsys)
     assert code == 2 and "No space left on device" in err and "Traceback" not in err
     monkeypatch.undo()
     after = _snapshot(good_show)

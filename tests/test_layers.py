@@ -27,18 +27,21 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("hloviz.errors", "hloviz.source", "hloviz.inputs")),
     ("ir", ("hloviz.ir", "hloviz.opcodes")),
     ("parser", ("hloviz.parser", "hloviz.printer")),
-    ("graph", ("hloviz.graph",)),
+    ("graph", ("hloviz.graph", "hloviz.verify")),
     # The package itself re-exports the library (parse … diff_modules), so it sits with analysis.
     ("analysis", ("hloviz.analysis", "hloviz")),
     ("render", ("hloviz.render",)),
     ("capture", ("hloviz.capture",)),
     ("api", ("hloviz.api",)),
+    # Pictures built with the docs: the Sphinx extension and the MkDocs plugin, over the api.
+    ("docs", ("hloviz.docs", "hloviz.sphinx", "hloviz.mkdocs")),
     ("cli", ("hloviz.cli", "hloviz.__main__")),
 )
 LAYER_NAMES = [name for name, _ in LAYERS]
 
 #: Third-party packages allowed only from a layer up (and, for frameworks, only inside functions).
 THIRD_PARTY_FLOOR = {"networkx": "graph", "graphviz": "render", "typer": "cli", "rich": "cli",
+                     "sphinx": "docs", "docutils": "docs", "mkdocs": "docs", "yaml": "docs",
                      "tensorflow": "capture", "jax": "capture", "jaxlib": "capture"}
 ONLY_LAZY = {"tensorflow", "jax", "jaxlib"}
 #: The one module below capture allowed a framework, and why (still only inside a function).

@@ -14,7 +14,8 @@ from .conftest import ROOT
 
 def test_import_hloviz_loads_no_framework_and_no_cli_toolkit():
     code = ("import sys, hloviz, hloviz.api\n"
-            "heavy = ('tensorflow', 'jax', 'jaxlib', 'typer', 'rich', 'click', 'networkx')\n"
+            "heavy = ('tensorflow', 'jax', 'jaxlib', 'typer', 'rich', 'click', 'networkx', 'sphinx', "
+            "'docutils', 'mkdocs', 'yaml')\n"
             "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})

@@ -19,6 +19,15 @@ def _accepted():
     return [e["file"] for e in json.loads(path.read_text()) if e["xla_parses"]]
 
 
+def _accepted_or_skip() -> list[str]:
+    """The corpus files XLA accepts; the test is skipped (not passed over an empty list) when
+    ../shared/conformance is not beside this checkout."""
+    names = _accepted()
+    if not names:
+        pytest.skip("../shared/conformance is not beside this checkout")
+    return names
+
+
 def _fields(module):
     return [
         (c.name, c.is_entry, c.execution_thread,
@@ -44,7 +53,7 @@ def test_xla_accepts_everything_the_printer_writes():
     from jaxlib import _hlo  # pyright: ignore[reportAttributeAccessIssue]  # private extension module, absent from jaxlib's stubs
 
     rejected = []
-    for name in _accepted():
+    for name in _accepted_or_skip():
         text = hloviz.to_text(hloviz.parse((CONFORMANCE / name).read_text()))
         try:
             _hlo.hlo_module_from_text(text)

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 import hloviz
-from hloviz.cli import main
 from hloviz.errors import DependencyError, InputError
 from hloviz.parser.proto import is_proto_path, module_proto
+
+from . import run_cli
 
 DATA = Path(__file__).resolve().parent / "data" / "protos"
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -28,14 +29,6 @@ DUMP = DATA / "dump"
 POST = DUMP / "module_0006.jit_f.cpu_after_optimizations.hlo.pb"
 
 pytestmark = pytest.mark.requires_jax
-
-
-def _run(*argv: str) -> int:
-    """Exit code of one command (errors end with SystemExit, as on the command line)."""
-    try:
-        return main(list(argv)) or 0
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
 
 
 def _counts(m: hloviz.HloModule) -> tuple[int, int, list[str]]:
@@ -100,8 +93,8 @@ def test_a_proto_is_read_under_the_input_limit(tmp_path, monkeypatch, suffix):
 def test_a_proto_xla_cannot_read_gives_an_input_error(tmp_path, capsys):
     bad = tmp_path / "bad.hlo.pb"
     bad.write_bytes(b"\x0a\x03abc\x12\x03xyz")  # a name and an entry name, no computations
-    assert _run("stats", str(bad)) == 2
-    err = capsys.readouterr().err
+    code, _, err = run_cli(["stats", str(bad)], capsys)
+    assert code == 2
     assert "XLA could not read this HloModuleProto" in err and "Traceback" not in err
 
 
@@ -117,47 +110,49 @@ def test_without_jaxlib_the_error_says_what_to_install(monkeypatch, capsys):
     with pytest.raises(DependencyError) as info:
         hloviz.parse_file(GEMMS)
     assert "pip install 'hloviz[jax]'" in str(info.value)
-    assert _run("stats", str(GEMMS)) == 2
-    assert "pip install 'hloviz[jax]'" in capsys.readouterr().err
+    code, _, err = run_cli(["stats", str(GEMMS)], capsys)
+    assert code == 2 and "pip install 'hloviz[jax]'" in err
 
 
 # -- every command on a dump folder of protos and on a single .hlo.pb --------------------------
 
 def test_stats_on_a_dump_of_protos_and_on_one_proto(capsys):
-    _run("stats", str(DUMP), "--json")
-    report = json.loads(capsys.readouterr().out)
+    code, out, _ = run_cli(["stats", str(DUMP), "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0
     assert (report["source"], report["target"], report["kernel_count"]) == ("xla_dump", "jit_f", 2)
     assert (report["pre"], report["post"]) == (12, 17)  # instructions before and after XLA's passes
-    assert _run("stats", str(GEMMS), "--json") == 0
-    single = json.loads(capsys.readouterr().out)
+    code, out, _ = run_cli(["stats", str(GEMMS), "--json"], capsys)
+    single = json.loads(out)
+    assert code == 0
     assert (single["source"], single["post"], single["kernel_count"]) == ("hlo_file", 26, 4)
 
 
 @pytest.mark.requires_dot
 def test_render_and_show_on_protos(tmp_path, capsys):
     svg = tmp_path / "post.svg"
-    assert _run("render", str(DUMP), "-o", str(svg)) == 0
+    assert run_cli(["render", str(DUMP), "-o", str(svg)], capsys)[0] == 0
     assert svg.read_text().lstrip().startswith("<?xml") or "<svg" in svg.read_text()
     one = tmp_path / "gemm.svg"
-    assert _run("render", str(GEMMS), "-o", str(one)) == 0 and "<svg" in one.read_text()
+    assert run_cli(["render", str(GEMMS), "-o", str(one)], capsys)[0] == 0 and "<svg" in one.read_text()
     out = tmp_path / "show"
-    assert _run("show", str(DUMP), "-o", str(out)) == 0
+    assert run_cli(["show", str(DUMP), "-o", str(out)], capsys)[0] == 0
     assert (out / "report.html").is_file() and (out / "post.svg").is_file()
 
 
 def test_diff_of_protos(capsys):
-    assert _run("diff", str(DUMP), str(DUMP)) == 0
-    assert "identical" in capsys.readouterr().out
-    assert _run("diff", str(GEMMS), str(DATA / "multiple_gemm_fusions.hlo.pb.xz")) == 0
-    assert "identical" in capsys.readouterr().out
+    code, out, _ = run_cli(["diff", str(DUMP), str(DUMP)], capsys)
+    assert code == 0 and "identical" in out
+    code, out, _ = run_cli(["diff", str(GEMMS), str(DATA / "multiple_gemm_fusions.hlo.pb.xz")], capsys)
+    assert code == 0 and "identical" in out
 
 
 def test_dump_and_pre_post_files_take_protos(tmp_path, capsys):
     out = tmp_path / "capture"
-    assert _run("dump", str(DUMP), "-o", str(out)) == 0
+    assert run_cli(["dump", str(DUMP), "-o", str(out)], capsys)[0] == 0
     assert hloviz.parse_file(out / "post.hlo").name == "jit_f"  # saved as text, readable without jaxlib
-    capsys.readouterr()
     pre = DUMP / "module_0006.jit_f.before_optimizations.hlo.pb"
-    assert _run("stats", "--pre", str(pre), "--post", str(POST), "--json") == 0
-    report = json.loads(capsys.readouterr().out)
+    code, out, _ = run_cli(["stats", "--pre", str(pre), "--post", str(POST), "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0
     assert (report["pre"], report["post"], report["kernel_count"]) == (12, 17, 2)

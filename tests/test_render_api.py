@@ -10,31 +10,19 @@ import pytest
 
 import hloviz
 from hloviz import api
-from hloviz.cli import main
 from hloviz.errors import InputError
 
-from . import present
+from . import present, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "samples" / "captures" / "fused_additions"
 GOLDEN = Path(__file__).parent / "golden" / "render"
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exit_:
-        # the process's exit status: None is 0, a message (str) is 1
-        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 @pytest.mark.requires_dot
 def test_show_writes_report_and_pictures_and_prints_the_summary(tmp_path, capsys):
     out = tmp_path / "out"
-    code, stdout, stderr = run(capsys, "show", str(SEED), "-o", str(out))
+    code, stdout, stderr = run_cli(["show", str(SEED), "-o", str(out)], capsys)
     assert code == 0, stderr
     assert sorted(p.name for p in out.iterdir()) == [".hloviz-report.json", "post.svg", "pre.svg", "report.html",
                                                      "side-by-side.svg"]
@@ -55,7 +43,7 @@ def test_show_writes_report_and_pictures_and_prints_the_summary(tmp_path, capsys
 @pytest.mark.requires_dot
 def test_show_default_folder_is_named_after_the_function(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code, _, stderr = run(capsys, "show", str(SEED))
+    code, _, stderr = run_cli(["show", str(SEED)], capsys)
     assert code == 0, stderr
     assert (tmp_path / "hloviz-out" / "fused_additions" / "report.html").exists()
 
@@ -66,7 +54,7 @@ def test_show_open_uses_the_browser(tmp_path, capsys, monkeypatch):
     import webbrowser
 
     monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
-    code, _, stderr = run(capsys, "show", str(SEED), "-o", str(tmp_path), "--open")
+    code, _, stderr = run_cli(["show", str(SEED), "-o", str(tmp_path), "--open"], capsys)
     assert code == 0, stderr
     assert opened == [(tmp_path / "report.html").resolve().as_uri()]
 
@@ -75,7 +63,7 @@ def test_show_open_uses_the_browser(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("suffix", [".svg", ".png", ".dot", ".html", ".json"])
 def test_render_formats_follow_the_suffix(tmp_path, capsys, suffix):
     out = tmp_path / f"pic{suffix}"
-    code, _stdout, stderr = run(capsys, "render", str(SEED), "-o", str(out), "--stage", "both")
+    code, _stdout, stderr = run_cli(["render", str(SEED), "-o", str(out), "--stage", "both"], capsys)
     assert code == 0, stderr
     data = out.read_bytes()
     if suffix == ".svg":
@@ -95,9 +83,9 @@ def test_render_formats_follow_the_suffix(tmp_path, capsys, suffix):
 
 def test_render_dot_and_json_need_no_graphviz(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    code, _, stderr = run(capsys, "render", str(SEED / "post.hlo"), "-o", str(tmp_path / "p.dot"))
+    code, _, stderr = run_cli(["render", str(SEED / "post.hlo"), "-o", str(tmp_path / "p.dot")], capsys)
     assert code == 0, stderr
-    code, _, stderr = run(capsys, "render", str(SEED / "post.hlo"), "-o", str(tmp_path / "p.json"))
+    code, _, stderr = run_cli(["render", str(SEED / "post.hlo"), "-o", str(tmp_path / "p.json")], capsys)
     assert code == 0, stderr
     data = json.loads((tmp_path / "p.json").read_text())
     chain = next(n for n in data["nodes"] if n["rows"][0] == "ROOT add ×1000")
@@ -105,26 +93,26 @@ def test_render_dot_and_json_need_no_graphviz(tmp_path, capsys, monkeypatch):
 
 
 def test_render_rejects_unknown_suffix_and_stage(tmp_path, capsys):
-    code, _, stderr = run(capsys, "render", str(SEED), "-o", str(tmp_path / "p.gif"))
+    code, _, stderr = run_cli(["render", str(SEED), "-o", str(tmp_path / "p.gif")], capsys)
     assert code == 2 and ".svg, .png, .dot, .html or .json" in stderr
-    code, _, stderr = run(capsys, "render", str(SEED), "-o", str(tmp_path / "p.dot"), "--stage", "middle")
+    code, _, stderr = run_cli(["render", str(SEED), "-o", str(tmp_path / "p.dot"), "--stage", "middle"], capsys)
     assert code == 2 and "pre, post or both" in stderr
-    code, _, stderr = run(capsys, "render", str(SEED / "post.hlo"), "-o", str(tmp_path / "p.dot"), "--stage", "both")
+    code, _, stderr = run_cli(["render", str(SEED / "post.hlo"), "-o", str(tmp_path / "p.dot"), "--stage", "both"], capsys)
     assert code == 2 and "needs both modules" in stderr
 
 
 def test_render_options_reach_the_view(tmp_path, capsys):
     out = tmp_path / "p.json"
-    code, _, stderr = run(capsys, "render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--focus", "mx",
-                          "--radius", "0")
+    code, _, stderr = run_cli(["render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--focus", "mx",
+                          "--radius", "0"], capsys)
     assert code == 0, stderr
     data = json.loads(out.read_text())
     assert [n["instructions"] for n in data["nodes"]] == [["mx"]]
-    code, _, stderr = run(capsys, "render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--computation", "nope")
+    code, _, stderr = run_cli(["render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--computation", "nope"], capsys)
     assert code == 2 and "no computation named 'nope'" in stderr
-    code, _, _ = run(capsys, "render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--expand-chains")
+    code, _, _ = run_cli(["render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--expand-chains"], capsys)
     assert code == 0 and "e3" in {i for n in json.loads(out.read_text())["nodes"] for i in n["instructions"]}
-    code, _, stderr = run(capsys, "render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--budget", "3")
+    code, _, stderr = run_cli(["render", str(GOLDEN / "rules.hlo"), "-o", str(out), "--budget", "3"], capsys)
     assert code == 0 and "note:" in stderr and len(json.loads(out.read_text())["nodes"]) <= 3
 
 

@@ -3,6 +3,7 @@ no TensorFlow needed)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -180,25 +181,44 @@ def test_kernel_badges_read_cleanly():
     assert kernel_list([4]) == "kernel #4"
 
 
-def test_color_by_flops_is_a_heat_scale_of_the_kernel_table():
-    from hloviz.render.style import heat_colour
+# The heat scale as the README describes it, written out here: white for nothing, then
+# #ffee99, #fdae61 and #d73027 (the hottest) at equal steps of log(1 + value) / log(1 + top).
+_HEAT_SPEC = ((255, 255, 255), (255, 238, 153), (253, 174, 97), (215, 48, 39))
 
+
+def _expected_heat(value: float, top: float) -> tuple[int, ...]:
+    import math
+
+    if value <= 0:
+        return _HEAT_SPEC[0]
+    pos = math.log1p(value) / math.log1p(top) * (len(_HEAT_SPEC) - 1)
+    k = min(int(pos), len(_HEAT_SPEC) - 2)
+    return tuple(round(a + (b - a) * (pos - k)) for a, b in zip(_HEAT_SPEC[k], _HEAT_SPEC[k + 1]))
+
+
+def _rgb(fill: str) -> tuple[int, ...]:
+    return tuple(int(fill[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def test_color_by_flops_is_a_heat_scale_of_the_kernel_table():
     cap = load_target(str(CAPTURES / "mobilenet_v2"))
     pre, post = both_modules(cap)
     analysis = analyze(pre, post, info=cap.info)
     sbs = side_by_side(pre, post, analysis, options=ViewOptions(scope="block_5"), color_by="flops")
     flops = {k.name: k.flops for k in present(analysis.kernels, "a kernel report").kernels}
     top = max(flops.values())
-    hottest = max(flops.values())
     assert any("colour: FLOPs per kernel" in line for line in sbs.dot.splitlines())
     entry = entry_of(post)
     dots = [name for name in sbs.post.node_of if name in flops and (inst := entry.get(name)) is not None
             and inst.opcode == "dot"]
-    assert dots
-    for name in dots:  # an unfused dot is its own node, filled by its FLOPs
-        node = sbs.post.scene.nodes[sbs.post.node_of[name]]
-        assert node.fill == heat_colour(flops[name], top) != "#ffffff"
-    assert heat_colour(0, hottest) == "#ffffff" and heat_colour(hottest, hottest) == "#d73027"
+    assert len(dots) >= 2
+    fills = {name: _rgb(sbs.post.scene.nodes[sbs.post.node_of[name]].fill) for name in dots}
+    for name in dots:  # an unfused dot is its own node, filled by its FLOPs on the scale above
+        assert fills[name] == _expected_heat(flops[name], top) != (255, 255, 255), name
+    # more FLOPs is never a cooler fill: the green channel falls all along the scale
+    by_flops = sorted(dots, key=lambda n: flops[n])
+    for a, b in itertools.pairwise(by_flops):
+        assert fills[a][1] >= fills[b][1], (a, b)
     with pytest.raises(InputError, match="--color-by"):
         side_by_side(pre, post, analysis, color_by="heat")
 

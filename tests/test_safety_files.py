@@ -184,30 +184,98 @@ def test_a_hand_written_dot_beside_the_picture_survives_a_graphviz_failure(tmp_p
     assert mine.read_text() != first
 
 
-def test_concurrent_dumps_into_one_folder_leave_one_whole_capture(tmp_path):
+@pytest.mark.parametrize("round_", range(4))
+def test_concurrent_dumps_into_one_folder_leave_one_whole_capture(tmp_path, round_):
+    """Eight writers race for one folder, four times over. Every writer ends in success or a
+    clean InputError — anything else (FileNotFoundError from a folder another writer moved aside
+    between two looks) is recorded and fails the test — and exactly one whole capture is left."""
+    import sys
     import threading
 
     from hloviz.capture import load_target
     from hloviz.errors import InputError
 
     out = tmp_path / "cap"
-    errors: list[BaseException] = []
+    outcomes: list[BaseException | None] = []
+    barrier = threading.Barrier(8)
 
     def dump(k: int) -> None:
         try:
+            barrier.wait()
             save_capture(Capture(f"HloModule m{k}\n", f"HloModule m{k}\n", {"k": k}, f"c{k}"), out)
-        except InputError as err:  # losing a race is a clean error, never a broken folder
-            errors.append(err)
+            outcomes.append(None)
+        except BaseException as err:  # noqa: BLE001 - every kind is recorded; only InputError may pass
+            outcomes.append(err)
 
-    threads = [threading.Thread(target=dump, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(errors) < 8
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # hand the GIL over often, so the writers interleave between syscalls
+    try:
+        threads = [threading.Thread(target=dump, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert len(outcomes) == 8
+    unexpected = [repr(e) for e in outcomes if e is not None and not isinstance(e, InputError)]
+    assert unexpected == [], unexpected
+    assert any(e is None for e in outcomes), "at least one writer lands"
     back = load_target(str(out))
     k = back.info["k"]
     assert back.pre_text == back.post_text == f"HloModule m{k}\n", "one capture, whole"
     assert sorted(os.listdir(out)) == ["capture.json", "post.hlo", "pre.hlo"]
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "cap")
+    assert leftovers == [], leftovers
+
+
+@pytest.mark.parametrize("step", ["between the two looks", "before the move aside", "before the rename into place"])
+def test_a_capture_another_writer_moves_or_lands_meanwhile_is_no_internal_error(tmp_path, monkeypatch, step):
+    """The races of concurrent ``dump -o DIR``, made to happen every time: another writer moves
+    the existing capture aside between our look at the folder and our listing of it (or our own
+    move aside), or lands its capture just before our rename into place. Each ends in one whole
+    capture, ours or theirs, and never a FileNotFoundError / "internal error"."""
+    from hloviz.capture import load_target, saved
+
+    out = tmp_path / "cap"
+    save_capture(Capture("HloModule old\n", None, {"k": "old"}, "old"), out)
+    other = tmp_path / "elsewhere"
+
+    def other_writer_moves_it_aside() -> None:
+        if out.exists():
+            os.rename(out, other)
+
+    def other_writer_lands() -> None:
+        if not out.exists():
+            out.mkdir()
+            (out / "pre.hlo").write_text("HloModule theirs\n")
+            (out / "capture.json").write_text('{"hloviz": "0", "k": "theirs"}')
+
+    real_iterdir, real_rename = Path.iterdir, os.rename
+    fired = []
+
+    def iterdir(self):
+        if step == "between the two looks" and self == out and not fired:
+            fired.append(1)
+            other_writer_moves_it_aside()
+        return real_iterdir(self)
+
+    def rename(src, dst):
+        if not fired and Path(src) == out and step == "before the move aside":
+            fired.append(1)
+            other_writer_moves_it_aside()
+        if not fired and Path(dst) == out and step == "before the rename into place":
+            fired.append(1)
+            other_writer_lands()
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(saved.os, "rename", rename)
+    save_capture(Capture("HloModule mine\n", "HloModule mine\n", {"k": "mine"}, "mine"), out)
+    monkeypatch.undo()
+    assert fired, "the race was staged"
+    back = load_target(str(out))
+    assert back.info["k"] == "mine" and back.pre_text == "HloModule mine\n"
+    assert sorted(os.listdir(out)) == ["capture.json", "post.hlo", "pre.hlo"]
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name not in ("cap", "elsewhere"))
     assert leftovers == [], leftovers

@@ -5,15 +5,14 @@ an in-process capture still keeps file descriptor 1 off stdout while the model r
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from hloviz.capture import load_target
+
+from . import run_cli_process
 
 pytestmark = pytest.mark.requires_tf
 
@@ -63,14 +62,8 @@ def model(tmp_path_factory) -> Path:
     return path
 
 
-def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "hloviz", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
-
-
 def test_writes_to_file_descriptor_1_never_reach_stdout(model):
-    run = _cli("stats", "--json", f"{model}:noisy")
+    run = run_cli_process("stats", "--json", f"{model}:noisy")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["kernel_count"] >= 1  # stdout is exactly the JSON
     for said in ("print at import", "os.write(1) at import", "os.system at import", "os.write(1) while tracing",
@@ -79,20 +72,20 @@ def test_writes_to_file_descriptor_1_never_reach_stdout(model):
 
 
 def test_os_exit_in_the_model_is_an_error_not_a_silent_success(model):
-    run = _cli("stats", "--json", f"{model}:exits")
+    run = run_cli_process("stats", "--json", f"{model}:exits")
     assert run.returncode == 2, run.stderr
     assert run.stdout == ""
     assert "ended before hloviz got the HLO" in run.stderr and "Traceback" not in run.stderr
 
 
 def test_a_stray_thread_does_not_keep_hloviz_alive(model):
-    run = _cli("stats", "--json", f"{model}:threads", timeout=300)  # TimeoutExpired would fail the test
+    run = run_cli_process("stats", "--json", f"{model}:threads", timeout=300)  # TimeoutExpired would fail the test
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["kernel_count"] >= 1
 
 
 def test_a_fork_in_the_model_gives_one_result(model):
-    run = _cli("stats", "--json", f"{model}:forks")
+    run = run_cli_process("stats", "--json", f"{model}:forks")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["kernel_count"] >= 1  # one JSON document, not two
 

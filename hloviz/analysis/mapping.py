@@ -70,9 +70,6 @@ class PrePostMapping:
     def get(self, op_name: str) -> OpMapping | None:
         return next((m for m in self.ops if m.op_name == op_name), None)
 
-    def with_status(self, status: str) -> tuple[OpMapping, ...]:
-        return tuple(m for m in self.ops if m.status == status)
-
     @property
     def counts(self) -> dict[str, int]:
         """Status → number of ops (every status present, zeros included)."""

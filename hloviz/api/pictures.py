@@ -130,23 +130,29 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
            timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
            color_by: str = "kernel", capture: CaptureOptions | None = None,
-           drawing: DrawOptions | None = None) -> Picture:
+           drawing: DrawOptions | None = None, theme: str = "light", width: str | None = None,
+           max_height: str | None = None) -> Picture:
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
     its suffix names (``.svg .png .dot .html .json``); returned either way. ``scope`` draws one
     scope open, ``depth`` opens no scope deeper (see :class:`hloviz.render.ViewOptions`);
     ``color_by`` (``kernel``, ``flops``, ``bytes``) colours kernels, with ``stage="both"``.
+    An SVG carries a title and the verdict for screen readers; ``theme`` (``light``, ``dark``,
+    ``auto``), ``width`` and ``max_height`` fit it to a page (:mod:`hloviz.render.page`).
 
     The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
     (:mod:`hloviz.api.options`), not both."""
     if capture is not None or drawing is not None:
-        return render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress, **merged_keywords(
+        return render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress, theme=theme,
+                      width=width, max_height=max_height, **merged_keywords(
             capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
             given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout, scope, depth,
                                       color_by)))
+    from ..render.page import PageOptions, page_picture
     from ..render.pictures import format_for, module_picture, pair_picture
 
     say = progress or (lambda _m: None)
+    page = PageOptions(theme=theme, width=width, max_height=max_height)
     chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
     if stage is not None and stage not in STAGES:
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
@@ -196,6 +202,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
         raise
+    picture = page_picture(picture, page, description=_verdict(pre_m, post_m, cap.info))
     if html:
         say("building the explorer")
         picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left())
@@ -203,6 +210,17 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         say("writing")
         picture.save(output)
     return picture
+
+
+def _verdict(pre_m: HloModule | None, post_m: HloModule | None, info: dict) -> str:
+    """What XLA did, in one sentence (the analysis's verdict), or the module's size when there
+    is only one module to say it of."""
+    if pre_m is not None and post_m is not None:
+        from ..analysis import analyze
+
+        return analyze(pre_m, post_m, info=info).verdict
+    m = post_m if post_m is not None else pre_m
+    return "" if m is None else f"{m.name}: {m.instruction_count} instructions"
 
 
 def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModule | None,
@@ -348,6 +366,9 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
                 raise
             dots[name] = err.dot_text
             missing = missing or err
+    from ..render.page import page_picture
+
+    pictures = {name: page_picture(pic, description=analysis.verdict) for name, pic in pictures.items()}
     main = pictures.get("side-by-side") or next(iter(pictures.values()), None)
     notes = list(main.notes) if main is not None else []
     files: dict[str, bytes | str] = {}

@@ -10,6 +10,7 @@ place only when complete, so an interrupted ``hloviz dump`` never leaves a half-
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -233,17 +234,14 @@ _STAMP = re.compile(rb'\A\s*\{\s*"hloviz"\s*:\s*"')
 def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -> Path:
     """Write a capture folder atomically. An existing ``out_dir`` is replaced only when it is
     empty or :func:`written_by_hloviz` proves it is hloviz's capture; anything else is refused
-    (exit 2) and left exactly as it was."""
+    (exit 2) and left exactly as it was.
+
+    Several ``hloviz dump -o DIR`` may run at once: a folder that another writer moves aside or
+    lands between two of our looks is looked at again (last writer wins), never an internal
+    error, and the folder ends holding one whole capture.
+    """
     out_dir = Path(out_dir)
-    if out_dir.is_symlink() or out_dir.exists():
-        if not out_dir.is_dir():
-            raise InputError(f"{out_dir} exists and is not a folder; refusing to replace it",
-                             hint="choose another -o folder")
-        if any(out_dir.iterdir()) and not written_by_hloviz(out_dir):
-            raise InputError(f"{out_dir} exists and is not a capture folder; refusing to overwrite it (hloviz "
-                             f"replaces a folder only when it holds nothing but {', '.join(CAPTURE_FILES)} "
-                             f"and a capture.json that hloviz wrote)",
-                             hint="choose another -o folder, or empty that one yourself")
+    _check_replaceable(out_dir)
     stamp = info.get("hloviz") if isinstance(info.get("hloviz"), str) else _hloviz_version()
     info = {"hloviz": stamp, **{k: v for k, v in info.items() if k != "hloviz"}}  # the stamp comes first
     parent = out_dir.parent if str(out_dir.parent) else Path(".")
@@ -257,15 +255,42 @@ def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -
         raise InputError(f"cannot write the capture to {out_dir}: {exc.strerror or exc}") from None
 
 
+def _check_replaceable(out_dir: Path) -> None:
+    """Refuse (InputError) an ``out_dir`` that is there and is not ours to replace.
+
+    A folder that vanishes while we look (another writer moved it aside) is simply absent.
+    """
+    if not (out_dir.is_symlink() or out_dir.exists()):
+        return
+    if not out_dir.is_dir():
+        raise InputError(f"{out_dir} exists and is not a folder; refusing to replace it",
+                         hint="choose another -o folder")
+    try:
+        empty = not any(out_dir.iterdir())
+    except FileNotFoundError:
+        return
+    if not empty and not written_by_hloviz(out_dir):
+        if not (out_dir.is_symlink() or out_dir.exists()):
+            return  # moved aside by another writer while we read it
+        raise InputError(f"{out_dir} exists and is not a capture folder; refusing to overwrite it (hloviz "
+                         f"replaces a folder only when it holds nothing but {', '.join(CAPTURE_FILES)} "
+                         f"and a capture.json that hloviz wrote)",
+                         hint="choose another -o folder, or empty that one yourself")
+
+
 def _hloviz_version() -> str:
     from hloviz import __version__
 
     return str(__version__)
 
 
+# How often the move-aside / rename-into-place pair is tried again when another writer changes
+# the destination between the two; each retry follows a change some other writer completed.
+_RACE_TRIES = 16
+
+
 def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | None, info: dict) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
-    old: Path | None = None
     try:
         if pre is not None:
             (tmp / PRE_NAME).write_text(pre, encoding="utf-8")
@@ -273,22 +298,51 @@ def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | 
             (tmp / POST_NAME).write_text(post, encoding="utf-8")
         (tmp / INFO_NAME).write_text(info_json(info), encoding="utf-8")
         os.chmod(tmp, 0o755)
-        if out_dir.is_symlink() or out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=parent))
-            os.rmdir(old)
-            os.rename(out_dir, old)
-        os.rename(tmp, out_dir)
+        for attempt in range(_RACE_TRIES):
+            if attempt:
+                _check_replaceable(out_dir)  # what landed meanwhile must be a capture too
+            if _swap_into_place(tmp, out_dir, parent):
+                return out_dir
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and (old.is_symlink() or old.exists()):
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)
+    raise InputError(f"cannot write the capture to {out_dir}: other writers kept replacing it",
+                     hint="run one hloviz dump per -o folder at a time")
+
+
+def _swap_into_place(tmp: Path, out_dir: Path, parent: Path) -> bool:
+    """Move the previous capture aside, rename ``tmp`` into place, then delete the previous one.
+
+    False when another writer landed a folder between the two renames (try again); the capture
+    moved aside is then put back if nothing took its place, else removed as it would have been.
+    """
+    old: Path | None = None
+    if out_dir.is_symlink() or out_dir.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=parent))
+        os.rmdir(old)
+        try:
+            os.rename(out_dir, old)
+        except FileNotFoundError:
+            old = None  # another writer moved it aside first
+    try:
+        os.rename(tmp, out_dir)
+    except OSError as exc:
+        if old is not None:
             if not (out_dir.is_symlink() or out_dir.exists()):
                 os.rename(old, out_dir)  # put the previous capture back
-            else:  # a concurrent dump landed meanwhile: the one moved aside goes, as it would have
+            else:
                 _remove_old(old)
+        if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+            return False
+        raise
+    except BaseException:
+        if old is not None and not (out_dir.is_symlink() or out_dir.exists()):
+            os.rename(old, out_dir)
         raise
     if old is not None:
         _remove_old(old)
-    return out_dir
+    return True
 
 
 def _remove_old(old: Path) -> None:

@@ -124,6 +124,16 @@ def render(
     verbose: VerboseOpt = False,
     tf: TfOpt = None,
     jax: JaxOpt = None,
+    theme: Annotated[str, typer.Option(
+        "--theme", help="light (Graphviz's colours), dark (transparent, light lines and labels) or auto (follows "
+                        "the reader's colour scheme and the dark schemes of Sphinx and MkDocs themes; one file).")]
+    = "light",
+    width: Annotated[str | None, typer.Option(
+        "--width", help="Fit the SVG to this width (a CSS length: 100%, 640px, 40em); its height follows.",
+        show_default=False)] = None,
+    max_height: Annotated[str | None, typer.Option(
+        "--max-height", help="Never taller than this (a CSS length); the picture scales down to fit.",
+        show_default=False)] = None,
 ) -> None:
     """Draw one picture of TARGET for your docs: the same input always gives the same bytes.
 
@@ -142,7 +152,8 @@ def render(
         picture = api.render(live, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
                              module=module, verbose=verbose, notify=prog.note, progress=prog.update,
                              computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
-                             budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by)
+                             budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by,
+                             theme=theme, width=width, max_height=max_height)
     for n in picture.notes:
         print(f"note: {visible(n)}", file=sys.stderr)
     print(f"wrote {visible(str(output))}")

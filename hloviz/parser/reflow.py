@@ -3,10 +3,10 @@
 XLA's lexer lets a line break (or none) fall between any two tokens: a computation on one line,
 two instructions on one line, an instruction split after every token, attributes continued on
 a line that starts with ``,``. The line-oriented parser reads what XLA prints and what people
-usually write; when it stops on a text, :func:`reflow` rewrites the text at token level into
-one statement per line and the parse is tried once more (see :func:`hloviz.parser.parse`).
+usually write; when it stops on a text, :func:`statements` rewrites the text at token level into
+one statement per line, lazily as the second parse asks for them (see :func:`hloviz.parser.parse`).
 Only the layout changes: tokens, and the spacing inside each statement, stay as they were;
-comments become spaces. ``line_of`` maps each rewritten line back to the line it starts on.
+comments become spaces. Each statement comes with the 1-based line it starts on in the input.
 """
 
 from __future__ import annotations
@@ -131,9 +131,3 @@ class _Flow:
         if len(self.current) > 65536:  # a statement of millions of tokens: keep it one string
             self.current = ["".join(self.current)]
 
-
-def reflow(text: str) -> tuple[str, list[int]]:
-    """``text`` with one HLO statement per line, and the original 1-based line of each new line
-    (all of :func:`statements` at once)."""
-    pairs = list(statements(text))
-    return "\n".join(s for s, _ in pairs) + "\n", [line for _, line in pairs]

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 __all__ = ["Cut", "Step", "Tree", "TreeNode", "build_tree", "fit"]
 
-#: Kinds of tree nodes. ``scope``: a component of ``op_name``; ``group``: sibling scopes that
-#: share a name prefix; ``run``: consecutive leaves of a scope with too many; ``fusion``/``body``:
-#: a fused computation / a while, conditional or call body; ``leaf``: one drawn unit.
-KINDS = ("root", "scope", "group", "run", "fusion", "body", "leaf")
+# Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
+# sibling scopes that share a name prefix; ``run``: consecutive leaves of a scope with too many;
+# ``fusion``/``body``: a fused computation / a while, conditional or call body; ``leaf``: one
+# drawn unit.
 
 
 @dataclass(frozen=True)

@@ -92,9 +92,6 @@ class Side:
         """The instructions that use ``n`` as an operand, in text order (repeats kept)."""
         return self._user_flat[self._user_start[n]:self._user_start[n + 1]]
 
-    def has_users(self, n: int) -> bool:
-        return self._user_start[n] != self._user_start[n + 1]
-
     # -- calls ----------------------------------------------------------------------------
 
     def _calls(self, module: HloModule) -> None:
