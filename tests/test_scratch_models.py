@@ -399,3 +399,14 @@ def test_kernel_table_says_where_each_kernel_runs_and_its_layers():
     for name in in_body:
         assert rows[name].runs_in == f"while body of {loop} ({body})"
     assert "KB" not in html and "MB" not in html  # binary units, as the terminal writes them
+
+
+def test_readme_diff_by_scope_example_is_what_the_command_prints(capsys, monkeypatch):
+    readme = (CAPTURES.parent.parent / "README.md").read_text(encoding="utf-8")
+    command = "hloviz diff samples/captures/resblock_relu samples/captures/resblock_gelu --by scope"
+    at = readme.index(command)
+    shown = readme[readme.index("```text\n", at) + 8:readme.index("\n```", readme.index("```text\n", at))]
+    monkeypatch.chdir(CAPTURES.parent.parent)
+    code, out, _err = run_cli(command.split()[1:], capsys)
+    assert code == 0
+    assert shown == out[out.index("By scope ("):out.index("\nKernels that differ, by scope")].rstrip()
