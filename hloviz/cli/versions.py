@@ -55,6 +55,9 @@ def versions(
     arg: ArgOpt = None,
     device: DeviceOpt = None,
     verbose: VerboseOpt = False,
+    passes: Annotated[bool, typer.Option(
+        "--passes", help="Compare XLA's pass histories instead: which passes appeared, vanished or now change the "
+                         "module (captures with per-pass dumps; TARGETS may be dump folders holding them).")] = False,
 ) -> None:
     """Capture one function under several TensorFlow (or JAX) releases and show what changed.
 
@@ -68,10 +71,16 @@ def versions(
       hloviz versions samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21
       hloviz versions model.py:step --tf 2.17 --tf 2.19 --tf 2.21 --format markdown -o report.html
       hloviz versions samples/captures/matmul_chain-tf2.17 samples/captures/matmul_chain-tf2.21
+      hloviz versions samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21 --passes
     """
     from .. import api
 
     checks = report_options(fmt, limit, fail_on)
+    if passes:
+        from .passes import versions_passes
+
+        versions_passes(targets, tf, jax, fmt, arg, device, verbose)
+        return
     if output is not None and output.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"-o writes an HTML report; name it .html, not {output.name}")
     live = bool(tf or jax)

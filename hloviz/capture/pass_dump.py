@@ -1,0 +1,264 @@
+"""XLA's per-pass snapshots in a dump folder, and a live capture that makes them.
+
+``XLA_FLAGS="--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*"`` makes XLA write, next to
+``module_N.NAME.before_optimizations.txt`` and ``…after_optimizations.txt``, one file per
+snapshot (see :mod:`hloviz.analysis.passes` for when XLA writes one)::
+
+    module_0001.NAME.0016.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt
+                     ^^^^ ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^       ^^^^^^        ^^^^^^^^^^^^^^
+                     index pipeline                               the pass      the next pass
+    module_0001.NAME.0019.copy-insertion.after_adding_copies_to_resolve_interference.txt
+                          (a step written inside a pass: PASS.STEP)
+
+:func:`list_pass_modules` reads the names (never the contents); :func:`pass_dump_capture`
+captures a live target in a child process with those flags into a private temporary folder
+that is removed when the ``with`` block ends — normally, on an error, on Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hloviz.analysis.passes import PassStep
+from hloviz.errors import InputError
+
+if TYPE_CHECKING:
+    from hloviz.capture import Capture
+
+__all__ = ["ARCHIVE_SUFFIXES", "PassDumpModule", "XLA_PASS_FLAGS", "extracted_archive", "has_pass_snapshots",
+           "is_archive", "list_pass_modules", "pass_dump_capture", "pick_pass_module"]
+
+_TEXT = r"\.txt(?:\.gz|\.xz|\.bz2)?$"
+#: After ``module_N.NAME.``: the index and the rest of a snapshot's name.
+_INDEXED = re.compile(r"^(\d{4,})\.(.+?)" + _TEXT)
+#: A snapshot of a module without stage files: NAME is then read up to the last index that is
+#: followed by a snapshot's two parts (a TF name may itself end in a number: ``…_1005__.2008``).
+_SNAPSHOT = re.compile(r"^module_(\d+)\.(.+)\.(\d{4,})\.([^.]+\.[^.]+)" + _TEXT)
+_BETWEEN = re.compile(r"^([^.]+)\.after_([^.]+)\.before_([^.]+)$")
+_DURING = re.compile(r"^([^.]+)\.([^.]+)$")
+_BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations" + _TEXT)
+_AFTER = re.compile(r"^module_(\d+)\.(.+?)\.(?:(?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations" + _TEXT)
+
+#: The XLA flags a live capture runs under (``--xla_dump_to`` is added with the folder).
+XLA_PASS_FLAGS = ("--xla_dump_hlo_pass_re=.*",)
+#: Flags of the user's own XLA_FLAGS that would send the dump elsewhere or change what is dumped.
+_OURS = ("--xla_dump_to", "--xla_dump_hlo_pass_re", "--xla_dump_hlo_module_re", "--xla_dump_hlo_as_proto",
+         "--xla_dump_hlo_as_text")
+
+
+@dataclass
+class PassDumpModule:
+    """One module's snapshots (in index order), its two stage files, and what looked wrong."""
+
+    number: str
+    name: str
+    snapshots: list[tuple[PassStep, Path | None]] = field(default_factory=list)
+    before: Path | None = None
+    after: Path | None = None
+    #: Snapshot index → why it cannot be used (two files claim it, a name hloviz cannot read).
+    broken: dict[int, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"module_{self.number}.{self.name}"
+
+
+def _step(index: int, rest: str, file: str) -> PassStep | None:
+    m = _BETWEEN.match(rest)
+    if m:
+        return PassStep(index, m.group(1), m.group(2), m.group(3), None, file)
+    m = _DURING.match(rest)
+    if m:
+        return PassStep(index, None, m.group(1), None, m.group(2), file)
+    return None
+
+
+def _snapshot_name(file: str, names: dict[str, str]) -> tuple[str, str, int, str] | None:
+    """(module number, module name, index, rest) of a snapshot's file name; None for other files."""
+    if not file.startswith("module_") or "_optimizations" in file:
+        return None
+    number = file[7:].split(".", 1)[0]
+    name = names.get(number)
+    if name is not None:
+        prefix = f"module_{number}.{name}."
+        m = _INDEXED.match(file[len(prefix):]) if file.startswith(prefix) else None
+        return (number, name, int(m.group(1)), m.group(2)) if m else None
+    m = _SNAPSHOT.match(file)
+    return (m.group(1), m.group(2), int(m.group(3)), m.group(4)) if m else None
+
+
+def list_pass_modules(folder: Path) -> list[PassDumpModule]:
+    """The modules of ``folder`` that have per-pass snapshots, by number; reads names only."""
+    modules: dict[str, PassDumpModule] = {}
+    stages: dict[str, dict[str, Path]] = {}
+    claimed: dict[tuple[str, int], list[tuple[PassStep, Path]]] = {}
+    try:
+        entries = sorted(p for p in folder.iterdir() if p.is_file())
+    except OSError as err:
+        raise InputError(f"cannot read the folder {folder}: {err.strerror or err}") from None
+    names: dict[str, str] = {}  # module number → its name, from the stage files (exact)
+    for p in entries:
+        for which, pattern in (("before", _BEFORE), ("after", _AFTER)):
+            m = pattern.match(p.name)
+            if m:
+                stages.setdefault(m.group(1), {}).setdefault(which, p)
+                names.setdefault(m.group(1), m.group(2))
+    for p in entries:
+        found = _snapshot_name(p.name, names)
+        if found is None:
+            continue
+        number, name, index, rest = found
+        mod = modules.setdefault(number, PassDumpModule(number, name))
+        step = _step(index, rest, p.name)
+        if step is None:
+            mod.broken[index] = f"hloviz cannot read the file name {p.name}"
+            continue
+        claimed.setdefault((number, index), []).append((step, p))
+    for (number, index), files in sorted(claimed.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        mod = modules[number]
+        if len({f[0].label for f in files}) > 1:  # not one snapshot in two forms (.txt and .txt.gz)
+            listed = ", ".join(f[1].name for f in files)
+            mod.broken[index] = f"{len(files)} files claim this snapshot: {listed}"
+            mod.snapshots.append((files[0][0], None))
+            continue
+        plain = [f for f in files if f[1].suffix == ".txt"]
+        step, path = (plain or files)[0]
+        mod.snapshots.append((step, path))
+    for number, mod in modules.items():
+        found = stages.get(number, {})
+        mod.before, mod.after = found.get("before"), found.get("after")
+        for index, why in mod.broken.items():
+            if all(s.index != index for s, _ in mod.snapshots):
+                mod.snapshots.append((PassStep(index, None, "(a file name hloviz cannot read)", file=why), None))
+        mod.snapshots.sort(key=lambda sp: sp[0].index)
+        if not mod.before:
+            mod.problems.append(f"no {mod.label}.before_optimizations.txt: the first snapshot is the start")
+        if not mod.after:
+            mod.problems.append(f"no {mod.label}.*after_optimizations.txt: the fusions, folds and eliminated ops "
+                                "of the optimized module cannot be credited")
+    return [modules[n] for n in sorted(modules, key=int)]
+
+
+def has_pass_snapshots(folder: Path) -> bool:
+    """Whether ``folder`` holds at least one per-pass snapshot file."""
+    try:
+        return folder.is_dir() and any(_SNAPSHOT.match(p.name) for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def pick_pass_module(folder: Path, choice: str | None, *, prefer: str | None = None) -> PassDumpModule:
+    """The module ``choice`` names (name, number or pattern, as ``--module`` elsewhere); without
+    one, the only module, else the one named ``prefer`` (a live capture's module)."""
+    modules = list_pass_modules(folder)
+    if not modules:
+        raise InputError(f"{folder} holds no per-pass snapshots (module_*.NNNN.PIPELINE.after_PASS.before_NEXT.txt)",
+                         hint="make them with XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*\", or give "
+                              "hloviz passes a model.py:function to capture with them")
+    listing = "\n".join(f"  {m.label}  ({len(m.snapshots)} snapshots)" for m in modules)
+    if choice is None:
+        if len(modules) == 1:
+            return modules[0]
+        named = [m for m in modules if prefer is not None and m.name == prefer]
+        if len(named) == 1:
+            return named[0]
+        if prefer is not None and named:
+            return max(named, key=lambda m: int(m.number))  # the last compilation of that module
+        raise InputError(f"{folder} holds snapshots of {len(modules)} modules; pick one with --module NAME "
+                         f"(a name, number or pattern):\n{listing}")
+    c = choice.strip()
+    num = c.removeprefix("module_")
+    found = [m for m in modules if c in (m.name, m.label) or (num.isdecimal() and int(num) == int(m.number))]
+    if not found:
+        found = [m for m in modules if fnmatch.fnmatchcase(m.name, c) or fnmatch.fnmatchcase(m.label, c)
+                 or c in m.label]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise InputError(f"no module with snapshots in {folder} matches {choice!r}; they are:\n{listing}")
+    sub = "\n".join(f"  {m.label}" for m in found)
+    raise InputError(f"{choice!r} matches {len(found)} modules in {folder}; be more specific:\n{sub}")
+
+
+def _flags_with_dump(existing: str | None, folder: Path) -> str:
+    """The user's XLA_FLAGS without dump flags of their own, plus ours."""
+    kept = [f for f in shlex.split(existing or "") if f.split("=", 1)[0] not in _OURS]
+    return " ".join([*kept, f"--xla_dump_to={folder}", *XLA_PASS_FLAGS])
+
+
+@contextmanager
+def pass_dump_capture(target: str, *, args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
+                      notify: Callable[[str], None] | None = None, tf: str | None = None,
+                      jax: str | None = None) -> Iterator[tuple[Capture, Path]]:
+    """Capture ``target`` in a child process with per-pass dumps; yields the capture and the
+    dump folder, a private temporary folder (mode 0700) removed when the block ends, however it
+    ends. XLA reads XLA_FLAGS once per process, so the capture always runs in a child (under
+    the ``tf`` / ``jax`` release's managed environment when one is given: it inherits them too)."""
+    from hloviz.capture import load_target
+
+    folder = Path(tempfile.mkdtemp(prefix="hloviz-passes-"))
+    try:
+        previous = os.environ.get("XLA_FLAGS")
+        os.environ["XLA_FLAGS"] = _flags_with_dump(previous, folder)
+        try:
+            capture = load_target(target, args=tuple(args), device=device, verbose=verbose, notify=notify,
+                                  isolate=True, tf=tf, jax=jax)
+        finally:
+            if previous is None:
+                os.environ.pop("XLA_FLAGS", None)
+            else:
+                os.environ["XLA_FLAGS"] = previous
+        yield capture, folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+#: A dump folder packed as one file (how samples/captures/passes/ keeps them).
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES)
+
+
+@contextmanager
+def extracted_archive(path: Path) -> Iterator[Path]:
+    """A tar archive of a dump folder, unpacked into a private temporary folder removed when the
+    block ends. Only plain files are unpacked, flat (no paths, links or devices), and no more
+    bytes in all than ``--max-input`` allows."""
+    import tarfile
+
+    from hloviz.inputs import max_input
+
+    folder = Path(tempfile.mkdtemp(prefix="hloviz-passes-"))
+    try:
+        try:
+            with tarfile.open(path) as tar:
+                budget = max_input()
+                for member in tar:
+                    if not member.isfile() or "/" in member.name.strip("/") or member.name.startswith("."):
+                        continue
+                    budget -= member.size
+                    if budget < 0:
+                        raise InputError(f"{path} unpacks to more than --max-input allows",
+                                         hint="unpack it yourself and give hloviz passes the folder")
+                    source = tar.extractfile(member)
+                    if source is not None:
+                        with source, open(folder / member.name, "wb") as out:
+                            shutil.copyfileobj(source, out)
+        except (tarfile.TarError, EOFError, OSError) as err:
+            raise InputError(f"{path} is not a readable tar archive: {err}") from None
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
