@@ -294,7 +294,7 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
     for consumer, tensors in consumers.items():
         roots = {_tf_source(t) for t in tensors}
         ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
-        picked = _pre_constants_for(pre, by_op, consumer, positions.get(consumer) or range(len(tensors)), live)
+        picked = _pre_constants_for(pre, by_op, consumer, positions.get(consumer) or range(len(tensors)))
         for c in _checked(picked, _tensor_types(tensors, outputs), _live_constants(by_op, consumer, live)):
             # The same constant (value and op name) in the optimized module is where it is now.
             shown = post_constants.get((_key(c), c.metadata.op_name), c)
@@ -447,14 +447,16 @@ def _upstream(roots: set[str], folded: set[str], inputs: Mapping) -> set[str]:
 
 
 def _pre_constants_for(pre: HloModule, by_op: dict[str, list[Instruction]], consumer: str,
-                       positions, live: set[int]) -> list[Instruction]:
+                       positions) -> list[Instruction]:
     """The pre-opt constants that carry folded values into ``consumer``'s instructions.
 
     TF's bridge lowers an op's compile-time inputs (``Const`` or folded), in input order, to
     constants named after the op, before the instructions that compute the op: the constants at
     ``positions`` among those used by ``consumer``'s instructions are the folded values; the
-    ones after the inputs are the op's own literals (a ``Relu``'s 0). Dead constants (``live``:
-    :func:`_live_ids`) are not counted: the bridge can leave an unused copy of them.
+    ones after the inputs are the op's own literals (a ``Relu``'s 0). A dead constant still
+    counts (TensorFlow folded into it, whatever XLA did with its users later); the bridge can also
+    leave an unused copy of an op's constants, which :func:`_checked` corrects where the capture
+    recorded the folded op's type.
     """
     if consumer == "XLA_Retvals":
         hits = [i for i in pre.instructions() if i.opcode == "constant" and not _real(i.metadata.op_name)
@@ -462,7 +464,7 @@ def _pre_constants_for(pre: HloModule, by_op: dict[str, list[Instruction]], cons
         return [c for c in hits if _feeds_results(c)]
     insts = by_op.get(consumer, [])
     found = {o: None for i in insts for o in i.operands
-             if o.opcode == "constant" and o.metadata.op_name in (consumer, "") and id(o) in live}
+             if o.opcode == "constant" and o.metadata.op_name in (consumer, "")}
     # Text order: constants named after the consumer are listed among its instructions; unnamed
     # ones (rare) after them, in the order they are used.
     place = {i: n for n, i in enumerate(insts)}
