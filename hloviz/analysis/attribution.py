@@ -61,21 +61,6 @@ def literal_ids(comp: Computation, literal_params: Iterable[int] = ()) -> set[in
     return out
 
 
-def _literals_inside(inst: Instruction, outer: set[int]) -> set[int]:
-    """``id()`` of the literal instructions in ``inst``'s fused computations (nested ones too),
-    given the literal instructions ``outer`` of the computation ``inst`` sits in."""
-    out: set[int] = set()
-    stack = [(inst, outer)]
-    while stack:
-        caller, lits = stack.pop()
-        fed = [k for k, o in enumerate(caller.operands) if id(o) in lits]
-        for comp in caller.called_computations:
-            inner = literal_ids(comp, fed)
-            out |= inner
-            stack.extend((i, inner) for i in comp.instructions if i.opcode == "fusion")
-    return out
-
-
 def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope | None],
                   phase_of: Callable[[Instruction], str], *, literals: set[int] | None = None,
                   ) -> list[tuple[Scope, set[str]]]:
@@ -91,28 +76,44 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
     (they do not vote). Empty when nothing votes.
     """
     outer = literals or set()
-    inner = _literals_inside(kernel, outer) if kernel.called_computations else set()
-    votes: Counter[int] = Counter()
+    votes: dict[int, int] = {}
     last: dict[int, int] = {}
     found: dict[int, tuple[Scope, set[str]]] = {}
-    for n, i in enumerate([kernel, *_inside(kernel)]):
-        if i.opcode in SCOPE_NEUTRAL or id(i) in inner or id(i) in outer:
-            continue
-        if i is kernel and kernel.opcode == "fusion":
-            continue  # the fusion's own name is its root's: its fused instructions vote
+    n = 0
+
+    def vote(i: Instruction) -> None:
         s = scope_of(i)
         if s is None:
-            continue
-        slot = found.setdefault(id(s), (s, set()))
+            return
+        key = id(s)
+        slot = found.get(key)
+        if slot is None:
+            slot = found[key] = (s, set())
+            votes[key] = 0
         slot[1].add(phase_of(i))
-        votes[id(s)] += HEAVY_WORK.get(i.opcode, 0 if i.opcode in _SPREADS else 1)
-        last[id(s)] = n
+        votes[key] += HEAVY_WORK.get(i.opcode, 0 if i.opcode in _SPREADS else 1)
+        last[key] = n
+
+    if kernel.opcode != "fusion" and kernel.opcode not in SCOPE_NEUTRAL and id(kernel) not in outer:
+        vote(kernel)  # a fusion's own name is its root's: its fused instructions vote
+    direct = kernel.called_computations
+    fed = {k for k, o in enumerate(kernel.operands) if id(o) in outer}
+    for comp in called_closure(direct) if direct else ():
+        lits: set[int] = set()
+        top = comp in direct  # a nested computation's parameters count as data
+        for i in comp.instructions:  # operands come first
+            n += 1
+            op = i.opcode
+            if op == "parameter":
+                if top and i.parameter_number in fed:
+                    lits.add(id(i))
+                continue
+            if op in _SOURCES or (i.operands and all(id(o) in lits for o in i.operands)):
+                lits.add(id(i))
+                continue
+            if op not in SCOPE_NEUTRAL:
+                vote(i)
     return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
-
-
-def _inside(inst: Instruction) -> Iterable[Instruction]:
-    for comp in called_closure(inst.called_computations):
-        yield from comp.instructions
 
 
 class FlowPlacer:
@@ -129,6 +130,7 @@ class FlowPlacer:
         self.placed: dict[int, tuple[Scope, str] | None] = {}
         self._users: dict[int, dict[Instruction, list[Instruction]]] = {}
         self._literals: dict[int, set[int]] = {}
+        self._contents: dict[int, list[tuple[Scope, str]]] = {}
 
     def users(self, comp: Computation) -> dict[Instruction, list[Instruction]]:
         got = self._users.get(id(comp))
@@ -212,9 +214,12 @@ class FlowPlacer:
         return out
 
     def _fusion_contents(self, fusion: Instruction) -> list[tuple[Scope, str]]:
-        """The scopes of the named, non-literal work inside ``fusion``."""
-        return [(s, p) for s, phases in kernel_scopes(fusion, lambda i: self._scope(i), self._phase)
-                for p in sorted(phases)]
+        """The scopes of the named, non-literal work inside ``fusion`` (memoised)."""
+        got = self._contents.get(id(fusion))
+        if got is None:
+            got = self._contents[id(fusion)] = [
+                (s, p) for s, phases in kernel_scopes(fusion, self._scope, self._phase) for p in sorted(phases)]
+        return got
 
     def _scope(self, inst: Instruction) -> Scope | None:
         hit = self.named.get(inst)
