@@ -410,3 +410,11 @@ def test_readme_diff_by_scope_example_is_what_the_command_prints(capsys, monkeyp
     code, out, _err = run_cli(command.split()[1:], capsys)
     assert code == 0
     assert shown == out[out.index("By scope ("):out.index("\nKernels that differ, by scope")].rstrip()
+
+
+def test_a_jax_capture_says_what_its_ops_are():
+    text = hlo("jax_mlp", "pre")
+    dots = re.findall(r"= \S+ dot\(.*op_name=\"([^\"]+)\" stack_frame_id=(\d+)", text)  # two call sites
+    assert len(dots) == 2 and len({op for op, _ in dots}) == 1 and len({line for _, line in dots}) == 2
+    data = stats_json(str(CAPTURES / "jax_mlp"))
+    assert any("the same primitive written on two lines of one scope is one op" in n for n in data["notes"])

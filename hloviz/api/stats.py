@@ -154,8 +154,17 @@ def scope_trees(cap, info: dict, analysis: Analysis | None = None) -> tuple[Scop
     return pre_t, post_t
 
 
+#: What an op is when no framework graph names the ops (JAX, HLO files): the verdict's first count.
+JAX_OPS_NOTE = ("an op here is one op_name, JAX's name stack for a primitive (jit(f)/dot_general): the same "
+                "primitive written on two lines of one scope is one op, so count the kernels below, not the ops, "
+                "to see what runs")
+
+
 def _stats_notes(info: dict) -> tuple[str, ...]:
-    """What the numbers mean when the function as written does not use XLA."""
+    """What the numbers mean where a user could misread them: a function as written without XLA,
+    and a JAX function's ops (op names, not the lines of its code)."""
+    if info.get("framework") == "jax":
+        return (JAX_OPS_NOTE,)
     if info.get("jit_compile") is not False:
         return ()
     from ..analysis.mapping import NO_WORK_TYPES
