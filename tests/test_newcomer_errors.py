@@ -82,7 +82,7 @@ def test_a_keras_model_object_as_target_says_to_wrap_it(capsys):
 def test_version_prints_the_packages_version(capsys):
     import re
 
-    declared = re.search(r'^version = "([^"]+)"', (SAMPLES.parent / "pyproject.toml").read_text(), re.M)
+    declared = re.search(r'^version = "([^"]+)"', (SAMPLES.parent / "pyproject.toml").read_text(), re.MULTILINE)
     assert declared
     code, out, _err = run_cli(["--version"], capsys)
     assert code == 0
