@@ -418,3 +418,30 @@ def test_a_jax_capture_says_what_its_ops_are():
     assert len(dots) == 2 and len({op for op, _ in dots}) == 1 and len({line for _, line in dots}) == 2
     data = stats_json(str(CAPTURES / "jax_mlp"))
     assert any("the same primitive written on two lines of one scope is one op" in n for n in data["notes"])
+
+
+@pytest.mark.requires_chromium
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_the_explorer_panel_lists_a_kernels_layers_as_stats_does(tmp_path):
+    from hloviz import api
+
+    from .browser import chromium, open_page, problems
+
+    data = stats_json(str(CAPTURES / "resblock_relu"), "--by", "scope")
+    labels = {r["scope"]: r["label"] for r in data["scopes"]}
+    spanning = next(k for k in data["kernels"] if len(k["scopes"]) >= 3)  # the residual fusion
+    report = api.show(str(CAPTURES / "resblock_relu"), tmp_path / "out").files["report"]
+    with chromium() as browser:
+        loaded = open_page(browser, report)
+        page = loaded.page
+        page.locator(f"#hv-kernels tr[data-kernel='{spanning['name']}'] a.swatch").click()
+        page.wait_for_function("() => window.hloviz.selected() !== null")
+        shown = page.evaluate("""() => {
+            const dts = [...document.querySelectorAll('#hv-panel dt')];
+            const dt = dts.find(d => d.textContent === 'layers');
+            return dt ? [...dt.nextElementSibling.querySelectorAll('button')].map(b => b.textContent) : null;
+        }""")
+        assert shown is not None
+        assert [s.rsplit("/", 1)[-1] for s in shown] == [labels[s] for s in spanning["scopes"]]
+        assert problems(loaded) == []
