@@ -445,3 +445,15 @@ def test_the_explorer_panel_lists_a_kernels_layers_as_stats_does(tmp_path):
         assert shown is not None
         assert [s.rsplit("/", 1)[-1] for s in shown] == [labels[s] for s in spanning["scopes"]]
         assert problems(loaded) == []
+
+
+def test_diff_by_scope_compares_two_jax_functions_layer_by_layer(capsys):
+    for name in ("flax_forward", "flax_train_step"):
+        assert re.search(r'op_name="jit\((forward|train_step)\)/[^"]*Net\)?/Dense_0/', hlo(name))
+    code, out, _err = run_cli(["diff", str(CAPTURES / "flax_forward"), str(CAPTURES / "flax_train_step"),
+                               "--by", "scope", "--format", "json"], capsys)
+    assert code == 0
+    rows = {r["scope"]: r for r in json.loads(out)["scopes"]}
+    dense = rows["Net/Dense_0"]  # one row, though the two functions' names differ (jit(forward), jit(train_step))
+    assert dense["ops"]["before"] > 0 and dense["ops"]["after"] > dense["ops"]["before"]  # + the backward pass
+    assert not any(k.startswith("jit(") for k in rows)

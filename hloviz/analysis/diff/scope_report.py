@@ -16,7 +16,7 @@ _NOTE = "a kernel running work of two scopes is counted in both; depth counts fr
 
 
 def _count(n: int) -> str:
-    for unit, size in (("G", 10**9), ("M", 10**6), ("k", 10**3)):
+    for unit, size in (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
         if abs(n) >= size:
             return f"{n / size:.3g}{unit}"
     return str(n)

@@ -73,7 +73,8 @@ class ScopeDiffRow:
 def scope_diff(diff: ModuleDiff, before: HloModule, after: HloModule, *, depth: int | None = None,
                trees: tuple[ScopeTree, ScopeTree] | None = None) -> list[ScopeDiffRow]:
     """One row per scope of either module, down to ``depth`` counted from the model (every
-    level when None), in the after side's order (scopes only before follow); scopes with neither
+    level when None; paths from the model too, so two JAX functions' ``jit(…)`` do not keep their
+    layers apart), in the after side's order (scopes only before follow); scopes with neither
     ops nor kernels on either side (parameters only) are left out. ``trees``: the two modules'
     post-optimization scope trees, if already built."""
     from ..scope_stats import scope_rows
@@ -81,31 +82,65 @@ def scope_diff(diff: ModuleDiff, before: HloModule, after: HloModule, *, depth: 
 
     ta, tb = trees if trees is not None else (build_scope_tree(before, stage="post"),
                                               build_scope_tree(after, stage="post"))
-    model = max(ta.model_depth, tb.model_depth)
-    limit = None if depth is None else depth + model
-    numbers = [{r.scope: r for r in scope_rows(None, t)} for t in (ta, tb)]
-    ops = [_ops(t) for t in (ta, tb)]
-    fates = _fates(diff, ta, tb)
-    paths = _paths(ta, tb, limit)
+    sides = [_Side(ta), _Side(tb)]
+    for side in sides:
+        side.numbers = {side.key(t): r for r in scope_rows(None, side.tree) if (t := side.tree.get(r.scope))}
+        side.ops = {side.key(t): n for path, n in _ops(side.tree).items() if (t := side.tree.get(path))}
+    fates = _fates(diff, sides)
     rows = []
-    for path in paths:
-        sa, sb = ta.get(path), tb.get(path)
-        s = sb or sa
+    for key in _keys(sides, depth):
+        sa, sb = sides[0].scopes.get(key), sides[1].scopes.get(key)
+        s, side = (sb, sides[1]) if sb is not None else (sa, sides[0])
         assert s is not None
-        na, nb = numbers[0].get(path), numbers[1].get(path)
-        fate = fates.get(path, _Fate())
+        na, nb = sides[0].numbers.get(key), sides[1].numbers.get(key)
+        fate = fates.get(key, _Fate())
+        display = side.display(s)
         rows.append(ScopeDiffRow(
-            scope=path, label=s.display_path.rsplit("/", 1)[-1] if s.kind == "scope" else s.label,
-            depth=max(s.depth - model, 0) if s.kind == "scope" else s.depth,
-            ops_before=ops[0].get(path, 0), ops_after=ops[1].get(path, 0),
+            scope=key, label=display.rsplit("/", 1)[-1], depth=side.depth(s),
+            ops_before=sides[0].ops.get(key, 0), ops_after=sides[1].ops.get(key, 0),
             kernels_before=len(sa.kernels) if sa is not None else 0,
             kernels_after=len(sb.kernels) if sb is not None else 0,
             added=tuple(fate.added), removed=tuple(fate.removed), changed=tuple(fate.changed),
             unchanged=len(fate.unchanged),
             flops_before=na.flops if na else 0, flops_after=nb.flops if nb else 0,
             bytes_before=na.bytes if na else 0, bytes_after=nb.bytes if nb else 0,
-            display=s.display_path if s.kind == "scope" else s.label))
+            display=display))
     return [r for r in rows if r.kernels_before or r.kernels_after or r.ops_before or r.ops_after]
+
+
+class _Side:
+    """One module's scope tree keyed by paths counted from the model: JAX's ``jit(f)`` left out,
+    so ``jit(forward)/Net/Dense_0`` and ``jit(train_step)/Net/Dense_0`` are one row."""
+
+    def __init__(self, tree: ScopeTree) -> None:
+        self.tree = tree
+        self.strip = tree.model_depth
+        self.numbers: dict[str, Any] = {}
+        self.ops: dict[str, int] = {}
+        self.scopes: dict[str, Scope] = {}
+        for s in tree.walk():
+            k = self.key(s)
+            if k:
+                self.scopes.setdefault(k, s)
+
+    def key(self, s: Scope) -> str:
+        """The scope's path from the model ("" for the root and the traced function itself)."""
+        if s.kind == "root":
+            return ""
+        if s.kind != "scope" or not self.strip:
+            return s.path
+        chain = [s, *(a for a in s.ancestors() if a.kind != "root")]
+        chain.reverse()
+        return "/".join(a.name for a in chain[self.strip:])
+
+    def depth(self, s: Scope) -> int:
+        return max(s.depth - self.strip, 0) if s.kind == "scope" else s.depth
+
+    def display(self, s: Scope) -> str:
+        if s.kind != "scope":
+            return s.label
+        parts = s.display_path.split("/")
+        return "/".join(parts[self.strip:]) or s.display_path
 
 
 class _Fate:
@@ -118,17 +153,19 @@ class _Fate:
         self.unchanged: dict[tuple[str, str], None] = {}
 
 
-def _fates(diff: ModuleDiff, ta: ScopeTree, tb: ScopeTree) -> dict[str, _Fate]:
+def _fates(diff: ModuleDiff, sides: list[_Side]) -> dict[str, _Fate]:
     out: dict[str, _Fate] = {}
     for k in diff.summary.kernel_diffs:
-        paths: dict[str, None] = {}
-        for tree, inst in ((ta, k.before), (tb, k.after)):
+        keys: dict[str, None] = {}
+        for side, inst in ((sides[0], k.before), (sides[1], k.after)):
             if inst is not None:
-                for s in tree.layers_of(inst):
+                for s in side.tree.layers_of(inst):
                     for a in _with_ancestors(s):
-                        paths.setdefault(a.path, None)
-        for p in paths:
-            fate = out.setdefault(p, _Fate())
+                        key = side.key(a)
+                        if key:
+                            keys.setdefault(key, None)
+        for key in keys:
+            fate = out.setdefault(key, _Fate())
             if k.status is Status.ADDED and k.after is not None:
                 fate.added[k.after.name] = None
             elif k.status is Status.REMOVED and k.before is not None:
@@ -155,22 +192,19 @@ def _ops(tree: ScopeTree) -> dict[str, int]:
     return {p: len(v) for p, v in names.items()}
 
 
-def _paths(ta: ScopeTree, tb: ScopeTree, limit: int | None) -> list[str]:
-    """Every scope path of either tree (the root left out) down to ``limit``: the after side's
-    in its order, then scopes only before, each after its parent."""
+def _keys(sides: list[_Side], depth: int | None) -> list[str]:
+    """Every scope of either side (by :meth:`_Side.key`) down to ``depth`` from the model: the
+    after side's in its order, then scopes only before, each after its parent's rows."""
+    before, after = sides
     out: dict[str, None] = {}
-    for tree in (tb, ta):
-        for s in tree.walk():
-            if s.kind != "root" and (limit is None or s.depth <= limit):
-                out.setdefault(s.path, None)
-    order = list(out)
-    only_before = [p for p in order if tb.get(p) is None]
-    if not only_before:
-        return order
-    result = [p for p in order if tb.get(p) is not None]
-    for p in only_before:
-        parent = p.rsplit("/", 1)[0] if "/" in p else ""
-        at = max((i for i, q in enumerate(result) if q == parent or q.startswith(parent + "/")), default=len(result) - 1) \
-            if parent else len(result) - 1
-        result.insert(at + 1, p)
+    for side in (after, before):
+        for s in side.tree.walk():
+            k = side.key(s)
+            if k and (depth is None or side.depth(s) <= depth):
+                out.setdefault(k, None)
+    result = [k for k in out if k in after.scopes]
+    for k in (k for k in out if k not in after.scopes):
+        parent = k.rsplit("/", 1)[0] if "/" in k else ""
+        spots = [i for i, q in enumerate(result) if parent and (q == parent or q.startswith(parent + "/"))]
+        result.insert(spots[-1] + 1 if spots else len(result), k)
     return result
