@@ -9,16 +9,21 @@ gives, as :mod:`hloviz.analysis.opnames` reads it:
 * the backward pass of a layer (``gradient_tape/…``, JAX's ``transpose(jvp(…))``) goes into the
   layer's own scope, its instructions marked ``backward``; an optimizer's update is ``optimizer``;
 * instructions without an op name (or with TF's argument/result plumbing names ``XLA_Args`` /
-  ``XLA_Retvals``) go to a scope of their own per computation, ``(<computation name>)``; inside
-  a fused computation, a reducer or a called function they belong to their caller's scope;
-  ops named outside every scope go to :data:`TOP_LEVEL`; so the root's children cover all;
+  ``XLA_Retvals``), and the tape's top-level sums of gradients (``AddN``), go to the layer their
+  data flow names (:class:`hloviz.analysis.attribution.FlowPlacer`: the innermost scope of the
+  named instructions that consume them, else of those that produce their operands, with their
+  phase); inside a fused computation, a reducer or a called function they belong to their
+  caller's scope; what data flow does not place goes to a scope of its own per computation,
+  ``(<computation name>)``, and ops named outside every scope to :data:`TOP_LEVEL`; so the
+  root's children cover all;
 * a called function's ops (JAX's nested ``jit``, a ``call`` before optimization) are named
   relative to the call, as XLA's inliner will name them;
 * entry parameters named after a layer's variable (``model/dense/kernel``, JAX's
   ``params['Dense_0']['kernel']``) are filed in that layer;
-* in a post-optimization module each kernel is attributed to every scope whose ops it holds
-  (:attr:`Scope.kernels`): a fusion that spans two layers is listed under both, and
-  :meth:`ScopeTree.scopes_of_kernel` says which.
+* in a post-optimization module each kernel is attributed to every scope whose work it runs,
+  literals aside (:attr:`Scope.kernels`): a fusion that spans two layers is listed under both,
+  and :meth:`ScopeTree.scopes_of_kernel` / :meth:`ScopeTree.layers_of` say which, heaviest work
+  first — the one answer the picture, the explorer, the kernel table and ``--json`` give.
 
 Scopes are found by path, by Keras layer name (``block_5_expand`` answers for
 ``block_5_expand_1``), by a full op name or by a unique substring (:meth:`ScopeTree.find`); an
