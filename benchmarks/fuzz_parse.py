@@ -47,7 +47,7 @@ def main() -> int:
     elapsed = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"inputs: {report.inputs}  parsed: {report.parsed}  clean errors: {report.inputs - report.parsed}  "
-          f"through commands: {report.commands}  failures: {len(report.failures)}")
+          f"through commands: {report.commands}  manifests: {report.manifests}  failures: {len(report.failures)}")
     print(f"slowest input: {report.slowest * 1000:.1f} ms ({len(report.slowest_input)} bytes)  "
           f"total: {elapsed:.0f} s ({elapsed / max(report.inputs, 1) * 1000:.2f} ms/input)  "
           f"peak RSS: {rss:.0f} MB (started at {rss0 / 1024:.0f} MB)")

@@ -42,19 +42,30 @@ COMPRESSED: dict[str, Callable[[Path], BinaryIO]] = {
 _CHUNK = 1 << 20
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
           "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*\Z")
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*\Z", re.ASCII)
+#: Limits from 2^63 bytes up are refused (more than any disk holds; 2^63-1 fits an int64).
+_MOST = 1 << 63
 _limit: int | None = None
 
 
-def parse_size(text: str) -> int:
-    """``"512MiB"``, ``"2GB"``, ``"1000000"`` → bytes; :class:`InputError` for anything else."""
+def parse_size(text: str, *, source: str = "--max-input") -> int:
+    """``"512MiB"``, ``"2GB"``, ``"1000000"`` → bytes; :class:`InputError` naming ``source``
+    (the option or environment variable it came from) for anything else."""
     m = _SIZE.match(text)
     unit = m.group(2).lower() if m else ""
+    shown = text if len(text) <= 40 else f"{text[:40]}… ({len(text)} characters)"
     if m is None or unit not in _UNITS:
-        raise InputError(f"--max-input: {text!r} is not a size", hint="write it like 512MiB, 2GiB or 800MB")
-    size = int(float(m.group(1)) * _UNITS[unit])
+        raise InputError(f"{source}: {shown!r} is not a size", hint="write it like 512MiB, 2GiB or 800MB")
+    whole, _, fraction = m.group(1).partition(".")
+    if len(whole.lstrip("0")) > 20:  # before any arithmetic: a 400-digit number is not a size
+        raise InputError(f"{source}: {shown!r} is more than hloviz can count (at most 2^63-1 bytes)")
+    import fractions
+
+    size = int(fractions.Fraction(f"{whole}.{fraction[:30] or '0'}") * _UNITS[unit])
     if size <= 0:
-        raise InputError(f"--max-input must be more than 0 bytes, not {text!r}")
+        raise InputError(f"{source} must be more than 0 bytes, not {shown!r}")
+    if size >= _MOST:
+        raise InputError(f"{source}: {shown!r} is more than hloviz can count (at most 2^63-1 bytes)")
     return size
 
 
@@ -69,7 +80,7 @@ def max_input() -> int:
     if _limit is not None:
         return _limit
     env = os.environ.get("HLOVIZ_MAX_INPUT")
-    return parse_size(env) if env else DEFAULT_MAX_INPUT
+    return parse_size(env, source="HLOVIZ_MAX_INPUT") if env else DEFAULT_MAX_INPUT
 
 
 def _human(n: int) -> str:

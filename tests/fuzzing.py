@@ -266,23 +266,58 @@ _JSON_MUTATIONS = (
 )
 
 
-def _capture_json(rng: random.Random) -> bytes:
+#: Strings that are valid JSON but hostile as text: lone surrogates (escaped, as JSON allows),
+#: terminal escapes, bidi overrides, non-ASCII digits, a number longer than int() converts.
+_ODD_TEXT = ("\ud800", "2.17\udfff", "\x1b[2J\x1b]0;x\x07", "\u202egnp.", "٢.١٧", "２", "²", "9" * 5000, "", " ",
+             "../../x", "a\x00b")
+
+
+def _odd_strings(rng: random.Random, value: object) -> object:
+    """``value`` (parsed JSON) with some of its strings and keys replaced by :data:`_ODD_TEXT`."""
+    if isinstance(value, str):
+        return rng.choice(_ODD_TEXT) if rng.random() < 0.3 else value
+    if isinstance(value, list):
+        return [_odd_strings(rng, v) for v in value]
+    if isinstance(value, dict):
+        return {(rng.choice(_ODD_TEXT) if rng.random() < 0.1 else k): _odd_strings(rng, v) for k, v in value.items()}
+    return value
+
+
+def mutate_json(rng: random.Random, value: dict, mutations=()) -> bytes:
+    """One hostile version of the JSON object ``value`` (a capture.json, an hloviz-env.json, a
+    report record): wrong types, odd strings, deep nesting, NaN, cut short, or its bytes mutated
+    as HLO text is."""
     import json
 
-    info = {"hloviz": "0.1.0", "source": "live", "function": "f",
-            "source_map": {"add": {"file": "m.py", "line": 3, "function": "f"}},
-            "tf_ops": {"add": "AddV2"}, "tf_inputs": {"add": ["x", "y"]}}
-    kind = rng.randrange(5)
-    if kind == 0:
-        return json.dumps(rng.choice(_JSON_MUTATIONS)(rng, info)).encode()
+    kind = rng.randrange(8)
+    if kind == 0 and mutations:
+        return json.dumps(rng.choice(mutations)(rng, value)).encode()
     if kind == 1:
         depth = rng.choice((10, 1000, 100_000))
         return b"[" * depth + b"]" * depth
     if kind == 2:
-        return json.dumps(info).replace("3", rng.choice(["NaN", "Infinity", "-Infinity", "1e999"])).encode()
+        return re.sub(rb"\b3\b", rng.choice([b"NaN", b"Infinity", b"-Infinity", b"1e999", b"9" * 400]),
+                      json.dumps(value).encode())
     if kind == 3:
-        return json.dumps(info).encode()[: rng.randrange(1, 60)]
-    return json.dumps(info).encode()
+        return json.dumps(value).encode()[: rng.randrange(1, 60)]
+    if kind == 4:
+        return json.dumps(_odd_strings(rng, value)).encode()  # ensure_ascii: surrogates as \\ud800
+    if kind == 5:
+        return json.dumps(_odd_strings(rng, value), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    if kind == 6:
+        text = json.dumps(value).encode()
+        return mutate(rng, text, [text])
+    if kind == 7 and value:
+        key = rng.choice(list(value))
+        return json.dumps({**value, key: rng.choice([[1, 2], "text", 3, None, {"a": 1}, True, [], {}, -1.5])}).encode()
+    return json.dumps(value).encode()
+
+
+def _capture_json(rng: random.Random) -> bytes:
+    info = {"hloviz": "0.1.0", "source": "live", "function": "f", "tensorflow": "2.17.1", "args": ["f32[3]"],
+            "source_map": {"add": {"file": "m.py", "line": 3, "function": "f"}},
+            "tf_ops": {"add": "AddV2"}, "tf_inputs": {"add": ["x", "y"]}}
+    return mutate_json(rng, info, _JSON_MUTATIONS)
 
 
 def _as_user_file(rng: random.Random, data: bytes, folder: Path) -> Path:
@@ -346,6 +381,121 @@ def check_command(rng: random.Random, data: bytes, folder: Path) -> str | None:
     return None
 
 
+def _in_main(args: list[str]) -> tuple[int | str | None, str, str] | str:
+    """``hloviz ARGS`` in-process: (code, stdout, stderr), or the failure when something escaped."""
+    import contextlib
+    import io
+
+    from hloviz.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(args)
+            code: int | str | None = 0
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException as exc:  # noqa: BLE001 - main must never let anything out
+            return f"{args[0]}: escaped main: {type(exc).__name__}: {exc}"[:300]
+    return code, out.getvalue(), err.getvalue()
+
+
+def _contract(args: list[str], result: tuple[int | str | None, str, str] | str) -> str | None:
+    if isinstance(result, str):
+        return result
+    code, _out, stderr = result
+    what = " ".join(args[:2])
+    if "Traceback" in stderr or "internal error" in stderr:
+        return f"{what}: {stderr.strip().splitlines()[-1] if stderr.strip() else 'traceback'}"[:300]
+    if code == 2 and stderr.count("hloviz: error:") != 1 and "hloviz: could not delete" not in stderr:
+        return f"{what}: exit 2 without exactly one error message: {stderr[:200]!r}"
+    if code not in (0, 2):
+        return f"{what}: exit code {code}: {stderr[-200:]!r}"
+    return None
+
+
+def _files(folder: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+            for p in sorted(folder.rglob("*"))}
+
+
+def check_env_manifest(rng: random.Random, folder: Path) -> str | None:
+    """An environment cache whose ``hloviz-env.json`` is mutated, beside a user's folders:
+    ``envs list`` (and ``--json``) and ``envs prune`` keep the contract and never touch the
+    user's files."""
+    import os
+    import sys
+
+    from hloviz.capture.source import running_source
+
+    src = running_source()
+    py = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    root = folder / f"envs{rng.randrange(1 << 30)}"
+    name = f"tf2.17-py{py}-{src.identity}"
+    (root / name / "bin").mkdir(parents=True)
+    (root / name / "bin" / "python").write_text("")
+    (root / ".tmp-thesis").mkdir()
+    (root / ".tmp-thesis" / "chapter.tex").write_text("mine\n")
+    (root / "notes.txt").write_text("mine\n")
+    theirs = {k: v for k, v in _files(root).items() if not k.startswith(name)}
+    manifest = {"framework": "tensorflow", "requested": "2.17", "package": "tensorflow-cpu",
+                "installed": {"tensorflow": "2.17.1"}, "python": py, "hloviz": src.version,
+                "hloviz_source": src.kind, "hloviz_path": str(src.package), "hloviz_identity": src.identity,
+                "installer": "uv", "created": "2026-01-01T00:00:00+00:00", "build_seconds": 3}
+    (root / name / "hloviz-env.json").write_bytes(mutate_json(rng, manifest))
+    previous = os.environ.get("HLOVIZ_ENVS")
+    os.environ["HLOVIZ_ENVS"] = str(root)
+    try:
+        for args in (["envs", "list"], ["envs", "list", "--json"], ["envs", "prune", "--older-than", "1"]):
+            failure = _contract(args, _in_main(args))
+            if failure:
+                return failure
+    finally:
+        if previous is None:
+            os.environ.pop("HLOVIZ_ENVS", None)
+        else:
+            os.environ["HLOVIZ_ENVS"] = previous
+    if {k: v for k, v in _files(root).items() if not k.startswith((name, ".locks"))} != theirs:
+        return "envs prune: a file that is not hloviz's changed"
+    return None
+
+
+def check_report_record(rng: random.Random, folder: Path) -> str | None:
+    """A report folder whose ``.hloviz-report.json`` is mutated — planted names with their true
+    SHA-256 among the mutations — beside the user's files: writing a report there removes or
+    changes none of the user's files, and fails only with hloviz's own errors."""
+    import hashlib
+    import json
+
+    from hloviz.errors import HlovizError
+    from hloviz.render.files import REPORT_RECORD, write_report_folder
+
+    site = folder / f"site{rng.randrange(1 << 30)}"
+    svg = '<?xml version="1.0"?>\n<svg><g><title>hloviz</title></g></svg>\n'
+    write_report_folder(site, {"report.html": '<meta name="generator" content="hloviz">\nold', "pre.svg": svg})
+    (site / "thesis.tex").write_text("three years\n")
+    (site / "post.svg").write_text("<svg>my own drawing</svg>\n")
+    record = json.loads((site / REPORT_RECORD).read_text())
+    for name in ("thesis.tex", "post.svg", "..", "", "../x", "thesis.tex/"):
+        if rng.random() < 0.5 and (site / name).is_file():
+            record["files"][name] = [hashlib.sha256((site / name).read_bytes()).hexdigest()]
+        elif rng.random() < 0.2:
+            record["files"][name] = ["0" * 64]
+    (site / REPORT_RECORD).write_bytes(mutate_json(rng, record))
+    theirs = {k: v for k, v in _files(site).items() if k in ("thesis.tex", "post.svg")}
+    names = rng.choice([["report.html"], ["report.html", "pre.svg"], ["report.html", "post.svg"], ["side-by-side.svg"]])
+    try:
+        write_report_folder(site, {n: svg if n.endswith(".svg") else '<meta name="generator" content="hloviz">\nnew'
+                                   for n in names})
+    except HlovizError:
+        pass
+    except Exception as exc:  # noqa: BLE001 - the point is to catch anything else
+        return f"write_report_folder: {type(exc).__name__}: {exc}"[:300]
+    if {k: v for k, v in _files(site).items() if k in ("thesis.tex", "post.svg")} != theirs:
+        return "show -o: a user's file was removed or changed under a mutated record"
+    return None
+
+
 @dataclass
 class Report:
     inputs: int = 0
@@ -354,6 +504,8 @@ class Report:
     slowest: float = 0.0
     slowest_input: bytes = b""
     commands: int = 0
+    #: Mutated manifests checked: env caches (``hloviz-env.json``) and report records.
+    manifests: int = 0
 
 
 def run(count: int, seed: int = 0, *, max_seconds: float = 1.0, downstream: bool = True,
@@ -371,14 +523,17 @@ def run(count: int, seed: int = 0, *, max_seconds: float = 1.0, downstream: bool
     report = Report()
     folder = Path(tempfile.mkdtemp(prefix="hloviz-fuzz-")) if commands_every else None
     try:
-        _run(count, rng, seeds, report, max_seconds, downstream, on_progress, commands_every, folder)
+        _run(count, rng, seeds, report, max_seconds, downstream, on_progress, commands_every, folder,
+             random.Random(seed + 1))
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
     return report
 
 
-def _run(count, rng, seeds, report, max_seconds, downstream, on_progress, commands_every, folder) -> None:
+def _run(count, rng, seeds, report, max_seconds, downstream, on_progress, commands_every, folder,
+         manifest_rng) -> None:
+    # The manifests draw from their own generator: the HLO inputs of a seed stay what they were.
     # Modules imported on first use (networkx, for the scope tree of a picture) are a one-time
     # cost, not an input's: one unmutated seed goes through first, untimed.
     check_input(seeds[0], downstream=downstream)
@@ -389,6 +544,11 @@ def _run(count, rng, seeds, report, max_seconds, downstream, on_progress, comman
             failure = check_command(rng, data, folder)
             if failure:
                 report.failures.append((failure, data))
+            report.manifests += 1
+            check = check_env_manifest if k % (2 * commands_every) == 0 else check_report_record
+            failure = check(manifest_rng, folder)
+            if failure:
+                report.failures.append((failure, b""))
             for p in folder.iterdir():
                 if p.is_dir():
                     shutil.rmtree(p, ignore_errors=True)

@@ -157,7 +157,7 @@ def test_matmul_chain_fuses_sin_and_relu_but_not_the_matmul(samples, fn):
     assert where == {"MatMul": (dot.name,), "Sin": (tail.name,), "add": (tail.name,), "Relu": (tail.name,),
                      "Sum": (total.name,)}
     assert a.verdict.startswith("9 ops → 3 kernels (dot; kLoop fusion: add, broadcast, maximum, sine; kCustom "
-                                "fusion: reduce): 5 in kernels, 4 no work (2 Placeholder, Const, Identity)")
+                                "fusion · YNNPACK: reduce): 5 in kernels, 4 no work (2 Placeholder, Const, Identity)")
     if fn == "matmul_chain":
         assert s.notes == () and s.info["jit_compile"] is True
     else:

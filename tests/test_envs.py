@@ -7,6 +7,7 @@ HLO), offline, from a folder that serves as the index. Only the framework is a s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -282,16 +283,35 @@ def test_a_missing_function_is_reported_as_in_a_plain_capture(tmp_path, wheels):
         capture_in_env(f"{model}:nope", "tensorflow", "2.17", manager=manager)
 
 
-def test_a_crash_under_a_release_shows_its_last_words(tmp_path, wheels):
+def test_a_crash_under_a_release_shows_its_last_words(tmp_path, wheels, capsys):
+    # the same child protocol as a capture here (hloviz.capture.child): the child's last words are
+    # forwarded to stderr as they come, and the error names the release and how the process ended
     manager = make_manager(tmp_path / "envs", wheels)
     model = write_target(tmp_path / "model")
     with pytest.raises(CaptureError) as err:
         capture_in_env(f"{model}:fused_additions", "tensorflow", "2.18", manager=manager)
     text = str(err.value)
-    assert text.startswith(f"the capture under TensorFlow 2.18.9 (environment {manager.name_for('tensorflow', '2.18')}) "
-                           "stopped without a result:")
-    assert "Fatal Python error: Segmentation fault" in text and "(exit code 139)" in text
-    assert "--verbose" in text
+    assert text.startswith(f"capturing {model}:fused_additions under TensorFlow 2.18.9 ended before hloviz got "
+                           "the HLO: the process ended with exit status 139")
+    assert "; its last output is above" in text
+    assert "Fatal Python error: Segmentation fault" in capsys.readouterr().err
+
+
+def test_a_capture_under_a_release_runs_isolated(tmp_path, wheels, monkeypatch, capsys):
+    # python -I: a PYTHONPATH of the caller's (here one holding a `tensorflow` that would shadow the
+    # environment's) does not reach the capture; what the model prints goes to stderr, not stdout
+    shadow = tmp_path / "shadow"
+    (shadow / "tensorflow").mkdir(parents=True)
+    (shadow / "tensorflow" / "__init__.py").write_text("raise ImportError('the caller\\'s tensorflow')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
+    manager = make_manager(tmp_path / "envs", wheels)
+    model = write_target(tmp_path / "model")
+    with open(model, "a", encoding="utf-8") as f:
+        f.write("\nimport os as _os_\n_os_.write(1, b'the model speaks on fd 1\\n')\n")
+    cap = capture_in_env(f"{model}:fused_additions", "tensorflow", "2.17", manager=manager)
+    assert cap.info["tensorflow"] == "2.17.9"
+    out = capsys.readouterr()
+    assert "the model speaks on fd 1" in out.err and "the model speaks" not in out.out
 
 
 def test_a_missing_file_is_reported_before_installing(tmp_path, wheels):
@@ -485,3 +505,95 @@ def test_jax_resolves_with_its_jaxlib(tmp_path):
     assert jax.requirements(release) == ["jax[cpu]==0.4.30"]  # jax[cpu] pins the jaxlib it needs
     assert manager._resolve(jax, "0.4").version == "0.4.31" and manager._resolve(jax, "0.4").companions == ()
     assert manager.name_for("jax", "0.4.30").startswith(f"jax0.4.30-py{PY[0]}.{PY[1]}-")
+
+
+TERMINATED_RUN = '''
+import os
+import sys
+from hloviz.capture import envs
+from hloviz.capture.index import Index
+from hloviz.capture.installers import UvInstaller, _run, find_uv
+from hloviz.capture.source import HlovizSource, running_source
+
+wheels, root, target, stubborn = sys.argv[1:5]
+INSTALLER = """
+import os, signal, subprocess, sys, time
+if sys.argv[1] == "yes":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # an installer that does not stop when told
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+print("PIDS", os.getpid(), child.pid, flush=True)
+time.sleep(120)
+"""
+
+
+class StartsABackend(UvInstaller):
+    """Installs, then runs an installer that has started a child of its own (a build backend)."""
+
+    def install(self, env_dir, requirements, on_line):
+        super().install(env_dir, requirements, on_line)
+
+        def echo(line):
+            print(line, file=sys.stderr, flush=True)
+
+        _run([sys.executable, "-c", INSTALLER, stubborn], echo, "a slow installer")
+
+
+src = running_source()
+manager = envs.EnvManager(root, installer=StartsABackend(find_uv(), ["--offline", "--no-index", "--find-links", wheels]),
+                          index=Index(wheels), source=HlovizSource(src.kind, src.package, src.version, ()))
+envs.default_manager = lambda: manager
+from hloviz.cli import main
+
+main(["stats", target, "--tf", "2.17"])
+'''
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie, reaped by nobody yet, counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("stubborn", ["no", "yes"])
+def test_sigterm_during_an_install_tells_the_installer_and_ends_promptly(tmp_path, wheels, stubborn):
+    """SIGTERM to hloviz alone (as docker stop sends it), not to its process group: the
+    installer is told, and it and the child it started are gone when hloviz exits, well inside
+    docker's 10 s grace — also when the installer ignores SIGTERM."""
+    import signal
+    import subprocess
+
+    model = write_target(tmp_path / "model")
+    root = tmp_path / "envs"
+    script = tmp_path / "run.py"
+    script.write_text(TERMINATED_RUN)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(script), str(wheels), str(root), f"{model}:fused_additions", stubborn],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env,
+                            start_new_session=True)
+    assert proc.stderr is not None
+    pids: list[int] = []
+    for line in proc.stderr:
+        if line.startswith("PIDS "):
+            pids = [int(p) for p in line.split()[1:]]
+            break
+    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    started = time.monotonic()
+    os.kill(proc.pid, signal.SIGTERM)
+    rest = proc.stderr.read()
+    code = proc.wait(timeout=60)
+    took = time.monotonic() - started
+    print(f"stubborn={stubborn}: SIGTERM to exit {took:.2f} s")
+    try:
+        assert code == 143, rest
+        assert "terminated by SIGTERM" in rest and "Traceback" not in rest
+        assert took < 8, f"hloviz took {took:.1f} s to end after SIGTERM"
+        assert not any(_alive(p) for p in pids), "the installer and its child are gone"
+        assert [p.name for p in root.iterdir() if p.name != ".locks"] == []
+    finally:
+        for p in pids:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)

@@ -20,6 +20,7 @@ BUDGET = int(os.environ.get("HLOVIZ_FUZZ_INPUTS", "1000"))
 def test_mutated_modules_parse_or_fail_cleanly():
     report = fuzzing.run(BUDGET, seed=20261129, commands_every=10)
     assert report.inputs == BUDGET and report.commands == (BUDGET + 9) // 10
+    assert report.manifests == report.commands, "mutated hloviz-env.json and report records go through too"
     assert report.parsed > BUDGET // 20, "mutations should leave a good share of modules valid"
     assert report.failures == [], report.failures[0][0]
 

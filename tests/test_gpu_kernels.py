@@ -76,7 +76,7 @@ def test_the_kernel_table_and_json_show_the_backend(capsys):
     path = MODULES / "service__gpu__kernel_reuse.1.hlo"
     assert main(["stats", str(path)]) in (0, None)
     out = capsys.readouterr().out
-    assert "kCustom: Triton GEMM" in out
+    assert "kCustom fusion · Triton GEMM" in out  # as the verdict and diff write it
     assert main(["stats", str(path), "--json"]) in (0, None)
     kernels = json.loads(capsys.readouterr().out)["kernels"]
     assert {k["backend_kind"] for k in kernels} == {"__triton_gemm"}

@@ -82,9 +82,14 @@ def check_reconciles(result: api.Stats) -> dict:
             assert not f.into or c.metadata.op_name in f.into, (f.constant, c.metadata.op_name, f.into)
     # the verdict counts every folded constant its table lists
     if folds:
-        named = summary["folded_constants"] - summary["folded_constants_without_ops"]
+        named = summary["folded_constants_with_ops"]
+        assert named + summary["folded_constants_without_ops"] == summary["folded_constants"]
         said = [int(n) for n in re.findall(r"(\d+) (?:folded )?constants?\b", data["verdict"])]
         assert sum(said) == named + summary["folded_constants_without_ops"], data["verdict"]
+        # each group names its own folders, as the table's "by" column says
+        for key, group in (("folded_with_ops_by", [f for f in folds if f.from_ops]),
+                           ("folded_without_ops_by", [f for f in folds if not f.from_ops])):
+            assert summary[key] == {b: sum(1 for f in group if f.by == b) for b in {f.by for f in group}}, key
 
     # a kernel's size: the same number in the JSON, the table's source, the picture and the report
     rows = kernel_rows(a)

@@ -104,32 +104,170 @@ def test_dump_to_a_symlink_of_a_users_folder_is_refused(tmp_path, capsys):
 # --- show -o DIR ---------------------------------------------------------------------------
 
 
+#: Contents as hloviz writes them: each carries its kind's mark (an SVG's <title>hloviz</title>).
+def _svg(text: str) -> str:
+    return f'<?xml version="1.0"?>\n<svg><g id="graph0"><title>hloviz</title><text>{text}</text></g></svg>\n'
+
+
+def _html(text: str) -> str:
+    return f'<!DOCTYPE html>\n<html><head><meta name="generator" content="hloviz">\n</head><body>{text}</body></html>\n'
+
+
 def _report_folder(files: dict[str, str], tmp_path: Path) -> Path:
     folder = tmp_path / "out"
     write_report_folder(folder, files)
     return folder
 
 
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _plant_record(folder: Path, names: list[str]) -> None:
+    """A record naming the user's files with their true SHA-256 — anyone can compute them."""
+    record = {"written_by": "hloviz 0.1.0",
+              "files": {n: [_sha256(folder / n) if (folder / n).is_file() else "0" * 64] for n in names}}
+    (folder / REPORT_RECORD).write_text(json.dumps(record))
+
+
 def test_the_report_folder_record_proves_what_hloviz_wrote(tmp_path):
-    out = _report_folder({"report.html": "<html>1</html>", "pre.svg": "<svg>1</svg>"}, tmp_path)
+    out = _report_folder({"report.html": _html("1"), "pre.svg": _svg("1")}, tmp_path)
     record = json.loads((out / REPORT_RECORD).read_text())
     assert set(record["files"]) == {"report.html", "pre.svg"}
     # a second run replaces them and removes its own stale pre.svg: one set, never a mix
-    write_report_folder(out, {"report.html": "<html>2</html>", "post.svg": "<svg>2</svg>"})
+    done = write_report_folder(out, {"report.html": _html("2"), "post.svg": _svg("2")})
     assert sorted(os.listdir(out)) == sorted([REPORT_RECORD, "report.html", "post.svg"])
+    assert done.removed == [out / "pre.svg"] and done.written == [out / "report.html", out / "post.svg"]
     # an edited file is no longer hloviz's: refused, and nothing is written
     (out / "report.html").write_text("<html>edited by hand</html>")
     from hloviz.errors import InputError
 
     with pytest.raises(InputError, match=r"report\.html, which hloviz did not write"):
-        write_report_folder(out, {"report.html": "<html>3</html>", "post.svg": "<svg>3</svg>"})
+        write_report_folder(out, {"report.html": _html("3"), "post.svg": _svg("3")})
     assert (out / "report.html").read_text() == "<html>edited by hand</html>"
-    assert (out / "post.svg").read_text() == "<svg>2</svg>"
+    assert (out / "post.svg").read_text() == _svg("2")
     # and a stale file the user edited is not removed either
-    write_report_folder(tmp_path / "o2", {"a.svg": "a", "b.svg": "b"})
-    (tmp_path / "o2" / "a.svg").write_text("mine now")
-    write_report_folder(tmp_path / "o2", {"b.svg": "b2"})
-    assert (tmp_path / "o2" / "a.svg").read_text() == "mine now"
+    write_report_folder(tmp_path / "o2", {"pre.svg": _svg("a"), "post.svg": _svg("b")})
+    (tmp_path / "o2" / "pre.svg").write_text("mine now")
+    assert write_report_folder(tmp_path / "o2", {"post.svg": _svg("b2")}).removed == []
+    assert (tmp_path / "o2" / "pre.svg").read_text() == "mine now"
+
+
+def test_hloviz_writes_only_its_own_names_into_a_report_folder(tmp_path):
+    with pytest.raises(ValueError, match=r"notes\.txt"):
+        write_report_folder(tmp_path / "out", {"report.html": _html("1"), "notes.txt": "x"})
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("names", [["thesis.tex"], ["src"], [".git"], ["thesis.tex", "report.html"]])
+def test_a_planted_record_never_deletes_a_users_file(tmp_path, names):
+    """A cloned repository's folder holds the user's files and a record naming them with their
+    SHA-256: hloviz removes nothing of it, and replaces nothing that lacks its mark."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("\\chapter{Three years of work}\n")
+    (folder / "report.html").write_text("<h1>my quarterly report</h1>\n")
+    (folder / "src").mkdir()
+    (folder / "src" / "main.c").write_text("int main(void) { return 0; }\n")
+    (folder / ".git").write_text("gitdir: ../x\n")
+    _plant_record(folder, names)
+    before = {k: v for k, v in _tree(folder).items() if k != REPORT_RECORD}
+    from hloviz.errors import InputError
+
+    if "report.html" in names:  # the user's report.html, vouched for by the record: still refused
+        with pytest.raises(InputError, match=r"report\.html, which hloviz did not write"):
+            write_report_folder(folder, {"report.html": _html("new"), "post.svg": _svg("new")})
+        assert {k: v for k, v in _tree(folder).items() if k != REPORT_RECORD} == before
+        return
+    (folder / "report.html").unlink()
+    before.pop("report.html")
+    done = write_report_folder(folder, {"report.html": _html("new"), "post.svg": _svg("new")})
+    assert done.removed == []
+    after = _tree(folder)
+    assert {k: v for k, v in after.items() if k not in (REPORT_RECORD, "report.html", "post.svg")} == before
+    assert set(json.loads((folder / REPORT_RECORD).read_text())["files"]) == {"report.html", "post.svg"}
+
+
+def _with_timeout(fn, seconds: float = 20.0):
+    """Run ``fn`` in a thread; fail (instead of hanging the suite) when it blocks."""
+    import threading
+
+    result: list = []
+    errors: list[BaseException] = []
+
+    def run():
+        try:
+            result.append(fn())
+        except BaseException as err:  # noqa: BLE001 - handed to the test
+            errors.append(err)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"blocked for {seconds} s"
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_the_records_place_or_a_files_place_does_not_hang(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.mkfifo(folder / REPORT_RECORD)
+    done = _with_timeout(lambda: write_report_folder(folder, {"report.html": _html("1")}))
+    assert done.written == [folder / "report.html"]
+    assert json.loads((folder / REPORT_RECORD).read_text())["files"].keys() == {"report.html"}
+    # a FIFO under a name hloviz writes, vouched for by a record: the user's, refused, unread
+    os.mkfifo(folder / "pre.svg")
+    record = json.loads((folder / REPORT_RECORD).read_text())
+    record["files"]["pre.svg"] = ["0" * 64]
+    (folder / REPORT_RECORD).write_text(json.dumps(record))
+    from hloviz.errors import InputError
+
+    with pytest.raises(InputError, match=r"pre\.svg, which hloviz did not write"):
+        _with_timeout(lambda: write_report_folder(folder, {"report.html": _html("2"), "pre.svg": _svg("2")}))
+    # and as a stale name it is not removed
+    done = _with_timeout(lambda: write_report_folder(folder, {"report.html": _html("3")}))
+    assert done.removed == [] and (folder / "pre.svg").exists()
+
+
+def test_a_record_that_is_a_symlink_is_not_followed(tmp_path):
+    """A record linked to one elsewhere (which names a real report of the user's) proves nothing."""
+    real = tmp_path / "real"
+    write_report_folder(real, {"report.html": _html("1"), "pre.svg": _svg("1")})
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in ("report.html", "pre.svg"):
+        (site / name).write_bytes((real / name).read_bytes())
+    (site / REPORT_RECORD).symlink_to(real / REPORT_RECORD)
+    from hloviz.errors import InputError
+
+    with pytest.raises(InputError, match="which hloviz did not write"):
+        write_report_folder(site, {"report.html": _html("2")})
+    assert (site / "pre.svg").exists() and (real / REPORT_RECORD).is_file()
+
+
+@pytest.mark.requires_dot
+def test_show_with_a_planted_record_keeps_the_users_files_and_says_what_it_removed(tmp_path, capsys):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "thesis.tex").write_text("\\chapter{Three years of work}\n")
+    (site / "notes.md").write_text("mine\n")
+    _plant_record(site, ["thesis.tex", "notes.md"])
+    code, out, err = _run(["show", str(SEED), "-o", str(site)], capsys)
+    assert code == 0, err
+    assert (site / "thesis.tex").read_text() == "\\chapter{Three years of work}\n"
+    assert (site / "notes.md").read_text() == "mine\n"
+    assert "removed" not in out
+    # a post-only run removes hloviz's own pre.svg and side-by-side.svg, and says so
+    code, out, err = _run(["show", "--post", str(SEED / "post.hlo"), "-o", str(site)], capsys)
+    assert code == 0, err
+    removed = out[out.index("removed (hloviz's own, from an earlier run):"):].split()[7:]
+    assert sorted(Path(p).name for p in removed) == ["pre.svg", "side-by-side.svg"]
+    assert sorted(os.listdir(site)) == sorted([REPORT_RECORD, "notes.md", "post.svg", "report.html", "thesis.tex"])
 
 
 @pytest.mark.requires_dot
@@ -227,6 +365,22 @@ def test_concurrent_dumps_into_one_folder_leave_one_whole_capture(tmp_path, roun
     assert sorted(os.listdir(out)) == ["capture.json", "post.hlo", "pre.hlo"]
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "cap")
     assert leftovers == [], leftovers
+
+
+@pytest.mark.requires_dot
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_show_into_a_folder_whose_record_is_a_fifo_does_not_hang(tmp_path):
+    """In a child process with a timeout: the old show blocked forever opening the FIFO."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "site"
+    out.mkdir()
+    os.mkfifo(out / REPORT_RECORD)
+    proc = subprocess.run([sys.executable, "-m", "hloviz", "show", str(SEED), "-o", str(out)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert (out / REPORT_RECORD).is_file() and (out / "report.html").is_file()
 
 
 @pytest.mark.parametrize("step", ["between the two looks", "before the move aside", "before the rename into place"])

@@ -48,3 +48,15 @@ def backend_name(kind: str | None) -> str | None:
         if kind.startswith(prefix):
             return name
     return kind
+
+
+def kind_text(kind: str, backend_kind: str | None, *, fusion: bool) -> str:
+    """A kernel's kind as every text output writes it (stats, show, the verdict, diff):
+    ``kLoop fusion``, ``kCustom fusion · YNNPACK``, ``dot``, ``custom-call · oneDNN matmul``.
+
+    ``kind`` is the fusion kind (``kLoop``) or the opcode of an unfused kernel; ``backend_kind``
+    XLA's string for how the backend runs it (:attr:`hloviz.ir.Instruction.backend_kind`).
+    """
+    text = f"{kind} fusion" if fusion and kind != "fusion" else kind
+    backend = backend_name(backend_kind)
+    return f"{text} · {backend}" if backend else text

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 
 from ..ir import Computation, HloModule, Instruction, called_closure
 from ..opcodes import ASYNC_TAILS, BODY_CALLERS, is_bookkeeping, is_elementwise
-from .backends import backend_name
+from .backends import backend_name, kind_text
+from .opnames import common_scope
 
 #: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
 #: display category); kept so code written against it keeps working.
@@ -101,6 +102,17 @@ class Kernel:
         return backend_name(self.backend_kind)
 
     @property
+    def kind_text(self) -> str:
+        """The kind as text outputs write it: ``kCustom fusion · YNNPACK``, ``dot``
+        (:func:`hloviz.analysis.backends.kind_text`)."""
+        return kind_text(self.kind, self.backend_kind, fusion=self.is_fusion)
+
+    @property
+    def layer(self) -> str:
+        """The layer its ops belong to, from their names (:func:`hloviz.analysis.opnames.common_scope`)."""
+        return common_scope(self.op_names)
+
+    @property
     def ops(self) -> int:
         """How many ops (distinct ``op_name`` values) have work in this kernel."""
         return len(self.op_names)
@@ -113,6 +125,23 @@ class Kernel:
     @property
     def is_fusion(self) -> bool:
         return self.fused_computation is not None
+
+
+#: What ``stats --sort`` orders the kernels by, biggest first: each kernel's own number.
+KERNEL_SORTS = {
+    "flops": lambda k: k.flops,
+    "bytes": lambda k: k.bytes_read + k.bytes_written,
+    "instructions": lambda k: k.instructions,
+}
+
+
+def sorted_kernels(kernels: Iterable[Kernel], by: str | None) -> list[Kernel]:
+    """``kernels`` biggest first by ``by`` (a key of :data:`KERNEL_SORTS`; ties keep execution
+    order), or in execution order when ``by`` is None."""
+    if by is None:
+        return list(kernels)
+    key = KERNEL_SORTS[by]
+    return sorted(kernels, key=lambda k: -key(k))
 
 
 @dataclass(frozen=True)

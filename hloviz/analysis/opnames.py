@@ -22,6 +22,7 @@ one scope), the op's own last segment, and the *phase* (``forward``, ``backward`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -188,3 +189,43 @@ def segment_matches(segment: str, query: str) -> bool:
         return True
     m = _KERAS_SUFFIX.match(segment)
     return bool(m) and m.group(1) == query
+
+
+def common_scope(op_names: Iterable[str]) -> str:
+    """The layer a group of ops belongs to (a kernel's), read from their names.
+
+    The longest scope path all of them share (``transformer/block_0/attention``); when they
+    share none, their distinct top-level scopes joined by `` + `` (a fusion of a layer's
+    gradient and the optimizer's update: ``model + adam``). The phase follows in parentheses
+    unless it is the forward pass alone (``model/dense (backward)``,
+    ``model/dense (forward+backward)``). "" when no op name has a scope. This is what the
+    terminal's kernel lists show beside the source line, which on a Keras model is the same
+    model call for every kernel.
+    """
+    paths: list[tuple[str, ...]] = []
+    phases: set[str] = set()
+    for name in op_names:
+        p = parse_op_name(name)
+        phases.add(p.phase)
+        if p.scope:
+            paths.append(p.scope)
+    if not paths:
+        return ""
+    common = paths[0]
+    for path in paths[1:]:
+        n = 0
+        for a, b in zip(common, path):
+            if a != b:
+                break
+            n += 1
+        common = common[:n]
+        if not common:
+            break
+    if common:
+        text = "/".join(common)
+    else:
+        tops = list(dict.fromkeys(p[0] for p in paths))
+        text = " + ".join(tops[:3]) + (f" + {len(tops) - 3} more" if len(tops) > 3 else "")
+    if phases and phases != {"forward"}:
+        text += " (" + "+".join(p for p in PHASES if p in phases) + ")"
+    return text

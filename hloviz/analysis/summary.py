@@ -9,11 +9,12 @@ not claim how many ops there were, and with no optimized module it does not coun
 from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping
-from dataclasses import dataclass
+from collections.abc import Sequence as _Sequence
+from dataclasses import dataclass, field, fields
 
 from ..errors import InputError
 from ..ir import HloModule
-from .folding import FoldingReport, constant_folding
+from .folding import FoldedConstant, FoldingReport, constant_folding
 from .glossary import (
     CONSTANT,
     ELIMINATED,
@@ -50,14 +51,26 @@ class Summary:
     """The numbers the verdict states, each counted once (``stats --json`` prints them as
     ``summary``, and the verdict is :meth:`verdict` of them).
 
+    Every number the verdict prints is one of these fields (or a count in ``no_work_types`` /
+    a kernel description): the sentence computes none.
+
     ``ops`` is the number of ops of the traced function and ``statuses`` how many have each
     status (``kernels``, ``folded``, ``eliminated``, ``no_work``): they add up to ``ops``.
-    ``no_work_types`` names the no-work ops by type. ``folded_into_constants`` counts the folded
-    ops whose value is in a folded constant (the rest are computed at compile time into no new
-    constant); ``folded_constants`` counts the folded constants, by who folded them
-    (``folded_by``), ``folded_constants_without_ops`` those that hold part of an op's work (an
-    op that still runs in a kernel, or instructions without an op name). ``kernel_descriptions`` describe the kernels when there are at most three.
-    A missing stage leaves its numbers None: nothing is claimed that the modules do not show.
+    ``no_work_types`` names the no-work ops by type. ``kernels`` = ``fusions`` +
+    ``unfused_kernels``. ``folded_into_constants`` counts the folded ops whose value is in a
+    folded constant, ``folded_into_no_constant`` the rest (computed at compile time into no new
+    constant): they add up to ``statuses["folded"]``.
+
+    ``folded_constants`` counts the folded constants, by who folded them (``folded_by``:
+    ``xla`` / ``tensorflow``). They are of two kinds, each counted with its own folders, so
+    that a sentence names who folded *that* group: ``folded_constants_with_ops`` hold the
+    value of folded ops (``folded_with_ops_by``), ``folded_constants_without_ops`` hold part of
+    an op's work — an op that still runs in a kernel, or instructions without an op name
+    (``folded_without_ops_by``). ``folded_value`` is the value of the one constant of the
+    first kind when there is exactly one (and it is short), ``folded_without_ops_value`` the
+    same for the second. ``kernel_descriptions`` describe the kernels when there are at most
+    three. A missing stage leaves its numbers None: nothing is claimed that the modules do not
+    show.
     """
 
     ops: int | None
@@ -73,21 +86,30 @@ class Summary:
     folded_value: str | None
     new_constants: int
     pre_work: int | None
+    unfused_kernels: int | None = None
+    folded_into_no_constant: int = 0
+    folded_constants_with_ops: int = 0
+    folded_with_ops_by: dict[str, int] = field(default_factory=dict)
+    folded_without_ops_by: dict[str, int] = field(default_factory=dict)
+    folded_without_ops_value: str | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "ops": self.ops, "statuses": dict(self.statuses) if self.statuses is not None else None,
-            "no_work_types": dict(self.no_work_types), "kernels": self.kernels, "fusions": self.fusions,
-            "kernel_descriptions": list(self.kernel_descriptions), "folded_constants": self.folded_constants,
-            "folded_by": dict(self.folded_by), "folded_into_constants": self.folded_into_constants,
-            "folded_constants_without_ops": self.folded_constants_without_ops, "folded_value": self.folded_value, "new_constants": self.new_constants, "pre_work": self.pre_work,
-        }
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        for key, value in out.items():
+            if isinstance(value, dict):
+                out[key] = dict(value)
+        out["kernel_descriptions"] = list(self.kernel_descriptions)
+        return out
 
     @classmethod
     def from_dict(cls, d: _Mapping) -> Summary:
-        return cls(d["ops"], d["statuses"], dict(d["no_work_types"]), d["kernels"], d["fusions"],
-                   tuple(d["kernel_descriptions"]), d["folded_constants"], dict(d["folded_by"]),
-                   d["folded_into_constants"], d["folded_constants_without_ops"], d["folded_value"], d["new_constants"], d["pre_work"])
+        """The summary of :meth:`to_dict` (a field it lacks, from an older hloviz, takes its default)."""
+        given = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+        for key, value in given.items():
+            if isinstance(value, _Mapping):
+                given[key] = dict(value)
+        given["kernel_descriptions"] = tuple(given.get("kernel_descriptions", ()))
+        return cls(**given)
 
     def verdict(self) -> str:
         """One line that says what XLA did, from these numbers only."""
@@ -139,35 +161,52 @@ def summarize(pre: ModuleCounts | None, report: KernelReport | None, folding: Fo
               mapping: Mapping | None) -> Summary:
     """The verdict's numbers, from the analyses."""
     folded = folding.folded if folding else ()
-    by: dict[str, int] = {}
-    for f in folded:
-        by[f.by] = by.get(f.by, 0) + 1
+    with_ops = [f for f in folded if f.from_ops]
+    without_ops = [f for f in folded if not f.from_ops]
     statuses = mapping.counts if mapping is not None else None
-    into = 0
+    into = none = 0
     if mapping is not None:
         into = sum(1 for m in mapping.ops if m.status == "folded" and m.constants)
+        none = sum(1 for m in mapping.ops if m.status == "folded" and not m.constants)
     descriptions: tuple[str, ...] = ()
     if report is not None and 0 < report.count <= 3:
         descriptions = tuple(describe_kernel(k, top=4) for k in report.kernels)
-    value = folded[0].value if len(folded) == 1 and len(folded[0].value) <= 40 else None
+    fusions = len(report.fusions) if report is not None else None
     return Summary(
         ops=len(mapping.ops) if mapping is not None else None, statuses=statuses,
         no_work_types=mapping.no_work_types if mapping is not None else {},
-        kernels=report.count if report is not None else None,
-        fusions=len(report.fusions) if report is not None else None,
-        kernel_descriptions=descriptions, folded_constants=len(folded), folded_by=by,
-        folded_into_constants=into, folded_constants_without_ops=sum(1 for f in folded if not f.from_ops),
-        folded_value=value,
+        kernels=report.count if report is not None else None, fusions=fusions,
+        kernel_descriptions=descriptions, folded_constants=len(folded), folded_by=_by_whom(folded),
+        folded_into_constants=into, folded_constants_without_ops=len(without_ops),
+        folded_value=_sole_value(with_ops),
         new_constants=len(folding.new_constants) if folding else 0,
         pre_work=pre.work if pre is not None else None,
+        unfused_kernels=report.count - (fusions or 0) if report is not None else None,
+        folded_into_no_constant=none, folded_constants_with_ops=len(with_ops),
+        folded_with_ops_by=_by_whom(with_ops), folded_without_ops_by=_by_whom(without_ops),
+        folded_without_ops_value=_sole_value(without_ops),
     )
 
 
+def _by_whom(folded: _Sequence[FoldedConstant]) -> dict[str, int]:
+    """How many of ``folded`` each folder (``xla``, ``tensorflow``) made."""
+    by: dict[str, int] = {}
+    for f in folded:
+        by[f.by] = by.get(f.by, 0) + 1
+    return by
+
+
+def _sole_value(folded: _Sequence[FoldedConstant]) -> str | None:
+    """The value of the one constant in ``folded``, when there is one and it is short enough for a sentence."""
+    return folded[0].value if len(folded) == 1 and len(folded[0].value) <= 40 else None
+
+
 def describe_kernel(k: Kernel, top: int = 3) -> str:
-    """``kLoop fusion: 1000 add, broadcast`` / ``dot``: a kernel in a few words."""
+    """``kLoop fusion: 1000 add, broadcast`` / ``kCustom fusion · YNNPACK: reduce`` / ``dot``: a
+    kernel in a few words, its kind written as everywhere (:attr:`Kernel.kind_text`)."""
     if not k.is_fusion:
-        return k.opcode
-    return f"{k.kind} fusion: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else f"{k.kind} fusion"
+        return k.kind_text
+    return f"{k.kind_text}: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else k.kind_text
 
 
 def opcode_counts_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:
@@ -194,7 +233,7 @@ def _verdict(s: Summary) -> str:
             kernel_words += " (" + "; ".join(s.kernel_descriptions) + ")"
     if s.ops is None:
         if s.kernels is not None:
-            return (f"{kernel_words}: {FUSION.count(s.fusions or 0)}, {s.kernels - (s.fusions or 0)} unfused "
+            return (f"{kernel_words}: {FUSION.count(s.fusions or 0)}, {s.unfused_kernels} unfused "
                     f"(optimized module only; no pre-optimization module to compare)")
         return f"{WORK_INSTRUCTION.count(s.pre_work or 0)} before optimization (no optimized module, so no kernels)"
     st = s.statuses or {}
@@ -202,15 +241,14 @@ def _verdict(s: Summary) -> str:
     if st.get("kernels"):
         parts.append(f"{st['kernels']} {IN_KERNELS.word}")
     n_folded = st.get("folded", 0)
-    who = " and ".join(FOLDED_BY[b] for b in ("xla", "tensorflow") if s.folded_by.get(b))
-    named = s.folded_constants - s.folded_constants_without_ops
-    into = CONSTANT.count(named) + (f" ({s.folded_value})" if s.folded_value is not None else "")
+    into = CONSTANT.count(s.folded_constants_with_ops) + (f" ({s.folded_value})" if s.folded_value is not None else "")
+    who = _who(s.folded_with_ops_by)
     if n_folded:
-        if s.folded_into_constants == n_folded:
+        if not s.folded_into_no_constant:
             parts.append(f"{n_folded} {FOLDED.word} into {into} {who}")
         elif s.folded_into_constants:
             parts.append(f"{n_folded} {FOLDED.word} ({s.folded_into_constants} into {into} {who}, "
-                         f"{n_folded - s.folded_into_constants} into no new constant)")
+                         f"{s.folded_into_no_constant} into no new constant)")
         else:
             parts.append(f"{n_folded} {FOLDED.word} into no new constant")
     if st.get("eliminated"):
@@ -221,10 +259,20 @@ def _verdict(s: Summary) -> str:
         f"{WORK_INSTRUCTION.count(s.pre_work)} (the HLO names no ops)"
     text = f"{before} → {kernel_words}" + (": " + ", ".join(parts) if parts else "")
     if s.folded_constants_without_ops:
-        value = f" ({s.folded_value})" if s.folded_value is not None and not named else ""
-        verb = "holds" if s.folded_constants_without_ops == 1 else "hold"
-        text += f"; {FOLDED_CONSTANT.count(s.folded_constants_without_ops)}{value} {who} {verb} part of an op's work"
+        n = s.folded_constants_without_ops
+        value = f" ({s.folded_without_ops_value})" if s.folded_without_ops_value is not None else ""
+        verb = "holds" if n == 1 else "hold"
+        text += f"; {FOLDED_CONSTANT.count(n)}{value} {_who(s.folded_without_ops_by)} {verb} part of an op's work"
     return text
+
+
+def _who(by: _Mapping[str, int]) -> str:
+    """Who folded a group of constants: ``by XLA`` when one folder made them all, else each
+    folder with its count, ``(2 by XLA, 1 by TensorFlow)``."""
+    folders = [b for b in ("xla", "tensorflow") if by.get(b)] + sorted(b for b in by if b not in FOLDED_BY and by[b])
+    if len(folders) == 1:
+        return FOLDED_BY.get(folders[0], f"by {folders[0]}")
+    return "(" + ", ".join(f"{by[b]} {FOLDED_BY.get(b, f'by {b}')}" for b in folders) + ")"
 
 
 #: Deprecated name of :func:`opcode_counts_text` (it clashed with the picture labels' own

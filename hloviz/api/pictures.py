@@ -265,6 +265,9 @@ class ShowResult:
     summary: list[str]
     notes: list[str] = field(default_factory=list)
     report: ReportContent | None = None
+    #: hloviz's own files of an earlier run in ``directory`` that this run removed (say a
+    #: ``pre.svg`` the new target has no picture for).
+    removed: list[Path] = field(default_factory=list)
 
     def _repr_html_(self) -> str:
         from ..render.html import report_fragment
@@ -399,13 +402,14 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
     # unless this run is degraded (then the earlier pictures stay beside the new .dot files).
-    write_report_folder(directory, files, remove_stale=missing is None)
+    folder = write_report_folder(directory, files, remove_stale=missing is None)
     written = {Path(n).stem if n != "report.html" else "report": directory / n for n in files}
     if missing is not None:
         names = ", ".join(str(directory / n) for n in files)
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
-    return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content)
+    return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content,
+                      folder.removed)
 
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,

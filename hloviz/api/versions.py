@@ -253,6 +253,10 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
             raise InputError("--tf/--jax need a model.py:function TARGET to capture")
         if len(releases) < 2:
             raise InputError("give at least two versions to compare, e.g. --tf 2.17 --tf 2.21")
+        from ..capture.envs import check_release
+
+        for framework, _short, version in releases:  # every one, before minutes of installing the first
+            check_release(framework, version)
         dupes = {v for _, _, v in releases if sum(1 for _, _, w in releases if w == v) > 1}
         if dupes:
             raise InputError(f"version {min(dupes)} is given twice")

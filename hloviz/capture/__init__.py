@@ -199,6 +199,8 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
             return _from_dump(path, module)
         if saved.is_capture_folder(path):
             _no_live_options(args, device, "a saved capture")
+            if module is not None:
+                raise InputError("--module picks a module of an XLA dump folder; this target is a saved capture")
             pre_t, post_t, info = saved.load_folder(path)
             pre_f, post_f = saved.stage_file(path, saved.PRE_NAME), saved.stage_file(path, saved.POST_NAME)
             return Capture(pre_t, post_t, info, path.resolve().name,

@@ -24,8 +24,13 @@ the child and forwards every byte of it.
 
 The cost is one Python start-up and an ``import hloviz`` (the framework is imported in the
 child instead of the parent): ``benchmarks/capture_isolation_bench.py`` measures it on the
-seed. :func:`capture_in_child` takes the ``python`` to run, so a capture can run under another
-interpreter (another virtual environment, another TensorFlow) where hloviz is importable.
+seed.
+
+This is the one protocol for a capture in another process. A capture under another release
+(``--tf 2.17``, :mod:`hloviz.capture.isolated`) runs the same child under the managed
+environment's interpreter with ``isolated=True``: ``python -I`` (no ``PYTHONPATH``, no user
+site-packages, nothing of this process's ``sys.path``), so nothing of the calling environment
+leaks into the capture; the environment holds this hloviz itself.
 """
 
 from __future__ import annotations
@@ -52,37 +57,46 @@ _ERRORS = {name: getattr(errors, name) for name in ("HlovizError", "InputError",
                                                       "CaptureError", "RenderError")}
 
 
-def _env(python: str) -> dict[str, str]:
-    """The child's environment: this hloviz first on its path (the child imports the same code),
-    its output unbuffered and unfiltered (the parent filters it, see the module docstring)."""
+def _env(isolated: bool) -> dict[str, str]:
+    """The child's environment: its output unbuffered and unfiltered (the parent filters it, see
+    the module docstring), and this hloviz first on its path (the child imports the same code) —
+    unless ``isolated``, where the interpreter's own environment provides hloviz and nothing of
+    ours may leak in (``PYTHONPATH`` and ``PYTHONHOME`` are dropped as well as ignored)."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if isolated:
+        env.pop("PYTHONPATH", None)
+        env.pop("PYTHONHOME", None)
+    else:
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("PYTHONUNBUFFERED", "1")
     env[UNFILTERED_ENV] = "1"
     return env
 
 
 def capture_in_child(target: str, args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
-                     notify: Callable[[str], None] | None = None, *, python: str | None = None):  # -> Capture
+                     notify: Callable[[str], None] | None = None, *, python: str | None = None,
+                     isolated: bool = False, under: str | None = None):  # -> Capture
     """Capture ``target`` (``model.py:fn`` / ``pkg.mod:fn``) in a child Python; a :class:`Capture`.
 
     Same arguments and errors as :func:`hloviz.capture.load_target` for a live target.
-    ``python`` is the interpreter to run (default: this one). What the child prints goes to
-    this process's stderr as it comes (less log noise unless ``verbose``).
+    ``python`` is the interpreter to run (default: this one); ``isolated`` runs it as
+    ``python -I`` with none of this process's paths (a managed environment's interpreter);
+    ``under`` names where it runs (``TensorFlow 2.17.1``) in the errors. What the child prints
+    goes to this process's stderr as it comes (less log noise unless ``verbose``).
     """
     from hloviz.capture import Capture
 
     say = notify or (lambda _m: None)
     exe = python or sys.executable
     request = {"target": target, "args": list(args), "device": device, "verbose": verbose,
-               "sys_path": [p for p in sys.path if isinstance(p, str)]}
+               "sys_path": [] if isolated else [p for p in sys.path if isinstance(p, str)]}
     msg_read, msg_write = os.pipe()
     out_read, out_write = os.pipe()
+    cmd = [exe, *(["-I"] if isolated else []), "-m", "hloviz.capture.child", str(msg_write)]
     try:
-        proc = subprocess.Popen([exe, "-m", "hloviz.capture.child", str(msg_write)], stdin=subprocess.PIPE,
-                                stdout=out_write, stderr=out_write, pass_fds=(msg_write,), env=_env(exe),
-                                preexec_fn=die_with_parent())
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out_write, stderr=out_write,
+                                pass_fds=(msg_write,), env=_env(isolated), preexec_fn=die_with_parent())
     except OSError as err:
         os.close(msg_read)
         os.close(out_read)
@@ -108,10 +122,11 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
         os.close(msg_read)
         os.close(out_read)
     if result is None:
-        raise _ended_early(target, code, output)
+        raise _ended_early(target + (f" under {under}" if under else ""), code, output)
     if "error" in result:
         cls = _ERRORS.get(result["error"], CaptureError)
-        raise cls(result.get("message", ""), hint=result.get("hint"))
+        message = str(result.get("message", ""))
+        raise cls(f"under {under}: {message}" if under else message, hint=result.get("hint"))
     cap = result["capture"]
     return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
                    cap["post_filename"])

@@ -18,6 +18,14 @@ Building one (:meth:`EnvManager.ensure`) goes through phases the caller can show
 
 Environments are reused across runs; ``hloviz envs list|remove|prune`` manage them. File locks
 are POSIX ``flock``; where there is none (Windows) concurrent runs are not serialised.
+
+The cache may be shared, so hloviz touches only what it names itself: folders named like an
+environment (:data:`ENV_NAME`) and its own temporary folders (``.tmp-NAME-PID``,
+``.tmp-NAME-removing-PID``). Anything else there — a user's ``.tmp-thesis/``, a file — is
+never listed, locked or removed. A symbolic link under an environment's name is not followed:
+it is never used or deleted through; ``remove`` deletes the link alone and says so. A damaged
+``hloviz-env.json`` makes an environment *damaged* (listed with the reason, rebuilt when
+needed, removed by ``prune``), never an error.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -36,15 +45,26 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hloviz.capture.env_files import (
+    ENV_NAME,
+    MANIFEST_LIMIT,
+    TEMP_NAME,
+    delete,
+    is_package,
+    link_target,
+    manifest_problem,
+)
 from hloviz.capture.index import Index, Release, default_index, resolve_release
 from hloviz.capture.installers import Installer, InstallFailed, default_installer, env_python, phase_of_line
 from hloviz.capture.source import HlovizSource, running_source
-from hloviz.errors import DependencyError, InputError
+from hloviz.errors import DependencyError, InputError, visible
 
-__all__ = ["FRAMEWORKS", "Env", "EnvManager", "Framework", "Phases", "cache_root", "default_manager"]
+__all__ = ["FRAMEWORKS", "Env", "EnvManager", "Framework", "Phases", "cache_root", "check_release",
+           "default_manager"]
 
 MANIFEST = "hloviz-env.json"
 LAST_USED = "last-used"
+
 
 
 @dataclass(frozen=True)
@@ -124,10 +144,17 @@ class Env:
 
     path: Path
     manifest: dict = field(default_factory=dict)
+    #: Why hloviz will not use it, when it will not: its ``hloviz-env.json`` is damaged, or the
+    #: entry is a symbolic link (see the module docstring). None for a sound environment.
+    problem: str | None = None
 
     @property
     def name(self) -> str:
         return self.path.name
+
+    @property
+    def is_link(self) -> bool:
+        return self.path.is_symlink()
 
     @property
     def python(self) -> Path:
@@ -139,10 +166,16 @@ class Env:
         return dict(self.manifest.get("installed") or {})
 
     def last_used(self) -> float:
-        p = self.path / LAST_USED
-        return p.stat().st_mtime if p.exists() else (self.path / MANIFEST).stat().st_mtime
+        """When a capture last used it (its manifest's time before the first), 0 when unknown."""
+        for name in (LAST_USED, MANIFEST):
+            with contextlib.suppress(OSError):
+                return os.lstat(self.path / name).st_mtime
+        return 0.0
 
     def size(self) -> int:
+        """Bytes of its files (a link's target is not counted: hloviz does not follow it)."""
+        if self.is_link:
+            return 0
         total = 0
         for dirpath, _dirs, files in os.walk(self.path):
             for f in files:
@@ -227,19 +260,36 @@ class EnvManager:
 
     @staticmethod
     def complete(path: Path) -> bool:
-        return (path / MANIFEST).is_file() and env_python(path).exists()
+        """``path`` holds a whole environment: a real folder (not a link) with a manifest and an
+        interpreter. Whether the manifest is sound is :meth:`_load`'s question."""
+        return (not path.is_symlink() and path.is_dir() and (path / MANIFEST).is_file()
+                and env_python(path).exists())
 
     def find(self, framework: str, requested: str) -> Env | None:
         path = self.root / self.name_for(framework, requested)
-        return self._load(path) if self.complete(path) else None
+        if not self.complete(path):
+            return None
+        env = self._load(path)
+        return env if env.problem is None else None
 
     @staticmethod
     def _load(path: Path) -> Env:
+        """The environment at ``path``, with :attr:`Env.problem` set when it is a link or its
+        manifest is damaged (then ``manifest`` is empty: nothing in it is trusted)."""
+        if path.is_symlink():
+            return Env(path, {}, f"a symbolic link to {link_target(path)}; hloviz does not follow it")
         try:
-            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            manifest = {}
-        return Env(path, manifest if isinstance(manifest, dict) else {})
+            manifest = json.loads((path / MANIFEST).read_bytes()[:MANIFEST_LIMIT].decode("utf-8"))
+        except OSError as err:
+            return Env(path, {}, f"its {MANIFEST} cannot be read ({err.strerror or err})")
+        except UnicodeDecodeError:
+            return Env(path, {}, f"its {MANIFEST} is not UTF-8 text")
+        except (ValueError, RecursionError):
+            return Env(path, {}, f"its {MANIFEST} is not JSON")
+        problem = manifest_problem(manifest, FRAMEWORKS)
+        if problem is not None:
+            return Env(path, {}, f"its {MANIFEST} is damaged: {problem}")
+        return Env(path, manifest)
 
     # -- building -------------------------------------------------------------------------------
 
@@ -251,18 +301,22 @@ class EnvManager:
         phases = phases or Phases()
         name = self.name_for(framework, requested)
         final = self.root / name
-        if self.complete(final):
+        if final.is_symlink():
+            raise InputError(f"{final} is a symbolic link; hloviz does not follow links in its cache of environments",
+                             hint=f"remove the link (hloviz envs remove {name}) and hloviz builds the environment there")
+        env = self.find(framework, requested)
+        if env is not None:
             phases.start("reused", name)
-            env = self._load(final)
             _touch(final / LAST_USED)
             return env
         self.root.mkdir(parents=True, exist_ok=True)
         with file_lock(self._lock_path(name),
                        on_wait=lambda: phases.start("waiting", "another hloviz is installing it")):
-            if self.complete(final):  # built by the run we waited for
+            env = self.find(framework, requested)
+            if env is not None:  # built by the run we waited for
                 phases.start("reused", name)
                 _touch(final / LAST_USED)
-                return self._load(final)
+                return env
             self._clear_leftovers(name)
             phases.start("resolving", f"{fw.words} {requested}")
             release = self._resolve(fw, requested)
@@ -281,12 +335,14 @@ class EnvManager:
         return release
 
     def _clear_leftovers(self, name: str) -> None:
-        """Remove what an interrupted build of ``name`` left (we hold its lock: nobody builds it)."""
-        for p in self.root.glob(f".tmp-{name}-*"):
-            shutil.rmtree(p, ignore_errors=True)
+        """Remove what an interrupted build of ``name`` left, and a damaged environment of that
+        name (we hold its lock: nobody builds or uses it)."""
+        for p in self._temporaries():
+            if TEMP_NAME.fullmatch(p.name)["name"] == name:  # type: ignore[index]  # _temporaries matched it
+                delete(p)
         final = self.root / name
-        if final.exists() and not self.complete(final):
-            shutil.rmtree(final, ignore_errors=True)
+        if final.exists() and not final.is_symlink() and self._load(final).problem is not None:
+            delete(final)
 
     def _build(self, fw: Framework, requested: str, release: Release, final: Path, phases: Phases) -> Env:
         tmp = self.root / f".tmp-{final.name}-{os.getpid()}"
@@ -356,10 +412,13 @@ class EnvManager:
     # -- managing -------------------------------------------------------------------------------
 
     def list(self) -> list[Env]:
-        """Complete environments, newest use first."""
+        """The environments, newest use first: folders named as hloviz names them that hold a
+        manifest and an interpreter, damaged ones and links under such names too (with their
+        :attr:`Env.problem`). Nothing else in the folder is hloviz's."""
         if not self.root.is_dir():
             return []
-        envs = [self._load(p) for p in self.root.iterdir() if not p.name.startswith(".") and self.complete(p)]
+        envs = [self._load(p) for p in self.root.iterdir()
+                if ENV_NAME.fullmatch(p.name) and (p.is_symlink() or self.complete(p))]
         return sorted(envs, key=lambda e: -e.last_used())
 
     def select(self, names: Sequence[str] = (), framework: str | None = None, version: str | None = None) -> list[Env]:
@@ -377,13 +436,25 @@ class EnvManager:
         return out
 
     def remove(self, env: Env) -> bool:
-        """Delete ``env`` unless a capture is using it; True when it was removed."""
+        """Delete ``env`` unless a capture is using it; True when it is gone, False when in use.
+        A link is deleted alone, never what it points to. :class:`InputError` when ``env`` is
+        not one of this cache's or cannot be deleted whole (naming what is left)."""
+        if env.path.parent != self.root or not ENV_NAME.fullmatch(env.name):
+            raise InputError(f"{env.path} is not an environment of {self.root}; hloviz removes only its own")
+        if env.is_link:
+            delete(env.path)
+            return True
         with file_lock(self._lock_path(env.name), wait=False) as got:
             if not got:
                 return False
             doomed = self.root / f".tmp-{env.name}-removing-{os.getpid()}"
-            os.rename(env.path, doomed)  # gone from the cache at once, even if deleting takes long
-            shutil.rmtree(doomed, ignore_errors=True)
+            try:
+                os.rename(env.path, doomed)  # gone from the cache at once, even if deleting takes long
+            except FileNotFoundError:
+                return True
+            except OSError as err:
+                raise InputError(f"cannot remove {env.path}: {err.strerror or err}") from None
+            delete(doomed)
         return True  # the lock file stays: a run waiting on it must not race one that made a new one
 
     def stale(self, older_than_days: float) -> list[tuple[Env, str]]:
@@ -392,8 +463,14 @@ class EnvManager:
         out = []
         for env in self.list():
             m = env.manifest
-            if m.get("hloviz_source") == "checkout" and not (Path(m.get("hloviz_path", "")) / "__init__.py").is_file():
-                out.append((env, f"its hloviz checkout {Path(m.get('hloviz_path', '')).parent} is gone"))
+            if env.is_link:
+                continue  # not hloviz's to judge: envs remove NAME deletes the link
+            if env.problem is not None:
+                out.append((env, env.problem))
+            elif m.get("hloviz_source") == "checkout" and not is_package(m.get("hloviz_path", "")):
+                checkout = str(Path(m.get("hloviz_path", "")).parent)
+                shown = checkout if len(checkout) <= 200 else f"{checkout[:200]}… ({len(checkout)} characters)"
+                out.append((env, f"its hloviz checkout {visible(shown)} is gone"))
             elif m.get("hloviz_path") == str(self.source.package) and m.get("hloviz_identity") != self.source.identity:
                 out.append((env, "made for this hloviz before its dependencies changed"))
             elif m.get("hloviz_identity") != self.source.identity and m.get("hloviz_source") == "installed":
@@ -404,16 +481,31 @@ class EnvManager:
         return out
 
     def leftovers(self) -> list[Path]:
-        """Temporary folders of interrupted builds whose builder is gone (no lock held)."""
-        if not self.root.is_dir():
-            return []
+        """hloviz's temporary folders (builds and removals) whose process is gone (no lock
+        held). Only names hloviz gives them count (a user's ``.tmp-thesis`` is not one), and
+        the lock is looked at only for such a name."""
         out = []
-        for p in self.root.glob(".tmp-*"):
-            name = p.name[len(".tmp-"):].rsplit("-", 1)[0].removesuffix("-removing")
+        for p in self._temporaries():
+            name = TEMP_NAME.fullmatch(p.name)["name"]  # type: ignore[index]  # _temporaries matched it
+            if not self._lock_path(name).exists():
+                out.append(p)  # no build ever locked it: nobody is building it
+                continue
             with file_lock(self._lock_path(name), wait=False) as got:
                 if got:
                     out.append(p)
         return out
+
+    def remove_leftover(self, path: Path) -> None:
+        """Delete one of :meth:`leftovers` (a link alone, not what it points to);
+        :class:`InputError` naming what is left when it cannot."""
+        if path.parent != self.root or not TEMP_NAME.fullmatch(path.name):
+            raise InputError(f"{path} is not a temporary folder of hloviz's; hloviz removes only its own")
+        delete(path)
+
+    def _temporaries(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.iterdir() if TEMP_NAME.fullmatch(p.name))
 
 
 def default_manager() -> EnvManager:
@@ -429,10 +521,25 @@ def _framework(name: str) -> Framework:
     return FRAMEWORKS[name]
 
 
+#: A release number as ``--tf`` / ``--jax`` take it: one to three parts of ASCII digits, each
+#: short (real ones have at most four: 2.17.1, 0.4.30, 2024.1); it becomes part of a folder name.
+_RELEASE = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6}){0,2}", re.ASCII)
+
+
+def check_release(framework: str, requested: str) -> str:
+    """``requested`` (``--tf`` / ``--jax``'s value) stripped, or an :class:`InputError` saying
+    what a release number is."""
+    return _check_version(_framework(framework), requested)
+
+
 def _check_version(fw: Framework, requested: str) -> str:
+    """``requested`` stripped, when it is a release number; checked before anything is named,
+    locked or created after it."""
     v = requested.strip()
-    if not v or not all(part.isdigit() for part in v.split(".")) or v.count(".") > 2:
-        raise InputError(f"{fw.option} takes a release number such as 2.17 or 2.17.1, not {requested!r}")
+    if not _RELEASE.fullmatch(v):
+        shown = requested if len(requested) <= 40 else f"{requested[:40]}… ({len(requested)} characters)"
+        raise InputError(f"{fw.option} takes a release number such as 2.17 or 2.17.1 (ASCII digits), "
+                         f"not {visible(repr(shown))}")
     return v
 
 

@@ -91,6 +91,7 @@ class CaptureInfo:
         """
         if not isinstance(info, Mapping):
             raise InputError(f"{where} must hold a JSON object, not {_kind(info)}", hint=_HINT)
+        _refuse_surrogates(info, where)
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         for key, value in info.items():
@@ -133,6 +134,47 @@ class CaptureInfo:
         if self.jax:
             return f"JAX {self.jax}"
         return None
+
+
+def _refuse_surrogates(info: Mapping[Any, Any], where: str) -> None:
+    """:class:`InputError` naming the first key whose name or text holds a lone UTF-16 surrogate
+    (``"2.17\\ud800"`` is valid JSON, but not text: it cannot be printed or written as UTF-8).
+    Every key is looked at, those this version does not know too (they are printed and saved
+    again); a stack, not recursion, for any nesting the JSON reader allowed."""
+    stack: list[tuple[str, object]] = [(_quote(k) if not isinstance(k, str) else k, v) for k, v in info.items()]
+    for key in info:
+        if isinstance(key, str) and not _is_text(key):
+            raise InputError(f"{where}: the key {_escaped(key)} holds a lone surrogate, which is not text", hint=_HINT)
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, str):
+            if not _is_text(value):
+                raise InputError(f"{where}: {at} holds a lone surrogate, which is not text: {_escaped(value)}",
+                                 hint=_HINT)
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                name = f"{at}[{_escaped(k) if isinstance(k, str) else repr(k)}]"
+                if isinstance(k, str) and not _is_text(k):
+                    raise InputError(f"{where}: the key {name} holds a lone surrogate, which is not text", hint=_HINT)
+                stack.append((name, v))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{at}[{i}]", v) for i, v in enumerate(value))
+
+
+def _is_text(value: str) -> bool:
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escaped(value: str) -> str:
+    """``value`` quoted with its surrogates (and anything unprintable) as escapes, cut short."""
+    text = value if len(value) <= 60 else value[:57] + "…"
+    return '"' + text.encode("unicode_escape", "backslashreplace").decode("ascii").replace('"', '\\"') + '"'
 
 
 def _kind(value: object) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from hloviz.errors import DependencyError
+from hloviz.processes import die_with_parent, own_group, stop_child
 
 __all__ = ["Installer", "PipInstaller", "UvInstaller", "default_installer", "env_python", "phase_of_line"]
 
@@ -74,8 +75,10 @@ def _python_for_venv(python: str) -> str:
 def _run(cmd: Sequence[str], on_line: Callable[[str], None], what: str) -> None:
     """Run an installer command, streaming its output; on failure raise its last lines.
 
-    On Ctrl-C the child (in our process group) receives the signal too; it is waited for (and
-    killed when it does not stop) so that the caller can remove the half-made environment.
+    The installer runs in a process group of its own. When hloviz is stopped while it runs
+    (Ctrl-C, SIGTERM, SIGHUP), the installer is told with the same signal, given
+    :data:`~hloviz.processes.STOP_GRACE` seconds, then killed with whatever it started — never
+    left running — so that the caller can remove the half-made environment and exit promptly.
     """
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -83,7 +86,8 @@ def _run(cmd: Sequence[str], on_line: Callable[[str], None], what: str) -> None:
     env.setdefault("UV_NO_PROGRESS", "1")
     tail: deque[str] = deque(maxlen=25)
     proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, encoding="utf-8", errors="replace", env=env)
+                            text=True, encoding="utf-8", errors="replace", env=env, preexec_fn=die_with_parent(),
+                            **own_group())
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -91,12 +95,8 @@ def _run(cmd: Sequence[str], on_line: Callable[[str], None], what: str) -> None:
             tail.append(line)
             on_line(line)
         rc = proc.wait()
-    except BaseException:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    except BaseException as err:
+        stop_child(proc, err)
         raise
     if rc != 0:
         raise InstallFailed(what, rc, list(tail))

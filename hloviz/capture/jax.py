@@ -49,7 +49,8 @@ def _device(jax: Any, device: str | None) -> Any:
         candidates = jax.devices(kind.lower())
     except RuntimeError:
         candidates = []
-    idx = int(index) if index.isdecimal() else 0
+    # ASCII digits, few enough for int(): a 5,000-digit index is just a device that is not there
+    idx = (int(index) if len(index) <= 9 else len(candidates)) if index.isascii() and index.isdecimal() else 0
     if idx >= len(candidates):
         listing = ", ".join(f"{d.platform.upper()}:{d.id}" for d in devices)
         raise InputError(f"device {device!r} not found", hint=f"devices JAX sees: {listing}")

@@ -185,8 +185,11 @@ def parse_spec(text: str, *, where: str = "--arg") -> Spec:
                     "dynamic dimensions cannot be compiled ahead of time; give a static size",
                     text, col, where,
                 )
-            if not stripped.isdecimal():
-                raise _error(f"expected a dimension size (a non-negative integer), got '{stripped}'",
+            if not (stripped.isascii() and stripped.isdecimal()):
+                raise _error(f"expected a dimension size (a non-negative integer), got '{_short(stripped)}'",
+                             text, col, where)
+            if len(stripped.lstrip("0")) > 19 or int(stripped) >= 1 << 63:  # XLA's sizes are int64
+                raise _error(f"a dimension size must be below 2^63 (XLA's int64), not {_short(stripped)}",
                              text, col, where)
             dims.append(int(stripped))
             offset += len(part) + 1
@@ -284,3 +287,8 @@ def parse_convention(entry: Any, *, where: str) -> ArgSpecs:
         else:
             keyword.append((name, spec))
     return ArgSpecs(tuple(positional), tuple(keyword), source="HLOVIZ_ARGS")
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """``text`` cut for a message (a value may be thousands of characters long)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"

@@ -455,6 +455,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
     op_outputs = output_types(concrete)
     reads: list[tuple[str, str]] = []
     names = parameter_names(tf, concrete, target.obj, params, texts["hlo"], reads)
+    scopes = layer_scopes(reads)
     info = {
         "framework": "tensorflow",
         "tensorflow": tf.__version__,
@@ -465,7 +466,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         "args": specs.describe(),
         "arg_source": specs.source,
         "parameter_names": names,
-        "layer_scopes": layer_scopes(reads),
+        **({"layer_scopes": scopes} if scopes else {}),  # none without Keras layers: no empty key
         "source_map": smap,
         "tf_ops": op_types,
         "tf_inputs": op_inputs,

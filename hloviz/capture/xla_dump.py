@@ -20,10 +20,17 @@ from hloviz.errors import InputError
 
 # Text (".txt") or, with --xla_dump_hlo_as_proto, a binary HloProto (".hlo.pb"), maybe compressed.
 _STAGE_FILE = r"(\.txt|\.hlo\.pb)(\.gz|\.xz)?$"
-_BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations" + _STAGE_FILE)
+_BEFORE = re.compile(r"^module_([0-9]+)\.(.+)\.before_optimizations" + _STAGE_FILE)
 # NAME, then an optional platform prefix such as ``cpu_`` or ``sm_9.0_gpu_``.
-_AFTER = re.compile(r"^module_(\d+)\.(.+?)\.((?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations" + _STAGE_FILE)
-_ANY = re.compile(r"^module_(\d+)\.")
+_AFTER = re.compile(r"^module_([0-9]+)\.(.+?)\.((?:sm_[0-9.]+_)?[A-Za-z]+_)?after_optimizations" + _STAGE_FILE)
+_ANY = re.compile(r"^module_([0-9]+)\.")
+
+
+def _number_key(digits: str) -> tuple[int, str]:
+    """ASCII digits in numeric order without int(): a file name (or ``--module``) may hold
+    thousands of digits, more than Python converts."""
+    significant = digits.lstrip("0") or "0"
+    return len(significant), significant
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ def list_modules(folder: Path) -> list[DumpModule]:
         if m:
             afters.setdefault(m.group(1), []).append((m.group(2), p))
     modules = []
-    for number in sorted(set(befores) | set(afters), key=int):
+    for number in sorted(set(befores) | set(afters), key=_number_key):
         name, before = befores.get(number, ("", None))
         candidates = afters.get(number, [])
         if name:
@@ -95,8 +102,9 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
         raise InputError(f"{folder} holds {len(modules)} modules; pick one with --module NAME (a name, "
                          f"number or pattern):\n{listing}")
     c = choice.strip()
-    num = c[len("module_"):] if c.startswith("module_") and c[len("module_"):].isdecimal() else c
-    exact = [m for m in modules if c in (m.name, m.label) or (num.isdecimal() and int(num) == int(m.number))]
+    num = c.removeprefix("module_")
+    number = _number_key(num) if num.isascii() and num.isdecimal() else None
+    exact = [m for m in modules if c in (m.name, m.label) or number == _number_key(m.number)]
     if len(exact) == 1:
         return exact[0]
     found = exact or [m for m in modules if fnmatch.fnmatchcase(m.name, c) or fnmatch.fnmatchcase(m.label, c)]
@@ -105,6 +113,11 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise InputError(f"no module in {folder} matches {choice!r}; the modules are:\n{listing}")
+        raise InputError(f"no module in {folder} matches {_shown(choice)}; the modules are:\n{listing}")
     sub = "\n".join(f"  {m.label}" for m in found)
-    raise InputError(f"{choice!r} matches {len(found)} modules in {folder}; be more specific:\n{sub}")
+    raise InputError(f"{_shown(choice)} matches {len(found)} modules in {folder}; be more specific:\n{sub}")
+
+
+def _shown(choice: str) -> str:
+    """``--module``'s value for a message: quoted, and cut when it is long."""
+    return repr(choice) if len(choice) <= 60 else f"{choice[:60]!r}… ({len(choice)} characters)"

@@ -111,13 +111,16 @@ def main(argv: list[str] | None = None) -> None:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    _refuse_closed_stdout()
     previous = _terminate_on_signals()
     from ..capture import isolate_live_captures
 
     was_isolated = isolate_live_captures(True)  # the user's model runs in a child process
+    stdout = sys.stdout = _Stdout(sys.stdout)
     try:
         try:
             rc = app(args=args, prog_name="hloviz", standalone_mode=False)
+            sys.stdout.flush()  # here, not at exit: a full disk is an error of this command
         except SystemExit as exc:
             if exc.code == 1:  # Typer's only sys.exit(1): stdout's reader went away (EPIPE)
                 _stdout_gone()
@@ -140,22 +143,81 @@ def main(argv: list[str] | None = None) -> None:
         _traceback_if(debug)
         fail(err)
     except BaseException as err:  # noqa: BLE001 - usage errors, a user's BaseException, a bug: exit 2
-        if type(err).__name__ == "Abort":  # the click layer's: Ctrl-C, or an EOFError it wrapped
-            _traceback_if(debug)
-            if isinstance(err.__cause__ or err.__context__, EOFError):
-                fail(HlovizError("unexpected end of input (EOFError)"))
-            fail(KeyboardInterrupt())
-        show = getattr(err, "show", None)  # the click layer's usage errors print themselves
-        if isinstance(err, Exception) and callable(show) and hasattr(err, "exit_code"):
-            show()
-            raise SystemExit(EXIT_ERROR) from None
-        _traceback_if(debug)
-        print(f"hloviz: error: {unexpected(err)}", file=sys.stderr)
-        raise SystemExit(EXIT_ERROR) from None
+        _fail_otherwise(err, debug, stdout)
     finally:
+        if sys.stdout is stdout:
+            sys.stdout = stdout.inner
         isolate_live_captures(was_isolated)
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _fail_otherwise(err: BaseException, debug: bool, stdout: _Stdout) -> None:
+    """Exit 2 (or 130) for what is not a :class:`HlovizError`: the click layer's usage errors and
+    aborts, a write to stdout that failed, and anything else (a bug, a user's BaseException)."""
+    if type(err).__name__ == "Abort":  # the click layer's: Ctrl-C, or an EOFError it wrapped
+        _traceback_if(debug)
+        if isinstance(err.__cause__ or err.__context__, EOFError):
+            fail(HlovizError("unexpected end of input (EOFError)"))
+        fail(KeyboardInterrupt())
+    show_usage = getattr(err, "show", None)  # the click layer's usage errors print themselves
+    if isinstance(err, Exception) and callable(show_usage) and hasattr(err, "exit_code"):
+        show_usage()
+        raise SystemExit(EXIT_ERROR) from None
+    _traceback_if(debug)
+    if isinstance(err, OSError) and err is stdout.failed:
+        print(f"hloviz: error: cannot write to standard output: {visible(err.strerror or str(err))}\n"
+              "what it was given to write to is full or failed (>/dev/full, a full disk, a closed terminal)",
+              file=sys.stderr)
+        raise SystemExit(EXIT_ERROR) from None
+    print(f"hloviz: error: {unexpected(err)}", file=sys.stderr)
+    raise SystemExit(EXIT_ERROR) from None
+
+
+def _refuse_closed_stdout() -> None:
+    """Exit 2 when stdout is closed (``hloviz … >&-``), before anything is opened: a file hloviz
+    opened would get descriptor 1, and children that write to it would write there."""
+    if _closed(1):
+        print("hloviz: error: standard output is closed (>&-): hloviz writes its results there\n"
+              "give it somewhere to write, e.g. >/dev/null to discard them", file=sys.stderr)
+        raise SystemExit(EXIT_ERROR)
+
+
+def _closed(fd: int) -> bool:
+    """File descriptor ``fd`` is not open."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs, noting the error when writing to it fails (ENOSPC on
+    ``>/dev/full``, EIO of a closed terminal), so that the CLI can say what failed: an
+    ``OSError`` from a write to stdout is the user's output going nowhere, not a bug. Everything
+    else is the stream's own."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.failed: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return self.inner.write(text)  # type: ignore[attr-defined]  # a text stream's write
+        except OSError as err:
+            self.failed = err
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.inner.flush()  # type: ignore[attr-defined]  # a text stream's flush
+        except OSError as err:
+            self.failed = err
+            raise
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
 
 
 def _terminate_on_signals() -> dict:

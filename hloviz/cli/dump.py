@@ -8,22 +8,15 @@ from typing import Annotated
 import typer
 
 from . import app
-from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt
+from .targets import TargetOptions, target_options
 
 
 @app.command()
+@target_options
 def dump(
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write the capture to.",
                                          show_default=False)],
-    target: TargetArg = None,
-    arg: ArgOpt = None,
-    device: DeviceOpt = None,
-    pre: PreOpt = None,
-    post: PostOpt = None,
-    module: ModuleOpt = None,
-    verbose: VerboseOpt = False,
-    tf: TfOpt = None,
-    jax: JaxOpt = None,
+    source: TargetOptions,
 ) -> None:
     """Capture TARGET's HLO before and after XLA's optimizations and save it to a folder.
 
@@ -32,12 +25,9 @@ def dump(
     atomically: an interrupted dump leaves no half-written folder.
     """
     from .. import api
-    from .targets import live_target, note
+    from .targets import note
 
-    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    if live is not target:  # a capture made under --tf/--jax: its arguments and device are its own
-        arg, device = None, None
-    out = api.dump(live, output, pre=pre, post=post, args=tuple(arg or ()), device=device,
-                   module=module, verbose=verbose, notify=note)
+    live, settings = source.live()
+    out = api.dump(live, output, **settings.keywords(), notify=note)
     files = [n for n in ("pre.hlo", "post.hlo", "capture.json") if (out / n).is_file()]
     print(f"wrote {out}/ ({', '.join(files)})")

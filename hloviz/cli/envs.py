@@ -8,13 +8,12 @@ See :mod:`hloviz.capture.envs`.
 from __future__ import annotations
 
 import datetime as _dt
-import shutil
 import sys
 from typing import Annotated
 
 import typer
 
-from ..errors import InputError
+from ..errors import HlovizError, InputError, visible
 from . import app
 from .targets import note, print_json
 
@@ -53,7 +52,8 @@ def list_envs(
                      "installed": env.versions, "python": m.get("python"), "hloviz": m.get("hloviz"),
                      "hloviz_source": m.get("hloviz_source"), "hloviz_path": m.get("hloviz_path"),
                      "size_bytes": env.size(), "last_used": _when(env.last_used()), "path": str(env.path),
-                     "current": m.get("hloviz_identity") == manager.source.identity, "_installed": installed})
+                     "current": m.get("hloviz_identity") == manager.source.identity, "problem": env.problem,
+                     "_installed": installed})
     if as_json:
         out = {"root": str(manager.root), "environments": [{k: v for k, v in r.items() if not k.startswith("_")}
                                                           for r in rows]}
@@ -67,9 +67,19 @@ def list_envs(
 
     table = Table("name", "installed", "python", "hloviz", "size", "last used", title=f"environments in {manager.root}")
     for r in rows:
+        if r["problem"]:  # below the table: nothing of a damaged manifest is shown, only why it is not used
+            continue
         source = f"{r['hloviz']} ({r['hloviz_source']}{'' if r['current'] else ', not this hloviz'})"
-        table.add_row(r["name"], r["_installed"], r["python"], source, _size(r["size_bytes"]), r["last_used"])
-    Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
+        # the manifest is a file in a cache others may write: its text is shown escaped
+        table.add_row(*(visible(str(c)) for c in (r["name"], r["_installed"], r["python"], source)),
+                      _size(r["size_bytes"]), r["last_used"])
+    if any(not r["problem"] for r in rows):
+        Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
+    for r in rows:
+        if r["problem"]:
+            fix = "hloviz envs remove NAME deletes the link" if r["problem"].startswith("a symbolic link") else \
+                "hloviz envs prune removes it"
+            print(f"{visible(r['name'])}: not used: {visible(r['problem'])} ({fix})")
     total = sum(r["size_bytes"] for r in rows)
     print(f"{len(rows)} environment(s), {_size(total)}")
 
@@ -87,6 +97,10 @@ def remove_envs(
     """Delete environments (a capture that is using one keeps it; it is skipped and named)."""
     from ..capture.envs import default_manager
 
+    if any(not n.strip() for n in names or ()) or (tf is not None and not tf.strip()) or \
+            (jax is not None and not jax.strip()):
+        raise InputError("an empty name or version matches nothing (an unset shell variable?); nothing was removed",
+                         hint="hloviz envs list shows the names; --all removes every environment")
     if not (names or tf or jax or remove_all):
         raise InputError("name the environments to remove, or use --tf VERSION, --jax VERSION or --all",
                          hint="hloviz envs list shows them")
@@ -95,15 +109,27 @@ def remove_envs(
     chosen = manager.select(names or (), framework, tf or jax)
     if not chosen:
         raise InputError("no environment matches", hint="hloviz envs list shows them")
-    busy = 0
+    failed = 0
     for env in chosen:
-        if manager.remove(env):
-            print(f"removed {env.name}")
-        else:
-            busy += 1
-            note(f"{env.name} is in use by a running capture; left in place")
-    if busy:
+        failed += not _remove(manager, env, None)
+    if failed:
         raise typer.Exit(2)
+
+
+def _remove(manager, env, why: str | None) -> bool:
+    """Remove ``env`` and say so (what was removed, and why); False when it was left in place."""
+    link = env.is_link
+    try:
+        gone = manager.remove(env)
+    except HlovizError as err:
+        note(str(err))
+        return False
+    if not gone:
+        note(f"{env.name} is in use by a running capture; left in place")
+        return False
+    what = f"the link {env.name} (what it points to is left alone)" if link else env.name
+    print(f"removed {what}{': ' + why if why else ''}")
+    return True
 
 
 @envs_app.command("prune")
@@ -119,18 +145,26 @@ def prune_envs(
     if days < 0:
         raise InputError(f"--older-than must be 0 or more days, not {days}")
     stale = manager.stale(days)
+    leftovers = manager.leftovers()
+    failed = 0
     for env, why in stale:
         if dry_run:
             print(f"would remove {env.name}: {why}")
-        elif manager.remove(env):
-            print(f"removed {env.name}: {why}")
         else:
-            note(f"{env.name} is in use by a running capture; left in place")
-    for path in manager.leftovers():
+            failed += not _remove(manager, env, why)
+    for path in leftovers:
+        what = f"{'the link ' if path.is_symlink() else ''}{path.name}: left by an interrupted install or removal"
         if dry_run:
-            print(f"would remove {path.name}: left by an interrupted install")
-        else:
-            shutil.rmtree(path, ignore_errors=True)
-            print(f"removed {path.name}: left by an interrupted install")
-    if not stale and not manager.leftovers():
+            print(f"would remove {what}")
+            continue
+        try:
+            manager.remove_leftover(path)
+        except HlovizError as err:
+            note(str(err))
+            failed += 1
+            continue
+        print(f"removed {what}")
+    if not stale and not leftovers:
         print(f"nothing to prune in {manager.root}")
+    if failed:
+        raise typer.Exit(2)

@@ -12,7 +12,7 @@ import typer
 
 from ..errors import visible
 from . import app
-from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt, note
+from .targets import TargetOptions, note, target_options
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -100,10 +100,11 @@ class Progress:
 
 
 @app.command()
+@target_options
 def render(
     output: Annotated[Path, typer.Option("--output", "-o", help="The picture to write: .svg, .png, .dot, .html "
                                          "or .json (the suffix decides).", show_default=False)],
-    target: TargetArg = None,
+    source: TargetOptions,
     stage: Annotated[str | None, typer.Option(
         "--stage", help="pre, post or both (side by side, kernels numbered). Default: post when there is one.",
         show_default=False)] = None,
@@ -116,14 +117,6 @@ def render(
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
     timeout: TimeoutOpt = 30.0,
-    arg: ArgOpt = None,
-    device: DeviceOpt = None,
-    pre: PreOpt = None,
-    post: PostOpt = None,
-    module: ModuleOpt = None,
-    verbose: VerboseOpt = False,
-    tf: TfOpt = None,
-    jax: JaxOpt = None,
     theme: Annotated[str, typer.Option(
         "--theme", help="light (Graphviz's colours), dark (transparent, light lines and labels) or auto (follows "
                         "the reader's colour scheme and the dark schemes of Sphinx and MkDocs themes; one file).")]
@@ -143,17 +136,13 @@ def render(
     module are carried onto the ops they came from.
     """
     from .. import api
-    from .targets import live_target
 
-    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    if live is not target:  # a capture made under --tf/--jax: its arguments and device are its own
-        arg, device = None, None
+    live, settings = source.live()
     with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
-        picture = api.render(live, output, stage=stage, pre=pre, post=post, args=arg or (), device=device,
-                             module=module, verbose=verbose, notify=prog.note, progress=prog.update,
-                             computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
-                             budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by,
-                             theme=theme, width=width, max_height=max_height)
+        picture = api.render(live, output, stage=stage, **settings.keywords(), notify=prog.note,
+                             progress=prog.update, computation=computation, focus=focus, radius=radius,
+                             expand_chains=expand_chains, budget=budget, timeout=timeout, scope=scope, depth=depth,
+                             color_by=color_by, theme=theme, width=width, max_height=max_height)
     for n in picture.notes:
         print(f"note: {visible(n)}", file=sys.stderr)
     print(f"wrote {visible(str(output))}")

@@ -22,12 +22,13 @@ from .render import (
     ScopeOpt,
     TimeoutOpt,
 )
-from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, PostOpt, PreOpt, TargetArg, TfOpt, VerboseOpt
+from .targets import TargetOptions, target_options
 
 
 @app.command()
+@target_options
 def show(
-    target: TargetArg = None,
+    source: TargetOptions,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Folder for report.html, pre.svg, post.svg and side-by-side.svg "
                                "[default: hloviz-out/<file>.<function>/ for model.py:function, "
@@ -42,14 +43,6 @@ def show(
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
     timeout: TimeoutOpt = 30.0,
-    arg: ArgOpt = None,
-    device: DeviceOpt = None,
-    pre: PreOpt = None,
-    post: PostOpt = None,
-    module: ModuleOpt = None,
-    verbose: VerboseOpt = False,
-    tf: TfOpt = None,
-    jax: JaxOpt = None,
 ) -> None:
     """Show what XLA did to TARGET: kernels, folded constants, and the graphs before and after.
 
@@ -58,14 +51,11 @@ def show(
     folded constants), pre.svg, post.svg and side-by-side.svg.
     """
     from .. import api
-    from .targets import live_target
 
-    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    if live is not target:  # a capture made under --tf/--jax: its arguments and device are its own
-        arg, device = None, None
+    live, settings = source.live()
     with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
-        result = api.show(live, output, pre=pre, post=post, args=arg or (), device=device, module=module,
-                          verbose=verbose, notify=prog.note, progress=prog.update, computation=computation,
+        result = api.show(live, output, **settings.keywords(), notify=prog.note, progress=prog.update,
+                          computation=computation,
                           focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
                           scope=scope, depth=depth, color_by=color_by)
     print(visible(f"{result.label}: " + "\n".join(result.summary)))
@@ -74,6 +64,10 @@ def show(
     print("wrote:")
     for path in result.files.values():
         print(f"  {visible(str(path))}")
+    if result.removed:
+        print("removed (hloviz's own, from an earlier run):")
+        for path in result.removed:
+            print(f"  {visible(str(path))}")
     if open_report:
         import webbrowser
 

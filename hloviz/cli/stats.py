@@ -8,12 +8,12 @@ comes from the HLO; source lines come from the capture's source map when it has 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from .. import api
@@ -28,42 +28,20 @@ from ..analysis.glossary import (
     STATUSES,
     WORK_INSTRUCTION,
 )
+from ..analysis.kernels import KERNEL_SORTS, Kernel, sorted_kernels
 from ..analysis.summary import histogram_text, types_text
-from ..errors import visible
+from ..errors import InputError, visible
 from . import app
-from .targets import (
-    ArgOpt,
-    DeviceOpt,
-    JaxOpt,
-    ModuleOpt,
-    PostOpt,
-    PreOpt,
-    TargetArg,
-    TfOpt,
-    VerboseOpt,
-    live_target,
-    note,
-    print_json,
-)
-
-if TYPE_CHECKING:
-    from ..capture import Capture
+from .targets import TargetOptions, note, print_json, target_options
 
 #: Rows shown per table unless --all.
 ROWS = 20
 
 
 @app.command()
+@target_options
 def stats(
-    target: TargetArg = None,
-    arg: ArgOpt = None,
-    device: DeviceOpt = None,
-    pre: PreOpt = None,
-    post: PostOpt = None,
-    module: ModuleOpt = None,
-    verbose: VerboseOpt = False,
-    tf: TfOpt = None,
-    jax: JaxOpt = None,
+    source: TargetOptions,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant (default: the "
                                                           f"first {ROWS}); with --by scope, every scope at every "
@@ -76,32 +54,64 @@ def stats(
                                                               "below JAX's jit(f); default: 2 in the table, "
                                                               "every level in --json or with --all).",
                                               min=0)] = None,
+    sort: Annotated[str | None, typer.Option(
+        "--sort", help="List the kernels biggest first by flops, bytes (read + written) or instructions "
+                       "(default: in execution order). With --json, the kernels list is in this order too.",
+        metavar="flops|bytes|instructions", show_default=False)] = None,
+    top: Annotated[int | None, typer.Option(
+        "--top", help="List only the first N kernels (with --sort: the N biggest); with --json, only these "
+                      "N are in the kernels list (kernel_count stays the total).", metavar="N",
+        show_default=False)] = None,
 ) -> None:
     """Summarise what XLA did to TARGET: instructions before/after, kernels, folded constants.
 
     Given one HLO file, reports that file's facts (the kernels of an optimized module, or the
     counts of a pre-optimization one). With --by scope, what became of each layer: its ops
     before optimization, the kernels holding them after, what was folded or eliminated, and
-    the FLOPs and bytes of its kernels.
+    the FLOPs and bytes of its kernels. With --sort flops --top 10, the ten kernels doing the
+    most arithmetic.
     """
     if depth is not None and by != "scope":
         raise typer.BadParameter("--depth applies to --by scope", param_hint="--depth")
-    live = live_target(target, tf, jax, arg=arg, device=device, pre=pre, post=post, module=module, verbose=verbose)
-    source: str | Capture | None = target
-    if live is not target:
-        source, arg, device = live, None, None
-    result = api.stats(source, pre=pre, post=post, args=tuple(arg or ()), device=device, module=module,
-                       verbose=verbose, notify=note, by=by,
+    _check_kernel_options(sort, top, by, show_all)
+    live, settings = source.live()
+    result = api.stats(live, **settings.keywords(), notify=note, by=by,
                        depth=depth if depth is not None or as_json or show_all else (2 if by == "scope" else None))
     if as_json:
-        print_json(result.to_dict())
+        data = result.to_dict()
+        if sort is not None or top is not None:
+            data["kernels"] = _ordered(result, data["kernels"], sort, top)
+            data["kernels_listed"] = {"sort": sort, "top": top}
+        print_json(data)
         return
     # Piped output is not squeezed to 80 columns: long kernel names and paths stay readable.
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     if result.scopes is not None:
         _print_scopes(result, console, None if show_all else 4 * ROWS)
         return
-    _print(result, console, None if show_all else ROWS)
+    _print(result, console, None if show_all else ROWS, sort=sort, top=top)
+
+
+def _check_kernel_options(sort: str | None, top: int | None, by: str, show_all: bool) -> None:
+    """``--sort`` and ``--top`` order and cut the kernel table: one clear message for a value or
+    a combination that means nothing."""
+    if sort is not None and sort not in KERNEL_SORTS:
+        raise InputError(f"--sort {sort!r}: expected one of {', '.join(KERNEL_SORTS)}")
+    if top is not None and top < 1:
+        raise InputError(f"--top {top}: expected 1 or more kernels")
+    for given, name in ((sort, "--sort"), (top, "--top")):
+        if given is not None and by != "kernel":
+            raise InputError(f"{name} orders the kernel table; --by {by} lists scopes",
+                             hint=f"drop --by {by}, or {name}")
+    if top is not None and show_all:
+        raise InputError("give --top N or --all, not both")
+
+
+def _ordered(result: api.Stats, rows: list[dict], sort: str | None, top: int | None) -> list[dict]:
+    """The JSON kernel rows in ``--sort`` order (as the table: :func:`sorted_kernels`), cut to ``--top``."""
+    kernels = result.analysis.kernels.kernels if result.analysis.kernels is not None else ()
+    position = {id(k): i for i, k in enumerate(kernels)}  # the rows are the kernels, in execution order
+    return [rows[position[id(k)]] for k in sorted_kernels(kernels, sort)[:top]]
 
 
 def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None:
@@ -167,7 +177,53 @@ def _names(ops: tuple[str, ...], limit: int = 4) -> str:
     return f"{', '.join(ops[:2])}, …, {ops[-1]} ({OP.count(len(ops))})"
 
 
-def _print(result: api.Stats, console: Console, rows: int | None) -> None:
+def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | None, lookup, *,
+                   sort: str | None, top: int | None) -> None:
+    """The kernel table: in execution order, or biggest first by ``sort``; each kernel's layer
+    (its ops' common scope) beside its source lines, which on a Keras model are the model call."""
+    several = len({k.computation for k in kernels}) > 1
+    layers = any(k.layer for k in kernels)
+    title = f"{KERNEL.plural} ({len(kernels)})"
+    if sort is not None:
+        title = f"{KERNEL.plural} ({len(kernels)}), {'the ' + str(min(rows, len(kernels))) + ' ' if rows else ''}" \
+                f"{'with the most ' + sort if sort != 'bytes' else 'reading and writing the most bytes'}"
+    # names stay whole (a test, a grep and a reader look them up): they fold, others give way
+    name_width = min(24, max(len(k.name) for k in kernels))
+    table = _Table(Column("kernel", overflow="fold", min_width=name_width),
+                   *(["computation"] if several else []), "kind", WORK_INSTRUCTION.plural, OP.plural,
+                   "read", "written", "flops", *([Column("layer", overflow="fold")] if layers else []),
+                   Column("source lines", overflow="fold"), title=title)
+    for k in sorted_kernels(kernels, sort)[:rows]:
+        ops = histogram_text(k.opcodes, 3)
+        if k.target:
+            ops += f" {k.target}"
+        lines = source_lines(k.op_names, k.sources, lookup)
+        table.add_row(k.name, *([k.computation] if several else []), k.kind_text,
+                      f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
+                      _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
+                      *([_layer(k.layer)] if layers else []), _lines(lines))
+    console.print(table)
+    if top is None:
+        _more(console, len(kernels), rows, "kernels")
+    elif len(kernels) > top:
+        console.print(f"[dim]… {len(kernels) - top} more kernels (a larger --top, or --all, lists them)[/]")
+
+
+def _layer(text: str, segments: int = 3) -> str:
+    """A kernel's layer for a table cell: its last ``segments`` scopes (the model's name and outer
+    blocks are the same on every row; ``--json`` keeps the whole path) and the phase, short."""
+    path, paren, phase = text.partition(" (")
+    parts = path.split("/")
+    if len(parts) > segments and " + " not in path:
+        path = "…/" + "/".join(parts[-segments:])
+    if paren:
+        phase = phase.rstrip(")").replace("forward", "fwd").replace("backward", "bwd").replace("optimizer", "opt")
+        path += f" ({phase})"
+    return path
+
+
+def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str | None = None,
+           top: int | None = None) -> None:
     a = result.analysis
     lookup = result.source if result.info.get("source_map") else None
     console.print(f"[bold]{_t(result.label)}[/]")
@@ -186,21 +242,7 @@ def _print(result: api.Stats, console: Console, rows: int | None) -> None:
     _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
-        several = len({k.computation for k in a.kernels.kernels}) > 1
-        table = _Table("kernel", *(["computation"] if several else []), "kind", WORK_INSTRUCTION.plural, OP.plural,
-                       "read", "written", "flops", "source lines", title=f"{KERNEL.plural} ({a.kernels.count})")
-        for k in a.kernels.kernels[:rows]:
-            ops = histogram_text(k.opcodes, 3)
-            if k.target:
-                ops += f" {k.target}"
-            lines = source_lines(k.op_names, k.sources, lookup)
-            kind = f"{k.kind}: {k.backend}" if k.backend else k.kind
-            table.add_row(k.name, *([k.computation] if several else []), kind,
-                          f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
-                          _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
-                          _lines(lines))
-        console.print(table)
-        _more(console, a.kernels.count, rows, "kernels")
+        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top)
 
     if a.folding is not None:
         if a.folding.folded:

@@ -1,21 +1,32 @@
-"""The target options every command that reads a function or HLO shares, in one place.
+"""TARGET and the capture options, declared once for every command that reads a function or HLO.
 
-A command declares ``target: TargetArg = None`` plus the options below and calls
-:func:`load`, so ``--arg``, ``--device``, ``--pre``/``--post``, ``--module`` and ``--verbose``
-mean the same everywhere. Notes for the user (a function wrapped with jit_compile, a file read
-as post-optimization HLO) go to stderr, so stdout stays clean for ``--json``.
+A command takes one parameter ``source: TargetOptions`` and is decorated with
+:func:`target_options`, which puts TARGET, ``--arg``, ``--device``, ``--pre``/``--post``,
+``--module``, ``--verbose``, ``--tf`` and ``--jax`` in its place for Typer: the options are
+declared here only (``render``, ``show``, ``dump`` and ``stats`` use them), so they mean and
+say the same everywhere. ``diff`` and ``versions`` take two sides or several releases and
+declare their own ``--tf``/``--jax``; they share :data:`ArgOpt` and friends.
+
+Notes for the user (a function wrapped with jit_compile, a file read as post-optimization HLO)
+go to stderr, so stdout stays clean for ``--json``.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import sys
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
+    from ..api.options import CaptureOptions
     from ..capture import Capture
 
 TargetArg = Annotated[str | None, typer.Argument(
@@ -45,6 +56,86 @@ TfOpt = Annotated[str | None, typer.Option(
 JaxOpt = Annotated[str | None, typer.Option(
     "--jax", help="Capture under this JAX release (e.g. 0.4.30) in an environment hloviz manages.",
     show_default=False)]
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """TARGET and the capture options as the user gave them (one field per option)."""
+
+    target: str | None = None
+    arg: tuple[str, ...] = ()
+    device: str | None = None
+    pre: Path | None = None
+    post: Path | None = None
+    module: str | None = None
+    verbose: bool = False
+    tf: str | None = None
+    jax: str | None = None
+
+    def load(self) -> Capture:
+        """The capture these options name (see :func:`load`)."""
+        return load(self.target, arg=list(self.arg), device=self.device, pre=self.pre, post=self.post,
+                    module=self.module, verbose=self.verbose, tf=self.tf, jax=self.jax)
+
+    def live(self) -> tuple[str | Capture | None, CaptureOptions]:
+        """What to hand an api function: the target, or — with ``--tf``/``--jax`` — the capture
+        made under that release, and the capture settings that still apply to it (a capture made
+        in a managed environment used its own arguments and device)."""
+        from ..api.options import CaptureOptions
+
+        settings = CaptureOptions(pre=self.pre, post=self.post, args=self.arg, device=self.device,
+                                  module=self.module, verbose=self.verbose)
+        if self.tf is None and self.jax is None:
+            return self.target, settings
+        cap = self.load()
+        return cap, CaptureOptions(pre=self.pre, post=self.post, module=self.module, verbose=self.verbose)
+
+
+#: The declaration of each field of :class:`TargetOptions`, as Typer reads it, with its default.
+_DECLARED: dict[str, tuple[Any, Any]] = {
+    "target": (TargetArg, None), "arg": (ArgOpt, None), "device": (DeviceOpt, None), "pre": (PreOpt, None),
+    "post": (PostOpt, None), "module": (ModuleOpt, None), "verbose": (VerboseOpt, False), "tf": (TfOpt, None),
+    "jax": (JaxOpt, None),
+}
+assert set(_DECLARED) == {f.name for f in fields(TargetOptions)}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def target_options(command: F) -> F:
+    """Give ``command``'s ``source: TargetOptions`` parameter to Typer as TARGET and the capture
+    options, and call ``command`` with them gathered into one :class:`TargetOptions`.
+
+    TARGET takes the parameter's place (it is the command's argument); the options go last,
+    after the command's own, in the order of :data:`_DECLARED` — as ``--help`` lists them.
+    """
+    signature = inspect.signature(command)
+    hints = typing.get_type_hints(command, include_extras=True)
+    if "source" not in signature.parameters:
+        raise TypeError(f"{command.__name__} has no `source: TargetOptions` parameter")
+    own: list[inspect.Parameter] = []
+    for p in signature.parameters.values():
+        if p.name == "source":
+            own.append(inspect.Parameter("target", p.KEYWORD_ONLY, default=None, annotation=TargetArg))
+        else:
+            own.append(p.replace(kind=p.KEYWORD_ONLY, annotation=hints.get(p.name, p.annotation)))
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=declared)
+              for name, (declared, default) in _DECLARED.items() if name != "target"]
+    clash = {p.name for p in own} & {p.name for p in shared}
+    if clash:
+        raise TypeError(f"{command.__name__} declares {', '.join(sorted(clash))} itself; they come with source")
+
+    @functools.wraps(command)
+    def run(**given: Any) -> Any:
+        values = {name: given.pop(name) for name in _DECLARED}
+        values["arg"] = tuple(values["arg"] or ())
+        return command(source=TargetOptions(**values), **given)
+
+    params = own + shared
+    run.__signature__ = signature.replace(parameters=params, return_annotation=None)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    del run.__wrapped__  # type: ignore[attr-defined]  # Typer must read the signature above, not command's
+    return typing.cast(F, run)
 
 
 def note(message: str) -> None:

@@ -13,15 +13,17 @@ import hashlib
 import json
 import os
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, RenderError
 
-__all__ = ["REPORT_RECORD", "foreign_files", "proven_files", "refuse_foreign", "write_atomic", "write_all",
-           "write_report_folder"]
+__all__ = ["REPORT_FILES", "REPORT_RECORD", "ReportFolder", "foreign_files", "proven_files", "refuse_foreign",
+           "write_atomic", "write_all", "write_report_folder"]
 
 
 def _umask() -> int:
@@ -69,25 +71,78 @@ def write_all(files: Mapping[str | Path, bytes | str]) -> list[Path]:
 #: The record ``hloviz show`` keeps in its output folder: each file it wrote → its SHA-256.
 REPORT_RECORD = ".hloviz-report.json"
 
+#: The only names ``hloviz show`` ever writes into a report folder, each with the mark its own
+#: content carries in its first 4 KiB. A record is read for these names alone: whatever else
+#: a record names (``thesis.tex``, ``../x``) is never replaced or removed, and a file of one of
+#: these names that lacks hloviz's mark is the user's, whatever hash a record gives for it.
+REPORT_FILES: Mapping[str, bytes] = {
+    "report.html": b'<meta name="generator" content="hloviz">',
+    **{f"{n}.svg": b"<title>hloviz</title>" for n in ("side-by-side", "pre", "post")},
+    **{f"{n}.dot": b"digraph hloviz {" for n in ("side-by-side", "pre", "post")},
+}
+
+#: Bytes read of a record (a real one lists at most a dozen names) and of a file's head.
+_RECORD_LIMIT = 1 << 20
+_HEAD = 4096
+
 _SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 
 
-def _sha256_of(path: Path) -> str | None:
-    digest = hashlib.sha256()
+@contextlib.contextmanager
+def _open_regular(path: Path) -> Iterator[int | None]:
+    """A read-only descriptor of ``path`` when it is a plain file, else None — never blocking
+    (a FIFO or a device planted under a report's name is not waited on, nor read) and never
+    following a symlink."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+        fd = os.open(path, flags)
     except OSError:
-        return None
-    return digest.hexdigest()
+        yield None
+        return
+    try:
+        yield fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = os.read(fd, min(1 << 20, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _own_content(path: Path, digests: Iterable[str]) -> bool:
+    """``path`` is a plain file with hloviz's mark for its name and one of ``digests``."""
+    mark = REPORT_FILES.get(path.name)
+    if mark is None:
+        return False
+    with _open_regular(path) as fd:
+        if fd is None:
+            return False
+        try:
+            head = _read_fd(fd, _HEAD)
+            if mark not in head:
+                return False
+            digest = hashlib.sha256(head)
+            for block in iter(lambda: os.read(fd, 1 << 20), b""):
+                digest.update(block)
+        except OSError:
+            return False
+    return digest.hexdigest() in set(digests)
 
 
 def _recorded(folder: Path) -> dict[str, list[str]]:
-    """The record's ``name → [sha256, …]``; an unreadable or foreign record proves nothing."""
+    """The record's ``name → [sha256, …]`` for the names in :data:`REPORT_FILES`; an unreadable
+    or foreign record proves nothing."""
     try:
-        with open(folder / REPORT_RECORD, "rb") as f:
-            data = json.loads(f.read(1 << 20))
+        with _open_regular(folder / REPORT_RECORD) as fd:
+            data = json.loads(_read_fd(fd, _RECORD_LIMIT + 1)) if fd is not None else None
     except (OSError, ValueError, RecursionError):
         return {}
     files = data.get("files") if isinstance(data, dict) else None
@@ -95,24 +150,16 @@ def _recorded(folder: Path) -> dict[str, list[str]]:
         return {}
     out: dict[str, list[str]] = {}
     for name, digests in files.items():
-        if isinstance(name, str) and _plain_name(name) and isinstance(digests, list):
+        if name in REPORT_FILES and isinstance(digests, list):
             out[name] = [d for d in digests if isinstance(d, str)]
     return out
 
 
-def _plain_name(name: str) -> bool:
-    return name not in ("", ".", "..", REPORT_RECORD) and "/" not in name and os.sep not in name
-
-
 def proven_files(folder: Path) -> set[str]:
-    """The files in ``folder`` that hloviz provably wrote: named in its record, with the very
-    content it recorded (a file the user edited or replaced since is no longer hloviz's)."""
-    out = set()
-    for name, digests in _recorded(folder).items():
-        path = folder / name
-        if not path.is_symlink() and path.is_file() and _sha256_of(path) in digests:
-            out.add(name)
-    return out
+    """The files in ``folder`` that hloviz provably wrote: one of :data:`REPORT_FILES`, named in
+    its record, a plain file with hloviz's mark and the very content it recorded (a file the
+    user edited or replaced since is no longer hloviz's)."""
+    return {name for name, digests in _recorded(folder).items() if _own_content(folder / name, digests)}
 
 
 def foreign_files(folder: Path, names: Iterable[str]) -> list[str]:
@@ -176,13 +223,24 @@ def _record_text(files: Mapping[str, list[str]]) -> str:
     return json.dumps(body, indent=1) + "\n"
 
 
-def write_report_folder(folder: str | Path, files: Mapping[str, bytes | str], *,
-                        remove_stale: bool = True) -> list[Path]:
-    """Write ``files`` (names → contents) into ``folder`` as one set, the way ``hloviz show`` does.
+@dataclass(frozen=True)
+class ReportFolder:
+    """What :func:`write_report_folder` did: the files it wrote, and those of its own earlier
+    runs it removed (so that the caller can say so)."""
 
-    The rule: hloviz replaces or deletes a file only if it can prove it wrote it — the folder's
-    record (:data:`REPORT_RECORD`) names the file with its current SHA-256. A file of the user's
-    in the way is refused (:class:`~hloviz.errors.InputError`, nothing written). With
+    written: list[Path]
+    removed: list[Path] = field(default_factory=list)
+
+
+def write_report_folder(folder: str | Path, files: Mapping[str, bytes | str], *,
+                        remove_stale: bool = True) -> ReportFolder:
+    """Write ``files`` (names → contents, each one of :data:`REPORT_FILES`) into ``folder`` as
+    one set, the way ``hloviz show`` does.
+
+    The rule: hloviz replaces or deletes a file only if it can prove it wrote it — its name is
+    one hloviz writes (:data:`REPORT_FILES`), it carries hloviz's mark, and the folder's record
+    (:data:`REPORT_RECORD`) names it with its current SHA-256. A file of the user's in the way
+    is refused (:class:`~hloviz.errors.InputError`, nothing written). With
     ``remove_stale``, hloviz's own files from an earlier run that this run does not write (say
     ``pre.svg`` of another target) are removed, so the folder never mixes two runs. Every file
     is written to a temporary file first; the renames that switch the set happen with signals
@@ -190,6 +248,9 @@ def write_report_folder(folder: str | Path, files: Mapping[str, bytes | str], *,
     leaves every file provably hloviz's.
     """
     out = Path(folder)
+    unknown = sorted(set(files) - set(REPORT_FILES))
+    if unknown:
+        raise ValueError(f"hloviz show writes only {', '.join(REPORT_FILES)}, not {', '.join(unknown)}")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -223,7 +284,7 @@ def write_report_folder(folder: str | Path, files: Mapping[str, bytes | str], *,
         for tmp, _ in temps:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    return [out / n for n in payloads]
+    return ReportFolder([out / n for n in payloads], [out / n for n in stale])
 
 
 def _write_temp(target: Path, payload: bytes) -> str:

@@ -64,6 +64,9 @@ class KernelRow:
     sources: tuple[str, ...]
     bytes: int = 0
     flops: int = 0
+    #: The layer its ops belong to (:attr:`hloviz.analysis.kernels.Kernel.layer`: their common scope,
+    #: for ``show``'s summary lines); "" when unnamed. The table shows :attr:`layers`.
+    layer: str = ""
     #: The computation it runs in, with how it runs (``entry``, ``while body of while.3``…).
     runs_in: str = ""
     #: The layers whose work it runs, heaviest first (the picture draws it in the first).
@@ -261,6 +264,8 @@ def _page(title: str, body: str, explorer: ExplorerPayload | None = None) -> str
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            # hloviz's mark: show -o replaces a report.html only when it carries it (render/files.py)
+            "<meta name=\"generator\" content=\"hloviz\">\n"
             f"<title>{esc(title)}</title>\n<style>{_CSS}</style>\n{head_extra}</head>\n<body>\n{body}\n{tail}"
             "</body>\n</html>\n")
 

@@ -35,7 +35,7 @@ def kernel_rows(analysis: Analysis, lookup: SourceLookup | None = None,
     roles = {c.name: (c.role, c.caller) for c in report.computations}
     return [KernelRow(n, kernel_colour(n), k.name, describe_kernel(k, top=4), k.instructions, k.op_names,
                       tuple(source_lines(k.op_names, k.sources, lookup)), k.bytes_read + k.bytes_written, k.flops,
-                      runs_in=_runs_in(k.computation, roles), layers=(layers or {}).get(k.name, ()))
+                      k.layer, runs_in=_runs_in(k.computation, roles), layers=(layers or {}).get(k.name, ()))
             for n, k in enumerate(report.kernels, 1)]
 
 
@@ -78,7 +78,9 @@ def summary_lines(analysis: Analysis, lookup: SourceLookup | None = None, *, lim
     if analysis.kernels is not None:
         lines.append(f"kernels: {len(ks)}")
         for r in ks[:limit]:
-            where = f"  ← {', '.join(r.sources[:2])}" if r.sources else ""
+            # the layer first: on a Keras model every kernel's source line is the model call
+            where = f" in {r.layer}" if r.layer else ""
+            where += f"  ← {', '.join(r.sources[:2])}" if r.sources else ""
             n = r.instructions
             lines.append(f"  #{r.number} {r.name}: {r.what} ({n} instruction{'s' if n != 1 else ''}){where}")
         if len(ks) > limit:

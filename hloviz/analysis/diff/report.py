@@ -15,6 +15,7 @@ from typing import Any
 
 from ...ir import Instruction, called_closure
 from ...opcodes import is_bookkeeping
+from ..backends import kind_text
 from .model import InstructionDiff, KernelDiff, ModuleDiff, Status
 
 _MARK = {Status.UNCHANGED: "=", Status.CHANGED: "~", Status.ADDED: "+", Status.REMOVED: "-"}
@@ -29,7 +30,9 @@ def _plural(n: int, word: str) -> str:
 
 
 def describe(inst: Instruction) -> str:
-    """A kernel or instruction in a few words: ``kLoop fusion: 3 add, multiply`` / ``dot f32[8,8]``."""
+    """A kernel or instruction in a few words: ``kLoop fusion: 3 add, multiply`` / ``kCustom fusion ·
+    YNNPACK: reduce`` / ``dot f32[8,8]``; kinds written as ``hloviz stats`` writes them
+    (:func:`hloviz.analysis.backends.kind_text`)."""
     if inst.opcode == "fusion":
         comps = called_closure(inst.called_computations, follow=lambda i: i.opcode in ("fusion", "call"))
         counts = Counter(sub.opcode for comp in comps for sub in comp.instructions
@@ -38,9 +41,11 @@ def describe(inst: Instruction) -> str:
         parts = [f"{n} {op}" if n > 1 else op for op, n in top[:3]]
         if len(top) > 3:
             parts.append(f"+{len(top) - 3} more")
-        kind = inst.fusion_kind or ""
-        return f"{kind} fusion: {', '.join(parts)}".strip() if parts else f"{kind} fusion".strip()
+        kind = kind_text(inst.fusion_kind or "fusion", inst.backend_kind, fusion=True)  # as stats writes it
+        return f"{kind}: {', '.join(parts)}" if parts else kind
     if inst.opcode == "custom-call":
+        if inst.backend_kind:  # one of XLA's libraries: named as stats names it
+            return kind_text(inst.opcode, inst.backend_kind, fusion=False)
         target = inst.attributes.get("custom_call_target", "").strip('"')
         return f"custom-call {target}".strip()
     return f"{inst.opcode} {inst.shape.to_text(layout=False)}"

@@ -14,6 +14,7 @@ from collections import Counter
 
 from ...ir import HloModule, Instruction
 from ...opcodes import BODY_CALLERS
+from ..backends import kind_text
 from ..kernels import is_kernel
 from .model import ChangeKind, DiffSummary, InstructionDiff, KernelCount, KernelDiff, OpcodeDelta, Status
 
@@ -72,7 +73,8 @@ def same_kind(a: Instruction, b: Instruction) -> bool:
 
 
 def _named(inst: Instruction) -> str:
-    what = f"a {inst.fusion_kind or ''} fusion".replace("a  ", "a ") if inst.opcode == "fusion" else f"a {inst.opcode}"
+    fusion = inst.opcode == "fusion"
+    what = "a " + kind_text(inst.fusion_kind or "fusion" if fusion else inst.opcode, inst.backend_kind, fusion=fusion)
     return f"{inst.name} ({what})"
 
 
