@@ -457,3 +457,15 @@ def test_diff_by_scope_compares_two_jax_functions_layer_by_layer(capsys):
     dense = rows["Net/Dense_0"]  # one row, though the two functions' names differ (jit(forward), jit(train_step))
     assert dense["ops"]["before"] > 0 and dense["ops"]["after"] > dense["ops"]["before"]  # + the backward pass
     assert not any(k.startswith("jit(") for k in rows)
+
+
+def test_the_kernel_tables_layer_column_holds_every_layer_json_gives():
+    data = stats_json(str(CAPTURES / "resblock_train_step"))
+    for k in data["kernels"]:
+        layer = k["layer"].split(" (")[0]
+        if k["flops"]:
+            assert layer, k["name"]  # no kernel with work lacks a layer: data flow names one
+        parts = layer.split(" + ")
+        for s in k["scopes"]:
+            if not s.startswith("("):
+                assert any(s == p or s.startswith(p + "/") for p in parts), (k["name"], layer, s)

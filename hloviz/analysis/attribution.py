@@ -31,7 +31,7 @@ from ..opcodes import LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
 if TYPE_CHECKING:
     from .scopes import Scope
 
-__all__ = ["HEAVY_WORK", "FlowPlacer", "kernel_scopes", "literal_ids"]
+__all__ = ["HEAVY_WORK", "FlowPlacer", "kernel_scopes", "layer_text", "literal_ids"]
 
 #: Opcodes whose instructions are a fusion's heavy work, with the weight of their vote for the
 #: fusion's layer (every other working opcode counts 1): a conv + batch norm + relu fusion is the
@@ -114,6 +114,36 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
             if op not in SCOPE_NEUTRAL:
                 vote(i)
     return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
+
+
+def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
+    """A kernel's layers (:func:`kernel_scopes`' answer) as one cell of a table: the innermost
+    named scope holding them all, by its path as the op names write it (``resblock_1/res_bn_1``), else their top-level scopes joined by
+    `` + `` (a layer's gradient fused with the optimizer's update: ``model + adam``); the phase
+    follows in parentheses unless it is the forward pass alone. "" when none is named."""
+    from .opnames import PHASES
+
+    named = [s for s, _p in found if s.kind == "scope"]
+    if not named:
+        return ""
+    shared: Scope | None = named[0]
+    for s in named[1:]:
+        shared = _common(shared, s)
+        if shared is None:
+            break
+    if shared is not None:
+        text = shared.path
+    else:
+        tops: dict[str, None] = {}
+        for s in named:
+            top = ([s, *s.ancestors()][-2]) if s.depth > 1 else s
+            tops.setdefault(top.path, None)
+        names = list(tops)
+        text = " + ".join(names[:3]) + (f" + {len(names) - 3} more" if len(names) > 3 else "")
+    phases = set().union(*(p for _s, p in found))
+    if phases and phases != {"forward"}:
+        text += " (" + "+".join(p for p in PHASES if p in phases) + ")"
+    return text
 
 
 class FlowPlacer:

@@ -380,17 +380,18 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     for name, text in dots.items():
         files[f"{name}.dot"] = text
     links = [(n, n) for n in files]
-    layers = None
+    layers = layer_texts = None
     if post_m is not None and analysis.kernels is not None:
         from ..analysis.scopes import build_scope_tree
-        from ..render.report import kernel_layers
+        from ..render.report import kernel_layer_texts, kernel_layers
 
-        layers = kernel_layers(build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels,
-                                                layers=cap.info.get("layer_scopes")))
+        post_tree = build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels,
+                                     layers=cap.info.get("layer_scopes"))
+        layers, layer_texts = kernel_layers(post_tree), kernel_layer_texts(post_tree)
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
-                             footer=_footer(cap.info), layers=layers)
+                             footer=_footer(cap.info), layers=layers, layer_texts=layer_texts)
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
         payload = None
@@ -408,7 +409,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         names = ", ".join(str(directory / n) for n in files)
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
-    return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup), notes, content,
+    return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup, layer_texts=layer_texts), notes, content,
                       folder.removed)
 
 

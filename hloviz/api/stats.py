@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,11 +68,36 @@ class Stats:
             out["parameters"] = params
         if self.scopes is not None:
             out["scopes"] = [r.to_dict() for r in self.scopes]
-            post_tree = self.trees[1] if self.trees else None
-            if post_tree is not None:  # the layers each kernel holds ops of: two for a fusion spanning two
-                for k in out["kernels"]:
-                    k["scopes"] = [s.path for s in post_tree.scopes_of_kernel(k["name"])]
+        tree = self.post_tree
+        if tree is not None:  # each kernel's layers, by the one rule every view follows
+            for k in out["kernels"]:
+                k["scopes"] = [s.path for s in tree.scopes_of_kernel(k["name"])]
+                k["layer"] = self.kernel_layers().get(k["name"], "")
         return out
+
+    @cached_property
+    def post_tree(self) -> ScopeTree | None:
+        """The optimized module's scope tree (built on first use when ``--by scope`` did not)."""
+        if self.trees is not None and self.trees[1] is not None:
+            return self.trees[1]
+        cap = self.capture
+        post = cap.post_module() if cap is not None else None  # type: ignore[attr-defined]
+        if post is None or self.analysis.kernels is None:
+            return None
+        from ..analysis.scopes import build_scope_tree
+
+        return build_scope_tree(post, stage="post", kernel_report=self.analysis.kernels,
+                                layers=self.info.get("layer_scopes") or None)
+
+    def kernel_layers(self) -> dict[str, str]:
+        """Kernel name → its layer as a table cell (:func:`hloviz.render.report.kernel_layer_texts`,
+        the one rule every view follows); empty without an optimized module."""
+        tree = self.post_tree
+        if tree is None:
+            return {}
+        from ..render.report import kernel_layer_texts
+
+        return kernel_layer_texts(tree)
 
     def parameters(self) -> list[dict]:
         """The entry parameters the capture or the HLO names: ``number``, ``instruction``,

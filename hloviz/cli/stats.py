@@ -178,11 +178,12 @@ def _names(ops: tuple[str, ...], limit: int = 4) -> str:
 
 
 def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | None, lookup, *,
-                   sort: str | None, top: int | None) -> None:
+                   sort: str | None, top: int | None, layer_of: dict[str, str] | None = None) -> None:
     """The kernel table: in execution order, or biggest first by ``sort``; each kernel's layer
     (its ops' common scope) beside its source lines, which on a Keras model are the model call."""
     several = len({k.computation for k in kernels}) > 1
-    layers = any(k.layer for k in kernels)
+    layer_of = layer_of if layer_of is not None else {k.name: k.layer for k in kernels}
+    layers = any(layer_of.get(k.name) for k in kernels)
     title = f"{KERNEL.plural} ({len(kernels)})"
     if sort is not None:
         title = f"{KERNEL.plural} ({len(kernels)}), {'the ' + str(min(rows, len(kernels))) + ' ' if rows else ''}" \
@@ -201,7 +202,7 @@ def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | No
         table.add_row(k.name, *([k.computation] if several else []), k.kind_text,
                       f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
                       _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
-                      *([_layer(k.layer)] if layers else []), _lines(lines))
+                      *([_layer(layer_of.get(k.name, ""))] if layers else []), _lines(lines))
     console.print(table)
     if top is None:
         _more(console, len(kernels), rows, "kernels")
@@ -242,7 +243,8 @@ def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str |
     _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
-        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top)
+        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top,
+                       layer_of=result.kernel_layers())
 
     if a.folding is not None:
         if a.folding.folded:
