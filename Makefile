@@ -45,6 +45,7 @@ bench: $(STAMP) ## run the benchmarks under benchmarks/ (each prints ratios agai
 	$(BIN)/python benchmarks/diff_bench.py
 	$(BIN)/python benchmarks/versions_bench.py
 	$(BIN)/python benchmarks/scope_bench.py
+	$(BIN)/python benchmarks/memory_bench.py
 
 LINT_STAMP := $(VENV)/.hloviz-lint-installed
 $(LINT_STAMP): $(STAMP)

@@ -4,13 +4,16 @@ Usage:  python benchmarks/fuzz_parse.py [--inputs 100000] [--seed 0] [--commands
 
 Each input is a mutation of a real module (XLA's conformance corpus, the samples' captures):
 bytes, lines and tokens deleted, duplicated and swapped, truncation, splices of two modules,
-huge numbers, deep nesting, very long names, invalid UTF-8 and NUL bytes. Each must end in a
-parsed module (which must print, re-parse and pass the self-check) or an HloParseError whose
-line and column lie inside the input, within 1 s. With ``--commands N`` every Nth input also
-goes through a command as a user file — plain, gz/xz/bz2 (sometimes truncated or garbled), or
-a capture folder with a mutated capture.json — in ``stats --json`` or ``render -o x.dot``: it
-must exit 0 with strict JSON, or 2 with one message, never a traceback or an internal error.
-Exit status 1 if any input failed.
+huge numbers, deep nesting, very long names, invalid UTF-8 and NUL bytes, op names nested up to
+40,000 scopes (or JAX transformations) deep, and tuples of up to 2,000 operands. Each must end
+in a parsed module (which must print, re-parse, pass the self-check and go through the analyses,
+the drawing and the diff) or an HloParseError whose line and column lie inside the input,
+within 1 s. With ``--commands N`` every Nth input also goes through a command as a user file —
+plain, gz/xz/bz2 (sometimes truncated or garbled), or a capture folder with a mutated
+capture.json — in ``stats --json``, ``render -o x.dot`` or ``diff`` of its (small) seed against
+it, as text, markdown or JSON, sometimes drawn: it must exit 0 (with strict JSON where JSON was
+asked for), or 2 with one message, never a traceback or an internal error. Exit status 1 if any
+input failed.
 """
 
 from __future__ import annotations

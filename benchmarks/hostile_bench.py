@@ -4,7 +4,10 @@ fresh process, and the growth of each hostile shape from 10× to 100× in the sa
 Part 1 runs the cases a review of hloviz reported (its figures then: a 39 KB ``.hlo.gz`` with a
 40 MB ``op_name`` took 30 s and 6.8 GB in ``render -o x.dot``; 20k/40k/80k blank lines after a
 module took 4/14/84 s in ``stats --json``; one shape of 100k dimensions 56 s in ``stats``; a
-1 MB ``.gz`` inflating to 1 GB was killed at 300 s), and 50 MB of each text of short lines
+1 MB ``.gz`` inflating to 1 GB was killed at 300 s; an op name 40,000 scopes deep, a 276-byte
+``.gz``, took 6-8 GB in ``render``, ``show``, ``stats --by scope`` and ``diff -o``; two modules
+whose ROOT tuples have 40,000 operands, half differing, took 106 s in ``diff`` where ``stats``
+took 0.45 s), and 50 MB of each text of short lines
 (``tests/hostile_inputs.SHORT_LINE_SHAPES``: blank, ``}`` or ``ab`` lines took up to 80 s and
 10 GB before lines were split a block at a time). Each command is one process; its peak RSS
 comes from ``wait4``. The reference for each is the same command on the seed capture's
@@ -89,6 +92,17 @@ def commands(folder: Path, scale: float) -> None:
         path = folder / f"deep_{deep[0]}.hlo"
         path.write_text(deep[1])
         cases.append((f"{deep[0]} nested 1000 deep: stats --json", ["stats", "--json", str(path)]))
+    deep = folder / "deep_scope.hlo.gz"
+    deep.write_bytes(gzip.compress(H.deep_scope(n(40_000)).encode(), 9))
+    label = f"{deep.stat().st_size} B .gz, op_name {n(40_000)} scopes deep"
+    for cmd in (["render", str(deep), "-o", str(folder / "deep.html")], ["show", str(deep), "-o", str(folder / "site")],
+                ["stats", str(deep), "--by", "scope"], ["diff", str(deep), str(deep), "-o", str(folder / "deep.svg")]):
+        cases.append((f"{label}: {cmd[0]}{' --by scope' if '--by' in cmd else ''}", cmd))
+    wide_a, wide_b = folder / "wide_a.hlo", folder / "wide_b.hlo"
+    wide_a.write_text(H.wide_root(n(40_000)))
+    wide_b.write_text(H.wide_root(n(40_000), differ=True))
+    cases.append((f"ROOT tuple of {n(40_000)} operands: stats", ["stats", str(wide_b)]))
+    cases.append((f"ROOT tuples of {n(40_000)} operands, half differing: diff", ["diff", str(wide_a), str(wide_b)]))
     print(f"{'case':72s} {'wall':>8s} {'peak RSS':>9s} {'exit':>4s}")
     for label, args in cases:
         wall, rss, code = run(args, folder)

@@ -99,6 +99,22 @@ NOT_FOLDABLE = frozenset({
 #: Ops whose operand order does not matter (their arrows in a picture carry no operand index).
 COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
 
+#: Ops that define no buffer of their own (XLA's dataflow analysis): they pass an operand's value
+#: along (bitcast, get-tuple-element) or stand for the buffers of their bodies (while, call).
+DEFINES_NO_BUFFER = frozenset({
+    "bitcast", "get-tuple-element", "while", "call", "conditional", "opt-barrier", "domain", "add-dependency",
+})
+#: Ops that define only their top-level buffer (the tuple's pointer table); the elements are their
+#: operands' buffers.
+DEFINES_TOP_LEVEL_ONLY = frozenset({"tuple"})
+#: Ops that update their first operand in place: the result takes over the operand's buffer.
+IN_PLACE = frozenset({"dynamic-update-slice", "scatter"})
+#: Ops whose called computations run once per element or window, on each thread's own stack:
+#: XLA gives their values thread-local allocations (the fused computations of fusions excepted).
+THREAD_LOCAL_CALLERS = frozenset({
+    "reduce", "reduce-window", "map", "sort", "scatter", "select-and-scatter", "all-reduce", "reduce-scatter",
+    "all-reduce-start",
+})
 #: Every opcode XLA's HLO text parser knows (xla/hlo/ir/hlo_opcode.h); anything else is a newer
 #: XLA's, drawn as "other" (:func:`category`) and reported by :func:`hloviz.verify.verify`.
 KNOWN = (ELEMENTWISE | DATA_MOVEMENT | DOT | CONVOLUTION | REDUCE | CONTROL_FLOW | COLLECTIVE | TUPLE

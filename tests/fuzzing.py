@@ -157,11 +157,72 @@ def _nul(rng, data, _):
     return data[:i] + b"\x00" + data[i:]
 
 
+_OP_NAME = re.compile(rb'op_name="(?:[^"\\\n]|\\.)*"')
+_INSTRUCTION_END = re.compile(rb"^[ \t]+(?:ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[^\n]*\)[ \t]*$", re.MULTILINE)
+#: Op names nested ``d`` scopes deep, as TF (``a/b/…``) and JAX (transformations around names) write them.
+_DEEP_OP_NAMES = (
+    lambda d: b"a/" * d + b"neg",
+    lambda d: b"gradient_tape/" + b"layer/" * d + b"Mul",
+    lambda d: b"jvp(" * d + b"Block" + b")" * d,
+    lambda d: b"transpose(jvp(a/" * d + b"op" + b"))" * d,
+    lambda d: b"jit(f)/" + b"vmap(a/" * d + b"x" + b")" * d,
+    lambda d: b"a/" * d,
+)
+
+
+def _deep_op_name(rng, data, _):
+    """An op name nested 64 to 40,000 scopes (or JAX transformations) deep: in place of an op
+    name, or as metadata added to an instruction that has none (a 40,000-level name took
+    6-8 GB when every scope kept its whole path)."""
+    name = rng.choice(_DEEP_OP_NAMES)(rng.choice((63, 64, 65, 1000, 10000, 40000)))[:160_000]  # cut: unbalanced
+    found = list(_OP_NAME.finditer(data))
+    if found and rng.random() < 0.7:
+        m = rng.choice(found)
+        return data[: m.start()] + b'op_name="' + name + b'"' + data[m.end():]
+    lines = list(_INSTRUCTION_END.finditer(data))
+    if not lines:
+        return data
+    m = rng.choice(lines)
+    return data[: m.end()] + b', metadata={op_type="Fuzz" op_name="' + name + b'"}' + data[m.end():]
+
+
+_ARRAY_INSTRUCTION = re.compile(
+    rb"^([ \t]+)(?:ROOT[ \t]+)?(%?)([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*([a-z]\w*\[[\d,]*\](?:\{[\d,]*\})?)[ \t]+[a-z]",
+    re.MULTILINE)
+
+
+def _wide_tuple(rng, data, _):
+    """A tuple of 16 to 2,000 operands after an array-shaped instruction: the instruction itself
+    repeated, or that many copies of it (a diff of two 40,000-operand ROOT tuples took 106 s)."""
+    found = list(_ARRAY_INSTRUCTION.finditer(data))
+    if not found:
+        return data
+    m = rng.choice(found)
+    indent, pct, name, shape = m.group(1), m.group(2), m.group(3), m.group(4)
+    width = rng.choice((16, 256, 1000, 2000))
+    end = data.find(b"\n", m.end())
+    end = len(data) if end < 0 else end
+    new: list[bytes] = []
+    if rng.random() < 0.5:
+        operands = [pct + name] * width
+    else:
+        operands = [b"%sfz%d.%s" % (pct, k, name) for k in range(width)]
+        new += [b"%s%s = %s copy(%s%s)" % (indent, o, shape, pct, name) for o in operands]
+    new.append(b"%s%sfz.tuple = (%s) tuple(%s)" % (indent, pct, b", ".join([shape] * width), b", ".join(operands)))
+    return data[:end] + b"\n" + b"\n".join(new) + data[end:]
+
+
 _MUTATIONS = (
     _delete_bytes, _duplicate_bytes, _swap_bytes, _flip_byte, _flip_byte, _delete_line, _duplicate_line,
     _swap_lines, _token_edit, _token_edit, _token_edit, _truncate, _splice, _huge_number, _deep_nesting,
-    _long_name, _invalid_utf8, _nul,
+    _long_name, _invalid_utf8, _nul, _deep_op_name, _wide_tuple,
 )
+
+
+def _clock() -> float:
+    """CPU seconds of this process: what an input costs hloviz, whatever else the machine runs
+    (wall time on a shared 2-core machine under load doubled and failed fast inputs)."""
+    return time.process_time()
 
 
 @dataclass
@@ -169,7 +230,7 @@ class Outcome:
     """What one input did: parsed, or a clean error; anything else is a failure."""
 
     parsed: bool
-    seconds: float
+    seconds: float  # CPU seconds (see _clock)
     failure: str | None = None
 
 
@@ -211,11 +272,11 @@ def check_input(data: bytes, *, round_trip: bool = True, downstream: bool = Fals
     A parsed module must also print, re-parse and pass the graph self-check; with
     ``downstream`` it must also go through the analyses, the drawing and the diff.
     """
-    start = time.perf_counter()
+    start = _clock()
     try:
         module = parse_bytes(data, filename="fuzz.hlo")
     except hloviz.HloParseError as err:
-        elapsed = time.perf_counter() - start
+        elapsed = _clock() - start
         lines = data.split(b"\n")
         if not (1 <= err.line <= len(lines)):
             return Outcome(False, elapsed, f"error line {err.line} outside 1..{len(lines)}")
@@ -224,38 +285,40 @@ def check_input(data: bytes, *, round_trip: bool = True, downstream: bool = Fals
             return Outcome(False, elapsed, f"error column {err.column} outside 1..{width + 1} on line {err.line}")
         return Outcome(False, elapsed)
     except Exception as err:  # noqa: BLE001 - the point is to catch anything else
-        return Outcome(False, time.perf_counter() - start, f"{type(err).__name__}: {err}"[:300])
+        return Outcome(False, _clock() - start, f"{type(err).__name__}: {err}"[:300])
     try:
         for inst in module.instructions():  # lazily split attributes must split, or fail cleanly
             inst.attributes  # noqa: B018
             inst.metadata  # noqa: B018
     except hloviz.HlovizError:
-        return Outcome(True, time.perf_counter() - start)  # a deferred, positioned parse error of the input
+        return Outcome(True, _clock() - start)  # a deferred, positioned parse error of the input
     except Exception as err:  # noqa: BLE001
-        return Outcome(True, time.perf_counter() - start, f"attributes: {type(err).__name__}: {err}"[:300])
+        return Outcome(True, _clock() - start, f"attributes: {type(err).__name__}: {err}"[:300])
     if round_trip:
         failure = _round_trip_failure(module)
         if failure is not None:
-            return Outcome(True, time.perf_counter() - start, failure)
+            return Outcome(True, _clock() - start, failure)
     try:
         problems = hloviz.check(module)
         if any("cycle" not in str(p) for p in problems):
-            return Outcome(True, time.perf_counter() - start, "check(): " + str(problems[0]))
+            return Outcome(True, _clock() - start, "check(): " + str(problems[0]))
         if downstream and not problems:
             _downstream(module)
     except hloviz.HlovizError:
         pass  # a clean error from the self-check or a downstream step is within the contract
     except Exception as err:  # noqa: BLE001
-        return Outcome(True, time.perf_counter() - start, f"after parse: {type(err).__name__}: {err}"[:300])
-    return Outcome(True, time.perf_counter() - start)
+        return Outcome(True, _clock() - start, f"after parse: {type(err).__name__}: {err}"[:300])
+    return Outcome(True, _clock() - start)
 
 
 # --- the command layer ------------------------------------------------------------------------
 #
 # Some inputs also go through a command as a user would give them: written to a file (plain or
 # gz/xz/bz2, sometimes truncated) or into a capture folder with a mutated capture.json, then
-# `stats --json` or `render -o x.dot`. The contract: exit 0 with strict JSON on stdout, or exit 2
-# with one "hloviz: error:" message; never a traceback, an "internal error", or another code.
+# `stats --json`, `render -o x.dot` or `diff` of the seed it came from against it (text, markdown
+# or JSON, sometimes drawn). The contract: exit 0 (with strict JSON on stdout where JSON was asked
+# for), or exit 2 with one "hloviz: error:" message; never a traceback, an "internal error", or
+# another code.
 
 _JSON_MUTATIONS = (
     lambda rng, info: {**info, rng.choice(list(info) or ["x"]): rng.choice(
@@ -344,8 +407,23 @@ def _as_user_file(rng: random.Random, data: bytes, folder: Path) -> Path:
     return path
 
 
-def check_command(rng: random.Random, data: bytes, folder: Path) -> str | None:
-    """Run one command on ``data`` as a user file; the failure, or None when within the contract."""
+def _command(rng: random.Random, target: Path, folder: Path, original: bytes | None) -> list[str]:
+    """The command line for one input: ``diff`` of the unmutated seed (a small one) against it
+    in one of the three formats, sometimes drawn; ``render -o x.dot``; or ``stats --json``."""
+    pick = rng.random()
+    if original is not None and len(original) <= 60_000 and pick < 0.25:
+        seed = folder / "seed.hlo"
+        seed.write_bytes(original)
+        args = ["diff", str(seed), str(target), "--format", rng.choice(["text", "markdown", "json"])]
+        return args + (["-o", str(folder / "d.dot")] if rng.random() < 0.3 else [])
+    if pick < 0.45:
+        return ["render", str(target), "-o", str(folder / "x.dot")]
+    return ["stats", "--json", str(target)]
+
+
+def check_command(rng: random.Random, data: bytes, folder: Path, original: bytes | None = None) -> str | None:
+    """Run one command on ``data`` as a user file; the failure, or None when within the contract.
+    ``original`` (the seed ``data`` was mutated from) makes ``diff`` one of the commands."""
     import contextlib
     import io
     import json
@@ -353,8 +431,8 @@ def check_command(rng: random.Random, data: bytes, folder: Path) -> str | None:
     from hloviz.cli import main
 
     target = _as_user_file(rng, data, folder)
-    draw = rng.random() < 0.2
-    args = ["render", str(target), "-o", str(folder / "x.dot")] if draw else ["stats", "--json", str(target)]
+    args = _command(rng, target, folder, original)
+    strict_json = "--json" in args or "json" in args  # stats --json, diff --format json
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -371,11 +449,11 @@ def check_command(rng: random.Random, data: bytes, folder: Path) -> str | None:
         if stderr.count("hloviz: error:") != 1:
             return f"{args[0]}: exit 2 without exactly one error message: {stderr[:200]!r}"
     elif code == 0:
-        if not draw:
+        if strict_json:
             try:
                 json.loads(out.getvalue(), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
             except ValueError as exc:
-                return f"stats --json: stdout is not strict JSON: {exc}"[:300]
+                return f"{args[0]}: stdout is not strict JSON: {exc}"[:300]
     else:
         return f"{args[0]}: exit code {code}: {stderr[-200:]!r}"
     return None
@@ -538,10 +616,11 @@ def _run(count, rng, seeds, report, max_seconds, downstream, on_progress, comman
     # cost, not an input's: one unmutated seed goes through first, untimed.
     check_input(seeds[0], downstream=downstream)
     for k in range(count):
-        data = mutate(rng, rng.choice(seeds), seeds)
+        original = rng.choice(seeds)
+        data = mutate(rng, original, seeds)
         if commands_every and k % commands_every == 0:
             report.commands += 1
-            failure = check_command(rng, data, folder)
+            failure = check_command(rng, data, folder, original)
             if failure:
                 report.failures.append((failure, data))
             report.manifests += 1

@@ -11,6 +11,7 @@ import gzip
 import json
 import lzma
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,6 +95,38 @@ def many_operands(n: int, shaped: bool = False) -> str:
             f'  ROOT %c = f32[] custom-call({ops}), custom_call_target="x"\n}}\n')
 
 
+def deep_scope(levels: int) -> str:
+    """A valid module whose one op name is ``a/`` ``levels`` times, then ``neg`` (a review's
+    40,000 levels, a 276-byte ``.hlo.gz``, cost 6-8 GB in render, show, stats --by scope and
+    diff -o when every scope kept its whole path; 1,500 broke the recursion limit)."""
+    return SMALL.replace('op_name="neg"', f'op_name="{"a/" * levels}neg"')
+
+
+#: Between the two modules of a :func:`wide_root_pair` text.
+PAIR_SEPARATOR = "// ---- the second module ----\n"
+
+
+def wide_root(width: int, differ: bool = False) -> str:
+    """A module whose ROOT tuple has ``width`` operands, each its own ``negate`` of the
+    parameter; with ``differ``, every second one is an ``exponential`` instead."""
+    lines = ["HloModule wide, is_scheduled=true", "", "ENTRY %main (p: f32[4]) -> f32[4] {",
+             "  %p = f32[4]{0} parameter(0)"]
+    for k in range(width):
+        op = "exponential" if differ and k % 2 else "negate"
+        lines.append(f"  %i{k} = f32[4]{{0}} {op}(%p)")
+    shapes = ", ".join(["f32[4]{0}"] * width)
+    lines.append(f"  ROOT %t = ({shapes}) tuple({', '.join(f'%i{k}' for k in range(width))})")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def wide_root_pair(width: int) -> str:
+    """The two modules a review diffed (40,000 operands, half differing, took 106 s in diff where
+    stats took 0.45 s): :func:`wide_root` with and without ``differ``, as one text split at
+    :data:`PAIR_SEPARATOR`."""
+    return wide_root(width) + PAIR_SEPARATOR + wide_root(width, differ=True)
+
+
 def blank_lines(n: int) -> str:
     """A valid module followed by ``n`` blank lines (the stage guess scanned them quadratically)."""
     return SMALL.replace("is_scheduled=true", "") + "\n" * n
@@ -173,9 +206,39 @@ SHORT_LINE_SHAPES = {
 }
 
 
+# --- the work of shapes that are not about parsing ------------------------------------------
+
+
+def scope_work(text: str, folder: Path) -> None:
+    """What a user does with a deeply scoped module: ``stats --by scope``, ``render -o x.html``
+    (the explorer numbers every scope), and ``diff -o d.html`` of the module with itself."""
+    from hloviz import api
+
+    path = folder / "input.hlo"
+    path.write_text(text)
+    api.stats(str(path), by="scope")
+    api.render(str(path), folder / "x.html")
+    api.diff(str(path), str(path)).save_picture(folder / "d.html")
+
+
+def diff_work(text: str, folder: Path) -> None:
+    """``diff A B`` of a :func:`wide_root_pair` text: the matcher and every report."""
+    from hloviz import api
+
+    first, second = text.split(PAIR_SEPARATOR)
+    a, b = folder / "a.hlo", folder / "b.hlo"
+    a.write_text(first)
+    b.write_text(second)
+    result = api.diff(str(a), str(b))
+    result.to_text(limit=0)
+    result.to_markdown(limit=0)
+    result.to_dict()
+
+
 # --- growth: 1×/10×/100× of each hostile shape ---------------------------------------------
 
-#: shape name → (builder of the text for a size, the 1× size, whether the module is drawn too).
+#: shape name → (builder of the text for a size, the 1× size, whether the module is drawn too —
+#: or the function that does the shape's work instead of stats and render).
 GROWTH_SHAPES = {
     "op_name": (lambda n: long_op_name(n), 20_000, True),
     "op_name_escapes": (lambda n: long_op_name(n, escapes=True), 8_000, True),
@@ -190,15 +253,22 @@ GROWTH_SHAPES = {
     "metadata_word": (lambda n: metadata_word(n), 500, True),
     "header_never_closed": (SHORT_LINE_SHAPES["header_never_closed"], 3_000, False),
     "attribute_never_closed": (SHORT_LINE_SHAPES["attribute_never_closed"], 3_000, False),
+    "deep_scope": (lambda n: deep_scope(n), 150, scope_work),
+    "wide_diff": (lambda n: wide_root_pair(n), 60, diff_work),
 }
+#: Shapes whose work draws with Graphviz (their growth tests need ``dot``).
+NEEDS_DOT = frozenset({"deep_scope"})
 
 
-def growth_work(text: str, draw: bool, folder: Path) -> None:
+def growth_work(text: str, draw: bool | Callable[[str, Path], None], folder: Path) -> None:
     """What a user's command does with the text: read the file, stats (parse, stage guess,
     analyses, source map from frame tables) and, for ``draw``, the DOT of the picture."""
     from hloviz import api
     from hloviz.errors import HloParseError
 
+    if callable(draw):  # a shape with work of its own
+        draw(text, folder)
+        return
     path = folder / "input.hlo"
     path.write_text(text)
     try:

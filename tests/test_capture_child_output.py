@@ -9,7 +9,12 @@ runs ``python -m hloviz`` (or ``load_target``) on a small JAX model written to `
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -147,3 +152,45 @@ def test_from_python_the_childs_output_goes_through_sys_stderr(model, capsys):
     assert cap.post_text
     err = capsys.readouterr().err
     assert "the model's own print\n" in err and "a real error\n" in err and "oneDNN" not in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_hloviz_stops_what_the_models_capture_started(tmp_path, signum):
+    """A model that starts a process of its own (a data loader, a server) while hloviz captures
+    it: stopping hloviz stops the capture child and that process too, with the same signal."""
+    pid_file = tmp_path / "grandchild.pid"
+    model = tmp_path / "spawner.py"
+    model.write_text(textwrap.dedent(f'''
+        import subprocess, sys, time
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        open({str(pid_file)!r}, "w").write(str(helper.pid))
+        time.sleep(300)
+
+        def f(x):
+            return x
+    '''), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "hloviz", "stats", f"{model}:f", "--arg", "f32[2]"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None, "the model did not start"
+        time.sleep(0.1)
+    grandchild = int(pid_file.read_text())
+    started = time.monotonic()
+    proc.send_signal(signum)
+    proc.communicate(timeout=60)
+    assert proc.returncode in (130, 143, -signum), proc.returncode
+    assert time.monotonic() - started < 15
+    deadline = time.monotonic() + 10
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(grandchild), "the model's own process outlived hloviz"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"  # a zombie is gone, only not reaped
+    except FileNotFoundError:
+        return False

@@ -158,6 +158,33 @@ def test_svg_and_html_pictures(pair, tmp_path, capsys, suffix):
     assert "<svg" in text and "fusion.7" in text
 
 
+@pytest.mark.parametrize("suffix", [".svg", ".png", ".html"])
+def test_without_graphviz_the_picture_s_dot_text_is_written_beside_it(pair, tmp_path, monkeypatch, capsys, suffix):
+    """README, Safety: "`render -o FILE` and `diff -o FILE`: that file, and `FILE.dot` beside it
+    when Graphviz fails" — diff wrote nothing before."""
+    empty = tmp_path / "no-graphviz"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("HLOVIZ_DOT", raising=False)
+    out_path = tmp_path / f"y{suffix}"
+    code, out, err = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(out_path)], capsys)
+    assert code == 2 and "apt-get install graphviz" in err and f"the DOT text is in {tmp_path / 'y.dot'}" in err
+    assert out.startswith("hloviz diff: "), "the report is still printed"
+    assert not out_path.exists()
+    dot = (tmp_path / "y.dot").read_text()
+    assert dot.startswith("digraph hloviz {") and "before: " in dot and "after: " in dot
+
+
+def test_without_graphviz_a_dot_file_hloviz_did_not_write_is_kept(pair, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    monkeypatch.delenv("HLOVIZ_DOT", raising=False)
+    mine = tmp_path / "y.dot"
+    mine.write_text("digraph G { mine }\n")
+    code, _, err = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(tmp_path / "y.svg")], capsys)
+    assert code == 2 and "hloviz did not write it" in err
+    assert mine.read_text() == "digraph G { mine }\n"
+
+
 def test_an_unknown_picture_suffix_exits_2_before_any_work(pair, tmp_path, capsys):
     code, out, err = run_cli(["diff", str(pair[0]), str(pair[1]), "-o", str(tmp_path / "diff.bmp")], capsys)
     assert code == 2 and out == "" and "picture format" in err

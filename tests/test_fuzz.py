@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -52,3 +53,18 @@ def test_hostile_shapes_are_fast_and_clean(name):
     outcome = fuzzing.check_input(f"HloModule m\n\nENTRY e {{\n  {body}\n}}\n".encode())
     assert outcome.failure is None, outcome.failure
     assert outcome.seconds < 1.0
+
+
+@pytest.mark.parametrize("mutation", ["_deep_op_name", "_wide_tuple"])
+def test_deep_op_names_and_wide_tuples_go_through_every_analysis(mutation):
+    """The two mutations of issue 19 on 40 seeds each: an op name 63 to 40,000 scopes deep, a
+    tuple of 16 to 2,000 operands; parsed modules go through stats' analyses, the drawing and
+    the diff."""
+    rng = random.Random(19)
+    mutate = getattr(fuzzing, mutation)
+    parsed = 0
+    for seed in SEEDS[:: max(1, len(SEEDS) // 40)]:
+        outcome = fuzzing.check_input(mutate(rng, seed, SEEDS), downstream=True)
+        assert outcome.failure is None, outcome.failure
+        parsed += outcome.parsed
+    assert parsed >= 10, "the mutation should leave modules valid"

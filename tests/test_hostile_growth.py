@@ -26,7 +26,8 @@ def _ratio(g: dict[int, tuple[float, int]]) -> float:
     return (g[100][0] - g[1][0]) / small
 
 
-@pytest.mark.parametrize("name", sorted(H.GROWTH_SHAPES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.requires_dot) if n in H.NEEDS_DOT else n
+                                  for n in sorted(H.GROWTH_SHAPES)])
 def test_work_grows_linearly_with_the_hostile_input(tmp_path, name):
     g = H.growth(name, tmp_path)
     figures = {f: (round(t, 4), p) for f, (t, p) in g.items()}

@@ -78,9 +78,12 @@ def _no_live_markup(text: str) -> None:
 
 
 def test_diff_reports_escape_markdown_and_keep_json_exact(files):
+    from .test_diff_markdown import OWN_ELEMENTS, rendered
+
     result = api.diff(str(files[0]), str(files[1]))
     markdown = result.to_markdown()
-    _no_live_markup(markdown)
+    page = rendered(markdown)  # the HTML text is shown as code, never markup
+    assert page.elements <= OWN_ELEMENTS and "<script>" not in " ".join(page.prose)
     for line in markdown.splitlines():
         if line.startswith("|"):  # a newline or pipe inside a name must not break the table row
             assert line.rstrip().endswith("|"), line

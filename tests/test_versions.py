@@ -93,7 +93,7 @@ def test_markdown_matrix(capsys):
     code, out, _ = run_cli(["versions", str(SAVED / "matmul_chain-tf2.17"), str(SAVED / "matmul_chain-tf2.21"),
                        "--format", "markdown"], capsys)
     assert code == 0
-    assert out.startswith("## hloviz versions: `matmul_chain`\n\n| | TF 2.17.1 | TF 2.21.0 |\n|---|---|---|\n")
+    assert out.startswith("## hloviz versions: `matmul_chain`\n\n| | `TF 2.17.1` | `TF 2.21.0` |\n|---|---|---|\n")
     assert "| kernels | 5 | 3 |" in out
     assert "### hloviz diff: `TF 2.17.1` → `TF 2.21.0`" in out
 

@@ -53,7 +53,13 @@ TRANSFORMS = frozenset({
 #: ``rematted_computation`` around a rematerialised function, ``closed_call`` around a call).
 TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2", "closed_call", "core_call"})
 
-_CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
+#: Scope levels one op name may open. Real models nest a few dozen at most (a Keras model in a
+#: model, JAX's transformations, flax's modules); deeper levels are filed in the deepest one
+#: kept, so the tree, the paths kept for every scope and each picture's nested clusters stay
+#: linear in the op name's length (40,000 levels of ``a/`` cost 6-8 GB when each of 40,000
+#: scopes kept its whole path).
+MAX_SCOPE_DEPTH = 64
+
 _KERAS_SUFFIX = re.compile(r"^(.+)_(\d+)$")
 
 
@@ -98,26 +104,77 @@ def split_segments(name: str) -> list[str]:
 def unwrap(segment: str) -> tuple[list[str], bool]:
     """The names a segment stands for once JAX's transformations are taken off, and whether a
     ``transpose`` (the backward pass) was among them: ``transpose(jvp(Block))`` → (["Block"],
-    True); ``jvp(jit(relu))`` → (["relu"], False); ``remat`` → ([], False). A segment that is
-    not a known transformation (``Dense_0``, ``jit(f)`` is handled by the caller) stays as is."""
+    True); ``jvp(jvp(a/b))`` → (["a", "b"], False); ``remat`` → ([], False). A segment that is
+    not a known transformation (``Dense_0``, ``jit(f)`` is handled by the caller) stays as is.
+
+    A wrapper is taken off only when its ``(`` closes at the segment's end. The work is one pass
+    over the segment with an explicit stack (wrappers nest as deep as a name is long: thousands
+    of ``jvp(a/`` must neither recurse nor re-read the rest of the name at every level)."""
+    close = _closing(segment)
+    names: list[str] = []
     backward = False
-    current = segment
+    todo = [(0, len(segment))]  # ranges of the segment still to read, the next one last
+    while todo:
+        lo, hi = todo.pop()
+        stripped = False
+        while True:
+            m = _WRAPPER.match(segment, lo, hi)
+            if m is None or m.group(1) not in TRANSFORMS or close.get(m.end() - 1) != hi - 1:
+                break
+            backward = backward or m.group(1) == "transpose"
+            lo, hi, stripped = m.end(), hi - 1, True
+        if lo >= hi or (hi - lo <= _LONGEST_TRANSPARENT and segment[lo:hi] in TRANSPARENT):
+            continue
+        parts = _top_level_parts(segment, lo, hi, close) if stripped else [(lo, hi)]
+        if len(parts) == 1:
+            names.append(segment[lo:hi])
+        else:
+            todo.extend(reversed(parts))
+    return names, backward
+
+
+_WRAPPER = re.compile(r"([A-Za-z_][\w.]*)\(")
+_SLASH_OR_OPEN = re.compile(r"[/(]")
+_LONGEST_TRANSPARENT = max(map(len, TRANSPARENT))
+
+
+def _closing(text: str) -> dict[int, int]:
+    """Position of each ``(`` → position of the ``)`` that closes it (a ``)`` with nothing open
+    is ignored, as :func:`split_segments` does; an unclosed ``(`` has no entry)."""
+    out: dict[int, int] = {}
+    if "(" not in text:
+        return out
+    open_at: list[int] = []
+    for m in re.finditer(r"[()]", text):
+        if m.group() == "(":
+            open_at.append(m.start())
+        elif open_at:
+            out[open_at.pop()] = m.start()
+    return out
+
+
+def _top_level_parts(text: str, lo: int, hi: int, close: dict[int, int]) -> list[tuple[int, int]]:
+    """``text[lo:hi]`` split at slashes outside parentheses, as ranges (empty parts dropped);
+    a parenthesised stretch is jumped over, so nested ranges are each read once."""
+    parts: list[tuple[int, int]] = []
+    start = i = lo
     while True:
-        m = _CALL.match(current)
-        if not m or m.group(1) not in TRANSFORMS:
+        m = _SLASH_OR_OPEN.search(text, i, hi)
+        if m is None:
             break
-        backward = backward or m.group(1) == "transpose"
-        current = m.group(2)
-    if current in TRANSPARENT or not current:
-        return [], backward
-    if current != segment and "/" in current:
-        inner: list[str] = []
-        for part in split_segments(current):
-            names, back = unwrap(part)
-            inner.extend(names)
-            backward = backward or back
-        return inner, backward
-    return [current], backward
+        k = m.start()
+        if m.group() == "(":
+            j = close.get(k)
+            if j is None or j >= hi:
+                break  # open to the end: no slash after it is at the top level
+            i = j + 1
+            continue
+        if k > start:
+            parts.append((start, k))
+        start = i = k + 1
+    if start < hi:
+        parts.append((start, hi))
+    return parts
 
 
 @lru_cache(maxsize=65536)
@@ -130,7 +187,8 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     * JAX segments are unwrapped (:func:`unwrap`), a ``transpose`` among them making the op
       ``backward``; the first segment ``jit(f)`` is kept as written: it is the function;
     * a top-level TF ``AddN`` (how the tape sums the gradients of a value used twice) is
-      ``backward`` when ``op_type`` says so.
+      ``backward`` when ``op_type`` says so;
+    * the scope keeps its first :data:`MAX_SCOPE_DEPTH` levels (the op stays the last segment).
     """
     first = op_name.split(";", 1)[0]
     segments = split_segments(first)
@@ -160,7 +218,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
             phase = "optimizer"
         elif len(out) == 1 and op_type == "AddN":
             phase = "backward"
-    return OpPath(tuple(out[:-1]), out[-1], phase, op_name)
+    return OpPath(tuple(out[:-1][:MAX_SCOPE_DEPTH]), out[-1], phase, op_name)
 
 
 def keras_layer_name(segment: str, siblings: frozenset[str] | set[str] = frozenset()) -> str:

@@ -91,8 +91,19 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
                 continue
             named.append((inst, op))
             if op.phase != "backward":
-                forward_scopes.update(op.scope[:n] for n in range(len(op.scope) + 1))
+                _add_prefixes(forward_scopes, op.scope)
     return named, unnamed, forward_scopes
+
+
+def _add_prefixes(into: set[tuple[str, ...]], scope: tuple[str, ...]) -> None:
+    """Add ``scope`` and all its prefixes to ``into``, longest first, stopping at one already
+    there (``into`` holds every prefix of what it holds): each instruction adds only the scopes
+    new to it, not its whole chain again."""
+    for n in range(len(scope), -1, -1):
+        prefix = scope[:n]
+        if prefix in into:
+            return
+        into.add(prefix)
 
 
 class _Filing:
@@ -427,21 +438,15 @@ def _by_data_flow(items: list[tuple[str, Scope]], flows: set[tuple[str, str]]) -
 
 
 def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
-    def visit(s: Scope) -> Counter:
+    """Each scope's ``phases``: its own instructions' and its descendants', children first
+    (an explicit order, no recursion: a scope tree may be as deep as op names nest)."""
+    below: dict[int, Counter] = {}
+    for s in reversed(list(root.walk())):  # walk() lists parents before their children
         c: Counter = Counter(phase_of.get(i, "forward") for i in s.instructions)
-        for ch in s.children:
-            c.update(visit(ch))
+        for ch in s._children.values():
+            c.update(below.pop(id(ch)))
         s.phases = {p: c[p] for p in PHASES if c.get(p)}
-        return c
-
-    import sys
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10000))
-    try:
-        visit(root)
-    finally:
-        sys.setrecursionlimit(limit)
+        below[id(s)] = c
 
 
 def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:

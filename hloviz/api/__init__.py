@@ -7,6 +7,7 @@ user calls the same functions. One module per command family:
 - :mod:`.pictures` — :func:`show` (``hloviz show``), :func:`render` (``hloviz render``)
 - :mod:`.diff` — :func:`diff` (``hloviz diff``)
 - :mod:`.versions` — :func:`versions` (``hloviz versions``)
+- :mod:`.memory` — :func:`memory` (``hloviz memory``)
 - :mod:`.passes` — :func:`passes` (``hloviz passes``), :mod:`.pass_versions` (``hloviz versions --passes``)
 
 Results display themselves in Jupyter (``_repr_svg_`` / ``_repr_html_``).
@@ -15,11 +16,12 @@ Results display themselves in Jupyter (``_repr_svg_`` / ``_repr_html_``).
 from __future__ import annotations
 
 from .diff import DiffResult, DiffSide, diff
+from .memory import Memory, memory
 from .options import CaptureOptions as CaptureOptions, DrawOptions as DrawOptions  # re-exported
 from .passes import PassesResult, passes
 from .pictures import ShowResult, render, show
 from .stats import Stats, dump, scope_trees, stats
 from .versions import VersionColumn, VersionsResult, versions
 
-__all__ = ["DiffResult", "DiffSide", "PassesResult", "ShowResult", "Stats", "VersionColumn", "VersionsResult", "diff",
-           "dump", "passes", "render", "scope_trees", "show", "stats", "versions"]
+__all__ = ["DiffResult", "DiffSide", "Memory", "PassesResult", "ShowResult", "Stats", "VersionColumn", "VersionsResult",
+           "diff", "dump", "memory", "passes", "render", "scope_trees", "show", "stats", "versions"]

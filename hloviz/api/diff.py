@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..analysis.diff import ModuleDiff
     from ..analysis.diff.picture import PictureMark
     from ..analysis.diff.scopes import ScopeDiffRow
+    from ..analysis.memory.compare import MemoryChange
     from ..ir import Instruction
     from ..render.pictures import Picture
     from ..render.views import Mark, View
@@ -37,6 +38,8 @@ class DiffSide:
     module: HloModule
     label: str
     info: dict = field(default_factory=dict, repr=False)
+    #: The capture the module came from (None for a bare module or HLO file): XLA's memory record.
+    capture: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,19 @@ class DiffResult:
     before: DiffSide
     after: DiffSide
     stage: str
+    _memory: list = field(default_factory=list, repr=False, compare=False)
+
+    def memory(self) -> MemoryChange | None:
+        """Memory before → after (optimized modules only; XLA's records where the sides have them),
+        computed once; None for pre-optimization diffs."""
+        if self.stage != "post":
+            return None
+        cached = self._memory
+        if not cached:
+            from ..analysis.memory.compare import compare_memory
+
+            cached.append(compare_memory(_side_memory(self.before), _side_memory(self.after)))
+        return cached[0]
 
     def by_scope(self, depth: int | None = None) -> list[ScopeDiffRow]:
         """What changed in each layer (``diff --by scope``), down to ``depth`` counted from the
@@ -61,22 +77,31 @@ class DiffResult:
         from ..analysis.diff.report import to_text
 
         if scopes is None:
-            return to_text(self.diff, self.before.label, self.after.label, limit=limit)
-        from ..analysis.diff.scope_report import scope_text
+            text = to_text(self.diff, self.before.label, self.after.label, limit=limit)
+        else:
+            from ..analysis.diff.scope_report import scope_text
 
-        head = to_text(self.diff, self.before.label, self.after.label, limit=limit, details=False)
-        return head + scope_text(scopes, limit=limit)
+            text = to_text(self.diff, self.before.label, self.after.label, limit=limit, details=False) + \
+                scope_text(scopes, limit=limit)
+        change = self.memory()
+        return text + ("\n".join(change.lines(min(limit, 10))) + "\n" if change is not None else "")
 
     def to_markdown(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None) -> str:
         """A PR comment; with ``scopes``, the per-scope table instead of the details."""
         from ..analysis.diff.report import to_markdown
 
         if scopes is None:
-            return to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
-        from ..analysis.diff.scope_report import scope_markdown
+            text = to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
+        else:
+            from ..analysis.diff.scope_report import scope_markdown
 
-        head = to_markdown(self.diff, self.before.label, self.after.label, limit=limit, details=False)
-        return head + scope_markdown(scopes, limit=limit)
+            text = to_markdown(self.diff, self.before.label, self.after.label, limit=limit, details=False) + \
+                scope_markdown(scopes, limit=limit)
+        change = self.memory()
+        if change is None:
+            return text
+        lines = change.lines(min(limit, 10))
+        return text + "\n### Memory\n\n" + "\n".join(f"- {line.strip()}" for line in lines) + "\n"
 
     def to_dict(self, *, limit: int = 0, scopes: Sequence[ScopeDiffRow] | None = None) -> dict[str, Any]:
         """JSON-ready data; with ``scopes``, a ``scopes`` list too (:meth:`ScopeDiffRow.to_dict`)."""
@@ -86,6 +111,8 @@ class DiffResult:
         if scopes is not None:
             data["scopes"] = [r.to_dict() for r in scopes]
         data["stage"] = self.stage
+        change = self.memory()
+        data["memory"] = change.to_dict() if change is not None else None
         for key, side in (("before", self.before), ("after", self.after)):
             data[key].update({k: side.info[k] for k in ("source", "framework", "tensorflow", "jax", "device",
                                                         "platform", "function") if side.info.get(k) is not None})
@@ -104,8 +131,38 @@ class DiffResult:
         An HTML page also shows ``scopes`` (:meth:`by_scope`) as a table under the picture."""
         return diff_picture(self, fmt, budget=budget, timeout=timeout, scopes=scopes)
 
+    def save_picture(self, output: str | Path, *, budget: int = 300, timeout: float | None = None,
+                     scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
+        """Draw :meth:`picture` in the format ``output``'s suffix names and write it there.
+
+        As for ``render -o``: when Graphviz is missing or fails, the DOT text is written beside
+        it (``output`` with the suffix ``.dot``, replacing only a file hloviz wrote) and the error
+        says so; nothing is written at ``output``."""
+        from ..errors import DependencyError, RenderError
+        from ..render.pictures import format_for
+        from .pictures import _with_dot_written
+
+        output = Path(output)
+        try:
+            picture = self.picture(format_for(output), budget=budget, timeout=timeout, scopes=scopes)
+        except (DependencyError, RenderError) as err:
+            raise _with_dot_written(err, output.with_suffix(".dot")) from None
+        picture.save(output)
+        return picture
+
     def _repr_markdown_(self) -> str:  # Jupyter
         return self.to_markdown()
+
+
+def _side_memory(side: DiffSide):
+    """A side's memory report: XLA's record when its capture has one, else the estimate."""
+    from ..analysis.memory import memory_report
+
+    if side.capture is not None:
+        from .memory import memory_of
+
+        return memory_of(side.capture)
+    return memory_report(side.module)
 
 
 def _label(given: str, info: dict) -> str:
@@ -139,7 +196,7 @@ def load_side(target: Any, stage: str = "post", *, args: Sequence[str] = (), dev
         other = "pre" if stage == "post" else "post"
         raise InputError(f"{given} has no {stage}-optimization module to diff",
                          hint=f"use --stage {other}, or capture it again with both stages")
-    return DiffSide(parsed, _label(given, cap.info), dict(cap.info))
+    return DiffSide(parsed, _label(given, cap.info), dict(cap.info), cap if stage == "post" else None)
 
 
 def diff(a: Any, b: Any, *, stage: str = "post", args: Sequence[str] = (), device: str | None = None,

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ShowResult", "render", "show"]
 
-STAGES = ("pre", "post", "both")
+STAGES = ("pre", "post", "both", "memory")
 
 
 def check_timeout(timeout: float) -> None:
@@ -162,6 +162,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
     pre_m, post_m = _modules(cap)
+    if stage == "memory" or (stage is None and output is not None and Path(output).stem == "memory"):
+        return _memory_picture(cap, chosen, output, say)  # `render -o memory.svg`: the timeline, for docs
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
     html = chosen == "html"
@@ -206,6 +208,33 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     if html:
         say("building the explorer")
         picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left())
+    if output is not None:
+        say("writing")
+        picture.save(output)
+    return picture
+
+
+def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None]) -> Picture:
+    """The memory timeline of ``cap``'s optimized module (``--stage memory``), as SVG, or an HTML
+    page with the memory section (written to ``output`` when given); other formats are refused
+    (it is not a Graphviz picture)."""
+    from ..render.memory import memory_section, timeline_svg
+    from ..render.pictures import Picture
+    from .memory import memory_of
+
+    if fmt not in ("svg", "html"):
+        raise InputError(f"the memory timeline is drawn as .svg or .html, not .{fmt}",
+                         hint="write memory.svg, or use `hloviz memory --json` for the numbers")
+    say("drawing")
+    report = memory_of(cap)
+    title = f"{cap.label} · memory"
+    svg = timeline_svg(report, title)
+    if fmt == "svg":
+        picture = Picture(title, "svg", svg.encode("utf-8"), "", list(report.notes), svg=svg.encode("utf-8"))
+    else:
+        from ..render.html import page
+
+        picture = Picture(title, "html", page(title, memory_section(report)).encode("utf-8"), "", list(report.notes))
     if output is not None:
         say("writing")
         picture.save(output)
@@ -380,18 +409,15 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     for name, text in dots.items():
         files[f"{name}.dot"] = text
     links = [(n, n) for n in files]
-    layers = layer_texts = None
-    if post_m is not None and analysis.kernels is not None:
-        from ..analysis.scopes import build_scope_tree
-        from ..render.report import kernel_layer_texts, kernel_layers
-
-        post_tree = build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels,
-                                     layers=cap.info.get("layer_scopes"))
-        layers, layer_texts = kernel_layers(post_tree), kernel_layer_texts(post_tree)
+    memory, memory_note = _memory(cap, post_m)
+    if memory_note:
+        notes.append(memory_note)
+    layers, layer_texts = _kernel_layers(post_m, analysis, cap.info)
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
-                             footer=_footer(cap.info), layers=layers, layer_texts=layer_texts)
+                             footer=_footer(cap.info), memory_html=_memory_html(memory), layers=layers,
+                             layer_texts=layer_texts)
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
         payload = None
@@ -409,8 +435,46 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         names = ", ".join(str(directory / n) for n in files)
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
-    return ShowResult(cap.label, directory, written, analysis, summary_lines(analysis, lookup, layer_texts=layer_texts), notes, content,
-                      folder.removed)
+    lines = summary_lines(analysis, lookup, layer_texts=layer_texts)
+    if memory is not None:
+        from ..render.memory import size_text
+
+        said = "XLA's buffer assignment" if memory.source == "xla" else "estimated"
+        lines.append(f"memory: {size_text(memory.total_bytes)} ({said}); peak {size_text(memory.peak.bytes)} at "
+                     f"{memory.peak.instruction}")
+    return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed)
+
+
+def _kernel_layers(post_m: HloModule | None, analysis: Analysis, info: dict):
+    """Each kernel's layers (the report's table) and its layer as one line (the summary), by the
+    one rule every view follows (:meth:`hloviz.analysis.scopes.ScopeTree.layers_of`)."""
+    if post_m is None or analysis.kernels is None:
+        return None, None
+    from ..analysis.scopes import build_scope_tree
+    from ..render.report import kernel_layer_texts, kernel_layers
+
+    tree = build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels, layers=info.get("layer_scopes"))
+    return kernel_layers(tree), kernel_layer_texts(tree)
+
+
+def _memory(cap: Capture, post_m: HloModule | None):
+    """The memory report of the optimized module for the report, or why there is none (a note)."""
+    if post_m is None:
+        return None, None
+    from .memory import memory_of
+
+    try:
+        return memory_of(cap), None
+    except HlovizError as err:  # a damaged buffer-assignment file: the rest of the report stands
+        return None, f"no memory section: {err.args[0] if err.args else err}"
+
+
+def _memory_html(memory) -> str:
+    if memory is None:
+        return ""
+    from ..render.memory import memory_section
+
+    return memory_section(memory)
 
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,

@@ -12,6 +12,7 @@ from ..ir import ModuleSummary, summarize
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.memory import MemoryReport
     from ..analysis.scope_stats import ScopeRow
     from ..analysis.scopes import ScopeTree
     from ..capture import Capture
@@ -35,6 +36,8 @@ class Stats:
     scopes: tuple[ScopeRow, ...] | None = None
     #: The scope trees of the pre- and post-optimization modules, when ``scopes`` was asked for.
     trees: tuple[ScopeTree | None, ScopeTree | None] | None = field(default=None, repr=False, compare=False)
+    #: The optimized module's memory (:func:`hloviz.api.memory.memory_of`); None without one.
+    memory: MemoryReport | None = field(default=None, repr=False, compare=False)
 
     def source(self, op_name: str) -> dict | None:
         """The user's ``{"file", "line"}`` for an op name, from the capture's source map."""
@@ -63,6 +66,7 @@ class Stats:
         tail = {"opcodes": {side: s.opcodes for side, s in sums.items()},
                 "fusions_by_kind": {side: s.fusions_by_kind for side, s in sums.items()}}
         out = {**head, **to_dict(self.analysis, self.source if self.info.get("source_map") else None), **tail}
+        out["memory"] = self.memory.to_dict() if self.memory is not None else None
         params = self.parameters()
         if params:
             out["parameters"] = params
@@ -154,7 +158,22 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
 
         model = next((t.model_depth for t in trees if t is not None), 0)  # JAX's jit(f) is not a layer
         scopes = tuple(scope_rows(*trees, analysis.mapping, depth=None if depth is None else depth + model))
-    return Stats(cap.label, info, analysis, _stats_notes(info), cap, scopes, trees)
+    memory, memory_note = _memory(cap)
+    notes = _stats_notes(info) + ((memory_note,) if memory_note else ())
+    return Stats(cap.label, info, analysis, notes, cap, scopes, trees, memory)
+
+
+def _memory(cap):
+    """The memory report of the optimized module, or why there is none (a note; stats stands)."""
+    if not cap.has("post"):
+        return None, None
+    from ..errors import HlovizError
+    from .memory import memory_of
+
+    try:
+        return memory_of(cap), None
+    except HlovizError as err:
+        return None, f"no memory report: {err.args[0] if err.args else err}"
 
 
 def scope_trees(cap, info: dict, analysis: Analysis | None = None) -> tuple[ScopeTree | None, ScopeTree | None]:

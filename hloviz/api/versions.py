@@ -50,6 +50,8 @@ class VersionColumn:
     seconds: dict[str, float] = field(default_factory=dict)  # phase → seconds (live captures)
     #: Kernels whose FLOPs hloviz cannot estimate (custom-calls such as oneDNN's matmul), by target.
     unestimated: tuple[str, ...] = ()
+    #: Memory: ``{"source", "total_bytes", "peak_bytes", "by_kind"}`` (None when it could not be read).
+    memory: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"label": self.label}
@@ -60,7 +62,7 @@ class VersionColumn:
                      "folded_count": self.folded_count, "bytes_read": self.bytes_read,
                      "bytes_written": self.bytes_written, "flops": self.flops,
                      "flops_not_estimated": list(self.unestimated), "instructions": self.instructions,
-                     "seconds": self.seconds})
+                     "memory": self.memory, "seconds": self.seconds})
         return data
 
 
@@ -92,15 +94,24 @@ class VersionsResult:
                 ("instructions pre → optimized", [f"{_opt(c.instructions.get('pre'))} → {_opt(c.instructions.get('post'))}"
                                                   for c in cols]),
                 ("python", [c.python or "—" for c in cols])]
+        if any(c.memory for c in cols):
+            rows[-1:-1] = [("memory total", [_memory_cell(c.memory, "total_bytes") for c in cols]),
+                           ("memory peak", [_memory_cell(c.memory, "peak_bytes") for c in cols])]
         if any(c.seconds for c in cols):
             rows.append(("time", [_seconds(c.seconds) for c in cols]))
         rows.append(("capture", [c.capture for c in cols]))
         return rows
 
     def notes(self) -> list[str]:
-        """What the numbers leave out: kernels without a FLOP estimate make versions look apart."""
-        return [f"{c.label}: FLOPs leave out {len(c.unestimated)} custom-call kernel(s) hloviz cannot estimate "
-                f"({', '.join(sorted(set(c.unestimated)))})" for c in self.columns if c.unestimated]
+        """What the numbers leave out: kernels without a FLOP estimate make versions look apart;
+        memory estimated where a capture holds no XLA buffer assignment."""
+        out = [f"{c.label}: FLOPs leave out {len(c.unestimated)} custom-call kernel(s) hloviz cannot estimate "
+               f"({', '.join(sorted(set(c.unestimated)))})" for c in self.columns if c.unestimated]
+        estimated = [c.label for c in self.columns if c.memory and c.memory["source"] != "xla"]
+        if estimated:
+            out.append(f"{', '.join(estimated)}: memory estimated from the HLO text (the capture holds no XLA "
+                       "buffer assignment); hloviz memory CAPTURE says more")
+        return out
 
     def to_text(self, *, limit: int = 40) -> str:
         head = ["", *[c.label for c in self.columns]]
@@ -114,11 +125,19 @@ class VersionsResult:
         return "\n".join(out) + "\n"
 
     def to_markdown(self, *, limit: int = 40) -> str:
-        out = [f"## hloviz versions: `{self.function}`", "",
-               "| | " + " | ".join(_md(c.label) for c in self.columns) + " |",
+        """A PR comment: the matrix, then each diff's. Text from the HLO or a capture (the
+        function, version labels, fusion kinds, custom-call targets, Python, where it came from)
+        is a code span, inert on GitHub (see :func:`hloviz.analysis.diff.report.markdown_code`)."""
+        from ..analysis.diff.report import markdown_code as code
+
+        out = [f"## hloviz versions: {code(self.function, in_table=False)}", "",
+               "| | " + " | ".join(code(c.label) for c in self.columns) + " |",
                "|---|" + "---|" * len(self.columns)]
-        out += [f"| {label} | " + " | ".join(_md(c) for c in cells) + " |" for label, cells in self.rows()]
-        out += [f"\n> {_md(n)}" for n in self.notes()]
+        out += [f"| {label} | " + " | ".join(code(c) if label in _FREE_TEXT_ROWS else _md(c) for c in cells) + " |"
+                for label, cells in self.rows()]
+        out += [f"\n> {code(c.label, in_table=False)}: FLOPs leave out {len(c.unestimated)} custom-call kernel(s) "
+                f"hloviz cannot estimate ({', '.join(code(t, in_table=False) for t in sorted(set(c.unestimated)))})"
+                for c in self.columns if c.unestimated]
         for d in self.diffs:
             out += ["", d.to_markdown(limit=limit).rstrip("\n")]
         return "\n".join(out) + "\n"
@@ -150,6 +169,10 @@ class VersionsResult:
                 parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in picture.notes) + "</ul>")
             parts.append(f'<div class="picture">{inline_svg(picture.svg_text())}</div>')
         return page(f"hloviz versions: {self.function}", "\n".join(parts))
+
+
+#: Rows of the matrix whose cells are text from the HLO or a capture, not hloviz's numbers.
+_FREE_TEXT_ROWS = frozenset({"fusions by kind", "python", "capture"})
 
 
 def _md(text: str) -> str:
@@ -211,7 +234,25 @@ def _column(cap: Capture, label: str, capture_path: str, requested: str | None,
         bytes_read=ks.bytes_read, bytes_written=ks.bytes_written, flops=ks.flops,
         instructions={"pre": pre.instruction_count if pre is not None else None, "post": post.instruction_count},
         seconds=dict(seconds),
-        unestimated=tuple(k.target or k.name for k in ks.kernels if k.opcode == "custom-call" and not k.flops))
+        unestimated=tuple(k.target or k.name for k in ks.kernels if k.opcode == "custom-call" and not k.flops),
+        memory=_memory(cap))
+
+
+def _memory(cap: Capture) -> dict[str, Any] | None:
+    from ..errors import HlovizError
+    from .memory import memory_of
+
+    try:
+        m = memory_of(cap)
+    except HlovizError:
+        return None
+    return {"source": m.source, "total_bytes": m.total_bytes, "peak_bytes": m.peak.bytes, "by_kind": dict(m.by_kind)}
+
+
+def _memory_cell(memory: dict[str, Any] | None, key: str) -> str:
+    if not memory:
+        return "—"
+    return _bytes(int(memory[key]))
 
 
 def _label_of(info: dict, fallback: str) -> str:

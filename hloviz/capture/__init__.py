@@ -61,6 +61,10 @@ class Capture:
     #: Names used in parse errors (the file a text was read from, or ``<label> pre``).
     pre_filename: str | None = None
     post_filename: str | None = None
+    #: XLA's own buffer assignment for the optimized module, as ``memory.json`` keeps it
+    #: (:meth:`hloviz.analysis.memory.XlaAssignment.to_dict`), or the dump files to read it from
+    #: (``{"assignment": path, "values": path, "live": path}``); None when XLA's record was not read.
+    memory: dict | None = None
     _modules: dict = field(default_factory=dict, repr=False, compare=False)
     _typed_info: CaptureInfo = field(init=False, repr=False, compare=False)
 
@@ -118,6 +122,17 @@ class Capture:
     def post_module(self) -> HloModule | None:
         """The post-optimization module, parsed on first use (None when this capture lacks it)."""
         return self._module("post", self.post_text, self.post_filename)
+
+    def xla_memory(self):  # -> XlaAssignment | None
+        """XLA's buffer assignment (:class:`hloviz.analysis.memory.XlaAssignment`), read on first
+        use; None when the capture has none. A damaged record is an :class:`InputError`."""
+        if self.memory is None:
+            return None
+        if "xla" not in self._modules:
+            from hloviz.capture.memory import read_memory
+
+            self._modules["xla"] = read_memory(self.memory, self.label)
+        return self._modules["xla"]
 
     @property
     def source_map(self) -> dict:
@@ -204,7 +219,8 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
             pre_t, post_t, info = saved.load_folder(path)
             pre_f, post_f = saved.stage_file(path, saved.PRE_NAME), saved.stage_file(path, saved.POST_NAME)
             return Capture(pre_t, post_t, info, path.resolve().name,
-                           str(pre_f or path / saved.PRE_NAME), str(post_f or path / saved.POST_NAME))
+                           str(pre_f or path / saved.PRE_NAME), str(post_f or path / saved.POST_NAME),
+                           memory=saved.load_memory(path, info))
         raise InputError(f"{target} is neither a capture folder (pre.hlo, post.hlo, capture.json) "
                          f"nor an XLA dump folder (module_*.before_optimizations.txt …)")
     if path.is_file() and path.suffix != ".py":
@@ -283,8 +299,11 @@ def _from_dump(folder: Path, choice: str | None) -> Capture:
     info = _base_info("xla_dump")
     info.update({"dump_folder": str(folder), "module": m.label, "function": m.name,
                  "pre_file": str(m.before) if m.before else None, "post_file": str(m.after) if m.after else None})
+    from hloviz.capture.xla_dump import memory_files
+
     return Capture(read_text(m.before) if m.before else None, read_text(m.after) if m.after else None,
-                   info, m.name, str(m.before) if m.before else None, str(m.after) if m.after else None)
+                   info, m.name, str(m.before) if m.before else None, str(m.after) if m.after else None,
+                   memory=memory_files(folder, m))
 
 
 def _from_function(target: str, args: tuple[str, ...], device: str | None, verbose: bool,
@@ -308,6 +327,7 @@ def _from_function(target: str, args: tuple[str, ...], device: str | None, verbo
         else:
             from hloviz.capture.tf import capture_tf as capture
         pre_t, post_t, fw_info = capture(pt, args, device=device, notify=say)
+    memory = fw_info.pop("xla_memory", None)
     info.update({"target": target, "function": pt.function_name, "file": pt.file,
                  "module": pt.module.__name__})
     info.update(fw_info)
@@ -317,7 +337,7 @@ def _from_function(target: str, args: tuple[str, ...], device: str | None, verbo
         if key in info:
             info[key] = info.pop(key)
     label = pt.function_name
-    return Capture(pre_t, post_t, info, label, f"<{label} pre>", f"<{label} post>")
+    return Capture(pre_t, post_t, info, label, f"<{label} pre>", f"<{label} post>", memory=memory)
 
 
 def save_capture(capture: Capture, out_dir: str | Path) -> Path:
@@ -327,7 +347,9 @@ def save_capture(capture: Capture, out_dir: str | Path) -> Path:
 
     info = dict(capture.info)
     info.setdefault("label", capture.label)
-    return write_folder(Path(out_dir), capture.pre_text, capture.post_text, info)
+    record = capture.xla_memory()
+    memory = record.to_dict() if record is not None else None
+    return write_folder(Path(out_dir), capture.pre_text, capture.post_text, info, memory)
 
 
 def source_for(op_name: str, source_map: dict) -> dict | None:

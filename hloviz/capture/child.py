@@ -48,7 +48,7 @@ from pathlib import Path
 from hloviz import errors
 from hloviz.capture.quiet import UNFILTERED_ENV, LineFilter
 from hloviz.errors import CaptureError, HlovizError
-from hloviz.processes import die_with_parent
+from hloviz.processes import die_with_parent, own_group, stop_child
 
 __all__ = ["capture_in_child"]
 
@@ -96,7 +96,8 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
     cmd = [exe, *(["-I"] if isolated else []), "-m", "hloviz.capture.child", str(msg_write)]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out_write, stderr=out_write,
-                                pass_fds=(msg_write,), env=_env(isolated), preexec_fn=die_with_parent())
+                                pass_fds=(msg_write,), env=_env(isolated), preexec_fn=die_with_parent(),
+                                **own_group())
     except OSError as err:
         os.close(msg_read)
         os.close(out_read)
@@ -114,8 +115,8 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
             pass
         result = _relay(proc, msg_read, out_read, say, output)
         code = proc.wait()
-    except BaseException:  # Ctrl-C, SIGTERM, anything: the child does not outlive us
-        _stop(proc)
+    except BaseException as reason:  # Ctrl-C, SIGTERM, anything: neither the child nor what it started
+        stop_child(proc, reason)     # outlives us; it is told with the signal that stopped us first
         raise
     finally:
         output.end()
@@ -129,7 +130,7 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
         raise cls(f"under {under}: {message}" if under else message, hint=result.get("hint"))
     cap = result["capture"]
     return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
-                   cap["post_filename"])
+                   cap["post_filename"], memory=cap.get("memory"))
 
 
 #: Signals of a crash, on which faulthandler (on in the child) prints the Python stack first.
@@ -284,16 +285,6 @@ class _Messages:
             self.result = message
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 # --- the child's side -------------------------------------------------------------------------
 
 
@@ -321,7 +312,7 @@ def _child(fd: int) -> None:
                              lambda m: send({"note": m}))
         send({"capture": {"pre_text": cap.pre_text, "post_text": cap.post_text, "info": cap.info,
                           "label": cap.label, "pre_filename": cap.pre_filename,
-                          "post_filename": cap.post_filename}})
+                          "post_filename": cap.post_filename, "memory": cap.memory}})
     except HlovizError as err:
         send({"error": type(err).__name__ if type(err).__name__ in _ERRORS else "CaptureError",
               "message": err.args[0] if err.args else str(err), "hint": err.hint})

@@ -73,6 +73,9 @@ class CaptureInfo:
     pre_file: str | None = None
     post_file: str | None = None
     dump_folder: str | None = None
+    #: The file beside the HLO that keeps XLA's own buffer assignment (``memory.json``), when the
+    #: capture read it (a live capture, a dump folder with ``*-buffer-assignment.txt``).
+    memory_file: str | None = None
     source_map: Mapping[str, SourceLocation] = field(default_factory=dict)
     tf_ops: Mapping[str, str] = field(default_factory=dict)
     tf_inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -257,7 +260,7 @@ def _quote(name: object) -> str:
 
 _TEXT_KEYS = ("hloviz", "python", "machine", "time", "source", "label", "target", "function", "file", "module",
               "framework", "tensorflow", "jax", "jaxlib", "device", "platform", "wrapped", "arg_source", "stage",
-              "stage_reason", "pre_file", "post_file", "dump_folder")
+              "stage_reason", "pre_file", "post_file", "dump_folder", "memory_file")
 _CHECKS: dict[str, Any] = {
     **dict.fromkeys(_TEXT_KEYS, _text),
     "jit_compile": _flag,

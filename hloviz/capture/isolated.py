@@ -56,7 +56,8 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
                    "path": str(env.path)}
     label = str(info.get("label") or cap.label or target)
     phases.finish()
-    return Capture(cap.pre_text, cap.post_text, info, label, f"<{label} pre, {under}>", f"<{label} post, {under}>")
+    return Capture(cap.pre_text, cap.post_text, info, label, f"<{label} pre, {under}>", f"<{label} post, {under}>",
+                   memory=cap.memory)
 
 
 def _check_target(target: str) -> None:

@@ -99,11 +99,13 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
     except TypeError:  # JAX before debug_info existed
         pre = lowered.as_text(dialect="hlo")
     try:
-        post = lowered.compile().as_text()
+        compiled = lowered.compile()
+        post = compiled.as_text()
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
         raise CaptureError(f"XLA could not compile {name}:\n{str(exc).strip()}") from exc
+    memory = buffer_assignment(compiled, jax.__version__)
 
     user_files = (target.file,) if target.file else ()
     names = _parameter_names(pre)
@@ -123,7 +125,37 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         "parameter_names": names,
         "source_map": smap,
     }
+    if memory is not None:
+        info["xla_memory"] = memory
     return pre, post, info
+
+
+#: The numbers of JAX's ``CompiledMemoryStats`` kept with the record (as JAX gives them).
+_STATS = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes",
+          "generated_code_size_in_bytes", "peak_memory_in_bytes")
+
+
+def buffer_assignment(compiled: Any, version: str) -> dict | None:
+    """XLA's own buffer assignment of ``compiled``, as :mod:`hloviz.capture.memory` keeps it:
+    ``memory_analysis().serialized_buffer_assignment_proto``, its instruction ids named through
+    the executable's module proto. None when this JAX cannot give it."""
+    from hloviz.analysis.memory.records import from_buffer_assignment_proto, instruction_names
+
+    try:
+        stats = compiled.memory_analysis()
+        data = getattr(stats, "serialized_buffer_assignment_proto", None)
+        if not data:
+            return None
+        modules = compiled.runtime_executable().hlo_modules()
+        names = instruction_names(bytes(modules[0].as_serialized_hlo_module_proto())) if modules else {}
+        numbers = {k: int(getattr(stats, k)) for k in _STATS if isinstance(getattr(stats, k, None), int)}
+        record = from_buffer_assignment_proto(bytes(data), names, f"XLA's buffer assignment (JAX {version}, "
+                                              "memory_analysis)", numbers)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception:  # noqa: BLE001 - an older JAX without these: the memory report estimates instead
+        return None
+    return record.to_dict()
 
 
 def _parameter_names(pre_text: str) -> dict[str, str]:

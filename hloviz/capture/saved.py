@@ -25,6 +25,8 @@ from hloviz.inputs import read_bytes
 PRE_NAME = "pre.hlo"
 POST_NAME = "post.hlo"
 INFO_NAME = "capture.json"
+#: XLA's own buffer assignment, when the capture read it (see :mod:`hloviz.capture.memory`).
+MEMORY_NAME = "memory.json"
 
 # Signs that a module went through XLA's pipeline (scheduling, fusion, layout assignment).
 # What only optimized HLO has. Each sign is found by str.find of a literal and a check of the
@@ -198,7 +200,7 @@ def info_json(info: dict) -> str:
 
 
 #: Every file a capture folder holds; nothing else is ever written to, or deleted from, one.
-CAPTURE_FILES = (PRE_NAME, POST_NAME, INFO_NAME)
+CAPTURE_FILES = (PRE_NAME, POST_NAME, INFO_NAME, MEMORY_NAME)
 
 
 def written_by_hloviz(folder: Path) -> bool:
@@ -231,7 +233,28 @@ _STAMP_PROBE = 4096
 _STAMP = re.compile(rb'\A\s*\{\s*"hloviz"\s*:\s*"')
 
 
-def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -> Path:
+def load_memory(folder: Path, info: dict) -> dict | None:
+    """The parsed ``memory.json`` a capture's info declares (``memory_file``), or None.
+
+    Read as JSON only; :func:`hloviz.capture.memory.read_memory` checks it when a command needs it."""
+    name = info.get("memory_file")
+    if not name:
+        return None
+    path = folder / Path(str(name)).name
+    if not path.is_file():
+        raise InputError(f"{folder / INFO_NAME} names {name} (XLA's buffer assignment), which is missing",
+                         hint="copy the whole capture folder, or capture it again (hloviz dump)")
+    try:
+        data = json.loads(read_bytes(path, what="JSON").decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InputError(f"{path} is not valid JSON: {exc}", hint="capture it again (hloviz dump)") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path} must hold a JSON object", hint="capture it again (hloviz dump)")
+    return data
+
+
+def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict,
+                 memory: dict | None = None) -> Path:
     """Write a capture folder atomically. An existing ``out_dir`` is replaced only when it is
     empty or :func:`written_by_hloviz` proves it is hloviz's capture; anything else is refused
     (exit 2) and left exactly as it was.
@@ -242,6 +265,9 @@ def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -
     """
     out_dir = Path(out_dir)
     _check_replaceable(out_dir)
+    info = {k: v for k, v in info.items() if k != "memory_file"}
+    if memory is not None:
+        info["memory_file"] = MEMORY_NAME
     stamp = info.get("hloviz") if isinstance(info.get("hloviz"), str) else _hloviz_version()
     info = {"hloviz": stamp, **{k: v for k, v in info.items() if k != "hloviz"}}  # the stamp comes first
     parent = out_dir.parent if str(out_dir.parent) else Path(".")
@@ -250,7 +276,7 @@ def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict) -
     except OSError as exc:
         raise InputError(f"cannot create {parent}: {exc.strerror or exc}") from None
     try:
-        return _write_atomically(out_dir, parent, pre, post, info)
+        return _write_atomically(out_dir, parent, pre, post, info, memory)
     except OSError as exc:
         raise InputError(f"cannot write the capture to {out_dir}: {exc.strerror or exc}") from None
 
@@ -289,7 +315,8 @@ def _hloviz_version() -> str:
 _RACE_TRIES = 16
 
 
-def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | None, info: dict) -> Path:
+def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | None, info: dict,
+                      memory: dict | None = None) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
     try:
         if pre is not None:
@@ -297,6 +324,8 @@ def _write_atomically(out_dir: Path, parent: Path, pre: str | None, post: str | 
         if post is not None:
             (tmp / POST_NAME).write_text(post, encoding="utf-8")
         (tmp / INFO_NAME).write_text(info_json(info), encoding="utf-8")
+        if memory is not None:
+            (tmp / MEMORY_NAME).write_text(json.dumps(memory, separators=(",", ":")) + "\n", encoding="utf-8")
         os.chmod(tmp, 0o755)
         for attempt in range(_RACE_TRIES):
             if attempt:

@@ -450,6 +450,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
                 raise CaptureError(f"XLA could not compile {name} ({'pre' if stage == 'hlo' else 'post'}-"
                                    f"optimization stage):\n{message}", hint=unsupported_ops_hint(message)) from exc
         device_name = device_name or _current_device(tf)
+        memory = buffer_assignment(generate, tf.__version__)
 
     smap, op_types, op_inputs = source_map(concrete, user_files, caller)
     op_outputs = output_types(concrete)
@@ -472,4 +473,23 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         "tf_inputs": op_inputs,
         "tf_outputs": op_outputs,
     }
+    if memory is not None:
+        info["xla_memory"] = memory
     return texts["hlo"], texts["optimized_hlo"], info
+
+
+def buffer_assignment(generate: Any, version: str) -> dict | None:
+    """XLA's own buffer assignment of the compile, as :mod:`hloviz.capture.memory` keeps it: the
+    ``HloProto`` of ``stage="optimized_hlo_proto_serialized"`` carries it (no dump, nothing run).
+    None when this TensorFlow cannot give it; the memory report then estimates."""
+    from hloviz.analysis.memory.records import RecordError, from_hlo_proto
+
+    try:
+        proto = generate(stage="optimized_hlo_proto_serialized")
+        record = from_hlo_proto(bytes(proto), f"XLA's buffer assignment (TensorFlow {version}, "
+                                              "experimental_get_compiler_ir)")
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except (RecordError, Exception):  # noqa: BLE001 - an older TF without the stage: estimate instead
+        return None
+    return record.to_dict() if record is not None else None

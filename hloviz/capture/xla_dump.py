@@ -121,3 +121,25 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
 def _shown(choice: str) -> str:
     """``--module``'s value for a message: quoted, and cut when it is long."""
     return repr(choice) if len(choice) <= 60 else f"{choice[:60]!r}… ({len(choice)} characters)"
+
+
+def memory_files(folder: Path, module: DumpModule) -> dict | None:
+    """The dump's buffer-assignment files of ``module`` (None when XLA wrote none): TensorFlow's
+    one ``*after_optimizations-buffer-assignment.txt``, or JAX's three (``-buffer-assignment.txt``,
+    ``-buffer-assignment-values.txt``, ``-live-range.txt``); or, for a module dumped only as a
+    binary ``HloProto`` (``.hlo.pb``), that proto, which carries the assignment."""
+    if module.after is None:
+        return None
+    if module.after.name.endswith((".hlo.pb", ".hlo.pb.gz", ".hlo.pb.xz")):
+        text_twin = folder / re.sub(r"\.hlo\.pb(\.gz|\.xz)?$", ".txt", module.after.name)
+        if not text_twin.is_file():  # --xla_dump_hlo_as_proto: the HloProto carries the assignment
+            return {"proto": str(module.after)}
+    stem = re.sub(r"(\.txt|\.hlo\.pb)(\.gz|\.xz)?$", "", module.after.name)
+    found = {}
+    for key, suffix in (("assignment", "-buffer-assignment.txt"), ("values", "-buffer-assignment-values.txt"),
+                        ("live", "-live-range.txt")):
+        for path in (folder / (stem + suffix), folder / (stem + suffix + ".gz")):
+            if path.is_file():
+                found[key] = str(path)
+                break
+    return found if "assignment" in found else None

@@ -269,4 +269,5 @@ from . import render  # noqa: E402,F401
 from . import diff  # noqa: E402,F401
 from . import versions  # noqa: E402,F401
 from . import envs  # noqa: E402,F401
+from . import memory  # noqa: E402,F401
 from . import passes  # noqa: E402,F401

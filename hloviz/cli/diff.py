@@ -136,11 +136,11 @@ def diff(
         failed = result.failed(checks)
     sys.stdout.flush()
     if output is not None and picture_fmt is not None:
-        picture = result.picture(picture_fmt, budget=budget, timeout=timeout, scopes=scopes)
+        picture = result.save_picture(output, budget=budget, timeout=timeout,  # .dot beside it if Graphviz fails
+                                      scopes=scopes)
         for n in picture.notes:
             if "did not finish" in n:
                 note(n)
-        picture.save(output)
         note(f"wrote {output}")
     if failed:
         for name in failed:

@@ -106,7 +106,8 @@ def render(
                                          "or .json (the suffix decides).", show_default=False)],
     source: TargetOptions,
     stage: Annotated[str | None, typer.Option(
-        "--stage", help="pre, post or both (side by side, kernels numbered). Default: post when there is one.",
+        "--stage", help="pre, post, both (side by side, kernels numbered) or memory (the memory timeline; also what "
+                        "-o memory.svg draws). Default: post when there is one.",
         show_default=False)] = None,
     computation: ComputationOpt = None,
     focus: FocusOpt = None,

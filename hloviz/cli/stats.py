@@ -268,7 +268,21 @@ def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str |
         if unlinked:
             console.print(f"{FOLDED.word} into no new constant (equal to a constant already there, or unused): "
                           f"{_t(_names(tuple(unlinked), 8))}")
+    if result.memory is not None:
+        _print_memory(result.memory, console)
     console.print(f"[bold]{_t(a.summary.verdict())}[/]")
+
+
+def _print_memory(m, console: Console) -> None:
+    """Three lines of memory (``hloviz memory`` has the rest)."""
+    from ..analysis.memory.report import kind_label
+    from .memory import size
+
+    said = "XLA's buffer assignment" if m.source == "xla" else "estimated from the HLO"
+    console.print(f"memory: {_t(size(m.total_bytes))} ({_t(said)}); "
+                  + _t(", ".join(f"{kind_label(k)} {size(v)}" for k, v in m.by_kind.items() if v)))
+    console.print(f"memory peak: {_t(size(m.peak.bytes))} live at position {m.peak.time} ({_t(m.peak.instruction)}); "
+                  "hloviz memory lists the buffers")
 
 
 def _print_statuses(a, console: Console) -> None:

@@ -101,6 +101,8 @@ class ReportContent:
     folds: list[FoldRow] = field(default_factory=list)
     files: list[tuple[str, str]] = field(default_factory=list)
     footer: str = ""
+    #: The memory section (:func:`hloviz.render.memory.memory_section`), HTML; "" when there is none.
+    memory_html: str = ""
 
 
 _PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>\s*", re.DOTALL)
@@ -245,6 +247,8 @@ def report_fragment(c: ReportContent, *, explorer: bool = False) -> str:
     parts.append(_kernel_table(c.kernels))
     parts.append(f"<h2>Folded constants ({len(c.folds)})</h2>")
     parts.append(_fold_table(c.folds))
+    if c.memory_html:
+        parts.append(c.memory_html)
     if c.files:
         parts.append("<h2>Files</h2><ul>" + "".join(
             f'<li><a href="{esc(href)}">{esc(name)}</a></li>' for name, href in c.files) + "</ul>")

@@ -141,11 +141,12 @@ def _facts(info: dict, analysis: Analysis) -> list[tuple[str, str]]:
 def report_content(label: str, info: dict, analysis: Analysis, *, svg: str | None, notes: list[str],
                    files: list[tuple[str, str]], lookup: SourceLookup | None = None,
                    picture_missing: str | None = None, footer: str = "",
-                   layers: Mapping[str, tuple[str, ...]] | None = None,
+                   memory_html: str = "", layers: Mapping[str, tuple[str, ...]] | None = None,
                    layer_texts: Mapping[str, str] | None = None) -> ReportContent:
-    """Everything the report shows, in order (``layers``: :func:`kernel_layers`)."""
+    """Everything the report shows, in order (``memory_html``: the memory section; ``layers`` and
+    ``layer_texts``: :func:`kernel_layers` and :func:`kernel_layer_texts`)."""
     return ReportContent(
         title=f"hloviz · {label}", verdict=analysis.verdict, facts=_facts(info, analysis), picture_svg=svg,
         picture_missing=picture_missing, notes=notes, kernels=kernel_rows(analysis, lookup, layers, layer_texts),
-        folds=fold_rows(analysis, lookup), files=files, footer=footer,
+        folds=fold_rows(analysis, lookup), files=files, footer=footer, memory_html=memory_html,
     )

@@ -19,6 +19,9 @@ from collections.abc import Sequence
 from ...ir import Computation, HloModule, Instruction
 from ...opcodes import PASS_THROUGH_CALLERS
 
+#: Operand lists up to this long are searched directly; longer ones get an index built once.
+_SEARCHED_OPERANDS = 64
+
 #: Attributes that never make two instructions different.
 IGNORED_ATTRIBUTES = frozenset({"metadata"})
 
@@ -56,6 +59,10 @@ class Side:
         self.ops: list[tuple[int, ...]] = [tuple(map(get, i.operands)) if i.operands else () for i in insts]
         #: Computations whose text order is not operands-before-users (forward references).
         self._unordered: set[int] = set()
+        #: Indexes of wide instructions' operands, built on first use (see ``operand_positions``).
+        self._positions: dict[int, dict[int, list[int]]] = {}
+        self._operand_sets: dict[int, frozenset[int]] = {}
+        self._matched_users: dict[int, int] = {}  # see ``unmatched_users``
         self._users_index()
         self._calls(module)
         self.root = [index[c.root] if c.root is not None else -1 for c in comps]
@@ -88,9 +95,14 @@ class Side:
             if o_ and max(o_) > n:
                 unordered.add(comp_of[n])
 
-    def users(self, n: int) -> array[int]:
-        """The instructions that use ``n`` as an operand, in text order (repeats kept)."""
-        return self._user_flat[self._user_start[n]:self._user_start[n + 1]]
+    def users(self, n: int, limit: int | None = None) -> array[int]:
+        """The instructions that use ``n`` as an operand, in text order (repeats kept); only the
+        first ``limit`` when given (a slice of the flat array copies it, so a capped search on
+        an instruction with 40,000 users must not copy them all)."""
+        start, end = self._user_start[n], self._user_start[n + 1]
+        if limit is not None and end - start > limit:
+            end = start + limit
+        return self._user_flat[start:end]
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -252,14 +264,56 @@ class Side:
             return ()
         return self.ops[n]
 
-    def out_neighbours(self, n: int) -> Sequence[int]:
-        """Users, and for a called computation's root the calling instruction."""
+    def out_neighbours(self, n: int, limit: int | None = None, matched: array[int] | None = None) -> Sequence[int]:
+        """Users, and for a called computation's root the calling instruction (the first
+        ``limit`` users only, when given; from the first one not in ``matched``, when given)."""
+        if matched is None:
+            users = self.users(n, limit)
+        else:
+            users = self.unmatched_users(n, matched, limit if limit is not None else len(self.insts))
         c = self.comp_of[n]
         if self.root[c] == n:
             caller = self.single_caller(c)
             if caller >= 0:
-                return [*self.users(n), caller]
-        return self.users(n)
+                return [*users, caller]
+        return users
+
+    def unmatched_users(self, n: int, matched: array[int], limit: int) -> array[int]:
+        """Up to ``limit`` users of ``n``, from the first one that ``matched`` says is unmatched.
+        Matches are never undone, so the matched prefix is skipped once and remembered: a
+        parameter with 40,000 users offers its unmatched ones in turn, not the same first few."""
+        flat, lo, hi = self._user_flat, self._user_start[n], self._user_start[n + 1]
+        k = lo + self._matched_users.get(n, 0)
+        while k < hi and matched[flat[k]] != -1:
+            k += 1
+        if k > lo:
+            self._matched_users[n] = k - lo
+        return flat[k:min(hi, k + limit)]
+
+    def operand_positions(self, u: int, n: int) -> list[int]:
+        """Where ``n`` sits among the operands of ``u``. A wide instruction (a ROOT tuple of
+        40,000 operands) gets a position index, built once, so asking for each of its operands
+        in turn stays linear instead of searching the operand list every time."""
+        ops = self.ops[u]
+        if len(ops) <= _SEARCHED_OPERANDS:
+            return [k for k, o in enumerate(ops) if o == n]
+        where = self._positions.get(u)
+        if where is None:
+            where = self._positions[u] = {}
+            for k, o in enumerate(ops):
+                where.setdefault(o, []).append(k)
+        return where.get(n, [])
+
+    def operand_set(self, n: int) -> frozenset[int] | tuple[int, ...]:
+        """The in-neighbours of ``n`` for membership tests: the tuple itself when short, a set
+        built once when wide (``c in ops`` on 40,000 operands, per candidate, was quadratic)."""
+        ops = self.in_neighbours(n)
+        if len(ops) <= _SEARCHED_OPERANDS:
+            return ops
+        s = self._operand_sets.get(n)
+        if s is None:
+            s = self._operand_sets[n] = frozenset(ops)
+        return s
 
     def signature(self, c: int) -> tuple:
         """Parameter and result shapes of computation ``c`` without layouts."""

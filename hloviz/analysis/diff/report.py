@@ -189,16 +189,21 @@ _MD_ACTIVE = re.compile(r"([\\`*_\[\]~])")
 
 
 def _md(text: str) -> str:
-    """Plain text safe in markdown, table cells included: HTML and markdown syntax in names,
-    op_names or custom-call targets is shown, never rendered."""
+    """hloviz's own words in markdown, table cells included, escaped as a second line of
+    defence (text from the HLO goes through :func:`_code`, never through this)."""
     text = text.replace("\n", " ").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_ACTIVE.sub(r"\\\1", text).replace("|", "\\|")
 
 
-def _code(text: str, *, in_table: bool = True) -> str:
-    """An inline code span holding ``text`` exactly, whatever backticks (or, in a table cell,
-    pipes) it contains."""
-    text = text.replace("\n", " ")
+def markdown_code(text: str, *, in_table: bool = True) -> str:
+    """Text from the HLO (a name, an opcode, a custom-call target, an attribute's value, a
+    label) as an inline code span: shown exactly and inert, since GitHub renders nothing in
+    code — no ``@org/team`` mention, ``#12`` reference, URL link, ``$…$`` math, ``:emoji:``,
+    HTML or emphasis. The fence is longer than any run of backticks in the text; a newline
+    becomes a space and, in a table cell, a pipe is escaped so the row stays whole."""
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\0", "\ufffd")
+    if not text.strip():
+        return f"`{text}`" if text else ""
     if in_table:
         text = text.replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -207,12 +212,43 @@ def _code(text: str, *, in_table: bool = True) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_code = markdown_code
+
+
+def _changes_md(changes) -> str:
+    """``kind: `before` → `after``` per change: the kind is hloviz's word, both sides HLO text."""
+    return "; ".join(f"{c.kind}: {_code(c.before)} → {_code(c.after)}" for c in changes)
+
+
+def _kernel_what_md(k: KernelDiff) -> str:
+    """The markdown "what" cell of a kernel: :func:`_kernel_row`'s text with the HLO parts as code."""
+    what = _code(describe(k.instruction))
+    if k.changes:
+        what += " — " + _changes_md(k.changes)
+    if k.note:
+        what += " — " + _code(k.note)
+    return what
+
+
+def _opcodes_md(diff: ModuleDiff) -> str:
+    """The summary's opcode row with each opcode as code (a newer XLA's opcode is kept as written)."""
+    deltas = diff.summary.opcode_deltas
+    if not deltas:
+        return "same counts"
+    shown = [f"{_code(d.opcode)} {d.before} → {d.after} ({_signed(d.delta)})" for d in deltas[:8]]
+    if len(deltas) > 8:
+        shown.append(f"+{len(deltas) - 8} more")
+    return ", ".join(shown)
+
+
 def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, details: bool = True) -> str:
-    """A PR comment: a headline, a summary table, and (``details``) collapsible details."""
+    """A PR comment: a headline, a summary table, and (``details``) collapsible details. Every
+    piece of text from the HLO is a code span (:func:`_code`); only hloviz's own words and
+    numbers are prose."""
     s = diff.summary
     k = s.kernels
     out = [f"### hloviz diff: {_code(before, in_table=False)} → {_code(after, in_table=False)}", ""]
-    out += [f"> **Warning:** {_md(w)}" for w in diff.warnings]
+    out += [f"> **Warning:** {_code(w, in_table=False)}" for w in diff.warnings]  # it quotes the signatures
     if diff.warnings:
         out.append("")
     out.append(f"**{_verdict(diff)}**")
@@ -226,7 +262,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, d
     out.append(f"| instructions | {ia} | {ib} | {_signed(ib - ia)} |")
     out.append("")
     for label, text in summary_lines(diff)[1:]:
-        out.append(f"- **{label}:** {_md(text)}")
+        out.append(f"- **{label}:** {_opcodes_md(diff) if label == 'opcodes' else _md(text)}")
     if not details:
         return "\n".join(out) + "\n"
     kernels = [kd for kd in s.kernel_diffs if kd.status is not Status.UNCHANGED]
@@ -237,8 +273,8 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, d
         out.append("| | kernel | what |")
         out.append("|---|---|---|")
         shown, more = _cut(kernels, limit)
-        for mark, names, what in map(_kernel_row, shown):
-            out.append(f"| {_md(mark)} | {_code(names)} | {_md(what)} |")
+        for kd in shown:
+            out.append(f"| {_md(_MARK[kd.status])} | {_code(_pair_names(kd.before, kd.after))} | {_kernel_what_md(kd)} |")
         if more:
             out.append(f"| | … {more} more | |")
         out.append("")
@@ -255,8 +291,8 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, d
         shown, more = _cut(items, limit)
         for d in shown:
             where = d.instruction.parent.name if d.instruction.parent is not None else "?"
-            out.append(f"| {_code(_pair_names(d.before, d.after))} | {_md(d.opcode)} | {_code(where)} | "
-                       f"{_md(_changes_text(d.changes))} |")
+            out.append(f"| {_code(_pair_names(d.before, d.after))} | {_code(d.opcode)} | {_code(where)} | "
+                       f"{_changes_md(d.changes)} |")
         if more:
             out.append(f"| … {more} more | | | |")
         out.append("")

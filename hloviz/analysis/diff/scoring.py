@@ -14,11 +14,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from array import array
+    from collections.abc import Sequence
 
+    from .index import Side
     from .match import Matcher
 
 _LIMIT = 64  # neighbours or index entries looked at per candidate search
 _MAX_CANDIDATES = 24
+#: Positions looked at either side of an operand's own, in a user with more than _LIMIT operands.
+_WINDOW = 8
 
 
 class _Index:
@@ -74,17 +78,21 @@ class Scorer:
         a, b, ma = m.a, m.b, m.ma
         s = 0.0
         inb = b.in_neighbours(y)
+        members = None
         for i, o in enumerate(a.in_neighbours(x)):
             c = ma[o]
             if c >= 0:
                 if i < len(inb) and inb[i] == c:
                     s += 2.0
-                elif c in inb:
-                    s += 1.0
-        outb = b.out_neighbours(y)
+                else:
+                    if members is None:
+                        members = b.operand_set(y)
+                    if c in members:
+                        s += 1.0
+        outb = b.out_neighbours(y, _LIMIT * 4)
         if outb:
-            outs = set(outb[:_LIMIT * 4])
-            for u in a.out_neighbours(x)[:_LIMIT]:
+            outs = set(outb)
+            for u in a.out_neighbours(x, _LIMIT):
                 c = ma[u]
                 if c >= 0 and c in outs:
                     s += 1.5
@@ -120,24 +128,58 @@ class Scorer:
             if mb[y] == -1 and (not same_opcode or b.insts[y].opcode == opcode) and b.insts[y].opcode != "parameter":
                 out[y] = None
 
+        full = _MAX_CANDIDATES * 2  # only the first this many are kept: stop collecting there
         for o in a.in_neighbours(x):
+            if len(out) >= full:
+                break
             c = ma[o]
             if c >= 0:
-                for u in b.out_neighbours(c)[:_LIMIT]:
+                for u in b.out_neighbours(c, _LIMIT, mb):
                     consider(u)
-        for u in a.out_neighbours(x)[:_LIMIT]:
+        for u in a.out_neighbours(x, _LIMIT):
+            if len(out) >= full:
+                break
             c = ma[u]
             if c >= 0:
-                for o in b.in_neighbours(c):
+                for o in _operands_near(a, b, u, c, x):
                     consider(o)
-        name = m.op_name_a(x)
-        if name:
-            found = self.by_opcode_name.unmatched((opcode, name)) if same_opcode else self.by_name.unmatched(name)
-            for y in found:
+        if len(out) < full:
+            for y in self._named_like(x, opcode, same_opcode):
                 consider(y)
-            if same_opcode and "/" in name:  # the same op in the same scope, renamed (Erf → Erfc)
-                for y in self.by_opcode_scope.unmatched((opcode, name.rsplit("/", 1)[0])):
-                    consider(y)
-        if len(out) > _MAX_CANDIDATES * 2:
-            return list(out)[: _MAX_CANDIDATES * 2]
+        if len(out) > full:
+            return list(out)[:full]
         return list(out)
+
+    def _named_like(self, x: int, opcode: str, same_opcode: bool) -> list[int]:
+        """Unmatched instructions with ``x``'s op name (and opcode), then, for the same opcode,
+        those in the same scope (the same op renamed: Erf → Erfc)."""
+        name = self.m.op_name_a(x)
+        if not name:
+            return []
+        if not same_opcode:
+            return self.by_name.unmatched(name)
+        found = self.by_opcode_name.unmatched((opcode, name))
+        if "/" in name:
+            found = found + self.by_opcode_scope.unmatched((opcode, name.rsplit("/", 1)[0]))
+        return found
+
+
+def _operands_near(a: Side, b: Side, u: int, c: int, x: int) -> Sequence[int]:
+    """Operands of ``c`` (the counterpart of ``x``'s user ``u``) that ``x`` might be: all of
+    them when there are few; of a wide one (a ROOT tuple of 40,000), those at ``x``'s positions
+    in ``u`` and up to ``_WINDOW`` either side (an operand or two inserted before it shifts
+    it), nearest first — looking at every operand of a wide user for each of its operands was
+    the diff's one quadratic loop."""
+    ops = b.in_neighbours(c)
+    if len(ops) <= _LIMIT:
+        return ops
+    out: dict[int, None] = {}
+    for p in a.operand_positions(u, x)[:4] or [0]:
+        if p < len(ops):
+            out[ops[p]] = None
+        for d in range(1, _WINDOW + 1):
+            if p + d < len(ops):
+                out[ops[p + d]] = None
+            if 0 <= p - d < len(ops):
+                out[ops[p - d]] = None
+    return list(out)

@@ -96,17 +96,22 @@ class _Scopes:
         self.phase: list[str] = []
 
     def add(self, scope) -> int:
-        if scope.kind == "root":
-            return -1
-        i = self.index.get(scope.path)
-        if i is None:
-            parent = self.add(scope.parent) if scope.parent is not None else -1
-            i = self.index[scope.path] = len(self.path)
-            self.path.append(scope.path)
-            self.label.append(scope.display_path)
+        """The scope's number, numbering it and its ancestors not numbered yet (outermost
+        first, without recursion: scopes nest as deep as op names do)."""
+        new = []
+        s = scope
+        while s is not None and s.kind != "root" and s.path not in self.index:
+            new.append(s)
+            s = s.parent
+        parent = self.index[s.path] if s is not None and s.kind != "root" else -1
+        for s in reversed(new):
+            i = self.index[s.path] = len(self.path)
+            self.path.append(s.path)
+            self.label.append(s.display_path)
             self.parent.append(parent)
-            self.phase.append(scope.phase)
-        return i
+            self.phase.append(s.phase)
+            parent = i
+        return parent if scope.kind != "root" else -1
 
     def to_json(self) -> dict:
         return {"path": self.path, "label": self.label, "parent": self.parent, "phase": self.phase}

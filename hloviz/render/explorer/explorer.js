@@ -796,7 +796,8 @@
         table.querySelectorAll("tbody tr").forEach(function (tr) { tr.hidden = q !== "" && tr.textContent.toLowerCase().indexOf(q) < 0; });
       });
     });
-    ["hv-kernels", "hv-folds"].forEach(function (id) {
+    memoryTables();
+    ["hv-kernels", "hv-folds", "hv-buffers", "hv-layers"].forEach(function (id) {
       var table = doc.getElementById(id);
       if (!table) return;
       table.querySelectorAll("thead th").forEach(function (th, col) {
@@ -823,6 +824,29 @@
         if (k >= 0) hover(D.kernels[k].inst);
       });
       table.addEventListener("mouseleave", function () { if (D) hover(null); });
+    });
+  }
+
+  // The memory section: a buffer lights its producer and its last user; a layer, its buffers live at
+  // the peak (the row itself says its share of the peak).
+  function memoryTables() {
+    function pick(tr, names) {
+      if (!D) return;
+      var gs = names.map(function (n) { return n ? (find("post", n) >= 0 ? find("post", n) : find("", n)) : -1; })
+                    .filter(function (g) { return g >= 0; });
+      doc.querySelectorAll("#hv-buffers tbody tr, #hv-layers tbody tr").forEach(function (r) {
+        r.classList.toggle("hv-row-sel", r === tr);
+      });
+      light(gs, []);
+    }
+    var buffers = doc.getElementById("hv-buffers"), layers = doc.getElementById("hv-layers");
+    if (buffers) buffers.addEventListener("click", function (e) {
+      var tr = e.target.closest("tr[data-inst]");
+      if (tr) pick(tr, [tr.getAttribute("data-inst"), tr.getAttribute("data-user")]);
+    });
+    if (layers) layers.addEventListener("click", function (e) {
+      var tr = e.target.closest("tr[data-insts]");
+      if (tr) pick(tr, tr.getAttribute("data-insts").split(" "));
     });
   }
 

@@ -1,0 +1,13 @@
+"""Memory: XLA's buffer assignment read from its own records, or estimated by its rules.
+
+:func:`memory_report` is the entry point (:mod:`.report`); :mod:`.records` reads XLA's records
+(protos, dump text, ``memory.json``), :mod:`.dataflow` finds values, buffers and live ranges,
+:mod:`.estimate` estimates XLA's allocations, :mod:`.wire` reads protobuf wire format.
+"""
+
+from __future__ import annotations
+
+from .records import KINDS, RecordError, XlaAssignment
+from .report import LiveBuffer, MemoryReport, Peak, memory_report
+
+__all__ = ["KINDS", "LiveBuffer", "MemoryReport", "Peak", "RecordError", "XlaAssignment", "memory_report"]

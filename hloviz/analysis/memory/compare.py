@@ -1,0 +1,96 @@
+"""Memory before and after (``diff``, ``versions``): totals, peaks, kinds, layers, and the buffers
+at the peak that are new or grew.
+
+Buffers of two compiles are matched by what they hold, not by instruction name (XLA renumbers
+names between releases): the op name of the instruction defining them and the shape index, then
+the instruction name for buffers without an op name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .report import LiveBuffer, MemoryReport, kind_label
+
+__all__ = ["MemoryChange", "compare_memory"]
+
+
+@dataclass(frozen=True)
+class MemoryChange:
+    """Memory of two sides (``before`` → ``after``) and what changed at the peak."""
+
+    before: MemoryReport
+    after: MemoryReport
+    #: (layer, bytes at the peak before, after), largest change first (layers on either side).
+    layers: tuple[tuple[str, int, int], ...]
+    #: (buffer after, bytes before or 0 when new), for buffers at the peak that are new or grew.
+    grown: tuple[tuple[LiveBuffer, int], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        b, a = self.before, self.after
+        return {
+            "source": {"before": b.source, "after": a.source},
+            "total_bytes": {"before": b.total_bytes, "after": a.total_bytes},
+            "peak_bytes": {"before": b.peak.bytes, "after": a.peak.bytes},
+            "by_kind": {k: {"before": b.by_kind.get(k, 0), "after": a.by_kind.get(k, 0)}
+                        for k in dict.fromkeys([*b.by_kind, *a.by_kind])},
+            "scopes": [{"scope": s, "before": x, "after": y} for s, x, y in self.layers],
+            "buffers_new_or_grown": [{**buf.to_dict(), "bytes_before": old} for buf, old in self.grown],
+        }
+
+    def lines(self, limit: int = 10) -> list[str]:
+        """The text ``diff`` prints."""
+        b, a = self.before, self.after
+        src = b.source if b.source == a.source else f"{b.source} → {a.source}"
+        out = [(f"memory ({src}): total {_size(b.total_bytes)} → {_size(a.total_bytes)} "
+                f"({_pct(b.total_bytes, a.total_bytes)}); peak {_size(b.peak.bytes)} → {_size(a.peak.bytes)} "
+                f"({_pct(b.peak.bytes, a.peak.bytes)})")]
+        kinds = [f"{kind_label(k)} {_size(b.by_kind.get(k, 0))} → {_size(a.by_kind.get(k, 0))}"
+                 for k in dict.fromkeys([*b.by_kind, *a.by_kind]) if b.by_kind.get(k, 0) != a.by_kind.get(k, 0)]
+        if kinds:
+            out.append("  by kind: " + "; ".join(kinds))
+        changed = [(s, x, y) for s, x, y in self.layers if x != y][:limit]
+        if changed:
+            out.append("  by layer at the peak: " + "; ".join(f"{s} {_size(x)} → {_size(y)}" for s, x, y in changed))
+        for buf, old in self.grown[:limit]:
+            what = "new" if not old else f"grew from {_size(old)}"
+            label = buf.op_name or buf.instruction
+            out.append(f"  at the peak, {what}: {buf.instruction} {buf.shape} {_size(buf.bytes)} ({label})")
+        if len(self.grown) > limit:
+            out.append(f"  … {len(self.grown) - limit} more buffers new or grown at the peak")
+        return out
+
+
+def _key(b: LiveBuffer) -> tuple[str, tuple[int, ...]]:
+    return (b.op_name or b.instruction, b.index)
+
+
+def compare_memory(before: MemoryReport, after: MemoryReport) -> MemoryChange:
+    """What changed between two memory reports (see the module docstring)."""
+    x, y = dict(before.scopes), dict(after.scopes)
+    layers = sorted(((s, x.get(s, 0), y.get(s, 0)) for s in dict.fromkeys([*x, *y])),
+                    key=lambda r: (-abs(r[2] - r[1]), r[0]))
+    old: dict[tuple[str, tuple[int, ...]], int] = {}
+    for b in before.buffers_at_peak:
+        old[_key(b)] = max(old.get(_key(b), 0), b.bytes)
+    grown = tuple(sorted(((b, old.get(_key(b), 0)) for b in after.buffers_at_peak
+                          if b.bytes > old.get(_key(b), 0)), key=lambda r: (-(r[0].bytes - r[1]), r[0].instruction)))
+    return MemoryChange(before, after, tuple(layers), grown)
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def _pct(a: int, b: int) -> str:
+    if a == b:
+        return "same"
+    if not a:
+        return "new"
+    return f"{100 * (b - a) / a:+.1f}%"

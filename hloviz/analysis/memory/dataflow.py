@@ -1,0 +1,424 @@
+"""Values, buffers and live ranges of a module, by XLA's rules (no XLA needed).
+
+XLA's buffer assignment starts from three analyses, which this module redoes on hloviz's IR:
+
+* **dataflow** (``hlo_dataflow_analysis.cc``): which instruction *defines* a value at each shape
+  index. Most ops define all of theirs; ``bitcast``, ``get-tuple-element``, ``while``, ``call``,
+  ``opt-barrier`` define none (they pass values along); ``tuple`` (and ``copy`` of a tuple)
+  define only the top-level pointer table, 8 bytes per element;
+* **aliasing** (``hlo_alias_analysis.cc``): values that must share storage form one *buffer*: a
+  while loop's init, body parameter, body root and result; a conditional's branch roots and
+  result; a donated parameter and the output it is aliased to (``input_output_alias``); the
+  result of an in-place update (``dynamic-update-slice``, ``scatter``, a fusion rooted in one,
+  ``output_to_operand_aliasing``) and the operand it overwrites;
+* **live ranges** (``hlo_live_range.cc``): time is the position in the schedule with the bodies of
+  control flow inlined before their caller; a buffer lives from its first definition to its last
+  use; entry parameters live throughout and outputs until the end.
+
+The computations fusions and reducers call are not in the schedule: their values live in
+registers or in thread-local slots (:func:`thread_local_bytes`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from hloviz.ir import Computation, HloModule, Instruction, Shape
+from hloviz.opcodes import DEFINES_NO_BUFFER, DEFINES_TOP_LEVEL_ONLY, IN_PLACE, THREAD_LOCAL_CALLERS
+
+__all__ = ["Buffer", "Dataflow", "Value", "analyse", "shape_bytes"]
+
+#: Bytes of one element of a tuple's pointer table (XLA's pointer size on every backend it has).
+POINTER_BYTES = 8
+
+
+def shape_bytes(shape: Shape) -> int:
+    """The bytes XLA gives a buffer of ``shape``: the data for an array, the pointer table for a
+    tuple (its elements are buffers of their own), nothing for a token."""
+    if shape.is_tuple:
+        return POINTER_BYTES * len(shape.tuple_shapes)
+    if not shape.is_array:
+        return 0
+    return shape.byte_size
+
+
+@dataclass(eq=False)
+class Value:
+    """``instruction``'s result at shape ``index``, defined at ``time`` in the flattened schedule."""
+
+    instruction: Instruction
+    index: tuple[int, ...]
+    shape: Shape
+    time: int
+    last_use: int = -1
+    live_out: bool = False
+    #: The live range ``[start, end]``, set by :func:`analyse` (XLA's ``HloLiveRange``: aliased
+    #: values of one buffer end where the next one starts).
+    start: int = 0
+    end: int = 0
+    parent: Value | None = field(default=None, repr=False)  # union-find
+    #: Bytes of its buffer (:func:`shape_bytes`), computed once.
+    size: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.size = shape_bytes(self.shape)
+
+    @property
+    def key(self) -> str:
+        return f"{self.instruction.name}{{{','.join(map(str, self.index))}}}"
+
+
+class _Node:
+    """The values at every index of an instruction's (tuple) result: ``top`` and one tree per
+    element; an array's tree is its :class:`Value`."""
+
+    __slots__ = ("top", "elements")
+
+    def __init__(self, top: Value | None, elements: list[Tree]) -> None:
+        self.top = top
+        self.elements = elements
+
+
+Tree = Value | _Node | None
+
+
+def _values(tree: Tree) -> Iterator[Value]:
+    stack = [tree]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, Value):
+            yield t
+        elif isinstance(t, _Node):
+            if t.top is not None:
+                yield t.top
+            stack.extend(t.elements)
+
+
+@dataclass(eq=False)
+class Buffer:
+    """Values that share storage (see the module docstring), with the live range they span and
+    the kind of memory: ``parameters``, ``outputs``, ``temporaries`` or ``constants``."""
+
+    values: list[Value]
+    start: int
+    end: int
+    kind: str
+    #: Whether it is a donated parameter, or an output written into one (``input_output_alias``).
+    aliased: bool = False
+    #: The ``input_output_alias`` pairs it is a side of (the parameter's and the output's share).
+    pairs: frozenset[int] = frozenset()
+    #: Bytes: its largest value's (computed once).
+    size: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.size = max(v.size for v in self.values)
+
+    def ranges(self) -> list[tuple[int, int]]:
+        """The times some value of the buffer is live, as disjoint ``[start, end]`` ranges
+        (a loop's buffer is free between the last read of one iteration's value and the write
+        of the next)."""
+        out: list[tuple[int, int]] = []
+        for s, e in sorted((v.start, v.end) for v in self.values):
+            if out and s <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], e))
+            else:
+                out.append((s, e))
+        return out
+
+    @property
+    def defining(self) -> Value:
+        """The value a report names the buffer by: its first definition."""
+        return min(self.values, key=lambda v: (v.time, -v.size))
+
+
+@dataclass
+class Dataflow:
+    """The flattened schedule, and the buffers living along it (:func:`analyse`)."""
+
+    module: HloModule
+    sequence: list[Instruction]
+    buffers: list[Buffer]
+    #: Why the schedule is what it is: ``"scheduled"``, or the order assumed for a module that has none.
+    order: str
+    #: The buffer holding each instruction's top-level (index ``{}``) value, for those that define one.
+    buffer_of: dict[Instruction, Buffer]
+    #: The buffers that carry while loops' state from one iteration to the next.
+    loop_buffers: list[Buffer] = field(default_factory=list)
+
+    @property
+    def end_time(self) -> int:
+        return len(self.sequence)
+
+
+class _Builder:
+    def __init__(self, module: HloModule) -> None:
+        self.module = module
+        self.sequence: list[Instruction] = []
+        self.trees: dict[Instruction, Tree] = {}
+        self.values: list[Value] = []
+        self.forward: dict[Computation, list[Tree]] = {}  # a body's parameters → the caller's operand trees
+        self.loop_state: list[Tree] = []  # each while loop's state (its init operand)
+
+    # -- values ---------------------------------------------------------------------------
+    def define(self, inst: Instruction, shape: Shape, index: tuple[int, ...] = (), *, top_only: bool = False,
+               inherit: Tree = None) -> Tree:
+        if shape.is_tuple:
+            top = self._new(inst, shape, index)
+            if top_only and isinstance(inherit, _Node):
+                return _Node(top, list(inherit.elements))
+            return _Node(top, [self.define(inst, s, index + (i,)) for i, s in enumerate(shape.tuple_shapes)])
+        return self._new(inst, shape, index)
+
+    def _new(self, inst: Instruction, shape: Shape, index: tuple[int, ...]) -> Value:
+        v = Value(inst, index, shape, len(self.sequence))
+        self.values.append(v)
+        return v
+
+    # -- the walk -------------------------------------------------------------------------
+    def computation(self, comp: Computation) -> None:
+        for inst in comp.instructions:
+            self.instruction(inst, comp)
+        # what the root holds lives to the end of the computation's span (XLA: a root position)
+        span_end = len(self.sequence)
+        if comp.root is not None:
+            for v in _values(self.trees.get(comp.root)):
+                v.last_use = max(v.last_use, span_end)
+
+    def instruction(self, inst: Instruction, comp: Computation) -> None:  # noqa: C901 - one case per rule
+        op = inst.opcode
+        operands = [self.trees.get(o) for o in inst.operands]
+        used = operands  # the trees this instruction reads at its own time
+        calls = inst.calls_by_attribute
+        if op == "while":
+            init = operands[0] if operands else None
+            self.loop_state.append(init)
+            for name in ("condition", "body"):
+                for c in calls.get(name, ()):
+                    self.forward[c] = [init]
+                    if name == "body":  # XLA ends the init's use where the body starts
+                        _use(init, len(self.sequence))
+                    self.computation(c)
+            used = []
+            body = calls.get("body", [None])[0]
+            root = self.trees.get(body.root) if body is not None and body.root is not None else None
+            _merge(init, root)
+            if body is not None:
+                _merge(init, self.trees.get(body.parameters[0]) if body.parameters else None)
+            tree = root if root is not None else init
+        elif op == "call" or op == "async-start":
+            tree = None
+            if op == "call":
+                used = []  # read where the called computation reads them
+            for c in inst.called_computations:
+                self.forward[c] = operands
+                self.computation(c)
+                if op == "call" and c.root is not None:
+                    tree = self.trees.get(c.root)
+            if op == "async-start":
+                tree = self.define(inst, inst.shape)
+        elif op == "conditional":
+            branches = inst.called_computations
+            for b, c in enumerate(branches):
+                self.forward[c] = [operands[b + 1] if b + 1 < len(operands) else None]
+                self.computation(c)
+            tree = self.define(inst, inst.shape)
+            for c in branches:
+                if c.root is not None:
+                    _merge(tree, self.trees.get(c.root))
+        elif op == "parameter":
+            fwd = self.forward.get(comp)
+            if fwd is None:  # the entry's own parameters
+                tree = self.define(inst, inst.shape)
+            else:
+                n = inst.parameter_number or 0
+                tree = fwd[n] if n < len(fwd) else None
+        elif op == "get-tuple-element":
+            src = operands[0] if operands else None
+            k = int(inst.attributes.get("index", "0"))
+            tree = src.elements[k] if isinstance(src, _Node) and k < len(src.elements) else None
+        elif op in DEFINES_NO_BUFFER:  # bitcast, opt-barrier, domain, add-dependency
+            tree = operands[0] if operands else None
+        elif op in DEFINES_TOP_LEVEL_ONLY:
+            tree = _Node(self._new(inst, inst.shape, ()), list(operands))
+        elif op == "copy" and inst.shape.is_tuple:
+            tree = self.define(inst, inst.shape, top_only=True, inherit=operands[0] if operands else None)
+        else:
+            tree = self.define(inst, inst.shape)
+            if op in IN_PLACE or op == "fusion":
+                for out_index, operand, operand_index in _in_place_pairs(inst):
+                    if operand < len(operands):
+                        _merge(_subtree(tree, out_index), _subtree(operands[operand], operand_index))
+        self.trees[inst] = tree
+        time = len(self.sequence)
+        for t in used:
+            _use(t, time)
+        self.sequence.append(inst)
+
+
+def _use(tree: Tree, time: int) -> None:
+    for v in _values(tree):
+        if time > v.last_use:
+            v.last_use = time
+
+
+def _subtree(tree: Tree, index: tuple[int, ...]) -> Tree:
+    for k in index:
+        if not isinstance(tree, _Node) or k >= len(tree.elements):
+            return None
+        tree = tree.elements[k]
+    return tree
+
+
+def _find(v: Value) -> Value:
+    root = v
+    while root.parent is not None:
+        root = root.parent
+    while v.parent is not None and v.parent is not root:
+        v.parent, v = root, v.parent
+    return root
+
+
+def _merge(a: Tree, b: Tree) -> None:
+    """Union the values of two trees index by index (where both have a value)."""
+    if isinstance(a, Value) and isinstance(b, Value):
+        ra, rb = _find(a), _find(b)
+        if ra is not rb:
+            rb.parent = ra
+    elif isinstance(a, _Node) and isinstance(b, _Node):
+        if a.top is not None and b.top is not None:
+            _merge(a.top, b.top)
+        for x, y in zip(a.elements, b.elements):
+            _merge(x, y)
+
+
+_ALIAS_PAIR = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}")
+
+
+def _index(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.replace(" ", "").split(",") if p)
+
+
+def _in_place_pairs(inst: Instruction) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
+    """(output index, operand number, operand index) that must share a buffer: an in-place op's
+    result and its first operand; a fusion's ``output_to_operand_aliasing``, or the operand its
+    fused root updates in place."""
+    if inst.opcode in IN_PLACE:
+        return [((), 0, ())]
+    text = inst.attributes.get("output_to_operand_aliasing")
+    if text:
+        return [(_index(m.group(1)), int(m.group(2)), _index(m.group(3))) for m in _ALIAS_PAIR.finditer(text)]
+    fused = inst.called_computations[0] if inst.called_computations else None
+    root = fused.root if fused is not None else None
+    if root is not None and root.opcode in IN_PLACE and root.operands:
+        target = root.operands[0]
+        while target.opcode == "bitcast" and target.operands:
+            target = target.operands[0]
+        if target.opcode == "parameter" and target.parameter_number is not None:
+            return [((), target.parameter_number, ())]
+    return []
+
+
+def _entry_aliases(module: HloModule) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
+    text = module.attributes.get("input_output_alias", "")
+    return [(_index(m.group(1)), int(m.group(2)), _index(m.group(3))) for m in _ALIAS_PAIR.finditer(text)]
+
+
+def analyse(module: HloModule) -> Dataflow:
+    """Values, buffers and live ranges of ``module``'s entry (see the module docstring)."""
+    entry = module.entry
+    if entry is None:
+        from hloviz.errors import InputError
+
+        raise InputError(f"module {module.name} has no ENTRY computation; there is nothing to run")
+    order = "scheduled" if module.is_scheduled else (
+        "the order of the text (the module is not scheduled: XLA's scheduler may order it differently)")
+    b = _Builder(module)
+    b.computation(entry)
+    end = len(b.sequence)
+    root_tree = b.trees.get(entry.root) if entry.root is not None else None
+    for v in _values(root_tree):
+        v.live_out = True
+    params = {p.parameter_number: b.trees.get(p) for p in entry.parameters}
+    # input_output_alias: the donated parameter and the output that reuses its allocation stay two
+    # buffers with live ranges of their own (XLA's HloLiveRange ends a donated parameter at its
+    # last use), paired here for the allocation estimate.
+    donated: dict[int, int] = {}  # id(value) → pair number, for both sides of each pair
+    for pair, (out_index, number, param_index) in enumerate(_entry_aliases(module)):
+        for v in _values(_subtree(params.get(number), param_index)):
+            donated[id(v)] = pair
+        for v in _values(_subtree(root_tree, out_index)):
+            donated.setdefault(id(v), pair)
+    param_values = {id(v) for t in params.values() for v in _values(t)}
+    groups: dict[int, list[Value]] = {}
+    for v in b.values:
+        groups.setdefault(id(_find(v)), []).append(v)
+    buffers = [_buffer(values, param_values, donated, end) for values in groups.values()]
+    buffers.sort(key=lambda buf: (buf.start, buf.end))
+    of_value = {id(v): buf for buf in buffers for v in buf.values}
+    loops: dict[int, Buffer] = {}
+    for state in b.loop_state:
+        for v in _values(state):
+            loops.setdefault(id(of_value[id(v)]), of_value[id(v)])
+    tops = {v.instruction: of_value[id(v)] for v in b.values if not v.index}
+    return Dataflow(module, b.sequence, buffers, order, tops, list(loops.values()))
+
+
+def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int], end: int) -> Buffer:
+    pairs = {donated[id(v)] for v in values if id(v) in donated}
+    is_param = any(id(v) in param_values for v in values)
+    live_out = any(v.live_out for v in values)
+    for v in values:
+        v.start, v.end = v.time, max(v.last_use, v.time)
+        if id(v) in param_values:
+            v.start = 0
+            if id(v) not in donated:  # read-only parameters live throughout
+                v.end = end
+        if v.live_out:
+            v.end = end
+    ordered = sorted(values, key=lambda v: (v.start, v.end))
+    for a, b in pairwise(ordered):  # XLA's NormalizeAliasedBuffers
+        b.end = max(a.end, b.end)
+        a.end = min(a.end, b.start)
+    if is_param:
+        kind = "parameters"
+    elif live_out:
+        kind = "outputs"
+    elif all(v.instruction.opcode == "constant" for v in values):
+        kind = "constants"
+    else:
+        kind = "temporaries"
+    return Buffer(values, min(v.start for v in values), max(v.end for v in values), kind, aliased=bool(pairs),
+                  pairs=frozenset(pairs))
+
+
+def thread_local_bytes(module: HloModule) -> int:
+    """Bytes of the thread-local slots XLA gives the values of computations that reducers, sorts,
+    maps and scatters call once per element (one slot per buffer; fused computations excepted)."""
+    seen: set[str] = set()
+    total = 0
+    stack: list[Computation] = []
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode in THREAD_LOCAL_CALLERS:
+                for attr in ("to_apply", "select", "scatter"):
+                    stack.extend(inst.calls_by_attribute.get(attr, ()))
+    while stack:
+        comp = stack.pop()
+        if comp.name in seen:
+            continue
+        seen.add(comp.name)
+        for inst in comp.instructions:
+            if inst.opcode not in DEFINES_NO_BUFFER:
+                total += sum(shape_bytes(s) for s in _all_shapes(inst.shape))
+            stack.extend(inst.called_computations)
+    return total
+
+
+def _all_shapes(shape: Shape) -> Iterator[Shape]:
+    yield shape
+    if shape.is_tuple:
+        for s in shape.tuple_shapes:
+            yield from _all_shapes(s)

@@ -1,0 +1,374 @@
+"""One memory report, whichever way the numbers came: :class:`MemoryReport`.
+
+``source`` says where they came from: ``"xla"`` when XLA's own buffer assignment was read (a live
+capture, a dump folder, a saved capture that kept it), ``"estimate"`` when hloviz computed them
+from the HLO text by XLA's rules (:mod:`.estimate`).
+
+* ``total_bytes`` is XLA's "Total bytes used": the sum of every allocation;
+* the *timeline* is the bytes live at each position of the flattened schedule, the way XLA's
+  ``HloLiveRange`` counts them: every buffer from its definition to its last use, entry
+  parameters throughout, outputs to the end (thread-local slots are not in it); the *peak* is its
+  highest point, and the buffers at the peak are the ones live there.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hloviz.ir import HloModule, Instruction
+
+from .dataflow import Dataflow, analyse, shape_bytes
+from .estimate import estimate
+from .records import KINDS, XlaAssignment
+
+__all__ = ["LiveBuffer", "MemoryReport", "Peak", "kind_label", "memory_report"]
+
+
+def kind_label(kind: str) -> str:
+    """How reports name a key of ``by_kind``: ``thread-local``; ``aliased`` says it is a part of
+    the parameters' bytes (the donated ones), not more bytes."""
+    return "aliased (of the parameters)" if kind == "aliased" else kind.replace("_", "-")
+
+#: Kinds along the timeline (thread-local slots are not live along the schedule).
+TIMELINE_KINDS = ("parameters", "outputs", "temporaries", "constants")
+
+
+@dataclass(frozen=True)
+class LiveBuffer:
+    """A buffer live at the peak: the instruction that defines it (its op name, scope and shape),
+    its bytes, kind and live range ``[start, end]`` in schedule positions."""
+
+    instruction: str
+    index: tuple[int, ...]
+    op_name: str
+    scope: str
+    shape: str
+    bytes: int
+    kind: str
+    start: int
+    end: int
+    last_user: str = ""
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"instruction": self.instruction, "index": list(self.index), "op_name": self.op_name,
+                "scope": self.scope, "shape": self.shape, "bytes": self.bytes, "kind": self.kind,
+                "live_range": [self.start, self.end], "last_user": self.last_user, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Peak:
+    time: int
+    instruction: str
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"time": self.time, "instruction": self.instruction, "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """See the module docstring; :meth:`to_dict` is ``hloviz memory --json``."""
+
+    source: str
+    origin: str
+    total_bytes: int
+    by_kind: Mapping[str, int]
+    peak: Peak
+    instructions: tuple[str, ...]
+    timeline: Mapping[str, tuple[int, ...]]
+    buffers_at_peak: tuple[LiveBuffer, ...]
+    scopes: tuple[tuple[str, int], ...]
+    order: str
+    notes: tuple[str, ...] = ()
+    stats: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def live_bytes(self) -> tuple[int, ...]:
+        """Bytes live at each position (all kinds together)."""
+        parts = [self.timeline[k] for k in TIMELINE_KINDS if k in self.timeline]
+        return tuple(sum(col) for col in zip(*parts)) if parts else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "total_bytes": self.total_bytes,
+            "by_kind": dict(self.by_kind),
+            "peak": self.peak.to_dict(),
+            "timeline": {"instructions": list(self.instructions), "bytes": list(self.live_bytes),
+                         "by_kind": {k: list(v) for k, v in self.timeline.items()}},
+            "buffers_at_peak": [b.to_dict() for b in self.buffers_at_peak],
+            "scopes": [{"scope": s, "bytes": n} for s, n in self.scopes],
+        }
+
+
+@dataclass(frozen=True)
+class _Interval:
+    instruction: str
+    index: tuple[int, ...]
+    bytes: int
+    kind: str
+    start: int
+    end: int
+    #: What XLA's peak search counts for it: the byte size of its instruction's whole shape (a
+    #: tuple's pointer table for a tuple element; see :func:`_peak_moment`).
+    event_bytes: int = 0
+    #: Where it is stored (XLA's allocation, offset, size; or hloviz's own numbering for an
+    #: estimate): values that share one slot at the same time are one set of bytes (a result
+    #: written over the operand it replaces). None: a place of its own.
+    slot: tuple[int, int, int] | None = None
+    #: The instruction (when the module has it) and the schedule position of its last read.
+    inst: Instruction | None = field(default=None, compare=False)
+    last_use: int = -1
+
+
+def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
+                  scope_of: Callable[[Instruction], str] | None = None,
+                  source_of: Callable[[Instruction], str] | None = None) -> MemoryReport:
+    """The memory report of the optimized ``module``: XLA's numbers when ``xla`` (its buffer
+    assignment for this very compile) is given, else the estimate. ``scope_of`` names an
+    instruction's scope (layer); ``source_of`` its line in the user's code."""
+    # The analysis makes a few objects per value and frees none until it ends: pausing the cyclic
+    # garbage collector saves its repeated full scans (half the time on a 300k-instruction module).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _report(module, xla, scope_of, source_of)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _report(module: HloModule, xla: XlaAssignment | None, scope_of: Callable[[Instruction], str] | None,
+            source_of: Callable[[Instruction], str] | None) -> MemoryReport:
+    from .notes import memory_notes
+
+    flow = analyse(module)
+    notes: list[str] = []
+    if xla is not None:
+        known = _check_names(module, xla, notes)
+        if known:
+            notes += memory_notes(flow, xla)
+            return _from_xla(module, flow, xla, notes, scope_of, source_of)
+    est = estimate(flow)
+    notes += memory_notes(flow, None, est.reused_outputs)
+    taken = est.starts  # a result written over the operand it replaces starts one later
+    # the values of one buffer share its storage, and so do the buffers the estimate placed in one
+    # output or donated parameter's allocation: one slot each (negative: not XLA's allocation numbers)
+    def slot(k: int, b) -> tuple[int, int, int] | None:
+        if id(b) in est.placed:
+            return (-2, est.placed[id(b)], 0)
+        return (-1, k, 0) if len(b.values) > 1 else None
+
+    intervals = [_Interval(v.instruction.name, v.index, v.size, b.kind,
+                           taken.get(id(b), v.start) if v is b.defining else v.start, v.end,
+                           shape_bytes(v.instruction.shape), slot(k, b), v.instruction, v.last_use)
+                 for k, b in enumerate(flow.buffers) for v in b.values]
+    by_kind = dict(est.by_kind)
+    by_kind["aliased"] = est.aliased
+    origin = "estimated from the HLO text by XLA's rules"
+    if flow.order != "scheduled":
+        notes.append(f"this module is not scheduled: the estimate assumes {flow.order}")
+    return _build("estimate", origin, est.total_bytes, by_kind, flow, [i.name for i in flow.sequence], intervals,
+                  None, notes, scope_of, source_of, {})
+
+
+def _check_names(module: HloModule, xla: XlaAssignment, notes: list[str]) -> bool:
+    """Whether XLA's record names this module's instructions (it belongs to this compile)."""
+    names = {i.name for i in module.instructions()}
+    wanted = [v.instruction for v in xla.values() if v.instruction]
+    if not wanted:
+        notes.append("XLA's buffer assignment names no instructions; the numbers are estimated instead")
+        return False
+    found = sum(1 for n in wanted if n in names)
+    if found < len(wanted):
+        notes.append(f"XLA's buffer assignment names {len(wanted) - found} of its {len(wanted)} values after "
+                     "instructions this module does not have: it belongs to another compile; estimated instead")
+        return False
+    return True
+
+
+def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list[str],
+              scope_of: Callable[[Instruction], str] | None,
+              source_of: Callable[[Instruction], str] | None) -> MemoryReport:
+    by_kind: dict[str, int] = dict(xla.bytes_by_kind())
+    by_kind["aliased"] = xla.aliased_bytes
+    kind_of: dict[str, str] = {}
+    size_of: dict[str, int] = {}
+    slot_of: dict[str, tuple[int, int, int]] = {}
+    for a in xla.allocations:
+        for v in a.values:
+            kind_of[v.key] = a.kind
+            size_of[v.key] = v.size
+            slot_of[v.key] = (a.index, v.offset, v.size)
+    live = xla.live
+    peak_time = None
+    if live is not None and live.ranges:
+        intervals = []
+        by_name = {i.name: i for i in module.instructions()}
+        for key, (start, end) in live.ranges.items():
+            name, _, idx = key.partition("{")
+            index = tuple(int(i) for i in idx.rstrip("}").split(",") if i)
+            inst = by_name.get(name)
+            size = size_of.get(key, 0)
+            intervals.append(_Interval(name, index, size, _timeline_kind(kind_of.get(key)), start, end,
+                                       shape_bytes(inst.shape) if inst is not None else size, slot_of.get(key), inst))
+        sequence = list(live.sequence) or [i.name for i in flow.sequence]
+        peak_time = live.peak_time
+    else:
+        intervals = []
+        for b in flow.buffers:
+            kinds = {kind_of[v.key] for v in b.values if v.key in kind_of}
+            kind = next((k for k in ("parameters", "outputs", "constants", "temporaries") if k in kinds), b.kind)
+            for v in b.values:
+                intervals.append(_Interval(v.instruction.name, v.index, size_of.get(v.key, v.size),
+                                           _timeline_kind(kind), v.start, v.end, shape_bytes(v.instruction.shape),
+                                           slot_of.get(v.key), v.instruction, v.last_use))
+        sequence = [i.name for i in flow.sequence]
+    return _build("xla", xla.origin, xla.total_bytes, by_kind, flow, sequence, intervals, peak_time, notes,
+                  scope_of, source_of, dict(xla.stats))
+
+
+def _timeline_kind(kind: str | None) -> str:
+    return kind if kind in TIMELINE_KINDS else "temporaries"
+
+
+def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: Dataflow, sequence: list[str],
+           intervals: list[_Interval], peak_time: int | None, notes: list[str],
+           scope_of: Callable[[Instruction], str] | None, source_of: Callable[[Instruction], str] | None,
+           stats: dict[str, int]) -> MemoryReport:
+    n = max(len(sequence), max((i.end for i in intervals), default=-1) + 1, 1)
+    deltas = {k: [0] * (n + 1) for k in TIMELINE_KINDS}
+    for kind, start, end, size in _occupancy(intervals):
+        d = deltas[kind]
+        d[max(start, 0)] += size
+        d[min(end, n - 1) + 1] -= size
+    timeline: dict[str, tuple[int, ...]] = {}
+    for k, d in deltas.items():
+        live, col = 0, []
+        for x in d[:n]:
+            live += x
+            col.append(live)
+        timeline[k] = tuple(col)
+    totals = [sum(timeline[k][t] for k in TIMELINE_KINDS) for t in range(n)]
+    highest = max(totals)
+    block, most = by_kind.get("temporaries", 0), max(timeline["temporaries"])
+    if source == "xla" and block and most <= block:
+        notes.append(f"packing: XLA's temporary block holds {block} bytes; at most {most} bytes of it are live at "
+                     f"one position ({100 * (block - most) / block:.1f}% lost to how XLA packed them)")
+    xla_said = peak_time is not None
+    if peak_time is None or not 0 <= peak_time < n:
+        peak_time = _peak_moment(intervals)
+    if totals[peak_time] != highest:  # XLA's sweep stopped below the highest point: report the highest
+        first = totals.index(highest)
+        if xla_said:
+            notes.append(f"XLA's live-range report calls position {peak_time} the peak ({totals[peak_time]} bytes "
+                         f"live); the highest point is position {first} ({highest} bytes), reported here")
+        peak_time = first
+    # largest first, then by name: the order of XLA's own live-range report
+    at_peak = sorted(_live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.instruction, iv.index))
+    users = _last_users(flow.sequence)
+    buffers = tuple(_live_buffer(iv, scope_of, source_of, users, sequence) for iv in at_peak)
+    scopes: dict[str, int] = {}
+    for b in buffers:
+        parts = [p for p in b.scope.split("/") if p] if b.scope else []
+        for k in range(1, len(parts) + 1):
+            path = "/".join(parts[:k])
+            scopes[path] = scopes.get(path, 0) + b.bytes
+        if not parts:
+            scopes["(no scope)"] = scopes.get("(no scope)", 0) + b.bytes
+    peak_inst = sequence[peak_time] if peak_time < len(sequence) else ""
+    by_kind = {**{k: by_kind.get(k, 0) for k in KINDS}, "aliased": by_kind.get("aliased", 0)}
+    return MemoryReport(source, origin, total, by_kind, Peak(peak_time, peak_inst, totals[peak_time]),
+                        tuple(sequence), timeline, buffers,
+                        tuple(sorted(scopes.items(), key=lambda kv: (-kv[1], kv[0]))), flow.order, tuple(notes), stats)
+
+
+def _occupancy(intervals: list[_Interval]) -> list[tuple[str, int, int, int]]:
+    """(kind, start, end, bytes) of what takes memory: each interval, except that intervals of
+    one slot are joined where they overlap (one set of bytes)."""
+    out: list[tuple[str, int, int, int]] = []
+    slots: dict[tuple[int, int, int], list[_Interval]] = {}
+    for iv in intervals:
+        if not iv.bytes or iv.end < iv.start:
+            continue
+        if iv.slot is None:
+            out.append((iv.kind, iv.start, iv.end, iv.bytes))
+        else:
+            slots.setdefault(iv.slot, []).append(iv)
+    for ivs in slots.values():
+        ivs.sort(key=lambda iv: (iv.start, iv.end))
+        kind, start, end, size = ivs[0].kind, ivs[0].start, ivs[0].end, ivs[0].bytes
+        for iv in ivs[1:]:
+            if iv.start <= end:  # one set of bytes: the larger of the two
+                end, size = max(end, iv.end), max(size, iv.bytes)
+            else:
+                out.append((kind, start, end, size))
+                kind, start, end, size = iv.kind, iv.start, iv.end, iv.bytes
+        out.append((kind, start, end, size))
+    return out
+
+
+def _live_at(intervals: list[_Interval], t: int) -> list[_Interval]:
+    """The intervals live at ``t``; of several sharing a slot, the latest (the value written there)."""
+    out: list[_Interval] = []
+    latest: dict[tuple[int, int, int], _Interval] = {}
+    for iv in intervals:
+        if not (iv.start <= t <= iv.end and iv.bytes):
+            continue
+        if iv.slot is None:
+            out.append(iv)
+        elif iv.slot not in latest or iv.start > latest[iv.slot].start:
+            latest[iv.slot] = iv
+    return out + list(latest.values())
+
+
+def _peak_moment(intervals: list[_Interval]) -> int:
+    """The time XLA's ``HloLiveRange`` calls the peak, found the way it finds it: a sweep over
+    start and end events in time order, starts before ends at the same time (an end event falls
+    one past the end), each weighing its instruction's whole shape; the first time the running
+    sum rises above every earlier one. Among several equally high positions this is the one XLA's
+    report lists; the caller keeps it only when it is one of the highest (the sweep's count at a
+    time includes buffers that ended just before it, so it can stop one position late)."""
+    events: list[tuple[int, int, int]] = []
+    for iv in intervals:
+        events.append((iv.start, 0, iv.event_bytes))
+        events.append((iv.end + 1, 1, -iv.event_bytes))
+    events.sort(key=lambda e: (e[0], e[1]))
+    usage = best = 0
+    moment = 0
+    for time, _, delta in events:
+        usage += delta
+        if usage > best:
+            best, moment = usage, time
+    return moment
+
+
+def _last_users(sequence: list[Instruction]) -> dict[str, str]:
+    """Instruction name → the name of the last instruction of the flattened schedule reading it."""
+    out: dict[str, str] = {}
+    for inst in sequence:
+        for o in inst.operands:
+            out[o.name] = inst.name
+    return out
+
+
+def _live_buffer(iv: _Interval, scope_of: Callable[[Instruction], str] | None,
+                 source_of: Callable[[Instruction], str] | None, users: dict[str, str],
+                 sequence: list[str]) -> LiveBuffer:
+    inst = iv.inst
+    if inst is None:
+        return LiveBuffer(iv.instruction, iv.index, "", "", "", iv.bytes, iv.kind, iv.start, iv.end)
+    shape = inst.shape
+    for k in iv.index:
+        shape = shape.tuple_shapes[k] if shape.is_tuple and k < len(shape.tuple_shapes) else shape
+    last = sequence[iv.last_use] if 0 <= iv.last_use < len(sequence) else users.get(inst.name, "")
+    return LiveBuffer(iv.instruction, iv.index, inst.metadata.op_name, scope_of(inst) if scope_of else "",
+                      shape.to_text(layout=False), iv.bytes, iv.kind, iv.start, iv.end, last,
+                      source_of(inst) if source_of else "")
+
+
+

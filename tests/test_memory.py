@@ -1,0 +1,378 @@
+"""hloviz memory: XLA's own buffer assignment read to the byte, and the estimate from HLO alone.
+
+Every expected number comes from XLA's own files, read here with regular expressions (the dump's
+``Total bytes used``, its allocations, its ``HloLiveRange`` peak), or from JAX's own
+``CompiledMemoryStats`` numbers kept with a capture — never from hloviz's analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data" / "memory"
+SAMPLES = ROOT / "samples" / "memory"
+DUMPS = {"tf_dump": "module_0000", "jax_dump": "module_0006"}
+
+
+def _xla_dump_facts(folder: Path) -> dict:
+    """What XLA wrote, by regex: total, parameter bytes, the peak and the buffers live there."""
+    text = "".join(p.read_text() for p in sorted(folder.glob("*-buffer-assignment*.txt")))
+    live = "".join(p.read_text() for p in folder.glob("*.txt") if "HloLiveRange" in p.read_text())
+    peak = live[live.index("(peak):"):live.index("Stack trace")]
+    rows = re.findall(r"^    (\S+)\{[\d,]*\}: (\d+) bytes", peak, re.MULTILINE)
+    return {
+        "total": int(re.search(r"Total bytes used: (\d+)", text).group(1)),
+        "parameters": sum(int(s) for s in re.findall(r"^allocation \d+: size (\d+), parameter", text, re.MULTILINE)),
+        "peak_time": int(re.search(r"Live ranges at (\d+) \(peak\)", live).group(1)),
+        "peak_bytes": sum(int(b) for _, b in rows),
+        "peak_buffers": [n for n, _ in rows],
+    }
+
+
+def _json(capsys, *args):
+    code, out, err = run_cli(["memory", *args, "--json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("dump", sorted(DUMPS))
+def test_dump_folder_reports_xla_numbers_to_the_byte(dump, capsys):
+    facts = _xla_dump_facts(DATA / dump)
+    got = _json(capsys, str(DATA / dump))
+    assert set(got) == {"source", "total_bytes", "by_kind", "peak", "timeline", "buffers_at_peak", "scopes"}
+    assert got["source"] == "xla"
+    assert got["total_bytes"] == facts["total"]
+    assert got["by_kind"]["parameters"] == facts["parameters"]
+    assert got["peak"]["time"] == facts["peak_time"]
+    assert got["peak"]["bytes"] == facts["peak_bytes"]
+    assert sorted(b["instruction"] for b in got["buffers_at_peak"]) == sorted(facts["peak_buffers"])
+    assert max(got["timeline"]["bytes"]) == facts["peak_bytes"]
+
+
+@pytest.mark.parametrize("dump", sorted(DUMPS))
+def test_bare_optimized_file_is_estimated_like_xla(dump, capsys):
+    facts = _xla_dump_facts(DATA / dump)
+    post = next((DATA / dump).glob("*cpu_after_optimizations.txt"))
+    got = _json(capsys, str(post))
+    assert got["source"] == "estimate"
+    assert abs(got["total_bytes"] - facts["total"]) <= 0.05 * facts["total"]
+    assert got["total_bytes"] <= 1.01 * facts["total"]
+    assert got["peak"]["bytes"] == facts["peak_bytes"]
+    ours = {b["instruction"] for b in got["buffers_at_peak"][:10]}
+    theirs = facts["peak_buffers"][:10]
+    assert sum(n in ours for n in theirs) >= min(8, len(theirs))
+
+
+def _samples() -> list[str]:
+    return sorted(p.name for p in SAMPLES.iterdir() if (p / "memory.json").is_file()) if SAMPLES.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _samples())
+def test_estimate_of_real_programs_against_xla_record(name, capsys):
+    """The estimate from post.hlo alone against XLA's record of the same compile (memory.json)."""
+    folder = SAMPLES / name
+    record = json.loads((folder / "memory.json").read_text())
+    xla_total = sum(a["size"] for a in record["allocations"])
+    post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
+    got = _json(capsys, str(post))
+    assert got["source"] == "estimate"
+    in_place = any(a["aliased"] for a in record["allocations"]) or "dynamic-update-slice" in got["timeline"][
+        "instructions"].__str__()
+    tolerance = 0.10 if in_place else 0.05
+    assert got["total_bytes"] <= 1.01 * xla_total
+    assert got["total_bytes"] >= (1 - tolerance) * xla_total
+    saved = _json(capsys, str(folder))
+    assert saved["source"] == "xla" and saved["total_bytes"] == xla_total
+
+
+@pytest.mark.parametrize("name", [n for n in _samples() if n.startswith("jax")])
+def test_jax_record_agrees_with_jax_memory_stats(name):
+    """The proto hloviz decoded against the numbers JAX's own API gave for the same compile."""
+    record = json.loads((SAMPLES / name / "memory.json").read_text())
+    stats = record["stats"]
+    by = {}
+    for a in record["allocations"]:
+        by[a["kind"]] = by.get(a["kind"], 0) + a["size"]
+    assert by.get("parameters", 0) == stats["argument_size_in_bytes"]
+    assert by.get("temporaries", 0) == stats["temp_size_in_bytes"]
+    assert sum(a["size"] for a in record["allocations"] if a["aliased"]) == stats["alias_size_in_bytes"]
+
+
+def test_truncated_buffer_assignment_in_a_dump_is_exit_2(tmp_path, capsys):
+    folder = tmp_path / "dump"
+    shutil.copytree(DATA / "tf_dump", folder)
+    ba = next(folder.glob("*-buffer-assignment.txt"))
+    text = ba.read_text()
+    ba.write_text(text[: text.index("allocation 5:")])
+    code, _, err = run_cli(["memory", str(folder)], capsys)
+    assert code == 2
+    assert "cut short" in err and ba.name in err
+    assert "Traceback" not in err
+
+
+def test_unscheduled_module_says_which_order(tmp_path, capsys):
+    post = next((DATA / "tf_dump").glob("*cpu_after_optimizations.txt"))
+    text = post.read_text().replace("is_scheduled=true, ", "", 1)
+    path = tmp_path / "post_unscheduled.hlo"
+    path.write_text(text)
+    code, out, err = run_cli(["memory", str(path)], capsys)
+    assert code == 0, err
+    assert "not scheduled" in out and "order of the text" in out
+
+
+def test_saved_capture_keeps_xla_record(tmp_path, capsys):
+    code, _, err = run_cli(["dump", str(DATA / "jax_dump"), "-o", str(tmp_path / "cap")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "cap" / "memory.json").is_file()
+    assert json.loads((tmp_path / "cap" / "capture.json").read_text())["memory_file"] == "memory.json"
+    facts = _xla_dump_facts(DATA / "jax_dump")
+    got = _json(capsys, str(tmp_path / "cap"))
+    assert got["source"] == "xla" and got["total_bytes"] == facts["total"]
+
+
+@pytest.mark.requires_jax
+def test_live_jax_capture_is_xla_to_the_byte(tmp_path, capsys):
+    import jax
+    import jax.numpy as jnp
+
+    model = tmp_path / "m.py"
+    model.write_text("import jax.numpy as jnp\n\ndef f(x, w):\n    return jnp.tanh(x @ w).sum(), x @ w\n")
+    got = _json(capsys, f"{model}:f", "--arg", "f32[64,128]", "--arg", "f32[128,32]")
+
+    def f(x, w):
+        return jnp.tanh(x @ w).sum(), x @ w
+
+    stats = jax.jit(f).lower(jnp.ones((64, 128)), jnp.ones((128, 32))).compile().memory_analysis()
+    assert got["source"] == "xla"
+    assert got["by_kind"]["parameters"] == stats.argument_size_in_bytes
+    assert got["by_kind"]["temporaries"] == stats.temp_size_in_bytes
+
+
+@pytest.mark.requires_tf
+def test_live_tf_capture_is_xla_to_the_byte(tmp_path, capsys):
+    model = tmp_path / "m.py"
+    model.write_text("import tensorflow as tf\n\n@tf.function(jit_compile=True)\ndef f(x, w):\n"
+                     "    return tf.reduce_sum(tf.tanh(x @ w)), x @ w\n")
+    got = _json(capsys, f"{model}:f", "--arg", "f32[64,128]", "--arg", "f32[128,32]")
+    import tensorflow as tf
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    @tf.function(jit_compile=True)
+    def f(x, w):
+        return tf.reduce_sum(tf.tanh(x @ w)), x @ w
+
+    proto = f.experimental_get_compiler_ir(tf.TensorSpec((64, 128)), tf.TensorSpec((128, 32)))(
+        stage="optimized_hlo_proto_serialized")
+    ba = hlo_pb2.HloProto.FromString(proto).buffer_assignment
+    assert got["source"] == "xla"
+    assert got["total_bytes"] == sum(a.size for a in ba.buffer_allocations)
+    assert got["by_kind"]["parameters"] == sum(a.size for a in ba.buffer_allocations
+                                               if a.is_entry_computation_parameter)
+
+
+# --- the README, pictures, and the other commands -------------------------------------------------
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+MEMORY_SECTION = README[README.index("## Memory"):README.index("## Diffing two TensorFlow versions")]
+#: README table row label → the samples/memory folder it reports.
+README_ROWS = {"ResNet50": "resnet50", "MobileNetV2": "mobilenet_v2", "Keras transformer": "keras_transformer", "Keras CNN training step": "keras_cnn_train",
+               "Keras training step (SGD": "keras_small_train_step", "Keras LSTM": "keras_lstm",
+               "Keras MultiHeadAttention": "keras_mha", "matmul chain": "matmul_chain",
+               "JAX training step, donated": "jax_donated", "JAX transformer": "jax_scopes"}
+
+
+def test_readme_memory_picture_is_what_the_command_makes(tmp_path, monkeypatch, capsys):
+    line = next(x for x in MEMORY_SECTION.splitlines() if x.startswith("hloviz render "))
+    argv = line.split()
+    assert argv[argv.index("-o") + 1] == "docs/memory.svg" and "](docs/memory.svg)" in MEMORY_SECTION
+    out = tmp_path / "memory.svg"
+    argv[argv.index("-o") + 1] = str(out)
+    monkeypatch.chdir(ROOT)
+    code, _, err = run_cli(argv[1:], capsys)
+    assert code == 0, err
+    assert out.read_bytes() == (ROOT / "docs" / "memory.svg").read_bytes(), \
+        f"docs/memory.svg is out of date; regenerate it with: {line}"
+
+
+def test_readme_memory_table_is_xla_against_the_estimate(capsys):
+    rows = re.findall(r"^\| (.+?) \| ([\d,]+) B \| (same|[−+-][\d.]+%) \|$", MEMORY_SECTION, re.MULTILINE)
+    assert len(rows) == len(README_ROWS)
+    for label, xla_text, said in rows:
+        folder = SAMPLES / next(f for prefix, f in README_ROWS.items() if label.startswith(prefix))
+        record = json.loads((folder / "memory.json").read_text())
+        xla_total = sum(a["size"] for a in record["allocations"])
+        assert int(xla_text.replace(",", "")) == xla_total, label
+        post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
+        got = _json(capsys, str(post))["total_bytes"]
+        expected = "same" if got == xla_total else f"{100 * (got - xla_total) / xla_total:+.2f}%".replace("-", "−")
+        assert said == expected, label
+
+
+def test_render_memory_refuses_graphviz_formats(tmp_path, capsys):
+    code, _, err = run_cli(["render", str(SAMPLES / "keras_mha"), "--stage", "memory", "-o",
+                            str(tmp_path / "m.png")], capsys)
+    assert code == 2 and ".svg or .html" in err
+
+
+def test_damaged_memory_json_is_exit_2(tmp_path, capsys):
+    folder = tmp_path / "cap"
+    shutil.copytree(SAMPLES / "keras_mha", folder)
+    (folder / "memory.json").write_text('{"format": "something else"}')
+    code, _, err = run_cli(["memory", str(folder)], capsys)
+    assert code == 2 and "memory.json" in err and "Traceback" not in err
+
+
+def test_donated_bytes_are_the_aliased_parameters():
+    """aliased = the entry parameters input_output_alias names, their shapes read by regex."""
+    from hloviz.capture import load_target
+
+    text = (SAMPLES / "jax_donated" / "post.hlo").read_text()
+    header = text.splitlines()[0]
+    donated = {int(n) for n in re.findall(r"\}: \((\d+), \{\}", header)}
+    entry = text[text.index("\nENTRY "):]
+    shapes = {int(n): (t, dims) for t, dims, n in re.findall(r"= (f32)\[([\d,]*)\][^ ]* parameter\((\d+)\)", entry)}
+    expected = 0
+    for n in donated:
+        count = 1
+        for d in filter(None, shapes[n][1].split(",")):
+            count *= int(d)
+        expected += 4 * count
+    cap = load_target(str(SAMPLES / "jax_donated"))
+    from hloviz.analysis.memory import memory_report
+
+    assert memory_report(cap.post_module()).by_kind["aliased"] == expected
+    assert json.loads((SAMPLES / "jax_donated" / "memory.json").read_text())["stats"]["alias_size_in_bytes"] == expected
+
+
+def test_stats_and_diff_carry_memory(capsys):
+    record = json.loads((SAMPLES / "keras_lstm" / "memory.json").read_text())
+    code, out, err = run_cli(["stats", str(SAMPLES / "keras_lstm"), "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["memory"]["total_bytes"] == sum(a["size"] for a in record["allocations"])
+    code, out, err = run_cli(["diff", str(SAMPLES / "keras_lstm"), str(SAMPLES / "keras_mha"), "--format", "json"],
+                             capsys)
+    assert code == 0, err
+    mem = json.loads(out)["memory"]
+    other = json.loads((SAMPLES / "keras_mha" / "memory.json").read_text())
+    assert mem["total_bytes"] == {"before": sum(a["size"] for a in record["allocations"]),
+                                  "after": sum(a["size"] for a in other["allocations"])}
+
+
+@pytest.mark.requires_dot
+def test_show_report_has_the_memory_section(tmp_path):
+    from hloviz import api
+
+    api.show(str(SAMPLES / "keras_mha"), tmp_path / "out")
+    html = (tmp_path / "out" / "report.html").read_text()
+    record = json.loads((SAMPLES / "keras_mha" / "memory.json").read_text())
+    total = sum(a["size"] for a in record["allocations"])
+    assert f"<h2>Memory ({total / 1024:.1f} KiB)</h2>" in html
+    assert 'id="hv-buffers"' in html and 'id="hv-layers"' in html and "<svg" in html
+
+
+@pytest.mark.requires_jax  # jaxlib turns the binary module into text
+def test_proto_dump_carries_xla_numbers(capsys):
+    """--xla_dump_hlo_as_proto: the HloProto's buffer assignment, against the text dump of the same
+    program (tests/data/memory/jax_dump/make_dump.py, run with and without the flag)."""
+    facts = _xla_dump_facts(DATA / "jax_dump")
+    got = _json(capsys, str(DATA / "jax_proto_dump"))
+    assert got["source"] == "xla" and got["total_bytes"] == facts["total"]
+    assert got["by_kind"]["parameters"] == facts["parameters"]
+
+
+@pytest.mark.requires_chromium
+@pytest.mark.requires_dot
+@pytest.mark.slow
+def test_explorer_buffer_row_lights_producer_and_last_user(tmp_path):
+    from hloviz import api
+
+    from .browser import chromium, open_page, problems
+
+    api.show(str(SAMPLES / "keras_mha"), tmp_path / "out")
+    post = (SAMPLES / "keras_mha" / "post.hlo").read_text()
+    with chromium() as browser:
+        loaded = open_page(browser, tmp_path / "out" / "report.html")
+        page = loaded.page
+        row = page.locator("#hv-buffers tbody tr[data-inst]").filter(has_not_text="parameters").first
+        producer, user = row.get_attribute("data-inst"), row.get_attribute("data-user")
+        # both are instructions of the optimized module, and the user reads the producer there
+        assert re.search(rf"^\s*(ROOT )?%?{re.escape(user)} = .*%{re.escape(producer)}\b", post, re.MULTILINE)
+        row.click()
+        lit = page.evaluate("window.hloviz.highlighted()")
+        names = {m["name"] for box in lit for m in box["members"]}
+        assert {producer, user} & names, (producer, user, sorted(names)[:10])
+        assert "hv-row-sel" in (row.get_attribute("class") or "")
+        assert problems(loaded) == []
+
+
+def test_weights_at_the_peak_are_filed_in_the_layer_that_reads_them(capsys):
+    """A Keras weight's layer is the op-name scope of the instruction reading it (post.hlo, by regex)."""
+    import gzip
+
+    folder = SAMPLES / "resnet50"
+    post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
+    text = gzip.decompress(post.read_bytes()).decode() if post.suffix == ".gz" else post.read_text()
+    got = _json(capsys, str(folder))
+    weights = [b for b in got["buffers_at_peak"] if b["kind"] == "parameters"][:5]
+    assert weights
+    for b in weights:
+        readers = re.findall(rf"^\s*(?:ROOT )?%?\S+ = [^\n]*%{re.escape(b['instruction'])}\b[^\n]*"
+                             r'op_name="([^"]+)"', text, re.MULTILINE)
+        scopes = {r.rsplit("/", 1)[0] for r in readers}
+        assert b["scope"] in scopes, (b["instruction"], b["scope"], sorted(scopes)[:3])
+
+
+REAL_DUMPS = ("jax_scopes_dump", "jax_donated_dump", "tf_lstm_dump", "tf_cnn_train_dump")
+
+
+def _read_gz(path: Path) -> str:
+    import gzip
+
+    return gzip.decompress(path.read_bytes()).decode("utf-8")
+
+
+@pytest.mark.parametrize("dump", REAL_DUMPS)
+def test_real_training_step_dumps(dump, capsys):
+    """JAX training steps (one with donated arguments), a Keras LSTM (a while loop) and a Keras CNN
+    training step with Adam (TensorFlow 2.21): XLA's total to the byte from the dump;
+    the estimate from the optimized HLO alone within 10% (in-place / donated) and never over; and
+    the 10 largest buffers hloviz lists at its peak are XLA's 10 largest live then, by XLA's own
+    live ranges and value sizes (read here by regex)."""
+    folder = DATA / dump
+    assignment = _read_gz(next(folder.glob("*-buffer-assignment.txt.gz")))
+    # JAX writes values and live ranges into files of their own; TensorFlow all into one
+    values = "".join(_read_gz(p) for p in folder.glob("*-buffer-assignment-values.txt.gz")) or assignment
+    live = "".join(_read_gz(p) for p in folder.glob("*-live-range.txt.gz")) or assignment
+    xla_total = int(re.search(r"Total bytes used: (\d+)", values).group(1))
+    assert _json(capsys, str(folder))["total_bytes"] == xla_total
+    got = _json(capsys, str(next(folder.glob("*after_optimizations.txt.gz"))))
+    assert got["source"] == "estimate"
+    assert 0.90 * xla_total <= got["total_bytes"] <= 1.01 * xla_total
+    sizes = {m.group(1) + (m.group(2) or "{}"): int(m.group(3)) for m in re.finditer(
+        r"^ value: <\d+ (\S+?)(\{[\d,]*\})?(?: \(phi\))? @\d+> \(size=(\d+)", assignment, re.MULTILINE)}
+    t = got["peak"]["time"]
+    live_then = sorted((-sizes.get(m.group(1) + m.group(2), 0), m.group(1)) for m in re.finditer(
+        r"^    (\S+?)(\{[\d,]*\}):(\d+)-(\d+)$", live, re.MULTILINE) if int(m.group(3)) <= t <= int(m.group(4)))
+    theirs = [name for _, name in live_then[:10]]
+    ours = {b["instruction"] for b in got["buffers_at_peak"][:10]}
+    assert sum(name in ours for name in theirs) >= 8, (theirs, sorted(ours))
+
+
+def test_stats_leaves_memory_out_of_a_damaged_dump_and_says_why(tmp_path, capsys):
+    folder = tmp_path / "dump"
+    shutil.copytree(DATA / "tf_dump", folder)
+    ba = next(folder.glob("*-buffer-assignment.txt"))
+    ba.write_text(ba.read_text()[:200])
+    code, out, err = run_cli(["stats", str(folder), "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["memory"] is None
+    assert any("no memory report" in n and ba.name in n for n in data["notes"])
