@@ -21,7 +21,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 try:
@@ -147,6 +147,7 @@ class Measured:
     computations: int
     instructions: int
     baseline: int                # bytes: RSS after imports, before the first parse
+    cpu_times: list[float] = field(default_factory=list)  # CPU seconds of each parse (the process's)
 
     @classmethod
     def combine(cls, runs: list[Measured]) -> Measured:
@@ -157,7 +158,7 @@ class Measured:
         first = runs[0]
         return cls(first.parser, [t for r in runs for t in r.times], med([r.peak_added for r in runs]),
                    med([r.retained for r in runs]), first.computations, first.instructions,
-                   med([r.baseline for r in runs]))
+                   med([r.baseline for r in runs]), [t for r in runs for t in r.cpu_times])
 
     @property
     def best(self) -> float:

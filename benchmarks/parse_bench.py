@@ -6,14 +6,26 @@
     python benchmarks/parse_bench.py --check         # exit 1 when a target is missed
 
 The input is the optimized HLO of a 250-layer transformer training step compiled by JAX on CPU
-(≥ 300k instructions, ≥ 40 MB; see benchmarks/_data.py). Each parser runs in a fresh process
-of its own, ``--repeats`` rounds that alternate the two parsers (so that load from elsewhere
-falls on both alike); each parse gives its time (best and median reported) and its memory
-(peak RSS added during the parse, RSS still held with only the module alive; median reported). XLA's parser is ``jaxlib._hlo.hlo_module_from_text`` and is
-measured only when jaxlib is installed (``pip install 'hloviz[bench]'``).
+(≥ 300k instructions, ≥ 40 MB; see benchmarks/_data.py). Three parses are measured, each from
+the file's path in a fresh process of its own (``benchmarks/_parse_child.py``):
 
-Targets (issue 2): hloviz time ≤ 1.0× XLA's, hloviz peak memory ≤ 1.5× XLA's. Machines are
-noisy, so only the ratios of one run mean anything; nothing here is a test.
+* **XLA C++**: ``jaxlib._hlo.hlo_module_from_text`` (measured only when jaxlib is installed,
+  ``pip install 'hloviz[bench]'``) — it returns a module with every attribute read;
+* **hloviz (parse only)**: ``hloviz.parse_file`` alone;
+* **hloviz (everything read)**: ``parse_file``, then every instruction's ``attributes`` and
+  ``metadata`` and every computation's ``declared_signature`` — the same work XLA's figure
+  holds, and more than any command asks for (every command reads the metadata: scopes are the
+  default picture).
+
+``--repeats`` rounds run each parser once, in an order that rotates from round to round (so that
+load from elsewhere falls on all alike); each parse gives its time (best and median reported)
+and its memory (peak RSS added during the parse, RSS still held with only the module alive;
+median reported), and its CPU time (the best of each is printed as a ratio too: on a shared,
+busy machine it moves less than wall time).
+
+Targets (issues 2 and 25), for the everything-read figure: time ≤ 1.0× XLA's, peak memory ≤
+1.5× XLA's. Machines are noisy, so only the ratios of one run mean anything; nothing here is a
+test.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _data
 
 TIME_TARGET, MEMORY_TARGET = 1.0, 1.5
+LABELS = {"xla": "XLA C++", "hloviz": "hloviz (parse only)", "hloviz-full": "hloviz (everything read)"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,16 +59,19 @@ def main(argv: list[str] | None = None) -> int:
     for parser, available, missing in (
         ("xla", _data.have_xla(), "jaxlib is not installed (pip install 'hloviz[bench]'): no XLA reference"),
         ("hloviz", _data.have_hloviz(), "hloviz is missing (no hloviz package found): nothing to compare"),
+        ("hloviz-full", _data.have_hloviz(), ""),
     ):
         if available:
             parsers.append(parser)
-        else:
+        elif missing:
             print(f"note: {missing}")
-    # Rounds alternate the parsers (xla, hloviz; then hloviz, xla; ...), each parse in a fresh
-    # process, so that load from elsewhere on a shared machine falls on both alike.
+    # Rounds rotate the parsers (xla, hloviz, hloviz-full; then hloviz, hloviz-full, xla; ...),
+    # each parse in a fresh process, so that load from elsewhere on a shared machine falls on
+    # all alike, and every parser runs as often as the others.
     runs: dict[str, list[_data.Measured]] = {p: [] for p in parsers}
     for rnd in range(a.repeats):
-        for parser in (parsers if rnd % 2 == 0 else parsers[::-1]):
+        shift = rnd % max(len(parsers), 1)
+        for parser in parsers[shift:] + parsers[:shift]:
             if parser not in runs:
                 continue
             try:
@@ -68,32 +84,46 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         return 2
     print()
-    print(f"{'parser':<10} {'best':>8} {'median':>8} {'MB/s':>7} {'peak added':>11} {'retained':>10}"
+    print(f"{'parser':<22} {'best':>8} {'median':>8} {'MB/s':>7} {'peak added':>11} {'retained':>10}"
           f" {'computations':>13} {'instructions':>13}")
     for name, r in results.items():
-        label = "XLA C++" if name == "xla" else name
-        print(f"{label:<10} {r.best:>7.2f}s {r.median:>7.2f}s {size / 1e6 / r.best:>7.1f} {_data.mb(r.peak_added):>11}"
-              f" {_data.mb(r.retained):>10} {r.computations:>13,} {r.instructions:>13,}")
+        print(f"{LABELS[name]:<22} {r.best:>7.2f}s {r.median:>7.2f}s {size / 1e6 / r.best:>7.1f}"
+              f" {_data.mb(r.peak_added):>11} {_data.mb(r.retained):>10} {r.computations:>13,} {r.instructions:>13,}")
     print(f"({a.repeats} rounds, each parse in a fresh process; memory: median of the rounds; times: " + "; ".join(
-        f"{n} " + ", ".join(f"{t:.2f}" for t in r.times) for n, r in results.items()) + ")")
+        f"{n} " + ", ".join(f"{t:.2f}" for t in r.times) for n, r in results.items()) + "; CPU: " + "; ".join(
+        f"{n} " + ", ".join(f"{t:.2f}" for t in r.cpu_times) for n, r in results.items()) + ")")
 
-    if "xla" not in results or "hloviz" not in results:
+    if "xla" not in results:
         return 0
-    h, x = results["hloviz"], results["xla"]
-    if (h.computations, h.instructions) != (x.computations, x.instructions):
-        print(f"WARNING: counts differ: hloviz {h.computations} computations / {h.instructions} instructions, "
-              f"XLA {x.computations} / {x.instructions}")
-    t_best, t_med = h.best / x.best, h.median / x.median
-    paired = sorted(ht / xt for ht, xt in zip(h.times, x.times))  # same round: similar load
-    m = h.peak_added / x.peak_added if x.peak_added > 0 else float("inf")
-    ok_t, ok_m = t_best <= TIME_TARGET, m <= MEMORY_TARGET
+    x = results["xla"]
+    ok = True
     print()
-    print(f"time   hloviz/XLA: {t_best:.2f} (best), {t_med:.2f} (median), "
-          f"{paired[len(paired) // 2]:.2f} (median of the rounds' ratios)   target <= {TIME_TARGET:.1f}  "
-          f"{'ok' if ok_t else 'MISSED'}")
-    print(f"memory hloviz/XLA: {m:.2f} (peak added)  {h.retained / max(x.retained, 1):.2f} (retained)"
-          f"   target <= {MEMORY_TARGET:.1f}  {'ok' if ok_m else 'MISSED'}")
-    return 1 if a.check and not (ok_t and ok_m) else 0
+    for name in ("hloviz", "hloviz-full"):
+        if name not in results:
+            continue
+        h = results[name]
+        if (h.computations, h.instructions) != (x.computations, x.instructions):
+            print(f"WARNING: counts differ: {name} {h.computations} computations / {h.instructions} instructions, "
+                  f"XLA {x.computations} / {x.instructions}")
+        t_best, t_med = h.best / x.best, h.median / x.median
+        paired = sorted(ht / xt for ht, xt in zip(h.times, x.times))  # same round: similar load
+        cpu = min(h.cpu_times) / min(x.cpu_times) if h.cpu_times and x.cpu_times else float("nan")
+        m = h.peak_added / x.peak_added if x.peak_added > 0 else float("inf")
+        # The targets hold for what users pay: everything read. The lazy figure is shown beside it.
+        judged = name == "hloviz-full"
+        ok_t, ok_m = t_best <= TIME_TARGET, m <= MEMORY_TARGET
+        ok = ok and (not judged or (ok_t and ok_m))
+
+        def verdict(good: bool, target: float, judged: bool = judged) -> str:
+            return f"   target <= {target:.1f}  {'ok' if good else 'MISSED'}" if judged else ""
+
+        print(f"{LABELS[name]}:")
+        print(f"  time   /XLA: {t_best:.2f} (best), {t_med:.2f} (median), "
+              f"{paired[len(paired) // 2]:.2f} (median of the rounds' ratios){verdict(ok_t, TIME_TARGET)}")
+        print(f"  CPU    /XLA: {cpu:.2f} (best CPU time of each: less moved by a busy machine)")
+        print(f"  memory /XLA: {m:.2f} (peak added)  {h.retained / max(x.retained, 1):.2f} (retained)"
+              f"{verdict(ok_m, MEMORY_TARGET)}")
+    return 1 if a.check and not ok else 0
 
 
 if __name__ == "__main__":

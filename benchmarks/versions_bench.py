@@ -6,15 +6,19 @@
 Reference, measured in the same run: ``hloviz dump samples/fused_additions.py:fused_additions``
 with the TensorFlow installed here (the project venv's 2.21). Measured: the same command with
 ``--tf <that version>``, which captures in the managed environment (built first if missing, and
-that build is timed apart, not counted). Both run as fresh processes, best of ``--repeats``; the
-ratio is what the isolated capture adds — a second interpreter, and hloviz and TensorFlow imported
-there. Also timed: :meth:`EnvManager.ensure` on the existing environment (the per-run check).
+that build is timed apart, not counted). Both are the same command line in a fresh process,
+timed the same way (wall time, start to exit), ``--repeats`` runs each, in rounds that alternate
+which side goes first, so that a noisy minute falls on both; best and median of each side and
+their ratios are printed: what the isolated capture adds — a second interpreter, and hloviz and
+TensorFlow imported there. Also timed: :meth:`EnvManager.ensure` on the existing environment
+(the per-run check), 100 calls.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +42,7 @@ def _dump(extra: list[str], out: Path) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     sys.path.insert(0, str(REPO))
     import importlib.util
@@ -55,15 +59,24 @@ def main() -> int:
         if manager.find("tensorflow", tf_version) is None:
             took = _dump(["--tf", tf_version], Path(tmp) / "build")
             print(f"built the environment for TF {tf_version} first (not counted): {took:.1f} s")
-        plain = min(_dump([], Path(tmp) / f"plain{i}") for i in range(a.repeats))
-        isolated = min(_dump(["--tf", tf_version], Path(tmp) / f"env{i}") for i in range(a.repeats))
+        times: dict[str, list[float]] = {"plain": [], "isolated": []}
+        for k in range(a.repeats):
+            order = ("plain", "isolated") if k % 2 == 0 else ("isolated", "plain")
+            for side in order:  # interleaved, the order alternating
+                extra = [] if side == "plain" else ["--tf", tf_version]
+                times[side].append(_dump(extra, Path(tmp) / f"{side}{k}"))
     started = time.perf_counter()
     for _ in range(100):
         manager.ensure("tensorflow", tf_version)
     check = (time.perf_counter() - started) / 100
-    print(f"hloviz dump {TARGET}, best of {a.repeats}:")
-    print(f"  reference (TF {tf_version} installed here)   {plain:7.2f} s")
-    print(f"  --tf {tf_version} (managed environment)     {isolated:7.2f} s   ratio {isolated / plain:.2f}")
+    plain, isolated = times["plain"], times["isolated"]
+    print(f"hloviz dump {TARGET}, {a.repeats} runs each, alternating (wall seconds: best, median):")
+    print(f"  reference (TF {tf_version} installed here)   {min(plain):7.2f} {statistics.median(plain):7.2f}   "
+          + ", ".join(f"{t:.2f}" for t in plain))
+    print(f"  --tf {tf_version} (managed environment)     {min(isolated):7.2f} {statistics.median(isolated):7.2f}   "
+          + ", ".join(f"{t:.2f}" for t in isolated))
+    print(f"  ratio: {min(isolated) / min(plain):.2f} (best), "
+          f"{statistics.median(isolated) / statistics.median(plain):.2f} (median)")
     print(f"  EnvManager.ensure on the existing environment: {check * 1e3:.2f} ms")
     return 0
 

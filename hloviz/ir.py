@@ -6,8 +6,9 @@ entry, root). Values (shapes, layouts, metadata) are frozen and compare by value
 with equal fields are still two different instructions. Use :func:`hloviz.to_text` to compare
 modules structurally.
 
-Rarely used attributes are kept as the raw text XLA printed (``Instruction.attributes``) and
-interpreted only on demand, which keeps parsing fast on very large modules.
+Attribute values are kept as the raw text XLA printed (``Instruction.attributes``) and
+interpreted only on demand; instructions whose attribute text is the same share one split of it
+until one of them is read, and the metadata is parsed once per distinct text in a module.
 """
 
 from __future__ import annotations
@@ -189,10 +190,26 @@ def quoted_string_pattern(newlines: bool = False) -> str:
 _META_FIELD = re.compile(r'(?<!\w)(\w++)=(' + quoted_string_pattern(newlines=True) + r'|\{[^{}]*\}|[^\s}]+)')
 
 
+_KNOWN_METADATA = ("op_type", "op_name", "source_file", "source_line")
+_PLAIN_STRING = r'"([^"\\\n]*+)"(?: |(?=\}))'
+#: Metadata as XLA prints it: the known fields in XLA's order, strings without escapes, then
+#: fields whose values are words (``stack_frame_id=3``), one space apart.
+_USUAL_METADATA = re.compile(
+    rf'\{{(?:op_type={_PLAIN_STRING})?(?:op_name={_PLAIN_STRING})?(?:source_file={_PLAIN_STRING})?'
+    r'(?:source_line=(\d++)(?: |(?=\})))?((?:[A-Za-z_]\w*+=[^\s"{}\\]++(?: |(?=\})))*+)\}\Z')
+_WORD_FIELD = re.compile(r'([A-Za-z_]\w*+)=([^\s"{}\\]++)')
+
+
 def parse_metadata(raw: str | None) -> Metadata:
     """Parse the text of a ``metadata={...}`` attribute (braces included or not)."""
     if not raw:
         return EMPTY_METADATA
+    usual = _USUAL_METADATA.match(raw)
+    if usual is not None:  # one match instead of a step per field; the same result
+        op_type, op_name, source_file, line, rest = usual.groups()
+        words: list[tuple[str, str]] = _WORD_FIELD.findall(rest) if rest else []
+        if not any(key in _KNOWN_METADATA for key, _ in words):
+            return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0, tuple(words))
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
@@ -266,9 +283,8 @@ class Instruction:
     literal: str | None = None
     parameter_number: int | None = None
     _attributes: dict[str, str] | None = None
-    #: The source line holding the attribute text (from ``_raw_start`` on), split on first use.
-    _raw_attributes: str | None = None
-    _raw_start = 0
+    #: Attributes shared with other instructions (same text), copied on first read.
+    _shared_attributes: dict[str, str] | None = None
     _metadata: Metadata | None = None
 
     def __init__(self, name: str, opcode: str, shape: Shape, line: int = 0) -> None:
@@ -281,35 +297,48 @@ class Instruction:
     def attributes(self) -> dict[str, str]:
         """Attribute name → raw value text, in text order (called computations excluded).
 
-        The parser checks the attribute text's brackets and quotes but splits it only when
-        this is first read, which is most of what keeps parsing large modules fast.
+        Each instruction's dict is its own: one shared with others (:meth:`share_attributes`)
+        is copied when this is first read.
         """
-        if self._attributes is None:
-            raw = self._raw_attributes
-            self._attributes = {} if raw is None else _READERS.split_attributes(self, raw, self._raw_start)
-            self._raw_attributes = None
-        return self._attributes
+        attributes = self._attributes
+        if attributes is None:
+            shared = self._shared_attributes
+            attributes = self._attributes = {} if shared is None else dict(shared)
+        return attributes
 
     @attributes.setter
     def attributes(self, value: dict[str, str]) -> None:
         self._attributes = value
-        if self._raw_attributes is not None:  # set only what changes: 300k instances, one dict each
-            self._raw_attributes = None
+        if self._shared_attributes is not None:  # set only what changes: 300k instances, one dict each
+            self._shared_attributes = None
+        if self._metadata is not None:  # read again from the new attributes
+            self._metadata = None
 
-    def defer_attributes(self, line: str, start: int) -> None:
-        """Builder API: the attributes are ``line[start:]`` (``, key=value, ...``), read from
-        source line :attr:`line` and split only when :attr:`attributes` is first read; an
-        error then points at the true line and column."""
-        if self._attributes is not None:
-            self._attributes = None
-        self._raw_attributes = line
-        self._raw_start = start
+    def share_attributes(self, attributes: dict[str, str], metadata: Metadata | None = None) -> None:
+        """Builder API: the attributes are ``attributes``, a dict the caller may hand to other
+        instructions too (the parser gives every instruction with the same attribute text the
+        same split of it) and never changes; :attr:`attributes` copies it on first read, so
+        that changing one instruction's attributes never changes another's. ``metadata``, when
+        given, is ``attributes["metadata"]`` parsed (shared the same way: it is a value)."""
+        self._attributes = None
+        self._shared_attributes = attributes
+        self._metadata = metadata
 
     @property
     def metadata(self) -> Metadata:
-        if self._metadata is None:
-            self._metadata = parse_metadata(self.attributes.get("metadata"))
-        return self._metadata
+        """The parsed ``metadata={...}`` attribute (parsed on first read, once per distinct
+        text in a module: instructions of one framework op share one :class:`Metadata`)."""
+        metadata = self._metadata
+        if metadata is None:
+            attributes = self._attributes
+            if attributes is None:
+                attributes = self._shared_attributes
+            raw = attributes.get("metadata") if attributes else None
+            computation = self.parent
+            module = computation.parent if computation is not None else None
+            metadata = parse_metadata(raw) if raw is None or module is None else module.metadata_of(raw)
+            self._metadata = metadata
+        return metadata
 
     @property
     def is_root(self) -> bool:
@@ -355,10 +384,6 @@ class _TextReaders:
     """
 
     @staticmethod
-    def split_attributes(inst: Instruction, line: str, start: int) -> dict[str, str]:
-        raise RuntimeError("no attribute reader: import hloviz.parser before reading deferred attributes")
-
-    @staticmethod
     def parse_signature(text: str, span: Span | None) -> tuple[list[tuple[str, Shape]], Shape]:
         raise RuntimeError("no signature reader: import hloviz.parser before reading signatures")
 
@@ -366,10 +391,8 @@ class _TextReaders:
 _READERS = _TextReaders()
 
 
-def set_text_readers(*, split_attributes: Callable[[Instruction, str, int], dict[str, str]],
-                     parse_signature: Callable[[str, Span | None], tuple[list[tuple[str, Shape]], Shape]]) -> None:
-    """Register how deferred attribute text and signatures are read (called by the parser)."""
-    _READERS.split_attributes = split_attributes  # type: ignore[method-assign]
+def set_text_readers(*, parse_signature: Callable[[str, Span | None], tuple[list[tuple[str, Shape]], Shape]]) -> None:
+    """Register how signatures kept as text are read (called by the parser)."""
     _READERS.parse_signature = parse_signature  # type: ignore[method-assign]
 
 
@@ -478,7 +501,8 @@ class HloModule:
     (``is_scheduled`` → ``"true"``, ``entry_computation_layout`` → ``"{(f32[])->f32[]}"``).
     """
 
-    __slots__ = ("name", "attributes", "computations", "entry", "filename", "_by_name", "stack_frame_tables")
+    __slots__ = ("name", "attributes", "computations", "entry", "filename", "_by_name", "stack_frame_tables",
+                 "parsed_metadata")
 
     def __init__(self, name: str, *, filename: str = "<string>") -> None:
         self.name = name
@@ -490,6 +514,17 @@ class HloModule:
         #: Newer XLA prints FileNames / FunctionNames / FileLocations / StackFrames tables after
         #: the header; metadata then refers to them by ``stack_frame_id``. Rows kept as raw text.
         self.stack_frame_tables: dict[str, dict[int, str]] = {}
+        #: ``metadata={...}`` text → its :class:`Metadata`, filled as instructions' metadata is
+        #: read: a module of 300k instructions has a few thousand distinct texts.
+        self.parsed_metadata: dict[str, Metadata] = {}
+
+    def metadata_of(self, raw: str) -> Metadata:
+        """The :class:`Metadata` of a ``metadata={...}`` text of this module, parsed once per
+        distinct text (kept in :attr:`parsed_metadata`)."""
+        metadata = self.parsed_metadata.get(raw)
+        if metadata is None:
+            metadata = self.parsed_metadata[raw] = parse_metadata(raw)
+        return metadata
 
     @property
     def is_scheduled(self) -> bool:

@@ -245,6 +245,10 @@ GROWTH_SHAPES = {
     "long_line": (lambda n: long_line(n), 20_000, True),
     "blank_lines": (lambda n: nested_calls(3).replace(", is_scheduled=true", "") + "\n" * n, 2_000, False),
     "comments": (lambda n: SMALL + "// " + "/*" * n + "\n/* a */ /* b\n" * n + " */\n", 300, False),
+    # one line of comment openers closed at its end (each "/*" scanned to the "*/" was quadratic)
+    "comment_openers_on_a_line": (lambda n: SMALL + "/* " * n + "*/\n", 3_000, False),
+    # a long last line without a newline (the row scan tried it from every character: a fuzz finding)
+    "long_last_line": (lambda n: "HloModule m\n\nENTRY %e {\n  %p = f32[] parameter(0)\n  ROOT %" + "n" * n, 500, False),
     "rank_of_ones": (lambda n: rank_of_ones(n), 250, True),
     "many_operands": (lambda n: many_operands(n), 500, False),
     "many_shaped_operands": (lambda n: many_operands(n, shaped=True), 100, False),

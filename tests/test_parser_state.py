@@ -5,6 +5,7 @@ error carrying a :class:`hloviz.source.Span` — lazily read parts included, at 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def test_the_ir_does_not_import_the_parser():
 def test_the_parser_uses_the_irs_public_api_only():
     for path in (PACKAGE / "parser").glob("*.py"):
         source = path.read_text()
-        for private in ("._by_name", "._attributes", "._raw_attributes", "._raw_start", "._cache"):
+        for private in ("._by_name", "._attributes", "._shared_attributes", "._metadata", "._cache"):
             assert private not in source, f"{path.name} reaches into {private}"
 
 
@@ -87,11 +88,12 @@ def test_every_parse_error_carries_its_span():
     assert str(err).startswith("m.hlo:8:29: error: instruction 'nope' is not defined")
 
 
-def test_a_lazily_split_attribute_list_errs_at_its_true_place():
+def test_a_bad_attribute_list_errs_at_parse_time_at_its_true_place():
+    # attribute lists are split while parsing (a command reads them all anyway): the error comes
+    # from parse, at the missing value, not later from the first read of .attributes
     bad = TEXT.replace('metadata={op_name="late"}', 'metadata={op_name="late"}, frontend_attributes=')
-    m = hloviz.parse(bad, filename="m.hlo")  # attributes without computations wait to be read
     with pytest.raises(hloviz.HloParseError) as info:
-        _ = m.entry.instruction("late").attributes
+        hloviz.parse(bad, filename="m.hlo")
     err = info.value
     line = bad.splitlines()[5]
     assert (err.filename, err.line, err.source_line) == ("m.hlo", 6, line)
@@ -111,3 +113,72 @@ def test_a_lazily_read_signature_errs_at_its_true_place(header, line, column):
     assert (err.filename, err.line, err.column) == ("m.hlo", line, column)
     assert err.source_line == text.splitlines()[line - 1]
     assert err.source_line[column - 1 :].startswith("g99")
+
+
+SHARED = """\
+HloModule m
+
+ENTRY %e (a: f32[4]) -> f32[4] {
+  %a = f32[4] parameter(0)
+  %x = f32[4] negate(%a), metadata={op_name="jit(f)/layer_1/neg" stack_frame_id=7}
+  %y = f32[4] negate(%x), metadata={op_name="jit(f)/layer_1/neg" stack_frame_id=7}
+  ROOT %z = f32[4] negate(%y), metadata={op_name="jit(f)/layer_2/neg" source_file="m.py" source_line=12}
+}
+"""
+
+
+def test_instructions_with_the_same_attribute_text_never_share_a_dict():
+    # the parser splits each distinct attribute text once; every instruction still owns its dict
+    m = hloviz.parse(SHARED)
+    x, y, z = (m.entry.instruction(n) for n in ("x", "y", "z"))
+    assert x.attributes == y.attributes and x.attributes is not y.attributes
+    x.attributes["metadata"] = '{op_name="changed"}'
+    x.attributes["extra"] = "1"
+    assert y.attributes == {"metadata": '{op_name="jit(f)/layer_1/neg" stack_frame_id=7}'}
+    # metadata is a value: one parse per distinct text, every field as the text says (read here
+    # with a regular expression, not with hloviz)
+    for inst in (y, z):
+        line = SHARED.splitlines()[inst.line - 1]
+        fields = dict(re.findall(r'(\w+)=("[^"]*"|\d+)', line.split("metadata=", 1)[1]))
+        assert inst.metadata.op_name == fields["op_name"].strip('"')
+        assert inst.metadata.source_line == int(fields.get("source_line", "0"))
+        assert inst.metadata.source_file == fields.get("source_file", "").strip('"')
+        assert inst.metadata.extra == tuple((k, v) for k, v in fields.items()
+                                            if k not in ("op_name", "source_file", "source_line"))
+    fresh = hloviz.parse(SHARED).entry
+    assert fresh.instruction("x").metadata is fresh.instruction("y").metadata  # one value, shared
+
+
+def test_setting_attributes_reads_the_metadata_again():
+    m = hloviz.parse(SHARED)
+    y = m.entry.instruction("y")
+    assert y.metadata.op_name == "jit(f)/layer_1/neg"
+    y.attributes = {"metadata": '{op_name="other" source_line=3}'}
+    assert (y.metadata.op_name, y.metadata.source_line) == ("other", 3)
+
+
+def test_a_called_computation_is_resolved_and_its_attribute_kept_apart():
+    text = """\
+HloModule m
+
+%f (p: f32[4]) -> f32[4] {
+  ROOT %p = f32[4] parameter(0)
+}
+
+ENTRY %e (a: f32[4]) -> f32[4] {
+  %a = f32[4] parameter(0)
+  %b = f32[4] fusion(%a), kind=kLoop, calls=%f, metadata={op_name="b"}
+  ROOT %c = f32[4] fusion(%b), kind=kLoop, calls=%f, metadata={op_name="b"}
+}
+"""
+    m = hloviz.parse(text)
+    b, c = m.entry.instruction("b"), m.entry.instruction("c")
+    for inst in (b, c):
+        assert inst.attributes == {"kind": "kLoop", "metadata": '{op_name="b"}'}
+        assert [x.name for x in inst.called_computations] == ["f"]
+        assert list(inst.calls_by_attribute) == ["calls"]
+    with pytest.raises(hloviz.HloParseError) as info:
+        hloviz.parse(text.replace("calls=%f, metadata", "calls=%g, metadata", 1), filename="m.hlo")
+    err = info.value
+    line = text.splitlines()[8].replace("%f", "%g")
+    assert (err.line, err.source_line) == (9, line) and line[err.column - 1 :].startswith("%g")

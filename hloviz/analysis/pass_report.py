@@ -5,15 +5,34 @@ from __future__ import annotations
 from collections import Counter
 
 from .pass_focus import JourneyStop
-from .passes import HistoryStep, PassHistory, PassStep, StepChanges
+from .passes import FoldCredit, FusionCredit, HistoryStep, PassHistory, PassStep, StepChanges
 
-__all__ = ["history_json", "history_text", "journey_text"]
+__all__ = ["fold_credit_json", "fusion_credit_json", "history_json", "history_text", "journey_text", "step_ref"]
 
 
-def _ref(step: PassStep | None) -> dict | None:
+def step_ref(step: PassStep | None) -> dict | None:
+    """A snapshot as a credit names it: index, pipeline, pass (and the step inside a pass)."""
     if step is None:
         return None
     return {"index": step.index, "pipeline": step.pipeline, "pass": step.pass_name, "during": step.during}
+
+
+_ref = step_ref
+
+
+def fusion_credit_json(f: FusionCredit) -> dict:
+    """One fusion's credit as ``passes --json`` and the report's explorer both give it (one
+    function, so the two never disagree): ``created_by`` (None when the snapshots cannot tell,
+    ``note`` then says why) and ``clone_of``."""
+    return {"name": f.name, "kind": f.kind, "created_by": _ref(f.step), "note": f.note or None,
+            "clone_of": ({"name": f.clone_of, "created_by": _ref(f.clone_of_step)} if f.clone_of else None)}
+
+
+def fold_credit_json(f: FoldCredit) -> dict:
+    """One folded constant's credit (``pass``: the snapshot its value first appears in), as
+    :func:`fusion_credit_json` for fusions."""
+    return {"constant": f.constant, "value": f.value, "from_ops": list(f.from_ops), "by": f.by,
+            "pass": _ref(f.step), "note": f.note or None}
 
 
 def _step_json(s: HistoryStep) -> dict:
@@ -35,11 +54,8 @@ def history_json(h: PassHistory, journey: tuple[JourneyStop, ...] | None = None)
         "snapshots": [{**s.step.to_dict(), "instructions": s.instructions, "fusions": s.fusions,
                        "changed": s.changed} for s in h.steps],
         "after_last_snapshot": h.after_last.to_dict() if h.after_last is not None else None,
-        "fusions": [{"name": f.name, "kind": f.kind, "created_by": _ref(f.step), "note": f.note or None,
-                     "clone_of": ({"name": f.clone_of, "created_by": _ref(f.clone_of_step)} if f.clone_of else None)}
-                    for f in h.fusions],
-        "folded": [{"constant": f.constant, "value": f.value, "from_ops": list(f.from_ops), "by": f.by,
-                    "pass": _ref(f.step), "note": f.note or None} for f in h.folded],
+        "fusions": [fusion_credit_json(f) for f in h.fusions],
+        "folded": [fold_credit_json(f) for f in h.folded],
         "eliminated": [{"op_name": e.op_name, "pass": _ref(e.step), "folded_into": e.folded_into,
                         "note": e.note or None} for e in h.eliminated],
     }

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..analysis.passes import HistoryStep, PassHistory
+from ..analysis.passes import PassHistory
 from ..errors import HlovizError
 from ..ir import HloModule
 
@@ -32,37 +32,6 @@ nav.film b { display: block; }
 section.step { border-top: 1px solid #ddd; margin-top: 1.2rem; }
 section.step svg { max-width: 100%; height: auto; }
 """
-
-
-def _weight(s: HistoryStep) -> int:
-    c = s.changes
-    if c is None:
-        return 0
-    return 1000 * len(c.fusions_created) + 100 * len(c.constants_new) + len(c.added) + len(c.removed) + len(c.changed)
-
-
-def _chosen(history: PassHistory, pictures: int) -> list[HistoryStep]:
-    changed = [s for s in history.steps if s.changed]
-    if len(changed) <= pictures:
-        return changed
-    keep = {id(s) for s in sorted(changed, key=_weight, reverse=True)[:pictures]}
-    return [s for s in changed if id(s) in keep]
-
-
-def _step_marks(module, s: HistoryStep) -> dict:
-    from ..render.views import Mark
-
-    c = s.changes
-    if c is None:
-        return {}
-    made, added = set(c.fusions_created), set(c.added)
-    marks = {}
-    for inst in module.instructions():
-        if inst.name in made:
-            marks[inst.name] = Mark(badge="new", highlight=True, note=f"made here by {s.step.pass_name}")
-        elif inst.opcode == "constant" and inst.name in added:
-            marks[inst.name] = Mark(highlight=True, note=f"written here by {s.step.pass_name}")
-    return marks
 
 
 def _final_marks(history: PassHistory) -> dict:
@@ -102,11 +71,12 @@ def filmstrip_html(history: PassHistory, files: Mapping[int, Path], final: Path 
                    pictures: int = 12, budget: int = 120, timeout: float = 60.0) -> str:
     """The page (see the module docstring); ``files`` maps snapshot index → its file."""
     from ..analysis.pass_report import describe_changes
+    from ..render.explorer.steps import step_marks, steps_to_draw
     from ..render.graphviz_run import LayoutBudget
     from ..render.html import page
     from ..render.quoting import html_text as esc
 
-    chosen = _chosen(history, pictures)
+    chosen = steps_to_draw(history, pictures)
     drawn = {s.step.index for s in chosen}
     layout = LayoutBudget(timeout, len(chosen) + (final is not None))
     cards = []
@@ -131,7 +101,7 @@ def filmstrip_html(history: PassHistory, files: Mapping[int, Path], final: Path 
         path = files.get(s.step.index)
         if s.step.index in drawn and path is not None:
             body.append(_picture(path, f"after #{s.step.index} {s.step.label}",
-                                 lambda m, s=s: _step_marks(m, s), budget, layout))
+                                 lambda m, s=s: step_marks(m, s), budget, layout))
         body.append("</section>")
     body.append('<section class="step" id="final"><h2>The optimized module</h2>')
     rows = "".join(f"<tr><td><code>{esc(f.name)}</code></td><td>{esc(f.kind)}</td><td>"

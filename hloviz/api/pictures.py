@@ -22,7 +22,9 @@ from .options import CaptureOptions, DrawOptions, merged_keywords
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.passes import PassHistory
     from ..capture import Capture
+    from ..render.explorer.steps import PassSteps
     from ..render.html import ReportContent
     from ..render.pictures import Picture
     from ..render.views import ViewOptions
@@ -297,6 +299,8 @@ class ShowResult:
     #: hloviz's own files of an earlier run in ``directory`` that this run removed (say a
     #: ``pre.svg`` the new target has no picture for).
     removed: list[Path] = field(default_factory=list)
+    #: XLA's pass history, when the target held one or ``passes=True`` captured it.
+    passes: PassHistory | None = None
 
     def _repr_html_(self) -> str:
         from ..render.html import report_fragment
@@ -332,15 +336,19 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
          timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
          color_by: str = "kernel", capture: CaptureOptions | None = None,
-         drawing: DrawOptions | None = None) -> ShowResult:
+         drawing: DrawOptions | None = None, passes: bool = False) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
     ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<file>.<function>/``
     for a model file's function, ``hloviz-out/<name>/`` for a capture folder or HLO file).
 
+    A target that holds XLA's per-pass snapshots (a dump folder or a tar of one) adds the pass
+    history to the report; ``passes`` captures a ``model.py:function`` with them (in a private
+    temporary folder, removed before the pictures are drawn; :mod:`hloviz.api.pass_show`).
+
     The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
     (:mod:`hloviz.api.options`), not both."""
     if capture is not None or drawing is not None:
-        return show(target, out_dir, notify=notify, progress=progress, **merged_keywords(
+        return show(target, out_dir, notify=notify, progress=progress, passes=passes, **merged_keywords(
             capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
             given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout, scope, depth,
                                       color_by)))
@@ -355,8 +363,12 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
     _check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
-    cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
-                   notify=notify)
+    from .pass_show import capture_for_show, passes_told
+
+    cap, shown = capture_for_show(target, passes=passes, pre=pre, post=post, args=args, device=device,
+                                  module=module, verbose=verbose, notify=notify,
+                                  otherwise=lambda: _capture(target, pre=pre, post=post, args=args, device=device,
+                                                             module=module, verbose=verbose, notify=notify))
     pre_m, post_m = _modules(cap)
     say("analysing")
     analysis = analyze(pre_m, post_m, info=cap.info)
@@ -421,10 +433,13 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
         payload = None
+        from .pass_show import report_section
+
+        steps = report_section(shown, content, left=layout.left(), timeout=timeout, explorer=main is not None, say=say)
         if main is not None:
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
-            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left())
+            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left(), steps)
         files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
@@ -442,7 +457,8 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         said = "XLA's buffer assignment" if memory.source == "xla" else "estimated"
         lines.append(f"memory: {size_text(memory.total_bytes)} ({said}); peak {size_text(memory.peak.bytes)} at "
                      f"{memory.peak.instruction}")
-    return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed)
+    history = passes_told(shown, lines, notes)
+    return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history)
 
 
 def _kernel_layers(post_m: HloModule | None, analysis: Analysis, info: dict):
@@ -478,7 +494,7 @@ def _memory_html(memory) -> str:
 
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,
-                  post_m: HloModule | None, lookup, left: float):
+                  post_m: HloModule | None, lookup, left: float, steps: PassSteps | None = None):
     """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``.
 
     ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
@@ -491,11 +507,11 @@ def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pr
     if name == "side-by-side":
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
-                            post_marks=post_marks(analysis, post_m), bounds=bounds)
+                            post_marks=post_marks(analysis, post_m), bounds=bounds, steps=steps)
     m = pre_m if name == "pre" else post_m
     assert m is not None
     return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
-                          bounds=bounds)
+                          bounds=bounds, steps=steps)
 
 
 def _footer(info: dict) -> str:

@@ -43,21 +43,33 @@ def show(
     expand_chains: ExpandOpt = False,
     budget: BudgetOpt = 300,
     timeout: TimeoutOpt = 30.0,
+    passes: Annotated[bool, typer.Option(
+        "--passes", help="Add XLA's pass history to the report: capture model.py:function with per-pass "
+                         "dumps (a private temporary folder, removed afterwards). A dump folder or tar that "
+                         "holds the snapshots gets it without --passes.")] = False,
 ) -> None:
     """Show what XLA did to TARGET: kernels, folded constants, and the graphs before and after.
 
     Prints the summary (kernels, folded constants, the verdict) and writes report.html (one
     self-contained file: summary, side-by-side picture, kernel table with your source lines,
-    folded constants), pre.svg, post.svg and side-by-side.svg.
+    folded constants), pre.svg, post.svg and side-by-side.svg. With a pass history (--passes, or a
+    dump folder that holds XLA's per-pass snapshots) the report also shows XLA's passes: a
+    filmstrip of the steps, a picture of the module after each big one, and the pass that made
+    each fusion and folded constant.
     """
     from .. import api
+    from ..errors import InputError
 
+    if passes and (source.tf is not None or source.jax is not None):
+        raise InputError("show --passes captures in this environment; --tf/--jax are not combined with it",
+                         hint="hloviz passes TARGET --tf VERSION -o passes.html draws the pass history under "
+                              "another release")
     live, settings = source.live()
     with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
         result = api.show(live, output, **settings.keywords(), notify=prog.note, progress=prog.update,
                           computation=computation,
                           focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
-                          scope=scope, depth=depth, color_by=color_by)
+                          scope=scope, depth=depth, color_by=color_by, passes=passes)
     print(visible(f"{result.label}: " + "\n".join(result.summary)))
     for n in result.notes:
         print(f"note: {visible(n)}", file=sys.stderr)

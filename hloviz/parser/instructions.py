@@ -16,11 +16,11 @@ import re
 import sys
 
 from ..errors import HloParseError
-from ..ir import CALLED_COMPUTATION_ATTRIBUTES, INFERRED, Computation, Instruction, Shape
-from .attributes import split_attributes
+from ..ir import CALLED_COMPUTATION_ATTRIBUTES, EMPTY_METADATA, INFERRED, Computation, Instruction, Shape
+from .attributes import split_attributes, split_common_attributes
 from .scan import ScanError, find_close, net_depth, split_top_level
 from .shapes import ARRAY_SHAPE, infer_shape
-from .state import ParseState, PendingCall
+from .state import ParseState, PendingCall, SharedAttributes
 
 _HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 # What a statement broken after its first words looks like: "ROOT", "name", "ROOT %name".
@@ -73,6 +73,45 @@ FAST_INSTRUCTION = re.compile(
     r"([a-z][a-z0-9_\-]*)\((?:(%?[A-Za-z_][\w.\-]*(?: *, *%?[A-Za-z_][\w.\-]*)*" + _ONCE + r")|([^()\"]*))\)"
 )
 
+#: :data:`FAST_INSTRUCTION` as one row of a run of lines, with the rest of the line (group 7) and
+#: its newline; any other line is matched by the second alternative, whose groups are all None
+#: (the last line too, without a newline: every match starts where the last one ended, so the
+#: scan never tries a pattern from inside a line — from every character of a long one).
+#: Names are ASCII here (a third faster than ``\w``): a line with other letters in its names takes
+#: the general path, which reads them. Every repeat is possessive: nothing is given back.
+_ROW_NAME = r"[A-Za-z_][0-9A-Za-z_.\-]*+"
+_ROW = re.compile(
+    r"[ \t]*+(ROOT[ \t]+)?%?(" + _ROW_NAME + r")[ \t]*+=[ \t]*+"
+    r"([a-z][a-z0-9]*+\[[^\]\n]*+\](?:\{[^{}\n]*+\})?)[ \t]++"
+    r"([a-z][a-z0-9_\-]*+)\((?:(%?" + _ROW_NAME + r"(?: *+, *+(?:/\*index=\d++\*/)?%?" + _ROW_NAME + r")*+)"
+    r"|([^()\"\n]*+))\)([^\n]*+)\n|[^\n]*+(?:\n|\Z)"
+)
+#: The operand-number comments XLA writes before every fifth operand of a long list.
+_INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
+
+
+#: One attribute naming one computation, ``calls=%f`` or ``to_apply=%f``, up to the next attribute.
+_CALL = re.compile(r",[ \t]*+(calls|to_apply)[ \t]*+=[ \t]*+(%?[A-Za-z_][\w.\-]*+)[ \t]*+"
+                   r"(?=,[ \t]*+[A-Za-z_][\w.\-]*+[ \t]*+=|\s*+\Z)")
+
+
+def _one_call(rest: str) -> tuple[re.Match[str], str] | None:
+    """``rest`` (an attribute list) naming one computation in the usual way: the match of that
+    attribute and the rest without it, whose split is then what the whole one's is, less that
+    attribute. None when anything else there waits to be resolved, or when what comes before
+    the attribute could hold it inside brackets or a string (then it is split in full)."""
+    call = _CALL.search(rest)
+    if call is None:
+        return None
+    before = rest[: call.start()]
+    if '"' in before or before.count("{") != before.count("}") or before.count("(") != before.count(")") \
+            or before.count("[") != before.count("]"):
+        return None
+    key_rest = before + rest[call.end() :]
+    if _EAGER_SEARCH(key_rest) is not None:
+        return None
+    return call, key_rest if key_rest.strip() else ""
+
 
 def infer_shapes(pending: list[Instruction]) -> None:
     """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
@@ -107,27 +146,18 @@ class Incomplete(Exception):
         self.error = error
 
 
-#: What follows a fast-path instruction's operands besides attributes split now: nothing, or
-#: attributes left as text until first read.
-_NONE, _DEFER = 0, 1
-
-
-def _fast_attributes(line: str, start: int, opcode: str) -> dict[str, str] | int | None:
-    """What follows a fast-path instruction's operands at ``line[start:]``: :data:`_NONE` (only
-    blanks), :data:`_DEFER` (attributes split when first read, the usual case), the attributes
-    split now (they name computations or instructions, which wait to be resolved), or None when
-    the general path must read the line (a comment, a quote or brace left open, a trailing comma).
-    """
-    if line[start] != ",":
-        return _NONE if line[start:].isspace() else None
-    rest = line[start:]  # faster to check as a slice than in place
-    if rest.count("{") != rest.count("}") or "/*" in rest or "//" in rest \
-            or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) or rest.rstrip()[-1] == ",":
+def _split_rest(rest: str) -> dict[str, str] | None:
+    """The attributes after a fast-path instruction's operands (``rest`` starts with ``,``), or
+    None when the general path must read the line (a quote or brace left open, a trailing comma:
+    the statement may go on below; or a list the careful split refuses, which it reports)."""
+    attrs = split_common_attributes(rest)
+    if attrs is not None:
+        return attrs
+    if rest.count("{") != rest.count("}") or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) \
+            or rest.rstrip()[-1] == ",":
         return None
-    if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
-        return _DEFER
     try:
-        return split_attributes(line, start)
+        return split_attributes(rest, 0)
     except ScanError:
         return None
 
@@ -151,35 +181,170 @@ def _fast_operands(opcode: str, plain: str, other: str) -> list[str] | None:
 class InstructionReader:
     """Reads instruction statements into the computation being built (see the module docstring)."""
 
-    __slots__ = ("state", "_shape_cache_get")
+    __slots__ = ("state", "_shape_cache_get", "_attribute_lists_get")
 
     def __init__(self, state: ParseState) -> None:
         self.state = state
         self._shape_cache_get = state.shapes.cache.get
+        self._attribute_lists_get = state.attribute_lists.get
 
     # -- the fast path ---------------------------------------------------------------------
+
+    def rows(self, computation: Computation, i: int, has_root: bool) -> tuple[int, Instruction | None, int, bool]:  # noqa: C901 - the hot loop, kept in one piece
+        """Read the common instructions of ``computation``'s body from line ``i`` on, as one
+        regular-expression scan over the text up to the next line that starts with ``}``: one
+        match per line, no line split out, no call per instruction. Stops at the first line it
+        does not take (anything :meth:`fast` would refuse, a blank line, a ``ROOT`` when the
+        computation ``has_root`` already), having changed nothing for it; the line reader goes
+        on from there.
+
+        Returns the next line to read, the ``ROOT`` instruction met (or None), its line, and
+        whether the body was read to its end: a ``}`` line of its own, then stepped over with
+        the one empty line XLA puts before the next computation.
+        """
+        state = self.state
+        lines = state.lines
+        text = lines.text
+        if text is None:
+            return i, None, 0, False
+        # Where line i starts: known when the last scan ended on it or on the line before (the
+        # usual case: the scan read the last body up to its "}", the header read one line).
+        last_line, last_offset = state.resume
+        if i == last_line:
+            pos = last_offset
+        elif i == last_line + 1:
+            pos = text.find("\n", last_offset) + 1 or -1
+        else:
+            pos = lines.offset(i)
+        if pos < 0:
+            return i, None, 0, False
+        # The body ends at the next line that starts with '}'. Found once per body, not once per
+        # call (a body of many unusual lines calls this once per line).
+        searched_from, found = state.body_end
+        if not searched_from <= pos - 1 <= found:
+            found = text.find("\n}", pos - 1 if pos else 0)
+            found = len(text) if found < 0 else found
+            state.body_end = (pos - 1, found)
+        end = found + 1
+        by_name = computation.by_name
+        append = computation.instructions.append
+        shape_get = self._shape_cache_get
+        lists_get = self._attribute_lists_get
+        unresolved = state.unresolved
+        root: Instruction | None = None
+        root_line = 0
+        line_index = i
+        if has_root:  # a ROOT below is a second one: the line reader reports it
+            root = computation.root
+        for m in _ROW.finditer(text, pos, end):
+            is_root, name, shape_text, opcode, plain, other, rest = m.groups()
+            if name is None or name in by_name or (is_root and root is not None):
+                state.resume = (line_index, m.start())
+                break
+            shared: SharedAttributes | None = None
+            eager: dict[str, str] | None = None
+            call: tuple[re.Match[str], str] | None = None
+            if rest and (shared := lists_get(rest)) is None:  # a text seen before needs no more checks
+                if rest[0] != ",":
+                    if not rest.isspace():
+                        break
+                elif "/*" in rest or "//" in rest:
+                    break
+                elif ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
+                    shared = self._new_attribute_list(rest, opcode)
+                    if shared is None:
+                        break
+                else:
+                    call = _one_call(rest)
+                    if call is not None:  # a fusion, reduce, map...: the rest is shared like any other
+                        key_rest = call[1]
+                        shared = lists_get(key_rest) or self._new_attribute_list(key_rest)
+                        if shared is None:
+                            break
+                    else:
+                        eager = _split_rest(rest)
+                        if eager is None:
+                            break
+            shape = shape_get(shape_text) or self._new_shape(shape_text)
+            if shape is None:
+                break
+            if opcode == "parameter":  # as _fast_operands, inline: a third of all instructions
+                if plain or not other.isdecimal():
+                    break
+                inst = Instruction(name, opcode, shape, line_index + 1)
+                inst.parameter_number = int(other)
+            elif plain and opcode != "constant":
+                if "/" in plain:
+                    plain = _INDEX_COMMENT.sub("", plain)
+                names = plain.replace("%", "").replace(" ", "").split(",")  # see _fast_operands
+                inst = Instruction(name, opcode, shape, line_index + 1)
+                try:
+                    inst.operands = list(map(by_name.__getitem__, names))
+                except KeyError:  # a forward reference: resolved when the computation ends
+                    unresolved.append((inst, names))
+            else:
+                names = _fast_operands(opcode, plain, other)
+                if names is None:
+                    break
+                inst = Instruction(name, opcode, shape, line_index + 1)
+                if names:
+                    try:
+                        inst.operands = list(map(by_name.__getitem__, names))
+                    except KeyError:
+                        unresolved.append((inst, names))
+                elif opcode == "constant":
+                    inst.literal = (plain or other).strip()
+            if shared is not None:
+                inst.share_attributes(shared[0], shared[1])
+                if call is not None:
+                    state.pending_calls.append(PendingCall(inst, call[0].group(1), call[0].group(2), line_index, text,
+                                                           m.start(), m.start(7)))
+            elif eager is not None:
+                self._eager_attributes(inst, eager, text, m.start(7), line_index, m.start())
+            if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
+                self._wrap_async(inst)
+            inst.parent = computation
+            append(inst)
+            by_name[name] = inst
+            if is_root:
+                root, root_line = inst, line_index
+            line_index += 1
+        else:  # every line up to the body's end taken: is it the usual "}"?
+            if text.startswith("}\n", end):
+                line_index += 1
+                after = end + 2
+                if text.startswith("\n", after) and after + 1 < len(text) and text[after + 1] != "\n":
+                    line_index += 1
+                    after += 1
+                state.resume = (line_index, after)
+                return line_index, (None if has_root else root), root_line, True
+            state.resume = (line_index, end)
+        return line_index, (None if has_root else root), root_line, False
 
     def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
              m: re.Match[str], line_index: int) -> Instruction | None:
         """The common one-line instruction, from one :data:`FAST_INSTRUCTION` match on its line (``groups``
-        are the match's, which the caller has read for ``ROOT``).
+        are the match's, which the caller has read for ``ROOT``): what :meth:`rows` does, a line
+        at a time, for the lines of the second reading (:mod:`~hloviz.parser.reflow`), which
+        are statements rather than a text to scan.
 
         Returns None, having changed nothing, for anything unusual (a new shape text that
         fails to parse, attributes with unbalanced brackets or comments, a dangling comma, a
         duplicate name); the general path then reads the line again and reports any error
-        precisely. This is the parser's inner loop, so it avoids attribute lookups and calls
-        where it can.
+        precisely.
         """
         _, name, shape_text, opcode, plain, other = groups
         if name in by_name:
             return None
         line = m.string
         start = m.end()
-        attrs: dict[str, str] | int | None = _NONE
-        if start < len(line):  # the call only for a line with something after its operands
-            attrs = _fast_attributes(line, start, opcode)
-            if attrs is None:
+        shared: SharedAttributes | None = None
+        eager: dict[str, str] | None = None
+        if start < len(line):  # something after the operands
+            split = self._split_after_operands(line[start:], opcode)
+            if split is None:
                 return None
+            shared, eager = split
         shape = self._shape_cache_get(shape_text) or self._new_shape(shape_text)
         if shape is None:
             return None
@@ -197,10 +362,10 @@ class InstructionReader:
             inst.parameter_number = int(other)
         elif opcode == "constant":
             inst.literal = (plain or other).strip()
-        if attrs is _DEFER:
-            inst.defer_attributes(line, start)
-        elif attrs is not _NONE:
-            self._eager_attributes(inst, attrs, line, start, line_index)  # type: ignore[arg-type]
+        if shared is not None:
+            inst.share_attributes(shared[0], shared[1])
+        elif eager is not None:
+            self._eager_attributes(inst, eager, line, start, line_index)
         if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
             self._wrap_async(inst)
         # Computation.add, inlined: this runs once per instruction of the module.
@@ -208,6 +373,41 @@ class InstructionReader:
         computation.instructions.append(inst)
         by_name[name] = inst
         return inst
+
+    def _split_after_operands(self, rest: str, opcode: str) -> tuple[SharedAttributes | None, dict[str, str] | None] | None:
+        """What follows an instruction's operands on its line, split: ``(shared, eager)`` — the
+        attributes split once for every line with this text, or those that name computations or
+        instructions (they wait to be resolved); (None, None) for blanks; None when the general
+        path must read the line. :meth:`rows` does the same inline."""
+        if rest[0] != ",":
+            return (None, None) if rest.isspace() else None
+        if "/*" in rest or "//" in rest:
+            return None  # comments: the general path blanks them
+        if ("control-predecessors" not in rest) if opcode in _NEVER_CALLS else _EAGER_SEARCH(rest) is None:
+            shared = self._attribute_lists_get(rest)
+            if shared is None:
+                shared = self._new_attribute_list(rest, opcode)
+                if shared is None:
+                    return None
+            return shared, None
+        eager = _split_rest(rest)
+        return None if eager is None else (None, eager)
+
+    def _new_attribute_list(self, rest: str, opcode: str = "") -> SharedAttributes | None:
+        """An attribute text not seen before, split, its metadata parsed, and kept for the next
+        instruction with the same text; None when the general path must read it.
+
+        Kept only when it names no computation or instruction for any opcode: a text found again
+        is shared with no more checks (``to_apply=`` on an ``add``, whose opcode never calls,
+        is an attribute like any other there, but not on the ``reduce`` that may come next)."""
+        attrs = _split_rest(rest) if rest else {}
+        if attrs is None:
+            return None
+        raw = attrs.get("metadata")
+        shared = (attrs, EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
+        if opcode not in _NEVER_CALLS or _EAGER_SEARCH(rest) is None:
+            self.state.attribute_lists[rest] = shared
+        return shared
 
     def _new_shape(self, shape_text: str) -> Shape | None:
         """A shape text not seen before (parsed and cached), or None when it is not one."""
@@ -217,20 +417,19 @@ class InstructionReader:
         except ScanError:
             return None
 
-    def _eager_attributes(self, inst: Instruction, attrs: dict[str, str], line: str, start: int,
-                          line_index: int) -> None:  # ``line`` is the statement, from line ``line_index``
-        """Attributes that name computations or control predecessors: those wait to be resolved."""
+    def _eager_attributes(self, inst: Instruction, attrs: dict[str, str], text: str, start: int,
+                          line_index: int, line_start: int = 0) -> None:
+        """Attributes that name computations or control predecessors: those wait to be resolved.
+        ``text[start:]`` holds the attribute list of the statement on line ``line_index``, which
+        starts at ``text[line_start]`` (for an error's position, worked out only then)."""
         preds = attrs.pop("control-predecessors", None)
         if preds is not None:
             self.state.predecessors.append((inst, preds))
-        if not _CALL_KEYS.isdisjoint(attrs):
-            for key in CALLED_COMPUTATION_ATTRIBUTES:
-                if key in attrs:
-                    # where the value starts, for an error; a statement may go on over lines
-                    at = line.find(key + "=", start) + len(key) + 1
-                    line_no = line_index + line.count("\n", 0, at)
-                    column = at - (line.rfind("\n", 0, at) + 1)
-                    self.state.pending_calls.append(PendingCall(inst, key, attrs.pop(key), line_no, column))
+        keys = [key for key in attrs if key in _CALL_KEYS]
+        if len(keys) > 1:
+            keys.sort(key=CALLED_COMPUTATION_ATTRIBUTES.index)  # in XLA's order
+        for key in keys:
+            self.state.pending_calls.append(PendingCall(inst, key, attrs.pop(key), line_index, text, line_start, start))
         inst.attributes = attrs
 
     # -- the general path ------------------------------------------------------------------

@@ -164,6 +164,21 @@ class Lines:
             self._next_line, self._next_offset = j, end
         return j
 
+    @property
+    def text(self) -> str | None:
+        """The text the lines are of (comments blanked), or None for a statement source."""
+        return self._text if self._statements is None else None
+
+    def offset(self, i: int) -> int:
+        """Where line ``i`` starts in :attr:`text`; -1 for a statement source, a line past the end
+        or a skipped one."""
+        k = self._locate(i)
+        if self._statements is not None or k is None:
+            return -1
+        if k not in self._blocks:
+            self._resplit(k)
+        return self._line_offset(k, i - self._firsts[k])
+
     # -- splitting -------------------------------------------------------------------------
 
     def _locate(self, i: int) -> int | None:

@@ -1,10 +1,12 @@
 """HLO module text → :class:`hloviz.ir.HloModule`: the module and computation structure.
 
-The parser is line oriented: XLA prints one instruction per line, so each line is matched by a
-few compiled regular expressions (:class:`~hloviz.parser.instructions.InstructionReader`), and
-only lines that need it (nested brackets, statements spread over several lines, operands written
-with shapes as TF ≤ 2.17 prints them, nested instruction expressions) take slower, bracket-aware
-paths. Names are resolved once a computation (operands, control predecessors) or the module
+The parser is line oriented: XLA prints one instruction per line, so a computation's body is read
+by one regular-expression scan over its text, a match per line
+(:meth:`~hloviz.parser.instructions.InstructionReader.rows`), with its attribute lists split once
+per distinct text; only lines that need it (nested brackets, statements spread over several
+lines, operands written with shapes as TF ≤ 2.17 prints them, nested instruction expressions,
+comments) take the line reader and its slower, bracket-aware paths, and the scan resumes after
+them. Names are resolved once a computation (operands, control predecessors) or the module
 (called computations) is complete, so forward references work as in XLA. Both readers share one
 :class:`~hloviz.parser.state.ParseState`.
 """
@@ -25,6 +27,7 @@ _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
 _SECTION = re.compile(r"\s*(FileNames|FunctionNames|FileLocations|StackFrames)\s*\Z")
 _SECTION_ROW = re.compile(r"\s*(\d+)\s+(.+?)\s*\Z")
+_ONE_NAME = re.compile(r"%[A-Za-z_][\w.\-]*\Z").match
 _MAX_JOINED_LINES = 10000
 _MAX_HEADER_LINES = 50
 _FILE_SUFFIXES = (".gz", ".xz", ".bz2", ".txt", ".hlo", ".pb", ".pbtxt")
@@ -79,23 +82,15 @@ class ModuleReader:
             i = self._header(header, i)
         entry_line: int | None = None
         while lines.has(i):
-            line = lines[i]
-            if not line or line.isspace():
-                i = lines.past(i)  # a run of blank lines in one step
-                continue
-            blanked = blank_line(line)
-            if blanked is not line:
-                line = lines[i] = blanked
-            if _skippable(line):
-                i = lines.past(i)
-                continue
-            section = _SECTION.match(line)
-            if section:
-                i = self._section(section.group(1), i + 1)
-                continue
-            if header is None and not module.computations:
-                self._first_computation_header(i)
-            computation, i = self._computation(i)
+            line = self._line(i)
+            # the usual header first: a computation follows a computation (or the header)
+            computation = self._one_line_header(line, i) if header is not None or module.computations else None
+            if computation is not None:
+                i = self._one_line_computation(computation, i)
+            else:
+                computation, i = self._any_line(line, i, headerless=header is None)
+                if computation is None:
+                    continue
             if computation.is_entry:
                 if entry_line is not None:
                     raise state.error("a module has only one ENTRY computation; this is the second",
@@ -113,6 +108,35 @@ class ModuleReader:
             module.name = _headerless_name(module.filename, module.entry.name)
         self._resolve_calls()
         return module
+
+    def _any_line(self, line: str, i: int, headerless: bool) -> tuple[Computation | None, int]:
+        """Line ``i`` (``line``) between computations: blank or comments, a stack-frame table, or a
+        computation; the computation read (None for the others) and the next line."""
+        lines = self.state.lines
+        if not line or line.isspace():
+            return None, lines.past(i)  # a run of blank lines in one step
+        blanked = blank_line(line)
+        if blanked is not line:
+            line = lines[i] = blanked
+        if _skippable(line):
+            return None, lines.past(i)
+        section = _SECTION.match(line)
+        if section:
+            return None, self._section(section.group(1), i + 1)
+        if headerless and not self.state.module.computations:
+            self._first_computation_header(i)
+        return self._computation(i, line)
+
+    def _line(self, i: int) -> str:
+        """Line ``i``; taken from the text where the instruction scan stopped on it (the usual
+        computation header), which spares splitting the text into lines (:class:`Lines`)."""
+        state = self.state
+        text = state.lines.text
+        last_line, offset = state.resume
+        if i != last_line or text is None:
+            return state.lines[i]
+        end = text.find("\n", offset)
+        return text[offset : end if end >= 0 else len(text)]
 
     def _header(self, m: re.Match[str], i: int) -> int:
         """Read the ``HloModule name, attributes`` header that starts at line ``i``; return the next line."""
@@ -167,13 +191,53 @@ class ModuleReader:
 
     # -- computations ---------------------------------------------------------------------
 
-    def _computation(self, i: int) -> tuple[Computation, int]:
-        """The computation whose header starts at line ``i``, and the line after its ``}``."""
+    def _computation(self, i: int, line: str) -> tuple[Computation, int]:
+        """The computation whose header starts at line ``i`` (``line``), and the line after its ``}``."""
+        computation = self._one_line_header(line, i)  # the usual header, read the short way
+        if computation is not None:
+            return computation, self._one_line_computation(computation, i)
         computation, i, first = self._computation_header(i)
         start = computation.line - 1
         i = self._body(computation, i, first)
         self._finish(computation, start)
         return computation, i
+
+    def _one_line_computation(self, computation: Computation, i: int) -> int:
+        """The body of ``computation``, whose header is line ``i`` alone; the line after its ``}``."""
+        end = self._body(computation, i + 1, None)
+        self._finish(computation, i)
+        return end
+
+    def _one_line_header(self, line: str, i: int) -> Computation | None:
+        """The computation of the usual header, ``[ENTRY] %name [(parameters) -> shape] {`` on
+        line ``i`` alone, without comments and with a name not yet taken (added to the module);
+        None for anything else, which :meth:`_computation_header` reads (and reports). What it
+        makes is what that would make of the same line."""
+        if "/" in line:
+            return None
+        m = _COMPUTATION.match(line)
+        end = line.rstrip()
+        if m is None or not end.endswith("{") or end.lstrip().startswith("}"):
+            return None
+        pos = m.end()
+        raw = line[pos : len(end) - 1]
+        signature = raw.strip()
+        if signature:
+            arrow = signature.rfind("->")
+            if signature[0] != "(" or arrow <= 0 or signature[:arrow].rstrip()[-1] != ")" \
+                    or not signature[arrow + 2 :].strip():
+                return None
+        module = self.state.module
+        name = m.group(2)
+        if module.get_computation(name) is not None:
+            return None
+        computation = Computation(name, is_entry=bool(m.group(1)), line=i + 1)
+        if signature:
+            computation.signature = signature
+            computation.signature_span = Span(self.state.source.filename, i + 1,
+                                              pos + len(raw) - len(raw.lstrip()) + 1, line)
+        module.add(computation)
+        return computation
 
     def _computation_header(self, i: int) -> tuple[Computation, int, str | None]:
         """``[ENTRY] name [(parameters) -> shape] {``, perhaps over several lines: the new
@@ -257,11 +321,16 @@ class ModuleReader:
             raise self.state.error_in("expected '{' to open the computation", line_index, header, pos)
         return pos
 
-    def _body(self, computation: Computation, i: int, first: str | None) -> int:
+    def _body(self, computation: Computation, i: int, first: str | None) -> int:  # noqa: C901 - the line reader's loop, in one piece
         """Read the statements of ``computation`` from line ``i`` (``first`` is any statement on
         the header's line) to its ``}``; return the line after it."""
         state = self.state
         lines = state.lines
+        root_line: int | None = None
+        if first is None:  # the common instructions, in one scan; the loop below reads the rest
+            i, root_line, closed = self._rows(computation, i, root_line)
+            if closed:
+                return i
         # The hot loop indexes the split block of lines it is in (a plain list), not ``lines``.
         block, base = lines.current, lines.current_first
         if not base <= i < base + len(block):
@@ -270,7 +339,6 @@ class ModuleReader:
         fast_match = FAST_INSTRUCTION.match
         fast = self.instructions.fast
         by_name = computation.by_name
-        root_line: int | None = None
         pending = first
         start = computation.line - 1
         while True:
@@ -303,13 +371,25 @@ class ModuleReader:
             if not stripped or stripped.startswith("//"):
                 if line_index == i - 1:  # a line of its own (not the rest of the header's line)
                     i = lines.past(line_index)  # a run of blank or comment lines in one step
-                continue
-            if stripped.startswith("}"):
+            elif stripped.startswith("}"):
                 self._close(computation, text, line_index)
                 return i
-            inst, is_root, i = self._statement(computation, text, line_index, i)
-            if is_root:
-                root_line = self._set_root(computation, inst, root_line, line_index, text)
+            else:
+                inst, is_root, i = self._statement(computation, text, line_index, i)
+                if is_root:
+                    root_line = self._set_root(computation, inst, root_line, line_index, text)
+            i, root_line, closed = self._rows(computation, i, root_line)  # back to the scan of common instructions
+            if closed:
+                return i
+
+    def _rows(self, computation: Computation, i: int, root_line: int | None) -> tuple[int, int | None, bool]:
+        """The common instructions from line ``i`` on (:meth:`InstructionReader.rows`, which stops
+        before a second ROOT, for the line reader to report): the next line, the ROOT's line,
+        and whether the body's closing ``}`` was read too."""
+        i, root, at, closed = self.instructions.rows(computation, i, root_line is not None)
+        if root is not None:
+            root_line = self._set_root(computation, root, root_line, at, "")
+        return i, root_line, closed
 
     def _set_root(self, computation: Computation, inst: Instruction, root_line: int | None, line_index: int,
                   text: str) -> int:
@@ -414,12 +494,15 @@ class ModuleReader:
 
     def _resolve_calls(self) -> None:
         module = self.state.module
-        for inst, attr, value, line_index, col in self.state.pending_calls:
-            called: list[Computation] = []
-            for n in names_in(value):
-                c = module.get_computation(n)
+        get = module.get_computation
+        for call in self.state.pending_calls:
+            inst, attr, value = call.instruction, call.attribute, call.value
+            one = get(value) if value[:1] == "%" and _ONE_NAME(value) else None  # the usual "%name"
+            called: list[Computation] = [one] if one is not None else []
+            for n in names_in(value) if one is None else ():
+                c = get(n)
                 if c is None:
-                    raise self.state.error(f"computation '{n}' (named by {attr}=) is not defined", line_index, col)
+                    raise self.state.error(f"computation '{n}' (named by {attr}=) is not defined", *call.position())
                 called.append(c)
             if inst.calls_by_attribute:
                 inst.calls_by_attribute = {**inst.calls_by_attribute, attr: called}

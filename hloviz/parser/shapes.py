@@ -56,9 +56,9 @@ class ShapeParser:
     #: Real tuple shapes nest a few levels; a limit keeps hostile input from costing O(depth²).
     MAX_TUPLE_DEPTH = 64
 
-    def __init__(self) -> None:
+    def __init__(self, cache: dict[str, Shape] | None = None) -> None:
         #: Shape text → shape, for every distinct text seen (the parser looks here first).
-        self.cache: dict[str, Shape] = {}
+        self.cache: dict[str, Shape] = {} if cache is None else cache
         self._depth = 0
 
     def array(self, element_type: str, dims_text: str, layout_text: str | None, offset: int) -> Shape:
@@ -196,13 +196,40 @@ def infer_shape(inst: Instruction) -> Shape:
     return INFERRED
 
 
+_NAME_AND_SHAPE = r"%?[A-Za-z_][\w.\-]*:[ \t]*[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
+#: A signature whose parameters are all arrays, on one line: most of them (the fused computations').
+_ARRAY_SIGNATURE = re.compile(
+    rf"\([ \t]*(?:{_NAME_AND_SHAPE}(?:[ \t]*,[ \t]*{_NAME_AND_SHAPE})*[ \t]*)?\)[ \t]*->[ \t]*")
+_ARRAY_PARAMETER = re.compile(r"%?([A-Za-z_][\w.\-]*):[ \t]*(([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?)")
+#: Shapes read from signatures, shared by every signature read (shapes are values); emptied when
+#: it grows past :data:`_MAX_SIGNATURE_SHAPES`.
+_SIGNATURE_SHAPES: dict[str, Shape] = {}
+_MAX_SIGNATURE_SHAPES = 1 << 14
+
+
 def parse_signature(signature: str, span: Span | None = None) -> tuple[list[tuple[str, Shape]], Shape]:
     """``(a: f32[2], b: s32[]) -> f32[2]`` → ``([("a", f32[2]), ("b", s32[])], f32[2])``.
 
     ``span`` is where ``signature`` starts in its file (it may go on over several lines), so that
     an error points at the true line and column; without it, into the signature itself.
     """
-    parser = ShapeParser()
+    if len(_SIGNATURE_SHAPES) > _MAX_SIGNATURE_SHAPES:
+        _SIGNATURE_SHAPES.clear()
+    parser = ShapeParser(_SIGNATURE_SHAPES)
+    m = _ARRAY_SIGNATURE.match(signature)
+    if m is not None:  # the common form: one regular expression for the parameters
+        try:
+            params = [(name, _SIGNATURE_SHAPES.get(text) or parser.array(element, dims, layout or None, 0))
+                      for name, text, element, dims, layout in _ARRAY_PARAMETER.findall(signature, 0, m.end())]
+            result, end = parser.parse(signature, m.end())
+            if not signature[end:].strip():
+                return params, result
+        except ScanError:
+            pass  # the general reading below says where
+    return _parse_signature(signature, span, ShapeParser())
+
+
+def _parse_signature(signature: str, span: Span | None, parser: ShapeParser) -> tuple[list[tuple[str, Shape]], Shape]:
     try:
         start = signature.index("(")
         close = find_close(signature, start)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..errors import HloParseError
-from ..ir import HloModule, Instruction, quoted_string_pattern
+from ..ir import HloModule, Instruction, Metadata, quoted_string_pattern
 from ..source import SourceText
 from .lines import Lines
 from .shapes import ShapeParser
@@ -42,16 +42,14 @@ def blank_comments(text: str) -> str:
     return text
 
 
+# A comment up to its "*/" on the same line (group 1) or to the line's end (group 1 empty): consumed
+# whole, so no "/*" inside it is tried again; one pass over the text, led by the literal "/*".
+_COMMENT_ON_ITS_LINE = re.compile(r"/\*(?:[^*\n]|\*(?!/))*+(\*/)?")
+
+
 def _open_comment(text: str) -> bool:
-    """Is there a "/*" whose "*/" is not on the same line? One pass of ``str.find``s."""
-    pos = text.find("/*")
-    while pos != -1:
-        eol = text.find("\n", pos)
-        close = text.find("*/", pos + 2, len(text) if eol == -1 else eol)
-        if close == -1:
-            return True
-        pos = text.find("/*", close + 2)
-    return False
+    """Is there a "/*" whose "*/" is not on the same line?"""
+    return "" in _COMMENT_ON_ITS_LINE.findall(text)
 
 
 def blank_line(line: str) -> str:
@@ -61,21 +59,38 @@ def blank_line(line: str) -> str:
     return line
 
 
+#: An attribute text's split and its parsed metadata, shared by the instructions with that text.
+SharedAttributes = tuple[dict[str, str], Metadata | None]
+
+
 class PendingCall(NamedTuple):
-    """An attribute naming computations (``calls=%f``), resolved once every computation exists."""
+    """An attribute naming computations (``calls=%f``), resolved once every computation exists.
+
+    Where its value is (for an error) is worked out only when asked (:meth:`position`): from
+    ``statement``, a text holding the instruction, whose line ``line_index`` starts at offset
+    ``line_start`` and whose attribute list starts at ``start``."""
 
     instruction: Instruction
     attribute: str
     value: str
     line_index: int
-    column: int
+    statement: str
+    line_start: int
+    start: int
+
+    def position(self) -> tuple[int, int]:
+        """The 0-based line and column where the value starts (a statement may go on over lines)."""
+        text, first = self.statement, self.line_start
+        at = text.find(self.attribute + "=", self.start) + len(self.attribute) + 1
+        newline = text.rfind("\n", first, at)
+        return self.line_index + text.count("\n", first, at), at - (newline + 1 if newline >= 0 else first)
 
 
 class ParseState:
     """The state of one parse of one text (see the module docstring)."""
 
     __slots__ = ("source", "lines", "shapes", "module", "pending_calls", "unresolved", "predecessors",
-                 "inferred", "nested", "nesting")
+                 "inferred", "nested", "nesting", "attribute_lists", "body_end", "resume")
 
     def __init__(self, text: str, filename: str | None, statements: Iterator[tuple[str, int]] | None = None) -> None:
         """``statements``, when given, are the lines to read instead of ``text``'s (the second
@@ -95,6 +110,15 @@ class ParseState:
         #: Names made for nested instruction expressions so far, and how deep the current one is.
         self.nested = 0
         self.nesting = 0
+        #: Attribute text → its split, shared by every instruction with that text (most texts
+        #: repeat: the same attributes and metadata on every op one framework op became).
+        self.attribute_lists: dict[str, SharedAttributes] = {}
+        #: Where the instruction scan last looked for the end of a body, and found it (the
+        #: offset of the newline before a line starting with '}', or the text's length).
+        self.body_end: tuple[int, int] = (0, -1)
+        #: A line the instruction scan stopped at and where it starts in the text (the text
+        #: never changes, so any such pair stays true).
+        self.resume: tuple[int, int] = (0, 0)
 
     def error(self, message: str, line_index: int, column: int) -> HloParseError:
         """An error at 0-based ``line_index`` and 0-based ``column``."""

@@ -103,6 +103,8 @@ class ReportContent:
     footer: str = ""
     #: The memory section (:func:`hloviz.render.memory.memory_section`), HTML; "" when there is none.
     memory_html: str = ""
+    #: The "XLA's passes" section (:mod:`hloviz.render.pass_section`), when the target held a pass history.
+    passes_html: str = ""
 
 
 _PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>\s*", re.DOTALL)
@@ -243,6 +245,8 @@ def report_fragment(c: ReportContent, *, explorer: bool = False) -> str:
     if c.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in c.notes) + "</ul>")
     parts.append(_picture(c.picture_svg, c.picture_missing, explorer))
+    if c.passes_html:
+        parts.append(c.passes_html)
     parts.append(f"<h2>Kernels ({len(c.kernels)})</h2>")
     parts.append(_kernel_table(c.kernels))
     parts.append(f"<h2>Folded constants ({len(c.folds)})</h2>")

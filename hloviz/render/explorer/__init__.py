@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from .build import Bounds, closed_scopes, fusion_expansions, scope_expansions, top_view
 from .data import ExplorerData, Side, ViewSpec, explorer_data
 from .page import ExplorerPayload, explorer_payload
+from .steps import PassSteps, pass_steps, step_data, with_steps
 
 if TYPE_CHECKING:
     from ...analysis import Analysis
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
     from ..pictures import Picture
     from ..views import Mark, View
 
-__all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "Side", "ViewSpec", "diff_payload", "explorer_data",
-           "explorer_payload", "module_payload", "pair_payload"]
+__all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
+           "explorer_data", "explorer_payload", "module_payload", "pair_payload", "pass_steps"]
 
 SourceLookup = Callable[[str], "dict | None"]
 
@@ -36,8 +37,10 @@ DEFAULT_BOUNDS = Bounds()
 
 def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
-                 post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS) -> ExplorerPayload:
-    """The explorer of a pre/post pair drawn side by side in ``picture``."""
+                 post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
+                 steps: PassSteps | None = None) -> ExplorerPayload:
+    """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
+    history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own)."""
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
@@ -73,13 +76,16 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     views += layers
     drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers for i, view in v.columns if i == 1]
     views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=len(layers) * walk)
-    return explorer_payload(explorer_data(sides, views, analysis=analysis, lookup=lookup, title=picture.title))
+    every_side, every_view = with_steps(sides, views, steps)
+    data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
+    step_data(data.main, len(sides), steps)
+    return explorer_payload(data)
 
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
                    lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
-                   bounds: Bounds = DEFAULT_BOUNDS) -> ExplorerPayload:
-    """The explorer of one module drawn alone in ``picture``."""
+                   bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None) -> ExplorerPayload:
+    """The explorer of one module drawn alone in ``picture`` (``steps`` as :func:`pair_payload`)."""
     from ...analysis.kernels import kernels
 
     label = "before optimization" if stage == "pre" else "after optimization"
@@ -105,7 +111,10 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     views += layers
     drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers]
     views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds, walked=len(layers) * walk)
-    return explorer_payload(explorer_data([side], views, lookup=lookup, title=picture.title))
+    every_side, every_view = with_steps([side], views, steps)
+    data = explorer_data(every_side, every_view, lookup=lookup, title=picture.title)
+    step_data(data.main, 1, steps)
+    return explorer_payload(data)
 
 
 def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], picture: Picture,

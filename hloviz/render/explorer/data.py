@@ -199,7 +199,7 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
     kernels = _kernels(sides, ids, offsets, out_sides, lookup, scopes)
     main: dict = {"title": title, "strings": strings.items, "sides": out_sides, "kernels": kernels,
                   "scopes": scopes.to_json(), "opk": {}, "folds": [], "pairs": [], "views": []}
-    if analysis is not None and len(sides) == 2:
+    if analysis is not None and len(sides) >= 2:  # pre, post (and a pass history's snapshots after them)
         _analysis_links(main, analysis, kernels, strings, ids)
     for a, b, status in pairs:
         ga, gb = ids[0].get(a.name), ids[1].get(b.name)

@@ -32,6 +32,7 @@
   }
 
   var D = null, S = null, sides = [], total = 0;
+  var base = 0;  // the page's own sides; a pass history's snapshots follow them (D.base)
   var state = { view: 0, sel: null, selScope: null };
   var views = [], viewEls = {}, viewIndex = {};
 
@@ -74,7 +75,7 @@
         if (kid >= 0) (links.kernelInsts[kid] || (links.kernelInsts[kid] = [])).push(side.offset + k);
       }
     });
-    if (sides.length === 2 && D.opk) {
+    if (base === 2 && D.opk) {
       var pre = sides[0];
       for (var k2 = 0; k2 < pre.count; k2++) {
         var ks = D.opk[pre.opn[k2]];
@@ -91,7 +92,7 @@
   function kernelsOf(g) {
     var i = inst(g), L = buildLinks();
     if (i.kernel >= 0) return [i.kernel];
-    if (i.s === 0 && sides.length === 2 && L.opk[i.opn]) return L.opk[i.opn];
+    if (i.s === 0 && base === 2 && L.opk[i.opn]) return L.opk[i.opn];
     return [];
   }
   // Everything that lights up with instruction g: its kernels with their instructions and the
@@ -193,6 +194,7 @@
       else b.addEventListener("click", function () { showView(c).then(writeHash); });
       nav.appendChild(b);
     });
+    filmMark();
   }
   // The view a view goes back up to: the one it was opened from (a fusion drawn inside an opened
   // layer opens from there), else the one it was drawn to expand.
@@ -532,7 +534,7 @@
     var ks = kernelsOf(g);
     ks.slice(0, 8).forEach(function (kid) { panelEl.appendChild(kernelSection(kid, g)); });
     if (ks.length > 8) panelEl.appendChild(el("p", "\u2026 and " + (ks.length - 8) + " more kernels", "hv-panel-dim"));
-    if (i.s === 0 && sides.length === 2 && D.opk !== undefined && !ks.length) {
+    if (i.s === 0 && base === 2 && D.opk !== undefined && !ks.length) {
       var f = L.foldOfPre[g];
       if (f !== undefined) {
         panelEl.appendChild(el("h4", "folded by " + (D.folds[f].by === "tensorflow" ? "TensorFlow" : "XLA")));
@@ -545,6 +547,7 @@
       panelEl.appendChild(el("h4", "a folded constant"));
       panelEl.appendChild(foldLine(L.foldOfPost[g]));
     }
+    passPanel(g);
     var p = L.pair[g] || (ks.length ? L.pair[D.kernels[ks[0]].inst] : null);
     if (p) {
       var other = p[0] === g || (ks.length && p[0] === D.kernels[ks[0]].inst) ? p[1] : p[0];
@@ -592,6 +595,101 @@
     return box;
   }
 
+  // ---- the pass history: which of XLA's passes made a kernel or a folded constant -----------
+  // D.passes (when the page holds one): every snapshot with its counts, the credits of the
+  // optimized module's fusions and folded constants (as `hloviz passes --json` gives them), and
+  // the snapshots drawn as sides of their own (after the page's own `base` sides).
+  var credits = null;
+  function passCredits() {
+    if (credits || !D.passes) return credits;
+    credits = { fusion: new Map(), folded: new Map(), step: new Map(), side: new Map() };
+    D.passes.fusions.forEach(function (f) { credits.fusion.set(f.name, f); });
+    D.passes.folded.forEach(function (f) { credits.folded.set(f.constant, f); });
+    D.passes.steps.forEach(function (st) { credits.step.set(st.index, st); if (st.side) credits.side.set(st.side, st); });
+    return credits;
+  }
+  function stepName(ref) {
+    return ref.pass + (ref.during ? " (" + ref.during + ")" : "") + " (#" + ref.index + ")";
+  }
+  function stepButton(index, text, name) {
+    var st = passCredits().step.get(index);
+    if (!st || !st.view) return null;
+    var b = el("button", text, "hv-link");
+    b.type = "button";
+    b.setAttribute("data-step", String(index));
+    b.addEventListener("click", function () { openStep(index, name); });
+    return b;
+  }
+  // Show the module after snapshot `index`; select `name` there when the snapshot has it.
+  function openStep(index, name) {
+    var st = passCredits().step.get(index), v = st && st.view ? viewByKey(st.view) : -1;
+    if (v < 0) return false;
+    if (v !== state.view) openedFrom[v] = state.view;
+    showView(v, function () {
+      var g = name ? find(st.side, name) : -1;
+      if (g >= 0) select(g, { centre: true }); else writeHash();
+    });
+    return true;
+  }
+  function creditLine(what, ref, note, name) {
+    var box = el("p", null, "hv-made");
+    if (ref) {
+      box.appendChild(doc.createTextNode(what + " " + stepName(ref) + ", pipeline " + (ref.pipeline || "\u2014") + " "));
+      var b = stepButton(ref.index, "show the module after #" + ref.index, name);
+      if (b) box.appendChild(b);
+    } else {
+      box.textContent = note || "the snapshots cannot tell which pass";
+      box.classList.add("hv-panel-dim");
+    }
+    return box;
+  }
+  function passPanel(g) {
+    var C = passCredits();
+    if (!C) return;
+    var i = inst(g), st = C.side.get(i.side.key), finalSide = i.side.key === D.passes.final;
+    if (!finalSide && !st) return;
+    // An instruction inside a kernel: the credit is its kernel's (the fusion holding it).
+    var kernel = i.opcode === "fusion" ? g : (i.kernel >= 0 ? D.kernels[i.kernel].inst : ownerOf(g));
+    var kname = kernel >= 0 ? inst(kernel).name : "", own = kernel === g;
+    var f = kernel >= 0 ? C.fusion.get(kname) : undefined, c = C.folded.get(i.name);
+    if (i.opcode === "constant" && c && (finalSide || (c.pass && c.pass.index <= st.index))) {
+      panelEl.appendChild(el("h4", "the pass that wrote it"));
+      panelEl.appendChild(creditLine("written by", c.pass, c.note, i.name));
+    }
+    var head = own ? "the pass that made it" : "the pass that made its kernel " + kname;
+    if (f && (finalSide || (f.created_by && f.created_by.index <= st.index))) {
+      panelEl.appendChild(el("h4", head));
+      panelEl.appendChild(creditLine("made by", f.created_by, f.note, kname));
+      if (f.clone_of) panelEl.appendChild(creditLine("a clone of " + f.clone_of.name + ", which was made by", f.clone_of.created_by, "", f.clone_of.name));
+    } else if (st && kernel >= 0) {
+      // A fusion of this snapshot that the optimized module no longer has: the last step up to
+      // this one whose pass made a fusion of that name (the history's own "fusions created").
+      var maker = null;
+      D.passes.steps.forEach(function (x) { if (x.index <= st.index && x.made.indexOf(kname) >= 0) maker = x; });
+      if (maker) {
+        panelEl.appendChild(el("h4", head));
+        panelEl.appendChild(creditLine(maker.index === st.index ? "made here, by" : "made by",
+                                       { index: maker.index, pass: maker.pass, pipeline: maker.pipeline }, "", kname));
+      }
+    }
+    if (st) panelEl.appendChild(el("p", "in the module after #" + st.index + " " + st.label + ": " + st.instructions +
+                                   " instructions, " + st.fusions + " fusions", "hv-panel-dim"));
+  }
+  // The filmstrip's cards are links to #v=step:N (the URL fragment opens a view): mark the one on
+  // screen, and bring the picture into sight when one is clicked.
+  function filmMark() {
+    var key = views[state.view] ? views[state.view].key : "top";
+    doc.querySelectorAll(".hv-film a[data-view]").forEach(function (a) {
+      if (a.getAttribute("data-view") === key) a.setAttribute("aria-current", "step"); else a.removeAttribute("aria-current");
+    });
+  }
+  function initFilm() {
+    doc.querySelectorAll(".hv-film a[data-view]").forEach(function (a) {
+      a.addEventListener("click", function () { viewport.scrollIntoView({ block: "start" }); });
+    });
+    filmMark();
+  }
+
   // ---- scopes (the model's layers, from op names) -------------------------------------------
   var under = {};
   function isUnder(si) {  // scope index -> Uint8Array marking si and every scope below it
@@ -626,10 +724,15 @@
     light(all, els || []);
     return gs;
   }
+  // Which module a view draws: -1 for the page's own, else the pass history's snapshot (its side).
+  function family(v) { var s = views[v] ? views[v].sides[0] : 0; return s >= base ? s : -1; }
   function viewOpeningScope(si) {
-    var key = "s:" + D.scopes.path[si];
-    for (var v = 0; v < views.length; v++) if (views[v].opens === key) return v;
-    return -1;
+    var key = "s:" + D.scopes.path[si], first = -1, here = family(state.view);
+    for (var v = 0; v < views.length; v++) {
+      // a layer opens in the module on screen: a snapshot's layers are pictures of their own
+      if (views[v].opens === key && family(v) === here) { first = v; break; }
+    }
+    return first;
   }
   function scopeLink(si) {
     var b = el("button", D.scopes.label[si] || D.scopes.path[si], "hv-link");
@@ -874,8 +977,8 @@
     if (v < 0) v = 0;
     var g = -1;
     if (p.i) { var at = p.i.indexOf(":"); g = find(p.i.slice(0, at), p.i.slice(at + 1)); }
-    else if (p.k) g = find(sides.length === 2 && !D.pairs.length ? sides[1].key : "", p.k);
-    else if (p.c) g = find(sides[sides.length - 1].key, p.c);
+    else if (p.k) g = find(base === 2 && !D.pairs.length ? sides[1].key : "", p.k);
+    else if (p.c) g = find(sides[base - 1].key, p.c);
     if (p.k || p.c) {
       if (g >= 0) { viewport.scrollIntoView({ block: "start" }); jump(g); }
       return;
@@ -921,6 +1024,7 @@
   function start(data) {
     performance.mark("hv-data-decoded");
     D = data; S = D.strings; sides = D.sides; views = D.views;
+    base = D.base !== undefined ? D.base : sides.length;
     sides.forEach(function (side) { total += side.count; });
     var svg = viewport.querySelector("svg");
     viewEls[0] = svg;
@@ -933,6 +1037,7 @@
     initClicks();
     initSearch();
     initTables();
+    initFilm();
     window.addEventListener("hashchange", readHash);
     if (location.hash) readHash();
     window.hloviz = api();

@@ -1,0 +1,41 @@
+"""Attribute lists: the one-pattern split the parser uses for lists as XLA prints them gives what
+the careful, bracket-aware split gives, on every list it accepts, and refuses the rest."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hloviz.parser.attributes import _split_carefully, split_attributes, split_common_attributes
+
+PIECES = [",", ", ", "=", "{", "}", "[", "]", "(", ")", '"', '\\"', "\\", "a", "k", "_", ".", "-", "1", " ",
+          "\t", "\n", ", k=", ", m=", "x=", "{1,0}", '"s"', "/", '{op_name="a/b" stack_frame_id=3}']
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=16))
+def test_the_common_split_agrees_with_the_careful_one(pieces):
+    text = "," + "".join(pieces)
+    common = split_common_attributes(text)
+    if common is None:
+        return
+    assert common == _split_carefully(text, 0)
+    assert common == split_attributes(text, 0)
+
+
+def test_the_lists_xla_prints_take_the_common_split():
+    jax = ', dimensions={0,1}, metadata={op_name="jit(train_step)/jvp(decoder)/layer_3/mul" stack_frame_id=33}'
+    cpu = (', backend_config={"fusion_config":{"kind":"__ynn_fusion"},"outer_dimension_partitions":[]}, '
+           'slice={[0:2], [0:16]}, window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f')
+    escaped = r', metadata={op_name="params[\'embed\']"}'
+    for text in (jax, cpu, escaped):
+        assert split_common_attributes(text) == _split_carefully(text, 0)
+    # the value ends where the next ", key=" starts, at the top level only
+    assert split_common_attributes(', a={x, b=1}, c="y, d=2"') == {"a": "{x, b=1}", "c": '"y, d=2"'}
+
+
+def test_lists_of_another_form_are_refused():
+    # a comma inside a word's value, brackets around a ", key=", no value, a dangling comma, escapes
+    # across lines: the parser's other paths read these (and report the bad ones)
+    for text in (", a=b,c", ", x=[a, k=b]", ", x=", ", a=1,", ', s="a\\\nb"', ", k={a\nb}"):
+        assert split_common_attributes(text) is None, text
