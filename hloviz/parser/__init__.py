@@ -57,10 +57,13 @@ def parse(text: str, filename: str | None = None) -> HloModule:
         raise HloParseError("nesting is too deep to parse", span=SourceText(text, filename).span(0, 0)) from None
     finally:
         if collecting:
-            _age_young_objects()
+            _age_young_objects(keep_frozen=len(text) >= KEEP_FROZEN_FROM_CHARS)
             gc.enable()
 
 
+# Texts from this size on (about 30k instructions) stay frozen after the parse; below it the full
+# collection the first reads may set off is short, and freezing would only delay freeing cycles.
+KEEP_FROZEN_FROM_CHARS = 4_000_000
 # The freeze count this module left after its last parse (0: it holds nothing frozen).
 _left_frozen = 0
 
@@ -74,11 +77,15 @@ def _thaw_previous_parse() -> None:
     global _left_frozen
     if _left_frozen and gc.get_freeze_count() == _left_frozen:
         gc.unfreeze()
+        if gc.isenabled():
+            # Free the cycles dropped since (a previous large module) now: the freeze at the end of
+            # this parse would otherwise take them along.
+            gc.collect()
     _left_frozen = 0
 
 
-def _age_young_objects() -> None:
-    """Put every object the collector tracks out of its reach until the next parse.
+def _age_young_objects(*, keep_frozen: bool) -> None:
+    """Put every object the collector tracks out of its reach: until the next parse if ``keep_frozen``.
 
     With the collector paused, the whole new module (a few objects per instruction) sits in the
     youngest generation. Left there, the first allocations after the parse walk all of it, and
@@ -90,13 +97,17 @@ def _age_young_objects() -> None:
     module, 0.7 s of a 2.7 s parse-and-read. Frozen (``gc.freeze``: no object is visited), the
     module is never walked; refcounting still frees what is dropped. The price: cycles dropped
     meanwhile (a module's computations refer back to it) wait for the next parse, which
-    unfreezes first, or for the caller's ``gc.unfreeze()``. Skipped when the process froze
-    objects itself, so as not to take over its frozen set.
+    unfreezes and collects first, or for the caller's ``gc.unfreeze()``; so only large modules
+    stay frozen (``keep_frozen``), small ones go to the oldest generation at once. Skipped when
+    the process froze objects itself, so as not to take over its frozen set.
     """
     global _left_frozen
     if gc.get_freeze_count() == 0:
         gc.freeze()
-        _left_frozen = gc.get_freeze_count()
+        if keep_frozen:
+            _left_frozen = gc.get_freeze_count()
+        else:
+            gc.unfreeze()
 
 
 def _parse_reflowed(text: str, filename: str | None) -> HloModule | None:
