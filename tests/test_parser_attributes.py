@@ -39,3 +39,23 @@ def test_lists_of_another_form_are_refused():
     # across lines: the parser's other paths read these (and report the bad ones)
     for text in (", a=b,c", ", x=[a, k=b]", ", x=", ", a=1,", ', s="a\\\nb"', ", k={a\nb}"):
         assert split_common_attributes(text) is None, text
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=12))
+def test_a_list_of_metadata_alone_splits_as_any_other(pieces):
+    # the one-match path for ", metadata={...}" alone (most first-seen lists of a large JAX
+    # module) gives what the careful split gives, and refuses what the general pattern refuses
+    text = ", metadata={" + "".join(pieces) + "}"
+    common = split_common_attributes(text)
+    if common is None:
+        return
+    assert common == _split_carefully(text, 0)
+    assert common == {"metadata": text[len(", metadata="):]}
+
+
+def test_the_metadata_xla_prints_takes_the_one_match_path():
+    text = r', metadata={op_name="jit(f)/layer_3/mul[\'w\']" source_file="/a/b.py" source_line=7 stack_frame_id=3}'
+    assert split_common_attributes(text) == {"metadata": text[len(", metadata="):]}
+    for refused in (", metadata={a\nb}", ', metadata={op_name="a}', ", metadata={a", ", metadata={a}}"):
+        assert split_common_attributes(refused) is None, refused

@@ -52,9 +52,19 @@ _ATTRIBUTE_LIST = re.compile(rf"\s*{_P}(?:{_pair('(?:')})+{_P}\Z")
 _ATTRIBUTE_PAIRS = re.compile(_pair("("))
 
 
+#: The most common attribute list of all, ``, metadata={...}`` alone as XLA prints it (no spaces
+#: around ``=``, no brackets inside the braces but in strings): checked and split by one match.
+#: What it accepts, :data:`_ATTRIBUTE_LIST` accepts and :data:`_ATTRIBUTE_PAIRS` splits the same.
+_METADATA_ONLY = re.compile(rf', metadata=(\{{(?:[^{{}}()\[\]"\n]+{_P}|{_STRING})*{_P}\}})\Z')
+
+
 def split_common_attributes(text: str) -> dict[str, str] | None:
     """``text`` (``, key=value, ...``) split when it is a list of the common form (see the module
-    docstring), else None. One regular expression checks it and another splits it."""
+    docstring), else None. One regular expression checks it and another splits it (one does both
+    for a list of metadata alone, which most first-seen lists of a large module are)."""
+    only = _METADATA_ONLY.match(text)
+    if only is not None:
+        return {"metadata": only.group(1)}
     if _ATTRIBUTE_LIST.match(text) is None:
         return None
     return dict(_ATTRIBUTE_PAIRS.findall(text))
