@@ -239,6 +239,11 @@ class InstructionReader:
         for m in _ROW.finditer(text, pos, end):
             is_root, name, shape_text, opcode, plain, other, rest = m.groups()
             if name is None or name in by_name or (is_root and root is not None):
+                if name is None and m.start() == end:
+                    # the empty match finditer makes where the body ends, after its last line:
+                    # every line was taken (without this the "}" went to the line reader, and
+                    # the next body's start was looked up in the split lines, each time)
+                    continue
                 state.resume = (line_index, m.start())
                 break
             shared: SharedAttributes | None = None
