@@ -22,7 +22,7 @@ registers or in thread-local slots (:func:`thread_local_bytes`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -165,12 +165,26 @@ class _Builder:
     # -- values ---------------------------------------------------------------------------
     def define(self, inst: Instruction, shape: Shape, index: tuple[int, ...] = (), *, top_only: bool = False,
                inherit: Tree = None) -> Tree:
-        if shape.is_tuple:
-            top = self._new(inst, shape, index)
-            if top_only and isinstance(inherit, _Node):
-                return _Node(top, list(inherit.elements))
-            return _Node(top, [self.define(inst, s, index + (i,)) for i, s in enumerate(shape.tuple_shapes)])
-        return self._new(inst, shape, index)
+        """A fresh value at every index of ``shape`` (pre-order, as XLA numbers them); with
+        ``top_only``, only the pointer table is new and the elements are ``inherit``'s."""
+        if not shape.is_tuple:
+            return self._new(inst, shape, index)
+        if top_only and isinstance(inherit, _Node):
+            return _Node(self._new(inst, shape, index), list(inherit.elements))
+        root = _Node(self._new(inst, shape, index), [])
+        # explicit stack (tuple shapes may nest as deeply as the input does), pre-order like
+        # the recursion it replaces: an element's whole subtree before the next element
+        stack: list[tuple[_Node, Shape, tuple[int, ...]]] = [
+            (root, s, index + (i,)) for i, s in reversed(list(enumerate(shape.tuple_shapes)))]
+        while stack:
+            parent, sh, idx = stack.pop()
+            if sh.is_tuple:
+                node = _Node(self._new(inst, sh, idx), [])
+                parent.elements.append(node)
+                stack.extend((node, s, idx + (i,)) for i, s in reversed(list(enumerate(sh.tuple_shapes))))
+            else:
+                parent.elements.append(self._new(inst, sh, idx))
+        return root
 
     def _new(self, inst: Instruction, shape: Shape, index: tuple[int, ...]) -> Value:
         v = Value(inst, index, shape, len(self.sequence))
@@ -179,15 +193,29 @@ class _Builder:
 
     # -- the walk -------------------------------------------------------------------------
     def computation(self, comp: Computation) -> None:
+        """Walk ``comp`` and, inlined where they are called, the computations control flow
+        calls. Calls may nest as deeply as the input does, so the walk keeps its own stack of
+        generators: each yields a computation to walk before it resumes."""
+        stack: list[Generator[Computation, None, None]] = [self._computation(comp)]
+        while stack:
+            callee = next(stack[-1], None)
+            if callee is None:
+                stack.pop()
+            else:
+                stack.append(self._computation(callee))
+
+    def _computation(self, comp: Computation) -> Generator[Computation, None, None]:
         for inst in comp.instructions:
-            self.instruction(inst, comp)
+            yield from self._instruction(inst, comp)
         # what the root holds lives to the end of the computation's span (XLA: a root position)
         span_end = len(self.sequence)
         if comp.root is not None:
             for v in _values(self.trees.get(comp.root)):
                 v.last_use = max(v.last_use, span_end)
 
-    def instruction(self, inst: Instruction, comp: Computation) -> None:  # noqa: C901 - one case per rule
+    def _instruction(self, inst: Instruction, comp: Computation) -> Generator[Computation, None, None]:  # noqa: C901
+        """One instruction's values, by the rule for its opcode; yields the computations it
+        calls, to be walked (by :meth:`computation`) before it goes on."""
         op = inst.opcode
         operands = [self.trees.get(o) for o in inst.operands]
         used = operands  # the trees this instruction reads at its own time
@@ -200,7 +228,7 @@ class _Builder:
                     self.forward[c] = [init]
                     if name == "body":  # XLA ends the init's use where the body starts
                         _use(init, len(self.sequence))
-                    self.computation(c)
+                    yield c
             used = []
             body = calls.get("body", [None])[0]
             root = self.trees.get(body.root) if body is not None and body.root is not None else None
@@ -214,7 +242,7 @@ class _Builder:
                 used = []  # read where the called computation reads them
             for c in inst.called_computations:
                 self.forward[c] = operands
-                self.computation(c)
+                yield c
                 if op == "call" and c.root is not None:
                     tree = self.trees.get(c.root)
             if op == "async-start":
@@ -223,7 +251,7 @@ class _Builder:
             branches = inst.called_computations
             for b, c in enumerate(branches):
                 self.forward[c] = [operands[b + 1] if b + 1 < len(operands) else None]
-                self.computation(c)
+                yield c
             tree = self.define(inst, inst.shape)
             for c in branches:
                 if c.root is not None:
@@ -283,15 +311,18 @@ def _find(v: Value) -> Value:
 
 def _merge(a: Tree, b: Tree) -> None:
     """Union the values of two trees index by index (where both have a value)."""
-    if isinstance(a, Value) and isinstance(b, Value):
-        ra, rb = _find(a), _find(b)
-        if ra is not rb:
-            rb.parent = ra
-    elif isinstance(a, _Node) and isinstance(b, _Node):
-        if a.top is not None and b.top is not None:
-            _merge(a.top, b.top)
-        for x, y in zip(a.elements, b.elements):
-            _merge(x, y)
+    stack: list[tuple[Tree, Tree]] = [(a, b)]  # explicit: trees nest as deeply as tuple shapes
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, Value) and isinstance(y, Value):
+            rx, ry = _find(x), _find(y)
+            if rx is not ry:
+                ry.parent = rx
+        elif isinstance(x, _Node) and isinstance(y, _Node):
+            pairs: list[tuple[Tree, Tree]] = list(zip(x.elements, y.elements))
+            stack.extend(reversed(pairs))
+            if x.top is not None and y.top is not None:
+                stack.append((x.top, y.top))
 
 
 _ALIAS_PAIR = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}")
@@ -418,7 +449,9 @@ def thread_local_bytes(module: HloModule) -> int:
 
 
 def _all_shapes(shape: Shape) -> Iterator[Shape]:
-    yield shape
-    if shape.is_tuple:
-        for s in shape.tuple_shapes:
-            yield from _all_shapes(s)
+    stack = [shape]
+    while stack:
+        s = stack.pop()
+        yield s
+        if s.is_tuple:
+            stack.extend(reversed(s.tuple_shapes))
