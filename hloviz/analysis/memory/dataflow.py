@@ -45,7 +45,7 @@ def shape_bytes(shape: Shape) -> int:
     return shape.byte_size
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Value:
     """``instruction``'s result at shape ``index``, defined at ``time`` in the flattened schedule."""
 
@@ -97,7 +97,7 @@ def _values(tree: Tree) -> Iterator[Value]:
             stack.extend(t.elements)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Buffer:
     """Values that share storage (see the module docstring), with the live range they span and
     the kind of memory: ``parameters``, ``outputs``, ``temporaries`` or ``constants``."""
