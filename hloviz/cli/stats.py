@@ -31,6 +31,7 @@ from ..analysis.glossary import (
 from ..analysis.kernels import KERNEL_SORTS, Kernel, sorted_kernels
 from ..analysis.summary import histogram_text, types_text
 from ..errors import InputError, visible
+from ..units import binary_size
 from . import app
 from .targets import TargetOptions, note, print_json, target_options
 
@@ -43,14 +44,17 @@ ROWS = 20
 def stats(
     source: TargetOptions,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
-    show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
-                                                          f"(default: the first {ROWS}).")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant (default: the "
+                                                          f"first {ROWS}); with --by scope, every scope at every "
+                                                          f"level.")] = False,
     by: Annotated[str, typer.Option("--by", help="Group the numbers by 'kernel' (default) or by 'scope': one "
                                                  "row per layer / name scope of the model, from the op names.",
                                     metavar="kernel|scope")] = "kernel",
-    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed (1: "
-                                                              "top-level scopes; default: 2 in the table, "
-                                                              "every level in --json).", min=0)] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed, "
+                                                              "counted from the model (1: its top-level scopes, "
+                                                              "below JAX's jit(f); default: 2 in the table, "
+                                                              "every level in --json or with --all).",
+                                              min=0)] = None,
     sort: Annotated[str | None, typer.Option(
         "--sort", help="List the kernels biggest first by flops, bytes (read + written) or instructions "
                        "(default: in execution order). With --json, the kernels list is in this order too.",
@@ -73,7 +77,7 @@ def stats(
     _check_kernel_options(sort, top, by, show_all)
     live, settings = source.live()
     result = api.stats(live, **settings.keywords(), notify=note, by=by,
-                       depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
+                       depth=depth if depth is not None or as_json or show_all else (2 if by == "scope" else None))
     if as_json:
         data = result.to_dict()
         if sort is not None or top is not None:
@@ -127,7 +131,7 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
                       "—" if r.ops is None else str(r.ops), Text(_kernel_list(r.kernels)),
                       "—" if r.folded is None else str(r.folded or ""),
                       "—" if r.eliminated is None else str(r.eliminated or ""),
-                      _count(r.flops) if r.flops else "", _bytes(r.bytes) if r.bytes else "")
+                      _count(r.flops) if r.flops else "", binary_size(r.bytes) if r.bytes else "")
     console.print(table)
     _more(console, len(scopes), rows, "scopes")
     console.print(f"[bold]{_t(a.verdict)}[/]")
@@ -153,14 +157,6 @@ class _Table(Table):
         super().add_row(*(_t(c) for c in cells), **kwargs)  # type: ignore[arg-type]
 
 
-def _bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
 def _count(n: int) -> str:
     for unit, size in (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
         if n >= size:
@@ -175,11 +171,12 @@ def _names(ops: tuple[str, ...], limit: int = 4) -> str:
 
 
 def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | None, lookup, *,
-                   sort: str | None, top: int | None) -> None:
+                   sort: str | None, top: int | None, layer_of: dict[str, str] | None = None) -> None:
     """The kernel table: in execution order, or biggest first by ``sort``; each kernel's layer
     (its ops' common scope) beside its source lines, which on a Keras model are the model call."""
     several = len({k.computation for k in kernels}) > 1
-    layers = any(k.layer for k in kernels)
+    layer_of = layer_of if layer_of is not None else {k.name: k.layer for k in kernels}
+    layers = any(layer_of.get(k.name) for k in kernels)
     title = f"{KERNEL.plural} ({len(kernels)})"
     if sort is not None:
         title = f"{KERNEL.plural} ({len(kernels)}), {'the ' + str(min(rows, len(kernels))) + ' ' if rows else ''}" \
@@ -196,9 +193,9 @@ def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | No
             ops += f" {k.target}"
         lines = source_lines(k.op_names, k.sources, lookup)
         table.add_row(k.name, *([k.computation] if several else []), k.kind_text,
-                      f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
-                      _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
-                      *([_layer(k.layer)] if layers else []), _lines(lines))
+                      f"{k.instructions}: {ops}", str(k.ops), binary_size(k.bytes_read),
+                      binary_size(k.bytes_written), _count(k.flops) if k.flops else "",
+                      *([_layer(layer_of.get(k.name, ""))] if layers else []), _lines(lines))
     console.print(table)
     if top is None:
         _more(console, len(kernels), rows, "kernels")
@@ -239,7 +236,8 @@ def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str |
     _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
-        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top)
+        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top,
+                       layer_of=result.kernel_layers())
 
     if a.folding is not None:
         if a.folding.folded:

@@ -22,7 +22,7 @@ registers or in thread-local slots (:func:`thread_local_bytes`).
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -193,29 +193,27 @@ class _Builder:
 
     # -- the walk -------------------------------------------------------------------------
     def computation(self, comp: Computation) -> None:
-        """Walk ``comp`` and, inlined where they are called, the computations control flow
-        calls. Calls may nest as deeply as the input does, so the walk keeps its own stack of
-        generators: each yields a computation to walk before it resumes."""
-        stack: list[Generator[Computation, None, None]] = [self._computation(comp)]
+        """Walk ``comp`` and, where they are called, the computations it calls, on a stack of its
+        own: calls nested a thousand deep would pass Python's recursion limit."""
+        stack = [self._walk(comp)]
         while stack:
-            callee = next(stack[-1], None)
-            if callee is None:
+            called = next(stack[-1], None)
+            if called is None:
                 stack.pop()
-            else:
-                stack.append(self._computation(callee))
+            else:  # the caller resumes once ``called`` is walked
+                stack.append(self._walk(called))
 
-    def _computation(self, comp: Computation) -> Generator[Computation, None, None]:
+    def _walk(self, comp: Computation) -> Iterator[Computation]:
         for inst in comp.instructions:
-            yield from self._instruction(inst, comp)
+            yield from self.instruction(inst, comp)
         # what the root holds lives to the end of the computation's span (XLA: a root position)
         span_end = len(self.sequence)
         if comp.root is not None:
             for v in _values(self.trees.get(comp.root)):
                 v.last_use = max(v.last_use, span_end)
 
-    def _instruction(self, inst: Instruction, comp: Computation) -> Generator[Computation, None, None]:  # noqa: C901
-        """One instruction's values, by the rule for its opcode; yields the computations it
-        calls, to be walked (by :meth:`computation`) before it goes on."""
+    def instruction(self, inst: Instruction, comp: Computation) -> Iterator[Computation]:  # noqa: C901 - one case per rule
+        """Define ``inst``'s values; yields each computation it calls, to be walked before it goes on."""
         op = inst.opcode
         operands = [self.trees.get(o) for o in inst.operands]
         used = operands  # the trees this instruction reads at its own time
