@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hloviz-installed
-EXTRAS ?= tf,jax,test,bench,sphinx,mkdocs
+EXTRAS ?= tf,jax,flax,test,bench,sphinx,mkdocs
 
 .PHONY: help install system-deps test test-fast lint typecheck demo conformance bench clean
 

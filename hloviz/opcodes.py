@@ -66,6 +66,12 @@ SCOPE_NEUTRAL = frozenset({"parameter", "constant", "get-tuple-element", "tuple"
 SCOPE_INPUTS = frozenset({"parameter", "constant", "iota"})
 #: Unnamed instructions drawn with their operand's layer (layout changes and tuple plumbing).
 SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+#: Ops that make a value from no data (a literal when their operands are): XLA shares them
+#: between layers, so they never say which layer a kernel works for.
+LITERAL_SOURCES = frozenset({"constant", "iota"})
+#: Ops never placed in a layer by their data flow: the views place them (weights with their
+#: users, results with their operands), or they are literals.
+NOT_PLACED_BY_FLOW = SCOPE_INPUTS | TUPLE
 
 #: Ops whose called computations run as bodies: the body's instructions are the kernels (and are
 #: drawn as a body cluster); the op itself runs nothing. Fusions are kernels of their own.

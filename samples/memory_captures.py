@@ -31,6 +31,9 @@ PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "resnet50": ("samples/keras_applications.py:resnet50", ("f32[1,224,224,3]",)),
     "mobilenet_v2": ("samples/keras_applications.py:mobilenet_v2", ("f32[1,224,224,3]",)),
     "keras_transformer": ("samples/keras_transformer.py:train_step", ("s32[4,32]", "s32[4,32]")),
+    "flax_cnn": ("samples/flax_models.py:cnn_forward", ()),
+    "flax_cnn_train": ("samples/flax_models.py:cnn_train_step", ()),
+    "flax_transformer_train": ("samples/flax_models.py:transformer_train_step", ()),
 }
 
 #: HLO files above this many bytes are kept gzipped.

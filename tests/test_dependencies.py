@@ -1,5 +1,5 @@
 """Every package hloviz declares is one it imports: a dependency that earns no place is removed
-(README.md, "Dependencies, and why", says why the graphviz Python package is not one)."""
+(CONTRIBUTING.md, "Dependencies, and why", says why the graphviz Python package is not one)."""
 
 from __future__ import annotations
 

@@ -128,3 +128,32 @@ def test_material_light_and_dark_schemes_recolour_the_inlined_picture(tmp_path):
             page.close()
     assert seen["light"] == ("default", "rgb(255, 255, 255)", "rgb(97, 97, 97)"), seen  # #616161 as drawn
     assert seen["dark"] == ("slate", "rgba(0, 0, 0, 0)", "rgb(208, 215, 222)"), seen
+
+
+def test_memory_block_draws_xla_memory_timeline_and_a_rebuild_draws_nothing(tmp_path, monkeypatch):
+    """``memory: true`` on a saved capture that kept XLA's buffer assignment (samples/memory):
+    the timeline, described with XLA's total (memory.json, summed here); no Graphviz; cached."""
+    import json
+
+    import hloviz.render.memory as memory_pictures
+
+    shutil.copytree(ROOT / "samples" / "memory" / "keras_lstm", tmp_path / "keras_lstm")
+    total = sum(a["size"] for a in json.loads((tmp_path / "keras_lstm" / "memory.json").read_text())["allocations"])
+    config = _site(tmp_path / "site", "# Guide\n\n```hloviz\ntarget: ../../../keras_lstm\nmemory: true\n"
+                                      "caption: the LSTM's memory\n```\n")
+    drawn: list[str] = []
+    real = memory_pictures.timeline_svg
+    monkeypatch.setattr(memory_pictures, "timeline_svg", lambda *a, **k: drawn.append("x") or real(*a, **k))
+    cache = tmp_path / "cache"
+    with counting_dot_runs(monkeypatch) as runs:
+        status, warnings = build(config, tmp_path / "out", cache=cache)
+    assert status == 0 and "hloviz" not in warnings, warnings
+    assert runs == [] and drawn == ["x"]
+    page = (tmp_path / "out" / "guide" / "index.html").read_text(encoding="utf-8")
+    (svg,) = inline_svgs(page)
+    assert titles([svg]) == ["keras_lstm · memory"]
+    assert re.search(rf'<desc id="[^"]+-desc">Memory: {total / 1024:.1f} KiB in all \(XLA', svg), svg[:600]
+    assert "<figcaption>the LSTM&#x27;s memory</figcaption>" in page  # html.escape's quote
+    with counting_dot_runs(monkeypatch) as runs:
+        assert build(config, tmp_path / "again", cache=cache)[0] == 0
+    assert runs == [] and drawn == ["x"], "the second build reads the cache"

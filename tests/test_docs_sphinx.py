@@ -130,3 +130,43 @@ def test_the_built_page_shows_the_picture_with_its_title_in_light_and_dark(tmp_p
             fill = page.locator("svg").evaluate(background)
             assert fill == ("rgb(255, 255, 255)" if scheme == "light" else "rgba(0, 0, 0, 0)"), (scheme, fill)
             page.close()
+
+
+def test_memory_option_draws_xla_memory_timeline_and_a_rebuild_draws_nothing(tmp_path, monkeypatch):
+    """``:memory:`` on a saved capture that kept XLA's buffer assignment: the timeline, titled and
+    described with XLA's total (memory.json, summed here); no Graphviz run, and cached."""
+    import json
+
+    import hloviz.render.memory as memory_pictures
+
+    cap = tmp_path / "keras_mha"
+    shutil.copytree(ROOT / "samples" / "memory" / "keras_mha", cap)
+    total = sum(a["size"] for a in json.loads((cap / "memory.json").read_text())["allocations"])
+    src = _site(tmp_path / "src", "Memory\n======\n\n.. hloviz:: ../keras_mha\n   :memory:\n   :caption: where it goes\n")
+    drawn: list[str] = []
+    real = memory_pictures.timeline_svg
+    monkeypatch.setattr(memory_pictures, "timeline_svg", lambda *a, **k: drawn.append("x") or real(*a, **k))
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    with counting_dot_runs(monkeypatch) as runs:
+        status, warnings = build(src, out, cache=cache)
+    assert status == 0 and "hloviz" not in warnings, warnings
+    assert runs == [] and drawn == ["x"]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    (svg,) = inline_svgs(page)
+    assert titles([svg]) == ["keras_mha · memory"]
+    assert re.search(rf'<desc id="[^"]+-desc">Memory: {total / 1024:.1f} KiB in all \(XLA', svg), svg[:600]
+    assert 'role="img"' in svg and "prefers-color-scheme:dark" in svg  # the directive's default theme: auto
+    assert "<figcaption>where it goes</figcaption>" in page
+    with counting_dot_runs(monkeypatch) as runs:
+        assert build(src, tmp_path / "again", cache=cache, fresh=True)[0] == 0
+    assert runs == [] and drawn == ["x"], "the second build reads the cache"
+    assert inline_svgs((tmp_path / "again" / "index.html").read_text(encoding="utf-8")) == [svg]
+
+
+def test_memory_with_another_stage_is_a_warning(tmp_path):
+    shutil.copytree(ROOT / "samples" / "memory" / "keras_mha", tmp_path / "capture")
+    src = _site(tmp_path / "src", "M\n=\n\n.. hloviz:: ../capture\n   :memory:\n   :stage: pre\n")
+    status, warnings = build(src, tmp_path / "out", cache=tmp_path / "cache")
+    assert status == 0
+    assert re.search(r"index\.rst:4: WARNING: hloviz: .*:memory: draws the memory timeline.*:stage: pre", warnings), \
+        warnings

@@ -22,7 +22,9 @@ from . import present
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
 _COMPUTATION = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{\s*$")
-_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\(")
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\(([^)]*)\)")
+_OPERAND = re.compile(r"%([\w.\-]+)")
+_PARAMETER = re.compile(r"parameter\((\d+)\)")
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 _CALLS = re.compile(r"(?:calls|to_apply)=%?([\w.\-]+)")
 _NOT_KERNELS = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "after-all",
@@ -31,7 +33,8 @@ _NOT_KERNELS = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"
 
 
 def _read_hlo(text: str):
-    """{computation: [(name, opcode, op_name, [called computations])]} and the entry's name."""
+    """{computation: [(name, opcode, op_name, [called computations], [operands], parameter number)]}
+    and the entry's name."""
     comps: dict[str, list] = {}
     entry = current = None
     for line in text.splitlines():
@@ -44,36 +47,56 @@ def _read_hlo(text: str):
         m = _INSTRUCTION.match(line)
         if m and current is not None:
             op = _OP_NAME.search(line)
-            current.append((m.group(1), m.group(2), op.group(1) if op else "", _CALLS.findall(line)))
+            number = _PARAMETER.search(line) if m.group(2) == "parameter" else None
+            current.append((m.group(1), m.group(2), op.group(1) if op else "", _CALLS.findall(line),
+                            _OPERAND.findall(m.group(3)), int(number.group(1)) if number else -1))
     return comps, present(entry, "an ENTRY computation")
 
 
+def _literals(rows, fed: set[int]) -> set[str]:
+    """The instructions of one computation made of literals alone: constants, iotas, parameters
+    numbered in ``fed`` (the caller passes them a literal), and whatever takes only those."""
+    out: set[str] = set()
+    for name, opcode, _op, _called, operands, number in rows:
+        if opcode == "parameter":
+            if number in fed:
+                out.add(name)
+        elif opcode in ("constant", "iota") or (operands and all(o in out for o in operands)):
+            out.add(name)
+    return out
+
+
 def _expected_layer_kernels(post_text: str, depth: int) -> tuple[set[str], dict[str, set[str]]]:
-    """All kernels, and scope path (``depth`` segments) → the kernels holding an op named under it."""
+    """All kernels, and scope path (``depth`` segments) → the kernels holding an op named under
+    it; literals (a constant, a broadcast of one: XLA shares them between layers) name no layer."""
     assert "while(" not in post_text and "conditional(" not in post_text  # one flat entry
     comps, entry = _read_hlo(post_text)
 
-    def op_names(comp: str, seen: set[str]) -> set[str]:
+    def op_names(comp: str, fed: set[int], seen: set[str]) -> set[str]:
         out: set[str] = set()
         if comp in seen:
             return out
         seen.add(comp)
-        for _name, opcode, op, called in comps[comp]:
-            if op and opcode not in ("constant", "parameter") and op not in ("XLA_Args", "XLA_Retvals"):
+        lits = _literals(comps[comp], fed)
+        for name, opcode, op, called, operands, _n in comps[comp]:
+            if op and name not in lits and opcode not in ("parameter", "tuple", "get-tuple-element", "bitcast") \
+                    and op not in ("XLA_Args", "XLA_Retvals"):
                 out.add(op)
+            inner = {k for k, o in enumerate(operands) if o in lits}
             for c in called:
-                out |= op_names(c, seen)
+                out |= op_names(c, inner, seen)
         return out
 
     kernels: set[str] = set()
     by_scope: dict[str, set[str]] = {}
-    for name, opcode, op, called in comps[entry]:
+    entry_literals = _literals(comps[entry], set())
+    for name, opcode, op, called, operands, _n in comps[entry]:
         if opcode in _NOT_KERNELS:
             continue
         kernels.add(name)
-        names = {op} if op and op not in ("XLA_Args", "XLA_Retvals") else set()
+        names = {op} if op and op not in ("XLA_Args", "XLA_Retvals") and opcode != "fusion" else set()
         for c in called:
-            names |= op_names(c, set())
+            names |= op_names(c, {k for k, o in enumerate(operands) if o in entry_literals}, set())
         for n in names:
             parts = n.split("/")[:-1]  # the scope: everything before the op's own name
             if len(parts) >= depth:

@@ -31,13 +31,16 @@ survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ir import HloModule, Instruction
 from ..opcodes import NOT_FOLDABLE
 from .kernels import SYNTHETIC_OP_NAMES
 from .names import post_names
+
+_TYPE = re.compile(r"^(\w+)\[([\d,]*)\]$")
 
 #: Literals up to this many characters are shown as values; longer ones by their shape.
 SHORT_LITERAL = 80
@@ -286,10 +289,13 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
     by_op: dict[str, list[Instruction]] = {}
     for i in pre.instructions():
         by_op.setdefault(i.metadata.op_name, []).append(i)
+    outputs: Mapping[str, Sequence[str]] = info.get("tf_outputs") or {}
+    live = _live_ids(pre)
     for consumer, tensors in consumers.items():
         roots = {_tf_source(t) for t in tensors}
         ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
-        for c in _pre_constants_for(pre, by_op, consumer, positions.get(consumer) or range(len(tensors))):
+        picked = _pre_constants_for(pre, by_op, consumer, positions.get(consumer) or range(len(tensors)))
+        for c in _checked(picked, _tensor_types(tensors, outputs), _live_constants(by_op, consumer, live)):
             # The same constant (value and op name) in the optimized module is where it is now.
             shown = post_constants.get((_key(c), c.metadata.op_name), c)
             key = f"{shown.parent.name if shown.parent else ''}/{shown.name}"
@@ -305,6 +311,64 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
                 from_ops=tuple(ops), from_instructions=(), into=_into(consumer), by="tensorflow",
             )
     yield from found.values()
+
+
+def _tensor_types(tensors: Iterable[str], outputs: Mapping[str, Sequence[str]]) -> list[tuple[str, tuple[int, ...]]]:
+    """The (element type, dims) of the folded tensors ``op:k``, where the capture recorded them."""
+    out = []
+    for t in tensors:
+        op, _, k = t.partition(":")
+        types = outputs.get(op) or ()
+        n = int(k) if k.isdigit() else 0
+        m = _TYPE.match(types[n]) if n < len(types) and types[n] else None
+        if m:
+            out.append((m.group(1), tuple(int(d) for d in m.group(2).split(",") if d)))
+    return out
+
+
+def _fits(c: Instruction, types: list[tuple[str, tuple[int, ...]]]) -> bool:
+    """Can constant ``c`` hold one of the folded values: the same element type, and the same
+    dims or a scalar (which XLA broadcasts)?"""
+    shape = c.shape
+    return any(shape.element_type == e and (tuple(shape.dims) == dims or not shape.dims) for e, dims in types)
+
+
+def _checked(picked: list[Instruction], types: list[tuple[str, tuple[int, ...]]],
+             candidates: list[Instruction]) -> list[Instruction]:
+    """``picked`` with each constant that cannot hold a folded value (its dtype or shape is not
+    the folded op's) replaced by the first of the consumer's constants that can, or left out.
+    Without recorded types (older captures) ``picked`` is kept as is."""
+    if not types:
+        return picked
+    out: list[Instruction] = []
+    for c in picked:
+        if _fits(c, types):
+            out.append(c)
+            continue
+        other = next((x for x in candidates if x not in out and x not in picked and _fits(x, types)), None)
+        if other is not None:
+            out.append(other)
+    return out
+
+
+def _live_constants(by_op: dict[str, list[Instruction]], consumer: str, live: set[int]) -> list[Instruction]:
+    """The constants named after ``consumer`` whose value reaches its computation's result."""
+    return [i for i in by_op.get(consumer, []) if i.opcode == "constant" and id(i) in live]
+
+
+def _live_ids(module: HloModule) -> set[int]:
+    """``id()`` of the instructions whose value flows into their computation's root (the rest
+    are dead: TensorFlow's bridge leaves unused copies of an op's constants behind)."""
+    live: set[int] = set()
+    for comp in module.computations:
+        stack = [comp.root] if comp.root is not None else []
+        while stack:
+            i = stack.pop()
+            if id(i) in live:
+                continue
+            live.add(id(i))
+            stack.extend(i.operands)
+    return live
 
 
 def _tf_folded_ops(types: Mapping[str, str], inputs: Mapping[str, list], in_hlo: set[str]) -> set[str]:
@@ -389,7 +453,10 @@ def _pre_constants_for(pre: HloModule, by_op: dict[str, list[Instruction]], cons
     TF's bridge lowers an op's compile-time inputs (``Const`` or folded), in input order, to
     constants named after the op, before the instructions that compute the op: the constants at
     ``positions`` among those used by ``consumer``'s instructions are the folded values; the
-    ones after the inputs are the op's own literals (a ``Relu``'s 0).
+    ones after the inputs are the op's own literals (a ``Relu``'s 0). A dead constant still
+    counts (TensorFlow folded into it, whatever XLA did with its users later); the bridge can also
+    leave an unused copy of an op's constants, which :func:`_checked` corrects where the capture
+    recorded the folded op's type.
     """
     if consumer == "XLA_Retvals":
         hits = [i for i in pre.instructions() if i.opcode == "constant" and not _real(i.metadata.op_name)

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 
 from ..ir import HloModule, Instruction
 from ..opcodes import BODY_CALLERS, INLINING_CALLERS
-from .kernels import SYNTHETIC_OP_NAMES, KernelReport, kernel_instructions
+from .attribution import FlowPlacer
+from .kernels import SYNTHETIC_OP_NAMES, KernelReport
 from .kernels import kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
 from .scopes import TOP_LEVEL, Scope, ScopeTree
@@ -40,8 +41,14 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     stage = stage or _guess_stage(module)
     callers = _first_callers(module)
     named, unnamed, forward_scopes = _read_op_names(module, callers)
+    sums = [inst for inst, op in named if not op.scope and op.phase == "backward"]
+    if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow
+        moved = {id(i) for i in sums}
+        named = [(i, op) for i, op in named if id(i) not in moved]
+        unnamed = sums + unnamed
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
+    filing.flow = _flow_placer(module, callers, filing)
     for inst in unnamed:
         filing.place(inst)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
@@ -52,6 +59,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         _order_like(root, order_like)
     tree = ScopeTree(module, root, of, phase_of, stage, None)
     tree._op_scope = op_scope
+    tree._named = {id(i) for i, _op in named}
     if parameter_names:
         _place_parameters(tree, parameter_names)
     _count_phases(root, phase_of)
@@ -59,7 +67,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     if stage == "post":
         report = kernel_report if kernel_report is not None else find_kernels(module)
         tree.kernel_report = report
-        _attribute_kernels(tree, report, {id(i) for i, _op in named})
+        _attribute_kernels(tree, report)
     return tree
 
 
@@ -110,6 +118,8 @@ class _Filing:
         self.of: dict[Instruction, Scope] = {}
         self.phase_of: dict[Instruction, str] = {}
         self.callers = callers
+        #: Where data flow places the unnamed instructions of computations that run on their own.
+        self.flow: FlowPlacer | None = None
 
     def scope_for(self, parts: tuple[str, ...]) -> Scope:
         """The scope at ``parts`` below the root, made on first use; no parts: the top level
@@ -154,8 +164,9 @@ class _Filing:
         return op_scope
 
     def place(self, inst: Instruction, depth: int = 0) -> Scope:
-        """An unnamed instruction: its caller's scope inside a fused computation or reducer,
-        else the scope of its computation."""
+        """An instruction its op name does not place: its caller's scope inside a fused
+        computation or reducer; else the layer its data flow names (:attr:`flow`); else the top
+        level (a tape's sum) or the scope of its computation (no op name)."""
         hit = self.of.get(inst)
         if hit is not None:
             return hit
@@ -164,6 +175,11 @@ class _Filing:
                 and depth < 64:
             owner = self.place(caller, depth + 1)
             self.phase_of[inst] = self.phase_of.get(caller, "forward")
+        elif self.flow is not None and (by_flow := self.flow.result(inst)) is not None:
+            owner, self.phase_of[inst] = by_flow
+        elif inst.metadata.op_name and inst.metadata.op_name not in SYNTHETIC_OP_NAMES:
+            owner = self.scope_for(())  # named outside every scope, and no layer's data flow
+            self.phase_of[inst] = parse_op_name(inst.metadata.op_name, inst.metadata.op_type).phase
         else:
             comp = inst.parent
             key = f"({comp.name if comp is not None else '?'})"
@@ -175,6 +191,18 @@ class _Filing:
         owner.instructions.append(inst)
         self.of[inst] = owner
         return owner
+
+
+def _flow_placer(module: HloModule, callers: dict[str, Instruction], filing: _Filing) -> FlowPlacer:
+    """Data-flow places for the unnamed instructions of the computations that run on their own
+    (the entry, loop bodies and conditions): :class:`hloviz.analysis.attribution.FlowPlacer`."""
+    named = {inst: (s, filing.phase_of.get(inst, "forward")) for inst, s in filing.of.items()}
+    placer = FlowPlacer(named)
+    for comp in reversed(module.computations):  # the entry (last in the text) first
+        caller = callers.get(comp.name)
+        if caller is None or (caller.opcode in _RUNS_ITS_CALLEES and caller.opcode not in _INLINED):
+            placer.place_computation(comp)
+    return placer
 
 
 def _label_scopes(root: Scope, layers: Mapping[str, str]) -> None:
@@ -421,10 +449,8 @@ def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
         below[id(s)] = c
 
 
-def _attribute_kernels(tree: ScopeTree, report: KernelReport, named: set[int]) -> None:
-    """Each kernel to the scope of every instruction it runs that carries an op name (the
-    instructions :attr:`Kernel.op_names` is read from) and to their ancestors; a kernel none of
-    whose instructions has an op name goes to its own instruction's scope."""
+def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
+    """Each kernel to the scopes :meth:`ScopeTree.layers_of` gives and to their ancestors."""
     per_scope: dict[int, dict[str, None]] = {}
     by_phase: dict[int, dict[str, dict[str, None]]] = {}
     module = tree.module
@@ -433,25 +459,14 @@ def _attribute_kernels(tree: ScopeTree, report: KernelReport, named: set[int]) -
         inst = comp.get(k.name) if comp is not None else None
         if inst is None:
             continue
-        innermost: dict[int, Scope] = {}
-        phases: dict[int, set[str]] = {}
-        for i in kernel_instructions(inst):
-            if id(i) not in named or i.opcode in ("constant", "parameter"):
-                continue
-            s = tree._of[i]
-            innermost.setdefault(id(s), s)
-            phases.setdefault(id(s), set()).add(tree.phase_of(i))
-        if not innermost and inst in tree._of:
-            s = tree._of[inst]
-            innermost[id(s)] = s
-            phases[id(s)] = {tree.phase_of(inst)}
-        tree._kernel_scopes[k.name] = tuple(innermost.values())
-        for key, s in innermost.items():
+        found = tree.layers_with_phases(inst)
+        tree._kernel_scopes[k.name] = tuple(s for s, _p in found)
+        for s, phases in found:
             cur: Scope | None = s
             while cur is not None:
                 per_scope.setdefault(id(cur), {})[k.name] = None
                 slot = by_phase.setdefault(id(cur), {})
-                for p in phases[key]:
+                for p in phases:
                     slot.setdefault(p, {})[k.name] = None
                 cur = cur.parent
     for s in tree.walk():

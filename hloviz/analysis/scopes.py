@@ -9,16 +9,21 @@ gives, as :mod:`hloviz.analysis.opnames` reads it:
 * the backward pass of a layer (``gradient_tape/…``, JAX's ``transpose(jvp(…))``) goes into the
   layer's own scope, its instructions marked ``backward``; an optimizer's update is ``optimizer``;
 * instructions without an op name (or with TF's argument/result plumbing names ``XLA_Args`` /
-  ``XLA_Retvals``) go to a scope of their own per computation, ``(<computation name>)``; inside
-  a fused computation, a reducer or a called function they belong to their caller's scope;
-  ops named outside every scope go to :data:`TOP_LEVEL`; so the root's children cover all;
+  ``XLA_Retvals``), and the tape's top-level sums of gradients (``AddN``), go to the layer their
+  data flow names (:class:`hloviz.analysis.attribution.FlowPlacer`: the innermost scope of the
+  named instructions that consume them, else of those that produce their operands, with their
+  phase); inside a fused computation, a reducer or a called function they belong to their
+  caller's scope; what data flow does not place goes to a scope of its own per computation,
+  ``(<computation name>)``, and ops named outside every scope to :data:`TOP_LEVEL`; so the
+  root's children cover all;
 * a called function's ops (JAX's nested ``jit``, a ``call`` before optimization) are named
   relative to the call, as XLA's inliner will name them;
 * entry parameters named after a layer's variable (``model/dense/kernel``, JAX's
   ``params['Dense_0']['kernel']``) are filed in that layer;
-* in a post-optimization module each kernel is attributed to every scope whose ops it holds
-  (:attr:`Scope.kernels`): a fusion that spans two layers is listed under both, and
-  :meth:`ScopeTree.scopes_of_kernel` says which.
+* in a post-optimization module each kernel is attributed to every scope whose work it runs,
+  literals aside (:attr:`Scope.kernels`): a fusion that spans two layers is listed under both,
+  and :meth:`ScopeTree.scopes_of_kernel` / :meth:`ScopeTree.layers_of` say which, heaviest work
+  first — the one answer the picture, the explorer, the kernel table and ``--json`` give.
 
 Scopes are found by path, by Keras layer name (``block_5_expand`` answers for
 ``block_5_expand_1``), by a full op name or by a unique substring (:meth:`ScopeTree.find`); an
@@ -145,6 +150,9 @@ class ScopeTree:
         self._by_path = {s.path: s for s in root.walk()}
         self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
         self._op_scope: dict[str, Scope] = {}
+        #: id() of the instructions filed by their own op name (the ones whose scope is a vote).
+        self._named: set[int] = set()
+        self._literals: dict[int, set[int]] = {}
         #: Optimizer op name → path of the layer whose variables it updates
         #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
         self.updates: dict[str, str] = {}
@@ -205,6 +213,15 @@ class ScopeTree:
         return out
 
     @property
+    def model_depth(self) -> int:
+        """How many levels above the model's own scopes the tree starts: 1 when the traced
+        function is a scope of its own (JAX writes ``jit(f)/…`` in front of every op name, so
+        Flax's ``Net/Dense_0`` sits at depth 3), else 0. A depth asked of :func:`scope_rows` or a
+        picture counts from the model when added to it."""
+        named = [c for c in self.root.children if c.kind == "scope"]
+        return 1 if len(named) == 1 and named[0].name.startswith(("jit(", "pjit(")) else 0
+
+    @property
     def max_depth(self) -> int:
         return max(s.depth for s in self.walk())
 
@@ -213,6 +230,38 @@ class ScopeTree:
     def scopes_of_kernel(self, kernel: str) -> tuple[Scope, ...]:
         """The innermost scopes holding the ops of ``kernel`` (several when a fusion spans layers)."""
         return self._kernel_scopes.get(kernel.lstrip("%"), ())
+
+    def layers_with_phases(self, kernel: Instruction) -> list[tuple[Scope, set[str]]]:
+        """The scopes whose work the kernel instruction ``kernel`` runs, heaviest first, with the
+        phases of that work: :func:`hloviz.analysis.attribution.kernel_scopes` over the
+        instructions filed by their op names (literals aside); a kernel none of whose
+        instructions votes, its own instruction's scope (by op name or data flow). The one rule
+        every view follows: the picture draws a kernel in the first, the rest list all."""
+        from .attribution import kernel_scopes, literal_ids
+
+        comp = kernel.parent
+        lits: set[int] = set()
+        if comp is not None:
+            got = self._literals.get(id(comp))
+            if got is None:
+                got = self._literals[id(comp)] = literal_ids(comp)
+            lits = got
+        named, of = self._named, self._of
+
+        def vote(i: Instruction) -> Scope | None:
+            return of.get(i) if id(i) in named else None
+
+        found = kernel_scopes(kernel, vote, self.phase_of, literals=lits)
+        if not found and kernel in of:
+            found = [(of[kernel], {self.phase_of(kernel)})]
+        return found
+
+    def layers_of(self, kernel: Instruction) -> tuple[Scope, ...]:
+        """The scopes of :meth:`layers_with_phases`, heaviest first."""
+        hit = self._kernel_scopes.get(kernel.name)  # instruction names are unique in a module
+        if hit is not None:
+            return hit
+        return tuple(s for s, _p in self.layers_with_phases(kernel))
 
     def kernel_spans(self, kernel: str, depth: int) -> tuple[Scope, ...]:
         """The scopes of a cut at ``depth`` that ``kernel`` holds ops of, in order of appearance."""

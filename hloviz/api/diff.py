@@ -19,6 +19,7 @@ from ..ir import HloModule
 if TYPE_CHECKING:
     from ..analysis.diff import ModuleDiff
     from ..analysis.diff.picture import PictureMark
+    from ..analysis.diff.scopes import ScopeDiffRow
     from ..analysis.memory.compare import MemoryChange
     from ..ir import Instruction
     from ..render.pictures import Picture
@@ -63,27 +64,52 @@ class DiffResult:
             cached.append(compare_memory(_side_memory(self.before), _side_memory(self.after)))
         return cached[0]
 
-    def to_text(self, *, limit: int = 40) -> str:
+    def by_scope(self, depth: int | None = None) -> list[ScopeDiffRow]:
+        """What changed in each layer (``diff --by scope``), down to ``depth`` counted from the
+        model (every level when None): :func:`hloviz.analysis.diff.scopes.scope_diff`."""
+        from ..analysis.diff.scopes import scope_diff
+
+        return scope_diff(self.diff, self.before.module, self.after.module, depth=depth)
+
+    def to_text(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None) -> str:
+        """The terminal report; with ``scopes`` (:meth:`by_scope`), the per-scope table instead
+        of the kernel and instruction details."""
         from ..analysis.diff.report import to_text
 
-        text = to_text(self.diff, self.before.label, self.after.label, limit=limit)
+        if scopes is None:
+            text = to_text(self.diff, self.before.label, self.after.label, limit=limit)
+        else:
+            from ..analysis.diff.scope_report import scope_text
+
+            text = to_text(self.diff, self.before.label, self.after.label, limit=limit, details=False) + \
+                scope_text(scopes, limit=limit)
         change = self.memory()
         return text + ("\n".join(change.lines(min(limit, 10))) + "\n" if change is not None else "")
 
-    def to_markdown(self, *, limit: int = 40) -> str:
+    def to_markdown(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None) -> str:
+        """A PR comment; with ``scopes``, the per-scope table instead of the details."""
         from ..analysis.diff.report import to_markdown
 
-        text = to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
+        if scopes is None:
+            text = to_markdown(self.diff, self.before.label, self.after.label, limit=limit)
+        else:
+            from ..analysis.diff.scope_report import scope_markdown
+
+            text = to_markdown(self.diff, self.before.label, self.after.label, limit=limit, details=False) + \
+                scope_markdown(scopes, limit=limit)
         change = self.memory()
         if change is None:
             return text
         lines = change.lines(min(limit, 10))
         return text + "\n### Memory\n\n" + "\n".join(f"- {line.strip()}" for line in lines) + "\n"
 
-    def to_dict(self, *, limit: int = 0) -> dict[str, Any]:
+    def to_dict(self, *, limit: int = 0, scopes: Sequence[ScopeDiffRow] | None = None) -> dict[str, Any]:
+        """JSON-ready data; with ``scopes``, a ``scopes`` list too (:meth:`ScopeDiffRow.to_dict`)."""
         from ..analysis.diff.report import to_json
 
         data = to_json(self.diff, self.before.label, self.after.label, limit=limit)
+        if scopes is not None:
+            data["scopes"] = [r.to_dict() for r in scopes]
         data["stage"] = self.stage
         change = self.memory()
         data["memory"] = change.to_dict() if change is not None else None
@@ -98,12 +124,15 @@ class DiffResult:
 
         return failed_checks(self.diff, list(checks))
 
-    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None) -> Picture:
+    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None,
+                scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
         """Both modules side by side: matched kernels share a number (and, unchanged, a colour);
-        changed is amber, added green, removed red. Drawn by the code and rules of ``show``."""
-        return diff_picture(self, fmt, budget=budget, timeout=timeout)
+        changed is amber, added green, removed red. Drawn by the code and rules of ``show``.
+        An HTML page also shows ``scopes`` (:meth:`by_scope`) as a table under the picture."""
+        return diff_picture(self, fmt, budget=budget, timeout=timeout, scopes=scopes)
 
-    def save_picture(self, output: str | Path, *, budget: int = 300, timeout: float | None = None) -> Picture:
+    def save_picture(self, output: str | Path, *, budget: int = 300, timeout: float | None = None,
+                     scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
         """Draw :meth:`picture` in the format ``output``'s suffix names and write it there.
 
         As for ``render -o``: when Graphviz is missing or fails, the DOT text is written beside
@@ -115,7 +144,7 @@ class DiffResult:
 
         output = Path(output)
         try:
-            picture = self.picture(format_for(output), budget=budget, timeout=timeout)
+            picture = self.picture(format_for(output), budget=budget, timeout=timeout, scopes=scopes)
         except (DependencyError, RenderError) as err:
             raise _with_dot_written(err, output.with_suffix(".dot")) from None
         picture.save(output)
@@ -227,7 +256,7 @@ def _anchor(view: View, inst: Instruction) -> str | None:
 
 
 def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
-                 timeout: float | None = None) -> Picture:
+                 timeout: float | None = None, scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
     """The picture of a diff in ``fmt`` (svg, png, dot, html or json); see :meth:`DiffResult.picture`.
 
     Each column is drawn by :func:`hloviz.render.views.draw_module` with the node budget of
@@ -275,5 +304,10 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
              if k.before is not None and k.after is not None]
     payload = diff_payload((result.before.label, result.before.module), (result.after.label, result.after.module),
                            picture, pairs, marks=(render_a, render_b))
-    page = picture_page(title, picture.svg_text(), picture.notes, payload)
+    sections = []
+    if scopes is not None:
+        from ..render.html import scope_diff_table
+
+        sections.append(scope_diff_table(scopes))
+    page = picture_page(title, picture.svg_text(), picture.notes, payload, sections=sections)
     return replace(picture, format="html", data=page.encode("utf-8"))

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..capture import Capture
     from ..render.explorer.steps import PassSteps
     from ..render.html import ReportContent
+    from ..render.page import PageOptions
     from ..render.pictures import Picture
     from ..render.views import ViewOptions
 
@@ -165,7 +166,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
                    notify=notify)
     pre_m, post_m = _modules(cap)
     if stage == "memory" or (stage is None and output is not None and Path(output).stem == "memory"):
-        return _memory_picture(cap, chosen, output, say)  # `render -o memory.svg`: the timeline, for docs
+        return _memory_picture(cap, chosen, output, say, page)  # `render -o memory.svg`: the timeline, for docs
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
     html = chosen == "html"
@@ -216,22 +217,31 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     return picture
 
 
-def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None]) -> Picture:
-    """The memory timeline of ``cap``'s optimized module (``--stage memory``), as SVG, or an HTML
-    page with the memory section (written to ``output`` when given); other formats are refused
-    (it is not a Graphviz picture)."""
-    from ..render.memory import memory_section, timeline_svg
+def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None],
+                    page_options: PageOptions) -> Picture:
+    """The memory timeline of ``cap``'s optimized module (``--stage memory``), as SVG fit for a
+    page (title, description, ``--theme``, ``--width``, ``--max-height``, as every picture), or an
+    HTML page with the memory section (written to ``output`` when given).
+
+    Other formats are refused: the timeline is SVG hloviz writes itself, with no Graphviz layout
+    to ask for a PNG, and hloviz does not bring an SVG rasterizer (``rsvg-convert memory.svg -o
+    memory.png`` or a browser's screenshot turns it into one)."""
+    from ..render.memory import TIMELINE_DARK, memory_section, timeline_description, timeline_svg
+    from ..render.page import for_page
     from ..render.pictures import Picture
     from .memory import memory_of
 
     if fmt not in ("svg", "html"):
-        raise InputError(f"the memory timeline is drawn as .svg or .html, not .{fmt}",
-                         hint="write memory.svg, or use `hloviz memory --json` for the numbers")
+        raise InputError(f"the memory timeline is drawn as .svg or .html, not .{fmt}: it is SVG hloviz writes "
+                         "itself (no Graphviz layout), and hloviz brings no SVG-to-PNG converter",
+                         hint="write memory.svg (rsvg-convert memory.svg -o memory.png makes a PNG of it), "
+                              "or use `hloviz memory --json` for the numbers")
     say("drawing")
     report = memory_of(cap)
     title = f"{cap.label} · memory"
-    svg = timeline_svg(report, title)
     if fmt == "svg":
+        svg = for_page(timeline_svg(report, title), page_options, title=title,
+                       description=timeline_description(report), dark_rules=TIMELINE_DARK)
         picture = Picture(title, "svg", svg.encode("utf-8"), "", list(report.notes), svg=svg.encode("utf-8"))
     else:
         from ..render.html import page
@@ -264,7 +274,7 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
     from ..render.html import picture_page
 
     lookup = _lookup(cap.info)
-    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=min(left, Bounds.seconds))
+    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if stage == "both":
         from ..analysis import analyze
         from ..render.sidebyside import post_marks
@@ -313,6 +323,22 @@ def _safe_label(label: str) -> str:
     return cleaned[:80]
 
 
+def _default_folder(target: Any, cap: Any) -> str:
+    """``show``'s folder under ``hloviz-out/`` when none is given, one per thing shown: a
+    model file's function is ``<file stem>.<function>`` (``show a.py:f`` then ``show b.py:f``
+    keep both reports), a capture folder or an HLO file its own name, anything else its label."""
+    if isinstance(target, (str, Path)):
+        text = str(target)
+        path = Path(text)
+        if path.exists():
+            return _safe_label(path.name if path.is_dir() else path.stem)
+        file, _, function = text.rpartition(":")
+        if file and function:
+            stem = Path(file).stem if file.endswith(".py") else file  # package.module:function as it is
+            return _safe_label(f"{stem}.{function}")
+    return _safe_label(cap.label)
+
+
 def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Path | None = None,
          post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
          module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
@@ -322,7 +348,8 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          color_by: str = "kernel", capture: CaptureOptions | None = None,
          drawing: DrawOptions | None = None, passes: bool = False) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
-    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<label>/``).
+    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<file>.<function>/``
+    for a model file's function, ``hloviz-out/<name>/`` for a capture folder or HLO file).
 
     A target that holds XLA's per-pass snapshots (a dump folder or a tar of one) adds the pass
     history to the report; ``passes`` captures a ``model.py:function`` with them (in a private
@@ -355,7 +382,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     pre_m, post_m = _modules(cap)
     say("analysing")
     analysis = analyze(pre_m, post_m, info=cap.info)
-    directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _safe_label(cap.label)
+    directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _default_folder(target, cap)
     lookup = _lookup(cap.info)
     names = ["report.html"] + [f"{n}.svg" for n, m in (("side-by-side", pre_m and post_m), ("pre", pre_m),
                                                        ("post", post_m)) if m is not None]
@@ -407,10 +434,12 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     memory, memory_note = _memory(cap, post_m)
     if memory_note:
         notes.append(memory_note)
+    layers, layer_texts = _kernel_layers(post_m, analysis, cap.info)
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
-                             footer=_footer(cap.info), memory_html=_memory_html(memory))
+                             footer=_footer(cap.info), memory_html=_memory_html(memory), layers=layers,
+                             layer_texts=layer_texts)
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
         payload = None
@@ -431,7 +460,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         names = ", ".join(str(directory / n) for n in files)
         cls = DependencyError if isinstance(missing, DependencyError) else RenderError
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
-    lines = summary_lines(analysis, lookup)
+    lines = summary_lines(analysis, lookup, layer_texts=layer_texts)
     if memory is not None:
         from ..render.memory import size_text
 
@@ -440,6 +469,18 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
                      f"{memory.peak.instruction}")
     history = passes_told(shown, lines, notes)
     return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history)
+
+
+def _kernel_layers(post_m: HloModule | None, analysis: Analysis, info: dict):
+    """Each kernel's layers (the report's table) and its layer as one line (the summary), by the
+    one rule every view follows (:meth:`hloviz.analysis.scopes.ScopeTree.layers_of`)."""
+    if post_m is None or analysis.kernels is None:
+        return None, None
+    from ..analysis.scopes import build_scope_tree
+    from ..render.report import kernel_layer_texts, kernel_layers
+
+    tree = build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels, layers=info.get("layer_scopes"))
+    return kernel_layers(tree), kernel_layer_texts(tree)
 
 
 def _memory(cap: Capture, post_m: HloModule | None):
@@ -467,11 +508,12 @@ def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pr
     """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``.
 
     ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
-    left; the explorer's extra pictures start only within it."""
+    left; the explorer's extra pictures start only within it (a longer ``--timeout`` draws more
+    of them: no other time limit applies)."""
     from ..render.explorer import Bounds, module_payload, pair_payload
     from ..render.sidebyside import post_marks
 
-    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=min(left, Bounds.seconds))
+    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if name == "side-by-side":
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,11 +72,36 @@ class Stats:
             out["parameters"] = params
         if self.scopes is not None:
             out["scopes"] = [r.to_dict() for r in self.scopes]
-            post_tree = self.trees[1] if self.trees else None
-            if post_tree is not None:  # the layers each kernel holds ops of: two for a fusion spanning two
-                for k in out["kernels"]:
-                    k["scopes"] = [s.path for s in post_tree.scopes_of_kernel(k["name"])]
+        tree = self.post_tree
+        if tree is not None:  # each kernel's layers, by the one rule every view follows
+            for k in out["kernels"]:
+                k["scopes"] = [s.path for s in tree.scopes_of_kernel(k["name"])]
+                k["layer"] = self.kernel_layers().get(k["name"], "")
         return out
+
+    @cached_property
+    def post_tree(self) -> ScopeTree | None:
+        """The optimized module's scope tree (built on first use when ``--by scope`` did not)."""
+        if self.trees is not None and self.trees[1] is not None:
+            return self.trees[1]
+        cap = self.capture
+        post = cap.post_module() if cap is not None else None  # type: ignore[attr-defined]
+        if post is None or self.analysis.kernels is None:
+            return None
+        from ..analysis.scopes import build_scope_tree
+
+        return build_scope_tree(post, stage="post", kernel_report=self.analysis.kernels,
+                                layers=self.info.get("layer_scopes") or None)
+
+    def kernel_layers(self) -> dict[str, str]:
+        """Kernel name → its layer as a table cell (:func:`hloviz.render.report.kernel_layer_texts`,
+        the one rule every view follows); empty without an optimized module."""
+        tree = self.post_tree
+        if tree is None:
+            return {}
+        from ..render.report import kernel_layer_texts
+
+        return kernel_layer_texts(tree)
 
     def parameters(self) -> list[dict]:
         """The entry parameters the capture or the HLO names: ``number``, ``instruction``,
@@ -100,7 +126,8 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
     counts, kernels, folded constants, pre→post mapping and the verdict.
 
     ``by="scope"`` adds a row per scope of the model (layers, name scopes), down to ``depth``
-    (every level when None): :func:`hloviz.analysis.scope_stats.scope_rows`.
+    (every level when None) counted from the model's own scopes — below JAX's ``jit(f)``
+    (:attr:`hloviz.analysis.scopes.ScopeTree.model_depth`): :func:`hloviz.analysis.scope_stats.scope_rows`.
     """
     from ..analysis import analyze
     from ..capture import Capture, load_target
@@ -129,7 +156,8 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
         trees = scope_trees(cap, info, analysis)
         from ..analysis.scope_stats import scope_rows
 
-        scopes = tuple(scope_rows(*trees, analysis.mapping, depth=depth))
+        model = next((t.model_depth for t in trees if t is not None), 0)  # JAX's jit(f) is not a layer
+        scopes = tuple(scope_rows(*trees, analysis.mapping, depth=None if depth is None else depth + model))
     memory, memory_note = _memory(cap)
     notes = _stats_notes(info) + ((memory_note,) if memory_note else ())
     return Stats(cap.label, info, analysis, notes, cap, scopes, trees, memory)
@@ -171,8 +199,17 @@ def scope_trees(cap, info: dict, analysis: Analysis | None = None) -> tuple[Scop
     return pre_t, post_t
 
 
+#: What an op is when no framework graph names the ops (JAX, HLO files): the verdict's first count.
+JAX_OPS_NOTE = ("an op here is one op_name, JAX's name stack for a primitive (jit(f)/dot_general): the same "
+                "primitive written on two lines of one scope is one op, so count the kernels below, not the ops, "
+                "to see what runs")
+
+
 def _stats_notes(info: dict) -> tuple[str, ...]:
-    """What the numbers mean when the function as written does not use XLA."""
+    """What the numbers mean where a user could misread them: a function as written without XLA,
+    and a JAX function's ops (op names, not the lines of its code)."""
+    if info.get("framework") == "jax":
+        return (JAX_OPS_NOTE,)
     if info.get("jit_compile") is not False:
         return ()
     from ..analysis.mapping import NO_WORK_TYPES

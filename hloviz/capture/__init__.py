@@ -333,7 +333,7 @@ def _from_function(target: str, args: tuple[str, ...], device: str | None, verbo
     info.update(fw_info)
     info["capture_seconds"] = round(time.monotonic() - started, 3)
     # Keep the big maps last so capture.json reads well.
-    for key in ("source_map", "tf_ops", "tf_inputs"):
+    for key in ("source_map", "tf_ops", "tf_inputs", "tf_outputs"):
         if key in info:
             info[key] = info.pop(key)
     label = pt.function_name

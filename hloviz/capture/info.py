@@ -42,8 +42,9 @@ class CaptureInfo:
 
     ``source`` says which: ``live`` (a traced function), ``hlo_file``, ``hlo_files``,
     ``xla_dump`` or ``module``. ``source_map`` maps TF op names (or JAX name stacks) to the
-    user's line; ``tf_ops`` maps TF op names to op types and ``tf_inputs`` to the names of the
-    ops feeding them (the traced graph, which the folding analysis reads).
+    user's line; ``tf_ops`` maps TF op names to op types, ``tf_inputs`` to the names of the
+    ops feeding them and ``tf_outputs`` to the types of their outputs (the traced graph, which
+    the folding analysis reads).
     """
 
     hloviz: str | None = None
@@ -78,6 +79,9 @@ class CaptureInfo:
     source_map: Mapping[str, SourceLocation] = field(default_factory=dict)
     tf_ops: Mapping[str, str] = field(default_factory=dict)
     tf_inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: TF op name → the type of each of its outputs in HLO's words (``f32[128,128]``, ``s32[]``;
+    #: "" where the shape is not static): what a folded value must look like.
+    tf_outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: Keys this version does not know, as they were.
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -115,7 +119,7 @@ class CaptureInfo:
                 continue
             if f.name == "source_map":
                 value = {k: loc.to_dict() for k, loc in value.items()}
-            elif f.name == "tf_inputs":
+            elif f.name in ("tf_inputs", "tf_outputs"):
                 value = {k: list(v) for k, v in value.items()}
             elif f.name == "tf_ops":
                 value = dict(value)
@@ -265,5 +269,6 @@ _CHECKS: dict[str, Any] = {
     "source_map": _source_map,
     "tf_ops": _tf_ops,
     "tf_inputs": _tf_inputs,
+    "tf_outputs": _tf_inputs,
 }
-_CONTAINERS = frozenset({"args", "source_map", "tf_ops", "tf_inputs"})
+_CONTAINERS = frozenset({"args", "source_map", "tf_ops", "tf_inputs", "tf_outputs"})

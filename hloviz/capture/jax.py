@@ -19,7 +19,7 @@ from typing import Any
 from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.capture.live import resolve_specs
 from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
-from hloviz.capture.target import PythonTarget, missing_dependency, user_code
+from hloviz.capture.target import PythonTarget, missing_dependency, tracing_hint, user_code
 from hloviz.errors import CaptureError, InputError
 from hloviz.ir import quoted_string_pattern, unescape_string
 
@@ -92,7 +92,7 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         notify(f"{name} is a plain Python function; wrapped it in jax.jit")
         wrapped = "jax.jit"
 
-    with user_code(f"tracing {name}", file=target.file):
+    with user_code(f"tracing {name}", file=target.file, hint=tracing_hint(specs)):
         lowered = jitted.lower(*args, **kwargs)
     try:
         pre = lowered.as_text(dialect="hlo", debug_info=True)

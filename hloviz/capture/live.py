@@ -121,12 +121,28 @@ def check_against_signature(target: PythonTarget, specs: ArgSpecs) -> None:
                     and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
         given = " ".join(f"--arg {d}" for d in specs.describe()) or "none"
         source = {"--arg": "--arg options", "HLOVIZ_ARGS": "HLOVIZ_ARGS"}.get(specs.source, specs.source)
+        if not len(specs) and specs.source == "none":
+            raise InputError(_no_shapes(target, required), hint=_no_shapes_hint(target, required)) from None
         raise InputError(
             f"{signature_text(target)} does not accept the {len(specs)} argument spec(s) from {source} "
             f"({given}): {exc}",
             hint=f"give one spec per parameter ({len(required)} required: {', '.join(required) or 'none'}), "
                  "e.g. --arg f32[8,128] --arg s32[]",
         ) from None
+
+
+def _no_shapes(target: PythonTarget, required: list[str]) -> str:
+    return (f"{signature_text(target)} takes {len(required)} argument{'s' if len(required) != 1 else ''} "
+            f"({', '.join(required)}) and hloviz knows none of their shapes: XLA compiles for shapes, so each "
+            "needs one (no array is allocated)")
+
+
+def _no_shapes_hint(target: PythonTarget, required: list[str]) -> str:
+    example = ", ".join("'f32[8,128]'" if i == 0 else "'s32[8]'" for i, _ in enumerate(required[:2]))
+    file = target.file or "its file"
+    return (f"give one --arg per argument (e.g. --arg f32[8,128]; a pytree such as a dict of weights as "
+            f"--arg \"{{'w': 'f32[64,32]', 'b': 'f32[32]'}}\"), or write them once in {file}: "
+            f"HLOVIZ_ARGS = {{{target.function_name!r}: [{example}]}} (a dict or list of shapes for a pytree argument)")
 
 
 def resolve_specs(target: PythonTarget, arg_options: Sequence[str],

@@ -203,7 +203,9 @@ def parse_spec(text: str, *, where: str = "--arg") -> Spec:
     return TensorSpec(name, tuple(dims))
 
 
-def _parse_literal(text: str, where: str) -> LiteralArg:
+def _parse_literal(text: str, where: str) -> LiteralArg | PytreeArg:
+    """A Python literal; one whose leaves are all shapes (``[('f32[32,64]', 'f32[64]')]``, a
+    dict of them) is a pytree of tensors, as in ``HLOVIZ_ARGS``, never a Python list of strings."""
     try:
         value = ast.literal_eval(text.strip())
     except SyntaxError as exc:
@@ -218,6 +220,8 @@ def _parse_literal(text: str, where: str) -> LiteralArg:
             "not an HLO shape (like f32[8,128] or pred[]) nor a Python literal (like 3, True, 'relu')",
             text, len(text) - len(text.lstrip()) + 1, where,
         ) from None
+    if _is_spec_tree(value):
+        return PytreeArg(_parse_tree(value, where), _tree_text(value))
     return LiteralArg(value, text.strip())
 
 

@@ -12,6 +12,7 @@ stays clean), the working directory and ``sys.argv`` are restored, and exception
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import inspect
@@ -57,16 +58,26 @@ def missing_dependency(exc: ModuleNotFoundError) -> DependencyError | None:
     return None
 
 
+def tracing_hint(specs: Any) -> str:
+    """What to check when tracing fails: the specs the function was traced with, and how a
+    pytree argument (a dict or list of arrays) is given."""
+    given = ", ".join(specs.describe()) or "none"
+    return (f"it was traced with the argument specs ({given}) from {specs.source}; an argument that is a pytree "
+            "(a dict or list of arrays) takes its shapes as one spec: --arg \"{'w': 'f32[64,32]', 'b': 'f32[32]'}\" "
+            "or in HLOVIZ_ARGS")
+
+
 def _user_frame_of(exc: BaseException, always: tuple[str, ...]) -> Frame | None:
     frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)]
     return innermost_user_frame(frames, always=always)
 
 
 @contextlib.contextmanager
-def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
+def user_code(what: str, *, file: str | None = None, hint: str | None = None) -> Iterator[None]:
     """Run user code (importing, tracing) with its side effects contained.
 
-    ``what`` completes the sentence "… failed" in error messages (``importing model.py``).
+    ``what`` completes the sentence "… failed" in error messages (``importing model.py``);
+    ``hint`` is what to try when the user's code raises (the argument specs it was traced with).
     """
     cwd = os.getcwd()
     argv = list(sys.argv)
@@ -92,7 +103,7 @@ def user_code(what: str, *, file: str | None = None) -> Iterator[None]:
     except BaseException as exc:
         frame = _user_frame_of(exc, always)
         where = f"\n{frame.format()}" if frame else ""
-        raise CaptureError(f"{what} failed: {type(exc).__name__}: {exc}{where}") from exc
+        raise CaptureError(f"{what} failed: {type(exc).__name__}: {exc}{where}", hint=hint) from exc
     finally:
         if os.getpid() != owner:  # a process the user's code forked ends here, not in hloviz
             os._exit(0)
@@ -197,11 +208,26 @@ def find_function(module: ModuleType, name: str | None, *, text: str, file: str 
     for part in name.split("."):
         if not hasattr(obj, part):
             listing = ", ".join(funcs) if funcs else "(none)"
-            raise InputError(f"function {name!r} not found in {where}. Functions there: {listing}")
+            close = difflib.get_close_matches(name, funcs, n=3, cutoff=0.6)
+            raise InputError(f"function {name!r} not found in {where}. Functions there: {listing}",
+                             hint=f"did you mean {' or '.join(repr(c) for c in close)}?" if close else None)
         obj = getattr(obj, part)
+    if _is_keras_object(obj):
+        raise InputError(
+            f"{name!r} in {where} is a Keras {type(obj).__name__} object, not a function: hloviz captures a "
+            "function of tensors",
+            hint=f"wrap the call in a function and name that one, e.g.\n  @tf.function(jit_compile=True)\n"
+                 f"  def classify(images):\n      return {name}(images, training=False)\n"
+                 f"then: hloviz stats {file or module.__name__}:classify --arg f32[1,224,224,3]")
     if not callable(obj):
         raise InputError(f"{name!r} in {where} is a {type(obj).__name__}, not a function")
     return PythonTarget(text, module, file, name, obj)
+
+
+def _is_keras_object(obj: Any) -> bool:
+    """A Keras model or layer (callable, but not a function hloviz can trace as it is)."""
+    return any(c.__module__.split(".", 1)[0] in ("keras", "tf_keras") and c.__name__ in ("Layer", "Model", "Operation")
+               for c in type(obj).__mro__)
 
 
 def split_function_target(target: str) -> tuple[str, str | None] | None:

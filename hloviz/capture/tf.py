@@ -25,7 +25,7 @@ from typing import Any
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
 from hloviz.capture.live import python_function, resolve_specs
 from hloviz.capture.specs import ArgSpecs, LiteralArg, PytreeArg, TensorSpec
-from hloviz.capture.target import PythonTarget, missing_dependency, user_code
+from hloviz.capture.target import PythonTarget, missing_dependency, tracing_hint, user_code
 from hloviz.errors import CaptureError, InputError
 
 # HLO element type -> tf.dtypes attribute name.
@@ -115,6 +115,49 @@ def _walk(graph: Any, prefix: str, seen: set[int]) -> Any:
             sub = getattr(fn, "graph", None)
             if sub is not None:
                 yield from _walk(sub, prefix + op.name + "/", seen)
+
+
+_UNSUPPORTED = re.compile(r"No registered '(\w+)' OpKernel for XLA_")
+
+
+def unsupported_ops_hint(message: str) -> str | None:
+    """One line for XLA's "Detected unsupported operations": which ops, and what to do."""
+    ops = sorted(set(_UNSUPPORTED.findall(message)))
+    if not ops:
+        return None
+    python = [o for o in ops if "PyFunc" in o]
+    strings = [o for o in ops if o.startswith(("String", "AsString", "Regex", "Substr", "Unicode", "DecodeRaw"))]
+    why = ("tf.py_function / tf.numpy_function run Python, which XLA cannot compile" if python else
+           "XLA has no string type, so tf.strings ops cannot be compiled" if strings else
+           "XLA has no kernel for them")
+    return (f"{', '.join(ops)}: {why}; move them out of the jit_compile=True function (do them before calling it, "
+            "or in a tf.function without jit_compile) and point hloviz at the numeric part")
+
+
+#: TensorFlow dtype names → HLO element types.
+_ELEMENT_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "s8",
+                  "int16": "s16", "int32": "s32", "int64": "s64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+                  "uint64": "u64", "bool": "pred", "complex64": "c64", "complex128": "c128"}
+
+
+def output_types(concrete_fn: Any) -> dict[str, list[str]]:
+    """TF op name → its outputs' types as HLO writes them (``f32[128,128]``; "" where the dtype
+    has no HLO name or the shape is not static), for ops with outputs. The folding analysis
+    checks a folded value's constant against them."""
+    out: dict[str, list[str]] = {}
+    for name, op in _walk(concrete_fn.graph, "", set()):
+        types = []
+        for t in op.outputs:
+            element = _ELEMENT_TYPES.get(getattr(t.dtype, "name", ""), "")
+            try:
+                dims = t.shape.as_list()
+            except ValueError:  # unknown rank
+                dims = None
+            static = element and dims is not None and all(d is not None for d in dims)
+            types.append(f"{element}[{','.join(str(d) for d in dims or ())}]" if static else "")
+        if any(types):
+            out[name] = types
+    return out
 
 
 def source_map(concrete_fn: Any, user_files: tuple[str, ...],
@@ -387,7 +430,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
     ctx, device_name = _device_context(tf, device)
     with ctx:
         caller = frozenset((f.filename, f.lineno or 0) for f in traceback.extract_stack())
-        with user_code(f"tracing {name}", file=target.file):
+        with user_code(f"tracing {name}", file=target.file, hint=tracing_hint(specs)):
             concrete = jit_fn.get_concrete_function(*args, **kwargs)
         if literal:  # experimental_get_compiler_ir refuses a mix of specs and values
             from tensorflow.python.eager.polymorphic_function import compiler_ir
@@ -405,11 +448,12 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
             except Exception as exc:
                 message = _only_user_frames(str(exc).strip(), user_files, caller)
                 raise CaptureError(f"XLA could not compile {name} ({'pre' if stage == 'hlo' else 'post'}-"
-                                   f"optimization stage):\n{message}") from exc
+                                   f"optimization stage):\n{message}", hint=unsupported_ops_hint(message)) from exc
         device_name = device_name or _current_device(tf)
         memory = buffer_assignment(generate, tf.__version__)
 
     smap, op_types, op_inputs = source_map(concrete, user_files, caller)
+    op_outputs = output_types(concrete)
     reads: list[tuple[str, str]] = []
     names = parameter_names(tf, concrete, target.obj, params, texts["hlo"], reads)
     scopes = layer_scopes(reads)
@@ -427,6 +471,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         "source_map": smap,
         "tf_ops": op_types,
         "tf_inputs": op_inputs,
+        "tf_outputs": op_outputs,
     }
     if memory is not None:
         info["xla_memory"] = memory

@@ -35,9 +35,32 @@ app = typer.Typer(
 _state = {"debug": False}
 
 
+def _version(value: bool) -> None:
+    """``--version``: hloviz's version, and the frameworks it can capture with here (read from
+    the installed packages' metadata: nothing is imported)."""
+    if not value:
+        return
+    import platform
+    from importlib import metadata
+
+    from .. import __version__
+
+    found = []
+    for dist in ("tensorflow", "tensorflow-cpu", "jax", "jaxlib", "flax"):
+        try:
+            found.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            continue
+    frameworks = ", ".join(found) if found else "no TensorFlow or JAX (pip install 'hloviz[tf]' or 'hloviz[jax]')"
+    print(f"hloviz {__version__} (Python {platform.python_version()}; {frameworks})")
+    raise typer.Exit()
+
+
 @app.callback()
 def _global(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="Print hloviz's version (and the TensorFlow / JAX it finds) and exit."),
     max_input: str | None = typer.Option(
         None, "--max-input", metavar="SIZE", show_default=False,
         help="Most bytes of content hloviz reads from one input file, after decompression (default 256MiB, "

@@ -61,6 +61,14 @@ def diff(
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Also write a picture of both sides: .svg, .png, .html, .dot or .json (by suffix).",
         show_default=False)] = None,
+    by: Annotated[str, typer.Option(
+        "--by", help="kernel (default: the kernels and instructions that differ) or scope: per layer of the "
+                     "model, its ops, kernels added/removed/changed and FLOPs/bytes before → after.",
+        metavar="kernel|scope")] = "kernel",
+    depth: Annotated[int | None, typer.Option(
+        "--depth", help="With --by scope: the deepest level listed, counted from the model (1: its top-level "
+                        "scopes; default: 2 in text and markdown, every level in JSON).", min=1,
+        show_default=False)] = None,
     limit: Annotated[int, typer.Option(
         "--limit", help="Most entries per list in the text and markdown details (0: all; JSON lists all).")] = 40,
     budget: Annotated[int, typer.Option(
@@ -92,10 +100,18 @@ def diff(
                   --format markdown --fail-on kernels-increased
 
     \b
+    What changed in each layer (ops, kernels added/removed/changed, FLOPs, bytes):
+      hloviz diff samples/captures/resblock_relu samples/captures/resblock_gelu --by scope
+
+    \b
     The same function under two TensorFlow releases (hloviz versions compares more):
       hloviz diff samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21
     """
     checks = report_options(fmt, limit, fail_on)
+    if by not in ("kernel", "scope"):
+        raise InputError(f"--by must be kernel or scope, not '{by}'")
+    if depth is not None and by != "scope":
+        raise InputError("--depth applies to --by scope", hint="add --by scope")
     picture_fmt = None
     if output is not None:
         from ..render.pictures import format_for
@@ -105,18 +121,23 @@ def diff(
     result = api.diff(before_side, after_side, stage=stage, args=tuple(arg or ()), device=device, module=module, notify=note)
     for warning in result.diff.warnings:
         note(f"warning: {warning}")
+    scopes = None
+    if by == "scope":
+        scopes = result.by_scope(depth if depth is not None or fmt == "json" else 2)
     if fmt == "json":
-        data = result.to_dict()
+        data = result.to_dict(scopes=scopes)
         failed = result.failed(checks)
         data["fail_on"] = {"checks": checks, "failed": failed}
         print_json(data)
     else:
-        report = result.to_markdown(limit=limit) if fmt == "markdown" else result.to_text(limit=limit)
+        report = result.to_markdown(limit=limit, scopes=scopes) if fmt == "markdown" else \
+            result.to_text(limit=limit, scopes=scopes)
         sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input
         failed = result.failed(checks)
     sys.stdout.flush()
     if output is not None and picture_fmt is not None:
-        picture = result.save_picture(output, budget=budget, timeout=timeout)  # .dot beside it if Graphviz fails
+        picture = result.save_picture(output, budget=budget, timeout=timeout,  # .dot beside it if Graphviz fails
+                                      scopes=scopes)
         for n in picture.notes:
             if "did not finish" in n:
                 note(n)

@@ -31,7 +31,8 @@ def show(
     source: TargetOptions,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Folder for report.html, pre.svg, post.svg and side-by-side.svg "
-                               "[default: hloviz-out/<function>/].", show_default=False)] = None,
+                               "[default: hloviz-out/<file>.<function>/ for model.py:function, "
+                               "hloviz-out/<name>/ for a capture folder or HLO file].", show_default=False)] = None,
     open_report: Annotated[bool, typer.Option("--open", help="Open the report in a web browser.")] = False,
     computation: ComputationOpt = None,
     focus: FocusOpt = None,

@@ -43,14 +43,17 @@ ROWS = 20
 def stats(
     source: TargetOptions,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON instead of tables.")] = False,
-    show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant "
-                                                          f"(default: the first {ROWS}).")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help=f"List every kernel and folded constant (default: the "
+                                                          f"first {ROWS}); with --by scope, every scope at every "
+                                                          f"level.")] = False,
     by: Annotated[str, typer.Option("--by", help="Group the numbers by 'kernel' (default) or by 'scope': one "
                                                  "row per layer / name scope of the model, from the op names.",
                                     metavar="kernel|scope")] = "kernel",
-    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed (1: "
-                                                              "top-level scopes; default: 2 in the table, "
-                                                              "every level in --json).", min=0)] = None,
+    depth: Annotated[int | None, typer.Option("--depth", help="With --by scope: the deepest level listed, "
+                                                              "counted from the model (1: its top-level scopes, "
+                                                              "below JAX's jit(f); default: 2 in the table, "
+                                                              "every level in --json or with --all).",
+                                              min=0)] = None,
     sort: Annotated[str | None, typer.Option(
         "--sort", help="List the kernels biggest first by flops, bytes (read + written) or instructions "
                        "(default: in execution order). With --json, the kernels list is in this order too.",
@@ -73,7 +76,7 @@ def stats(
     _check_kernel_options(sort, top, by, show_all)
     live, settings = source.live()
     result = api.stats(live, **settings.keywords(), notify=note, by=by,
-                       depth=depth if depth is not None or as_json else (2 if by == "scope" else None))
+                       depth=depth if depth is not None or as_json or show_all else (2 if by == "scope" else None))
     if as_json:
         data = result.to_dict()
         if sort is not None or top is not None:
@@ -175,11 +178,12 @@ def _names(ops: tuple[str, ...], limit: int = 4) -> str:
 
 
 def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | None, lookup, *,
-                   sort: str | None, top: int | None) -> None:
+                   sort: str | None, top: int | None, layer_of: dict[str, str] | None = None) -> None:
     """The kernel table: in execution order, or biggest first by ``sort``; each kernel's layer
     (its ops' common scope) beside its source lines, which on a Keras model are the model call."""
     several = len({k.computation for k in kernels}) > 1
-    layers = any(k.layer for k in kernels)
+    layer_of = layer_of if layer_of is not None else {k.name: k.layer for k in kernels}
+    layers = any(layer_of.get(k.name) for k in kernels)
     title = f"{KERNEL.plural} ({len(kernels)})"
     if sort is not None:
         title = f"{KERNEL.plural} ({len(kernels)}), {'the ' + str(min(rows, len(kernels))) + ' ' if rows else ''}" \
@@ -198,7 +202,7 @@ def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | No
         table.add_row(k.name, *([k.computation] if several else []), k.kind_text,
                       f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
                       _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
-                      *([_layer(k.layer)] if layers else []), _lines(lines))
+                      *([_layer(layer_of.get(k.name, ""))] if layers else []), _lines(lines))
     console.print(table)
     if top is None:
         _more(console, len(kernels), rows, "kernels")
@@ -239,7 +243,8 @@ def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str |
     _print_opcodes(result, console, 10 if rows is not None else None)
 
     if a.kernels is not None and a.kernels.kernels:
-        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top)
+        _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top,
+                       layer_of=result.kernel_layers())
 
     if a.folding is not None:
         if a.folding.folded:

@@ -179,9 +179,13 @@ class PictureCache:
     def _draw(source: Any, pic: DocPicture) -> str:
         from .. import api
 
-        if pic.memory:
-            raise InputError(":memory: asks for the memory timeline, which this version of hloviz does not draw")
-        picture = api.render(source, stage=pic.stage, scope=pic.scope, focus=pic.focus, depth=pic.depth,
+        stage = pic.stage
+        if pic.memory:  # the memory timeline: the buffer assignment's picture, drawn without Graphviz
+            if stage not in (None, "memory"):
+                raise InputError(f":memory: draws the memory timeline of the optimized module; :stage: {stage} "
+                                 "asks for another picture", hint="leave out :stage:, or :memory:")
+            stage = "memory"
+        picture = api.render(source, stage=stage, scope=pic.scope, focus=pic.focus, depth=pic.depth,
                              budget=pic.budget, color_by=pic.color_by, timeout=float(pic.timeout), theme=pic.theme,
                              width=pic.width, max_height=pic.max_height)
         return picture.data.decode("utf-8")

@@ -7,8 +7,10 @@ unique substring of one of them; an unknown name gets the closest matches
 ``--scope`` keeps one scope's instructions (and the fusions holding them).
 
 Steps follow data in both directions (operands and users), into and out of fusions and bodies.
-Elided instructions (inlined constants, tuple plumbing, fused parameters, the fusion itself)
-cost no step, so "radius 1" means the neighbours a reader sees in the picture.
+Elided instructions (inlined constants, tuple plumbing, fused parameters, a fusion entered from
+its own body) cost no step, so "radius 1" means the neighbours a reader sees in the picture; a
+fusion reached as an operand or a user is one step, like the node it is drawn as (else a chain
+of fusions would be crossed for free, and every kernel lie within any radius).
 """
 
 from __future__ import annotations
@@ -186,7 +188,8 @@ def focus_set(g: ViewGraph, name: str | list[Instruction], radius: int, scopes=N
         for nb in _neighbours(g, inst):
             if id(nb) not in kind:
                 continue
-            step = 0 if kind[id(nb)] in ELIDED else 1
+            k = kind[id(nb)]
+            step = 0 if k in ELIDED and (k != FUSION or inst.parent in nb.called_computations) else 1
             nd = d + step
             if nd > radius or dist.get(id(nb), radius + 1) <= nd:
                 continue

@@ -22,6 +22,7 @@ from .quoting import colour
 from .quoting import html_text as esc
 
 if TYPE_CHECKING:
+    from ..analysis.diff.scopes import ScopeDiffRow
     from .explorer.page import ExplorerPayload
 
 __all__ = ["FoldRow", "KernelRow", "ReportContent", "inline_svg", "page", "picture_page", "report_fragment",
@@ -63,8 +64,13 @@ class KernelRow:
     sources: tuple[str, ...]
     bytes: int = 0
     flops: int = 0
-    #: The layer its ops belong to (:attr:`hloviz.analysis.kernels.Kernel.layer`); "" when unnamed.
+    #: The layer its ops belong to (:attr:`hloviz.analysis.kernels.Kernel.layer`: their common scope,
+    #: for ``show``'s summary lines); "" when unnamed. The table shows :attr:`layers`.
     layer: str = ""
+    #: The computation it runs in, with how it runs (``entry``, ``while body of while.3``…).
+    runs_in: str = ""
+    #: The layers whose work it runs, heaviest first (the picture draws it in the first).
+    layers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,15 +128,39 @@ def _kernel_table(rows: list[KernelRow]) -> str:
     out = [_filter("kernels"),
            ('<table class="kernels" id="hv-kernels"><thead><tr><th data-sort="num">#</th><th>kernel</th><th>what</th>'
             '<th data-sort="num">instructions</th><th data-sort="num">bytes</th><th data-sort="num">FLOPs</th>'
-            '<th>layer</th><th>your code</th><th>ops</th></tr></thead><tbody>')]
+            '<th>layers</th><th>runs in</th><th>your code</th><th>ops</th></tr></thead><tbody>')]
     for r in rows:
         out.append(f'<tr data-kernel="{esc(r.name)}"><td data-v="{r.number}"><a class="swatch" href="#k={_frag(r.name)}" '
                    f'style="background:{colour(r.colour)}">#{r.number}</a></td>'
                    f"<td><code>{esc(r.name)}</code></td><td>{esc(r.what)}</td><td class=\"num\">{r.instructions}</td>"
                    f'<td class="num" data-v="{r.bytes}">{_bytes(r.bytes)}</td>'
                    f'<td class="num" data-v="{r.flops}">{_count(r.flops)}</td>'
-                   f"<td>{f'<code>{esc(r.layer)}</code>' if r.layer else '—'}</td>"
+                   f"<td>{_list(r.layers, 3)}</td><td>{esc(r.runs_in)}</td>"
                    f"<td>{_list(r.sources, 4)}</td><td>{_list(r.op_names)}</td></tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def scope_diff_table(rows: Sequence[ScopeDiffRow]) -> str:
+    """``diff --by scope`` as an HTML table: per scope, ops, kernels, their fates, FLOPs and
+    bytes before → after, and the kernels that changed."""
+    def pair(a: str, b: str) -> str:
+        return esc(a) if a == b else f"{esc(a)} → {esc(b)}"
+
+    out = [f"<h2>By scope ({len(rows)})</h2>",
+           ('<table class="scopes" id="hv-scope-diff"><thead><tr><th>scope</th><th>ops</th><th>kernels</th>'
+            "<th>added</th><th>removed</th><th>changed</th><th>unchanged</th><th>FLOPs</th><th>bytes</th>"
+            "</tr></thead><tbody>")]
+    for r in rows:
+        indent = "&nbsp;&nbsp;" * max(r.depth - 1, 0)
+        changed = [f"{a} → {b}" for a, b in r.changed]
+        out.append(f'<tr data-scope="{esc(r.scope)}"><td>{indent}<code>{esc(r.label)}</code></td>'
+                   f"<td>{pair(str(r.ops_before), str(r.ops_after))}</td>"
+                   f"<td>{pair(str(r.kernels_before), str(r.kernels_after))}</td>"
+                   f"<td>{_list(r.added, 4) if r.added else ''}</td><td>{_list(r.removed, 4) if r.removed else ''}</td>"
+                   f"<td>{_list(changed, 4) if changed else ''}</td><td class=\"num\">{r.unchanged}</td>"
+                   f'<td class="num">{pair(_count(r.flops_before), _count(r.flops_after))}</td>'
+                   f'<td class="num">{pair(_bytes(r.bytes_before), _bytes(r.bytes_after))}</td></tr>')
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -149,7 +179,7 @@ def _filter(table: str) -> str:
 
 
 def _bytes(n: int) -> str:
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} B"
@@ -258,11 +288,14 @@ def report_html(c: ReportContent, explorer: ExplorerPayload | None = None) -> st
     return _page(c.title, report_fragment(c, explorer=explorer is not None), explorer)
 
 
-def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: ExplorerPayload | None = None) -> str:
+def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: ExplorerPayload | None = None,
+                 sections: Sequence[str] = ()) -> str:
     """One picture as a self-contained HTML page (``hloviz render -o picture.html``, ``hloviz
-    diff -o diff.html``); with ``explorer``, the picture can be searched and clicked."""
+    diff -o diff.html``); with ``explorer``, the picture can be searched and clicked.
+    ``sections``: HTML made by this module (:func:`scope_diff_table`) to show under it."""
     body = [f"<h1>{esc(title)}</h1>"]
     if notes:
         body.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     body.append(_picture(svg, None, explorer is not None))
+    body.extend(sections)
     return _page(title, "\n".join(body), explorer)

@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ScopeCluster", "apply_cut", "scope_tree", "unit_routes"]
 
-#: Opcodes whose instructions are the heavy work of a fusion: they decide the fusion's scope.
-_HEAVY = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
-          "gather": 2}
 #: Opcodes that never decide a scope (bookkeeping).
 _QUIET = SCOPE_NEUTRAL
 #: Unnamed instructions that go with their users (a layer's weights), or with their operand.
@@ -98,7 +95,7 @@ class _Routes:
         """``inst``'s own scope (from its op name, or its fusion's), noting the layer it updates."""
         key = id(inst)
         if key not in self.own:
-            self.own[key] = _fusion_scope(inst, self.of) if inst.opcode == "fusion" else _named(self.of.get(inst))
+            self.own[key] = _fusion_scope(inst, self.scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
             target = _update_target(inst, self.updates, self.scopes) if self.updates else None
             if target is not None:
                 self.updating[key] = target
@@ -224,24 +221,14 @@ def _common(a: Scope | None, b: Scope | None) -> Scope | None:
     return None
 
 
-def _fusion_scope(fusion: Instruction, of: dict) -> Scope | None:
-    """The scope of a fusion: where its heaviest work comes from (by op weight, then count)."""
-    from ..ir import called_closure
-
-    votes: Counter = Counter()
-    scope_by_id: dict[int, Scope] = {}
-    for comp in called_closure(fusion.called_computations, follow=lambda i: i.opcode == "fusion"):
-        for inst in comp.instructions:
-            if inst.opcode in _QUIET or inst.opcode == "fusion":
-                continue
-            s = _named(of.get(inst))
-            if s is not None:
-                votes[id(s)] += _HEAVY.get(inst.opcode, 1)
-                scope_by_id[id(s)] = s
-    if votes:
-        best = max(votes.items(), key=lambda kv: (kv[1], -scope_by_id[kv[0]].depth))[0]
-        return scope_by_id[best]
-    return _named(of.get(fusion))
+def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
+    """The scope a fusion is drawn in: the first layer :meth:`ScopeTree.layers_of` gives (where
+    its heaviest work comes from), so the picture, the side panel, the kernel table and ``stats``
+    agree."""
+    for s in scopes.layers_of(fusion):
+        if s.kind == "scope":
+            return s
+    return _named(scopes._of.get(fusion))
 
 
 def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None) -> Tree:

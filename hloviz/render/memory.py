@@ -20,13 +20,24 @@ from .quoting import shorten
 if TYPE_CHECKING:
     from ..analysis.memory import MemoryReport
 
-__all__ = ["KIND_COLOURS", "memory_section", "timeline_svg", "size_text"]
+__all__ = ["KIND_COLOURS", "TIMELINE_DARK", "memory_section", "timeline_description", "timeline_svg", "size_text"]
 
 #: Colours of the kinds (the stacking order, bottom up).
 KIND_COLOURS = {"parameters": "#f4a261", "outputs": "#2a9d8f", "constants": "#9e9e9e", "temporaries": "#457b9d"}
 _WIDTH, _HEIGHT, _LEFT, _RIGHT, _TOP, _BOTTOM = 900, 320, 80, 20, 50, 60
 #: Most columns drawn; longer schedules are bucketed (each column the highest point in it).
 _COLUMNS = 600
+
+#: What dark means for the timeline (:func:`hloviz.render.page.for_page`'s ``dark_rules``): the
+#: white slab goes, text and axes turn light, the peak a lighter red; the kinds keep their colours.
+TIMELINE_DARK: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((".hv-bg",), "fill:transparent"),
+    ((".hv-ink",), "fill:#d0d7de"),
+    ((".hv-muted",), "fill:#9aa4ae"),
+    ((".hv-axis",), "stroke:#d0d7de"),
+    ((".hv-peak",), "stroke:#ef5350"),
+    ((".hv-peak-label",), "fill:#ef5350"),
+)
 
 
 def size_text(n: int) -> str:
@@ -69,11 +80,12 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
 
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
               f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family="sans-serif" font-size="12">'),
-             f'<rect width="{_WIDTH}" height="{_HEIGHT}" fill="#ffffff"/>']
+             f'<rect class="hv-bg" width="{_WIDTH}" height="{_HEIGHT}" fill="#ffffff"/>']
     heading = title or "memory along the schedule"
-    parts.append(f'<text x="{_LEFT}" y="20" font-size="14" font-weight="bold">{esc(shorten(heading, 100))}</text>')
+    parts.append(f'<text class="hv-ink" x="{_LEFT}" y="20" font-size="14" font-weight="bold">'
+                 f'{esc(shorten(heading, 100))}</text>')
     said = "XLA's buffer assignment" if report.source == "xla" else "estimated from the HLO"
-    parts.append(f'<text x="{_LEFT}" y="38" fill="#616161">total {esc(size_text(report.total_bytes))} '
+    parts.append(f'<text class="hv-muted" x="{_LEFT}" y="38" fill="#616161">total {esc(size_text(report.total_bytes))} '
                  f'({esc(said)}); live bytes by kind at each position of the schedule</text>')
     base = [0] * n
     for kind, fill in KIND_COLOURS.items():
@@ -88,15 +100,18 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
                      f'points="{" ".join(pts + back)}"><title>{kind}</title></polygon>')
         base = upper
     # axes
-    parts.append(f'<line x1="{_LEFT}" y1="{_TOP + plot_h}" x2="{_LEFT + plot_w}" y2="{_TOP + plot_h}" stroke="#424242"/>')
-    parts.append(f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_TOP + plot_h}" stroke="#424242"/>')
+    parts.append(f'<line class="hv-axis" x1="{_LEFT}" y1="{_TOP + plot_h}" x2="{_LEFT + plot_w}" y2="{_TOP + plot_h}" '
+                 'stroke="#424242"/>')
+    parts.append(f'<line class="hv-axis" x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_TOP + plot_h}" stroke="#424242"/>')
     for frac in (0, 0.5, 1):
-        parts.append(f'<text x="{_LEFT - 6}" y="{y(top * frac) + 4:.1f}" text-anchor="end">'
+        parts.append(f'<text class="hv-ink" x="{_LEFT - 6}" y="{y(top * frac) + 4:.1f}" text-anchor="end">'
                      f'{esc(size_text(int(top * frac)))}</text>')
     last = len(report.instructions) - 1
-    parts.append(f'<text x="{_LEFT}" y="{_TOP + plot_h + 16}">0</text>')
-    parts.append(f'<text x="{_LEFT + plot_w}" y="{_TOP + plot_h + 16}" text-anchor="end">{max(last, 0)}</text>')
-    parts.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{_TOP + plot_h + 16}" text-anchor="middle" fill="#616161">'
+    parts.append(f'<text class="hv-ink" x="{_LEFT}" y="{_TOP + plot_h + 16}">0</text>')
+    parts.append(f'<text class="hv-ink" x="{_LEFT + plot_w}" y="{_TOP + plot_h + 16}" text-anchor="end">'
+                 f'{max(last, 0)}</text>')
+    parts.append(f'<text class="hv-muted" x="{_LEFT + plot_w / 2:.1f}" y="{_TOP + plot_h + 16}" text-anchor="middle" '
+                 'fill="#616161">'
                  "position in the schedule (program order, not time)</text>")
     # the peak
     col = next((i for i, (t, _) in enumerate(cols) if t == report.peak.time), 0)
@@ -109,22 +124,33 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
         label += f" ({layer})"
     anchor = "start" if px < _LEFT + plot_w / 2 else "end"
     dx = 6 if anchor == "start" else -6
-    parts.append(f'<text x="{px + dx:.1f}" y="{_TOP + 12}" text-anchor="{anchor}" fill="#c62828">'
+    parts.append(f'<text class="hv-peak-label" x="{px + dx:.1f}" y="{_TOP + 12}" text-anchor="{anchor}" '
+                 'fill="#c62828">'
                  f'{esc(shorten(label, 90))}</text>')
     named = [b for b in report.buffers_at_peak if b.kind != "parameters"] or list(report.buffers_at_peak)
     for k, b in enumerate(named[:3]):
         text = f"{size_text(b.bytes)} {b.instruction}" + (f" · {b.scope}" if b.scope else "")
-        parts.append(f'<text x="{px + dx:.1f}" y="{_TOP + 28 + 14 * k}" text-anchor="{anchor}" fill="#424242" '
+        parts.append(f'<text class="hv-muted" x="{px + dx:.1f}" y="{_TOP + 28 + 14 * k}" text-anchor="{anchor}" '
+                     'fill="#424242" '
                      f'font-size="11">{esc(shorten(text, 80))}</text>')
     # legend
     lx = _LEFT
     for kind, fill in KIND_COLOURS.items():
         if kind in report.timeline and any(report.timeline[kind]):
             parts.append(f'<rect x="{lx}" y="{_HEIGHT - 22}" width="12" height="12" fill="{fill}"/>'
-                         f'<text x="{lx + 16}" y="{_HEIGHT - 12}">{kind}</text>')
+                         f'<text class="hv-ink" x="{lx + 16}" y="{_HEIGHT - 12}">{kind}</text>')
             lx += 120
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def timeline_description(report: MemoryReport) -> str:
+    """What the timeline shows, in a sentence (the picture's ``<desc>`` for screen readers)."""
+    said = "XLA's buffer assignment" if report.source == "xla" else "estimated from the HLO"
+    where = f"{report.peak.instruction}" + (f" in {_peak_layer(report)}" if _peak_layer(report) else "")
+    kinds = ", ".join(f"{kind_label(k)} {size_text(v)}" for k, v in report.by_kind.items() if v and k != "aliased")
+    return (f"Memory: {size_text(report.total_bytes)} in all ({said}: {kinds}); peak {size_text(report.peak.bytes)} "
+            f"live at position {report.peak.time} of {max(len(report.instructions) - 1, 0)} ({where}).")
 
 
 def _peak_layer(report: MemoryReport) -> str:

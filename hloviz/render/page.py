@@ -33,7 +33,7 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from .pictures import Picture
 
-__all__ = ["THEMES", "PageOptions", "for_page", "page_picture"]
+__all__ = ["THEMES", "DarkRules", "PageOptions", "for_page", "page_picture"]
 
 THEMES = ("light", "dark", "auto")
 
@@ -65,9 +65,14 @@ def _css_length(value: str) -> str:
 _SVG_OPEN = re.compile(r"<svg\b[^>]*>", re.DOTALL)
 
 
-def for_page(svg: str, options: PageOptions = PageOptions(), *, title: str, description: str = "") -> str:
+def for_page(svg: str, options: PageOptions = PageOptions(), *, title: str, description: str = "",
+             dark_rules: DarkRules | None = None) -> str:
     """``svg`` (Graphviz's output) with a title and description for screen readers, and the
-    size and theme of ``options``. Applying it twice gives the same as once."""
+    size and theme of ``options``. Applying it twice gives the same as once.
+
+    ``dark_rules`` say what dark means for an SVG hloviz writes itself (the memory timeline):
+    ``(selectors, declarations)`` pairs, each selector scoped to this picture; the default is
+    Graphviz's."""
     m = _SVG_OPEN.search(svg)
     if m is None:
         return svg
@@ -78,7 +83,7 @@ def for_page(svg: str, options: PageOptions = PageOptions(), *, title: str, desc
     head = [f'<title id="{ident}-title">{escape(title, quote=False)}</title>']
     if description:
         head.append(f'<desc id="{ident}-desc">{escape(description, quote=False)}</desc>')
-    css = _theme_css(ident, options.theme)
+    css = _theme_css(ident, options.theme, _DARK_RULES if dark_rules is None else dark_rules)
     if css:
         head.append(f"<style>{css}</style>")
     return svg[: m.start()] + tag + "\n" + "\n".join(head) + svg[m.end():]
@@ -101,7 +106,9 @@ def _root_tag(tag: str, ident: str, options: PageOptions) -> str:
 _LIGHT_INK = "#d0d7de"
 #: The neutral inks hloviz draws arrows in (coloured arrows, such as a diff's, keep their colour).
 _NEUTRAL = ("black", "#000000", "#616161")
-_DARK_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
+#: What dark means: (selectors, CSS declarations) pairs.
+DarkRules = tuple[tuple[tuple[str, ...], str], ...]
+_DARK_RULES: DarkRules = (
     ((".graph>polygon:first-of-type",), "fill:transparent;stroke:transparent"),
     ((".graph>text", ".cluster>text", ".edge text:not([fill])",
       ".node:has(polygon[fill=none]):not(:has(polygon:not([fill=none]))) text",
@@ -113,24 +120,24 @@ _DARK_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
-def _dark(scope: str) -> str:
-    """The dark rules, each selector under ``scope``."""
+def _dark(scope: str, rules: DarkRules) -> str:
+    """The dark ``rules``, each selector under ``scope``."""
     return "".join(",".join(f"{scope} {sel}" for sel in selectors) + "{" + declarations + "}"
-                   for selectors, declarations in _DARK_RULES)
+                   for selectors, declarations in rules)
 
 
-def _theme_css(ident: str, theme: str) -> str:
+def _theme_css(ident: str, theme: str, rules: DarkRules) -> str:
     if theme == "light":
         return ""
     own = f"svg.{ident}"
     if theme == "dark":
-        return _dark(own)
+        return _dark(own, rules)
     # auto: a picture on its own (opened, or an <img>) follows the reader's preference. Inlined
     # in a page, it follows the page: dark only where the page's theme says so (Furo / PyData /
     # Book themes' data-theme, MkDocs Material's data-md-color-scheme), so a page whose theme has
     # no dark mode keeps a light picture whatever the reader's preference.
-    preferred = _dark(f":is({own}:root,[data-theme=auto] {own})")
-    forced = _dark(f":is([data-theme=dark] {own},[data-md-color-scheme=slate] {own})")
+    preferred = _dark(f":is({own}:root,[data-theme=auto] {own})", rules)
+    forced = _dark(f":is([data-theme=dark] {own},[data-md-color-scheme=slate] {own})", rules)
     return f"@media (prefers-color-scheme:dark){{{preferred}}}{forced}"
 
 

@@ -7,7 +7,7 @@ source map) so this module needs nothing from capture; without it the HLO metada
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from .html import FoldRow, KernelRow, ReportContent
@@ -15,24 +15,64 @@ from .style import kernel_colour
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..analysis.scopes import ScopeTree
 
-__all__ = ["fold_rows", "kernel_rows", "report_content", "summary_lines"]
+__all__ = ["fold_rows", "kernel_layer_texts", "kernel_layers", "kernel_rows", "report_content", "summary_lines"]
 
 SourceLookup = Callable[[str], "dict | None"]
 
 
-def kernel_rows(analysis: Analysis, lookup: SourceLookup | None = None) -> list[KernelRow]:
-    """The kernels in execution order, numbered as in the side-by-side picture."""
+def kernel_rows(analysis: Analysis, lookup: SourceLookup | None = None,
+                layers: Mapping[str, tuple[str, ...]] | None = None,
+                layer_texts: Mapping[str, str] | None = None) -> list[KernelRow]:
+    """The kernels in execution order, numbered as in the side-by-side picture. ``layers``:
+    kernel name → its layers (:func:`kernel_layers`)."""
     from ..analysis import describe_kernel
     from ..analysis.export import source_lines
 
     report = analysis.kernels
     if report is None:
         return []
+    roles = {c.name: (c.role, c.caller) for c in report.computations}
     return [KernelRow(n, kernel_colour(n), k.name, describe_kernel(k, top=4), k.instructions, k.op_names,
                       tuple(source_lines(k.op_names, k.sources, lookup)), k.bytes_read + k.bytes_written, k.flops,
-                      k.layer)
+                      (layer_texts or {}).get(k.name, k.layer), runs_in=_runs_in(k.computation, roles),
+                      layers=(layers or {}).get(k.name, ()))
             for n, k in enumerate(report.kernels, 1)]
+
+
+def kernel_layers(tree: ScopeTree) -> dict[str, tuple[str, ...]]:
+    """Kernel name → the layers it runs work of, by the names users know, heaviest first:
+    :meth:`hloviz.analysis.scopes.ScopeTree.scopes_of_kernel` of a post-optimization tree, the
+    rule the picture, the explorer's panel and ``stats --json`` follow."""
+    report = tree.kernel_report
+    if report is None:
+        return {}
+    return {k.name: tuple(s.display_path or s.path for s in tree.scopes_of_kernel(k.name)) for k in report.kernels}
+
+
+def kernel_layer_texts(tree: ScopeTree) -> dict[str, str]:
+    """Kernel name → its layer as one line (:func:`hloviz.analysis.attribution.layer_text`):
+    what ``stats``' table and ``show``'s summary print, from the same rule as :func:`kernel_layers`."""
+    from ..analysis.attribution import layer_text
+
+    report = tree.kernel_report
+    out: dict[str, str] = {}
+    for k in report.kernels if report is not None else ():
+        comp = tree.module.get_computation(k.computation)
+        inst = comp.get(k.name) if comp is not None else None
+        if inst is not None:
+            out[k.name] = layer_text(tree.layers_with_phases(inst))
+    return out
+
+
+def _runs_in(computation: str, roles: dict[str, tuple[str, str | None]]) -> str:
+    """Where a kernel runs: ``entry``, or ``while body of while.32 (body.5)`` — a loop body's
+    kernels run once per iteration."""
+    role, caller = roles.get(computation, ("", None))
+    if not role or role == "entry":
+        return "entry" if role else computation
+    return f"{role} of {caller} ({computation})" if caller else f"{role} ({computation})"
 
 
 def fold_rows(analysis: Analysis, lookup: SourceLookup | None = None) -> list[FoldRow]:
@@ -48,10 +88,12 @@ def fold_rows(analysis: Analysis, lookup: SourceLookup | None = None) -> list[Fo
             for f in folding.folded]
 
 
-def summary_lines(analysis: Analysis, lookup: SourceLookup | None = None, *, limit: int = 12) -> list[str]:
-    """What ``hloviz show`` prints: the verdict, the kernels and the folded constants."""
+def summary_lines(analysis: Analysis, lookup: SourceLookup | None = None, *, limit: int = 12,
+                  layer_texts: Mapping[str, str] | None = None) -> list[str]:
+    """What ``hloviz show`` prints: the verdict, the kernels and the folded constants
+    (``layer_texts``: :func:`kernel_layer_texts`, each kernel's layer by the one rule)."""
     lines = [analysis.verdict]
-    ks = kernel_rows(analysis, lookup)
+    ks = kernel_rows(analysis, lookup, layer_texts=layer_texts)
     if analysis.kernels is not None:
         lines.append(f"kernels: {len(ks)}")
         for r in ks[:limit]:
@@ -99,10 +141,12 @@ def _facts(info: dict, analysis: Analysis) -> list[tuple[str, str]]:
 def report_content(label: str, info: dict, analysis: Analysis, *, svg: str | None, notes: list[str],
                    files: list[tuple[str, str]], lookup: SourceLookup | None = None,
                    picture_missing: str | None = None, footer: str = "",
-                   memory_html: str = "") -> ReportContent:
-    """Everything the report shows, in order (``memory_html``: the memory section)."""
+                   memory_html: str = "", layers: Mapping[str, tuple[str, ...]] | None = None,
+                   layer_texts: Mapping[str, str] | None = None) -> ReportContent:
+    """Everything the report shows, in order (``memory_html``: the memory section; ``layers`` and
+    ``layer_texts``: :func:`kernel_layers` and :func:`kernel_layer_texts`)."""
     return ReportContent(
         title=f"hloviz · {label}", verdict=analysis.verdict, facts=_facts(info, analysis), picture_svg=svg,
-        picture_missing=picture_missing, notes=notes, kernels=kernel_rows(analysis, lookup),
+        picture_missing=picture_missing, notes=notes, kernels=kernel_rows(analysis, lookup, layers, layer_texts),
         folds=fold_rows(analysis, lookup), files=files, footer=footer, memory_html=memory_html,
     )

@@ -51,6 +51,8 @@ class Matcher:
         self._sinks_b: dict[int, list[int]] = {}
         self._op_names_a: dict[int, str] = {}
         self._op_names_b: dict[int, str] = {}
+        self._fused_names_a: dict[int, frozenset[str]] = {}
+        self._fused_names_b: dict[int, frozenset[str]] = {}
         #: (id of a Shape, with layout) → its text; for reports (the shapes outlive the matcher).
         self.shape_texts: dict[tuple[int, bool], str] = {}
 
@@ -79,6 +81,35 @@ class Matcher:
         if v is None:
             v = self._op_names_b[y] = self.b.insts[y].metadata.op_name
         return v
+
+    def plausible(self, x: int, y: int) -> bool:
+        """Could ``x`` and ``y`` be the same op? Not when both name ops, no op name is common
+        to them (a fusion's names are those of everything it fuses) and their shapes or fusion
+        kinds differ: a global pool's kCustom ``reduce`` is not the stem's kLoop GELU just
+        because both are operand 0 of matched users."""
+        ia, ib = self.a.insts[x], self.b.insts[y]
+        if ia.shape == ib.shape and ia.attributes.get("kind") == ib.attributes.get("kind"):
+            return True
+        na, nb = self._names(self.a, x, self._fused_names_a), self._names(self.b, y, self._fused_names_b)
+        if not na or not nb or not na.isdisjoint(nb):
+            return True
+        return ia.shape.to_text(layout=False) == ib.shape.to_text(layout=False) and \
+            ia.attributes.get("kind") == ib.attributes.get("kind")
+
+    @staticmethod
+    def _names(side: Side, n: int, cache: dict[int, frozenset[str]]) -> frozenset[str]:
+        """The op names of instruction ``n`` and, for a fusion, of everything it fuses."""
+        got = cache.get(n)
+        if got is None:
+            inst = side.insts[n]
+            names = {inst.metadata.op_name} if inst.metadata.op_name else set()
+            if inst.opcode == "fusion":
+                from ...ir import called_closure
+
+                for comp in called_closure(inst.called_computations):
+                    names.update(i.metadata.op_name for i in comp.instructions if i.metadata.op_name)
+            got = cache[n] = frozenset(names)
+        return got
 
     def _sorted_sinks(self, side: Side, cache: dict[int, list[int]], c: int) -> list[int]:
         s = cache.get(c)
@@ -232,7 +263,7 @@ class Matcher:
             ox, oy = a.ops[x], b.ops[y]
             for i in range(min(len(ox), len(oy))):
                 p, q = ox[i], oy[i]
-                if ma[p] == -1 and mb[q] == -1 and a.insts[p].opcode == b.insts[q].opcode:
+                if ma[p] == -1 and mb[q] == -1 and a.insts[p].opcode == b.insts[q].opcode and self.plausible(p, q):
                     self.match(p, q, "top-down")
             for cx, cy in zip(a.calls[x], b.calls[y]):
                 if self.ca[cx] == -1 and self.cb[cy] == -1:
@@ -260,6 +291,8 @@ class Matcher:
                     continue
                 best, best_score = -1, 0.0
                 for y in scorer.candidates(x, same_opcode):
+                    if not self.plausible(x, y):
+                        continue
                     s, struct = scorer.score(x, y)
                     if same_opcode:
                         ok = s >= 3.0 and (struct > 0 or s >= 4.0)

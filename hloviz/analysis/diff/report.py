@@ -142,8 +142,8 @@ def _verdict(diff: ModuleDiff) -> str:
 # -- text ------------------------------------------------------------------------------------
 
 
-def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> str:
-    """The terminal report: summary first, then kernels and instruction details."""
+def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, details: bool = True) -> str:
+    """The terminal report: summary first, then (``details``) kernels and instruction details."""
     out = [f"hloviz diff: {before} → {after}"]
     out += [f"warning: {w}" for w in diff.warnings]
     if not diff.summary.optimized:
@@ -152,6 +152,8 @@ def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> st
     out.append("")
     width = max(len(label) for label, _ in summary_lines(diff))
     out += [f"  {label:<{width}}  {text}" for label, text in summary_lines(diff)]
+    if not details:
+        return "\n".join(out) + "\n"
     kernels = [k for k in diff.summary.kernel_diffs if k.status is not Status.UNCHANGED]
     if kernels:
         out.append("")
@@ -239,9 +241,10 @@ def _opcodes_md(diff: ModuleDiff) -> str:
     return ", ".join(shown)
 
 
-def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -> str:
-    """A PR comment: a headline, a summary table, and collapsible details. Every piece of text
-    from the HLO is a code span (:func:`_code`); only hloviz's own words and numbers are prose."""
+def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, details: bool = True) -> str:
+    """A PR comment: a headline, a summary table, and (``details``) collapsible details. Every
+    piece of text from the HLO is a code span (:func:`_code`); only hloviz's own words and
+    numbers are prose."""
     s = diff.summary
     k = s.kernels
     out = [f"### hloviz diff: {_code(before, in_table=False)} → {_code(after, in_table=False)}", ""]
@@ -260,6 +263,8 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40) -
     out.append("")
     for label, text in summary_lines(diff)[1:]:
         out.append(f"- **{label}:** {_opcodes_md(diff) if label == 'opcodes' else _md(text)}")
+    if not details:
+        return "\n".join(out) + "\n"
     kernels = [kd for kd in s.kernel_diffs if kd.status is not Status.UNCHANGED]
     if kernels:
         out.append("")

@@ -45,7 +45,7 @@ def shape_bytes(shape: Shape) -> int:
     return shape.byte_size
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Value:
     """``instruction``'s result at shape ``index``, defined at ``time`` in the flattened schedule."""
 
@@ -97,7 +97,7 @@ def _values(tree: Tree) -> Iterator[Value]:
             stack.extend(t.elements)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Buffer:
     """Values that share storage (see the module docstring), with the live range they span and
     the kind of memory: ``parameters``, ``outputs``, ``temporaries`` or ``constants``."""
@@ -179,15 +179,27 @@ class _Builder:
 
     # -- the walk -------------------------------------------------------------------------
     def computation(self, comp: Computation) -> None:
+        """Walk ``comp`` and, where they are called, the computations it calls, on a stack of its
+        own: calls nested a thousand deep would pass Python's recursion limit."""
+        stack = [self._walk(comp)]
+        while stack:
+            called = next(stack[-1], None)
+            if called is None:
+                stack.pop()
+            else:  # the caller resumes once ``called`` is walked
+                stack.append(self._walk(called))
+
+    def _walk(self, comp: Computation) -> Iterator[Computation]:
         for inst in comp.instructions:
-            self.instruction(inst, comp)
+            yield from self.instruction(inst, comp)
         # what the root holds lives to the end of the computation's span (XLA: a root position)
         span_end = len(self.sequence)
         if comp.root is not None:
             for v in _values(self.trees.get(comp.root)):
                 v.last_use = max(v.last_use, span_end)
 
-    def instruction(self, inst: Instruction, comp: Computation) -> None:  # noqa: C901 - one case per rule
+    def instruction(self, inst: Instruction, comp: Computation) -> Iterator[Computation]:  # noqa: C901 - one case per rule
+        """Define ``inst``'s values; yields each computation it calls, to be walked before it goes on."""
         op = inst.opcode
         operands = [self.trees.get(o) for o in inst.operands]
         used = operands  # the trees this instruction reads at its own time
@@ -200,7 +212,7 @@ class _Builder:
                     self.forward[c] = [init]
                     if name == "body":  # XLA ends the init's use where the body starts
                         _use(init, len(self.sequence))
-                    self.computation(c)
+                    yield c
             used = []
             body = calls.get("body", [None])[0]
             root = self.trees.get(body.root) if body is not None and body.root is not None else None
@@ -214,7 +226,7 @@ class _Builder:
                 used = []  # read where the called computation reads them
             for c in inst.called_computations:
                 self.forward[c] = operands
-                self.computation(c)
+                yield c
                 if op == "call" and c.root is not None:
                     tree = self.trees.get(c.root)
             if op == "async-start":
@@ -223,7 +235,7 @@ class _Builder:
             branches = inst.called_computations
             for b, c in enumerate(branches):
                 self.forward[c] = [operands[b + 1] if b + 1 < len(operands) else None]
-                self.computation(c)
+                yield c
             tree = self.define(inst, inst.shape)
             for c in branches:
                 if c.root is not None:

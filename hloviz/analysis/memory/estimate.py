@@ -59,11 +59,11 @@ class _Allocation:
 
     __slots__ = ("number", "size", "starts", "ends")
 
-    def __init__(self, number: int, size: int, start: int, end: int) -> None:
+    def __init__(self, number: int, size: int) -> None:
         self.number = number
         self.size = size
-        self.starts = [start]
-        self.ends = [end]
+        self.starts: list[int] = []
+        self.ends: list[int] = []
 
     def fits(self, start: int, end: int) -> bool:
         i = bisect_right(self.starts, end) - 1
@@ -123,6 +123,7 @@ def estimate(flow: Dataflow) -> Estimate:
     temporaries: list[Buffer] = []
     paired: dict[int, _Allocation] = {}  # input_output_alias pair → the donated parameter's allocation
     placed: dict[int, int] = {}
+    starts = shared_starts(flow)
     for b in sorted(flow.buffers, key=lambda b: b.kind != "parameters"):
         if b.kind == "temporaries":
             temporaries.append(b)
@@ -138,9 +139,9 @@ def estimate(flow: Dataflow) -> Estimate:
         if b.kind == "parameters" and b.aliased:
             aliased += b.size
         if b.kind in ("outputs", "parameters") and (b.kind == "outputs" or b.aliased):
-            ranges = b.ranges()
-            a = _Allocation(len(outputs), b.size, *ranges[0])
-            for start, end in ranges[1:]:
+            ranges = _own_ranges(b, starts)
+            a = _Allocation(len(outputs), b.size)
+            for start, end in ranges:
                 a.cover(start, end)
             outputs.append(a)
             placed[id(b)] = a.number
@@ -148,15 +149,11 @@ def estimate(flow: Dataflow) -> Estimate:
                 paired.setdefault(p, a)
     outputs.sort(key=lambda a: a.size)
     sizes = [a.size for a in outputs]
-    starts = shared_starts(flow)
     temporaries.sort(key=lambda b: (-b.size, b.start))
     heap: list[tuple[int, int, int]] = []
     reused = 0
     for b in temporaries:
-        ranges = b.ranges()
-        if id(b) in starts:  # it took over an operand's buffer where it begins
-            first = (starts[id(b)], ranges[0][1])
-            ranges = ([first] if first[0] <= first[1] else []) + ranges[1:]
+        ranges = _own_ranges(b, starts)
         lo = _first_fitting(sizes, b.size)
         a = _reusable(outputs[lo:lo + REUSE_TRIES], ranges)
         if a is None:
@@ -170,6 +167,17 @@ def estimate(flow: Dataflow) -> Estimate:
     by_kind["temporaries"] = heap_bytes
     by_kind["thread_local"] = thread_local_bytes(flow.module)
     return Estimate(by_kind, aliased, heap_bytes, reused, placed, starts)
+
+
+def _own_ranges(b: Buffer, starts: dict[int, int]) -> list[tuple[int, int]]:
+    """``b``'s live ranges, less the position where it took over an operand's buffer (it needs no
+    bytes of its own there: an output written over the temporary it replaces leaves that
+    temporary room in the output's allocation)."""
+    ranges = b.ranges()
+    if id(b) in starts:
+        first = (starts[id(b)], ranges[0][1])
+        ranges = ([first] if first[0] <= first[1] else []) + ranges[1:]
+    return ranges
 
 
 def _reusable(candidates: list[_Allocation], ranges: list[tuple[int, int]]) -> _Allocation | None:

@@ -36,7 +36,7 @@ def kind_label(kind: str) -> str:
 TIMELINE_KINDS = ("parameters", "outputs", "temporaries", "constants")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LiveBuffer:
     """A buffer live at the peak: the instruction that defines it (its op name, scope and shape),
     its bytes, kind and live range ``[start, end]`` in schedule positions."""
@@ -105,7 +105,7 @@ class MemoryReport:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Interval:
     instruction: str
     index: tuple[int, ...]

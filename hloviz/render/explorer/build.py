@@ -109,8 +109,9 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
 
 def closed_scopes(side: Side, drawn: View, within: str | None = None) -> dict[str, int]:
     """Layers worth a picture of their own: path → instructions, for each scope (of at least two
-    instructions, and not most of the module) that the picture ``drawn`` has no box of its own
-    for — closed into a box with other ops, or left out when Graphviz needed a coarser view.
+    instructions, and not most of the module) that the picture ``drawn`` does not draw open —
+    closed into one box (alone or with other ops), or left out when Graphviz needed a coarser
+    view.
     ``within``: ``drawn`` is that layer's own picture, and only the scopes inside it count (its
     sub-layers, one level down: theirs show in their own pictures)."""
     tree = side.scope_tree()
@@ -122,10 +123,19 @@ def closed_scopes(side: Side, drawn: View, within: str | None = None) -> dict[st
         inst = by_name.get(name)
         if inst is not None:
             boxes.setdefault(key, []).append(inst)
+    drawn_of: dict[str, int] = {}  # scope path → how many of its instructions the picture draws
+    for members in boxes.values():
+        for m in members:
+            p = tree.scope_of(m).path
+            drawn_of[p] = drawn_of.get(p, 0) + 1
     for members in boxes.values():
         paths = {tree.scope_of(m).path for m in members}
-        if len(paths) == 1:
-            own.update(paths)
+        if len(paths) != 1:
+            continue
+        path = next(iter(paths))
+        if len(members) >= 2 and len(members) == drawn_of.get(path, 0):
+            continue  # the whole layer closed into one box: worth opening in a picture of its own
+        own.add(path)
     out: dict[str, int] = {}
     inside = within + "/" if within is not None else ""
     for s in tree.walk():  # parents first: a layer's own sub-scopes show in its picture

@@ -196,7 +196,7 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
         ids.append(by_name)
         out_sides.append(columns)
         total += len(insts)
-    kernels = _kernels(sides, ids, offsets, out_sides, lookup)
+    kernels = _kernels(sides, ids, offsets, out_sides, lookup, scopes)
     main: dict = {"title": title, "strings": strings.items, "sides": out_sides, "kernels": kernels,
                   "scopes": scopes.to_json(), "opk": {}, "folds": [], "pairs": [], "views": []}
     if analysis is not None and len(sides) >= 2:  # pre, post (and a pass history's snapshots after them)
@@ -244,9 +244,11 @@ def _side_columns(side: Side, insts: list[Instruction], offset: int, strings: _S
 
 
 def _kernels(sides: Sequence[Side], ids: list[dict[str, int]], offsets: list[int], out_sides: list[dict],
-             lookup: SourceLookup | None) -> list[dict]:
+             lookup: SourceLookup | None, scopes: _Scopes) -> list[dict]:
     """The kernels of every side; fills each side's ``kernel`` column (the kernel each
-    instruction runs in: the kernel itself and everything its fused computations hold)."""
+    instruction runs in: the kernel itself and everything its fused computations hold). Each
+    kernel's ``layers`` (scope indexes, heaviest work first) are
+    :meth:`hloviz.analysis.scopes.ScopeTree.layers_of`'s, as the picture and ``stats`` say."""
     from ...analysis import describe_kernel
 
     kernels: list[dict] = []
@@ -254,6 +256,7 @@ def _kernels(sides: Sequence[Side], ids: list[dict[str, int]], offsets: list[int
         if side.kernels is None:
             continue
         by_name, column = ids[s], out_sides[s]["kernel"]
+        tree = side.scope_tree()
         for n, k in enumerate(side.kernels.kernels, 1):
             gid = by_name.get(k.name)
             if gid is None:
@@ -267,7 +270,9 @@ def _kernels(sides: Sequence[Side], ids: list[dict[str, int]], offsets: list[int
                         g = by_name.get(i.name)
                         if g is not None and column[g - offsets[s]] == -1:
                             column[g - offsets[s]] = kidx
+            layers = [scopes.add(sc) for sc in tree.layers_of(inst)] if inst is not None else []
             kernels.append({"side": s, "inst": gid, "number": n, "name": k.name, "kind": k.kind,
+                            "layers": [x for x in layers if x >= 0],
                             "what": describe_kernel(k, top=4), "instructions": k.instructions, "ops": k.ops, "opcodes": [list(p) for p in k.opcodes],
                             "read": k.bytes_read, "written": k.bytes_written, "flops": k.flops,
                             "sources": _sources_of(k, lookup)})

@@ -483,7 +483,7 @@
     return dl;
   }
   function human(n, unit) {
-    var steps = unit === "B" ? [[1 << 30, " GB"], [1 << 20, " MB"], [1 << 10, " KB"]] : [[1e9, " G"], [1e6, " M"], [1e3, " k"]];
+    var steps = unit === "B" ? [[1 << 30, " GiB"], [1 << 20, " MiB"], [1 << 10, " KiB"]] : [[1e9, " G"], [1e6, " M"], [1e3, " k"]];
     for (var i = 0; i < steps.length; i++) if (n >= steps[i][0]) return (n / steps[i][0]).toFixed(1) + steps[i][1] + (unit === "B" ? "" : unit);
     return n + (unit === "B" ? " B" : " " + unit);
   }
@@ -566,7 +566,12 @@
   function kernelSection(kid, g) {
     var k = D.kernels[kid], L = buildLinks(), box = el("section");
     box.appendChild(el("h4", "kernel #" + k.number + " \u00b7 " + k.name));
-    box.appendChild(facts([["what", k.what], ["instructions", k.instructions], ["ops", k.ops], ["bytes", human(k.read, "B") + " read, " + human(k.written, "B") + " written"],
+    var layers = el("span");
+    (k.layers || []).forEach(function (si, n) {
+      if (n) layers.appendChild(doc.createTextNode(", "));
+      layers.appendChild(scopeLink(si));
+    });
+    box.appendChild(facts([["what", k.what], ["layers", (k.layers || []).length ? layers : "none (no op name, and none its data flow names)"], ["instructions", k.instructions], ["ops", k.ops], ["bytes", human(k.read, "B") + " read, " + human(k.written, "B") + " written"],
                            ["FLOPs (estimate)", human(k.flops, "")], ["your code", k.sources.join(", ")]]));
     if (k.inst !== g) box.appendChild(linkTo(k.inst, "show the kernel " + k.name));
     var pre = L.kernelPre[kid] || [];
@@ -762,8 +767,19 @@
       open.addEventListener("click", function () { openScope(si); });
       actions.appendChild(open);
     } else if (v < 0) {
-      panelEl.appendChild(el("p", "This layer has no picture of its own in this page (the page holds a bounded number); " +
-                              "its boxes are lit in the picture, and `hloviz render --scope " + D.scopes.path[si] + "` draws it.", "hv-panel-dim"));
+      var host = -1;  // the nearest enclosing layer with a picture: it draws this one open
+      for (var a = D.scopes.parent[si]; a >= 0 && host < 0; a = D.scopes.parent[a]) if (viewOpeningScope(a) >= 0) host = a;
+      if (host >= 0 && viewOpeningScope(host) !== state.view) {
+        panelEl.appendChild(el("p", "This layer is drawn open in the picture of " + (D.scopes.label[host] || D.scopes.path[host]) + ":", "hv-panel-dim"));
+        var openHost = el("button", "open " + (D.scopes.label[host] || D.scopes.path[host]));
+        openHost.type = "button";
+        openHost.addEventListener("click", function () { openScope(host); });
+        actions.appendChild(openHost);
+      } else if (host < 0) {
+        panelEl.appendChild(el("p", "This layer has no picture of its own in this page: the page holds at most 48 layer pictures, " +
+                                "8 MiB of SVG, and what the --timeout left after the main pictures (hloviz show --timeout 120 gives more); " +
+                                "its boxes are lit in the picture, and `hloviz render --scope " + D.scopes.path[si] + "` draws it.", "hv-panel-dim"));
+      }
     }
     if (parentOf(state.view) >= 0) {
       var back = el("button", "back up");

@@ -1,0 +1,297 @@
+"""Which layers an instruction and a kernel belong to: one answer for every view.
+
+The scope tree (:mod:`hloviz.analysis.scopes`) files each instruction by its op name. Two kinds
+of instructions say nothing true through their names, and this module decides for them:
+
+* **Literals.** A constant, and what XLA builds from constants alone (a ``broadcast`` of an
+  epsilon, an ``iota``), is not a layer's work: XLA merges equal literals across layers (one
+  ``1e-3`` broadcast serves two batch norms) and keeps one of the op names. Such instructions
+  never carry a kernel into a layer (:func:`literal_ids`).
+* **Instructions without an op name.** XLA creates some (a weight-gradient convolution that a
+  layout pass rebuilt, the copies of a weight before a transposed use). They go to the layer their
+  *data flow* names (:class:`FlowPlacer`): the innermost scope shared by the named instructions
+  that consume their result (looking inside consuming fusions at the parameter they arrive at),
+  else by those that produce their operands; with the phase those instructions have, so a
+  gradient lands in its forward layer, marked ``backward``.
+
+:func:`kernel_scopes` is the one function that orders a kernel's layers, heaviest work first:
+the picture draws the kernel in the first, the side panel, the kernel table, ``stats --by
+scope`` and ``--json`` list all of them in this order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from ..ir import Computation, Instruction, called_closure
+from ..opcodes import LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
+
+if TYPE_CHECKING:
+    from .scopes import Scope
+
+__all__ = ["HEAVY_WORK", "FlowPlacer", "kernel_scopes", "layer_text", "literal_ids"]
+
+#: Opcodes whose instructions are a fusion's heavy work, with the weight of their vote for the
+#: fusion's layer (every other working opcode counts 1): a conv + batch norm + relu fusion is the
+#: convolution's layer's first.
+HEAVY_WORK = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
+              "gather": 2}
+#: Opcodes that only spread a value to a shape: listed with their scope, but no weight in the vote.
+_SPREADS = frozenset({"broadcast"})
+_SOURCES = LITERAL_SOURCES
+_NOT_PLACED = NOT_PLACED_BY_FLOW
+#: How far data-flow evidence is followed through unnamed instructions inside a fusion.
+_INSIDE_DEPTH = 8
+
+
+def literal_ids(comp: Computation, literal_params: Iterable[int] = ()) -> set[int]:
+    """``id()`` of the instructions of ``comp`` computed from literals alone: constants and
+    iotas, and every instruction all of whose operands are literals (``broadcast(constant)``).
+    ``literal_params`` numbers the parameters that receive a literal from the caller."""
+    fed = set(literal_params)
+    out: set[int] = set()
+    for inst in comp.instructions:  # text order: operands come first
+        if inst.opcode == "parameter":
+            if inst.parameter_number in fed:
+                out.add(id(inst))
+        elif inst.opcode in _SOURCES or (inst.operands and all(id(o) in out for o in inst.operands)):
+            out.add(id(inst))
+    return out
+
+
+def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope | None],
+                  phase_of: Callable[[Instruction], str], *, literals: set[int] | None = None,
+                  ) -> list[tuple[Scope, set[str]]]:
+    """The scopes whose work ``kernel`` runs, heaviest first, each with the phases of that work.
+
+    A scope's weight is the sum over its instructions in the kernel (the kernel itself, its fused
+    computations, reducers and callees) of :data:`HEAVY_WORK` (0 for a broadcast, 1 for other
+    work); bookkeeping (parameters, tuples, bitcasts) and literals never vote (``literals``: the
+    ``id()`` of the literal instructions of the kernel's computation, :func:`literal_ids`).
+    Ties go to the scope whose work comes nearest the kernel's result (latest in the fused
+    computation, which XLA writes operands first): a fusion that recomputes one batch norm to
+    finish the next is the next one's. ``scope_of`` returns None for instructions that name no scope
+    (they do not vote). Empty when nothing votes.
+    """
+    outer = literals or set()
+    votes: dict[int, int] = {}
+    last: dict[int, int] = {}
+    found: dict[int, tuple[Scope, set[str]]] = {}
+    n = 0
+
+    def vote(i: Instruction) -> None:
+        s = scope_of(i)
+        if s is None:
+            return
+        key = id(s)
+        slot = found.get(key)
+        if slot is None:
+            slot = found[key] = (s, set())
+            votes[key] = 0
+        slot[1].add(phase_of(i))
+        votes[key] += HEAVY_WORK.get(i.opcode, 0 if i.opcode in _SPREADS else 1)
+        last[key] = n
+
+    if kernel.opcode != "fusion" and kernel.opcode not in SCOPE_NEUTRAL and id(kernel) not in outer:
+        vote(kernel)  # a fusion's own name is its root's: its fused instructions vote
+    direct = kernel.called_computations
+    fed = {k for k, o in enumerate(kernel.operands) if id(o) in outer}
+    for comp in called_closure(direct) if direct else ():
+        lits: set[int] = set()
+        top = comp in direct  # a nested computation's parameters count as data
+        for i in comp.instructions:  # operands come first
+            n += 1
+            op = i.opcode
+            if op == "parameter":
+                if top and i.parameter_number in fed:
+                    lits.add(id(i))
+                continue
+            if op in _SOURCES or (i.operands and all(id(o) in lits for o in i.operands)):
+                lits.add(id(i))
+                continue
+            if op not in SCOPE_NEUTRAL:
+                vote(i)
+    return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
+
+
+def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
+    """A kernel's layers (:func:`kernel_scopes`' answer) as one cell of a table: the innermost
+    named scope holding them all, by its path as the op names write it (``resblock_1/res_bn_1``), else their top-level scopes joined by
+    `` + `` (a layer's gradient fused with the optimizer's update: ``model + adam``); the phase
+    follows in parentheses unless it is the forward pass alone. "" when none is named."""
+    from .opnames import PHASES
+
+    named = [s for s, _p in found if s.kind == "scope"]
+    if not named:
+        return ""
+    shared: Scope | None = named[0]
+    for s in named[1:]:
+        shared = _common(shared, s)
+        if shared is None:
+            break
+    if shared is not None:
+        text = shared.path
+    else:
+        tops: dict[str, None] = {}
+        for s in named:
+            top = ([s, *s.ancestors()][-2]) if s.depth > 1 else s
+            tops.setdefault(top.path, None)
+        names = list(tops)
+        text = " + ".join(names[:3]) + (f" + {len(names) - 3} more" if len(names) > 3 else "")
+    phases = set().union(*(p for _s, p in found))
+    if phases and phases != {"forward"}:
+        text += " (" + "+".join(p for p in PHASES if p in phases) + ")"
+    return text
+
+
+class FlowPlacer:
+    """Places instructions without an op name by their data flow (see the module docstring).
+
+    ``named`` maps each instruction filed by its op name to its scope and phase. :meth:`place`
+    answers for one unnamed instruction of a computation that runs on its own (the entry, a
+    loop body); answers are memoised, and unnamed neighbours are placed first (consumers before
+    producers), so a chain of unnamed copies follows the layer at its end.
+    """
+
+    def __init__(self, named: Mapping[Instruction, tuple[Scope, str]]) -> None:
+        self.named = named
+        self.placed: dict[int, tuple[Scope, str] | None] = {}
+        self._users: dict[int, dict[Instruction, list[Instruction]]] = {}
+        self._literals: dict[int, set[int]] = {}
+        self._contents: dict[int, list[tuple[Scope, str]]] = {}
+
+    def users(self, comp: Computation) -> dict[Instruction, list[Instruction]]:
+        got = self._users.get(id(comp))
+        if got is None:
+            got = self._users[id(comp)] = comp.users()
+        return got
+
+    def literals(self, comp: Computation) -> set[int]:
+        got = self._literals.get(id(comp))
+        if got is None:
+            got = self._literals[id(comp)] = literal_ids(comp)
+        return got
+
+    def place_computation(self, comp: Computation) -> None:
+        """Place every unnamed instruction of ``comp``: by consumers (last first), then by
+        producers (first first) for those no consumer names."""
+        todo = [i for i in comp.instructions if i not in self.named and i.opcode not in _NOT_PLACED
+                and id(i) not in self.literals(comp)]
+        for inst in reversed(todo):
+            self.placed[id(inst)] = self._from(inst, self._consumers(inst, comp))
+        for inst in todo:
+            if self.placed.get(id(inst)) is None:
+                self.placed[id(inst)] = self._from(inst, self._producers(inst, comp))
+
+    def result(self, inst: Instruction) -> tuple[Scope, str] | None:
+        """The scope and phase data flow gives ``inst`` (None: it names no layer)."""
+        return self.placed.get(id(inst))
+
+    def _known(self, inst: Instruction) -> tuple[Scope, str] | None:
+        hit = self.named.get(inst)
+        return hit if hit is not None else self.placed.get(id(inst))
+
+    def _consumers(self, inst: Instruction, comp: Computation) -> list[tuple[Scope, str]]:
+        out: list[tuple[Scope, str]] = []
+        for user in self.users(comp).get(inst, ()):
+            if user.opcode == "fusion":
+                for k, op in enumerate(user.operands):
+                    if op is inst:
+                        out.extend(self._inside_from_parameter(user, k))
+                if not out:
+                    out.extend(self._fusion_contents(user))
+            else:
+                hit = self._known(user)
+                if hit is not None:
+                    out.append(hit)
+        return out
+
+    def _producers(self, inst: Instruction, comp: Computation) -> list[tuple[Scope, str]]:
+        out: list[tuple[Scope, str]] = []
+        lits = self.literals(comp)
+        for op in inst.operands:
+            if id(op) in lits or op.opcode in _NOT_PLACED:
+                continue
+            hit = self._known(op)
+            if hit is not None:
+                out.append(hit)
+            elif op.opcode == "fusion":
+                out.extend(self._fusion_contents(op))
+        return out
+
+    def _inside_from_parameter(self, fusion: Instruction, k: int) -> list[tuple[Scope, str]]:
+        """The named instructions inside ``fusion`` that first use what arrives at parameter
+        ``k`` (through unnamed plumbing, a few steps deep)."""
+        out: list[tuple[Scope, str]] = []
+        for comp in fusion.called_computations:
+            params = [p for p in comp.parameters if p.parameter_number == k]
+            users = self.users(comp)
+            frontier = list(params)
+            for _ in range(_INSIDE_DEPTH):
+                nxt: list[Instruction] = []
+                for x in frontier:
+                    for u in users.get(x, ()):
+                        hit = self.named.get(u)
+                        if hit is not None:
+                            out.append(hit)
+                        else:
+                            nxt.append(u)
+                if out or not nxt:
+                    break
+                frontier = nxt
+        return out
+
+    def _fusion_contents(self, fusion: Instruction) -> list[tuple[Scope, str]]:
+        """The scopes of the named, non-literal work inside ``fusion`` (memoised)."""
+        got = self._contents.get(id(fusion))
+        if got is None:
+            got = self._contents[id(fusion)] = [
+                (s, p) for s, phases in kernel_scopes(fusion, self._scope, self._phase) for p in sorted(phases)]
+        return got
+
+    def _scope(self, inst: Instruction) -> Scope | None:
+        hit = self.named.get(inst)
+        return hit[0] if hit is not None else None
+
+    def _phase(self, inst: Instruction) -> str:
+        hit = self.named.get(inst)
+        return hit[1] if hit is not None else "forward"
+
+    @staticmethod
+    def _from(inst: Instruction, evidence: list[tuple[Scope, str]]) -> tuple[Scope, str] | None:
+        """The innermost named scope holding every piece of evidence, and the evidence's most
+        common phase (the later phase on a tie); None when no named scope holds them all. The
+        optimizer's evidence counts only when there is no other (it reads every weight)."""
+        if not evidence:
+            return None
+        layer_work = [e for e in evidence if e[1] != "optimizer"]
+        if layer_work and len(layer_work) < len(evidence):
+            evidence = layer_work  # a weight's copy read by its layer and by the optimizer: the layer's
+        shared: Scope | None = evidence[0][0]
+        for s, _p in evidence[1:]:
+            shared = _common(shared, s)
+            if shared is None:
+                return None
+        if shared is None or shared.kind != "scope":
+            return None
+        phases = Counter(p for _s, p in evidence)
+        from .opnames import PHASES
+
+        phase = max(phases, key=lambda p: (phases[p], PHASES.index(p) if p in PHASES else -1))
+        return shared, phase
+
+
+def _common(a: Scope | None, b: Scope) -> Scope | None:
+    """The innermost scope from op names holding both (None when they share none)."""
+    if a is None:
+        return None
+    if a.contains(b):
+        return a if a.kind == "scope" else None
+    for s in a.ancestors():
+        if s.kind != "scope":
+            return None
+        if s.contains(b):
+            return s
+    return None

@@ -1,0 +1,90 @@
+"""``hloviz diff --by scope`` as text and markdown (JSON is :meth:`ScopeDiffRow.to_dict`).
+
+A table with one row per scope (ops, kernels, kernel fates, FLOPs and bytes before → after),
+then, for the scopes whose kernels changed, which kernels: ``~ a → b``, ``+ c``, ``- d``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .scopes import ScopeDiffRow
+
+__all__ = ["scope_markdown", "scope_text"]
+
+_NOTE = "a kernel running work of two scopes is counted in both; depth counts from the model"
+
+
+def _count(n: int) -> str:
+    for unit, size in (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g}{unit}"
+    return str(n)
+
+
+def _bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)
+
+
+def _arrow(a: str, b: str, same: bool) -> str:
+    return a if same else f"{a} → {b}"
+
+
+def _cells(r: ScopeDiffRow) -> list[str]:
+    fates = " ".join(x for x in (f"+{len(r.added)}" if r.added else "", f"-{len(r.removed)}" if r.removed else "",
+                                 f"~{len(r.changed)}" if r.changed else "", f"={r.unchanged}" if r.unchanged else "")
+                     if x)
+    return [_arrow(str(r.ops_before), str(r.ops_after), r.ops_before == r.ops_after),
+            _arrow(str(r.kernels_before), str(r.kernels_after), r.kernels_before == r.kernels_after),
+            fates or "—",
+            _arrow(_count(r.flops_before), _count(r.flops_after), r.flops_before == r.flops_after),
+            _arrow(_bytes(r.bytes_before), _bytes(r.bytes_after), r.bytes_before == r.bytes_after)]
+
+
+def _fate_lines(r: ScopeDiffRow, limit: int) -> list[str]:
+    items = [f"~ {a} → {b}" for a, b in r.changed] + [f"+ {n}" for n in r.added] + [f"- {n}" for n in r.removed]
+    if limit and len(items) > limit:
+        items = items[:limit] + [f"… {len(items) - limit} more (--limit 0 shows all)"]
+    return items
+
+
+def scope_text(rows: Sequence[ScopeDiffRow], *, limit: int = 40) -> str:
+    """The per-scope table for the terminal, then each changed scope's kernels."""
+    heads = ["scope", "ops", "kernels", "kernel fates", "FLOPs", "bytes"]
+    body = [["  " * max(r.depth - 1, 0) + r.label, *_cells(r)] for r in rows]
+    widths = [max(len(row[i]) for row in [heads, *body]) for i in range(len(heads))]
+    out = ["", f"By scope ({len(rows)} scopes; + added, - removed, ~ changed, = unchanged kernels; {_NOTE})"]
+    for row in [heads, *body]:
+        out.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    changed = [r for r in rows if r.added or r.removed or r.changed]
+    if changed:
+        out.append("")
+        out.append("Kernels that differ, by scope")
+        for r in changed:
+            out.append(f"  {r.display or r.scope}")
+            out += [f"    {line}" for line in _fate_lines(r, limit)]
+    return "\n".join(out) + "\n"
+
+
+def scope_markdown(rows: Sequence[ScopeDiffRow], *, limit: int = 40) -> str:
+    """The per-scope table as markdown, with the changed scopes' kernels in a details block."""
+    from .report import _code, _md
+
+    out = ["", f"#### By scope ({len(rows)} scopes)", "",
+           "| scope | ops | kernels | kernel fates | FLOPs | bytes |", "|---|---:|---:|---|---:|---:|"]
+    for r in rows:
+        indent = "&nbsp;&nbsp;" * max(r.depth - 1, 0)
+        out.append(f"| {indent}{_code(r.label)} | " + " | ".join(_md(c) for c in _cells(r)) + " |")
+    changed = [r for r in rows if r.added or r.removed or r.changed]
+    if changed:
+        out += ["", "<details><summary>Kernels that differ, by scope</summary>", ""]
+        for r in changed:
+            out.append(f"- {_code(r.display or r.scope, in_table=False)}: " + ", ".join(_md(x) for x in _fate_lines(r, limit)))
+        out += ["", "</details>"]
+    out += ["", f"<sub>+ added · - removed · ~ changed · = unchanged kernels; {_NOTE}</sub>"]
+    return "\n".join(out) + "\n"
