@@ -202,7 +202,8 @@ def test_save_and_reload_a_live_capture(captured, tmp_path):
 
 def test_cli_dump_in_process(tmp_path, capsys):
     main(["dump", f"{SAMPLES / 'constant_folding.py'}:constant_arithmetic", "-o", str(tmp_path / "c")])
-    assert sorted(os.listdir(tmp_path / "c")) == ["capture.json", "post.hlo", "pre.hlo"]
+    # a live capture keeps XLA's own buffer assignment beside the HLO (memory.json)
+    assert sorted(os.listdir(tmp_path / "c")) == ["capture.json", "memory.json", "post.hlo", "pre.hlo"]
     assert "wrote" in capsys.readouterr().out
 
 

@@ -462,10 +462,10 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
         raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
     lines = summary_lines(analysis, lookup, layer_texts=layer_texts)
     if memory is not None:
-        from ..render.memory import size_text
+        from ..units import binary_size
 
         said = "XLA's buffer assignment" if memory.source == "xla" else "estimated"
-        lines.append(f"memory: {size_text(memory.total_bytes)} ({said}); peak {size_text(memory.peak.bytes)} at "
+        lines.append(f"memory: {binary_size(memory.total_bytes)} ({said}); peak {binary_size(memory.peak.bytes)} at "
                      f"{memory.peak.instruction}")
     history = passes_told(shown, lines, notes)
     return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..units import binary_size
 
 if TYPE_CHECKING:
     from ..capture import Capture
@@ -88,8 +89,8 @@ class VersionsResult:
         rows = [("kernels", [str(c.kernel_count) for c in cols]),
                 ("fusions by kind", [_kinds(c.fusions_by_kind) for c in cols]),
                 ("folded constants", [str(c.folded_count) for c in cols]),
-                ("bytes read (estimate)", [_bytes(c.bytes_read) for c in cols]),
-                ("bytes written (estimate)", [_bytes(c.bytes_written) for c in cols]),
+                ("bytes read (estimate)", [binary_size(c.bytes_read) for c in cols]),
+                ("bytes written (estimate)", [binary_size(c.bytes_written) for c in cols]),
                 ("FLOPs (estimate)", [_count(c.flops) for c in cols]),
                 ("instructions pre → optimized", [f"{_opt(c.instructions.get('pre'))} → {_opt(c.instructions.get('post'))}"
                                                   for c in cols]),
@@ -187,15 +188,6 @@ def _opt(n: int | None) -> str:
     return "—" if n is None else str(n)
 
 
-def _bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(n)
-
-
 def _count(n: int) -> str:
     for unit, size in (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
         if n >= size:
@@ -252,7 +244,7 @@ def _memory(cap: Capture) -> dict[str, Any] | None:
 def _memory_cell(memory: dict[str, Any] | None, key: str) -> str:
     if not memory:
         return "—"
-    return _bytes(int(memory[key]))
+    return binary_size(int(memory[key]))
 
 
 def _label_of(info: dict, fallback: str) -> str:

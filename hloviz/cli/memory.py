@@ -16,6 +16,7 @@ from rich.text import Text
 from .. import api
 from ..analysis.memory.report import kind_label
 from ..errors import visible
+from ..units import binary_size
 from . import app
 from .targets import TargetOptions, note, print_json, target_options
 
@@ -52,12 +53,7 @@ def _t(text: object) -> str:
 
 def size(n: int) -> str:
     """Bytes for a reader: ``163888 B (160.0 KiB)``."""
-    value, unit = float(n), "B"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            break
-        value /= 1024
-    return f"{n} B" if unit == "B" else f"{n} B ({value:.1f} {unit})"
+    return f"{n} B" if abs(n) < 1024 else f"{n} B ({binary_size(n)})"
 
 
 def print_report(label: str, report, console: Console, rows: int | None) -> None:

@@ -31,6 +31,7 @@ from ..analysis.glossary import (
 from ..analysis.kernels import KERNEL_SORTS, Kernel, sorted_kernels
 from ..analysis.summary import histogram_text, types_text
 from ..errors import InputError, visible
+from ..units import binary_size
 from . import app
 from .targets import TargetOptions, note, print_json, target_options
 
@@ -130,7 +131,7 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
                       "—" if r.ops is None else str(r.ops), Text(_kernel_list(r.kernels)),
                       "—" if r.folded is None else str(r.folded or ""),
                       "—" if r.eliminated is None else str(r.eliminated or ""),
-                      _count(r.flops) if r.flops else "", _bytes(r.bytes) if r.bytes else "")
+                      _count(r.flops) if r.flops else "", binary_size(r.bytes) if r.bytes else "")
     console.print(table)
     _more(console, len(scopes), rows, "scopes")
     console.print(f"[bold]{_t(a.verdict)}[/]")
@@ -154,14 +155,6 @@ class _Table(Table):
 
     def add_row(self, *cells: object, **kwargs: object) -> None:  # type: ignore[override]
         super().add_row(*(_t(c) for c in cells), **kwargs)  # type: ignore[arg-type]
-
-
-def _bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
 
 
 def _count(n: int) -> str:
@@ -200,8 +193,8 @@ def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | No
             ops += f" {k.target}"
         lines = source_lines(k.op_names, k.sources, lookup)
         table.add_row(k.name, *([k.computation] if several else []), k.kind_text,
-                      f"{k.instructions}: {ops}", str(k.ops), _bytes(k.bytes_read),
-                      _bytes(k.bytes_written), _count(k.flops) if k.flops else "",
+                      f"{k.instructions}: {ops}", str(k.ops), binary_size(k.bytes_read),
+                      binary_size(k.bytes_written), _count(k.flops) if k.flops else "",
                       *([_layer(layer_of.get(k.name, ""))] if layers else []), _lines(lines))
     console.print(table)
     if top is None:

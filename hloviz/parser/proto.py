@@ -19,6 +19,7 @@ from typing import cast
 
 from ..errors import DependencyError, InputError
 from ..inputs import COMPRESSED, read_bytes
+from .wire import read_message
 
 INSTALL_HINT = "pip install 'hloviz[jax]'  (jaxlib ships XLA's HLO proto support)"
 # HloProto keeps the module in field 1 (HloSnapshot keeps an HloProto there), as a message;
@@ -81,46 +82,16 @@ def _is_name(value: bytes) -> bool:
 
 def _fields(data: bytes) -> dict[int, bytes]:
     """The top-level length-delimited fields of a protobuf message (first of each number);
-    raises ValueError when ``data`` is not protobuf wire format."""
-    out: dict[int, bytes] = {}
-    pos, n = 0, len(data)
-    if not n:
+    raises ValueError (:class:`~hloviz.parser.wire.WireError`) when ``data`` is not protobuf
+    wire format."""
+    if not data:
         raise ValueError("the file is empty")
-    while pos < n:
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if number == 0:
-            raise ValueError("field number 0")
-        if wire == 0:
-            _, pos = _varint(data, pos)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        elif wire == 2:
-            size, pos = _varint(data, pos)
-            if pos + size > n:
-                raise ValueError("a field runs past the end")
-            out.setdefault(number, data[pos : pos + size])
-            pos += size
-        else:
-            raise ValueError(f"wire type {wire}")
-    if pos != n:
-        raise ValueError("a field runs past the end")
+    out: dict[int, bytes] = {}
+    for number, values in read_message(data).items():
+        first = next((v for v in values if isinstance(v, bytes)), None)
+        if first is not None:
+            out[number] = first
     return out
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("a truncated number")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
 
 
 def _converter():

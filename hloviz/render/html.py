@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..units import binary_size
 from .quoting import colour
 from .quoting import html_text as esc
 
@@ -133,7 +134,7 @@ def _kernel_table(rows: list[KernelRow]) -> str:
         out.append(f'<tr data-kernel="{esc(r.name)}"><td data-v="{r.number}"><a class="swatch" href="#k={_frag(r.name)}" '
                    f'style="background:{colour(r.colour)}">#{r.number}</a></td>'
                    f"<td><code>{esc(r.name)}</code></td><td>{esc(r.what)}</td><td class=\"num\">{r.instructions}</td>"
-                   f'<td class="num" data-v="{r.bytes}">{_bytes(r.bytes)}</td>'
+                   f'<td class="num" data-v="{r.bytes}">{binary_size(r.bytes)}</td>'
                    f'<td class="num" data-v="{r.flops}">{_count(r.flops)}</td>'
                    f"<td>{_list(r.layers, 3)}</td><td>{esc(r.runs_in)}</td>"
                    f"<td>{_list(r.sources, 4)}</td><td>{_list(r.op_names)}</td></tr>")
@@ -160,7 +161,7 @@ def scope_diff_table(rows: Sequence[ScopeDiffRow]) -> str:
                    f"<td>{_list(r.added, 4) if r.added else ''}</td><td>{_list(r.removed, 4) if r.removed else ''}</td>"
                    f"<td>{_list(changed, 4) if changed else ''}</td><td class=\"num\">{r.unchanged}</td>"
                    f'<td class="num">{pair(_count(r.flops_before), _count(r.flops_after))}</td>'
-                   f'<td class="num">{pair(_bytes(r.bytes_before), _bytes(r.bytes_after))}</td></tr>')
+                   f'<td class="num">{pair(binary_size(r.bytes_before), binary_size(r.bytes_after))}</td></tr>')
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -176,13 +177,6 @@ def _filter(table: str) -> str:
     """A filter box for a table; shown only when the explorer's script runs."""
     return (f'<p class="hv-only"><input type="search" class="hv-filter" data-table="hv-{table}" '
             f'placeholder="filter the {table}" aria-label="filter the {table}"></p>')
-
-
-def _bytes(n: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
 
 
 def _count(n: int) -> str:

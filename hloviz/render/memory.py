@@ -14,13 +14,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..analysis.memory.report import kind_label
+from ..units import binary_size
 from .quoting import html_text as esc
 from .quoting import shorten
 
 if TYPE_CHECKING:
     from ..analysis.memory import MemoryReport
 
-__all__ = ["KIND_COLOURS", "TIMELINE_DARK", "memory_section", "timeline_description", "timeline_svg", "size_text"]
+__all__ = ["KIND_COLOURS", "TIMELINE_DARK", "memory_section", "timeline_description", "timeline_svg"]
 
 #: Colours of the kinds (the stacking order, bottom up).
 KIND_COLOURS = {"parameters": "#f4a261", "outputs": "#2a9d8f", "constants": "#9e9e9e", "temporaries": "#457b9d"}
@@ -38,16 +39,6 @@ TIMELINE_DARK: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".hv-peak",), "stroke:#ef5350"),
     ((".hv-peak-label",), "fill:#ef5350"),
 )
-
-
-def size_text(n: int) -> str:
-    """``160.0 KiB`` / ``12 B``."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 def _columns(report: MemoryReport) -> list[tuple[int, dict[str, int]]]:
@@ -85,7 +76,7 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
     parts.append(f'<text class="hv-ink" x="{_LEFT}" y="20" font-size="14" font-weight="bold">'
                  f'{esc(shorten(heading, 100))}</text>')
     said = "XLA's buffer assignment" if report.source == "xla" else "estimated from the HLO"
-    parts.append(f'<text class="hv-muted" x="{_LEFT}" y="38" fill="#616161">total {esc(size_text(report.total_bytes))} '
+    parts.append(f'<text class="hv-muted" x="{_LEFT}" y="38" fill="#616161">total {esc(binary_size(report.total_bytes))} '
                  f'({esc(said)}); live bytes by kind at each position of the schedule</text>')
     base = [0] * n
     for kind, fill in KIND_COLOURS.items():
@@ -105,7 +96,7 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
     parts.append(f'<line class="hv-axis" x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_TOP + plot_h}" stroke="#424242"/>')
     for frac in (0, 0.5, 1):
         parts.append(f'<text class="hv-ink" x="{_LEFT - 6}" y="{y(top * frac) + 4:.1f}" text-anchor="end">'
-                     f'{esc(size_text(int(top * frac)))}</text>')
+                     f'{esc(binary_size(int(top * frac)))}</text>')
     last = len(report.instructions) - 1
     parts.append(f'<text class="hv-ink" x="{_LEFT}" y="{_TOP + plot_h + 16}">0</text>')
     parts.append(f'<text class="hv-ink" x="{_LEFT + plot_w}" y="{_TOP + plot_h + 16}" text-anchor="end">'
@@ -119,7 +110,7 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
     parts.append(f'<line class="hv-peak" x1="{px:.1f}" y1="{_TOP}" x2="{px:.1f}" y2="{_TOP + plot_h}" '
                  'stroke="#c62828" stroke-dasharray="4 3"/>')
     layer = _peak_layer(report)
-    label = f"peak {size_text(report.peak.bytes)} at #{report.peak.time} {report.peak.instruction}"
+    label = f"peak {binary_size(report.peak.bytes)} at #{report.peak.time} {report.peak.instruction}"
     if layer:
         label += f" ({layer})"
     anchor = "start" if px < _LEFT + plot_w / 2 else "end"
@@ -129,7 +120,7 @@ def timeline_svg(report: MemoryReport, title: str = "") -> str:
                  f'{esc(shorten(label, 90))}</text>')
     named = [b for b in report.buffers_at_peak if b.kind != "parameters"] or list(report.buffers_at_peak)
     for k, b in enumerate(named[:3]):
-        text = f"{size_text(b.bytes)} {b.instruction}" + (f" · {b.scope}" if b.scope else "")
+        text = f"{binary_size(b.bytes)} {b.instruction}" + (f" · {b.scope}" if b.scope else "")
         parts.append(f'<text class="hv-muted" x="{px + dx:.1f}" y="{_TOP + 28 + 14 * k}" text-anchor="{anchor}" '
                      'fill="#424242" '
                      f'font-size="11">{esc(shorten(text, 80))}</text>')
@@ -148,8 +139,8 @@ def timeline_description(report: MemoryReport) -> str:
     """What the timeline shows, in a sentence (the picture's ``<desc>`` for screen readers)."""
     said = "XLA's buffer assignment" if report.source == "xla" else "estimated from the HLO"
     where = f"{report.peak.instruction}" + (f" in {_peak_layer(report)}" if _peak_layer(report) else "")
-    kinds = ", ".join(f"{kind_label(k)} {size_text(v)}" for k, v in report.by_kind.items() if v and k != "aliased")
-    return (f"Memory: {size_text(report.total_bytes)} in all ({said}: {kinds}); peak {size_text(report.peak.bytes)} "
+    kinds = ", ".join(f"{kind_label(k)} {binary_size(v)}" for k, v in report.by_kind.items() if v and k != "aliased")
+    return (f"Memory: {binary_size(report.total_bytes)} in all ({said}: {kinds}); peak {binary_size(report.peak.bytes)} "
             f"live at position {report.peak.time} of {max(len(report.instructions) - 1, 0)} ({where}).")
 
 
@@ -164,11 +155,11 @@ def memory_section(report: MemoryReport) -> str:
     """The report's memory section: summary, timeline, buffers at the peak (sortable), bytes at the
     peak per layer, and the notes."""
     said = f"From {report.origin}" if report.source == "xla" else f"An estimate: {report.origin}"
-    parts = [f"<h2>Memory ({esc(size_text(report.total_bytes))})</h2>",
-             (f'<p>{esc(said)}. Peak: <b>{esc(size_text(report.peak.bytes))}</b> live at '
+    parts = [f"<h2>Memory ({esc(binary_size(report.total_bytes))})</h2>",
+             (f'<p>{esc(said)}. Peak: <b>{esc(binary_size(report.peak.bytes))}</b> live at '
               f"position {report.peak.time} (<code>{esc(report.peak.instruction)}</code>).</p>"),
              '<table class="facts">' + "".join(
-                 f"<tr><th>{esc(kind_label(k))}</th><td class=\"num\">{esc(size_text(v))}</td></tr>"
+                 f"<tr><th>{esc(kind_label(k))}</th><td class=\"num\">{esc(binary_size(v))}</td></tr>"
                  for k, v in report.by_kind.items()) + "</table>"]
     if report.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
@@ -182,7 +173,7 @@ def memory_section(report: MemoryReport) -> str:
         name = b.instruction + (f"{{{','.join(map(str, b.index))}}}" if b.index else "")
         parts.append(f'<tr data-inst="{esc(b.instruction)}" data-user="{esc(b.last_user)}">'
                      f"<td><code>{esc(name)}</code></td><td><code>{esc(b.shape)}</code></td>"
-                     f'<td class="num" data-v="{b.bytes}">{esc(size_text(b.bytes))}</td><td>{esc(b.kind)}</td>'
+                     f'<td class="num" data-v="{b.bytes}">{esc(binary_size(b.bytes))}</td><td>{esc(b.kind)}</td>'
                      f'<td class="num">{b.start}</td><td class="num">{b.end}</td><td>{esc(b.scope)}</td>'
                      f"<td>{esc(b.source)}</td><td><code>{esc(b.last_user)}</code></td></tr>")
     parts.append("</tbody></table>")
@@ -195,7 +186,7 @@ def memory_section(report: MemoryReport) -> str:
             insts = " ".join(sorted({b.instruction for b in report.buffers_at_peak
                                      if b.scope == path or b.scope.startswith(path + "/")}))
             parts.append(f'<tr data-scope="{esc(path)}" data-insts="{esc(insts)}"><td>{esc(path)}</td>'
-                         f'<td class="num" data-v="{n}">{esc(size_text(n))}</td>'
+                         f'<td class="num" data-v="{n}">{esc(binary_size(n))}</td>'
                          f'<td class="num" data-v="{share:.3f}">{share:.1f}%</td></tr>')
         parts.append("</tbody></table>")
     return "\n".join(parts)

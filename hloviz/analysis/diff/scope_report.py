@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...units import binary_size
 from .scopes import ScopeDiffRow
 
 __all__ = ["scope_markdown", "scope_text"]
@@ -19,15 +20,6 @@ def _count(n: int) -> str:
     for unit, size in (("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3)):
         if abs(n) >= size:
             return f"{n / size:.3g}{unit}"
-    return str(n)
-
-
-def _bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
     return str(n)
 
 
@@ -43,7 +35,7 @@ def _cells(r: ScopeDiffRow) -> list[str]:
             _arrow(str(r.kernels_before), str(r.kernels_after), r.kernels_before == r.kernels_after),
             fates or "—",
             _arrow(_count(r.flops_before), _count(r.flops_after), r.flops_before == r.flops_after),
-            _arrow(_bytes(r.bytes_before), _bytes(r.bytes_after), r.bytes_before == r.bytes_after)]
+            _arrow(binary_size(r.bytes_before), binary_size(r.bytes_after), r.bytes_before == r.bytes_after)]
 
 
 def _fate_lines(r: ScopeDiffRow, limit: int) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...units import binary_size
 from .report import LiveBuffer, MemoryReport, kind_label
 
 __all__ = ["MemoryChange", "compare_memory"]
@@ -43,20 +44,20 @@ class MemoryChange:
         """The text ``diff`` prints."""
         b, a = self.before, self.after
         src = b.source if b.source == a.source else f"{b.source} → {a.source}"
-        out = [(f"memory ({src}): total {_size(b.total_bytes)} → {_size(a.total_bytes)} "
-                f"({_pct(b.total_bytes, a.total_bytes)}); peak {_size(b.peak.bytes)} → {_size(a.peak.bytes)} "
+        out = [(f"memory ({src}): total {binary_size(b.total_bytes)} → {binary_size(a.total_bytes)} "
+                f"({_pct(b.total_bytes, a.total_bytes)}); peak {binary_size(b.peak.bytes)} → {binary_size(a.peak.bytes)} "
                 f"({_pct(b.peak.bytes, a.peak.bytes)})")]
-        kinds = [f"{kind_label(k)} {_size(b.by_kind.get(k, 0))} → {_size(a.by_kind.get(k, 0))}"
+        kinds = [f"{kind_label(k)} {binary_size(b.by_kind.get(k, 0))} → {binary_size(a.by_kind.get(k, 0))}"
                  for k in dict.fromkeys([*b.by_kind, *a.by_kind]) if b.by_kind.get(k, 0) != a.by_kind.get(k, 0)]
         if kinds:
             out.append("  by kind: " + "; ".join(kinds))
         changed = [(s, x, y) for s, x, y in self.layers if x != y][:limit]
         if changed:
-            out.append("  by layer at the peak: " + "; ".join(f"{s} {_size(x)} → {_size(y)}" for s, x, y in changed))
+            out.append("  by layer at the peak: " + "; ".join(f"{s} {binary_size(x)} → {binary_size(y)}" for s, x, y in changed))
         for buf, old in self.grown[:limit]:
-            what = "new" if not old else f"grew from {_size(old)}"
+            what = "new" if not old else f"grew from {binary_size(old)}"
             label = buf.op_name or buf.instruction
-            out.append(f"  at the peak, {what}: {buf.instruction} {buf.shape} {_size(buf.bytes)} ({label})")
+            out.append(f"  at the peak, {what}: {buf.instruction} {buf.shape} {binary_size(buf.bytes)} ({label})")
         if len(self.grown) > limit:
             out.append(f"  … {len(self.grown) - limit} more buffers new or grown at the peak")
         return out
@@ -77,15 +78,6 @@ def compare_memory(before: MemoryReport, after: MemoryReport) -> MemoryChange:
     grown = tuple(sorted(((b, old.get(_key(b), 0)) for b in after.buffers_at_peak
                           if b.bytes > old.get(_key(b), 0)), key=lambda r: (-(r[0].bytes - r[1]), r[0].instruction)))
     return MemoryChange(before, after, tuple(layers), grown)
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 def _pct(a: int, b: int) -> str:

@@ -18,19 +18,11 @@ from __future__ import annotations
 
 from hloviz.opcodes import IN_PLACE
 
+from ...units import binary_size
 from .dataflow import Dataflow
 from .records import XlaAssignment
 
 __all__ = ["memory_notes"]
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 def memory_notes(flow: Dataflow, xla: XlaAssignment | None, reused_outputs: int = 0) -> list[str]:
@@ -45,7 +37,7 @@ def memory_notes(flow: Dataflow, xla: XlaAssignment | None, reused_outputs: int 
     donated = [b for b in flow.buffers if b.kind == "parameters" and b.aliased]
     if donated:
         total = sum(b.size for b in donated)
-        notes.append(f"donated parameters: {len(donated)} parameter buffer(s), {_size(total)}, are reused for outputs "
+        notes.append(f"donated parameters: {len(donated)} parameter buffer(s), {binary_size(total)}, are reused for outputs "
                      "(input_output_alias: JAX's donate_argnums, TensorFlow's resource variables); those outputs "
                      "take no allocation of their own")
     loops = flow.loop_buffers
@@ -53,12 +45,12 @@ def memory_notes(flow: Dataflow, xla: XlaAssignment | None, reused_outputs: int 
     if whiles:
         carried = sum(b.size for b in loops)
         notes.append(f"loops: {len(whiles)} while loop(s); a loop's state is one set of buffers for every iteration "
-                     f"({_size(carried)} carried here), and its body's temporaries are allocated once, not per "
+                     f"({binary_size(carried)} carried here), and its body's temporaries are allocated once, not per "
                      "iteration")
     copies = [i for i in flow.sequence if i.opcode == "copy"]
     if copies:
         total = sum(v.size for b in flow.buffers for v in b.values if v.instruction.opcode == "copy")
-        notes.append(f"copies: {len(copies)} copy instruction(s), {_size(total)}, are XLA's own (copy insertion keeps a "
+        notes.append(f"copies: {len(copies)} copy instruction(s), {binary_size(total)}, are XLA's own (copy insertion keeps a "
                      "value an in-place update or a loop would overwrite; layout assignment changes layouts); your "
                      "code has no copy")
     inside = _temporaries_in_outputs(xla) if xla is not None else reused_outputs

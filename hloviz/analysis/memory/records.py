@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import wire
+from ...parser import wire
 
 __all__ = ["FORMAT", "KINDS", "XlaAllocation", "XlaAssignment", "XlaLiveRanges", "XlaValue", "RecordError",
            "from_buffer_assignment_proto", "from_hlo_proto", "from_dump_texts"]

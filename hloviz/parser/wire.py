@@ -1,11 +1,13 @@
-"""Protobuf wire format, read field by field: enough of it to read XLA's buffer assignment.
+"""Protobuf wire format, read field by field: what hloviz needs of XLA's binary protos.
 
-XLA hands its buffer assignment out as serialized protos (TensorFlow's ``HloProto`` from
-``experimental_get_compiler_ir(stage="optimized_hlo_proto_serialized")``, JAX's
-``memory_analysis().serialized_buffer_assignment_proto``, ``.hlo.pb`` dumps). Their generated
-classes ship with the frameworks, not with hloviz, and a saved capture must be readable without
-either; the messages needed are small, so they are read here from the wire format itself, by
-field number as ``xla/service/hlo.proto`` declares them.
+XLA hands out HLO modules and its buffer assignment as serialized protos (``.hlo.pb`` dumps,
+TensorFlow's ``HloProto`` from ``experimental_get_compiler_ir(stage=
+"optimized_hlo_proto_serialized")``, JAX's ``memory_analysis().serialized_buffer_assignment_proto``).
+Their generated classes ship with the frameworks, not with hloviz, and a saved capture must be
+readable without either; the messages needed are small, so they are read here from the wire
+format itself, by field number as ``xla/service/hlo.proto`` declares them
+(:mod:`hloviz.parser.proto` finds the module in a proto; :mod:`hloviz.analysis.memory.records`
+reads the buffer assignment).
 """
 
 from __future__ import annotations
