@@ -42,6 +42,7 @@ def parse(text: str, filename: str | None = None) -> HloModule:
         raise HloParseError("a NUL byte: this is not HLO text", span=at)
     # The parse allocates hundreds of thousands of objects and frees none of them; pausing the
     # cyclic garbage collector meanwhile avoids repeated full scans of them (a 2-3x cost).
+    _thaw_previous_parse()
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -56,24 +57,57 @@ def parse(text: str, filename: str | None = None) -> HloModule:
         raise HloParseError("nesting is too deep to parse", span=SourceText(text, filename).span(0, 0)) from None
     finally:
         if collecting:
-            _age_young_objects()
+            _age_young_objects(keep_frozen=len(text) >= KEEP_FROZEN_FROM_CHARS)
             gc.enable()
 
 
-def _age_young_objects() -> None:
-    """Move every object the collector tracks to its oldest generation, without a collection.
+# Texts from this size on (about 30k instructions) stay frozen after the parse; below it the full
+# collection the first reads may set off is short, and freezing would only delay freeing cycles.
+KEEP_FROZEN_FROM_CHARS = 4_000_000
+# The freeze count this module left after its last parse (0: it holds nothing frozen).
+_left_frozen = 0
+
+
+def _thaw_previous_parse() -> None:
+    """Give back to the collector what the previous parse froze (see ``_age_young_objects``).
+
+    Only when the count is still the one that parse left: a caller that froze objects since
+    (``gc.freeze`` before a fork, say) keeps them frozen.
+    """
+    global _left_frozen
+    if _left_frozen and gc.get_freeze_count() == _left_frozen:
+        gc.unfreeze()
+        if gc.isenabled():
+            # Free the cycles dropped since (a previous large module) now: the freeze at the end of
+            # this parse would otherwise take them along.
+            gc.collect()
+    _left_frozen = 0
+
+
+def _age_young_objects(*, keep_frozen: bool) -> None:
+    """Put every object the collector tracks out of its reach: until the next parse if ``keep_frozen``.
 
     With the collector paused, the whole new module (a few objects per instruction) sits in the
-    youngest generation; the first allocations after the parse would then walk all of it, and
-    walk it again as it ages — on a 300k-instruction module, about a third of the parse's time
-    again, spent by whatever the caller does next. A parsed module is long-lived, so it goes
-    straight to the oldest generation (``gc.freeze`` and ``gc.unfreeze`` move whole
-    generations: no object is visited). Skipped when the process froze objects itself, so as
-    not to unfreeze them.
+    youngest generation. Left there, the first allocations after the parse walk all of it, and
+    again as it ages. Moved to the oldest generation, it is still walked once: the collector
+    starts a full collection when the objects that reached the oldest generation since the last
+    full one outnumber a quarter of those that survived it, and the module never counted in the
+    latter — so the objects made by the first reads of signatures, attributes and metadata (a
+    few hundred thousand on a 300k-instruction module) set off a full collection of the whole
+    module, 0.7 s of a 2.7 s parse-and-read. Frozen (``gc.freeze``: no object is visited), the
+    module is never walked; refcounting still frees what is dropped. The price: cycles dropped
+    meanwhile (a module's computations refer back to it) wait for the next parse, which
+    unfreezes and collects first, or for the caller's ``gc.unfreeze()``; so only large modules
+    stay frozen (``keep_frozen``), small ones go to the oldest generation at once. Skipped when
+    the process froze objects itself, so as not to take over its frozen set.
     """
+    global _left_frozen
     if gc.get_freeze_count() == 0:
         gc.freeze()
-        gc.unfreeze()
+        if keep_frozen:
+            _left_frozen = gc.get_freeze_count()
+        else:
+            gc.unfreeze()
 
 
 def _parse_reflowed(text: str, filename: str | None) -> HloModule | None:
