@@ -337,7 +337,8 @@ class Instruction:
             computation = self.parent
             module = computation.parent if computation is not None else None
             metadata = parse_metadata(raw) if raw is None or module is None else module.metadata_of(raw)
-            self._metadata = metadata
+            if metadata is not EMPTY_METADATA:  # caching "none" would grow each instance's dict
+                self._metadata = metadata
         return metadata
 
     @property

@@ -203,14 +203,27 @@ def test_find_a_layer_open_it_click_its_kernel_and_see_its_ops(capture, query, t
         layers.first.click()  # opens the layer in place: its own picture, a breadcrumb to go back
         page.wait_for_function("() => window.hloviz.view() !== 'top'")
         assert page.evaluate("window.hloviz.view()") == f"s:{path}"
-        assert page.locator("#hv-crumbs button").count() == 2
+        # The breadcrumb: the whole module, each enclosing layer that has a picture of its own
+        # (when Graphviz needs the coarser top view, ``transformer`` is closed there and gets
+        # one), then the layer, each a deeper scope path than the one before it.
+        crumbs = page.locator("#hv-crumbs button").all_inner_texts()
+        label = page.locator("#hv-crumbs button[aria-current]").inner_text()
+        assert crumbs[0] == "whole module" and crumbs[-1] == label and len(crumbs) >= 2, crumbs
+        assert all(label.startswith(c + "/") for c in crumbs[1:-1]), crumbs
+        assert path.count("/") == label.count("/"), (path, label)  # the layer's path, as the model names it
         page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().scope !== undefined")
         assert page.evaluate("window.hloviz.selected().scope") == path
         panel = page.locator("#hv-panel")
         kernels = panel.locator("h4:has-text('its kernels') + ul button")
         assert kernels.count() >= 1
-        kernel = re.match(r"#\d+ (\S+)", kernels.first.inner_text()).group(1)
-        kernels.first.click()  # the kernel, in the layer's picture: the ops it came from light up
+        # A layer's kernels include some placed by data flow with no op_name of their own (a
+        # copy of the layer's weight): the ops a kernel came from are checked on the first one
+        # whose post.hlo lines name ops.
+        names = [re.match(r"#\d+ (\S+)", t).group(1) for t in kernels.all_inner_texts()]
+        at = next((k for k, name in enumerate(names) if kernel_op_names(post_hlo, name)), None)
+        assert at is not None, f"none of the layer's kernels has an op_name in post.hlo: {names[:10]}"
+        kernel = names[at]
+        kernels.nth(at).click()  # the kernel, in the layer's picture: the ops it came from light up
         page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().instruction !== undefined")
         selected = page.evaluate("window.hloviz.selected().instruction")
         assert selected["name"] == kernel and selected["side"] == "post"

@@ -109,3 +109,30 @@ def test_a_value_over_lines_prints_on_one_line_in_linear_time():
         times[factor] = best
     growth = (times[100] - times[1]) / max(times[10] - times[1], 5e-3)
     assert growth < 30, times
+
+
+def _gemm_config_over_lines(contracting: str) -> str:
+    """A custom-call whose backend_config dict goes on over two lines, as XLA's GPU dumps
+    write cuBLAS configs; ``contracting`` is the text between the first ``[`` and ``]``."""
+    return ('HloModule m\n\nENTRY e {\n  p = f16[8,8]{1,0} parameter(0)\n'
+            '  ROOT c = f16[8,8]{1,0} custom-call(p, p), custom_call_target="__cublas$gemm",\n'
+            '    backend_config={"lhs":[' + contracting + '],\n      "rhs":["0"]}\n}\n')
+
+
+def test_a_config_over_lines_round_trips_and_a_stray_quote_in_it_is_rejected():
+    """Found by tests/test_fuzz.py: ``[01"]`` (a quote dropped) was accepted line by line, where
+    the stray quote is skipped, and printed on one line, where it opens a string running into
+    the next line's ``"rhs"``: the printed text did not parse. The statement over lines now
+    reads as its one-line print does: rejected, at the stray quote."""
+    from hloviz.printer import to_text
+
+    printed = to_text(hloviz.parse(_gemm_config_over_lines('"1"')))
+    assert 'backend_config={"lhs":["1"], "rhs":["0"]}' in printed
+    assert to_text(hloviz.parse(printed)) == printed
+    bad = _gemm_config_over_lines('01"')
+    with pytest.raises(hloviz.HloParseError) as raised:
+        hloviz.parse(bad, filename="gemm.hlo")
+    message = str(raised.value)
+    assert "gemm.hlo:6:" in message and "unterminated string" in message, message
+    column = int(message.split("gemm.hlo:6:")[1].split(":")[0])
+    assert bad.splitlines()[5][column - 1] == '"', message  # the caret is on the stray quote

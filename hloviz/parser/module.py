@@ -20,7 +20,7 @@ from ..ir import Computation, HloModule, Instruction
 from ..source import Span
 from .attributes import names_in, split_attributes
 from .instructions import FAST_INSTRUCTION, NEW_STATEMENT, Incomplete, InstructionReader, infer_shapes
-from .scan import ScanError, find_close, net_depth
+from .scan import ScanError, find_close, net_depth, unterminated_quote
 from .state import ParseState, blank_line
 
 _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
@@ -157,6 +157,8 @@ class ModuleReader:
             if line.strip():
                 last = line
         header = "\n".join(parts)
+        if len(parts) > 1:
+            self._strings_end_on_their_line(header, header_start)
         try:
             self.state.module.attributes = split_attributes(header, m.end())
         except ScanError as err:
@@ -435,7 +437,20 @@ class ModuleReader:
         if depth < 0:
             raise self.state.error("this instruction is never completed: a bracket is not closed",
                                    first, len(lines[first].rstrip())) from None
+        self._strings_end_on_their_line(text, first)
         return text, i
+
+    def _strings_end_on_their_line(self, statement: str, first: int) -> None:
+        """Reject a quote whose string runs past its line in a statement that spans lines.
+
+        Line by line such a quote is skipped and the brackets may still balance; printed on
+        one line (:mod:`hloviz.printer`), it would pair with a quote further on and the text
+        would read differently or not at all.
+        """
+        quote = unterminated_quote(statement)
+        if quote is not None:
+            raise self.state.error_in("unterminated string: a string must end on the line it starts "
+                                      "(close it there, or write a quote inside a string as \\\")", first, statement, quote) from None
 
     def _close(self, computation: Computation, text: str, line_index: int) -> None:
         """The closing ``}`` and what may follow it (``, execution_thread="..."``)."""

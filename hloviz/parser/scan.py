@@ -64,13 +64,21 @@ def find_close(text: str, start: int, limit: int | None = None) -> int:
                 if not closers:
                     return offset - 1
     # An unterminated string is the likelier cause when a quote remains.
-    quote = _unterminated_quote(text, start, end)
+    quote = unterminated_quote(text, start, end)
     if quote is not None:
         raise ScanError("unterminated string", quote)
     raise ScanError(f"'{text[start]}' is never closed", start)
 
 
-def _unterminated_quote(text: str, start: int, end: int) -> int | None:
+def unterminated_quote(text: str, start: int = 0, end: int | None = None) -> int | None:
+    """Offset of the first quote in ``text[start:end]`` whose string does not end on its line.
+
+    The parser's strings never span lines. A statement joined from several lines must be
+    checked with this: a stray quote there pairs with a quote on a later line once the
+    statement is printed on one line, and the printed text would read differently.
+    """
+    if end is None:
+        end = len(text)
     i = start
     while True:
         q = text.find('"', i, end)

@@ -165,12 +165,26 @@ class _Builder:
     # -- values ---------------------------------------------------------------------------
     def define(self, inst: Instruction, shape: Shape, index: tuple[int, ...] = (), *, top_only: bool = False,
                inherit: Tree = None) -> Tree:
-        if shape.is_tuple:
-            top = self._new(inst, shape, index)
-            if top_only and isinstance(inherit, _Node):
-                return _Node(top, list(inherit.elements))
-            return _Node(top, [self.define(inst, s, index + (i,)) for i, s in enumerate(shape.tuple_shapes)])
-        return self._new(inst, shape, index)
+        """A fresh value at every index of ``shape`` (pre-order, as XLA numbers them); with
+        ``top_only``, only the pointer table is new and the elements are ``inherit``'s."""
+        if not shape.is_tuple:
+            return self._new(inst, shape, index)
+        if top_only and isinstance(inherit, _Node):
+            return _Node(self._new(inst, shape, index), list(inherit.elements))
+        root = _Node(self._new(inst, shape, index), [])
+        # explicit stack (tuple shapes may nest as deeply as the input does), pre-order like
+        # the recursion it replaces: an element's whole subtree before the next element
+        stack: list[tuple[_Node, Shape, tuple[int, ...]]] = [
+            (root, s, index + (i,)) for i, s in reversed(list(enumerate(shape.tuple_shapes)))]
+        while stack:
+            parent, sh, idx = stack.pop()
+            if sh.is_tuple:
+                node = _Node(self._new(inst, sh, idx), [])
+                parent.elements.append(node)
+                stack.extend((node, s, idx + (i,)) for i, s in reversed(list(enumerate(sh.tuple_shapes))))
+            else:
+                parent.elements.append(self._new(inst, sh, idx))
+        return root
 
     def _new(self, inst: Instruction, shape: Shape, index: tuple[int, ...]) -> Value:
         v = Value(inst, index, shape, len(self.sequence))
@@ -295,15 +309,18 @@ def _find(v: Value) -> Value:
 
 def _merge(a: Tree, b: Tree) -> None:
     """Union the values of two trees index by index (where both have a value)."""
-    if isinstance(a, Value) and isinstance(b, Value):
-        ra, rb = _find(a), _find(b)
-        if ra is not rb:
-            rb.parent = ra
-    elif isinstance(a, _Node) and isinstance(b, _Node):
-        if a.top is not None and b.top is not None:
-            _merge(a.top, b.top)
-        for x, y in zip(a.elements, b.elements):
-            _merge(x, y)
+    stack: list[tuple[Tree, Tree]] = [(a, b)]  # explicit: trees nest as deeply as tuple shapes
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, Value) and isinstance(y, Value):
+            rx, ry = _find(x), _find(y)
+            if rx is not ry:
+                ry.parent = rx
+        elif isinstance(x, _Node) and isinstance(y, _Node):
+            pairs: list[tuple[Tree, Tree]] = list(zip(x.elements, y.elements))
+            stack.extend(reversed(pairs))
+            if x.top is not None and y.top is not None:
+                stack.append((x.top, y.top))
 
 
 _ALIAS_PAIR = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}")
@@ -430,7 +447,9 @@ def thread_local_bytes(module: HloModule) -> int:
 
 
 def _all_shapes(shape: Shape) -> Iterator[Shape]:
-    yield shape
-    if shape.is_tuple:
-        for s in shape.tuple_shapes:
-            yield from _all_shapes(s)
+    stack = [shape]
+    while stack:
+        s = stack.pop()
+        yield s
+        if s.is_tuple:
+            stack.extend(reversed(s.tuple_shapes))

@@ -59,7 +59,7 @@ class LiveBuffer:
                 "live_range": [self.start, self.end], "last_user": self.last_user, "source": self.source}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Peak:
     time: int
     instruction: str
@@ -271,7 +271,8 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: 
     # largest first, then by name: the order of XLA's own live-range report
     at_peak = sorted(_live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.instruction, iv.index))
     users = _last_users(flow.sequence)
-    buffers = tuple(_live_buffer(iv, scope_of, source_of, users, sequence) for iv in at_peak)
+    texts: dict[str, str] = {}  # one string per distinct shape text: thousands of buffers share a few
+    buffers = tuple(_live_buffer(iv, scope_of, source_of, users, sequence, texts) for iv in at_peak)
     scopes: dict[str, int] = {}
     for b in buffers:
         parts = [p for p in b.scope.split("/") if p] if b.scope else []
@@ -358,7 +359,7 @@ def _last_users(sequence: list[Instruction]) -> dict[str, str]:
 
 def _live_buffer(iv: _Interval, scope_of: Callable[[Instruction], str] | None,
                  source_of: Callable[[Instruction], str] | None, users: dict[str, str],
-                 sequence: list[str]) -> LiveBuffer:
+                 sequence: list[str], texts: dict[str, str]) -> LiveBuffer:
     inst = iv.inst
     if inst is None:
         return LiveBuffer(iv.instruction, iv.index, "", "", "", iv.bytes, iv.kind, iv.start, iv.end)
@@ -367,7 +368,7 @@ def _live_buffer(iv: _Interval, scope_of: Callable[[Instruction], str] | None,
         shape = shape.tuple_shapes[k] if shape.is_tuple and k < len(shape.tuple_shapes) else shape
     last = sequence[iv.last_use] if 0 <= iv.last_use < len(sequence) else users.get(inst.name, "")
     return LiveBuffer(iv.instruction, iv.index, inst.metadata.op_name, scope_of(inst) if scope_of else "",
-                      shape.to_text(layout=False), iv.bytes, iv.kind, iv.start, iv.end, last,
+                      texts.setdefault(text := shape.to_text(layout=False), text), iv.bytes, iv.kind, iv.start, iv.end, last,
                       source_of(inst) if source_of else "")
 
 
