@@ -18,27 +18,16 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from hostile_bench import run  # noqa: E402 - the same timing of one command in a fresh process
+
 from tests import hostile_inputs as H  # noqa: E402
-
-
-def run(args: list[str], cwd: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in MB, exit code) of ``python -m hloviz ARGS``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "hloviz", *args], cwd=cwd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - started, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
 
 
 def main() -> None:

@@ -137,7 +137,7 @@ def _add_call_edges(g: nx.MultiDiGraph, caller: Instruction, callee: Computation
 
 @dataclass(frozen=True)
 class GraphProblem:
-    """One thing :func:`check` found wrong, with where it is."""
+    """One thing :func:`check` (or :func:`hloviz.verify.verify`) found wrong, with where it is."""
 
     where: str
     message: str

@@ -19,45 +19,34 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
+from .graph import GraphProblem
 from .ir import Computation, HloModule, Instruction, Shape
 from .opcodes import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, KNOWN, RESULT_ACCURACY_OPS
 
-__all__ = ["Problem", "verify"]
+__all__ = ["verify"]
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing XLA would refuse: where (``computation/instruction (line N)``) and what."""
-
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
-
-
-def verify(module: HloModule) -> list[Problem]:
+def verify(module: HloModule) -> list[GraphProblem]:
     """The problems XLA's parser would report in ``module`` that hloviz's parser tolerated.
 
     An empty list means none of these rules found anything; see the module's docstring for
     what they cover.
     """
-    problems: list[Problem] = []
+    problems: list[GraphProblem] = []
     alias = module.attributes.get("input_output_alias")
     if alias is not None and not _alias_ok(alias):
-        problems.append(Problem(module.name, "input_output_alias: expects { {index}: (parameter, {index}"
+        problems.append(GraphProblem(module.name, "input_output_alias: expects { {index}: (parameter, {index}"
                                              "[, may-alias|must-alias]), … }"))
     donors = module.attributes.get("buffer_donor")
     if donors is not None and not _donors_ok(donors):
-        problems.append(Problem(module.name, "buffer_donor: expects { (parameter, {index}), … }"))
+        problems.append(GraphProblem(module.name, "buffer_donor: expects { (parameter, {index}), … }"))
     problems += _async_problems(module)
     for comp in module.computations:
         problems += _signature_problems(comp)
         for inst in comp.instructions:
             where = f"{comp.name}/{inst.name} (line {inst.line})"
-            problems += [Problem(where, m) for m in _instruction_problems(inst)]
+            problems += [GraphProblem(where, m) for m in _instruction_problems(inst)]
     return problems
 
 
@@ -149,9 +138,9 @@ def _async_role(opcode: str) -> str | None:
     return None
 
 
-def _async_problems(module: HloModule) -> list[Problem]:
+def _async_problems(module: HloModule) -> list[GraphProblem]:
     """XLA's rules for an async chain start → update … → done, as its parser checks them."""
-    out: list[Problem] = []
+    out: list[GraphProblem] = []
     wrapped_by: dict[str, int] = {}
     for comp in module.computations:
         for inst in comp.instructions:
@@ -166,8 +155,8 @@ def _async_problems(module: HloModule) -> list[Problem]:
             else:
                 message = _async_tail_problem(inst, role)
             if message:
-                out.append(Problem(where, message))
-    out += [Problem(name, f"computation {name} is called by {n} async ops; each async op wraps its own")
+                out.append(GraphProblem(where, message))
+    out += [GraphProblem(name, f"computation {name} is called by {n} async ops; each async op wraps its own")
             for name, n in wrapped_by.items() if n > 1]
     return out
 
@@ -217,7 +206,7 @@ def _same(a: Shape, b: Shape) -> bool:
     return a.element_type == b.element_type and a.dims == b.dims
 
 
-def _signature_problems(comp: Computation) -> list[Problem]:
+def _signature_problems(comp: Computation) -> list[GraphProblem]:
     if comp.signature is None or comp.root is None:
         return []
     try:
@@ -226,13 +215,13 @@ def _signature_problems(comp: Computation) -> list[Problem]:
         return []
     out = []
     if result is not None and not _same(result, comp.root.shape):
-        out.append(Problem(comp.name, f"the signature's result {_text(result)} is not the root's shape "
+        out.append(GraphProblem(comp.name, f"the signature's result {_text(result)} is not the root's shape "
                                       f"{_text(comp.root.shape)}"))
     body = comp.parameters
     if len(params) == len(body):
         for (name, shape), p in zip(params, body):
             if not _same(shape, p.shape):
-                out.append(Problem(comp.name, f"the signature's parameter {name}: {_text(shape)} is not "
+                out.append(GraphProblem(comp.name, f"the signature's parameter {name}: {_text(shape)} is not "
                                               f"{p.name}'s shape {_text(p.shape)}"))
     return out
 
