@@ -203,3 +203,14 @@ def test_choose_parts_by_hand():
     # no place to cut: one part, whatever the shape
     assert choose_parts([(100, 2000)], AUTO, [1], 36) == [1]
     assert choose_parts([(100, 2000), (100, 500)], Wrap("parts", 5), [12, 2], 36) == [5, 2]
+
+
+def test_docs_pictures_take_wrap_and_aspect():
+    from hloviz.docs.pictures import parse_options
+
+    pic = parse_options("t", {"wrap": "3", "aspect": "0.56"})
+    assert (pic.wrap, pic.aspect) == ("3", 0.56)
+    assert parse_options("t", {}).wrap == "auto"  # docs pictures fit a page by default
+    assert pic.drawing() != parse_options("t", {}).drawing()  # the cache keys on them
+    with pytest.raises(InputError, match=":aspect: must be a number"):
+        parse_options("t", {"aspect": "wide"})
