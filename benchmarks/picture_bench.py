@@ -69,15 +69,35 @@ def _bezier(points: list[tuple[float, float]], steps: int = 6) -> list[tuple[flo
     return out
 
 
+_PART = re.compile(r'<g class="part" transform="translate\(([-\d.]+) ([-\d.]+)\)">')
+
+
+def shifts(svg: str) -> tuple[list[int], list[tuple[float, float]]]:
+    """Where each composed part starts in the SVG text and how it is moved: a picture composed
+    from parts (render/compose.py) puts each part's drawing, as Graphviz drew it, in a
+    ``<g class="part" transform="translate(dx dy)">``, one after the other."""
+    starts, moves = [0], [(0.0, 0.0)]
+    for m in _PART.finditer(svg):
+        starts.append(m.start())
+        moves.append((float(m.group(1)), float(m.group(2))))
+    return starts, moves
+
+
 def arrows(svg: str) -> list[tuple[frozenset[str], list[tuple[float, float]]]]:
-    """Every drawn arrow: its two ends (node ids from the ``<title>`` ``a->b``) and polyline."""
+    """Every drawn arrow: its two ends (node ids from the ``<title>`` ``a->b``) and polyline,
+    in the picture's coordinates (a composed part's shift applied)."""
+    import bisect
+
+    starts, moves = shifts(svg)
     out = []
-    for title, body in _EDGE.findall(svg):
+    for m_edge in _EDGE.finditer(svg):
+        title, body = m_edge.group(1), m_edge.group(2)
         m = _PATH.search(body)
         if m is None:
             continue
+        dx, dy = moves[bisect.bisect_right(starts, m_edge.start()) - 1]
         nums = [float(x) for x in _NUM.findall(m.group(1))]
-        pts = list(zip(nums[0::2], nums[1::2], strict=False))
+        pts = [(x + dx, y + dy) for x, y in zip(nums[0::2], nums[1::2], strict=False)]
         if len(pts) < 2:
             continue
         ends = frozenset(p.strip() for p in title.replace("&#45;&gt;", "->").replace("-&gt;", "->").split("->"))

@@ -54,16 +54,26 @@ def size(svg: str) -> tuple[float, float]:
     return float(m.group(3)), float(m.group(4))
 
 
+_PART = re.compile(r'<g class="part" transform="translate\(([-\d.]+) ([-\d.]+)\)">')
+
+
 def boxes(svg: str) -> dict[str, tuple[float, float, float, float]]:
-    """``<title>`` of each node and cluster group → (x0, y0, x1, y1) of its outline."""
+    """``<title>`` of each node and cluster group → (x0, y0, x1, y1) of its outline, in the
+    picture's coordinates: a composed part's drawing sits in a ``<g class="part"
+    transform="translate(dx dy)">`` (parts follow one another), so its shift is added."""
+    starts, moves = [0], [(0.0, 0.0)]
+    for m in _PART.finditer(svg):
+        starts.append(m.start())
+        moves.append((float(m.group(1)), float(m.group(2))))
     out = {}
-    for _kind, title, body in _GROUP.findall(svg):
-        m = _POINTS.search(body)
+    for g in _GROUP.finditer(svg):
+        m = _POINTS.search(g.group(3))
         if m is None:
             continue
+        dx, dy = moves[max(i for i, start in enumerate(starts) if start <= g.start())]
         nums = [float(v) for v in _NUM.findall(m.group(1))]
-        xs, ys = nums[0::2], nums[1::2]
-        out[title] = (min(xs), min(ys), max(xs), max(ys))
+        xs, ys = [x + dx for x in nums[0::2]], [y + dy for y in nums[1::2]]
+        out[g.group(2)] = (min(xs), min(ys), max(xs), max(ys))
     return out
 
 

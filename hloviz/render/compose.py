@@ -23,17 +23,18 @@ before: levels across columns only exist inside one ``dot`` run.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import RenderError
-from .dot import Drawing, Placed, PlacedColumn, _Ids, part_dot, placed_dot
-from .graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned
+from .dot import Drawing, Placed, PlacedColumn, _Ids, frame_dot, part_dot, placed_dot
+from .graphviz_run import GraphvizTimeout, normalize_svg, run_dot, run_dot_many, run_pinned
 from .scene import Scene
 from .wrap import OFF, Span, Wrap, band_widths, choose_parts, cut_limit, split_scene
 
-__all__ = ["COLUMN_GAP", "PART_GAP", "Layout", "compose", "lay_out", "read_layout"]
+__all__ = ["COLUMN_GAP", "PART_GAP", "Layout", "compose", "compose_svg", "lay_out", "read_layout", "stitch"]
 
 #: Points between two columns, and between two parts of a wrapped column.
 COLUMN_GAP = 16.0
@@ -44,7 +45,7 @@ _LABEL_GAP = 4.0
 _INCH = 72.0
 
 Run = Callable[..., bytes]
-RunMany = Callable[..., list[bytes]]
+RunMany = Callable[..., list[list[bytes]]]
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def read_layout(data: bytes) -> Layout:
             clusters[obj["name"]] = {k: obj[k] for k in ("bb", "lp", "lwidth", "lheight") if k in obj}
     edges: dict[int, dict[str, str]] = {}
     for edge in graph.get("edges", ()):
-        tag = str(edge.get("id", ""))
+        tag = str(edge.get("comment", ""))
         if tag.startswith("e") and tag[1:].isdigit() and "pos" in edge:
             edges[int(tag[1:])] = {k: edge[k] for k in ("pos", "lp", "head_lp", "tail_lp", "xlp") if k in edge}
     return Layout(bb, nodes, clusters, edges)
@@ -158,11 +159,12 @@ def _placed(scene: Scene, layout: Layout, dx: float, dy: float) -> Placed:
 
 @dataclass
 class _Column:
-    """A column's parts (scene, layout), top to bottom of the column as it was cut, and
-    ``label``: the size (width, height) of the column cluster's label in its whole layout."""
+    """A column's parts (scene, layout, and the part's own SVG when the picture is SVG), top to
+    bottom of the column as it was cut, and ``label``: the size (width, height) of the column
+    cluster's label in its whole layout."""
 
     index: int
-    parts: list[tuple[Scene, Layout]]
+    parts: list[tuple[Scene, Layout, bytes]]
     label: tuple[float, float] = (0.0, 0.0)
 
     @property
@@ -170,37 +172,113 @@ class _Column:
         return len(self.parts) > 1
 
 
-def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str] = ()) -> str:
-    """The picture's DOT text with every part in its place (see the module's docstring)."""
+@dataclass
+class _Place:
+    """Where a column goes: its box, its cluster's position attributes (a wrapped column's, or
+    an unwrapped one's own as laid out), and each part's shift (dx, dy) from its own layout."""
+
+    column: _Column
+    box: Box
+    cluster: str
+    shifts: list[tuple[float, float]]
+
+
+def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_Place]:
+    """Columns left to right, tops aligned; a wrapped column's parts side by side in its box."""
     sizes = [_size(drawing, c, ids) for c in columns]
     top = max((h for _, h in sizes), default=0.0)
     framed = not drawing.single
     x = 0.0
-    placed: list[PlacedColumn] = []
+    out: list[_Place] = []
     for col, (width, height) in zip(columns, sizes, strict=True):
+        box = Box(x, top - height, x + width, top)
         cluster = ""
         if not col.wrapped:
-            scene, layout = col.parts[0]
+            _, layout, _ = col.parts[0]
             frame = _frame(drawing, col.index, layout, ids)
-            part = _placed(scene, layout, x - frame.x0, top - frame.y1)
-            if framed:
-                cluster = part.clusters.get(ids.clusters[(col.index, f"column {col.index}")], "")
-            parts = [part]
+            shifts = [(x - frame.x0, top - frame.y1)]
+            attrs = layout.clusters.get(ids.clusters.get((col.index, f"column {col.index}"), ""))
+            if framed and attrs is not None:
+                cluster = f'bb="{_shift_box(_box(attrs["bb"]), *shifts[0])}"'
+                if "lp" in attrs:
+                    cluster += f'; lp="{_shift(attrs["lp"], *shifts[0])}"'
         else:
             lw, lh = col.label
             inner_top = top - (_MARGIN + lh + _LABEL_GAP if framed else 0.0)
             px = x + (_MARGIN if framed else 0.0)
-            parts = []
-            for scene, layout in col.parts:
-                parts.append(_placed(scene, layout, px - layout.bb.x0, inner_top - layout.bb.y1))
+            shifts = []
+            for _, layout, _ in col.parts:
+                shifts.append((px - layout.bb.x0, inner_top - layout.bb.y1))
                 px += layout.bb.width + PART_GAP
             if framed:
-                frame = Box(x, top - height, x + width, top)
-                cluster = (f'bb="{_shift_box(frame, 0, 0)}"; '
+                cluster = (f'bb="{_shift_box(box, 0, 0)}"; '
                            f'lp="{_n(x + _MARGIN + lw / 2)},{_n(top - _LABEL_GAP - lh / 2)}"')
-        placed.append(PlacedColumn(col.index, cluster, parts))
+        out.append(_Place(col, box, cluster, shifts))
         x += width + COLUMN_GAP
+    return out
+
+
+def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str] = ()) -> str:
+    """The whole picture's DOT text with every part in its place, for ``dot -Kneato -n2`` to
+    draw (PNG; see the module's docstring)."""
+    placed = []
+    for place in _arrange(drawing, columns, ids):
+        parts = [_placed(scene, layout, dx, dy)
+                 for (scene, layout, _), (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
+        placed.append(PlacedColumn(place.column.index, place.cluster, parts))
     return placed_dot(drawing, placed, ids, notes)
+
+
+def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str],
+                pinned: Run, timeout: float) -> bytes:
+    """The whole picture as SVG from the parts' own SVG: ``dot -Kneato -n2`` draws only the
+    frame (the header, and the cluster of each wrapped column: a few boxes, milliseconds), and
+    each part's drawing goes into it, moved to its place. Nothing is laid out or drawn twice."""
+    places = _arrange(drawing, columns, ids)
+    frames = [(p.column.index, p.cluster) for p in places if p.column.wrapped and p.cluster]
+    boxes = [_shift_box(p.box, 0, 0) for p in places]
+    frame = pinned(frame_dot(drawing, frames, boxes, notes), "svg", timeout=timeout)
+    parts = [(svg, dx, dy) for p in places for (_, _, svg), (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
+    return stitch(frame, parts)
+
+
+_GRAPH_START = re.compile(r'<g id="graph0" class="graph"[^>]*>\n<title>[^<]*</title>\n(?:<polygon fill="white"[^>]*/>\n)?')
+_ID = re.compile(r'id="(a_)?(node|edge|clust)(\d+)')
+
+
+def stitch(frame: bytes, parts: Sequence[tuple[bytes, float, float]]) -> bytes:
+    """``frame``'s SVG with each part's drawing (its graph's contents, without its title and white
+    background) put in, moved by (dx, dy) in layout points (SVG's y runs down: ``-dy``). Element
+    ids (``node3``, ``edge7``, ``clust2``) are numbered again so they stay unique."""
+    text = frame.decode("utf-8")
+    end = text.rindex("</g>")
+    counters = _highest(text)
+    pieces = [text[:end]]
+    for svg, dx, dy in parts:
+        part = svg.decode("utf-8")
+        m = _GRAPH_START.search(part)
+        if m is None:
+            raise RenderError("Graphviz drew a part hloviz cannot place (no graph group in its SVG)")
+        body = part[m.end():part.rindex("</g>")]
+        body = _ID.sub(_renumber(dict(counters)), body)
+        for kind, highest in _highest(body).items():
+            counters[kind] = max(counters[kind], highest)
+        pieces.append(f'<g class="part" transform="translate({_n(dx)} {_n(-dy)})">\n{body}</g>\n')
+    pieces.append(text[end:])
+    return normalize_svg("".join(pieces).encode("utf-8"))
+
+
+def _renumber(offsets: dict[str, int]) -> Callable[[re.Match[str]], str]:
+    def sub(m: re.Match[str]) -> str:
+        return f'id="{m.group(1) or ""}{m.group(2)}{int(m.group(3)) + offsets[m.group(2)]}'
+    return sub
+
+
+def _highest(text: str) -> dict[str, int]:
+    out = {"node": 0, "edge": 0, "clust": 0}
+    for m in _ID.finditer(text):
+        out[m.group(2)] = max(out[m.group(2)], int(m.group(3)))
+    return out
 
 
 def _frame(drawing: Drawing, column: int, layout: Layout, ids: _Ids) -> Box:
@@ -217,8 +295,8 @@ def _size(drawing: Drawing, col: _Column, ids: _Ids) -> tuple[float, float]:
     if not col.wrapped:
         frame = _frame(drawing, col.index, col.parts[0][1], ids)
         return frame.width, frame.height
-    width = sum(layout.bb.width for _, layout in col.parts) + PART_GAP * (len(col.parts) - 1)
-    height = max(layout.bb.height for _, layout in col.parts)
+    width = sum(layout.bb.width for _, layout, _ in col.parts) + PART_GAP * (len(col.parts) - 1)
+    height = max(layout.bb.height for _, layout, _ in col.parts)
     if drawing.single:
         return width, height
     lw, lh = col.label
@@ -241,14 +319,19 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
             raise GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout)
         return remaining
 
+    formats = ("json0", "svg") if fmt == "svg" else ("json0",)
     ids = drawing.fresh_ids()
     texts = [part_dot(drawing, c, scene, ids, wrapped=False) for c, (_, scene) in enumerate(drawing.columns)]
-    wholes = [read_layout(d) for d in _many(run_many, texts, left)]
-    columns = [_Column(c, [(scene, whole)], _label(drawing, c, whole, ids))
-               for c, ((_, scene), whole) in enumerate(zip(drawing.columns, wholes, strict=True))]
+    outs = _many(run_many, texts, formats, left)
+    columns = []
+    for c, ((_, scene), out) in enumerate(zip(drawing.columns, outs, strict=True)):
+        whole = read_layout(out[0])
+        columns.append(_Column(c, [(scene, whole, out[-1])], _label(drawing, c, whole, ids)))
     notes: list[str] = []
     if wrap.active:
-        notes = _wrap(drawing, columns, wrap, ids, run_many, left)
+        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, formats, left))
+    if fmt == "svg":
+        return compose_svg(drawing, columns, ids, notes, pinned, left()), notes
     return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes
 
 
@@ -273,9 +356,10 @@ def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[s
     return nodes, clusters
 
 
-def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids, run_many: RunMany,
-          left: Callable[[], float]) -> list[str]:
-    """Cut the columns ``wrap`` asks to cut, lay their parts out, and put them in ``columns``."""
+def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
+          lay: Callable[[list[str]], list[list[bytes]]]) -> list[str]:
+    """Cut the columns ``wrap`` asks to cut, lay their parts out (``lay``), and put them in
+    ``columns``; the note saying so."""
     spans = [_spans(col.parts[0][0], col.index, col.parts[0][1], ids) for col in columns]
     limits = [cut_limit(col.parts[0][0], *span) for col, span in zip(columns, spans, strict=True)]
     sizes = [_size(drawing, col, ids) for col in columns]
@@ -284,31 +368,31 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids, run_m
     jobs: list[tuple[int, Scene]] = []
     for col, span, count in zip(columns, spans, counts, strict=True):
         if count > 1:
-            jobs.extend((col.index, piece) for piece in split_scene(col.parts[0][0], *span, count))
-    cut = {c for c, _ in jobs if sum(1 for d, _ in jobs if d == c) > 1}
-    jobs = [(c, piece) for c, piece in jobs if c in cut]
+            pieces = split_scene(col.parts[0][0], *span, count)
+            if len(pieces) > 1:
+                jobs.extend((col.index, piece) for piece in pieces)
     if not jobs:
         return []
-    texts = [part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]
-    layouts = [read_layout(d) for d in _many(run_many, texts, left)]
+    outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs])
+    cut = {c for c, _ in jobs}
     for col in columns:
         if col.index in cut:
-            col.parts = [(piece, layout) for (c, piece), layout in zip(jobs, layouts, strict=True) if c == col.index]
-    parts = [len(col.parts) for col in columns]
-    where = " and ".join(str(n) for n in parts)
+            col.parts = [(piece, read_layout(out[0]), out[-1])
+                         for (c, piece), out in zip(jobs, outs, strict=True) if c == col.index]
+    where = " and ".join(str(len(col.parts)) for col in columns)
     asked = wrap.mode if wrap.mode == "auto" else str(wrap.parts)
     return [(f"wrapped into {where} parts side by side (--wrap {asked}); an arrow between parts ends at ▾ and "
             "starts again at ▴, naming the far end and its part")]
 
 
-def _many(run_many: RunMany, texts: list[str], left: Callable[[], float]) -> list[bytes]:
+def _many(run_many: RunMany, texts: list[str], formats: Sequence[str], left: Callable[[], float]) -> list[list[bytes]]:
     """Lay the parts out; where dot's ranking fails on the invisible arrows that stack scopes
     (a dot bug with clusters), lay them out without those arrows."""
     try:
-        return run_many(texts, "json0", timeout=left())
+        return run_many(texts, formats, timeout=left())
     except RenderError as err:
         if isinstance(err, GraphvizTimeout) or not any("style=invis" in t for t in texts):
             raise
         plain = ["\n".join(line for line in t.split("\n") if not ("->" in line and "style=invis" in line))
                  for t in texts]
-        return run_many(plain, "json0", timeout=left())
+        return run_many(plain, formats, timeout=left())

@@ -28,7 +28,7 @@ from .scene import Cluster, Edge, Node, Row, Scene
 from .style import FONT
 
 __all__ = ["Drawing", "Placed", "PlacedColumn", "column_rows", "columns_drawing", "columns_to_dot", "drawn_ids",
-           "label_html", "part_dot", "placed_dot", "to_dot", "to_drawing"]
+           "frame_dot", "label_html", "part_dot", "placed_dot", "to_dot", "to_drawing"]
 
 _GRAPH_DEFAULTS = (
     f'  graph [fontname={dot_string(FONT)}, fontsize=12, rankdir=TB, nodesep=0.25, ranksep=0.3, '
@@ -89,7 +89,8 @@ class _Writer:
         self.compound = False
         self.layout: dict[str, str] = {}
         self.written = 0
-        #: a layout part tags each arrow with its index (``id="e3"``) to find its route again
+        #: a layout part tags each arrow with its index (``comment="e3"``: dot keeps it in its JSON,
+        #: and the SVG writes it as a comment, which normalize_svg drops) to find its route again
         self.tag_edges = False
         #: positions of a composed picture: DOT id → attributes (``pos``, ``bb`` …); arrows by index
         self.node_place: Mapping[str, str] = {}
@@ -180,7 +181,7 @@ class _Writer:
             if not e.constraint:
                 attrs.append("constraint=false")
             if self.tag_edges:
-                attrs.append(f'id="e{i}"')
+                attrs.append(f'comment="e{i}"')
             if i < len(self.edge_place) and self.edge_place[i]:
                 attrs.append(self.edge_place[i])
             tail = f" [{', '.join(attrs)}]" if attrs else ""
@@ -368,6 +369,27 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, not
         if not drawing.single:
             w.lines.append("  }")
     w.written = 0
+    return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
+
+
+def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequence[str],
+              notes: Sequence[str] = ()) -> str:
+    """The frame of a picture composed from parts' own SVG: the header, the cluster (label,
+    border) of each wrapped column at its place (``clusters``: column, ``bb``/``lp``
+    attributes), and an invisible box over each column (``boxes``: ``x0,y0,x1,y1``), so that
+    the frame's bounds hold the whole picture. Cluster ids are the picture's own."""
+    w = _Writer(drawing.fresh_ids())
+    for column, place in clusters:
+        heading, scene = drawing.columns[column]
+        w.lines.append(f"  subgraph {w.cluster_id(column, f'column {column}')} {{")
+        w.lines.append(f"    {place};")
+        w.lines.append(f"    label={label_html(column_rows(heading, scene))};")
+        w.lines.append(f'    style="rounded"; color="{colour(_COLUMN_BORDER)}";')
+        w.lines.append("  }")
+    for i, box in enumerate(boxes):
+        x0, y0, x1, y1 = (float(v) for v in box.split(","))
+        w.lines.append(f'  frame{i} [style=invis, label="", pos="{(x0 + x1) / 2:g},{(y0 + y1) / 2:g}", '
+                       f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 

@@ -174,22 +174,24 @@ def run_pinned(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIME
     return normalize_svg(data) if fmt == "svg" else data
 
 
-#: The layout formats :func:`run_dot_many` may ask for (positions only, no drawing).
-LAYOUT_FORMATS = ("json0",)
+#: The formats :func:`run_dot_many` may ask for: positions (``json0``) and the drawing (``svg``).
+LAYOUT_FORMATS = ("json0", "svg")
 
 
-def run_dot_many(dot_texts: Sequence[str], fmt: str = "json0", *, timeout: float = DEFAULT_TIMEOUT,
-                 processes: int | None = None) -> list[bytes]:
+def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), *,
+                 timeout: float = DEFAULT_TIMEOUT, processes: int | None = None) -> list[list[bytes]]:
     """Lay out several graphs at once (``processes`` ``dot`` at a time, by default one per core)
-    and return each one's output, in the order given; together they take at most ``timeout``.
+    and return each one's outputs in ``formats`` (one layout, several outputs: SVG normalised),
+    in the order given; together they take at most ``timeout``.
 
     Each ``dot`` reads its graph from a file and writes into one, so no pipe can fill up while
     another process is waited for. Results do not depend on which process finishes first. On a
     timeout (:class:`GraphvizTimeout`), a failure (:class:`RenderError`, which names the part)
     or Ctrl-C, every ``dot`` still running is killed, its group and all.
     """
-    if fmt not in LAYOUT_FORMATS:
-        raise RenderError(f"unknown layout format {fmt!r}; hloviz asks for {', '.join(LAYOUT_FORMATS)}")
+    unknown = [f for f in formats if f not in LAYOUT_FORMATS]
+    if unknown or not formats:
+        raise RenderError(f"unknown layout format {unknown!r}; hloviz asks for {', '.join(LAYOUT_FORMATS)}")
     dot = find_dot()
     slots = max(1, processes if processes is not None else (os.cpu_count() or 1))
     deadline = time.monotonic() + timeout
@@ -204,7 +206,7 @@ def run_dot_many(dot_texts: Sequence[str], fmt: str = "json0", *, timeout: float
             while waiting or running:
                 while waiting and len(running) < slots:
                     i = waiting.pop()
-                    running[i] = _start(dot, fmt, folder, i)
+                    running[i] = _start(dot, formats, folder, i)
                 for i, proc in list(running.items()):
                     code = proc.poll()
                     if code is not None:
@@ -220,20 +222,26 @@ def run_dot_many(dot_texts: Sequence[str], fmt: str = "json0", *, timeout: float
             raise
         out = []
         for i in range(len(dot_texts)):
-            data = (folder / f"{i}.out").read_bytes()
             error = (folder / f"{i}.err").read_bytes()
-            try:
-                out.append(_checked(_Result(data, error, codes[i])))
-            except RenderError as err:
-                raise RenderError(f"{err} (part {i + 1} of {len(dot_texts)})") from None
+            outputs = []
+            for k, fmt in enumerate(formats):
+                data = (folder / f"{i}.{k}.out").read_bytes() if codes[i] == 0 else b""
+                try:
+                    data = _checked(_Result(data, error, codes[i]))
+                except RenderError as err:
+                    raise RenderError(f"{err} (part {i + 1} of {len(dot_texts)})") from None
+                outputs.append(normalize_svg(data) if fmt == "svg" else data)
+            out.append(outputs)
         return out
 
 
-def _start(dot: str, fmt: str, folder: Path, i: int) -> subprocess.Popen[bytes]:
-    with open(folder / f"{i}.gv", "rb") as src, open(folder / f"{i}.out", "wb") as out, \
-            open(folder / f"{i}.err", "wb") as err:
+def _start(dot: str, formats: Sequence[str], folder: Path, i: int) -> subprocess.Popen[bytes]:
+    argv = [dot]
+    for k, fmt in enumerate(formats):  # one layout, each format into its own file
+        argv += [f"-T{fmt}", f"-o{folder / f'{i}.{k}.out'}"]
+    with open(folder / f"{i}.gv", "rb") as src, open(folder / f"{i}.err", "wb") as err:
         try:
-            return subprocess.Popen([dot, f"-T{fmt}"], stdin=src, stdout=out, stderr=err, start_new_session=True,
+            return subprocess.Popen(argv, stdin=src, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
                                     preexec_fn=die_with_parent())  # type: ignore[arg-type]
         except OSError as error:
             raise DependencyError(f"cannot run {dot}: {error.strerror or error}", hint=INSTALL_HINT) from None
