@@ -1,6 +1,6 @@
 """Pictures laid out in parts and composed: each column (and each part of a wrapped column) is
-laid out by a ``dot`` of its own, the ``dot`` processes running at once, and the positions they
-give are put together into one picture that ``dot -Kneato -n2`` draws as it is.
+laid out by a ``dot`` of its own, the ``dot`` processes running at once, and the results are put
+together into one picture.
 
 Why: pre and post share nothing but the page, yet one ``dot`` run lays them out together, so a
 picture costs the sum of two layouts (and their mincross interacts for nothing); apart, on two
@@ -8,16 +8,21 @@ cores, it costs the longer one. And a long column can only be wrapped (:mod:`hlo
 once it is known where its rows fall.
 
 How: each part's DOT text (:func:`hloviz.render.dot.part_dot`, arrows tagged by index) goes
-through ``dot -Tjson0``, which gives every node's ``pos``, ``width`` and ``height``, every
-cluster's ``bb`` and ``lp`` and every arrow's spline; :func:`compose` moves each part to its
-place (columns left to right, tops aligned; a wrapped column's parts side by side inside the
-column's box, whose label size comes from the whole column's layout) and writes the picture
-again with those positions (:func:`hloviz.render.dot.placed_dot`). Identifiers are the whole
-picture's (``n7``, ``cluster_3``), so the explorer finds its boxes as before; the result depends
-only on the DOT texts, never on which process finished first.
+through one ``dot`` that writes both its drawing (``-Tsvg``) and its positions (``-Tjson0``:
+every node's ``pos``, ``width``, ``height``, every cluster's ``bb`` and ``lp``, every arrow's
+spline). :func:`_arrange` places the parts: columns left to right, tops aligned; a wrapped
+column's parts side by side inside the column's box, whose label size comes from the whole
+column's layout. For SVG, :func:`compose_svg` has ``dot -Kneato -n2`` draw only the frame (the
+header; the cluster of a wrapped column) from given positions, and :func:`stitch` puts each
+part's own drawing into it, moved into place. For PNG, :func:`compose` writes the whole picture
+again with every position given, and ``dot -Kneato -n2`` draws it without laying it out.
+Identifiers are the whole picture's (``n7``, ``cluster_3``), so the explorer finds its boxes as
+before; the result depends only on the DOT texts, never on which process finished first.
 
 A picture whose columns are tied (the diff's matched kernels on one level) is one layout, as
-before: levels across columns only exist inside one ``dot`` run.
+before: levels across columns only exist inside one ``dot`` run. Laying out each block alone
+and composing it into its parent as a fixed-size box was measured and does not pay on real
+models (``benchmarks/block_layout_bench.py``): a column's whole layout takes a tenth of a second.
 """
 
 from __future__ import annotations
