@@ -155,6 +155,18 @@ def test_wrap_n_cuts_into_n_parts(tmp_path):
 
 
 @pytest.mark.requires_dot
+def test_a_wrapped_png_is_drawn_and_byte_identical():
+    module = hloviz.parse(chain_hlo(60))
+    a = module_picture(module, fmt="png", wrap=parse_wrap("3"))
+    b = module_picture(module, fmt="png", wrap=parse_wrap("3"))
+    assert a.data[:8] == b"\x89PNG\r\n\x1a\n" and a.data == b.data
+    width, height = int.from_bytes(a.data[16:20], "big"), int.from_bytes(a.data[20:24], "big")
+    tall = module_picture(module, fmt="png")
+    tall_w, tall_h = int.from_bytes(tall.data[16:20], "big"), int.from_bytes(tall.data[20:24], "big")
+    assert height / width < tall_h / tall_w / 3, "three parts side by side: far less tall for its width"
+
+
+@pytest.mark.requires_dot
 def test_a_picture_near_a_page_is_not_wrapped():
     pic = _pair(SEED, wrap=AUTO)
     assert "▾ part" not in pic.data.decode("utf-8")

@@ -9,7 +9,9 @@ dies any other way (``PR_SET_PDEATHSIG``, for SIGKILL). So hloviz never hangs on
 never leaves a ``dot`` behind.
 
 :class:`LayoutBudget` is the one wall-clock budget (``--timeout``) that every Graphviz run of
-a command shares.
+a command shares. :func:`run_dot_many` lays several graphs out at once (the columns of a
+picture, the parts of a wrapped one) within one timeout, each ``dot`` killed like the one of
+:func:`run_dot`; :func:`run_pinned` draws a graph whose positions are given.
 """
 
 from __future__ import annotations
