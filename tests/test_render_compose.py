@@ -220,6 +220,9 @@ def test_choose_parts_by_hand():
     # k parts: height 2000/k, width 100k + 36(k-1). k=3: 666.7/372 = 1.79; k=4: 500/508 = 0.98
     # |log(1.79/1.4)| = 0.246 < |log(0.98/1.4)| = 0.355, so 3
     assert choose_parts([(100, 2000)], AUTO, [12], 36) == [3]
+    # band widths measured from the layout (narrower than 100 per part): k=3 gives 666.7/300 = 2.22,
+    # k=4 500/400 = 1.25: |log(1.25/1.4)| = 0.113 < |log(2.22/1.4)| = 0.461, so 4
+    assert choose_parts([(100, 2000)], AUTO, [12], 36, [[100, 200, 300, 400, 500]]) == [4]
     # already near the page (2,000 x 1,500: 0.75 <= 1.4 x 1.5): left alone
     assert choose_parts([(2000, 1500)], AUTO, [12], 36) == [1]
     # no place to cut: one part, whatever the shape
