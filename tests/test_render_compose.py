@@ -239,3 +239,19 @@ def test_docs_pictures_take_wrap_and_aspect():
     assert pic.drawing() != parse_options("t", {}).drawing()  # the cache keys on them
     with pytest.raises(InputError, match=":aspect: must be a number"):
         parse_options("t", {"aspect": "wide"})
+
+
+@pytest.mark.requires_dot
+def test_an_empty_column_still_composes():
+    """A column with nothing to draw (a focus that names nothing on one side) is no box."""
+    from hloviz.render.compose import lay_out
+    from hloviz.render.dot import columns_drawing
+    from hloviz.render.scene import Node, Row, Scene
+
+    full = Scene()
+    full.add_node("x", Node([Row("only box")]))
+    drawing = columns_drawing([("before", full), ("after", Scene())], title="one side empty")
+    svg, _ = lay_out(drawing, "svg", 20, AUTO)
+    assert svg.count(b'class="node"') == 1 and b"only box" in svg
+    png, _ = lay_out(drawing, "png", 20, AUTO)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"

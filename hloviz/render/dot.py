@@ -358,7 +358,8 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, not
             ident = w.cluster_id(col.index, f"column {col.index}")
             heading, scene = drawing.columns[col.index]
             w.lines.append(f"  subgraph {ident} {{")
-            w.lines.append(f"    {col.cluster};")
+            if col.cluster:  # an empty column has no box (dot drops an empty cluster)
+                w.lines.append(f"    {col.cluster};")
             w.lines.append(f"    label={label_html(column_rows(heading, scene))};")
             w.lines.append(f'    style="rounded"; color="{colour(_COLUMN_BORDER)}";')
             indent = "    "
