@@ -255,3 +255,18 @@ def test_an_empty_column_still_composes():
     assert svg.count(b'class="node"') == 1 and b"only box" in svg
     png, _ = lay_out(drawing, "png", 20, AUTO)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.requires_dot
+def test_the_order_dot_runs_in_changes_nothing(monkeypatch):
+    """Parts laid out one at a time, or last first, give the same bytes as all at once."""
+    from hloviz.render import graphviz_run, pictures
+
+    module = hloviz.parse(chain_hlo(60))
+    together = _pair(RESBLOCK).data, module_picture(module, wrap=parse_wrap("3")).data
+
+    def last_first(texts, formats=("json0",), *, timeout=30.0, processes=None):
+        return graphviz_run.run_dot_many(list(texts)[::-1], formats, timeout=timeout, processes=1)[::-1]
+
+    monkeypatch.setattr(pictures, "run_dot_many", last_first)
+    assert (_pair(RESBLOCK).data, module_picture(module, wrap=parse_wrap("3")).data) == together

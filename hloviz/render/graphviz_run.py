@@ -195,7 +195,7 @@ def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), 
     if unknown or not formats:
         raise RenderError(f"unknown layout format {unknown!r}; hloviz asks for {', '.join(LAYOUT_FORMATS)}")
     dot = find_dot()
-    slots = max(1, processes if processes is not None else (os.cpu_count() or 1))
+    slots = max(1, processes if processes is not None else _cores())
     deadline = time.monotonic() + timeout
     with tempfile.TemporaryDirectory(prefix="hloviz-layout-") as tmp:
         folder = Path(tmp)
@@ -235,6 +235,17 @@ def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), 
                 outputs.append(normalize_svg(data) if fmt == "svg" else data)
             out.append(outputs)
         return out
+
+
+def _cores() -> int:
+    """The cores hloviz may run on (a container's CPU set, not the machine's)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        try:
+            return max(1, len(affinity(0)))
+        except OSError:
+            pass
+    return os.cpu_count() or 1
 
 
 def _start(dot: str, formats: Sequence[str], folder: Path, i: int) -> subprocess.Popen[bytes]:
