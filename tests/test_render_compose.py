@@ -270,3 +270,13 @@ def test_the_order_dot_runs_in_changes_nothing(monkeypatch):
 
     monkeypatch.setattr(pictures, "run_dot_many", last_first)
     assert (_pair(RESBLOCK).data, module_picture(module, wrap=parse_wrap("3")).data) == together
+
+
+@pytest.mark.requires_dot
+def test_a_picture_wrap_leaves_whole_is_the_one_dot_picture():
+    """``--wrap auto`` on a one-scene picture near a page's shape changes no byte of it."""
+    from hloviz.render.graphviz_run import run_dot
+
+    module = hloviz.parse((SEED / "post.hlo").read_text())
+    pic = module_picture(module, wrap=AUTO)
+    assert pic.data == run_dot(pic.dot, "svg")

@@ -313,6 +313,7 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     """``drawing`` as ``fmt`` (svg or png) within ``timeout`` seconds, and notes on how it was
     wrapped. One ``dot`` run where there is nothing to compose (one scene, not wrapped) or the
     columns are tied; else the parts laid out at once, wrapped as ``wrap`` asks, and composed.
+    A one-scene picture that ``wrap`` leaves whole is that one run's picture, as before.
     The ``run*`` arguments are the Graphviz runners (tests stand in their own)."""
     if drawing.tied or (drawing.single and not wrap.active):
         return run(drawing.text, fmt, timeout=timeout), []
@@ -326,8 +327,12 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
 
     formats = ("json0", "svg") if fmt == "svg" else ("json0",)
     ids = drawing.fresh_ids()
-    texts = [part_dot(drawing, c, scene, ids, wrapped=False) for c, (_, scene) in enumerate(drawing.columns)]
-    outs = _many(run_many, texts, formats, left)
+    if drawing.single:  # the picture itself, header and all: kept as it is when not cut
+        texts = [drawing.text]
+        outs = _many(run_many, texts, ("json0", fmt), left)
+    else:
+        texts = [part_dot(drawing, c, scene, ids, wrapped=False) for c, (_, scene) in enumerate(drawing.columns)]
+        outs = _many(run_many, texts, formats, left)
     columns = []
     for c, ((_, scene), out) in enumerate(zip(drawing.columns, outs, strict=True)):
         whole = read_layout(out[0])
@@ -335,6 +340,8 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     notes: list[str] = []
     if wrap.active:
         notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, formats, left))
+    if drawing.single and not notes:
+        return outs[0][1], []
     if fmt == "svg":
         return compose_svg(drawing, columns, ids, notes, pinned, left()), notes
     return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes

@@ -176,8 +176,8 @@ def run_pinned(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIME
     return normalize_svg(data) if fmt == "svg" else data
 
 
-#: The formats :func:`run_dot_many` may ask for: positions (``json0``) and the drawing (``svg``).
-LAYOUT_FORMATS = ("json0", "svg")
+#: The formats :func:`run_dot_many` may ask for: positions (``json0``) and the drawing.
+LAYOUT_FORMATS = ("json0", "svg", "png")
 
 
 def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), *,
