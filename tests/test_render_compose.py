@@ -151,6 +151,7 @@ def test_wrap_n_cuts_into_n_parts(tmp_path):
     pic = module_picture(module, wrap=parse_wrap("3"))
     svg = pic.data.decode("utf-8")
     assert set(re.findall(r"▾ part (\d+):", svg)) == {"2", "3"}
+    assert re.findall(r">part (\d) of 3<", svg) == ["1", "2", "3"], "each part says which it is"
     assert any("wrapped into 3 parts" in n for n in pic.notes)
 
 

@@ -31,7 +31,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import RenderError
 from .dot import Drawing, Placed, PlacedColumn, _Ids, frame_dot, part_dot, placed_dot
@@ -47,6 +47,8 @@ PART_GAP = 36.0
 #: A column cluster's margin around what it holds, and between its label and its contents (dot's).
 _MARGIN = 8.0
 _LABEL_GAP = 4.0
+#: Height of the "part 2 of 3" caption over each part of a wrapped column.
+_CAPTION = 16.0
 _INCH = 72.0
 
 Run = Callable[..., bytes]
@@ -186,6 +188,8 @@ class _Place:
     box: Box
     cluster: str
     shifts: list[tuple[float, float]]
+    #: a wrapped column's captions: ("part 2 of 3", x, y of the caption's centre)
+    captions: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_Place]:
@@ -198,6 +202,7 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
     for col, (width, height) in zip(columns, sizes, strict=True):
         box = Box(x, top - height, x + width, top)
         cluster = ""
+        captions: list[tuple[str, float, float]] = []
         if not col.wrapped:
             _, layout, _ = col.parts[0]
             frame = _frame(drawing, col.index, layout, ids)
@@ -212,13 +217,14 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
             inner_top = top - (_MARGIN + lh + _LABEL_GAP if framed else 0.0)
             px = x + (_MARGIN if framed else 0.0)
             shifts = []
-            for _, layout, _ in col.parts:
-                shifts.append((px - layout.bb.x0, inner_top - layout.bb.y1))
+            for k, (_, layout, _) in enumerate(col.parts, 1):
+                captions.append((f"part {k} of {len(col.parts)}", px + layout.bb.width / 2, inner_top - _CAPTION / 2))
+                shifts.append((px - layout.bb.x0, inner_top - _CAPTION - layout.bb.y1))
                 px += layout.bb.width + PART_GAP
             if framed:
                 cluster = (f'bb="{_shift_box(box, 0, 0)}"; '
                            f'lp="{_n(x + _MARGIN + lw / 2)},{_n(top - _LABEL_GAP - lh / 2)}"')
-        out.append(_Place(col, box, cluster, shifts))
+        out.append(_Place(col, box, cluster, shifts, captions))
         x += width + COLUMN_GAP
     return out
 
@@ -231,7 +237,8 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
         parts = [_placed(scene, layout, dx, dy)
                  for (scene, layout, _), (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
         placed.append(PlacedColumn(place.column.index, place.cluster, parts))
-    return placed_dot(drawing, placed, ids, notes)
+    captions = [c for place in _arrange(drawing, columns, ids) for c in place.captions]
+    return placed_dot(drawing, placed, ids, notes, _caption_nodes(captions))
 
 
 def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str],
@@ -242,9 +249,17 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     places = _arrange(drawing, columns, ids)
     frames = [(p.column.index, p.cluster) for p in places if p.column.wrapped and p.cluster]
     boxes = [_shift_box(p.box, 0, 0) for p in places]
-    frame = pinned(frame_dot(drawing, frames, boxes, notes), "svg", timeout=timeout)
+    captions = _caption_nodes([c for p in places for c in p.captions])
+    frame = pinned(frame_dot(drawing, frames, boxes, notes, captions), "svg", timeout=timeout)
     parts = [(svg, dx, dy) for p in places for (_, _, svg), (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
     return stitch(frame, parts)
+
+
+def _caption_nodes(captions: Sequence[tuple[str, float, float]]) -> list[str]:
+    """DOT statements drawing each part's caption (plain grey text) where it goes."""
+    return [f'  part{i} [shape=plaintext, style="", label="{text}", fontsize=9, fontcolor="#616161", '
+            f'pos="{_n(x)},{_n(y)}", width={len(text) * 5.5 / 72:.3f}, height={_CAPTION / 72:.3f}];'
+            for i, (text, x, y) in enumerate(captions)]
 
 
 _GRAPH_START = re.compile(r'<g id="graph0" class="graph"[^>]*>\n<title>[^<]*</title>\n(?:<polygon fill="white"[^>]*/>\n)?')
@@ -302,6 +317,7 @@ def _size(drawing: Drawing, col: _Column, ids: _Ids) -> tuple[float, float]:
         return frame.width, frame.height
     width = sum(layout.bb.width for _, layout, _ in col.parts) + PART_GAP * (len(col.parts) - 1)
     height = max(layout.bb.height for _, layout, _ in col.parts)
+    height += _CAPTION
     if drawing.single:
         return width, height
     lw, lh = col.label

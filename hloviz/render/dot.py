@@ -347,10 +347,12 @@ class PlacedColumn:
     parts: list[Placed]
 
 
-def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, notes: Sequence[str] = ()) -> str:
+def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, notes: Sequence[str] = (),
+               extra: Sequence[str] = ()) -> str:
     """The composed picture: every part's nodes, arrows and clusters with their positions, for
     ``dot -Kneato -n2`` to draw as they are. Identifiers are ``ids`` (those of ``drawing``'s own
-    text for everything it holds); ``notes`` are added under the header."""
+    text for everything it holds); ``notes`` are added under the header, ``extra`` statements
+    (placed captions) at the end."""
     w = _Writer(ids)
     for col in columns:
         indent = "  "
@@ -369,16 +371,18 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, not
             w.layout.clear()  # positions are given: no layout attribute applies
         if not drawing.single:
             w.lines.append("  }")
+    w.lines.extend(extra)
     w.written = 0
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
 def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequence[str],
-              notes: Sequence[str] = ()) -> str:
+              notes: Sequence[str] = (), extra: Sequence[str] = ()) -> str:
     """The frame of a picture composed from parts' own SVG: the header, the cluster (label,
     border) of each wrapped column at its place (``clusters``: column, ``bb``/``lp``
     attributes), and an invisible box over each column (``boxes``: ``x0,y0,x1,y1``), so that
-    the frame's bounds hold the whole picture. Cluster ids are the picture's own."""
+    the frame's bounds hold the whole picture; ``extra`` statements (placed captions) after
+    them. Cluster ids are the picture's own."""
     w = _Writer(drawing.fresh_ids())
     for column, place in clusters:
         heading, scene = drawing.columns[column]
@@ -391,6 +395,7 @@ def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequ
         x0, y0, x1, y1 = (float(v) for v in box.split(","))
         w.lines.append(f'  frame{i} [style=invis, label="", pos="{(x0 + x1) / 2:g},{(y0 + y1) / 2:g}", '
                        f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
+    w.lines.extend(extra)
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
