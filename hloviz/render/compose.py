@@ -37,12 +37,13 @@ from ..errors import RenderError
 from .dot import Drawing, Placed, PlacedColumn, _Ids, frame_dot, part_dot, placed_dot
 from .graphviz_run import GraphvizTimeout, normalize_svg, run_dot, run_dot_many, run_pinned
 from .scene import Scene
-from .wrap import OFF, Span, Wrap, band_widths, choose_parts, cut_limit, split_scene
+from .wrap import OFF, Span, Wrap, band_widths, choose_parts, cut_limit, split_scene, wants_wrap
 
 __all__ = ["COLUMN_GAP", "PART_GAP", "Layout", "compose", "compose_svg", "lay_out", "read_layout", "stitch"]
 
-#: Points between two columns, and between two parts of a wrapped column.
-COLUMN_GAP = 16.0
+#: Points between two columns (beyond the margin dot leaves around each), and between two parts
+#: of a wrapped column.
+COLUMN_GAP = 0.0
 PART_GAP = 36.0
 #: A column cluster's margin around what it holds, and between its label and its contents (dot's).
 _MARGIN = 8.0
@@ -165,13 +166,26 @@ def _placed(scene: Scene, layout: Layout, dx: float, dy: float) -> Placed:
 
 
 @dataclass
+class _Part:
+    """One laid-out part: its scene, its graph's box ``bb`` (points, y up), its own drawing
+    (``svg``, for an SVG picture) and its positions (``layout``: where they were asked for)."""
+
+    scene: Scene
+    bb: Box
+    svg: bytes = b""
+    layout: Layout | None = None
+
+
+@dataclass
 class _Column:
-    """A column's parts (scene, layout, and the part's own SVG when the picture is SVG), top to
-    bottom of the column as it was cut, and ``label``: the size (width, height) of the column
-    cluster's label in its whole layout."""
+    """A column's parts, top to bottom of the column as it was cut; ``text``, the DOT its whole
+    layout came from; ``whole``, that layout's positions once read (wrapping needs them); and
+    ``label``, the size (width, height) of the column cluster's label there."""
 
     index: int
-    parts: list[tuple[Scene, Layout, bytes]]
+    parts: list[_Part]
+    text: str = ""
+    whole: Layout | None = None
     label: tuple[float, float] = (0.0, 0.0)
 
     @property
@@ -193,8 +207,9 @@ class _Place:
 
 
 def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_Place]:
-    """Columns left to right, tops aligned; a wrapped column's parts side by side in its box."""
-    sizes = [_size(drawing, c, ids) for c in columns]
+    """Columns left to right, tops aligned, each in the box its graph had (dot leaves a margin
+    around a column's cluster); a wrapped column's parts side by side in a box of the same kind."""
+    sizes = [_size(drawing, c) for c in columns]
     top = max((h for _, h in sizes), default=0.0)
     framed = not drawing.single
     x = 0.0
@@ -204,26 +219,28 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
         cluster = ""
         captions: list[tuple[str, float, float]] = []
         if not col.wrapped:
-            _, layout, _ = col.parts[0]
-            frame = _frame(drawing, col.index, layout, ids)
-            shifts = [(x - frame.x0, top - frame.y1)]
-            attrs = layout.clusters.get(ids.clusters.get((col.index, f"column {col.index}"), ""))
+            part = col.parts[0]
+            shifts = [(x - part.bb.x0, top - part.bb.y1)]
+            attrs = (part.layout.clusters.get(ids.clusters.get((col.index, f"column {col.index}"), ""))
+                     if part.layout is not None else None)
             if framed and attrs is not None:
                 cluster = f'bb="{_shift_box(_box(attrs["bb"]), *shifts[0])}"'
                 if "lp" in attrs:
                     cluster += f'; lp="{_shift(attrs["lp"], *shifts[0])}"'
         else:
             lw, lh = col.label
-            inner_top = top - (_MARGIN + lh + _LABEL_GAP if framed else 0.0)
-            px = x + (_MARGIN if framed else 0.0)
+            edge = 2 * _MARGIN if framed else 0.0  # dot's margin around a cluster, then the cluster's own
+            inner_top = top - (edge + lh + _LABEL_GAP if framed else 0.0)
+            px = x + edge
             shifts = []
-            for k, (_, layout, _) in enumerate(col.parts, 1):
-                captions.append((f"part {k} of {len(col.parts)}", px + layout.bb.width / 2, inner_top - _CAPTION / 2))
-                shifts.append((px - layout.bb.x0, inner_top - _CAPTION - layout.bb.y1))
-                px += layout.bb.width + PART_GAP
+            for k, part in enumerate(col.parts, 1):
+                captions.append((f"part {k} of {len(col.parts)}", px + part.bb.width / 2, inner_top - _CAPTION / 2))
+                shifts.append((px - part.bb.x0, inner_top - _CAPTION - part.bb.y1))
+                px += part.bb.width + PART_GAP
             if framed:
-                cluster = (f'bb="{_shift_box(box, 0, 0)}"; '
-                           f'lp="{_n(x + _MARGIN + lw / 2)},{_n(top - _LABEL_GAP - lh / 2)}"')
+                frame = Box(box.x0 + _MARGIN, box.y0 + _MARGIN, box.x1 - _MARGIN, box.y1 - _MARGIN)
+                cluster = (f'bb="{_shift_box(frame, 0, 0)}"; '
+                           f'lp="{_n(frame.x0 + _MARGIN + lw / 2)},{_n(frame.y1 - _LABEL_GAP - lh / 2)}"')
         out.append(_Place(col, box, cluster, shifts, captions))
         x += width + COLUMN_GAP
     return out
@@ -234,8 +251,8 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
     draw (PNG; see the module's docstring)."""
     placed = []
     for place in _arrange(drawing, columns, ids):
-        parts = [_placed(scene, layout, dx, dy)
-                 for (scene, layout, _), (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
+        parts = [_placed(part.scene, _positions(part), dx, dy)
+                 for part, (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
         placed.append(PlacedColumn(place.column.index, place.cluster, parts))
     captions = [c for place in _arrange(drawing, columns, ids) for c in place.captions]
     return placed_dot(drawing, placed, ids, notes, _caption_nodes(captions))
@@ -251,8 +268,25 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     boxes = [_shift_box(p.box, 0, 0) for p in places]
     captions = _caption_nodes([c for p in places for c in p.captions])
     frame = pinned(frame_dot(drawing, frames, boxes, notes, captions), "svg", timeout=timeout)
-    parts = [(svg, dx, dy) for p in places for (_, _, svg), (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
+    parts = [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
     return stitch(frame, parts)
+
+
+def _positions(part: _Part) -> Layout:
+    if part.layout is None:
+        raise RenderError("internal: a part drawn without its positions")  # PNG parts are laid out with json0
+    return part.layout
+
+
+def _svg_box(svg: bytes) -> Box:
+    """A drawn graph's box from its SVG: the ``viewBox`` less dot's 4 pt pad on each side."""
+    m = _VIEWBOX.search(svg[:4000].decode("utf-8", "replace"))
+    if m is None:
+        raise RenderError("Graphviz drew a part hloviz cannot place (no viewBox in its SVG)")
+    return Box(0.0, 0.0, float(m.group(1)) - 8, float(m.group(2)) - 8)
+
+
+_VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([-\d.]+) ([-\d.]+)"')
 
 
 def _caption_nodes(captions: Sequence[tuple[str, float, float]]) -> list[str]:
@@ -301,27 +335,16 @@ def _highest(text: str) -> dict[str, int]:
     return out
 
 
-def _frame(drawing: Drawing, column: int, layout: Layout, ids: _Ids) -> Box:
-    """The box a column's whole layout occupies: its column cluster, or the graph for one scene."""
-    if not drawing.single:
-        attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")])
-        if attrs is not None:
-            return _box(attrs["bb"])
-    return layout.bb
-
-
-def _size(drawing: Drawing, col: _Column, ids: _Ids) -> tuple[float, float]:
+def _size(drawing: Drawing, col: _Column) -> tuple[float, float]:
     """A column's (width, height) in the composed picture."""
     if not col.wrapped:
-        frame = _frame(drawing, col.index, col.parts[0][1], ids)
-        return frame.width, frame.height
-    width = sum(layout.bb.width for _, layout, _ in col.parts) + PART_GAP * (len(col.parts) - 1)
-    height = max(layout.bb.height for _, layout, _ in col.parts)
-    height += _CAPTION
+        return col.parts[0].bb.width, col.parts[0].bb.height
+    width = sum(p.bb.width for p in col.parts) + PART_GAP * (len(col.parts) - 1)
+    height = max(p.bb.height for p in col.parts) + _CAPTION
     if drawing.single:
         return width, height
     lw, lh = col.label
-    return max(width, lw) + 2 * _MARGIN, height + 2 * _MARGIN + lh + _LABEL_GAP
+    return max(width, lw + 2 * _MARGIN) + 4 * _MARGIN, height + 4 * _MARGIN + lh + _LABEL_GAP
 
 
 def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run: Run = run_dot,
@@ -330,7 +353,11 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     wrapped. One ``dot`` run where there is nothing to compose (one scene, not wrapped) or the
     columns are tied; else the parts laid out at once, wrapped as ``wrap`` asks, and composed.
     A one-scene picture that ``wrap`` leaves whole is that one run's picture, as before.
-    The ``run*`` arguments are the Graphviz runners (tests stand in their own)."""
+
+    Positions (``-Tjson0``, which makes ``dot`` take half as long again) are only asked for
+    where they are needed: a PNG (drawn whole from them), and a column that is to be wrapped
+    (its size, known from its drawing, says so). The ``run*`` arguments are the Graphviz
+    runners (tests stand in their own)."""
     if drawing.tied or (drawing.single and not wrap.active):
         return run(drawing.text, fmt, timeout=timeout), []
     deadline = time.monotonic() + timeout
@@ -341,30 +368,50 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
             raise GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout)
         return remaining
 
-    formats = ("json0", "svg") if fmt == "svg" else ("json0",)
     ids = drawing.fresh_ids()
     if drawing.single:  # the picture itself, header and all: kept as it is when not cut
         texts = [drawing.text]
-        outs = _many(run_many, texts, ("json0", fmt), left)
+        formats: tuple[str, ...] = ("json0", "png") if fmt == "png" else ("svg",)
     else:
         texts = [part_dot(drawing, c, scene, ids, wrapped=False) for c, (_, scene) in enumerate(drawing.columns)]
-        outs = _many(run_many, texts, formats, left)
-    columns = []
-    for c, ((_, scene), out) in enumerate(zip(drawing.columns, outs, strict=True)):
-        whole = read_layout(out[0])
-        columns.append(_Column(c, [(scene, whole, out[-1])], _label(drawing, c, whole, ids)))
+        formats = ("svg",) if fmt == "svg" else ("json0",)
+    outs = _many(run_many, texts, formats, left)
+    columns = [_Column(c, [_part(scene, dict(zip(formats, out, strict=True)))], text)
+               for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
     notes: list[str] = []
-    if wrap.active:
-        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, formats, left))
+    if wrap.active and wants_wrap([_size(drawing, col) for col in columns], wrap, PART_GAP):
+        _read_wholes(drawing, columns, ids, lambda t: _many(run_many, t, ("json0",), left))
+        pieces = ("svg",) if fmt == "svg" else ("json0",)
+        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces)
     if drawing.single and not notes:
-        return outs[0][1], []
+        return outs[0][-1], []
     if fmt == "svg":
         return compose_svg(drawing, columns, ids, notes, pinned, left()), notes
     return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes
 
 
-def _label(drawing: Drawing, column: int, layout: Layout, ids: _Ids) -> tuple[float, float]:
-    if drawing.single:
+def _part(scene: Scene, out: dict[str, bytes]) -> _Part:
+    layout = read_layout(out["json0"]) if "json0" in out else None
+    svg = out.get("svg", b"")
+    return _Part(scene, layout.bb if layout is not None else _svg_box(svg), svg, layout)
+
+
+def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
+                 lay: Callable[[list[str]], list[list[bytes]]]) -> None:
+    """Every column's whole layout and label size, laying out again (positions only) the
+    columns first drawn without them."""
+    for col in columns:
+        col.whole = col.parts[0].layout
+    missing = [col for col in columns if col.whole is None]
+    if missing:
+        for col, out in zip(missing, lay([col.text for col in missing]), strict=True):
+            col.whole = read_layout(out[0])
+    for col in columns:
+        col.label = _label(drawing, col.index, col.whole, ids)
+
+
+def _label(drawing: Drawing, column: int, layout: Layout | None, ids: _Ids) -> tuple[float, float]:
+    if drawing.single or layout is None:
         return 0.0, 0.0
     attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")], {})
     return float(attrs.get("lwidth", "0")) * _INCH, float(attrs.get("lheight", "0")) * _INCH
@@ -385,18 +432,21 @@ def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[s
 
 
 def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
-          lay: Callable[[list[str]], list[list[bytes]]]) -> list[str]:
-    """Cut the columns ``wrap`` asks to cut, lay their parts out (``lay``), and put them in
-    ``columns``; the note saying so."""
-    spans = [_spans(col.parts[0][0], col.index, col.parts[0][1], ids) for col in columns]
-    limits = [cut_limit(col.parts[0][0], *span) for col, span in zip(columns, spans, strict=True)]
-    sizes = [_size(drawing, col, ids) for col in columns]
+          lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str]) -> list[str]:
+    """Cut the columns ``wrap`` asks to cut (their whole layouts read), lay their parts out
+    (``lay``, in ``formats``), and put them in ``columns``; the note saying so."""
+    wholes = [col.whole for col in columns]
+    if any(w is None for w in wholes):
+        return []
+    spans = [_spans(col.parts[0].scene, col.index, w, ids) for col, w in zip(columns, wholes, strict=True) if w]
+    limits = [cut_limit(col.parts[0].scene, *span) for col, span in zip(columns, spans, strict=True)]
+    sizes = [_size(drawing, col) for col in columns]
     widths = [band_widths(nodes, PART_GAP) for nodes, _ in spans]
     counts = choose_parts(sizes, wrap, limits, PART_GAP, widths)
     jobs: list[tuple[int, Scene]] = []
     for col, span, count in zip(columns, spans, counts, strict=True):
         if count > 1:
-            pieces = split_scene(col.parts[0][0], *span, count)
+            pieces = split_scene(col.parts[0].scene, *span, count)
             if len(pieces) > 1:
                 jobs.extend((col.index, piece) for piece in pieces)
     if not jobs:
@@ -405,12 +455,12 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
     cut = {c for c, _ in jobs}
     for col in columns:
         if col.index in cut:
-            col.parts = [(piece, read_layout(out[0]), out[-1])
+            col.parts = [_part(piece, dict(zip(formats, out, strict=True)))
                          for (c, piece), out in zip(jobs, outs, strict=True) if c == col.index]
     where = " and ".join(str(len(col.parts)) for col in columns)
     asked = wrap.mode if wrap.mode == "auto" else str(wrap.parts)
     return [(f"wrapped into {where} parts side by side (--wrap {asked}); an arrow between parts ends at ▾ and "
-            "starts again at ▴, naming the far end and its part")]
+             "starts again at ▴, naming the far end and its part")]
 
 
 def _many(run_many: RunMany, texts: list[str], formats: Sequence[str], left: Callable[[], float]) -> list[list[bytes]]:
