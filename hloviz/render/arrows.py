@@ -68,12 +68,21 @@ def rows_of(nodes: Iterable[str], edges: Iterable[tuple[str, str]]) -> dict[str,
     ready = [k for k in keys if indeg[k] == 0]
     sources = set(ready)
     row = dict.fromkeys(keys, 0)
-    order = []
     left = dict(indeg)
-    while ready:
+    done: set[str] = set()
+    waiting = iter(keys)  # the picture's order, for breaking cycles
+    while len(done) < len(keys):
+        if not ready:
+            # a cycle (blocks of a quotient graph that read each other): dot reverses one of
+            # its arrows; its first node in the picture's order goes on as if it were ready
+            ready.append(next(k for k in waiting if k not in done))
         k = ready.pop()
-        order.append(k)
+        if k in done:
+            continue
+        done.add(k)
         for n in succ[k]:
+            if n in done:
+                continue
             row[n] = max(row[n], row[k] + 1)
             left[n] -= 1
             if left[n] == 0:

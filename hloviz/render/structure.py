@@ -189,7 +189,9 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
         if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
             hs = [_hash(k, succ, label, hashes) for k in kids]
             found = repeats(hs)
-            if not found and _group_periods(node, periodic(hs)):
+            periods = periodic(hs)
+            # a layer of two blocks (attention, MLP) repeated beats a pair of equal neighbours
+            if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
                 hs = [_hash(k, succ, label, hashes) for k in node.children]
                 found = repeats(hs)
             if found:
