@@ -3,6 +3,7 @@ no TensorFlow needed)."""
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import re
 from pathlib import Path
@@ -256,3 +257,26 @@ def test_cli_names_and_bad_options_exit_2(tmp_path, capsys):
           str(tmp_path / "f.dot")])
     text = (tmp_path / "f.dot").read_text()
     assert text.count("focus: ") == 2  # both columns focused
+
+
+def _layers_in_text(folder: Path) -> set[str]:
+    """The Keras layers of a capture, read from its pre-optimization HLO text with a regex
+    (``op_name="resnet50_1/conv2_block1_1_conv_1/convolution"`` → ``conv2_block1_1_conv``), not
+    through hloviz's parser or scope tree."""
+    path = folder / "pre.hlo"
+    text = path.read_text() if path.exists() else gzip.decompress((folder / "pre.hlo.gz").read_bytes()).decode()
+    return {re.sub(r"_\d+$", "", m) for m in re.findall(r'op_name="(?!XLA)[^"/]+/([^"/]+)/[^"]*"', text)}
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50", "efficientnet_b0", "convnext_tiny"])
+def test_named_models_name_every_layer_at_the_default_budget(name):
+    # the layer names carry these models' structure: the default picture (budget 300) names
+    # each of their 116 to 229 layers, a group of layers opened before a layer's ops
+    cap = load_target(str(CAPTURES / name))
+    pre, post = both_modules(cap)
+    layers = _layers_in_text(CAPTURES / name)
+    assert len(layers) > 100
+    sbs = side_by_side(pre, post, analyze(pre, post, info=cap.info), options=ViewOptions())
+    assert sbs.pre.nodes <= 300 and sbs.post.nodes <= 300
+    missing = layers - words(sbs.pre)
+    assert not missing, sorted(missing)[:10]

@@ -378,12 +378,16 @@ def _levels(tree: Tree) -> dict[str, int]:
     return out
 
 
+#: Nodes that stand for several named parts; :func:`fit` opens them first.
+_GROUPS = frozenset({"group", "block", "repeat"})
+
+
 def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
     """The deepest cut of ``tree`` that fits ``budget`` nodes, level by level.
 
     The root is always open. Each round takes the expandable nodes of the cut nearest the root
     and opens them all if the result still fits; otherwise it opens the cheapest ones (fewest new nodes first, then text order)
-    while they fit, and stops — so a module larger than the budget fills it instead of drawing
+    while they fit (groups of layers first), and stops — so a module larger than the budget fills it instead of drawing
     a fraction of it. ``max_depth`` keeps scopes at that depth closed (``--depth``). A cut over
     budget is returned only when the root's children alone exceed it; the caller then
     collapses further by other means.
@@ -405,7 +409,9 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
                 keys.update(c.key for c in n.children)
             count += total
             continue
-        cands.sort(key=lambda n: (_delta(n), n.last, n.order))
+        # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
+        # cannot open everything names every layer first
+        cands.sort(key=lambda n: (n.kind not in _GROUPS, _delta(n), n.last, n.order))
         for n in cands:
             d = _delta(n)
             if count + d > budget:
