@@ -143,8 +143,15 @@ def test_training_step_reads_forward_backward_optimizer_per_layer():
         layers = {}
         for node in v.scene.nodes.values():
             rows = [r.text for r in node.rows]
-            phases = next((t for t in rows if t.startswith("forward ")), "")
+            phases = next((t for t in rows if re.match(r"(forward|backward|optimizer) \d", t)), "")
             layers[rows[0]] = phases
+        for cluster in v.scene.all_clusters():  # an open layer: the phases of what it holds
+            inner, stack = [], [cluster]
+            while stack:
+                c = stack.pop()
+                inner += c.nodes
+                stack += c.clusters
+            layers[cluster.rows[0].text] = " ".join(layers.get(v.scene.nodes[k].rows[0].text, "") for k in inner)
         # each layer of a block holds its forward, backward and optimizer (Adam) work
         for layer in ("attention", "norm_1", "mlp_in"):
             assert layer in layers, sorted(layers)[:20]

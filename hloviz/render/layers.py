@@ -126,9 +126,13 @@ class _Routes:
         scope all its users share."""
         users = tuple(users)
         if inst.opcode == "parameter":
-            first = next((p for p in map(self.own.get, map(id, users)) if p is not None), None)
+            first = next((u for u in users if self.own.get(id(u)) is not None), None)
             if first is not None:
-                return first
+                layer = self.updating.get(id(first))
+                if layer is not None:
+                    # an optimizer's slot (Adam's moments) goes with the update that reads it
+                    self.updating[id(inst)] = layer
+                return self.own[id(first)]
         shared = None
         for u in users:
             p = self.own.get(id(u))
