@@ -287,3 +287,28 @@ def test_named_models_name_every_layer_at_the_default_budget(name):
     assert sbs.pre.nodes <= 300 and sbs.post.nodes <= 300
     missing = layers - words(sbs.pre)
     assert not missing, sorted(missing)[:10]
+
+
+def test_resnet_bottlenecks_fold_as_repeats_when_the_budget_needs_it():
+    # ResNet50's stages hold 3, 4, 6 and 3 bottlenecks; the first of each has a projection
+    # shortcut (``convS_block1_0_conv``) and is built differently, the rest are copies. Counted
+    # on the HLO text, not through hloviz's tree.
+    layers = _layers_in_text(CAPTURES / "resnet50")
+    stages: dict[str, set[int]] = {}
+    projected: dict[str, set[int]] = {}
+    for name in layers:
+        m = re.fullmatch(r"conv(\d)_block(\d+)_(\d)_\w+", name)
+        if m:
+            stages.setdefault(m[1], set()).add(int(m[2]))
+            if m[3] == "0":
+                projected.setdefault(m[1], set()).add(int(m[2]))
+    assert {s: len(b) for s, b in stages.items()} == {"2": 3, "3": 4, "4": 6, "5": 3}
+    expected = {f"conv{s}_block2_* ×{len(b) - len(projected[s])}" for s, b in stages.items()}
+    pre = load_target(str(CAPTURES / "resnet50")).pre_module()
+    small = draw_module(pre, options=ViewOptions(budget=30))
+    shown = {n.rows[0].text.split(" (")[0] for n in small.scene.nodes.values()}
+    assert expected <= shown, sorted(shown)
+    # with room for every layer, each copy is drawn (the repeat is a cluster around them)
+    full = draw_module(pre, options=ViewOptions(budget=300))
+    assert not any("×" in n.rows[0].text for n in full.scene.nodes.values() if "_block2_*" in n.rows[0].text)
+    assert expected <= {c.rows[0].text.split(" (")[0] for c in full.scene.all_clusters()}

@@ -411,13 +411,19 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
             continue
         # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
         # cannot open everything names every layer first
-        cands.sort(key=lambda n: (n.kind not in _GROUPS, _delta(n), n.last, n.order))
-        for n in cands:
+        def rank(n: TreeNode) -> tuple:
+            return (n.kind not in _GROUPS, _delta(n), n.last, n.order)
+
+        cands.sort(key=rank)
+        while cands:
+            n = cands.pop(0)
             d = _delta(n)
             if count + d > budget:
                 break
             keys.discard(n.key)
             keys.update(c.key for c in n.children)
             count += d
+            if n.kind == "repeat":  # its copies stand at its level: they compete in this round
+                cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth)], key=rank)
         break
     return Cut(tree, frozenset(keys))

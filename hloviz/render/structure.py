@@ -22,6 +22,11 @@ __all__ = ["fold_repeats", "split_by_structure"]
 
 #: Nodes whose children never get blocks: computations keep XLA's own structure.
 _KEEP = frozenset({"fusion", "body", "leaf"})
+#: Nodes that fold into a repeat when their neighbours are built the same way: blocks found by
+#: structure, and named ones (ResNet's ``conv3_block2_*`` group, a transformer's ``block_3``).
+#: A repeat costs one node closed and opens like any node, so :func:`~hloviz.render.cut.fit`
+#: leaves it closed only where its copies would not fit.
+_FOLDED = frozenset({"block", "scope", "group"})
 
 
 def _adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
@@ -194,18 +199,44 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
                 hs = [_hash(k, succ, label, hashes) for k in node.children]
                 found = repeats(hs)
+            found = _chained(node, found, succ)
             if found:
                 _fold(node, found)
         stack.extend(c for c in node.children if c.kind not in _KEEP)
+
+
+def _chained(node: TreeNode, found: list[tuple[int, int]], succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
+    """The runs of ``found`` cut where a named copy does not feed the next: named layers fold
+    only as a sequence (ResNet's ``conv3_block2`` → ``conv3_block3``), never as parallel
+    branches built alike (a bottleneck's shortcut convolution beside its first one; ``query``,
+    ``key`` and ``value``). Blocks found by structure fold either way (an optimizer's
+    per-parameter updates)."""
+    kids = node.children
+    if not found or all(kids[start].kind == "block" for start, _n in found):
+        return found
+    feeds = set(_child_edges(node, succ))
+    out = []
+    for start, count in found:
+        if kids[start].kind == "block":
+            out.append((start, count))
+            continue
+        i = start
+        while i < start + count:
+            j = i + 1
+            while j < start + count and (j - 1, j) in feeds:
+                j += 1
+            if j - i >= 2:
+                out.append((i, j - i))
+            i = j
+    return out
 
 
 def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str],
           memo: dict[str, str | None]) -> str | None:
     """The structure hash of the leaves below ``node`` (None for a leaf, a computation, or a
     node of fewer than :data:`MIN_BLOCK` leaves: those are not folded)."""
-    if node.kind != "block":
-        # only blocks found by structure fold: named scopes keep their names open at the budget
-        # they had (a run is a slice of a list, a computation XLA's own)
+    if node.kind not in _FOLDED:
+        # a run is a slice of a list, a computation XLA's own
         return None
     if node.key in memo:
         return memo[node.key]
