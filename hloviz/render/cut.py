@@ -168,7 +168,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     if edges is not None:
         from .structure import fold_repeats, split_by_structure
 
-        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names or {})
+        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names or {}, label=label)
         _group(root, group_at)
         _runs(root, run_at)
         _sizes(root)

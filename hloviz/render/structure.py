@@ -70,22 +70,24 @@ def _crowded(node: TreeNode, group_at: int, run_at: int) -> bool:
 
 
 def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, group_at: int, run_at: int,
-                       names: Mapping[str, str]) -> None:
+                       names: Mapping[str, str], label: Mapping[str, str] | None = None) -> None:
     """Give every crowded node of the tree below ``root`` a level of blocks (recursively: a
     block that is still crowded is split again)."""
     succ = _adjacency(edges)
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at):
+        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at, label or {}):
             node.structured = True
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
-def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int) -> bool:
+def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int,
+           label: Mapping[str, str]) -> bool:
     """Blocks for ``node``'s children; whether any were made."""
     kids = list(node.children)
-    found = find_blocks(len(kids), _child_edges(node, succ))
+    edges = _child_edges(node, succ)
+    found = find_blocks(len(kids), edges)
     if found is None:
         return False
     if found.how != "dominators" and _names_agree(kids, found.groups):
@@ -94,7 +96,7 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
         return False  # many named scopes without a spine (an optimizer's updates): names group them
     if keep_scopes and (not _whole_function(node) or any(not k.is_leaf for k in kids)
-                        or _drawn_after(kids, found.groups) * 3 > len(kids)):
+                        or _drawn_after(kids, found.groups, edges, label) * 3 > len(kids)):
         # loose ops inside or beside named scopes, or in small blocks: runs of them say as
         # much in fewer nodes; blocks of ops are for a module without scopes
         return False
@@ -131,15 +133,31 @@ def _whole_function(node: TreeNode) -> bool:
     return node.kind == "scope" and node.depth == 1 and node.name.startswith(("jit(", "pjit("))
 
 
-def _drawn_after(kids: list[TreeNode], groups: list[list[int]]) -> int:
+def _drawn_after(kids: list[TreeNode], groups: list[list[int]], edges: Sequence[tuple[int, int]],
+                 label: Mapping[str, str]) -> int:
     """How many children a node crowded by loose ops would have with these blocks (blocks
-    holding a scope are dissolved)."""
+    holding a scope are dissolved; neighbours built alike count once, as they fold into a
+    repeat: a gradient clip's 132 ``multiply → reduce`` squares are one ``×132``)."""
+    seg = {}
+    for g, members in enumerate(groups):
+        for i in members:
+            seg[i] = g
+    inner: dict[int, list[tuple[int, int]]] = {}
+    for a, b in edges:
+        if seg.get(a) == seg.get(b):
+            inner.setdefault(seg[a], []).append((a, b))
     n = 0
-    for members in groups:
+    prev = None
+    for g, members in sorted(enumerate(groups), key=lambda gm: max(gm[1])):
         if any(not kids[i].is_leaf for i in members):
             n += len(members)
-        else:
+            prev = None
+            continue
+        h = (structure_hash(members, inner.get(g, []), lambda i: label.get(kids[i].name, ""))
+             if len(members) >= MIN_BLOCK else None)
+        if h is None or h != prev:
             n += 1
+        prev = h
     return n
 
 
