@@ -397,7 +397,10 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
     keys = set(cut.keys)
     level = _levels(tree)
     while True:
-        cands = [tree.nodes[k] for k in keys if _expandable(tree.nodes[k], max_depth)]
+        # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
+        # stays closed without holding back the nodes beside it
+        cands = [tree.nodes[k] for k in keys if _expandable(tree.nodes[k], max_depth)
+                 and _delta(tree.nodes[k]) < budget]
         if not cands:
             break
         top = min(level[n.key] for n in cands)
@@ -419,7 +422,7 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
             n = cands.pop(0)
             d = _delta(n)
             if count + d > budget:
-                break
+                continue  # a cheaper one after it may still fit (groups come first)
             keys.discard(n.key)
             keys.update(c.key for c in n.children)
             count += d

@@ -210,17 +210,34 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             continue
         kids = node.children
         if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
-            hs = [_hash(k, succ, label, hashes) for k in kids]
+            hs = _hashes(kids, succ, label, hashes)
             found = repeats(hs)
             periods = periodic(hs)
             # a layer of two blocks (attention, MLP) repeated beats a pair of equal neighbours
             if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
-                hs = [_hash(k, succ, label, hashes) for k in node.children]
+                hs = _hashes(node.children, succ, label, hashes)
                 found = repeats(hs)
             found = _chained(node, found, succ)
             if found:
                 _fold(node, found)
         stack.extend(c for c in node.children if c.kind not in _KEEP)
+
+
+#: How far apart two children may be and still be compared (a period of up to three blocks).
+_REACH = 3
+
+
+def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[str, str],
+            memo: dict[str, str | None]) -> list[str | None]:
+    """:func:`_hash` of each child that has a child of the same size and kind within
+    :data:`_REACH` of it; None for the rest, which cannot repeat (a big module's phases and
+    its one decoder are not hashed leaf by leaf at every level above them)."""
+    sig = [(k.kind, k.size) for k in kids]
+    out: list[str | None] = []
+    for i, k in enumerate(kids):
+        near = sig[max(0, i - _REACH):i] + sig[i + 1:i + 1 + _REACH]
+        out.append(_hash(k, succ, label, memo) if sig[i] in near else None)
+    return out
 
 
 def _chained(node: TreeNode, found: list[tuple[int, int]], succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
