@@ -135,3 +135,33 @@ def test_gpt_step_without_scopes_reads_as_its_layers():
     # the layers after the first (which also holds the embedding) fold into one repeat
     assert [len(r.children) for r in reps] == [7]
     assert not any(n.kind == "run" for n in forward.children)
+
+
+def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
+    # oracles from the text: the entry's parameters name the model's tensors
+    # (op_name="params['layers'][3]['wq']"): 8 layers, 132 tensors, each updated by AdamW
+    text = _text("jax_gpt_step", "pre")
+    entry = text[text.index("\nENTRY"):]
+    tensors = set(re.findall(r"parameter\(\d+\).*op_name=\"params\[\\'([^\"]*)\"", entry))
+    layers = {int(i) for i in re.findall(r"^layers\\'\]\[(\d+)\]", "\n".join(tensors), re.M)}
+    assert len(layers) == 8 and len(tensors) == 132
+    view = draw_module(hloviz.parse(text), options=ViewOptions())
+    tree = _tree(view)
+
+    def phase(name):
+        return next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == f"({name})" and n.size > 100)
+
+    # the backward pass mirrors the forward: its layers after the first fold into one repeat
+    # (each copy an MLP's backward block then an attention's), no runs of loose ops
+    backward = phase("backward")
+    layer_rep = max((n for n in backward.children if n.kind == "repeat"), key=lambda n: len(n.children))
+    assert len(layer_rep.children) == len(layers) - 1
+    assert all(len(c.children) == 2 and all(b.kind == "block" for b in c.children) for c in layer_rep.children)
+    assert not any(n.kind == "run" for n in backward.children)
+    # the optimizer (JAX names it like the forward pass, jit(train_step)/mul, but it reads the
+    # gradients): one update per tensor, and the gradient clip's squares, each a x132 repeat
+    optimizer = phase("optimizer")
+    counts = sorted(len(n.children) for n in tree.subtree_root(optimizer).nodes.values() if n.kind == "repeat")
+    assert counts.count(len(tensors)) == 2, counts
+    forward = phase("forward")
+    assert forward.size < backward.size + optimizer.size  # the update is no longer filed as forward work
