@@ -143,7 +143,7 @@ def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
     text = _text("jax_gpt_step", "pre")
     entry = text[text.index("\nENTRY"):]
     tensors = set(re.findall(r"parameter\(\d+\).*op_name=\"params\[\\'([^\"]*)\"", entry))
-    layers = {int(i) for i in re.findall(r"^layers\\'\]\[(\d+)\]", "\n".join(tensors), re.M)}
+    layers = {int(i) for i in re.findall(r"^layers\\'\]\[(\d+)\]", "\n".join(tensors), re.MULTILINE)}
     assert len(layers) == 8 and len(tensors) == 132
     view = draw_module(hloviz.parse(text), options=ViewOptions())
     tree = _tree(view)
@@ -165,3 +165,21 @@ def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
     assert counts.count(len(tensors)) == 2, counts
     forward = phase("forward")
     assert forward.size < backward.size + optimizer.size  # the update is no longer filed as forward work
+
+
+def test_a_scalar_every_block_reads_bounds_nothing():
+    # ten diamonds in a chain (a → b, c → d → next a); a scalar h computed from the first
+    # diamond's end is read inside every later one (a loss scale in a backward pass): a path
+    # around every join. h has 9 users, far more than any other node: a hub, not a bound.
+    edges = []
+    h = 40
+    for i in range(10):
+        a, b, c, d = 4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3
+        edges += [(a, b), (a, c), (b, d), (c, d)]
+        if i:
+            edges += [(d - 4, a), (h, b)]
+    edges.append((3, h))
+    found = find_blocks(41, edges)
+    assert found is not None
+    diamonds = [g for g in found.groups if len(g) >= 3]
+    assert len(diamonds) >= 8, found.groups
