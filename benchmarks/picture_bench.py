@@ -39,7 +39,8 @@ from hloviz.render.pictures import module_picture, pair_picture  # noqa: E402
 from hloviz.render.wrap import AUTO, Wrap, parse_wrap  # noqa: E402
 
 CAPTURES = ROOT / "samples" / "captures"
-MODELS = ("mobilenet_v2", "resnet50", "inception_v3", "densenet121", "keras_cnn_train", "jax_gpt_step")
+MODELS = ("mobilenet_v2", "resnet50", "efficientnet_b0", "convnext_tiny", "inception_v3", "densenet121", "keras_cnn_train",
+          "jax_gpt_step")
 
 
 def read(folder: Path, stage: str) -> str:
