@@ -210,9 +210,9 @@ class _Writer:
         self.scene_body(scope, scene, indent + "  ")
         self.lines.append(f"{indent}}}")
 
-    def finish(self, header_rows: Sequence[Row]) -> str:
+    def finish(self, header_rows: Sequence[Row], large: bool | None = None) -> str:
         head = ["digraph hloviz {", _GRAPH_DEFAULTS.rstrip("\n")]
-        if self.written > LARGE:
+        if (self.written > LARGE) if large is None else large:
             head.append(_LARGE_GRAPH)
         for key, value in sorted(self.layout.items()):
             if not (key.isidentifier() and value.replace(".", "").replace("_", "").isalnum()):
@@ -323,7 +323,8 @@ def part_dot(drawing: Drawing, column: int, scene: Scene, ids: _Ids, *, wrapped:
         w.scene_body(column, scene, "  ")
     else:
         w.column(column, drawing.columns[column][0], scene)
-    return w.finish(())
+    # a part of a large picture is laid out with the effort the whole picture would get
+    return w.finish((), large=len(drawing.ids.nodes) > LARGE or None)
 
 
 @dataclass
