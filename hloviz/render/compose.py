@@ -28,18 +28,20 @@ models (``benchmarks/block_layout_bench.py``): a column's whole layout takes a t
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import RenderError
-from .dot import Drawing, Placed, PlacedColumn, _Ids, frame_dot, part_dot, placed_dot
+from .dot import Drawing, Placed, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
 from .graphviz_run import GraphvizTimeout, normalize_svg, run_dot, run_dot_many, run_pinned
 from .scene import Scene
 from .wrap import OFF, Span, Wrap, band_widths, choose_parts, cut_limit, split_scene, wants_wrap
 
-__all__ = ["COLUMN_GAP", "PART_GAP", "Layout", "compose", "compose_svg", "lay_out", "read_layout", "stitch"]
+__all__ = ["COLUMN_GAP", "PART_GAP", "Layout", "compose", "compose_svg", "lay_out", "read_layout", "stitch",
+           "stitch_columns"]
 
 #: Points between two columns (beyond the margin dot leaves around each), and between two parts
 #: of a wrapped column.
@@ -272,6 +274,34 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     return stitch(frame, parts)
 
 
+def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, header: bytes) -> bytes:
+    """Columns none of which is wrapped, as SVG with no Graphviz run of its own: the header, drawn
+    by a ``dot`` of its own beside the columns' (``header``; empty for none), goes on top, the
+    columns' drawings under it, in a root written here as Graphviz writes one."""
+    places = _arrange(drawing, columns, ids)
+    top = max((p.box.y1 for p in places), default=0.0)
+    head = _svg_box(header) if header else Box(0, 0, 0, 0)
+    width = max([p.box.x1 for p in places] + [head.width])
+    height = top + head.height
+    parts = [(header, 0.0, top)] if header else []
+    parts += [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
+    return stitch(_root_svg(width, height), parts)
+
+
+def _root_svg(width: float, height: float) -> bytes:
+    """An empty picture of ``width`` × ``height`` points, written as ``dot -Tsvg`` writes one
+    (4 pt pad, a white background, y up through the graph group's transform)."""
+    w, h = width + 8, height + 8
+    return (f'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+            f'<svg width="{math.ceil(w)}pt" height="{math.ceil(h)}pt"\n'
+            f' viewBox="0.00 0.00 {w:.2f} {h:.2f}" xmlns="http://www.w3.org/2000/svg" '
+            f'xmlns:xlink="http://www.w3.org/1999/xlink">\n'
+            f'<g id="graph0" class="graph" transform="scale(1 1) rotate(0) translate(4 {_n(h - 4)})">\n'
+            f'<title>hloviz</title>\n'
+            f'<polygon fill="white" stroke="transparent" points="-4,4 -4,{_n(4 - h)} {_n(w - 4)},{_n(4 - h)} '
+            f'{_n(w - 4)},4 -4,4"/>\n</g>\n</svg>\n').encode()
+
+
 def _positions(part: _Part) -> Layout:
     if part.layout is None:
         raise RenderError("internal: a part drawn without its positions")  # PNG parts are laid out with json0
@@ -375,7 +405,9 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     else:
         texts = [part_dot(drawing, c, scene, ids, wrapped=False) for c, (_, scene) in enumerate(drawing.columns)]
         formats = ("svg",) if fmt == "svg" else ("json0",)
-    outs = _many(run_many, texts, formats, left)
+    head = header_dot(drawing) if fmt == "svg" and not drawing.single else ""
+    outs = _many(run_many, texts + [head] if head else texts, formats, left)
+    header = outs.pop()[0] if head else b""
     columns = [_Column(c, [_part(scene, dict(zip(formats, out, strict=True)))], text)
                for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
     notes: list[str] = []
@@ -385,6 +417,8 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
         notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces)
     if drawing.single and not notes:
         return outs[0][-1], []
+    if fmt == "svg" and not notes:
+        return stitch_columns(drawing, columns, ids, header), notes
     if fmt == "svg":
         return compose_svg(drawing, columns, ids, notes, pinned, left()), notes
     return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes

@@ -28,7 +28,7 @@ from .scene import Cluster, Edge, Node, Row, Scene
 from .style import FONT
 
 __all__ = ["Drawing", "Placed", "PlacedColumn", "column_rows", "columns_drawing", "columns_to_dot", "drawn_ids",
-           "frame_dot", "label_html", "part_dot", "placed_dot", "to_dot", "to_drawing"]
+           "frame_dot", "header_dot", "label_html", "part_dot", "placed_dot", "to_dot", "to_drawing"]
 
 _GRAPH_DEFAULTS = (
     f'  graph [fontname={dot_string(FONT)}, fontsize=12, rankdir=TB, nodesep=0.25, ranksep=0.3, '
@@ -398,6 +398,12 @@ def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequ
                        f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
     w.lines.extend(extra)
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
+
+
+def header_dot(drawing: Drawing) -> str:
+    """The picture's header (title and notes over the columns) alone, for ``dot`` to draw as a
+    part of its own while the columns are laid out (None-like empty text when there is none)."""
+    return _Writer().finish(drawing.header) if drawing.header else ""
 
 
 def drawn_ids(scenes: Sequence[Scene]) -> tuple[dict[tuple[int, str], str], dict[tuple[int, str], str]]:
