@@ -8,14 +8,18 @@ cores, it costs the longer one. And a long column can only be wrapped (:mod:`hlo
 once it is known where its rows fall.
 
 How: each part's DOT text (:func:`hloviz.render.dot.part_dot`, arrows tagged by index) goes
-through one ``dot`` that writes both its drawing (``-Tsvg``) and its positions (``-Tjson0``:
-every node's ``pos``, ``width``, ``height``, every cluster's ``bb`` and ``lp``, every arrow's
-spline). :func:`_arrange` places the parts: columns left to right, tops aligned; a wrapped
-column's parts side by side inside the column's box, whose label size comes from the whole
-column's layout. For SVG, :func:`compose_svg` has ``dot -Kneato -n2`` draw only the frame (the
-header; the cluster of a wrapped column) from given positions, and :func:`stitch` puts each
-part's own drawing into it, moved into place. For PNG, :func:`compose` writes the whole picture
-again with every position given, and ``dot -Kneato -n2`` draws it without laying it out.
+through one ``dot`` that writes its drawing (``-Tsvg``) and, where they are needed, its
+positions (``-Tjson0``: every node's ``pos``, ``width``, ``height``, every cluster's ``bb`` and
+``lp``, every arrow's spline; they make ``dot`` take half as long again, so they are asked for
+only for a PNG and for a column that is to be wrapped). :func:`_arrange` places the parts:
+columns left to right, tops aligned; a wrapped column's parts side by side inside the column's
+box, whose label size comes from the whole column's layout. For SVG, :func:`stitch_columns`
+puts the header (drawn by a ``dot`` of its own, beside the columns') and the columns' drawings
+into a root written here; with wrapped columns, :func:`compose_svg` has ``dot -Kneato -n2``
+draw a frame (the header, the wrapped columns' clusters, the parts' captions) from given
+positions instead. :func:`stitch` moves each drawing into place. For PNG, :func:`compose`
+writes the whole picture again with every position given, and ``dot -Kneato -n2`` draws it
+without laying it out.
 Identifiers are the whole picture's (``n7``, ``cluster_3``), so the explorer finds its boxes as
 before; the result depends only on the DOT texts, never on which process finished first.
 
