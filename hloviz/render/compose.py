@@ -17,7 +17,7 @@ box, whose label size comes from the whole column's layout. For SVG, :func:`stit
 puts the header (drawn by a ``dot`` of its own, beside the columns') and the columns' drawings
 into a root written here; with wrapped columns, :func:`compose_svg` has ``dot -Kneato -n2``
 draw a frame (the header, the wrapped columns' clusters, the parts' captions) from given
-positions instead. :func:`stitch` moves each drawing into place. For PNG, :func:`compose`
+positions instead. :func:`~hloviz.render.svgjoin.stitch` moves each drawing into place. For PNG, :func:`compose`
 writes the whole picture again with every position given, and ``dot -Kneato -n2`` draws it
 without laying it out.
 Identifiers are the whole picture's (``n7``, ``cluster_3``), so the explorer finds its boxes as
@@ -31,21 +31,19 @@ models (``benchmarks/block_layout_bench.py``): a column's whole layout takes a t
 
 from __future__ import annotations
 
-import json
-import math
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import RenderError
-from .dot import Drawing, Placed, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
-from .graphviz_run import GraphvizTimeout, normalize_svg, run_dot, run_dot_many, run_pinned
+from .dot import Drawing, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
+from .graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned
+from .positions import INCH, Box, Layout, num, parse_box, place_part, read_layout, shift, shift_box, svg_box
 from .scene import Scene
+from .svgjoin import root_svg, stitch
 from .wrap import OFF, Span, Wrap, band_widths, choose_parts, cut_limit, split_scene, wants_wrap
 
-__all__ = ["COLUMN_GAP", "PART_GAP", "Layout", "compose", "compose_svg", "lay_out", "read_layout", "stitch",
-           "stitch_columns"]
+__all__ = ["COLUMN_GAP", "PART_GAP", "compose", "compose_svg", "lay_out", "stitch_columns"]
 
 #: Points between two columns (beyond the margin dot leaves around each), and between two parts
 #: of a wrapped column.
@@ -56,119 +54,9 @@ _MARGIN = 8.0
 _LABEL_GAP = 4.0
 #: Height of the "part 2 of 3" caption over each part of a wrapped column.
 _CAPTION = 16.0
-_INCH = 72.0
 
 Run = Callable[..., bytes]
 RunMany = Callable[..., list[list[bytes]]]
-
-
-@dataclass(frozen=True)
-class Box:
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    @property
-    def width(self) -> float:
-        return self.x1 - self.x0
-
-    @property
-    def height(self) -> float:
-        return self.y1 - self.y0
-
-
-def _box(text: str) -> Box:
-    x0, y0, x1, y1 = (float(v) for v in text.split(","))
-    return Box(x0, y0, x1, y1)
-
-
-@dataclass
-class Layout:
-    """Where one ``dot -Tjson0`` run put a part's things, in points (y grows upwards): the
-    graph's ``bb``, and the attributes of each node and cluster (by DOT id) and arrow (by tag)."""
-
-    bb: Box
-    nodes: dict[str, dict[str, str]]
-    clusters: dict[str, dict[str, str]]
-    edges: dict[int, dict[str, str]]
-
-    def node_span(self, ident: str) -> Span | None:
-        attrs = self.nodes.get(ident)
-        if attrs is None:
-            return None
-        x, y = (float(v) for v in attrs["pos"].split(",")[:2])
-        half_h = float(attrs.get("height", "0")) * _INCH / 2
-        half_w = float(attrs.get("width", "0")) * _INCH / 2
-        return Span(y + half_h, y - half_h, x - half_w, x + half_w)
-
-    def cluster_span(self, ident: str) -> Span | None:
-        attrs = self.clusters.get(ident)
-        if attrs is None:
-            return None
-        box = _box(attrs["bb"])
-        return Span(box.y1, box.y0)
-
-
-def read_layout(data: bytes) -> Layout:
-    """A :class:`Layout` from ``dot -Tjson0`` output."""
-    try:
-        graph = json.loads(data)
-        bb = _box(graph["bb"])
-    except (ValueError, KeyError) as err:
-        raise RenderError(f"Graphviz gave a layout hloviz cannot read ({err})") from None
-    nodes: dict[str, dict[str, str]] = {}
-    clusters: dict[str, dict[str, str]] = {}
-    for obj in graph.get("objects", ()):
-        if "pos" in obj:
-            nodes[obj["name"]] = {k: obj[k] for k in ("pos", "width", "height") if k in obj}
-        elif "bb" in obj:
-            clusters[obj["name"]] = {k: obj[k] for k in ("bb", "lp", "lwidth", "lheight") if k in obj}
-    edges: dict[int, dict[str, str]] = {}
-    for edge in graph.get("edges", ()):
-        tag = str(edge.get("comment", ""))
-        if tag.startswith("e") and tag[1:].isdigit() and "pos" in edge:
-            edges[int(tag[1:])] = {k: edge[k] for k in ("pos", "lp", "head_lp", "tail_lp", "xlp") if k in edge}
-    return Layout(bb, nodes, clusters, edges)
-
-
-def _n(v: float) -> str:
-    text = f"{v:.2f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
-
-
-def _shift(value: str, dx: float, dy: float) -> str:
-    """A ``pos`` (``x,y``) or spline (``e,x,y s,x,y x,y …``, ``;`` between pieces) moved by (dx, dy)."""
-    pieces = []
-    for piece in value.split(";"):
-        points = []
-        for token in piece.split():
-            *prefix, x, y = token.split(",")
-            points.append(",".join([*prefix, _n(float(x) + dx), _n(float(y) + dy)]))
-        pieces.append(" ".join(points))
-    return ";".join(pieces)
-
-
-def _shift_box(box: Box, dx: float, dy: float) -> str:
-    return f"{_n(box.x0 + dx)},{_n(box.y0 + dy)},{_n(box.x1 + dx)},{_n(box.y1 + dy)}"
-
-
-def _placed(scene: Scene, layout: Layout, dx: float, dy: float) -> Placed:
-    """A part's positions moved by (dx, dy), as DOT attributes."""
-    nodes = {ident: f'pos="{_shift(a["pos"], dx, dy)}", width={a.get("width", "0.3")}, '
-                    f'height={a.get("height", "0.3")}'
-             for ident, a in layout.nodes.items()}
-    clusters = {}
-    for ident, a in layout.clusters.items():
-        text = f'bb="{_shift_box(_box(a["bb"]), dx, dy)}"'
-        if "lp" in a:
-            text += f'; lp="{_shift(a["lp"], dx, dy)}"'
-        clusters[ident] = text
-    edges = []
-    for i in range(len(scene.edges)):
-        a = layout.edges.get(i, {})
-        edges.append(", ".join(f'{k}="{_shift(v, dx, dy)}"' for k, v in a.items()))
-    return Placed(scene, nodes, clusters, edges)
 
 
 @dataclass
@@ -230,9 +118,9 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
             attrs = (part.layout.clusters.get(ids.clusters.get((col.index, f"column {col.index}"), ""))
                      if part.layout is not None else None)
             if framed and attrs is not None:
-                cluster = f'bb="{_shift_box(_box(attrs["bb"]), *shifts[0])}"'
+                cluster = f'bb="{shift_box(parse_box(attrs["bb"]), *shifts[0])}"'
                 if "lp" in attrs:
-                    cluster += f'; lp="{_shift(attrs["lp"], *shifts[0])}"'
+                    cluster += f'; lp="{shift(attrs["lp"], *shifts[0])}"'
         else:
             lw, lh = col.label
             edge = 2 * _MARGIN if framed else 0.0  # dot's margin around a cluster, then the cluster's own
@@ -245,8 +133,8 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
                 px += part.bb.width + PART_GAP
             if framed:
                 frame = Box(box.x0 + _MARGIN, box.y0 + _MARGIN, box.x1 - _MARGIN, box.y1 - _MARGIN)
-                cluster = (f'bb="{_shift_box(frame, 0, 0)}"; '
-                           f'lp="{_n(frame.x0 + _MARGIN + lw / 2)},{_n(frame.y1 - _LABEL_GAP - lh / 2)}"')
+                cluster = (f'bb="{shift_box(frame, 0, 0)}"; '
+                           f'lp="{num(frame.x0 + _MARGIN + lw / 2)},{num(frame.y1 - _LABEL_GAP - lh / 2)}"')
         out.append(_Place(col, box, cluster, shifts, captions))
         x += width + COLUMN_GAP
     return out
@@ -257,7 +145,7 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
     draw (PNG; see the module's docstring)."""
     placed = []
     for place in _arrange(drawing, columns, ids):
-        parts = [_placed(part.scene, _positions(part), dx, dy)
+        parts = [place_part(part.scene, _positions(part), dx, dy)
                  for part, (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
         placed.append(PlacedColumn(place.column.index, place.cluster, parts))
     captions = [c for place in _arrange(drawing, columns, ids) for c in place.captions]
@@ -271,7 +159,7 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     each part's drawing goes into it, moved to its place. Nothing is laid out or drawn twice."""
     places = _arrange(drawing, columns, ids)
     frames = [(p.column.index, p.cluster) for p in places if p.column.wrapped and p.cluster]
-    boxes = [_shift_box(p.box, 0, 0) for p in places]
+    boxes = [shift_box(p.box, 0, 0) for p in places]
     captions = _caption_nodes([c for p in places for c in p.captions])
     frame = pinned(frame_dot(drawing, frames, boxes, notes, captions), "svg", timeout=timeout)
     parts = [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
@@ -284,26 +172,12 @@ def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, head
     columns' drawings under it, in a root written here as Graphviz writes one."""
     places = _arrange(drawing, columns, ids)
     top = max((p.box.y1 for p in places), default=0.0)
-    head = _svg_box(header) if header else Box(0, 0, 0, 0)
+    head = svg_box(header) if header else Box(0, 0, 0, 0)
     width = max([p.box.x1 for p in places] + [head.width])
     height = top + head.height
     parts = [(header, 0.0, top)] if header else []
     parts += [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
-    return stitch(_root_svg(width, height), parts)
-
-
-def _root_svg(width: float, height: float) -> bytes:
-    """An empty picture of ``width`` × ``height`` points, written as ``dot -Tsvg`` writes one
-    (4 pt pad, a white background, y up through the graph group's transform)."""
-    w, h = width + 8, height + 8
-    return (f'<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
-            f'<svg width="{math.ceil(w)}pt" height="{math.ceil(h)}pt"\n'
-            f' viewBox="0.00 0.00 {w:.2f} {h:.2f}" xmlns="http://www.w3.org/2000/svg" '
-            f'xmlns:xlink="http://www.w3.org/1999/xlink">\n'
-            f'<g id="graph0" class="graph" transform="scale(1 1) rotate(0) translate(4 {_n(h - 4)})">\n'
-            f'<title>hloviz</title>\n'
-            f'<polygon fill="white" stroke="transparent" points="-4,4 -4,{_n(4 - h)} {_n(w - 4)},{_n(4 - h)} '
-            f'{_n(w - 4)},4 -4,4"/>\n</g>\n</svg>\n').encode()
+    return stitch(root_svg(width, height), parts)
 
 
 def _positions(part: _Part) -> Layout:
@@ -312,61 +186,11 @@ def _positions(part: _Part) -> Layout:
     return part.layout
 
 
-def _svg_box(svg: bytes) -> Box:
-    """A drawn graph's box from its SVG: the ``viewBox`` less dot's 4 pt pad on each side."""
-    m = _VIEWBOX.search(svg[:4000].decode("utf-8", "replace"))
-    if m is None:
-        raise RenderError("Graphviz drew a part hloviz cannot place (no viewBox in its SVG)")
-    return Box(0.0, 0.0, float(m.group(1)) - 8, float(m.group(2)) - 8)
-
-
-_VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([-\d.]+) ([-\d.]+)"')
-
-
 def _caption_nodes(captions: Sequence[tuple[str, float, float]]) -> list[str]:
     """DOT statements drawing each part's caption (plain grey text) where it goes."""
     return [f'  part{i} [shape=plaintext, style="", label="{text}", fontsize=9, fontcolor="#616161", '
-            f'pos="{_n(x)},{_n(y)}", width={len(text) * 5.5 / 72:.3f}, height={_CAPTION / 72:.3f}];'
+            f'pos="{num(x)},{num(y)}", width={len(text) * 5.5 / 72:.3f}, height={_CAPTION / 72:.3f}];'
             for i, (text, x, y) in enumerate(captions)]
-
-
-_GRAPH_START = re.compile(r'<g id="graph0" class="graph"[^>]*>\n<title>[^<]*</title>\n(?:<polygon fill="white"[^>]*/>\n)?')
-_ID = re.compile(r'id="(a_)?(node|edge|clust)(\d+)')
-
-
-def stitch(frame: bytes, parts: Sequence[tuple[bytes, float, float]]) -> bytes:
-    """``frame``'s SVG with each part's drawing (its graph's contents, without its title and white
-    background) put in, moved by (dx, dy) in layout points (SVG's y runs down: ``-dy``). Element
-    ids (``node3``, ``edge7``, ``clust2``) are numbered again so they stay unique."""
-    text = frame.decode("utf-8")
-    end = text.rindex("</g>")
-    counters = _highest(text)
-    pieces = [text[:end]]
-    for svg, dx, dy in parts:
-        part = svg.decode("utf-8")
-        m = _GRAPH_START.search(part)
-        if m is None:
-            raise RenderError("Graphviz drew a part hloviz cannot place (no graph group in its SVG)")
-        body = part[m.end():part.rindex("</g>")]
-        body = _ID.sub(_renumber(dict(counters)), body)
-        for kind, highest in _highest(body).items():
-            counters[kind] = max(counters[kind], highest)
-        pieces.append(f'<g class="part" transform="translate({_n(dx)} {_n(-dy)})">\n{body}</g>\n')
-    pieces.append(text[end:])
-    return normalize_svg("".join(pieces).encode("utf-8"))
-
-
-def _renumber(offsets: dict[str, int]) -> Callable[[re.Match[str]], str]:
-    def sub(m: re.Match[str]) -> str:
-        return f'id="{m.group(1) or ""}{m.group(2)}{int(m.group(3)) + offsets[m.group(2)]}'
-    return sub
-
-
-def _highest(text: str) -> dict[str, int]:
-    out = {"node": 0, "edge": 0, "clust": 0}
-    for m in _ID.finditer(text):
-        out[m.group(2)] = max(out[m.group(2)], int(m.group(3)))
-    return out
 
 
 def _size(drawing: Drawing, col: _Column) -> tuple[float, float]:
@@ -431,7 +255,7 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
 def _part(scene: Scene, out: dict[str, bytes]) -> _Part:
     layout = read_layout(out["json0"]) if "json0" in out else None
     svg = out.get("svg", b"")
-    return _Part(scene, layout.bb if layout is not None else _svg_box(svg), svg, layout)
+    return _Part(scene, layout.bb if layout is not None else svg_box(svg), svg, layout)
 
 
 def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
@@ -452,7 +276,7 @@ def _label(drawing: Drawing, column: int, layout: Layout | None, ids: _Ids) -> t
     if drawing.single or layout is None:
         return 0.0, 0.0
     attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")], {})
-    return float(attrs.get("lwidth", "0")) * _INCH, float(attrs.get("lheight", "0")) * _INCH
+    return float(attrs.get("lwidth", "0")) * INCH, float(attrs.get("lheight", "0")) * INCH
 
 
 def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[str, Span], dict[str, Span]]:
