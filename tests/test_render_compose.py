@@ -281,3 +281,11 @@ def test_a_picture_wrap_leaves_whole_is_the_one_dot_picture():
     module = hloviz.parse((SEED / "post.hlo").read_text())
     pic = module_picture(module, wrap=AUTO)
     assert pic.data == run_dot(pic.dot, "svg")
+
+
+def test_wrap_on_a_dot_file_says_it_does_not_apply(tmp_path, capsys):
+    out = tmp_path / "x.dot"
+    main(["render", str(SEED), "-o", str(out), "--wrap", "3"])
+    err = capsys.readouterr().err
+    assert "--wrap 3 cuts the laid-out picture" in err and "the .dot file holds the whole graph" in err
+    assert "part 2" not in out.read_text()
