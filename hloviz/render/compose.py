@@ -41,7 +41,20 @@ from .graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned
 from .positions import INCH, Box, Layout, num, parse_box, place_part, read_layout, shift, shift_box, svg_box
 from .scene import Scene
 from .svgjoin import root_svg, stitch
-from .wrap import OFF, Span, Wrap, band_widths, choose_parts, cut_limit, split_scene, wants_wrap
+from .wrap import (
+    ACROSS,
+    MAX_STACKED,
+    OFF,
+    Span,
+    Wrap,
+    band_widths,
+    choose_parts,
+    cut_limit,
+    direction,
+    split_scene,
+    stacked_heights,
+    transposed,
+)
 
 __all__ = ["COLUMN_GAP", "PART_GAP", "compose", "compose_svg", "lay_out", "stitch_columns"]
 
@@ -81,6 +94,8 @@ class _Column:
     text: str = ""
     whole: Layout | None = None
     label: tuple[float, float] = (0.0, 0.0)
+    #: a wide column's parts go top to bottom (cut across), a tall one's side by side
+    stacked: bool = False
 
     @property
     def wrapped(self) -> bool:
@@ -125,12 +140,15 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
             lw, lh = col.label
             edge = 2 * _MARGIN if framed else 0.0  # dot's margin around a cluster, then the cluster's own
             inner_top = top - (edge + lh + _LABEL_GAP if framed else 0.0)
-            px = x + edge
+            px, py = x + edge, inner_top
             shifts = []
             for k, part in enumerate(col.parts, 1):
-                captions.append((f"part {k} of {len(col.parts)}", px + part.bb.width / 2, inner_top - _CAPTION / 2))
-                shifts.append((px - part.bb.x0, inner_top - _CAPTION - part.bb.y1))
-                px += part.bb.width + PART_GAP
+                captions.append((f"part {k} of {len(col.parts)}", px + part.bb.width / 2, py - _CAPTION / 2))
+                shifts.append((px - part.bb.x0, py - _CAPTION - part.bb.y1))
+                if col.stacked:
+                    py -= part.bb.height + _CAPTION + PART_GAP
+                else:
+                    px += part.bb.width + PART_GAP
             if framed:
                 frame = Box(box.x0 + _MARGIN, box.y0 + _MARGIN, box.x1 - _MARGIN, box.y1 - _MARGIN)
                 cluster = (f'bb="{shift_box(frame, 0, 0)}"; '
@@ -197,8 +215,12 @@ def _size(drawing: Drawing, col: _Column) -> tuple[float, float]:
     """A column's (width, height) in the composed picture."""
     if not col.wrapped:
         return col.parts[0].bb.width, col.parts[0].bb.height
-    width = sum(p.bb.width for p in col.parts) + PART_GAP * (len(col.parts) - 1)
-    height = max(p.bb.height for p in col.parts) + _CAPTION
+    if col.stacked:
+        width = max(p.bb.width for p in col.parts)
+        height = sum(p.bb.height + _CAPTION for p in col.parts) + PART_GAP * (len(col.parts) - 1)
+    else:
+        width = sum(p.bb.width for p in col.parts) + PART_GAP * (len(col.parts) - 1)
+        height = max(p.bb.height for p in col.parts) + _CAPTION
     if drawing.single:
         return width, height
     lw, lh = col.label
@@ -239,7 +261,7 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     columns = [_Column(c, [_part(scene, dict(zip(formats, out, strict=True)))], text)
                for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
     notes: list[str] = []
-    if wrap.active and wants_wrap([_size(drawing, col) for col in columns], wrap, PART_GAP):
+    if wrap.active and direction([_size(drawing, col) for col in columns], wrap, PART_GAP):
         _read_wholes(drawing, columns, ids, lambda t: _many(run_many, t, ("json0",), left))
         pieces = ("svg",) if fmt == "svg" else ("json0",)
         notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces)
@@ -300,28 +322,56 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
     wholes = [col.whole for col in columns]
     if any(w is None for w in wholes):
         return []
-    spans = [_spans(col.parts[0].scene, col.index, w, ids) for col, w in zip(columns, wholes, strict=True) if w]
-    limits = [cut_limit(col.parts[0].scene, *span) for col, span in zip(columns, spans, strict=True)]
     sizes = [_size(drawing, col) for col in columns]
-    widths = [band_widths(nodes, PART_GAP) for nodes, _ in spans]
-    counts = choose_parts(sizes, wrap, limits, PART_GAP, widths)
-    jobs: list[tuple[int, Scene]] = []
-    for col, span, count in zip(columns, spans, counts, strict=True):
-        if count > 1:
-            pieces = split_scene(col.parts[0].scene, *span, count)
+    way = direction(sizes, wrap, PART_GAP)
+    spans = [_spans(col.parts[0].scene, col.index, w, ids) for col, w in zip(columns, wholes, strict=True) if w]
+    heights: list[list[float]] = []
+    if way == ACROSS:  # a wide picture cut between its columns of boxes: the tall case, transposed
+        heights = [stacked_heights(nodes, PART_GAP + _CAPTION) for nodes, _ in spans]
+        spans = [(transposed(nodes), transposed(clusters)) for nodes, clusters in spans]
+        limits = [cut_limit(col.parts[0].scene, *span, MAX_STACKED) for col, span in zip(columns, spans, strict=True)]
+        counts = choose_parts(sizes, wrap, limits, PART_GAP, heights, stacked=True)
+    else:
+        limits = [cut_limit(col.parts[0].scene, *span) for col, span in zip(columns, spans, strict=True)]
+        widths = [band_widths(nodes, PART_GAP) for nodes, _ in spans]
+        counts = choose_parts(sizes, wrap, limits, PART_GAP, widths)
+    scenes = [col.parts[0].scene for col in columns]
+
+    def cut(counts: Sequence[int]) -> dict[int, list[_Part]]:
+        jobs: list[tuple[int, Scene]] = []
+        for col, scene, span, count in zip(columns, scenes, spans, counts, strict=True):
+            pieces = split_scene(scene, *span, count) if count > 1 else [scene]
             if len(pieces) > 1:
                 jobs.extend((col.index, piece) for piece in pieces)
-    if not jobs:
+        outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
+        parts: dict[int, list[_Part]] = {}
+        for (c, piece), out in zip(jobs, outs, strict=True):
+            parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
+        return parts
+
+    parts = cut(counts)
+    if way == ACROSS and wrap.mode == "auto" and parts:
+        # Parts laid out alone come out wider than their share of the whole (dot spreads a
+        # piece of a row over the room it has): once, cut again with each column's widths
+        # scaled by how much wider its widest part came out than estimated.
+        trial = [_Column(col.index, parts.get(col.index, col.parts), stacked=col.index in parts) for col in columns]
+        drawn = [_size(drawing, col) for col in trial]
+        if direction(drawn, wrap, PART_GAP) == ACROSS:
+            scaled = [(w * max(1.0, d[0] / max(w / len(t.parts), 1.0)), h)
+                      for (w, h), d, t in zip(sizes, drawn, trial, strict=True)]
+            again = choose_parts(scaled, wrap, limits, PART_GAP, heights, stacked=True)
+            if again != counts and all(a >= c for a, c in zip(again, counts, strict=True)):
+                parts = cut(again)
+    if not parts:
         return []
-    outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs])
-    cut = {c for c, _ in jobs}
     for col in columns:
-        if col.index in cut:
-            col.parts = [_part(piece, dict(zip(formats, out, strict=True)))
-                         for (c, piece), out in zip(jobs, outs, strict=True) if c == col.index]
+        if col.index in parts:
+            col.parts = parts[col.index]
+            col.stacked = way == ACROSS
     where = " and ".join(str(len(col.parts)) for col in columns)
     asked = wrap.mode if wrap.mode == "auto" else str(wrap.parts)
-    return [(f"wrapped into {where} parts side by side (--wrap {asked}); an arrow between parts ends at ▾ and "
+    how = "stacked top to bottom, the picture being too wide for its aspect" if way == ACROSS else "side by side"
+    return [(f"wrapped into {where} parts {how} (--wrap {asked}); an arrow between parts ends at ▾ and "
              "starts again at ▴, naming the far end and its part")]
 
 

@@ -64,7 +64,7 @@ class Layout:
         if attrs is None:
             return None
         box = parse_box(attrs["bb"])
-        return Span(box.y1, box.y0)
+        return Span(box.y1, box.y0, box.x0, box.x1)
 
 
 def read_layout(data: bytes) -> Layout:
