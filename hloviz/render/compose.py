@@ -13,7 +13,7 @@ positions (``-Tjson0``: every node's ``pos``, ``width``, ``height``, every clust
 ``lp``, every arrow's spline; they make ``dot`` take half as long again, so they are asked for
 only for a PNG and for a column that is to be wrapped). :func:`_arrange` places the parts:
 columns left to right, tops aligned; a wrapped column's parts side by side inside the column's
-box, whose label size comes from the whole column's layout. For SVG, :func:`stitch_columns`
+box (a wide column's stacked top to bottom), whose label size comes from the whole column's layout. For SVG, :func:`stitch_columns`
 puts the header (drawn by a ``dot`` of its own, beside the columns') and the columns' drawings
 into a root written here; with wrapped columns, :func:`compose_svg` has ``dot -Kneato -n2``
 draw a frame (the header, the wrapped columns' clusters, the parts' captions) from given
@@ -123,7 +123,8 @@ class _Place:
 
 def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_Place]:
     """Columns left to right, tops aligned, each in the box its graph had (dot leaves a margin
-    around a column's cluster); a wrapped column's parts side by side in a box of the same kind."""
+    around a column's cluster); a wrapped column's parts side by side (stacked, for a column cut
+    across) in a box of the same kind."""
     sizes = [_size(drawing, c) for c in columns]
     top = max((h for _, h in sizes), default=0.0)
     framed = not drawing.single
