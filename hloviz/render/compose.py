@@ -333,6 +333,7 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
     way = direction(sizes, wrap, PART_GAP)
     spans = [_spans(col.parts[0].scene, col.index, w, ids) for col, w in zip(columns, wholes, strict=True) if w]
     heights: list[list[float]] = []
+    widths: list[list[float]] = []
     if way == ACROSS:  # a wide picture cut between its columns of boxes: the tall case, transposed
         heights = [stacked_heights(nodes, PART_GAP + _CAPTION) for nodes, _ in spans]
         spans = [(transposed(nodes), transposed(clusters)) for nodes, clusters in spans]
@@ -357,17 +358,27 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
         return parts
 
     parts = cut(counts)
-    if way == ACROSS and wrap.mode == "auto" and parts:
+    if wrap.mode == "auto" and parts:
         # Where the estimate missed (the parts, laid out, make a picture outside the aspect's
-        # slack), cut once more with each column's widths scaled by how much wider its widest
-        # part came out than its share of the whole.
-        trial = [_Column(col.index, parts.get(col.index, col.parts), stacked=col.index in parts) for col in columns]
+        # slack), cut once more with each column's length along the cut (width across, height
+        # down) scaled by how much longer its longest part came out than its share of the whole.
+        stacked = way == ACROSS
+        trial = [_Column(col.index, parts.get(col.index, col.parts), stacked=stacked and col.index in parts)
+                 for col in columns]
         drawn = [_size(drawing, col) for col in trial]
         width = sum(w for w, _ in drawn) + PART_GAP * (len(drawn) - 1)
         shape = max(h for _, h in drawn) / max(width, 1.0)
         if not wrap.aspect / SLACK <= shape <= wrap.aspect * SLACK:
-            scaled = [(w * d[0] / max(w / len(t.parts), 1.0), h) for (w, h), d, t in zip(sizes, drawn, trial, strict=True)]
-            again = choose_parts(scaled, wrap, limits, PART_GAP, heights, stacked=True)
+            # and the other side's estimates by how they compare with what the parts measured
+            across = [_rescale(est, len(t.parts), d[1 if stacked else 0])
+                      for est, d, t in zip(heights if stacked else widths, drawn, trial, strict=True)]
+            if stacked:
+                scaled = [(w * d[0] / max(w / len(t.parts), 1.0), h) for (w, h), d, t in zip(sizes, drawn, trial,
+                                                                                               strict=True)]
+            else:
+                scaled = [(w, h * d[1] / max(h / len(t.parts), 1.0)) for (w, h), d, t in zip(sizes, drawn, trial,
+                                                                                               strict=True)]
+            again = choose_parts(scaled, wrap, limits, PART_GAP, across, stacked=stacked)
             if again != counts:
                 parts = cut(again)
     if not parts:
@@ -381,6 +392,14 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
     how = "stacked top to bottom, the picture being too wide for its aspect" if way == ACROSS else "side by side"
     return [(f"wrapped into {where} parts {how} (--wrap {asked}); an arrow between parts ends at ▾ and "
              "starts again at ▴, naming the far end and its part")]
+
+
+def _rescale(estimates: Sequence[float], k: int, measured: float) -> list[float]:
+    """``estimates`` (a column's extent across its ``k`` parts, for each ``k``) scaled so that the
+    one for the ``k`` that was laid out is what it measured."""
+    if k < 2 or k > len(estimates) or estimates[k - 1] <= 0:
+        return list(estimates)
+    return [e * measured / estimates[k - 1] for e in estimates]
 
 
 def _many(run_many: RunMany, texts: list[str], formats: Sequence[str], left: Callable[[], float]) -> list[list[bytes]]:
