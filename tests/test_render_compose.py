@@ -20,7 +20,7 @@ from hloviz.analysis import analyze
 from hloviz.cli import main
 from hloviz.errors import InputError
 from hloviz.render.pictures import module_picture, pair_picture
-from hloviz.render.wrap import ACROSS, AUTO, DOWN, Wrap, choose_parts, direction, parse_wrap
+from hloviz.render.wrap import ACROSS, AUTO, DOWN, Span, Wrap, choose_parts, direction, parse_wrap, stacked_heights
 
 from .test_render_graphviz import fake_dot
 
@@ -359,3 +359,14 @@ def test_direction_and_stacked_parts_by_hand():
     assert choose_parts([(6000, 200)], AUTO, [24], 36, stacked=True) == [6]
     assert choose_parts([(6000, 200)], AUTO, [4], 36, stacked=True) == [4], "no more parts than places to cut"
     assert choose_parts([(2000, 1500)], AUTO, [24], 36, stacked=True) == [1], "0.75: two parts would be 3.0"
+
+
+def test_stacked_heights_keep_only_the_rows_a_band_holds():
+    # four 100 x 20 boxes on one row (centres x = 50, 250, 450, 650), one more a row below at x = 50;
+    # dot's ranksep is 0.3 in = 21.6 pt
+    row = {f"r{i}": Span(10, -10, 200 * i, 200 * i + 100) for i in range(4)}
+    below = {"b": Span(-40, -60, 0, 100)}
+    one, two = stacked_heights({**row, **below}, 10, most=2)
+    assert one == pytest.approx(20 + 21.6 + 20), "whole: two rows"
+    # halves at x = 350: the left holds both rows, the right one row, and a gap between the parts
+    assert two == pytest.approx((20 + 21.6 + 20) + 20 + 10)
