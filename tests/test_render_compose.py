@@ -345,6 +345,9 @@ def test_a_stacked_picture_is_byte_identical_in_svg_and_png_and_obeys_aspect():
     w, h = size(slide.data.decode("utf-8"))
     assert 0.56 / 1.5 <= h / w <= 0.56 * 1.5, f"--aspect 0.56: {w:g} x {h:g}"
     assert h / w < size(a.data.decode("utf-8"))[1] / size(a.data.decode("utf-8"))[0]
+    three = module_picture(module, wrap=parse_wrap("3"))  # --wrap N cuts a flat picture across too
+    assert any("into 3 parts stacked" in n for n in three.notes)
+    assert re.findall(r">part (\d) of 3<", three.data.decode("utf-8")) == ["1", "2", "3"]
 
 
 def test_direction_and_stacked_parts_by_hand():
