@@ -83,7 +83,7 @@ def test_densenet_dense_blocks_fold_6_12_24_16():
     assert reps == per_block
 
 
-@pytest.mark.parametrize("name", ["densenet121", "keras_cnn_train"])
+@pytest.mark.parametrize("name", ["densenet121", "keras_cnn_train", "jax_gpt_step", "resnet50"])
 def test_no_arrow_spans_more_than_the_stub_threshold(name):
     cap = load_target(str(CAPTURES / name))
     for module in (cap.pre_module(), cap.post_module()):
