@@ -219,7 +219,7 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
                 found = repeats(hs)
             found = _chained(node, found, succ)
             if found:
-                _fold(node, found)
+                _fold(node, found, set(_child_edges(node, succ)))
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
@@ -330,7 +330,9 @@ def _group_periods(node: TreeNode, found: list[tuple[int, int, int]]) -> bool:
     return True
 
 
-def _fold(node: TreeNode, found: list[tuple[int, int]]) -> None:
+def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]]) -> None:
+    """Put each run of ``found`` under a repeat node; ``feeds`` (child index pairs) says
+    whether each copy feeds the next (a chain of layers) or not (parallel updates)."""
     kids = node.children
     out: list[TreeNode] = []
     i = 0
@@ -347,7 +349,8 @@ def _fold(node: TreeNode, found: list[tuple[int, int]]) -> None:
         key = f"{node.key}/x:{tail}" if node.key else f"x:{tail}"
         name = f"{first.label or first.name} … {last.label or last.name}"
         rep = TreeNode(key, "repeat", name, node.path, f"{first.label or first.name} ×{count}", node,
-                       depth=node.depth, order=first.order)
+                       depth=node.depth, order=first.order,
+                       parallel=not all((j, j + 1) in feeds for j in range(i, i + count - 1)))
         for m in members:
             m.parent = rep
             rep.children.append(m)
