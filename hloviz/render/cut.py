@@ -382,7 +382,7 @@ def _levels(tree: Tree) -> dict[str, int]:
 
 #: A repeat of more parallel copies than this stays closed in :func:`fit`: open, its copies
 #: would stand side by side in one row (an optimizer's 132 updates: a picture 57,000 pt
-#: wide). ``--scope`` or the explorer still opens it.
+#: wide). :meth:`Cut.expand` still opens it.
 WIDE_REPEAT = 16
 
 
