@@ -219,9 +219,10 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
                 hs = _hashes(node.children, succ, label, hashes, table)
                 found = repeats(hs)
-            found = _chained(node, found, succ)
             if found:
-                _fold(node, found, set(_child_edges(node, succ)))
+                feeds = set(_child_edges(node, succ))
+                found = _chained(node, found, feeds)
+                _fold(node, found, feeds)
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
@@ -242,16 +243,16 @@ def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[
     return out
 
 
-def _chained(node: TreeNode, found: list[tuple[int, int]], succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
-    """The runs of ``found`` cut where a named copy does not feed the next: named layers fold
-    only as a sequence (ResNet's ``conv3_block2`` → ``conv3_block3``), never as parallel
-    branches built alike (a bottleneck's shortcut convolution beside its first one; ``query``,
-    ``key`` and ``value``). Blocks found by structure fold either way (an optimizer's
-    per-parameter updates)."""
+def _chained(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The runs of ``found`` cut where a named copy does not feed the next (``feeds``: the
+    child index pairs an arrow joins): named layers fold only as a sequence (ResNet's
+    ``conv3_block2`` → ``conv3_block3``), never as parallel branches built alike (a
+    bottleneck's shortcut convolution beside its first one; ``query``, ``key`` and
+    ``value``). Blocks found by structure fold either way (an optimizer's per-parameter
+    updates)."""
     kids = node.children
-    if not found or all(kids[start].kind == "block" for start, _n in found):
+    if all(kids[start].kind == "block" for start, _n in found):
         return found
-    feeds = set(_child_edges(node, succ))
     out = []
     for start, count in found:
         if kids[start].kind == "block":
