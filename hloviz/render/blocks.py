@@ -369,7 +369,7 @@ def _dominated(g: _Graph, n: int) -> list[int] | None:
 
 
 def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], label: Callable[[int], str],
-                   iterations: int = 3, table: dict | None = None) -> str:
+                   iterations: int = 3) -> str:
     """A Weisfeiler–Lehman hash of the graph ``members`` induce on ``edges``, nodes labelled by
     ``label``: equal for blocks built the same way (the same ops wired the same way).
 
@@ -377,10 +377,6 @@ def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], lab
     users (directed, as networkx's ``weisfeiler_lehman_graph_hash`` since 3.5), compressed with
     BLAKE2b so labels stay short; the hash is the digest of the sorted final labels. Written
     out rather than built on a networkx graph: hundreds of blocks of a big module are hashed.
-
-    ``table`` (a dict shared by the hashes to compare) compresses labels to numbers in the
-    order they are first met instead: exact, and a fifth of the time, but the hashes mean
-    something only next to others made with the same table.
     """
     index = {m: i for i, m in enumerate(members)}
     succ: list[list[int]] = [[] for _ in members]
@@ -390,13 +386,6 @@ def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], lab
         if ia is not None and ib is not None and ia != ib:
             succ[ia].append(ib)
             pred[ib].append(ia)
-    if table is not None:
-        ids = [table.setdefault(("l", label(m)), len(table)) for m in members]
-        for _ in range(iterations):
-            ids = [table.setdefault((ids[i], tuple(sorted(ids[p] for p in pred[i])),
-                                     tuple(sorted(ids[s] for s in succ[i]))), len(table))
-                   for i in range(len(members))]
-        return f"t{table.setdefault(('g', tuple(sorted(ids))), len(table))}"
     cur = [_digest(label(m)) for m in members]
     for _ in range(iterations):
         cur = [_digest(f"{cur[i]}<{','.join(sorted(cur[p] for p in pred[i]))}>{','.join(sorted(cur[s] for s in succ[i]))}")

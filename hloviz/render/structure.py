@@ -148,13 +148,12 @@ def _drawn_after(kids: list[TreeNode], groups: list[list[int]], edges: Sequence[
             inner.setdefault(seg[a], []).append((a, b))
     n = 0
     prev = None
-    table: dict = {}
     for g, members in sorted(enumerate(groups), key=lambda gm: max(gm[1])):
         if any(not kids[i].is_leaf for i in members):
             n += len(members)
             prev = None
             continue
-        h = (structure_hash(members, inner.get(g, []), lambda i: label.get(kids[i].name, ""), table=table)
+        h = (structure_hash(members, inner.get(g, []), lambda i: label.get(kids[i].name, ""))
              if len(members) >= MIN_BLOCK else None)
         if h is None or h != prev:
             n += 1
@@ -204,7 +203,6 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
     ``repeat`` node (children must already be in their final order)."""
     stack = [root]
     hashes: dict[str, str | None] = {}
-    table: dict = {}  # one label table for every hash compared here (blocks.structure_hash)
     succ = _adjacency(edges)
     while stack:
         node = stack.pop()
@@ -212,12 +210,12 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             continue
         kids = node.children
         if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
-            hs = _hashes(kids, succ, label, hashes, table)
+            hs = _hashes(kids, succ, label, hashes)
             found = repeats(hs)
             periods = periodic(hs)
             # a layer of two blocks (attention, MLP) repeated beats a pair of equal neighbours
             if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
-                hs = _hashes(node.children, succ, label, hashes, table)
+                hs = _hashes(node.children, succ, label, hashes)
                 found = repeats(hs)
             if found:
                 feeds = set(_child_edges(node, succ))
@@ -231,7 +229,7 @@ _REACH = 3
 
 
 def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[str, str],
-            memo: dict[str, str | None], table: dict) -> list[str | None]:
+            memo: dict[str, str | None]) -> list[str | None]:
     """:func:`_hash` of each child that has a child of the same size and kind within
     :data:`_REACH` of it; None for the rest, which cannot repeat (a big module's phases and
     its one decoder are not hashed leaf by leaf at every level above them)."""
@@ -239,7 +237,7 @@ def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[
     out: list[str | None] = []
     for i, k in enumerate(kids):
         near = sig[max(0, i - _REACH):i] + sig[i + 1:i + 1 + _REACH]
-        out.append(_hash(k, succ, label, memo, table) if sig[i] in near else None)
+        out.append(_hash(k, succ, label, memo) if sig[i] in near else None)
     return out
 
 
@@ -270,7 +268,7 @@ def _chained(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int,
 
 
 def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str],
-          memo: dict[str, str | None], table: dict) -> str | None:
+          memo: dict[str, str | None]) -> str | None:
     """The structure hash of the leaves below ``node`` (None for a leaf, a computation, or a
     node of fewer than :data:`MIN_BLOCK` leaves: those are not folded)."""
     if node.kind not in _FOLDED:
@@ -292,7 +290,7 @@ def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str
     index = {name: i for i, name in enumerate(sorted(leaves, key=_leaf_order))}
     inner = [(index[a], index[b]) for a in index for b in succ.get(a, ()) if b in index]
     names = list(index)
-    memo[node.key] = structure_hash(range(len(names)), inner, lambda i: label.get(names[i], ""), table=table)
+    memo[node.key] = structure_hash(range(len(names)), inner, lambda i: label.get(names[i], ""))
     return memo[node.key]
 
 
