@@ -46,9 +46,10 @@ def update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     # most updates share their set of layers (every op after a global-norm clip reads them
     # all): the common scope is found once per set, not once per instruction
     common: dict[frozenset[int], Scope | None] = {}
+    phase = tree._phase
     for comp in tree.module.computations:
         for inst in comp.instructions:
-            if tree.phase_of(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
+            if phase.get(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
                 continue
             ids = tracer.feeds(inst)
             if ids not in common:
@@ -74,6 +75,9 @@ class _UpdateTracer:
                     self.callers.setdefault(c.name, inst)
         self.memo: dict[Instruction, frozenset[int]] = {}
         self.scopes: dict[int, Scope] = {}
+        self._ids: dict[int, frozenset[int]] = {}
+        self.of = tree._of
+        self.phase = tree._phase
 
     def layers_feeding(self, inst: Instruction) -> list[Scope]:
         """The layer scopes whose gradients or weights reach ``inst``."""
@@ -93,43 +97,96 @@ class _UpdateTracer:
 
     def feeds(self, inst: Instruction, depth: int = 0) -> frozenset[int]:
         """Ids of the layer scopes feeding ``inst``, following optimizer instructions only
-        (anything else either is a layer's source or ends the walk)."""
-        hit = self.memo.get(inst)
+        (anything else either is a layer's source or ends the walk).
+
+        A depth-first walk on an explicit stack (a chain of updates may be thousands deep):
+        an instruction is marked as being walked (an empty answer, the cycle guard for a while
+        body's parameter) when first reached, its inputs are walked in order, and its answer is
+        the union of theirs; the walk stops :data:`_MAX_DEPTH` steps from where it started."""
+        memo = self.memo
+        hit = memo.get(inst)
         if hit is not None:
             return hit
-        self.memo[inst] = frozenset()  # cycle guard (a while body's parameter)
-        found: set[int] = set()
-        if depth < 400:
-            for op in self.inputs(inst):
-                found |= self._feeds_through(op, depth)
-        self.memo[inst] = frozenset(found)
-        return self.memo[inst]
+        stack = [self._frame(inst, depth)]
+        while stack:
+            frame = stack[-1]
+            steps, found = frame.steps, frame.found
+            pushed = False
+            while frame.next < len(steps):
+                step = steps[frame.next]
+                frame.next += 1
+                if isinstance(step, frozenset):  # a source
+                    found |= step
+                    continue
+                got = memo.get(step)
+                if got is not None:
+                    found |= got
+                else:  # walk it first, then come back to the next step
+                    stack.append(self._frame(step, frame.depth + 1))
+                    pushed = True
+                    break
+            if pushed:
+                continue
+            stack.pop()
+            done = memo[frame.inst] = frozenset(found)
+            if stack:
+                stack[-1].found |= done
+        return memo[inst]
 
-    def _feeds_through(self, op: Instruction, depth: int) -> frozenset[int]:
-        """What one operand contributes: a computation's root tuple is looked through element
-        by element; an optimizer op is followed further; a layer's op is a source."""
-        if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
-            found: set[int] = set()
-            for elem in op.operands:
-                found |= self.source(elem) or self.feeds(elem, depth + 1)
-            return frozenset(found)
-        return self.source(op) or (self.feeds(op, depth + 1) if self.is_optimizer(op) else frozenset())
+    def _frame(self, inst: Instruction, depth: int) -> _Frame:
+        """Start walking ``inst``: mark it (the cycle guard) and list what its answer is the union
+        of, in order: a source's scopes, or an instruction to walk."""
+        self.memo[inst] = frozenset()
+        steps: list[frozenset[int] | Instruction] = []
+        if depth < _MAX_DEPTH:
+            for op in self.inputs(inst):
+                if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
+                    for elem in op.operands:  # a root tuple: each element, whatever its phase
+                        steps.append(self.source(elem) or elem)
+                    continue
+                src = self.source(op)
+                if src:
+                    steps.append(src)
+                elif self.is_optimizer(op):
+                    steps.append(op)
+        return _Frame(inst, depth, steps)
 
     def is_optimizer(self, inst: Instruction) -> bool:
         """An optimizer-phase instruction, or a fused parameter (which stands for its fusion's
         operand and must be followed)."""
-        return self.tree.phase_of(inst) == "optimizer" or (
+        return self.phase.get(inst) == "optimizer" or (
             inst.opcode == "parameter" and inst.parent is not None and inst.parent.name in self.callers)
 
     def source(self, op: Instruction) -> frozenset[int]:
         """A layer's gradient or weight: the layer's scope; anything else: nothing."""
         if self.is_optimizer(op):
-            return frozenset()
-        s = self.tree.scope_of(op)
-        if s.kind == "scope" and (self.tree.phase_of(op) == "backward" or op.opcode == "parameter"):
-            self.scopes[id(s)] = s
-            return frozenset({id(s)})
-        return frozenset()
+            return _NONE
+        s = self.of[op]
+        if s.kind == "scope" and (self.phase.get(op) == "backward" or op.opcode == "parameter"):
+            got = self._ids.get(id(s))
+            if got is None:
+                self.scopes[id(s)] = s
+                got = self._ids[id(s)] = frozenset({id(s)})
+            return got
+        return _NONE
+
+
+#: How many steps from an optimizer instruction :meth:`_UpdateTracer.feeds` follows.
+_MAX_DEPTH = 400
+_NONE: frozenset[int] = frozenset()
+
+
+class _Frame:
+    """One instruction being walked by :meth:`_UpdateTracer.feeds`."""
+
+    __slots__ = ("inst", "depth", "steps", "next", "found")
+
+    def __init__(self, inst: Instruction, depth: int, steps: list[frozenset[int] | Instruction]) -> None:
+        self.inst = inst
+        self.depth = depth
+        self.steps = steps
+        self.next = 0
+        self.found: set[int] = set()
 
 
 def _common_scope(found: list[Scope]) -> Scope | None:
