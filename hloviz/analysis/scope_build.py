@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from ..ir import HloModule, Instruction
 from ..opcodes import BODY_CALLERS, INLINING_CALLERS
@@ -80,13 +80,30 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
     unnamed: list[Instruction] = []
     forward_scopes: set[tuple[str, ...]] = set()
     prefixes = _inlined_prefixes(module, callers)
+    # A framework op's instructions share one Metadata (ir parses each distinct text once): its
+    # op path is read once per (Metadata, prefix), not once per instruction.
+    paths: dict[tuple[int, str], OpPath | None] = {}
+    held: list[object] = []  # the Metadata keyed by id(), kept alive while their ids are keys
     for comp in module.computations:
-        prefix = prefixes.get(comp.name)
+        prefix = prefixes.get(comp.name, "")
+        inside = None  # _runs_inside_caller(comp), asked only when an op names no scope
         for inst in comp.instructions:
-            op = _op_path(inst)
-            if op is not None and prefix:  # a called function's ops, named relative to the call
-                op = parse_op_name(f"{prefix}/{op.raw}", inst.metadata.op_type)
-            if op is None or (not op.scope and _runs_inside_caller(comp, callers)):
+            md = inst.metadata
+            key = (id(md), prefix)
+            if key in paths:
+                op = paths[key]
+            else:
+                op = _op_path(inst)
+                if op is not None and prefix:  # a called function's ops, named relative to the call
+                    op = parse_op_name(f"{prefix}/{op.raw}", md.op_type)
+                paths[key] = op
+                held.append(md)
+            if op is not None and not op.scope:
+                if inside is None:
+                    inside = _runs_inside_caller(comp, callers)
+                if inside:
+                    op = None
+            if op is None:
                 unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
                 continue
             named.append((inst, op))
@@ -144,23 +161,27 @@ class _Filing:
                    forward_scopes: set[tuple[str, ...]]) -> dict[str, Scope]:
         """File each named instruction under its op name's scope; return op name → scope."""
         op_scope: dict[str, Scope] = {}
+        of, phase_of = self.of, self.phase_of
+        scope_by_op: dict[int, Scope] = {}  # id(OpPath) → its scope: worked out once per op name
         for inst, op in named:
-            parts = op.scope
-            if op.phase == "backward" and forward_scopes:
-                # TF names a gradient after the forward op it differentiates
-                # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
-                while parts and parts not in forward_scopes:
-                    parts = parts[:-1]
-            s = self.scope_for(parts)
+            s = scope_by_op.get(id(op))
+            if s is None:
+                parts = op.scope
+                if op.phase == "backward" and forward_scopes:
+                    # TF names a gradient after the forward op it differentiates
+                    # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
+                    while parts and parts not in forward_scopes:
+                        parts = parts[:-1]
+                s = scope_by_op[id(op)] = self.scope_for(parts)
+                op_scope.setdefault(op.raw, s)
+                first = op.raw.split(";", 1)[0]
+                cut = first.rfind("/")
+                if cut > 0:
+                    s.written_as.add(first[:cut])
             s.instructions.append(inst)
-            self.of[inst] = s
-            self.phase_of[inst] = op.phase
-            op_scope.setdefault(op.raw, s)
+            of[inst] = s
+            phase_of[inst] = op.phase
             op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
-            first = op.raw.split(";", 1)[0]
-            cut = first.rfind("/")
-            if cut > 0:
-                s.written_as.add(first[:cut])
         return op_scope
 
     def place(self, inst: Instruction, depth: int = 0) -> Scope:
@@ -196,13 +217,39 @@ class _Filing:
 def _flow_placer(module: HloModule, callers: dict[str, Instruction], filing: _Filing) -> FlowPlacer:
     """Data-flow places for the unnamed instructions of the computations that run on their own
     (the entry, loop bodies and conditions): :class:`hloviz.analysis.attribution.FlowPlacer`."""
-    named = {inst: (s, filing.phase_of.get(inst, "forward")) for inst, s in filing.of.items()}
-    placer = FlowPlacer(named)
+    placer = FlowPlacer(_Filed(filing.of, filing.phase_of))
     for comp in reversed(module.computations):  # the entry (last in the text) first
         caller = callers.get(comp.name)
         if caller is None or (caller.opcode in _RUNS_ITS_CALLEES and caller.opcode not in _INLINED):
             placer.place_computation(comp)
     return placer
+
+
+class _Filed(Mapping[Instruction, tuple[Scope, str]]):
+    """The instructions filed so far → (scope, phase), read through the filing's own dicts
+    rather than copied: the flow placer reads it before anything else is filed."""
+
+    __slots__ = ("_of", "_phase")
+
+    def __init__(self, of: dict[Instruction, Scope], phase: dict[Instruction, str]) -> None:
+        self._of = of
+        self._phase = phase
+
+    def __getitem__(self, inst: Instruction) -> tuple[Scope, str]:
+        return self._of[inst], self._phase.get(inst, "forward")
+
+    def get(self, inst: Instruction, default=None):  # type: ignore[override]
+        s = self._of.get(inst)
+        return default if s is None else (s, self._phase.get(inst, "forward"))
+
+    def __contains__(self, inst: object) -> bool:
+        return inst in self._of
+
+    def __iter__(self) -> Iterator[Instruction]:
+        return iter(self._of)
+
+    def __len__(self) -> int:
+        return len(self._of)
 
 
 def _label_scopes(root: Scope, layers: Mapping[str, str]) -> None:
@@ -340,35 +387,13 @@ def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[In
     parameter (constants and their broadcasts are hoisted to the top, whatever layer they serve),
     then by such an instruction anywhere; hloviz's own scopes last. Instructions stay in text
     order."""
-    order = list(module.entry.instructions) if module.entry is not None else []
-    entry_ids = {id(i) for i in order}
-    order += [i for i in module.instructions() if id(i) not in entry_ids]
-    live: dict[Instruction, bool] = {}  # depends on a parameter (not only on constants)
-    for comp in module.computations:
-        for inst in comp.instructions:
-            live[inst] = inst.opcode == "parameter" or any(live.get(o, False) for o in inst.operands)
+    order, text, live, forward_of, source_of = _program_order(module, of, phase_of)
     big = 1 << 62
-    first: dict[int, list[int]] = {}
-    position: dict[Instruction, int] = {}
-    for n, inst in enumerate(order):
-        position[inst] = n
-        if inst.opcode == "parameter" or not live.get(inst):
-            continue  # constants and what is made of them alone are hoisted: no sign of order
-        forward = phase_of.get(inst, "forward") == "forward"
-        s: Scope | None = of.get(inst)
-        while s is not None:
-            slot = first.setdefault(id(s), [big, big])
-            if slot[1] != big and (slot[0] != big or not forward):
-                break  # set by an earlier instruction, and so was every scope above it
-            if forward and slot[0] == big:
-                slot[0] = n
-            if slot[1] == big:
-                slot[1] = n
-            s = s.parent
-    text = {inst: n for n, inst in enumerate(module.instructions())}
-    flows = _sibling_flows(module, of, phase_of, live)
+    first = _first_positions(order, live, forward_of, of, big)
+    flows = _sibling_flows(forward_of, source_of)
+    at = text.__getitem__
     for s in root.walk():
-        s.instructions.sort(key=lambda i: text.get(i, 0))
+        s.instructions.sort(key=at)
         if s._children:
             items = sorted(s._children.items(),
                            key=lambda kv: (kv[1].kind in ("top", "unnamed"), kv[1].kind == "unnamed",
@@ -376,10 +401,75 @@ def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[In
             s._children = dict(_by_data_flow(items, flows.get(id(s), set())))
 
 
-def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
-                   live: dict[Instruction, bool]) -> dict[int, set[tuple[str, str]]]:
+def _program_order(module: HloModule, of: dict[Instruction, Scope], phase_of: dict[Instruction, str]
+                   ) -> tuple[list[Instruction], dict[Instruction, int], set[int],
+                              dict[Instruction, Scope], dict[Instruction, Scope]]:
+    """One pass over the module's instructions: the order the program runs them (the entry's
+    first, then the rest in text order), each one's text position, the ``id()`` of those that
+    depend on a parameter (not only on constants), the filed forward instructions → their scope,
+    and those of them that count as data flow's sources (live, not parameters)."""
+    order = list(module.entry.instructions) if module.entry is not None else []
+    entry_ids = {id(i) for i in order}
+    text: dict[Instruction, int] = {}
+    live: set[int] = set()
+    forward_of: dict[Instruction, Scope] = {}
+    source_of: dict[Instruction, Scope] = {}
+    n = 0
+    for comp in module.computations:
+        for inst in comp.instructions:
+            text[inst] = n
+            n += 1
+            if id(inst) not in entry_ids:
+                order.append(inst)
+            if inst.opcode == "parameter":
+                live.add(id(inst))
+            else:
+                for o in inst.operands:
+                    if id(o) in live:
+                        live.add(id(inst))
+                        break
+            s = of.get(inst)
+            if s is not None and phase_of.get(inst, "forward") == "forward":
+                forward_of[inst] = s
+                if id(inst) in live and inst.opcode != "parameter":
+                    source_of[inst] = s
+    return order, text, live, forward_of, source_of
+
+
+def _first_positions(order: list[Instruction], live: set[int], forward_of: dict[Instruction, Scope],
+                     of: dict[Instruction, Scope], big: int) -> dict[int, list[int]]:
+    """``id()`` of each scope → [position of its first forward instruction, of its first
+    instruction] in ``order``, counting only instructions that depend on a parameter (``big``:
+    none); a scope's ancestors included."""
+    first: dict[int, list[int]] = {}
+    for n, inst in enumerate(order):
+        if inst.opcode == "parameter" or id(inst) not in live:
+            continue  # constants and what is made of them alone are hoisted: no sign of order
+        s: Scope | None = forward_of.get(inst)
+        forward = s is not None
+        if s is None:
+            s = of.get(inst)
+        while s is not None:
+            slot = first.get(id(s))
+            if slot is None:
+                slot = first[id(s)] = [big, big]
+            elif slot[1] != big and (slot[0] != big or not forward):
+                break  # set by an earlier instruction, and so was every scope above it
+            if forward and slot[0] == big:
+                slot[0] = n
+            if slot[1] == big:
+                slot[1] = n
+            s = s.parent
+    return first
+
+
+def _sibling_flows(forward_of: dict[Instruction, Scope], source_of: dict[Instruction, Scope]
+                   ) -> dict[int, set[tuple[str, str]]]:
     """Parent scope → the (child, child) pairs its children's forward instructions pass data
-    along: the data flow lifted to the children of the two scopes' common ancestor."""
+    along: the data flow lifted to the children of the two scopes' common ancestor.
+    ``forward_of``: the forward instructions filed (in text order) → their scope; ``source_of``:
+    those of them whose results count as data (not a parameter: a fused parameter is its
+    fusion's; not made of constants alone)."""
     chains: dict[int, list[Scope]] = {}
 
     def chain(s: Scope) -> list[Scope]:
@@ -391,26 +481,21 @@ def _sibling_flows(module: HloModule, of: dict[Instruction, Scope], phase_of: di
 
     out: dict[int, set[tuple[str, str]]] = {}
     seen: set[tuple[int, int]] = set()  # scope pairs already lifted
-    for comp in module.computations:
-        for inst in comp.instructions:
-            sv = of.get(inst)
-            if sv is None or phase_of.get(inst, "forward") != "forward":
+    for inst, sv in forward_of.items():
+        for op in inst.operands:
+            su = source_of.get(op)
+            if su is None or su is sv:
                 continue
-            for op in inst.operands:
-                su = of.get(op)
-                if su is None or su is sv or op.opcode == "parameter" or not live.get(op) \
-                        or phase_of.get(op, "forward") != "forward":  # a fused parameter is its fusion's
-                    continue
-                key = (id(su), id(sv))
-                if key in seen:
-                    continue
-                seen.add(key)
-                cu, cv = chain(su), chain(sv)
-                k = 0
-                while k < len(cu) and k < len(cv) and cu[k] is cv[k]:
-                    k += 1
-                if 0 < k < len(cu) and k < len(cv):
-                    out.setdefault(id(cu[k - 1]), set()).add((cu[k].name, cv[k].name))
+            key = (id(su), id(sv))
+            if key in seen:
+                continue
+            seen.add(key)
+            cu, cv = chain(su), chain(sv)
+            k = 0
+            while k < len(cu) and k < len(cv) and cu[k] is cv[k]:
+                k += 1
+            if 0 < k < len(cu) and k < len(cv):
+                out.setdefault(id(cu[k - 1]), set()).add((cu[k].name, cv[k].name))
     return out
 
 
