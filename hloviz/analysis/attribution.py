@@ -22,7 +22,7 @@ scope`` and ``--json`` list all of them in this order.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from ..ir import Computation, Instruction, called_closure
@@ -31,7 +31,7 @@ from ..opcodes import LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
 if TYPE_CHECKING:
     from .scopes import Scope
 
-__all__ = ["HEAVY_WORK", "FlowPlacer", "kernel_scopes", "layer_text", "literal_ids"]
+__all__ = ["HEAVY_WORK", "FlowPlacer", "kernel_scopes", "kernel_votes", "layer_text", "literal_ids"]
 
 #: Opcodes whose instructions are a fusion's heavy work, with the weight of their vote for the
 #: fusion's layer (every other working opcode counts 1): a conv + batch norm + relu fusion is the
@@ -75,30 +75,54 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
     finish the next is the next one's. ``scope_of`` returns None for instructions that name no scope
     (they do not vote). Empty when nothing votes.
     """
-    outer = literals or set()
+    def filed(i: Instruction) -> tuple[Scope, str] | None:
+        s = scope_of(i)
+        return None if s is None else (s, phase_of(i))
+
+    return kernel_votes(kernel, filed, literals=literals)
+
+
+def kernel_votes(kernel: Instruction, filed: Callable[[Instruction], tuple[Scope, str] | None], *,
+                 literals: set[int] | None = None) -> list[tuple[Scope, set[str]]]:
+    """:func:`kernel_scopes` with one lookup per instruction: ``filed`` gives an instruction's
+    scope and phase at once (None: it names no scope), as a dict's ``get`` does — the loop
+    below runs once per instruction of every kernel of a module."""
     votes: dict[int, int] = {}
     last: dict[int, int] = {}
     found: dict[int, tuple[Scope, set[str]]] = {}
-    n = 0
-
-    def vote(i: Instruction) -> None:
-        s = scope_of(i)
-        if s is None:
-            return
+    heavy = HEAVY_WORK
+    spreads = _SPREADS
+    for n, i in _working(kernel, literals or set()):
+        hit = filed(i)
+        if hit is None:
+            continue
+        s, phase = hit
         key = id(s)
         slot = found.get(key)
         if slot is None:
             slot = found[key] = (s, set())
             votes[key] = 0
-        slot[1].add(phase_of(i))
-        votes[key] += HEAVY_WORK.get(i.opcode, 0 if i.opcode in _SPREADS else 1)
+        slot[1].add(phase)
+        op = i.opcode
+        votes[key] += heavy.get(op, 0 if op in spreads else 1)
         last[key] = n
+    return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
 
-    if kernel.opcode != "fusion" and kernel.opcode not in SCOPE_NEUTRAL and id(kernel) not in outer:
-        vote(kernel)  # a fusion's own name is its root's: its fused instructions vote
+
+def _working(kernel: Instruction, outer: set[int]) -> Iterator[tuple[int, Instruction]]:
+    """The instructions of ``kernel`` that may vote, each with its position (the kernel's own
+    instruction 0, then its computations' in order): neither bookkeeping nor built from literals
+    alone (``outer``: the ``id()`` of the literals of the kernel's computation)."""
+    neutral = SCOPE_NEUTRAL
+    sources = _SOURCES
+    if kernel.opcode != "fusion" and kernel.opcode not in neutral and id(kernel) not in outer:
+        yield 0, kernel  # a fusion's own name is its root's: its fused instructions vote
     direct = kernel.called_computations
+    if not direct:
+        return
     fed = {k for k, o in enumerate(kernel.operands) if id(o) in outer}
-    for comp in called_closure(direct) if direct else ():
+    n = 0
+    for comp in called_closure(direct):
         lits: set[int] = set()
         top = comp in direct  # a nested computation's parameters count as data
         for i in comp.instructions:  # operands come first
@@ -108,12 +132,19 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
                 if top and i.parameter_number in fed:
                     lits.add(id(i))
                 continue
-            if op in _SOURCES or (i.operands and all(id(o) in lits for o in i.operands)):
+            if op in sources:
                 lits.add(id(i))
                 continue
-            if op not in SCOPE_NEUTRAL:
-                vote(i)
-    return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
+            operands = i.operands
+            if operands and lits:
+                for o in operands:
+                    if id(o) not in lits:
+                        break
+                else:
+                    lits.add(id(i))
+                    continue
+            if op not in neutral:
+                yield n, i
 
 
 def layer_text(found: list[tuple[Scope, set[str]]]) -> str:

@@ -237,7 +237,7 @@ class ScopeTree:
         instructions filed by their op names (literals aside); a kernel none of whose
         instructions votes, its own instruction's scope (by op name or data flow). The one rule
         every view follows: the picture draws a kernel in the first, the rest list all."""
-        from .attribution import kernel_scopes, literal_ids
+        from .attribution import kernel_votes, literal_ids
 
         comp = kernel.parent
         lits: set[int] = set()
@@ -246,12 +246,15 @@ class ScopeTree:
             if got is None:
                 got = self._literals[id(comp)] = literal_ids(comp)
             lits = got
-        named, of = self._named, self._of
+        named, of, phase = self._named, self._of, self._phase
 
-        def vote(i: Instruction) -> Scope | None:
-            return of.get(i) if id(i) in named else None
+        def filed(i: Instruction) -> tuple[Scope, str] | None:
+            if id(i) not in named:
+                return None
+            s = of.get(i)
+            return None if s is None else (s, phase.get(i, "forward"))
 
-        found = kernel_scopes(kernel, vote, self.phase_of, literals=lits)
+        found = kernel_votes(kernel, filed, literals=lits)
         if not found and kernel in of:
             found = [(of[kernel], {self.phase_of(kernel)})]
         return found
