@@ -191,10 +191,13 @@ class _Filing:
         hit = self.of.get(inst)
         if hit is not None:
             return hit
-        caller = _caller_of(inst, self.callers)
+        comp = inst.parent
+        caller = self.callers.get(comp.name) if comp is not None else None
         if caller is not None and (caller.opcode not in _RUNS_ITS_CALLEES or caller.opcode in _INLINED) \
                 and depth < 64:
-            owner = self.place(caller, depth + 1)
+            owner = self.of.get(caller)  # placed already (a fusion's ops: its own name placed it)
+            if owner is None:
+                owner = self.place(caller, depth + 1)
             self.phase_of[inst] = self.phase_of.get(caller, "forward")
         elif self.flow is not None and (by_flow := self.flow.result(inst)) is not None:
             owner, self.phase_of[inst] = by_flow
@@ -373,11 +376,6 @@ def _first_callers(module: HloModule) -> dict[str, Instruction]:
         for c in inst.called_computations:
             out.setdefault(c.name, inst)
     return out
-
-
-def _caller_of(inst: Instruction, callers: dict[str, Instruction]) -> Instruction | None:
-    comp = inst.parent
-    return callers.get(comp.name) if comp is not None else None
 
 
 def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],

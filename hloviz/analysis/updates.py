@@ -76,6 +76,7 @@ class _UpdateTracer:
         self.memo: dict[Instruction, frozenset[int]] = {}
         self.scopes: dict[int, Scope] = {}
         self._ids: dict[int, frozenset[int]] = {}
+        self._steps: dict[Instruction, tuple[frozenset[int] | Instruction, ...]] = {}
         self.of = tree._of
         self.phase = tree._phase
 
@@ -109,47 +110,56 @@ class _UpdateTracer:
             return hit
         stack = [self._frame(inst, depth)]
         while stack:
-            frame = stack[-1]
-            steps, found = frame.steps, frame.found
+            frame = stack[-1]  # [instruction, depth, steps, next step, found]
+            steps, found = frame[2], frame[4]
+            k = frame[3]
             pushed = False
-            while frame.next < len(steps):
-                step = steps[frame.next]
-                frame.next += 1
-                if isinstance(step, frozenset):  # a source
+            while k < len(steps):
+                step = steps[k]
+                k += 1
+                if type(step) is frozenset:  # a source
                     found |= step
                     continue
                 got = memo.get(step)
                 if got is not None:
                     found |= got
                 else:  # walk it first, then come back to the next step
-                    stack.append(self._frame(step, frame.depth + 1))
+                    frame[3] = k
+                    stack.append(self._frame(step, frame[1] + 1))
                     pushed = True
                     break
             if pushed:
                 continue
             stack.pop()
-            done = memo[frame.inst] = frozenset(found)
+            done = memo[frame[0]] = frozenset(found)
             if stack:
-                stack[-1].found |= done
+                stack[-1][4] |= done
         return memo[inst]
 
-    def _frame(self, inst: Instruction, depth: int) -> _Frame:
+    def _frame(self, inst: Instruction, depth: int) -> list:
         """Start walking ``inst``: mark it (the cycle guard) and list what its answer is the union
         of, in order: a source's scopes, or an instruction to walk."""
-        self.memo[inst] = frozenset()
+        self.memo[inst] = _NONE
         steps: list[frozenset[int] | Instruction] = []
         if depth < _MAX_DEPTH:
+            known = self._steps
             for op in self.inputs(inst):
-                if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
-                    for elem in op.operands:  # a root tuple: each element, whatever its phase
-                        steps.append(self.source(elem) or elem)
-                    continue
-                src = self.source(op)
-                if src:
-                    steps.append(src)
-                elif self.is_optimizer(op):
-                    steps.append(op)
-        return _Frame(inst, depth, steps)
+                got = known.get(op)
+                if got is None:
+                    got = known[op] = self._steps_of(op)
+                steps.extend(got)
+        return [inst, depth, steps, 0, set()]
+
+    def _steps_of(self, op: Instruction) -> tuple[frozenset[int] | Instruction, ...]:
+        """What one operand contributes: a computation's root tuple is looked through element
+        by element (each a source, else walked whatever its phase); an optimizer op is walked;
+        a layer's op is a source; anything else, nothing."""
+        if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
+            return tuple(self.source(elem) or elem for elem in op.operands)
+        src = self.source(op)
+        if src:
+            return (src,)
+        return (op,) if self.is_optimizer(op) else ()
 
     def is_optimizer(self, inst: Instruction) -> bool:
         """An optimizer-phase instruction, or a fused parameter (which stands for its fusion's
@@ -174,19 +184,6 @@ class _UpdateTracer:
 #: How many steps from an optimizer instruction :meth:`_UpdateTracer.feeds` follows.
 _MAX_DEPTH = 400
 _NONE: frozenset[int] = frozenset()
-
-
-class _Frame:
-    """One instruction being walked by :meth:`_UpdateTracer.feeds`."""
-
-    __slots__ = ("inst", "depth", "steps", "next", "found")
-
-    def __init__(self, inst: Instruction, depth: int, steps: list[frozenset[int] | Instruction]) -> None:
-        self.inst = inst
-        self.depth = depth
-        self.steps = steps
-        self.next = 0
-        self.found: set[int] = set()
 
 
 def _common_scope(found: list[Scope]) -> Scope | None:
