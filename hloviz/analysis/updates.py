@@ -14,6 +14,8 @@ optimization an optimizer's ops may share a fusion with the backward pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..ir import Instruction
 from .scopes import Scope, ScopeTree
 
@@ -76,7 +78,7 @@ class _UpdateTracer:
         self.memo: dict[Instruction, frozenset[int]] = {}
         self.scopes: dict[int, Scope] = {}
         self._ids: dict[int, frozenset[int]] = {}
-        self._steps: dict[Instruction, tuple[frozenset[int] | Instruction, ...]] = {}
+        self._steps: dict[Instruction, tuple[frozenset[int], tuple[Instruction, ...]]] = {}
         self.of = tree._of
         self.phase = tree._phase
 
@@ -84,17 +86,19 @@ class _UpdateTracer:
         """The layer scopes whose gradients or weights reach ``inst``."""
         return [self.scopes[i] for i in self.feeds(inst)]
 
-    def inputs(self, inst: Instruction) -> list[Instruction]:
+    def inputs(self, inst: Instruction) -> Sequence[Instruction]:
         """``inst``'s operands, seen through fusions: a fusion's input is its fused root, a
         fused parameter's input is the fusion's matching operand."""
-        if inst.opcode == "fusion" and inst.called_computations:
+        opcode = inst.opcode
+        if opcode == "fusion" and inst.called_computations:
             root = inst.called_computations[0].root
             return [root] if root is not None else []
-        if inst.opcode == "parameter" and inst.parent is not None and inst.parent.name in self.callers:
-            caller = self.callers[inst.parent.name]
-            k = inst.parameter_number or 0
-            return [caller.operands[k]] if k < len(caller.operands) else []
-        return list(inst.operands)
+        if opcode == "parameter" and inst.parent is not None:
+            caller = self.callers.get(inst.parent.name)
+            if caller is not None:
+                k = inst.parameter_number or 0
+                return [caller.operands[k]] if k < len(caller.operands) else []
+        return inst.operands
 
     def feeds(self, inst: Instruction, depth: int = 0) -> frozenset[int]:
         """Ids of the layer scopes feeding ``inst``, following optimizer instructions only
@@ -110,56 +114,63 @@ class _UpdateTracer:
             return hit
         stack = [self._frame(inst, depth)]
         while stack:
-            frame = stack[-1]  # [instruction, depth, steps, next step, found]
-            steps, found = frame[2], frame[4]
+            frame = stack[-1]  # [instruction, depth, instructions to walk, next one, found]
+            walk, found = frame[2], frame[4]
             k = frame[3]
-            pushed = False
-            while k < len(steps):
-                step = steps[k]
+            while k < len(walk):
+                step = walk[k]
                 k += 1
-                if type(step) is frozenset:  # a source
-                    found |= step
-                    continue
                 got = memo.get(step)
-                if got is not None:
-                    found |= got
-                else:  # walk it first, then come back to the next step
+                if got is None:  # walk it first, then come back to the next one
                     frame[3] = k
                     stack.append(self._frame(step, frame[1] + 1))
-                    pushed = True
                     break
-            if pushed:
-                continue
-            stack.pop()
-            done = memo[frame[0]] = frozenset(found)
-            if stack:
-                stack[-1][4] |= done
+                found |= got
+            else:
+                stack.pop()
+                done = memo[frame[0]] = frozenset(found)
+                if stack:
+                    stack[-1][4] |= done
         return memo[inst]
 
     def _frame(self, inst: Instruction, depth: int) -> list:
-        """Start walking ``inst``: mark it (the cycle guard) and list what its answer is the union
-        of, in order: a source's scopes, or an instruction to walk."""
+        """Start walking ``inst``: mark it (the cycle guard), gather the sources among its
+        inputs (:meth:`inputs`) and list, in order, the inputs to walk."""
         self.memo[inst] = _NONE
-        steps: list[frozenset[int] | Instruction] = []
+        found: set[int] = set()
+        walk: list[Instruction] = []
         if depth < _MAX_DEPTH:
             known = self._steps
             for op in self.inputs(inst):
                 got = known.get(op)
                 if got is None:
                     got = known[op] = self._steps_of(op)
-                steps.extend(got)
-        return [inst, depth, steps, 0, set()]
+                src, more = got
+                if src:
+                    found |= src
+                if more:
+                    walk += more
+        return [inst, depth, walk, 0, found]
 
-    def _steps_of(self, op: Instruction) -> tuple[frozenset[int] | Instruction, ...]:
-        """What one operand contributes: a computation's root tuple is looked through element
-        by element (each a source, else walked whatever its phase); an optimizer op is walked;
-        a layer's op is a source; anything else, nothing."""
+    def _steps_of(self, op: Instruction) -> tuple[frozenset[int], tuple[Instruction, ...]]:
+        """What one operand contributes: the layers it is a source of, and the instructions to
+        walk. A computation's root tuple is looked through element by element (each a source,
+        else walked whatever its phase); an optimizer op is walked; a layer's op is a source;
+        anything else contributes nothing."""
         if op.opcode == "tuple" and op.parent is not None and op is op.parent.root:
-            return tuple(self.source(elem) or elem for elem in op.operands)
+            sources: set[int] = set()
+            walk: list[Instruction] = []
+            for elem in op.operands:
+                src = self.source(elem)
+                if src:
+                    sources |= src
+                else:
+                    walk.append(elem)
+            return frozenset(sources), tuple(walk)
         src = self.source(op)
         if src:
-            return (src,)
-        return (op,) if self.is_optimizer(op) else ()
+            return src, ()
+        return _NONE, ((op,) if self.is_optimizer(op) else ())
 
     def is_optimizer(self, inst: Instruction) -> bool:
         """An optimizer-phase instruction, or a fused parameter (which stands for its fusion's
