@@ -441,10 +441,12 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     path → Keras layer path) labels scopes by their Keras layers exactly, where the ``_N``
     suffixes TensorFlow adds would otherwise be guessed away.
     """
+    from .collector import collector_paused
     from .scope_build import build
 
-    return build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
-                 order_like=order_like, layers=layers)
+    with collector_paused():  # a large module's tree is hundreds of thousands of live objects
+        return build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
+                     order_like=order_like, layers=layers)
 
 
 def _add_operand_edges(g: nx.DiGraph, module: HloModule, where: Mapping[Instruction, str]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..ir import Instruction
+from .collector import collector_paused
 from .scopes import Scope, ScopeTree
 
 
@@ -43,6 +44,11 @@ def update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     when it is fed by no layer or by several. Operands are followed through fusions (a fused
     parameter is its fusion's operand, a fusion its fused root), so this works on optimized
     modules too, where an update may share a kernel with the gradient it reads."""
+    with collector_paused():  # the walk's memo holds a set per instruction it reaches
+        return _update_targets(tree)
+
+
+def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     tracer = _UpdateTracer(tree)
     out: dict[Instruction, Scope | None] = {}
     # most updates share their set of layers (every op after a global-norm clip reads them
