@@ -372,9 +372,11 @@ def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dic
 
 def _first_callers(module: HloModule) -> dict[str, Instruction]:
     out: dict[str, Instruction] = {}
-    for inst in module.instructions():
-        for c in inst.called_computations:
-            out.setdefault(c.name, inst)
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.called_computations:
+                for c in inst.called_computations:
+                    out.setdefault(c.name, inst)
     return out
 
 
@@ -527,7 +529,10 @@ def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
     (an explicit order, no recursion: a scope tree may be as deep as op names nest)."""
     below: dict[int, Counter] = {}
     for s in reversed(list(root.walk())):  # walk() lists parents before their children
-        c: Counter = Counter(phase_of.get(i, "forward") for i in s.instructions)
+        c: Counter = Counter(map(phase_of.get, s.instructions))
+        unset = c.pop(None, 0)
+        if unset:  # an instruction without a phase is forward
+            c["forward"] += unset
         for ch in s._children.values():
             c.update(below.pop(id(ch)))
         s.phases = {p: c[p] for p in PHASES if c.get(p)}

@@ -77,10 +77,11 @@ class _UpdateTracer:
     def __init__(self, tree: ScopeTree) -> None:
         self.tree = tree
         self.callers: dict[str, Instruction] = {}
-        for inst in tree.module.instructions():
-            if inst.opcode == "fusion":
-                for c in inst.called_computations:
-                    self.callers.setdefault(c.name, inst)
+        for comp in tree.module.computations:
+            for inst in comp.instructions:
+                if inst.opcode == "fusion":
+                    for c in inst.called_computations:
+                        self.callers.setdefault(c.name, inst)
         self.memo: dict[Instruction, frozenset[int]] = {}
         self.scopes: dict[int, Scope] = {}
         self._ids: dict[int, frozenset[int]] = {}
