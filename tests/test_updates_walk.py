@@ -1,0 +1,93 @@
+"""update_targets on a long optimizer chain: walked on an explicit stack, so a chain deeper than
+the interpreter's recursion limit is followed all the way (the answer is known by construction:
+every op of the chain reads the gradient of one layer)."""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+import hloviz
+from hloviz.analysis.collector import collector_paused
+from hloviz.analysis.scopes import build_scope_tree
+from hloviz.analysis.updates import optimizer_targets, update_targets
+
+
+def _chain_module(n: int) -> str:
+    lines = ["HloModule chain", "", "ENTRY main {",
+             "  x = f32[4] parameter(0)",
+             '  f = f32[4] negate(x), metadata={op_name="dense/MatMul"}',
+             '  g = f32[4] negate(f), metadata={op_name="gradient_tape/dense/MatMul"}',
+             '  a0 = f32[4] negate(g), metadata={op_name="adam/Mul_0"}']
+    for k in range(1, n):
+        lines.append(f'  a{k} = f32[4] add(a{k - 1}, a{k - 1}), metadata={{op_name="adam/Mul_{k}"}}')
+    lines.append(f"  ROOT r = (f32[4]) tuple(a{n - 1})")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_chain_deeper_than_the_recursion_limit_updates_its_layer():
+    n = 300
+    module = hloviz.parse(_chain_module(n))
+    tree = build_scope_tree(module, stage="pre")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)  # far below the chain's depth: a recursive walk would fail
+    try:
+        targets = update_targets(tree)
+    finally:
+        sys.setrecursionlimit(limit)
+    chain = {i.name: s for i, s in targets.items()}
+    assert sorted(chain) == sorted(f"a{k}" for k in range(n))  # every optimizer op, nothing else
+    assert {s.path if s is not None else None for s in chain.values()} == {"dense"}
+    assert optimizer_targets(tree) == {f"adam/Mul_{k}": "dense" for k in range(n)}
+
+
+def _fused_chain_module(n: int) -> str:
+    """``n`` optimizer fusions in a chain, their fused computations listed last first (as the
+    walk meets them in text order): the first op asked is the far end of the whole chain."""
+    lines = ["HloModule fused_chain", ""]
+    for k in reversed(range(n)):
+        lines += [f"fc{k} {{", "  p = f32[4] parameter(0)",
+                  f'  ROOT m = f32[4] negate(p), metadata={{op_name="adam/Mul_{k}"}}', "}", ""]
+    lines += ["ENTRY main {", "  x = f32[4] parameter(0)",
+              '  f = f32[4] negate(x), metadata={op_name="dense/MatMul"}',
+              '  g = f32[4] negate(f), metadata={op_name="gradient_tape/dense/MatMul"}']
+    for k in range(n):
+        src = "g" if k == 0 else f"u{k - 1}"
+        lines.append(f'  u{k} = f32[4] fusion({src}), kind=kLoop, calls=fc{k}, metadata={{op_name="adam/Mul_{k}"}}')
+    lines += [f"  ROOT r = (f32[4]) tuple(u{n - 1})", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_fused_chain_walked_from_its_far_end_needs_no_recursion():
+    n = 120  # three steps per fusion (fused root, fused parameter, the fusion): 360 < the walk's 400
+    module = hloviz.parse(_fused_chain_module(n))
+    tree = build_scope_tree(module, stage="pre")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)  # a recursive walk from fc119's root would need ~720 frames
+    try:
+        targets = update_targets(tree)
+    finally:
+        sys.setrecursionlimit(limit)
+    fused = [i for i in targets if i.opcode == "negate"]
+    fusions = [i for i in targets if i.opcode == "fusion"]
+    assert len(fused) == n and len(fusions) == n
+    assert {targets[i].path if targets[i] is not None else None for i in fused + fusions} == {"dense"}
+
+
+def test_the_collector_pause_is_reentrant_and_restores_the_state():
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+            with collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()  # the inner pause leaves the outer one in force
+        assert gc.isenabled()
+        gc.disable()
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # paused by the caller: stays paused
+    finally:
+        (gc.enable if was else gc.disable)()
