@@ -408,19 +408,19 @@ def _program_order(module: HloModule, of: dict[Instruction, Scope], phase_of: di
     first, then the rest in text order), each one's text position, the ``id()`` of those that
     depend on a parameter (not only on constants), the filed forward instructions → their scope,
     and those of them that count as data flow's sources (live, not parameters)."""
-    order = list(module.entry.instructions) if module.entry is not None else []
-    entry_ids = {id(i) for i in order}
+    entry = module.entry
+    order = list(entry.instructions) if entry is not None else []
     text: dict[Instruction, int] = {}
     live: set[int] = set()
     forward_of: dict[Instruction, Scope] = {}
     source_of: dict[Instruction, Scope] = {}
     n = 0
     for comp in module.computations:
+        if comp is not entry:
+            order += comp.instructions
         for inst in comp.instructions:
             text[inst] = n
             n += 1
-            if id(inst) not in entry_ids:
-                order.append(inst)
             if inst.opcode == "parameter":
                 live.add(id(inst))
             else:
