@@ -19,21 +19,22 @@ serves the picture (leaves are drawn units) and an HTML explorer (leaves are ins
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Cut", "Step", "Tree", "TreeNode", "build_tree", "fit"]
+__all__ = ["Cut", "Step", "Tree", "TreeNode", "build_tree", "coarsen", "fit"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
 # sibling scopes that share a name prefix; ``block``: siblings bounded by the graph's structure
-# (:mod:`~hloviz.render.blocks`), named after its exit; ``repeat``: neighbouring blocks of the
-# same structure, drawn once as ``×N``; ``run``: consecutive leaves of a scope where nothing
-# else splits them; ``fusion``/``body``: a fused computation / a while, conditional or call
-# body; ``leaf``: one drawn unit.
+# (:mod:`~hloviz.render.blocks`; where no rule there finds one, the narrowest waists of the data
+# flow, :func:`_waists`), named after its exit; ``repeat``: neighbouring blocks of the same
+# structure, drawn once as ``×N``; ``fusion``/``body``: a fused computation / a while,
+# conditional or call body; ``leaf``: one drawn unit.
 #: Kinds that stand for a part of the model (closed: one node; open: a cluster).
-STRUCTURAL = frozenset({"scope", "group", "block", "repeat", "run"})
+STRUCTURAL = frozenset({"scope", "group", "block", "repeat"})
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,9 @@ class TreeNode:
     depth: int = 0
     #: its children were split by structure: grouping them by name prefix would mix blocks
     structured: bool = False
+    #: a block cut at the data flow's narrowest waists (:func:`_waists`), not found as a unit of
+    #: the model: drawn open, it is no titled cluster (it only splits a long list)
+    waist: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -86,8 +90,13 @@ class TreeNode:
 class Tree:
     """The tree of one drawing: :attr:`root`, and every node by key in :attr:`nodes`."""
 
-    def __init__(self, root: TreeNode) -> None:
+    def __init__(self, root: TreeNode, succ: Mapping[str, Sequence[str]] | None = None,
+                 names: Mapping[str, str] | None = None) -> None:
         self.root = root
+        #: the arrows between leaves (leaf key → the leaves it feeds) and what each leaf is called:
+        #: what :func:`coarsen` bounds new blocks by, and names them after
+        self.succ: Mapping[str, Sequence[str]] = succ or {}
+        self.names: Mapping[str, str] = names or {}
         self.nodes: dict[str, TreeNode] = {}
         stack = [root]
         while stack:
@@ -119,6 +128,7 @@ class Tree:
         """The tree below ``node`` (shares nodes; ``node`` acts as the root)."""
         sub = Tree.__new__(Tree)
         sub.root = node
+        sub.succ, sub.names = self.succ, self.names
         sub.nodes = {}
         stack = [node]
         while stack:
@@ -141,8 +151,10 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     * sibling scopes grouped by shared name prefix (``block_5_expand``, ``block_5_depthwise``…
       under ``block_5``; recursively, so ResNet's ``conv2_block1_1_conv`` sits under ``conv2`` ›
       ``conv2_block1``): a picture that cannot show 160 layers can show 20 blocks;
-    * a node with more than ``run_at`` leaves that nothing else splits has them cut into runs of
-      consecutive leaves.
+    * a node still holding more than ``run_at`` leaves (a chain, where every op is a cut; ops
+      beside a few named scopes) has them split where the data flow is narrowest
+      (:func:`_waists`): blocks of at most ``run_at`` members, each ending where the fewest
+      arrows cross to the next.
 
     Then neighbouring scopes or blocks of the same structure (``label`` names each leaf's kind,
     for the Weisfeiler–Lehman hash) are folded into a ``repeat`` node. ``names`` (leaf → what
@@ -165,19 +177,29 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         node = TreeNode(f"{key}/{leaf}" if key else leaf, "leaf", leaf, parent.path, "", parent, order=order,
                         depth=parent.depth)
         parent.children.append(node)
+    succ = _successors(edges or ())
+    names = names or {}
     if edges is not None:
         from .structure import fold_repeats, split_by_structure
 
-        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names or {})
-        _group(root, group_at)
-        _runs(root, run_at)
-        _sizes(root)
-        fold_repeats(root, edges, label or {})
-    else:
-        _group(root, group_at)
-        _runs(root, run_at)
+        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names)
+    _group(root, group_at)
     _sizes(root)
-    return Tree(root)
+    _split_crowded(root, run_at, group_at, succ, names, every=False)
+    _sizes(root)
+    if edges is not None:
+        fold_repeats(root, edges, label or {})
+        _sizes(root)
+    _split_crowded(root, run_at, group_at, succ, names, every=True)
+    return Tree(root, succ, names)
+
+
+def _successors(edges: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    succ: dict[str, list[str]] = {}
+    for a, b in edges:
+        if a != b:
+            succ.setdefault(a, []).append(b)
+    return succ
 
 
 def _sizes(root: TreeNode) -> None:
@@ -205,33 +227,103 @@ def _tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[_.\-]", name) if t]
 
 
-def _runs(root: TreeNode, run_at: int) -> None:
+#: Nodes whose children are never split: a fused computation or a body is XLA's own unit (it
+#: opens whole or stays closed), a repeat's children are its copies.
+_WHOLE = frozenset({"fusion", "body", "repeat", "leaf"})
+
+
+def _split_crowded(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str, Sequence[str]],
+                   names: Mapping[str, str], *, every: bool) -> None:
+    """Give every node that is still crowded a level of blocks at the data flow's narrowest
+    waists: its loose leaves when there are more than ``run_at`` of them (named scopes beside
+    them stay as they are); ``every``: all its children when there are more than
+    ``run_at + group_at`` (hundreds of scopes no prefix groups; done after repeats are folded,
+    so a ×24 is one child)."""
     stack = [root]
     while stack:
         node = stack.pop()
-        stack.extend(c for c in node.children if not c.is_leaf)
+        if node.kind in _WHOLE:
+            continue
         leaves = [c for c in node.children if c.is_leaf]
-        if len(leaves) > run_at and node.kind != "fusion" and node.kind != "body":
-            _chunk(node, leaves, run_at)
+        if not every and len(leaves) > run_at:
+            _waists(node, leaves, run_at, succ, names)
+        if every and len(node.children) > run_at + group_at:
+            _waists(node, list(node.children), run_at, succ, names)
+        stack.extend(node.children)
 
 
-def _chunk(node: TreeNode, leaves: list[TreeNode], run_at: int) -> None:
-    """Replace ``leaves`` (children of ``node``) by runs of at most ``size`` consecutive ones."""
-    size = max(run_at // 2, -(-len(leaves) // (run_at // 2)))
-    kept = [c for c in node.children if not c.is_leaf]
-    runs = []
-    for start in range(0, len(leaves), size):
-        chunk = leaves[start:start + size]
-        key = f"{node.key}/r:{start}" if node.key else f"r:{start}"
-        run = TreeNode(key, "run", f"{start + 1}–{start + len(chunk)}", node.path, "", node, depth=node.depth)
-        for leaf in chunk:
-            leaf.parent = run
-            run.children.append(leaf)
-        rekey(run)
-        runs.append(run)
-        if len(chunk) > run_at:
-            _chunk(run, chunk, run_at)
-    node.children = kept + runs
+def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> list[int]:
+    """``out[b]``: how many arrows between ``kids`` cross the line between ``kids[b-1]`` and
+    ``kids[b]`` (arrows counted once per pair of children, either direction)."""
+    owner: dict[str, int] = {}
+    for i, kid in enumerate(kids):
+        stack = [kid]
+        while stack:
+            n = stack.pop()
+            if n.is_leaf:
+                owner[n.name] = i
+            else:
+                stack.extend(n.children)
+    pairs = set()
+    for leaf, i in owner.items():
+        for nxt in succ.get(leaf, ()):
+            j = owner.get(nxt)
+            if j is not None and j != i:
+                pairs.add((min(i, j), max(i, j)))
+    diff = [0] * (len(kids) + 2)
+    for lo, hi in pairs:
+        diff[lo + 1] += 1
+        diff[hi + 1] -= 1
+    out, running = [], 0
+    for b in range(len(kids) + 1):
+        running += diff[b]
+        out.append(running)
+    return out
+
+
+def _waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Mapping[str, Sequence[str]],
+            names: Mapping[str, str], *, most: int | None = None) -> None:
+    """Replace ``kids`` (children of ``node``, in order) by blocks of consecutive ones, each
+    ending where the fewest arrows cross to the rest (a chain's every op is a cut, an
+    optimizer's independent updates have none between them), sizes within half of a target so
+    a block holds at most ``run_at`` members and ``node`` about ``run_at // 2`` blocks;
+    recursively, for a node so crowded that the blocks are too. ``most``: make at most that
+    many blocks (each then holds at least its share)."""
+    half = max(1, run_at // 2)
+    size = max(half, -(-len(kids) // half)) if most is None else max(1, -(-len(kids) // max(most, 1)))
+    cross = _crossings(kids, succ)
+    cuts, start = [], 0
+    while len(kids) - start > (size + size // 2 if most is None else size):
+        least = max(1, size // 2) if most is None else size
+        lo, hi = start + least, min(len(kids) - 1, start + size + size // 2)
+        best = min(range(lo, hi + 1), key=lambda b: (cross[b], abs(b - start - size), b))
+        cuts.append(best)
+        start = best
+    bounds = [0, *cuts, len(kids)]
+    if len(bounds) == 2 and most is None:
+        return
+    moved = {id(k) for k in kids}
+    blocks = []
+    for a, b in itertools.pairwise(bounds):
+        members = kids[a:b]
+        if len(members) == 1:
+            blocks.append(members[0])
+            continue
+        exit_node = members[-1]
+        tail = exit_node.key.rsplit("/", 1)[-1]
+        name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
+        key = f"{node.key}/b:{tail}" if node.key else f"b:{tail}"
+        block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, order=members[0].order,
+                         waist=True)
+        for m in members:
+            m.parent = block
+            block.children.append(m)
+        rekey(block)
+        blocks.append(block)
+        if most is None and run_at < len(members) < len(kids):
+            _waists(block, list(members), run_at, succ, names)
+    node.children = [c for c in node.children if id(c) not in moved] + blocks
+    _sizes(node)
 
 
 def _group(root: TreeNode, group_at: int) -> None:
@@ -280,6 +372,17 @@ def rekey(group: TreeNode) -> None:
         tail = n.key.rsplit("/", 1)[-1]
         n.key = f"{parent_key}/{tail}"
         stack.extend((c, n.key) for c in n.children)
+
+
+def coarsen(tree: Tree, budget: int) -> Tree:
+    """``tree`` with one more level of blocks under the root when even the coarsest cut (the
+    root's children) costs more than ``budget`` nodes: at most ``budget`` blocks, bounded at the
+    data flow's narrowest waists (:func:`_waists`). Returns ``tree`` itself when it fits."""
+    kids = list(tree.root.children)
+    if sum(_cost(c) for c in kids) <= max(budget, 1) or len(kids) < 2:
+        return tree
+    _waists(tree.root, kids, max(budget, 2), tree.succ, tree.names, most=max(budget, 1))
+    return Tree(tree.root, tree.succ, tree.names)
 
 
 #: A collapsed body is folded into its caller's node: it costs no node of its own.
@@ -353,8 +456,8 @@ class Cut:
         return out
 
 
-def _expandable(node: TreeNode, max_depth: int | None) -> bool:
-    if node.is_leaf or not node.children:
+def _expandable(node: TreeNode, max_depth: int | None, closed: frozenset[str] = frozenset()) -> bool:
+    if node.is_leaf or not node.children or node.kind in closed:
         return False
     return not (node.kind == "scope" and max_depth is not None and node.depth >= max_depth)
 
@@ -378,22 +481,33 @@ def _levels(tree: Tree) -> dict[str, int]:
     return out
 
 
-def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
+def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset()) -> Cut:
     """The deepest cut of ``tree`` that fits ``budget`` nodes, level by level.
 
     The root is always open. Each round takes the expandable nodes of the cut nearest the root
-    and opens them all if the result still fits; otherwise it opens the cheapest ones (fewest new nodes first, then text order)
-    while they fit, and stops — so a module larger than the budget fills it instead of drawing
-    a fraction of it. ``max_depth`` keeps scopes at that depth closed (``--depth``). A cut over
-    budget is returned only when the root's children alone exceed it; the caller then
-    collapses further by other means.
+    and opens them all if the result still fits; otherwise it opens the cheapest ones (fewest
+    new nodes first, then text order) while they fit, and stops — so a module larger than the
+    budget fills it instead of drawing a fraction of it. ``max_depth`` keeps scopes at that
+    depth closed (``--depth``); ``closed`` keeps nodes of those kinds closed (``fusion``,
+    ``body``: the coarser view after a Graphviz timeout). The cut is over budget only when the
+    root's children alone are (:func:`coarsen` first prevents that).
     """
     cut = Cut(tree, frozenset(c.key for c in tree.root.children) or frozenset({tree.root.key}))
+    return _deepen(cut, budget, max_depth=max_depth, closed=closed)
+
+
+def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset(),
+            under: TreeNode | None = None) -> Cut:
+    """Open nodes of ``cut`` level by level while it fits ``budget`` (see :func:`fit`);
+    ``under``: only nodes below that one."""
+    tree = cut.tree
     count = cut.count
     keys = set(cut.keys)
     level = _levels(tree)
+    inside = set(tree.subtree_root(under).nodes) if under is not None else None
     while True:
-        cands = [tree.nodes[k] for k in keys if _expandable(tree.nodes[k], max_depth)]
+        cands = [tree.nodes[k] for k in keys if (inside is None or k in inside)
+                 and _expandable(tree.nodes[k], max_depth, closed)]
         if not cands:
             break
         top = min(level[n.key] for n in cands)
@@ -415,3 +529,34 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
             count += d
         break
     return Cut(tree, frozenset(keys))
+
+
+def open_in_place(cut: Cut, key: str, budget: int) -> tuple[Tree, Cut]:
+    """``cut`` with node ``key`` opened where it is, everything else as it was (an explorer's
+    "open this block"): what the node holds gets up to ``budget`` nodes of its own, opened
+    level by level. A repeat opens to its first copy, drawn open, and one node standing for
+    the other copies (``×N-1 more``), so a ×24 block costs what one copy costs. A key the tree
+    does not have, or a node the cut does not close, leaves the cut as it is."""
+    tree = cut.tree
+    node = tree.nodes.get(key)
+    if node is None or key not in cut.keys or node.is_leaf:
+        return tree, cut
+    if node.kind == "repeat" and len(node.children) > 2:
+        first, rest = node.children[0], node.children[1:]
+        others = TreeNode(f"{node.key}/x:more", "repeat", f"{rest[0].label or rest[0].name} … "
+                          f"{rest[-1].label or rest[-1].name}", node.path,
+                          f"{len(rest)} more copies of {first.label or first.name}", node, depth=node.depth,
+                          order=rest[0].order)
+        for c in rest:
+            c.parent = others
+        others.children = rest
+        rekey(others)
+        node.children = [first, others]
+        _sizes(node)
+        tree = Tree(tree.root, tree.succ, tree.names)
+        cut = Cut(tree, cut.keys)
+    opened = cut.expand(key)
+    first = node.children[0] if node.kind == "repeat" else node
+    return tree, _deepen(opened, opened.count + budget, under=first)
+
+
