@@ -159,3 +159,26 @@ def test_depth_counts_from_the_users_function_not_jax_jit_wrapper():
     assert closed and all(n.path.count("/") == 1 and n.path.startswith("jit(train_step)/") for n in closed)
     assert {n.name for n in closed} >= {"Transformer"}
     assert any("--depth 1" in n for n in v.notes)
+
+
+def test_a_repeat_opens_in_place_to_its_first_copy_and_names_the_others():
+    # DenseNet121's dense blocks: conv2 holds 6 dense layers, conv3 12, conv4 24, conv5 16
+    # (counted from the op names in pre.hlo.gz)
+    text = _text("densenet121", "pre")
+    layers = {b: len(set(re.findall(rf'op_name="[^"/]*/conv{b}_block(\d+)_concat', text))) for b in (2, 3, 4, 5)}
+    assert layers == {2: 6, 3: 12, 4: 24, 5: 16}
+    module = hloviz.parse(text)
+    top = draw_module(module, options=ViewOptions(budget=40))
+    reps = [n for n in top.cut.nodes if n.kind == "repeat"]
+    assert reps, [n.kind for n in top.cut.nodes]
+    rep = max(reps, key=lambda n: len(n.children))
+    copies = len(rep.children)
+    assert copies in {n - 1 for n in layers.values()} | set(layers.values())
+    opened = draw_module(module, options=ViewOptions(budget=40, open=(rep.key,)))
+    assert opened.cut is not None and rep.key not in opened.cut.keys
+    # the rest of the picture is as it was
+    assert {k for k in top.cut.keys if k != rep.key} <= opened.cut.keys
+    titles = [c.rows[0].text for c in opened.scene.all_clusters()]
+    assert any(t.endswith(f" · copy 1 of {copies}") for t in titles), titles
+    more = [n.rows[0].text for n in opened.scene.nodes.values() if "more copies of" in n.rows[0].text]
+    assert len(more) == 1 and more[0].startswith(f"{copies - 1} more copies of "), more

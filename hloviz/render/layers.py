@@ -404,7 +404,17 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
 
 
 def scope_title(node: TreeNode) -> str:
-    """``block_5_expand``; a group: ``block_5_* (9 layers)``."""
+    """``block_5_expand``; a group: ``block_5_* (9 layers)``; the first copy of a repeat opened
+    in place (:func:`hloviz.render.cut.open_in_place`) says so: ``… · copy 1 of 24``."""
+    parent = node.parent
+    if parent is not None and parent.kind == "repeat" and node.kind != "repeat" and parent.children[0] is node \
+            and any(c.kind == "repeat" for c in parent.children):
+        copies = sum(len(c.children) if c.kind == "repeat" else 1 for c in parent.children)
+        return f"{_title(node)} · copy 1 of {copies}"
+    return _title(node)
+
+
+def _title(node: TreeNode) -> str:
     if node.kind == "group":
         n = sum(1 for c in node.children if c.kind in STRUCTURAL)
         return f"{node.label or node.name} ({n} scopes)"

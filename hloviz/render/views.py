@@ -131,6 +131,9 @@ class View:
     #: which scene node draws each node of the cut
     cut: Cut | None = None
     drawn_as: dict[str, str] = field(default_factory=dict)
+    #: the options it was drawn with (the same options with ``open`` extended redraw it with a
+    #: node of its cut opened in place)
+    options: ViewOptions | None = None
 
     @property
     def nodes(self) -> int:
@@ -187,7 +190,7 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                 if g.units[index].alive:
                     drawn_as[node.key] = f"u{index}"
     return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels),
-                g.cut, drawn_as)
+                g.cut, drawn_as, options)
 
 
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from collections.abc import Callable, Mapping, Sequence
 
-from .build import Bounds, closed_scopes, fusion_expansions, scope_expansions, top_view
+from .build import Bounds, block_expansions, closed_scopes, fusion_expansions, scope_expansions, top_view
 from .data import ExplorerData, Side, ViewSpec, explorer_data
 from .page import ExplorerPayload, explorer_payload
 from .steps import PassSteps, pass_steps, step_data, with_steps
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..pictures import Picture
     from ..views import Mark, View
 
-__all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
+__all__ = ["Bounds", "ExplorerData", "block_expansions", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
            "explorer_data", "explorer_payload", "module_payload", "pair_payload", "pass_steps"]
 
 SourceLookup = Callable[[str], "dict | None"]
@@ -41,6 +41,8 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
                  steps: PassSteps | None = None) -> ExplorerPayload:
     """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
     history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own)."""
+    from ..sidebyside import pre_marks
+
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
@@ -74,12 +76,26 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
 
     layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
     views += layers
-    drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers for i, view in v.columns if i == 1]
-    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=len(layers) * walk)
+    blocks = _blocks(sides, columns, (pre_marks(analysis, pre), post_marks), bounds, len(layers) * walk)
+    views += blocks
+    drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
+    walked = len(layers) * walk + len(blocks) * post.instruction_count
+    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked)
     every_side, every_view = with_steps(sides, views, steps)
     data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
     step_data(data.main, len(sides), steps)
     return explorer_payload(data)
+
+
+def _blocks(sides: list[Side], columns: list[tuple[int, View]], marks: tuple[Mapping[str, Mark] | None, ...],
+            bounds: Bounds, walked: int) -> list[ViewSpec]:
+    """Each column's closed blocks and repeats opened in place, the bounds shared: half each."""
+    half = Bounds(max(1, bounds.max_views // 2), bounds.max_bytes // 2, bounds.budget, bounds.timeout,
+                  max(0, bounds.max_walk - walked) // 2, bounds.seconds / 2)
+    out: list[ViewSpec] = []
+    for i, view in columns:
+        out += block_expansions(i, sides[i], view, marks=marks[i], bounds=half)
+    return out
 
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
@@ -109,8 +125,10 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
                               bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
     views += layers
-    drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers]
-    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds, walked=len(layers) * walk)
+    blocks = block_expansions(0, side, view, marks=marks, bounds=bounds, walked=len(layers) * walk)
+    views += blocks
+    drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
+    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds, walked=(len(layers) + len(blocks)) * walk)
     every_side, every_view = with_steps([side], views, steps)
     data = explorer_data(every_side, every_view, lookup=lookup, title=picture.title)
     step_data(data.main, 1, steps)

@@ -28,7 +28,7 @@ from .data import Side, ViewSpec
 if TYPE_CHECKING:
     from ..views import Mark, View
 
-__all__ = ["Bounds", "fusion_expansions"]
+__all__ = ["Bounds", "block_expansions", "fusion_expansions"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,83 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
         out.append(ViewSpec(key=f"{side.key}:{inst.name}", title=inst.name,
                             columns=[(side_index, picture.views[0][1])], svg=svg, parent=where,
                             opens=f"i:{side.key}:{inst.name}"))
+    return out
+
+
+#: What a box of the picture can stand for that opens in place: a block found by structure and
+#: a ×N repeat of blocks (:mod:`hloviz.render.structure`).
+OPENABLE = ("block", "repeat")
+
+
+def _closed(view: View, under: str | None = None) -> list[tuple[int, str]]:
+    """``(leaves, tree key)`` of the closed blocks and repeats of ``view``'s cut (below tree node
+    ``under`` only, when given), biggest first."""
+    if view.cut is None:
+        return []
+    out = []
+    for node in view.cut.nodes:
+        if node.kind in OPENABLE and node.key in view.drawn_as and (under is None or node.key.startswith(under + "/")):
+            out.append((node.size, node.key))
+    return sorted(out, key=lambda c: (-c[0], c[1]))
+
+
+def block_expansions(side_index: int, side: Side, view: View, *, marks: Mapping[str, Mark] | None = None,
+                     bounds: Bounds = Bounds(), parent: str = "top", walked: int = 0) -> list[ViewSpec]:
+    """The picture ``view`` of ``side`` with each closed block or repeat opened in place, biggest
+    first, within ``bounds`` (``walked``: instructions other expansions walked): the same cut,
+    the same options, one node opened (:func:`hloviz.render.cut.open_in_place`: a block's
+    members up to ``bounds.budget`` nodes; a repeat's first copy, and one node naming the other
+    copies). Blocks closed inside an opened one open from its picture in turn, breadth-first,
+    so the top level's blocks are never crowded out by deep ones. A view's key and ``opens``
+    are ``t:<side>:<tree key>``, as the explorer's data names the box it opens
+    (:func:`hloviz.render.explorer.data.explorer_data`)."""
+    from dataclasses import replace
+
+    from ..layers import scope_title
+    from ..pictures import module_picture
+
+    if view.options is None or view.cut is None:
+        return []
+    left = min(bounds.max_views, (bounds.max_walk - walked) // max(side.module.instruction_count, 1))
+    deadline = time.monotonic() + bounds.seconds
+    level = [(parent, view, key) for _, key in _closed(view)]
+
+    def draw(choice: tuple[str, View, str]):
+        _up, drawn, key = choice
+        opts = drawn.options
+        if time.monotonic() >= deadline or opts is None or drawn.cut is None:
+            return choice, None
+        title = scope_title(drawn.cut.tree.nodes[key])
+        try:
+            return choice, module_picture(side.module, options=replace(opts, open=(*opts.open, key)), marks=marks,
+                                          title=title, timeout=bounds.timeout)
+        except HlovizError:
+            return choice, None
+
+    out: list[ViewSpec] = []
+    seen: set[str] = set()
+    total = 0
+    while level and left > 0 and time.monotonic() < deadline:
+        chosen = [c for c in level if c[2] not in seen][:left]
+        seen.update(c[2] for c in chosen)
+        left -= len(chosen)
+        level = []
+        workers = max(1, min(4, os.cpu_count() or 1))
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(draw, chosen))
+        for (up, _drawn, key), picture in results:
+            if picture is None or picture.svg is None:
+                continue
+            svg = picture.svg.decode("utf-8")
+            if total + len(svg) > bounds.max_bytes:
+                continue
+            total += len(svg)
+            opened = picture.views[0][1]
+            name = f"t:{side.key}:{key}"
+            out.append(ViewSpec(key=name, title=picture.title, columns=[(side_index, opened)], svg=svg, parent=up,
+                                opens=name))
+            # what the opened node holds opens in turn (not the node naming a repeat's other copies)
+            level += [(name, opened, inner) for _, inner in _closed(opened, under=key) if not inner.endswith("/x:more")]
     return out
 
 

@@ -313,9 +313,11 @@ def _sources_of(k, lookup: SourceLookup | None) -> list[str]:
 
 def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: list[list[Instruction]],
           offsets: list[int], out_sides: list[dict], scopes: _Scopes) -> dict:
-    """A view's boxes: DOT id → ``[column, global ids of the instructions drawn in it, scope]``
-    where ``scope`` (an index into the scope table, or -1) is set for a box that stands for a
-    group of ops (a closed layer): the innermost scope holding them all."""
+    """A view's boxes: DOT id → ``[column, global ids of the instructions drawn in it, scope,
+    tree]`` where ``scope`` (an index into the scope table, or -1) is set for a box that stands
+    for a group of ops (a closed layer): the innermost scope holding them all; and ``tree`` (or
+    None) is ``<side>:<key>`` of the closed block or repeat of the picture's cut the box draws
+    (a view whose ``opens`` is ``t:<side>:<key>`` opens it in place)."""
     node_ids, cluster_ids = drawn_ids([view.scene for _, view in v.columns])
     nodes: dict[str, list] = {}
     clusters: dict[str, list] = {}
@@ -327,11 +329,12 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             if g is not None:
                 members.setdefault(key, []).append(g)
         side = out_sides[s]
+        tree_of = _closed_blocks(view, sides[s].key)
         for key, gids in members.items():
             dot_id = node_ids.get((col, key))
             if dot_id is not None:
                 gids.sort()
-                nodes[dot_id] = [col, gids, _group_scope(gids, side, offsets[s], scopes)]
+                nodes[dot_id] = [col, gids, _group_scope(gids, side, offsets[s], scopes), tree_of.get(key)]
         for cluster in view.scene.all_clusters():
             dot_id = cluster_ids.get((col, cluster.key))
             inside = [g for key in cluster.nodes for g in members.get(key, ())]
@@ -352,6 +355,14 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             "sides": [s for s, _ in v.columns], "svg": v.svg, "nodes": nodes, "clusters": clusters}
 
 
+
+
+def _closed_blocks(view: View, side: str) -> dict[str, str]:
+    """Scene node key → ``<side>:<tree key>`` for the boxes that draw a closed block or repeat."""
+    if view.cut is None:
+        return {}
+    kinds = {n.key: n.kind for n in view.cut.nodes}
+    return {node: f"{side}:{key}" for key, node in view.drawn_as.items() if kinds.get(key) in ("block", "repeat")}
 
 
 def _keys_below(cluster) -> list[str]:
