@@ -60,6 +60,8 @@ def test_densenet_block_opens_in_place_and_holds_its_layers_ops(tmp_path):
         opened = page.evaluate("window.hloviz.boxes()")
         drawn = {m["name"] for b in opened for m in b["members"]}
         assert inside <= drawn  # nothing of the block is lost when it opens
+        # in place: the same side-by-side picture, the optimized module's column as it was
+        assert {m["side"] for b in opened for m in b["members"]} == {"pre", "post"}
         holding = [b for b in opened if {m["name"] for m in b["members"]} & oracle]
         assert len(holding) >= 2, holding  # drawn open: its ops in boxes of their own
         assert all({m["name"] for m in b["members"]} <= inside for b in holding)

@@ -76,26 +76,17 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
 
     layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
     views += layers
-    blocks = _blocks(sides, columns, (pre_marks(analysis, pre), post_marks), bounds, len(layers) * walk)
+    blocks = block_expansions(sides, [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])],
+                              marks=(pre_marks(analysis, pre), post_marks), bounds=bounds, title=picture.title,
+                              walked=len(layers) * walk)
     views += blocks
     drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
-    walked = len(layers) * walk + len(blocks) * post.instruction_count
+    walked = (len(layers) + len(blocks)) * walk
     views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked)
     every_side, every_view = with_steps(sides, views, steps)
     data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
     step_data(data.main, len(sides), steps)
     return explorer_payload(data)
-
-
-def _blocks(sides: list[Side], columns: list[tuple[int, View]], marks: tuple[Mapping[str, Mark] | None, ...],
-            bounds: Bounds, walked: int) -> list[ViewSpec]:
-    """Each column's closed blocks and repeats opened in place, the bounds shared: half each."""
-    half = Bounds(max(1, bounds.max_views // 2), bounds.max_bytes // 2, bounds.budget, bounds.timeout,
-                  max(0, bounds.max_walk - walked) // 2, bounds.seconds / 2)
-    out: list[ViewSpec] = []
-    for i, view in columns:
-        out += block_expansions(i, sides[i], view, marks=marks[i], bounds=half)
-    return out
 
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
@@ -125,7 +116,8 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
                               bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
     views += layers
-    blocks = block_expansions(0, side, view, marks=marks, bounds=bounds, walked=len(layers) * walk)
+    blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=bounds,
+                              walked=len(layers) * walk)
     views += blocks
     drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
     views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds, walked=(len(layers) + len(blocks)) * walk)

@@ -124,64 +124,88 @@ def _closed(view: View, under: str | None = None) -> list[tuple[int, str]]:
     return sorted(out, key=lambda c: (-c[0], c[1]))
 
 
-def block_expansions(side_index: int, side: Side, view: View, *, marks: Mapping[str, Mark] | None = None,
-                     bounds: Bounds = Bounds(), parent: str = "top", walked: int = 0) -> list[ViewSpec]:
-    """The picture ``view`` of ``side`` with each closed block or repeat opened in place, biggest
-    first, within ``bounds`` (``walked``: instructions other expansions walked): the same cut,
-    the same options, one node opened (:func:`hloviz.render.cut.open_in_place`: a block's
-    members up to ``bounds.budget`` nodes; a repeat's first copy, and one node naming the other
-    copies). Blocks closed inside an opened one open from its picture in turn, breadth-first,
-    so the top level's blocks are never crowded out by deep ones. A view's key and ``opens``
-    are ``t:<side>:<tree key>``, as the explorer's data names the box it opens
-    (:func:`hloviz.render.explorer.data.explorer_data`)."""
+#: A picture column as the explorer draws it: (heading, side index, View).
+Column = tuple[str, int, "View"]
+
+
+def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
+                     marks: Sequence[Mapping[str, Mark] | None] = (), bounds: Bounds = Bounds(),
+                     title: str = "", parent: str = "top", walked: int = 0) -> list[ViewSpec]:
+    """The picture of ``columns`` with each closed block or repeat opened in place, biggest
+    first, within ``bounds`` (``walked``: instructions other expansions walked): the same cut of
+    the same column, the same options, one node opened (:func:`hloviz.render.cut.open_in_place`:
+    a block's members up to ``bounds.budget`` nodes; a repeat's first copy, and one node naming
+    the other copies), the other columns as they were. Blocks closed inside an opened one open
+    from its picture in turn, breadth-first, so the top level's blocks are never crowded out by
+    deep ones. A view's key and ``opens`` are ``t:<side>:<tree key>``, as the explorer's data
+    names the box it opens (:func:`hloviz.render.explorer.data.explorer_data`)."""
     from dataclasses import replace
 
+    from ..dot import columns_to_dot, to_dot
+    from ..graphviz_run import run_dot
     from ..layers import scope_title
-    from ..pictures import module_picture
+    from ..views import draw_module
 
-    if view.options is None or view.cut is None:
-        return []
-    left = min(bounds.max_views, (bounds.max_walk - walked) // max(side.module.instruction_count, 1))
+    walk = max(sum(sides[i].module.instruction_count for _, i, _ in columns[:1]), 1)
+    left = min(bounds.max_views, max(bounds.max_walk - walked, 0) // walk)
     deadline = time.monotonic() + bounds.seconds
-    level = [(parent, view, key) for _, key in _closed(view)]
+    # (parent view key, the picture's columns, which column opens, tree key)
+    level = [(parent, list(columns), c, key) for c, (_, _, view) in enumerate(columns) for _, key in _closed(view)]
 
-    def draw(choice: tuple[str, View, str]):
-        _up, drawn, key = choice
+    def draw(choice: tuple[str, list[Column], int, str]):
+        _up, cols, c, key = choice
+        heading, s, drawn = cols[c]
         opts = drawn.options
         if time.monotonic() >= deadline or opts is None or drawn.cut is None:
-            return choice, None
-        title = scope_title(drawn.cut.tree.nodes[key])
+            return choice, None, None
+        name = scope_title(drawn.cut.tree.nodes[key])
+        shown = drawn.scene.title[0].text if drawn.scene.title else sides[s].module.name
         try:
-            return choice, module_picture(side.module, options=replace(opts, open=(*opts.open, key)), marks=marks,
-                                          title=title, timeout=bounds.timeout)
+            view = draw_module(sides[s].module, marks=marks[s] if s < len(marks) else None,
+                               options=replace(opts, open=(*opts.open, key)),
+                               title=shown if len(cols) > 1 else f"{shown} · {name}")
+            new = [*cols[:c], (heading, s, view), *cols[c + 1:]]
+            if len(new) == 1:
+                text = to_dot(view.scene)
+            else:
+                text = columns_to_dot([(h, v.scene) for h, _, v in new], title=f"{title} · {name}" if title else name)
+            svg = run_dot(text, "svg", timeout=bounds.timeout).decode("utf-8")
         except HlovizError:
-            return choice, None
+            return choice, None, None
+        return choice, (name, new), svg
 
     out: list[ViewSpec] = []
     seen: set[str] = set()
     total = 0
+    workers = max(1, min(4, os.cpu_count() or 1))
     while level and left > 0 and time.monotonic() < deadline:
-        chosen = [c for c in level if c[2] not in seen][:left]
-        seen.update(c[2] for c in chosen)
+        level.sort(key=lambda x: (-_size(x[1][x[2]][2], x[3]), x[2], x[3]))  # biggest first
+        chosen = []
+        for choice in level:
+            tag = f"t:{sides[choice[1][choice[2]][1]].key}:{choice[3]}"
+            if tag not in seen and len(chosen) < left:
+                seen.add(tag)
+                chosen.append(choice)
         left -= len(chosen)
         level = []
-        workers = max(1, min(4, os.cpu_count() or 1))
         with ThreadPoolExecutor(workers) as pool:
             results = list(pool.map(draw, chosen))
-        for (up, _drawn, key), picture in results:
-            if picture is None or picture.svg is None:
-                continue
-            svg = picture.svg.decode("utf-8")
-            if total + len(svg) > bounds.max_bytes:
+        for (up, _cols, c, key), drawn, svg in results:
+            if drawn is None or svg is None or total + len(svg) > bounds.max_bytes:
                 continue
             total += len(svg)
-            opened = picture.views[0][1]
-            name = f"t:{side.key}:{key}"
-            out.append(ViewSpec(key=name, title=picture.title, columns=[(side_index, opened)], svg=svg, parent=up,
-                                opens=name))
+            name, new = drawn
+            tag = f"t:{sides[new[c][1]].key}:{key}"
+            out.append(ViewSpec(key=tag, title=name, columns=[(s, v) for _, s, v in new], svg=svg, parent=up,
+                                opens=tag))
             # what the opened node holds opens in turn (not the node naming a repeat's other copies)
-            level += [(name, opened, inner) for _, inner in _closed(opened, under=key) if not inner.endswith("/x:more")]
+            level += [(tag, new, c, inner) for _, inner in _closed(new[c][2], under=key)
+                      if not inner.endswith("/x:more")]
     return out
+
+
+def _size(view: View, key: str) -> int:
+    return view.cut.tree.nodes[key].size if view.cut is not None else 0
 
 
 def closed_scopes(side: Side, drawn: View, within: str | None = None) -> dict[str, int]:
