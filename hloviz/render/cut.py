@@ -374,15 +374,27 @@ def rekey(group: TreeNode) -> None:
         stack.extend((c, n.key) for c in n.children)
 
 
-def coarsen(tree: Tree, budget: int) -> Tree:
-    """``tree`` with one more level of blocks under the root when even the coarsest cut (the
-    root's children) costs more than ``budget`` nodes: at most ``budget`` blocks, bounded at the
-    data flow's narrowest waists (:func:`_waists`). Returns ``tree`` itself when it fits."""
-    kids = list(tree.root.children)
-    if sum(_cost(c) for c in kids) <= max(budget, 1) or len(kids) < 2:
-        return tree
-    _waists(tree.root, kids, max(budget, 2), tree.succ, tree.names, most=max(budget, 1))
-    return Tree(tree.root, tree.succ, tree.names)
+def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
+    """``tree`` with one more level of blocks, bounded at the data flow's narrowest waists
+    (:func:`_waists`), where the coarsest cut worth drawing costs more than ``budget`` nodes:
+    the root's children, or — when one child holds nearly everything (the model's own scope,
+    JAX's ``jit(f)``) and so says nothing closed — that child's children, and so on down.
+    Returns ``tree`` itself when nothing needs it."""
+    budget = max(budget, 1)
+    node, used = tree.root, 0
+    while node.children:
+        kids = list(node.children)
+        cost = used + sum(_cost(c) for c in kids)
+        if cost > budget and len(kids) >= 2:
+            _waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
+            return Tree(tree.root, tree.succ, tree.names)
+        big = max(kids, key=lambda c: (c.size, -c.order))
+        if (not _expandable(big, max_depth) or big.kind in _FREE_WHEN_COLLAPSED or big.kind == "fusion"
+                or big.size * 10 < node.size * 9):
+            break
+        used = cost - _cost(big)
+        node = big
+    return tree
 
 
 #: A collapsed body is folded into its caller's node: it costs no node of its own.

@@ -253,8 +253,8 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
         # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
         scopes = build_scope_tree(g.module, stage="pre")
     tree = layers.scope_tree(g, scopes, named=scopes is not None)
-    tree = coarsen(tree, options.budget)
     depth = options.depth + scopes.model_depth if options.depth is not None and scopes is not None else options.depth
+    tree = coarsen(tree, options.budget, max_depth=depth)
     closed = _KEPT_CLOSED if options.coarse else frozenset()
     cut = fit(tree, options.budget, max_depth=depth, closed=closed)
     for key in options.open:

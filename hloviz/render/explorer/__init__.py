@@ -12,10 +12,12 @@ Entry points, one per kind of page: :func:`pair_payload` (``show``, ``render --s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from .build import Bounds, block_expansions, closed_scopes, fusion_expansions, scope_expansions, top_view
+from .build import (Bounds, Screen, block_expansions, closed_scopes, first_view, fusion_expansions, scope_expansions,
+                    top_view)
 from .data import ExplorerData, Side, ViewSpec, explorer_data
 from .page import ExplorerPayload, explorer_payload
 from .steps import PassSteps, pass_steps, step_data, with_steps
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from ..pictures import Picture
     from ..views import Mark, View
 
-__all__ = ["Bounds", "ExplorerData", "block_expansions", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
+__all__ = ["Bounds", "ExplorerData", "Screen", "block_expansions", "first_view", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
            "explorer_data", "explorer_payload", "module_payload", "pair_payload", "pass_steps"]
 
 SourceLookup = Callable[[str], "dict | None"]
@@ -38,10 +40,24 @@ DEFAULT_BOUNDS = Bounds()
 def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
                  post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
-                 steps: PassSteps | None = None) -> ExplorerPayload:
+                 steps: PassSteps | None = None, info: Mapping | None = None,
+                 color_by: str = "kernel") -> ExplorerPayload:
     """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
-    history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own)."""
+    history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own).
+    The page shows first the finest cut that fits a screen (:func:`first_view`; ``info`` and
+    ``color_by`` as ``picture`` was drawn: the capture's parameter names, the kernels' colours)."""
+    from ..pictures import pair_picture
     from ..sidebyside import pre_marks
+
+    drawn = picture.views[0][1].options if picture.views else None
+
+    def redraw(budget: int) -> Picture:
+        assert drawn is not None
+        return pair_picture(pre, post, analysis, options=replace(drawn, budget=budget), title=picture.title,
+                            timeout=bounds.timeout, info=info, color_by=color_by)
+
+    shown = first_view(picture, redraw, bounds.screen) if drawn is not None and bounds.seconds > 0 else picture
+    picture, whole = shown, picture
 
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
@@ -86,14 +102,27 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     every_side, every_view = with_steps(sides, views, steps)
     data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
     step_data(data.main, len(sides), steps)
-    return explorer_payload(data)
+    return _shown(explorer_payload(data), picture, whole, bounds.screen)
 
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
                    lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
-                   bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None) -> ExplorerPayload:
-    """The explorer of one module drawn alone in ``picture`` (``steps`` as :func:`pair_payload`)."""
+                   bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None,
+                   info: Mapping | None = None) -> ExplorerPayload:
+    """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
+    view as :func:`pair_payload`)."""
     from ...analysis.kernels import kernels
+    from ..pictures import module_picture
+
+    drawn = picture.views[0][1].options if picture.views else None
+
+    def redraw(budget: int) -> Picture:
+        assert drawn is not None
+        return module_picture(module, options=replace(drawn, budget=budget), marks=marks, title=picture.title,
+                              timeout=bounds.timeout, info=info)
+
+    shown = first_view(picture, redraw, bounds.screen) if drawn is not None and bounds.seconds > 0 else picture
+    picture, whole = shown, picture
 
     label = "before optimization" if stage == "pre" else "after optimization"
     side = Side(stage, label, module, kernels(module) if module.is_scheduled or stage == "post" else None, text)
@@ -124,7 +153,22 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     every_side, every_view = with_steps([side], views, steps)
     data = explorer_data(every_side, every_view, lookup=lookup, title=picture.title)
     step_data(data.main, 1, steps)
-    return explorer_payload(data)
+    return _shown(explorer_payload(data), picture, whole, bounds.screen)
+
+
+def _shown(payload: ExplorerPayload, shown: Picture, whole: Picture, screen: Screen) -> ExplorerPayload:
+    """``payload`` with the picture the page shows first, when it is not the one drawn for it."""
+    if shown is whole or shown.svg is None:
+        return payload
+    most = max((v.options.budget for _, v in shown.views if v.options is not None), default=screen.nodes)
+    budget = max((v.options.budget for _, v in whole.views if v.options is not None), default=most)
+    note = (f"the explorer's first view: the finest cut that fits a {screen.width}×{screen.height} screen "
+            f"(at most {most} boxes a column, text at {screen.scale:g}× or more); double-click a closed box to "
+            f"open it in place; the whole picture ({budget} boxes a column) is what hloviz render -o picture.svg draws")
+    from ..page import for_page
+
+    svg = for_page(shown.svg.decode("utf-8"), title=shown.title)
+    return replace(payload, picture_svg=svg, picture_notes=(note, *shown.notes))
 
 
 def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], picture: Picture,

@@ -15,10 +15,11 @@ layer's kernels and instructions, the fusion's body as text) and its highlights.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...errors import HlovizError
@@ -26,9 +27,37 @@ from ...ir import Instruction
 from .data import Side, ViewSpec
 
 if TYPE_CHECKING:
+    from ..pictures import Picture
     from ..views import Mark, View
 
-__all__ = ["Bounds", "block_expansions", "fusion_expansions"]
+__all__ = ["Bounds", "Screen", "block_expansions", "first_view", "fusion_expansions"]
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What "fits a screen" means for the explorer's first view.
+
+    The whole picture, shown in a ``width`` × ``height`` pixel viewport (a 1920×1080 display
+    less the browser's and the page's bars), keeps its text at ``scale`` of its size or more
+    (Graphviz's 14 pt labels at 9 px or more; an SVG point is 4/3 pixel), and no column holds
+    more than ``nodes`` boxes (more are not read at a glance, however small they are drawn).
+    """
+
+    width: int = 1900
+    height: int = 950
+    scale: float = 0.5
+    nodes: int = 60
+    #: the fewest boxes a first view is cut down to (a long chain of blocks stays a chain)
+    least: int = 8
+
+    def shrink(self, svg: str) -> float:
+        """How much smaller the laid-out ``svg`` must be to fit (1.0: it fits as it is)."""
+        m = re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"[^>]*\bheight="([\d.]+)pt"', svg)
+        if m is None:
+            return 1.0
+        px = 4 / 3 * self.scale
+        width, height = float(m.group(1)) * px, float(m.group(2)) * px
+        return min(1.0, self.width / max(width, 1.0), self.height / max(height, 1.0))
 
 
 @dataclass(frozen=True)
@@ -45,6 +74,37 @@ class Bounds:
     max_walk: int = 400_000
     #: And by time: no expansion starts after this many seconds (the page says which have none).
     seconds: float = 30.0
+    #: What the first view must fit (:func:`first_view`).
+    screen: Screen = field(default_factory=Screen)
+
+
+def first_view(picture: Picture, redraw: Callable[[int], Picture], screen: Screen = Screen()) -> Picture:
+    """The picture the explorer shows first: ``picture`` itself when it fits ``screen``, else
+    the finest cut of the same tree that does — ``redraw(budget)`` draws it with a smaller node
+    budget (the same options otherwise), from at most ``screen.nodes`` boxes a column down by
+    the factor the laid-out picture is too big, a few times, never below ``screen.least``. What
+    the cut closes opens in place (:func:`block_expansions`, the layer and fusion pictures)."""
+    if picture.svg is None:
+        return picture
+    nodes = max((v.nodes for _, v in picture.views), default=0)
+    if nodes <= screen.nodes and screen.shrink(picture.svg.decode("utf-8")) >= 1.0:
+        return picture
+    budget = max(screen.least, min(screen.nodes, nodes - 1))
+    best = picture
+    for _ in range(4):
+        try:
+            drawn = redraw(budget)
+        except HlovizError:
+            break
+        if drawn.svg is None:
+            break
+        best = drawn
+        factor = screen.shrink(drawn.svg.decode("utf-8"))
+        smaller = max(screen.least, int(budget * factor * 0.9))
+        if factor >= 1.0 or smaller >= budget:
+            break
+        budget = smaller
+    return best
 
 
 def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[str, View]], *,
@@ -107,19 +167,18 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
     return out
 
 
-#: What a box of the picture can stand for that opens in place: a block found by structure and
-#: a ×N repeat of blocks (:mod:`hloviz.render.structure`).
-OPENABLE = ("block", "repeat")
+def _closed(view: View, side: Side, under: str | None = None) -> list[tuple[int, str]]:
+    """``(leaves, tree key)`` of the closed nodes of ``view``'s cut that open in place
+    (:func:`~hloviz.render.explorer.data.opens_in_place`; below tree node ``under`` only, when
+    given), biggest first."""
+    from .data import opens_in_place
 
-
-def _closed(view: View, under: str | None = None) -> list[tuple[int, str]]:
-    """``(leaves, tree key)`` of the closed blocks and repeats of ``view``'s cut (below tree node
-    ``under`` only, when given), biggest first."""
     if view.cut is None:
         return []
     out = []
     for node in view.cut.nodes:
-        if node.kind in OPENABLE and node.key in view.drawn_as and (under is None or node.key.startswith(under + "/")):
+        if node.key in view.drawn_as and (under is None or node.key.startswith(under + "/")) \
+                and opens_in_place(node, side):
             out.append((node.size, node.key))
     return sorted(out, key=lambda c: (-c[0], c[1]))
 
@@ -150,7 +209,8 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
     left = min(bounds.max_views, max(bounds.max_walk - walked, 0) // walk)
     deadline = time.monotonic() + bounds.seconds
     # (parent view key, the picture's columns, which column opens, tree key)
-    level = [(parent, list(columns), c, key) for c, (_, _, view) in enumerate(columns) for _, key in _closed(view)]
+    level = [(parent, list(columns), c, key) for c, (_, s, view) in enumerate(columns)
+             for _, key in _closed(view, sides[s])]
 
     def draw(choice: tuple[str, list[Column], int, str]):
         _up, cols, c, key = choice
@@ -199,7 +259,7 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
             out.append(ViewSpec(key=tag, title=name, columns=[(s, v) for _, s, v in new], svg=svg, parent=up,
                                 opens=tag))
             # what the opened node holds opens in turn (not the node naming a repeat's other copies)
-            level += [(tag, new, c, inner) for _, inner in _closed(new[c][2], under=key)
+            level += [(tag, new, c, inner) for _, inner in _closed(new[c][2], sides[new[c][1]], under=key)
                       if not inner.endswith("/x:more")]
     return out
 

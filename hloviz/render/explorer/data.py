@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ...analysis import Analysis
     from ...analysis.kernels import KernelReport
     from ...analysis.scopes import ScopeTree
+    from ..cut import TreeNode
     from ..views import View
 
 __all__ = ["Side", "ViewSpec", "ExplorerData", "explorer_data"]
@@ -317,7 +318,7 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
     tree]`` where ``scope`` (an index into the scope table, or -1) is set for a box that stands
     for a group of ops (a closed layer): the innermost scope holding them all; and ``tree`` (or
     None) is ``<side>:<key>`` of the closed block or repeat of the picture's cut the box draws
-    (a view whose ``opens`` is ``t:<side>:<key>`` opens it in place)."""
+    (a view whose ``opens`` is ``t:<side>:<key>`` opens it in place: :func:`opens_in_place`)."""
     node_ids, cluster_ids = drawn_ids([view.scene for _, view in v.columns])
     nodes: dict[str, list] = {}
     clusters: dict[str, list] = {}
@@ -329,7 +330,7 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             if g is not None:
                 members.setdefault(key, []).append(g)
         side = out_sides[s]
-        tree_of = _closed_blocks(view, sides[s].key)
+        tree_of = _closed_blocks(view, sides[s])
         for key, gids in members.items():
             dot_id = node_ids.get((col, key))
             if dot_id is not None:
@@ -357,12 +358,24 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
 
 
 
-def _closed_blocks(view: View, side: str) -> dict[str, str]:
-    """Scene node key → ``<side>:<tree key>`` for the boxes that draw a closed block or repeat."""
+def opens_in_place(node: TreeNode, side: Side) -> bool:
+    """Whether the explorer opens the closed tree node ``node`` of a picture of ``side`` in place
+    (the same picture with it drawn open): a block found by structure, a ``×N`` repeat, a group
+    of layers sharing a name prefix, and a scope the model's scope tree does not have (a
+    training step's ``(forward)``); a layer of the model's own opens as a picture of its own."""
+    if node.kind in ("block", "repeat", "group"):
+        return True
+    return node.kind == "scope" and side.scope_tree().get(node.path) is None
+
+
+def _closed_blocks(view: View, side: Side) -> dict[str, str]:
+    """Scene node key → ``<side>:<tree key>`` for the boxes that draw a node the explorer opens
+    in place (:func:`opens_in_place`)."""
     if view.cut is None:
         return {}
-    kinds = {n.key: n.kind for n in view.cut.nodes}
-    return {node: f"{side}:{key}" for key, node in view.drawn_as.items() if kinds.get(key) in ("block", "repeat")}
+    nodes = {n.key: n for n in view.cut.nodes}
+    return {drawn: f"{side.key}:{key}" for key, drawn in view.drawn_as.items()
+            if key in nodes and opens_in_place(nodes[key], side)}
 
 
 def _keys_below(cluster) -> list[str]:
