@@ -54,6 +54,18 @@ def test_a_module_without_scopes_is_a_cut_of_fusions_and_blocks():
     assert all(n.label in names for n in v.cut.nodes if n.kind == "block")
 
 
+def test_repeated_layers_without_scopes_fold_into_a_repeat():
+    # render_samples.layered_module: each of the 60 layers draws 7 units when its fusions are
+    # closed (2 weight parameters, the dot, 3 fusions, the add; get-tuple-elements are arrows)
+    m = hloviz.parse(layered_module(60, with_while=True))
+    v = draw_module(m, options=ViewOptions(layers=False, budget=15))
+    assert v.nodes <= 15 and "repeats" in v.levels
+    [rep] = [n for n in v.cut.nodes if n.kind == "repeat"]
+    sizes = {c.size for c in rep.children}
+    assert len(rep.children) >= 10 and len(sizes) == 1 and next(iter(sizes)) % 7 == 0, (len(rep.children), sizes)
+    assert any(f"({len(rep.children)} copies in all)" in n for n in v.notes)
+
+
 def test_a_chain_without_repeats_is_cut_at_its_waists_not_into_runs():
     v = draw_module(hloviz.parse(_pads(400)), options=ViewOptions(budget=50))
     assert v.nodes <= 50 and v.levels == ("blocks",)

@@ -185,13 +185,26 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names)
     _group(root, group_at)
     _sizes(root)
-    _split_crowded(root, run_at, group_at, succ, names, every=False)
+    _split_crowded(root, run_at, group_at, succ, names, every=False, label=label)
     _sizes(root)
     if edges is not None:
         fold_repeats(root, edges, label or {})
         _sizes(root)
-    _split_crowded(root, run_at, group_at, succ, names, every=True)
+    if _split_crowded(root, run_at, group_at, succ, names, every=True, label=label) and edges is not None:
+        fold_repeats(root, edges, label or {})  # blocks cut at a period's starts fold too
+        _sizes(root)
+    _mark_waist_repeats(root)
     return Tree(root, succ, names)
+
+
+def _mark_waist_repeats(root: TreeNode) -> None:
+    """A repeat of blocks cut at waists is one too: open, it is no titled cluster."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.kind == "repeat" and node.children and all(c.waist for c in node.children):
+            node.waist = True
+        stack.extend(c for c in node.children if not c.is_leaf)
 
 
 def _successors(edges: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
@@ -233,23 +246,27 @@ _WHOLE = frozenset({"fusion", "body", "repeat", "leaf"})
 
 
 def _split_crowded(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str, Sequence[str]],
-                   names: Mapping[str, str], *, every: bool) -> None:
+                   names: Mapping[str, str], *, every: bool, label: Mapping[str, str] | None = None) -> bool:
     """Give every node that is still crowded a level of blocks at the data flow's narrowest
     waists: its loose leaves when there are more than ``run_at`` of them (named scopes beside
     them stay as they are); ``every``: all its children when there are more than
     ``run_at + group_at`` (hundreds of scopes no prefix groups; done after repeats are folded,
-    so a ×24 is one child)."""
+    so a ×24 is one child). Whether any node was split."""
     stack = [root]
+    split = False
     while stack:
         node = stack.pop()
         if node.kind in _WHOLE:
             continue
         leaves = [c for c in node.children if c.is_leaf]
         if not every and len(leaves) > run_at:
-            _waists(node, leaves, run_at, succ, names)
+            _waists(node, leaves, run_at, succ, names, label=label)
+            split = True
         if every and len(node.children) > run_at + group_at:
-            _waists(node, list(node.children), run_at, succ, names)
+            _waists(node, list(node.children), run_at, succ, names, label=label)
+            split = True
         stack.extend(node.children)
+    return split
 
 
 def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> list[int]:
@@ -282,23 +299,29 @@ def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> l
 
 
 def _waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Mapping[str, Sequence[str]],
-            names: Mapping[str, str], *, most: int | None = None) -> None:
+            names: Mapping[str, str], *, most: int | None = None, label: Mapping[str, str] | None = None) -> None:
     """Replace ``kids`` (children of ``node``, in order) by blocks of consecutive ones, each
     ending where the fewest arrows cross to the rest (a chain's every op is a cut, an
     optimizer's independent updates have none between them), sizes within half of a target so
     a block holds at most ``run_at`` members and ``node`` about ``run_at // 2`` blocks;
     recursively, for a node so crowded that the blocks are too. ``most``: make at most that
-    many blocks (each then holds at least its share)."""
+    many blocks (each then holds at least its share). With ``label`` (leaf → what it is),
+    where the children repeat with a period (60 layers of the same ops, each split into a few
+    blocks), blocks hold whole periods and start where each period does, so they come out
+    alike and fold into a ``×N`` repeat."""
     half = max(1, run_at // 2)
     size = max(half, -(-len(kids) // half)) if most is None else max(1, -(-len(kids) // max(most, 1)))
     cross = _crossings(kids, succ)
-    cuts, start = [], 0
-    while len(kids) - start > (size + size // 2 if most is None else size):
-        least = max(1, size // 2) if most is None else size
-        lo, hi = start + least, min(len(kids) - 1, start + size + size // 2)
-        best = min(range(lo, hi + 1), key=lambda b: (cross[b], abs(b - start - size), b))
-        cuts.append(best)
-        start = best
+    found = _period([_signature(k, label) for k in kids]) if label is not None and most is None else None
+    if found is not None and found[1] <= run_at:
+        start, p, copies = found
+        step = p * max(1, min(round(size / p), run_at // p))
+        phase = min(range(start, start + p), key=lambda b: (cross[b], b)) if start > 0 else start
+        forced = list(range(phase, start + p * copies + 1, step))
+        cuts = _greedy(cross, 0, forced[0], size, most) + [c for c in forced if 0 < c < len(kids)]
+        cuts += _greedy(cross, forced[-1], len(kids), size, most)
+    else:
+        cuts = _greedy(cross, 0, len(kids), size, most)
     bounds = [0, *cuts, len(kids)]
     if len(bounds) == 2 and most is None:
         return
@@ -324,6 +347,67 @@ def _waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Mapping[str
             _waists(block, list(members), run_at, succ, names)
     node.children = [c for c in node.children if id(c) not in moved] + blocks
     _sizes(node)
+
+
+def _greedy(cross: Sequence[int], lo: int, hi: int, size: int, most: int | None) -> list[int]:
+    """Cut positions between ``lo`` and ``hi``: from ``lo`` on, the narrowest place (fewest
+    arrows crossing, then nearest the target ``size``) within half a block of ``size``."""
+    cuts, start = [], lo
+    while hi - start > (size + size // 2 if most is None else size):
+        least = max(1, size // 2) if most is None else size
+        lo_b, hi_b = start + least, min(hi - 1, start + size + size // 2)
+        best = min(range(lo_b, hi_b + 1), key=lambda b: (cross[b], abs(b - start - size), b))
+        cuts.append(best)
+        start = best
+    return cuts
+
+
+def _signature(node: TreeNode, label: Mapping[str, str] | None) -> object:
+    """What a child is, for finding a period: a leaf's label; a node's kind and the labels of
+    its leaves, counted (equal for copies of one layer; :func:`fold_repeats` checks exactly)."""
+    label = label or {}
+    if node.is_leaf:
+        return label.get(node.name, "")
+    counts: Counter[str] = Counter()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_leaf:
+            counts[label.get(n.name, "")] += 1
+        else:
+            stack.extend(n.children)
+    return (node.kind, tuple(sorted(counts.items())))
+
+
+def _period(signatures: Sequence[object], *, candidates: int = 6) -> tuple[int, int, int] | None:
+    """The longest run ``(start, period, copies)`` of ``signatures`` where a stretch of
+    ``period`` repeats at least 3 times and covers half of them or more; None when none does.
+    Candidate periods are the most common distances between equal signatures."""
+    ids: dict[object, int] = {}
+    seq = [ids.setdefault(sig, len(ids)) for sig in signatures]
+    last: dict[int, int] = {}
+    gaps: Counter[int] = Counter()
+    for i, t in enumerate(seq):
+        if t in last:
+            gaps[i - last[t]] += 1
+        last[t] = i
+    best: tuple[int, int, int] | None = None
+    for p, _ in gaps.most_common(candidates):
+        i = 0
+        while i + p < len(seq):
+            if seq[i] != seq[i + p]:
+                i += 1
+                continue
+            j = i
+            while j + p < len(seq) and seq[j] == seq[j + p]:
+                j += 1
+            copies = (j - i + p) // p
+            if copies >= 3 and (best is None or copies * p > best[1] * best[2]):
+                best = (i, p, copies)
+            i = j + 1
+    if best is None or best[1] * best[2] * 2 < len(seq):
+        return None
+    return best
 
 
 def _group(root: TreeNode, group_at: int) -> None:
@@ -389,8 +473,7 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
             _waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
             return Tree(tree.root, tree.succ, tree.names)
         big = max(kids, key=lambda c: (c.size, -c.order))
-        if (not _expandable(big, max_depth) or big.kind in _FREE_WHEN_COLLAPSED or big.kind == "fusion"
-                or big.size * 10 < node.size * 9):
+        if not _expandable(big, max_depth) or big.kind in _WHOLE or big.size * 10 < node.size * 9:
             break
         used = cost - _cost(big)
         node = big
