@@ -93,11 +93,11 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
     views += layers
     blocks = block_expansions(sides, [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])],
-                              marks=(pre_marks(analysis, pre), post_marks), bounds=bounds, title=picture.title,
-                              walked=len(layers) * walk)
+                              marks=(pre_marks(analysis, pre), post_marks), bounds=_blocks_share(bounds),
+                              title=picture.title)
     views += blocks
     drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
-    walked = (len(layers) + len(blocks)) * walk
+    walked = len(layers) * walk + _walked(blocks, sides)
     views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked)
     every_side, every_view = with_steps(sides, views, steps)
     data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
@@ -145,15 +145,27 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
                               bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
     views += layers
-    blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=bounds,
-                              walked=len(layers) * walk)
+    blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=_blocks_share(bounds))
     views += blocks
     drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
-    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds, walked=(len(layers) + len(blocks)) * walk)
+    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds,
+                               walked=len(layers) * walk + _walked(blocks, [side]))
     every_side, every_view = with_steps([side], views, steps)
     data = explorer_data(every_side, every_view, lookup=lookup, title=picture.title)
     step_data(data.main, 1, steps)
     return _shown(explorer_payload(data), picture, whole, bounds.screen)
+
+
+def _blocks_share(bounds: Bounds) -> Bounds:
+    """The part of ``bounds`` the blocks and repeats opened in place may walk: an eighth (layers
+    take up to half, fusions the rest; a first view fitted to a screen closes few blocks)."""
+    return replace(bounds, max_walk=bounds.max_walk // 8)
+
+
+def _walked(views: Sequence[ViewSpec], sides: Sequence[Side]) -> int:
+    """Instructions the block views walked: each drew one side's module (``t:<side>:…``)."""
+    count = {s.key: s.module.instruction_count for s in sides}
+    return sum(count.get(v.key.split(":", 2)[1], 0) for v in views)
 
 
 def _shown(payload: ExplorerPayload, shown: Picture, whole: Picture, screen: Screen) -> ExplorerPayload:

@@ -1,15 +1,18 @@
-"""The explorer's pictures: the page's main picture plus pre-rendered expansions, bounded.
+"""The explorer's pictures: the page's first view plus pre-rendered expansions, bounded.
 
 Every picture is laid out by Graphviz's ``dot`` here, at build time; the browser only shows
 and swaps SVGs (see the README, "The report as an explorer", for why: a WebAssembly Graphviz
 would have to be fetched at install time and lays out big graphs no faster than ``dot``).
 
-An expansion is a layer (scope) or a fusion that the main picture draws as one box: a layer
-is drawn open (``ViewOptions(scope=…)``: its ops before optimization, the kernels holding
-them after), a fusion down to single instructions. A real model has hundreds of layers and
-fusions, so expansions are bounded: the biggest first, at most ``max_views`` layers and as many
-fusions, and ``max_bytes`` of SVG in all; one without a picture still has its panel (the
-layer's kernels and instructions, the fusion's body as text) and its highlights.
+The first view (:func:`first_view`) is the finest cut of the module's tree that fits a
+:class:`Screen`. An expansion is something it draws as one box: a block, ``×N`` repeat, group
+of layers or phase opens in place (:func:`block_expansions`: the same picture with that node
+of the cut opened), a layer of the model is drawn open as a picture of its own
+(``ViewOptions(scope=…)``: its ops before optimization, the kernels holding them after), a
+fusion down to single instructions. A real model has hundreds of layers and fusions, so
+expansions are bounded: the biggest first, at most ``max_views`` of each kind, ``max_bytes``
+of SVG and ``max_walk`` instructions walked in all; one without a picture still has its panel
+(the layer's kernels and instructions, the fusion's body as text) and its highlights.
 """
 
 from __future__ import annotations
@@ -69,8 +72,9 @@ class Bounds:
     budget: int = 200
     timeout: float = 10.0
     #: Drawing a layer or a fusion walks the whole module (once per side), so expansions are also
-    #: bounded by instructions walked in all, layers first: ResNet50 gets 47 layers and 48
-    #: fusions, a 300k-instruction module one fusion.
+    #: bounded by instructions walked in all: layers up to half, blocks opened in place an
+    #: eighth, fusions the rest (ResNet50: 47 layers and 48 fusions; a 300k-instruction module
+    #: one fusion).
     max_walk: int = 400_000
     #: And by time: no expansion starts after this many seconds (the page says which have none).
     seconds: float = 30.0
