@@ -198,13 +198,17 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
 
 
 def _mark_waist_repeats(root: TreeNode) -> None:
-    """A repeat of blocks cut at waists is one too: open, it is no titled cluster."""
+    """A repeat of blocks cut at waists, or a block of them (a period wrapped to fold), is
+    one too: drawn open, it is no titled cluster."""
+    post: list[TreeNode] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.kind == "repeat" and node.children and all(c.waist for c in node.children):
-            node.waist = True
+        post.append(node)
         stack.extend(c for c in node.children if not c.is_leaf)
+    for node in reversed(post):
+        if node.kind in ("repeat", "block") and node.children and all(c.waist for c in node.children):
+            node.waist = True
 
 
 def _successors(edges: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
