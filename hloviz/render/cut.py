@@ -177,11 +177,11 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         node = TreeNode(f"{key}/{leaf}" if key else leaf, "leaf", leaf, parent.path, "", parent, order=order,
                         depth=parent.depth)
         parent.children.append(node)
+    from .structure import fold_repeats, split_by_structure
+
     succ = _successors(edges or ())
     names = names or {}
     if edges is not None:
-        from .structure import fold_repeats, split_by_structure
-
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names)
     _group(root, group_at)
     _sizes(root)

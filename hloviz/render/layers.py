@@ -95,9 +95,12 @@ class _Routes:
     def scope_of(self, inst: Instruction) -> Scope | None:
         """``inst``'s own scope (from its op name, or its fusion's), noting the layer it updates."""
         key = id(inst)
-        if key not in self.own:
-            self.own[key] = _fusion_scope(inst, self.scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
-            target = _update_target(inst, self.updates, self.scopes) if self.updates else None
+        scopes = self.scopes
+        if key not in self.own and scopes is None:
+            self.own[key] = None
+        elif key not in self.own and scopes is not None:
+            self.own[key] = _fusion_scope(inst, scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
+            target = _update_target(inst, self.updates, scopes) if self.updates else None
             if target is not None:
                 self.updating[key] = target
         return self.own[key]

@@ -49,14 +49,14 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     from ..pictures import pair_picture
     from ..sidebyside import pre_marks
 
-    drawn = picture.views[0][1].options if picture.views else None
+    drawn_with = picture.views[0][1].options if picture.views else None
 
     def redraw(budget: int) -> Picture:
-        assert drawn is not None
-        return pair_picture(pre, post, analysis, options=replace(drawn, budget=budget), title=picture.title,
+        assert drawn_with is not None
+        return pair_picture(pre, post, analysis, options=replace(drawn_with, budget=budget), title=picture.title,
                             timeout=bounds.timeout, info=info, color_by=color_by)
 
-    shown = first_view(picture, redraw, bounds.screen) if drawn is not None and bounds.seconds > 0 else picture
+    shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
     picture, whole = shown, picture
 
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
@@ -114,14 +114,14 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     from ...analysis.kernels import kernels
     from ..pictures import module_picture
 
-    drawn = picture.views[0][1].options if picture.views else None
+    drawn_with = picture.views[0][1].options if picture.views else None
 
     def redraw(budget: int) -> Picture:
-        assert drawn is not None
-        return module_picture(module, options=replace(drawn, budget=budget), marks=marks, title=picture.title,
+        assert drawn_with is not None
+        return module_picture(module, options=replace(drawn_with, budget=budget), marks=marks, title=picture.title,
                               timeout=bounds.timeout, info=info)
 
-    shown = first_view(picture, redraw, bounds.screen) if drawn is not None and bounds.seconds > 0 else picture
+    shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
     picture, whole = shown, picture
 
     label = "before optimization" if stage == "pre" else "after optimization"
