@@ -287,11 +287,20 @@ class Instruction:
     _shared_attributes: dict[str, str] | None = None
     _metadata: Metadata | None = None
 
-    def __init__(self, name: str, opcode: str, shape: Shape, line: int = 0) -> None:
+    def __init__(self, name: str, opcode: str, shape: Shape, line: int = 0,
+                 shared: tuple[dict[str, str], Metadata | None] | None = None) -> None:
+        """``shared``: the attributes and their parsed metadata, as :meth:`share_attributes` takes
+        them (given here, they cost the parser no second call per instruction)."""
         self.name = name
         self.opcode = opcode
         self.shape = shape
         self.line = line
+        if shared is not None:
+            # every key an instance gets later is stored now, in one order: CPython's shared-key
+            # instance dicts stay compact only so (a key first stored after others makes the
+            # instance's dict a full one: 100 MB more on the 312k-instruction benchmark module)
+            self._attributes = None
+            self._shared_attributes, self._metadata = shared
 
     @property
     def attributes(self) -> dict[str, str]:
@@ -303,7 +312,7 @@ class Instruction:
         attributes = self._attributes
         if attributes is None:
             shared = self._shared_attributes
-            attributes = self._attributes = {} if shared is None else dict(shared)
+            attributes = self._attributes = {} if shared is None else shared.copy()
         return attributes
 
     @attributes.setter
@@ -333,6 +342,8 @@ class Instruction:
             attributes = self._attributes
             if attributes is None:
                 attributes = self._shared_attributes
+                if attributes is None:  # no attributes at all (a third of a large module's instructions)
+                    return EMPTY_METADATA
             raw = attributes.get("metadata") if attributes else None
             computation = self.parent
             module = computation.parent if computation is not None else None

@@ -59,3 +59,33 @@ def test_the_metadata_xla_prints_takes_the_one_match_path():
     assert split_common_attributes(text) == {"metadata": text[len(", metadata="):]}
     for refused in (", metadata={a\nb}", ', metadata={op_name="a}', ", metadata={a", ", metadata={a}}"):
         assert split_common_attributes(refused) is None, refused
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=10), st.lists(st.sampled_from(PIECES), max_size=6),
+       st.lists(st.sampled_from(PIECES), max_size=6))
+def test_a_list_split_as_its_head_and_its_metadata_splits_as_a_whole(head, meta, other_meta):
+    # the parser splits the part before ", metadata={...}" once per distinct text (a cache of
+    # heads, kept for one parse); a list split that way is split as the careful split does it,
+    # keys in text order, whether its head was cached by an earlier list or not
+    heads: dict[str, dict[str, str]] = {}
+    first = "," + "".join(head) + ", metadata={" + "".join(other_meta) + "}"
+    text = "," + "".join(head) + ", metadata={" + "".join(meta) + "}"
+    for t in (first, text):
+        split = split_common_attributes(t, heads)
+        if split is None:
+            continue
+        careful = _split_carefully(t, 0)
+        assert split == careful and list(split) == list(careful)
+
+
+def test_heads_are_split_once_and_never_shared_with_a_list():
+    heads: dict[str, dict[str, str]] = {}
+    a = split_common_attributes(', dimensions={0}, metadata={op_name="a" stack_frame_id=3}', heads)
+    b = split_common_attributes(', dimensions={0}, metadata={op_name="b"}', heads)
+    assert a == {"dimensions": "{0}", "metadata": '{op_name="a" stack_frame_id=3}'}
+    assert b == {"dimensions": "{0}", "metadata": '{op_name="b"}'}
+    assert heads == {", dimensions={0}": {"dimensions": "{0}"}}
+    # a key written twice keeps its first place and its last value, as the whole split keeps it
+    twice = ', metadata={op_name="x"}, k=1, metadata={op_name="y"}'
+    assert list(split_common_attributes(twice, heads).items()) == [("metadata", '{op_name="y"}'), ("k", "1")]

@@ -25,7 +25,7 @@ def large_path(monkeypatch):
     monkeypatch.setattr(parser, "KEEP_FROZEN_FROM_CHARS", 0)
     yield SAMPLE.read_text()
     gc.unfreeze()
-    monkeypatch.setattr(parser, "_left_frozen", 0)
+    monkeypatch.setattr(parser, "_left_frozen", None)
 
 
 def test_a_large_module_stays_frozen_after_the_parse(large_path):
@@ -52,6 +52,20 @@ def test_the_next_parse_frees_the_cycles_of_a_dropped_module(large_path):
     finally:
         gc.callbacks.remove(count)
     assert sum(collected) >= n_computations
+
+
+def _is_frozen(obj: object) -> bool:
+    return gc.is_tracked(obj) and not any(o is obj for g in range(3) for o in gc.get_objects(g))
+
+
+def test_objects_the_caller_froze_after_a_parse_stay_frozen_and_the_next_parse_leaves_them(large_path):
+    parser.parse(large_path)
+    mine = [object()]  # made after the parse, frozen by the caller (as before a fork)
+    gc.freeze()
+    assert _is_frozen(mine)
+    second = parser.parse(large_path)
+    # neither unfrozen nor taken over: the caller's frozen set is as it left it
+    assert _is_frozen(mine) and not _is_frozen(second)
 
 
 def test_a_small_module_is_not_left_frozen():

@@ -205,6 +205,8 @@ _ARRAY_PARAMETER = re.compile(r"%?([A-Za-z_][\w.\-]*):[ \t]*(([a-z][a-z0-9]*)\[(
 #: it grows past :data:`_MAX_SIGNATURE_SHAPES`.
 _SIGNATURE_SHAPES: dict[str, Shape] = {}
 _MAX_SIGNATURE_SHAPES = 1 << 14
+#: The parser of the common form's shapes, over that cache (it keeps no other state between shapes).
+_SIGNATURE_PARSER = ShapeParser(_SIGNATURE_SHAPES)
 
 
 def parse_signature(signature: str, span: Span | None = None) -> tuple[list[tuple[str, Shape]], Shape]:
@@ -213,15 +215,20 @@ def parse_signature(signature: str, span: Span | None = None) -> tuple[list[tupl
     ``span`` is where ``signature`` starts in its file (it may go on over several lines), so that
     an error points at the true line and column; without it, into the signature itself.
     """
-    if len(_SIGNATURE_SHAPES) > _MAX_SIGNATURE_SHAPES:
-        _SIGNATURE_SHAPES.clear()
-    parser = ShapeParser(_SIGNATURE_SHAPES)
+    shapes = _SIGNATURE_SHAPES
+    if len(shapes) > _MAX_SIGNATURE_SHAPES:
+        shapes.clear()
     m = _ARRAY_SIGNATURE.match(signature)
     if m is not None:  # the common form: one regular expression for the parameters
+        get = shapes.get
         try:
-            params = [(name, _SIGNATURE_SHAPES.get(text) or parser.array(element, dims, layout or None, 0))
+            params = [(name, get(text) or _SIGNATURE_PARSER.array(element, dims, layout or None, 0))
                       for name, text, element, dims, layout in _ARRAY_PARAMETER.findall(signature, 0, m.end())]
-            result, end = parser.parse(signature, m.end())
+            # the result, most often an array shape written as its cache key (a signature is kept stripped)
+            result = get(signature[m.end() :])
+            if result is not None:
+                return params, result
+            result, end = _SIGNATURE_PARSER.parse(signature, m.end())
             if not signature[end:].strip():
                 return params, result
         except ScanError:

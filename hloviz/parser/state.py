@@ -90,7 +90,7 @@ class ParseState:
     """The state of one parse of one text (see the module docstring)."""
 
     __slots__ = ("source", "lines", "shapes", "module", "pending_calls", "unresolved", "predecessors",
-                 "inferred", "nested", "nesting", "attribute_lists", "body_end", "resume")
+                 "inferred", "nested", "nesting", "attribute_lists", "attribute_heads", "body_end", "resume")
 
     def __init__(self, text: str, filename: str | None, statements: Iterator[tuple[str, int]] | None = None) -> None:
         """``statements``, when given, are the lines to read instead of ``text``'s (the second
@@ -113,6 +113,9 @@ class ParseState:
         #: Attribute text → its split, shared by every instruction with that text (most texts
         #: repeat: the same attributes and metadata on every op one framework op became).
         self.attribute_lists: dict[str, SharedAttributes] = {}
+        #: The part of those texts before their ``, metadata={...}`` → its split (far fewer
+        #: distinct texts: :func:`~hloviz.parser.attributes.split_common_attributes`).
+        self.attribute_heads: dict[str, dict[str, str]] = {}
         #: Where the instruction scan last looked for the end of a body, and found it (the
         #: offset of the newline before a line starting with '}', or the text's length).
         self.body_end: tuple[int, int] = (0, -1)

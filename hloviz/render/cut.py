@@ -182,7 +182,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     succ = _successors(edges or ())
     names = names or {}
     if edges is not None:
-        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names)
+        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label)
     _group(root, group_at)
     _sizes(root)
     _split_crowded(root, run_at, group_at, succ, names, every=False, label=label)
@@ -580,16 +580,20 @@ def _levels(tree: Tree) -> dict[str, int]:
     return out
 
 
+#: Nodes that stand for several named parts; :func:`fit` opens them first.
+_GROUPS = frozenset({"group", "block", "repeat"})
+
+
 def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset()) -> Cut:
     """The deepest cut of ``tree`` that fits ``budget`` nodes, level by level.
 
     The root is always open. Each round takes the expandable nodes of the cut nearest the root
     and opens them all if the result still fits; otherwise it opens the cheapest ones (fewest
-    new nodes first, then text order) while they fit, and stops — so a module larger than the
-    budget fills it instead of drawing a fraction of it. ``max_depth`` keeps scopes at that
-    depth closed (``--depth``); ``closed`` keeps nodes of those kinds closed (``fusion``,
-    ``body``: the coarser view after a Graphviz timeout). The cut is over budget only when the
-    root's children alone are (:func:`coarsen` first prevents that).
+    new nodes first, then text order) while they fit (groups of layers first), and stops — so a
+    module larger than the budget fills it instead of drawing a fraction of it. ``max_depth``
+    keeps scopes at that depth closed (``--depth``); ``closed`` keeps nodes of those kinds
+    closed (``fusion``, ``body``: the coarser view after a Graphviz timeout). The cut is over
+    budget only when the root's children alone are (:func:`coarsen` first prevents that).
     """
     cut = Cut(tree, frozenset(c.key for c in tree.root.children) or frozenset({tree.root.key}))
     return _deepen(cut, budget, max_depth=max_depth, closed=closed)
@@ -605,8 +609,10 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
     level = _levels(tree)
     inside = set(tree.subtree_root(under).nodes) if under is not None else None
     while True:
+        # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
+        # stays closed without holding back the nodes beside it
         cands = [tree.nodes[k] for k in keys if (inside is None or k in inside)
-                 and _expandable(tree.nodes[k], max_depth, closed)]
+                 and _expandable(tree.nodes[k], max_depth, closed) and _delta(tree.nodes[k]) < budget]
         if not cands:
             break
         top = min(level[n.key] for n in cands)
@@ -618,14 +624,22 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
                 keys.update(c.key for c in n.children)
             count += total
             continue
-        cands.sort(key=lambda n: (_delta(n), n.last, n.order))
-        for n in cands:
+        # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
+        # cannot open everything names every layer first
+        def rank(n: TreeNode) -> tuple:
+            return (n.kind not in _GROUPS, _delta(n), n.last, n.order)
+
+        cands.sort(key=rank)
+        while cands:
+            n = cands.pop(0)
             d = _delta(n)
             if count + d > budget:
-                break
+                continue  # a cheaper one after it may still fit (groups come first)
             keys.discard(n.key)
             keys.update(c.key for c in n.children)
             count += d
+            if n.kind == "repeat":  # its copies stand at its level: they compete in this round
+                cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth, closed)], key=rank)
         break
     return Cut(tree, frozenset(keys))
 
