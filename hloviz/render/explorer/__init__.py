@@ -54,7 +54,7 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     def redraw(budget: int) -> Picture:
         assert drawn_with is not None
         return pair_picture(pre, post, analysis, options=replace(drawn_with, budget=budget), title=picture.title,
-                            timeout=bounds.timeout, info=info, color_by=color_by)
+                            timeout=bounds.timeout, info=info, color_by=color_by, wrap=picture.wrap)
 
     shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
     picture, whole = shown, picture
@@ -94,7 +94,7 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     views += layers
     blocks = block_expansions(sides, [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])],
                               marks=(pre_marks(analysis, pre), post_marks), bounds=_blocks_share(bounds),
-                              title=picture.title)
+                              title=picture.title, wrap=picture.wrap)
     views += blocks
     drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
     walked = len(layers) * walk + _walked(blocks, sides)
@@ -119,7 +119,7 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     def redraw(budget: int) -> Picture:
         assert drawn_with is not None
         return module_picture(module, options=replace(drawn_with, budget=budget), marks=marks, title=picture.title,
-                              timeout=bounds.timeout, info=info)
+                              timeout=bounds.timeout, info=info, wrap=picture.wrap)
 
     shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
     picture, whole = shown, picture
@@ -145,7 +145,8 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
                               bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
     views += layers
-    blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=_blocks_share(bounds))
+    blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=_blocks_share(bounds),
+                              wrap=picture.wrap)
     views += blocks
     drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
     views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds,

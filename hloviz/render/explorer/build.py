@@ -32,6 +32,7 @@ from .data import Side, ViewSpec
 if TYPE_CHECKING:
     from ..pictures import Picture
     from ..views import Mark, View
+    from ..wrap import Wrap
 
 __all__ = ["Bounds", "Screen", "block_expansions", "first_view", "fusion_expansions"]
 
@@ -193,7 +194,7 @@ Column = tuple[str, int, "View"]
 
 def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
                      marks: Sequence[Mapping[str, Mark] | None] = (), bounds: Bounds = Bounds(),
-                     title: str = "", parent: str = "top", walked: int = 0) -> list[ViewSpec]:
+                     title: str = "", parent: str = "top", walked: int = 0, wrap: Wrap | None = None) -> list[ViewSpec]:
     """The picture of ``columns`` with each closed block or repeat opened in place, biggest
     first, within ``bounds`` (``walked``: instructions other expansions walked): the same cut of
     the same column, the same options, one node opened (:func:`hloviz.render.cut.open_in_place`:
@@ -201,13 +202,18 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
     the other copies), the other columns as they were. Blocks closed inside an opened one open
     from its picture in turn, breadth-first, so the top level's blocks are never crowded out by
     deep ones. A view's key and ``opens`` are ``t:<side>:<tree key>``, as the explorer's data
-    names the box it opens (:func:`hloviz.render.explorer.data.explorer_data`)."""
+    names the box it opens (:func:`hloviz.render.explorer.data.explorer_data`). ``wrap``: as
+    the picture was laid out (:mod:`hloviz.render.wrap`)."""
     from dataclasses import replace
 
-    from ..dot import columns_to_dot, to_dot
-    from ..graphviz_run import run_dot
+    from ..wrap import OFF
+
+    wrap = wrap if wrap is not None else OFF
+
+    from ..dot import columns_drawing, to_drawing
     from ..layers import scope_title
-    from ..views import draw_module
+    from ..pictures import build_picture
+    from ..views import ViewOptions, draw_module
 
     walk = max(sum(sides[i].module.instruction_count for _, i, _ in columns[:1]), 1)
     left = min(bounds.max_views, max(bounds.max_walk - walked, 0) // walk)
@@ -224,19 +230,26 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
             return choice, None, None
         name = scope_title(drawn.cut.tree.nodes[key])
         shown = drawn.scene.title[0].text if drawn.scene.title else sides[s].module.name
-        try:
-            view = draw_module(sides[s].module, marks=marks[s] if s < len(marks) else None,
-                               options=replace(opts, open=(*opts.open, key)),
+
+        def build(options: ViewOptions, extra: Sequence[str]):
+            view = draw_module(sides[s].module, marks=marks[s] if s < len(marks) else None, options=options,
                                title=shown if len(cols) > 1 else f"{shown} · {name}")
+            view.scene.notes[:0] = list(extra)
             new = [*cols[:c], (heading, s, view), *cols[c + 1:]]
             if len(new) == 1:
-                text = to_dot(view.scene)
-            else:
-                text = columns_to_dot([(h, v.scene) for h, _, v in new], title=f"{title} · {name}" if title else name)
-            svg = run_dot(text, "svg", timeout=bounds.timeout).decode("utf-8")
+                return to_drawing(view.scene), [(heading, view)]
+            return (columns_drawing([(h, v.scene) for h, _, v in new], title=f"{title} · {name}" if title else name),
+                    [(h, v) for h, _, v in new])
+
+        try:
+            picture = build_picture(build, replace(opts, open=(*opts.open, key)), "svg", bounds.timeout, name,
+                                    wrap=wrap)
         except HlovizError:
             return choice, None, None
-        return choice, (name, new), svg
+        if picture.svg is None:
+            return choice, None, None
+        new = [(h, s2, v) for (h, s2, _), (_, v) in zip(cols, picture.views, strict=True)]
+        return choice, (name, new), picture.svg.decode("utf-8")
 
     out: list[ViewSpec] = []
     seen: set[str] = set()
