@@ -627,7 +627,7 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
         # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
         # cannot open everything names every layer first
         def rank(n: TreeNode) -> tuple:
-            return (n.kind not in _GROUPS, _delta(n), n.last, n.order)
+            return (n.kind not in _GROUPS or n.waist, _delta(n), n.last, n.order)
 
         cands.sort(key=rank)
         while cands:
