@@ -185,8 +185,8 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label)
     _group(root, group_at)
     _sizes(root)
-    _split_crowded(root, run_at, group_at, succ, names, every=False, label=label)
-    _sizes(root)
+    if _split_crowded(root, run_at, group_at, succ, names, every=False, label=label):
+        _sizes(root)
     if edges is not None:
         fold_repeats(root, edges, label or {})
         _sizes(root)
