@@ -305,8 +305,10 @@ def test_layers_work_in_a_steps_picture(tmp_path, capsys):
         key, index = card.get_attribute("data-view"), card.get_attribute("data-step")
         card.click()
         page.wait_for_function("k => window.hloviz.view() === k", arg=key)
+        # a box standing for a layer: a closed one, or an open one's cluster (which lists no
+        # members of its own) when the step's picture has room to open every layer
         layer = page.evaluate("() => window.hloviz.boxes().find(b => b.scope !== null)")
-        assert layer is not None and {m["side"] for m in layer["members"]} == {f"s{index}"}
+        assert layer is not None and {m["side"] for m in layer["members"]} <= {f"s{index}"}
         page.locator(f"#hv-viewport svg g[data-box='{layer['id']}']").first.dispatch_event("click")
         page.wait_for_function("s => (window.hloviz.selected() || {}).scope === s", arg=layer["scope"])
         assert f"after #{index}" in _panel(page)  # its instructions in this snapshot are listed
