@@ -226,6 +226,7 @@ class InstructionReader:
         shape_get = self._shape_cache_get
         lists_get = self._attribute_lists_get
         unresolved = state.unresolved
+        new_tuple = tuple.__new__
         root: Instruction | None = None
         root_line = 0
         line_index = i
@@ -299,11 +300,13 @@ class InstructionReader:
                 elif opcode == "constant":
                     inst.literal = (plain or other).strip()
             if call is not None:  # (the rest of its attributes are shared)
-                state.pending_calls.append(PendingCall(inst, call[0].group(1), call[0].group(2), line_index, text,
-                                                       m.start(), m.start(7)))
+                attribute, value = call[0].group(1, 2)
+                # (made as the tuple it is: PendingCall's generated __new__ is a Python call)
+                state.pending_calls.append(new_tuple(PendingCall, (inst, attribute, value, line_index, text, m.start(),
+                                                                   m.start(7))))
             elif eager is not None:
                 self._eager_attributes(inst, eager, text, m.start(7), line_index, m.start())
-            if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
+            if "-start" in opcode and opcode.endswith("-start") and opcode not in _NATIVE_START:
                 self._wrap_async(inst)
             inst.parent = computation
             append(inst)
