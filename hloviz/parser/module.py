@@ -206,7 +206,12 @@ class ModuleReader:
 
     def _one_line_computation(self, computation: Computation, i: int) -> int:
         """The body of ``computation``, whose header is line ``i`` alone; the line after its ``}``."""
-        end = self._body(computation, i + 1, None)
+        # The instruction scan first (what _body does first), called here: most bodies end in it.
+        end, root, at, closed = self.instructions.rows(computation, i + 1, False)
+        if root is not None:
+            computation.root = root
+        if not closed:
+            end = self._body(computation, end, None, at if root is not None else None, scanned=True)
         self._finish(computation, i)
         return end
 
@@ -321,13 +326,14 @@ class ModuleReader:
             raise self.state.error_in("expected '{' to open the computation", line_index, header, pos)
         return pos
 
-    def _body(self, computation: Computation, i: int, first: str | None) -> int:  # noqa: C901 - the line reader's loop, in one piece
+    def _body(self, computation: Computation, i: int, first: str | None, root_line: int | None = None,  # noqa: C901 - the line reader's loop, in one piece
+              scanned: bool = False) -> int:
         """Read the statements of ``computation`` from line ``i`` (``first`` is any statement on
-        the header's line) to its ``}``; return the line after it."""
+        the header's line) to its ``}``; return the line after it. ``scanned``: the instruction
+        scan has read up to line ``i`` (and the ROOT on ``root_line``, if any) already."""
         state = self.state
         lines = state.lines
-        root_line: int | None = None
-        if first is None:  # the common instructions, in one scan; the loop below reads the rest
+        if first is None and not scanned:  # the common instructions, in one scan; the loop below reads the rest
             i, root_line, closed = self._rows(computation, i, root_line)
             if closed:
                 return i
