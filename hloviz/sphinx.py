@@ -66,6 +66,7 @@ class HlovizDirective(SphinxDirective):
         "budget": directives.unchanged_required, "color-by": directives.unchanged_required,
         "theme": directives.unchanged_required, "width": directives.unchanged_required,
         "max-height": directives.unchanged_required, "timeout": directives.unchanged_required,
+        "wrap": directives.unchanged_required, "aspect": directives.unchanged_required,
         "memory": directives.flag, "alt": directives.unchanged, "caption": directives.unchanged,
     }
 

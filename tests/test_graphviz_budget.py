@@ -37,7 +37,7 @@ class Clock:
 
 @pytest.fixture
 def slow_dot(monkeypatch):
-    """``run_dot`` replaced: every full view takes forever, every coarser view ``coarse_cost``
+    """A picture's layout replaced: every full view takes forever, every coarser view ``coarse_cost``
     seconds; the fake clock advances by what each run used. Records (kind, timeout) per run."""
     clock = Clock()
     monkeypatch.setattr(graphviz_run.time, "monotonic", clock)
@@ -45,7 +45,9 @@ def slow_dot(monkeypatch):
     runs: list[tuple[str, float]] = []
     state = {"coarse_cost": 0.1}
 
-    def fake_run_dot(dot_text: str, fmt: str = "svg", *, timeout: float = 30.0) -> bytes:
+    def fake_layout(what, fmt: str = "svg", timeout: float = 30.0, wrap=None) -> tuple[bytes, list[str]]:
+        """One picture's layout, however many ``dot`` it runs (columns in parallel, wrapped parts)."""
+        dot_text = what if isinstance(what, str) else what.text
         coarse = "coarser one" in dot_text
         runs.append(("coarse" if coarse else "full", timeout))
         cost = state["coarse_cost"] if coarse else float("inf")
@@ -53,9 +55,9 @@ def slow_dot(monkeypatch):
             clock.now += timeout
             raise GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout)
         clock.now += cost
-        return b"<svg xmlns='http://www.w3.org/2000/svg'/>\n"
+        return b"<svg xmlns='http://www.w3.org/2000/svg'/>\n", []
 
-    monkeypatch.setattr(pictures, "run_dot", fake_run_dot)
+    monkeypatch.setattr(pictures, "_layout", fake_layout)
     return clock, runs, state
 
 

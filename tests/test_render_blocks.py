@@ -90,7 +90,9 @@ def test_no_arrow_spans_more_than_the_stub_threshold(name):
         assert module is not None
         view = draw_module(module, options=ViewOptions(), info=cap.info)
         drawn = [e for e in view.scene.edges if not e.invisible and not e.dashed and e.constraint]
-        row = rows_of(view.scene.nodes, ((e.src, e.dst) for e in drawn))
+        # rows as dot ranks them: the invisible arrows stacking an open scope's parts count too
+        ranked = [e for e in view.scene.edges if e.constraint and not e.dashed]
+        row = rows_of(view.scene.nodes, ((e.src, e.dst) for e in ranked))
         for e in drawn:
             # a long arrow is kept only where the picture would fall apart without it
             if row[e.dst] - row[e.src] > SPAN:
@@ -133,3 +135,51 @@ def test_gpt_step_without_scopes_reads_as_its_layers():
     # the layers after the first (which also holds the embedding) fold into one repeat
     assert [len(r.children) for r in reps] == [7]
     assert not any(n.kind == "run" for n in forward.children)
+
+
+def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
+    # oracles from the text: the entry's parameters name the model's tensors
+    # (op_name="params['layers'][3]['wq']"): 8 layers, 132 tensors, each updated by AdamW
+    text = _text("jax_gpt_step", "pre")
+    entry = text[text.index("\nENTRY"):]
+    tensors = set(re.findall(r"parameter\(\d+\).*op_name=\"params\[\\'([^\"]*)\"", entry))
+    layers = {int(i) for i in re.findall(r"^layers\\'\]\[(\d+)\]", "\n".join(tensors), re.MULTILINE)}
+    assert len(layers) == 8 and len(tensors) == 132
+    view = draw_module(hloviz.parse(text), options=ViewOptions())
+    tree = _tree(view)
+
+    def phase(name):
+        return next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == f"({name})" and n.size > 100)
+
+    # the backward pass mirrors the forward: its layers after the first fold into one repeat
+    # (each copy an MLP's backward block then an attention's), no runs of loose ops
+    backward = phase("backward")
+    layer_rep = max((n for n in backward.children if n.kind == "repeat"), key=lambda n: len(n.children))
+    assert len(layer_rep.children) == len(layers) - 1
+    assert all(len(c.children) == 2 and all(b.kind == "block" for b in c.children) for c in layer_rep.children)
+    assert not any(n.kind == "run" for n in backward.children)
+    # the optimizer (JAX names it like the forward pass, jit(train_step)/mul, but it reads the
+    # gradients): one update per tensor, and the gradient clip's squares, each a x132 repeat
+    optimizer = phase("optimizer")
+    counts = sorted(len(n.children) for n in tree.subtree_root(optimizer).nodes.values() if n.kind == "repeat")
+    assert counts.count(len(tensors)) == 2, counts
+    forward = phase("forward")
+    assert forward.size < backward.size + optimizer.size  # the update is no longer filed as forward work
+
+
+def test_a_scalar_every_block_reads_bounds_nothing():
+    # ten diamonds in a chain (a → b, c → d → next a); a scalar h computed from the first
+    # diamond's end is read inside every later one (a loss scale in a backward pass): a path
+    # around every join. h has 9 users, far more than any other node: a hub, not a bound.
+    edges = []
+    h = 40
+    for i in range(10):
+        a, b, c, d = 4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3
+        edges += [(a, b), (a, c), (b, d), (c, d)]
+        if i:
+            edges += [(d - 4, a), (h, b)]
+    edges.append((3, h))
+    found = find_blocks(41, edges)
+    assert found is not None
+    diamonds = [g for g in found.groups if len(g) >= 3]
+    assert len(diamonds) >= 8, found.groups

@@ -3,6 +3,7 @@ no TensorFlow needed)."""
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import re
 from pathlib import Path
@@ -142,8 +143,15 @@ def test_training_step_reads_forward_backward_optimizer_per_layer():
         layers = {}
         for node in v.scene.nodes.values():
             rows = [r.text for r in node.rows]
-            phases = next((t for t in rows if t.startswith("forward ")), "")
+            phases = next((t for t in rows if re.match(r"(forward|backward|optimizer) \d", t)), "")
             layers[rows[0]] = phases
+        for cluster in v.scene.all_clusters():  # an open layer: the phases of what it holds
+            inner, stack = [], [cluster]
+            while stack:
+                c = stack.pop()
+                inner += c.nodes
+                stack += c.clusters
+            layers[cluster.rows[0].text] = " ".join(layers.get(v.scene.nodes[k].rows[0].text, "") for k in inner)
         # each layer of a block holds its forward, backward and optimizer (Adam) work
         for layer in ("attention", "norm_1", "mlp_in"):
             assert layer in layers, sorted(layers)[:20]
@@ -256,3 +264,51 @@ def test_cli_names_and_bad_options_exit_2(tmp_path, capsys):
           str(tmp_path / "f.dot")])
     text = (tmp_path / "f.dot").read_text()
     assert text.count("focus: ") == 2  # both columns focused
+
+
+def _layers_in_text(folder: Path) -> set[str]:
+    """The Keras layers of a capture, read from its pre-optimization HLO text with a regex
+    (``op_name="resnet50_1/conv2_block1_1_conv_1/convolution"`` → ``conv2_block1_1_conv``), not
+    through hloviz's parser or scope tree."""
+    path = folder / "pre.hlo"
+    text = path.read_text() if path.exists() else gzip.decompress((folder / "pre.hlo.gz").read_bytes()).decode()
+    return {re.sub(r"_\d+$", "", m) for m in re.findall(r'op_name="(?!XLA)[^"/]+/([^"/]+)/[^"]*"', text)}
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50", "efficientnet_b0", "convnext_tiny"])
+def test_named_models_name_every_layer_at_the_default_budget(name):
+    # the layer names carry these models' structure: the default picture (budget 300) names
+    # each of their 116 to 229 layers, a group of layers opened before a layer's ops
+    cap = load_target(str(CAPTURES / name))
+    pre, post = both_modules(cap)
+    layers = _layers_in_text(CAPTURES / name)
+    assert len(layers) > 100
+    sbs = side_by_side(pre, post, analyze(pre, post, info=cap.info), options=ViewOptions())
+    assert sbs.pre.nodes <= 300 and sbs.post.nodes <= 300
+    missing = layers - words(sbs.pre)
+    assert not missing, sorted(missing)[:10]
+
+
+def test_resnet_bottlenecks_fold_as_repeats_when_the_budget_needs_it():
+    # ResNet50's stages hold 3, 4, 6 and 3 bottlenecks; the first of each has a projection
+    # shortcut (``convS_block1_0_conv``) and is built differently, the rest are copies. Counted
+    # on the HLO text, not through hloviz's tree.
+    layers = _layers_in_text(CAPTURES / "resnet50")
+    stages: dict[str, set[int]] = {}
+    projected: dict[str, set[int]] = {}
+    for name in layers:
+        m = re.fullmatch(r"conv(\d)_block(\d+)_(\d)_\w+", name)
+        if m:
+            stages.setdefault(m[1], set()).add(int(m[2]))
+            if m[3] == "0":
+                projected.setdefault(m[1], set()).add(int(m[2]))
+    assert {s: len(b) for s, b in stages.items()} == {"2": 3, "3": 4, "4": 6, "5": 3}
+    expected = {f"conv{s}_block2_* ×{len(b) - len(projected[s])}" for s, b in stages.items()}
+    pre = load_target(str(CAPTURES / "resnet50")).pre_module()
+    small = draw_module(pre, options=ViewOptions(budget=30))
+    shown = {n.rows[0].text.split(" (")[0] for n in small.scene.nodes.values()}
+    assert expected <= shown, sorted(shown)
+    # with room for every layer, each copy is drawn (the repeat is a cluster around them)
+    full = draw_module(pre, options=ViewOptions(budget=300))
+    assert not any("×" in n.rows[0].text for n in full.scene.nodes.values() if "_block2_*" in n.rows[0].text)
+    assert expected <= {c.rows[0].text.split(" (")[0] for c in full.scene.all_clusters()}

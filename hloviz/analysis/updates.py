@@ -43,11 +43,17 @@ def update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     modules too, where an update may share a kernel with the gradient it reads."""
     tracer = _UpdateTracer(tree)
     out: dict[Instruction, Scope | None] = {}
+    # most updates share their set of layers (every op after a global-norm clip reads them
+    # all): the common scope is found once per set, not once per instruction
+    common: dict[frozenset[int], Scope | None] = {}
     for comp in tree.module.computations:
         for inst in comp.instructions:
             if tree.phase_of(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
                 continue
-            out[inst] = _common_scope(tracer.layers_feeding(inst))
+            ids = tracer.feeds(inst)
+            if ids not in common:
+                common[ids] = _common_scope([tracer.scopes[i] for i in ids])
+            out[inst] = common[ids]
     return out
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..render.page import PageOptions
     from ..render.pictures import Picture
     from ..render.views import ViewOptions
+    from ..render.wrap import Wrap
 
 __all__ = ["ShowResult", "render", "show"]
 
@@ -134,7 +135,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
            color_by: str = "kernel", capture: CaptureOptions | None = None,
            drawing: DrawOptions | None = None, theme: str = "light", width: str | None = None,
-           max_height: str | None = None) -> Picture:
+           max_height: str | None = None, wrap: str | int = "auto", aspect: float | None = None) -> Picture:
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
     its suffix names (``.svg .png .dot .html .json``); returned either way. ``scope`` draws one
@@ -142,12 +143,15 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     ``color_by`` (``kernel``, ``flops``, ``bytes``) colours kernels, with ``stage="both"``.
     An SVG carries a title and the verdict for screen readers; ``theme`` (``light``, ``dark``,
     ``auto``), ``width`` and ``max_height`` fit it to a page (:mod:`hloviz.render.page`).
+    ``wrap`` (``auto``, ``off`` or a number of parts) cuts long columns into parts side by side
+    so the picture's height over width comes near ``aspect`` (1.4, a portrait page, by default;
+    :mod:`hloviz.render.wrap`); ``auto`` leaves the pan-and-zoom HTML explorer unwrapped.
 
     The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
     (:mod:`hloviz.api.options`), not both."""
     if capture is not None or drawing is not None:
         return render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress, theme=theme,
-                      width=width, max_height=max_height, **merged_keywords(
+                      width=width, max_height=max_height, wrap=wrap, aspect=aspect, **merged_keywords(
             capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
             given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout, scope, depth,
                                       color_by)))
@@ -161,6 +165,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
     options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
     _check_color_by(color_by)
+    wrapping = _wrapping(wrap, aspect, chosen)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -185,7 +190,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
             analysis = analyze(pre_m, post_m, info=cap.info)
             picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
                                    title=f"{cap.label}: {analysis.verdict}", timeout=timeout, color_by=color_by,
-                                   info=cap.info, budget=layout)
+                                   info=cap.info, budget=layout, wrap=wrapping)
         else:
             m = pre_m if stage == "pre" else post_m
             if m is None:
@@ -202,7 +207,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
                 elif post_m is not None and pre_m is not None:  # stage "pre": m is pre_m
                     marks = pre_marks(analysis, pre_m, color_by)
             picture = module_picture(m, fmt=chosen, options=options, timeout=timeout, marks=marks,
-                                     title=f"{cap.label} · {stage}-optimization", info=cap.info, budget=layout)
+                                     title=f"{cap.label} · {stage}-optimization", info=cap.info, budget=layout,
+                                     wrap=wrapping)
     except (DependencyError, RenderError) as err:
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
@@ -215,6 +221,15 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         say("writing")
         picture.save(output)
     return picture
+
+
+def _wrapping(wrap: str | int, aspect: float | None, fmt: str) -> Wrap:
+    """``--wrap``/``--aspect`` for a picture in ``fmt``: ``auto`` leaves the explorer (HTML)
+    alone, which pans and zooms one long picture; ``--wrap N`` still cuts it."""
+    from ..render.wrap import OFF, parse_wrap
+
+    wrapping = parse_wrap(wrap, aspect)
+    return OFF if fmt == "html" and wrapping.mode == "auto" else wrapping
 
 
 def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None],

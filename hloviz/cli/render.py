@@ -128,6 +128,13 @@ def render(
     max_height: Annotated[str | None, typer.Option(
         "--max-height", help="Never taller than this (a CSS length); the picture scales down to fit.",
         show_default=False)] = None,
+    wrap: Annotated[str, typer.Option(
+        "--wrap", help="auto, off or a number of parts (2-12): long columns are cut into parts side by side, "
+                       "arrows between parts ending at connectors that name the far end. auto wraps a picture much "
+                       "taller than --aspect (not the .html explorer).")] = "auto",
+    aspect: Annotated[float | None, typer.Option(
+        "--aspect", help="The height/width ratio --wrap auto aims at: 1.4 (a portrait page) by default, 0.56 "
+                         "for a 16:9 slide.", show_default=False)] = None,
 ) -> None:
     """Draw one picture of TARGET for your docs: the same input always gives the same bytes.
 
@@ -143,7 +150,8 @@ def render(
         picture = api.render(live, output, stage=stage, **settings.keywords(), notify=prog.note,
                              progress=prog.update, computation=computation, focus=focus, radius=radius,
                              expand_chains=expand_chains, budget=budget, timeout=timeout, scope=scope, depth=depth,
-                             color_by=color_by, theme=theme, width=width, max_height=max_height)
+                             color_by=color_by, theme=theme, width=width, max_height=max_height, wrap=wrap,
+                             aspect=aspect)
     for n in picture.notes:
         print(f"note: {visible(n)}", file=sys.stderr)
     print(f"wrote {visible(str(output))}")

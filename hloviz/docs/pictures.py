@@ -40,6 +40,15 @@ def _int(name: str) -> Callable[[Any], int]:
     return convert
 
 
+def _float(name: str) -> Callable[[Any], float]:
+    def convert(value: Any) -> float:
+        try:
+            return float(str(value).strip())
+        except ValueError:
+            raise InputError(f":{name}: must be a number, not {value!r}") from None
+    return convert
+
+
 def _text(value: Any) -> str:
     return str(value).strip()
 
@@ -57,7 +66,7 @@ def _flag(value: Any) -> bool:
 OPTIONS: dict[str, Callable[[Any], Any]] = {
     "stage": _text, "scope": _text, "focus": _text, "depth": _int("depth"), "budget": _int("budget"),
     "color-by": _text, "theme": _text, "width": _text, "max-height": _text, "timeout": _int("timeout"),
-    "memory": _flag, "alt": _text, "caption": _text,
+    "wrap": _text, "aspect": _float("aspect"), "memory": _flag, "alt": _text, "caption": _text,
 }
 
 
@@ -76,6 +85,8 @@ class DocPicture:
     theme: str = "auto"
     width: str | None = "100%"
     max_height: str | None = None
+    wrap: str = "auto"
+    aspect: float | None = None
     timeout: int = 60
     memory: bool = False
     alt: str | None = None
@@ -187,7 +198,7 @@ class PictureCache:
             stage = "memory"
         picture = api.render(source, stage=stage, scope=pic.scope, focus=pic.focus, depth=pic.depth,
                              budget=pic.budget, color_by=pic.color_by, timeout=float(pic.timeout), theme=pic.theme,
-                             width=pic.width, max_height=pic.max_height)
+                             width=pic.width, max_height=pic.max_height, wrap=pic.wrap, aspect=pic.aspect)
         return picture.data.decode("utf-8")
 
     def _store(self, path: Path, svg: str) -> None:

@@ -40,6 +40,8 @@ SMALL = 80
 HUB_FLOOR = 8
 #: A part of the picture smaller than this may lose its last far arrow (it floats beside).
 FRAGMENT = 4
+#: Rounds of :func:`shorten` (rows counted again after each).
+_ROUNDS = 3
 #: A stub row names at most this many far ends.
 _NAMES = 3
 
@@ -68,12 +70,21 @@ def rows_of(nodes: Iterable[str], edges: Iterable[tuple[str, str]]) -> dict[str,
     ready = [k for k in keys if indeg[k] == 0]
     sources = set(ready)
     row = dict.fromkeys(keys, 0)
-    order = []
     left = dict(indeg)
-    while ready:
+    done: set[str] = set()
+    waiting = iter(keys)  # the picture's order, for breaking cycles
+    while len(done) < len(keys):
+        if not ready:
+            # a cycle (blocks of a quotient graph that read each other): dot reverses one of
+            # its arrows; its first node in the picture's order goes on as if it were ready
+            ready.append(next(k for k in waiting if k not in done))
         k = ready.pop()
-        order.append(k)
+        if k in done:
+            continue
+        done.add(k)
         for n in succ[k]:
+            if n in done:
+                continue
             row[n] = max(row[n], row[k] + 1)
             left[n] -= 1
             if left[n] == 0:
@@ -106,33 +117,40 @@ def hubs(scene: Scene, edges: list[Edge]) -> set[str]:
 
 
 def shorten(scene: Scene, *, span: int = SPAN) -> list[Stub]:
-    """Replace the scene's long and hub arrows by stub rows at their ends; returns the stubs."""
+    """Replace the scene's long and hub arrows by stub rows at their ends; returns the stubs.
+
+    Rows are counted again after each round of stubs (at most :data:`_ROUNDS`): a node whose
+    far inputs became stubs moves down next to its users, which can stretch another of its
+    arrows."""
     drawn = [e for e in scene.edges if not e.invisible and not e.dashed and e.constraint]
     if not drawn:
         return []
     hub = hubs(scene, drawn)
-    row = rows_of(scene.nodes, ((e.src, e.dst) for e in drawn))
     long_ok = len(scene.nodes) <= SMALL
-
-    def far(e: Edge) -> str | None:
-        reach = row[e.dst] - row[e.src]
-        if e.src in hub or e.dst in hub:
-            return "hub"
-        return "long" if reach > span and not long_ok else None
-
-    keep = _spine(drawn, row, far)
     stubs: list[Stub] = []
-    gone: set[int] = set()
-    for e in drawn:
-        why = far(e)
-        if why is None or id(e) in keep:
-            continue
-        stubs.append(Stub(e.src, e.dst, e.label, why))
-        gone.add(id(e))
-    if not stubs:
-        return stubs
-    scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
-    _write_rows(scene, stubs)
+    for _ in range(_ROUNDS):
+        # rows as dot ranks them: the invisible arrows that stack an open scope's parts count too
+        row = rows_of(scene.nodes, ((e.src, e.dst) for e in scene.edges if e.constraint and not e.dashed))
+
+        def far(e: Edge, row: dict[str, int] = row) -> str | None:
+            if e.src in hub or e.dst in hub:
+                return "hub"
+            return "long" if row[e.dst] - row[e.src] > span and not long_ok else None
+
+        keep = _spine(drawn, row, far)
+        gone: set[int] = set()
+        for e in drawn:
+            why = far(e)
+            if why is None or id(e) in keep:
+                continue
+            stubs.append(Stub(e.src, e.dst, e.label, why))
+            gone.add(id(e))
+        if not gone:
+            break
+        scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
+        drawn = [e for e in drawn if id(e) not in gone]
+    if stubs:
+        _write_rows(scene, stubs)
     return stubs
 
 

@@ -231,8 +231,8 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     for (s, d, label, head), n in counts.items():
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
-    _stubs(scene, notes)
     if g.order_edges:
+        _stubs(scene, notes)  # a timeline's rows are the data's: its order edges rank nothing
         # A timeline: the invisible arrows alone decide the ranks. Data arrows between distant
         # runs would otherwise make dot's ranking crawl (minutes for 70 nodes) and the picture
         # as wide as the widest fan-out.
@@ -244,6 +244,8 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         if s != d and g.units[s].alive and g.units[d].alive:
             scene.edges.append(Edge(f"u{s}", f"u{d}", invisible=True))
     _stack(g, scene)
+    if not g.order_edges:
+        _stubs(scene, notes)  # after the stacking: its invisible arrows push rows apart as in dot
     visible = sum(1 for e in scene.edges if not e.invisible)
     if visible > SPLINE_EDGES and visible > 1.5 * len(scene.nodes):
         # curved routing around clusters is most of dot's time on a densely linked picture (a

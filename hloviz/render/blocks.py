@@ -58,7 +58,7 @@ def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
     a block of :data:`MIN_BLOCK` or more nodes that is smaller than the whole."""
     if n < 2 * MIN_BLOCK:
         return None
-    g = _Graph(n, edges)
+    g = _Graph(n, _without_hubs(n, edges))
     for rule, how in ((_components, "components"), (_cuts, "cuts"), (_cuts_and_components, "spine"),
                       (_dominated, "dominators")):
         seg = rule(g, n)
@@ -67,6 +67,26 @@ def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
             if _useful(groups, n):
                 return Blocks(groups, how)
     return None
+
+
+#: A node read by at least this many others (and far more than most) is a hub.
+HUB_FLOOR = 8
+
+
+def _without_hubs(n: int, edges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``edges`` less those leaving a hub: a scalar every layer reads (a loss scale in the
+    backward pass, an optimizer's learning rate and step count) is a path around every cut
+    and joins every update into one component, though it bounds nothing. A hub has an
+    out-degree above ``Q3 + 4·(Q3 − Q1)`` of the nodes' out-degrees (TensorBoard's rule for
+    nodes it draws aside) and at least :data:`HUB_FLOOR`."""
+    unique = sorted({(a, b) for a, b in edges if a != b})
+    outs = [0] * n
+    for a, _b in unique:
+        outs[a] += 1
+    s = sorted(outs)
+    q1, q3 = s[n // 4], s[(3 * n) // 4]
+    limit = max(q3 + 4 * (q3 - q1), HUB_FLOOR - 1)
+    return [(a, b) for a, b in unique if outs[a] <= limit]
 
 
 def _useful(groups: list[list[int]], n: int) -> bool:

@@ -168,7 +168,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     if edges is not None:
         from .structure import fold_repeats, split_by_structure
 
-        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names or {})
+        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names or {}, label=label)
         _group(root, group_at)
         _runs(root, run_at)
         _sizes(root)
@@ -378,12 +378,16 @@ def _levels(tree: Tree) -> dict[str, int]:
     return out
 
 
+#: Nodes that stand for several named parts; :func:`fit` opens them first.
+_GROUPS = frozenset({"group", "block", "repeat"})
+
+
 def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
     """The deepest cut of ``tree`` that fits ``budget`` nodes, level by level.
 
     The root is always open. Each round takes the expandable nodes of the cut nearest the root
     and opens them all if the result still fits; otherwise it opens the cheapest ones (fewest new nodes first, then text order)
-    while they fit, and stops — so a module larger than the budget fills it instead of drawing
+    while they fit (groups of layers first), and stops — so a module larger than the budget fills it instead of drawing
     a fraction of it. ``max_depth`` keeps scopes at that depth closed (``--depth``). A cut over
     budget is returned only when the root's children alone exceed it; the caller then
     collapses further by other means.
@@ -393,7 +397,10 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
     keys = set(cut.keys)
     level = _levels(tree)
     while True:
-        cands = [tree.nodes[k] for k in keys if _expandable(tree.nodes[k], max_depth)]
+        # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
+        # stays closed without holding back the nodes beside it
+        cands = [tree.nodes[k] for k in keys if _expandable(tree.nodes[k], max_depth)
+                 and _delta(tree.nodes[k]) < budget]
         if not cands:
             break
         top = min(level[n.key] for n in cands)
@@ -405,13 +412,21 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
                 keys.update(c.key for c in n.children)
             count += total
             continue
-        cands.sort(key=lambda n: (_delta(n), n.last, n.order))
-        for n in cands:
+        # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
+        # cannot open everything names every layer first
+        def rank(n: TreeNode) -> tuple:
+            return (n.kind not in _GROUPS, _delta(n), n.last, n.order)
+
+        cands.sort(key=rank)
+        while cands:
+            n = cands.pop(0)
             d = _delta(n)
             if count + d > budget:
-                break
+                continue  # a cheaper one after it may still fit (groups come first)
             keys.discard(n.key)
             keys.update(c.key for c in n.children)
             count += d
+            if n.kind == "repeat":  # its copies stand at its level: they compete in this round
+                cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth)], key=rank)
         break
     return Cut(tree, frozenset(keys))

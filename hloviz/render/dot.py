@@ -10,18 +10,25 @@ Two entry points:
 * :func:`to_dot` — one scene, one picture;
 * :func:`columns_to_dot` — several scenes side by side, each in a titled column (the pre/post
   picture of ``hloviz show``, the old/new picture of ``hloviz diff``).
+
+:func:`to_drawing` and :func:`columns_drawing` give the same text as a :class:`Drawing`, which
+also keeps the scenes and the identifiers it gave them, so that :mod:`hloviz.render.compose` can
+lay the columns out apart (:func:`part_dot`) and write the composed picture with every node,
+arrow and cluster where its part put it (:func:`placed_dot`) under the same identifiers.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from .quoting import colour, dot_html, dot_string
 from .scene import Cluster, Edge, Node, Row, Scene
 from .style import FONT
 
-__all__ = ["columns_to_dot", "to_dot", "label_html", "drawn_ids"]
+__all__ = ["Drawing", "Placed", "PlacedColumn", "column_rows", "columns_drawing", "columns_to_dot", "drawn_ids",
+           "frame_dot", "label_html", "part_dot", "placed_dot", "to_dot", "to_drawing"]
 
 _GRAPH_DEFAULTS = (
     f'  graph [fontname={dot_string(FONT)}, fontsize=12, rankdir=TB, nodesep=0.25, ranksep=0.3, '
@@ -75,12 +82,20 @@ def _row_text(row: Row, font: str | None) -> str:
 class _Writer:
     """Allocates ids and writes statements; one per DOT graph."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: _Ids | None = None) -> None:
         self.lines: list[str] = []
-        self.node_ids: dict[tuple[int, str], str] = {}
-        self.cluster_ids: dict[tuple[int, str], str] = {}
+        self.node_ids: dict[tuple[int, str], str] = ids.nodes if ids is not None else {}
+        self.cluster_ids: dict[tuple[int, str], str] = ids.clusters if ids is not None else {}
         self.compound = False
         self.layout: dict[str, str] = {}
+        self.written = 0
+        #: a layout part tags each arrow with its index (``comment="e3"``: dot keeps it in its JSON,
+        #: and the SVG writes it as a comment, which normalize_svg drops) to find its route again
+        self.tag_edges = False
+        #: positions of a composed picture: DOT id → attributes (``pos``, ``bb`` …); arrows by index
+        self.node_place: Mapping[str, str] = {}
+        self.cluster_place: Mapping[str, str] = {}
+        self.edge_place: Sequence[str] = ()
 
     def node_id(self, scope: int, key: str) -> str:
         ident = self.node_ids.get((scope, key))
@@ -114,7 +129,11 @@ class _Writer:
             attrs.append('fontsize=9, height=0.2, margin="0.03,0.01"')
         if node.tooltip:
             attrs.append(f"tooltip={dot_string(node.tooltip)}")
-        self.lines.append(f"{indent}{self.node_id(scope, key)} [{', '.join(attrs)}];")
+        ident = self.node_id(scope, key)
+        if ident in self.node_place:
+            attrs.append(self.node_place[ident])
+        self.written += 1
+        self.lines.append(f"{indent}{ident} [{', '.join(attrs)}];")
 
     def cluster(self, scope: int, scene: Scene, cluster: Cluster, indent: str) -> None:
         """A cluster and the clusters inside it (an explicit stack: fusions may nest thousands deep)."""
@@ -125,8 +144,11 @@ class _Writer:
                 self.lines.append(item)
                 continue
             cluster, indent = item
-            self.lines.append(f"{indent}subgraph {self.cluster_id(scope, cluster.key)} {{")
+            ident = self.cluster_id(scope, cluster.key)
+            self.lines.append(f"{indent}subgraph {ident} {{")
             inner = indent + "  "
+            if ident in self.cluster_place:
+                self.lines.append(f"{inner}{self.cluster_place[ident]};")
             style = ["filled", "rounded"]
             if cluster.dashed:
                 style.append("dashed")
@@ -139,7 +161,7 @@ class _Writer:
             stack.extend((sub, inner) for sub in reversed(cluster.clusters))
 
     def edges(self, scope: int, edges: Iterable[Edge], indent: str) -> None:
-        for e in edges:
+        for i, e in enumerate(edges):
             attrs = []
             if e.label:
                 attrs.append(f"label={dot_string(e.label)}")
@@ -158,6 +180,10 @@ class _Writer:
                 self.compound = True
             if not e.constraint:
                 attrs.append("constraint=false")
+            if self.tag_edges:
+                attrs.append(f'comment="e{i}"')
+            if i < len(self.edge_place) and self.edge_place[i]:
+                attrs.append(self.edge_place[i])
             tail = f" [{', '.join(attrs)}]" if attrs else ""
             src, dst = self.node_ids.get((scope, e.src)), self.node_ids.get((scope, e.dst))
             if src is None or dst is None:
@@ -173,9 +199,20 @@ class _Writer:
             self.cluster(scope, scene, cluster, indent)
         self.edges(scope, scene.edges, indent)
 
+    def column(self, scope: int, heading: str, scene: Scene, indent: str = "  ") -> None:
+        """``scene`` inside its titled column cluster."""
+        ident = self.cluster_id(scope, f"column {scope}")
+        self.lines.append(f"{indent}subgraph {ident} {{")
+        if ident in self.cluster_place:
+            self.lines.append(f"{indent}  {self.cluster_place[ident]};")
+        self.lines.append(f"{indent}  label={label_html(column_rows(heading, scene))};")
+        self.lines.append(f'{indent}  style="rounded"; color="{colour(_COLUMN_BORDER)}";')
+        self.scene_body(scope, scene, indent + "  ")
+        self.lines.append(f"{indent}}}")
+
     def finish(self, header_rows: Sequence[Row]) -> str:
         head = ["digraph hloviz {", _GRAPH_DEFAULTS.rstrip("\n")]
-        if len(self.node_ids) > LARGE:
+        if self.written > LARGE:
             head.append(_LARGE_GRAPH)
         for key, value in sorted(self.layout.items()):
             if not (key.isidentifier() and value.replace(".", "").replace("_", "").isalnum()):
@@ -194,11 +231,72 @@ def _header(title: Sequence[Row] | str, notes: Sequence[str]) -> list[Row]:
     return rows
 
 
-def to_dot(scene: Scene) -> str:
-    """The DOT text of one scene; its title and notes label the picture."""
+_COLUMN_BORDER = "#bdbdbd"
+
+
+def column_rows(heading: str, scene: Scene) -> list[Row]:
+    """The label of a column: its heading, then the scene's own title and notes."""
+    return [Row(heading, bold=True)] + _header(scene.title, scene.notes)
+
+
+@dataclass
+class _Ids:
+    """The DOT identifiers a picture gave: ``(column, key) → id`` for nodes and clusters. The
+    writers of a picture's parts share one, so parts and the composed picture agree; keys met
+    later (a wrapped column's connectors) get ids after every id of the whole picture."""
+
+    nodes: dict[tuple[int, str], str] = field(default_factory=dict)
+    clusters: dict[tuple[int, str], str] = field(default_factory=dict)
+
+    def copy(self) -> _Ids:
+        return _Ids(dict(self.nodes), dict(self.clusters))
+
+
+@dataclass
+class Drawing:
+    """A picture's DOT ``text`` (what ``-o x.dot`` writes and one ``dot`` run lays out), with
+    what it was written from: the ``columns`` (heading, scene), the ``header`` rows over them,
+    and whether the columns are ``tied`` (levels aligned across them: one layout only).
+    ``single`` is a one-scene picture (no column cluster)."""
+
+    text: str
+    columns: list[tuple[str, Scene]]
+    header: list[Row]
+    single: bool = False
+    tied: bool = False
+    ids: _Ids = field(default_factory=_Ids, repr=False)
+
+    def fresh_ids(self) -> _Ids:
+        """A copy of the picture's identifiers, for writing its parts."""
+        return self.ids.copy()
+
+
+def to_drawing(scene: Scene) -> Drawing:
+    """:func:`to_dot` as a :class:`Drawing`."""
     w = _Writer()
     w.scene_body(0, scene, "  ")
-    return w.finish(_header(scene.title, scene.notes))
+    header = _header(scene.title, scene.notes)
+    return Drawing(w.finish(header), [("", scene)], header, single=True, ids=_Ids(w.node_ids, w.cluster_ids))
+
+
+def to_dot(scene: Scene) -> str:
+    """The DOT text of one scene; its title and notes label the picture."""
+    return to_drawing(scene).text
+
+
+def columns_drawing(columns: Sequence[tuple[str, Scene]], *, title: Sequence[Row] | str = (),
+                    notes: Sequence[str] = (), align: Sequence[tuple[str, str]] = ()) -> Drawing:
+    """:func:`columns_to_dot` as a :class:`Drawing`."""
+    w = _Writer()
+    for scope, (heading, scene) in enumerate(columns):
+        w.column(scope, heading, scene)
+    pairs = [(a, b) for a, b in _monotone(columns, align) if (0, a) in w.node_ids and (1, b) in w.node_ids]
+    if pairs:
+        w.layout["newrank"] = "true"
+        for a, b in pairs:
+            w.lines.append(f"  {{ rank=same; {w.node_id(0, a)}; {w.node_id(1, b)}; }}")
+    header = _header(title, notes)
+    return Drawing(w.finish(header), list(columns), header, tied=bool(pairs), ids=_Ids(w.node_ids, w.cluster_ids))
 
 
 def columns_to_dot(columns: Sequence[tuple[str, Scene]], *, title: Sequence[Row] | str = (),
@@ -211,21 +309,89 @@ def columns_to_dot(columns: Sequence[tuple[str, Scene]], *, title: Sequence[Row]
     same level (the diff lines matched kernels up this way); pairs that would contradict the
     arrows' order are left out, since Graphviz cannot honour them.
     """
-    w = _Writer()
-    for scope, (heading, scene) in enumerate(columns):
-        rows = [Row(heading, bold=True)] + _header(scene.title, scene.notes)
-        col = Cluster(key=f"column {scope}", rows=rows, fill="#ffffff", border="#bdbdbd")
-        w.lines.append(f"  subgraph {w.cluster_id(scope, col.key)} {{")
-        w.lines.append(f"    label={label_html(col.rows)};")
-        w.lines.append(f'    style="rounded"; color="{colour(col.border)}";')
-        w.scene_body(scope, scene, "    ")
+    return columns_drawing(columns, title=title, notes=notes, align=align).text
+
+
+def part_dot(drawing: Drawing, column: int, scene: Scene, ids: _Ids, *, wrapped: bool) -> str:
+    """The DOT text of one part of ``drawing`` for a layout of its own: ``scene`` (a column's
+    whole scene, or one piece of a wrapped column) under the picture's identifiers ``ids``, each
+    arrow tagged with its index. ``wrapped`` leaves out the column's cluster (the composed
+    picture draws it around all the pieces) and a one-scene picture's title (likewise)."""
+    w = _Writer(ids)
+    w.tag_edges = True
+    if drawing.single or wrapped:
+        w.scene_body(column, scene, "  ")
+    else:
+        w.column(column, drawing.columns[column][0], scene)
+    return w.finish(())
+
+
+@dataclass
+class Placed:
+    """One laid-out part moved into its place: its ``scene``, and the position attributes of
+    its nodes and clusters (by DOT id) and of its arrows (by index)."""
+
+    scene: Scene
+    nodes: dict[str, str]
+    clusters: dict[str, str]
+    edges: list[str]
+
+
+@dataclass
+class PlacedColumn:
+    """A column of the composed picture: its index, the position attributes of its cluster
+    (``bb``, ``lp``; empty for a one-scene picture) and its parts, left to right."""
+
+    index: int
+    cluster: str
+    parts: list[Placed]
+
+
+def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, notes: Sequence[str] = ()) -> str:
+    """The composed picture: every part's nodes, arrows and clusters with their positions, for
+    ``dot -Kneato -n2`` to draw as they are. Identifiers are ``ids`` (those of ``drawing``'s own
+    text for everything it holds); ``notes`` are added under the header."""
+    w = _Writer(ids)
+    for col in columns:
+        indent = "  "
+        if not drawing.single:
+            ident = w.cluster_id(col.index, f"column {col.index}")
+            heading, scene = drawing.columns[col.index]
+            w.lines.append(f"  subgraph {ident} {{")
+            if col.cluster:  # an empty column has no box (dot drops an empty cluster)
+                w.lines.append(f"    {col.cluster};")
+            w.lines.append(f"    label={label_html(column_rows(heading, scene))};")
+            w.lines.append(f'    style="rounded"; color="{colour(_COLUMN_BORDER)}";')
+            indent = "    "
+        for part in col.parts:
+            w.node_place, w.cluster_place, w.edge_place = part.nodes, part.clusters, part.edges
+            w.scene_body(col.index, part.scene, indent)
+            w.layout.clear()  # positions are given: no layout attribute applies
+        if not drawing.single:
+            w.lines.append("  }")
+    w.written = 0
+    return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
+
+
+def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequence[str],
+              notes: Sequence[str] = ()) -> str:
+    """The frame of a picture composed from parts' own SVG: the header, the cluster (label,
+    border) of each wrapped column at its place (``clusters``: column, ``bb``/``lp``
+    attributes), and an invisible box over each column (``boxes``: ``x0,y0,x1,y1``), so that
+    the frame's bounds hold the whole picture. Cluster ids are the picture's own."""
+    w = _Writer(drawing.fresh_ids())
+    for column, place in clusters:
+        heading, scene = drawing.columns[column]
+        w.lines.append(f"  subgraph {w.cluster_id(column, f'column {column}')} {{")
+        w.lines.append(f"    {place};")
+        w.lines.append(f"    label={label_html(column_rows(heading, scene))};")
+        w.lines.append(f'    style="rounded"; color="{colour(_COLUMN_BORDER)}";')
         w.lines.append("  }")
-    pairs = [(a, b) for a, b in _monotone(columns, align) if (0, a) in w.node_ids and (1, b) in w.node_ids]
-    if pairs:
-        w.layout["newrank"] = "true"
-        for a, b in pairs:
-            w.lines.append(f"  {{ rank=same; {w.node_id(0, a)}; {w.node_id(1, b)}; }}")
-    return w.finish(_header(title, notes))
+    for i, box in enumerate(boxes):
+        x0, y0, x1, y1 = (float(v) for v in box.split(","))
+        w.lines.append(f'  frame{i} [style=invis, label="", pos="{(x0 + x1) / 2:g},{(y0 + y1) / 2:g}", '
+                       f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
+    return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
 def drawn_ids(scenes: Sequence[Scene]) -> tuple[dict[tuple[int, str], str], dict[tuple[int, str], str]]:

@@ -9,7 +9,9 @@ dies any other way (``PR_SET_PDEATHSIG``, for SIGKILL). So hloviz never hangs on
 never leaves a ``dot`` behind.
 
 :class:`LayoutBudget` is the one wall-clock budget (``--timeout``) that every Graphviz run of
-a command shares.
+a command shares. :func:`run_dot_many` lays several graphs out at once (the columns of a
+picture, the parts of a wrapped one) within one timeout, each ``dot`` killed like the one of
+:func:`run_dot`; :func:`run_pinned` draws a graph whose positions are given.
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import DependencyError, RenderError
 from ..processes import die_with_parent
 
 __all__ = ["DEFAULT_TIMEOUT", "FORMATS", "GraphvizTimeout", "LayoutBudget", "find_dot", "graphviz_version",
-           "normalize_svg", "run_dot"]
+           "normalize_svg", "run_dot", "run_dot_many", "run_pinned"]
 
 #: Seconds a layout may take before hloviz gives up on it (and tries a coarser view).
 DEFAULT_TIMEOUT = 30.0
@@ -121,6 +126,23 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
+_TIMEOUT_HINT = ("draw less: --focus NAME, --computation NAME, a smaller --budget, "
+                 "or give it longer with --timeout")
+
+
+def _timed_out(timeout: float) -> GraphvizTimeout:
+    return GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout,
+                           hint=_TIMEOUT_HINT)
+
+
+def _checked(result: _Result) -> bytes:
+    if result.returncode != 0 or not result.stdout:
+        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = detail[-1] if detail else f"exit status {result.returncode}"
+        raise RenderError(f"Graphviz failed: {reason}")
+    return result.stdout
+
+
 def run_dot(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """Lay out ``dot_text`` and return the picture's bytes (SVG normalised, see :func:`normalize_svg`).
 
@@ -129,18 +151,113 @@ def run_dot(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT
     """
     if fmt not in FORMATS:
         raise RenderError(f"unknown picture format {fmt!r}; hloviz makes {', '.join(FORMATS)}")
-    dot = find_dot()
     try:
-        result = _run([dot, f"-T{fmt}"], dot_text.encode("utf-8"), timeout)
+        result = _run([find_dot(), f"-T{fmt}"], dot_text.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
-        raise GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout,
-                              hint="draw less: --focus NAME, --computation NAME, a smaller --budget, "
-                                   "or give it longer with --timeout") from None
-    if result.returncode != 0 or not result.stdout:
-        detail = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        reason = detail[-1] if detail else f"exit status {result.returncode}"
-        raise RenderError(f"Graphviz failed: {reason}")
-    return normalize_svg(result.stdout) if fmt == "svg" else result.stdout
+        raise _timed_out(timeout) from None
+    data = _checked(result)
+    return normalize_svg(data) if fmt == "svg" else data
+
+
+def run_pinned(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
+    """Draw ``dot_text`` whose nodes, arrows and clusters already carry their positions (``pos``,
+    ``bb``, ``lp``: a picture composed from parts laid out apart, :mod:`hloviz.render.compose`).
+
+    ``dot -Kneato -n2`` draws such a graph as given, without laying it out again; it is the same
+    ``dot`` executable, so nothing else needs installing. Errors as :func:`run_dot`.
+    """
+    if fmt not in FORMATS:
+        raise RenderError(f"unknown picture format {fmt!r}; hloviz makes {', '.join(FORMATS)}")
+    try:
+        result = _run([find_dot(), "-Kneato", "-n2", f"-T{fmt}"], dot_text.encode("utf-8"), timeout)
+    except subprocess.TimeoutExpired:
+        raise _timed_out(timeout) from None
+    data = _checked(result)
+    return normalize_svg(data) if fmt == "svg" else data
+
+
+#: The formats :func:`run_dot_many` may ask for: positions (``json0``) and the drawing.
+LAYOUT_FORMATS = ("json0", "svg", "png")
+
+
+def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), *,
+                 timeout: float = DEFAULT_TIMEOUT, processes: int | None = None) -> list[list[bytes]]:
+    """Lay out several graphs at once (``processes`` ``dot`` at a time, by default one per core)
+    and return each one's outputs in ``formats`` (one layout, several outputs: SVG normalised),
+    in the order given; together they take at most ``timeout``.
+
+    Each ``dot`` reads its graph from a file and writes into one, so no pipe can fill up while
+    another process is waited for. Results do not depend on which process finishes first. On a
+    timeout (:class:`GraphvizTimeout`), a failure (:class:`RenderError`, which names the part)
+    or Ctrl-C, every ``dot`` still running is killed, its group and all.
+    """
+    unknown = [f for f in formats if f not in LAYOUT_FORMATS]
+    if unknown or not formats:
+        raise RenderError(f"unknown layout format {unknown!r}; hloviz asks for {', '.join(LAYOUT_FORMATS)}")
+    dot = find_dot()
+    slots = max(1, processes if processes is not None else _cores())
+    deadline = time.monotonic() + timeout
+    with tempfile.TemporaryDirectory(prefix="hloviz-layout-") as tmp:
+        folder = Path(tmp)
+        for i, text in enumerate(dot_texts):
+            (folder / f"{i}.gv").write_bytes(text.encode("utf-8"))
+        waiting = list(range(len(dot_texts)))[::-1]
+        running: dict[int, subprocess.Popen[bytes]] = {}
+        codes: dict[int, int] = {}
+        try:
+            while waiting or running:
+                while waiting and len(running) < slots:
+                    i = waiting.pop()
+                    running[i] = _start(dot, formats, folder, i)
+                for i, proc in list(running.items()):
+                    code = proc.poll()
+                    if code is not None:
+                        codes[i] = code
+                        del running[i]
+                if running and time.monotonic() > deadline:
+                    raise _timed_out(timeout)
+                if running:
+                    time.sleep(0.002)
+        except BaseException:  # timeout, Ctrl-C, anything: never leave a dot running
+            for proc in running.values():
+                _kill(proc)
+            raise
+        out = []
+        for i in range(len(dot_texts)):
+            error = (folder / f"{i}.err").read_bytes()
+            outputs = []
+            for k, fmt in enumerate(formats):
+                data = (folder / f"{i}.{k}.out").read_bytes() if codes[i] == 0 else b""
+                try:
+                    data = _checked(_Result(data, error, codes[i]))
+                except RenderError as err:
+                    raise RenderError(f"{err} (part {i + 1} of {len(dot_texts)})") from None
+                outputs.append(normalize_svg(data) if fmt == "svg" else data)
+            out.append(outputs)
+        return out
+
+
+def _cores() -> int:
+    """The cores hloviz may run on (a container's CPU set, not the machine's)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        try:
+            return max(1, len(affinity(0)))
+        except OSError:
+            pass
+    return os.cpu_count() or 1
+
+
+def _start(dot: str, formats: Sequence[str], folder: Path, i: int) -> subprocess.Popen[bytes]:
+    argv = [dot]
+    for k, fmt in enumerate(formats):  # one layout, each format into its own file
+        argv += [f"-T{fmt}", f"-o{folder / f'{i}.{k}.out'}"]
+    with open(folder / f"{i}.gv", "rb") as src, open(folder / f"{i}.err", "wb") as err:
+        try:
+            return subprocess.Popen(argv, stdin=src, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                    preexec_fn=die_with_parent())  # type: ignore[arg-type]
+        except OSError as error:
+            raise DependencyError(f"cannot run {dot}: {error.strerror or error}", hint=INSTALL_HINT) from None
 
 
 def graphviz_version() -> str | None:

@@ -126,9 +126,13 @@ class _Routes:
         scope all its users share."""
         users = tuple(users)
         if inst.opcode == "parameter":
-            first = next((p for p in map(self.own.get, map(id, users)) if p is not None), None)
+            first = next((u for u in users if self.own.get(id(u)) is not None), None)
             if first is not None:
-                return first
+                layer = self.updating.get(id(first))
+                if layer is not None:
+                    # an optimizer's slot (Adam's moments) goes with the update that reads it
+                    self.updating[id(inst)] = layer
+                return self.own[id(first)]
         shared = None
         for u in users:
             p = self.own.get(id(u))
@@ -261,16 +265,47 @@ def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], st
     scoped = sum(1 for route, _ in routes if len(route) > 1)
     if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
         return routes  # user scopes carry the structure (a few helper jits do not)
+    phase = {leaf: scopes.phase_of(g.units[int(leaf[1:])].members[0]) for route, leaf in routes if len(route) <= 1}
+    _after_backward(phase, leaf_edges(g))
     out = []
     for route, leaf in routes:
         if len(route) > 1:
             out.append((route, leaf))
             continue
-        unit = g.units[int(leaf[1:])]
-        phase = scopes.phase_of(unit.members[0])
         base = route[0].path + "/" if route else ""
-        out.append(([*route, Step("scope", f"({phase})", f"{base}({phase})", phase)], leaf))
+        p = phase[leaf]
+        out.append(([*route, Step("scope", f"({p})", f"{base}({p})", p)], leaf))
     return out
+
+
+def _after_backward(phase: dict[str, str], edges: list[tuple[str, str]]) -> None:
+    """Work the op names call ``forward`` that reads the backward pass's results is the
+    optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
+    ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
+    every parameter; and what feeds only that work. Units only ``forward`` work reaches stay
+    where they are."""
+    succ: dict[str, list[str]] = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+    stack = [k for k, p in phase.items() if p == "backward"]
+    seen = set(stack)
+    while stack:
+        for nxt in succ.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+                if phase.get(nxt) == "forward":
+                    phase[nxt] = "optimizer"
+    # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
+    pred: dict[str, list[str]] = {}
+    for a, b in edges:
+        pred.setdefault(b, []).append(a)
+    stack = [k for k, p in phase.items() if p == "optimizer"]
+    while stack:
+        for src in pred.get(stack.pop(), ()):
+            if phase.get(src) == "forward" and all(phase.get(u) == "optimizer" for u in succ.get(src, ())):
+                phase[src] = "optimizer"
+                stack.append(src)
 
 
 def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:

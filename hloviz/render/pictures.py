@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
-from .dot import to_dot
+from .compose import lay_out
+from .dot import Drawing, to_drawing
 from .export import to_json
 from .files import write_atomic
-from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, LayoutBudget, run_dot
+from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, LayoutBudget, run_dot, run_dot_many, run_pinned
 from .views import Mark, View, ViewOptions, draw_module
+from .wrap import OFF, Wrap
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -30,8 +32,9 @@ __all__ = ["FORMATS", "Builder", "Picture", "build_picture", "format_for", "modu
 #: Output suffix → format.
 FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html", ".json": "json"}
 
-#: Builds the DOT text and the drawn views for some options and extra notes.
-Builder = Callable[[ViewOptions, Sequence[str]], tuple[str, list[tuple[str, View]]]]
+#: Builds the DOT text (or a :class:`~hloviz.render.dot.Drawing`, whose columns can be laid out
+#: apart and wrapped) and the drawn views for some options and extra notes.
+Builder = Callable[[ViewOptions, Sequence[str]], tuple[str | Drawing, list[tuple[str, View]]]]
 
 
 def format_for(path: str | Path, explicit: str | None = None) -> str:
@@ -64,6 +67,9 @@ class Picture:
     views: list[tuple[str, View]] = field(default_factory=list)
     svg: bytes | None = None
     timeout: float = DEFAULT_TIMEOUT
+    #: the drawing behind ``dot`` and how it is wrapped, to lay it out again as it was
+    drawing: Drawing | None = field(default=None, repr=False)
+    wrap: Wrap = OFF
 
     def save(self, path: str | Path) -> Path:
         """Write the picture's bytes to ``path`` atomically."""
@@ -72,7 +78,7 @@ class Picture:
     def svg_text(self) -> str:
         """The SVG (laid out now if this picture was made in another format)."""
         if self.svg is None:
-            self.svg = run_dot(self.dot, "svg", timeout=self.timeout)
+            self.svg = _layout(self.drawing or self.dot, "svg", self.timeout, self.wrap)[0]
         return self.svg.decode("utf-8")
 
     def _repr_svg_(self) -> str | None:
@@ -95,18 +101,22 @@ def _notes(views: list[tuple[str, View]]) -> list[str]:
 
 
 def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float, title: str,
-                  budget: LayoutBudget | None = None) -> Picture:
-    """A picture from any ``build(options, extra_notes) -> (dot_text, [(column title, View)])``.
+                  budget: LayoutBudget | None = None, wrap: Wrap = OFF) -> Picture:
+    """A picture from any ``build(options, extra_notes) -> (dot_text or Drawing, [(column title, View)])``.
 
     The layer :func:`module_picture` and :func:`pair_picture` share (and the diff picture
     uses): DOT and JSON need no Graphviz; SVG, PNG and HTML are laid out within this
-    picture's share of ``budget`` (the command's one :class:`LayoutBudget`; by default
-    ``timeout`` for this picture alone). When the full view does not finish within its part
-    of the share, ``build`` is called again with coarser options and a note saying so, and
-    laid out in the time left. Errors from Graphviz carry the DOT text as ``err.dot_text`` so
-    callers can still write it.
+    picture's share of ``budget`` (the command's one :class:`LayoutBudget`, which covers every
+    ``dot`` a picture runs, parts laid out in parallel included; by default ``timeout`` for this
+    picture alone). A :class:`~hloviz.render.dot.Drawing` of several columns, or one ``wrap``
+    cuts into parts, is laid out in parts and composed (:mod:`hloviz.render.compose`). When the
+    full view does not finish within its part of the share, ``build`` is called again with
+    coarser options and a note saying so, and laid out in the time left. Errors from Graphviz
+    carry the DOT text as ``err.dot_text`` so callers can still write it.
     """
-    dot_text, views = build(options, ())
+    built, views = build(options, ())
+    drawing = built if isinstance(built, Drawing) else None
+    dot_text = drawing.text if drawing is not None else str(built)
     notes = _notes(views)
     if fmt == "dot":
         return Picture(title, fmt, dot_text.encode("utf-8"), dot_text, notes, views, timeout=timeout)
@@ -118,7 +128,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     started = time.monotonic()
     full = share * LayoutBudget.FULL_SHARE
     try:
-        data = _run_dot(dot_text, layout_fmt, max(full, _MIN_RUN))
+        data, wrapped = _layout(drawing or dot_text, layout_fmt, max(full, _MIN_RUN), wrap)
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
             budget.done()
@@ -128,12 +138,15 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         retry = (f"Graphviz did not finish the full view within {_secs(full)} s (of the {budget.seconds:g} s "
                  f"--timeout), so this is a coarser one (every fusion and body collapsed, at most "
                  f"{coarse.budget} nodes)")
-        dot_text, views = build(coarse, (retry,))
+        built, views = build(coarse, (retry,))
+        drawing = built if isinstance(built, Drawing) else None
+        dot_text = drawing.text if drawing is not None else str(built)
         notes = _notes(views)
         if not any(retry in n for n in notes):  # a builder that does not put it in the views' notes
             notes.insert(0, retry)
         try:
-            data = _run_dot(dot_text, layout_fmt, max(share - (time.monotonic() - started), _MIN_RUN))
+            data, wrapped = _layout(drawing or dot_text, layout_fmt,
+                                    max(share - (time.monotonic() - started), _MIN_RUN), wrap)
         except (DependencyError, RenderError) as err:
             if isinstance(err, GraphvizTimeout):
                 err = GraphvizTimeout(f"Graphviz did not finish within the {budget.seconds:g} s --timeout, not even "
@@ -144,12 +157,21 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
             budget.done()
     else:
         budget.done()
+    notes.extend(wrapped)
     svg = data if layout_fmt == "svg" else None
     if fmt == "html":
         from .html import picture_page
 
         data = picture_page(title, data.decode("utf-8"), notes).encode("utf-8")
-    return Picture(title, fmt, data, dot_text, notes, views, svg, timeout)
+    return Picture(title, fmt, data, dot_text, notes, views, svg, timeout, drawing, wrap)
+
+
+def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap) -> tuple[bytes, list[str]]:
+    """Lay out a drawing (in parts where it has several, :func:`~hloviz.render.compose.lay_out`)
+    or plain DOT text; the notes say how it was wrapped."""
+    if isinstance(what, Drawing):
+        return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=run_dot_many, pinned=run_pinned)
+    return _run_dot(what, fmt, timeout), []
 
 
 #: The least time a layout is given (a budget spent to nothing still lets a tiny graph through).
@@ -160,7 +182,7 @@ def _secs(seconds: float) -> str:
     return f"{seconds:.2g}" if seconds < 10 else f"{seconds:.0f}"
 
 
-def _run_dot(dot_text: str, fmt: str, timeout: float) -> bytes:
+def _run_dot(dot_text: str, fmt: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """Lay out ``dot_text``; if dot's ranking fails on the invisible arrows that stack scopes
     (``trouble in init_rank``, ``lost … edge``: dot bugs with clusters), lay it out without them."""
     try:
@@ -175,30 +197,32 @@ def _run_dot(dot_text: str, fmt: str, timeout: float) -> bytes:
 def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),
                    marks: Mapping[str, Mark] | None = None, title: str | None = None,
                    timeout: float = DEFAULT_TIMEOUT, budget: LayoutBudget | None = None,
-                   info: Mapping | None = None) -> Picture:
+                   info: Mapping | None = None, wrap: Wrap = OFF) -> Picture:
     """One module drawn by the rules of :mod:`hloviz.render.views` (``info``: a capture's, for
-    parameter names and the user's lines)."""
+    parameter names and the user's lines; ``wrap``: long columns cut into parts side by side,
+    :mod:`hloviz.render.wrap`)."""
     shown = title if title is not None else module.name
 
-    def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
+    def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str | Drawing, list[tuple[str, View]]]:
         view = draw_module(module, marks=marks, options=opts, title=shown, info=info)
         view.scene.notes[:0] = list(extra)
-        return to_dot(view.scene), [(shown, view)]
+        return to_drawing(view.scene), [(shown, view)]
 
-    return build_picture(build, options, fmt, timeout, shown, budget)
+    return build_picture(build, options, fmt, timeout, shown, budget, wrap)
 
 
 def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: str = "svg",
                  options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT,
                  budget: LayoutBudget | None = None, color_by: str = "kernel",
-                 info: Mapping | None = None) -> Picture:
+                 info: Mapping | None = None, wrap: Wrap = OFF) -> Picture:
     """Pre and post side by side, kernels numbered and coloured (``color_by``: one colour per
-    kernel, or a heat scale of ``flops`` or ``bytes``), folds marked."""
+    kernel, or a heat scale of ``flops`` or ``bytes``), folds marked. The two columns are laid
+    out apart, at once, and composed (:mod:`hloviz.render.compose`); ``wrap`` cuts long ones."""
     from .sidebyside import side_by_side
 
-    def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str, list[tuple[str, View]]]:
+    def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str | Drawing, list[tuple[str, View]]]:
         sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra), color_by=color_by,
                            info=dict(info) if info is not None else None)
-        return sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
+        return sbs.drawing or sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
-    return build_picture(build, options, fmt, timeout, title or post.name, budget)
+    return build_picture(build, options, fmt, timeout, title or post.name, budget, wrap)

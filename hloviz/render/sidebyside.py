@@ -10,12 +10,12 @@ no trace are greyed out. The link is the op name (``metadata.op_name``), as in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..analysis.glossary import FOLDED_BY
 from ..ir import HloModule
-from .dot import columns_to_dot
+from .dot import Drawing, columns_drawing
 from .labels import kernel_badge
 from .quoting import shorten
 from .style import ELIMINATED, FOLDED, HIGHLIGHT, heat_colour, kernel_colour
@@ -175,6 +175,8 @@ class SideBySide:
     pre: View
     post: View
     dot: str
+    #: the same picture with its columns kept apart, to lay them out separately
+    drawing: Drawing | None = field(default=None, repr=False)
 
     @property
     def notes(self) -> list[str]:
@@ -198,9 +200,9 @@ def side_by_side(pre: HloModule, post: HloModule, analysis: Analysis, *, options
                            info=info)
     post_view = draw_module(post, marks=post_marks(analysis, post, color_by), options=post_opts, title=post.name,
                             info=info)
-    dot = columns_to_dot([("before optimization", pre_view.scene), ("after optimization", post_view.scene)],
-                         title=title, notes=notes)
-    return SideBySide(pre_view, post_view, dot)
+    drawing = columns_drawing([("before optimization", pre_view.scene), ("after optimization", post_view.scene)],
+                              title=title, notes=notes)
+    return SideBySide(pre_view, post_view, drawing.text, drawing)
 
 
 def _for(module: HloModule, options: ViewOptions) -> ViewOptions:

@@ -22,6 +22,11 @@ __all__ = ["fold_repeats", "split_by_structure"]
 
 #: Nodes whose children never get blocks: computations keep XLA's own structure.
 _KEEP = frozenset({"fusion", "body", "leaf"})
+#: Nodes that fold into a repeat when their neighbours are built the same way: blocks found by
+#: structure, and named ones (ResNet's ``conv3_block2_*`` group, a transformer's ``block_3``).
+#: A repeat costs one node closed and opens like any node, so :func:`~hloviz.render.cut.fit`
+#: leaves it closed only where its copies would not fit.
+_FOLDED = frozenset({"block", "scope", "group"})
 
 
 def _adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
@@ -65,22 +70,24 @@ def _crowded(node: TreeNode, group_at: int, run_at: int) -> bool:
 
 
 def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, group_at: int, run_at: int,
-                       names: Mapping[str, str]) -> None:
+                       names: Mapping[str, str], label: Mapping[str, str] | None = None) -> None:
     """Give every crowded node of the tree below ``root`` a level of blocks (recursively: a
     block that is still crowded is split again)."""
     succ = _adjacency(edges)
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at):
+        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at, label or {}):
             node.structured = True
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
-def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int) -> bool:
+def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int,
+           label: Mapping[str, str]) -> bool:
     """Blocks for ``node``'s children; whether any were made."""
     kids = list(node.children)
-    found = find_blocks(len(kids), _child_edges(node, succ))
+    edges = _child_edges(node, succ)
+    found = find_blocks(len(kids), edges)
     if found is None:
         return False
     if found.how != "dominators" and _names_agree(kids, found.groups):
@@ -89,7 +96,7 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
         return False  # many named scopes without a spine (an optimizer's updates): names group them
     if keep_scopes and (not _whole_function(node) or any(not k.is_leaf for k in kids)
-                        or _drawn_after(kids, found.groups) * 3 > len(kids)):
+                        or _drawn_after(kids, found.groups, edges, label) * 3 > len(kids)):
         # loose ops inside or beside named scopes, or in small blocks: runs of them say as
         # much in fewer nodes; blocks of ops are for a module without scopes
         return False
@@ -126,15 +133,31 @@ def _whole_function(node: TreeNode) -> bool:
     return node.kind == "scope" and node.depth == 1 and node.name.startswith(("jit(", "pjit("))
 
 
-def _drawn_after(kids: list[TreeNode], groups: list[list[int]]) -> int:
+def _drawn_after(kids: list[TreeNode], groups: list[list[int]], edges: Sequence[tuple[int, int]],
+                 label: Mapping[str, str]) -> int:
     """How many children a node crowded by loose ops would have with these blocks (blocks
-    holding a scope are dissolved)."""
+    holding a scope are dissolved; neighbours built alike count once, as they fold into a
+    repeat: a gradient clip's 132 ``multiply → reduce`` squares are one ``×132``)."""
+    seg = {}
+    for g, members in enumerate(groups):
+        for i in members:
+            seg[i] = g
+    inner: dict[int, list[tuple[int, int]]] = {}
+    for a, b in edges:
+        if seg.get(a) == seg.get(b):
+            inner.setdefault(seg[a], []).append((a, b))
     n = 0
-    for members in groups:
+    prev = None
+    for g, members in sorted(enumerate(groups), key=lambda gm: max(gm[1])):
         if any(not kids[i].is_leaf for i in members):
             n += len(members)
-        else:
+            prev = None
+            continue
+        h = (structure_hash(members, inner.get(g, []), lambda i: label.get(kids[i].name, ""))
+             if len(members) >= MIN_BLOCK else None)
+        if h is None or h != prev:
             n += 1
+        prev = h
     return n
 
 
@@ -187,23 +210,68 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             continue
         kids = node.children
         if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
-            hs = [_hash(k, succ, label, hashes) for k in kids]
+            hs = _hashes(kids, succ, label, hashes)
             found = repeats(hs)
-            if not found and _group_periods(node, periodic(hs)):
-                hs = [_hash(k, succ, label, hashes) for k in node.children]
+            periods = periodic(hs)
+            # a layer of two blocks (attention, MLP) repeated beats a pair of equal neighbours
+            if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
+                hs = _hashes(node.children, succ, label, hashes)
                 found = repeats(hs)
+            found = _chained(node, found, succ)
             if found:
                 _fold(node, found)
         stack.extend(c for c in node.children if c.kind not in _KEEP)
+
+
+#: How far apart two children may be and still be compared (a period of up to three blocks).
+_REACH = 3
+
+
+def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[str, str],
+            memo: dict[str, str | None]) -> list[str | None]:
+    """:func:`_hash` of each child that has a child of the same size and kind within
+    :data:`_REACH` of it; None for the rest, which cannot repeat (a big module's phases and
+    its one decoder are not hashed leaf by leaf at every level above them)."""
+    sig = [(k.kind, k.size) for k in kids]
+    out: list[str | None] = []
+    for i, k in enumerate(kids):
+        near = sig[max(0, i - _REACH):i] + sig[i + 1:i + 1 + _REACH]
+        out.append(_hash(k, succ, label, memo) if sig[i] in near else None)
+    return out
+
+
+def _chained(node: TreeNode, found: list[tuple[int, int]], succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
+    """The runs of ``found`` cut where a named copy does not feed the next: named layers fold
+    only as a sequence (ResNet's ``conv3_block2`` → ``conv3_block3``), never as parallel
+    branches built alike (a bottleneck's shortcut convolution beside its first one; ``query``,
+    ``key`` and ``value``). Blocks found by structure fold either way (an optimizer's
+    per-parameter updates)."""
+    kids = node.children
+    if not found or all(kids[start].kind == "block" for start, _n in found):
+        return found
+    feeds = set(_child_edges(node, succ))
+    out = []
+    for start, count in found:
+        if kids[start].kind == "block":
+            out.append((start, count))
+            continue
+        i = start
+        while i < start + count:
+            j = i + 1
+            while j < start + count and (j - 1, j) in feeds:
+                j += 1
+            if j - i >= 2:
+                out.append((i, j - i))
+            i = j
+    return out
 
 
 def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str],
           memo: dict[str, str | None]) -> str | None:
     """The structure hash of the leaves below ``node`` (None for a leaf, a computation, or a
     node of fewer than :data:`MIN_BLOCK` leaves: those are not folded)."""
-    if node.kind != "block":
-        # only blocks found by structure fold: named scopes keep their names open at the budget
-        # they had (a run is a slice of a list, a computation XLA's own)
+    if node.kind not in _FOLDED:
+        # a run is a slice of a list, a computation XLA's own
         return None
     if node.key in memo:
         return memo[node.key]
