@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
+from typing import cast
 
 from ..errors import HloParseError
 from ..ir import CALLED_COMPUTATION_ATTRIBUTES, EMPTY_METADATA, INFERRED, Computation, Instruction, Shape
@@ -95,6 +97,11 @@ _INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
 #: One attribute naming one computation, ``calls=%f`` or ``to_apply=%f``, up to the next attribute.
 _CALL = re.compile(r",[ \t]*+(calls|to_apply)[ \t]*+=[ \t]*+(%?[A-Za-z_][\w.\-]*+)[ \t]*+"
                    r"(?=,[ \t]*+[A-Za-z_][\w.\-]*+[ \t]*+=|\s*+\Z)")
+
+
+#: A :class:`PendingCall` made as the tuple it is (its generated ``__new__`` is a Python call, once per fusion).
+_new_pending_call = cast("Callable[[type[PendingCall], tuple[Instruction, str, str, int, str, int, int]], PendingCall]",
+                         tuple.__new__)  # pyright: ignore[reportUnknownMemberType]  # typeshed leaves its iterable untyped; the cast says what goes in
 
 
 def _one_call(rest: str) -> tuple[re.Match[str], str] | None:
@@ -226,7 +233,6 @@ class InstructionReader:
         shape_get = self._shape_cache_get
         lists_get = self._attribute_lists_get
         unresolved = state.unresolved
-        new_tuple = tuple.__new__
         root: Instruction | None = None
         root_line = 0
         line_index = i
@@ -301,9 +307,8 @@ class InstructionReader:
                     inst.literal = (plain or other).strip()
             if call is not None:  # (the rest of its attributes are shared)
                 attribute, value = call[0].group(1, 2)
-                # (made as the tuple it is: PendingCall's generated __new__ is a Python call)
-                state.pending_calls.append(new_tuple(PendingCall, (inst, attribute, value, line_index, text, m.start(),
-                                                                   m.start(7))))
+                state.pending_calls.append(_new_pending_call(PendingCall, (inst, attribute, value, line_index, text,
+                                                                           m.start(), m.start(7))))
             elif eager is not None:
                 self._eager_attributes(inst, eager, text, m.start(7), line_index, m.start())
             if "-start" in opcode and opcode.endswith("-start") and opcode not in _NATIVE_START:
