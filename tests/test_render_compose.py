@@ -151,6 +151,7 @@ def test_wrap_n_cuts_into_n_parts(tmp_path):
     pic = module_picture(module, wrap=parse_wrap("3"))
     svg = pic.data.decode("utf-8")
     assert set(re.findall(r"▾ part (\d+):", svg)) == {"2", "3"}
+    assert re.findall(r">part (\d) of 3<", svg) == ["1", "2", "3"], "each part says which it is"
     assert any("wrapped into 3 parts" in n for n in pic.notes)
 
 
@@ -181,7 +182,7 @@ def test_a_timeout_of_a_part_still_falls_back_to_a_coarser_view(tmp_path, monkey
     marker = tmp_path / "hung"
     fake_dot(tmp_path / "bin", f"""
 import os, sys, time
-if "-Tjson0" in sys.argv and not os.path.exists({str(marker)!r}):
+if any(a.startswith("-o") for a in sys.argv) and not os.path.exists({str(marker)!r}):  # a part's dot
     open({str(marker)!r}, "w").close()
     time.sleep(60)
 os.execv({real!r}, [{real!r}] + sys.argv[1:])
@@ -280,3 +281,11 @@ def test_a_picture_wrap_leaves_whole_is_the_one_dot_picture():
     module = hloviz.parse((SEED / "post.hlo").read_text())
     pic = module_picture(module, wrap=AUTO)
     assert pic.data == run_dot(pic.dot, "svg")
+
+
+def test_wrap_on_a_dot_file_says_it_does_not_apply(tmp_path, capsys):
+    out = tmp_path / "x.dot"
+    main(["render", str(SEED), "-o", str(out), "--wrap", "3"])
+    err = capsys.readouterr().err
+    assert "--wrap 3 cuts the laid-out picture" in err and "the .dot file holds the whole graph" in err
+    assert "part 2" not in out.read_text()

@@ -23,7 +23,7 @@ from .quoting import shorten
 from .scene import Cluster, Edge, Node, Row, Scene
 
 __all__ = ["AUTO", "DEFAULT_ASPECT", "MAX_PARTS", "OFF", "WRAP_CHOICES", "Span", "Wrap", "band_widths",
-           "choose_parts", "cut_limit", "parse_wrap", "split_scene"]
+           "choose_parts", "cut_limit", "parse_wrap", "split_scene", "wants_wrap"]
 
 #: Height / width a wrapped picture aims at: a page in portrait (A4 is 297 / 210 = 1.41).
 DEFAULT_ASPECT = 1.4
@@ -68,6 +68,17 @@ def parse_wrap(value: str | int | None, aspect: float | None = None) -> Wrap:
         return Wrap("parts", n, ratio) if n > 1 else Wrap("off", aspect=ratio)
     raise InputError(f"--wrap must be {WRAP_CHOICES}, not {value!r}",
                      hint="--wrap auto cuts long columns so the picture's shape fits a page")
+
+
+def wants_wrap(sizes: Sequence[tuple[float, float]], wrap: Wrap, gap: float) -> bool:
+    """Whether ``wrap`` may cut columns of these (width, height): always for ``--wrap N``; for
+    ``auto``, when the picture is much taller than the aspect asks (:func:`choose_parts`)."""
+    if not wrap.active or not sizes:
+        return False
+    if wrap.mode == "parts":
+        return True
+    width = sum(w for w, _ in sizes) + gap * (len(sizes) - 1)
+    return max(h for _, h in sizes) / max(width, 1.0) > wrap.aspect * _SLACK
 
 
 def choose_parts(sizes: Sequence[tuple[float, float]], wrap: Wrap, limits: Sequence[int], gap: float,
