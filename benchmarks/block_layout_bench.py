@@ -36,9 +36,9 @@ from picture_bench import CAPTURES, read  # noqa: E402  # pyright: ignore[report
 
 import hloviz  # noqa: E402
 from hloviz.analysis import analyze  # noqa: E402
-from hloviz.render.compose import read_layout  # noqa: E402
 from hloviz.render.dot import part_dot  # noqa: E402
 from hloviz.render.graphviz_run import run_dot_many  # noqa: E402
+from hloviz.render.positions import read_layout  # noqa: E402
 from hloviz.render.scene import Cluster, Node, Row, Scene  # noqa: E402
 from hloviz.render.sidebyside import side_by_side  # noqa: E402
 

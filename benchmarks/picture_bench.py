@@ -14,7 +14,7 @@ The picture is ``render``'s default: columns laid out apart and composed, wrappe
 ``--wrap auto`` (``--wrap off``/``N`` here to compare); **w × h** is its size in points and
 **h/w** its shape, read from the SVG's ``viewBox``.
 
-Run: ``python benchmarks/picture_bench.py [--model NAME ...] [--repeat N] [--big PATH.hlo] [--wrap W]``.
+Run: ``python benchmarks/picture_bench.py [--model NAME ...] [--repeat N] [--big PATH.hlo] [--wrap W] [--aspect A]``.
 ``--big`` adds an optimized-HLO file drawn alone (``benchmarks/_gen_transformer.py`` makes the
 300k-instruction one: ``--layers 250 --arch llama``).
 """
@@ -220,13 +220,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big", type=Path, action="append", default=[])
     ap.add_argument("--save", type=Path, help="write each SVG into this folder")
     ap.add_argument("--wrap", default="auto", help="auto (render's default), off, or a number of parts")
+    ap.add_argument("--aspect", type=float, default=None, help="the height/width --wrap auto aims at (default 1.4)")
     ap.add_argument("--layout", action="store_true",
                     help="time only the layout of each capture's drawing: one dot over both columns against the "
                          "columns apart and composed, and wrapped")
     a = ap.parse_args(argv)
     jobs = [(m, CAPTURES / m, draw_capture) for m in a.model if (CAPTURES / m).exists()]
     jobs += [(p.name, p, draw_module) for p in a.big]
-    wrap = parse_wrap(a.wrap)
+    wrap = parse_wrap(a.wrap, a.aspect)
     if a.layout:
         print(f"{'model':<18} {'joint s':>8} {'apart s':>8} {'ratio':>6} {'wrapped s':>9} {'ratio':>6}")
         for name in a.model:

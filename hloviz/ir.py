@@ -513,7 +513,7 @@ class HloModule:
     (``is_scheduled`` → ``"true"``, ``entry_computation_layout`` → ``"{(f32[])->f32[]}"``).
     """
 
-    __slots__ = ("name", "attributes", "computations", "entry", "filename", "_by_name", "stack_frame_tables",
+    __slots__ = ("name", "attributes", "computations", "entry", "filename", "by_name", "stack_frame_tables",
                  "parsed_metadata")
 
     def __init__(self, name: str, *, filename: str = "<string>") -> None:
@@ -522,7 +522,8 @@ class HloModule:
         self.computations: list[Computation] = []
         self.entry: Computation | None = None
         self.filename = filename
-        self._by_name: dict[str, Computation] = {}
+        #: Computation name → computation, kept by :meth:`add` (read it; add through :meth:`add`).
+        self.by_name: dict[str, Computation] = {}
         #: Newer XLA prints FileNames / FunctionNames / FileLocations / StackFrames tables after
         #: the header; metadata then refers to them by ``stack_frame_id``. Rows kept as raw text.
         self.stack_frame_tables: dict[str, dict[int, str]] = {}
@@ -547,15 +548,15 @@ class HloModule:
         return self.attributes.get("entry_computation_layout")
 
     def computation(self, name: str) -> Computation:
-        return self._by_name[name.lstrip("%")]
+        return self.by_name[name.lstrip("%")]
 
     def get_computation(self, name: str) -> Computation | None:
-        return self._by_name.get(name.lstrip("%"))
+        return self.by_name.get(name.lstrip("%"))
 
     def add(self, computation: Computation) -> Computation:
         computation.parent = self
         self.computations.append(computation)
-        self._by_name[computation.name] = computation
+        self.by_name[computation.name] = computation
         return computation
 
     def instructions(self) -> Iterator[Instruction]:

@@ -62,7 +62,7 @@ def renamed_copy(text: str, *, seed: int = 0, drop_metadata: bool = False, reord
                 inst._metadata = None
         if reorder:
             comp.instructions = _topological_shuffle(comp.instructions, rng)
-    module._by_name = {c.name: c for c in module.computations}
+    module.by_name = {c.name: c for c in module.computations}
     if reorder:
         entry = [c for c in module.computations if c.is_entry]
         rest = [c for c in module.computations if not c.is_entry]

@@ -20,7 +20,7 @@ from hloviz.analysis import analyze
 from hloviz.cli import main
 from hloviz.errors import InputError
 from hloviz.render.pictures import module_picture, pair_picture
-from hloviz.render.wrap import AUTO, Wrap, choose_parts, parse_wrap
+from hloviz.render.wrap import ACROSS, AUTO, DOWN, Span, Wrap, choose_parts, direction, parse_wrap, stacked_heights
 
 from .test_render_graphviz import fake_dot
 
@@ -45,6 +45,23 @@ def chain_hlo(length: int) -> str:
         lines.append(f"  %v{i} = f32[8]{{0}} {OPS[i % len(OPS)]}({prev})")
         prev = f"%v{i}"
     lines += [f"  ROOT %out = f32[8]{{0}} negate({prev})", "}", ""]
+    return "\n".join(lines)
+
+
+def updates_hlo(count: int) -> str:
+    """``count`` independent updates, as an optimizer makes them: each parameter through two
+    elementwise ops of its own, all gathered into the ROOT tuple (whose arrows the picture
+    draws as rows at their ends, so the updates share nothing on the page). Neighbours differ
+    in their ops, so no two fold into one repeated block."""
+    params = ", ".join(f"p{i}: f32[8]" for i in range(count))
+    lines = ["HloModule updates", "", f"ENTRY %main ({params}) -> ({', '.join(['f32[8]'] * count)}) {{"]
+    outs = []
+    for i in range(count):
+        lines += [f"  %p{i} = f32[8]{{0}} parameter({i})",
+                  f"  %a{i} = f32[8]{{0}} {OPS[i % len(OPS)]}(%p{i})",
+                  f"  %b{i} = f32[8]{{0}} {OPS[(i // len(OPS) + 1) % len(OPS)]}(%a{i})"]
+        outs.append(f"%b{i}")
+    lines += [f"  ROOT %out = ({', '.join(['f32[8]{0}'] * count)}) tuple({', '.join(outs)})", "}", ""]
     return "\n".join(lines)
 
 
@@ -151,6 +168,7 @@ def test_wrap_n_cuts_into_n_parts(tmp_path):
     pic = module_picture(module, wrap=parse_wrap("3"))
     svg = pic.data.decode("utf-8")
     assert set(re.findall(r"▾ part (\d+):", svg)) == {"2", "3"}
+    assert re.findall(r">part (\d) of 3<", svg) == ["1", "2", "3"], "each part says which it is"
     assert any("wrapped into 3 parts" in n for n in pic.notes)
 
 
@@ -181,7 +199,7 @@ def test_a_timeout_of_a_part_still_falls_back_to_a_coarser_view(tmp_path, monkey
     marker = tmp_path / "hung"
     fake_dot(tmp_path / "bin", f"""
 import os, sys, time
-if "-Tjson0" in sys.argv and not os.path.exists({str(marker)!r}):
+if any(a.startswith("-o") for a in sys.argv) and not os.path.exists({str(marker)!r}):  # a part's dot
     open({str(marker)!r}, "w").close()
     time.sleep(60)
 os.execv({real!r}, [{real!r}] + sys.argv[1:])
@@ -280,3 +298,78 @@ def test_a_picture_wrap_leaves_whole_is_the_one_dot_picture():
     module = hloviz.parse((SEED / "post.hlo").read_text())
     pic = module_picture(module, wrap=AUTO)
     assert pic.data == run_dot(pic.dot, "svg")
+
+
+def test_wrap_on_a_dot_file_says_it_does_not_apply(tmp_path, capsys):
+    out = tmp_path / "x.dot"
+    main(["render", str(SEED), "-o", str(out), "--wrap", "3"])
+    err = capsys.readouterr().err
+    assert "--wrap 3 cuts the laid-out picture" in err and "the .dot file holds the whole graph" in err
+    assert "part 2" not in out.read_text()
+
+
+@pytest.mark.requires_dot
+def test_a_wide_picture_of_independent_updates_is_stacked_within_the_aspect(tmp_path):
+    hlo = tmp_path / "updates.hlo"
+    hlo.write_text(updates_hlo(60))
+    flat, wrapped = tmp_path / "flat.svg", tmp_path / "wrapped.svg"
+    main(["render", str(hlo), "-o", str(flat), "--wrap", "off"])
+    main(["render", str(hlo), "-o", str(wrapped)])  # --wrap auto, --aspect 1.4: render's defaults
+    w0, h0 = size(flat.read_text())
+    w1, h1 = size(wrapped.read_text())
+    assert h0 / w0 < 1.4 / 1.5 / 4, f"unwrapped, 60 updates are one flat row: {w0:g} x {h0:g}"
+    assert 1.4 / 1.5 <= h1 / w1 <= 1.4 * 1.5, f"wrapped, within the aspect's promise: {w1:g} x {h1:g}"
+    svg = wrapped.read_text()
+    text = hlo.read_text()
+    for prefix in "pab":  # every op of every update, drawn exactly once
+        names = re.findall(rf"%({prefix}\d+) = f32", text)
+        shown = re.findall(rf">({prefix}\d+)<", svg)
+        assert len(names) == 60 and sorted(shown) == sorted(names), f"{prefix}: {len(shown)} shown of {len(names)}"
+    captions = re.findall(r">part (\d+) of (\d+)<", svg)
+    assert len(captions) > 1 and [int(k) for k, _ in captions] == list(range(1, len(captions) + 1))
+    drawn = boxes(svg)
+    tops = [drawn[n][1] for n in drawn if n.startswith("n")]
+    assert max(tops) - min(tops) > 3 * h0, "the parts are stacked: the boxes span far more height than one row"
+
+
+@pytest.mark.requires_dot
+def test_a_stacked_picture_is_byte_identical_in_svg_and_png_and_obeys_aspect():
+    module = hloviz.parse(updates_hlo(60))
+    a, b = module_picture(module, wrap=AUTO), module_picture(module, wrap=AUTO)
+    assert a.data == b.data and any("stacked top to bottom" in n for n in a.notes)
+    png_a, png_b = module_picture(module, fmt="png", wrap=AUTO), module_picture(module, fmt="png", wrap=AUTO)
+    assert png_a.data[:8] == b"\x89PNG\r\n\x1a\n" and png_a.data == png_b.data
+    width, height = int.from_bytes(png_a.data[16:20], "big"), int.from_bytes(png_a.data[20:24], "big")
+    assert 1.4 / 1.5 <= height / width <= 1.4 * 1.5, f"the PNG is stacked as the SVG: {width} x {height} px"
+    slide = module_picture(module, wrap=parse_wrap("auto", 0.56))  # a 16:9 slide
+    w, h = size(slide.data.decode("utf-8"))
+    assert 0.56 / 1.5 <= h / w <= 0.56 * 1.5, f"--aspect 0.56: {w:g} x {h:g}"
+    assert h / w < size(a.data.decode("utf-8"))[1] / size(a.data.decode("utf-8"))[0]
+    three = module_picture(module, wrap=parse_wrap("3"))  # --wrap N cuts a flat picture across too
+    assert any("into 3 parts stacked" in n for n in three.notes)
+    assert re.findall(r">part (\d) of 3<", three.data.decode("utf-8")) == ["1", "2", "3"]
+
+
+def test_direction_and_stacked_parts_by_hand():
+    # (width, height) of the columns side by side; aspect 1.4 with slack 1.5: [0.93, 2.1]
+    assert direction([(100, 2000)], AUTO, 36) == DOWN
+    assert direction([(6000, 200)], AUTO, 36) == ACROSS
+    assert direction([(1000, 1400)], AUTO, 36) is None
+    assert direction([(1000, 200)], AUTO, 36) is None, "flat but narrower than two pages: left alone"
+    assert direction([(3000, 200), (3000, 200)], AUTO, 0) == ACROSS, "columns side by side add their widths"
+    # 6000 x 200 cut into k parts k * 200 + 36 * (k - 1) tall, 6000 / k wide: k = 6 gives
+    # 1380 / 1000 = 1.38, nearest 1.4 (k = 5: 0.95, k = 7: 1.89)
+    assert choose_parts([(6000, 200)], AUTO, [24], 36, stacked=True) == [6]
+    assert choose_parts([(6000, 200)], AUTO, [4], 36, stacked=True) == [4], "no more parts than places to cut"
+    assert choose_parts([(2000, 1500)], AUTO, [24], 36, stacked=True) == [1], "0.75: two parts would be 3.0"
+
+
+def test_stacked_heights_keep_only_the_rows_a_band_holds():
+    # four 100 x 20 boxes on one row (centres x = 50, 250, 450, 650), one more a row below at x = 50;
+    # dot's ranksep is 0.3 in = 21.6 pt
+    row = {f"r{i}": Span(10, -10, 200 * i, 200 * i + 100) for i in range(4)}
+    below = {"b": Span(-40, -60, 0, 100)}
+    one, two = stacked_heights({**row, **below}, 10, most=2)
+    assert one == pytest.approx(20 + 21.6 + 20), "whole: two rows"
+    # halves at x = 350: the left holds both rows, the right one row, and a gap between the parts
+    assert two == pytest.approx((20 + 21.6 + 20) + 20 + 10)

@@ -42,8 +42,8 @@ def report_data(report: Path) -> dict:
     return json.loads(text)
 
 
-def show_tar(name: str, out: Path, capsys) -> Path:
-    code, stdout, err = run_cli(["show", str(SETS / f"{name}.tar.xz"), "-o", str(out)], capsys)
+def show_tar(name: str, out: Path, capsys, *options: str) -> Path:
+    code, stdout, err = run_cli(["show", str(SETS / f"{name}.tar.xz"), "-o", str(out), *options], capsys)
     assert code in (0, None), err
     assert "pass history:" in stdout
     return out / "report.html"
@@ -305,9 +305,9 @@ def test_layers_work_in_a_steps_picture(tmp_path, capsys):
         key, index = card.get_attribute("data-view"), card.get_attribute("data-step")
         card.click()
         page.wait_for_function("k => window.hloviz.view() === k", arg=key)
-        # a box standing for a layer: a closed one, or an open one's cluster (which lists no
-        # members of its own) when the step's picture has room to open every layer
-        layer = page.evaluate("() => window.hloviz.boxes().find(b => b.scope !== null)")
+        # a layer: a closed one's box, else (the step's ops all fit) an open one's frame
+        layer = page.evaluate("() => { const b = window.hloviz.boxes().filter(b => b.scope !== null);"
+                              " return b.find(x => x.members.length) || b[0]; }")
         assert layer is not None and {m["side"] for m in layer["members"]} <= {f"s{index}"}
         page.locator(f"#hv-viewport svg g[data-box='{layer['id']}']").first.dispatch_event("click")
         page.wait_for_function("s => (window.hloviz.selected() || {}).scope === s", arg=layer["scope"])

@@ -165,7 +165,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
     options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
     _check_color_by(color_by)
-    wrapping = _wrapping(wrap, aspect, chosen)
+    wrapping, wrap_notes = _wrapping(wrap, aspect, chosen)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -214,6 +214,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
         raise
     picture = page_picture(picture, page, description=_verdict(pre_m, post_m, cap.info))
+    picture.notes.extend(wrap_notes)
     if html:
         say("building the explorer")
         picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left(), color_by=color_by)
@@ -223,13 +224,17 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     return picture
 
 
-def _wrapping(wrap: str | int, aspect: float | None, fmt: str) -> Wrap:
-    """``--wrap``/``--aspect`` for a picture in ``fmt``: ``auto`` leaves the explorer (HTML)
-    alone, which pans and zooms one long picture; ``--wrap N`` still cuts it."""
+def _wrapping(wrap: str | int, aspect: float | None, fmt: str) -> tuple[Wrap, list[str]]:
+    """``--wrap``/``--aspect`` for a picture in ``fmt``, and a note where it cannot apply:
+    ``auto`` leaves the explorer (HTML) alone, which pans and zooms one long picture (``--wrap
+    N`` still cuts it); ``.dot`` and ``.json`` are never laid out, so never cut."""
     from ..render.wrap import OFF, parse_wrap
 
     wrapping = parse_wrap(wrap, aspect)
-    return OFF if fmt == "html" and wrapping.mode == "auto" else wrapping
+    if fmt in ("dot", "json") and wrapping.mode == "parts":
+        return wrapping, [(f"--wrap {wrapping.parts} cuts the laid-out picture (.svg, .png, .html); the .{fmt} "
+                          "file holds the whole graph")]
+    return (OFF if fmt == "html" and wrapping.mode == "auto" else wrapping), []
 
 
 def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Callable[[str], None],

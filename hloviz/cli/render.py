@@ -130,8 +130,9 @@ def render(
         show_default=False)] = None,
     wrap: Annotated[str, typer.Option(
         "--wrap", help="auto, off or a number of parts (2-12): long columns are cut into parts side by side, "
-                       "arrows between parts ending at connectors that name the far end. auto wraps a picture much "
-                       "taller than --aspect (not the .html explorer).")] = "auto",
+                       "wide ones into parts stacked, arrows between parts ending at connectors that name the far "
+                       "end. auto wraps a picture more than 1.5x taller or flatter than --aspect (not the .html "
+                       "explorer).")] = "auto",
     aspect: Annotated[float | None, typer.Option(
         "--aspect", help="The height/width ratio --wrap auto aims at: 1.4 (a portrait page) by default, 0.56 "
                          "for a 16:9 slide.", show_default=False)] = None,

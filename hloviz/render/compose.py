@@ -8,14 +8,18 @@ cores, it costs the longer one. And a long column can only be wrapped (:mod:`hlo
 once it is known where its rows fall.
 
 How: each part's DOT text (:func:`hloviz.render.dot.part_dot`, arrows tagged by index) goes
-through one ``dot`` that writes both its drawing (``-Tsvg``) and its positions (``-Tjson0``:
-every node's ``pos``, ``width``, ``height``, every cluster's ``bb`` and ``lp``, every arrow's
-spline). :func:`_arrange` places the parts: columns left to right, tops aligned; a wrapped
-column's parts side by side inside the column's box, whose label size comes from the whole
-column's layout. For SVG, :func:`compose_svg` has ``dot -Kneato -n2`` draw only the frame (the
-header; the cluster of a wrapped column) from given positions, and :func:`stitch` puts each
-part's own drawing into it, moved into place. For PNG, :func:`compose` writes the whole picture
-again with every position given, and ``dot -Kneato -n2`` draws it without laying it out.
+through one ``dot`` that writes its drawing (``-Tsvg``) and, where they are needed, its
+positions (``-Tjson0``: every node's ``pos``, ``width``, ``height``, every cluster's ``bb`` and
+``lp``, every arrow's spline; they make ``dot`` take half as long again, so they are asked for
+only for a PNG and for a column that is to be wrapped). :func:`_arrange` places the parts:
+columns left to right, tops aligned; a wrapped column's parts side by side inside the column's
+box (a wide column's stacked top to bottom), whose label size comes from the whole column's layout. For SVG, :func:`stitch_columns`
+puts the header (drawn by a ``dot`` of its own, beside the columns') and the columns' drawings
+into a root written here; with wrapped columns, :func:`compose_svg` has ``dot -Kneato -n2``
+draw a frame (the header, the wrapped columns' clusters, the parts' captions) from given
+positions instead. :func:`~hloviz.render.svgjoin.stitch` moves each drawing into place. For PNG, :func:`compose`
+writes the whole picture again with every position given, and ``dot -Kneato -n2`` draws it
+without laying it out.
 Identifiers are the whole picture's (``n7``, ``cluster_3``), so the explorer finds its boxes as
 before; the result depends only on the DOT texts, never on which process finished first.
 
@@ -27,150 +31,77 @@ models (``benchmarks/block_layout_bench.py``): a column's whole layout takes a t
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import RenderError
-from .dot import Drawing, Placed, PlacedColumn, _Ids, frame_dot, part_dot, placed_dot
-from .graphviz_run import GraphvizTimeout, normalize_svg, run_dot, run_dot_many, run_pinned
+from .dot import Drawing, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
+from .graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned
+from .positions import INCH, Box, Layout, num, parse_box, place_part, read_layout, shift, shift_box, svg_box
 from .scene import Scene
-from .wrap import OFF, Span, Wrap, band_widths, choose_parts, cut_limit, split_scene
+from .svgjoin import root_svg, stitch
+from .wrap import (
+    ACROSS,
+    MAX_STACKED,
+    OFF,
+    SLACK,
+    Span,
+    Wrap,
+    band_widths,
+    choose_parts,
+    cut_limit,
+    direction,
+    split_scene,
+    stacked_heights,
+    transposed,
+)
 
-__all__ = ["COLUMN_GAP", "PART_GAP", "Layout", "compose", "compose_svg", "lay_out", "read_layout", "stitch"]
+__all__ = ["COLUMN_GAP", "PART_GAP", "compose", "compose_svg", "lay_out", "stitch_columns"]
 
-#: Points between two columns, and between two parts of a wrapped column.
-COLUMN_GAP = 16.0
+#: Points between two columns (beyond the margin dot leaves around each), and between two parts
+#: of a wrapped column.
+COLUMN_GAP = 0.0
 PART_GAP = 36.0
 #: A column cluster's margin around what it holds, and between its label and its contents (dot's).
 _MARGIN = 8.0
 _LABEL_GAP = 4.0
-_INCH = 72.0
+#: How much wider than its share of the whole (``1 / k`` of the column) the widest of ``k``
+#: stacked parts comes out laid out alone: dot spreads a piece of a row over the room it has,
+#: and ranks a part's boxes again. Measured (picture_bench): jax_gpt_step 2.1 and 2.0 (pre,
+#: post), keras_cnn_train 1.6 and 1.7.
+_SPREAD = 2.0
+#: Height of the "part 2 of 3" caption over each part of a wrapped column.
+_CAPTION = 16.0
 
 Run = Callable[..., bytes]
 RunMany = Callable[..., list[list[bytes]]]
 
 
-@dataclass(frozen=True)
-class Box:
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    @property
-    def width(self) -> float:
-        return self.x1 - self.x0
-
-    @property
-    def height(self) -> float:
-        return self.y1 - self.y0
-
-
-def _box(text: str) -> Box:
-    x0, y0, x1, y1 = (float(v) for v in text.split(","))
-    return Box(x0, y0, x1, y1)
-
-
 @dataclass
-class Layout:
-    """Where one ``dot -Tjson0`` run put a part's things, in points (y grows upwards): the
-    graph's ``bb``, and the attributes of each node and cluster (by DOT id) and arrow (by tag)."""
+class _Part:
+    """One laid-out part: its scene, its graph's box ``bb`` (points, y up), its own drawing
+    (``svg``, for an SVG picture) and its positions (``layout``: where they were asked for)."""
 
+    scene: Scene
     bb: Box
-    nodes: dict[str, dict[str, str]]
-    clusters: dict[str, dict[str, str]]
-    edges: dict[int, dict[str, str]]
-
-    def node_span(self, ident: str) -> Span | None:
-        attrs = self.nodes.get(ident)
-        if attrs is None:
-            return None
-        x, y = (float(v) for v in attrs["pos"].split(",")[:2])
-        half_h = float(attrs.get("height", "0")) * _INCH / 2
-        half_w = float(attrs.get("width", "0")) * _INCH / 2
-        return Span(y + half_h, y - half_h, x - half_w, x + half_w)
-
-    def cluster_span(self, ident: str) -> Span | None:
-        attrs = self.clusters.get(ident)
-        if attrs is None:
-            return None
-        box = _box(attrs["bb"])
-        return Span(box.y1, box.y0)
-
-
-def read_layout(data: bytes) -> Layout:
-    """A :class:`Layout` from ``dot -Tjson0`` output."""
-    try:
-        graph = json.loads(data)
-        bb = _box(graph["bb"])
-    except (ValueError, KeyError) as err:
-        raise RenderError(f"Graphviz gave a layout hloviz cannot read ({err})") from None
-    nodes: dict[str, dict[str, str]] = {}
-    clusters: dict[str, dict[str, str]] = {}
-    for obj in graph.get("objects", ()):
-        if "pos" in obj:
-            nodes[obj["name"]] = {k: obj[k] for k in ("pos", "width", "height") if k in obj}
-        elif "bb" in obj:
-            clusters[obj["name"]] = {k: obj[k] for k in ("bb", "lp", "lwidth", "lheight") if k in obj}
-    edges: dict[int, dict[str, str]] = {}
-    for edge in graph.get("edges", ()):
-        tag = str(edge.get("comment", ""))
-        if tag.startswith("e") and tag[1:].isdigit() and "pos" in edge:
-            edges[int(tag[1:])] = {k: edge[k] for k in ("pos", "lp", "head_lp", "tail_lp", "xlp") if k in edge}
-    return Layout(bb, nodes, clusters, edges)
-
-
-def _n(v: float) -> str:
-    text = f"{v:.2f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
-
-
-def _shift(value: str, dx: float, dy: float) -> str:
-    """A ``pos`` (``x,y``) or spline (``e,x,y s,x,y x,y …``, ``;`` between pieces) moved by (dx, dy)."""
-    pieces = []
-    for piece in value.split(";"):
-        points = []
-        for token in piece.split():
-            *prefix, x, y = token.split(",")
-            points.append(",".join([*prefix, _n(float(x) + dx), _n(float(y) + dy)]))
-        pieces.append(" ".join(points))
-    return ";".join(pieces)
-
-
-def _shift_box(box: Box, dx: float, dy: float) -> str:
-    return f"{_n(box.x0 + dx)},{_n(box.y0 + dy)},{_n(box.x1 + dx)},{_n(box.y1 + dy)}"
-
-
-def _placed(scene: Scene, layout: Layout, dx: float, dy: float) -> Placed:
-    """A part's positions moved by (dx, dy), as DOT attributes."""
-    nodes = {ident: f'pos="{_shift(a["pos"], dx, dy)}", width={a.get("width", "0.3")}, '
-                    f'height={a.get("height", "0.3")}'
-             for ident, a in layout.nodes.items()}
-    clusters = {}
-    for ident, a in layout.clusters.items():
-        text = f'bb="{_shift_box(_box(a["bb"]), dx, dy)}"'
-        if "lp" in a:
-            text += f'; lp="{_shift(a["lp"], dx, dy)}"'
-        clusters[ident] = text
-    edges = []
-    for i in range(len(scene.edges)):
-        a = layout.edges.get(i, {})
-        edges.append(", ".join(f'{k}="{_shift(v, dx, dy)}"' for k, v in a.items()))
-    return Placed(scene, nodes, clusters, edges)
+    svg: bytes = b""
+    layout: Layout | None = None
 
 
 @dataclass
 class _Column:
-    """A column's parts (scene, layout, and the part's own SVG when the picture is SVG), top to
-    bottom of the column as it was cut, and ``label``: the size (width, height) of the column
-    cluster's label in its whole layout."""
+    """A column's parts, top to bottom of the column as it was cut; ``text``, the DOT its whole
+    layout came from; ``whole``, that layout's positions once read (wrapping needs them); and
+    ``label``, the size (width, height) of the column cluster's label there."""
 
     index: int
-    parts: list[tuple[Scene, Layout, bytes]]
+    parts: list[_Part]
+    text: str = ""
+    whole: Layout | None = None
     label: tuple[float, float] = (0.0, 0.0)
+    #: a wide column's parts go top to bottom (cut across), a tall one's side by side
+    stacked: bool = False
 
     @property
     def wrapped(self) -> bool:
@@ -186,11 +117,15 @@ class _Place:
     box: Box
     cluster: str
     shifts: list[tuple[float, float]]
+    #: a wrapped column's captions: ("part 2 of 3", x, y of the caption's centre)
+    captions: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_Place]:
-    """Columns left to right, tops aligned; a wrapped column's parts side by side in its box."""
-    sizes = [_size(drawing, c, ids) for c in columns]
+    """Columns left to right, tops aligned, each in the box its graph had (dot leaves a margin
+    around a column's cluster); a wrapped column's parts side by side (stacked, for a column cut
+    across) in a box of the same kind."""
+    sizes = [_size(drawing, c) for c in columns]
     top = max((h for _, h in sizes), default=0.0)
     framed = not drawing.single
     x = 0.0
@@ -198,27 +133,34 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
     for col, (width, height) in zip(columns, sizes, strict=True):
         box = Box(x, top - height, x + width, top)
         cluster = ""
+        captions: list[tuple[str, float, float]] = []
         if not col.wrapped:
-            _, layout, _ = col.parts[0]
-            frame = _frame(drawing, col.index, layout, ids)
-            shifts = [(x - frame.x0, top - frame.y1)]
-            attrs = layout.clusters.get(ids.clusters.get((col.index, f"column {col.index}"), ""))
+            part = col.parts[0]
+            shifts = [(x - part.bb.x0, top - part.bb.y1)]
+            attrs = (part.layout.clusters.get(ids.clusters.get((col.index, f"column {col.index}"), ""))
+                     if part.layout is not None else None)
             if framed and attrs is not None:
-                cluster = f'bb="{_shift_box(_box(attrs["bb"]), *shifts[0])}"'
+                cluster = f'bb="{shift_box(parse_box(attrs["bb"]), *shifts[0])}"'
                 if "lp" in attrs:
-                    cluster += f'; lp="{_shift(attrs["lp"], *shifts[0])}"'
+                    cluster += f'; lp="{shift(attrs["lp"], *shifts[0])}"'
         else:
             lw, lh = col.label
-            inner_top = top - (_MARGIN + lh + _LABEL_GAP if framed else 0.0)
-            px = x + (_MARGIN if framed else 0.0)
+            edge = 2 * _MARGIN if framed else 0.0  # dot's margin around a cluster, then the cluster's own
+            inner_top = top - (edge + lh + _LABEL_GAP if framed else 0.0)
+            px, py = x + edge, inner_top
             shifts = []
-            for _, layout, _ in col.parts:
-                shifts.append((px - layout.bb.x0, inner_top - layout.bb.y1))
-                px += layout.bb.width + PART_GAP
+            for k, part in enumerate(col.parts, 1):
+                captions.append((f"part {k} of {len(col.parts)}", px + part.bb.width / 2, py - _CAPTION / 2))
+                shifts.append((px - part.bb.x0, py - _CAPTION - part.bb.y1))
+                if col.stacked:
+                    py -= part.bb.height + _CAPTION + PART_GAP
+                else:
+                    px += part.bb.width + PART_GAP
             if framed:
-                cluster = (f'bb="{_shift_box(box, 0, 0)}"; '
-                           f'lp="{_n(x + _MARGIN + lw / 2)},{_n(top - _LABEL_GAP - lh / 2)}"')
-        out.append(_Place(col, box, cluster, shifts))
+                frame = Box(box.x0 + _MARGIN, box.y0 + _MARGIN, box.x1 - _MARGIN, box.y1 - _MARGIN)
+                cluster = (f'bb="{shift_box(frame, 0, 0)}"; '
+                           f'lp="{num(frame.x0 + _MARGIN + lw / 2)},{num(frame.y1 - _LABEL_GAP - lh / 2)}"')
+        out.append(_Place(col, box, cluster, shifts, captions))
         x += width + COLUMN_GAP
     return out
 
@@ -228,10 +170,11 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
     draw (PNG; see the module's docstring)."""
     placed = []
     for place in _arrange(drawing, columns, ids):
-        parts = [_placed(scene, layout, dx, dy)
-                 for (scene, layout, _), (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
+        parts = [place_part(part.scene, _positions(part), dx, dy)
+                 for part, (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
         placed.append(PlacedColumn(place.column.index, place.cluster, parts))
-    return placed_dot(drawing, placed, ids, notes)
+    captions = [c for place in _arrange(drawing, columns, ids) for c in place.captions]
+    return placed_dot(drawing, placed, ids, notes, _caption_nodes(captions))
 
 
 def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str],
@@ -241,71 +184,54 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     each part's drawing goes into it, moved to its place. Nothing is laid out or drawn twice."""
     places = _arrange(drawing, columns, ids)
     frames = [(p.column.index, p.cluster) for p in places if p.column.wrapped and p.cluster]
-    boxes = [_shift_box(p.box, 0, 0) for p in places]
-    frame = pinned(frame_dot(drawing, frames, boxes, notes), "svg", timeout=timeout)
-    parts = [(svg, dx, dy) for p in places for (_, _, svg), (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
+    boxes = [shift_box(p.box, 0, 0) for p in places]
+    captions = _caption_nodes([c for p in places for c in p.captions])
+    frame = pinned(frame_dot(drawing, frames, boxes, notes, captions), "svg", timeout=timeout)
+    parts = [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
     return stitch(frame, parts)
 
 
-_GRAPH_START = re.compile(r'<g id="graph0" class="graph"[^>]*>\n<title>[^<]*</title>\n(?:<polygon fill="white"[^>]*/>\n)?')
-_ID = re.compile(r'id="(a_)?(node|edge|clust)(\d+)')
+def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, header: bytes) -> bytes:
+    """Columns none of which is wrapped, as SVG with no Graphviz run of its own: the header, drawn
+    by a ``dot`` of its own beside the columns' (``header``; empty for none), goes on top, the
+    columns' drawings under it, in a root written here as Graphviz writes one."""
+    places = _arrange(drawing, columns, ids)
+    top = max((p.box.y1 for p in places), default=0.0)
+    head = svg_box(header) if header else Box(0, 0, 0, 0)
+    width = max([p.box.x1 for p in places] + [head.width])
+    height = top + head.height
+    parts = [(header, 0.0, top)] if header else []
+    parts += [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
+    return stitch(root_svg(width, height), parts)
 
 
-def stitch(frame: bytes, parts: Sequence[tuple[bytes, float, float]]) -> bytes:
-    """``frame``'s SVG with each part's drawing (its graph's contents, without its title and white
-    background) put in, moved by (dx, dy) in layout points (SVG's y runs down: ``-dy``). Element
-    ids (``node3``, ``edge7``, ``clust2``) are numbered again so they stay unique."""
-    text = frame.decode("utf-8")
-    end = text.rindex("</g>")
-    counters = _highest(text)
-    pieces = [text[:end]]
-    for svg, dx, dy in parts:
-        part = svg.decode("utf-8")
-        m = _GRAPH_START.search(part)
-        if m is None:
-            raise RenderError("Graphviz drew a part hloviz cannot place (no graph group in its SVG)")
-        body = part[m.end():part.rindex("</g>")]
-        body = _ID.sub(_renumber(dict(counters)), body)
-        for kind, highest in _highest(body).items():
-            counters[kind] = max(counters[kind], highest)
-        pieces.append(f'<g class="part" transform="translate({_n(dx)} {_n(-dy)})">\n{body}</g>\n')
-    pieces.append(text[end:])
-    return normalize_svg("".join(pieces).encode("utf-8"))
+def _positions(part: _Part) -> Layout:
+    if part.layout is None:
+        raise RenderError("internal: a part drawn without its positions")  # PNG parts are laid out with json0
+    return part.layout
 
 
-def _renumber(offsets: dict[str, int]) -> Callable[[re.Match[str]], str]:
-    def sub(m: re.Match[str]) -> str:
-        return f'id="{m.group(1) or ""}{m.group(2)}{int(m.group(3)) + offsets[m.group(2)]}'
-    return sub
+def _caption_nodes(captions: Sequence[tuple[str, float, float]]) -> list[str]:
+    """DOT statements drawing each part's caption (plain grey text) where it goes."""
+    return [f'  part{i} [shape=plaintext, style="", label="{text}", fontsize=9, fontcolor="#616161", '
+            f'pos="{num(x)},{num(y)}", width={len(text) * 5.5 / 72:.3f}, height={_CAPTION / 72:.3f}];'
+            for i, (text, x, y) in enumerate(captions)]
 
 
-def _highest(text: str) -> dict[str, int]:
-    out = {"node": 0, "edge": 0, "clust": 0}
-    for m in _ID.finditer(text):
-        out[m.group(2)] = max(out[m.group(2)], int(m.group(3)))
-    return out
-
-
-def _frame(drawing: Drawing, column: int, layout: Layout, ids: _Ids) -> Box:
-    """The box a column's whole layout occupies: its column cluster, or the graph for one scene."""
-    if not drawing.single:
-        attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")])
-        if attrs is not None:
-            return _box(attrs["bb"])
-    return layout.bb
-
-
-def _size(drawing: Drawing, col: _Column, ids: _Ids) -> tuple[float, float]:
+def _size(drawing: Drawing, col: _Column) -> tuple[float, float]:
     """A column's (width, height) in the composed picture."""
     if not col.wrapped:
-        frame = _frame(drawing, col.index, col.parts[0][1], ids)
-        return frame.width, frame.height
-    width = sum(layout.bb.width for _, layout, _ in col.parts) + PART_GAP * (len(col.parts) - 1)
-    height = max(layout.bb.height for _, layout, _ in col.parts)
+        return col.parts[0].bb.width, col.parts[0].bb.height
+    if col.stacked:
+        width = max(p.bb.width for p in col.parts)
+        height = sum(p.bb.height + _CAPTION for p in col.parts) + PART_GAP * (len(col.parts) - 1)
+    else:
+        width = sum(p.bb.width for p in col.parts) + PART_GAP * (len(col.parts) - 1)
+        height = max(p.bb.height for p in col.parts) + _CAPTION
     if drawing.single:
         return width, height
     lw, lh = col.label
-    return max(width, lw) + 2 * _MARGIN, height + 2 * _MARGIN + lh + _LABEL_GAP
+    return max(width, lw + 2 * _MARGIN) + 4 * _MARGIN, height + 4 * _MARGIN + lh + _LABEL_GAP
 
 
 def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run: Run = run_dot,
@@ -314,7 +240,11 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     wrapped. One ``dot`` run where there is nothing to compose (one scene, not wrapped) or the
     columns are tied; else the parts laid out at once, wrapped as ``wrap`` asks, and composed.
     A one-scene picture that ``wrap`` leaves whole is that one run's picture, as before.
-    The ``run*`` arguments are the Graphviz runners (tests stand in their own)."""
+
+    Positions (``-Tjson0``, which makes ``dot`` take half as long again) are only asked for
+    where they are needed: a PNG (drawn whole from them), and a column that is to be wrapped
+    (its size, known from its drawing, says so). The ``run*`` arguments are the Graphviz
+    runners (tests stand in their own)."""
     if drawing.tied or (drawing.single and not wrap.active):
         return run(drawing.text, fmt, timeout=timeout), []
     deadline = time.monotonic() + timeout
@@ -325,33 +255,57 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
             raise GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout)
         return remaining
 
-    formats = ("json0", "svg") if fmt == "svg" else ("json0",)
     ids = drawing.fresh_ids()
     if drawing.single:  # the picture itself, header and all: kept as it is when not cut
         texts = [drawing.text]
-        outs = _many(run_many, texts, ("json0", fmt), left)
+        formats: tuple[str, ...] = ("json0", "png") if fmt == "png" else ("svg",)
     else:
         texts = [part_dot(drawing, c, scene, ids, wrapped=False) for c, (_, scene) in enumerate(drawing.columns)]
-        outs = _many(run_many, texts, formats, left)
-    columns = []
-    for c, ((_, scene), out) in enumerate(zip(drawing.columns, outs, strict=True)):
-        whole = read_layout(out[0])
-        columns.append(_Column(c, [(scene, whole, out[-1])], _label(drawing, c, whole, ids)))
+        formats = ("svg",) if fmt == "svg" else ("json0",)
+    head = header_dot(drawing) if fmt == "svg" and not drawing.single else ""
+    outs = _many(run_many, texts + [head] if head else texts, formats, left)
+    header = outs.pop()[0] if head else b""
+    columns = [_Column(c, [_part(scene, dict(zip(formats, out, strict=True)))], text)
+               for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
     notes: list[str] = []
-    if wrap.active:
-        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, formats, left))
+    if wrap.active and direction([_size(drawing, col) for col in columns], wrap, PART_GAP):
+        _read_wholes(drawing, columns, ids, lambda t: _many(run_many, t, ("json0",), left))
+        pieces = ("svg",) if fmt == "svg" else ("json0",)
+        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces)
     if drawing.single and not notes:
-        return outs[0][1], []
+        return outs[0][-1], []
+    if fmt == "svg" and not notes:
+        return stitch_columns(drawing, columns, ids, header), notes
     if fmt == "svg":
         return compose_svg(drawing, columns, ids, notes, pinned, left()), notes
     return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes
 
 
-def _label(drawing: Drawing, column: int, layout: Layout, ids: _Ids) -> tuple[float, float]:
-    if drawing.single:
+def _part(scene: Scene, out: dict[str, bytes]) -> _Part:
+    layout = read_layout(out["json0"]) if "json0" in out else None
+    svg = out.get("svg", b"")
+    return _Part(scene, layout.bb if layout is not None else svg_box(svg), svg, layout)
+
+
+def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
+                 lay: Callable[[list[str]], list[list[bytes]]]) -> None:
+    """Every column's whole layout and label size, laying out again (positions only) the
+    columns first drawn without them."""
+    for col in columns:
+        col.whole = col.parts[0].layout
+    missing = [col for col in columns if col.whole is None]
+    if missing:
+        for col, out in zip(missing, lay([col.text for col in missing]), strict=True):
+            col.whole = read_layout(out[0])
+    for col in columns:
+        col.label = _label(drawing, col.index, col.whole, ids)
+
+
+def _label(drawing: Drawing, column: int, layout: Layout | None, ids: _Ids) -> tuple[float, float]:
+    if drawing.single or layout is None:
         return 0.0, 0.0
     attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")], {})
-    return float(attrs.get("lwidth", "0")) * _INCH, float(attrs.get("lheight", "0")) * _INCH
+    return float(attrs.get("lwidth", "0")) * INCH, float(attrs.get("lheight", "0")) * INCH
 
 
 def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[str, Span], dict[str, Span]]:
@@ -369,32 +323,83 @@ def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[s
 
 
 def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
-          lay: Callable[[list[str]], list[list[bytes]]]) -> list[str]:
-    """Cut the columns ``wrap`` asks to cut, lay their parts out (``lay``), and put them in
-    ``columns``; the note saying so."""
-    spans = [_spans(col.parts[0][0], col.index, col.parts[0][1], ids) for col in columns]
-    limits = [cut_limit(col.parts[0][0], *span) for col, span in zip(columns, spans, strict=True)]
-    sizes = [_size(drawing, col, ids) for col in columns]
-    widths = [band_widths(nodes, PART_GAP) for nodes, _ in spans]
-    counts = choose_parts(sizes, wrap, limits, PART_GAP, widths)
-    jobs: list[tuple[int, Scene]] = []
-    for col, span, count in zip(columns, spans, counts, strict=True):
-        if count > 1:
-            pieces = split_scene(col.parts[0][0], *span, count)
+          lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str]) -> list[str]:
+    """Cut the columns ``wrap`` asks to cut (their whole layouts read), lay their parts out
+    (``lay``, in ``formats``), and put them in ``columns``; the note saying so."""
+    wholes = [col.whole for col in columns]
+    if any(w is None for w in wholes):
+        return []
+    sizes = [_size(drawing, col) for col in columns]
+    way = direction(sizes, wrap, PART_GAP)
+    spans = [_spans(col.parts[0].scene, col.index, w, ids) for col, w in zip(columns, wholes, strict=True) if w]
+    heights: list[list[float]] = []
+    widths: list[list[float]] = []
+    if way == ACROSS:  # a wide picture cut between its columns of boxes: the tall case, transposed
+        heights = [stacked_heights(nodes, PART_GAP + _CAPTION) for nodes, _ in spans]
+        spans = [(transposed(nodes), transposed(clusters)) for nodes, clusters in spans]
+        limits = [cut_limit(col.parts[0].scene, *span, MAX_STACKED) for col, span in zip(columns, spans, strict=True)]
+        counts = choose_parts([(w * _SPREAD, h) for w, h in sizes], wrap, limits, PART_GAP, heights, stacked=True)
+    else:
+        limits = [cut_limit(col.parts[0].scene, *span) for col, span in zip(columns, spans, strict=True)]
+        widths = [band_widths(nodes, PART_GAP) for nodes, _ in spans]
+        counts = choose_parts(sizes, wrap, limits, PART_GAP, widths)
+    scenes = [col.parts[0].scene for col in columns]
+
+    def cut(counts: Sequence[int]) -> dict[int, list[_Part]]:
+        jobs: list[tuple[int, Scene]] = []
+        for col, scene, span, count in zip(columns, scenes, spans, counts, strict=True):
+            pieces = split_scene(scene, *span, count) if count > 1 else [scene]
             if len(pieces) > 1:
                 jobs.extend((col.index, piece) for piece in pieces)
-    if not jobs:
+        outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
+        parts: dict[int, list[_Part]] = {}
+        for (c, piece), out in zip(jobs, outs, strict=True):
+            parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
+        return parts
+
+    parts = cut(counts)
+    if wrap.mode == "auto" and parts:
+        # Where the estimate missed (the parts, laid out, make a picture outside the aspect's
+        # slack), cut once more with each column's length along the cut (width across, height
+        # down) scaled by how much longer its longest part came out than its share of the whole.
+        stacked = way == ACROSS
+        trial = [_Column(col.index, parts.get(col.index, col.parts), stacked=stacked and col.index in parts)
+                 for col in columns]
+        drawn = [_size(drawing, col) for col in trial]
+        width = sum(w for w, _ in drawn) + PART_GAP * (len(drawn) - 1)
+        shape = max(h for _, h in drawn) / max(width, 1.0)
+        if not wrap.aspect / SLACK <= shape <= wrap.aspect * SLACK:
+            # and the other side's estimates by how they compare with what the parts measured
+            across = [_rescale(est, len(t.parts), d[1 if stacked else 0])
+                      for est, d, t in zip(heights if stacked else widths, drawn, trial, strict=True)]
+            if stacked:
+                scaled = [(w * d[0] / max(w / len(t.parts), 1.0), h) for (w, h), d, t in zip(sizes, drawn, trial,
+                                                                                               strict=True)]
+            else:
+                scaled = [(w, h * d[1] / max(h / len(t.parts), 1.0)) for (w, h), d, t in zip(sizes, drawn, trial,
+                                                                                               strict=True)]
+            again = choose_parts(scaled, wrap, limits, PART_GAP, across, stacked=stacked)
+            if again != counts:
+                parts = cut(again)
+    if not parts:
         return []
-    outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs])
-    cut = {c for c, _ in jobs}
     for col in columns:
-        if col.index in cut:
-            col.parts = [(piece, read_layout(out[0]), out[-1])
-                         for (c, piece), out in zip(jobs, outs, strict=True) if c == col.index]
+        if col.index in parts:
+            col.parts = parts[col.index]
+            col.stacked = way == ACROSS
     where = " and ".join(str(len(col.parts)) for col in columns)
     asked = wrap.mode if wrap.mode == "auto" else str(wrap.parts)
-    return [(f"wrapped into {where} parts side by side (--wrap {asked}); an arrow between parts ends at ▾ and "
-            "starts again at ▴, naming the far end and its part")]
+    how = "stacked top to bottom, the picture being too wide for its aspect" if way == ACROSS else "side by side"
+    return [(f"wrapped into {where} parts {how} (--wrap {asked}); an arrow between parts ends at ▾ and "
+             "starts again at ▴, naming the far end and its part")]
+
+
+def _rescale(estimates: Sequence[float], k: int, measured: float) -> list[float]:
+    """``estimates`` (a column's extent across its ``k`` parts, for each ``k``) scaled so that the
+    one for the ``k`` that was laid out is what it measured."""
+    if k < 2 or k > len(estimates) or estimates[k - 1] <= 0:
+        return list(estimates)
+    return [e * measured / estimates[k - 1] for e in estimates]
 
 
 def _many(run_many: RunMany, texts: list[str], formats: Sequence[str], left: Callable[[], float]) -> list[list[bytes]]:

@@ -71,6 +71,8 @@ class TreeNode:
     #: a block cut at the data flow's narrowest waists (:func:`_waists`), not found as a unit of
     #: the model: drawn open, it is no titled cluster (it only splits a long list)
     waist: bool = False
+    #: a repeat whose copies do not feed one another (an optimizer's per-tensor updates)
+    parallel: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -580,6 +582,16 @@ def _levels(tree: Tree) -> dict[str, int]:
     return out
 
 
+#: A repeat of more parallel copies than this stays closed in :func:`fit`: open, its copies
+#: would stand side by side in one row (an optimizer's 132 updates: a picture 57,000 pt
+#: wide). :meth:`Cut.expand` still opens it.
+WIDE_REPEAT = 16
+
+
+def _wide(node: TreeNode) -> bool:
+    return node.kind == "repeat" and node.parallel and len(node.children) > WIDE_REPEAT
+
+
 #: Nodes that stand for several named parts; :func:`fit` opens them first.
 _GROUPS = frozenset({"group", "block", "repeat"})
 
@@ -612,7 +624,8 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
         # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
         # stays closed without holding back the nodes beside it
         cands = [tree.nodes[k] for k in keys if (inside is None or k in inside)
-                 and _expandable(tree.nodes[k], max_depth, closed) and _delta(tree.nodes[k]) < budget]
+                 and _expandable(tree.nodes[k], max_depth, closed) and _delta(tree.nodes[k]) < budget
+                 and not _wide(tree.nodes[k])]
         if not cands:
             break
         top = min(level[n.key] for n in cands)

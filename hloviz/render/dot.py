@@ -28,7 +28,7 @@ from .scene import Cluster, Edge, Node, Row, Scene
 from .style import FONT
 
 __all__ = ["Drawing", "Placed", "PlacedColumn", "column_rows", "columns_drawing", "columns_to_dot", "drawn_ids",
-           "frame_dot", "label_html", "part_dot", "placed_dot", "to_dot", "to_drawing"]
+           "frame_dot", "header_dot", "label_html", "part_dot", "placed_dot", "to_dot", "to_drawing"]
 
 _GRAPH_DEFAULTS = (
     f'  graph [fontname={dot_string(FONT)}, fontsize=12, rankdir=TB, nodesep=0.25, ranksep=0.3, '
@@ -210,9 +210,9 @@ class _Writer:
         self.scene_body(scope, scene, indent + "  ")
         self.lines.append(f"{indent}}}")
 
-    def finish(self, header_rows: Sequence[Row]) -> str:
+    def finish(self, header_rows: Sequence[Row], large: bool | None = None) -> str:
         head = ["digraph hloviz {", _GRAPH_DEFAULTS.rstrip("\n")]
-        if self.written > LARGE:
+        if (self.written > LARGE) if large is None else large:
             head.append(_LARGE_GRAPH)
         for key, value in sorted(self.layout.items()):
             if not (key.isidentifier() and value.replace(".", "").replace("_", "").isalnum()):
@@ -323,7 +323,8 @@ def part_dot(drawing: Drawing, column: int, scene: Scene, ids: _Ids, *, wrapped:
         w.scene_body(column, scene, "  ")
     else:
         w.column(column, drawing.columns[column][0], scene)
-    return w.finish(())
+    # a part of a large picture is laid out with the effort the whole picture would get
+    return w.finish((), large=len(drawing.ids.nodes) > LARGE or None)
 
 
 @dataclass
@@ -347,10 +348,12 @@ class PlacedColumn:
     parts: list[Placed]
 
 
-def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, notes: Sequence[str] = ()) -> str:
+def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, notes: Sequence[str] = (),
+               extra: Sequence[str] = ()) -> str:
     """The composed picture: every part's nodes, arrows and clusters with their positions, for
     ``dot -Kneato -n2`` to draw as they are. Identifiers are ``ids`` (those of ``drawing``'s own
-    text for everything it holds); ``notes`` are added under the header."""
+    text for everything it holds); ``notes`` are added under the header, ``extra`` statements
+    (placed captions) at the end."""
     w = _Writer(ids)
     for col in columns:
         indent = "  "
@@ -369,16 +372,18 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, not
             w.layout.clear()  # positions are given: no layout attribute applies
         if not drawing.single:
             w.lines.append("  }")
+    w.lines.extend(extra)
     w.written = 0
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
 def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequence[str],
-              notes: Sequence[str] = ()) -> str:
+              notes: Sequence[str] = (), extra: Sequence[str] = ()) -> str:
     """The frame of a picture composed from parts' own SVG: the header, the cluster (label,
     border) of each wrapped column at its place (``clusters``: column, ``bb``/``lp``
     attributes), and an invisible box over each column (``boxes``: ``x0,y0,x1,y1``), so that
-    the frame's bounds hold the whole picture. Cluster ids are the picture's own."""
+    the frame's bounds hold the whole picture; ``extra`` statements (placed captions) after
+    them. Cluster ids are the picture's own."""
     w = _Writer(drawing.fresh_ids())
     for column, place in clusters:
         heading, scene = drawing.columns[column]
@@ -391,7 +396,14 @@ def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequ
         x0, y0, x1, y1 = (float(v) for v in box.split(","))
         w.lines.append(f'  frame{i} [style=invis, label="", pos="{(x0 + x1) / 2:g},{(y0 + y1) / 2:g}", '
                        f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
+    w.lines.extend(extra)
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
+
+
+def header_dot(drawing: Drawing) -> str:
+    """The picture's header (title and notes over the columns) alone, for ``dot`` to draw as a
+    part of its own while the columns are laid out (None-like empty text when there is none)."""
+    return _Writer().finish(drawing.header) if drawing.header else ""
 
 
 def drawn_ids(scenes: Sequence[Scene]) -> tuple[dict[tuple[int, str], str], dict[tuple[int, str], str]]:

@@ -1,4 +1,5 @@
-"""Long columns cut into parts drawn side by side, so that a picture's shape fits a page.
+"""Long columns cut into parts drawn side by side, and wide ones into parts stacked top to
+bottom, so that a picture's shape fits a page.
 
 A 155-layer chain laid out top to bottom is a strip 2,000 × 26,000 pt: no page, slide or docs
 column shows it readably. ``--wrap`` cuts such a column, where it was laid out, into parts of
@@ -8,6 +9,13 @@ arrows cross; a cluster (a block, a fusion) is only cut when it is taller than a
 pieces after the first say "(continued)". An arrow from one part to another ends at a small
 connector naming the far end and its part (``▾ part 2: conv_5``), and starts again under one
 (``▴ part 1: add_3``), so the chain can still be followed.
+
+A picture can as well be too *wide*: a training step's optimizer updates one parameter after
+another, each update independent of the others, and dot puts them all on one row (the JAX GPT
+step's pre column: 159 boxes on one row, 73,000 pt across); a gradient's fan-out does the same.
+Such a column is cut the other way: between the columns of boxes of its first layout (where a
+vertical line crosses no box and few arrows), into parts stacked top to bottom. It is the same
+cut with the axes swapped (:func:`transposed`), so everything above holds for it too.
 
 Pure: positions in, scenes out (no Graphviz here).
 """
@@ -22,15 +30,27 @@ from ..errors import InputError
 from .quoting import shorten
 from .scene import Cluster, Edge, Node, Row, Scene
 
-__all__ = ["AUTO", "DEFAULT_ASPECT", "MAX_PARTS", "OFF", "WRAP_CHOICES", "Span", "Wrap", "band_widths",
-           "choose_parts", "cut_limit", "parse_wrap", "split_scene"]
+__all__ = ["ACROSS", "AUTO", "DEFAULT_ASPECT", "DOWN", "MAX_PARTS", "MAX_STACKED", "OFF", "SLACK", "WIDE_FLOOR", "WRAP_CHOICES", "Span", "Wrap",
+           "band_widths", "stacked_heights", "choose_parts", "cut_limit", "direction", "parse_wrap", "split_scene",
+           "transposed", "wants_wrap"]
 
 #: Height / width a wrapped picture aims at: a page in portrait (A4 is 297 / 210 = 1.41).
 DEFAULT_ASPECT = 1.4
-#: The most parts one column is cut into.
+#: The most parts one column is cut into (side by side; stacked, twice as many: a part of a wide
+#: column is often one row of boxes).
 MAX_PARTS = 12
-#: ``--wrap auto`` leaves a picture alone until it is this much taller than the aspect asks.
-_SLACK = 1.5
+MAX_STACKED = 2 * MAX_PARTS
+#: ``--wrap auto`` leaves a picture alone until it is this much taller, or wider, than the aspect
+#: asks: the promise is height/width within [aspect / 1.5, aspect × 1.5] where there are places
+#: to cut.
+SLACK = 1.5
+#: ``--wrap auto`` leaves a picture narrower than this (points) alone however flat it is: about
+#: two A4 pages across, it reads on a screen as it is.
+WIDE_FLOOR = 1200.0
+#: Which way a picture is cut: a tall column into parts side by side (``DOWN``: the cuts run
+#: across the column, down its length), a wide one into parts stacked (``ACROSS``).
+DOWN = "down"
+ACROSS = "across"
 #: What ``--wrap`` takes, for messages.
 WRAP_CHOICES = "auto, off, or a number of parts (2 to 12)"
 
@@ -70,34 +90,66 @@ def parse_wrap(value: str | int | None, aspect: float | None = None) -> Wrap:
                      hint="--wrap auto cuts long columns so the picture's shape fits a page")
 
 
+def direction(sizes: Sequence[tuple[float, float]], wrap: Wrap, gap: float) -> str | None:
+    """Which way ``wrap`` cuts columns of these (width, height), side by side: ``DOWN`` (a tall
+    picture: parts side by side), ``ACROSS`` (a wide one: parts stacked), or None (left alone).
+    ``--wrap N`` always cuts, across when the picture is flatter than ``aspect / SLACK``;
+    ``auto`` only a picture more than ``SLACK`` times taller or flatter than the aspect asks
+    (and a flat one only when it is wider than :data:`WIDE_FLOOR`)."""
+    if not wrap.active or not sizes:
+        return None
+    width = sum(w for w, _ in sizes) + gap * (len(sizes) - 1)
+    shape = max(h for _, h in sizes) / max(width, 1.0)
+    flat = shape < wrap.aspect / SLACK
+    if wrap.mode == "parts":
+        return ACROSS if flat else DOWN
+    if shape > wrap.aspect * SLACK:
+        return DOWN
+    return ACROSS if flat and width > WIDE_FLOOR else None
+
+
+def wants_wrap(sizes: Sequence[tuple[float, float]], wrap: Wrap, gap: float) -> bool:
+    """Whether ``wrap`` may cut columns of these (width, height) (:func:`direction`)."""
+    return direction(sizes, wrap, gap) is not None
+
+
 def choose_parts(sizes: Sequence[tuple[float, float]], wrap: Wrap, limits: Sequence[int], gap: float,
-                 widths: Sequence[Sequence[float]] = ()) -> list[int]:
+                 widths: Sequence[Sequence[float]] = (), *, stacked: bool = False) -> list[int]:
     """How many parts to cut each column into: ``sizes`` are the columns' (width, height) laid
     out whole, ``limits`` the most parts each can be cut into, ``gap`` the space between
     columns and parts; ``widths[c][k - 1]``, where known, is what column ``c``'s ``k`` parts
-    measure side by side (:func:`band_widths`; else ``k`` times its whole width)."""
+    measure side by side (:func:`band_widths`; else ``k`` times its whole width).
+
+    ``stacked``: the columns are too wide and their parts go top to bottom; then
+    ``widths[c][k - 1]`` is how tall column ``c``'s ``k`` parts are stacked
+    (:func:`stacked_heights`; else ``k`` times its whole height), each part ``1 / k`` as wide."""
     if not wrap.active or not sizes:
         return [1] * len(sizes)
     if wrap.mode == "parts":
         return [max(1, min(wrap.parts, limit)) for limit in limits]
 
-    def across(c: int, k: int) -> float:
+    def measured(c: int, k: int) -> float:
         if c < len(widths) and k <= len(widths[c]):
             return widths[c][k - 1]
-        return k * sizes[c][0] + gap * (k - 1)
+        return k * sizes[c][1 if stacked else 0] + gap * (k - 1)
 
     def shape(counts: Sequence[int]) -> float:
-        height = max(h / k for (_, h), k in zip(sizes, counts, strict=True))
-        width = sum(across(c, k) for c, k in enumerate(counts)) + gap * (len(counts) - 1)
-        return height / max(width, 1.0)
+        if stacked:
+            height = max(measured(c, k) for c, k in enumerate(counts))
+            width = sum(w / k for (w, _), k in zip(sizes, counts, strict=True))
+        else:
+            height = max(h / k for (_, h), k in zip(sizes, counts, strict=True))
+            width = sum(measured(c, k) for c, k in enumerate(counts))
+        return height / max(width + gap * (len(counts) - 1), 1.0)
 
     ones = [1] * len(sizes)
-    if shape(ones) <= wrap.aspect * _SLACK:
+    if (shape(ones) >= wrap.aspect / SLACK) if stacked else (shape(ones) <= wrap.aspect * SLACK):
         return ones
+    long = [w if stacked else h for w, h in sizes]  # the side the cuts shorten
+    most = MAX_STACKED if stacked else MAX_PARTS
     best, best_score = ones, math.inf
-    for target in sorted({h / j for _, h in sizes for j in range(1, MAX_PARTS + 1)}, reverse=True):
-        counts = [max(1, min(limit, MAX_PARTS, math.ceil(h / target - 1e-9))) for (_, h), limit in zip(sizes, limits,
-                                                                                                        strict=True)]
+    for target in sorted({v / j for v in long for j in range(1, most + 1)}, reverse=True):
+        counts = [max(1, min(limit, most, math.ceil(v / target - 1e-9))) for v, limit in zip(long, limits, strict=True)]
         score = abs(math.log(shape(counts) / wrap.aspect)) + 0.01 * sum(counts)
         if score < best_score - 1e-12:
             best, best_score = counts, score
@@ -112,6 +164,37 @@ class Span:
     bottom: float
     left: float = 0.0
     right: float = 0.0
+
+
+def transposed(spans: Mapping[str, Span]) -> dict[str, Span]:
+    """``spans`` with the axes swapped (x becomes the way down: the leftmost box is the "top"),
+    so that the cuts of a tall column cut a wide one between its columns of boxes."""
+    return {k: Span(-s.left, -s.right, s.bottom, s.top) for k, s in spans.items()}
+
+
+#: Space dot leaves between two rows (``ranksep``, points), for :func:`stacked_heights`.
+_RANKSEP = 0.3 * 72
+
+
+def stacked_heights(nodes: Mapping[str, Span], gap: float, most: int = MAX_STACKED) -> list[float]:
+    """For ``k`` = 1 … ``most``: how tall a wide column is when cut into ``k`` bands of equal
+    width and the bands are stacked. A band laid out alone keeps the rows its boxes are on and
+    drops the others (a row of independent updates is one row, however far below the first
+    row it sat), so its height is its rows' heights and the space between them."""
+    spans = list(nodes.values())
+    if not spans:
+        return []
+    left, right = min(s.left for s in spans), max(s.right for s in spans)
+    out = []
+    for k in range(1, most + 1):
+        band = (right - left) / k or 1.0
+        rows: dict[int, dict[int, float]] = {}
+        for s in spans:
+            b = min(k - 1, int(((s.left + s.right) / 2 - left) / band))
+            y = round(_centre(s))
+            rows.setdefault(b, {})[y] = max(rows.get(b, {}).get(y, 0.0), s.top - s.bottom)
+        out.append(sum(sum(r.values()) + _RANKSEP * (len(r) - 1) for r in rows.values()) + gap * (k - 1))
+    return out
 
 
 def band_widths(nodes: Mapping[str, Span], gap: float, most: int = MAX_PARTS) -> list[float]:
@@ -158,14 +241,14 @@ def _centre(span: Span) -> float:
     return (span.top + span.bottom) / 2
 
 
-def cut_limit(scene: Scene, nodes: Mapping[str, Span], clusters: Mapping[str, Span]) -> int:
-    """The most parts ``scene`` can be cut into (one more than its places to cut), capped."""
+def cut_limit(scene: Scene, nodes: Mapping[str, Span], clusters: Mapping[str, Span], most: int = MAX_PARTS) -> int:
+    """The most parts ``scene`` can be cut into (one more than its places to cut), capped at ``most``."""
     placed = [k for k in scene.nodes if k in nodes]
     if len(placed) < 2:
         return 1
     height = max(nodes[k].top for k in placed) - min(nodes[k].bottom for k in placed)
-    gaps = _gaps(_items(scene, nodes, clusters, height / MAX_PARTS))
-    return min(MAX_PARTS, len(gaps) + 1)
+    gaps = _gaps(_items(scene, nodes, clusters, height / most))
+    return min(most, len(gaps) + 1)
 
 
 def _items(scene: Scene, nodes: Mapping[str, Span], clusters: Mapping[str, Span], band: float) -> list[Span]:
