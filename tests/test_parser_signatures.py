@@ -15,7 +15,7 @@ from hloviz.parser.shapes import ShapeParser, _parse_signature, parse_signature
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 # A header line as XLA prints it: `%name (p: shape, ...) -> shape {`, the signature kept whole.
-HEADER = re.compile(r"^(?:ENTRY )?%?\S+ (\(.*\) -> .*) \{$", re.M)
+HEADER = re.compile(r"^(?:ENTRY )?%?\S+ (\(.*\) -> .*) \{$", re.MULTILINE)
 
 
 def _texts() -> list[str]:
