@@ -209,8 +209,11 @@ def parse_metadata(raw: str | None) -> Metadata:
     usual = _USUAL_METADATA.match(raw)
     if usual is not None:  # one match instead of a step per field; the same result
         op_type, op_name, source_file, line, rest = usual.groups()
-        words: list[tuple[str, str]] = _WORD_FIELD.findall(rest) if rest else []
-        if not any(key in _KNOWN_METADATA for key, _ in words):
+        if not rest:
+            return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0)
+        words: list[tuple[str, str]] = _WORD_FIELD.findall(rest)
+        # (every known key starts "op_" or "source_": a rest without either repeats none of them)
+        if ("op_" not in rest and "source_" not in rest) or not any(key in _KNOWN_METADATA for key, _ in words):
             return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0, tuple(words))
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
