@@ -312,3 +312,22 @@ def test_resnet_bottlenecks_fold_as_repeats_when_the_budget_needs_it():
     full = draw_module(pre, options=ViewOptions(budget=300))
     assert not any("×" in n.rows[0].text for n in full.scene.nodes.values() if "_block2_*" in n.rows[0].text)
     assert expected <= {c.rows[0].text.split(" (")[0] for c in full.scene.all_clusters()}
+
+
+def test_open_layers_nest_in_their_open_block():
+    # MobileNetV2's layer block_5_expand belongs to block 5 by its name: drawn open, its cluster
+    # sits inside the block_5_* cluster, not beside it (a layer that ends before its block ends
+    # was listed first and lost its parent)
+    pre = load_target(str(CAPTURES / "mobilenet_v2")).pre_module()
+    view = draw_module(pre, options=ViewOptions())
+    checked = 0
+    stack = [(c, None) for c in view.scene.clusters]
+    while stack:
+        cluster, parent = stack.pop()
+        title = cluster.rows[0].text
+        m = re.fullmatch(r"block_(\d+)_[a-z]+(_BN|_relu)?(/\w+)?", title)
+        if m:
+            assert parent is not None and parent.startswith(f"block_{m[1]}_* "), (title, parent)
+            checked += 1
+        stack.extend((c, title) for c in cluster.clusters)
+    assert checked > 20

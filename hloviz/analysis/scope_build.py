@@ -358,6 +358,8 @@ def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[In
         s: Scope | None = of.get(inst)
         while s is not None:
             slot = first.setdefault(id(s), [big, big])
+            if slot[1] != big and (slot[0] != big or not forward):
+                break  # set by an earlier instruction, and so was every scope above it
             if forward and slot[0] == big:
                 slot[0] = n
             if slot[1] == big:

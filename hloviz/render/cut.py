@@ -67,6 +67,8 @@ class TreeNode:
     depth: int = 0
     #: its children were split by structure: grouping them by name prefix would mix blocks
     structured: bool = False
+    #: a repeat whose copies do not feed one another (an optimizer's per-tensor updates)
+    parallel: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -378,6 +380,16 @@ def _levels(tree: Tree) -> dict[str, int]:
     return out
 
 
+#: A repeat of more parallel copies than this stays closed in :func:`fit`: open, its copies
+#: would stand side by side in one row (an optimizer's 132 updates: a picture 57,000 pt
+#: wide). :meth:`Cut.expand` still opens it.
+WIDE_REPEAT = 16
+
+
+def _wide(node: TreeNode) -> bool:
+    return node.kind == "repeat" and node.parallel and len(node.children) > WIDE_REPEAT
+
+
 #: Nodes that stand for several named parts; :func:`fit` opens them first.
 _GROUPS = frozenset({"group", "block", "repeat"})
 
@@ -400,7 +412,7 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None) -> Cut:
         # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
         # stays closed without holding back the nodes beside it
         cands = [tree.nodes[k] for k in keys if _expandable(tree.nodes[k], max_depth)
-                 and _delta(tree.nodes[k]) < budget]
+                 and _delta(tree.nodes[k]) < budget and not _wide(tree.nodes[k])]
         if not cands:
             break
         top = min(level[n.key] for n in cands)

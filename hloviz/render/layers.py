@@ -538,15 +538,24 @@ def _empty_clusters(cut: Cut) -> dict[str, ScopeCluster]:
     """A titled, still empty cluster for every open scope or group that splits and does not
     hold everything (one holding everything, or a single child, would only frame it), by key."""
     total = cut.tree.root.size
+    drawn = [n for n in cut.open() if n.kind in _CLUSTERED and n.size < total and len(n.children) > 1]
+    keys = {n.key for n in drawn}
+    # cut.open() lists a layer that ends before its group ends ahead of the group: the parent
+    # is looked up among all of them, and the clusters are listed parents first (assemble nests
+    # each in the one listed before it), siblings in the order the cut gives
+    parent_of = {n.key: next((a.key for a in n.ancestors() if a.key in keys), None) for n in drawn}
+    children: dict[str | None, list] = {}
+    for n in drawn:
+        children.setdefault(parent_of[n.key], []).append(n)
     clusters: dict[str, ScopeCluster] = {}
-    for node in cut.open():
-        if node.kind not in _CLUSTERED or node.size >= total or len(node.children) == 1:
-            continue
-        parent = next((a.key for a in node.ancestors() if a.key in clusters), None)
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        node = stack.pop()
         rows = [Row(scope_title(node), bold=True)]
         if node.kind == "scope" and "/" in node.path:
             rows.append(Row(node.path, small=True))
-        clusters[node.key] = ScopeCluster(node.key, parent, rows, node)
+        clusters[node.key] = ScopeCluster(node.key, parent_of[node.key], rows, node)
+        stack.extend(reversed(children.get(node.key, [])))
     return clusters
 
 

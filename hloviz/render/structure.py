@@ -217,9 +217,10 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
                 hs = _hashes(node.children, succ, label, hashes)
                 found = repeats(hs)
-            found = _chained(node, found, succ)
             if found:
-                _fold(node, found)
+                feeds = set(_child_edges(node, succ))
+                found = _chained(node, found, feeds)
+                _fold(node, found, feeds)
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
@@ -240,16 +241,16 @@ def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[
     return out
 
 
-def _chained(node: TreeNode, found: list[tuple[int, int]], succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
-    """The runs of ``found`` cut where a named copy does not feed the next: named layers fold
-    only as a sequence (ResNet's ``conv3_block2`` → ``conv3_block3``), never as parallel
-    branches built alike (a bottleneck's shortcut convolution beside its first one; ``query``,
-    ``key`` and ``value``). Blocks found by structure fold either way (an optimizer's
-    per-parameter updates)."""
+def _chained(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The runs of ``found`` cut where a named copy does not feed the next (``feeds``: the
+    child index pairs an arrow joins): named layers fold only as a sequence (ResNet's
+    ``conv3_block2`` → ``conv3_block3``), never as parallel branches built alike (a
+    bottleneck's shortcut convolution beside its first one; ``query``, ``key`` and
+    ``value``). Blocks found by structure fold either way (an optimizer's per-parameter
+    updates)."""
     kids = node.children
-    if not found or all(kids[start].kind == "block" for start, _n in found):
+    if all(kids[start].kind == "block" for start, _n in found):
         return found
-    feeds = set(_child_edges(node, succ))
     out = []
     for start, count in found:
         if kids[start].kind == "block":
@@ -330,7 +331,9 @@ def _group_periods(node: TreeNode, found: list[tuple[int, int, int]]) -> bool:
     return True
 
 
-def _fold(node: TreeNode, found: list[tuple[int, int]]) -> None:
+def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]]) -> None:
+    """Put each run of ``found`` under a repeat node; ``feeds`` (child index pairs) says
+    whether each copy feeds the next (a chain of layers) or not (parallel updates)."""
     kids = node.children
     out: list[TreeNode] = []
     i = 0
@@ -347,7 +350,8 @@ def _fold(node: TreeNode, found: list[tuple[int, int]]) -> None:
         key = f"{node.key}/x:{tail}" if node.key else f"x:{tail}"
         name = f"{first.label or first.name} … {last.label or last.name}"
         rep = TreeNode(key, "repeat", name, node.path, f"{first.label or first.name} ×{count}", node,
-                       depth=node.depth, order=first.order)
+                       depth=node.depth, order=first.order,
+                       parallel=not all((j, j + 1) in feeds for j in range(i, i + count - 1)))
         for m in members:
             m.parent = rep
             rep.children.append(m)
