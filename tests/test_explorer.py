@@ -298,18 +298,27 @@ def test_open_a_layer_then_a_sub_layer_in_it_then_a_fusion_in_that(tmp_path):
         path = block.get_attribute("data-scope")
         block.click()
         page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
-        assert _crumbs(page) == ["whole module", "transformer/block_0"]
+        # the breadcrumb: the whole module, the enclosing layer when the first view (fitted to a
+        # screen) closes it too, then the block
+        base = _crumbs(page)
+        assert base[0] == "whole module" and base[-1] == "transformer/block_0", base
+        assert base[1:-1] in ([], ["transformer"]), base
         # the layer's picture shows its sub-layers closed, each a box that opens its own picture
         subs = [b for b in page.evaluate("window.hloviz.boxes()")
                 if b["scope"] and b["scope"].startswith(path + "/") and b["opens"] == f"s:{b['scope']}"
                 and b["id"].startswith("n")]
         assert len({b["scope"] for b in subs}) >= 2, subs
         fusions: list[dict] = []
+        sub_crumbs: list[str] = []
         for sub in sorted({b["scope"]: b for b in subs}.values(), key=lambda b: b["scope"]):
             _open_box(page, sub)
             crumbs = _crumbs(page)
-            assert crumbs[:2] == ["whole module", "transformer/block_0"] and len(crumbs) == 3, crumbs
-            assert re.sub(r"_\d+$", "", sub["scope"].rsplit("/", 1)[1]) in crumbs[2], crumbs  # Keras' _1 dropped
+            # every enclosing layer with a picture of its own is a crumb (with a first view
+            # fitted to a screen, more layers are closed and have one: block_0 › attention › key)
+            assert crumbs[:len(base)] == base and len(crumbs) >= len(base) + 1, crumbs
+            assert all(c.startswith(base[-1] + "/") for c in crumbs[len(base):]), crumbs
+            sub_crumbs = crumbs
+            assert re.sub(r"_\d+$", "", sub["scope"].rsplit("/", 1)[1]) in crumbs[-1], crumbs  # Keras' _1 dropped
             boxes = page.evaluate("window.hloviz.boxes()")
             # its own picture: every op drawn before optimization is the sub-layer's (forward or its gradient)
             pre_ops = [m["opName"] for b in boxes for m in b["members"] if m["side"] == "pre" and m["opName"]]
@@ -318,19 +327,19 @@ def test_open_a_layer_then_a_sub_layer_in_it_then_a_fusion_in_that(tmp_path):
             fusions = [b for b in boxes if b["opens"] and b["opens"].startswith("post:") and b["id"].startswith("n")]
             if fusions:
                 break
-            page.locator("#hv-viewport").press("Escape")
+            page.locator("#hv-crumbs button").nth(len(base) - 1).click()  # back up to block_0
             page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
         assert fusions, "no sub-layer of block_0 draws a fusion with a picture of its own"
         fusion = fusions[0]
         _open_box(page, fusion)  # the fusion, down to single instructions, opened from the sub-layer
         crumbs = _crumbs(page)
-        assert len(crumbs) == 4 and crumbs[:2] == ["whole module", "transformer/block_0"], crumbs
-        assert fusion["opens"].split(":", 1)[1] in crumbs[3]
+        assert len(crumbs) == len(sub_crumbs) + 1 and crumbs[:len(sub_crumbs)] == sub_crumbs, crumbs
+        assert fusion["opens"].split(":", 1)[1] in crumbs[-1]
         single = page.evaluate("window.hloviz.boxes()")
         assert len(single) >= 3 and all(len(b["members"]) <= 1 for b in single if b["id"].startswith("n"))
         page.locator("#hv-viewport").press("Escape")  # back up: to the sub-layer it was opened from
         page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{sub['scope']}")
-        page.locator("#hv-crumbs button").nth(1).click()
+        page.locator("#hv-crumbs button").nth(len(base) - 1).click()
         page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
         assert problems(loaded) == []
 

@@ -211,3 +211,26 @@ def test_statements_are_pulled_one_block_at_a_time():
         assert list(lines.line_of) == list(range(1, 11))
     finally:
         S._BLOCK_CHARS, S._KEPT_BLOCKS, S._BLOCK_STATEMENTS = saved
+
+
+def test_what_the_instruction_scan_read_is_never_split_into_lines(monkeypatch):
+    # a module whose entry comes last, with a comment in its header as XLA writes in long
+    # signatures: the scan reads the 2 MB of computations before it from the text; the line
+    # reader that takes the header over must not split every block before it to find its line
+    body = "".join(f"%f.{k} (p.{k}: f32[4]) -> f32[4] {{\n  %p.{k} = f32[4]{{0}} parameter(0)\n"
+                   f"  ROOT %n.{k} = f32[4]{{0}} negate(%p.{k}), metadata={{op_name=\"jit(f)/neg\"}}\n}}\n\n"
+                   for k in range(15000))
+    text = ("HloModule m\n\n" + body + "ENTRY %e (a: f32[4], /*index=1*/b: f32[4]) -> f32[4] {\n"
+            "  %a = f32[4]{0} parameter(0)\n  %b = f32[4]{0} parameter(1)\n  ROOT %c = f32[4]{0} add(%a, %b)\n}\n")
+    assert len(text) > 8 * S._BLOCK_CHARS
+    split = S.Lines._split_next
+    calls: list[int] = []
+
+    def counting(self):
+        calls.append(1)
+        split(self)
+
+    monkeypatch.setattr(S.Lines, "_split_next", counting)
+    module = hloviz.parse(text)
+    assert len(module.computations) == 15001 and module.entry.root.opcode == "add"
+    assert len(calls) <= 2, f"{len(calls)} blocks split"

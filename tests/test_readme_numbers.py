@@ -1,4 +1,5 @@
-"""The README's glossary, verdict table and stats example are what the code says and prints."""
+"""The README's glossary, verdict table and stats example are what the code says and prints, and
+its benchmark figures are what a recorded run of the benchmark printed."""
 
 from __future__ import annotations
 
@@ -69,3 +70,30 @@ def test_the_stats_example_is_what_the_command_prints(monkeypatch):
     table = lines[:-2]
     assert printed[start:start + len(table)] == table
     assert printed[-2:] == lines[-2:]
+
+
+# --- benchmark figures -------------------------------------------------------------------------
+# A paragraph of the README that quotes a benchmark's figures is marked with the file holding the
+# output of the run they come from (benchmarks/results/, the command line and the machine at its
+# top): every figure it quotes must be one that run printed, so none is typed in, rounded
+# favourably or left from an older run.
+BENCH_PARAGRAPHS = re.findall(r"<!-- bench-figures: (\S+) -->\n(.+?)(?:\n\n|\Z)", README, re.DOTALL)
+_FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+def test_the_benchmarks_readme_quotes_have_recorded_runs():
+    quoted = {path for path, _ in BENCH_PARAGRAPHS}
+    assert {"benchmarks/results/parse_bench.txt", "benchmarks/results/capture_bench.txt",
+            "benchmarks/results/versions_bench.txt"} <= quoted
+    for path in quoted:
+        first = (ROOT / path).read_text(encoding="utf-8").splitlines()[0]
+        assert first.startswith("# python benchmarks/"), f"{path} does not start with the command that made it"
+
+
+@pytest.mark.parametrize("path,paragraph", BENCH_PARAGRAPHS, ids=[p for p, _ in BENCH_PARAGRAPHS])
+def test_every_benchmark_figure_in_the_readme_is_one_the_run_printed(path, paragraph):
+    recorded = set(_FIGURE.findall((ROOT / path).read_text(encoding="utf-8")))
+    figures = _FIGURE.findall(paragraph)
+    assert len(figures) >= 3, f"no figures found after the {path} marker"
+    missing = [f for f in figures if f not in recorded]
+    assert not missing, f"the README quotes {missing}, which {path} does not hold"

@@ -241,7 +241,11 @@ def test_the_view_carries_its_cut_for_an_explorer():
     closed = next(n for n in v.cut.nodes if n.kind == "group")
     opened = v.cut.expand(closed.key)
     assert opened.count == v.cut.count - 1 + len(closed.children)
-    assert draw_module(post, options=ViewOptions(layers=False, budget=100)).cut is None
+    # without op names' scopes the picture is still a cut, of fusions and blocks found by structure
+    plain = draw_module(post, options=ViewOptions(layers=False, budget=100)).cut
+    assert plain is not None and plain.count <= 100
+    assert not any(n.kind in ("scope", "group") for n in plain.tree.nodes.values())
+    assert any(n.kind == "block" for n in plain.nodes)
 
 
 def test_cli_names_and_bad_options_exit_2(tmp_path, capsys):

@@ -260,7 +260,7 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     """The picture of a diff in ``fmt`` (svg, png, dot, html or json); see :meth:`DiffResult.picture`.
 
     Each column is drawn by :func:`hloviz.render.views.draw_module` with the node budget of
-    ``show`` (fusions, bodies and repeats collapse above it, and the picture says so), and a
+    ``show`` (layers, blocks, repeats, fusions and bodies stay closed above it, and the picture says so), and a
     Graphviz timeout falls back to a coarser view, exactly as for ``show`` and ``render``.
     """
     from ..analysis.diff.picture import picture_marks

@@ -2,7 +2,7 @@
 
 One self-contained HTML page: a strip of the snapshots that changed the module (index, pass,
 instructions and fusions after it) linking to each one's picture, drawn by the rules and node
-budget of ``hloviz show`` (fusions, bodies and repeats collapse above the budget, and the picture
+budget of ``hloviz show`` (layers, blocks, repeats, fusions and bodies stay closed above the budget, and the picture
 says so). In each step's picture the fusions the pass made and the constants it wrote carry a
 row naming it; in the optimized module's picture every fusion and folded constant names the
 pass that made it — the page needs no script (the report's CSP forbids them), so the answer sits

@@ -217,7 +217,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     picture.notes.extend(wrap_notes)
     if html:
         say("building the explorer")
-        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left())
+        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left(), color_by=color_by)
     if output is not None:
         say("writing")
         picture.save(output)
@@ -285,9 +285,10 @@ def _verdict(pre_m: HloModule | None, post_m: HloModule | None, info: dict) -> s
 
 
 def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModule | None,
-                      post_m: HloModule | None, left: float) -> Picture:
+                      post_m: HloModule | None, left: float, *, color_by: str = "kernel") -> Picture:
     """``picture`` (an SVG) as the explorer page of ``render -o x.html``; its extra pictures
-    start only within the ``left`` seconds of the command's Graphviz budget."""
+    start only within the ``left`` seconds of the command's Graphviz budget (``color_by``: as
+    the picture was coloured, for the explorer's first view)."""
     from dataclasses import replace
 
     from ..render.explorer import Bounds, module_payload, pair_payload
@@ -302,12 +303,20 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
         assert pre_m is not None and post_m is not None
         analysis = analyze(pre_m, post_m, info=cap.info)
         payload = pair_payload(pre_m, post_m, analysis, picture, lookup=lookup, texts=(cap.pre_text, cap.post_text),
-                               post_marks=post_marks(analysis, post_m), bounds=bounds)
+                               post_marks=post_marks(analysis, post_m), bounds=bounds, info=cap.info,
+                               color_by=color_by)
     else:
         m = pre_m if stage == "pre" else post_m
         assert m is not None
+        marks = None
+        if color_by != "kernel" and pre_m is not None and post_m is not None:
+            from ..analysis import analyze
+            from ..render.sidebyside import post_marks, pre_marks
+
+            analysis = analyze(pre_m, post_m, info=cap.info)
+            marks = post_marks(analysis, m, color_by) if m is post_m else pre_marks(analysis, m, color_by)
         payload = module_payload(m, stage, picture, text=cap.pre_text if stage == "pre" else cap.post_text,
-                                 lookup=lookup, bounds=bounds)
+                                 lookup=lookup, bounds=bounds, info=cap.info, marks=marks)
     page = picture_page(picture.title, picture.svg_text(), picture.notes, payload)
     return replace(picture, format="html", data=page.encode("utf-8"))
 
@@ -537,11 +546,11 @@ def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pr
     if name == "side-by-side":
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
-                            post_marks=post_marks(analysis, post_m), bounds=bounds, steps=steps)
+                            post_marks=post_marks(analysis, post_m), bounds=bounds, steps=steps, info=cap.info)
     m = pre_m if name == "pre" else post_m
     assert m is not None
     return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
-                          bounds=bounds, steps=steps)
+                          bounds=bounds, steps=steps, info=cap.info)
 
 
 def _footer(info: dict) -> str:

@@ -37,9 +37,9 @@ RadiusOpt = Annotated[int, typer.Option("--radius", help="With --focus: how many
 ExpandOpt = Annotated[bool, typer.Option(
     "--expand-chains", help="Draw every op of a chain (add ×1000) as its own node.")]
 BudgetOpt = Annotated[int, typer.Option(
-    "--budget", help="Most nodes per picture. A model with scopes (op_name) is drawn as its layers, opened as "
-                     "deep as the budget allows; otherwise fusions, bodies, repeats and runs collapse (the picture "
-                     "says what was collapsed).")]
+    "--budget", help="Most nodes per picture. The module is drawn as its tree (layers from op_name scopes, "
+                     "fusions, bodies, blocks found by structure, ×N repeats), opened as deep as the budget "
+                     "allows (the picture says what stays closed).")]
 
 
 def check_timeout(value: float) -> float:
@@ -140,8 +140,8 @@ def render(
     """Draw one picture of TARGET for your docs: the same input always gives the same bytes.
 
     Fusions are grey clusters, small constants are written into their users' labels, chains of
-    one op are one node (add ×1000), and big modules collapse to stay readable (the picture
-    says what was collapsed). With --stage both, the kernel numbers and colours of the optimized
+    one op are one node (add ×1000), and big modules keep layers, blocks and repeats closed to
+    stay readable (the picture says what stays closed). With --stage both, the kernel numbers and colours of the optimized
     module are carried onto the ops they came from.
     """
     from .. import api

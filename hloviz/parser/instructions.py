@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
+from types import MappingProxyType
+from typing import cast
 
 from ..errors import HloParseError
 from ..ir import CALLED_COMPUTATION_ATTRIBUTES, EMPTY_METADATA, INFERRED, Computation, Instruction, Shape
@@ -95,6 +98,11 @@ _INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
 #: One attribute naming one computation, ``calls=%f`` or ``to_apply=%f``, up to the next attribute.
 _CALL = re.compile(r",[ \t]*+(calls|to_apply)[ \t]*+=[ \t]*+(%?[A-Za-z_][\w.\-]*+)[ \t]*+"
                    r"(?=,[ \t]*+[A-Za-z_][\w.\-]*+[ \t]*+=|\s*+\Z)")
+
+
+#: A :class:`PendingCall` made as the tuple it is (its generated ``__new__`` is a Python call, once per fusion).
+_new_pending_call = cast("Callable[[type[PendingCall], tuple[Instruction, str, str, int, str, int, int]], PendingCall]",
+                         tuple.__new__)  # pyright: ignore[reportUnknownMemberType]  # typeshed leaves its iterable untyped; the cast says what goes in
 
 
 def _one_call(rest: str) -> tuple[re.Match[str], str] | None:
@@ -195,11 +203,11 @@ class InstructionReader:
 
     def rows(self, computation: Computation, i: int, has_root: bool) -> tuple[int, Instruction | None, int, bool]:  # noqa: C901 - the hot loop, kept in one piece
         """Read the common instructions of ``computation``'s body from line ``i`` on, as one
-        regular-expression scan over the text up to the next line that starts with ``}``: one
-        match per line, no line split out, no call per instruction. Stops at the first line it
-        does not take (anything :meth:`fast` would refuse, a blank line, a ``ROOT`` when the
-        computation ``has_root`` already), having changed nothing for it; the line reader goes
-        on from there.
+        regular-expression scan over the text: one match per line, no line split out, no call per
+        instruction. Stops at the first line it does not take (anything :meth:`fast` would refuse,
+        a blank line, a ``ROOT`` when the computation ``has_root`` already, a line that starts
+        with ``}``), having changed nothing for it; the line reader goes on from there — unless
+        that line is the usual end of the body, a ``}`` alone, which the scan steps over.
 
         Returns the next line to read, the ``ROOT`` instruction met (or None), its line, and
         whether the body was read to its end: a ``}`` line of its own, then stepped over with
@@ -221,14 +229,6 @@ class InstructionReader:
             pos = lines.offset(i)
         if pos < 0:
             return i, None, 0, False
-        # The body ends at the next line that starts with '}'. Found once per body, not once per
-        # call (a body of many unusual lines calls this once per line).
-        searched_from, found = state.body_end
-        if not searched_from <= pos - 1 <= found:
-            found = text.find("\n}", pos - 1 if pos else 0)
-            found = len(text) if found < 0 else found
-            state.body_end = (pos - 1, found)
-        end = found + 1
         by_name = computation.by_name
         append = computation.instructions.append
         shape_get = self._shape_cache_get
@@ -239,15 +239,19 @@ class InstructionReader:
         line_index = i
         if has_root:  # a ROOT below is a second one: the line reader reports it
             root = computation.root
-        for m in _ROW.finditer(text, pos, end):
+        for m in _ROW.finditer(text, pos):
             is_root, name, shape_text, opcode, plain, other, rest = m.groups()
             if name is None or name in by_name or (is_root and root is not None):
-                if name is None and m.start() == end:
-                    # the empty match finditer makes where the body ends, after its last line:
-                    # every line was taken (without this the "}" went to the line reader, and
-                    # the next body's start was looked up in the split lines, each time)
-                    continue
-                state.resume = (line_index, m.start())
+                at = m.start()
+                if name is None and text.startswith("}\n", at):  # the body's usual end: stepped over
+                    line_index += 1
+                    after = at + 2  # with the one empty line XLA puts before the next computation
+                    if text.startswith("\n", after) and after + 1 < len(text) and text[after + 1] != "\n":
+                        line_index += 1
+                        after += 1
+                    state.resume = (line_index, after)
+                    return line_index, (None if has_root else root), root_line, True
+                state.resume = (line_index, at)
                 break
             shared: SharedAttributes | None = None
             eager: dict[str, str] | None = None
@@ -303,11 +307,12 @@ class InstructionReader:
                 elif opcode == "constant":
                     inst.literal = (plain or other).strip()
             if call is not None:  # (the rest of its attributes are shared)
-                state.pending_calls.append(PendingCall(inst, call[0].group(1), call[0].group(2), line_index, text,
-                                                       m.start(), m.start(7)))
+                attribute, value = call[0].group(1, 2)
+                state.pending_calls.append(_new_pending_call(PendingCall, (inst, attribute, value, line_index, text,
+                                                                           m.start(), m.start(7))))
             elif eager is not None:
                 self._eager_attributes(inst, eager, text, m.start(7), line_index, m.start())
-            if opcode[-6:] == "-start" and opcode not in _NATIVE_START:
+            if "-start" in opcode and opcode.endswith("-start") and opcode not in _NATIVE_START:
                 self._wrap_async(inst)
             inst.parent = computation
             append(inst)
@@ -315,16 +320,6 @@ class InstructionReader:
             if is_root:
                 root, root_line = inst, line_index
             line_index += 1
-        else:  # every line up to the body's end taken: is it the usual "}"?
-            if text.startswith("}\n", end):
-                line_index += 1
-                after = end + 2
-                if text.startswith("\n", after) and after + 1 < len(text) and text[after + 1] != "\n":
-                    line_index += 1
-                    after += 1
-                state.resume = (line_index, after)
-                return line_index, (None if has_root else root), root_line, True
-            state.resume = (line_index, end)
         return line_index, (None if has_root else root), root_line, False
 
     def fast(self, computation: Computation, by_name: dict[str, Instruction], groups: tuple[str, ...],
@@ -410,7 +405,7 @@ class InstructionReader:
         if attrs is None:
             return None
         raw = attrs.get("metadata")
-        shared = (attrs, EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
+        shared = (MappingProxyType(attrs), EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
         if opcode not in _NEVER_CALLS or _EAGER_SEARCH(rest) is None:
             self.state.attribute_lists[rest] = shared
         return shared
@@ -436,7 +431,7 @@ class InstructionReader:
             keys.sort(key=CALLED_COMPUTATION_ATTRIBUTES.index)  # in XLA's order
         for key in keys:
             self.state.pending_calls.append(PendingCall(inst, key, attrs.pop(key), line_index, text, line_start, start))
-        inst.attributes = attrs
+        inst.share_attributes(MappingProxyType(attrs))  # (a dict of its own: no copy needed)
 
     # -- the general path ------------------------------------------------------------------
 

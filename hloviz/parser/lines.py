@@ -164,6 +164,14 @@ class Lines:
             self._next_line, self._next_offset = j, end
         return j
 
+    def seek(self, i: int, offset: int) -> None:
+        """Line ``i`` starts at ``offset`` in :attr:`text`, and no line before it will be read:
+        the next block split starts there. The instruction scan reads the text without lines;
+        without this, the first line read after it (a header with comments, a statement it left)
+        would split every block before it (the whole text, for a module whose entry comes last)."""
+        if self._statements is None and i > self._next_line:
+            self._next_line, self._next_offset = i, offset
+
     @property
     def text(self) -> str | None:
         """The text the lines are of (comments blanked), or None for a statement source."""

@@ -27,7 +27,6 @@ _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
 _SECTION = re.compile(r"\s*(FileNames|FunctionNames|FileLocations|StackFrames)\s*\Z")
 _SECTION_ROW = re.compile(r"\s*(\d+)\s+(.+?)\s*\Z")
-_ONE_NAME = re.compile(r"%[A-Za-z_][\w.\-]*\Z").match
 _MAX_JOINED_LINES = 10000
 _MAX_HEADER_LINES = 50
 _FILE_SUFFIXES = (".gz", ".xz", ".bz2", ".txt", ".hlo", ".pb", ".pbtxt")
@@ -135,6 +134,7 @@ class ModuleReader:
         last_line, offset = state.resume
         if i != last_line or text is None:
             return state.lines[i]
+        state.lines.seek(i, offset)  # (what the scan read is never split into lines)
         end = text.find("\n", offset)
         return text[offset : end if end >= 0 else len(text)]
 
@@ -206,7 +206,12 @@ class ModuleReader:
 
     def _one_line_computation(self, computation: Computation, i: int) -> int:
         """The body of ``computation``, whose header is line ``i`` alone; the line after its ``}``."""
-        end = self._body(computation, i + 1, None)
+        # The instruction scan first (what _body does first), called here: most bodies end in it.
+        end, root, at, closed = self.instructions.rows(computation, i + 1, False)
+        if root is not None:
+            computation.root = root
+        if not closed:
+            end = self._body(computation, end, None, at if root is not None else None, scanned=True)
         self._finish(computation, i)
         return end
 
@@ -217,13 +222,12 @@ class ModuleReader:
         makes is what that would make of the same line."""
         if "/" in line:
             return None
-        m = _COMPUTATION.match(line)
+        m = _COMPUTATION.match(line)  # (what it matches never starts with "}")
         end = line.rstrip()
-        if m is None or not end.endswith("{") or end.lstrip().startswith("}"):
+        if m is None or not end.endswith("{"):
             return None
-        pos = m.end()
-        raw = line[pos : len(end) - 1]
-        signature = raw.strip()
+        pos = m.end()  # (past every space after the name)
+        signature = line[pos : len(end) - 1].rstrip()
         if signature:
             arrow = signature.rfind("->")
             if signature[0] != "(" or arrow <= 0 or signature[:arrow].rstrip()[-1] != ")" \
@@ -231,13 +235,12 @@ class ModuleReader:
                 return None
         module = self.state.module
         name = m.group(2)
-        if module.get_computation(name) is not None:
+        if name in module.by_name:
             return None
         computation = Computation(name, is_entry=bool(m.group(1)), line=i + 1)
         if signature:
             computation.signature = signature
-            computation.signature_span = Span(self.state.source.filename, i + 1,
-                                              pos + len(raw) - len(raw.lstrip()) + 1, line)
+            computation.signature_span = Span(self.state.source.filename, i + 1, pos + 1, line)
         module.add(computation)
         return computation
 
@@ -323,19 +326,23 @@ class ModuleReader:
             raise self.state.error_in("expected '{' to open the computation", line_index, header, pos)
         return pos
 
-    def _body(self, computation: Computation, i: int, first: str | None) -> int:  # noqa: C901 - the line reader's loop, in one piece
+    def _body(self, computation: Computation, i: int, first: str | None, root_line: int | None = None,  # noqa: C901 - the line reader's loop, in one piece
+              scanned: bool = False) -> int:
         """Read the statements of ``computation`` from line ``i`` (``first`` is any statement on
-        the header's line) to its ``}``; return the line after it."""
+        the header's line) to its ``}``; return the line after it. ``scanned``: the instruction
+        scan has read up to line ``i`` (and the ROOT on ``root_line``, if any) already."""
         state = self.state
         lines = state.lines
-        root_line: int | None = None
-        if first is None:  # the common instructions, in one scan; the loop below reads the rest
+        if first is None and not scanned:  # the common instructions, in one scan; the loop below reads the rest
             i, root_line, closed = self._rows(computation, i, root_line)
             if closed:
                 return i
         # The hot loop indexes the split block of lines it is in (a plain list), not ``lines``.
         block, base = lines.current, lines.current_first
         if not base <= i < base + len(block):
+            last_line, offset = state.resume
+            if i == last_line:  # where the scan stopped: what it read is never split into lines
+                lines.seek(i, offset)
             block, base = lines.block(i)
         end = base + len(block)
         fast_match = FAST_INSTRUCTION.match
@@ -474,6 +481,16 @@ class ModuleReader:
         until here, in the state.
         """
         state = self.state
+        if state.unresolved or state.predecessors or state.inferred:
+            self._resolve_names(computation)
+        if computation.root is None:
+            if not computation.instructions:
+                raise state.error(f"computation '{computation.name}' has no instructions", start, 0)
+            computation.root = computation.instructions[-1]
+
+    def _resolve_names(self, computation: Computation) -> None:
+        """What :meth:`_finish` resolves, when anything waits (most computations: nothing)."""
+        state = self.state
         by_name = computation.by_name
         for inst, names in state.unresolved:
             try:
@@ -493,10 +510,6 @@ class ModuleReader:
             inst.control_predecessors = found
         infer_shapes(state.inferred)
         state.unresolved, state.predecessors, state.inferred = [], [], []
-        if computation.root is None:
-            if not computation.instructions:
-                raise state.error(f"computation '{computation.name}' has no instructions", start, 0)
-            computation.root = computation.instructions[-1]
 
     def _name_error(self, inst: Instruction, name: str, message: str) -> HloParseError:
         line_index = inst.line - 1
@@ -510,9 +523,11 @@ class ModuleReader:
     def _resolve_calls(self) -> None:
         module = self.state.module
         get = module.get_computation
+        named = module.by_name.get
         for call in self.state.pending_calls:
             inst, attr, value = call.instruction, call.attribute, call.value
-            one = get(value) if value[:1] == "%" and _ONE_NAME(value) else None  # the usual "%name"
+            # the usual "%name" (every computation's name is one a single "%name" may hold)
+            one = named(value[1:]) if value[:1] == "%" else None
             called: list[Computation] = [one] if one is not None else []
             for n in names_in(value) if one is None else ():
                 c = get(n)

@@ -12,7 +12,7 @@ shapes left out of the text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 from ..errors import HloParseError
@@ -59,8 +59,9 @@ def blank_line(line: str) -> str:
     return line
 
 
-#: An attribute text's split and its parsed metadata, shared by the instructions with that text.
-SharedAttributes = tuple[dict[str, str], Metadata | None]
+#: An attribute text's split (read-only: a ``MappingProxyType``) and its parsed metadata, shared by
+#: the instructions with that text.
+SharedAttributes = tuple[Mapping[str, str], Metadata | None]
 
 
 class PendingCall(NamedTuple):
@@ -90,7 +91,7 @@ class ParseState:
     """The state of one parse of one text (see the module docstring)."""
 
     __slots__ = ("source", "lines", "shapes", "module", "pending_calls", "unresolved", "predecessors",
-                 "inferred", "nested", "nesting", "attribute_lists", "attribute_heads", "body_end", "resume")
+                 "inferred", "nested", "nesting", "attribute_lists", "attribute_heads", "resume")
 
     def __init__(self, text: str, filename: str | None, statements: Iterator[tuple[str, int]] | None = None) -> None:
         """``statements``, when given, are the lines to read instead of ``text``'s (the second
@@ -116,9 +117,6 @@ class ParseState:
         #: The part of those texts before their ``, metadata={...}`` → its split (far fewer
         #: distinct texts: :func:`~hloviz.parser.attributes.split_common_attributes`).
         self.attribute_heads: dict[str, dict[str, str]] = {}
-        #: Where the instruction scan last looked for the end of a body, and found it (the
-        #: offset of the newline before a line starting with '}', or the text's length).
-        self.body_end: tuple[int, int] = (0, -1)
         #: A line the instruction scan stopped at and where it starts in the text (the text
         #: never changes, so any such pair stays true).
         self.resume: tuple[int, int] = (0, 0)

@@ -1,14 +1,19 @@
 """Pictures of HLO modules: DOT text (pure), Graphviz (a thin, timed-out layer), HTML.
 
-The layers, each usable on its own:
+Read top-down, a module becomes a picture in one path (each stage a function of the one before):
 
-- :func:`draw_module` (``views``) — a module → a :class:`View`: which instructions become which
-  nodes, clusters and edges, by the drawing rules familiar from XLA's graph dumps, within a
-  node budget. Callers colour and annotate instructions with :class:`Mark`.
-- :func:`fit`, :class:`Cut`, :class:`Tree` (``cut``) — a model's scope tree (layers, blocks,
-  fusions) and the *cut* through it a picture draws: fitting the budget, ``--scope``,
-  ``--depth`` and an explorer's expand/collapse all move the cut. ``View.cut`` is the cut a
-  drawn view used; ``layers`` builds the tree of a view's units.
+- :func:`draw_module` (``views``) — a module → a :class:`View`, by the drawing rules familiar
+  from XLA's graph dumps (``model``: which instructions become units), then:
+
+  1. **tree** — ``layers`` routes the units under their op names' scopes, fusions and bodies;
+     ``structure`` / ``blocks`` find blocks where names give none and fold repeats (``×N``);
+  2. **cut** — :func:`fit`, :class:`Cut`, :class:`Tree` (``cut``): the deepest cut that fits
+     the node budget; ``--scope``, ``--depth``, focus and an explorer's "open this block" all
+     move the cut. ``View.cut`` is the cut a drawn view used;
+  3. **apply** — ``layers.apply_cut``: closed nodes become single units, open ones clusters;
+  4. **scene** — ``assemble`` (arrows that would span many rows become stubs, ``arrows``).
+
+  Callers colour and annotate instructions with :class:`Mark`.
 - :class:`Scene` (``scene``) — nodes with label rows, edges, nested clusters; no HLO in it.
 - :func:`to_dot`, :func:`columns_to_dot` (``dot``) — scenes → DOT text, several scenes side by
   side in titled columns. Identifiers are generated; user text is escaped in ``quoting``.

@@ -14,7 +14,7 @@ from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
 from . import arrows, labels
 from .model import Place, Unit, ViewGraph
 from .scene import Cluster, Edge, Node, Row, Scene
-from .style import BODY_CLUSTER, COLLAPSED, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
+from .style import BODY_CLUSTER, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
 
 __all__ = ["build_scene"]
 
@@ -95,16 +95,16 @@ def _node(g: ViewGraph, u: Unit) -> Node:
     if u.caption:
         rows.insert(0, Row(u.caption, bold=True, color="#0d47a1"))
     cat = "fusion" if u.kind == "fusion" else category(rep.opcode)
-    style = COLLAPSED if u.kind in ("repeat", "segment") else SCOPE if u.kind == "scope" else category_style(cat)
+    style = SCOPE if u.kind == "scope" else category_style(cat)
     node = Node(rows=rows, fill=style.fill, border=style.border, font=style.font,
                 tooltip=_scope_tooltip(u) if u.kind == "scope" else _tooltip(g, rep),
-                rounded=u.kind in ("chain", "fusion", "repeat", "segment", "scope"))
-    groups = u.kind in ("repeat", "segment", "scope")
+                rounded=u.kind in ("chain", "fusion", "scope"))
+    groups = u.kind == "scope"
     marks = [g.marks.get(m.name) for m in (u.members if groups else u.members[:1])]
     distinct = {m for m in marks if m is not None}
     if u.kind == "scope":
         _scope_marks(node, [m for m in marks if m is not None])
-    elif len(distinct) == 1 and (u.kind not in ("repeat", "segment") or None not in marks):
+    elif len(distinct) == 1:
         mark = next(iter(distinct))
         if mark.fill:
             node.fill, node.font = mark.fill, mark.font or "#000000"
@@ -231,21 +231,8 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     for (s, d, label, head), n in counts.items():
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
-    if g.order_edges:
-        _stubs(scene, notes)  # a timeline's rows are the data's: its order edges rank nothing
-        # A timeline: the invisible arrows alone decide the ranks. Data arrows between distant
-        # runs would otherwise make dot's ranking crawl (minutes for 70 nodes) and the picture
-        # as wide as the widest fan-out.
-        for e in scene.edges:
-            e.constraint = False
-        scene.layout["splines"] = "line"  # curved routing of those long arrows costs seconds
-    for a, b in g.order_edges:
-        s, d = find(a), find(b)
-        if s != d and g.units[s].alive and g.units[d].alive:
-            scene.edges.append(Edge(f"u{s}", f"u{d}", invisible=True))
     _stack(g, scene)
-    if not g.order_edges:
-        _stubs(scene, notes)  # after the stacking: its invisible arrows push rows apart as in dot
+    _stubs(scene, notes)  # after the stacking: its invisible arrows push rows apart as in dot
     visible = sum(1 for e in scene.edges if not e.invisible)
     if visible > SPLINE_EDGES and visible > 1.5 * len(scene.nodes):
         # curved routing around clusters is most of dot's time on a densely linked picture (a

@@ -278,7 +278,12 @@ def page(title: str, body: str) -> str:
 
 
 def report_html(c: ReportContent, explorer: ExplorerPayload | None = None) -> str:
-    """The whole report as one self-contained HTML document (the explorer when given)."""
+    """The whole report as one self-contained HTML document (the explorer when given, with the
+    picture the explorer shows first)."""
+    if explorer is not None and explorer.picture_svg is not None:
+        from dataclasses import replace
+
+        c = replace(c, picture_svg=explorer.picture_svg, notes=list(explorer.picture_notes))
     return _page(c.title, report_fragment(c, explorer=explorer is not None), explorer)
 
 
@@ -287,6 +292,8 @@ def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: Expl
     """One picture as a self-contained HTML page (``hloviz render -o picture.html``, ``hloviz
     diff -o diff.html``); with ``explorer``, the picture can be searched and clicked.
     ``sections``: HTML made by this module (:func:`scope_diff_table`) to show under it."""
+    if explorer is not None and explorer.picture_svg is not None:
+        svg, notes = explorer.picture_svg, explorer.picture_notes
     body = [f"<h1>{esc(title)}</h1>"]
     if notes:
         body.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")

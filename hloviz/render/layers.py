@@ -36,8 +36,8 @@ _QUIET = SCOPE_NEUTRAL
 #: Unnamed instructions that go with their users (a layer's weights), or with their operand.
 _INPUTS = SCOPE_INPUTS
 _PLUMBING = SCOPE_PLUMBING
-#: Open tree nodes drawn as a titled cluster (an open run of ops is not: it only splits a list).
-_CLUSTERED = STRUCTURAL - {"run"}
+#: Open tree nodes drawn as a titled cluster.
+_CLUSTERED = STRUCTURAL
 
 
 @dataclass
@@ -57,16 +57,17 @@ def _named(s: Scope | None) -> Scope | None:
     return s if s is not None and s.kind == "scope" else None
 
 
-def unit_routes(g: ViewGraph, scopes: ScopeTree,
+def unit_routes(g: ViewGraph, scopes: ScopeTree | None,
                 updates: Mapping[Instruction, Scope | None] | None = None) -> list[tuple[list[Step], str]]:
-    """``(route, "u<index>")`` for every live unit of ``g``, in drawing order.
+    """``(route, "u<index>")`` for every live unit of ``g``, in drawing order (``scopes`` None:
+    a module drawn without its op names' scopes, routed by fusion and body alone).
 
     ``updates`` (:func:`hloviz.analysis.updates.update_targets`) says which layer each optimizer
     instruction updates: those go into an ``(optimizer)`` scope inside that layer, so a training
     step's layer holds its forward, backward and optimizer work.
     """
     routes = _Routes(g, scopes, updates or {})
-    for comp in [c for c in g.computations if g.places[c.name].parent is None]:
+    for comp in [c for c in g.computations if g.places[c.name].parent is None] if scopes is not None else ():
         routes.place_computation(comp)
     out = []
     for u in sorted((u for u in g.units if u.alive), key=routes.order):
@@ -80,9 +81,9 @@ class _Routes:
     """The scope of every instruction of one view, and the routes built from them (memoised:
     thousands of units share a few hundred scopes and places)."""
 
-    def __init__(self, g: ViewGraph, scopes: ScopeTree, updates: Mapping[Instruction, Scope | None]) -> None:
+    def __init__(self, g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruction, Scope | None]) -> None:
         self.g, self.scopes, self.updates = g, scopes, updates
-        self.of = scopes._of
+        self.of = scopes._of if scopes is not None else {}
         #: id(instruction) → the named scope it is drawn in (None: outside every scope).
         self.own: dict[int, Scope | None] = {}
         #: id(optimizer instruction) → the layer it updates.
@@ -94,9 +95,12 @@ class _Routes:
     def scope_of(self, inst: Instruction) -> Scope | None:
         """``inst``'s own scope (from its op name, or its fusion's), noting the layer it updates."""
         key = id(inst)
-        if key not in self.own:
-            self.own[key] = _fusion_scope(inst, self.scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
-            target = _update_target(inst, self.updates, self.scopes) if self.updates else None
+        scopes = self.scopes
+        if key not in self.own and scopes is None:
+            self.own[key] = None
+        elif key not in self.own and scopes is not None:
+            self.own[key] = _fusion_scope(inst, scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
+            target = _update_target(inst, self.updates, scopes) if self.updates else None
             if target is not None:
                 self.updating[key] = target
         return self.own[key]
@@ -235,10 +239,14 @@ def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
     return _named(scopes._of.get(fusion))
 
 
-def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None) -> Tree:
+def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = True) -> Tree:
     """The tree of ``g``'s live units (leaves ``u<index>``), scopes as ``scopes`` (default: built
     from ``g.module``) files its instructions; a training step's optimizer updates go to the
-    layers they update."""
+    layers they update. ``named=False``: no scopes from op names (a module without them, or
+    drawn without them): fusions, bodies and blocks found by structure only."""
+    labels_, names = leaf_labels(g)
+    if not named:
+        return build_tree(unit_routes(g, None), edges=leaf_edges(g), label=labels_, names=names)
     if scopes is None:
         from ..analysis.scopes import build_scope_tree
 
@@ -248,7 +256,6 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None) -> Tree:
         from ..analysis.updates import update_targets
 
         updates = update_targets(scopes)
-    labels_, names = leaf_labels(g)
     routes = _by_phase(g, scopes, unit_routes(g, scopes, updates))
     return build_tree(routes, edges=leaf_edges(g), label=labels_, names=names)
 
@@ -352,8 +359,6 @@ def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tup
     ``3 ops → 1 kernel`` row of a closed scope), ``phase_of`` its phase (``forward``,
     ``backward``, ``optimizer``: a training step's layer says how many ops of each it holds).
     """
-    from .collapse import collapse_fusion
-
     tree = cut.tree
     for node in cut.nodes:
         if node.is_leaf:
@@ -362,7 +367,7 @@ def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tup
         units = [g.units[int(leaf.name[1:])] for leaf in tree.leaves(node)]
         if node.kind == "fusion":
             place = g.place_by_key[node.name]
-            collapse_fusion(g, place, _places_below(g, node, tree) or [place], units)
+            close_fusion(g, place, _places_below(g, node, tree) or [place], units)
         elif node.kind == "body":
             _fold_body(g, node, tree, units)
         else:
@@ -382,6 +387,22 @@ def _caption(g: ViewGraph, leaf: TreeNode) -> None:
 
 def _places_below(g: ViewGraph, node: TreeNode, tree: Tree) -> list[Place]:
     return [g.place_by_key[n.name] for n in tree.subtree_root(node).nodes.values() if n.kind in ("fusion", "body")]
+
+
+def close_fusion(g: ViewGraph, place: Place, tree: list[Place], units: list[Unit]) -> Unit:
+    """Draw fusion ``place`` (and the places ``tree`` below it) as one node holding ``units``:
+    the fusion's header and what it holds (``fusion kLoop · 14 instructions: …``)."""
+    owner = place.owner
+    assert owner is not None and place.parent is not None
+    members = [owner] + [m for u in units for m in u.members]
+    unit = g.new_unit("fusion", place.parent, g.position(owner), members)
+    unit.root = place.key in g.root_places
+    unit.rows = labels.fusion_rows(owner, root=unit.root)
+    g.unit_of[id(owner)] = unit.index
+    g.merge(units, unit)
+    for t in tree:
+        g.collapsed_places.add(t.key)
+    return unit
 
 
 def _fold_body(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit]) -> None:
@@ -421,7 +442,17 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
 
 
 def scope_title(node: TreeNode) -> str:
-    """``block_5_expand``; a group: ``block_5_* (9 layers)``."""
+    """``block_5_expand``; a group: ``block_5_* (9 layers)``; the first copy of a repeat opened
+    in place (:func:`hloviz.render.cut.open_in_place`) says so: ``… · copy 1 of 24``."""
+    parent = node.parent
+    if parent is not None and parent.kind == "repeat" and node.kind != "repeat" and parent.children[0] is node \
+            and any(c.kind == "repeat" for c in parent.children):
+        copies = sum(len(c.children) if c.kind == "repeat" else 1 for c in parent.children)
+        return f"{_title(node)} · copy 1 of {copies}"
+    return _title(node)
+
+
+def _title(node: TreeNode) -> str:
     if node.kind == "group":
         n = sum(1 for c in node.children if c.kind in STRUCTURAL)
         return f"{node.label or node.name} ({n} scopes)"
@@ -431,10 +462,6 @@ def scope_title(node: TreeNode) -> str:
         return f"{node.label} ({node.name})"
     if node.kind == "root":
         return "(no scope)"
-    if node.kind == "run":
-        owner = next((a for a in node.ancestors() if a.kind != "run"), None)
-        where = scope_title(owner) if owner is not None and owner.kind != "root" else "(no scope)"
-        return f"{where} · ops {node.name}"
     names = [node.label or node.name]
     parent = node.parent
     # an open scope holding only this one is not drawn: its name goes into this one's
@@ -504,7 +531,7 @@ def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
                     seen.add(i)
                     units.append(i)
             if units:
-                slots.append((units, child.key in open_keys and child.kind in _CLUSTERED))
+                slots.append((units, child.key in open_keys and child.kind in _CLUSTERED and not child.waist))
         if any(is_cluster for _, is_cluster in slots):
             out.append(slots)
     return out
@@ -538,7 +565,7 @@ def _empty_clusters(cut: Cut) -> dict[str, ScopeCluster]:
     """A titled, still empty cluster for every open scope or group that splits and does not
     hold everything (one holding everything, or a single child, would only frame it), by key."""
     total = cut.tree.root.size
-    drawn = [n for n in cut.open() if n.kind in _CLUSTERED and n.size < total and len(n.children) > 1]
+    drawn = [n for n in cut.open() if n.kind in _CLUSTERED and not n.waist and n.size < total and len(n.children) > 1]
     keys = {n.key for n in drawn}
     # cut.open() lists a layer that ends before its group ends ahead of the group: the parent
     # is looked up among all of them, and the clusters are listed parents first (assemble nests

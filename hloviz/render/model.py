@@ -5,8 +5,8 @@
   (``INLINE``), or elided plumbing whose value comes from elsewhere (``GTE``, ``FPARAM``,
   ``FUSION`` — the fusion is its cluster —, ``PLUMB``). :meth:`ViewGraph.resolve` follows
   elided instructions to the node that really produces a value.
-* A :class:`Unit` is one future node: one instruction, a chain, or a group collapsed to meet the
-  budget. Collapsing merges units; :meth:`ViewGraph.find` follows merges.
+* A :class:`Unit` is one future node: one instruction, a chain, or a closed node of the picture's
+  tree (a fusion, a scope, a block). Closing merges units; :meth:`ViewGraph.find` follows merges.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ NODE, INLINE, GTE, FPARAM, FUSION, PLUMB = Drawn  # the short names the render m
 #: Kinds that are not nodes of their own.
 ELIDED = frozenset({INLINE, GTE, FPARAM, FUSION, PLUMB})
 
-#: What a :class:`Unit` stands for: one instruction, an elementwise chain, a closed fusion, a
-#: run of repeated layers, a collapsed segment, or a collapsed name scope.
-UnitKind = Literal["inst", "chain", "fusion", "repeat", "segment", "scope"]
+#: What a :class:`Unit` stands for: one instruction, an elementwise chain, a closed fusion, or a
+#: closed node of the picture's tree (a scope, block or repeat: :mod:`hloviz.render.layers`).
+UnitKind = Literal["inst", "chain", "fusion", "scope"]
 
 
 @dataclass(eq=False)
@@ -56,7 +56,7 @@ class Place:
 class Unit:
     """One node to be: ``members`` (representative first), in place ``scope`` at ``pos``.
 
-    ``kind`` is ``inst``, ``chain``, ``fusion``, ``repeat`` or ``segment``. ``inline`` lists
+    ``kind`` is ``inst``, ``chain``, ``fusion`` or ``scope``. ``inline`` lists
     ``(user, operand index, inlined instruction)`` for constants written into the label.
     (A slotted class, not a dataclass: big modules make hundreds of thousands of these.)
     """
@@ -84,7 +84,8 @@ class Unit:
 
 
 class ViewGraph:
-    """Everything :mod:`hloviz.render.views` and :mod:`hloviz.render.collapse` share."""
+    """Everything :mod:`hloviz.render.views`, :mod:`hloviz.render.layers` and
+    :mod:`hloviz.render.assemble` share."""
 
     def __init__(self, module: HloModule, marks: Mapping[str, Any]) -> None:
         self.module = module
@@ -98,8 +99,6 @@ class ViewGraph:
         self.unit_of: dict[int, int] = {}
         #: (source unit, user unit, label, user instruction, operand index)
         self.edges: list[tuple[int, int, str, Instruction, int]] = []
-        #: (earlier unit, later unit): consecutive groups of a timeline, kept in order by invisible arrows
-        self.order_edges: list[tuple[int, int]] = []
         #: (caller unit, body unit, role, body place key)
         self.body_edges: list[tuple[int, int, str, str]] = []
         self.notes: list[str] = []

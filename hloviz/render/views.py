@@ -12,9 +12,23 @@ The drawing rules, familiar from XLA's own graph dumps:
   ``to_apply`` reducers are named in the caller's header (``reduce (add)``);
 * parameters are orange, the root says ``ROOT``; operand indices label arrows into ops whose
   operand order matters;
-* chains of one elementwise op become one node (:mod:`hloviz.render.chains`);
-* above the node budget, :mod:`hloviz.render.collapse` collapses fusions, bodies, repeated
-  structure and finally runs of instructions, and says so in the picture's notes.
+* chains of one elementwise op become one node (:mod:`hloviz.render.chains`).
+
+Then one path fits every picture to its node budget, with op names or without, before or after
+optimization, whole or focused (:func:`_draw_tree`):
+
+1. **tree** (:mod:`~hloviz.render.layers`, :mod:`~hloviz.render.cut`) — the drawn units under
+   the scopes of their op names where names carry them, under the fusion or body that holds
+   them, and in blocks found by structure where names give nothing
+   (:mod:`~hloviz.render.structure`, :mod:`~hloviz.render.blocks`); neighbouring blocks of
+   the same structure folded into ``×N`` repeats;
+2. **cut** — the deepest cut of that tree that fits the budget (``--depth`` counted from the
+   user's function, not JAX's ``jit(f)`` around it; ``coarse`` keeps fusions and bodies closed;
+   ``open`` opens a closed block, repeat or scope in place, as the explorer does);
+3. **apply** — each node of the cut becomes one unit (:func:`hloviz.render.layers.apply_cut`),
+   each open node above it a cluster, and the notes say what was closed and why;
+4. **scene** — :mod:`~hloviz.render.assemble` turns the units into a
+   :class:`~hloviz.render.scene.Scene` (arrows that would span many rows become stubs).
 
 :func:`draw_module` is the entry point. Callers colour and annotate instructions through
 :class:`Mark` (kernel numbers, "folded → …" notes, diff colours).
@@ -23,15 +37,16 @@ The drawing rules, familiar from XLA's own graph dumps:
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from . import collapse, layers
+from . import layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import Chain, find_chains
-from .cut import STRUCTURAL, Cut, fit
+from .cut import Cut, coarsen, fit, open_in_place
 from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
@@ -67,13 +82,15 @@ class Mark:
 
 @dataclass(frozen=True)
 class ViewOptions:
-    """What to draw. ``budget`` is the most nodes a picture gets before collapsing starts.
+    """What to draw. ``budget`` is the most nodes a picture gets.
 
     ``computation`` draws one computation (and what it calls) instead of the entry; ``focus``
-    draws the instructions within ``radius`` steps of one instruction; ``coarse`` collapses every
-    fusion and body first (used when Graphviz timed out on the full view). A module whose
-    instructions carry scopes (``metadata.op_name``) is drawn as its scope tree cut to fit the
-    budget (``layers``; :mod:`hloviz.render.layers`), no scope deeper than ``depth`` open;
+    draws the instructions within ``radius`` steps of one instruction; ``coarse`` keeps every
+    fusion and body closed and draws no clusters (used when Graphviz timed out on the full
+    view). Every picture is a cut of the module's tree fitted to the budget (see the module
+    docstring): scopes from ``metadata.op_name`` when ``layers`` (no scope deeper than
+    ``depth`` open, counted from the user's function), blocks found by structure where names
+    give nothing; ``open`` lists tree keys (:attr:`View.cut`) to open in place after the fit.
     ``scope`` draws one scope (a path, a Keras layer name) and the kernels holding it. ``focus``
     may be an instruction, an op name, a scope or a unique substring (:func:`hloviz.render.focus.resolve`);
     ``focus_names`` gives the focused instructions by name instead (the other column of a
@@ -92,16 +109,17 @@ class ViewOptions:
     layers: bool = True
     scope: str | None = None
     focus_names: tuple[str, ...] | None = None
+    open: tuple[str, ...] = ()
 
 
 @dataclass
 class View:
     """A drawn module: the ``scene``, its ``notes``, and which node each instruction went into.
 
-    ``node_of`` maps instruction names to scene node keys (instructions inside a collapsed
-    group map to the group's node; inlined constants and elided plumbing are absent). ``cut``
-    and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
-    (:meth:`hloviz.render.cut.Cut.expand`) and redraw.
+    ``node_of`` maps instruction names to scene node keys (instructions inside a closed
+    scope, block or fusion map to its node; inlined constants and elided plumbing are absent).
+    ``cut`` and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
+    (``ViewOptions(open=…)``, :func:`hloviz.render.cut.open_in_place`) and redraw.
     """
 
     scene: Scene
@@ -109,10 +127,13 @@ class View:
     node_of: dict[str, str] = field(default_factory=dict)
     instructions: int = 0
     levels: tuple[str, ...] = ()
-    #: the cut through the scope tree this picture draws (:mod:`hloviz.render.cut`; None when
-    #: the module has no scopes), and which scene node or cluster draws each node of the cut
+    #: the cut through the module's tree this picture draws (:mod:`hloviz.render.cut`), and
+    #: which scene node draws each node of the cut
     cut: Cut | None = None
     drawn_as: dict[str, str] = field(default_factory=dict)
+    #: the options it was drawn with (the same options with ``open`` extended redraw it with a
+    #: node of its cut opened in place)
+    options: ViewOptions | None = None
 
     @property
     def nodes(self) -> int:
@@ -148,10 +169,7 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
     g.source_map = (info or {}).get("source_map") or {}
     notes = list(g.notes)
     levels = list(g.levels)
-    if not _draw_scopes(g, marks, options, notes, levels):
-        if g.closed_fusions:
-            _note_closed(g, options, notes, levels)
-        levels += collapse.fit(g, options.budget, coarse=options.coarse, notes=notes)
+    _draw_tree(g, marks, options, notes, levels)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
     notes = scene.notes
     node_of = {}
@@ -172,7 +190,7 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                 if g.units[index].alive:
                     drawn_as[node.key] = f"u{index}"
     return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels),
-                g.cut, drawn_as)
+                g.cut, drawn_as, options)
 
 
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
@@ -205,8 +223,8 @@ def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOpti
     roots = [_root_computation(module, options.computation)]
     if not options.focus and not options.focus_names and not options.scope:
         # Cheap first look: the top level alone, every fusion and body as one node. If even that
-        # is over budget, collapse.fit would collapse every fusion and body anyway, so this is
-        # the answer, found without touching the (usually far larger) fused computations.
+        # is over budget, no cut that fits could open a fusion or a body, so this is the answer,
+        # found without touching the (usually far larger) fused computations.
         g = _graph(module, marks, options, roots, nested=False)
         if g.alive_count() > options.budget or options.coarse:
             g.closed_fusions = True
@@ -214,57 +232,85 @@ def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOpti
     return _graph(module, marks, options, roots, nested=True)
 
 
-def _note_closed(g: ViewGraph, options: ViewOptions, notes: list[str], levels: list[str]) -> None:
-    """Say that the cheap first look drew every fusion and body as one node."""
-    top = g.computations[0].instructions
-    fusions = sum(1 for i in top if i.opcode == "fusion")
-    bodies = sum(len(i.called_computations) for i in top if i.opcode in BODY_CALLERS)
-    if fusions:
-        notes.append(f"{fusions} of {fusions} fusions drawn as single nodes to stay within {options.budget} nodes")
-        levels.append("fusions")
-    if bodies:
-        notes.append(f"{bodies} while/conditional/call bodies folded into their callers' nodes")
-        levels.append("bodies")
-
-
-def _draw_scopes(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, notes: list[str],
-                 levels: list[str]) -> bool:
-    """Cut the scope tree to the budget and apply it, if the module has scopes and a cut fits."""
-    if not options.layers or options.coarse:
+def _has_scopes(g: ViewGraph, options: ViewOptions) -> bool:
+    """Whether the drawn computation's op names carry scopes to draw (checked on a sample:
+    metadata is parsed on first use)."""
+    if not options.layers:
         return False
     top = g.computations[0].instructions if g.computations else []
-    if not any("/" in i.metadata.op_name for i in top[:: max(1, len(top) // 2000)]):
-        return False  # no scopes to draw (checked on a sample: metadata is parsed on first use)
-    from ..analysis.scopes import build_scope_tree
+    return any("/" in i.metadata.op_name for i in top[:: max(1, len(top) // 2000)])
 
-    # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
-    scopes = build_scope_tree(g.module, stage="pre")
-    tree = layers.scope_tree(g, scopes)
-    if not layers.informative(tree):
-        return False
-    cut = fit(tree, options.budget, max_depth=options.depth)
-    if cut.count > options.budget:
-        return False
-    closed = [n for n in cut.nodes if n.kind in STRUCTURAL]
-    fusions = sum(1 for n in cut.nodes if n.kind == "fusion")
+
+def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, notes: list[str],
+               levels: list[str]) -> None:
+    """The one way a picture is made: ``g``'s units as a tree (scopes where op names carry
+    them, fusions and bodies, blocks by structure where names give nothing, repeats folded),
+    the deepest cut of it that fits the budget, and that cut applied to ``g``."""
+    scopes = None
+    if _has_scopes(g, options):
+        from ..analysis.scopes import build_scope_tree
+
+        # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
+        scopes = build_scope_tree(g.module, stage="pre")
+    tree = layers.scope_tree(g, scopes, named=scopes is not None)
+    depth = options.depth + scopes.model_depth if options.depth is not None and scopes is not None else options.depth
+    tree = coarsen(tree, options.budget, max_depth=depth)
+    closed = _KEPT_CLOSED if options.coarse else frozenset()
+    cut = fit(tree, options.budget, max_depth=depth, closed=closed)
+    for key in options.open:
+        tree, cut = open_in_place(cut, key, options.budget)
 
     def kernels_of(inst: Instruction) -> tuple[int, ...]:
         mark = marks.get(inst.name)
         return mark.kernels if mark is not None else ()
 
-    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of, phase_of=scopes.phase_of)
+    phase_of = scopes.phase_of if scopes is not None else (lambda i: "forward")
+    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of)
+    if options.coarse:  # after a Graphviz timeout: no clusters, which are most of dot's time
+        g.scope_clusters, g.stacking = [], []
     g.cut = cut
-    if closed:
+    _note_cut(g, cut, options, notes, levels)
+
+
+#: What ``coarse`` (the view after a Graphviz timeout) keeps closed.
+_KEPT_CLOSED = frozenset({"fusion", "body"})
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _note_cut(g: ViewGraph, cut: Cut, options: ViewOptions, notes: list[str], levels: list[str]) -> None:
+    """Say what the picture closed: which parts of the tree are single nodes, and why."""
+    closed = Counter(n.kind for n in cut.nodes)
+    why = f"(--depth {options.depth})" if options.depth is not None else f"to stay within {options.budget} nodes"
+    parts = []
+    if closed["scope"] or closed["group"]:
         levels.append("scopes")
-        why = f"(--depth {options.depth})" if options.depth is not None else f"to stay within {options.budget} nodes"
-        notes.append(f"drawn by scope (op_name): {len(closed)} scope{'s' if len(closed) != 1 else ''} closed "
-                     f"into single nodes {why}; --scope PATH draws one of them open")
-    if fusions or g.closed_fusions:
-        n = fusions or sum(1 for i in g.computations[0].instructions if i.opcode == "fusion")
-        if n:
-            notes.append(f"{n} fusion{'s' if n != 1 else ''} drawn as single nodes")
-            levels.append("fusions")
-    return True
+        parts.append(f"{_plural(closed['scope'] + closed['group'], 'scope')} (op_name)")
+    if closed["block"]:
+        levels.append("blocks")
+        parts.append(f"{_plural(closed['block'], 'block')} found by structure")
+    if closed["repeat"]:
+        levels.append("repeats")
+        copies = sum(len(n.children) for n in cut.nodes if n.kind == "repeat")
+        parts.append(f"{_plural(closed['repeat'], 'repeat')} of identical blocks ({copies} copies in all)")
+    if parts:
+        tail = "; --scope PATH draws a scope open" if closed["scope"] or closed["group"] else ""
+        notes.append(f"{', '.join(parts)} closed into single nodes {why}{tail}")
+    fusions = closed["fusion"]
+    if not fusions and g.closed_fusions:
+        fusions = sum(1 for i in g.computations[0].instructions if i.opcode == "fusion")
+    if fusions:
+        notes.append(f"{_plural(fusions, 'fusion')} drawn as {'a single node' if fusions == 1 else 'single nodes'}")
+        levels.append("fusions")
+    bodies = closed["body"]
+    if not bodies and g.closed_fusions:
+        bodies = sum(len(i.called_computations) for i in g.computations[0].instructions if i.opcode in BODY_CALLERS)
+    if bodies:
+        notes.append(f"{bodies} while/conditional/call bod{'ies' if bodies != 1 else 'y'} folded into their "
+                     "callers' nodes")
+        levels.append("bodies")
 
 
 def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],

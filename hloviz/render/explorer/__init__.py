@@ -12,10 +12,12 @@ Entry points, one per kind of page: :func:`pair_payload` (``show``, ``render --s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from .build import Bounds, closed_scopes, fusion_expansions, scope_expansions, top_view
+from .build import (Bounds, Screen, block_expansions, closed_scopes, first_view, fusion_expansions, scope_expansions,
+                    top_view)
 from .data import ExplorerData, Side, ViewSpec, explorer_data
 from .page import ExplorerPayload, explorer_payload
 from .steps import PassSteps, pass_steps, step_data, with_steps
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from ..pictures import Picture
     from ..views import Mark, View
 
-__all__ = ["Bounds", "ExplorerData", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
+__all__ = ["Bounds", "ExplorerData", "Screen", "block_expansions", "first_view", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
            "explorer_data", "explorer_payload", "module_payload", "pair_payload", "pass_steps"]
 
 SourceLookup = Callable[[str], "dict | None"]
@@ -38,9 +40,25 @@ DEFAULT_BOUNDS = Bounds()
 def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
                  post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
-                 steps: PassSteps | None = None) -> ExplorerPayload:
+                 steps: PassSteps | None = None, info: Mapping | None = None,
+                 color_by: str = "kernel") -> ExplorerPayload:
     """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
-    history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own)."""
+    history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own).
+    The page shows first the finest cut that fits a screen (:func:`first_view`; ``info`` and
+    ``color_by`` as ``picture`` was drawn: the capture's parameter names, the kernels' colours)."""
+    from ..pictures import pair_picture
+    from ..sidebyside import pre_marks
+
+    drawn_with = picture.views[0][1].options if picture.views else None
+
+    def redraw(budget: int) -> Picture:
+        assert drawn_with is not None
+        return pair_picture(pre, post, analysis, options=replace(drawn_with, budget=budget), title=picture.title,
+                            timeout=bounds.timeout, info=info, color_by=color_by, wrap=picture.wrap)
+
+    shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
+    picture, whole = shown, picture
+
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
              Side("post", "after optimization", post, analysis.kernels, texts[1])]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
@@ -74,19 +92,37 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
 
     layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
     views += layers
-    drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers for i, view in v.columns if i == 1]
-    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=len(layers) * walk)
+    blocks = block_expansions(sides, [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])],
+                              marks=(pre_marks(analysis, pre), post_marks), bounds=_blocks_share(bounds),
+                              title=picture.title, wrap=picture.wrap)
+    views += blocks
+    drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
+    walked = len(layers) * walk + _walked(blocks, sides)
+    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked)
     every_side, every_view = with_steps(sides, views, steps)
     data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
     step_data(data.main, len(sides), steps)
-    return explorer_payload(data)
+    return _shown(explorer_payload(data), picture, whole, bounds.screen)
 
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
                    lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
-                   bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None) -> ExplorerPayload:
-    """The explorer of one module drawn alone in ``picture`` (``steps`` as :func:`pair_payload`)."""
+                   bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None,
+                   info: Mapping | None = None) -> ExplorerPayload:
+    """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
+    view as :func:`pair_payload`)."""
     from ...analysis.kernels import kernels
+    from ..pictures import module_picture
+
+    drawn_with = picture.views[0][1].options if picture.views else None
+
+    def redraw(budget: int) -> Picture:
+        assert drawn_with is not None
+        return module_picture(module, options=replace(drawn_with, budget=budget), marks=marks, title=picture.title,
+                              timeout=bounds.timeout, info=info, wrap=picture.wrap)
+
+    shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
+    picture, whole = shown, picture
 
     label = "before optimization" if stage == "pre" else "after optimization"
     side = Side(stage, label, module, kernels(module) if module.is_scheduled or stage == "post" else None, text)
@@ -109,12 +145,43 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
                               bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
     views += layers
-    drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers]
-    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds, walked=len(layers) * walk)
+    blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=_blocks_share(bounds),
+                              wrap=picture.wrap)
+    views += blocks
+    drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
+    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds,
+                               walked=len(layers) * walk + _walked(blocks, [side]))
     every_side, every_view = with_steps([side], views, steps)
     data = explorer_data(every_side, every_view, lookup=lookup, title=picture.title)
     step_data(data.main, 1, steps)
-    return explorer_payload(data)
+    return _shown(explorer_payload(data), picture, whole, bounds.screen)
+
+
+def _blocks_share(bounds: Bounds) -> Bounds:
+    """The part of ``bounds`` the blocks and repeats opened in place may walk: an eighth (layers
+    take up to half, fusions the rest; a first view fitted to a screen closes few blocks)."""
+    return replace(bounds, max_walk=bounds.max_walk // 8)
+
+
+def _walked(views: Sequence[ViewSpec], sides: Sequence[Side]) -> int:
+    """Instructions the block views walked: each drew one side's module (``t:<side>:…``)."""
+    count = {s.key: s.module.instruction_count for s in sides}
+    return sum(count.get(v.key.split(":", 2)[1], 0) for v in views)
+
+
+def _shown(payload: ExplorerPayload, shown: Picture, whole: Picture, screen: Screen) -> ExplorerPayload:
+    """``payload`` with the picture the page shows first, when it is not the one drawn for it."""
+    if shown is whole or shown.svg is None:
+        return payload
+    most = max((v.options.budget for _, v in shown.views if v.options is not None), default=screen.nodes)
+    budget = max((v.options.budget for _, v in whole.views if v.options is not None), default=most)
+    note = (f"the explorer's first view: the finest cut that fits a {screen.width}×{screen.height} screen "
+            f"(at most {most} boxes a column, text at {screen.scale:g}× or more); double-click a closed box to "
+            f"open it in place; the whole picture ({budget} boxes a column) is what hloviz render -o picture.svg draws")
+    from ..page import for_page
+
+    svg = for_page(shown.svg.decode("utf-8"), title=shown.title)
+    return replace(payload, picture_svg=svg, picture_notes=(note, *shown.notes))
 
 
 def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], picture: Picture,

@@ -1,24 +1,28 @@
-"""The explorer's pictures: the page's main picture plus pre-rendered expansions, bounded.
+"""The explorer's pictures: the page's first view plus pre-rendered expansions, bounded.
 
 Every picture is laid out by Graphviz's ``dot`` here, at build time; the browser only shows
 and swaps SVGs (see the README, "The report as an explorer", for why: a WebAssembly Graphviz
 would have to be fetched at install time and lays out big graphs no faster than ``dot``).
 
-An expansion is a layer (scope) or a fusion that the main picture draws as one box: a layer
-is drawn open (``ViewOptions(scope=…)``: its ops before optimization, the kernels holding
-them after), a fusion down to single instructions. A real model has hundreds of layers and
-fusions, so expansions are bounded: the biggest first, at most ``max_views`` layers and as many
-fusions, and ``max_bytes`` of SVG in all; one without a picture still has its panel (the
-layer's kernels and instructions, the fusion's body as text) and its highlights.
+The first view (:func:`first_view`) is the finest cut of the module's tree that fits a
+:class:`Screen`. An expansion is something it draws as one box: a block, ``×N`` repeat, group
+of layers or phase opens in place (:func:`block_expansions`: the same picture with that node
+of the cut opened), a layer of the model is drawn open as a picture of its own
+(``ViewOptions(scope=…)``: its ops before optimization, the kernels holding them after), a
+fusion down to single instructions. A real model has hundreds of layers and fusions, so
+expansions are bounded: the biggest first, at most ``max_views`` of each kind, ``max_bytes``
+of SVG and ``max_walk`` instructions walked in all; one without a picture still has its panel
+(the layer's kernels and instructions, the fusion's body as text) and its highlights.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...errors import HlovizError
@@ -26,9 +30,38 @@ from ...ir import Instruction
 from .data import Side, ViewSpec
 
 if TYPE_CHECKING:
+    from ..pictures import Picture
     from ..views import Mark, View
+    from ..wrap import Wrap
 
-__all__ = ["Bounds", "fusion_expansions"]
+__all__ = ["Bounds", "Screen", "block_expansions", "first_view", "fusion_expansions"]
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What "fits a screen" means for the explorer's first view.
+
+    The whole picture, shown in a ``width`` × ``height`` pixel viewport (a 1920×1080 display
+    less the browser's and the page's bars), keeps its text at ``scale`` of its size or more
+    (Graphviz's 14 pt labels at 9 px or more; an SVG point is 4/3 pixel), and no column holds
+    more than ``nodes`` boxes (more are not read at a glance, however small they are drawn).
+    """
+
+    width: int = 1900
+    height: int = 950
+    scale: float = 0.5
+    nodes: int = 60
+    #: the fewest boxes a first view is cut down to (a long chain of blocks stays a chain)
+    least: int = 8
+
+    def shrink(self, svg: str) -> float:
+        """How much smaller the laid-out ``svg`` must be to fit (1.0: it fits as it is)."""
+        m = re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"[^>]*\bheight="([\d.]+)pt"', svg)
+        if m is None:
+            return 1.0
+        px = 4 / 3 * self.scale
+        width, height = float(m.group(1)) * px, float(m.group(2)) * px
+        return min(1.0, self.width / max(width, 1.0), self.height / max(height, 1.0))
 
 
 @dataclass(frozen=True)
@@ -40,11 +73,43 @@ class Bounds:
     budget: int = 200
     timeout: float = 10.0
     #: Drawing a layer or a fusion walks the whole module (once per side), so expansions are also
-    #: bounded by instructions walked in all, layers first: ResNet50 gets 47 layers and 48
-    #: fusions, a 300k-instruction module one fusion.
+    #: bounded by instructions walked in all: layers up to half, blocks opened in place an
+    #: eighth, fusions the rest (ResNet50: 47 layers and 48 fusions; a 300k-instruction module
+    #: one fusion).
     max_walk: int = 400_000
     #: And by time: no expansion starts after this many seconds (the page says which have none).
     seconds: float = 30.0
+    #: What the first view must fit (:func:`first_view`).
+    screen: Screen = field(default_factory=Screen)
+
+
+def first_view(picture: Picture, redraw: Callable[[int], Picture], screen: Screen = Screen()) -> Picture:
+    """The picture the explorer shows first: ``picture`` itself when it fits ``screen``, else
+    the finest cut of the same tree that does — ``redraw(budget)`` draws it with a smaller node
+    budget (the same options otherwise), from at most ``screen.nodes`` boxes a column down by
+    the factor the laid-out picture is too big, a few times, never below ``screen.least``. What
+    the cut closes opens in place (:func:`block_expansions`, the layer and fusion pictures)."""
+    if picture.svg is None:
+        return picture
+    nodes = max((v.nodes for _, v in picture.views), default=0)
+    if nodes <= screen.nodes and screen.shrink(picture.svg.decode("utf-8")) >= 1.0:
+        return picture
+    budget = max(screen.least, min(screen.nodes, nodes - 1))
+    best = picture
+    for _ in range(4):
+        try:
+            drawn = redraw(budget)
+        except HlovizError:
+            break
+        if drawn.svg is None:
+            break
+        best = drawn
+        factor = screen.shrink(drawn.svg.decode("utf-8"))
+        smaller = max(screen.least, int(budget * factor * 0.9))
+        if factor >= 1.0 or smaller >= budget:
+            break
+        budget = smaller
+    return best
 
 
 def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[str, View]], *,
@@ -105,6 +170,119 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
                             columns=[(side_index, picture.views[0][1])], svg=svg, parent=where,
                             opens=f"i:{side.key}:{inst.name}"))
     return out
+
+
+def _closed(view: View, side: Side, under: str | None = None) -> list[tuple[int, str]]:
+    """``(leaves, tree key)`` of the closed nodes of ``view``'s cut that open in place
+    (:func:`~hloviz.render.explorer.data.opens_in_place`; below tree node ``under`` only, when
+    given), biggest first."""
+    from .data import opens_in_place
+
+    if view.cut is None:
+        return []
+    out = []
+    for node in view.cut.nodes:
+        if node.key in view.drawn_as and (under is None or node.key.startswith(under + "/")) \
+                and opens_in_place(node, side):
+            out.append((node.size, node.key))
+    return sorted(out, key=lambda c: (-c[0], c[1]))
+
+
+#: A picture column as the explorer draws it: (heading, side index, View).
+Column = tuple[str, int, "View"]
+
+
+def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
+                     marks: Sequence[Mapping[str, Mark] | None] = (), bounds: Bounds = Bounds(),
+                     title: str = "", parent: str = "top", walked: int = 0, wrap: Wrap | None = None) -> list[ViewSpec]:
+    """The picture of ``columns`` with each closed block or repeat opened in place, biggest
+    first, within ``bounds`` (``walked``: instructions other expansions walked): the same cut of
+    the same column, the same options, one node opened (:func:`hloviz.render.cut.open_in_place`:
+    a block's members up to ``bounds.budget`` nodes; a repeat's first copy, and one node naming
+    the other copies), the other columns as they were. Blocks closed inside an opened one open
+    from its picture in turn, breadth-first, so the top level's blocks are never crowded out by
+    deep ones. A view's key and ``opens`` are ``t:<side>:<tree key>``, as the explorer's data
+    names the box it opens (:func:`hloviz.render.explorer.data.explorer_data`). ``wrap``: as
+    the picture was laid out (:mod:`hloviz.render.wrap`)."""
+    from dataclasses import replace
+
+    from ..wrap import OFF
+
+    wrap = wrap if wrap is not None else OFF
+
+    from ..dot import columns_drawing, to_drawing
+    from ..layers import scope_title
+    from ..pictures import build_picture
+    from ..views import ViewOptions, draw_module
+
+    walk = max(sum(sides[i].module.instruction_count for _, i, _ in columns[:1]), 1)
+    left = min(bounds.max_views, max(bounds.max_walk - walked, 0) // walk)
+    deadline = time.monotonic() + bounds.seconds
+    # (parent view key, the picture's columns, which column opens, tree key)
+    level = [(parent, list(columns), c, key) for c, (_, s, view) in enumerate(columns)
+             for _, key in _closed(view, sides[s])]
+
+    def draw(choice: tuple[str, list[Column], int, str]):
+        _up, cols, c, key = choice
+        heading, s, drawn = cols[c]
+        opts = drawn.options
+        if time.monotonic() >= deadline or opts is None or drawn.cut is None:
+            return choice, None, None
+        name = scope_title(drawn.cut.tree.nodes[key])
+        shown = drawn.scene.title[0].text if drawn.scene.title else sides[s].module.name
+
+        def build(options: ViewOptions, extra: Sequence[str]):
+            view = draw_module(sides[s].module, marks=marks[s] if s < len(marks) else None, options=options,
+                               title=shown if len(cols) > 1 else f"{shown} · {name}")
+            view.scene.notes[:0] = list(extra)
+            new = [*cols[:c], (heading, s, view), *cols[c + 1:]]
+            if len(new) == 1:
+                return to_drawing(view.scene), [(heading, view)]
+            return (columns_drawing([(h, v.scene) for h, _, v in new], title=f"{title} · {name}" if title else name),
+                    [(h, v) for h, _, v in new])
+
+        try:
+            picture = build_picture(build, replace(opts, open=(*opts.open, key)), "svg", bounds.timeout, name,
+                                    wrap=wrap)
+        except HlovizError:
+            return choice, None, None
+        if picture.svg is None:
+            return choice, None, None
+        new = [(h, s2, v) for (h, s2, _), (_, v) in zip(cols, picture.views, strict=True)]
+        return choice, (name, new), picture.svg.decode("utf-8")
+
+    out: list[ViewSpec] = []
+    seen: set[str] = set()
+    total = 0
+    workers = max(1, min(4, os.cpu_count() or 1))
+    while level and left > 0 and time.monotonic() < deadline:
+        level.sort(key=lambda x: (-_size(x[1][x[2]][2], x[3]), x[2], x[3]))  # biggest first
+        chosen = []
+        for choice in level:
+            tag = f"t:{sides[choice[1][choice[2]][1]].key}:{choice[3]}"
+            if tag not in seen and len(chosen) < left:
+                seen.add(tag)
+                chosen.append(choice)
+        left -= len(chosen)
+        level = []
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(draw, chosen))
+        for (up, _cols, c, key), drawn, svg in results:
+            if drawn is None or svg is None or total + len(svg) > bounds.max_bytes:
+                continue
+            total += len(svg)
+            name, new = drawn
+            tag = f"t:{sides[new[c][1]].key}:{key}"
+            out.append(ViewSpec(key=tag, title=name, columns=[(s, v) for _, s, v in new], svg=svg, parent=up,
+                                opens=tag))
+            # what the opened node holds opens in turn (not the node naming a repeat's other copies)
+            level += [(tag, new, c, inner) for _, inner in _closed(new[c][2], sides[new[c][1]], under=key)
+                      if not inner.endswith("/x:more")]
+    return out
+
+
+def _size(view: View, key: str) -> int:
+    return view.cut.tree.nodes[key].size if view.cut is not None else 0
 
 
 def closed_scopes(side: Side, drawn: View, within: str | None = None) -> dict[str, int]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ...analysis import Analysis
     from ...analysis.kernels import KernelReport
     from ...analysis.scopes import ScopeTree
+    from ..cut import TreeNode
     from ..views import View
 
 __all__ = ["Side", "ViewSpec", "ExplorerData", "explorer_data"]
@@ -313,9 +314,11 @@ def _sources_of(k, lookup: SourceLookup | None) -> list[str]:
 
 def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: list[list[Instruction]],
           offsets: list[int], out_sides: list[dict], scopes: _Scopes) -> dict:
-    """A view's boxes: DOT id → ``[column, global ids of the instructions drawn in it, scope]``
-    where ``scope`` (an index into the scope table, or -1) is set for a box that stands for a
-    group of ops (a closed layer): the innermost scope holding them all."""
+    """A view's boxes: DOT id → ``[column, global ids of the instructions drawn in it, scope,
+    tree]`` where ``scope`` (an index into the scope table, or -1) is set for a box that stands
+    for a group of ops (a closed layer): the innermost scope holding them all; and ``tree`` (or
+    None) is ``<side>:<key>`` of the closed block or repeat of the picture's cut the box draws
+    (a view whose ``opens`` is ``t:<side>:<key>`` opens it in place: :func:`opens_in_place`)."""
     node_ids, cluster_ids = drawn_ids([view.scene for _, view in v.columns])
     nodes: dict[str, list] = {}
     clusters: dict[str, list] = {}
@@ -327,11 +330,12 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             if g is not None:
                 members.setdefault(key, []).append(g)
         side = out_sides[s]
+        tree_of = _closed_blocks(view, sides[s])
         for key, gids in members.items():
             dot_id = node_ids.get((col, key))
             if dot_id is not None:
                 gids.sort()
-                nodes[dot_id] = [col, gids, _group_scope(gids, side, offsets[s], scopes)]
+                nodes[dot_id] = [col, gids, _group_scope(gids, side, offsets[s], scopes), tree_of.get(key)]
         for cluster in view.scene.all_clusters():
             dot_id = cluster_ids.get((col, cluster.key))
             inside = [g for key in cluster.nodes for g in members.get(key, ())]
@@ -352,6 +356,26 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
             "sides": [s for s, _ in v.columns], "svg": v.svg, "nodes": nodes, "clusters": clusters}
 
 
+
+
+def opens_in_place(node: TreeNode, side: Side) -> bool:
+    """Whether the explorer opens the closed tree node ``node`` of a picture of ``side`` in place
+    (the same picture with it drawn open): a block found by structure, a ``×N`` repeat, a group
+    of layers sharing a name prefix, and a scope the model's scope tree does not have (a
+    training step's ``(forward)``); a layer of the model's own opens as a picture of its own."""
+    if node.kind in ("block", "repeat", "group"):
+        return True
+    return node.kind == "scope" and side.scope_tree().get(node.path) is None
+
+
+def _closed_blocks(view: View, side: Side) -> dict[str, str]:
+    """Scene node key → ``<side>:<tree key>`` for the boxes that draw a node the explorer opens
+    in place (:func:`opens_in_place`)."""
+    if view.cut is None:
+        return {}
+    nodes = {n.key: n for n in view.cut.nodes}
+    return {drawn: f"{side.key}:{key}" for key, drawn in view.drawn_as.items()
+            if key in nodes and opens_in_place(nodes[key], side)}
 
 
 def _keys_below(cluster) -> list[str]:

@@ -214,6 +214,17 @@
     for (var v = 0; v < views.length; v++) if (views[v].opens === key) return v;
     return -1;
   }
+  // The view that opens box id of view v in place (a closed block or ×N repeat), or -1.
+  function viewOpeningBlock(v, id) {
+    var n = views[v].nodes[id], key = n && n[3] ? "t:" + n[3] : null;
+    if (!key) return -1;
+    for (var w = 0; w < views.length; w++) if (views[w].opens === key) return w;
+    return -1;
+  }
+  function openBlock(w) {
+    if (w !== state.view) openedFrom[w] = state.view;  // its breadcrumb goes back to where it was opened
+    showView(w).then(writeHash);
+  }
   // The fusion instruction whose body holds g (one level up), or -1.
   function ownerOf(g) {
     var i = inst(g), side = i.side;
@@ -407,6 +418,8 @@
     viewport.addEventListener("dblclick", function (e) {
       var box = boxOf(e.target);
       if (!box) return;
+      var w = viewOpeningBlock(state.view, box.id);
+      if (w >= 0) { openBlock(w); return; }
       var si = scopeBox(state.view, box.id);
       if (si >= 0) { openScope(si); return; }
       var g = primary(state.view, box.id);
@@ -1002,8 +1015,8 @@
       boxes: function () {  // the boxes of the current picture: the layer each stands for, the view each opens
         var v = state.view, info = views[v];
         return Object.keys(info.nodes).concat(Object.keys(info.clusters)).map(function (id) {
-          var si = scopeBox(v, id), g = si >= 0 ? -1 : primary(v, id);
-          var to = si >= 0 ? viewOpeningScope(si) : (g >= 0 ? viewOpening(g) : -1);
+          var si = scopeBox(v, id), g = si >= 0 ? -1 : primary(v, id), w = viewOpeningBlock(v, id);
+          var to = w >= 0 ? w : si >= 0 ? viewOpeningScope(si) : (g >= 0 ? viewOpening(g) : -1);
           var gs = info.nodes[id] ? info.nodes[id][1] : [];
           return { id: id, scope: si >= 0 ? D.scopes.path[si] : null, opens: to >= 0 && to !== v ? views[to].key : null,
                    members: gs.map(describe) };

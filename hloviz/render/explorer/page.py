@@ -74,6 +74,10 @@ class ExplorerPayload:
     blocks: str
     script: str
     later: str = ""
+    #: The picture the page shows first when it is not the one the caller drew (the explorer's
+    #: first view, fitted to a screen: :func:`hloviz.render.explorer.build.first_view`), and its notes.
+    picture_svg: str | None = None
+    picture_notes: tuple[str, ...] = ()
 
     @property
     def csp_script_src(self) -> str:
