@@ -128,10 +128,13 @@ class _UpdateTracer:
                 step = walk[k]
                 k += 1
                 got = memo.get(step)
-                if got is None:  # walk it first, then come back to the next one
-                    frame[3] = k
-                    stack.append(self._frame(step, frame[1] + 1))
-                    break
+                if got is None:
+                    child = self._frame(step, frame[1] + 1)
+                    if child[2]:  # walk it first, then come back to the next one
+                        frame[3] = k
+                        stack.append(child)
+                        break
+                    got = memo[step] = frozenset(child[4])  # nothing to walk: done at once
                 found |= got
             else:
                 stack.pop()
