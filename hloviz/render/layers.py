@@ -1,4 +1,4 @@
-"""The model's own structure in a picture: the drawn units as a :mod:`~hloviz.render.cut` tree.
+"""The model's own structure in a picture: the drawn units as a :mod:`~hloviz.render.tree` tree.
 
 Each drawn unit is routed from the root by the scope of its instruction (``metadata.op_name``:
 ``model/block_5_expand/convolution`` lies in ``model`` › ``block_5_expand``), then by the
@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 from ..ir import Computation, Instruction
 from ..opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from . import labels
-from .cut import STRUCTURAL, Cut, Step, Tree, TreeNode, build_tree
+from .cut import Cut
 from .model import Place, Unit, ViewGraph
 from .scene import Row
+from .tree import STRUCTURAL, Step, Tree, TreeNode, build_tree
 
 if TYPE_CHECKING:
     from ..analysis.scopes import Scope, ScopeTree

@@ -17,7 +17,7 @@ The drawing rules, familiar from XLA's own graph dumps:
 Then one path fits every picture to its node budget, with op names or without, before or after
 optimization, whole or focused (:func:`_draw_tree`):
 
-1. **tree** (:mod:`~hloviz.render.layers`, :mod:`~hloviz.render.cut`) — the drawn units under
+1. **tree** (:mod:`~hloviz.render.layers`, :mod:`~hloviz.render.tree`) — the drawn units under
    the scopes of their op names where names carry them, under the fusion or body that holds
    them, and in blocks found by structure where names give nothing
    (:mod:`~hloviz.render.structure`, :mod:`~hloviz.render.blocks`); neighbouring blocks of
