@@ -11,7 +11,7 @@ Read top-down, a module becomes a picture in one path (each stage a function of 
   2. **cut** — :func:`fit`, :class:`Cut` (``cut``): the deepest cut of that tree that fits
      the node budget; ``--scope``, ``--depth``, focus and an explorer's "open this block" all
      move the cut. ``View.cut`` is the cut a drawn view used;
-  3. **apply** — ``layers.apply_cut``: closed nodes become single units, open ones clusters;
+  3. **apply** — ``apply.apply_cut``: closed nodes become single units, open ones clusters;
   4. **scene** — ``assemble`` (arrows that would span many rows become stubs, ``arrows``).
 
   Callers colour and annotate instructions with :class:`Mark`.
