@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -169,6 +169,8 @@ class Metadata:
 
 #: The metadata of an instruction that has none (shared, since Metadata is immutable).
 EMPTY_METADATA = Metadata()
+#: The attributes of an instruction that has none (read-only, like every instruction's attributes).
+EMPTY_ATTRIBUTES: Mapping[str, str] = MappingProxyType({})
 
 
 def quoted_string_pattern(newlines: bool = False) -> str:
@@ -207,8 +209,11 @@ def parse_metadata(raw: str | None) -> Metadata:
     usual = _USUAL_METADATA.match(raw)
     if usual is not None:  # one match instead of a step per field; the same result
         op_type, op_name, source_file, line, rest = usual.groups()
-        words: list[tuple[str, str]] = _WORD_FIELD.findall(rest) if rest else []
-        if not any(key in _KNOWN_METADATA for key, _ in words):
+        if not rest:
+            return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0)
+        words: list[tuple[str, str]] = _WORD_FIELD.findall(rest)
+        # (every known key starts "op_" or "source_": a rest without either repeats none of them)
+        if ("op_" not in rest and "source_" not in rest) or not any(key in _KNOWN_METADATA for key, _ in words):
             return Metadata(op_type or "", op_name or "", source_file or "", int(line) if line else 0, tuple(words))
     body = raw.strip()
     if body.startswith("{") and body.endswith("}"):
@@ -282,13 +287,14 @@ class Instruction:
     parent: Computation | None = None
     literal: str | None = None
     parameter_number: int | None = None
-    _attributes: dict[str, str] | None = None
-    #: Attributes shared with other instructions (same text), copied on first read.
-    _shared_attributes: dict[str, str] | None = None
-    _metadata: Metadata | None = None
+    #: The attributes: a read-only mapping, shared by every instruction of the same attribute text.
+    _attributes: Mapping[str, str] = EMPTY_ATTRIBUTES
+    #: Their parsed metadata, or None until first read. (Sound to keep: the mapping it comes from
+    #: never changes; assigning new attributes resets it.)
+    _metadata: Metadata | None = EMPTY_METADATA
 
     def __init__(self, name: str, opcode: str, shape: Shape, line: int = 0,
-                 shared: tuple[dict[str, str], Metadata | None] | None = None) -> None:
+                 shared: tuple[Mapping[str, str], Metadata | None] | None = None) -> None:
         """``shared``: the attributes and their parsed metadata, as :meth:`share_attributes` takes
         them (given here, they cost the parser no second call per instruction)."""
         self.name = name
@@ -299,38 +305,32 @@ class Instruction:
             # every key an instance gets later is stored now, in one order: CPython's shared-key
             # instance dicts stay compact only so (a key first stored after others makes the
             # instance's dict a full one: 100 MB more on the 312k-instruction benchmark module)
-            self._attributes = None
-            self._shared_attributes, self._metadata = shared
+            self._attributes, self._metadata = shared
 
     @property
-    def attributes(self) -> dict[str, str]:
+    def attributes(self) -> Mapping[str, str]:
         """Attribute name → raw value text, in text order (called computations excluded).
 
-        Each instruction's dict is its own: one shared with others (:meth:`share_attributes`)
-        is copied when this is first read.
+        A read-only mapping (``types.MappingProxyType``): the parser splits each distinct
+        attribute text once and every instruction with that text shares the result, so that
+        reading it costs one attribute load. To change an instruction's attributes, assign a new
+        mapping (``inst.attributes = {**inst.attributes, "k": "v"}``); that changes no other
+        instruction, and its :attr:`metadata` is read again from the new one.
         """
-        attributes = self._attributes
-        if attributes is None:
-            shared = self._shared_attributes
-            attributes = self._attributes = {} if shared is None else shared.copy()
-        return attributes
+        return self._attributes
 
     @attributes.setter
-    def attributes(self, value: dict[str, str]) -> None:
-        self._attributes = value
-        if self._shared_attributes is not None:  # set only what changes: 300k instances, one dict each
-            self._shared_attributes = None
-        if self._metadata is not None:  # read again from the new attributes
-            self._metadata = None
+    def attributes(self, value: Mapping[str, str]) -> None:
+        self._attributes = MappingProxyType(dict(value))  # a copy: the caller's dict may change later
+        self._metadata = None  # read again from the new attributes
 
-    def share_attributes(self, attributes: dict[str, str], metadata: Metadata | None = None) -> None:
-        """Builder API: the attributes are ``attributes``, a dict the caller may hand to other
-        instructions too (the parser gives every instruction with the same attribute text the
-        same split of it) and never changes; :attr:`attributes` copies it on first read, so
-        that changing one instruction's attributes never changes another's. ``metadata``, when
-        given, is ``attributes["metadata"]`` parsed (shared the same way: it is a value)."""
-        self._attributes = None
-        self._shared_attributes = attributes
+    def share_attributes(self, attributes: Mapping[str, str], metadata: Metadata | None = None) -> None:
+        """Builder API: the attributes are ``attributes``, a read-only mapping the caller may
+        hand to other instructions too (the parser gives every instruction with the same
+        attribute text the same split of it, a ``MappingProxyType`` over a dict nobody else
+        holds). ``metadata``, when given, is ``attributes["metadata"]`` parsed (shared the same
+        way: it is a value); None: parsed on first read."""
+        self._attributes = attributes
         self._metadata = metadata
 
     @property
@@ -339,17 +339,10 @@ class Instruction:
         text in a module: instructions of one framework op share one :class:`Metadata`)."""
         metadata = self._metadata
         if metadata is None:
-            attributes = self._attributes
-            if attributes is None:
-                attributes = self._shared_attributes
-                if attributes is None:  # no attributes at all (a third of a large module's instructions)
-                    return EMPTY_METADATA
-            raw = attributes.get("metadata") if attributes else None
+            raw = self._attributes.get("metadata")
             computation = self.parent
             module = computation.parent if computation is not None else None
-            metadata = parse_metadata(raw) if raw is None or module is None else module.metadata_of(raw)
-            if metadata is not EMPTY_METADATA:  # caching "none" would grow each instance's dict
-                self._metadata = metadata
+            metadata = self._metadata = parse_metadata(raw) if raw is None or module is None else module.metadata_of(raw)
         return metadata
 
     @property

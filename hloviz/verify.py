@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 from .graph import GraphProblem
 from .ir import Computation, HloModule, Instruction, Shape
@@ -75,7 +76,7 @@ def _instruction_problems(inst: Instruction) -> list[str]:
     return out
 
 
-def _operation_problems(inst: Instruction, attrs: dict[str, str]) -> list[str]:
+def _operation_problems(inst: Instruction, attrs: Mapping[str, str]) -> list[str]:
     """What the parser of XLA checks of a few ops' operands and shapes while it builds them."""
     if inst.opcode == "infeed" and not (inst.shape.is_tuple and inst.shape.tuple_shapes):
         return ["infeed must have a non-empty tuple shape (data, token[])"]

@@ -50,16 +50,18 @@ def renamed_copy(text: str, *, seed: int = 0, drop_metadata: bool = False, reord
         for j, inst in enumerate(comp.instructions):
             inst.name = f"v{rng.randrange(10**6)}.{j}"
             comp.by_name[inst.name] = inst
+            attributes = dict(inst.attributes)
             for key in _NAMING:
-                raw = inst.attributes.get(key)
+                raw = attributes.get(key)
                 if raw is not None:
                     names = [comp_names[n] for n in names_in(raw)]
                     braced = raw.strip().startswith("{")
-                    inst.attributes[key] = ("{" + ", ".join(f"%{n}" for n in names) + "}") if braced \
+                    attributes[key] = ("{" + ", ".join(f"%{n}" for n in names) + "}") if braced \
                         else f"%{names[0]}"
             if drop_metadata:
-                inst.attributes.pop("metadata", None)
-                inst._metadata = None
+                attributes.pop("metadata", None)
+            if attributes != inst.attributes:
+                inst.attributes = attributes
         if reorder:
             comp.instructions = _topological_shuffle(comp.instructions, rng)
     module.by_name = {c.name: c for c in module.computations}

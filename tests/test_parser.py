@@ -301,3 +301,16 @@ def test_an_inferred_shape_in_a_cycle_is_bounded():
             "    (f32[10], f16[10]) tuple(f32[10] parameter(0), f16[10] parameter(1))\n  root ), index=0\n}")
     module = hloviz.parse(text)
     assert any("cycle" in p.message for p in hloviz.check(module))
+
+
+def test_metadata_with_a_known_field_among_the_trailing_words_reads_every_field():
+    # a known field after an unknown one leaves XLA's usual order: read field by field (hand-made)
+    from hloviz.ir import parse_metadata
+    m = parse_metadata('{op_name="a/b" stack_frame_id=3 source_line=7}')
+    assert (m.op_name, m.source_line, m.extra) == ("a/b", 7, (("stack_frame_id", "3"),))
+    m = parse_metadata('{op_name="a/b" stack_frame_id=3 op_type=Add}')
+    assert (m.op_name, m.op_type, m.extra) == ("a/b", "Add", (("stack_frame_id", "3"),))
+    m = parse_metadata('{op_name="a/b" stack_frame_id=3}')
+    assert (m.op_name, m.source_line, m.extra) == ("a/b", 0, (("stack_frame_id", "3"),))
+    assert parse_metadata('{op_type="Add" source_line=4}') == parse_metadata('{op_type="Add" source_line=4}')
+    assert parse_metadata('{op_type="Add" source_line=4}').extra == ()

@@ -127,14 +127,25 @@ ENTRY %e (a: f32[4]) -> f32[4] {
 """
 
 
-def test_instructions_with_the_same_attribute_text_never_share_a_dict():
-    # the parser splits each distinct attribute text once; every instruction still owns its dict
+def test_instructions_with_the_same_attribute_text_share_one_read_only_split():
+    # the parser splits each distinct attribute text once and shares the split: read-only, so
+    # that no instruction's change reaches another; a change is a new mapping assigned
     m = hloviz.parse(SHARED)
     x, y, z = (m.entry.instruction(n) for n in ("x", "y", "z"))
-    assert x.attributes == y.attributes and x.attributes is not y.attributes
-    x.attributes["metadata"] = '{op_name="changed"}'
-    x.attributes["extra"] = "1"
+    assert x.attributes == y.attributes and x.attributes is y.attributes
+    a = m.entry.instruction("a")
+    for inst in (x, a):  # with attributes or none
+        with pytest.raises(TypeError):
+            inst.attributes["metadata"] = '{op_name="changed"}'  # type: ignore[index]
+    x.attributes = {**x.attributes, "metadata": '{op_name="changed"}', "extra": "1"}
+    assert x.attributes == {"metadata": '{op_name="changed"}', "extra": "1"}
+    assert x.metadata.op_name == "changed"
     assert y.attributes == {"metadata": '{op_name="jit(f)/layer_1/neg" stack_frame_id=7}'}
+    assert y.metadata.op_name == "jit(f)/layer_1/neg"
+    given = {"metadata": '{op_name="given"}'}
+    a.attributes = given
+    given["metadata"] = '{op_name="later"}'  # the caller's dict, changed after: not the instruction's
+    assert a.attributes == {"metadata": '{op_name="given"}'} and a.metadata.op_name == "given"
     # metadata is a value: one parse per distinct text, every field as the text says (read here
     # with a regular expression, not with hloviz)
     for inst in (y, z):

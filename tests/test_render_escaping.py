@@ -33,8 +33,8 @@ def evil_module() -> HloModule:
         else:
             inst = Instruction(name, "negate" if i % 2 else "sine", shape)
             inst.operands = [prev]
-        inst.attributes["metadata"] = '{op_name="' + escape_string(f"scope/{name}") + '" source_file="' + \
-            escape_string(f"/tmp/{name}.py") + '" source_line=3}'
+        inst.attributes = {"metadata": '{op_name="' + escape_string(f"scope/{name}") + '" source_file="' + \
+            escape_string(f"/tmp/{name}.py") + '" source_line=3}'}
         comp.add(inst)
         prev = inst
     comp.root = prev

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import cast
 
 from ..errors import HloParseError
@@ -404,7 +405,7 @@ class InstructionReader:
         if attrs is None:
             return None
         raw = attrs.get("metadata")
-        shared = (attrs, EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
+        shared = (MappingProxyType(attrs), EMPTY_METADATA if raw is None else self.state.module.metadata_of(raw))
         if opcode not in _NEVER_CALLS or _EAGER_SEARCH(rest) is None:
             self.state.attribute_lists[rest] = shared
         return shared
@@ -430,7 +431,7 @@ class InstructionReader:
             keys.sort(key=CALLED_COMPUTATION_ATTRIBUTES.index)  # in XLA's order
         for key in keys:
             self.state.pending_calls.append(PendingCall(inst, key, attrs.pop(key), line_index, text, line_start, start))
-        inst.attributes = attrs
+        inst.share_attributes(MappingProxyType(attrs))  # (a dict of its own: no copy needed)
 
     # -- the general path ------------------------------------------------------------------
 

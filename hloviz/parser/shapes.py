@@ -222,6 +222,9 @@ def parse_signature(signature: str, span: Span | None = None) -> tuple[list[tupl
     shapes = _SIGNATURE_SHAPES
     if len(shapes) > _MAX_SIGNATURE_SHAPES:
         shapes.clear()
+    known = _known_shapes(signature, shapes)
+    if known is not None:
+        return known
     m = _ARRAY_SIGNATURE.match(signature)
     if m is not None:  # the common form: one regular expression for the parameters
         get = shapes.get
@@ -238,6 +241,45 @@ def parse_signature(signature: str, span: Span | None = None) -> tuple[list[tupl
         except ScanError:
             pass  # the general reading below says where
     return _parse_signature(signature, span, ShapeParser())
+
+
+#: Parameter names as XLA prints them (``param_0.1``, ``reduce_sum.38576``), joined by spaces.
+_PLAIN_NAMES = re.compile(r"[A-Za-z_][\w.\-]*(?: [A-Za-z_][\w.\-]*)*")
+
+
+def _known_shapes(signature: str, shapes: dict[str, Shape]) -> tuple[list[tuple[str, Shape]], Shape] | None:
+    """The signature as XLA prints it, every shape in it read before (most of a large module's:
+    35k signatures, a few dozen distinct shapes), at a third of the cost of the regular
+    expressions below: split at ``", "`` and ``") -> "``, each shape one dict lookup, the names
+    checked by one match. None for anything else (a tuple, a string, a ``%``, a shape not seen
+    yet, spacing of another kind), which the general readings read.
+
+    What it accepts reads exactly as the general reading reads it: one '(' and one ')' and no
+    quote, so the only commas between parameters are those ``", "`` splits at (a shape text that
+    is a cache key has its commas inside brackets, and no bracket is left open at its end), and
+    the names are plain (no comma, bracket, colon or space to split or nest differently)."""
+    if signature[0] != "(" or signature.count("(") != 1 or signature.count(")") != 1 \
+            or '"' in signature or "%" in signature:
+        return None
+    head, arrow, result_text = signature.partition(") -> ")
+    result = shapes.get(result_text)
+    if result is None or not arrow:
+        return None
+    if len(head) == 1:
+        return [], result
+    get = shapes.get
+    params: list[tuple[str, Shape]] = []
+    names: list[str] = []
+    for piece in head[1:].split(", "):
+        name, _, text = piece.partition(": ")
+        shape = get(text)
+        if shape is None:
+            return None
+        params.append((name, shape))
+        names.append(name)
+    if _PLAIN_NAMES.fullmatch(" ".join(names)) is None:
+        return None
+    return params, result
 
 
 def _parse_signature(signature: str, span: Span | None, parser: ShapeParser) -> tuple[list[tuple[str, Shape]], Shape]:

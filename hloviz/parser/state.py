@@ -12,7 +12,7 @@ shapes left out of the text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 from ..errors import HloParseError
@@ -59,8 +59,9 @@ def blank_line(line: str) -> str:
     return line
 
 
-#: An attribute text's split and its parsed metadata, shared by the instructions with that text.
-SharedAttributes = tuple[dict[str, str], Metadata | None]
+#: An attribute text's split (read-only: a ``MappingProxyType``) and its parsed metadata, shared by
+#: the instructions with that text.
+SharedAttributes = tuple[Mapping[str, str], Metadata | None]
 
 
 class PendingCall(NamedTuple):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ...opcodes import VALUE_FORWARDING_CALLERS
 from .index import IGNORED_ATTRIBUTES, Side, _norm
 from .match import Matcher
@@ -131,7 +133,7 @@ def _same_place(m: Matcher, x: int, y: int) -> bool:
     return m.ma[fa] == fb
 
 
-def _attribute_changes(xa: dict[str, str], xb: dict[str, str]) -> Change | None:
+def _attribute_changes(xa: Mapping[str, str], xb: Mapping[str, str]) -> Change | None:
     keys = [k for k in dict.fromkeys([*xa, *xb]) if k not in IGNORED_ATTRIBUTES]
     differ = [k for k in keys if _norm(xa.get(k, "")) != _norm(xb.get(k, ""))]
     if not differ:
