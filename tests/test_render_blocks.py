@@ -17,7 +17,7 @@ from hloviz.capture import load_target
 from hloviz.render import ViewOptions, draw_module, to_dot
 from hloviz.render.arrows import SPAN, rows_of
 from hloviz.render.blocks import dominators, find_blocks, repeats, structure_hash
-from hloviz.render.cut import Tree
+from hloviz.render.tree import Tree
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 

@@ -15,9 +15,10 @@ from hloviz.capture import Capture, load_target
 from hloviz.errors import InputError
 from hloviz.ir import HloModule
 from hloviz.render import ViewOptions, draw_module
-from hloviz.render.cut import Step, build_tree, fit
+from hloviz.render.cut import fit
 from hloviz.render.labels import kernel_badge, kernel_list
 from hloviz.render.sidebyside import side_by_side
+from hloviz.render.tree import Step, build_tree
 
 from . import entry_of, present
 

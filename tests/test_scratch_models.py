@@ -363,7 +363,7 @@ def test_focus_narrows_both_sides_of_render_stage_both(tmp_path):
 
 
 def test_shows_default_folder_is_keyed_by_file_and_function(tmp_path):
-    from hloviz.api.pictures import _default_folder
+    from hloviz.api.report import _default_folder
 
     class Cap:
         label = "f"

@@ -4,7 +4,7 @@ The CLI only turns options into calls of these functions and results into output
 user calls the same functions. One module per command family:
 
 - :mod:`.stats` — :func:`stats` (``hloviz stats``), :func:`dump` (``hloviz dump``)
-- :mod:`.pictures` — :func:`show` (``hloviz show``), :func:`render` (``hloviz render``)
+- :mod:`.report` — :func:`show` (``hloviz show``); :mod:`.pictures` — :func:`render` (``hloviz render``)
 - :mod:`.diff` — :func:`diff` (``hloviz diff``)
 - :mod:`.versions` — :func:`versions` (``hloviz versions``)
 - :mod:`.memory` — :func:`memory` (``hloviz memory``)
@@ -19,7 +19,8 @@ from .diff import DiffResult, DiffSide, diff
 from .memory import Memory, memory
 from .options import CaptureOptions as CaptureOptions, DrawOptions as DrawOptions  # re-exported
 from .passes import PassesResult, passes
-from .pictures import ShowResult, render, show
+from .pictures import render
+from .report import ShowResult, show
 from .stats import Stats, dump, scope_trees, stats
 from .versions import VersionColumn, VersionsResult, versions
 

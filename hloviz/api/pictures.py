@@ -1,18 +1,18 @@
-"""The compositions behind ``hloviz show`` and ``hloviz render`` (part of :mod:`hloviz.api`).
+"""The composition behind ``hloviz render`` (part of :mod:`hloviz.api`), and what the picture
+commands share.
 
-Both take anything :func:`hloviz.capture.load_target` accepts (and, from Python, an
-:class:`~hloviz.ir.HloModule` or a :class:`~hloviz.capture.Capture`), and return objects that
-display themselves in Jupyter. Nothing is written until every picture is made; then each file
-is written atomically. When Graphviz is missing, the DOT text is still written, and the error
-says what to install.
+:func:`render` takes anything :func:`hloviz.capture.load_target` accepts (and, from Python, an
+:class:`~hloviz.ir.HloModule` or a :class:`~hloviz.capture.Capture`) and returns a picture that
+displays itself in Jupyter. Nothing is written until the picture is made; then the file is
+written atomically. When Graphviz is missing, the DOT text is still written, and the error says
+what to install. The helpers here — reading the target, checking the drawing options, the DOT
+text kept beside a failed picture — serve ``show`` (:mod:`hloviz.api.report`) and ``diff`` too.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,17 +21,13 @@ from ..ir import HloModule
 from .options import CaptureOptions, DrawOptions, merged_keywords
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
-    from ..analysis.passes import PassHistory
     from ..capture import Capture
-    from ..render.explorer.steps import PassSteps
-    from ..render.html import ReportContent
     from ..render.page import PageOptions
     from ..render.pictures import Picture
     from ..render.views import ViewOptions
     from ..render.wrap import Wrap
 
-__all__ = ["ShowResult", "render", "show"]
+__all__ = ["render"]
 
 STAGES = ("pre", "post", "both", "memory")
 
@@ -319,246 +315,3 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
                                  lookup=lookup, bounds=bounds, info=cap.info, marks=marks)
     page = picture_page(picture.title, picture.svg_text(), picture.notes, payload)
     return replace(picture, format="html", data=page.encode("utf-8"))
-
-
-@dataclass
-class ShowResult:
-    """What ``hloviz show`` made: the files, the analysis, the summary lines it prints.
-
-    Displays itself in Jupyter as the report (``_repr_html_``).
-    """
-
-    label: str
-    directory: Path
-    files: dict[str, Path]
-    analysis: Analysis
-    summary: list[str]
-    notes: list[str] = field(default_factory=list)
-    report: ReportContent | None = None
-    #: hloviz's own files of an earlier run in ``directory`` that this run removed (say a
-    #: ``pre.svg`` the new target has no picture for).
-    removed: list[Path] = field(default_factory=list)
-    #: XLA's pass history, when the target held one or ``passes=True`` captured it.
-    passes: PassHistory | None = None
-
-    def _repr_html_(self) -> str:
-        from ..render.html import report_fragment
-
-        return report_fragment(self.report) if self.report is not None else ""
-
-
-def _safe_label(label: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._") or "module"
-    return cleaned[:80]
-
-
-def _default_folder(target: Any, cap: Any) -> str:
-    """``show``'s folder under ``hloviz-out/`` when none is given, one per thing shown: a
-    model file's function is ``<file stem>.<function>`` (``show a.py:f`` then ``show b.py:f``
-    keep both reports), a capture folder or an HLO file its own name, anything else its label."""
-    if isinstance(target, (str, Path)):
-        text = str(target)
-        path = Path(text)
-        if path.exists():
-            return _safe_label(path.name if path.is_dir() else path.stem)
-        file, _, function = text.rpartition(":")
-        if file and function:
-            stem = Path(file).stem if file.endswith(".py") else file  # package.module:function as it is
-            return _safe_label(f"{stem}.{function}")
-    return _safe_label(cap.label)
-
-
-def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Path | None = None,
-         post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
-         module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
-         progress: Callable[[str], None] | None = None, computation: str | None = None,
-         focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
-         timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
-         color_by: str = "kernel", capture: CaptureOptions | None = None,
-         drawing: DrawOptions | None = None, passes: bool = False) -> ShowResult:
-    """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
-    ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<file>.<function>/``
-    for a model file's function, ``hloviz-out/<name>/`` for a capture folder or HLO file).
-
-    A target that holds XLA's per-pass snapshots (a dump folder or a tar of one) adds the pass
-    history to the report; ``passes`` captures a ``model.py:function`` with them (in a private
-    temporary folder, removed before the pictures are drawn; :mod:`hloviz.api.pass_show`).
-
-    The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
-    (:mod:`hloviz.api.options`), not both."""
-    if capture is not None or drawing is not None:
-        return show(target, out_dir, notify=notify, progress=progress, passes=passes, **merged_keywords(
-            capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
-            given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout, scope, depth,
-                                      color_by)))
-    from ..analysis import analyze
-    from ..render.files import refuse_foreign, write_report_folder
-    from ..render.html import report_html
-    from ..render.pictures import module_picture, pair_picture
-    from ..render.report import report_content, summary_lines
-    from ..render.sidebyside import post_marks, pre_marks
-
-    say = progress or (lambda _m: None)
-    options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
-    _check_color_by(color_by)
-    say("capturing" if isinstance(target, str) and ":" in target else "reading")
-    from .pass_show import capture_for_show, passes_told
-
-    cap, shown = capture_for_show(target, passes=passes, pre=pre, post=post, args=args, device=device,
-                                  module=module, verbose=verbose, notify=notify,
-                                  otherwise=lambda: _capture(target, pre=pre, post=post, args=args, device=device,
-                                                             module=module, verbose=verbose, notify=notify))
-    pre_m, post_m = _modules(cap)
-    say("analysing")
-    analysis = analyze(pre_m, post_m, info=cap.info)
-    directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _default_folder(target, cap)
-    lookup = _lookup(cap.info)
-    names = ["report.html"] + [f"{n}.svg" for n, m in (("side-by-side", pre_m and post_m), ("pre", pre_m),
-                                                       ("post", post_m)) if m is not None]
-    refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced
-
-    say("drawing (Graphviz)")
-    from ..render.graphviz_run import LayoutBudget
-
-    # One --timeout for all the pictures of the command, shared as they are drawn.
-    layout = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
-                          + (pre_m is not None and post_m is not None))
-    jobs: list[tuple[str, Callable[[], Picture]]] = []
-    if pre_m is not None and post_m is not None:
-        jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
-                                                          title=f"{cap.label}: {analysis.verdict}",
-                                                          color_by=color_by, info=cap.info, budget=layout)))
-    if pre_m is not None:
-        marks = pre_marks(analysis, pre_m, color_by) if post_m is not None else None
-        jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
-                                                   title=f"{cap.label} · before optimization", info=cap.info,
-                                                   budget=layout)))
-    if post_m is not None:
-        pmarks = post_marks(analysis, post_m, color_by)
-        jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
-                                                    title=f"{cap.label} · after optimization", info=cap.info,
-                                                    budget=layout)))
-    pictures: dict[str, Picture] = {}
-    missing: HlovizError | None = None
-    dots: dict[str, str] = {}
-    for name, job in jobs:
-        try:
-            pictures[name] = job()
-        except (DependencyError, RenderError) as err:
-            if err.dot_text is None:
-                raise
-            dots[name] = err.dot_text
-            missing = missing or err
-    from ..render.page import page_picture
-
-    pictures = {name: page_picture(pic, description=analysis.verdict) for name, pic in pictures.items()}
-    main = pictures.get("side-by-side") or next(iter(pictures.values()), None)
-    notes = list(main.notes) if main is not None else []
-    files: dict[str, bytes | str] = {}
-    for name, pic in pictures.items():
-        files[f"{name}.svg"] = pic.data
-    for name, text in dots.items():
-        files[f"{name}.dot"] = text
-    links = [(n, n) for n in files]
-    memory, memory_note = _memory(cap, post_m)
-    if memory_note:
-        notes.append(memory_note)
-    layers, layer_texts = _kernel_layers(post_m, analysis, cap.info)
-    content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
-                             notes=notes, files=links, lookup=lookup,
-                             picture_missing=f"no picture: {missing.args[0]}" if missing else None,
-                             footer=_footer(cap.info), memory_html=_memory_html(memory), layers=layers,
-                             layer_texts=layer_texts)
-    if missing is None or not (directory / "report.html").exists():
-        # A degraded report (no picture) never replaces an earlier good one.
-        payload = None
-        from .pass_show import report_section
-
-        steps = report_section(shown, content, left=layout.left(), timeout=timeout, explorer=main is not None, say=say)
-        if main is not None:
-            say("building the explorer")
-            main_name = next(name for name, pic in pictures.items() if pic is main)
-            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left(), steps)
-        files["report.html"] = report_html(content, payload)
-    say("writing")
-    # One set: hloviz's own files of an earlier run that this one does not make are removed,
-    # unless this run is degraded (then the earlier pictures stay beside the new .dot files).
-    folder = write_report_folder(directory, files, remove_stale=missing is None)
-    written = {Path(n).stem if n != "report.html" else "report": directory / n for n in files}
-    if missing is not None:
-        names = ", ".join(str(directory / n) for n in files)
-        cls = DependencyError if isinstance(missing, DependencyError) else RenderError
-        raise cls(f"{missing.args[0]}; wrote {names} (the .dot files hold the pictures)", hint=missing.hint)
-    lines = summary_lines(analysis, lookup, layer_texts=layer_texts)
-    if memory is not None:
-        from ..units import binary_size
-
-        said = "XLA's buffer assignment" if memory.source == "xla" else "estimated"
-        lines.append(f"memory: {binary_size(memory.total_bytes)} ({said}); peak {binary_size(memory.peak.bytes)} at "
-                     f"{memory.peak.instruction}")
-    history = passes_told(shown, lines, notes)
-    return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history)
-
-
-def _kernel_layers(post_m: HloModule | None, analysis: Analysis, info: dict):
-    """Each kernel's layers (the report's table) and its layer as one line (the summary), by the
-    one rule every view follows (:meth:`hloviz.analysis.scopes.ScopeTree.layers_of`)."""
-    if post_m is None or analysis.kernels is None:
-        return None, None
-    from ..analysis.scopes import build_scope_tree
-    from ..render.report import kernel_layer_texts, kernel_layers
-
-    tree = build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels, layers=info.get("layer_scopes"))
-    return kernel_layers(tree), kernel_layer_texts(tree)
-
-
-def _memory(cap: Capture, post_m: HloModule | None):
-    """The memory report of the optimized module for the report, or why there is none (a note)."""
-    if post_m is None:
-        return None, None
-    from .memory import memory_of
-
-    try:
-        return memory_of(cap), None
-    except HlovizError as err:  # a damaged buffer-assignment file: the rest of the report stands
-        return None, f"no memory section: {err.args[0] if err.args else err}"
-
-
-def _memory_html(memory) -> str:
-    if memory is None:
-        return ""
-    from ..render.memory import memory_section
-
-    return memory_section(memory)
-
-
-def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,
-                  post_m: HloModule | None, lookup, left: float, steps: PassSteps | None = None):
-    """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``.
-
-    ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
-    left; the explorer's extra pictures start only within it (a longer ``--timeout`` draws more
-    of them: no other time limit applies)."""
-    from ..render.explorer import Bounds, module_payload, pair_payload
-    from ..render.sidebyside import post_marks
-
-    bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
-    if name == "side-by-side":
-        assert pre_m is not None and post_m is not None
-        return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
-                            post_marks=post_marks(analysis, post_m), bounds=bounds, steps=steps, info=cap.info)
-    m = pre_m if name == "pre" else post_m
-    assert m is not None
-    return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
-                          bounds=bounds, steps=steps, info=cap.info)
-
-
-def _footer(info: dict) -> str:
-    from .. import __version__
-
-    parts = [f"made by hloviz {__version__}"]
-    if info.get("tensorflow"):
-        parts.append(f"TensorFlow {info['tensorflow']}")
-    if info.get("jax"):
-        parts.append(f"JAX {info['jax']}")
-    return " · ".join(parts)

@@ -5,12 +5,13 @@ Read top-down, a module becomes a picture in one path (each stage a function of 
 - :func:`draw_module` (``views``) — a module → a :class:`View`, by the drawing rules familiar
   from XLA's graph dumps (``model``: which instructions become units), then:
 
-  1. **tree** — ``layers`` routes the units under their op names' scopes, fusions and bodies;
-     ``structure`` / ``blocks`` find blocks where names give none and fold repeats (``×N``);
-  2. **cut** — :func:`fit`, :class:`Cut`, :class:`Tree` (``cut``): the deepest cut that fits
+  1. **tree** — :class:`Tree`, :func:`build_tree` (``tree``); ``layers`` routes the units under
+     their op names' scopes, fusions and bodies; ``structure`` / ``blocks`` find blocks where
+     names give none and fold repeats (``×N``);
+  2. **cut** — :func:`fit`, :class:`Cut` (``cut``): the deepest cut of that tree that fits
      the node budget; ``--scope``, ``--depth``, focus and an explorer's "open this block" all
      move the cut. ``View.cut`` is the cut a drawn view used;
-  3. **apply** — ``layers.apply_cut``: closed nodes become single units, open ones clusters;
+  3. **apply** — ``apply.apply_cut``: closed nodes become single units, open ones clusters;
   4. **scene** — ``assemble`` (arrows that would span many rows become stubs, ``arrows``).
 
   Callers colour and annotate instructions with :class:`Mark`.
@@ -39,12 +40,13 @@ scene before turning it into DOT.
 
 from __future__ import annotations
 
-from .cut import Cut, Tree, TreeNode, build_tree, fit
+from .cut import Cut, fit
 from .dot import columns_to_dot, to_dot
 from .files import write_atomic
 from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
 from .pictures import Picture, build_picture, format_for, module_picture, pair_picture
 from .scene import Cluster, Edge, Node, Row, Scene
+from .tree import Tree, TreeNode, build_tree
 from .views import Mark, View, ViewOptions, draw_module
 
 __all__ = [

@@ -247,7 +247,7 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
 
 
 def _stack(g: ViewGraph, scene: Scene) -> None:
-    """Keep each open scope's children one below the other (see :func:`hloviz.render.layers.stacking`):
+    """Keep each open scope's children one below the other (see :func:`hloviz.render.apply.stacking`):
     an invisible arrow from the last node of one child to every node of the next cluster that
     has no arrow coming in."""
     if not g.stacking:

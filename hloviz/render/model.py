@@ -37,7 +37,7 @@ NODE, INLINE, GTE, FPARAM, FUSION, PLUMB = Drawn  # the short names the render m
 ELIDED = frozenset({INLINE, GTE, FPARAM, FUSION, PLUMB})
 
 #: What a :class:`Unit` stands for: one instruction, an elementwise chain, a closed fusion, or a
-#: closed node of the picture's tree (a scope, block or repeat: :mod:`hloviz.render.layers`).
+#: closed node of the picture's tree (a scope, block or repeat: :mod:`hloviz.render.apply`).
 UnitKind = Literal["inst", "chain", "fusion", "scope"]
 
 
@@ -84,7 +84,7 @@ class Unit:
 
 
 class ViewGraph:
-    """Everything :mod:`hloviz.render.views`, :mod:`hloviz.render.layers` and
+    """Everything :mod:`hloviz.render.views`, :mod:`hloviz.render.layers`, :mod:`hloviz.render.apply` and
     :mod:`hloviz.render.assemble` share."""
 
     def __init__(self, module: HloModule, marks: Mapping[str, Any]) -> None:
@@ -109,7 +109,7 @@ class ViewGraph:
         self.collapsed_places: set[str] = set()
         #: the first look drew every fusion and body of a big module as one node
         self.closed_fusions = False
-        #: open scopes drawn as clusters (:class:`hloviz.render.layers.ScopeCluster`), and the cut drawn
+        #: open scopes drawn as clusters (:class:`hloviz.render.apply.ScopeCluster`), and the cut drawn
         self.scope_clusters: list[Any] = []
         self.cut: Any = None
         #: entry parameter name → what the user calls it (a variable, an argument); op name → user's line

@@ -1,4 +1,4 @@
-"""The tree's structure where names do not give it: blocks and repeats in a :mod:`~hloviz.render.cut` tree.
+"""The tree's structure where names do not give it: blocks and repeats in a :mod:`~hloviz.render.tree` tree.
 
 :func:`split_by_structure` gives a crowded node (more children than a picture can name) a level
 of ``block`` nodes found on the graph of its children (:func:`hloviz.render.blocks.find_blocks`),
@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from .blocks import MIN_BLOCK, find_blocks, periodic, repeats, structure_hash
-from .cut import TreeNode, rekey
+from .tree import TreeNode, rekey
 
 __all__ = ["fold_repeats", "split_by_structure"]
 

@@ -17,7 +17,7 @@ The drawing rules, familiar from XLA's own graph dumps:
 Then one path fits every picture to its node budget, with op names or without, before or after
 optimization, whole or focused (:func:`_draw_tree`):
 
-1. **tree** (:mod:`~hloviz.render.layers`, :mod:`~hloviz.render.cut`) — the drawn units under
+1. **tree** (:mod:`~hloviz.render.layers`, :mod:`~hloviz.render.tree`) — the drawn units under
    the scopes of their op names where names carry them, under the fusion or body that holds
    them, and in blocks found by structure where names give nothing
    (:mod:`~hloviz.render.structure`, :mod:`~hloviz.render.blocks`); neighbouring blocks of
@@ -25,7 +25,7 @@ optimization, whole or focused (:func:`_draw_tree`):
 2. **cut** — the deepest cut of that tree that fits the budget (``--depth`` counted from the
    user's function, not JAX's ``jit(f)`` around it; ``coarse`` keeps fusions and bodies closed;
    ``open`` opens a closed block, repeat or scope in place, as the explorer does);
-3. **apply** — each node of the cut becomes one unit (:func:`hloviz.render.layers.apply_cut`),
+3. **apply** — each node of the cut becomes one unit (:func:`hloviz.render.apply.apply_cut`),
    each open node above it a cluster, and the notes say what was closed and why;
 4. **scene** — :mod:`~hloviz.render.assemble` turns the units into a
    :class:`~hloviz.render.scene.Scene` (arrows that would span many rows become stubs).
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from . import layers
+from . import apply, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import Chain, find_chains
 from .cut import Cut, coarsen, fit, open_in_place
@@ -265,7 +265,7 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
         return mark.kernels if mark is not None else ()
 
     phase_of = scopes.phase_of if scopes is not None else (lambda i: "forward")
-    g.scope_clusters = layers.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of)
+    g.scope_clusters = apply.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of)
     if options.coarse:  # after a Graphviz timeout: no clusters, which are most of dot's time
         g.scope_clusters, g.stacking = [], []
     g.cut = cut

@@ -210,8 +210,8 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
 
     wrap = wrap if wrap is not None else OFF
 
+    from ..apply import scope_title
     from ..dot import columns_drawing, to_drawing
-    from ..layers import scope_title
     from ..pictures import build_picture
     from ..views import ViewOptions, draw_module
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ...analysis import Analysis
     from ...analysis.kernels import KernelReport
     from ...analysis.scopes import ScopeTree
-    from ..cut import TreeNode
+    from ..tree import TreeNode
     from ..views import View
 
 __all__ = ["Side", "ViewSpec", "ExplorerData", "explorer_data"]
