@@ -144,19 +144,25 @@ class _Routes:
         return self.scope_steps(layer) + [Step("scope", "(optimizer)", f"{layer.path}/(optimizer)", "optimizer")]
 
     def of_place(self, place: Place) -> list[Step]:
-        """The route of a fusion or body place: its caller's route, then one step per nesting."""
-        r = self._places.get(place.key)
-        if r is None:
-            parent, owner = place.parent, place.owner
+        """The route of a fusion or body place: its caller's route, then one step per nesting.
+
+        Walked with an explicit stack: fusions and bodies may nest a thousand deep."""
+        pending: list[Place] = []
+        p: Place | None = place
+        while p is not None and p.key not in self._places:
+            pending.append(p)
+            p = p.parent if p.parent is not None and p.parent.parent is not None else None
+        for p in reversed(pending):
+            parent, owner = p.parent, p.owner
             if parent is None or owner is None:
-                r = []
+                r: list[Step] = []
             else:
-                base = self.of_place(parent) if parent.parent is not None else self.inst_steps(owner)
-                kind = "fusion" if place.role == "fusion" else "body"
-                label = owner.name if kind == "fusion" else f"{place.role} of {owner.name}"
-                r = base + [Step(kind, place.key, label=label)]
-            self._places[place.key] = r
-        return r
+                base = self._places[parent.key] if parent.parent is not None else self.inst_steps(owner)
+                kind = "fusion" if p.role == "fusion" else "body"
+                label = owner.name if kind == "fusion" else f"{p.role} of {owner.name}"
+                r = base + [Step(kind, p.key, label=label)]
+            self._places[p.key] = r
+        return self._places[place.key]
 
     def order(self, u: Unit) -> tuple:
         """Text order in the drawn computation; inside a fusion or body, its caller's place."""
