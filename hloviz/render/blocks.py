@@ -377,20 +377,41 @@ def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], lab
     users (directed, as networkx's ``weisfeiler_lehman_graph_hash`` since 3.5), compressed with
     BLAKE2b so labels stay short; the hash is the digest of the sorted final labels. Written
     out rather than built on a networkx graph: hundreds of blocks of a big module are hashed.
+
+    Remembered by the labels and the edges between positions: a big module's repeated layers
+    are the same graph hundreds of times (a 250-layer transformer's blocks are hashed once
+    each, not once per layer).
     """
     index = {m: i for i, m in enumerate(members)}
-    succ: list[list[int]] = [[] for _ in members]
-    pred: list[list[int]] = [[] for _ in members]
+    labels = tuple(label(m) for m in members)
+    pairs = []
     for a, b in edges:
         ia, ib = index.get(a), index.get(b)
         if ia is not None and ib is not None and ia != ib:
-            succ[ia].append(ib)
-            pred[ib].append(ia)
-    cur = [_digest(label(m)) for m in members]
+            pairs.append((ia, ib))
+    key = (labels, tuple(pairs), iterations)
+    known = _HASHES.get(key)
+    if known is not None:
+        return known
+    succ: list[list[int]] = [[] for _ in members]
+    pred: list[list[int]] = [[] for _ in members]
+    for ia, ib in pairs:
+        succ[ia].append(ib)
+        pred[ib].append(ia)
+    cur = [_digest(text) for text in labels]
     for _ in range(iterations):
         cur = [_digest(f"{cur[i]}<{','.join(sorted(cur[p] for p in pred[i]))}>{','.join(sorted(cur[s] for s in succ[i]))}")
                for i in range(len(members))]
-    return _digest("|".join(sorted(cur)), 16)
+    out = _digest("|".join(sorted(cur)), 16)
+    if len(_HASHES) >= _HASHES_KEPT:
+        _HASHES.clear()
+    _HASHES[key] = out
+    return out
+
+
+#: :func:`structure_hash`'s answers by its inputs, at most :data:`_HASHES_KEPT` of them.
+_HASHES: dict[tuple, str] = {}
+_HASHES_KEPT = 4096
 
 
 def _digest(text: str, size: int = 8) -> str:
