@@ -37,6 +37,9 @@ __all__ = ["Blocks", "find_blocks", "repeats", "structure_hash"]
 #: A block needs at least this many members: smaller ones stay as they are.
 MIN_BLOCK = 2
 
+#: How many answers :func:`find_blocks` and :func:`structure_hash` remember (then they start over).
+_KEPT = 4096
+
 
 @dataclass(frozen=True)
 class Blocks:
@@ -55,9 +58,27 @@ class Blocks:
 
 def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
     """Blocks of the DAG of ``n`` nodes (in text order) and ``edges``; None when no rule finds
-    a block of :data:`MIN_BLOCK` or more nodes that is smaller than the whole."""
+    a block of :data:`MIN_BLOCK` or more nodes that is smaller than the whole.
+
+    Remembered by ``n`` and ``edges`` (the answer is shared: callers read it, never change
+    it): a big module's 250 layers ask the same few questions 500 times."""
     if n < 2 * MIN_BLOCK:
         return None
+    key = (n, tuple(edges))
+    if key in _BLOCKS:
+        return _BLOCKS[key]
+    found = _find_blocks(n, edges)
+    if len(_BLOCKS) >= _KEPT:
+        _BLOCKS.clear()
+    _BLOCKS[key] = found
+    return found
+
+
+#: :func:`find_blocks`' answers by its inputs, at most :data:`_KEPT` of them.
+_BLOCKS: dict[tuple, Blocks | None] = {}
+
+
+def _find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
     g = _Graph(n, _without_hubs(n, edges))
     for rule, how in ((_components, "components"), (_cuts, "cuts"), (_cuts_and_components, "spine"),
                       (_dominated, "dominators")):
@@ -403,15 +424,14 @@ def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], lab
         cur = [_digest(f"{cur[i]}<{','.join(sorted(cur[p] for p in pred[i]))}>{','.join(sorted(cur[s] for s in succ[i]))}")
                for i in range(len(members))]
     out = _digest("|".join(sorted(cur)), 16)
-    if len(_HASHES) >= _HASHES_KEPT:
+    if len(_HASHES) >= _KEPT:
         _HASHES.clear()
     _HASHES[key] = out
     return out
 
 
-#: :func:`structure_hash`'s answers by its inputs, at most :data:`_HASHES_KEPT` of them.
+#: :func:`structure_hash`'s answers by its inputs, at most :data:`_KEPT` of them.
 _HASHES: dict[tuple, str] = {}
-_HASHES_KEPT = 4096
 
 
 def _digest(text: str, size: int = 8) -> str:
