@@ -227,6 +227,19 @@ def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
 
 
 def _fused_ops(fusion: Instruction) -> int:
+    """The ops a fusion runs (its fused computation's, and those of fusions nested in it)."""
+    comps = fusion.called_computations
+    if len(comps) == 1:
+        # the usual fusion nests none: one pass over its computation (a closed layer of a big
+        # module sums thousands of them)
+        count = 0
+        for i in comps[0].instructions:
+            if i.opcode == "fusion":
+                break
+            if i.opcode != "parameter":
+                count += 1
+        else:
+            return count
     from ..ir import called_closure
 
     return sum(1 for c in called_closure(fusion.called_computations, follow=lambda i: i.opcode == "fusion")
