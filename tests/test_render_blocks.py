@@ -42,6 +42,22 @@ def test_separate_updates_are_blocks_and_repeat():
     assert structure_hash([0, 1, 2], edges, lambda i: "mul") != hashes[0]
 
 
+def test_remembered_answers_still_tell_graphs_apart():
+    # structure_hash and find_blocks remember their answers (a big module asks the same
+    # questions hundreds of times): the same ops wired differently still hash apart, asked in
+    # either order, and the same question gets the same answer
+    chain, fork = [(0, 1), (1, 2), (2, 3)], [(0, 1), (0, 2), (0, 3)]
+    add = lambda i: "add"  # noqa: E731
+    first = structure_hash([0, 1, 2, 3], chain, add)
+    assert structure_hash([0, 1, 2, 3], fork, add) != first
+    assert structure_hash([0, 1, 2, 3], chain, add) == first
+    assert structure_hash([0, 1, 2, 3], chain, lambda i: "mul" if i == 3 else "add") != first
+    # two separate chains are two blocks; the same four nodes as one chain are none
+    assert find_blocks(4, [(0, 1), (2, 3)]) == find_blocks(4, [(0, 1), (2, 3)])
+    assert find_blocks(4, [(0, 1), (2, 3)]) is not None
+    assert find_blocks(4, [(0, 1), (1, 2), (2, 3)]) != find_blocks(4, [(0, 1), (2, 3)])
+
+
 def test_dominators_of_a_diamond():
     succ = [[1, 2], [3], [3], []]
     assert dominators(succ, 0) == {0: 0, 1: 0, 2: 0, 3: 0}
