@@ -84,7 +84,7 @@ _FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 def test_the_benchmarks_readme_quotes_have_recorded_runs():
     quoted = {path for path, _ in BENCH_PARAGRAPHS}
     assert {"benchmarks/results/parse_bench.txt", "benchmarks/results/capture_bench.txt",
-            "benchmarks/results/versions_bench.txt"} <= quoted
+            "benchmarks/results/versions_bench.txt", "benchmarks/results/picture_bench.txt"} <= quoted
     for path in quoted:
         first = (ROOT / path).read_text(encoding="utf-8").splitlines()[0]
         assert first.startswith("# python benchmarks/"), f"{path} does not start with the command that made it"
