@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from .blocks import MIN_BLOCK, find_blocks, periodic, repeats, structure_hash
-from .tree import TreeNode, rekey
+from .tree import TreeNode, leaf_owners, rekey
 
 __all__ = ["fold_repeats", "split_by_structure"]
 
@@ -37,23 +37,9 @@ def _adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     return succ
 
 
-def _owners(node: TreeNode) -> dict[str, int]:
-    """Leaf name → index of the child of ``node`` holding it."""
-    owner: dict[str, int] = {}
-    for i, child in enumerate(node.children):
-        stack = [child]
-        while stack:
-            n = stack.pop()
-            if n.is_leaf:
-                owner[n.name] = i
-            else:
-                stack.extend(n.children)
-    return owner
-
-
 def _child_edges(node: TreeNode, succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
     """The arrows between ``node``'s children (the leaf arrows seen through them)."""
-    owner = _owners(node)
+    owner = leaf_owners(node.children)
     out = set()
     for leaf, i in owner.items():
         for nxt in succ.get(leaf, ()):

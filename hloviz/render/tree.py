@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "rekey"]
+__all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners", "rekey"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
 # sibling scopes that share a name prefix; ``block``: siblings bounded by the graph's structure
@@ -273,9 +273,9 @@ def _split_crowded(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str
     return split
 
 
-def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> list[int]:
-    """``out[b]``: how many arrows between ``kids`` cross the line between ``kids[b-1]`` and
-    ``kids[b]`` (arrows counted once per pair of children, either direction)."""
+def leaf_owners(kids: Sequence[TreeNode]) -> dict[str, int]:
+    """Leaf name → index of the node in ``kids`` holding it (arrows between leaves, seen through
+    their owners, are the arrows between ``kids``)."""
     owner: dict[str, int] = {}
     for i, kid in enumerate(kids):
         stack = [kid]
@@ -285,6 +285,13 @@ def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> l
                 owner[n.name] = i
             else:
                 stack.extend(n.children)
+    return owner
+
+
+def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> list[int]:
+    """``out[b]``: how many arrows between ``kids`` cross the line between ``kids[b-1]`` and
+    ``kids[b]`` (arrows counted once per pair of children, either direction)."""
+    owner = leaf_owners(kids)
     pairs = set()
     for leaf, i in owner.items():
         for nxt in succ.get(leaf, ()):
