@@ -31,7 +31,7 @@ from ..opcodes import LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
 if TYPE_CHECKING:
     from .scopes import Scope
 
-__all__ = ["HEAVY_WORK", "FlowPlacer", "kernel_scopes", "kernel_votes", "layer_text", "literal_ids"]
+__all__ = ["HEAVY_WORK", "FlowPlacer", "common_scope", "kernel_scopes", "kernel_votes", "layer_text", "literal_ids"]
 
 #: Opcodes whose instructions are a fusion's heavy work, with the weight of their vote for the
 #: fusion's layer (every other working opcode counts 1): a conv + batch norm + relu fusion is the
@@ -159,7 +159,7 @@ def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
         return ""
     shared: Scope | None = named[0]
     for s in named[1:]:
-        shared = _common(shared, s)
+        shared = common_scope(shared, s)
         if shared is None:
             break
     if shared is not None:
@@ -302,7 +302,7 @@ class FlowPlacer:
             evidence = layer_work  # a weight's copy read by its layer and by the optimizer: the layer's
         shared: Scope | None = evidence[0][0]
         for s, _p in evidence[1:]:
-            shared = _common(shared, s)
+            shared = common_scope(shared, s)
             if shared is None:
                 return None
         if shared is None or shared.kind != "scope":
@@ -314,9 +314,10 @@ class FlowPlacer:
         return shared, phase
 
 
-def _common(a: Scope | None, b: Scope) -> Scope | None:
-    """The innermost scope from op names holding both (None when they share none)."""
-    if a is None:
+def common_scope(a: Scope | None, b: Scope | None) -> Scope | None:
+    """The innermost scope from op names holding both (None when they share none, or either is
+    None)."""
+    if a is None or b is None:
         return None
     if a.contains(b):
         return a if a.kind == "scope" else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from ..analysis.attribution import common_scope
 from ..ir import Computation, Instruction
 from ..opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from .model import Place, Unit, ViewGraph
@@ -121,7 +122,7 @@ class _Routes:
         shared = None
         for u in users:
             p = self.own.get(id(u))
-            shared = p if shared is None else _common(shared, p)
+            shared = p if shared is None else common_scope(shared, p)
             if shared is None:
                 break
         return shared
@@ -200,20 +201,6 @@ def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None
     if optimizer * 2 <= work or len(found) != 1:
         return None
     return next(iter(found.values()))
-
-
-def _common(a: Scope | None, b: Scope | None) -> Scope | None:
-    """The innermost named scope holding both (None when they share none)."""
-    if a is None or b is None:
-        return None
-    if a.contains(b):
-        return a
-    for s in a.ancestors():
-        if s.kind != "scope":
-            return None
-        if s.contains(b):
-            return s
-    return None
 
 
 def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
