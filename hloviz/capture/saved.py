@@ -358,20 +358,31 @@ def _swap_into_place(tmp: Path, out_dir: Path, parent: Path) -> bool:
         os.rename(tmp, out_dir)
     except OSError as exc:
         if old is not None:
-            if not (out_dir.is_symlink() or out_dir.exists()):
-                os.rename(old, out_dir)  # put the previous capture back
-            else:
-                _remove_old(old)
+            _put_back(old, out_dir)
         if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
             return False
         raise
     except BaseException:
-        if old is not None and not (out_dir.is_symlink() or out_dir.exists()):
-            os.rename(old, out_dir)
+        if old is not None:
+            _put_back(old, out_dir)
         raise
     if old is not None:
         _remove_old(old)
     return True
+
+
+def _put_back(old: Path, out_dir: Path) -> None:
+    """Return the capture moved aside to ``out_dir`` when nothing took its place; when another
+    writer's capture is there (before our look, or landed between the look and the rename) the
+    old one is removed, as that writer's swap would have done. Never leaves ``old`` behind."""
+    if not (out_dir.is_symlink() or out_dir.exists()):
+        try:
+            os.rename(old, out_dir)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+    _remove_old(old)
 
 
 def _remove_old(old: Path) -> None:
