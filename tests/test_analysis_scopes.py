@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -174,6 +176,25 @@ def test_real_captures_file_every_instruction(name):
         assert sum(len(s.instructions) for s in t.walk()) == module.instruction_count
         assert sum(t.root.phases.values()) == module.instruction_count
     assert set(t.root.kernels) == {k.name for k in present(t.kernel_report).kernels}
+
+
+@pytest.mark.parametrize("name", ["keras_transformer", "jax_gpt_step"])
+def test_an_unordered_tree_files_alike(name):
+    """``ordered=False`` (the picture's tree) skips only the ordering: every instruction in the
+    same scope with the same phase, every scope with the same instructions, labels and phases."""
+    module = present(load_target(str(CAPTURES / name)).post_module())
+    ordered, loose = build_scope_tree(module, stage="pre"), build_scope_tree(module, stage="pre", ordered=False)
+
+    def filing(t):
+        return {s.path: (s.kind, s.label, sorted(i.name for i in s.instructions), s.phases) for s in t.walk()}
+
+    assert filing(loose) == filing(ordered)
+    assert {i.name: (s.path, loose.phase_of(i)) for i, s in loose._of.items()} == \
+        {i.name: (s.path, ordered.phase_of(i)) for i, s in ordered._of.items()}
+    folder = CAPTURES / name
+    text = (folder / "post.hlo").read_text() if (folder / "post.hlo").exists() else \
+        gzip.decompress((folder / "post.hlo.gz").read_bytes()).decode()
+    assert sum(len(s.instructions) for s in loose.walk()) == len(re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", text, re.M))
 
 
 def test_transformer_reads_as_forward_backward_optimizer():

@@ -36,7 +36,8 @@ def _op_path(inst: Instruction) -> OpPath | None:
 
 def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelReport | None = None,
           parameter_names: Mapping[Instruction, str] | None = None,
-          order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
+          order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None,
+          ordered: bool = True) -> ScopeTree:
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
     callers = _first_callers(module)
@@ -53,7 +54,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         filing.place(inst)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
 
-    _order_children(root, of, phase_of, module)
+    if ordered:
+        _order_children(root, of, phase_of, module)
     _label_scopes(root, layers or {})
     if order_like is not None:
         _order_like(root, order_like)

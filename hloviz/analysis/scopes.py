@@ -426,7 +426,8 @@ def _outermost(scopes: list[Scope]) -> list[Scope]:
 def build_scope_tree(module: HloModule, *, stage: str | None = None,
                      kernel_report: KernelReport | None = None,
                      parameter_names: Mapping[Instruction, str] | None = None,
-                     order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None) -> ScopeTree:
+                     order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None,
+                     ordered: bool = True) -> ScopeTree:
     """The :class:`ScopeTree` of ``module``.
 
     ``stage`` is ``"pre"`` or ``"post"`` (default: ``post`` for a scheduled or fused module).
@@ -440,13 +441,18 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     the order the module runs them. ``layers`` (a TF capture's ``info["layer_scopes"]``: scope
     path → Keras layer path) labels scopes by their Keras layers exactly, where the ``_N``
     suffixes TensorFlow adds would otherwise be guessed away.
+
+    ``ordered=False`` leaves scopes and their instructions in the order they were filed (a
+    scope's named instructions in text order, then those placed by their caller or data flow)
+    instead of the program's order: for a caller that only looks instructions and scopes up
+    and orders what it draws itself (the picture: a third of the 300k-instruction module's tree).
     """
     from .collector import collector_paused
     from .scope_build import build
 
     with collector_paused():  # a large module's tree is hundreds of thousands of live objects
         return build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
-                     order_like=order_like, layers=layers)
+                     order_like=order_like, layers=layers, ordered=ordered)
 
 
 def _add_operand_edges(g: nx.DiGraph, module: HloModule, where: Mapping[Instruction, str]) -> None:

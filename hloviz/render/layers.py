@@ -224,7 +224,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     if scopes is None:
         from ..analysis.scopes import build_scope_tree
 
-        scopes = build_scope_tree(g.module, stage="pre")  # kernels come from the marks
+        scopes = build_scope_tree(g.module, stage="pre", ordered=False)  # kernels: the marks
     updates = None
     if scopes.root.phases.get("optimizer"):
         from ..analysis.updates import update_targets

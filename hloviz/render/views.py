@@ -251,7 +251,7 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
         from ..analysis.scopes import build_scope_tree
 
         # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
-        scopes = build_scope_tree(g.module, stage="pre")
+        scopes = build_scope_tree(g.module, stage="pre", ordered=False)
     tree = layers.scope_tree(g, scopes, named=scopes is not None)
     depth = options.depth + scopes.model_depth if options.depth is not None and scopes is not None else options.depth
     tree = coarsen(tree, options.budget, max_depth=depth)
