@@ -66,6 +66,10 @@ def test_op_names_are_read_as_paths_with_phases():
     call = parse_op_name("jit(f)/jvp(Stack)/while/body/closed_call")
     assert call.scope == ("jit(f)", "Stack", "while", "body") and call.op == "closed_call"
     assert split_segments("a/b(c/d)/e") == ["a", "b(c/d)", "e"]
+    # a ``)`` with nothing open is text; an unclosed ``(`` holds the rest; empty parts dropped
+    assert split_segments("a)/b(/c") == ["a)", "b(/c"]
+    assert split_segments("/a/(b/c))/d//") == ["a", "(b/c))", "d"]
+    assert split_segments("jit(f)//x") == ["jit(f)", "x"]
 
 
 def test_keras_reentry_suffix():
@@ -194,7 +198,8 @@ def test_an_unordered_tree_files_alike(name):
     folder = CAPTURES / name
     text = (folder / "post.hlo").read_text() if (folder / "post.hlo").exists() else \
         gzip.decompress((folder / "post.hlo.gz").read_bytes()).decode()
-    assert sum(len(s.instructions) for s in loose.walk()) == len(re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", text, re.M))
+    instructions = re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", text, re.MULTILINE)
+    assert sum(len(s.instructions) for s in loose.walk()) == len(instructions)
 
 
 def test_transformer_reads_as_forward_backward_optimizer():

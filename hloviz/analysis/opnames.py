@@ -81,24 +81,30 @@ class OpPath:
 
 def split_segments(name: str) -> list[str]:
     """``a/b(c/d)/e`` → ``["a", "b(c/d)", "e"]``: split at slashes outside parentheses, since a
-    JAX transformation may wrap a name holding slashes."""
+    JAX transformation may wrap a name holding slashes. (Only the slashes and parentheses are
+    visited: a JAX name is mostly letters, and every distinct op name of a module is split.)"""
     if "(" not in name:
         return [s for s in name.split("/") if s]
     out: list[str] = []
     depth = 0
     start = 0
-    for i, ch in enumerate(name):
+    for m in _SLASH_OR_PAREN.finditer(name):
+        ch = m.group()
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(depth - 1, 0)
-        elif ch == "/" and depth == 0:
+        elif depth == 0:
+            i = m.start()
             if i > start:
                 out.append(name[start:i])
             start = i + 1
     if start < len(name):
         out.append(name[start:])
     return out
+
+
+_SLASH_OR_PAREN = re.compile(r"[/()]")
 
 
 def unwrap(segment: str) -> tuple[list[str], bool]:
@@ -178,6 +184,14 @@ def _top_level_parts(text: str, lo: int, hi: int, close: dict[int, int]) -> list
 
 
 @lru_cache(maxsize=65536)
+def _unwrapped(segment: str) -> tuple[tuple[str, ...], bool]:
+    """:func:`unwrap`, once per distinct segment: the segments of a model's op names repeat
+    (``transpose(jvp(Transformer))``, ``Attention`` in each of 250 blocks' names)."""
+    names, backward = unwrap(segment)
+    return tuple(names), backward
+
+
+@lru_cache(maxsize=65536)
 def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     """Read one op name (see the module docstring). TF's names of merged ops
     (``Cos;PartitionedCall/Cos``) are read by their first part.
@@ -204,7 +218,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         if i == 0 and seg.startswith(("jit(", "pjit(")) and seg.endswith(")"):
             out.append(seg)  # the traced function itself
             continue
-        names, backward = unwrap(seg)
+        names, backward = _unwrapped(seg)
         if not names and i == last and seg in TRANSPARENT:
             names = [seg]  # the op itself (a ``closed_call``), not a wrapper of what follows
         if backward:

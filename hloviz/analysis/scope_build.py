@@ -50,8 +50,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
     filing.flow = _flow_placer(module, callers, filing)
-    for inst in unnamed:
-        filing.place(inst)
+    filing.place_all(unnamed)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
 
     if ordered:
@@ -84,14 +83,17 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
     prefixes = _inlined_prefixes(module, callers)
     # A framework op's instructions share one Metadata (ir parses each distinct text once): its
     # op path is read once per (Metadata, prefix), not once per instruction.
-    paths: dict[tuple[int, str], OpPath | None] = {}
+    by_prefix: dict[str, dict[int, OpPath | None]] = {}  # prefix → id(Metadata) → its op path
     held: list[object] = []  # the Metadata keyed by id(), kept alive while their ids are keys
     for comp in module.computations:
         prefix = prefixes.get(comp.name, "")
+        paths = by_prefix.get(prefix)
+        if paths is None:
+            paths = by_prefix[prefix] = {}
         inside = None  # _runs_inside_caller(comp), asked only when an op names no scope
         for inst in comp.instructions:
             md = inst.metadata
-            key = (id(md), prefix)
+            key = id(md)
             if key in paths:
                 op = paths[key]
             else:
@@ -109,7 +111,7 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
                 unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
                 continue
             named.append((inst, op))
-            if op.phase != "backward":
+            if op.phase != "backward" and op.scope not in forward_scopes:
                 _add_prefixes(forward_scopes, op.scope)
     return named, unnamed, forward_scopes
 
@@ -185,6 +187,28 @@ class _Filing:
             phase_of[inst] = op.phase
             op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
         return op_scope
+
+    def place_all(self, insts: list[Instruction]) -> None:
+        """:meth:`place` each of ``insts``; those of a fused computation or reducer whose caller
+        is filed already (most unnamed instructions: a fusion's parameters, a reducer's ``add``)
+        are filed here at once, the caller's test made once per computation, not per instruction."""
+        of, phase_of, callers = self.of, self.phase_of, self.callers
+        comp: object = self  # no computation yet
+        caller: Instruction | None = None
+        for inst in insts:
+            if inst.parent is not comp:
+                comp = inst.parent
+                caller = callers.get(inst.parent.name) if inst.parent is not None else None
+                if caller is not None and caller.opcode in _RUNS_ITS_CALLEES and caller.opcode not in _INLINED:
+                    caller = None  # a body runs on its own: placed by data flow (place)
+            if caller is not None and inst not in of:
+                owner = of.get(caller)
+                if owner is not None:
+                    phase_of[inst] = phase_of.get(caller, "forward")
+                    owner.instructions.append(inst)
+                    of[inst] = owner
+                    continue
+            self.place(inst)
 
     def place(self, inst: Instruction, depth: int = 0) -> Scope:
         """An instruction its op name does not place: its caller's scope inside a fused
