@@ -208,21 +208,44 @@ def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
     tree = cut.tree
     open_nodes = [tree.root] + cut.open()
     open_keys = {n.key for n in open_nodes}
+    units_below = _units_below(g, tree.root)
     out = []
     for node in open_nodes:
         slots = []
         for child in node.children:
-            units: list[int] = []
-            seen: set[int] = set()
-            for leaf in tree.leaves(child) if not child.is_leaf else [child]:
-                i = g.find(int(leaf.name[1:]))
-                if i not in seen and g.units[i].alive:
-                    seen.add(i)
-                    units.append(i)
+            units = units_below[id(child)]
             if units:
                 slots.append((units, child.key in open_keys and child.kind in _CLUSTERED and not child.waist))
         if any(is_cluster for _, is_cluster in slots):
             out.append(slots)
+    return out
+
+
+def _units_below(g: ViewGraph, root: TreeNode) -> dict[int, list[int]]:
+    """``id()`` of every node below ``root`` (and of ``root``) → the live units its leaves are
+    drawn as, in leaf order, each once: worked out children first, so each leaf is read once
+    (a closed scope's thousands of leaves are one unit), not once per open node above it."""
+    post: list[TreeNode] = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        post.append(n)
+        stack.extend(n.children)
+    out: dict[int, list[int]] = {}
+    find, units = g.find, g.units
+    for n in reversed(post):
+        if n.kind == "leaf":
+            i = find(int(n.name[1:]))
+            out[id(n)] = [i] if units[i].alive else []
+            continue
+        got: list[int] = []
+        seen: set[int] = set()
+        for c in n.children:
+            for i in out[id(c)]:
+                if i not in seen:
+                    seen.add(i)
+                    got.append(i)
+        out[id(n)] = got
     return out
 
 

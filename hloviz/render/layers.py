@@ -188,12 +188,13 @@ def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None
 
     found: dict[int, Scope] = {}
     work = optimizer = 0
+    phase, quiet = scopes._phase, _QUIET  # one pass over every fused instruction of the module
     for comp in called_closure(inst.called_computations, follow=lambda i: i.opcode == "fusion"):
         for i in comp.instructions:
-            if i.opcode in _QUIET or i.opcode == "fusion":
+            if i.opcode in quiet or i.opcode == "fusion":
                 continue
             work += 1
-            if scopes.phase_of(i) == "optimizer":
+            if phase.get(i) == "optimizer":
                 optimizer += 1
                 t = updates.get(i)
                 if t is not None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,15 +172,17 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
     _draw_tree(g, marks, options, notes, levels)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
     notes = scene.notes
-    node_of = {}
+    node_of: dict[str, str] = {}
+    setdefault = node_of.setdefault
     for u in g.units:
         if u.alive:
             key = f"u{u.index}"
             for m in u.members:
                 node_of[m.name] = key
                 if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in g.kind:
-                    for inner in _called_instructions(g, m):
-                        node_of.setdefault(inner.name, key)
+                    for comp in _undrawn(g, m):  # every fused instruction of a big module: no list
+                        for inner in comp.instructions:
+                            setdefault(inner.name, key)
     drawn_as: dict[str, str] = {}
     if g.cut is not None:
         for node in g.cut.nodes:
@@ -196,10 +198,9 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
 
 
-def _called_instructions(g: ViewGraph, inst: Instruction) -> list[Instruction]:
-    """Instructions inside the computations ``inst`` calls that the picture does not draw."""
-    undrawn = called_closure(inst.called_computations, keep=lambda c: c.name not in g.places)
-    return [i for comp in undrawn for i in comp.instructions]
+def _undrawn(g: ViewGraph, inst: Instruction) -> Iterator[Computation]:
+    """The computations ``inst`` calls (transitively) that the picture does not draw."""
+    return called_closure(inst.called_computations, keep=lambda c: c.name not in g.places)
 
 
 def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
