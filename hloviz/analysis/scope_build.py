@@ -59,6 +59,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     if order_like is not None:
         _order_like(root, order_like)
     tree = ScopeTree(module, root, of, phase_of, stage, None)
+    tree._literals.update(filing.flow._literals)  # the entry's literals: found while placing by data flow
     tree._op_scope = op_scope
     tree._named = {id(i) for i, _op in named}
     if parameter_names:

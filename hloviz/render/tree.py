@@ -162,18 +162,26 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     """
     root = TreeNode("", "root", "")
     index: dict[str, TreeNode] = {"": root}
+    # Leaves of one scope or fusion usually share one route object: its end is found once.
+    # (The route is kept in the value, so its id() is not reused while this runs.)
+    ends: dict[int, tuple[Sequence[Step], TreeNode, str]] = {}
     for order, (route, leaf) in enumerate(leaves):
-        parent = root
-        key = ""
-        for step in route:
-            key = f"{key}/{step.kind[0]}:{step.name}" if key else f"{step.kind[0]}:{step.name}"
-            node = index.get(key)
-            if node is None:
-                depth = parent.depth + (1 if step.kind == "scope" else 0)
-                node = index[key] = TreeNode(key, step.kind, step.name, step.path, step.label, parent, order=order,
-                                             depth=depth)
-                parent.children.append(node)
-            parent = node
+        end = ends.get(id(route))
+        if end is not None and end[0] is route:
+            parent, key = end[1], end[2]
+        else:
+            parent = root
+            key = ""
+            for step in route:
+                key = f"{key}/{step.kind[0]}:{step.name}" if key else f"{step.kind[0]}:{step.name}"
+                node = index.get(key)
+                if node is None:
+                    depth = parent.depth + (1 if step.kind == "scope" else 0)
+                    node = index[key] = TreeNode(key, step.kind, step.name, step.path, step.label, parent,
+                                                 order=order, depth=depth)
+                    parent.children.append(node)
+                parent = node
+            ends[id(route)] = (route, parent, key)
         node = TreeNode(f"{key}/{leaf}" if key else leaf, "leaf", leaf, parent.path, "", parent, order=order,
                         depth=parent.depth)
         parent.children.append(node)
