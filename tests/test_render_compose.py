@@ -291,6 +291,26 @@ def test_the_order_dot_runs_in_changes_nothing(monkeypatch):
 
 
 @pytest.mark.requires_dot
+def test_a_wrapped_svg_lays_each_text_out_once(monkeypatch):
+    """The whole column's positions, which cutting it needs, come from the run that drew it:
+    no DOT text goes to Graphviz twice."""
+    from hloviz.render import graphviz_run, pictures
+
+    module = hloviz.parse(chain_hlo(60))
+    seen: list[str] = []
+
+    def counted(texts, formats=("json0",), *, timeout=30.0, processes=None):
+        seen.extend(texts)
+        return graphviz_run.run_dot_many(texts, formats, timeout=timeout, processes=processes)
+
+    monkeypatch.setattr(pictures, "run_dot_many", counted)
+    pic = module_picture(module, wrap=parse_wrap("3"))
+    assert any("wrapped into 3 parts" in n for n in pic.notes)
+    assert len(seen) == len(set(seen)) == 1 + 3, "the whole column once, then its three parts"
+    assert re.findall(r">part (\d) of 3<", pic.data.decode("utf-8")) == ["1", "2", "3"]
+
+
+@pytest.mark.requires_dot
 def test_a_picture_wrap_leaves_whole_is_the_one_dot_picture():
     """``--wrap auto`` on a one-scene picture near a page's shape changes no byte of it."""
     from hloviz.render.graphviz_run import run_dot

@@ -102,6 +102,9 @@ class _Column:
     label: tuple[float, float] = (0.0, 0.0)
     #: a wide column's parts go top to bottom (cut across), a tall one's side by side
     stacked: bool = False
+    #: the positions (``-Tjson0``) of its whole layout as dot wrote them, where asked for with
+    #: the drawing (read only if the column is cut)
+    positions: bytes = b""
 
     @property
     def wrapped(self) -> bool:
@@ -241,10 +244,11 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     columns are tied; else the parts laid out at once, wrapped as ``wrap`` asks, and composed.
     A one-scene picture that ``wrap`` leaves whole is that one run's picture, as before.
 
-    Positions (``-Tjson0``, which makes ``dot`` take half as long again) are only asked for
-    where they are needed: a PNG (drawn whole from them), and a column that is to be wrapped
-    (its size, known from its drawing, says so). The ``run*`` arguments are the Graphviz
-    runners (tests stand in their own)."""
+    Positions (``-Tjson0``) are asked for where they may be needed: a PNG (drawn whole from
+    them), and, with ``wrap`` on, in the same run as each column's SVG (one layout, two outputs:
+    the 300k-instruction module's column was laid out a second time only to read them); they
+    are read only for a column that is cut (its size, known from its drawing, says so). The
+    ``run*`` arguments are the Graphviz runners (tests stand in their own)."""
     if drawing.tied or (drawing.single and not wrap.active):
         return run(drawing.text, fmt, timeout=timeout), []
     deadline = time.monotonic() + timeout
@@ -262,10 +266,15 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     else:
         texts = [part_dot(drawing, c, scene, ids, wrapped=False) for c, (_, scene) in enumerate(drawing.columns)]
         formats = ("svg",) if fmt == "svg" else ("json0",)
+    # An SVG that may be wrapped asks for the positions too, in the same run (dot lays out once
+    # for both; writing them costs next to nothing): a column then cut is not laid out again
+    # only to read them. They are read only if it is cut.
+    spare = ("json0",) if fmt == "svg" and wrap.active else ()
     head = header_dot(drawing) if fmt == "svg" and not drawing.single else ""
-    outs = _many(run_many, texts + [head] if head else texts, formats, left)
-    header = outs.pop()[0] if head else b""
-    columns = [_Column(c, [_part(scene, dict(zip(formats, out, strict=True)))], text)
+    outs = _many(run_many, texts + [head] if head else texts, spare + formats, left)
+    header = outs.pop()[-1] if head else b""
+    columns = [_Column(c, [_part(scene, dict(zip(formats, out[len(spare):], strict=True)))], text,
+                       positions=out[0] if spare else b"")
                for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
     notes: list[str] = []
     if wrap.active and direction([_size(drawing, col) for col in columns], wrap, PART_GAP):
@@ -293,6 +302,8 @@ def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
     columns first drawn without them."""
     for col in columns:
         col.whole = col.parts[0].layout
+        if col.whole is None and col.positions:
+            col.whole = read_layout(col.positions)
     missing = [col for col in columns if col.whole is None]
     if missing:
         for col, out in zip(missing, lay([col.text for col in missing]), strict=True):
