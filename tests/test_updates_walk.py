@@ -91,3 +91,21 @@ def test_the_collector_pause_is_reentrant_and_restores_the_state():
         assert not gc.isenabled()  # paused by the caller: stays paused
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_an_update_fed_by_several_layers_goes_to_the_scope_holding_them():
+    """The common scope of what feeds an update, by hand: two layers of one block → the block;
+    layers of two blocks → the model; a layer and the top level → none (the root is no layer)."""
+    lines = ["HloModule m", "", "ENTRY main {", "  x = f32[4] parameter(0)"]
+    grads = {"a": "model/block_0/dense", "b": "model/block_0/norm", "c": "model/block_1/dense", "d": "top"}
+    for k, scope in grads.items():
+        lines.append(f'  f{k} = f32[4] negate(x), metadata={{op_name="{scope}/MatMul"}}')
+        lines.append(f'  g{k} = f32[4] negate(f{k}), metadata={{op_name="gradient_tape/{scope}/MatMul"}}')
+    lines += ['  u0 = f32[4] add(ga, gb), metadata={op_name="adam/Mul_0"}',
+              '  u1 = f32[4] add(gb, gc), metadata={op_name="adam/Mul_1"}',
+              '  u2 = f32[4] add(ga, gd), metadata={op_name="adam/Mul_2"}',
+              '  u3 = f32[4] add(u0, gc), metadata={op_name="adam/Mul_3"}',
+              "  ROOT r = (f32[4], f32[4], f32[4], f32[4]) tuple(u0, u1, u2, u3)", "}", ""]
+    tree = build_scope_tree(hloviz.parse("\n".join(lines)), stage="pre")
+    got = {i.name: (s.path if s is not None else None) for i, s in update_targets(tree).items()}
+    assert got == {"u0": "model/block_0", "u1": "model", "u2": None, "u3": "model"}

@@ -54,14 +54,15 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     # most updates share their set of layers (every op after a global-norm clip reads them
     # all): the common scope is found once per set, not once per instruction
     common: dict[frozenset[int], Scope | None] = {}
-    phase = tree._phase
+    phase = tree._phase.get
+    feeds, scopes = tracer.feeds, tracer.scopes
     for comp in tree.module.computations:
-        for inst in comp.instructions:
-            if phase.get(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
+        for inst in [i for i in comp.instructions if phase(i) == "optimizer"]:
+            if inst.opcode in ("parameter", "constant"):
                 continue
-            ids = tracer.feeds(inst)
+            ids = feeds(inst)
             if ids not in common:
-                common[ids] = _common_scope([tracer.scopes[i] for i in ids])
+                common[ids] = _common_scope([scopes[i] for i in ids])
             out[inst] = common[ids]
     return out
 
@@ -78,10 +79,9 @@ class _UpdateTracer:
         self.tree = tree
         self.callers: dict[str, Instruction] = {}
         for comp in tree.module.computations:
-            for inst in comp.instructions:
-                if inst.opcode == "fusion":
-                    for c in inst.called_computations:
-                        self.callers.setdefault(c.name, inst)
+            for inst in [i for i in comp.instructions if i.opcode == "fusion"]:
+                for c in inst.called_computations:
+                    self.callers.setdefault(c.name, inst)
         self.memo: dict[Instruction, frozenset[int]] = {}
         self.scopes: dict[int, Scope] = {}
         self._ids: dict[int, frozenset[int]] = {}
@@ -212,8 +212,21 @@ def _common_scope(found: list[Scope]) -> Scope | None:
     nothing was found."""
     if not found:
         return None
+    # ``chain``: the root … ``common``; ``at``: id() of each of them → its place in ``chain``.
+    # Each scope climbs to the first of them it meets: there the common scope is now (most
+    # sets hold hundreds of sibling layers, one step each).
     common = found[0]
+    chain = [common, *common.ancestors()][::-1]
+    at = {id(c): k for k, c in enumerate(chain)}
+    n = len(chain)  # chain[:n] is still the common scope's
     for s in found[1:]:
-        while common is not None and not common.contains(s):
-            common = common.parent
-    return common if common is not None and common.kind == "scope" else None
+        x: Scope | None = s
+        k = at.get(id(s))
+        while k is None or k >= n:
+            x = x.parent if x is not None else None
+            if x is None:
+                return None  # no scope holds both (scopes of two trees)
+            k = at.get(id(x))
+        n = k + 1
+    common = chain[n - 1]
+    return common if common.kind == "scope" else None

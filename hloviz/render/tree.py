@@ -365,7 +365,20 @@ def _waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Mapping[str
         if most is None and run_at < len(members) < len(kids):
             _waists(block, list(members), run_at, succ, names)
     node.children = [c for c in node.children if id(c) not in moved] + blocks
-    _sizes(node)
+    # Only the new blocks and ``node`` changed; what they hold was sized before (a nested
+    # block by its own call above): a whole-subtree _sizes here walked every leaf below
+    # ``node`` once per crowded node above it.
+    _resize([b for b in blocks if b.kind == "block" and b.parent is node] + [node])
+
+
+def _resize(nodes: Sequence[TreeNode]) -> None:
+    """:func:`_sizes` for ``nodes`` alone (inner ones first), their children being sized."""
+    for n in nodes:
+        n.size = sum(c.size for c in n.children)
+        if n.children:
+            n.order = min(c.order for c in n.children)
+            n.last = max(c.last for c in n.children)
+            n.children.sort(key=lambda c: (c.last, c.order))
 
 
 def _greedy(cross: Sequence[int], lo: int, hi: int, size: int, most: int | None) -> list[int]:
