@@ -205,6 +205,23 @@ def test_gpt_step_every_layer_folds_forward_and_backward(name):
                 assert len(own) == 16
 
 
+@pytest.mark.parametrize("name", ["jax_gpt_step", "jax_gpt_step12"])
+def test_gpt_step_after_optimization_forward_layers_fold(name):
+    # after XLA's fusions the token embedding is one fusion beside layer 0's first LayerNorm;
+    # it stays out of the repeat, and every layer's forward pass folds (same oracle as above)
+    text = _text(name, "post")
+    layer_of = _layer_params(text)
+    layers = sorted(set(layer_of.values()))
+    assert len(layers) == {"jax_gpt_step": 8, "jax_gpt_step12": 12}[name]
+    operands = _operands(text)
+    tree = _tree(draw_module(hloviz.parse(text), options=ViewOptions()))
+    forward = next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == "(forward)" and n.size > 100)
+    reps = [n for n in forward.children if n.kind == "repeat"]
+    assert len(reps) == 1
+    assert [_layers_read(tree, c, layer_of, operands) for c in reps[0].children] == [{i} for i in layers]
+    assert not set().union(*(_layers_read(tree, n, layer_of, operands) for n in forward.children if n is not reps[0]))
+
+
 def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
     # oracles from the text: the entry's parameters name the model's tensors
     # (op_name="params['layers'][3]['wq']"): 8 layers, 132 tensors, each updated by AdamW

@@ -269,11 +269,15 @@ def _cuts_and_components(g: _Graph, n: int, *, whole_pass: bool = False) -> list
     index = {c: k for k, c in enumerate(chain)}
     entry = _nearest(idom, main, index)
     seg = [-1] * n
+    # a spine node closes the block before it; in a whole pass the first one closes a block of
+    # its own with the main input (the token embedding, which XLA fuses into one op: else it
+    # joins the first layer's block, and that layer no longer folds with the others)
+    shift = 1 if whole_pass else 0
     for v, k in entry.items():
-        seg[v] = k - 1 if v in index else k  # a spine node closes the block before it
+        seg[v] = k - 1 + shift if v in index else k + shift
     seg[main] = 0
     _inputs_to_users(g, seg, n)
-    _rest_by_components(g, seg, n, base=len(chain) + 1)
+    _rest_by_components(g, seg, n, base=len(chain) + 1 + shift)
     return seg
 
 
