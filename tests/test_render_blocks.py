@@ -273,3 +273,18 @@ def test_a_scalar_every_block_reads_bounds_nothing():
     assert found is not None
     diamonds = [g for g in found.groups if len(g) >= 3]
     assert len(diamonds) >= 8, found.groups
+
+
+def test_gpt_step_optimized_backward_sums_the_gradient_in_every_layer():
+    # why the optimized backward pass does not fold (README, "Blocks found by structure"): XLA
+    # fuses the residual gradient's running sum into each layer, so the k-th fusion adding it up
+    # reads the logits' gradient and every later layer's terms itself (read from the text: the
+    # fusions that read ynn_fusion.121, that gradient brought back through the tied embedding)
+    text = _text("jax_gpt_step", "post")
+    entry = text[text.index("\nENTRY"):]
+    readers = re.findall(r"^\s*%(broadcast_add_fusion(?:\.\d+)?) = \S+ fusion\(([^)]*%ynn_fusion\.121\b[^)]*)\)", entry,
+                         re.MULTILINE)
+    counts = [len(ops.split(", ")) for _name, ops in readers]
+    assert len(counts) == 2 * 8  # one for each residual add: attention's and MLP's, 8 layers
+    assert counts[0] == 9 and counts[-1] == 161 and counts == sorted(counts) and len(set(counts)) == len(counts)
+    assert len(re.findall(r"[(, ]%ynn_fusion\.121[,)]", entry)) == 32
