@@ -186,9 +186,11 @@ def _shown(payload: ExplorerPayload, shown: Picture, whole: Picture, screen: Scr
         return payload
     most = max((v.options.budget for _, v in shown.views if v.options is not None), default=screen.nodes)
     budget = max((v.options.budget for _, v in whole.views if v.options is not None), default=most)
+    wrapped = " (long columns wrapped into parts side by side)" if shown.wrap.active and not whole.wrap.active else ""
     note = (f"the explorer's first view: the finest cut that fits a {screen.width}×{screen.height} screen "
-            f"(at most {most} boxes a column, text at {screen.scale:g}× or more); double-click a closed box to "
-            f"open it in place; the whole picture ({budget} boxes a column) is what hloviz render -o picture.svg draws")
+            f"(at most {most} boxes a column, text at {screen.scale:g}× or more){wrapped}; double-click a closed "
+            f"box, or Tab to it and press Enter, to open it in place (with its counterpart in the other column); "
+            f"the whole picture ({budget} boxes a column) is what hloviz render -o picture.svg draws")
     from ..page import for_page
 
     svg = for_page(shown.svg.decode("utf-8"), title=shown.title)
