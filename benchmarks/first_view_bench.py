@@ -12,14 +12,18 @@ to the whole picture's.
 ``--html MODEL ...`` also times, in fresh processes and alternating, ``hloviz render MODEL
 --stage both -o x.html`` (the explorer page: first view, blocks opened in place, layers,
 fusions) against ``-o x.svg`` of the same capture (the same picture without the page), and
-prints the page's size.
+prints the page's size; ``--reference DIR`` adds the page another checkout of hloviz writes
+(before a change: ``git archive main | tar -x -C DIR``), timed the same way in the same rounds.
+The explorer's extra pictures stop at its deadlines (``Bounds.seconds``), so on a busy machine
+a page holds fewer of them and its time says as much about the machine as about the code.
 
-Run: ``python benchmarks/first_view_bench.py [--model NAME ...] [--html NAME ...] [--repeat N]``.
+Run: ``python benchmarks/first_view_bench.py [--model NAME ...] [--html NAME ...] [--repeat N] [--reference DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -91,24 +95,37 @@ def first_views(models: list[str], seconds: float) -> None:
               f"{t_whole:8.2f} {t_first:8.2f} {t_first / max(t_whole, 1e-9):6.2f}", flush=True)
 
 
-def pages(models: list[str], repeat: int) -> None:
-    print(f"\n{'capture':20} {'html MB':>8} {'html s':>7} {'svg s':>7} {'ratio':>6}   (best of {repeat}, alternating)")
+def _render(root: Path, name: str, out: Path) -> float:
+    """Seconds for ``hloviz render NAME --stage both -o OUT`` with the hloviz of ``root``, in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "hloviz", "render", str(CAPTURES / name), "--stage", "both", "-o", str(out)],
+                   check=True, capture_output=True, cwd=root, env=env)
+    return time.perf_counter() - t0
+
+
+def pages(models: list[str], repeat: int, reference: Path | None) -> None:
+    """The explorer page (``-o x.html``) against the same picture alone (``-o x.svg``), and,
+    with ``reference``, against the page another checkout of hloviz writes (its own first view
+    and expansions), all alternating, each in a fresh process."""
+    runs = [("html", ROOT, "html"), ("svg", ROOT, "svg")] + ([("ref", reference, "html")] if reference else [])
+    print(f"\n{'capture':20} {'html MB':>8} {'html s':>7} {'svg s':>7} {'ratio':>6}"
+          + (f" {'ref MB':>7} {'ref s':>7} {'/ref':>6}" if reference else "") + f"   (best of {repeat}, alternating)")
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
-            times: dict[str, list[float]] = {"html": [], "svg": []}
-            size = 0
+            times: dict[str, list[float]] = {k: [] for k, _, _ in runs}
+            sizes: dict[str, int] = {}
             for r in range(repeat):
-                order = ("html", "svg") if r % 2 == 0 else ("svg", "html")
-                for fmt in order:
-                    out = Path(tmp) / f"{name}.{fmt}"
-                    t0 = time.perf_counter()
-                    subprocess.run([sys.executable, "-m", "hloviz", "render", str(CAPTURES / name), "--stage", "both",
-                                    "-o", str(out)], check=True, capture_output=True, cwd=ROOT)
-                    times[fmt].append(time.perf_counter() - t0)
-                    if fmt == "html":
-                        size = out.stat().st_size
+                for kind, root, fmt in (runs if r % 2 == 0 else runs[::-1]):
+                    out = Path(tmp) / f"{name}-{kind}.{fmt}"
+                    times[kind].append(_render(root, name, out))
+                    sizes[kind] = out.stat().st_size
             html, svg = min(times["html"]), min(times["svg"])
-            print(f"{name:20} {size / 1e6:8.2f} {html:7.2f} {svg:7.2f} {html / svg:6.2f}", flush=True)
+            line = f"{name:20} {sizes['html'] / 1e6:8.2f} {html:7.2f} {svg:7.2f} {html / svg:6.2f}"
+            if reference:
+                ref = min(times["ref"])
+                line += f" {sizes['ref'] / 1e6:7.2f} {ref:7.2f} {html / ref:6.2f}"
+            print(line, flush=True)
 
 
 def main() -> None:
@@ -116,13 +133,15 @@ def main() -> None:
     parser.add_argument("--model", nargs="*", default=None, help="captures (default: every one with both stages)")
     parser.add_argument("--html", nargs="*", default=[], help="captures whose explorer page to time and size")
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--seconds", type=float, default=5.0, help="the search's time (show's default: 5)")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help="another hloviz checkout whose page --html times too (git archive main | tar -x -C DIR)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="the search's time (show's default: 10)")
     args = parser.parse_args()
     print(" ".join(["python", *sys.argv]))
     if args.model is None or args.model:
         first_views(args.model or captures(), args.seconds)
     if args.html:
-        pages(args.html, args.repeat)
+        pages(args.html, args.repeat, args.reference)
 
 
 if __name__ == "__main__":

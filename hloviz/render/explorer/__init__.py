@@ -162,10 +162,11 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
 
 
 def _search_seconds(bounds: Bounds) -> float:
-    """How long the first view's search may lay out pictures: a sixth of the explorer's
-    seconds, at most 5 (the expansions get the rest; a search stopped early shows the finest
-    cut it found to fit)."""
-    return min(5.0, bounds.seconds / 6)
+    """How long the first view's search may lay out pictures: a third of the explorer's seconds
+    (a safety net for a module whose pictures take seconds each: the search's own bound is
+    ``Screen.tries`` layouts, which keeps the page the same from run to run; one stopped early
+    shows the finest cut it found to fit)."""
+    return bounds.seconds / 3
 
 
 def _blocks_share(bounds: Bounds) -> Bounds:

@@ -55,7 +55,7 @@ class Screen:
     #: the fewest boxes a first view is cut down to (a long chain of blocks stays a chain)
     least: int = 8
     #: the most pictures :func:`first_view` lays out looking for the biggest that fits
-    tries: int = 6
+    tries: int = 4
 
     def wrap(self, drawn: Wrap) -> Wrap:
         """How the first view is wrapped: as ``drawn`` when the user chose a wrap, else tall
@@ -102,10 +102,10 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
     The explorer draws its pictures unwrapped (it pans and zooms), but a first view is meant to
     be seen whole: a tall column is wrapped into parts side by side, to the screen's shape
     (:meth:`Screen.wrap`), so a chain of blocks uses the screen's width instead of a third of
-    it (DenseNet121: 32 boxes a column fit where 16 did unwrapped). The picture's size grows
+    it (DenseNet121: 26 boxes a column where 15 fitted unwrapped). The picture's size grows
     with its budget, but not in proportion, so the budget is searched for: down by the factor
     the picture is too big until one fits, then by bisection between the biggest that fits and
-    the smallest that does not, until they are within an eighth of each other, ``screen.tries``
+    the smallest that does not, until they are within a quarter of each other, ``screen.tries``
     pictures were drawn, or ``seconds`` passed; never below ``screen.least`` (where even that
     does not fit, the smallest drawn). What the cut closes opens in place
     (:func:`block_expansions`, laid out with the first view's wrap; the layer and fusion
@@ -135,7 +135,7 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
             smallest, high = drawn, budget - 1
         if (fitting is None and budget <= screen.least) or time.monotonic() >= deadline:
             break
-        if fitting is not None and high - low <= max(1, low // 8):
+        if fitting is not None and high - low <= max(1, low // 4):
             break
         # no fit yet: down by the factor, and a tenth more (a picture grows faster than its
         # budget); once one fits, bisect
