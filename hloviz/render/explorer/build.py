@@ -106,8 +106,8 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
     with its budget, but not in proportion, so the budget is searched for: down by the factor
     the picture is too big until one fits, then by bisection between the biggest that fits and
     the smallest that does not, until they are within a quarter of each other, ``screen.tries``
-    pictures were drawn, or ``seconds`` passed; never below ``screen.least`` (where even that
-    does not fit, the smallest drawn). What the cut closes opens in place
+    pictures were drawn (twice as many while none fits), or ``seconds`` passed; never below
+    ``screen.least`` (where even that does not fit, the smallest drawn). What the cut closes opens in place
     (:func:`block_expansions`, laid out with the first view's wrap; the layer and fusion
     pictures)."""
     if picture.svg is None:
@@ -121,7 +121,7 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
     fitting: Picture | None = None  # the picture at ``low`` once one fitted
     smallest = picture  # the smallest budget drawn, for when nothing fits
     budget = high
-    for _ in range(screen.tries):
+    for tried in range(1, 2 * screen.tries + 1):  # past ``tries`` only while none fitted
         try:
             drawn = redraw(budget, wrap)
         except HlovizError:
@@ -135,7 +135,7 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
             smallest, high = drawn, budget - 1
         if (fitting is None and budget <= screen.least) or time.monotonic() >= deadline:
             break
-        if fitting is not None and high - low <= max(1, low // 4):
+        if fitting is not None and (high - low <= max(1, low // 4) or tried >= screen.tries):
             break
         # no fit yet: down by the factor, and a tenth more (a picture grows faster than its
         # budget); once one fits, bisect
