@@ -18,6 +18,8 @@ The explorer's extra pictures stop at its deadlines (``Bounds.seconds``), so on 
 a page holds fewer of them and its time says as much about the machine as about the code.
 
 Run: ``python benchmarks/first_view_bench.py [--model NAME ...] [--html NAME ...] [--repeat N] [--reference DIR]``.
+The first views before a change: copy this script into the other checkout's ``benchmarks/`` and
+run it there (it reads that checkout's hloviz).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import sys
 import tempfile
 import time
 from dataclasses import replace
+from inspect import signature
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,14 +80,17 @@ def first_views(models: list[str], seconds: float) -> None:
         assert options is not None
         redraws = 0
 
-        def redraw(budget: int, wrap, options=options, pre=pre, post=post, analysis=analysis, cap=cap, name=name):
+        def redraw(budget: int, wrap=None, options=options, pre=pre, post=post, analysis=analysis, cap=cap,
+                   name=name, drawn_wrap=whole.wrap):
             nonlocal redraws
             redraws += 1
             return pair_picture(pre, post, analysis, options=replace(options, budget=budget), info=cap.info,
-                                title=name, wrap=wrap)
+                                title=name, wrap=wrap if wrap is not None else drawn_wrap)
 
         t0 = time.perf_counter()
-        shown = first_view(whole, redraw, screen, seconds)
+        # an older first_view (the reference checkout's) takes redraw(budget) and no seconds
+        shown = first_view(whole, redraw, screen, seconds) if "seconds" in signature(first_view).parameters \
+            else first_view(whole, redraw, screen)
         t_first = time.perf_counter() - t0
         svg = (shown.svg or b"").decode("utf-8")
         w, h = pixels(svg, screen)
