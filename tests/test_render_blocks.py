@@ -148,9 +148,78 @@ def test_gpt_step_without_scopes_reads_as_its_layers():
     tree = _tree(view)
     forward = next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == "(forward)" and n.size > 100)
     reps = [n for n in forward.children if n.kind == "repeat"]
-    # the layers after the first (which also holds the embedding) fold into one repeat
-    assert [len(r.children) for r in reps] == [7]
+    # every layer folds into one repeat; the embedding and the loss stay beside it
+    assert [len(r.children) for r in reps] == [8]
     assert not any(n.kind == "run" for n in forward.children)
+
+
+def _layer_params(text: str) -> dict[str, int]:
+    """The entry's parameters that are a layer's tensors, and which layer: the oracle, read
+    from ``op_name="params['layers'][3]['wq']"`` with a regex."""
+    entry = text[text.index("\nENTRY"):]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^\s*%?(\S+) = \S+ parameter\(\d+\).*op_name=\"params\[\\'layers\\'\]\[(\d+)\]", entry, re.MULTILINE)}
+
+
+def _operands(text: str) -> dict[str, list[str]]:
+    """Each entry instruction's operand names, read from its line with a regex."""
+    entry = text[text.index("\nENTRY"):]
+    return {m.group(1): re.findall(r"%?([\w.\-]+)", m.group(2))
+            for m in re.finditer(r"^\s*(?:ROOT )?%?(\S+) = [^=]*?\b[a-z][\w-]*\((.*?)\)(?:, |$)", entry, re.MULTILINE)}
+
+
+def _layers_read(tree: Tree, copy, layer_of: dict[str, int], operands: dict[str, list[str]]) -> set[int]:
+    """The layers whose parameters the instructions below ``copy`` are or read."""
+    out = set()
+    for leaf in tree.leaves(copy):
+        name = tree.names.get(leaf.name, "")
+        out |= {layer_of[o] for o in [name, *operands.get(name, ())] if o in layer_of}
+    return out
+
+
+@pytest.mark.parametrize("name", ["jax_gpt_step", "jax_gpt_step12"])
+def test_gpt_step_every_layer_folds_forward_and_backward(name):
+    # oracle: the layers and their tensors from the entry's parameter names (16 tensors a
+    # layer: wq wk wv wo w_up w_down, their 6 biases, 2 norms and their 2 biases)
+    text = _text(name, "pre")
+    layer_of = _layer_params(text)
+    layers = sorted(set(layer_of.values()))
+    assert layers == list(range(len(layers))) and len(layer_of) == 16 * len(layers)
+    assert len(layers) == {"jax_gpt_step": 8, "jax_gpt_step12": 12}[name]
+    operands = _operands(text)
+    tree = _tree(draw_module(hloviz.parse(text), options=ViewOptions()))
+    for phase, order in (("forward", layers), ("backward", layers[::-1])):
+        node = next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == f"({phase})" and n.size > 100)
+        reps = [n for n in node.children if n.kind == "repeat"]
+        assert len(reps) == 1, phase
+        # one copy per layer, in the order the pass runs them, each reading one layer's
+        # tensors (the forward pass holds them: all 16); nothing of a layer outside the repeat
+        copies = reps[0].children
+        assert [_layers_read(tree, c, layer_of, operands) for c in copies] == [{i} for i in order], phase
+        assert not reps[0].parallel
+        outside = [n for n in node.children if n is not reps[0]]
+        assert not set().union(*(_layers_read(tree, n, layer_of, operands) for n in outside)), phase
+        if phase == "forward":
+            for c in copies:
+                own = [leaf for leaf in tree.leaves(c) if tree.names.get(leaf.name) in layer_of]
+                assert len(own) == 16
+
+
+@pytest.mark.parametrize("name", ["jax_gpt_step", "jax_gpt_step12"])
+def test_gpt_step_after_optimization_forward_layers_fold(name):
+    # after XLA's fusions the token embedding is one fusion beside layer 0's first LayerNorm;
+    # it stays out of the repeat, and every layer's forward pass folds (same oracle as above)
+    text = _text(name, "post")
+    layer_of = _layer_params(text)
+    layers = sorted(set(layer_of.values()))
+    assert len(layers) == {"jax_gpt_step": 8, "jax_gpt_step12": 12}[name]
+    operands = _operands(text)
+    tree = _tree(draw_module(hloviz.parse(text), options=ViewOptions()))
+    forward = next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == "(forward)" and n.size > 100)
+    reps = [n for n in forward.children if n.kind == "repeat"]
+    assert len(reps) == 1
+    assert [_layers_read(tree, c, layer_of, operands) for c in reps[0].children] == [{i} for i in layers]
+    assert not set().union(*(_layers_read(tree, n, layer_of, operands) for n in forward.children if n is not reps[0]))
 
 
 def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
@@ -167,11 +236,11 @@ def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
     def phase(name):
         return next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == f"({name})" and n.size > 100)
 
-    # the backward pass mirrors the forward: its layers after the first fold into one repeat
+    # the backward pass mirrors the forward: its layers fold into one repeat
     # (each copy an MLP's backward block then an attention's), no runs of loose ops
     backward = phase("backward")
     layer_rep = max((n for n in backward.children if n.kind == "repeat"), key=lambda n: len(n.children))
-    assert len(layer_rep.children) == len(layers) - 1
+    assert len(layer_rep.children) == len(layers)
     assert all(len(c.children) == 2 and all(b.kind == "block" for b in c.children) for c in layer_rep.children)
     assert not any(n.kind == "run" for n in backward.children)
     # the optimizer (JAX names it like the forward pass, jit(train_step)/mul, but it reads the
@@ -204,3 +273,18 @@ def test_a_scalar_every_block_reads_bounds_nothing():
     assert found is not None
     diamonds = [g for g in found.groups if len(g) >= 3]
     assert len(diamonds) >= 8, found.groups
+
+
+def test_gpt_step_optimized_backward_sums_the_gradient_in_every_layer():
+    # why the optimized backward pass does not fold (README, "Blocks found by structure"): XLA
+    # fuses the residual gradient's running sum into each layer, so the k-th fusion adding it up
+    # reads the logits' gradient and every later layer's terms itself (read from the text: the
+    # fusions that read ynn_fusion.121, that gradient brought back through the tied embedding)
+    text = _text("jax_gpt_step", "post")
+    entry = text[text.index("\nENTRY"):]
+    readers = re.findall(r"^\s*%(broadcast_add_fusion(?:\.\d+)?) = \S+ fusion\(([^)]*%ynn_fusion\.121\b[^)]*)\)", entry,
+                         re.MULTILINE)
+    counts = [len(ops.split(", ")) for _name, ops in readers]
+    assert len(counts) == 2 * 8  # one for each residual add: attention's and MLP's, 8 layers
+    assert counts[0] == 9 and counts[-1] == 161 and counts == sorted(counts) and len(set(counts)) == len(counts)
+    assert len(re.findall(r"[(, ]%ynn_fusion\.121[,)]", entry)) == 32

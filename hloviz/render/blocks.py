@@ -13,8 +13,8 @@ without ``jax.named_scope`` has no scopes at all. Their structure is still in th
   weakly connected component is a block.
 * **a spine read forwards** — a training step's forward pass saves activations for the
   backward pass, so no node is on every way out; the nodes that dominate the deepest node
-  reachable from the main input still are its spine (each residual add); updates that never
-  touch it go by components;
+  reachable from the main input (in a whole forward or backward pass: its end) still are its
+  spine (each residual add); updates that never touch it go by components;
 * **the dominator tree from the inputs** — where no cut exists (the branches inside an
   Inception block; a training step, whose saved activations skip every cut), the nodes a node
   dominates form its block (each branch under its first op).
@@ -29,7 +29,7 @@ Everything here works on small integers: nodes are ``0 … n-1`` in text order, 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Blocks", "find_blocks", "repeats", "structure_hash"]
@@ -56,18 +56,20 @@ class Blocks:
         return [max(g) for g in self.groups]
 
 
-def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
+def find_blocks(n: int, edges: Sequence[tuple[int, int]], *, whole_pass: bool = False) -> Blocks | None:
     """Blocks of the DAG of ``n`` nodes (in text order) and ``edges``; None when no rule finds
-    a block of :data:`MIN_BLOCK` or more nodes that is smaller than the whole.
+    a block of :data:`MIN_BLOCK` or more nodes that is smaller than the whole. ``whole_pass``:
+    the graph is one whole pass of a training step (its forward or backward pass), whose spine
+    runs to the pass's end (:func:`_end`), not only to the node deepest in the dominator tree.
 
     Remembered by ``n`` and ``edges`` (the answer is shared: callers read it, never change
     it): a big module's 250 layers ask the same few questions 500 times."""
     if n < 2 * MIN_BLOCK:
         return None
-    key = (n, tuple(edges))
+    key = (n, tuple(edges), whole_pass)
     if key in _BLOCKS:
         return _BLOCKS[key]
-    found = _find_blocks(n, edges)
+    found = _find_blocks(n, edges, whole_pass)
     if len(_BLOCKS) >= _KEPT:
         _BLOCKS.clear()
     _BLOCKS[key] = found
@@ -78,10 +80,13 @@ def find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
 _BLOCKS: dict[tuple, Blocks | None] = {}
 
 
-def _find_blocks(n: int, edges: Sequence[tuple[int, int]]) -> Blocks | None:
+def _find_blocks(n: int, edges: Sequence[tuple[int, int]], whole_pass: bool) -> Blocks | None:
     g = _Graph(n, _without_hubs(n, edges))
-    for rule, how in ((_components, "components"), (_cuts, "cuts"), (_cuts_and_components, "spine"),
-                      (_dominated, "dominators")):
+
+    def spine(g: _Graph, n: int) -> list[int] | None:
+        return _cuts_and_components(g, n, whole_pass=whole_pass)
+
+    for rule, how in ((_components, "components"), (_cuts, "cuts"), (spine, "spine"), (_dominated, "dominators")):
         seg = rule(g, n)
         if seg is not None:
             groups = _groups(seg, n)
@@ -237,13 +242,13 @@ def _cuts(g: _Graph, n: int) -> list[int] | None:
     return seg
 
 
-def _cuts_and_components(g: _Graph, n: int) -> list[int] | None:
+def _cuts_and_components(g: _Graph, n: int, *, whole_pass: bool = False) -> list[int] | None:
     """A spine where the post-dominators find none (a training step's forward pass: every
     activation it saves for the backward pass leaves it, so no node is on *every* way out).
     The spine is then read forwards: the nodes that dominate the deepest node reachable from
-    the main input (the source with the longest path ahead of it) — each residual add. A node
-    joins the block its nearest spine node opens (blocks end at the next one, which names
-    them); inputs join their first user's block; the rest (separate updates) go by components."""
+    the main input (the source with the longest path ahead of it) — each residual add —, or,
+    for a ``whole_pass``, the pass's end (:func:`_end`). A node joins the block its nearest
+    spine node opens (blocks end at the next one, which names them); inputs join their first user's block; the rest (separate updates) go by components."""
     height = [0] * n
     for v in reversed(_topological(g, n)):
         height[v] = max((height[w] + 1 for w in g.succ[v]), default=0)
@@ -253,9 +258,8 @@ def _cuts_and_components(g: _Graph, n: int) -> list[int] | None:
     main = max(sources, key=lambda v: (height[v], -v))
     idom = dominators(g.succ, main)
     depth = _depths(idom, main)
-    deepest = max(depth, key=lambda v: (depth[v], -v))
     chain = []
-    v = deepest
+    v = _end(g, main, height, depth) if whole_pass else max(depth, key=lambda v: (depth[v], -v))
     while v != main:
         chain.append(v)
         v = idom[v]
@@ -265,12 +269,34 @@ def _cuts_and_components(g: _Graph, n: int) -> list[int] | None:
     index = {c: k for k, c in enumerate(chain)}
     entry = _nearest(idom, main, index)
     seg = [-1] * n
+    # a spine node closes the block before it; in a whole pass the first one closes a block of
+    # its own with the main input (the token embedding, which XLA fuses into one op: else it
+    # joins the first layer's block, and that layer no longer folds with the others)
+    shift = 1 if whole_pass else 0
     for v, k in entry.items():
-        seg[v] = k - 1 if v in index else k  # a spine node closes the block before it
+        seg[v] = k - 1 + shift if v in index else k + shift
     seg[main] = 0
     _inputs_to_users(g, seg, n)
-    _rest_by_components(g, seg, n, base=len(chain) + 1)
+    _rest_by_components(g, seg, n, base=len(chain) + 1 + shift)
     return seg
+
+
+def _end(g: _Graph, main: int, height: Sequence[int], depth: Mapping[int, int]) -> int:
+    """Where a pass ends: the last node of the longest path from ``main``, less a last join
+    that falls back more than halfway to the start (a tied embedding's two gradients summed:
+    the one from the logits was ready near the start). Not the node deepest in the dominator
+    tree: the softmax chain inside the last attention layer is deeper than the loss after it
+    (33 against 28 steps in ``samples/jax_gpt_step.py``), and the spine would stop there, so
+    the last layer and the loss fell into one block and the layer never folded with the rest."""
+    path = [main]
+    while True:
+        ahead = [w for w in g.succ[path[-1]] if height[w] < height[path[-1]]]  # a cycle ends it
+        if not ahead:
+            break
+        path.append(max(ahead, key=lambda w: (height[w], -w)))
+    while len(path) > 1 and depth.get(path[-1], 0) * 2 < depth.get(path[-2], 0):
+        path.pop()
+    return path[-1]
 
 
 def _topological(g: _Graph, n: int) -> list[int]:

@@ -20,6 +20,9 @@ from .tree import TreeNode, leaf_owners, rekey
 
 __all__ = ["fold_repeats", "split_by_structure"]
 
+#: The passes of a step without user scopes (``layers.PHASE_SCOPES`` less the optimizer): each
+#: is one whole pass, whose spine runs to its end.
+_PASSES = ("(forward)", "(backward)")
 #: Nodes whose children never get blocks: computations keep XLA's own structure.
 _KEEP = frozenset({"fusion", "body", "leaf"})
 #: Nodes that fold into a repeat when their neighbours are built the same way: blocks found by
@@ -73,7 +76,7 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     """Blocks for ``node``'s children; whether any were made."""
     kids = list(node.children)
     edges = _child_edges(node, succ)
-    found = find_blocks(len(kids), edges)
+    found = find_blocks(len(kids), edges, whole_pass=node.kind == "scope" and node.name in _PASSES)
     if found is None:
         return False
     if found.how != "dominators" and _names_agree(kids, found.groups):
@@ -114,7 +117,7 @@ def _whole_function(node: TreeNode) -> bool:
         node = node.parent
     if node.kind == "root":
         return True
-    if node.kind == "scope" and node.name in ("(forward)", "(backward)", "(optimizer)"):
+    if node.kind == "scope" and node.name in (*_PASSES, "(optimizer)"):
         return True  # one phase of a step without user scopes (layers.PHASE_SCOPES)
     return node.kind == "scope" and node.depth == 1 and node.name.startswith(("jit(", "pjit("))
 
@@ -331,13 +334,19 @@ def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, in
             i += 1
             continue
         members = kids[i:i + count]
+        chained = all((j, j + 1) in feeds for j in range(i, i + count - 1))
+        if not chained and count > 1 and all((j + 1, j) in feeds for j in range(i, i + count - 1)):
+            # copies that feed one another against text order (a JAX step's forward layers,
+            # ordered by their last use: the first layer's activations are read last, by the
+            # backward pass) stand in the order they run
+            members.reverse()
+            chained = True
         first, last = members[0], members[-1]
-        tail = first.key.rsplit("/", 1)[-1]
+        tail = kids[i].key.rsplit("/", 1)[-1]
         key = f"{node.key}/x:{tail}" if node.key else f"x:{tail}"
         name = f"{first.label or first.name} … {last.label or last.name}"
         rep = TreeNode(key, "repeat", name, node.path, f"{first.label or first.name} ×{count}", node,
-                       depth=node.depth, order=first.order,
-                       parallel=not all((j, j + 1) in feeds for j in range(i, i + count - 1)))
+                       depth=node.depth, order=kids[i].order, parallel=not chained)
         for m in members:
             m.parent = rep
             rep.children.append(m)

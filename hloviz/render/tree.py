@@ -236,8 +236,10 @@ def _sizes(root: TreeNode) -> None:
                 n.order = min(c.order for c in n.children)
                 n.last = max(c.last for c in n.children)
                 # siblings by where they end: a layer whose weights XLA prepares first (a batch
-                # norm's rsqrt, scheduled at the start) still comes after the layer it reads
-                n.children.sort(key=lambda c: (c.last, c.order))
+                # norm's rsqrt, scheduled at the start) still comes after the layer it reads;
+                # a repeat's copies stay in the order they run (structure._fold)
+                if n.kind != "repeat":
+                    n.children.sort(key=lambda c: (c.last, c.order))
 
 
 def _tokens(name: str) -> list[str]:
