@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.cli import main
+from hloviz.render.scene import Scene
 
 ROOT = Path(__file__).resolve().parent.parent
 GPT12 = ROOT / "samples" / "captures" / "jax_gpt_step12"
@@ -142,3 +143,53 @@ def test_the_12_layer_gpt_steps_picture_has_at_most_a_quarter_crossing_per_arrow
     drawn = arrows(gpt12_svg)
     assert len(drawn) > 300
     assert all_crossings(drawn) <= 0.25 * len(drawn)
+
+
+def _ladder(rungs: int) -> Scene:
+    """Two blocks side by side, as a training step's forward and backward are once the backward
+    floats up: ``f0 → f1 → …`` in one cluster, ``b0 → b1 → …`` in a sibling, and a rung
+    ``f{i} → b{i}`` between them (one row apart: not long by rows). Enough nodes that long
+    arrows are stubbed at all (more than 80)."""
+    from hloviz.render.scene import Cluster, Edge, Node, Row, Scene
+
+    scene = Scene()
+    fwd, bwd = Cluster("fwd", [Row("forward")]), Cluster("bwd", [Row("backward")])
+    scene.clusters = [fwd, bwd]
+    for i in range(rungs):
+        scene.add_node(f"f{i}", Node([Row(f"f{i}", bold=True)]), fwd)
+        scene.add_node(f"b{i}", Node([Row(f"b{i}", bold=True)]), bwd)
+        if i:
+            scene.edges += [Edge(f"f{i - 1}", f"f{i}"), Edge(f"b{i - 1}", f"b{i}")]
+        scene.edges.append(Edge(f"f{i}", f"b{i}"))
+    return scene
+
+
+def test_an_arrow_across_to_a_block_beside_its_own_is_a_stub():
+    from hloviz.render.arrows import shorten
+
+    scene = _ladder(50)
+    stubs = shorten(scene)
+    rungs = {(f"f{i}", f"b{i}") for i in range(50)}
+    across = {(s.src, s.dst) for s in stubs if s.why == "across"}
+    # every rung but the one that keeps the two blocks joined (a picture never falls apart)
+    assert len(across) == 49 and across <= rungs
+    kept = [(e.src, e.dst) for e in scene.edges if (e.src, e.dst) in rungs]
+    assert len(kept) == 1
+    assert all((f"f{i - 1}", f"f{i}") in {(e.src, e.dst) for e in scene.edges} for i in range(1, 50))
+    for src, dst in across:  # each end names the other
+        assert f"→ {dst}" in [r.text for r in scene.nodes[src].rows]
+        assert f"← {src}" in [r.text for r in scene.nodes[dst].rows]
+
+
+def test_blocks_one_below_the_other_keep_their_arrows():
+    """The same blocks stacked (the backward's first box below the forward's last): no row
+    overlaps, no rung is across, and rungs of at most 6 rows stay arrows."""
+    from hloviz.render.arrows import shorten
+    from hloviz.render.scene import Edge
+
+    scene = _ladder(50)
+    scene.edges = [e for e in scene.edges if e.src[0] == e.dst[0]]
+    scene.edges += [Edge("f49", "b0"), Edge("f48", "b2")]
+    stubs = shorten(scene)
+    assert not [s for s in stubs if s.why == "across"]
+    assert ("f48", "b2") in {(e.src, e.dst) for e in scene.edges}  # 3 rows: a short arrow
