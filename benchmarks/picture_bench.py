@@ -40,7 +40,7 @@ from hloviz.render.wrap import AUTO, Wrap, parse_wrap  # noqa: E402
 
 CAPTURES = ROOT / "samples" / "captures"
 MODELS = ("mobilenet_v2", "resnet50", "efficientnet_b0", "convnext_tiny", "inception_v3", "densenet121", "keras_cnn_train",
-          "jax_gpt_step")
+          "jax_gpt_step", "jax_gpt_step12")
 
 
 def read(folder: Path, stage: str) -> str:

@@ -2,12 +2,14 @@
 must not change them (issue 20's speed-ups of the view: tree, blocks, repeats, stacking).
 
 For every capture under ``samples/captures``: the SHA-256 of the DOT text of
-``hloviz render CAPTURE --stage both -o x.dot``; and for each ``--big`` HLO file (the
+``hloviz render CAPTURE --stage both -o x.dot`` (with ``--svg``, of the SVG ``-o x.svg`` draws:
+what ``--wrap`` and the composition of laid-out parts change, which the DOT text, written
+before any layout, does not show); and for each ``--big`` HLO file (the
 300k-instruction module, ``benchmarks/_gen_transformer.py --layers 250 --arch llama``) the
 SHA-256 of ``hloviz render FILE -o x.dot``. The command line runs in this process, as a user
 runs it.
 
-Run: ``python benchmarks/picture_fingerprints.py OUT.json [--big PATH.hlo ...] [--only NAME ...]``;
+Run: ``python benchmarks/picture_fingerprints.py OUT.json [--big PATH.hlo ...] [--only NAME ...] [--svg]``;
 run it before and after the change and diff the two files.
 """
 
@@ -29,10 +31,10 @@ from hloviz.cli import main as hloviz_main  # noqa: E402
 CAPTURES = ROOT / "samples" / "captures"
 
 
-def fingerprint(args: list[str]) -> str:
-    """The SHA-256 of the DOT file ``hloviz render ARGS -o x.dot`` writes (or of its error)."""
+def fingerprint(args: list[str], suffix: str = ".dot") -> str:
+    """The SHA-256 of the file ``hloviz render ARGS -o x.dot`` (or ``x.svg``) writes (or of its error)."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "x.dot"
+        out = Path(tmp) / f"x{suffix}"
         try:
             hloviz_main(["render", *args, "-o", str(out)])
         except SystemExit as exc:
@@ -46,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--big", type=Path, action="append", default=[])
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--svg", action="store_true", help="fingerprint the SVG drawn (laid out, wrapped) instead of the DOT")
     a = ap.parse_args(argv)
     jobs = [(f.name, [str(f), "--stage", "both"]) for f in sorted(CAPTURES.iterdir())
             if f.is_dir() and (a.only is None or f.name in a.only)]
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     found = {}
     for name, args in jobs:
         t0 = time.perf_counter()
-        found[name] = fingerprint(args)
+        found[name] = fingerprint(args, ".svg" if a.svg else ".dot")
         print(f"{name:<28} {time.perf_counter() - t0:6.2f} s  {found[name][:16]}", flush=True)
     a.out.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     return 0

@@ -295,7 +295,9 @@ def _stubs(scene: Scene, notes: list[str]) -> None:
     stubs = arrows.shorten(scene)
     if stubs:
         hub = sum(1 for s in stubs if s.why == "hub")
-        parts = [f"{n} {w}" for n, w in ((len(stubs) - hub, f"spanning more than {arrows.SPAN} rows"),
+        across = sum(1 for s in stubs if s.why == "across")
+        parts = [f"{n} {w}" for n, w in ((len(stubs) - hub - across, f"spanning more than {arrows.SPAN} rows"),
+                                         (across, "running across to a block beside their own"),
                                          (hub, "of nodes with far more arrows than the rest")) if n]
         notes.append(f"{len(stubs)} arrow{'s' if len(stubs) != 1 else ''} drawn as ← / → rows at their ends "
                      f"({', '.join(parts)})")

@@ -212,9 +212,11 @@ def _folded_from(r: FoldRow) -> str:
 def _picture(svg: str | None, missing: str | None, explorer: bool) -> str:
     if svg is None:
         return f'<p class="notes">{esc(missing or "no picture")}</p>'
-    picture = f'<div class="picture" id="hv-viewport" tabindex="0">{inline_svg(svg)}</div>'
     if not explorer:
-        return picture
+        return f'<div class="picture" id="hv-viewport" tabindex="0">{inline_svg(svg)}</div>'
+    picture = ('<div class="picture" id="hv-viewport" tabindex="0" aria-label="the picture: Tab moves between its '
+               'boxes, Enter or Space opens one, Escape goes back up; arrows pan, + and - zoom">'
+               f'{inline_svg(svg)}</div>')
     return ('<div class="explorer" id="hv">'
             '<div class="hv-bar hv-only">'
             '<input type="search" id="hv-search" autocomplete="off" spellcheck="false" '
@@ -223,6 +225,7 @@ def _picture(svg: str | None, missing: str | None, explorer: bool) -> str:
             '<span class="hv-zoom"><button type="button" data-zoom="in" title="zoom in (+)">+</button>'
             '<button type="button" data-zoom="out" title="zoom out (-)">&#8722;</button>'
             '<button type="button" data-zoom="fit" title="fit (0)">fit</button></span></div>'
+            '<p id="hv-status" class="hv-only" role="status" aria-live="polite" hidden></p>'
             '<ol id="hv-results" class="hv-only" hidden></ol>'
             f'<div class="hv-main">{picture}<aside id="hv-panel" class="hv-only" hidden></aside></div></div>')
 

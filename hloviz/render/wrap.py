@@ -340,15 +340,24 @@ def _piece(scene: Scene, index: int, part_of: Mapping[str, int], first: Mapping[
         if part_of[k] == index:
             piece.add_node(k, scene.nodes[k])
     piece.clusters = [c for c in (keep(c) for c in scene.clusters) if c is not None]
+    home: dict[str, Cluster] = {}
     for c in piece.all_clusters():
         for k in c.nodes:
             piece.nodes[k] = scene.nodes[k]
-    _arrows(scene, piece, index, part_of, renamed)
+            home[k] = c
+    _arrows(scene, piece, index, part_of, renamed, home)
     return piece
 
 
-def _arrows(scene: Scene, piece: Scene, index: int, part_of: Mapping[str, int], renamed: Mapping[str, str]) -> None:
-    """The arrows of part ``index``: those inside it, and connectors for those leaving or entering."""
+def _arrows(scene: Scene, piece: Scene, index: int, part_of: Mapping[str, int], renamed: Mapping[str, str],
+            home: Mapping[str, Cluster]) -> None:
+    """The arrows of part ``index``: those inside it, and connectors for those leaving or entering.
+
+    A connector is a stub at the box it belongs to, never a hub that arrows run to from across
+    the part: it goes into the innermost cluster of that box (dot keeps a cluster's boxes
+    together), and an entering arrow gets a connector of its own for each box it enters (a
+    shared one was put wherever dot had room, and the arrows to it, thousands of points long,
+    crossed everything: the 12-layer GPT step's picture had 4 crossings per arrow)."""
     exits: dict[tuple[str, int], list[str]] = {}
     for e in scene.edges:
         src, dst = part_of.get(e.src), part_of.get(e.dst)
@@ -360,17 +369,17 @@ def _arrows(scene: Scene, piece: Scene, index: int, part_of: Mapping[str, int], 
         elif src == index:
             exits.setdefault((e.src, dst), []).append(e.dst)
         elif dst == index:
-            entry = f"\x00from part {src} {e.src}"
+            entry = f"\x00from part {src} {e.src} to {e.dst}"
             if entry not in piece.nodes:
                 piece.add_node(entry, _connector(f"▴ part {src + 1}: {_name(scene.nodes[e.src])}",
-                                                 f"continued from part {src + 1}"))
+                                                 f"continued from part {src + 1}"), home.get(e.dst))
             piece.edges.append(replace(e, src=entry, to_cluster=None, constraint=True))
     for (src_key, dst), targets in exits.items():
         names = ", ".join(dict.fromkeys(_name(scene.nodes[t]) for t in targets[:2]))
         more = len(dict.fromkeys(targets)) - 2
         text = f"▾ part {dst + 1}: {names}" + (f" +{more}" if more > 0 else "")
         key = f"\x00to part {dst} {src_key}"
-        piece.add_node(key, _connector(text, f"continues in part {dst + 1}"))
+        piece.add_node(key, _connector(text, f"continues in part {dst + 1}"), home.get(src_key))
         piece.edges.append(Edge(src_key, key, label=f"×{len(targets)}" if len(targets) > 1 else ""))
 
 

@@ -20,6 +20,7 @@ from .build import (Bounds, Screen, block_expansions, closed_scopes, first_view,
                     top_view)
 from .data import ExplorerData, Side, ViewSpec, explorer_data
 from .page import ExplorerPayload, explorer_payload
+from .pairs import Pairing
 from .steps import PassSteps, pass_steps, step_data, with_steps
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ...ir import HloModule, Instruction
     from ..pictures import Picture
     from ..views import Mark, View
+    from ..wrap import Wrap
 
 __all__ = ["Bounds", "ExplorerData", "Screen", "block_expansions", "first_view", "ExplorerPayload", "PassSteps", "Side", "ViewSpec", "diff_payload",
            "explorer_data", "explorer_payload", "module_payload", "pair_payload", "pass_steps"]
@@ -51,12 +53,13 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
 
     drawn_with = picture.views[0][1].options if picture.views else None
 
-    def redraw(budget: int) -> Picture:
+    def redraw(budget: int, wrap: Wrap) -> Picture:
         assert drawn_with is not None
         return pair_picture(pre, post, analysis, options=replace(drawn_with, budget=budget), title=picture.title,
-                            timeout=bounds.timeout, info=info, color_by=color_by, wrap=picture.wrap)
+                            timeout=bounds.timeout, info=info, color_by=color_by, wrap=wrap)
 
-    shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
+    shown = first_view(picture, redraw, bounds.screen, _search_seconds(bounds)) \
+        if drawn_with is not None and bounds.seconds > 0 else picture
     picture, whole = shown, picture
 
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
@@ -94,7 +97,7 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     views += layers
     blocks = block_expansions(sides, [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])],
                               marks=(pre_marks(analysis, pre), post_marks), bounds=_blocks_share(bounds),
-                              title=picture.title, wrap=picture.wrap)
+                              title=picture.title, wrap=picture.wrap, pairing=Pairing.of(analysis.mapping))
     views += blocks
     drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
     walked = len(layers) * walk + _walked(blocks, sides)
@@ -116,12 +119,13 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
 
     drawn_with = picture.views[0][1].options if picture.views else None
 
-    def redraw(budget: int) -> Picture:
+    def redraw(budget: int, wrap: Wrap) -> Picture:
         assert drawn_with is not None
         return module_picture(module, options=replace(drawn_with, budget=budget), marks=marks, title=picture.title,
-                              timeout=bounds.timeout, info=info, wrap=picture.wrap)
+                              timeout=bounds.timeout, info=info, wrap=wrap)
 
-    shown = first_view(picture, redraw, bounds.screen) if drawn_with is not None and bounds.seconds > 0 else picture
+    shown = first_view(picture, redraw, bounds.screen, _search_seconds(bounds)) \
+        if drawn_with is not None and bounds.seconds > 0 else picture
     picture, whole = shown, picture
 
     label = "before optimization" if stage == "pre" else "after optimization"
@@ -157,6 +161,14 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     return _shown(explorer_payload(data), picture, whole, bounds.screen)
 
 
+def _search_seconds(bounds: Bounds) -> float:
+    """How long the first view's search may lay out pictures: a third of the explorer's seconds
+    (a safety net for a module whose pictures take seconds each: the search's own bound is
+    ``Screen.tries`` layouts, which keeps the page the same from run to run; one stopped early
+    shows the finest cut it found to fit)."""
+    return bounds.seconds / 3
+
+
 def _blocks_share(bounds: Bounds) -> Bounds:
     """The part of ``bounds`` the blocks and repeats opened in place may walk: an eighth (layers
     take up to half, fusions the rest; a first view fitted to a screen closes few blocks)."""
@@ -175,9 +187,11 @@ def _shown(payload: ExplorerPayload, shown: Picture, whole: Picture, screen: Scr
         return payload
     most = max((v.options.budget for _, v in shown.views if v.options is not None), default=screen.nodes)
     budget = max((v.options.budget for _, v in whole.views if v.options is not None), default=most)
+    wrapped = " (long columns wrapped into parts side by side)" if shown.wrap.active and not whole.wrap.active else ""
     note = (f"the explorer's first view: the finest cut that fits a {screen.width}×{screen.height} screen "
-            f"(at most {most} boxes a column, text at {screen.scale:g}× or more); double-click a closed box to "
-            f"open it in place; the whole picture ({budget} boxes a column) is what hloviz render -o picture.svg draws")
+            f"(at most {most} boxes a column, text at {screen.scale:g}× or more){wrapped}; double-click a closed "
+            f"box, or Tab to it and press Enter, to open it in place (with its counterpart in the other column); "
+            f"the whole picture ({budget} boxes a column) is what hloviz render -o picture.svg draws")
     from ..page import for_page
 
     svg = for_page(shown.svg.decode("utf-8"), title=shown.title)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from ...errors import HlovizError
 from ...ir import Instruction
 from .data import Side, ViewSpec
+from .pairs import Pairing, counterpart
 
 if TYPE_CHECKING:
     from ..pictures import Picture
@@ -53,6 +54,15 @@ class Screen:
     nodes: int = 60
     #: the fewest boxes a first view is cut down to (a long chain of blocks stays a chain)
     least: int = 8
+    #: the most pictures :func:`first_view` lays out looking for the biggest that fits
+    tries: int = 4
+
+    def wrap(self, drawn: Wrap) -> Wrap:
+        """How the first view is wrapped: as ``drawn`` when the user chose a wrap, else tall
+        columns cut into parts side by side to the screen's shape (height over width)."""
+        from ..wrap import Wrap
+
+        return drawn if drawn.active else Wrap("auto", aspect=self.height / self.width)
 
     def shrink(self, svg: str) -> float:
         """How much smaller the laid-out ``svg`` must be to fit (1.0: it fits as it is)."""
@@ -83,33 +93,55 @@ class Bounds:
     screen: Screen = field(default_factory=Screen)
 
 
-def first_view(picture: Picture, redraw: Callable[[int], Picture], screen: Screen = Screen()) -> Picture:
+def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen: Screen = Screen(),
+               seconds: float = 8.0) -> Picture:
     """The picture the explorer shows first: ``picture`` itself when it fits ``screen``, else
-    the finest cut of the same tree that does — ``redraw(budget)`` draws it with a smaller node
-    budget (the same options otherwise), from at most ``screen.nodes`` boxes a column down by
-    the factor the laid-out picture is too big, a few times, never below ``screen.least``. What
-    the cut closes opens in place (:func:`block_expansions`, the layer and fusion pictures)."""
+    the finest cut of the same tree that does: the biggest node budget whose picture, laid out,
+    fits (``redraw(budget, wrap)`` draws it, the same options otherwise).
+
+    The explorer draws its pictures unwrapped (it pans and zooms), but a first view is meant to
+    be seen whole: a tall column is wrapped into parts side by side, to the screen's shape
+    (:meth:`Screen.wrap`), so a chain of blocks uses the screen's width instead of a third of
+    it (DenseNet121: 26 boxes a column where 15 fitted unwrapped). The picture's size grows
+    with its budget, but not in proportion, so the budget is searched for: down by the factor
+    the picture is too big until one fits, then by bisection between the biggest that fits and
+    the smallest that does not, until they are within a quarter of each other, ``screen.tries``
+    pictures were drawn (twice as many while none fits), or ``seconds`` passed; never below
+    ``screen.least`` (where even that does not fit, the smallest drawn). What the cut closes opens in place
+    (:func:`block_expansions`, laid out with the first view's wrap; the layer and fusion
+    pictures)."""
     if picture.svg is None:
         return picture
     nodes = max((v.nodes for _, v in picture.views), default=0)
     if nodes <= screen.nodes and screen.shrink(picture.svg.decode("utf-8")) >= 1.0:
         return picture
-    budget = max(screen.least, min(screen.nodes, nodes - 1))
-    best = picture
-    for _ in range(4):
+    wrap = screen.wrap(picture.wrap)
+    deadline = time.monotonic() + seconds
+    low, high = screen.least, max(screen.least, min(screen.nodes, nodes))  # the answer lies in [low, high]
+    fitting: Picture | None = None  # the picture at ``low`` once one fitted
+    smallest = picture  # the smallest budget drawn, for when nothing fits
+    budget = high
+    for tried in range(1, 2 * screen.tries + 1):  # past ``tries`` only while none fitted
         try:
-            drawn = redraw(budget)
+            drawn = redraw(budget, wrap)
         except HlovizError:
             break
         if drawn.svg is None:
             break
-        best = drawn
         factor = screen.shrink(drawn.svg.decode("utf-8"))
-        smaller = max(screen.least, int(budget * factor * 0.9))
-        if factor >= 1.0 or smaller >= budget:
+        if factor >= 1.0:
+            fitting, low = drawn, budget
+        else:
+            smallest, high = drawn, budget - 1
+        if (fitting is None and budget <= screen.least) or time.monotonic() >= deadline:
             break
-        budget = smaller
-    return best
+        if fitting is not None and (high - low <= max(1, low // 4) or tried >= screen.tries):
+            break
+        # no fit yet: down by the factor, and a tenth more (a picture grows faster than its
+        # budget); once one fits, bisect
+        budget = (max(low, min(high, int(budget * factor * 0.9))) if fitting is None
+                  else (low + high + 1) // 2)
+    return fitting if fitting is not None else smallest
 
 
 def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[str, View]], *,
@@ -194,7 +226,8 @@ Column = tuple[str, int, "View"]
 
 def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
                      marks: Sequence[Mapping[str, Mark] | None] = (), bounds: Bounds = Bounds(),
-                     title: str = "", parent: str = "top", walked: int = 0, wrap: Wrap | None = None) -> list[ViewSpec]:
+                     title: str = "", parent: str = "top", walked: int = 0, wrap: Wrap | None = None,
+                     pairing: Pairing | None = None) -> list[ViewSpec]:
     """The picture of ``columns`` with each closed block or repeat opened in place, biggest
     first, within ``bounds`` (``walked``: instructions other expansions walked): the same cut of
     the same column, the same options, one node opened (:func:`hloviz.render.cut.open_in_place`:
@@ -203,7 +236,13 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
     from its picture in turn, breadth-first, so the top level's blocks are never crowded out by
     deep ones. A view's key and ``opens`` are ``t:<side>:<tree key>``, as the explorer's data
     names the box it opens (:func:`hloviz.render.explorer.data.explorer_data`). ``wrap``: as
-    the picture was laid out (:mod:`hloviz.render.wrap`)."""
+    the picture was laid out (:mod:`hloviz.render.wrap`).
+
+    ``pairing`` (a page of a module before and after optimization): a block opens in both
+    columns — its counterpart in the other column opens with it
+    (:func:`hloviz.render.explorer.pairs.counterpart`: the same block by name, else the blocks
+    holding its ops' kernels), and the view's ``pair`` says what opened there, or why nothing
+    did."""
     from dataclasses import replace
 
     from ..wrap import OFF
@@ -229,27 +268,41 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
         if time.monotonic() >= deadline or opts is None or drawn.cut is None:
             return choice, None, None
         name = scope_title(drawn.cut.tree.nodes[key])
-        shown = drawn.scene.title[0].text if drawn.scene.title else sides[s].module.name
+        pair = counterpart(pairing, sides, [(s2, v) for _, s2, v in cols], c, key) if pairing is not None else None
+
+        def redrawn(k: int, options: ViewOptions, keys: Sequence[str]) -> View:
+            """Column ``k`` drawn with ``keys`` opened in place (``options``: as the layout asks)."""
+            _, sk, old = cols[k]
+            heading_title = old.scene.title[0].text if old.scene.title else sides[sk].module.name
+            view = draw_module(sides[sk].module, marks=marks[sk] if sk < len(marks) else None,
+                               options=replace(options, open=(*options.open, *keys)),
+                               title=heading_title if len(cols) > 1 else f"{heading_title} · {name}")
+            return view
 
         def build(options: ViewOptions, extra: Sequence[str]):
-            view = draw_module(sides[s].module, marks=marks[s] if s < len(marks) else None, options=options,
-                               title=shown if len(cols) > 1 else f"{shown} · {name}")
+            view = redrawn(c, options, (key,))
             view.scene.notes[:0] = list(extra)
             new = [*cols[:c], (heading, s, view), *cols[c + 1:]]
+            if pair is not None and pair.keys:
+                d = 1 - c
+                other = cols[d][2].options or options
+                new[d] = (cols[d][0], cols[d][1], redrawn(d, replace(other, coarse=options.coarse,
+                                                                      budget=min(other.budget, options.budget)),
+                                                          pair.keys))
             if len(new) == 1:
                 return to_drawing(view.scene), [(heading, view)]
             return (columns_drawing([(h, v.scene) for h, _, v in new], title=f"{title} · {name}" if title else name),
                     [(h, v) for h, _, v in new])
 
         try:
-            picture = build_picture(build, replace(opts, open=(*opts.open, key)), "svg", bounds.timeout, name,
-                                    wrap=wrap)
+            picture = build_picture(build, opts, "svg", bounds.timeout, name, wrap=wrap)
         except HlovizError:
             return choice, None, None
         if picture.svg is None:
             return choice, None, None
         new = [(h, s2, v) for (h, s2, _), (_, v) in zip(cols, picture.views, strict=True)]
-        return choice, (name, new), picture.svg.decode("utf-8")
+        other_key = sides[cols[1 - c][1]].key if len(cols) == 2 else ""
+        return choice, (name, new, pair.to_json(other_key) if pair is not None else None), picture.svg.decode("utf-8")
 
     out: list[ViewSpec] = []
     seen: set[str] = set()
@@ -271,10 +324,10 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
             if drawn is None or svg is None or total + len(svg) > bounds.max_bytes:
                 continue
             total += len(svg)
-            name, new = drawn
+            name, new, pair = drawn
             tag = f"t:{sides[new[c][1]].key}:{key}"
             out.append(ViewSpec(key=tag, title=name, columns=[(s, v) for _, s, v in new], svg=svg, parent=up,
-                                opens=tag))
+                                opens=tag, pair=pair))
             # what the opened node holds opens in turn (not the node naming a repeat's other copies)
             level += [(tag, new, c, inner) for _, inner in _closed(new[c][2], sides[new[c][1]], under=key)
                       if not inner.endswith("/x:more")]

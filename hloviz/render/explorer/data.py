@@ -46,6 +46,13 @@ class Side:
     text: str | None = None
     _tree: ScopeTree | None = field(default=None, repr=False)
     _callers: dict | None = field(default=None, repr=False)
+    _by_name: dict[str, Instruction] | None = field(default=None, repr=False)
+
+    def instruction(self, name: str) -> Instruction | None:
+        """The module's instruction named ``name`` (the names indexed once)."""
+        if self._by_name is None:
+            self._by_name = {i.name: i for i in self.module.instructions()}
+        return self._by_name.get(name)
 
     def callers(self) -> dict:
         """Computation name → the instructions calling it (computed once)."""
@@ -75,6 +82,9 @@ class ViewSpec:
     svg: str | None = None
     parent: str | None = None
     opens: str | None = None  # "i:<global id>" or "s:<scope path>"
+    #: a block opened in both columns: what the other column opened with it, or why nothing
+    #: (:func:`hloviz.render.explorer.pairs.counterpart`)
+    pair: dict | None = None
 
 
 @dataclass
@@ -352,7 +362,7 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
                 every = [g for k in _keys_below(cluster) for g in members.get(k, ())]
                 scope = _common_scope(every, side, offsets[s], scopes)
             clusters[dot_id] = [col, owner_id, scope]
-    return {"key": v.key, "title": v.title, "parent": v.parent, "opens": v.opens,
+    return {"key": v.key, "title": v.title, "parent": v.parent, "opens": v.opens, "pair": v.pair,
             "sides": [s for s, _ in v.columns], "svg": v.svg, "nodes": nodes, "clusters": clusters}
 
 

@@ -149,6 +149,7 @@
       holder.innerHTML = svgs[v];  // Graphviz's own SVG output, made when the page was written
       var svg = holder.querySelector("svg");
       prepare(svg);
+      focusable(v, svg);
       viewEls[v] = svg;
       return svg;
     });
@@ -164,6 +165,7 @@
         fit();
       }
       crumbs();
+      pairNote(state.view);
       if (then) then();
     });
   }
@@ -175,6 +177,20 @@
     svg.querySelectorAll("g.node > title, g.cluster > title, g.edge > title, g.graph > title").forEach(function (t) {
       t.parentNode.setAttribute("data-box", t.textContent);
       t.parentNode.removeChild(t);
+    });
+  }
+  // Keyboard: every box the view's data knows is a button in the tab order (Enter or Space opens
+  // it where it opens, else selects it; Escape goes back up), named by its label for screen readers.
+  function focusable(v, svg) {
+    var info = views[v];
+    svg.querySelectorAll("g.node[data-box]").forEach(function (g) {
+      var id = g.getAttribute("data-box");
+      if (!info.nodes[id]) return;
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "button");
+      var text = Array.prototype.map.call(g.querySelectorAll("text"), function (t) { return t.textContent; }).join(" ");
+      var opens = viewOpeningBlock(v, id) >= 0 ? " (opens in place)" : "";
+      g.setAttribute("aria-label", text.replace(/\s+/g, " ").trim() + opens);
     });
   }
   function crumbs() {
@@ -221,9 +237,35 @@
     for (var w = 0; w < views.length; w++) if (views[w].opens === key) return w;
     return -1;
   }
-  function openBlock(w) {
+  // Which box of which view a view was opened from (focus returns there when it closes).
+  var openedBox = {};
+  function openBlock(w, fromBox, byKey) {
     if (w !== state.view) openedFrom[w] = state.view;  // its breadcrumb goes back to where it was opened
-    showView(w).then(writeHash);
+    if (fromBox) openedBox[w] = { view: state.view, id: fromBox };
+    var held = fromBox && views[state.view].nodes[fromBox] ? views[state.view].nodes[fromBox][1] : [];
+    showView(w).then(function () {
+      writeHash();
+      if (byKey) focusFirst(held);
+    });
+  }
+  // After a keyboard open: focus the first box holding what the opened box held (else the picture).
+  function focusFirst(held) {
+    var want = new Set(held), target = null, svg = viewport.querySelector("svg");
+    svg.querySelectorAll("g.node[tabindex]").forEach(function (g) {
+      if (target) return;
+      var n = views[state.view].nodes[g.getAttribute("data-box")];
+      if (n && n[1].some(function (x) { return want.has(x); })) target = g;
+    });
+    (target || viewport).focus({ preventScroll: true });
+    if (target) reveal(target);
+  }
+  // The paired column's note: what the other column opened with this one, or why it opened nothing.
+  function pairNote(w) {
+    var status = doc.getElementById("hv-status");
+    if (!status) return;
+    var p = views[w] && views[w].pair;
+    status.textContent = p ? p.note : "";
+    status.hidden = !p;
   }
   // The fusion instruction whose body holds g (one level up), or -1.
   function ownerOf(g) {
@@ -269,6 +311,24 @@
     pz.y += vr.top + vr.height / 2 - (r.top + r.height / 2);
     apply();
   }
+  function reveal(el) {
+    viewport.scrollTop = 0; viewport.scrollLeft = 0;  // focus may scroll the clipped viewport: pan instead
+    var r = el.getBoundingClientRect(), vr = viewport.getBoundingClientRect();
+    if (r.left >= vr.left && r.right <= vr.right && r.top >= vr.top && r.bottom <= vr.bottom) return;
+    pz.x += vr.left + vr.width / 2 - (r.left + r.width / 2);
+    pz.y += vr.top + vr.height / 2 - (r.top + r.height / 2);
+    apply();
+  }
+  // Enter or Space on a focused box: open what it opens (a block or repeat in place, a layer, a
+  // fusion), else select it.
+  function activate(box) {
+    var w = viewOpeningBlock(state.view, box.id);
+    if (w >= 0) { openBlock(w, box.id, true); return; }
+    var si = scopeBox(state.view, box.id);
+    if (si >= 0) { if (!openScope(si)) selectScope(si, { el: box.el }); return; }
+    var g = primary(state.view, box.id);
+    if (g >= 0 && !expand(g)) select(g, { el: box.el });
+  }
   function initPanZoom() {
     var drag = null;
     viewport.addEventListener("wheel", function (e) {
@@ -293,7 +353,13 @@
       drag = null;
       viewport.classList.remove("hv-dragging");
     });
+    viewport.addEventListener("focusin", function (e) {
+      var box = e.target !== viewport ? boxOf(e.target) : null;
+      if (box) reveal(box.el);
+    });
     viewport.addEventListener("keydown", function (e) {
+      var box = e.target !== viewport ? boxOf(e.target) : null;
+      if (box && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); activate(box); return; }
       var step = 60, vr = viewport.getBoundingClientRect(), used = true;
       if (e.key === "+" || e.key === "=") zoomAt(1.25, vr.width / 2, vr.height / 2);
       else if (e.key === "-" || e.key === "_") zoomAt(0.8, vr.width / 2, vr.height / 2);
@@ -419,7 +485,7 @@
       var box = boxOf(e.target);
       if (!box) return;
       var w = viewOpeningBlock(state.view, box.id);
-      if (w >= 0) { openBlock(w); return; }
+      if (w >= 0) { openBlock(w, box.id, false); return; }
       var si = scopeBox(state.view, box.id);
       if (si >= 0) { openScope(si); return; }
       var g = primary(state.view, box.id);
@@ -446,9 +512,15 @@
     return true;
   }
   function collapse() {
-    var back = parentOf(state.view), g = state.sel;
+    var from = state.view, back = parentOf(from), g = state.sel;
     if (back < 0) return;
-    showView(back, function () { if (g !== null) select(g, { centre: true }); else writeHash(); });
+    var keyed = viewport.contains(doc.activeElement);
+    showView(back, function () {
+      if (g !== null) select(g, { centre: true }); else writeHash();
+      var o = openedBox[from];
+      var el = o && o.view === back ? viewport.querySelector("svg g[data-box='" + o.id + "']") : null;
+      if (keyed) { (el || viewport).focus({ preventScroll: true }); if (el) reveal(el); }
+    });
   }
 
   // Jump to instruction g: the view where it has a box of its own if there is one, else where it is drawn.
@@ -1007,6 +1079,7 @@
   function api() {
     return {
       view: function () { return views[state.view].key; },
+      pair: function () { return views[state.view].pair || null; },  // what the other column opened with this view
       selected: function () {
         if (state.sel !== null) return { instruction: describe(state.sel) };
         if (state.selScope !== null) return { scope: D.scopes.path[state.selScope] };
@@ -1042,6 +1115,7 @@
     var svg = viewport.querySelector("svg");
     viewEls[0] = svg;
     prepare(svg);
+    focusable(0, svg);
     performance.mark("hv-prepared");
     fit();
     performance.mark("hv-fitted");
