@@ -158,3 +158,24 @@ def test_png_comes_from_graphviz():
     pic = module_picture(hloviz.parse_file(GOLDEN / "rules.hlo"), fmt="png")
     assert pic.data.startswith(b"\x89PNG\r\n\x1a\n")
     assert pic._repr_png_() == pic.data
+
+
+def test_waiting_for_dot_wakes_when_a_process_ends_not_at_the_limit():
+    """run_dot_many sleeps until one of its ``dot`` processes ends: the wait given 60 s comes
+    back with the process ended (a wait that ran to its limit would leave this test hanging for a
+    minute), and comes back at once for a process that ended before the wait began."""
+    import subprocess
+
+    from hloviz.render.graphviz_run import _wait_any
+
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    fast = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        fast.wait()
+        _wait_any([slow, fast], 60.0)  # fast ended already: no wait for slow
+        assert fast.poll() == 0
+        _wait_any([slow], 60.0)
+        assert slow.poll() == 0  # ended, not a tick gone by
+    finally:
+        slow.kill()
+        slow.wait()
