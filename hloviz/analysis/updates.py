@@ -55,15 +55,18 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     # all): the common scope is found once per set, not once per instruction
     common: dict[frozenset[int], Scope | None] = {}
     phase = tree._phase.get
-    feeds, scopes = tracer.feeds, tracer.scopes
+    feeds, scopes, walked = tracer.feeds, tracer.scopes, tracer.memo.get
     for comp in tree.module.computations:
-        for inst in [i for i in comp.instructions if phase(i) == "optimizer"]:
-            if inst.opcode in ("parameter", "constant"):
+        for inst in comp.instructions:
+            if phase(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
                 continue
-            ids = feeds(inst)
-            if ids not in common:
-                common[ids] = _common_scope([scopes[i] for i in ids])
-            out[inst] = common[ids]
+            ids = walked(inst)  # about half were walked already, as inputs of earlier ones
+            if ids is None:
+                ids = feeds(inst)
+            got = common.get(ids, common)
+            if got is common:
+                got = common[ids] = _common_scope([scopes[i] for i in ids])
+            out[inst] = got
     return out
 
 
@@ -134,30 +137,32 @@ class _UpdateTracer:
                         frame[3] = k
                         stack.append(child)
                         break
-                    got = memo[step] = frozenset(child[4])  # nothing to walk: done at once
-                found |= got
+                    got = memo[step] = child[4]  # nothing to walk: done at once
+                if got and got is not found:
+                    found = frame[4] = _union(found, got)
             else:
                 stack.pop()
-                done = memo[frame[0]] = frozenset(found)
-                if stack:
-                    stack[-1][4] |= done
+                done = memo[frame[0]] = found
+                if stack and done:
+                    stack[-1][4] = _union(stack[-1][4], done)
         return memo[inst]
 
     def _frame(self, inst: Instruction, depth: int) -> list:
         """Start walking ``inst``: mark it (the cycle guard), gather the sources among its
         inputs (:meth:`inputs`) and list, in order, the inputs to walk."""
         self.memo[inst] = _NONE
-        found: set[int] = set()
+        found = _NONE
         walk: list[Instruction] = []
         if depth < _MAX_DEPTH:
             known = self._steps
-            for op in self.inputs(inst):
+            opcode = inst.opcode
+            for op in self.inputs(inst) if opcode == "fusion" or opcode == "parameter" else inst.operands:
                 got = known.get(op)
                 if got is None:
                     got = known[op] = self._steps_of(op)
                 src, more = got
                 if src:
-                    found |= src
+                    found = _union(found, src)
                 if more:
                     walk += more
         return [inst, depth, walk, 0, found]
@@ -200,6 +205,24 @@ class _UpdateTracer:
                 got = self._ids[id(s)] = frozenset({id(s)})
             return got
         return _NONE
+
+
+def _union(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
+    """``a | b``, or ``a`` or ``b`` itself when it holds the other. Answers are shared, never
+    changed, and most instructions of an update read the very set of layers their inputs read
+    (85 or 86 layers for 50k of the 300k-instruction module's 95k optimizer instructions, after
+    a global-norm clip). A copy per instruction cost that module 260 MB and made its walk
+    1.5-1.9x slower (1.04-1.33 s against 0.70-0.72 s, each first in a fresh process)."""
+    if not b or b is a:
+        return a
+    if not a:
+        return b
+    if len(b) <= len(a):
+        if b <= a:
+            return a
+    elif a <= b:
+        return b
+    return a | b
 
 
 #: How many steps from an optimizer instruction :meth:`_UpdateTracer.feeds` follows.
