@@ -63,10 +63,9 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
             ids = walked(inst)  # about half were walked already, as inputs of earlier ones
             if ids is None:
                 ids = feeds(inst)
-            got = common.get(ids, common)
-            if got is common:
-                got = common[ids] = _common_scope([scopes[i] for i in ids])
-            out[inst] = got
+            if ids not in common:
+                common[ids] = _common_scope([scopes[i] for i in ids])
+            out[inst] = common[ids]
     return out
 
 
