@@ -260,7 +260,7 @@ def _wait_any(procs: Sequence[subprocess.Popen[bytes]], seconds: float) -> None:
         waiter = select.poll()
         for fd in fds:
             waiter.register(fd, select.POLLIN)
-        waiter.poll(max(1, int(seconds * 1000) + 1))
+        waiter.poll(max(1, int(min(seconds, 1.0) * 1000) + 1))  # at most a second: the caller checks its deadline
     finally:
         for fd in fds:
             os.close(fd)
