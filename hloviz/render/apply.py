@@ -20,7 +20,7 @@ from . import labels
 from .cut import Cut
 from .model import Place, Unit, ViewGraph
 from .scene import Row
-from .tree import STRUCTURAL, Tree, TreeNode
+from .tree import STRUCTURAL, Tree, TreeNode, parents_first
 
 __all__ = ["ScopeCluster", "apply_cut", "scope_title", "stacking"]
 
@@ -225,15 +225,9 @@ def _units_below(g: ViewGraph, root: TreeNode) -> dict[int, list[int]]:
     """``id()`` of every node below ``root`` (and of ``root``) → the live units its leaves are
     drawn as, in leaf order, each once: worked out children first, so each leaf is read once
     (a closed scope's thousands of leaves are one unit), not once per open node above it."""
-    post: list[TreeNode] = []
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        post.append(n)
-        stack.extend(n.children)
     out: dict[int, list[int]] = {}
     find, units = g.find, g.units
-    for n in reversed(post):
+    for n in reversed(parents_first(root)):
         if n.kind == "leaf":
             i = find(int(n.name[1:]))
             out[id(n)] = [i] if units[i].alive else []

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners", "rekey"]
+__all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners", "parents_first", "rekey"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
 # sibling scopes that share a name prefix; ``block``: siblings bounded by the graph's structure
@@ -227,14 +227,21 @@ def _successors(edges: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     return succ
 
 
-def _sizes(root: TreeNode) -> None:
-    post: list[TreeNode] = []
+def parents_first(root: TreeNode) -> list[TreeNode]:
+    """``root`` and every node below it, each before its children: walked in reverse, a pass
+    that needs its children's answers first (sizes, units) reads each node once, with no
+    recursion (trees nest thousands deep)."""
+    out: list[TreeNode] = []
     stack = [root]
     while stack:
         n = stack.pop()
-        post.append(n)
+        out.append(n)
         stack.extend(n.children)
-    for n in reversed(post):
+    return out
+
+
+def _sizes(root: TreeNode) -> None:
+    for n in reversed(parents_first(root)):
         if n.is_leaf:
             n.size = 1
             n.last = n.order
