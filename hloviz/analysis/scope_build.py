@@ -40,7 +40,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
           ordered: bool = True) -> ScopeTree:
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
-    callers = _first_callers(module)
+    callers, fusion_callers = _first_callers(module)
     named, unnamed, forward_scopes = _read_op_names(module, callers)
     sums = [inst for inst, op in named if not op.scope and op.phase == "backward"]
     if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow
@@ -62,6 +62,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     tree._literals.update(filing.flow._literals)  # the entry's literals: found while placing by data flow
     tree._op_scope = op_scope
     tree._named = {id(i) for i, _op in named}
+    tree._fusion_callers = fusion_callers
     if parameter_names:
         _place_parameters(tree, parameter_names)
     _count_phases(root, phase_of)
@@ -397,14 +398,20 @@ def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dic
     return {k: v for k, v in out.items() if v}
 
 
-def _first_callers(module: HloModule) -> dict[str, Instruction]:
+def _first_callers(module: HloModule) -> tuple[dict[str, Instruction], dict[str, Instruction]]:
+    """Computation name → the first instruction calling it; and → the first fusion calling it
+    (what :mod:`hloviz.analysis.updates` follows fused parameters through), in the same pass."""
     out: dict[str, Instruction] = {}
+    fusions: dict[str, Instruction] = {}
     for comp in module.computations:
         for inst in comp.instructions:
             if inst.called_computations:
                 for c in inst.called_computations:
                     out.setdefault(c.name, inst)
-    return out
+                if inst.opcode == "fusion":
+                    for c in inst.called_computations:
+                        fusions.setdefault(c.name, inst)
+    return out, fusions
 
 
 def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],

@@ -153,6 +153,8 @@ class ScopeTree:
         #: id() of the instructions filed by their own op name (the ones whose scope is a vote).
         self._named: set[int] = set()
         self._literals: dict[int, set[int]] = {}
+        #: Fused computation name → the first fusion calling it (None: not gathered while building).
+        self._fusion_callers: dict[str, Instruction] | None = None
         #: Optimizer op name → path of the layer whose variables it updates
         #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
         self.updates: dict[str, str] = {}

@@ -79,8 +79,10 @@ class _UpdateTracer:
 
     def __init__(self, tree: ScopeTree) -> None:
         self.tree = tree
-        self.callers: dict[str, Instruction] = {}
-        for comp in tree.module.computations:
+        # the fusion calling each fused computation: gathered while the tree was built, or here
+        known = tree._fusion_callers
+        self.callers: dict[str, Instruction] = known if known is not None else {}
+        for comp in tree.module.computations if known is None else ():
             for inst in [i for i in comp.instructions if i.opcode == "fusion"]:
                 for c in inst.called_computations:
                     self.callers.setdefault(c.name, inst)

@@ -181,27 +181,40 @@ class _Routes:
 
 def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None],
                    scopes: ScopeTree) -> Scope | None:
-    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates."""
+    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates.
+
+    A fusion's work is every instruction of its fused computations, nested fusions' included
+    (each computation once), bookkeeping aside; it updates a layer when most of that work is
+    the optimizer's and all of it that updates a layer updates the same one. One pass over
+    each fused computation, which stops at a second layer (the answer is then None whatever
+    follows): this runs over every fused instruction of the module."""
     if inst.opcode != "fusion":
         return updates.get(inst)
-    from ..ir import called_closure
-
-    found: dict[int, Scope] = {}
+    phase, target_of, quiet = scopes._phase.get, updates.get, _QUIET
+    target: Scope | None = None
     work = optimizer = 0
-    phase, quiet = scopes._phase, _QUIET  # one pass over every fused instruction of the module
-    for comp in called_closure(inst.called_computations, follow=lambda i: i.opcode == "fusion"):
-        for i in comp.instructions:
-            if i.opcode in quiet or i.opcode == "fusion":
+    pending = list(inst.called_computations)
+    seen = {id(c) for c in pending}
+    while pending:
+        for i in pending.pop().instructions:
+            op = i.opcode
+            if op == "fusion":
+                for c in i.called_computations:
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        pending.append(c)
+                continue
+            if op in quiet:
                 continue
             work += 1
-            if phase.get(i) == "optimizer":
+            if phase(i) == "optimizer":
                 optimizer += 1
-                t = updates.get(i)
-                if t is not None:
-                    found[id(t)] = t
-    if optimizer * 2 <= work or len(found) != 1:
-        return None
-    return next(iter(found.values()))
+                t = target_of(i)
+                if t is not None and t is not target:
+                    if target is not None:
+                        return None  # two layers: shared work
+                    target = t
+    return target if optimizer * 2 > work else None
 
 
 def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
