@@ -54,6 +54,10 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     # most updates share their set of layers (every op after a global-norm clip reads them
     # all): the common scope is found once per set, not once per instruction
     common: dict[frozenset[int], Scope | None] = {}
+    # a set's innermost common scope is that of its first and last scope in the tree's depth-first
+    # order (the scopes between lie below it too): two scopes climbed, not hundreds
+    order = {id(s): k for k, s in enumerate(tree.walk())}
+    first_last = order.__getitem__
     phase = tree._phase.get
     feeds, scopes, walked = tracer.feeds, tracer.scopes, tracer.memo.get
     for comp in tree.module.computations:
@@ -64,7 +68,10 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
             if ids is None:
                 ids = feeds(inst)
             if ids not in common:
-                common[ids] = _common_scope([scopes[i] for i in ids])
+                if len(ids) > 2 and all(i in order for i in ids):
+                    common[ids] = _common_scope([scopes[min(ids, key=first_last)], scopes[max(ids, key=first_last)]])
+                else:
+                    common[ids] = _common_scope([scopes[i] for i in ids])
             out[inst] = common[ids]
     return out
 
