@@ -190,10 +190,9 @@ class _UpdateTracer:
                 else:
                     walk.append(elem)
             return frozenset(sources), tuple(walk)
-        src = self.source(op)
-        if src:
-            return src, ()
-        return _NONE, ((op,) if self.is_optimizer(op) else ())
+        if self.is_optimizer(op):
+            return _NONE, (op,)
+        return self._layer_source(op), ()
 
     def is_optimizer(self, inst: Instruction) -> bool:
         """An optimizer-phase instruction, or a fused parameter (which stands for its fusion's
@@ -205,6 +204,10 @@ class _UpdateTracer:
         """A layer's gradient or weight: the layer's scope; anything else: nothing."""
         if self.is_optimizer(op):
             return _NONE
+        return self._layer_source(op)
+
+    def _layer_source(self, op: Instruction) -> frozenset[int]:
+        """:meth:`source` of an instruction known not to be the optimizer's."""
         s = self.of[op]
         if s.kind == "scope" and (self.phase.get(op) == "backward" or op.opcode == "parameter"):
             got = self._ids.get(id(s))
