@@ -184,10 +184,12 @@ class _Filing:
                 cut = first.rfind("/")
                 if cut > 0:
                     s.written_as.add(first[:cut])
+                # as the pre→post mapping names it: the op name of the op path's instructions
+                # (they share one Metadata), set by the first of them or an earlier op path
+                op_scope.setdefault(inst.metadata.op_name, s)
             s.instructions.append(inst)
             of[inst] = s
             phase_of[inst] = op.phase
-            op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
         return op_scope
 
     def place_all(self, insts: list[Instruction]) -> None:
