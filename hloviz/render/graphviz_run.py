@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import DependencyError, RenderError
 from ..processes import die_with_parent
@@ -104,7 +105,7 @@ class LayoutBudget:
         self.pictures_left = max(1, self.pictures_left - 1)
 
 
-def _spawn(argv: list[str], **streams: object) -> subprocess.Popen[bytes]:
+def _spawn(argv: list[str], stdin: Any, stdout: Any, stderr: Any) -> subprocess.Popen[bytes]:
     """Start ``argv`` in a process group of its own, asking the kernel to kill it when hloviz
     dies (:func:`hloviz.processes.die_with_parent`).
 
@@ -119,9 +120,10 @@ def _spawn(argv: list[str], **streams: object) -> subprocess.Popen[bytes]:
         if not os.access(argv[0], os.X_OK):  # what Popen would have said
             code = errno.EACCES if os.path.exists(argv[0]) else errno.ENOENT
             raise OSError(code, os.strerror(code), argv[0])
-        return subprocess.Popen([*launcher, str(os.getpid()), *argv], start_new_session=True,
-                                **streams)  # type: ignore[call-overload]
-    return subprocess.Popen(argv, start_new_session=True, preexec_fn=preexec, **streams)  # type: ignore[call-overload]
+        return subprocess.Popen([*launcher, str(os.getpid()), *argv], stdin=stdin, stdout=stdout, stderr=stderr,
+                                start_new_session=True)
+    return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
+                            preexec_fn=preexec)
 
 
 @functools.cache
