@@ -247,3 +247,32 @@ def test_every_instruction_is_filed_once_whatever_the_op_names(names):
             assert isinstance(t.find(q), list)  # never raises, whatever the name
     t.graph(1)
     t.to_dict()
+
+
+def test_a_kernels_phases_are_those_its_fused_ops_are_named_with():
+    """Each fusion of a Keras training step is voted into its layers with the phases of its
+    fused ops; the oracle reads the op names of each fused computation from the HLO text
+    (``gradient_tape/…`` backward, ``adam/…`` the optimizer's) and checks the fusions whose ops
+    all name one phase."""
+    folder = CAPTURES / "keras_cnn_train"
+    text = (folder / "post.hlo").read_text()
+    bodies = dict(re.findall(r"^%?([\w.\-]+) \(.*?\{\n(.*?)^\}", text, re.MULTILINE | re.DOTALL))
+    calls = dict(re.findall(r"^\s*(?:ROOT )?%?([\w.\-]+) = .* fusion\(.*?calls=%?([\w.\-]+)", text, re.MULTILINE))
+
+    def named_phase(op_name: str) -> str:
+        return "backward" if op_name.startswith("gradient_tape/") else \
+            "optimizer" if op_name.startswith("adam/") else "forward"
+
+    t = build_scope_tree(present(load_target(str(folder)).post_module()), stage="post")
+    entry = present(t.module.entry)
+    checked: dict[str, int] = {}
+    for fusion_name, body in calls.items():
+        names = re.findall(r'op_name="([^"]+)"', bodies[body])
+        wanted = {named_phase(n) for n in names}
+        if len(wanted) != 1:
+            continue
+        found = t.layers_with_phases(present(entry.get(fusion_name)))
+        assert found and set().union(*(p for _s, p in found)) == wanted, (fusion_name, found)
+        phase = wanted.pop()
+        checked[phase] = checked.get(phase, 0) + 1
+    assert set(checked) == {"forward", "backward", "optimizer"}, checked

@@ -62,6 +62,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     tree._literals.update(filing.flow._literals)  # the entry's literals: found while placing by data flow
     tree._op_scope = op_scope
     tree._named = {id(i) for i, _op in named}
+    tree._votes = filing.votes
     tree._fusion_callers = fusion_callers
     if parameter_names:
         _place_parameters(tree, parameter_names)
@@ -140,6 +141,9 @@ class _Filing:
         self.root = Scope("", module.name, 0, None, label=module.name, kind="root")
         self.of: dict[Instruction, Scope] = {}
         self.phase_of: dict[Instruction, str] = {}
+        #: The instructions filed by their own op name → (scope, phase): what they vote with
+        #: (:meth:`ScopeTree.layers_with_phases`), one dict read per instruction of a kernel.
+        self.votes: dict[Instruction, tuple[Scope, str]] = {}
         self.callers = callers
         #: Where data flow places the unnamed instructions of computations that run on their own.
         self.flow: FlowPlacer | None = None
@@ -167,18 +171,20 @@ class _Filing:
                    forward_scopes: set[tuple[str, ...]]) -> dict[str, Scope]:
         """File each named instruction under its op name's scope; return op name → scope."""
         op_scope: dict[str, Scope] = {}
-        of, phase_of = self.of, self.phase_of
-        scope_by_op: dict[int, Scope] = {}  # id(OpPath) → its scope: worked out once per op name
+        of, phase_of, votes = self.of, self.phase_of, self.votes
+        # id(OpPath) → (its scope, its phase): worked out once per op name
+        scope_by_op: dict[int, tuple[Scope, str]] = {}
         for inst, op in named:
-            s = scope_by_op.get(id(op))
-            if s is None:
+            pair = scope_by_op.get(id(op))
+            if pair is None:
                 parts = op.scope
                 if op.phase == "backward" and forward_scopes:
                     # TF names a gradient after the forward op it differentiates
                     # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
                     while parts and parts not in forward_scopes:
                         parts = parts[:-1]
-                s = scope_by_op[id(op)] = self.scope_for(parts)
+                s = self.scope_for(parts)
+                pair = scope_by_op[id(op)] = (s, op.phase)
                 op_scope.setdefault(op.raw, s)
                 first = op.raw.split(";", 1)[0]
                 cut = first.rfind("/")
@@ -187,9 +193,11 @@ class _Filing:
                 # as the pre→post mapping names it: the op name of the op path's instructions
                 # (they share one Metadata), set by the first of them or an earlier op path
                 op_scope.setdefault(inst.metadata.op_name, s)
+            s = pair[0]
             s.instructions.append(inst)
             of[inst] = s
             phase_of[inst] = op.phase
+            votes[inst] = pair
         return op_scope
 
     def place_all(self, insts: list[Instruction]) -> None:

@@ -152,6 +152,8 @@ class ScopeTree:
         self._op_scope: dict[str, Scope] = {}
         #: id() of the instructions filed by their own op name (the ones whose scope is a vote).
         self._named: set[int] = set()
+        #: Those instructions → (scope, phase), as filed (None: read from the dicts above).
+        self._votes: dict[Instruction, tuple[Scope, str]] | None = None
         self._literals: dict[int, set[int]] = {}
         #: Fused computation name → the first fusion calling it (None: not gathered while building).
         self._fusion_callers: dict[str, Instruction] | None = None
@@ -256,7 +258,9 @@ class ScopeTree:
             s = of.get(i)
             return None if s is None else (s, phase.get(i, "forward"))
 
-        found = kernel_votes(kernel, filed, literals=lits)
+        # the filing's own pairs where the tree has them: a dict read, not a call, per
+        # instruction (the 300k-instruction module's picture votes on 127k of them)
+        found = kernel_votes(kernel, self._votes.get if self._votes is not None else filed, literals=lits)
         if not found and kernel in of:
             found = [(of[kernel], {self.phase_of(kernel)})]
         return found
