@@ -276,3 +276,27 @@ def test_a_kernels_phases_are_those_its_fused_ops_are_named_with():
         phase = wanted.pop()
         checked[phase] = checked.get(phase, 0) + 1
     assert set(checked) == {"forward", "backward", "optimizer"}, checked
+
+
+# A tape's sum of two gradients names no layer (``gradient_tape/AddN``): its data flow does.
+TAPE_SUM = """
+HloModule m
+
+ENTRY %main (x: f32[4], w: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %w = f32[4]{0} parameter(1)
+  %a = f32[4]{0} multiply(%x, %w), metadata={op_type="Mul" op_name="model_1/dense_1/mul"}
+  %g1 = f32[4]{0} multiply(%a, %w), metadata={op_type="Mul" op_name="gradient_tape/model_1/dense_1/mul/Mul"}
+  %g2 = f32[4]{0} multiply(%a, %x), metadata={op_type="Mul" op_name="gradient_tape/model_1/dense_1/mul/Mul_1"}
+  ROOT %s = f32[4]{0} add(%g1, %g2), metadata={op_type="AddN" op_name="gradient_tape/AddN"}
+}
+"""
+
+
+def test_a_tapes_sum_of_gradients_goes_to_the_layer_it_sums():
+    module = hloviz.parse(TAPE_SUM)
+    for ordered in (True, False):
+        t = build_scope_tree(module, stage="pre", ordered=ordered)
+        s = present(module.entry).get("s")
+        assert t.scope_of(present(s)).path == "model_1/dense_1"
+        assert t.phase_of(present(s)) == "backward"

@@ -41,8 +41,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
     callers, fusion_callers = _first_callers(module)
-    named, unnamed, forward_scopes = _read_op_names(module, callers)
-    sums = [inst for inst, op in named if not op.scope and op.phase == "backward"]
+    named, unnamed, forward_scopes, sums = _read_op_names(module, callers)
     if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow
         moved = {id(i) for i in sums}
         named = [(i, op) for i, op in named if id(i) not in moved]
@@ -61,7 +60,6 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     tree = ScopeTree(module, root, of, phase_of, stage, None)
     tree._literals.update(filing.flow._literals)  # the entry's literals: found while placing by data flow
     tree._op_scope = op_scope
-    tree._named = {id(i) for i, _op in named}
     tree._votes = filing.votes
     tree._fusion_callers = fusion_callers
     if parameter_names:
@@ -76,12 +74,15 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
 
 
 def _read_op_names(module: HloModule, callers: dict[str, Instruction]
-                   ) -> tuple[list[tuple[Instruction, OpPath]], list[Instruction], set[tuple[str, ...]]]:
+                   ) -> tuple[list[tuple[Instruction, OpPath]], list[Instruction], set[tuple[str, ...]],
+                              list[Instruction]]:
     """Split the module's instructions into those whose op name gives their scope and those
     placed later by their caller or computation; also return every scope (and its ancestors)
-    that forward ops name, which backward ops are cut back to."""
+    that forward ops name, which backward ops are cut back to, and the named instructions
+    that are backward ops outside every scope (the tape's sums of two gradients)."""
     named: list[tuple[Instruction, OpPath]] = []
     unnamed: list[Instruction] = []
+    sums: list[Instruction] = []
     forward_scopes: set[tuple[str, ...]] = set()
     prefixes = _inlined_prefixes(module, callers)
     # A framework op's instructions share one Metadata (ir parses each distinct text once): its
@@ -114,9 +115,12 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
                 unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
                 continue
             named.append((inst, op))
-            if op.phase != "backward" and op.scope not in forward_scopes:
-                _add_prefixes(forward_scopes, op.scope)
-    return named, unnamed, forward_scopes
+            if op.phase != "backward":
+                if op.scope not in forward_scopes:
+                    _add_prefixes(forward_scopes, op.scope)
+            elif not op.scope:
+                sums.append(inst)
+    return named, unnamed, forward_scopes, sums
 
 
 def _add_prefixes(into: set[tuple[str, ...]], scope: tuple[str, ...]) -> None:
