@@ -185,6 +185,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         node = TreeNode(f"{key}/{leaf}" if key else leaf, "leaf", leaf, parent.path, "", parent, order=order,
                         depth=parent.depth)
         parent.children.append(node)
+    from .backward import split_backward
     from .structure import fold_repeats, split_by_structure
 
     succ = _successors(edges or ())
@@ -198,6 +199,9 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     if edges is not None:
         fold_repeats(root, edges, label or {})
         _sizes(root)
+        if split_backward(root, succ):  # the optimized backward pass, one block per layer
+            _split_crowded(root, run_at, group_at, succ, names, every=False, label=label)
+            _sizes(root)
     if _split_crowded(root, run_at, group_at, succ, names, every=True, label=label) and edges is not None:
         fold_repeats(root, edges, label or {})  # blocks cut at a period's starts fold too
         _sizes(root)
