@@ -134,7 +134,7 @@ def _split(backward: TreeNode, forward: TreeNode, copies: list[TreeNode], succ: 
     for i in sorted(members, reverse=True):  # the backward pass runs the last layer first
         name = f"backward of {copies[i].label or copies[i].name}"
         block = TreeNode(f"{backward.key}/b:layer{i}", "block", name, backward.path, name, backward,
-                         depth=backward.depth)
+                         depth=backward.depth, layer=True)
         for v in members[i]:
             v.parent = block
             block.children.append(v)

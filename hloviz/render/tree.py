@@ -71,6 +71,9 @@ class TreeNode:
     waist: bool = False
     #: a repeat whose copies do not feed one another (an optimizer's per-tensor updates)
     parallel: bool = False
+    #: a block standing for one layer though waists split it (a layer's optimized backward pass,
+    #: :mod:`~hloviz.render.backward`): drawn open, it stays a titled cluster
+    layer: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -219,7 +222,7 @@ def _mark_waist_repeats(root: TreeNode) -> None:
         post.append(node)
         stack.extend(c for c in node.children if not c.is_leaf)
     for node in reversed(post):
-        if node.kind in ("repeat", "block") and node.children and all(c.waist for c in node.children):
+        if node.kind in ("repeat", "block") and node.children and not node.layer and all(c.waist for c in node.children):
             node.waist = True
 
 
