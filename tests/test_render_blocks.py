@@ -258,6 +258,11 @@ def test_gpt_step_after_optimization_backward_is_one_block_per_layer(name):
         assert all(min(r) == k for r in reads if len(r) > 1), b.name
         own.append(k)
     assert own == layers[::-1]  # run order: the last layer's backward pass first
+    # and each block is one unbroken stretch of the schedule (the entry's text order)
+    line = {m.group(1): i for i, m in enumerate(re.finditer(r"^\s*(?:ROOT )?%?(\S+) = ", text[text.index("\nENTRY"):],
+                                                             re.MULTILINE))}
+    spans = [sorted(line[tree.names[v.name]] for v in tree.leaves(b)) for b in blocks]
+    assert all(a[-1] < b[0] for a, b in zip(spans, spans[1:]))
     # every backward kernel reading exactly one layer's weights is inside that layer's block
     placed = {v.name for b in blocks for v in tree.leaves(b)}
     loose = [tree.names.get(v.name) for v in tree.leaves(backward)
@@ -323,8 +328,9 @@ def test_a_scalar_every_block_reads_bounds_nothing():
 
 
 def test_gpt_step_optimized_backward_sums_the_gradient_in_every_layer():
-    # why the optimized backward pass does not fold (README, "Blocks found by structure"): XLA
-    # fuses the residual gradient's running sum into each layer, so the k-th fusion adding it up
+    # why no op bounds a layer of the optimized backward pass (README, "Blocks found by structure";
+    # the layers are found by what they read instead, test above): XLA fuses the residual
+    # gradient's running sum into each layer, so the k-th fusion adding it up
     # reads the logits' gradient and every later layer's terms itself (read from the text: the
     # fusions that read ynn_fusion.121, that gradient brought back through the tied embedding)
     text = _text("jax_gpt_step", "post")

@@ -32,8 +32,11 @@ first). A backward kernel belongs to a layer by these rules, tried in order:
    computes from no layer's work.
 
 A kernel no rule assigns (the loss's and the final LayerNorm's backward, the logits' gradient
-every running sum reads, the embedding's gradient) stays outside the blocks, as it was. Nothing
-here reads op names: a module without name scopes has none to read.
+every running sum reads, the embedding's gradient) stays outside the blocks, in the block it
+was drawn in (or loose, where the rest of that block went to layers). Nothing here reads op
+names: a module without name scopes has none to read. Layers' blocks built alike then fold into
+a ``×N`` repeat like any blocks: on both GPT captures every layer's backward pass is 53 kernels
+wired alike, one unbroken run of the schedule each (the last layer's first).
 """
 
 from __future__ import annotations
