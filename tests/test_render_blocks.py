@@ -8,6 +8,7 @@ graphs whose cut vertices are known by construction.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -262,7 +263,7 @@ def test_gpt_step_after_optimization_backward_is_one_block_per_layer(name):
     line = {m.group(1): i for i, m in enumerate(re.finditer(r"^\s*(?:ROOT )?%?(\S+) = ", text[text.index("\nENTRY"):],
                                                              re.MULTILINE))}
     spans = [sorted(line[tree.names[v.name]] for v in tree.leaves(b)) for b in blocks]
-    assert all(a[-1] < b[0] for a, b in zip(spans, spans[1:]))
+    assert all(a[-1] < b[0] for a, b in pairwise(spans))
     # every backward kernel reading exactly one layer's weights is inside that layer's block
     placed = {v.name for b in blocks for v in tree.leaves(b)}
     loose = [tree.names.get(v.name) for v in tree.leaves(backward)
