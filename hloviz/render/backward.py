@@ -25,7 +25,8 @@ first). A backward kernel belongs to a layer by these rules, tried in order:
    running sum: at each residual point it adds up the terms of every later layer, so it cannot
    run before those layers' backward kernels are done, and XLA schedules it where the earliest
    layer it reads starts (checked on both GPT captures: every such kernel sits in the run of
-   that layer's kernels). Not the majority: the sum at layer 0 reads all eight layers equally;
+   that layer's kernels). Not the layer it reads most: the sums where layer 0's backward pass
+   starts read every copy, and run with layer 0;
 3. **reading no forward copy, the layer of all its operands** in the backward pass (a reduction
    of a layer's gradient, a transpose before its dot), repeated until nothing changes. Only
    operands, never users: the final LayerNorm's backward feeds the last layer's kernels but
