@@ -32,6 +32,11 @@ first). A backward kernel belongs to a layer by these rules, tried in order:
    operands, never users: the final LayerNorm's backward feeds the last layer's kernels but
    computes from no layer's work.
 
+Not by hloviz's pre→post mapping (:mod:`hloviz.analysis.mapping`), which would name the
+pre-optimization layer block each kernel's ops came from: it pairs ops by ``op_name``, and a step
+without name scopes gives every layer the same ones (130 instructions of the 8-layer step's
+pre-optimization HLO are ``jit(train_step)/transpose(jvp())/dot_general``).
+
 A kernel no rule assigns (the loss's and the final LayerNorm's backward, the logits' gradient
 every running sum reads, the embedding's gradient) stays outside the blocks, in the block it
 was drawn in (or loose, where the rest of that block went to layers). Nothing here reads op
