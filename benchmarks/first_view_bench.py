@@ -13,7 +13,8 @@ to the whole picture's.
 --stage both -o x.html`` (the explorer page: first view, blocks opened in place, layers,
 fusions) against ``-o x.svg`` of the same capture (the same picture without the page), and
 prints the page's size; ``--reference DIR`` adds the page another checkout of hloviz writes
-(before a change: ``git archive main | tar -x -C DIR``), timed the same way in the same rounds.
+(before a change: ``git archive main | tar -x -C DIR``), timed the same way in the same rounds,
+and ``same``: in how many rounds the two pages were the same bytes.
 The explorer's extra pictures stop at its deadlines (``Bounds.seconds``), so on a busy machine
 a page holds fewer of them and its time says as much about the machine as about the code.
 
@@ -116,21 +117,25 @@ def pages(models: list[str], repeat: int, reference: Path | None) -> None:
     and expansions), all alternating, each in a fresh process."""
     runs = [("html", ROOT, "html"), ("svg", ROOT, "svg")] + ([("ref", reference, "html")] if reference else [])
     print(f"\n{'capture':20} {'html MB':>8} {'html s':>7} {'svg s':>7} {'ratio':>6}"
-          + (f" {'ref MB':>7} {'ref s':>7} {'/ref':>6}" if reference else "") + f"   (best of {repeat}, alternating)")
+          + (f" {'ref MB':>7} {'ref s':>7} {'/ref':>6} same" if reference else "") + f"   (best of {repeat}, alternating)")
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
             times: dict[str, list[float]] = {k: [] for k, _, _ in runs}
             sizes: dict[str, int] = {}
+            same: list[bool] = []  # each round: this checkout's page byte for byte the reference's
             for r in range(repeat):
                 for kind, root, fmt in (runs if r % 2 == 0 else runs[::-1]):
                     out = Path(tmp) / f"{name}-{kind}.{fmt}"
                     times[kind].append(_render(root, name, out))
                     sizes[kind] = out.stat().st_size
+                if reference:
+                    same.append((Path(tmp) / f"{name}-html.html").read_bytes()
+                                == (Path(tmp) / f"{name}-ref.html").read_bytes())
             html, svg = min(times["html"]), min(times["svg"])
             line = f"{name:20} {sizes['html'] / 1e6:8.2f} {html:7.2f} {svg:7.2f} {html / svg:6.2f}"
             if reference:
                 ref = min(times["ref"])
-                line += f" {sizes['ref'] / 1e6:7.2f} {ref:7.2f} {html / ref:6.2f}"
+                line += f" {sizes['ref'] / 1e6:7.2f} {ref:7.2f} {html / ref:6.2f} {sum(same)}/{len(same)}"
             print(line, flush=True)
 
 
