@@ -96,7 +96,6 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     docstring); ``final_side`` is the key of the side holding the optimized module (whose fusions and
     folded constants the credits name)."""
     from ...analysis.pass_report import describe_changes, fold_credit_json, fusion_credit_json
-
     from ...analysis.scopes import scope_trees_reused
 
     out = PassSteps()
