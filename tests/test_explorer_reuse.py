@@ -90,7 +90,7 @@ def test_a_reused_tree_files_every_instruction_where_its_op_name_says():
 def test_the_page_is_the_same_with_and_without_reuse(capture, monkeypatch):
     from hloviz.analysis import analyze
     from hloviz.capture import load_target
-    from hloviz.render.explorer import pair_payload
+    from hloviz.render.explorer import Bounds, pair_payload
     from hloviz.render.pictures import pair_picture
 
     cap = load_target(str(CAPTURES / capture))
@@ -110,7 +110,9 @@ def test_the_page_is_the_same_with_and_without_reuse(capture, monkeypatch):
 
         with monkeypatch.context() as patch:
             patch.setattr(scopes_module, "build_scope_tree", counted)
-            payload = pair_payload(pre, post, analysis, picture, info=cap.info)
+            # bounds out of the way: what a page holds must not hang on how busy the machine is
+            payload = pair_payload(pre, post, analysis, picture, info=cap.info,
+                                   bounds=Bounds(seconds=600, timeout=300))
         return payload.blocks + payload.later + (payload.picture_svg or ""), calls
 
     reused, asked = page()
