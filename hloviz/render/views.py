@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,31 +203,36 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                 if g.units[index].alive:
                     drawn_as[node.key] = f"u{index}"
     return View(scene, notes, None, sum(len(c.instructions) for c in g.computations), tuple(levels),
-                g.cut, drawn_as, options, node_of_from=lambda: _node_of(g))
+                g.cut, drawn_as, options, node_of_from=_node_of_later(g))
 
 
-def _node_of(g: ViewGraph) -> dict[str, str]:
-    """Which scene node each instruction went into (:attr:`View.node_of`)."""
-    node_of: dict[str, str] = {}
-    setdefault = node_of.setdefault
-    for u in g.units:
-        if u.alive:
-            key = f"u{u.index}"
-            for m in u.members:
-                node_of[m.name] = key
-                if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in g.kind:
-                    for comp in _undrawn(g, m):  # every fused instruction of a big module: no list
+def _node_of_later(g: ViewGraph) -> Callable[[], dict[str, str]]:
+    """How to make :attr:`View.node_of` when it is first read: what it needs of ``g`` is taken
+    now (each live unit's key and members, the callers whose undrawn callees map to them, the
+    drawn computations' names), so a view kept unread (the explorer holds a page's pictures)
+    does not keep the whole graph of units alive."""
+    units = [(f"u{u.index}", u.members) for u in g.units if u.alive]
+    kind = g.kind
+    callers = {id(m) for _key, members in units for m in members
+               if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in kind}
+    drawn = set(g.places)
+
+    def node_of() -> dict[str, str]:
+        out: dict[str, str] = {}
+        setdefault = out.setdefault
+        for key, members in units:
+            for m in members:
+                out[m.name] = key
+                if id(m) in callers:  # its undrawn callees' instructions (every fused one of a big module)
+                    for comp in called_closure(m.called_computations, keep=lambda c: c.name not in drawn):
                         for inner in comp.instructions:
                             setdefault(inner.name, key)
+        return out
+
     return node_of
 
 
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
-
-
-def _undrawn(g: ViewGraph, inst: Instruction) -> Iterator[Computation]:
-    """The computations ``inst`` calls (transitively) that the picture does not draw."""
-    return called_closure(inst.called_computations, keep=lambda c: c.name not in g.places)
 
 
 def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
