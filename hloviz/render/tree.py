@@ -498,9 +498,12 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
 
 def rekey(group: TreeNode) -> None:
     """Keys stay route-shaped after grouping: ``…/g:block_5/s:block_5_expand/…``."""
-    stack = [(c, group.key) for c in group.children]
+    stack = [group]  # each node rekeyed before its children read its key
     while stack:
-        n, parent_key = stack.pop()
-        tail = n.key.rsplit("/", 1)[-1]
-        n.key = f"{parent_key}/{tail}"
-        stack.extend((c, n.key) for c in n.children)
+        parent = stack.pop()
+        base = parent.key + "/"
+        for n in parent.children:
+            key = n.key
+            n.key = base + key[key.rfind("/") + 1:]
+            if n.children:
+                stack.append(n)
