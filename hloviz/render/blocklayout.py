@@ -4,13 +4,30 @@ its own, then the column, in which each block is one box of the size its own lay
 each block's drawing is moved into its box (:mod:`hloviz.render.compose` runs ``dot`` and
 joins the drawings with :func:`~hloviz.render.svgjoin.stitch`).
 
-Why it could pay: dot's mincross and network simplex grow faster than the graph, so many small
-layouts may cost less than one big one, and the blocks of a column lay out in parallel. Why
-it mostly does not: a column of a real model is laid out whole in a tenth of a second to a few
-seconds, and the block round cannot start the column's own layout before it ends (the
-column needs the blocks' sizes): two rounds of ``dot`` where there was one. The figures that
-set :func:`pays` (``auto``) are in ``benchmarks/results/block_layout_bench.txt``; see
-:data:`AUTO_MIN_ARROWS`.
+When it pays (``auto``). dot's mincross and network simplex grow faster than the graph, so many
+small layouts cost less than one big one; but the column cannot be laid out before its blocks
+(it needs their sizes): two rounds of ``dot`` where there was one, and the block round costs
+what the whole column costs when the column is small. Measured end to end
+(``benchmarks/block_layout_bench.py --render``: ``hloviz render CAPTURE --stage both --layout
+whole`` against ``--layout blocks``, fresh processes, interleaved, best of 3, this 2-core machine
+shared with other jobs, load average 4 to 11; ``benchmarks/results/block_layout_bench.txt``),
+blocks / whole:
+
+* at the default budget (300 boxes a column, where every large model is capped): 1.05 to 1.89
+  (run 1) and 1.11 to 1.67 (run 3) on 18 of the 24 captures with blocks (ResNet50 1.56 and
+  1.42, the JAX GPT step 1.38 and 1.50); 0.57 to 0.96 and 0.71 to 0.89 on the other 6, which
+  move as much from run to run as the layout takes (the 300k-instruction module, 148 boxes:
+  0.66 in run 1, 1.29 in run 3). In one process, the two rounds alone (the benchmark without
+  ``--render``) take 1.04 to 1.59 times one ``dot`` over the whole column;
+* with ``--budget 600``, ``900``, ``1200`` (boxes a column): DenseNet121 1.22, 0.52, 0.28
+  (16.09 s whole against 4.58 s at 1,200), EfficientNetB0 0.59, 0.61, 0.74, InceptionV3 0.57,
+  0.66, 0.49; the JAX GPT step 1.31, 1.37, 1.23: its columns are 3 to 5 blocks, one of them
+  over half the boxes, so laying that one out is most of the whole.
+
+So ``auto`` lays a column out by blocks where it has at least :data:`AUTO_MIN_BOXES` boxes
+(between 600, where one of the three lost, and 900, where all three won) and
+:data:`AUTO_MIN_BLOCKS` blocks (the GPT step's 3 to 5 never won), which no picture at the
+default budget has: there every picture is laid out whole, as before, byte for byte.
 
 Arrows that cross a block's border. In the column's layout such an arrow runs from box to
 box and ends at the block's frame: dot routes it around the other blocks, as it routes arrows
@@ -36,15 +53,15 @@ from ..errors import InputError
 from .scene import Cluster, Edge, Node, Row, Scene
 from .wrap import _connector, _name
 
-__all__ = ["AUTO_MIN_ARROWS", "BOX", "LAYOUT_CHOICES", "BlockColumn", "batches", "fix_boxes", "parse_layout", "pays",
+__all__ = ["AUTO_MIN_BLOCKS", "AUTO_MIN_BOXES", "BOX", "LAYOUT_CHOICES", "BlockColumn", "batches", "fix_boxes", "parse_layout", "pays",
            "block_group", "split_column"]
 
 #: What ``--layout`` takes.
 LAYOUT_CHOICES = ("auto", "whole", "blocks")
-#: ``auto`` lays a column out block by block only where it has at least this many drawn arrows
-#: (and at least two blocks). Measured end to end (``benchmarks/block_layout_bench.py --render``):
-#: see the module's docstring.
-AUTO_MIN_ARROWS = 10**9
+#: ``auto`` lays a column out block by block where it has at least this many boxes and blocks:
+#: measured end to end (``benchmarks/block_layout_bench.py --render``), see the module's docstring.
+AUTO_MIN_BOXES = 800
+AUTO_MIN_BLOCKS = 8
 #: The prefix of a block's box in the column's layout (never a key of a scene's own).
 BOX = "\x00block "
 
@@ -76,9 +93,9 @@ class BlockColumn:
 
 
 def pays(scene: Scene) -> bool:
-    """Whether ``auto`` lays ``scene`` out block by block (:data:`AUTO_MIN_ARROWS`)."""
-    drawn = sum(1 for e in scene.edges if not e.invisible)
-    return len(scene.clusters) >= 2 and drawn >= AUTO_MIN_ARROWS
+    """Whether ``auto`` lays ``scene`` out block by block (:data:`AUTO_MIN_BOXES`,
+    :data:`AUTO_MIN_BLOCKS`)."""
+    return len(scene.nodes) >= AUTO_MIN_BOXES and len(_outer(scene)[1]) >= AUTO_MIN_BLOCKS
 
 
 def split_column(scene: Scene) -> BlockColumn | None:

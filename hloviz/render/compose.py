@@ -24,9 +24,10 @@ Identifiers are the whole picture's (``n7``, ``cluster_3``), so the explorer fin
 before; the result depends only on the DOT texts, never on which process finished first.
 
 A picture whose columns are tied (the diff's matched kernels on one level) is one layout, as
-before: levels across columns only exist inside one ``dot`` run. Laying out each block alone
-and composing it into its parent as a fixed-size box was measured and does not pay on real
-models (``benchmarks/block_layout_bench.py``): a column's whole layout takes a tenth of a second.
+before: levels across columns only exist inside one ``dot`` run. A column may also be laid out
+block by block (``--layout blocks``, and ``auto`` for a large column of many blocks, where it
+was measured to pay): its blocks first, then the column with each block as a box of its size,
+each block's drawing moved into its box (:mod:`hloviz.render.blocklayout`, :func:`_block_round`).
 """
 
 from __future__ import annotations
