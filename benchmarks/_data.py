@@ -171,9 +171,10 @@ class Measured:
         return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def measure_parse(parser: str, path: Path, repeats: int) -> Measured:
-    """Parse ``path`` ``repeats`` times with ``parser`` (``hloviz`` or ``xla``) in a new process."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+def measure_parse(parser: str, path: Path, repeats: int, repo: Path = REPO) -> Measured:
+    """Parse ``path`` ``repeats`` times with ``parser`` (``hloviz`` or ``xla``) in a new process
+    (``repo``: the checkout whose hloviz it imports)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, str(HERE / "_parse_child.py"), parser, str(path), str(repeats)],
                           env=env, capture_output=True, text=True)
     if done.returncode != 0:

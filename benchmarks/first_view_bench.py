@@ -13,7 +13,10 @@ to the whole picture's.
 --stage both -o x.html`` (the explorer page: first view, blocks opened in place, layers,
 fusions) against ``-o x.svg`` of the same capture (the same picture without the page), and
 prints the page's size; ``--reference DIR`` adds the page another checkout of hloviz writes
-(before a change: ``git archive main | tar -x -C DIR``), timed the same way in the same rounds.
+(before a change: ``git archive main | tar -x -C DIR``), timed the same way in the same rounds,
+and ``same``: in how many rounds the two pages were the same bytes; ``cpu s``: the CPU time
+of the page's build (hloviz and its ``dot`` runs, all cores), steadier than wall time where
+other jobs share the machine.
 The explorer's extra pictures stop at its deadlines (``Bounds.seconds``), so on a busy machine
 a page holds fewer of them and its time says as much about the machine as about the code.
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -101,13 +105,18 @@ def first_views(models: list[str], seconds: float) -> None:
               f"{t_whole:8.2f} {t_first:8.2f} {t_first / max(t_whole, 1e-9):6.2f}", flush=True)
 
 
-def _render(root: Path, name: str, out: Path) -> float:
-    """Seconds for ``hloviz render NAME --stage both -o OUT`` with the hloviz of ``root``, in a fresh process."""
+def _render(root: Path, name: str, out: Path) -> tuple[float, float]:
+    """Seconds for ``hloviz render NAME --stage both -o OUT`` with the hloviz of ``root``, in a
+    fresh process: wall time, and CPU time (the process's and its ``dot`` runs', on every core:
+    on a shared, busy machine it moves far less than wall time)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "hloviz", "render", str(CAPTURES / name), "--stage", "both", "-o", str(out)],
                    check=True, capture_output=True, cwd=root, env=env)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def pages(models: list[str], repeat: int, reference: Path | None) -> None:
@@ -116,21 +125,31 @@ def pages(models: list[str], repeat: int, reference: Path | None) -> None:
     and expansions), all alternating, each in a fresh process."""
     runs = [("html", ROOT, "html"), ("svg", ROOT, "svg")] + ([("ref", reference, "html")] if reference else [])
     print(f"\n{'capture':20} {'html MB':>8} {'html s':>7} {'svg s':>7} {'ratio':>6}"
-          + (f" {'ref MB':>7} {'ref s':>7} {'/ref':>6}" if reference else "") + f"   (best of {repeat}, alternating)")
+          + (f" {'ref MB':>7} {'ref s':>7} {'/ref':>6} same {'cpu s':>6} {'ref cpu':>7} {'/ref':>6}" if reference else "")
+          + f"   (best of {repeat}, alternating)")
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
             times: dict[str, list[float]] = {k: [] for k, _, _ in runs}
+            cpus: dict[str, list[float]] = {k: [] for k, _, _ in runs}
             sizes: dict[str, int] = {}
+            same: list[bool] = []  # each round: this checkout's page byte for byte the reference's
             for r in range(repeat):
                 for kind, root, fmt in (runs if r % 2 == 0 else runs[::-1]):
                     out = Path(tmp) / f"{name}-{kind}.{fmt}"
-                    times[kind].append(_render(root, name, out))
+                    wall, cpu = _render(root, name, out)
+                    times[kind].append(wall)
+                    cpus[kind].append(cpu)
                     sizes[kind] = out.stat().st_size
+                if reference:
+                    same.append((Path(tmp) / f"{name}-html.html").read_bytes()
+                                == (Path(tmp) / f"{name}-ref.html").read_bytes())
             html, svg = min(times["html"]), min(times["svg"])
             line = f"{name:20} {sizes['html'] / 1e6:8.2f} {html:7.2f} {svg:7.2f} {html / svg:6.2f}"
             if reference:
                 ref = min(times["ref"])
-                line += f" {sizes['ref'] / 1e6:7.2f} {ref:7.2f} {html / ref:6.2f}"
+                cpu, ref_cpu = min(cpus["html"]), min(cpus["ref"])
+                line += (f" {sizes['ref'] / 1e6:7.2f} {ref:7.2f} {html / ref:6.2f} {sum(same)}/{len(same)}"
+                         f" {cpu:6.2f} {ref_cpu:7.2f} {cpu / ref_cpu:6.2f}")
             print(line, flush=True)
 
 

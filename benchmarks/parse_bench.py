@@ -4,6 +4,7 @@
     python benchmarks/parse_bench.py --repeats 5
     python benchmarks/parse_bench.py --file some.hlo # any HLO text file instead
     python benchmarks/parse_bench.py --check         # exit 1 when a target is missed
+    python benchmarks/parse_bench.py --reference DIR # also another checkout's hloviz (before a change)
 
 The input is the optimized HLO of a 250-layer transformer training step compiled by JAX on CPU
 (≥ 300k instructions, ≥ 40 MB; see benchmarks/_data.py). Three parses are measured, each from
@@ -23,6 +24,10 @@ and its memory (peak RSS added during the parse, RSS still held with only the mo
 median reported), and its CPU time (the best of each is printed as a ratio too: on a shared,
 busy machine it moves less than wall time).
 
+``--reference DIR`` adds a fourth parse, ``parse_file`` alone with the hloviz of another
+checkout (``git archive main | tar -x -C DIR``), in the same rotation, and prints this
+checkout's parse-only time over it: a change to the parser measured against what it replaces.
+
 Targets (issues 2 and 25), for the everything-read figure: time ≤ 1.0× XLA's, peak memory ≤
 1.5× XLA's. Machines are noisy, so only the ratios of one run mean anything; nothing here is a
 test.
@@ -38,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _data
 
 TIME_TARGET, MEMORY_TARGET = 1.0, 1.5
-LABELS = {"xla": "XLA C++", "hloviz": "hloviz (parse only)", "hloviz-full": "hloviz (everything read)"}
+LABELS = {"xla": "XLA C++", "hloviz": "hloviz (parse only)", "hloviz-full": "hloviz (everything read)",
+          "reference": "reference (parse only)"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", type=Path, help="HLO text file to parse (default: the large module)")
     ap.add_argument("--repeats", type=int, default=5, help="rounds, one parse per parser each (default 5)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--reference", type=Path, help="another checkout whose hloviz parses too, in the same rounds")
     a = ap.parse_args(argv)
 
     path = a.file or _data.ensure_large_module()
@@ -65,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             parsers.append(parser)
         elif missing:
             print(f"note: {missing}")
+    if a.reference is not None:
+        parsers.append("reference")
     # Rounds rotate the parsers (xla, hloviz, hloviz-full; then hloviz, hloviz-full, xla; ...),
     # each parse in a fresh process, so that load from elsewhere on a shared machine falls on
     # all alike, and every parser runs as often as the others.
@@ -75,7 +84,10 @@ def main(argv: list[str] | None = None) -> int:
             if parser not in runs:
                 continue
             try:
-                runs[parser].append(_data.measure_parse(parser, path, 1))
+                if parser == "reference":
+                    runs[parser].append(_data.measure_parse("hloviz", path, 1, repo=a.reference))
+                else:
+                    runs[parser].append(_data.measure_parse(parser, path, 1))
             except RuntimeError as exc:
                 print(f"note: {exc}")
                 del runs[parser]
@@ -93,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{n} " + ", ".join(f"{t:.2f}" for t in r.times) for n, r in results.items()) + "; CPU: " + "; ".join(
         f"{n} " + ", ".join(f"{t:.2f}" for t in r.cpu_times) for n, r in results.items()) + ")")
 
+    if "reference" in results and "hloviz" in results:
+        h, ref = results["hloviz"], results["reference"]
+        paired = sorted(ht / rt for ht, rt in zip(h.times, ref.times))
+        print(f"\nparse only / reference ({a.reference}): {h.best / ref.best:.3f} (best), "
+              f"{paired[len(paired) // 2]:.3f} (median of the rounds' ratios), "
+              f"{min(h.cpu_times) / min(ref.cpu_times):.3f} (best CPU)")
     if "xla" not in results:
         return 0
     x = results["xla"]

@@ -8,6 +8,7 @@ graphs whose cut vertices are known by construction.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -222,6 +223,58 @@ def test_gpt_step_after_optimization_forward_layers_fold(name):
     assert not set().union(*(_layers_read(tree, n, layer_of, operands) for n in forward.children if n is not reps[0]))
 
 
+def _params_read(tree: Tree, leaf, layer_of: dict[str, int], operands: dict[str, list[str]]) -> set[int]:
+    name = tree.names.get(leaf.name, "")
+    return {layer_of[o] for o in operands.get(name, ()) if o in layer_of}
+
+
+@pytest.mark.parametrize("name", ["jax_gpt_step", "jax_gpt_step12"])
+def test_gpt_step_after_optimization_backward_is_one_block_per_layer(name):
+    # XLA fuses the residual gradient's running sum into every layer (the test below), so no op
+    # bounds a layer; the kernels still read their layer's weights. Oracle: the entry parameters'
+    # op names (params['layers'][k][...]) and each kernel's operands, read from post.hlo by regex.
+    text = _text(name, "post")
+    layer_of = _layer_params(text)
+    layers = sorted(set(layer_of.values()))
+    assert len(layers) == {"jax_gpt_step": 8, "jax_gpt_step12": 12}[name]
+    operands = _operands(text)
+    view = draw_module(hloviz.parse(text), options=ViewOptions())
+    tree = _tree(view)
+    backward = next(n for n in tree.nodes.values() if n.kind == "scope" and n.name == "(backward)" and n.size > 100)
+    # the layer blocks: the backward pass's blocks (or a repeat's copies) whose kernels read any
+    # layer's weights, in the order the tree holds them
+    tops = [c for n in backward.children for c in (n.children if n.kind == "repeat" else [n])]
+    blocks = [b for b in tops if b.kind == "block"
+              and any(_params_read(tree, v, layer_of, operands) for v in tree.leaves(b))]
+    assert len(blocks) == len(layers)
+    own = []
+    for b in blocks:
+        reads = [_params_read(tree, v, layer_of, operands) for v in tree.leaves(b)]
+        # kernels reading one layer's weights read this block's layer, and only it
+        single = set().union(*(r for r in reads if len(r) == 1))
+        assert len(single) == 1, (b.name, single)
+        k = next(iter(single))
+        # the residual gradient's running sums recompute later layers' norms: they read this
+        # layer's weights and only those of layers after it (which the backward pass ran before)
+        assert all(min(r) == k for r in reads if len(r) > 1), b.name
+        own.append(k)
+    assert own == layers[::-1]  # run order: the last layer's backward pass first
+    # and each block is one unbroken stretch of the schedule (the entry's text order)
+    line = {m.group(1): i for i, m in enumerate(re.finditer(r"^\s*(?:ROOT )?%?(\S+) = ", text[text.index("\nENTRY"):],
+                                                             re.MULTILINE))}
+    spans = [sorted(line[tree.names[v.name]] for v in tree.leaves(b)) for b in blocks]
+    assert all(a[-1] < b[0] for a, b in pairwise(spans))
+    # every backward kernel reading exactly one layer's weights is inside that layer's block
+    placed = {v.name for b in blocks for v in tree.leaves(b)}
+    loose = [tree.names.get(v.name) for v in tree.leaves(backward)
+             if v.name not in placed and len(_params_read(tree, v, layer_of, operands)) == 1]
+    assert not loose
+    # the picture draws them: one titled cluster per layer, named after the layer's forward copy
+    dot = to_dot(view.scene)
+    titled = re.findall(r"<B>(backward of [\w.\-]+) · block of \d+</B>", dot)
+    assert sorted(titled) == sorted(b.name for b in blocks) and len(set(titled)) == len(layers)
+
+
 def test_gpt_step_backward_and_optimizer_are_blocks_and_repeats():
     # oracles from the text: the entry's parameters name the model's tensors
     # (op_name="params['layers'][3]['wq']"): 8 layers, 132 tensors, each updated by AdamW
@@ -276,8 +329,9 @@ def test_a_scalar_every_block_reads_bounds_nothing():
 
 
 def test_gpt_step_optimized_backward_sums_the_gradient_in_every_layer():
-    # why the optimized backward pass does not fold (README, "Blocks found by structure"): XLA
-    # fuses the residual gradient's running sum into each layer, so the k-th fusion adding it up
+    # why no op bounds a layer of the optimized backward pass (README, "Blocks found by structure";
+    # the layers are found by what they read instead, test above): XLA fuses the residual
+    # gradient's running sum into each layer, so the k-th fusion adding it up
     # reads the logits' gradient and every later layer's terms itself (read from the text: the
     # fusions that read ynn_fusion.121, that gradient brought back through the tied embedding)
     text = _text("jax_gpt_step", "post")

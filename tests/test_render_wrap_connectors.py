@@ -106,12 +106,21 @@ def gpt12_svg(tmp_path_factory) -> str:
     return out.read_text()
 
 
+@pytest.fixture(scope="module")
+def gpt12_wrapped(tmp_path_factory) -> str:
+    """Cut into 3 parts a column: since an opened repeat's copies stack (render/assemble.py), the
+    default picture is near a page's shape and ``--wrap auto`` leaves it whole."""
+    out = tmp_path_factory.mktemp("gpt12") / "step3.svg"
+    main(["render", str(GPT12), "--stage", "both", "--wrap", "3", "-o", str(out)])
+    return out.read_text()
+
+
 @pytest.mark.requires_dot
-def test_the_12_layer_gpt_steps_connectors_sit_next_to_their_boxes(gpt12_svg):
-    svg = gpt12_svg
+def test_the_12_layer_gpt_steps_connectors_sit_next_to_their_boxes(gpt12_wrapped):
+    svg = gpt12_wrapped
     connectors = {m.group(1): (m.group(2), int(m.group(3))) for m in _CONNECTOR.finditer(svg)}
     parts = {int(n) for n in re.findall(r">part \d+ of (\d+)<", svg)}
-    assert connectors and parts, "the default picture of the 12-layer step is wrapped, with connectors"
+    assert connectors and parts, "the 12-layer step's wrapped picture has connectors"
     assert all(1 <= k <= max(parts) for _, k in connectors.values()), "each connector names a part there is"
     drawn = arrows(svg)
     touching = [i for i, ((a, b), _) in enumerate(drawn) if a in connectors or b in connectors]
@@ -123,10 +132,10 @@ def test_the_12_layer_gpt_steps_connectors_sit_next_to_their_boxes(gpt12_svg):
 
 
 @pytest.mark.requires_dot
-def test_each_box_entered_from_another_part_has_its_own_connector(gpt12_svg):
+def test_each_box_entered_from_another_part_has_its_own_connector(gpt12_wrapped):
     """One ``▴`` connector per box entered (never one shared by boxes far apart): every entering
     connector has exactly one arrow, to one box."""
-    svg = gpt12_svg
+    svg = gpt12_wrapped
     entering = {m.group(1) for m in _CONNECTOR.finditer(svg) if m.group(2) == "continued from"}
     assert entering
     out_of: dict[str, set[str]] = {k: set() for k in entering}

@@ -35,7 +35,9 @@ unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* throu
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -46,7 +48,7 @@ from .opnames import PHASES, parse_op_name, segment_matches, split_segments
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Scope", "ScopeTree", "build_scope_tree", "PHASES", "TOP_LEVEL"]
+__all__ = ["Scope", "ScopeTree", "build_scope_tree", "scope_trees_reused", "PHASES", "TOP_LEVEL"]
 
 #: The scope of ops named outside every scope (``AddN_3``, JAX's argument names): the body of the
 #: traced function itself. Like the ``(<computation>)`` scopes of unnamed instructions, it is a
@@ -450,9 +452,51 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     from .collector import collector_paused
     from .scope_build import build
 
+    plain = kernel_report is None and parameter_names is None and order_like is None and layers is None
+    key = (id(module), stage, ordered)
+    if plain and _reused is not None:
+        with _reuse_lock:
+            hit = _reused.get(key)
+        if hit is not None and hit[0] is module:
+            return hit[1]
     with collector_paused():  # a large module's tree is hundreds of thousands of live objects
-        return build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
+        tree = build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
                      order_like=order_like, layers=layers, ordered=ordered)
+    if plain and _reused is not None:
+        with _reuse_lock:
+            _reused[key] = (module, tree)
+    return tree
+
+
+#: While :func:`scope_trees_reused` is active: (id(module), stage, ordered) → (module, tree).
+_reused: dict[tuple[int, str | None, bool], tuple[HloModule, ScopeTree]] | None = None
+_reuse_depth = 0
+_reuse_lock = threading.Lock()
+
+
+@contextmanager
+def scope_trees_reused() -> Iterator[None]:
+    """Within this block, :func:`build_scope_tree` builds each module's tree once per
+    ``stage`` and ``ordered`` (called without kernels, parameter names, order or layers) and
+    hands the same tree to every later call.
+
+    For a caller that draws one module many times over (the explorer: each layer, block and
+    fusion picture walks the whole module, and every picture asked for the tree again — 185
+    trees for DenseNet121's page) and changes no module meanwhile. Outside such a block
+    nothing is kept, so a module edited between two calls is never answered from an old tree.
+    Blocks nest, and threads drawing inside one share its trees (a tree is only read)."""
+    global _reused, _reuse_depth
+    with _reuse_lock:
+        _reuse_depth += 1
+        if _reused is None:
+            _reused = {}
+    try:
+        yield
+    finally:
+        with _reuse_lock:
+            _reuse_depth -= 1
+            if _reuse_depth == 0:
+                _reused = None
 
 
 def _add_operand_edges(g: nx.DiGraph, module: HloModule, where: Mapping[Instruction, str]) -> None:

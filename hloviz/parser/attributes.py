@@ -138,6 +138,23 @@ def _split_carefully(text: str, start: int) -> dict[str, str]:
     return attrs
 
 
+def split_rest(rest: str, heads: dict[str, dict[str, str]] | None = None) -> dict[str, str] | None:
+    """The attributes after a fast-path instruction's operands (``rest`` starts with ``,``), or
+    None when the general path must read the line (a quote or brace left open, a trailing comma:
+    the statement may go on below; or a list the careful split refuses, which it reports).
+    ``heads``: see :func:`split_common_attributes`."""
+    attrs = split_common_attributes(rest, heads)
+    if attrs is not None:
+        return attrs
+    if rest.count("{") != rest.count("}") or ('"' in rest and (rest.count('"') % 2 or '\\"' in rest)) \
+            or rest.rstrip()[-1] == ",":
+        return None
+    try:
+        return split_attributes(rest, 0)
+    except ScanError:
+        return None
+
+
 def names_in(value: str) -> list[str]:
     """Names listed in an attribute such as ``%comp`` or ``{%a, %b}``, without ``%``."""
     v = value.strip()

@@ -19,8 +19,9 @@ from ..errors import HloParseError
 from ..ir import Computation, HloModule, Instruction
 from ..source import Span
 from .attributes import names_in, split_attributes
-from .instructions import FAST_INSTRUCTION, NEW_STATEMENT, Incomplete, InstructionReader, infer_shapes
+from .instructions import FAST_INSTRUCTION, NEW_STATEMENT, Incomplete, InstructionReader
 from .scan import ScanError, find_close, net_depth, unterminated_quote
+from .shapes import infer_shapes
 from .state import ParseState, blank_line
 
 _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")

@@ -197,6 +197,30 @@ def infer_shape(inst: Instruction) -> Shape:
     return INFERRED
 
 
+def infer_shapes(pending: list[Instruction]) -> None:
+    """Infer left-out shapes operands first (the text may use an instruction before defining it)."""
+    done: set[int] = set()
+    entered: set[int] = set()  # an instruction met again before it is done is in a cycle
+    for first in pending:
+        stack = [(first, False)]
+        while stack:
+            inst, ready = stack.pop()
+            if id(inst) in done:
+                continue
+            if ready:
+                done.add(id(inst))
+                if inst.shape is INFERRED:
+                    inst.shape = infer_shape(inst)
+                continue
+            if id(inst) in entered:  # a cycle (``root = f(root)``): not walked again, the stack stays bounded
+                continue
+            entered.add(id(inst))
+            stack.append((inst, True))
+            for op in inst.operands:
+                if op.shape is INFERRED and id(op) not in done:
+                    stack.append((op, False))
+
+
 # Every repeat possessive (Python >= 3.11; nothing here is worth giving back): a tenth faster.
 _P = "+" if sys.version_info >= (3, 11) else ""
 _NAME_AND_SHAPE = rf"%?{_P}[A-Za-z_][\w.\-]*{_P}:[ \t]*{_P}[a-z][a-z0-9]*{_P}\[[^\]]*{_P}\](?:\{{[^{{}}]*{_P}\}})?{_P}"

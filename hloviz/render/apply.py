@@ -197,8 +197,9 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
     return rows
 
 
-def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
-    """For every open node, its children in text order as ``(unit indices, drawn as a cluster)``.
+def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool, bool]]]:
+    """For every open node, its children in text order as ``(unit indices, drawn as a cluster, a
+    copy of an open repeat)``.
 
     Dot places clusters whose ranks overlap side by side; a layer's weight preparation (a batch
     norm's ``rsqrt(var + ε) · γ``) floats up beside the layer before it, and a deep model turns
@@ -215,8 +216,9 @@ def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool]]]:
         for child in node.children:
             units = units_below[id(child)]
             if units:
-                slots.append((units, child.key in open_keys and child.kind in _CLUSTERED and not child.waist))
-        if any(is_cluster for _, is_cluster in slots):
+                slots.append((units, child.key in open_keys and child.kind in _CLUSTERED and not child.waist,
+                              node.kind == "repeat"))
+        if any(is_cluster for _, is_cluster, _copy in slots):
             out.append(slots)
     return out
 

@@ -118,12 +118,14 @@ def hubs(scene: Scene, edges: list[Edge]) -> set[str]:
     return {k for k in scene.nodes if ins[k] > in_limit or outs[k] > out_limit}
 
 
-def shorten(scene: Scene, *, span: int = SPAN) -> list[Stub]:
+def shorten(scene: Scene, *, span: int = SPAN, settle: Callable[[], object] | None = None) -> list[Stub]:
     """Replace the scene's long and hub arrows by stub rows at their ends; returns the stubs.
 
     Rows are counted again after each round of stubs (at most :data:`_ROUNDS`): a node whose
     far inputs became stubs moves down next to its users, which can stretch another of its
-    arrows."""
+    arrows. ``settle`` runs after each round that removed arrows, before rows are counted
+    again (the picture's stacking holding down what the stubs set loose: its invisible arrows
+    move rows, and an arrow that was short may now be long)."""
     drawn = [e for e in scene.edges if not e.invisible and not e.dashed and e.constraint]
     if not drawn:
         return []
@@ -157,6 +159,8 @@ def shorten(scene: Scene, *, span: int = SPAN) -> list[Stub]:
             break
         scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
         drawn = [e for e in drawn if id(e) not in gone]
+        if settle is not None:
+            settle()
     if stubs:
         _write_rows(scene, stubs)
     return stubs

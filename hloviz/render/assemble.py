@@ -8,6 +8,7 @@ arrows, merged parallel arrows, and the arrows of hubs left out of overloaded pi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 
 from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
@@ -231,8 +232,9 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     for (s, d, label, head), n in counts.items():
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
-    _stack(g, scene)
-    _stubs(scene, notes)  # after the stacking: its invisible arrows push rows apart as in dot
+    stacked = _stack(g, scene)
+    # after the stacking: its invisible arrows push rows apart as in dot
+    _stubs(scene, notes, settle=lambda: _hold_down(scene, stacked))
     visible = sum(1 for e in scene.edges if not e.invisible)
     if visible > SPLINE_EDGES and visible > 1.5 * len(scene.nodes):
         # curved routing around clusters is most of dot's time on a densely linked picture (a
@@ -246,31 +248,74 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
                                 to_cluster=place_key if place_key in clusters else None))
 
 
-def _stack(g: ViewGraph, scene: Scene) -> None:
+def _stack(g: ViewGraph, scene: Scene) -> list[tuple[list[str], list[str]]]:
     """Keep each open scope's children one below the other (see :func:`hloviz.render.apply.stacking`):
     an invisible arrow from the last node of one child to every node of the next cluster that
-    has no arrow coming in."""
+    has no arrow coming in. Returns the copies of open repeats stacked so: the nodes of a copy
+    and those of the copy after it (for :func:`_hold_down`)."""
+    stacked: list[tuple[list[str], list[str]]] = []
     if not g.stacking:
-        return
+        return stacked
     fed = {e.dst for e in scene.edges}
     users: dict[str, list[str]] = {}
     for e in scene.edges:
         users.setdefault(e.src, []).append(e.dst)
     for slots in g.stacking:
-        for (prev, _), (nxt, is_cluster) in pairwise(slots):
+        for (prev, _, _), (nxt, is_cluster, copy) in pairwise(slots):
             if not is_cluster:
                 continue
             last = f"u{max(prev, key=lambda i: g.units[i].pos)}"
             inside = {f"u{i}" for i in nxt}
             if _reaches(inside, last, users):
                 continue  # the earlier scope reads from the later one: its order is the data's
-            for i in sorted(nxt, key=lambda i: g.units[i].pos):
-                key = f"u{i}"
+            ordered = [f"u{i}" for i in sorted(nxt, key=lambda i: g.units[i].pos)]
+            if copy:
+                stacked.append(([f"u{i}" for i in sorted(prev, key=lambda i: g.units[i].pos)], ordered))
+            for key in ordered:
                 # the first source that feeds nothing outside its own scope: no arrow can turn back
                 if (key not in fed and key in scene.nodes and key != last
                         and all(d in inside for d in users.get(key, ()))):
                     scene.edges.append(Edge(last, key, invisible=True))
                     break  # one is enough to order the scopes; more make dot's ranking crawl
+    return stacked
+
+
+def _hold_down(scene: Scene, stacked: list[tuple[list[str], list[str]]]) -> None:
+    """Put every stacked cluster wholly below the child before it, once stubs have replaced the
+    long arrows: an invisible arrow from the child's lowest node (rows as dot ranks them) to
+    each node of the cluster that nothing inside the cluster feeds.
+
+    :func:`_stack`'s one arrow into the cluster's first source is not enough after the stubs: a
+    layer's weights and their preparation (``transpose`` of a weight), whose arrows to the
+    optimizer became ``→`` rows, have no arrow in, and dot ranks them at the top of the picture,
+    pulling their layer's cluster up to row 0; a layer's inputs from the layer before sit beside
+    that layer's last rows. Either way the two clusters' rows overlap and dot stands them side
+    by side, each a few rows lower than the one before: the 12-layer GPT step unwrapped was a
+    staircase 48,527 pt wide. Inner clusters are stacked first, so an outer cluster sees its
+    parts' final rows. A cluster from which an arrow path leads to that lowest node is left as
+    it is: the arrow would close a cycle."""
+    if not stacked:
+        return
+    preds: dict[str, set[str]] = {}
+    for e in scene.edges:
+        if e.constraint and not e.dashed:
+            preds.setdefault(e.dst, set()).add(e.src)
+    for before, ordered in reversed(stacked):
+        ranked = [(e.src, e.dst) for e in scene.edges if e.constraint and not e.dashed]
+        row = arrows.rows_of(scene.nodes, ranked)
+        bottom = max(enumerate(before), key=lambda ik: (row.get(ik[1], -1), ik[0]))[1]
+        inside = set(ordered)
+        users: dict[str, list[str]] = {}
+        for a, b in ranked:
+            users.setdefault(a, []).append(b)
+        if _reaches(inside, bottom, users):
+            continue  # the cluster feeds its lowest node (through arrows outside both): leave it
+        for key in ordered:
+            got = preds.get(key, set())
+            if (key in scene.nodes and key != bottom and row.get(key, 0) <= row.get(bottom, 0)
+                    and bottom not in got and not (got & inside)):
+                scene.edges.append(Edge(bottom, key, invisible=True))
+                preds.setdefault(key, set()).add(bottom)
 
 
 def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool:
@@ -290,9 +335,9 @@ def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool
 SPLINE_EDGES = 150
 
 
-def _stubs(scene: Scene, notes: list[str]) -> None:
+def _stubs(scene: Scene, notes: list[str], settle: Callable[[], object] | None = None) -> None:
     """Long and hub arrows become stub rows at their ends (:mod:`hloviz.render.arrows`)."""
-    stubs = arrows.shorten(scene)
+    stubs = arrows.shorten(scene, settle=settle)
     if stubs:
         hub = sum(1 for s in stubs if s.why == "hub")
         across = sum(1 for s in stubs if s.why == "across")

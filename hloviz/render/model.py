@@ -116,7 +116,7 @@ class ViewGraph:
         self.param_names: dict[str, str] = {}
         self.source_map: Mapping[str, Any] = {}
         #: per open scope, its children as (unit indices, is a cluster): stacked top-down
-        self.stacking: list[list[tuple[list[int], bool]]] = []
+        self.stacking: list[list[tuple[list[int], bool, bool]]] = []
         self._redirect: dict[int, int] = {}
         self._positions: dict[int, int] = {}
 

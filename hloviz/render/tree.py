@@ -71,6 +71,9 @@ class TreeNode:
     waist: bool = False
     #: a repeat whose copies do not feed one another (an optimizer's per-tensor updates)
     parallel: bool = False
+    #: a block standing for one layer though waists split it (a layer's optimized backward pass,
+    #: :mod:`~hloviz.render.backward`): drawn open, it stays a titled cluster
+    layer: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -185,6 +188,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         node = TreeNode(f"{key}/{leaf}" if key else leaf, "leaf", leaf, parent.path, "", parent, order=order,
                         depth=parent.depth)
         parent.children.append(node)
+    from .backward import split_backward
     from .structure import fold_repeats, split_by_structure
 
     succ = _successors(edges or ())
@@ -198,6 +202,9 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     if edges is not None:
         fold_repeats(root, edges, label or {})
         _sizes(root)
+        if split_backward(root, succ):  # the optimized backward pass, one block per layer
+            _split_crowded(root, run_at, group_at, succ, names, every=False, label=label)
+            _sizes(root)
     if _split_crowded(root, run_at, group_at, succ, names, every=True, label=label) and edges is not None:
         fold_repeats(root, edges, label or {})  # blocks cut at a period's starts fold too
         _sizes(root)
@@ -215,7 +222,7 @@ def _mark_waist_repeats(root: TreeNode) -> None:
         post.append(node)
         stack.extend(c for c in node.children if not c.is_leaf)
     for node in reversed(post):
-        if node.kind in ("repeat", "block") and node.children and all(c.waist for c in node.children):
+        if node.kind in ("repeat", "block") and node.children and not node.layer and all(c.waist for c in node.children):
             node.waist = True
 
 

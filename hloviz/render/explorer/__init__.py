@@ -39,15 +39,12 @@ SourceLookup = Callable[[str], "dict | None"]
 DEFAULT_BOUNDS = Bounds()
 
 
-def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
-                 lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
-                 post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
-                 steps: PassSteps | None = None, info: Mapping | None = None,
-                 color_by: str = "kernel") -> ExplorerPayload:
-    """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
-    history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own).
-    The page shows first the finest cut that fits a screen (:func:`first_view`; ``info`` and
-    ``color_by`` as ``picture`` was drawn: the capture's parameter names, the kernels' colours)."""
+def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
+                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
+                  post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
+                  steps: PassSteps | None = None, info: Mapping | None = None,
+                  color_by: str = "kernel") -> ExplorerPayload:
+    """:func:`pair_payload`'s work."""
     from ..pictures import pair_picture
     from ..sidebyside import pre_marks
 
@@ -108,12 +105,11 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     return _shown(explorer_payload(data), picture, whole, bounds.screen)
 
 
-def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
-                   lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
-                   bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None,
-                   info: Mapping | None = None) -> ExplorerPayload:
-    """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
-    view as :func:`pair_payload`)."""
+def _module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
+                    lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
+                    bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None,
+                    info: Mapping | None = None) -> ExplorerPayload:
+    """:func:`module_payload`'s work."""
     from ...analysis.kernels import kernels
     from ..pictures import module_picture
 
@@ -161,6 +157,38 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     return _shown(explorer_payload(data), picture, whole, bounds.screen)
 
 
+def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
+                 lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
+                 post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
+                 steps: PassSteps | None = None, info: Mapping | None = None,
+                 color_by: str = "kernel") -> ExplorerPayload:
+    """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
+    history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own).
+    The page shows first the finest cut that fits a screen (:func:`first_view`; ``info`` and
+    ``color_by`` as ``picture`` was drawn: the capture's parameter names, the kernels' colours).
+
+    Every picture of the page redraws ``pre`` or ``post`` whole; their scope trees are built
+    once for all of them (:func:`~hloviz.analysis.scopes.scope_trees_reused`)."""
+    from ...analysis.scopes import scope_trees_reused
+
+    with scope_trees_reused():
+        return _pair_payload(pre, post, analysis, picture, lookup=lookup, texts=texts, post_marks=post_marks,
+                             bounds=bounds, steps=steps, info=info, color_by=color_by)
+
+
+def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
+                   lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
+                   bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None,
+                   info: Mapping | None = None) -> ExplorerPayload:
+    """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
+    view as :func:`pair_payload`; the module's scope trees built once for all its pictures)."""
+    from ...analysis.scopes import scope_trees_reused
+
+    with scope_trees_reused():
+        return _module_payload(module, stage, picture, text=text, lookup=lookup, marks=marks, bounds=bounds,
+                               steps=steps, info=info)
+
+
 def _search_seconds(bounds: Bounds) -> float:
     """How long the first view's search may lay out pictures: a third of the explorer's seconds
     (a safety net for a module whose pictures take seconds each: the search's own bound is
@@ -202,8 +230,10 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
                  pairs: Sequence[tuple[Instruction, Instruction, str]], *,
                  marks: tuple[Mapping[str, Mark] | None, Mapping[str, Mark] | None] = (None, None),
                  bounds: Bounds = DEFAULT_BOUNDS) -> ExplorerPayload:
-    """The explorer of a diff: two modules in columns, matched kernels paired."""
+    """The explorer of a diff: two modules in columns, matched kernels paired (each module's
+    scope trees built once for all its fusions' pictures)."""
     from ...analysis.kernels import kernels
+    from ...analysis.scopes import scope_trees_reused
 
     sides = [Side("before", before[0], before[1], kernels(before[1])),
              Side("after", after[0], after[1], kernels(after[1]))]
@@ -211,6 +241,7 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
     views = [top_view(picture.title, columns)]
     half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2,
                   bounds.seconds / 2)
-    for i in (0, 1):
-        views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)
+    with scope_trees_reused():
+        for i in (0, 1):
+            views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)
     return explorer_payload(explorer_data(sides, views, pairs=pairs, title=picture.title))

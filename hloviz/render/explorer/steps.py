@@ -96,18 +96,20 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     docstring); ``final_side`` is the key of the side holding the optimized module (whose fusions and
     folded constants the credits name)."""
     from ...analysis.pass_report import describe_changes, fold_credit_json, fusion_credit_json
+    from ...analysis.scopes import scope_trees_reused
 
     out = PassSteps()
     bounds = bounds or Bounds()
     started = time.monotonic()
-    drawn = _draw(history, load, bounds, pictures)
-    for side, view in drawn:
-        out.sides.append(side)
-        out.views.append(view)
-    left = bounds.seconds - (time.monotonic() - started)
-    out.views += step_layers(drawn, Bounds(bounds.max_views, bounds.max_bytes, bounds.budget, bounds.timeout,
-                                           bounds.max_walk, left),
-                             used_bytes=sum(len(v.svg or "") for v in out.views))
+    with scope_trees_reused():  # a snapshot and each of its layers' pictures: one scope tree
+        drawn = _draw(history, load, bounds, pictures)
+        for side, view in drawn:
+            out.sides.append(side)
+            out.views.append(view)
+        left = bounds.seconds - (time.monotonic() - started)
+        out.views += step_layers(drawn, Bounds(bounds.max_views, bounds.max_bytes, bounds.budget, bounds.timeout,
+                                               bounds.max_walk, left),
+                                 used_bytes=sum(len(v.svg or "") for v in out.views))
     keys = {int(v.key.split(":", 1)[1]): v.key for _, v in drawn}  # the steps' own views (not their layers')
     steps = []
     for s in history.steps:
