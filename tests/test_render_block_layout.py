@@ -221,6 +221,9 @@ def test_a_wrapped_picture_laid_out_by_blocks_keeps_every_box_once(tmp_path):
     dot = Dot(render(tmp_path, "whole.dot", "--layout", "whole").read_text())
     svg = render(tmp_path, "wrapped.svg", "--layout", "blocks", "--wrap", "3").read_text()
     assert re.search(r">part 3 of 3<", svg)
+    # each part laid out by blocks too: its blocks' drawings are composed parts of their own
+    # (3 parts of 2 columns, laid out whole, would be 6)
+    assert len(_PART.findall(svg)) > 30
     nodes, _ = boxes(svg)
     assert all(len(nodes.get(n, [])) == 1 for n in dot.inside(""))
 

@@ -290,7 +290,8 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     if wrap.active and direction([_size(drawing, col) for col in columns], wrap, PART_GAP):
         _read_wholes(drawing, columns, ids, lambda t: _many(run_many, t, ("json0",), left))
         pieces = ("svg",) if fmt == "svg" else ("json0",)
-        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces)
+        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces,
+                      lambda jobs: _lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores or _cores())[0], mode)
     if whole is not None and not notes:
         return whole, []
     if fmt == "svg" and not notes:
@@ -334,11 +335,24 @@ def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: _Ids, run_many: Ru
 
 def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: str, ids: _Ids,
                  run_many: RunMany, left: Callable[[], float], cores: int) -> tuple[list[_Column], bytes]:
-    """The columns laid out block by block (:mod:`hloviz.render.blocklayout`): first the blocks,
-    each column's in as many graphs as there are cores to spare (its blocks side by side in one
-    graph: dot lays out each unconnected piece on its own), with the columns without blocks and
-    the header, all at once; then each column with its blocks as boxes of their size, at once;
-    then each block's layout moved into its box.
+    """The columns laid out block by block (:func:`_lay_blocks`), and the header."""
+    jobs = [(c, scene, False, split) for c, ((_, scene), split) in enumerate(zip(drawing.columns, splits, strict=True))]
+    parts, header = _lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores, header=True)
+    return [_Column(c, [part]) for c, part in enumerate(parts)], header
+
+
+#: A scene to lay out: its column, the scene, whether it is a part of a wrapped column (drawn
+#: without the column's cluster), and its blocks (None: laid out whole).
+_Job = tuple[int, Scene, bool, "BlockColumn | None"]
+
+
+def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run_many: RunMany,
+                left: Callable[[], float], cores: int, *, header: bool = False) -> tuple[list[_Part], bytes]:
+    """Scenes (columns, or the parts of wrapped columns) laid out block by block
+    (:mod:`hloviz.render.blocklayout`): first the blocks, each scene's in as many graphs as there
+    are cores to spare (its blocks side by side in one graph: dot lays out each unconnected piece
+    on its own), with the scenes without blocks and the header, all at once; then each scene with
+    its blocks as boxes of their size, at once; then each block's layout moved into its box.
 
     Why not several graphs in one ``dot`` run: Graphviz 2.43 lays out the second and
     later graphs of a run differently from one run to the next (state left by the first), and a
@@ -346,47 +360,46 @@ def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: st
     costs about as much as laying out a block of a few dozen boxes."""
     svg = fmt == "svg"
     formats = ("json0", "svg") if svg else ("json0",)
-    split_count = sum(1 for s in splits if s is not None)
+    split_count = max(1, sum(1 for *_, s in jobs if s is not None))
     texts: list[str] = []
     groups: dict[int, list[list[int]]] = {}
-    for c, split in enumerate(splits):
+    for j, (c, scene, wrapped, split) in enumerate(jobs):
         if split is None:
-            texts.append(part_dot(drawing, c, drawing.columns[c][1], ids, wrapped=False))
+            texts.append(part_dot(drawing, c, scene, ids, wrapped=wrapped))
             continue
-        groups[c] = batches(split.blocks, max(1, cores // split_count))
-        texts.extend(part_dot(drawing, c, block_group(split, group), ids, wrapped=True) for group in groups[c])
-    head = header_dot(drawing) if svg else ""
+        groups[j] = batches(split.blocks, max(1, cores // split_count))
+        texts.extend(part_dot(drawing, c, block_group(split, group), ids, wrapped=True) for group in groups[j])
+    head = header_dot(drawing) if svg and header else ""
     outs = _many(run_many, texts + [head] if head else texts, formats, left)
-    header = outs.pop()[-1] if head else b""
+    drawn_header = outs.pop()[-1] if head else b""
     parents: list[str] = []
     laid: dict[int, list[list[bytes]]] = {}
     blocks: dict[int, list[tuple[Layout, Box, int]]] = {}  # each block's layout (its group's), frame, group
     at = 0
-    for c, split in enumerate(splits):
-        count = len(groups[c]) if split is not None else 1
-        laid[c], at = outs[at:at + count], at + count
+    for j, (c, _, wrapped, split) in enumerate(jobs):
+        count = len(groups[j]) if split is not None else 1
+        laid[j], at = outs[at:at + count], at + count
         if split is None:
             continue
-        layouts = [read_layout(out[0]) for out in laid[c]]
-        where = {b: (layouts[g], g) for g, group in enumerate(groups[c]) for b in group}
-        blocks[c] = [(where[b][0], _frame(where[b][0], c, split.blocks[b], ids), where[b][1])
+        layouts = [read_layout(out[0]) for out in laid[j]]
+        where = {b: (layouts[g], g) for g, group in enumerate(groups[j]) for b in group}
+        blocks[j] = [(where[b][0], _frame(where[b][0], c, split.blocks[b], ids), where[b][1])
                      for b in range(len(split.blocks))]
-        # the boxes get their ids as the column's text is written: their sizes go in after
-        text = part_dot(drawing, c, split.parent, ids, wrapped=False)
+        # the boxes get their ids as the scene's text is written: their sizes go in after
+        text = part_dot(drawing, c, split.parent, ids, wrapped=wrapped)
         parents.append(fix_boxes(text, {ids.nodes[(c, box)]: (f.width, f.height)
-                                        for box, (_, f, _) in zip(split.boxes, blocks[c], strict=True)}))
+                                        for box, (_, f, _) in zip(split.boxes, blocks[j], strict=True)}))
     parent_outs = iter(_many(run_many, parents, formats, left) if parents else [])
-    columns = []
-    for c, split in enumerate(splits):
-        scene = drawing.columns[c][1]
+    parts = []
+    for j, (c, scene, _, split) in enumerate(jobs):
         if split is None:
-            columns.append(_Column(c, [_part(scene, dict(zip(formats, laid[c][0], strict=True)))]))
+            parts.append(_part(scene, dict(zip(formats, laid[j][0], strict=True))))
             continue
         out = next(parent_outs)
-        drawings = [_cut(o[1], c, split, group, ids) for o, group in zip(laid[c], groups[c], strict=True)] if svg else []
-        columns.append(_Column(c, [_composed(c, split, groups[c], read_layout(out[0]), out[1] if svg else b"",
-                                             blocks[c], drawings, ids)]))
-    return columns, header
+        drawings = [_cut(o[1], c, split, group, ids) for o, group in zip(laid[j], groups[j], strict=True)] if svg else []
+        parts.append(_composed(c, split, groups[j], read_layout(out[0]), out[1] if svg else b"", blocks[j],
+                               drawings, ids))
+    return parts, drawn_header
 
 
 def _frame(layout: Layout, column: int, block: Scene, ids: _Ids) -> Box:
@@ -494,9 +507,11 @@ def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[s
 
 
 def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
-          lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str]) -> list[str]:
+          lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
+          by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None = None, mode: str = "whole") -> list[str]:
     """Cut the columns ``wrap`` asks to cut (their whole layouts read), lay their parts out
-    (``lay``, in ``formats``), and put them in ``columns``; the note saying so."""
+    (``lay``, in ``formats``; block by block with ``by_blocks`` where ``mode`` says so, as
+    columns are), and put them in ``columns``; the note saying so."""
     wholes = [col.whole for col in columns]
     if any(w is None for w in wholes):
         return []
@@ -522,11 +537,7 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
             pieces = split_scene(scene, *span, count) if count > 1 else [scene]
             if len(pieces) > 1:
                 jobs.extend((col.index, piece) for piece in pieces)
-        outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
-        parts: dict[int, list[_Part]] = {}
-        for (c, piece), out in zip(jobs, outs, strict=True):
-            parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
-        return parts
+        return _lay_pieces(drawing, jobs, ids, lay, formats, by_blocks, mode)
 
     parts = cut(counts)
     if wrap.mode == "auto" and parts:
@@ -563,6 +574,25 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
     how = "stacked top to bottom, the picture being too wide for its aspect" if way == ACROSS else "side by side"
     return [(f"wrapped into {where} parts {how} (--wrap {asked}); an arrow between parts ends at ▾ and "
              "starts again at ▴, naming the far end and its part")]
+
+
+def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: _Ids,
+                lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
+                by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None, mode: str) -> dict[int, list[_Part]]:
+    """The parts of wrapped columns (column, scene) laid out, each column's in order: whole, or
+    block by block where ``mode`` says so for any of them."""
+    parts: dict[int, list[_Part]] = {}
+    splits = [split_column(piece) if mode == "blocks" or (mode == "auto" and pays(piece)) else None
+              for _, piece in jobs]
+    if by_blocks is not None and any(splits):
+        laid = by_blocks([(c, piece, True, split) for (c, piece), split in zip(jobs, splits, strict=True)])
+        for (c, _), part in zip(jobs, laid, strict=True):
+            parts.setdefault(c, []).append(part)
+        return parts
+    outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
+    for (c, piece), out in zip(jobs, outs, strict=True):
+        parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
+    return parts
 
 
 def _rescale(estimates: Sequence[float], k: int, measured: float) -> list[float]:
