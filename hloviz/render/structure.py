@@ -43,13 +43,10 @@ def _adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
 def _child_edges(node: TreeNode, succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
     """The arrows between ``node``'s children (the leaf arrows seen through them)."""
     owner = leaf_owners(node.children)
-    out = set()
-    for leaf, i in owner.items():
-        for nxt in succ.get(leaf, ()):
-            j = owner.get(nxt)
-            if j is not None and j != i:
-                out.add((i, j))
-    return sorted(out)
+    get = owner.get
+    # one comprehension (a leaf outside ``node`` reads as its own owner, so it drops out with
+    # the arrows inside one child): the root of a big module has 37k leaves
+    return sorted({(i, j) for leaf, i in owner.items() for nxt in succ.get(leaf, ()) if (j := get(nxt, i)) != i})
 
 
 def _crowded(node: TreeNode, group_at: int, run_at: int) -> bool:
@@ -200,6 +197,9 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
         kids = node.children
         if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
             hs = _hashes(kids, succ, label, hashes)
+            if all(h is None for h in hs):  # nothing here can fold (a block of loose ops)
+                stack.extend(c for c in kids if c.kind not in _KEEP)
+                continue
             found = repeats(hs)
             periods = periodic(hs)
             # a layer of two blocks (attention, MLP) repeated beats a pair of equal neighbours
@@ -225,6 +225,9 @@ def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[
     sig = [(k.kind, k.size) for k in kids]
     out: list[str | None] = []
     for i, k in enumerate(kids):
+        if k.kind not in _FOLDED:  # a leaf or computation: never hashed (skipped before the neighbours are read)
+            out.append(None)
+            continue
         near = sig[max(0, i - _REACH):i] + sig[i + 1:i + 1 + _REACH]
         out.append(_hash(k, succ, label, memo) if sig[i] in near else None)
     return out
@@ -266,10 +269,10 @@ def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str
     if node.key in memo:
         return memo[node.key]
     leaves = []
-    stack = [node]
+    stack = list(node.children)
     while stack:
         n = stack.pop()
-        if n.is_leaf:
+        if n.kind == "leaf":
             leaves.append(n.name)
         else:
             stack.extend(n.children)
