@@ -56,10 +56,12 @@ def _crowded(node: TreeNode, group_at: int, run_at: int) -> bool:
 
 
 def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, group_at: int, run_at: int,
-                       names: Mapping[str, str], label: Mapping[str, str] | None = None) -> None:
+                       names: Mapping[str, str], label: Mapping[str, str] | None = None,
+                       succ: Mapping[str, list[str]] | None = None) -> None:
     """Give every crowded node of the tree below ``root`` a level of blocks (recursively: a
-    block that is still crowded is split again)."""
-    succ = _adjacency(edges)
+    block that is still crowded is split again). ``succ``: ``edges`` as leaf → the leaves it
+    feeds, self-arrows left out, where the caller has it (one map of 78k arrows made once)."""
+    succ = succ if succ is not None else _adjacency(edges)
     stack = [root]
     while stack:
         node = stack.pop()
@@ -184,12 +186,14 @@ def _names_agree(kids: list[TreeNode], groups: list[list[int]]) -> bool:
 # --- repeats ------------------------------------------------------------------------------
 
 
-def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mapping[str, str]) -> None:
+def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mapping[str, str],
+                 succ: Mapping[str, list[str]] | None = None) -> None:
     """Put runs of two or more neighbouring children with the same structure under a
-    ``repeat`` node (children must already be in their final order)."""
+    ``repeat`` node (children must already be in their final order). ``succ``: as
+    :func:`split_by_structure` takes it."""
     stack = [root]
     hashes: dict[str, str | None] = {}
-    succ = _adjacency(edges)
+    succ = succ if succ is not None else _adjacency(edges)
     while stack:
         node = stack.pop()
         if node.kind in _KEEP:

@@ -194,19 +194,19 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     succ = _successors(edges or ())
     names = names or {}
     if edges is not None:
-        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label)
+        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ)
     _group(root, group_at)
     _sizes(root)
     if _split_crowded(root, run_at, group_at, succ, names, every=False, label=label):
         _sizes(root)
     if edges is not None:
-        fold_repeats(root, edges, label or {})
+        fold_repeats(root, edges, label or {}, succ)
         _sizes(root)
         if split_backward(root, succ):  # the optimized backward pass, one block per layer
             _split_crowded(root, run_at, group_at, succ, names, every=False, label=label)
             _sizes(root)
     if _split_crowded(root, run_at, group_at, succ, names, every=True, label=label) and edges is not None:
-        fold_repeats(root, edges, label or {})  # blocks cut at a period's starts fold too
+        fold_repeats(root, edges, label or {}, succ)  # blocks cut at a period's starts fold too
         _sizes(root)
     _mark_waist_repeats(root)
     return Tree(root, succ, names)
