@@ -15,9 +15,9 @@ import pytest
 
 import hloviz
 from hloviz.capture import load_target
-from hloviz.render import ViewOptions, draw_module, to_dot
+from hloviz.render import ViewOptions, blocks, draw_module, to_dot
 from hloviz.render.arrows import SPAN, rows_of
-from hloviz.render.blocks import dominators, find_blocks, repeats, structure_hash
+from hloviz.render.blocks import dominators, find_blocks, graph_hash, repeats, structure_hash
 from hloviz.render.tree import Tree
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
@@ -57,6 +57,19 @@ def test_remembered_answers_still_tell_graphs_apart():
     assert find_blocks(4, [(0, 1), (2, 3)]) == find_blocks(4, [(0, 1), (2, 3)])
     assert find_blocks(4, [(0, 1), (2, 3)]) is not None
     assert find_blocks(4, [(0, 1), (1, 2), (2, 3)]) != find_blocks(4, [(0, 1), (2, 3)])
+
+
+def test_graph_hash_is_structure_hash_on_positions():
+    # what fold_repeats hashes a block's leaves with (positions and their labels, made once):
+    # the block's members 10, 12, 15 as positions 0, 1, 2, the arrow leaving the block dropped;
+    # asked fresh both times (the remembered answers cleared), and wiring still counts
+    blocks._HASHES.clear()
+    label = {10: "add", 12: "mul", 15: "add"}
+    by_members = structure_hash([10, 12, 15], [(10, 12), (12, 15), (15, 99)], label.__getitem__)
+    blocks._HASHES.clear()
+    assert graph_hash(("add", "mul", "add"), ((0, 1), (1, 2))) == by_members
+    assert graph_hash(("add", "mul", "add"), ((0, 1), (2, 1))) != by_members
+    assert graph_hash(("add", "mul", "add"), ((0, 1),)) != by_members
 
 
 def test_dominators_of_a_diamond():

@@ -32,7 +32,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Blocks", "find_blocks", "repeats", "structure_hash"]
+__all__ = ["Blocks", "find_blocks", "graph_hash", "repeats", "structure_hash"]
 
 #: A block needs at least this many members: smaller ones stay as they are.
 MIN_BLOCK = 2
@@ -436,19 +436,27 @@ def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], lab
         ia, ib = index.get(a), index.get(b)
         if ia is not None and ib is not None and ia != ib:
             pairs.append((ia, ib))
-    key = (labels, tuple(pairs), iterations)
+    return graph_hash(labels, tuple(pairs), iterations)
+
+
+def graph_hash(labels: tuple[str, ...], pairs: tuple[tuple[int, int], ...], iterations: int = 3) -> str:
+    """:func:`structure_hash` of nodes ``0 … len(labels) - 1`` labelled ``labels`` and the arrows
+    ``pairs`` between them (no arrow from a node to itself), for a caller that has them so
+    already: thousands of small blocks of a big module are hashed, and the translation to
+    positions is the most of it."""
+    key = (labels, pairs, iterations)
     known = _HASHES.get(key)
     if known is not None:
         return known
-    succ: list[list[int]] = [[] for _ in members]
-    pred: list[list[int]] = [[] for _ in members]
+    succ: list[list[int]] = [[] for _ in labels]
+    pred: list[list[int]] = [[] for _ in labels]
     for ia, ib in pairs:
         succ[ia].append(ib)
         pred[ib].append(ia)
     cur = [_digest(text) for text in labels]
     for _ in range(iterations):
         cur = [_digest(f"{cur[i]}<{','.join(sorted(cur[p] for p in pred[i]))}>{','.join(sorted(cur[s] for s in succ[i]))}")
-               for i in range(len(members))]
+               for i in range(len(labels))]
     out = _digest("|".join(sorted(cur)), 16)
     if len(_HASHES) >= _KEPT:
         _HASHES.clear()

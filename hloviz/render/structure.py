@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .blocks import MIN_BLOCK, find_blocks, periodic, repeats, structure_hash
+from .blocks import MIN_BLOCK, find_blocks, graph_hash, periodic, repeats, structure_hash
 from .tree import TreeNode, leaf_owners, rekey
 
 __all__ = ["fold_repeats", "split_by_structure"]
@@ -284,10 +284,9 @@ def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str
         memo[node.key] = None
         return None
     index = {name: i for i, name in enumerate(sorted(leaves, key=_leaf_order))}
-    inner = [(index[a], index[b]) for a in index for b in succ.get(a, ()) if b in index]
-    names = list(index)
-    memo[node.key] = structure_hash(range(len(names)), inner, lambda i: label.get(names[i], ""))
-    return memo[node.key]
+    inner = tuple((index[a], index[b]) for a in index for b in succ.get(a, ()) if b in index)
+    got = memo[node.key] = graph_hash(tuple(label.get(name, "") for name in index), inner)
+    return got
 
 
 def _leaf_order(name: str) -> tuple[int, str]:
