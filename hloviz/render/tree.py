@@ -303,7 +303,7 @@ def _split_crowded(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str
         node = stack.pop()
         if node.kind in _WHOLE:
             continue
-        leaves = [c for c in node.children if c.is_leaf]
+        leaves = [c for c in node.children if c.kind == "leaf"]
         if not every and len(leaves) > run_at:
             _waists(node, leaves, run_at, succ, names, label=label)
             split = True
@@ -336,12 +336,10 @@ def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> l
     """``out[b]``: how many arrows between ``kids`` cross the line between ``kids[b-1]`` and
     ``kids[b]`` (arrows counted once per pair of children, either direction)."""
     owner = leaf_owners(kids)
-    pairs = set()
-    for leaf, i in owner.items():
-        for nxt in succ.get(leaf, ()):
-            j = owner.get(nxt)
-            if j is not None and j != i:
-                pairs.add((min(i, j), max(i, j)))
+    get = owner.get
+    # one comprehension, as structure._child_edges (a leaf outside ``kids`` reads as its own owner)
+    pairs = {(i, j) if i < j else (j, i) for leaf, i in owner.items() for nxt in succ.get(leaf, ())
+             if (j := get(nxt, i)) != i}
     diff = [0] * (len(kids) + 2)
     for lo, hi in pairs:
         diff[lo + 1] += 1
