@@ -135,14 +135,17 @@ def test_a_failing_graph_is_told_as_without_the_server_and_the_next_still_laid_o
         assert servers.run_dot(good) == _alone(good, "svg")[0]
 
 
-def test_a_graph_past_its_timeout_kills_its_dot_and_says_so_as_before(tmp_path, monkeypatch):
+@pytest.mark.parametrize("reads", [True, False], ids=["reads-then-hangs", "never-reads-a-big-graph"])
+def test_a_graph_past_its_timeout_kills_its_dot_and_says_so_as_before(tmp_path, monkeypatch, reads):
     pid_file = tmp_path / "pid"
     fake_dot(tmp_path / "bin", f"import os, sys, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
-                               "sys.stdin.readline()\ntime.sleep(120)\n", monkeypatch)
+                               + ("sys.stdin.readline()\n" if reads else "") + "time.sleep(120)\n", monkeypatch)
+    # the big graph fills the pipe to a dot that does not read: writing it must not hang
+    text = "digraph { a }" if reads else "digraph {\n" + "".join(f"n{i};\n" for i in range(200_000)) + "}"
     with dot_servers() as servers:
         started = time.monotonic()
         with pytest.raises(GraphvizTimeout, match=r"within 0\.5 s"):
-            servers.run_dot("digraph { a }", timeout=0.5)
+            servers.run_dot(text, timeout=0.5)
         assert time.monotonic() - started < 10
         pid = int(pid_file.read_text())
         deadline = time.monotonic() + 5

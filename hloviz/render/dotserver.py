@@ -80,6 +80,7 @@ class _Server:
                                      start_new_session=True, preexec_fn=die_with_parent())  # type: ignore[arg-type]
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin
+        os.set_blocking(self._in.fileno(), False)  # written by _send, which keeps the timeout
         self._out = self.proc.stdout.fileno()
 
     def alive(self) -> bool:
@@ -87,11 +88,7 @@ class _Server:
 
     def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float) -> list[bytes]:
         """``text``'s outputs in ``formats``; :class:`_Unusual` for anything but a clean layout."""
-        try:
-            self._in.write(text.encode("utf-8") + b"\ndigraph " + _END + b" {}\n")
-            self._in.flush()
-        except OSError:
-            raise _Unusual from None
+        self._send(text.encode("utf-8") + b"\ndigraph " + _END + b" {}\n", deadline, timeout)
         last = b"</svg>\n" if formats[-1] == "svg" else b"\n}\n"
         chunks: list[bytes] = []
         tail = b""
@@ -120,6 +117,25 @@ class _Server:
                 doc = normalize_svg(doc.replace(_FIX_FROM, _FIX_TO, 1))
             out.append(doc)
         return out
+
+    def _send(self, data: bytes, deadline: float, timeout: float) -> None:
+        """Write ``data`` to dot without ever blocking past ``deadline`` (a ``dot`` that stops
+        reading, as a stand-in may, must not hang hloviz: the timeout holds while writing too)."""
+        fd = self._in.fileno()
+        view = memoryview(data)
+        while view:
+            seconds = deadline - time.monotonic()
+            if seconds <= 0:
+                raise _timed_out(timeout)
+            _, ready, _ = select.select([], [fd], [], min(seconds, 1.0))
+            if not ready:
+                continue
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                continue
+            except OSError:  # dot ended (a broken pipe): told the usual way
+                raise _Unusual from None
 
     def _check_stderr(self) -> None:
         self._err.seek(self._seen)
