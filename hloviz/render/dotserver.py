@@ -10,16 +10,22 @@ The protocol: each graph is written followed by an empty graph with a name no pi
 picture produced nothing. The outputs are split by their own syntax (an SVG runs from
 ``<?xml`` to ``</svg>``; a ``json0`` object from ``{`` to the ``}`` alone on a line).
 
-Every picture's bytes are those of a ``dot`` run on it alone: a process that has laid out one
-graph names the next one's SVG group ``page0,1_graph0`` instead of ``graph0`` (Graphviz 2.43
-keeps the page counter between graphs), which is put back; nothing else differs (the
-explorer's pages were compared byte for byte, benchmarks/results/explorer_bench.txt). Anything
-unusual — an ``Error`` on stderr, a line there that is not a warning, output that does not
-split as expected, a ``dot`` that ended — is not interpreted: that process is stopped and the
-graph laid out again by :func:`~hloviz.render.graphviz_run.run_dot` (or
-:func:`~hloviz.render.graphviz_run.run_dot_many`), so a failure reads exactly as it does
-without the server (its message, its part). A graph that runs past its timeout kills its
-process, group and all, and raises the same :class:`~hloviz.render.graphviz_run.GraphvizTimeout`.
+Every picture's bytes are those of a ``dot`` run on it alone, which only holds for some graphs:
+a process that has laid out one graph names the next one's SVG group ``page0,1_graph0`` instead
+of ``graph0`` (Graphviz 2.43 keeps the page counter between graphs), which is put back; and it
+may write a graph's sibling clusters in another order (the same positions, the groups and their
+``clust1``… ids reordered), because ``dot`` orders subgraphs by the address of their names'
+strings, which a heap that already served graphs hands out differently from a fresh one. So
+only a graph with at most one subgraph (:func:`order_free`) goes to a running ``dot``; every
+other one is laid out by a ``dot`` of its own, as without the servers. The explorer's pages of
+four captures were compared graph by graph and byte for byte
+(benchmarks/results/explorer_bench.txt). Anything unusual — an ``Error`` on stderr, a line
+there that is not a warning, output that does not split as expected, a ``dot`` that ended — is
+not interpreted: that process is stopped and the graph laid out again by
+:func:`~hloviz.render.graphviz_run.run_dot` (or :func:`~hloviz.render.graphviz_run.run_dot_many`),
+so a failure reads exactly as it does without the servers (its message, its part). A graph that
+runs past its timeout kills its process, group and all, and raises the same
+:class:`~hloviz.render.graphviz_run.GraphvizTimeout`.
 
 Only SVG and ``json0`` go through a server (PNG is binary and rare); :func:`dot_servers` turns
 it on for a block of code (the explorer's page build), across all its threads.
