@@ -10,8 +10,8 @@ kept per (module, marks, parameter names, source map, options but ``open``) and 
 next picture.
 
 A kept tree is only read: :func:`~hloviz.render.cut.open_in_place` restructures the tree it is
-given where it opens a repeat of three copies or more (the copies after the first move under a
-``×N-1 more`` node), so a picture that opens such a repeat, or a key the tree does not have (a node made by such an opening), builds its
+given where it opens a repeat (its copies move under a ``×N-1 more`` node), so a picture that
+opens a repeat, or a key the tree does not have (a node made by such an opening), builds its
 own tree as before, and one built so is never kept. Outside the block nothing is kept.
 """
 
@@ -55,10 +55,9 @@ def fits_reused() -> Iterator[None]:
 
 
 def _opens_read_only(tree: Tree, keys: tuple[str, ...]) -> bool:
-    """Whether opening ``keys`` in turn leaves ``tree`` as it is: every key a node of the tree,
-    none a repeat of more than two copies (which open_in_place restructures)."""
-    return all(k in tree.nodes and (tree.nodes[k].kind != "repeat" or len(tree.nodes[k].children) <= 2)
-               for k in keys)
+    """Whether opening ``keys`` in turn leaves ``tree`` as it is (no repeat among them, every
+    key a node of the tree)."""
+    return all(k in tree.nodes and tree.nodes[k].kind != "repeat" for k in keys)
 
 
 def fitted(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions,
