@@ -47,11 +47,9 @@ from . import apply, layers
 from .assemble import BODY_CALLERS, build_scene
 from .chains import Chain, find_chains
 from .cut import Cut, coarsen, fit, open_in_place
-from .fitreuse import fitted
 from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
-from .tree import Tree
 
 __all__ = ["Mark", "View", "ViewOptions", "draw_module", "focus_targets"]
 
@@ -255,16 +253,13 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
 
         # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
         scopes = build_scope_tree(g.module, stage="pre", ordered=False)
+    tree = layers.scope_tree(g, scopes, named=scopes is not None)
     depth = options.depth + scopes.model_depth if options.depth is not None and scopes is not None else options.depth
+    tree = coarsen(tree, options.budget, max_depth=depth)
     closed = _KEPT_CLOSED if options.coarse else frozenset()
-
-    def fitted_tree() -> tuple[Tree, Cut]:
-        tree = coarsen(layers.scope_tree(g, scopes, named=scopes is not None), options.budget, max_depth=depth)
-        return tree, fit(tree, options.budget, max_depth=depth, closed=closed)
-
-    _, cut = fitted(g, marks, options, fitted_tree)  # an explorer page's blocks: built once (fitreuse)
+    cut = fit(tree, options.budget, max_depth=depth, closed=closed)
     for key in options.open:
-        _, cut = open_in_place(cut, key, options.budget)
+        tree, cut = open_in_place(cut, key, options.budget)
 
     def kernels_of(inst: Instruction) -> tuple[int, ...]:
         mark = marks.get(inst.name)

@@ -98,12 +98,11 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     from ...analysis.pass_report import describe_changes, fold_credit_json, fusion_credit_json
     from ...analysis.scopes import scope_trees_reused
     from ..dotserver import dot_servers
-    from ..fitreuse import fits_reused
 
     out = PassSteps()
     bounds = bounds or Bounds()
     started = time.monotonic()
-    with scope_trees_reused(), fits_reused(), dot_servers():  # a snapshot and each of its layers' pictures: one scope tree
+    with scope_trees_reused(), dot_servers():  # a snapshot and each of its layers' pictures: one scope tree
         drawn = _draw(history, load, bounds, pictures)
         for side, view in drawn:
             out.sides.append(side)

@@ -1,17 +1,14 @@
-"""The explorer page's build in this checkout with its two savings of issue 20 switched on or off:
-``dot`` processes kept running (:mod:`hloviz.render.dotserver`) and each module's tree and fitted
-cut built once for the pictures that only open another block (:mod:`hloviz.render.fitreuse`).
+"""The explorer page's build with ``dot`` processes kept running (:mod:`hloviz.render.dotserver`)
+against the same build with one ``dot`` per graph (the servers switched off), in this checkout.
 
-Modes: ``both`` (as shipped), ``servers`` (the trees built per picture), ``off`` (neither: one
-``dot`` per graph, a tree per picture, as before). For each capture, rounds rotate through the
-modes, each in a fresh process: the page is built
+For each capture, rounds alternate between the two, each in a fresh process: the page is built
 as ``hloviz show`` builds it (``pair_payload``) with the explorer's time limits out of the way
 (``Bounds(seconds=600, timeout=300)``), so both hold the same pictures. Printed per mode: ``dot``
 processes started, CPU seconds of hloviz and of its ``dot`` processes (every core; steadier than
-wall time on a shared machine), wall seconds (best of the rounds), and whether all the pages
+wall time on a shared machine), wall seconds (best of the rounds), and whether the two pages
 are the same bytes (sha1 of the page's data and first view).
 
-Run: ``python benchmarks/page_build_bench.py [CAPTURE ...] [--repeat N]``.
+Run: ``python benchmarks/dot_servers_bench.py [CAPTURE ...] [--repeat N]``.
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ import contextlib, hashlib, json, os, resource, subprocess, sys, time
 sys.path.insert(0, sys.argv[1])
 from hloviz.analysis import analyze
 from hloviz.capture import load_target
-from hloviz.render import dotserver, fitreuse
+from hloviz.render import dotserver
 from hloviz.render.explorer import Bounds, pair_payload
 from hloviz.render.pictures import pair_picture
 
@@ -44,8 +41,6 @@ class Counted(popen):
 subprocess.Popen = Counted
 if sys.argv[3] == "off":
     dotserver.dot_servers = contextlib.nullcontext
-if sys.argv[3] in ("off", "servers"):
-    fitreuse.fits_reused = contextlib.nullcontext
 cap = load_target(sys.argv[2])
 pre, post = cap.pre_module(), cap.post_module()
 analysis = analyze(pre, post, info=cap.info)
@@ -77,19 +72,18 @@ def main() -> None:
     print(f"{'capture':14} {'mode':7} {'dot starts':>10} {'py cpu':>7} {'dot cpu':>8} {'all cpu':>8} {'wall':>7}"
           f"   (best of {args.repeat}, alternating, fresh processes)")
     for capture in args.captures:
-        modes = ["both", "servers", "off"]
-        runs: dict[str, list[dict]] = {m: [] for m in modes}
+        runs: dict[str, list[dict]] = {"servers": [], "off": []}
         for r in range(args.repeat):
-            for mode in (modes if r % 2 == 0 else modes[::-1]):
-                runs[mode].append(_one(capture, mode))
+            for mode in (("on", "off") if r % 2 == 0 else ("off", "on")):
+                runs["servers" if mode == "on" else "off"].append(_one(capture, mode))
         best = {}
         for mode, rs in runs.items():
             best[mode] = min(x["cpu"] + x["dot_cpu"] for x in rs)
             print(f"{capture:14} {mode:7} {rs[0]['starts']:10d} {min(x['cpu'] for x in rs):7.2f} "
                   f"{min(x['dot_cpu'] for x in rs):8.2f} {best[mode]:8.2f} {min(x['wall'] for x in rs):7.2f}")
         same = len({x["sha1"] for rs in runs.values() for x in rs}) == 1
-        print(f"{capture:14} ratio   all cpu both/off {best['both'] / best['off']:.2f}, servers/off "
-              f"{best['servers'] / best['off']:.2f}; pages the same bytes: {same}", flush=True)
+        print(f"{capture:14} ratio   all cpu {best['servers'] / best['off']:.2f}, pages the same bytes: {same}",
+              flush=True)
 
 
 if __name__ == "__main__":
