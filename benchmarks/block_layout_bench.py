@@ -16,7 +16,20 @@ scenes), this times, interleaved and in alternating order, best of ``--repeat``:
 It prints both, their ratio, and how the blocks' round splits (the slowest block, the parent).
 A ratio under 1 means composing blocks would pay on that input.
 
-Run: ``python benchmarks/block_layout_bench.py [--model NAME ...] [--repeat N] [--big PATH.hlo]``.
+``--render`` times the real thing instead, end to end: ``hloviz render TARGET --stage both
+--layout whole`` against ``--layout blocks`` (:mod:`hloviz.render.blocklayout`), each a fresh
+process as a user runs it (start, parse, analysis, views, every ``dot``, composing, writing
+the SVG), interleaved and in alternating order, best of ``--repeat``, for every capture in
+``samples/captures`` (``--model`` to choose) and each ``--big`` file (drawn alone, as
+``render FILE``). Both pictures are also measured: crossings per arrow on the SVG's geometry
+(``picture_bench.crossings``) and the size of the largest column (boxes and drawn arrows, the
+figure ``auto``'s rule reads). A ratio (blocks / whole) under 1 means ``--layout blocks`` pays.
+
+``--budget 300 900 1200`` draws each at those budgets (boxes per column; 300, the default, is
+where every large model's picture is capped, and where ``auto``'s rule had to be set from
+larger columns).
+
+Run: ``python benchmarks/block_layout_bench.py [--model NAME ...] [--repeat N] [--big PATH.hlo] [--render [--budget B ...]]``.
 """
 
 from __future__ import annotations
@@ -25,14 +38,16 @@ import argparse
 import json
 import math
 import re
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from picture_bench import CAPTURES, read  # noqa: E402  # pyright: ignore[reportMissingImports]
+from picture_bench import CAPTURES, crossings, read  # noqa: E402  # pyright: ignore[reportMissingImports]
 
 import hloviz  # noqa: E402
 from hloviz.analysis import analyze  # noqa: E402
@@ -151,13 +166,86 @@ def measure(drawing, column: int, repeat: int) -> tuple[float, float, float, flo
     return best["whole"], best["blocks"], split["slowest"], split["parent"], len(blocks), best["batched"]
 
 
+def _largest_column(args: list[str], budget: int) -> tuple[int, int, int]:
+    """(boxes, drawn arrows, blocks) of the picture's largest column, from the scenes ``render``
+    draws (``--layout`` does not change them)."""
+    from hloviz.render.blocklayout import split_column
+    from hloviz.render.views import ViewOptions
+
+    options = ViewOptions(budget=budget)
+
+    if len(args) == 1:
+        from hloviz.render.views import draw_module
+
+        scenes = [draw_module(hloviz.parse(Path(args[0]).read_text()), options=options).scene]
+    else:
+        folder = Path(args[0])
+        pre, post = hloviz.parse(read(folder, "pre")), hloviz.parse(read(folder, "post"))
+        info_path = folder / "capture.json"
+        info = json.loads(info_path.read_text()) if info_path.exists() else None
+        drawing = side_by_side(pre, post, analyze(pre, post, info=info), info=info, options=options).drawing
+        scenes = [sc for _, sc in drawing.columns] if drawing is not None else []
+    best = (0, 0, 0)
+    for sc in scenes:
+        split = split_column(sc)
+        size = (len(sc.nodes), sum(1 for e in sc.edges if not e.invisible), len(split.blocks) if split else 0)
+        best = max(best, size)
+    return best
+
+
+def render_both(args: list[str], repeat: int, out: Path) -> dict[str, float]:
+    """Best wall time of ``hloviz render ARGS --layout MODE -o OUT/MODE.svg``, fresh processes,
+    interleaved in alternating order."""
+    best = {"whole": math.inf, "blocks": math.inf}
+    for r in range(max(1, repeat)):
+        for mode in (("whole", "blocks") if r % 2 == 0 else ("blocks", "whole")):
+            argv = [sys.executable, "-m", "hloviz", "render", *args, "--layout", mode, "-o", str(out / f"{mode}.svg")]
+            t0 = time.perf_counter()
+            subprocess.run(argv, check=True, capture_output=True, cwd=ROOT)
+            best[mode] = min(best[mode], time.perf_counter() - t0)
+    return best
+
+
+def render_main(a: argparse.Namespace) -> int:
+    jobs = [(f.name, [str(f), "--stage", "both"]) for f in sorted(CAPTURES.iterdir())
+            if (f / "capture.json").exists() and (a.model is None or f.name in a.model)]
+    jobs += [(p.name, [str(p)]) for p in a.big]
+    jobs = [(f"{name} --budget {b}" if b != 300 else name, [*args, "--budget", str(b)], b)
+            for b in a.budget for name, args in jobs]
+    print(f"{'picture':<28} {'boxes':>6} {'arrows':>6} {'blocks':>6} {'whole s':>8} {'blocks s':>9} {'ratio':>6} "
+          f"{'cross/arrow whole':>17} {'blocks':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        for name, args, budget in jobs:
+            try:
+                boxes, arrows, blocks = _largest_column(args[:-2], budget)
+                best = render_both(args, a.repeat, out)
+            except subprocess.CalledProcessError as err:
+                print(f"{name:<28} failed: {err.stderr.decode()[-200:]}", flush=True)
+                continue
+            cross = []
+            for mode in ("whole", "blocks"):
+                count, drawn = crossings((out / f"{mode}.svg").read_text())
+                cross.append(count / max(drawn, 1))
+            print(f"{name[:28]:<28} {boxes:6d} {arrows:6d} {blocks:6d} {best['whole']:8.2f} {best['blocks']:9.2f} "
+                  f"{best['blocks'] / best['whole']:6.2f} {cross[0]:17.2f} {cross[1]:7.2f}", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
-    ap.add_argument("--model", nargs="*", default=list(MODELS))
+    ap.add_argument("--model", nargs="*", default=None)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big", type=Path, action="append", default=[],
                     help="an optimized-HLO file drawn alone (the 300k-instruction module of benchmarks/_gen_transformer.py)")
+    ap.add_argument("--budget", type=int, nargs="*", default=[300],
+                    help="with --render: render's --budget (boxes per column) to draw at, each in turn")
+    ap.add_argument("--render", action="store_true",
+                    help="time `hloviz render` end to end with --layout whole against --layout blocks")
     a = ap.parse_args(argv)
+    if a.render:
+        return render_main(a)
+    a.model = a.model if a.model is not None else list(MODELS)
     print(f"{'model':<16} {'column':<7} {'blocks':>6} {'whole s':>8} {'blocks s':>9} {'ratio':>6} "
           f"{'round 1 s':>9} {'parent s':>8} {'one dot s':>9} {'ratio':>6}")
     for name in a.model:

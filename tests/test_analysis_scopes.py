@@ -247,3 +247,56 @@ def test_every_instruction_is_filed_once_whatever_the_op_names(names):
             assert isinstance(t.find(q), list)  # never raises, whatever the name
     t.graph(1)
     t.to_dict()
+
+
+def test_a_kernels_phases_are_those_its_fused_ops_are_named_with():
+    """Each fusion of a Keras training step is voted into its layers with the phases of its
+    fused ops; the oracle reads the op names of each fused computation from the HLO text
+    (``gradient_tape/…`` backward, ``adam/…`` the optimizer's) and checks the fusions whose ops
+    all name one phase."""
+    folder = CAPTURES / "keras_cnn_train"
+    text = (folder / "post.hlo").read_text()
+    bodies = dict(re.findall(r"^%?([\w.\-]+) \(.*?\{\n(.*?)^\}", text, re.MULTILINE | re.DOTALL))
+    calls = dict(re.findall(r"^\s*(?:ROOT )?%?([\w.\-]+) = .* fusion\(.*?calls=%?([\w.\-]+)", text, re.MULTILINE))
+
+    def named_phase(op_name: str) -> str:
+        return "backward" if op_name.startswith("gradient_tape/") else \
+            "optimizer" if op_name.startswith("adam/") else "forward"
+
+    t = build_scope_tree(present(load_target(str(folder)).post_module()), stage="post")
+    entry = present(t.module.entry)
+    checked: dict[str, int] = {}
+    for fusion_name, body in calls.items():
+        names = re.findall(r'op_name="([^"]+)"', bodies[body])
+        wanted = {named_phase(n) for n in names}
+        if len(wanted) != 1:
+            continue
+        found = t.layers_with_phases(present(entry.get(fusion_name)))
+        assert found and set().union(*(p for _s, p in found)) == wanted, (fusion_name, found)
+        phase = wanted.pop()
+        checked[phase] = checked.get(phase, 0) + 1
+    assert set(checked) == {"forward", "backward", "optimizer"}, checked
+
+
+# A tape's sum of two gradients names no layer (``gradient_tape/AddN``): its data flow does.
+TAPE_SUM = """
+HloModule m
+
+ENTRY %main (x: f32[4], w: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %w = f32[4]{0} parameter(1)
+  %a = f32[4]{0} multiply(%x, %w), metadata={op_type="Mul" op_name="model_1/dense_1/mul"}
+  %g1 = f32[4]{0} multiply(%a, %w), metadata={op_type="Mul" op_name="gradient_tape/model_1/dense_1/mul/Mul"}
+  %g2 = f32[4]{0} multiply(%a, %x), metadata={op_type="Mul" op_name="gradient_tape/model_1/dense_1/mul/Mul_1"}
+  ROOT %s = f32[4]{0} add(%g1, %g2), metadata={op_type="AddN" op_name="gradient_tape/AddN"}
+}
+"""
+
+
+def test_a_tapes_sum_of_gradients_goes_to_the_layer_it_sums():
+    module = hloviz.parse(TAPE_SUM)
+    for ordered in (True, False):
+        t = build_scope_tree(module, stage="pre", ordered=ordered)
+        s = present(module.entry).get("s")
+        assert t.scope_of(present(s)).path == "model_1/dense_1"
+        assert t.phase_of(present(s)) == "backward"

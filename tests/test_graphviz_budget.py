@@ -45,7 +45,7 @@ def slow_dot(monkeypatch):
     runs: list[tuple[str, float]] = []
     state = {"coarse_cost": 0.1}
 
-    def fake_layout(what, fmt: str = "svg", timeout: float = 30.0, wrap=None) -> tuple[bytes, list[str]]:
+    def fake_layout(what, fmt: str = "svg", timeout: float = 30.0, wrap=None, layout="auto") -> tuple[bytes, list[str]]:
         """One picture's layout, however many ``dot`` it runs (columns in parallel, wrapped parts)."""
         dot_text = what if isinstance(what, str) else what.text
         coarse = "coarser one" in dot_text

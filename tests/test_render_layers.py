@@ -336,3 +336,20 @@ def test_open_layers_nest_in_their_open_block():
             checked += 1
         stack.extend((c, title) for c in cluster.clusters)
     assert checked > 20
+
+
+def test_grouped_nodes_are_rekeyed_down_to_their_leaves():
+    """Keys stay route-shaped when scopes move under a new group: every node below it, leaves
+    included, is keyed by its new path (expected keys written by hand)."""
+    from hloviz.render.tree import TreeNode, rekey
+
+    group = TreeNode("s:model/g:block", "group", "block")
+    scope = TreeNode("s:model/s:block_1", "scope", "block_1", parent=group)
+    inner = TreeNode("s:model/s:block_1/s:conv", "scope", "conv", parent=scope)
+    leaf = TreeNode("s:model/s:block_1/s:conv/u7", "leaf", "u7", parent=inner)
+    other = TreeNode("s:model/u3", "leaf", "u3", parent=group)
+    group.children, scope.children, inner.children = [scope, other], [inner], [leaf]
+    rekey(group)
+    assert [n.key for n in (group, scope, inner, leaf, other)] == [
+        "s:model/g:block", "s:model/g:block/s:block_1", "s:model/g:block/s:block_1/s:conv",
+        "s:model/g:block/s:block_1/s:conv/u7", "s:model/g:block/u3"]

@@ -171,3 +171,21 @@ def test_a_module_without_entry_is_an_input_error():
     m = hloviz.HloModule("empty")
     with pytest.raises(InputError, match="no entry"):
         draw_module(m)
+
+
+def test_node_of_is_made_on_first_read_and_keeps_no_graph_alive():
+    """A picture written to a file never reads ``node_of`` (for a 300k-instruction module, a dict
+    of every instruction's name): it is made when first read, the same as before; an unread
+    view (the explorer holds a page's pictures) keeps nothing of the graph it was built from."""
+    import gc
+
+    from hloviz.render.model import ViewGraph
+
+    module = hloviz.parse_file(SEED / "post.hlo")
+    view = draw_module(module, options=ViewOptions(budget=1000))
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, ViewGraph)]
+    names = {i.name for c in module.computations for i in c.instructions}
+    drawn = view.node_of
+    assert drawn is view.node_of  # made once
+    assert drawn and set(drawn) <= names and set(drawn.values()) <= set(view.scene.nodes)

@@ -40,9 +40,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
           ordered: bool = True) -> ScopeTree:
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
-    callers = _first_callers(module)
-    named, unnamed, forward_scopes = _read_op_names(module, callers)
-    sums = [inst for inst, op in named if not op.scope and op.phase == "backward"]
+    callers, fusion_callers = _first_callers(module)
+    named, unnamed, forward_scopes, sums = _read_op_names(module, callers)
     if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow
         moved = {id(i) for i in sums}
         named = [(i, op) for i, op in named if id(i) not in moved]
@@ -61,7 +60,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     tree = ScopeTree(module, root, of, phase_of, stage, None)
     tree._literals.update(filing.flow._literals)  # the entry's literals: found while placing by data flow
     tree._op_scope = op_scope
-    tree._named = {id(i) for i, _op in named}
+    tree._votes = filing.votes
+    tree._fusion_callers = fusion_callers
     if parameter_names:
         _place_parameters(tree, parameter_names)
     _count_phases(root, phase_of)
@@ -74,12 +74,15 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
 
 
 def _read_op_names(module: HloModule, callers: dict[str, Instruction]
-                   ) -> tuple[list[tuple[Instruction, OpPath]], list[Instruction], set[tuple[str, ...]]]:
+                   ) -> tuple[list[tuple[Instruction, OpPath]], list[Instruction], set[tuple[str, ...]],
+                              list[Instruction]]:
     """Split the module's instructions into those whose op name gives their scope and those
     placed later by their caller or computation; also return every scope (and its ancestors)
-    that forward ops name, which backward ops are cut back to."""
+    that forward ops name, which backward ops are cut back to, and the named instructions
+    that are backward ops outside every scope (the tape's sums of two gradients)."""
     named: list[tuple[Instruction, OpPath]] = []
     unnamed: list[Instruction] = []
+    sums: list[Instruction] = []
     forward_scopes: set[tuple[str, ...]] = set()
     prefixes = _inlined_prefixes(module, callers)
     # A framework op's instructions share one Metadata (ir parses each distinct text once): its
@@ -112,9 +115,12 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
                 unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
                 continue
             named.append((inst, op))
-            if op.phase != "backward" and op.scope not in forward_scopes:
-                _add_prefixes(forward_scopes, op.scope)
-    return named, unnamed, forward_scopes
+            if op.phase != "backward":
+                if op.scope not in forward_scopes:
+                    _add_prefixes(forward_scopes, op.scope)
+            elif not op.scope:
+                sums.append(inst)
+    return named, unnamed, forward_scopes, sums
 
 
 def _add_prefixes(into: set[tuple[str, ...]], scope: tuple[str, ...]) -> None:
@@ -139,6 +145,9 @@ class _Filing:
         self.root = Scope("", module.name, 0, None, label=module.name, kind="root")
         self.of: dict[Instruction, Scope] = {}
         self.phase_of: dict[Instruction, str] = {}
+        #: The instructions filed by their own op name → (scope, phase): what they vote with
+        #: (:meth:`ScopeTree.layers_with_phases`), one dict read per instruction of a kernel.
+        self.votes: dict[Instruction, tuple[Scope, str]] = {}
         self.callers = callers
         #: Where data flow places the unnamed instructions of computations that run on their own.
         self.flow: FlowPlacer | None = None
@@ -166,27 +175,33 @@ class _Filing:
                    forward_scopes: set[tuple[str, ...]]) -> dict[str, Scope]:
         """File each named instruction under its op name's scope; return op name → scope."""
         op_scope: dict[str, Scope] = {}
-        of, phase_of = self.of, self.phase_of
-        scope_by_op: dict[int, Scope] = {}  # id(OpPath) → its scope: worked out once per op name
+        of, phase_of, votes = self.of, self.phase_of, self.votes
+        # id(OpPath) → (its scope, its phase): worked out once per op name
+        scope_by_op: dict[int, tuple[Scope, str]] = {}
         for inst, op in named:
-            s = scope_by_op.get(id(op))
-            if s is None:
+            pair = scope_by_op.get(id(op))
+            if pair is None:
                 parts = op.scope
                 if op.phase == "backward" and forward_scopes:
                     # TF names a gradient after the forward op it differentiates
                     # (gradient_tape/<layer>/<op>/<grad op>): it belongs to the layer.
                     while parts and parts not in forward_scopes:
                         parts = parts[:-1]
-                s = scope_by_op[id(op)] = self.scope_for(parts)
+                s = self.scope_for(parts)
+                pair = scope_by_op[id(op)] = (s, op.phase)
                 op_scope.setdefault(op.raw, s)
                 first = op.raw.split(";", 1)[0]
                 cut = first.rfind("/")
                 if cut > 0:
                     s.written_as.add(first[:cut])
+                # as the pre→post mapping names it: the op name of the op path's instructions
+                # (they share one Metadata), set by the first of them or an earlier op path
+                op_scope.setdefault(inst.metadata.op_name, s)
+            s = pair[0]
             s.instructions.append(inst)
             of[inst] = s
             phase_of[inst] = op.phase
-            op_scope.setdefault(inst.metadata.op_name, s)  # as the pre→post mapping names it
+            votes[inst] = pair
         return op_scope
 
     def place_all(self, insts: list[Instruction]) -> None:
@@ -397,14 +412,20 @@ def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dic
     return {k: v for k, v in out.items() if v}
 
 
-def _first_callers(module: HloModule) -> dict[str, Instruction]:
+def _first_callers(module: HloModule) -> tuple[dict[str, Instruction], dict[str, Instruction]]:
+    """Computation name → the first instruction calling it; and → the first fusion calling it
+    (what :mod:`hloviz.analysis.updates` follows fused parameters through), in the same pass."""
     out: dict[str, Instruction] = {}
+    fusions: dict[str, Instruction] = {}
     for comp in module.computations:
         for inst in comp.instructions:
             if inst.called_computations:
                 for c in inst.called_computations:
                     out.setdefault(c.name, inst)
-    return out
+                if inst.opcode == "fusion":
+                    for c in inst.called_computations:
+                        fusions.setdefault(c.name, inst)
+    return out, fusions
 
 
 def _order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],

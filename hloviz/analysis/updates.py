@@ -54,6 +54,10 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     # most updates share their set of layers (every op after a global-norm clip reads them
     # all): the common scope is found once per set, not once per instruction
     common: dict[frozenset[int], Scope | None] = {}
+    # a set's innermost common scope is that of its first and last scope in the tree's depth-first
+    # order (the scopes between lie below it too): two scopes climbed, not hundreds
+    order = {id(s): k for k, s in enumerate(tree.walk())}
+    first_last = order.__getitem__
     phase = tree._phase.get
     feeds, scopes, walked = tracer.feeds, tracer.scopes, tracer.memo.get
     for comp in tree.module.computations:
@@ -64,7 +68,10 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
             if ids is None:
                 ids = feeds(inst)
             if ids not in common:
-                common[ids] = _common_scope([scopes[i] for i in ids])
+                if len(ids) > 2 and all(i in order for i in ids):
+                    common[ids] = _common_scope([scopes[min(ids, key=first_last)], scopes[max(ids, key=first_last)]])
+                else:
+                    common[ids] = _common_scope([scopes[i] for i in ids])
             out[inst] = common[ids]
     return out
 
@@ -79,8 +86,10 @@ class _UpdateTracer:
 
     def __init__(self, tree: ScopeTree) -> None:
         self.tree = tree
-        self.callers: dict[str, Instruction] = {}
-        for comp in tree.module.computations:
+        # the fusion calling each fused computation: gathered while the tree was built, or here
+        known = tree._fusion_callers
+        self.callers: dict[str, Instruction] = known if known is not None else {}
+        for comp in tree.module.computations if known is None else ():
             for inst in [i for i in comp.instructions if i.opcode == "fusion"]:
                 for c in inst.called_computations:
                     self.callers.setdefault(c.name, inst)
@@ -181,10 +190,9 @@ class _UpdateTracer:
                 else:
                     walk.append(elem)
             return frozenset(sources), tuple(walk)
-        src = self.source(op)
-        if src:
-            return src, ()
-        return _NONE, ((op,) if self.is_optimizer(op) else ())
+        if self.is_optimizer(op):
+            return _NONE, (op,)
+        return self._layer_source(op), ()
 
     def is_optimizer(self, inst: Instruction) -> bool:
         """An optimizer-phase instruction, or a fused parameter (which stands for its fusion's
@@ -196,6 +204,10 @@ class _UpdateTracer:
         """A layer's gradient or weight: the layer's scope; anything else: nothing."""
         if self.is_optimizer(op):
             return _NONE
+        return self._layer_source(op)
+
+    def _layer_source(self, op: Instruction) -> frozenset[int]:
+        """:meth:`source` of an instruction known not to be the optimizer's."""
         s = self.of[op]
         if s.kind == "scope" and (self.phase.get(op) == "backward" or op.opcode == "parameter"):
             got = self._ids.get(id(s))

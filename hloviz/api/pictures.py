@@ -131,7 +131,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
            color_by: str = "kernel", capture: CaptureOptions | None = None,
            drawing: DrawOptions | None = None, theme: str = "light", width: str | None = None,
-           max_height: str | None = None, wrap: str | int = "auto", aspect: float | None = None) -> Picture:
+           max_height: str | None = None, wrap: str | int = "auto", aspect: float | None = None,
+           layout: str = "auto") -> Picture:
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
     its suffix names (``.svg .png .dot .html .json``); returned either way. ``scope`` draws one
@@ -142,12 +143,14 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     ``wrap`` (``auto``, ``off`` or a number of parts) cuts long columns into parts side by side
     so the picture's height over width comes near ``aspect`` (1.4, a portrait page, by default;
     :mod:`hloviz.render.wrap`); ``auto`` leaves the pan-and-zoom HTML explorer unwrapped.
+    ``layout`` (``auto``, ``whole``, ``blocks``): whether each column is laid out whole or block by
+    block and composed (:mod:`hloviz.render.blocklayout`; ``auto`` where that was measured to pay).
 
     The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
     (:mod:`hloviz.api.options`), not both."""
     if capture is not None or drawing is not None:
         return render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress, theme=theme,
-                      width=width, max_height=max_height, wrap=wrap, aspect=aspect, **merged_keywords(
+                      width=width, max_height=max_height, wrap=wrap, aspect=aspect, layout=layout, **merged_keywords(
             capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
             given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout, scope, depth,
                                       color_by)))
@@ -162,6 +165,9 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
     _check_color_by(color_by)
     wrapping, wrap_notes = _wrapping(wrap, aspect, chosen)
+    from ..render.blocklayout import parse_layout
+
+    layout_mode = parse_layout(layout)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
@@ -175,7 +181,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         chosen = "svg"  # laid out first; the page around it comes after
     from ..render.graphviz_run import LayoutBudget
 
-    layout = LayoutBudget(timeout)  # one --timeout for the picture and the explorer's extra ones
+    layout_budget = LayoutBudget(timeout)  # one --timeout for the picture and the explorer's extra ones
     try:
         if stage == "both":
             if pre_m is None or post_m is None:
@@ -186,7 +192,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
             analysis = analyze(pre_m, post_m, info=cap.info)
             picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
                                    title=f"{cap.label}: {analysis.verdict}", timeout=timeout, color_by=color_by,
-                                   info=cap.info, budget=layout, wrap=wrapping)
+                                   info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode)
         else:
             m = pre_m if stage == "pre" else post_m
             if m is None:
@@ -203,8 +209,8 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
                 elif post_m is not None and pre_m is not None:  # stage "pre": m is pre_m
                     marks = pre_marks(analysis, pre_m, color_by)
             picture = module_picture(m, fmt=chosen, options=options, timeout=timeout, marks=marks,
-                                     title=f"{cap.label} · {stage}-optimization", info=cap.info, budget=layout,
-                                     wrap=wrapping)
+                                     title=f"{cap.label} · {stage}-optimization", info=cap.info, budget=layout_budget,
+                                     wrap=wrapping, layout=layout_mode)
     except (DependencyError, RenderError) as err:
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
@@ -213,7 +219,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     picture.notes.extend(wrap_notes)
     if html:
         say("building the explorer")
-        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout.left(), color_by=color_by)
+        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout_budget.left(), color_by=color_by)
     if output is not None:
         say("writing")
         picture.save(output)

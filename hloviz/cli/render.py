@@ -136,6 +136,10 @@ def render(
     aspect: Annotated[float | None, typer.Option(
         "--aspect", help="The height/width ratio --wrap auto aims at: 1.4 (a portrait page) by default, 0.56 "
                          "for a 16:9 slide.", show_default=False)] = None,
+    layout: Annotated[str, typer.Option(
+        "--layout", help="auto, whole or blocks: blocks lays each block (a layer, a block, a repeat, a fusion) out "
+                         "on its own and the column around them with each block as one box; whole lays each column "
+                         "out in one go; auto picks blocks where it was measured to be faster.")] = "auto",
 ) -> None:
     """Draw one picture of TARGET for your docs: the same input always gives the same bytes.
 
@@ -152,7 +156,7 @@ def render(
                              progress=prog.update, computation=computation, focus=focus, radius=radius,
                              expand_chains=expand_chains, budget=budget, timeout=timeout, scope=scope, depth=depth,
                              color_by=color_by, theme=theme, width=width, max_height=max_height, wrap=wrap,
-                             aspect=aspect)
+                             aspect=aspect, layout=layout)
     for n in picture.notes:
         print(f"note: {visible(n)}", file=sys.stderr)
     print(f"wrote {visible(str(output))}")

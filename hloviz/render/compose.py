@@ -24,9 +24,10 @@ Identifiers are the whole picture's (``n7``, ``cluster_3``), so the explorer fin
 before; the result depends only on the DOT texts, never on which process finished first.
 
 A picture whose columns are tied (the diff's matched kernels on one level) is one layout, as
-before: levels across columns only exist inside one ``dot`` run. Laying out each block alone
-and composing it into its parent as a fixed-size box was measured and does not pay on real
-models (``benchmarks/block_layout_bench.py``): a column's whole layout takes a tenth of a second.
+before: levels across columns only exist inside one ``dot`` run. A column may also be laid out
+block by block (``--layout blocks``, and ``auto`` for a large column of many blocks, where it
+was measured to pay): its blocks first, then the column with each block as a box of its size,
+each block's drawing moved into its box (:mod:`hloviz.render.blocklayout`, :func:`_block_round`).
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import RenderError
+from .blocklayout import BlockColumn, batches, block_group, fix_boxes, pays, split_column
 from .dot import Drawing, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
-from .graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned
-from .positions import INCH, Box, Layout, num, parse_box, place_part, read_layout, shift, shift_box, svg_box
+from .graphviz_run import GraphvizTimeout, _cores, run_dot, run_dot_many, run_pinned
+from .positions import INCH, Box, Layout, num, parse_box, place_part, read_layout, shift, shift_box, shifted, svg_box
 from .scene import Scene
-from .svgjoin import root_svg, stitch
+from .svgjoin import retitle_edges, root_svg, split_drawing, stitch
 from .wrap import (
     ACROSS,
     MAX_STACKED,
@@ -87,6 +89,17 @@ class _Part:
     bb: Box
     svg: bytes = b""
     layout: Layout | None = None
+    #: a column laid out block by block (:mod:`hloviz.render.blocklayout`): the scene as drawn
+    #: (connectors in the blocks; ``layout`` holds its positions) and the drawings that make
+    #: the part's SVG, each with its shift (the column's, then each block's in its box)
+    drawn: Scene | None = None
+    pieces: list[tuple[bytes, float, float]] = field(default_factory=list)
+
+    def drawings(self, dx: float, dy: float) -> list[tuple[bytes, float, float]]:
+        """The part's drawing(s), moved by (dx, dy)."""
+        if self.pieces:
+            return [(svg, dx + x, dy + y) for svg, x, y in self.pieces]
+        return [(self.svg, dx, dy)]
 
 
 @dataclass
@@ -173,7 +186,7 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
     draw (PNG; see the module's docstring)."""
     placed = []
     for place in _arrange(drawing, columns, ids):
-        parts = [place_part(part.scene, _positions(part), dx, dy)
+        parts = [place_part(part.drawn or part.scene, _positions(part), dx, dy)
                  for part, (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
         placed.append(PlacedColumn(place.column.index, place.cluster, parts))
     captions = [c for place in _arrange(drawing, columns, ids) for c in place.captions]
@@ -190,7 +203,8 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     boxes = [shift_box(p.box, 0, 0) for p in places]
     captions = _caption_nodes([c for p in places for c in p.captions])
     frame = pinned(frame_dot(drawing, frames, boxes, notes, captions), "svg", timeout=timeout)
-    parts = [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
+    parts = [d for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)
+             for d in part.drawings(dx, dy)]
     return stitch(frame, parts)
 
 
@@ -204,7 +218,8 @@ def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, head
     width = max([p.box.x1 for p in places] + [head.width])
     height = top + head.height
     parts = [(header, 0.0, top)] if header else []
-    parts += [(part.svg, dx, dy) for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)]
+    parts += [d for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)
+              for d in part.drawings(dx, dy)]
     return stitch(root_svg(width, height), parts)
 
 
@@ -238,18 +253,24 @@ def _size(drawing: Drawing, col: _Column) -> tuple[float, float]:
 
 
 def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run: Run = run_dot,
-            run_many: RunMany = run_dot_many, pinned: Run = run_pinned) -> tuple[bytes, list[str]]:
+            run_many: RunMany = run_dot_many, pinned: Run = run_pinned, mode: str = "auto",
+            cores: int | None = None) -> tuple[bytes, list[str]]:
     """``drawing`` as ``fmt`` (svg or png) within ``timeout`` seconds, and notes on how it was
-    wrapped. One ``dot`` run where there is nothing to compose (one scene, not wrapped) or the
-    columns are tied; else the parts laid out at once, wrapped as ``wrap`` asks, and composed.
-    A one-scene picture that ``wrap`` leaves whole is that one run's picture, as before.
+    wrapped. One ``dot`` run where there is nothing to compose (one scene, not wrapped, not laid
+    out by blocks) or the columns are tied; else the parts laid out at once, wrapped as ``wrap``
+    asks, and composed. A one-scene picture that ``wrap`` leaves whole is that one run's
+    picture, as before. ``mode`` (``--layout``): ``blocks`` lays each column with clusters out
+    block by block (:mod:`hloviz.render.blocklayout`), ``auto`` where :func:`~hloviz.render.
+    blocklayout.pays`, ``whole`` never.
 
     Positions (``-Tjson0``) are asked for where they may be needed: a PNG (drawn whole from
     them), and, with ``wrap`` on, in the same run as each column's SVG (one layout, two outputs:
     the 300k-instruction module's column was laid out a second time only to read them); they
     are read only for a column that is cut (its size, known from its drawing, says so). The
-    ``run*`` arguments are the Graphviz runners (tests stand in their own)."""
-    if drawing.tied or (drawing.single and not wrap.active):
+    ``run*`` arguments are the Graphviz runners (tests stand in their own); ``cores``, how many
+    ``dot`` a block round may run at once (by default, the cores hloviz may use)."""
+    splits = _splits(drawing, mode)
+    if drawing.tied or (drawing.single and not wrap.active and not any(splits)):
         return run(drawing.text, fmt, timeout=timeout), []
     deadline = time.monotonic() + timeout
 
@@ -260,7 +281,40 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
         return remaining
 
     ids = drawing.fresh_ids()
-    if drawing.single:  # the picture itself, header and all: kept as it is when not cut
+    whole: bytes | None = None
+    if any(splits):
+        columns, header = _block_round(drawing, splits, fmt, ids, run_many, left, cores or _cores())
+    else:
+        columns, header, whole = _whole_round(drawing, fmt, wrap, ids, run_many, left)
+    notes: list[str] = []
+    if wrap.active and direction([_size(drawing, col) for col in columns], wrap, PART_GAP):
+        _read_wholes(drawing, columns, ids, lambda t: _many(run_many, t, ("json0",), left))
+        pieces = ("svg",) if fmt == "svg" else ("json0",)
+        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces,
+                      lambda jobs: _lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores or _cores())[0], mode)
+    if whole is not None and not notes:
+        return whole, []
+    if fmt == "svg" and not notes:
+        return stitch_columns(drawing, columns, ids, header), notes
+    if fmt == "svg":
+        return compose_svg(drawing, columns, ids, notes, pinned, left()), notes
+    return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes
+
+
+def _splits(drawing: Drawing, mode: str) -> list[BlockColumn | None]:
+    """Each column cut into its blocks where ``mode`` lays it out block by block (none for a
+    picture whose columns are tied: their levels exist only in one layout)."""
+    if mode == "whole" or drawing.tied:
+        return []
+    out = [split_column(scene) if mode == "blocks" or pays(scene) else None for _, scene in drawing.columns]
+    return out if any(out) else []
+
+
+def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: _Ids, run_many: RunMany,
+                 left: Callable[[], float]) -> tuple[list[_Column], bytes, bytes | None]:
+    """Each column laid out whole (one ``dot`` each, at once), and the header; for a one-scene
+    picture, its own drawing, header and all (kept as it is when not cut)."""
+    if drawing.single:
         texts = [drawing.text]
         formats: tuple[str, ...] = ("json0", "png") if fmt == "png" else ("svg",)
     else:
@@ -276,18 +330,137 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     columns = [_Column(c, [_part(scene, dict(zip(formats, out[len(spare):], strict=True)))], text,
                        positions=out[0] if spare else b"")
                for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
-    notes: list[str] = []
-    if wrap.active and direction([_size(drawing, col) for col in columns], wrap, PART_GAP):
-        _read_wholes(drawing, columns, ids, lambda t: _many(run_many, t, ("json0",), left))
-        pieces = ("svg",) if fmt == "svg" else ("json0",)
-        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces)
-    if drawing.single and not notes:
-        return outs[0][-1], []
-    if fmt == "svg" and not notes:
-        return stitch_columns(drawing, columns, ids, header), notes
-    if fmt == "svg":
-        return compose_svg(drawing, columns, ids, notes, pinned, left()), notes
-    return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes
+    return columns, header, outs[0][-1] if drawing.single else None
+
+
+def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: str, ids: _Ids,
+                 run_many: RunMany, left: Callable[[], float], cores: int) -> tuple[list[_Column], bytes]:
+    """The columns laid out block by block (:func:`_lay_blocks`), and the header."""
+    jobs = [(c, scene, False, split) for c, ((_, scene), split) in enumerate(zip(drawing.columns, splits, strict=True))]
+    parts, header = _lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores, header=True)
+    return [_Column(c, [part]) for c, part in enumerate(parts)], header
+
+
+#: A scene to lay out: its column, the scene, whether it is a part of a wrapped column (drawn
+#: without the column's cluster), and its blocks (None: laid out whole).
+_Job = tuple[int, Scene, bool, "BlockColumn | None"]
+
+
+def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run_many: RunMany,
+                left: Callable[[], float], cores: int, *, header: bool = False) -> tuple[list[_Part], bytes]:
+    """Scenes (columns, or the parts of wrapped columns) laid out block by block
+    (:mod:`hloviz.render.blocklayout`): first the blocks, each scene's in as many graphs as there
+    are cores to spare (its blocks side by side in one graph: dot lays out each unconnected piece
+    on its own), with the scenes without blocks and the header, all at once; then each scene with
+    its blocks as boxes of their size, at once; then each block's layout moved into its box.
+
+    Why not several graphs in one ``dot`` run: Graphviz 2.43 lays out the second and
+    later graphs of a run differently from one run to the next (state left by the first), and a
+    picture must be the same bytes every time; nor one ``dot`` per block: starting a process
+    costs about as much as laying out a block of a few dozen boxes."""
+    svg = fmt == "svg"
+    formats = ("json0", "svg") if svg else ("json0",)
+    split_count = max(1, sum(1 for *_, s in jobs if s is not None))
+    texts: list[str] = []
+    groups: dict[int, list[list[int]]] = {}
+    for j, (c, scene, wrapped, split) in enumerate(jobs):
+        if split is None:
+            texts.append(part_dot(drawing, c, scene, ids, wrapped=wrapped))
+            continue
+        groups[j] = batches(split.blocks, max(1, cores // split_count))
+        texts.extend(part_dot(drawing, c, block_group(split, group), ids, wrapped=True) for group in groups[j])
+    head = header_dot(drawing) if svg and header else ""
+    outs = _many(run_many, texts + [head] if head else texts, formats, left)
+    drawn_header = outs.pop()[-1] if head else b""
+    parents: list[str] = []
+    laid: dict[int, list[list[bytes]]] = {}
+    blocks: dict[int, list[tuple[Layout, Box, int]]] = {}  # each block's layout (its group's), frame, group
+    at = 0
+    for j, (c, _, wrapped, split) in enumerate(jobs):
+        count = len(groups[j]) if split is not None else 1
+        laid[j], at = outs[at:at + count], at + count
+        if split is None:
+            continue
+        layouts = [read_layout(out[0]) for out in laid[j]]
+        where = {b: (layouts[g], g) for g, group in enumerate(groups[j]) for b in group}
+        blocks[j] = [(where[b][0], _frame(where[b][0], c, split.blocks[b], ids), where[b][1])
+                     for b in range(len(split.blocks))]
+        # the boxes get their ids as the scene's text is written: their sizes go in after
+        text = part_dot(drawing, c, split.parent, ids, wrapped=wrapped)
+        parents.append(fix_boxes(text, {ids.nodes[(c, box)]: (f.width, f.height)
+                                        for box, (_, f, _) in zip(split.boxes, blocks[j], strict=True)}))
+    parent_outs = iter(_many(run_many, parents, formats, left) if parents else [])
+    parts = []
+    for j, (c, scene, _, split) in enumerate(jobs):
+        if split is None:
+            parts.append(_part(scene, dict(zip(formats, laid[j][0], strict=True))))
+            continue
+        out = next(parent_outs)
+        drawings = [_cut(o[1], c, split, group, ids) for o, group in zip(laid[j], groups[j], strict=True)] if svg else []
+        parts.append(_composed(c, split, groups[j], read_layout(out[0]), out[1] if svg else b"", blocks[j],
+                               drawings, ids))
+    return parts, drawn_header
+
+
+def _frame(layout: Layout, column: int, block: Scene, ids: _Ids) -> Box:
+    """Where a block is in its group's layout: its top-level cluster's box."""
+    attrs = layout.clusters.get(ids.clusters.get((column, block.clusters[0].key), ""), {})
+    if "bb" not in attrs:
+        raise RenderError("internal: a block laid out without its cluster")
+    return parse_box(attrs["bb"])
+
+
+def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids: _Ids) -> dict[int, bytes]:
+    """A group's drawing cut into its blocks' (by the DOT id in each element's title)."""
+    owner: dict[str, int] = {}
+    for b in group:
+        block = split.blocks[b]
+        for key in block.nodes:
+            owner[ids.nodes[(column, key)]] = b
+        for cl in block.all_clusters():
+            owner[ids.clusters[(column, cl.key)]] = b
+    return split_drawing(svg, owner)
+
+
+def _composed(column: int, split: BlockColumn, groups: Sequence[Sequence[int]], parent: Layout, parent_svg: bytes,
+              blocks: Sequence[tuple[Layout, Box, int]], drawings: Sequence[dict[int, bytes]], ids: _Ids) -> _Part:
+    """A column laid out block by block, put together: the column's layout with each block's
+    moved into its box (positions of :attr:`BlockColumn.drawn`), and the drawings to stitch."""
+    boxes = {ids.nodes[(column, box)] for box in split.boxes}
+    nodes = {ident: a for ident, a in parent.nodes.items() if ident not in boxes}
+    clusters = dict(parent.clusters)
+    edges = dict(parent.edges)
+    titles: list[tuple[str, str] | None] = []
+    for i in split.crossing:
+        e = split.scene.edges[i]
+        titles.append((ids.nodes[(column, e.src)], ids.nodes[(column, e.dst)]))
+    pieces = [(retitle_edges(parent_svg, titles), 0.0, 0.0)] if parent_svg else []
+    # each block's arrows: where they are in its group's graph (groups list their blocks' arrows
+    # in order), and where in the composed column (the parent's, then each block's in turn)
+    first = {}
+    for group in groups:
+        at = 0
+        for b in group:
+            first[b] = at
+            at += len(split.blocks[b].edges)
+    offset = len(split.parent.edges)
+    for b, (box, (layout, frame, g)) in enumerate(zip(split.boxes, blocks, strict=True)):
+        x, y = (float(v) for v in parent.nodes[ids.nodes[(column, box)]]["pos"].split(",")[:2])
+        dx, dy = x - frame.width / 2 - frame.x0, y - frame.height / 2 - frame.y0
+        block = split.blocks[b]
+        mine = {ids.nodes[(column, k)] for k in block.nodes}
+        mine_c = {ids.clusters[(column, cl.key)] for cl in block.all_clusters()}
+        moved = shifted(Layout(layout.bb, {i: a for i, a in layout.nodes.items() if i in mine},
+                               {i: a for i, a in layout.clusters.items() if i in mine_c},
+                               {i - first[b]: layout.edges[i] for i in range(first[b], first[b] + len(block.edges))
+                                if i in layout.edges}), dx, dy)
+        nodes.update(moved.nodes)
+        clusters.update(moved.clusters)
+        edges.update({offset + i: a for i, a in moved.edges.items()})
+        offset += len(block.edges)
+        if drawings:
+            pieces.append((drawings[g][b], dx, dy))
+    return _Part(split.scene, parent.bb, b"", Layout(parent.bb, nodes, clusters, edges), split.drawn, pieces)
 
 
 def _part(scene: Scene, out: dict[str, bytes]) -> _Part:
@@ -334,9 +507,11 @@ def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[s
 
 
 def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
-          lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str]) -> list[str]:
+          lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
+          by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None = None, mode: str = "whole") -> list[str]:
     """Cut the columns ``wrap`` asks to cut (their whole layouts read), lay their parts out
-    (``lay``, in ``formats``), and put them in ``columns``; the note saying so."""
+    (``lay``, in ``formats``; block by block with ``by_blocks`` where ``mode`` says so, as
+    columns are), and put them in ``columns``; the note saying so."""
     wholes = [col.whole for col in columns]
     if any(w is None for w in wholes):
         return []
@@ -362,11 +537,7 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
             pieces = split_scene(scene, *span, count) if count > 1 else [scene]
             if len(pieces) > 1:
                 jobs.extend((col.index, piece) for piece in pieces)
-        outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
-        parts: dict[int, list[_Part]] = {}
-        for (c, piece), out in zip(jobs, outs, strict=True):
-            parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
-        return parts
+        return _lay_pieces(drawing, jobs, ids, lay, formats, by_blocks, mode)
 
     parts = cut(counts)
     if wrap.mode == "auto" and parts:
@@ -403,6 +574,25 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
     how = "stacked top to bottom, the picture being too wide for its aspect" if way == ACROSS else "side by side"
     return [(f"wrapped into {where} parts {how} (--wrap {asked}); an arrow between parts ends at ▾ and "
              "starts again at ▴, naming the far end and its part")]
+
+
+def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: _Ids,
+                lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
+                by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None, mode: str) -> dict[int, list[_Part]]:
+    """The parts of wrapped columns (column, scene) laid out, each column's in order: whole, or
+    block by block where ``mode`` says so for any of them."""
+    parts: dict[int, list[_Part]] = {}
+    splits = [split_column(piece) if mode == "blocks" or (mode == "auto" and pays(piece)) else None
+              for _, piece in jobs]
+    if by_blocks is not None and any(splits):
+        laid = by_blocks([(c, piece, True, split) for (c, piece), split in zip(jobs, splits, strict=True)])
+        for (c, _), part in zip(jobs, laid, strict=True):
+            parts.setdefault(c, []).append(part)
+        return parts
+    outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
+    for (c, piece), out in zip(jobs, outs, strict=True):
+        parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
+    return parts
 
 
 def _rescale(estimates: Sequence[float], k: int, measured: float) -> list[float]:

@@ -46,11 +46,12 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import IO
 
-from ..errors import RenderError
-from ..processes import die_with_parent
+from ..errors import DependencyError, RenderError
 from .graphviz_run import (
     DEFAULT_TIMEOUT,
+    INSTALL_HINT,
     GraphvizTimeout,
+    _spawn,
     _timed_out,
     find_dot,
     normalize_svg,
@@ -82,8 +83,11 @@ class _Server:
         # stderr into a file (read after each graph): a pipe nobody reads could fill and stall dot
         self._err: IO[bytes] = tempfile.TemporaryFile(prefix="hloviz-dot-")  # noqa: SIM115 (closed by stop)
         self._seen = 0
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
-                                     start_new_session=True, preexec_fn=die_with_parent())  # type: ignore[arg-type]
+        try:
+            self.proc = _spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+        except OSError as err:
+            self._err.close()
+            raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin
         os.set_blocking(self._in.fileno(), False)  # written by _send, which keeps the timeout

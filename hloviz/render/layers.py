@@ -82,7 +82,7 @@ class _Routes:
             self.own[key] = None
         elif key not in self.own and scopes is not None:
             self.own[key] = _fusion_scope(inst, scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
-            target = _update_target(inst, self.updates, scopes) if self.updates else None
+            target = _update_target(inst, self.updates) if self.updates else None
             if target is not None:
                 self.updating[key] = target
         return self.own[key]
@@ -179,29 +179,44 @@ class _Routes:
         return (pos, 1, u.pos)
 
 
-def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None],
-                   scopes: ScopeTree) -> Scope | None:
-    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates."""
+def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]) -> Scope | None:
+    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates.
+
+    A fusion's work is every instruction of its fused computations, nested fusions' included
+    (each computation once), bookkeeping aside; it updates a layer when most of that work is
+    the optimizer's and all of it that updates a layer updates the same one. One pass over
+    each fused computation, which stops at a second layer (the answer is then None whatever
+    follows): this runs over every fused instruction of the module. ``updates``
+    (:func:`hloviz.analysis.updates.update_targets`) holds every optimizer instruction but the
+    parameters and constants, which are bookkeeping here: being in it is being the optimizer's,
+    one dict read where the phase was a second."""
     if inst.opcode != "fusion":
         return updates.get(inst)
-    from ..ir import called_closure
-
-    found: dict[int, Scope] = {}
+    quiet = _QUIET
+    target: Scope | None = None
     work = optimizer = 0
-    phase, quiet = scopes._phase, _QUIET  # one pass over every fused instruction of the module
-    for comp in called_closure(inst.called_computations, follow=lambda i: i.opcode == "fusion"):
-        for i in comp.instructions:
-            if i.opcode in quiet or i.opcode == "fusion":
+    pending = list(inst.called_computations)
+    seen = {id(c) for c in pending}
+    while pending:
+        for i in pending.pop().instructions:
+            op = i.opcode
+            if op == "fusion":
+                for c in i.called_computations:
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        pending.append(c)
+                continue
+            if op in quiet:
                 continue
             work += 1
-            if phase.get(i) == "optimizer":
+            if i in updates:
                 optimizer += 1
-                t = updates.get(i)
-                if t is not None:
-                    found[id(t)] = t
-    if optimizer * 2 <= work or len(found) != 1:
-        return None
-    return next(iter(found.values()))
+                t = updates[i]
+                if t is not None and t is not target:
+                    if target is not None:
+                        return None  # two layers: shared work
+                    target = t
+    return target if optimizer * 2 > work else None
 
 
 def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:

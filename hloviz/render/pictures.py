@@ -71,6 +71,8 @@ class Picture:
     #: the drawing behind ``dot`` and how it is wrapped, to lay it out again as it was
     drawing: Drawing | None = field(default=None, repr=False)
     wrap: Wrap = OFF
+    #: ``--layout``: each column whole, block by block, or ``auto`` (:mod:`hloviz.render.blocklayout`)
+    layout: str = "auto"
 
     def save(self, path: str | Path) -> Path:
         """Write the picture's bytes to ``path`` atomically."""
@@ -79,7 +81,7 @@ class Picture:
     def svg_text(self) -> str:
         """The SVG (laid out now if this picture was made in another format)."""
         if self.svg is None:
-            self.svg = _layout(self.drawing or self.dot, "svg", self.timeout, self.wrap)[0]
+            self.svg = _layout(self.drawing or self.dot, "svg", self.timeout, self.wrap, self.layout)[0]
         return self.svg.decode("utf-8")
 
     def _repr_svg_(self) -> str | None:
@@ -102,7 +104,7 @@ def _notes(views: list[tuple[str, View]]) -> list[str]:
 
 
 def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float, title: str,
-                  budget: LayoutBudget | None = None, wrap: Wrap = OFF) -> Picture:
+                  budget: LayoutBudget | None = None, wrap: Wrap = OFF, layout: str = "auto") -> Picture:
     """A picture from any ``build(options, extra_notes) -> (dot_text or Drawing, [(column title, View)])``.
 
     The layer :func:`module_picture` and :func:`pair_picture` share (and the diff picture
@@ -110,7 +112,8 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     picture's share of ``budget`` (the command's one :class:`LayoutBudget`, which covers every
     ``dot`` a picture runs, parts laid out in parallel included; by default ``timeout`` for this
     picture alone). A :class:`~hloviz.render.dot.Drawing` of several columns, or one ``wrap``
-    cuts into parts, is laid out in parts and composed (:mod:`hloviz.render.compose`). When the
+    cuts into parts, is laid out in parts and composed (:mod:`hloviz.render.compose`); ``layout``
+    (``auto``, ``whole``, ``blocks``) says whether a column is laid out block by block. When the
     full view does not finish within its part of the share, ``build`` is called again with
     coarser options and a note saying so, and laid out in the time left. Errors from Graphviz
     carry the DOT text as ``err.dot_text`` so callers can still write it.
@@ -129,7 +132,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     started = time.monotonic()
     full = share * LayoutBudget.FULL_SHARE
     try:
-        data, wrapped = _layout(drawing or dot_text, layout_fmt, max(full, _MIN_RUN), wrap)
+        data, wrapped = _layout(drawing or dot_text, layout_fmt, max(full, _MIN_RUN), wrap, layout)
     except (DependencyError, RenderError) as err:
         if not isinstance(err, GraphvizTimeout):
             budget.done()
@@ -147,7 +150,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
             notes.insert(0, retry)
         try:
             data, wrapped = _layout(drawing or dot_text, layout_fmt,
-                                    max(share - (time.monotonic() - started), _MIN_RUN), wrap)
+                                    max(share - (time.monotonic() - started), _MIN_RUN), wrap, layout)
         except (DependencyError, RenderError) as err:
             if isinstance(err, GraphvizTimeout):
                 err = GraphvizTimeout(f"Graphviz did not finish within the {budget.seconds:g} s --timeout, not even "
@@ -164,18 +167,18 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         from .html import picture_page
 
         data = picture_page(title, data.decode("utf-8"), notes).encode("utf-8")
-    return Picture(title, fmt, data, dot_text, notes, views, svg, timeout, drawing, wrap)
+    return Picture(title, fmt, data, dot_text, notes, views, svg, timeout, drawing, wrap, layout)
 
 
-def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap) -> tuple[bytes, list[str]]:
+def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: str = "auto") -> tuple[bytes, list[str]]:
     """Lay out a drawing (in parts where it has several, :func:`~hloviz.render.compose.lay_out`)
     or plain DOT text; the notes say how it was wrapped."""
     if isinstance(what, Drawing):
         servers = active_servers()
         if servers is not None:  # the explorer's page: dot processes kept running (dotserver)
             return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=servers.run_dot_many,
-                           pinned=servers.run_pinned)
-        return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=run_dot_many, pinned=run_pinned)
+                           pinned=servers.run_pinned, mode=layout)
+        return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=run_dot_many, pinned=run_pinned, mode=layout)
     return _run_dot(what, fmt, timeout), []
 
 
@@ -204,7 +207,7 @@ def _run_dot(dot_text: str, fmt: str, timeout: float = DEFAULT_TIMEOUT) -> bytes
 def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),
                    marks: Mapping[str, Mark] | None = None, title: str | None = None,
                    timeout: float = DEFAULT_TIMEOUT, budget: LayoutBudget | None = None,
-                   info: Mapping | None = None, wrap: Wrap = OFF) -> Picture:
+                   info: Mapping | None = None, wrap: Wrap = OFF, layout: str = "auto") -> Picture:
     """One module drawn by the rules of :mod:`hloviz.render.views` (``info``: a capture's, for
     parameter names and the user's lines; ``wrap``: long columns cut into parts side by side,
     :mod:`hloviz.render.wrap`)."""
@@ -215,13 +218,13 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
         view.scene.notes[:0] = list(extra)
         return to_drawing(view.scene), [(shown, view)]
 
-    return build_picture(build, options, fmt, timeout, shown, budget, wrap)
+    return build_picture(build, options, fmt, timeout, shown, budget, wrap, layout)
 
 
 def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: str = "svg",
                  options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT,
                  budget: LayoutBudget | None = None, color_by: str = "kernel",
-                 info: Mapping | None = None, wrap: Wrap = OFF) -> Picture:
+                 info: Mapping | None = None, wrap: Wrap = OFF, layout: str = "auto") -> Picture:
     """Pre and post side by side, kernels numbered and coloured (``color_by``: one colour per
     kernel, or a heat scale of ``flops`` or ``bytes``), folds marked. The two columns are laid
     out apart, at once, and composed (:mod:`hloviz.render.compose`); ``wrap`` cuts long ones."""
@@ -232,4 +235,4 @@ def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: st
                            info=dict(info) if info is not None else None)
         return sbs.drawing or sbs.dot, [("before optimization", sbs.pre), ("after optimization", sbs.post)]
 
-    return build_picture(build, options, fmt, timeout, title or post.name, budget, wrap)
+    return build_picture(build, options, fmt, timeout, title or post.name, budget, wrap, layout)

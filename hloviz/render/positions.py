@@ -13,7 +13,7 @@ from .dot import Placed
 from .scene import Scene
 from .wrap import Span
 
-__all__ = ["INCH", "Box", "Layout", "num", "parse_box", "place_part", "read_layout", "shift", "shift_box", "svg_box"]
+__all__ = ["INCH", "Box", "Layout", "num", "parse_box", "place_part", "read_layout", "shift", "shift_box", "shifted", "svg_box"]
 
 #: Points per inch (Graphviz gives sizes in inches, positions in points).
 INCH = 72.0
@@ -126,6 +126,23 @@ def place_part(scene: Scene, layout: Layout, dx: float, dy: float) -> Placed:
         a = layout.edges.get(i, {})
         edges.append(", ".join(f'{k}="{shift(v, dx, dy)}"' for k, v in a.items()))
     return Placed(scene, nodes, clusters, edges)
+
+
+def shifted(layout: Layout, dx: float, dy: float) -> Layout:
+    """``layout``'s positions moved by (dx, dy), as a layout (a block's, moved into its box)."""
+    def moved(attrs: dict[str, str], keys: tuple[str, ...]) -> dict[str, str]:
+        return {k: (shift(v, dx, dy) if k in keys else v) for k, v in attrs.items()}
+
+    clusters = {}
+    for ident, a in layout.clusters.items():
+        c = moved(a, ("lp",))
+        if "bb" in a:
+            c["bb"] = shift_box(parse_box(a["bb"]), dx, dy)
+        clusters[ident] = c
+    b = layout.bb
+    return Layout(Box(b.x0 + dx, b.y0 + dy, b.x1 + dx, b.y1 + dy),
+                  {ident: moved(a, ("pos",)) for ident, a in layout.nodes.items()}, clusters,
+                  {i: moved(a, ("pos", "lp", "head_lp", "tail_lp", "xlp")) for i, a in layout.edges.items()})
 
 
 def svg_box(svg: bytes) -> Box:

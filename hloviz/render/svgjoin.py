@@ -13,7 +13,7 @@ from ..errors import RenderError
 from .graphviz_run import normalize_svg
 from .positions import num
 
-__all__ = ["root_svg", "stitch"]
+__all__ = ["retitle_edges", "root_svg", "split_drawing", "stitch"]
 
 
 def root_svg(width: float, height: float) -> bytes:
@@ -67,3 +67,45 @@ def _highest(text: str) -> dict[str, int]:
     for m in _ID.finditer(text):
         out[m.group(2)] = max(out[m.group(2)], int(m.group(3)))
     return out
+
+
+_EDGE_TITLE = re.compile(r'(<g id="edge(\d+)" class="edge">\n<title>)([^<]*)(</title>)')
+
+
+def retitle_edges(svg: bytes, titles: Sequence[tuple[str, str] | None]) -> bytes:
+    """``svg`` with the ``<title>`` of its ``k``-th arrow (``edge{k + 1}``: Graphviz numbers arrows
+    in the order the DOT text gives them, drawn or not) naming the ends ``titles[k]`` (DOT ids)
+    instead of the ends it was drawn between: an arrow drawn to a block's box keeps, for the
+    explorer and for readers of the SVG, the box inside the block it stands for."""
+    def sub(m: re.Match[str]) -> str:
+        k = int(m.group(2)) - 1
+        ends = titles[k] if 0 <= k < len(titles) else None
+        if ends is None:
+            return m.group(0)
+        return f"{m.group(1)}{ends[0]}&#45;&gt;{ends[1]}{m.group(4)}"
+    return _EDGE_TITLE.sub(sub, svg.decode("utf-8")).encode("utf-8")
+
+
+_ELEMENT = re.compile(r'^<g id="(?:node|edge|clust)\d+" class="[a-z]+">\n<title>([^<]*)</title>', re.MULTILINE)
+
+
+def split_drawing(svg: bytes, owner: dict[str, int]) -> dict[int, bytes]:
+    """A drawing of several unconnected pieces (blocks laid out side by side by one ``dot``) cut
+    into one drawing per piece, as :func:`stitch` takes them: each node, cluster and arrow goes
+    with the piece ``owner`` gives its DOT id (an arrow, its tail's); what has none is left out.
+    Coordinates are kept: each piece is moved into its place by :func:`stitch`."""
+    text = svg.decode("utf-8")
+    m = _GRAPH_START.search(text)
+    if m is None:
+        raise RenderError("Graphviz drew a part hloviz cannot place (no graph group in its SVG)")
+    end = text.rindex("</g>")
+    found = list(_ELEMENT.finditer(text, m.end(), end))
+    pieces: dict[int, list[str]] = {}
+    for k, el in enumerate(found):
+        chunk = text[el.start():found[k + 1].start() if k + 1 < len(found) else end]
+        ident = el.group(1).split("&#45;&gt;")[0]
+        piece = owner.get(ident)
+        if piece is not None:
+            pieces.setdefault(piece, []).append(chunk)
+    head = text[:m.end()]
+    return {p: (head + "".join(chunks) + "</g>\n</svg>\n").encode("utf-8") for p, chunks in pieces.items()}

@@ -249,19 +249,36 @@ def parents_first(root: TreeNode) -> list[TreeNode]:
 
 def _sizes(root: TreeNode) -> None:
     for n in reversed(parents_first(root)):
-        if n.is_leaf:
+        if n.kind == "leaf":
             n.size = 1
             n.last = n.order
         else:
-            n.size = sum(c.size for c in n.children)
-            if n.children:
-                n.order = min(c.order for c in n.children)
-                n.last = max(c.last for c in n.children)
-                # siblings by where they end: a layer whose weights XLA prepares first (a batch
-                # norm's rsqrt, scheduled at the start) still comes after the layer it reads;
-                # a repeat's copies stay in the order they run (structure._fold)
-                if n.kind != "repeat":
-                    n.children.sort(key=lambda c: (c.last, c.order))
+            _size_from_children(n)
+            # siblings by where they end: a layer whose weights XLA prepares first (a batch
+            # norm's rsqrt, scheduled at the start) still comes after the layer it reads;
+            # a repeat's copies stay in the order they run (structure._fold)
+            if n.kind != "repeat" and n.children:
+                n.children.sort(key=_by_end)
+
+
+def _size_from_children(n: TreeNode) -> None:
+    """``n``'s size, first and last position from its (sized) children's, in one pass."""
+    children = n.children
+    if not children:
+        n.size = 0
+        return
+    size, first, last = 0, children[0].order, children[0].last
+    for c in children:
+        size += c.size
+        if c.order < first:
+            first = c.order
+        if c.last > last:
+            last = c.last
+    n.size, n.order, n.last = size, first, last
+
+
+def _by_end(c: TreeNode) -> tuple[int, int]:
+    return (c.last, c.order)
 
 
 def _tokens(name: str) -> list[str]:
@@ -390,11 +407,9 @@ def _waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Mapping[str
 def _resize(nodes: Sequence[TreeNode]) -> None:
     """:func:`_sizes` for ``nodes`` alone (inner ones first), their children being sized."""
     for n in nodes:
-        n.size = sum(c.size for c in n.children)
+        _size_from_children(n)
         if n.children:
-            n.order = min(c.order for c in n.children)
-            n.last = max(c.last for c in n.children)
-            n.children.sort(key=lambda c: (c.last, c.order))
+            n.children.sort(key=_by_end)
 
 
 def _greedy(cross: Sequence[int], lo: int, hi: int, size: int, most: int | None) -> list[int]:
@@ -498,9 +513,12 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
 
 def rekey(group: TreeNode) -> None:
     """Keys stay route-shaped after grouping: ``…/g:block_5/s:block_5_expand/…``."""
-    stack = [(c, group.key) for c in group.children]
+    stack = [group]  # each node rekeyed before its children read its key
     while stack:
-        n, parent_key = stack.pop()
-        tail = n.key.rsplit("/", 1)[-1]
-        n.key = f"{parent_key}/{tail}"
-        stack.extend((c, n.key) for c in n.children)
+        parent = stack.pop()
+        base = parent.key + "/"
+        for n in parent.children:
+            key = n.key
+            n.key = base + key[key.rfind("/") + 1:]
+            if n.children:
+                stack.append(n)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,19 +112,20 @@ class ViewOptions:
     open: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(init=False)
 class View:
     """A drawn module: the ``scene``, its ``notes``, and which node each instruction went into.
 
     ``node_of`` maps instruction names to scene node keys (instructions inside a closed
     scope, block or fusion map to its node; inlined constants and elided plumbing are absent).
+    It is made on first read (``node_of_from``): a picture written to a file never reads it,
+    and for a 300k-instruction module it is a dict of every instruction's name.
     ``cut`` and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
     (``ViewOptions(open=…)``, :func:`hloviz.render.cut.open_in_place`) and redraw.
     """
 
     scene: Scene
     notes: list[str]
-    node_of: dict[str, str] = field(default_factory=dict)
     instructions: int = 0
     levels: tuple[str, ...] = ()
     #: the cut through the module's tree this picture draws (:mod:`hloviz.render.cut`), and
@@ -134,6 +135,27 @@ class View:
     #: the options it was drawn with (the same options with ``open`` extended redraw it with a
     #: node of its cut opened in place)
     options: ViewOptions | None = None
+
+    def __init__(self, scene: Scene, notes: list[str], node_of: dict[str, str] | None = None,
+                 instructions: int = 0, levels: tuple[str, ...] = (), cut: Cut | None = None,
+                 drawn_as: dict[str, str] | None = None, options: ViewOptions | None = None, *,
+                 node_of_from: Callable[[], dict[str, str]] | None = None) -> None:
+        self.scene, self.notes, self.instructions, self.levels = scene, notes, instructions, levels
+        self.cut, self.drawn_as, self.options = cut, drawn_as if drawn_as is not None else {}, options
+        self._node_of = node_of if node_of is not None or node_of_from is not None else {}
+        self._node_of_from = node_of_from
+
+    @property
+    def node_of(self) -> dict[str, str]:
+        """Instruction name → scene node key (made on first read, then kept)."""
+        if self._node_of is None:
+            assert self._node_of_from is not None
+            self._node_of, self._node_of_from = self._node_of_from(), None
+        return self._node_of
+
+    @node_of.setter
+    def node_of(self, value: dict[str, str]) -> None:
+        self._node_of, self._node_of_from = value, None
 
     @property
     def nodes(self) -> int:
@@ -172,17 +194,6 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
     _draw_tree(g, marks, options, notes, levels)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
     notes = scene.notes
-    node_of: dict[str, str] = {}
-    setdefault = node_of.setdefault
-    for u in g.units:
-        if u.alive:
-            key = f"u{u.index}"
-            for m in u.members:
-                node_of[m.name] = key
-                if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in g.kind:
-                    for comp in _undrawn(g, m):  # every fused instruction of a big module: no list
-                        for inner in comp.instructions:
-                            setdefault(inner.name, key)
     drawn_as: dict[str, str] = {}
     if g.cut is not None:
         for node in g.cut.nodes:
@@ -191,16 +202,37 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                 index = g.find(int(leaf.name[1:]))
                 if g.units[index].alive:
                     drawn_as[node.key] = f"u{index}"
-    return View(scene, notes, node_of, sum(len(c.instructions) for c in g.computations), tuple(levels),
-                g.cut, drawn_as, options)
+    return View(scene, notes, None, sum(len(c.instructions) for c in g.computations), tuple(levels),
+                g.cut, drawn_as, options, node_of_from=_node_of_later(g))
+
+
+def _node_of_later(g: ViewGraph) -> Callable[[], dict[str, str]]:
+    """How to make :attr:`View.node_of` when it is first read: what it needs of ``g`` is taken
+    now (each live unit's key and members, the callers whose undrawn callees map to them, the
+    drawn computations' names), so a view kept unread (the explorer holds a page's pictures)
+    does not keep the whole graph of units alive."""
+    units = [(f"u{u.index}", u.members) for u in g.units if u.alive]
+    kind = g.kind
+    callers = {id(m) for _key, members in units for m in members
+               if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in kind}
+    drawn = set(g.places)
+
+    def node_of() -> dict[str, str]:
+        out: dict[str, str] = {}
+        setdefault = out.setdefault
+        for key, members in units:
+            for m in members:
+                out[m.name] = key
+                if id(m) in callers:  # its undrawn callees' instructions (every fused one of a big module)
+                    for comp in called_closure(m.called_computations, keep=lambda c: c.name not in drawn):
+                        for inner in comp.instructions:
+                            setdefault(inner.name, key)
+        return out
+
+    return node_of
 
 
 _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
-
-
-def _undrawn(g: ViewGraph, inst: Instruction) -> Iterator[Computation]:
-    """The computations ``inst`` calls (transitively) that the picture does not draw."""
-    return called_closure(inst.called_computations, keep=lambda c: c.name not in g.places)
 
 
 def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
