@@ -65,7 +65,7 @@ def _one(capture: str, mode: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("captures", nargs="*", default=["densenet121", "inception_v3", "resnet50", "jax_gpt_step"])
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()

@@ -63,9 +63,9 @@ def _page(capture: str, monkeypatch, servers: bool) -> tuple[str, list[str], int
     def counted(argv, *args, **kwargs):
         nonlocal starts
         starts += 1
-        stdin = kwargs.get("stdin")
-        if hasattr(stdin, "name") and str(stdin.name).endswith(".gv"):  # run_dot_many's parts
-            texts.append(Path(stdin.name).read_text())
+        name = getattr(kwargs.get("stdin"), "name", None)
+        if isinstance(name, str) and name.endswith(".gv"):  # run_dot_many's parts
+            texts.append(Path(name).read_text())
         return popen(argv, *args, **kwargs)
 
     run = graphviz_run._run

@@ -328,9 +328,8 @@ def dot_servers() -> Iterator[DotServers]:
     global _active
     with _active_lock:
         outer = _active
-        if outer is None:
-            _active = DotServers()
-        servers = _active
+        servers = DotServers() if outer is None else outer
+        _active = servers
     if outer is not None:
         yield outer
         return
