@@ -19,6 +19,8 @@ Read top-down, a module becomes a picture in one path (each stage a function of 
 - :func:`to_dot`, :func:`columns_to_dot` (``dot``) — scenes → DOT text, several scenes side by
   side in titled columns. Identifiers are generated; user text is escaped in ``quoting``.
 - :func:`run_dot` (``graphviz_run``) — DOT → SVG/PNG under a timeout; normalised SVG.
+  ``dotserver`` — the explorer page's ``dot`` processes kept running for the graphs whose output
+  cannot depend on what a process laid out before (fewer starts, the same bytes).
 - ``compose`` — a picture's columns (and a wrapped column's parts) laid out by ``dot``
   processes at once and composed into one picture; ``wrap`` — where a long or wide column is cut
   (``--wrap``, ``--aspect``) and the connectors between its parts.

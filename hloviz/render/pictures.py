@@ -18,6 +18,7 @@ from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
 from .compose import lay_out
 from .dot import Drawing, to_drawing
+from .dotserver import active_servers
 from .export import to_json
 from .files import write_atomic
 from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, LayoutBudget, run_dot, run_dot_many, run_pinned
@@ -173,6 +174,10 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
     """Lay out a drawing (in parts where it has several, :func:`~hloviz.render.compose.lay_out`)
     or plain DOT text; the notes say how it was wrapped."""
     if isinstance(what, Drawing):
+        servers = active_servers()
+        if servers is not None:  # the explorer's page: dot processes kept running (dotserver)
+            return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=servers.run_dot_many,
+                           pinned=servers.run_pinned, mode=layout)
         return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=run_dot_many, pinned=run_pinned, mode=layout)
     return _run_dot(what, fmt, timeout), []
 
@@ -188,13 +193,15 @@ def _secs(seconds: float) -> str:
 def _run_dot(dot_text: str, fmt: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
     """Lay out ``dot_text``; if dot's ranking fails on the invisible arrows that stack scopes
     (``trouble in init_rank``, ``lost … edge``: dot bugs with clusters), lay it out without them."""
+    servers = active_servers()
+    run = servers.run_dot if servers is not None else run_dot
     try:
-        return run_dot(dot_text, fmt, timeout=timeout)
+        return run(dot_text, fmt, timeout=timeout)
     except RenderError as err:
         if isinstance(err, GraphvizTimeout) or "style=invis" not in dot_text:
             raise
         plain = "\n".join(line for line in dot_text.split("\n") if not ("->" in line and "style=invis" in line))
-        return run_dot(plain, fmt, timeout=timeout)
+        return run(plain, fmt, timeout=timeout)
 
 
 def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions = ViewOptions(),

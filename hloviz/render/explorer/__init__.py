@@ -170,8 +170,9 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     Every picture of the page redraws ``pre`` or ``post`` whole; their scope trees are built
     once for all of them (:func:`~hloviz.analysis.scopes.scope_trees_reused`)."""
     from ...analysis.scopes import scope_trees_reused
+    from ..dotserver import dot_servers
 
-    with scope_trees_reused():
+    with scope_trees_reused(), dot_servers():
         return _pair_payload(pre, post, analysis, picture, lookup=lookup, texts=texts, post_marks=post_marks,
                              bounds=bounds, steps=steps, info=info, color_by=color_by)
 
@@ -183,8 +184,9 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
     view as :func:`pair_payload`; the module's scope trees built once for all its pictures)."""
     from ...analysis.scopes import scope_trees_reused
+    from ..dotserver import dot_servers
 
-    with scope_trees_reused():
+    with scope_trees_reused(), dot_servers():
         return _module_payload(module, stage, picture, text=text, lookup=lookup, marks=marks, bounds=bounds,
                                steps=steps, info=info)
 
@@ -234,6 +236,7 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
     scope trees built once for all its fusions' pictures)."""
     from ...analysis.kernels import kernels
     from ...analysis.scopes import scope_trees_reused
+    from ..dotserver import dot_servers
 
     sides = [Side("before", before[0], before[1], kernels(before[1])),
              Side("after", after[0], after[1], kernels(after[1]))]
@@ -241,7 +244,7 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
     views = [top_view(picture.title, columns)]
     half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2,
                   bounds.seconds / 2)
-    with scope_trees_reused():
+    with scope_trees_reused(), dot_servers():
         for i in (0, 1):
             views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)
     return explorer_payload(explorer_data(sides, views, pairs=pairs, title=picture.title))

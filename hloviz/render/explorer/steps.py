@@ -97,11 +97,12 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     folded constants the credits name)."""
     from ...analysis.pass_report import describe_changes, fold_credit_json, fusion_credit_json
     from ...analysis.scopes import scope_trees_reused
+    from ..dotserver import dot_servers
 
     out = PassSteps()
     bounds = bounds or Bounds()
     started = time.monotonic()
-    with scope_trees_reused():  # a snapshot and each of its layers' pictures: one scope tree
+    with scope_trees_reused(), dot_servers():  # a snapshot and each of its layers' pictures: one scope tree
         drawn = _draw(history, load, bounds, pictures)
         for side, view in drawn:
             out.sides.append(side)

@@ -1,0 +1,165 @@
+"""dot kept running for an explorer page (:mod:`hloviz.render.dotserver`): the same bytes as a
+``dot`` run on each graph alone, fewer ``dot`` starts, failures and timeouts told as before.
+
+The oracle for every picture is ``dot`` itself, started here once per graph on the graph alone
+(``subprocess``, the output's comments and DOCTYPE removed as hloviz writes SVG); the graphs are
+the ones the explorer lays out for a real capture, recorded with the servers off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from hloviz.errors import RenderError
+from hloviz.render import dotserver, graphviz_run
+from hloviz.render.dotserver import DotServers, dot_servers, order_free
+from hloviz.render.graphviz_run import GraphvizTimeout
+
+from .test_render_graphviz import _alive, fake_dot
+
+pytestmark = pytest.mark.requires_dot
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+
+def _alone(text: str, *args: str) -> list[bytes]:
+    """``dot`` on ``text`` alone, one process per format asked (the oracle)."""
+    out = []
+    for fmt in args:
+        run = subprocess.run([shutil.which("dot") or "dot", f"-T{fmt}"], input=text.encode(), capture_output=True,
+                             check=True)
+        data = run.stdout
+        if fmt == "svg":
+            data = re.sub(rb"<!--.*?-->\s*", b"", data, flags=re.DOTALL)
+            data = re.sub(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>\s*", b"", data, flags=re.DOTALL).rstrip() + b"\n"
+        out.append(data)
+    return out
+
+
+def _page(capture: str, monkeypatch, servers: bool) -> tuple[str, list[str], int]:
+    """The explorer page of ``capture`` (bounds out of the way), the DOT texts laid out for it,
+    and how many ``dot`` processes it started."""
+    from hloviz.analysis import analyze
+    from hloviz.capture import load_target
+    from hloviz.render.explorer import Bounds, pair_payload
+    from hloviz.render.pictures import pair_picture
+
+    cap = load_target(str(CAPTURES / capture))
+    pre, post = cap.pre_module(), cap.post_module()
+    assert pre is not None and post is not None
+    analysis = analyze(pre, post, info=cap.info)
+    picture = pair_picture(pre, post, analysis, info=cap.info, title=capture)
+    texts: list[str] = []
+    starts = 0
+    popen = subprocess.Popen
+
+    def counted(argv, *args, **kwargs):
+        nonlocal starts
+        starts += 1
+        name = getattr(kwargs.get("stdin"), "name", None)
+        if isinstance(name, str) and name.endswith(".gv"):  # run_dot_many's parts
+            texts.append(Path(name).read_text())
+        return popen(argv, *args, **kwargs)
+
+    run = graphviz_run._run
+
+    def recorded(argv, data, timeout):
+        texts.append(data.decode())
+        return run(argv, data, timeout)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(subprocess, "Popen", counted)
+        patch.setattr(graphviz_run, "_run", recorded)
+        if not servers:
+            patch.setattr(dotserver, "dot_servers", contextlib.nullcontext)
+        payload = pair_payload(pre, post, analysis, picture, info=cap.info, bounds=Bounds(seconds=600, timeout=300))
+    return payload.blocks + payload.later + (payload.picture_svg or ""), texts, starts
+
+
+def test_the_page_is_the_same_bytes_with_fewer_dot_starts(monkeypatch):
+    served, _, fewer = _page("resblock_relu", monkeypatch, servers=True)
+    plain, texts, every = _page("resblock_relu", monkeypatch, servers=False)
+    assert served == plain
+    free = sum(order_free(t) for t in texts)
+    assert free > 5  # the page does have graphs a server lays out (headers, small pictures)
+    # each of those was a dot start; now a handful of servers lay them all out
+    assert every - fewer >= free - 4
+    assert every == len(texts)
+
+
+def test_graphs_in_one_running_dot_give_the_bytes_of_dot_on_each_alone(monkeypatch):
+    _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
+    free = [t for t in texts if order_free(t)]
+    servers = DotServers()
+    try:
+        for text in free:
+            assert servers.run_dot(text, "svg") == _alone(text, "svg")[0]
+        for text in free[:4]:  # positions and picture from one layout, as a wrapped column asks
+            assert servers.run_dot_many([text], ("json0", "svg")) == [_alone(text, "json0", "svg")]
+        assert servers.started == 1 + 1  # one dot for -Tsvg, one for -Tjson0 -Tsvg
+    finally:
+        servers.close()
+
+
+def test_a_graph_with_several_clusters_is_laid_out_by_a_dot_of_its_own(monkeypatch):
+    """Such a graph's SVG depends on what its dot laid out before (the clusters' order follows
+    the addresses of their names in dot's memory), so it never goes to a running one."""
+    _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
+    clustered = [t for t in texts if t.count("subgraph cluster") >= 2][:3]
+    assert clustered and not any(order_free(t) for t in clustered)
+    with dot_servers() as servers:
+        for text in clustered:
+            assert servers.run_dot(text, "svg") == _alone(text, "svg")[0]
+        assert servers.started == 0
+
+
+def test_a_failing_graph_is_told_as_without_the_server_and_the_next_still_laid_out():
+    good = "digraph a { x -> y }"
+    bad = "digraph b { x -> ; }"  # a syntax error ends dot's reading of its input
+    with dot_servers() as servers:
+        with pytest.raises(RenderError) as served:
+            servers.run_dot_many([good, bad, good], ("svg",))
+        with pytest.raises(RenderError) as plain:
+            graphviz_run.run_dot_many([good, bad, good], ("svg",))
+        assert str(served.value) == str(plain.value)
+        assert "syntax error" in str(served.value) and "(part 2 of 3)" in str(served.value)
+        with pytest.raises(RenderError, match="syntax error in line 1"):
+            servers.run_dot(bad)
+        assert servers.run_dot(good) == _alone(good, "svg")[0]
+
+
+@pytest.mark.parametrize("reads", [True, False], ids=["reads-then-hangs", "never-reads-a-big-graph"])
+def test_a_graph_past_its_timeout_kills_its_dot_and_says_so_as_before(tmp_path, monkeypatch, reads):
+    pid_file = tmp_path / "pid"
+    fake_dot(tmp_path / "bin", f"import os, sys, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                               + ("sys.stdin.readline()\n" if reads else "") + "time.sleep(120)\n", monkeypatch)
+    # the big graph fills the pipe to a dot that does not read: writing it must not hang
+    text = "digraph { a }" if reads else "digraph {\n" + "".join(f"n{i};\n" for i in range(200_000)) + "}"
+    with dot_servers() as servers:
+        started = time.monotonic()
+        with pytest.raises(GraphvizTimeout, match=r"within 0\.5 s"):
+            servers.run_dot(text, timeout=0.5)
+        assert time.monotonic() - started < 10
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid)
+
+
+def test_the_servers_stop_with_the_block():
+    with dot_servers() as servers:
+        servers.run_dot("digraph { a }")
+        procs = [s.proc for s in servers._all]
+        assert procs and all(p.poll() is None for p in procs)
+        with dot_servers() as inner:  # nested: the outer block's
+            assert inner is servers
+    assert dotserver.active_servers() is None
+    assert all(p.poll() is not None for p in procs)
