@@ -21,7 +21,16 @@ from .dot import Drawing, to_drawing
 from .dotserver import active_servers
 from .export import to_json
 from .files import write_atomic
-from .graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, LayoutBudget, run_dot, run_dot_many, run_pinned
+from .graphviz_run import (
+    DEFAULT_TIMEOUT,
+    PNG_MAX_PIXELS,
+    GraphvizTimeout,
+    LayoutBudget,
+    png_pixels,
+    run_dot,
+    run_dot_many,
+    run_pinned,
+)
 from .views import Mark, View, ViewOptions, draw_module
 from .wrap import OFF, Wrap
 
@@ -162,6 +171,10 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     else:
         budget.done()
     notes.extend(wrapped)
+    pixels = png_pixels(data) if layout_fmt == "png" else None
+    if pixels is not None and max(pixels) >= PNG_MAX_PIXELS - 2:  # Graphviz rounds the fitted side
+        notes.append(f"the PNG is drawn to fit {PNG_MAX_PIXELS:,} px on its longer side ({pixels[0]:,} × "
+                     f"{pixels[1]:,} px); an .svg keeps every detail at full size")
     svg = data if layout_fmt == "svg" else None
     if fmt == "html":
         from .html import picture_page

@@ -1,0 +1,60 @@
+"""A PNG too big to write in seconds is drawn to fit 12,000 px on its longer side, says so, and
+keeps the picture's shape; a small one is written at full size without a note.
+
+Oracles: the PNG's size read from its header here (``struct``), the SVG's ``viewBox`` of the same
+picture read by regex, and Graphviz's 96 pixels an inch for PNG (72 points an inch)."""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+from hloviz.cli import main
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+_VIEWBOX = re.compile(r'viewBox="0\.00 0\.00 ([\d.]+) ([\d.]+)"')
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    return struct.unpack(">II", head[16:24])
+
+
+def _render(capture: str, out: Path, capsys) -> str:
+    code = main(["render", str(CAPTURES / capture), "--stage", "both", "-o", str(out)])
+    assert code in (0, None)
+    return capsys.readouterr().err
+
+
+def _svg_points(capture: str, tmp_path: Path, capsys) -> tuple[float, float]:
+    _render(capture, tmp_path / "x.svg", capsys)
+    match = _VIEWBOX.search((tmp_path / "x.svg").read_text(encoding="utf-8"))
+    assert match
+    return float(match.group(1)), float(match.group(2))
+
+
+def test_a_big_png_is_drawn_to_fit_and_keeps_its_shape(tmp_path, capsys):
+    # ResNet50 side by side is about 11,000 x 20,000 pt: 26,700 px tall at full size
+    width_pt, height_pt = _svg_points("resnet50", tmp_path, capsys)
+    assert height_pt * 96 / 72 > 12_000 + 100
+    err = _render("resnet50", tmp_path / "x.png", capsys)
+    width, height = _png_size(tmp_path / "x.png")
+    assert abs(max(width, height) - 12_000) <= 2
+    assert width / height == pytest.approx(width_pt / height_pt, rel=0.01)
+    assert f"fit 12,000 px on its longer side ({width:,} × {height:,} px)" in err
+
+
+def test_a_small_png_is_written_at_full_size_without_a_note(tmp_path, capsys):
+    width_pt, height_pt = _svg_points("fused_additions", tmp_path, capsys)
+    assert max(width_pt, height_pt) * 96 / 72 < 12_000
+    err = _render("fused_additions", tmp_path / "x.png", capsys)
+    width, height = _png_size(tmp_path / "x.png")
+    # full size: 96 px an inch (the PNG is composed from positions, the SVG stitched from its
+    # columns' drawings, so their headers may sit a few points apart in height)
+    assert abs(width - width_pt * 96 / 72) <= 3
+    assert height == pytest.approx(height_pt * 96 / 72, rel=0.05)
+    assert "px on its longer side" not in err
