@@ -1,0 +1,156 @@
+"""Ordering the scope tree's children as the program runs them.
+
+Split out of :mod:`hloviz.analysis.scope_build` (which calls :func:`order_children` once per
+tree, after filing every instruction) to keep both modules small: ordering is its own concern,
+one pass over the module's instructions for positions and liveness, then the data flow between
+sibling scopes to put a scope after the scopes it takes data from.
+"""
+
+from __future__ import annotations
+
+from ..ir import HloModule, Instruction
+from .scopes import Scope
+
+
+def order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
+                   module: HloModule) -> None:
+    """Children in the order the program runs them: by their first forward instruction in the
+    entry computation (a scheduled module lists it in execution order) that depends on a
+    parameter (constants and their broadcasts are hoisted to the top, whatever layer they serve),
+    then by such an instruction anywhere; hloviz's own scopes last. Instructions stay in text
+    order."""
+    order, text, live, forward_of, source_of = _program_order(module, of, phase_of)
+    big = 1 << 62
+    first = _first_positions(order, live, forward_of, of, big)
+    flows = _sibling_flows(forward_of, source_of)
+    at = text.__getitem__
+    for s in root.walk():
+        s.instructions.sort(key=at)
+        if s._children:
+            items = sorted(s._children.items(),
+                           key=lambda kv: (kv[1].kind in ("top", "unnamed"), kv[1].kind == "unnamed",
+                                           *first.get(id(kv[1]), [big, big])))
+            s._children = dict(_by_data_flow(items, flows.get(id(s), set())))
+
+
+def _program_order(module: HloModule, of: dict[Instruction, Scope], phase_of: dict[Instruction, str]
+                   ) -> tuple[list[Instruction], dict[Instruction, int], set[int],
+                              dict[Instruction, Scope], dict[Instruction, Scope]]:
+    """One pass over the module's instructions: the order the program runs them (the entry's
+    first, then the rest in text order), each one's text position, the ``id()`` of those that
+    depend on a parameter (not only on constants), the filed forward instructions → their scope,
+    and those of them that count as data flow's sources (live, not parameters)."""
+    entry = module.entry
+    order = list(entry.instructions) if entry is not None else []
+    text: dict[Instruction, int] = {}
+    live: set[int] = set()
+    forward_of: dict[Instruction, Scope] = {}
+    source_of: dict[Instruction, Scope] = {}
+    n = 0
+    for comp in module.computations:
+        if comp is not entry:
+            order += comp.instructions
+        for inst in comp.instructions:
+            text[inst] = n
+            n += 1
+            if inst.opcode == "parameter":
+                live.add(id(inst))
+            else:
+                for o in inst.operands:
+                    if id(o) in live:
+                        live.add(id(inst))
+                        break
+            s = of.get(inst)
+            if s is not None and phase_of.get(inst, "forward") == "forward":
+                forward_of[inst] = s
+                if id(inst) in live and inst.opcode != "parameter":
+                    source_of[inst] = s
+    return order, text, live, forward_of, source_of
+
+
+def _first_positions(order: list[Instruction], live: set[int], forward_of: dict[Instruction, Scope],
+                     of: dict[Instruction, Scope], big: int) -> dict[int, list[int]]:
+    """``id()`` of each scope → [position of its first forward instruction, of its first
+    instruction] in ``order``, counting only instructions that depend on a parameter (``big``:
+    none); a scope's ancestors included."""
+    first: dict[int, list[int]] = {}
+    for n, inst in enumerate(order):
+        if inst.opcode == "parameter" or id(inst) not in live:
+            continue  # constants and what is made of them alone are hoisted: no sign of order
+        s: Scope | None = forward_of.get(inst)
+        forward = s is not None
+        if s is None:
+            s = of.get(inst)
+        while s is not None:
+            slot = first.get(id(s))
+            if slot is None:
+                slot = first[id(s)] = [big, big]
+            elif slot[1] != big and (slot[0] != big or not forward):
+                break  # set by an earlier instruction, and so was every scope above it
+            if forward and slot[0] == big:
+                slot[0] = n
+            if slot[1] == big:
+                slot[1] = n
+            s = s.parent
+    return first
+
+
+def _sibling_flows(forward_of: dict[Instruction, Scope], source_of: dict[Instruction, Scope]
+                   ) -> dict[int, set[tuple[str, str]]]:
+    """Parent scope → the (child, child) pairs its children's forward instructions pass data
+    along: the data flow lifted to the children of the two scopes' common ancestor.
+    ``forward_of``: the forward instructions filed (in text order) → their scope; ``source_of``:
+    those of them whose results count as data (not a parameter: a fused parameter is its
+    fusion's; not made of constants alone)."""
+    chains: dict[int, list[Scope]] = {}
+
+    def chain(s: Scope) -> list[Scope]:
+        hit = chains.get(id(s))
+        if hit is None:
+            hit = [*reversed(list(s.ancestors())), s]
+            chains[id(s)] = hit
+        return hit
+
+    out: dict[int, set[tuple[str, str]]] = {}
+    seen: set[tuple[int, int]] = set()  # scope pairs already lifted
+    for inst, sv in forward_of.items():
+        for op in inst.operands:
+            su = source_of.get(op)
+            if su is None or su is sv:
+                continue
+            key = (id(su), id(sv))
+            if key in seen:
+                continue
+            seen.add(key)
+            cu, cv = chain(su), chain(sv)
+            k = 0
+            while k < len(cu) and k < len(cv) and cu[k] is cv[k]:
+                k += 1
+            if 0 < k < len(cu) and k < len(cv):
+                out.setdefault(id(cu[k - 1]), set()).add((cu[k].name, cv[k].name))
+    return out
+
+
+def _by_data_flow(items: list[tuple[str, Scope]], flows: set[tuple[str, str]]) -> list[tuple[str, Scope]]:
+    """``items`` (in order of first appearance) reordered so that a scope comes after the scopes
+    it takes data from, as far as cycles allow (a cycle keeps its members' order); hloviz's own
+    scopes stay last. A functional Keras model lists some layers' weight arithmetic (a batch
+    norm's ``rsqrt(variance)``) before the convolution feeding it; the data flow does not."""
+    if not flows or len(items) < 2:
+        return items
+    import networkx as nx
+
+    rank = {name: n for n, (name, _s) in enumerate(items)}
+    own = [kv for kv in items if kv[1].kind in ("top", "unnamed")]
+    g = nx.DiGraph()
+    g.add_nodes_from(name for name, s in items if s.kind not in ("top", "unnamed"))
+    g.add_edges_from((a, b) for a, b in flows if a in g and b in g)
+    dag = nx.condensation(g)
+    members = dag.graph["mapping"]  # node → its strongly connected component
+    groups: dict[int, list[str]] = {}
+    for name, c in members.items():
+        groups.setdefault(c, []).append(name)
+    order = nx.lexicographical_topological_sort(dag, key=lambda c: min(rank[n] for n in groups[c]))
+    by_name = dict(items)
+    out = [(n, by_name[n]) for c in order for n in sorted(groups[c], key=rank.__getitem__)]
+    return out + own
