@@ -39,6 +39,7 @@ _CAPTION = 16.0
 Run = Callable[..., bytes]
 RunMany = Callable[..., list[list[bytes]]]
 
+
 @dataclass
 class _Part:
     """One laid-out part: its scene, its graph's box ``bb`` (points, y up), its own drawing
