@@ -25,9 +25,9 @@ before; the result depends only on the DOT texts, never on which process finishe
 
 A picture whose columns are tied (the diff's matched kernels on one level) is one layout, as
 before: levels across columns only exist inside one ``dot`` run. A column may also be laid out
-block by block (``--layout blocks``, and ``auto`` for a large column of many blocks, where it
-was measured to pay): its blocks first, then the column with each block as a box of its size,
-each block's drawing moved into its box (:mod:`hloviz.render.blocklayout`, :func:`_block_round`).
+block by block (:mod:`hloviz.render.block_round`), and a long column cut into parts
+(:mod:`hloviz.render.wrap_round`); the parts, the columns and the gaps between them are
+:mod:`hloviz.render.parts`' records.
 """
 
 from __future__ import annotations
@@ -37,91 +37,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import RenderError
-from .blocklayout import BlockColumn, batches, block_group, fix_boxes, pays, split_column
+from .block_round import _block_round, _lay_blocks, _splits
 from .dot import Drawing, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
 from .graphviz_run import GraphvizTimeout, _cores, run_dot, run_dot_many, run_pinned
-from .positions import INCH, Box, Layout, num, parse_box, place_part, read_layout, shift, shift_box, shifted, svg_box
-from .scene import Scene
-from .svgjoin import retitle_edges, root_svg, split_drawing, stitch
-from .wrap import (
-    ACROSS,
-    MAX_STACKED,
-    OFF,
-    SLACK,
-    Span,
-    Wrap,
-    band_widths,
-    choose_parts,
-    cut_limit,
-    direction,
-    split_scene,
-    stacked_heights,
-    transposed,
+from .parts import (
+    _CAPTION,
+    _LABEL_GAP,
+    _MARGIN,
+    COLUMN_GAP,
+    PART_GAP,
+    Run,
+    RunMany,
+    _Column,
+    _many,
+    _Part,
+    _part,
+    _size,
 )
+from .positions import Box, Layout, num, parse_box, place_part, shift, shift_box, svg_box
+from .svgjoin import root_svg, stitch
+from .wrap import OFF, Wrap, direction
+from .wrap_round import _read_wholes, _wrap
 
 __all__ = ["COLUMN_GAP", "PART_GAP", "compose", "compose_svg", "lay_out", "stitch_columns"]
-
-#: Points between two columns (beyond the margin dot leaves around each), and between two parts
-#: of a wrapped column.
-COLUMN_GAP = 0.0
-PART_GAP = 36.0
-#: A column cluster's margin around what it holds, and between its label and its contents (dot's).
-_MARGIN = 8.0
-_LABEL_GAP = 4.0
-#: How much wider than its share of the whole (``1 / k`` of the column) the widest of ``k``
-#: stacked parts comes out laid out alone: dot spreads a piece of a row over the room it has,
-#: and ranks a part's boxes again. Measured (picture_bench): jax_gpt_step 2.1 and 2.0 (pre,
-#: post), keras_cnn_train 1.6 and 1.7.
-_SPREAD = 2.0
-#: Height of the "part 2 of 3" caption over each part of a wrapped column.
-_CAPTION = 16.0
-
-Run = Callable[..., bytes]
-RunMany = Callable[..., list[list[bytes]]]
-
-
-@dataclass
-class _Part:
-    """One laid-out part: its scene, its graph's box ``bb`` (points, y up), its own drawing
-    (``svg``, for an SVG picture) and its positions (``layout``: where they were asked for)."""
-
-    scene: Scene
-    bb: Box
-    svg: bytes = b""
-    layout: Layout | None = None
-    #: a column laid out block by block (:mod:`hloviz.render.blocklayout`): the scene as drawn
-    #: (connectors in the blocks; ``layout`` holds its positions) and the drawings that make
-    #: the part's SVG, each with its shift (the column's, then each block's in its box)
-    drawn: Scene | None = None
-    pieces: list[tuple[bytes, float, float]] = field(default_factory=list)
-
-    def drawings(self, dx: float, dy: float) -> list[tuple[bytes, float, float]]:
-        """The part's drawing(s), moved by (dx, dy)."""
-        if self.pieces:
-            return [(svg, dx + x, dy + y) for svg, x, y in self.pieces]
-        return [(self.svg, dx, dy)]
-
-
-@dataclass
-class _Column:
-    """A column's parts, top to bottom of the column as it was cut; ``text``, the DOT its whole
-    layout came from; ``whole``, that layout's positions once read (wrapping needs them); and
-    ``label``, the size (width, height) of the column cluster's label there."""
-
-    index: int
-    parts: list[_Part]
-    text: str = ""
-    whole: Layout | None = None
-    label: tuple[float, float] = (0.0, 0.0)
-    #: a wide column's parts go top to bottom (cut across), a tall one's side by side
-    stacked: bool = False
-    #: the positions (``-Tjson0``) of its whole layout as dot wrote them, where asked for with
-    #: the drawing (read only if the column is cut)
-    positions: bytes = b""
-
-    @property
-    def wrapped(self) -> bool:
-        return len(self.parts) > 1
 
 
 @dataclass
@@ -236,21 +174,6 @@ def _caption_nodes(captions: Sequence[tuple[str, float, float]]) -> list[str]:
             for i, (text, x, y) in enumerate(captions)]
 
 
-def _size(drawing: Drawing, col: _Column) -> tuple[float, float]:
-    """A column's (width, height) in the composed picture."""
-    if not col.wrapped:
-        return col.parts[0].bb.width, col.parts[0].bb.height
-    if col.stacked:
-        width = max(p.bb.width for p in col.parts)
-        height = sum(p.bb.height + _CAPTION for p in col.parts) + PART_GAP * (len(col.parts) - 1)
-    else:
-        width = sum(p.bb.width for p in col.parts) + PART_GAP * (len(col.parts) - 1)
-        height = max(p.bb.height for p in col.parts) + _CAPTION
-    if drawing.single:
-        return width, height
-    lw, lh = col.label
-    return max(width, lw + 2 * _MARGIN) + 4 * _MARGIN, height + 4 * _MARGIN + lh + _LABEL_GAP
-
 
 def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run: Run = run_dot,
             run_many: RunMany = run_dot_many, pinned: Run = run_pinned, mode: str = "auto",
@@ -301,14 +224,6 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     return pinned(compose(drawing, columns, ids, notes), fmt, timeout=left()), notes
 
 
-def _splits(drawing: Drawing, mode: str) -> list[BlockColumn | None]:
-    """Each column cut into its blocks where ``mode`` lays it out block by block (none for a
-    picture whose columns are tied: their levels exist only in one layout)."""
-    if mode == "whole" or drawing.tied:
-        return []
-    out = [split_column(scene) if mode == "blocks" or pays(scene) else None for _, scene in drawing.columns]
-    return out if any(out) else []
-
 
 def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: _Ids, run_many: RunMany,
                  left: Callable[[], float]) -> tuple[list[_Column], bytes, bytes | None]:
@@ -331,286 +246,3 @@ def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: _Ids, run_many: Ru
                        positions=out[0] if spare else b"")
                for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
     return columns, header, outs[0][-1] if drawing.single else None
-
-
-def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: str, ids: _Ids,
-                 run_many: RunMany, left: Callable[[], float], cores: int) -> tuple[list[_Column], bytes]:
-    """The columns laid out block by block (:func:`_lay_blocks`), and the header."""
-    jobs = [(c, scene, False, split) for c, ((_, scene), split) in enumerate(zip(drawing.columns, splits, strict=True))]
-    parts, header = _lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores, header=True)
-    return [_Column(c, [part]) for c, part in enumerate(parts)], header
-
-
-#: A scene to lay out: its column, the scene, whether it is a part of a wrapped column (drawn
-#: without the column's cluster), and its blocks (None: laid out whole).
-_Job = tuple[int, Scene, bool, "BlockColumn | None"]
-
-
-def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run_many: RunMany,
-                left: Callable[[], float], cores: int, *, header: bool = False) -> tuple[list[_Part], bytes]:
-    """Scenes (columns, or the parts of wrapped columns) laid out block by block
-    (:mod:`hloviz.render.blocklayout`): first the blocks, each scene's in as many graphs as there
-    are cores to spare (its blocks side by side in one graph: dot lays out each unconnected piece
-    on its own), with the scenes without blocks and the header, all at once; then each scene with
-    its blocks as boxes of their size, at once; then each block's layout moved into its box.
-
-    Why not several graphs in one ``dot`` run: Graphviz 2.43 lays out the second and
-    later graphs of a run differently from one run to the next (state left by the first), and a
-    picture must be the same bytes every time; nor one ``dot`` per block: starting a process
-    costs about as much as laying out a block of a few dozen boxes."""
-    svg = fmt == "svg"
-    formats = ("json0", "svg") if svg else ("json0",)
-    split_count = max(1, sum(1 for *_, s in jobs if s is not None))
-    texts: list[str] = []
-    groups: dict[int, list[list[int]]] = {}
-    for j, (c, scene, wrapped, split) in enumerate(jobs):
-        if split is None:
-            texts.append(part_dot(drawing, c, scene, ids, wrapped=wrapped))
-            continue
-        groups[j] = batches(split.blocks, max(1, cores // split_count))
-        texts.extend(part_dot(drawing, c, block_group(split, group), ids, wrapped=True) for group in groups[j])
-    head = header_dot(drawing) if svg and header else ""
-    outs = _many(run_many, texts + [head] if head else texts, formats, left)
-    drawn_header = outs.pop()[-1] if head else b""
-    parents: list[str] = []
-    laid: dict[int, list[list[bytes]]] = {}
-    blocks: dict[int, list[tuple[Layout, Box, int]]] = {}  # each block's layout (its group's), frame, group
-    at = 0
-    for j, (c, _, wrapped, split) in enumerate(jobs):
-        count = len(groups[j]) if split is not None else 1
-        laid[j], at = outs[at:at + count], at + count
-        if split is None:
-            continue
-        layouts = [read_layout(out[0]) for out in laid[j]]
-        where = {b: (layouts[g], g) for g, group in enumerate(groups[j]) for b in group}
-        blocks[j] = [(where[b][0], _frame(where[b][0], c, split.blocks[b], ids), where[b][1])
-                     for b in range(len(split.blocks))]
-        # the boxes get their ids as the scene's text is written: their sizes go in after
-        text = part_dot(drawing, c, split.parent, ids, wrapped=wrapped)
-        parents.append(fix_boxes(text, {ids.nodes[(c, box)]: (f.width, f.height)
-                                        for box, (_, f, _) in zip(split.boxes, blocks[j], strict=True)}))
-    parent_outs = iter(_many(run_many, parents, formats, left) if parents else [])
-    parts = []
-    for j, (c, scene, _, split) in enumerate(jobs):
-        if split is None:
-            parts.append(_part(scene, dict(zip(formats, laid[j][0], strict=True))))
-            continue
-        out = next(parent_outs)
-        drawings = [_cut(o[1], c, split, group, ids) for o, group in zip(laid[j], groups[j], strict=True)] if svg else []
-        parts.append(_composed(c, split, groups[j], read_layout(out[0]), out[1] if svg else b"", blocks[j],
-                               drawings, ids))
-    return parts, drawn_header
-
-
-def _frame(layout: Layout, column: int, block: Scene, ids: _Ids) -> Box:
-    """Where a block is in its group's layout: its top-level cluster's box."""
-    attrs = layout.clusters.get(ids.clusters.get((column, block.clusters[0].key), ""), {})
-    if "bb" not in attrs:
-        raise RenderError("internal: a block laid out without its cluster")
-    return parse_box(attrs["bb"])
-
-
-def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids: _Ids) -> dict[int, bytes]:
-    """A group's drawing cut into its blocks' (by the DOT id in each element's title)."""
-    owner: dict[str, int] = {}
-    for b in group:
-        block = split.blocks[b]
-        for key in block.nodes:
-            owner[ids.nodes[(column, key)]] = b
-        for cl in block.all_clusters():
-            owner[ids.clusters[(column, cl.key)]] = b
-    return split_drawing(svg, owner)
-
-
-def _composed(column: int, split: BlockColumn, groups: Sequence[Sequence[int]], parent: Layout, parent_svg: bytes,
-              blocks: Sequence[tuple[Layout, Box, int]], drawings: Sequence[dict[int, bytes]], ids: _Ids) -> _Part:
-    """A column laid out block by block, put together: the column's layout with each block's
-    moved into its box (positions of :attr:`BlockColumn.drawn`), and the drawings to stitch."""
-    boxes = {ids.nodes[(column, box)] for box in split.boxes}
-    nodes = {ident: a for ident, a in parent.nodes.items() if ident not in boxes}
-    clusters = dict(parent.clusters)
-    edges = dict(parent.edges)
-    titles: list[tuple[str, str] | None] = []
-    for i in split.crossing:
-        e = split.scene.edges[i]
-        titles.append((ids.nodes[(column, e.src)], ids.nodes[(column, e.dst)]))
-    pieces = [(retitle_edges(parent_svg, titles), 0.0, 0.0)] if parent_svg else []
-    # each block's arrows: where they are in its group's graph (groups list their blocks' arrows
-    # in order), and where in the composed column (the parent's, then each block's in turn)
-    first = {}
-    for group in groups:
-        at = 0
-        for b in group:
-            first[b] = at
-            at += len(split.blocks[b].edges)
-    offset = len(split.parent.edges)
-    for b, (box, (layout, frame, g)) in enumerate(zip(split.boxes, blocks, strict=True)):
-        x, y = (float(v) for v in parent.nodes[ids.nodes[(column, box)]]["pos"].split(",")[:2])
-        dx, dy = x - frame.width / 2 - frame.x0, y - frame.height / 2 - frame.y0
-        block = split.blocks[b]
-        mine = {ids.nodes[(column, k)] for k in block.nodes}
-        mine_c = {ids.clusters[(column, cl.key)] for cl in block.all_clusters()}
-        moved = shifted(Layout(layout.bb, {i: a for i, a in layout.nodes.items() if i in mine},
-                               {i: a for i, a in layout.clusters.items() if i in mine_c},
-                               {i - first[b]: layout.edges[i] for i in range(first[b], first[b] + len(block.edges))
-                                if i in layout.edges}), dx, dy)
-        nodes.update(moved.nodes)
-        clusters.update(moved.clusters)
-        edges.update({offset + i: a for i, a in moved.edges.items()})
-        offset += len(block.edges)
-        if drawings:
-            pieces.append((drawings[g][b], dx, dy))
-    return _Part(split.scene, parent.bb, b"", Layout(parent.bb, nodes, clusters, edges), split.drawn, pieces)
-
-
-def _part(scene: Scene, out: dict[str, bytes]) -> _Part:
-    layout = read_layout(out["json0"]) if "json0" in out else None
-    svg = out.get("svg", b"")
-    return _Part(scene, layout.bb if layout is not None else svg_box(svg), svg, layout)
-
-
-def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
-                 lay: Callable[[list[str]], list[list[bytes]]]) -> None:
-    """Every column's whole layout and label size, laying out again (positions only) the
-    columns first drawn without them."""
-    for col in columns:
-        col.whole = col.parts[0].layout
-        if col.whole is None and col.positions:
-            col.whole = read_layout(col.positions)
-    missing = [col for col in columns if col.whole is None]
-    if missing:
-        for col, out in zip(missing, lay([col.text for col in missing]), strict=True):
-            col.whole = read_layout(out[0])
-    for col in columns:
-        col.label = _label(drawing, col.index, col.whole, ids)
-
-
-def _label(drawing: Drawing, column: int, layout: Layout | None, ids: _Ids) -> tuple[float, float]:
-    if drawing.single or layout is None:
-        return 0.0, 0.0
-    attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")], {})
-    return float(attrs.get("lwidth", "0")) * INCH, float(attrs.get("lheight", "0")) * INCH
-
-
-def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[str, Span], dict[str, Span]]:
-    nodes = {}
-    for key in scene.nodes:
-        span = layout.node_span(ids.nodes.get((column, key), ""))
-        if span is not None:
-            nodes[key] = span
-    clusters = {}
-    for c in scene.all_clusters():
-        span = layout.cluster_span(ids.clusters.get((column, c.key), ""))
-        if span is not None:
-            clusters[c.key] = span
-    return nodes, clusters
-
-
-def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
-          lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
-          by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None = None, mode: str = "whole") -> list[str]:
-    """Cut the columns ``wrap`` asks to cut (their whole layouts read), lay their parts out
-    (``lay``, in ``formats``; block by block with ``by_blocks`` where ``mode`` says so, as
-    columns are), and put them in ``columns``; the note saying so."""
-    wholes = [col.whole for col in columns]
-    if any(w is None for w in wholes):
-        return []
-    sizes = [_size(drawing, col) for col in columns]
-    way = direction(sizes, wrap, PART_GAP)
-    spans = [_spans(col.parts[0].scene, col.index, w, ids) for col, w in zip(columns, wholes, strict=True) if w]
-    heights: list[list[float]] = []
-    widths: list[list[float]] = []
-    if way == ACROSS:  # a wide picture cut between its columns of boxes: the tall case, transposed
-        heights = [stacked_heights(nodes, PART_GAP + _CAPTION) for nodes, _ in spans]
-        spans = [(transposed(nodes), transposed(clusters)) for nodes, clusters in spans]
-        limits = [cut_limit(col.parts[0].scene, *span, MAX_STACKED) for col, span in zip(columns, spans, strict=True)]
-        counts = choose_parts([(w * _SPREAD, h) for w, h in sizes], wrap, limits, PART_GAP, heights, stacked=True)
-    else:
-        limits = [cut_limit(col.parts[0].scene, *span) for col, span in zip(columns, spans, strict=True)]
-        widths = [band_widths(nodes, PART_GAP) for nodes, _ in spans]
-        counts = choose_parts(sizes, wrap, limits, PART_GAP, widths)
-    scenes = [col.parts[0].scene for col in columns]
-
-    def cut(counts: Sequence[int]) -> dict[int, list[_Part]]:
-        jobs: list[tuple[int, Scene]] = []
-        for col, scene, span, count in zip(columns, scenes, spans, counts, strict=True):
-            pieces = split_scene(scene, *span, count) if count > 1 else [scene]
-            if len(pieces) > 1:
-                jobs.extend((col.index, piece) for piece in pieces)
-        return _lay_pieces(drawing, jobs, ids, lay, formats, by_blocks, mode)
-
-    parts = cut(counts)
-    if wrap.mode == "auto" and parts:
-        # Where the estimate missed (the parts, laid out, make a picture outside the aspect's
-        # slack), cut once more with each column's length along the cut (width across, height
-        # down) scaled by how much longer its longest part came out than its share of the whole.
-        stacked = way == ACROSS
-        trial = [_Column(col.index, parts.get(col.index, col.parts), stacked=stacked and col.index in parts)
-                 for col in columns]
-        drawn = [_size(drawing, col) for col in trial]
-        width = sum(w for w, _ in drawn) + PART_GAP * (len(drawn) - 1)
-        shape = max(h for _, h in drawn) / max(width, 1.0)
-        if not wrap.aspect / SLACK <= shape <= wrap.aspect * SLACK:
-            # and the other side's estimates by how they compare with what the parts measured
-            across = [_rescale(est, len(t.parts), d[1 if stacked else 0])
-                      for est, d, t in zip(heights if stacked else widths, drawn, trial, strict=True)]
-            if stacked:
-                scaled = [(w * d[0] / max(w / len(t.parts), 1.0), h) for (w, h), d, t in zip(sizes, drawn, trial,
-                                                                                               strict=True)]
-            else:
-                scaled = [(w, h * d[1] / max(h / len(t.parts), 1.0)) for (w, h), d, t in zip(sizes, drawn, trial,
-                                                                                               strict=True)]
-            again = choose_parts(scaled, wrap, limits, PART_GAP, across, stacked=stacked)
-            if again != counts:
-                parts = cut(again)
-    if not parts:
-        return []
-    for col in columns:
-        if col.index in parts:
-            col.parts = parts[col.index]
-            col.stacked = way == ACROSS
-    where = " and ".join(str(len(col.parts)) for col in columns)
-    asked = wrap.mode if wrap.mode == "auto" else str(wrap.parts)
-    how = "stacked top to bottom, the picture being too wide for its aspect" if way == ACROSS else "side by side"
-    return [(f"wrapped into {where} parts {how} (--wrap {asked}); an arrow between parts ends at ▾ and "
-             "starts again at ▴, naming the far end and its part")]
-
-
-def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: _Ids,
-                lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
-                by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None, mode: str) -> dict[int, list[_Part]]:
-    """The parts of wrapped columns (column, scene) laid out, each column's in order: whole, or
-    block by block where ``mode`` says so for any of them."""
-    parts: dict[int, list[_Part]] = {}
-    splits = [split_column(piece) if mode == "blocks" or (mode == "auto" and pays(piece)) else None
-              for _, piece in jobs]
-    if by_blocks is not None and any(splits):
-        laid = by_blocks([(c, piece, True, split) for (c, piece), split in zip(jobs, splits, strict=True)])
-        for (c, _), part in zip(jobs, laid, strict=True):
-            parts.setdefault(c, []).append(part)
-        return parts
-    outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
-    for (c, piece), out in zip(jobs, outs, strict=True):
-        parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
-    return parts
-
-
-def _rescale(estimates: Sequence[float], k: int, measured: float) -> list[float]:
-    """``estimates`` (a column's extent across its ``k`` parts, for each ``k``) scaled so that the
-    one for the ``k`` that was laid out is what it measured."""
-    if k < 2 or k > len(estimates) or estimates[k - 1] <= 0:
-        return list(estimates)
-    return [e * measured / estimates[k - 1] for e in estimates]
-
-
-def _many(run_many: RunMany, texts: list[str], formats: Sequence[str], left: Callable[[], float]) -> list[list[bytes]]:
-    """Lay the parts out; where dot's ranking fails on the invisible arrows that stack scopes
-    (a dot bug with clusters), lay them out without those arrows."""
-    try:
-        return run_many(texts, formats, timeout=left())
-    except RenderError as err:
-        if isinstance(err, GraphvizTimeout) or not any("style=invis" in t for t in texts):
-            raise
-        plain = ["\n".join(line for line in t.split("\n") if not ("->" in line and "style=invis" in line))
-                 for t in texts]
-        return run_many(plain, formats, timeout=left())
