@@ -187,11 +187,9 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
     """Lay out a drawing (in parts where it has several, :func:`~hloviz.render.compose.lay_out`)
     or plain DOT text; the notes say how it was wrapped."""
     if isinstance(what, Drawing):
-        servers = active_servers()
-        if servers is not None:  # the explorer's page: dot processes kept running (dotserver)
-            return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=servers.run_dot_many,
-                           pinned=servers.run_pinned, mode=layout)
-        return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=run_dot_many, pinned=run_pinned, mode=layout)
+        servers = active_servers()  # the explorer's page: dot processes kept running (dotserver)
+        many, pinned = (servers.run_dot_many, servers.run_pinned) if servers is not None else (run_dot_many, run_pinned)
+        return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
     return _run_dot(what, fmt, timeout), []
 
 
