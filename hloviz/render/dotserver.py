@@ -51,7 +51,6 @@ from .graphviz_run import (
     DEFAULT_TIMEOUT,
     INSTALL_HINT,
     GraphvizTimeout,
-    _fit,
     _spawn,
     _timed_out,
     find_dot,
@@ -234,7 +233,7 @@ class DotServers:
 
     def _lay_out(self, engine: tuple[str, ...], text: str, formats: Sequence[str], deadline: float,
                  timeout: float) -> list[bytes]:
-        argv = (find_dot(), *engine, *_fit(formats), *(f"-T{fmt}" for fmt in formats))
+        argv = (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
         server = self._take(argv)
         try:
             out = server.lay_out(text, formats, deadline, timeout)
