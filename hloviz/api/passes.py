@@ -155,8 +155,8 @@ def _walk(snapshots: Sequence[tuple[PassStep, Path | None]], broken: dict[int, s
             if tracker is not None:
                 tracker.lost()
             continue
-        except HlovizError as err:
-            builder.add(step, None, str(err).splitlines()[0])
+        except HlovizError as err:  # named by its file name: the folder may be an archive's, gone after this
+            builder.add(step, None, str(err).splitlines()[0].replace(str(path), path.name))
             prev_text, facts = None, None
             continue
         builder.add(step, facts)

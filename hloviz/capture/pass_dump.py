@@ -42,8 +42,9 @@ _TEXT = r"\.txt(?:\.gz|\.xz|\.bz2)?$"
 #: After ``module_N.NAME.``: the index and the rest of a snapshot's name.
 _INDEXED = re.compile(r"^(\d{4,})\.(.+?)" + _TEXT)
 #: A snapshot of a module without stage files: NAME is then read up to the last index that is
-#: followed by a snapshot's two parts (a TF name may itself end in a number: ``…_1005__.2008``).
-_SNAPSHOT = re.compile(r"^module_(\d+)\.(.+)\.(\d{4,})\.([^.]+\.[^.]+)" + _TEXT)
+#: followed by a snapshot's parts (a TF name may itself end in a number: ``…_1005__.2008``):
+#: ``PIPELINE.after_PASS.before_NEXT`` (between passes) or ``PASS.STEP`` (inside one).
+_SNAPSHOT = re.compile(r"^module_(\d+)\.(.+)\.(\d{4,})\.([^.]+\.(?:after_[^.]+\.before_[^.]+|[^.]+))" + _TEXT)
 _BETWEEN = re.compile(r"^([^.]+)\.after_([^.]+)\.before_([^.]+)$")
 _DURING = re.compile(r"^([^.]+)\.([^.]+)$")
 _BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations" + _TEXT)
@@ -235,30 +236,9 @@ def is_archive(path: Path) -> bool:
 @contextmanager
 def extracted_archive(path: Path) -> Iterator[Path]:
     """A tar archive of a dump folder, unpacked into a private temporary folder removed when the
-    block ends. Only plain files are unpacked, flat (no paths, links or devices), and no more
-    bytes in all than ``--max-input`` allows."""
-    import tarfile
+    block ends: regular files only, flat, no more bytes in all than ``--max-input`` allows, and
+    no name that leads outside (:mod:`hloviz.capture.archive` says what is refused)."""
+    from hloviz.capture.archive import unpacked_dump
 
-    from hloviz.inputs import max_input
-
-    folder = Path(tempfile.mkdtemp(prefix="hloviz-passes-"))
-    try:
-        try:
-            with tarfile.open(path) as tar:
-                budget = max_input()
-                for member in tar:
-                    if not member.isfile() or "/" in member.name.strip("/") or member.name.startswith("."):
-                        continue
-                    budget -= member.size
-                    if budget < 0:
-                        raise InputError(f"{path} unpacks to more than --max-input allows",
-                                         hint="unpack it yourself and give hloviz passes the folder")
-                    source = tar.extractfile(member)
-                    if source is not None:
-                        with source, open(folder / member.name, "wb") as out:
-                            shutil.copyfileobj(source, out)
-        except (tarfile.TarError, EOFError, OSError) as err:
-            raise InputError(f"{path} is not a readable tar archive: {err}") from None
+    with unpacked_dump(path) as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
