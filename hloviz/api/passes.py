@@ -9,6 +9,7 @@ distinct snapshot is parsed once and compared with the one before
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -199,8 +200,8 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
         raise InputError(f"{target} is one HLO file; a pass history needs XLA's per-pass snapshots",
                          hint="give hloviz passes the model.py:function, or a folder dumped with "
                               "XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*\"")
-    if save is not None and Path(save).exists() and any(Path(save).iterdir()):
-        raise InputError(f"--save {save}: the folder exists and is not empty", hint="name a new folder")
+    if save is not None:
+        _check_save(Path(save))
     with pass_dump_capture(target, args=args, device=device, verbose=verbose, notify=notify, tf=tf,
                            jax=jax) as (cap, folder):
         post = cap.post_module()
@@ -214,24 +215,71 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
     return result
 
 
+def _check_save(out: Path) -> None:
+    """``--save`` names a new folder or an empty one (checked before the capture): anything else
+    there — a file, a FIFO, a device, a folder with files — is the user's and is refused."""
+    import stat
+
+    try:
+        mode = out.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:  # a name too long, a file where a parent folder should be, no permission
+        raise InputError(f"--save {out}: {err.strerror or err}", hint="name a new folder") from None
+    if mode is None:
+        parent = next((p for p in out.parents if os.path.lexists(p)), None)
+        if parent is not None and not parent.is_dir():
+            raise InputError(f"--save {out}: {parent} is a file, not a folder", hint="name a new folder")
+        return
+    if not stat.S_ISDIR(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a symbolic link" if stat.S_ISLNK(mode) else \
+            "a file" if stat.S_ISREG(mode) else "not a folder"
+        raise InputError(f"--save {out}: that is {kind}; --save names a folder to keep the snapshots in",
+                         hint="name a new folder")
+    try:
+        if any(out.iterdir()):
+            raise InputError(f"--save {out}: the folder exists and is not empty", hint="name a new folder")
+    except OSError as err:
+        raise InputError(f"--save {out}: cannot read the folder: {err.strerror or err}") from None
+
+
 def _save(folder: Path, out: Path, label: str) -> None:
     """Copy the module's text files (snapshots and stages; not LLVM IR or objects) to ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    for p in folder.iterdir():
-        if p.name.startswith(label + ".") and p.name.endswith(".txt"):
-            shutil.copy2(p, out / p.name)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for p in folder.iterdir():
+            if p.name.startswith(label + ".") and p.name.endswith(".txt"):
+                shutil.copy2(p, out / p.name)
+    except OSError as err:
+        raise InputError(f"--save {out}: cannot write the snapshots there: {err.strerror or err}") from None
+
+
+def _exists(path: str) -> bool:
+    """Whether ``path`` names something; False for a name the system cannot even look up (a
+    component longer than 255 bytes: ``DIR@`` and 300 digits)."""
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):
+        return False
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return os.path.isdir(path)
+    except (OSError, ValueError):
+        return False
 
 
 def _step_spec(value: Any) -> tuple[str, str, bool] | None:
     """``(base, step, live)`` for ``TARGET@STEP`` where TARGET is a dump folder with snapshots or
     a ``model.py:fn``; None for anything else (an existing path, a capture object)."""
-    if not isinstance(value, str) or "@" not in value or Path(value).exists():
+    if not isinstance(value, str) or "@" not in value or _exists(value):
         return None
     base, _, which = value.rpartition("@")
-    if Path(base).is_dir():
+    if _is_dir(base):
         return base, which, False
     file, colon, _ = base.rpartition(":")
-    if colon and file.endswith(".py") and Path(file).is_file():
+    if colon and file.endswith(".py") and os.path.isfile(file):
         return base, which, True
     return None
 
@@ -285,14 +333,21 @@ def _step_side(dump: PassDumpModule, base: str, which: str, spec: str, folder: P
     return DiffSide(_parse(path, "step"), f"{base}@{step.index} ({step.label})", info)
 
 
+def _cut(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else f"{text[:most]}… ({len(text)} characters)"
+
+
 def _find_step(snapshots: Sequence[tuple[PassStep, Path | None]], which: str, spec: str
                ) -> tuple[PassStep, Path | None]:
     w = which.strip()
-    if w.isdecimal():
+    if w.isdecimal() or any(c.isdigit() for c in w) and not w.isascii() and not w.isidentifier():
+        if not (w.isascii() and w.isdecimal()):
+            raise InputError(f"{_cut(spec)}: a step number is written in ASCII digits (0-9), not {_cut(w)!r}")
+        number = w.lstrip("0") or "0"  # compared as digits: a number of any length is no error
         for step, path in snapshots:
-            if step.index == int(w):
+            if str(step.index) == number:
                 return step, path
-        raise InputError(f"{spec}: no snapshot {int(w)}; the indices run {snapshots[0][0].index}–"
+        raise InputError(f"{_cut(spec)}: no snapshot {_cut(number)}; the indices run {snapshots[0][0].index}–"
                          f"{snapshots[-1][0].index}")
     found = [(s, p) for s, p in snapshots
              if w in (s.pass_name, f"{s.pipeline}/{s.pass_name}") and s.pass_name != "pipeline-start"]

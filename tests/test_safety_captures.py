@@ -1,0 +1,169 @@
+"""Live captures (``passes model.py:fn``, every ``model.py:fn`` target) and the pass options,
+against hostile surroundings each test builds itself: a ``TMPDIR`` whose name has a space, a
+double quote and a backslash; the user's own ``XLA_FLAGS`` with quoted values; a model that
+leaves temporary files behind, as TensorFlow's autograph does (``__autograph_generated_file*.py``);
+``--save`` naming a file or a FIFO; a step number of 300 digits or of non-ASCII digits.
+
+The oracle for where XLA wrote is the file system itself: the names XLA gives its dump files
+(read with a regex), and the folders that must stay empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "samples" / "captures" / "passes" / "jax_mlp.tar.xz"
+MLP = f"{ROOT / 'samples' / 'jax_mlp.py'}:mlp"
+#: XLA's names for a per-pass snapshot and for the optimized module.
+_SNAPSHOT = re.compile(r"^module_\d+\.\S+\.\d{4}\.[^.]+\.after_[^.]+\.before_[^.]+\.txt$")
+_AFTER = re.compile(r"^module_\d+\.\S+\.\w*after_optimizations\.txt$")
+#: A TMPDIR no shell or flag parser should split or unquote.
+HOSTILE_TMP = 'tmp with space "q" \\b'
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+    env.pop("XLA_FLAGS", None)
+    return env
+
+
+def _hloviz(*args: str, cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hloviz", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# --- 6. XLA_FLAGS: quoting, and XLA writes only where hloviz says --------------------------------
+
+@pytest.mark.requires_jax
+@pytest.mark.parametrize("user_flags", ["", '--xla_gpu_cuda_data_dir="/no such/dir"', "--xla_gpu_cuda_data_dir='a b'",
+                                        '--xla_gpu_cuda_data_dir="unterminated'])
+def test_xla_dumps_into_the_folder_hloviz_chose_whatever_its_name(tmp_path, user_flags):
+    """Real XLA (JAX's CPU compiler) reads the XLA_FLAGS hloviz builds: the dump lands in a
+    folder whose name has a space, a quote and a backslash, with the per-pass snapshots (a flag
+    after the folder's), and nothing appears anywhere else."""
+    from hloviz.capture.pass_dump import xla_flags_with_dump
+
+    folder = tmp_path / HOSTILE_TMP / "hloviz-passes-x"
+    folder.mkdir(parents=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    flags = xla_flags_with_dump(user_flags or None, folder)
+    code = "import jax, jax.numpy as jnp\nprint(jax.jit(lambda x: jnp.tanh(x @ x.T) + 1)(jnp.ones((4, 4))).sum())"
+    done = subprocess.run([sys.executable, "-c", code], cwd=work, env=_env(XLA_FLAGS=flags), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    names = [p.name for p in folder.iterdir()]
+    assert any(_AFTER.match(n) for n in names), names
+    assert any(_SNAPSHOT.match(n) for n in names), names  # --xla_dump_hlo_pass_re came after the folder
+    assert list(work.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([HOSTILE_TMP, "work"])  # no tmp/ beside
+
+
+def test_the_users_own_flags_are_kept_as_xla_reads_them():
+    """What XLA's parser (xla/parse_flags_from_env.cc) makes of the user's flags survives: a
+    value in double or single quotes keeps its spaces; the user's dump flags give way to ours."""
+    from hloviz.capture.pass_dump import xla_flags_with_dump
+
+    flags = xla_flags_with_dump('  --a="x y" --b=\'p q\' --c --xla_dump_to=/elsewhere --d=plain', Path("/t"))
+    assert flags.startswith('--a="x y" --b="p q" --c --d=plain ')
+    assert "/elsewhere" not in flags and '--xla_dump_to="/t"' in flags
+
+
+# --- 6 and 7, end to end: a live `passes` under that TMPDIR ------------------------------------------
+
+_MODEL = '''
+import tempfile
+
+import jax
+import jax.numpy as jnp
+
+# what TensorFlow's autograph does for every function it converts: a module in the temporary
+# folder, never removed
+_, _NAME = tempfile.mkstemp(prefix="__autograph_generated_file", suffix=".py")
+
+HLOVIZ_ARGS = {"f": ["f32[8,16]", "f32[16,4]"]}
+
+
+def f(x, w):
+    return jnp.sum(jnp.tanh(x @ w))
+'''
+
+
+@pytest.mark.requires_jax
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["passes", "stats"])
+def test_a_live_capture_leaves_nothing_in_tmpdir_or_the_working_folder(tmp_path, command):
+    temp = tmp_path / HOSTILE_TMP
+    temp.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    model = tmp_path / "model.py"
+    model.write_text(_MODEL)
+    done = _hloviz(command, f"{model}:f", "--json", cwd=work, env=_env(TMPDIR=str(temp)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(done.stdout)
+    if command == "passes":
+        assert data["snapshots"] and data["fusions"]
+    assert list(work.iterdir()) == []
+    assert list(temp.iterdir()) == []  # the child's temporary files went with its own folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([HOSTILE_TMP, "work", "model.py"])
+
+
+# --- 8. --save on a file or a FIFO; step numbers ------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["file", "fifo", "under a file"])
+def test_save_naming_a_file_or_a_fifo_is_a_clear_error(tmp_path, capsys, kind):
+    mine = tmp_path / "mine.txt"
+    if kind == "fifo":
+        os.mkfifo(mine)
+    else:
+        mine.write_text("my notes\n")
+    save = mine / "sub" if kind == "under a file" else mine
+    code, _, err = run_cli(["passes", MLP, "--save", str(save)], capsys)
+    assert code == 2, err
+    assert "internal error" not in err and "Traceback" not in err
+    assert "--save" in err and str(save) in err, err
+    if kind != "fifo":
+        assert mine.read_text() == "my notes\n"
+
+
+@pytest.fixture
+def dump(tmp_path) -> Path:
+    with tarfile.open(SAMPLE) as tar:
+        tar.extractall(tmp_path / "dump", filter="data")
+    return tmp_path / "dump"
+
+
+@pytest.mark.parametrize("digits", [300, 5000])
+def test_a_step_number_of_hundreds_of_digits_is_a_clear_error(dump, capsys, digits):
+    code, _, err = run_cli(["diff", f"{dump}@{'1' * digits}", "@fusion"], capsys)
+    assert code == 2, err
+    assert "internal error" not in err and "Traceback" not in err
+    assert "no snapshot" in err and len(err) < 1000, err
+
+
+@pytest.mark.parametrize("step", ["١٦", "１６", "16\u0663"])
+def test_a_step_number_in_non_ascii_digits_is_refused(dump, capsys, step):
+    code, _, err = run_cli(["diff", f"{dump}@{step}", f"{dump}@fusion"], capsys)
+    assert code == 2, err
+    assert "ASCII" in err and "internal error" not in err, err
+
+
+def test_a_step_number_in_ascii_digits_still_names_its_snapshot(dump, capsys):
+    """The step that ``fusion`` names in the sample is 16 (XLA's file name says so)."""
+    names = [p.name for p in dump.iterdir() if ".after_fusion." in p.name]
+    assert len(names) == 1 and ".0016." in names[0]
+    code, out, err = run_cli(["diff", f"{dump}@0016", f"{dump}@fusion"], capsys)
+    assert code in (0, None), err
+    assert f"{dump}@16 (HLO_passes_after_layout_assignment/fusion) → {dump}@16 " in out.splitlines()[0]
