@@ -33,9 +33,8 @@ HOSTILE_TMP = 'tmp with space "q" \\b'
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **extra}
-    env.pop("XLA_FLAGS", None)
-    return env
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    return {**env, "PYTHONPATH": str(ROOT), **extra}
 
 
 def _hloviz(*args: str, cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:

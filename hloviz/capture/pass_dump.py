@@ -20,7 +20,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from hloviz.capture import Capture
 
 __all__ = ["ARCHIVE_SUFFIXES", "PassDumpModule", "XLA_PASS_FLAGS", "extracted_archive", "has_pass_snapshots",
-           "is_archive", "list_pass_modules", "pass_dump_capture", "pick_pass_module"]
+           "is_archive", "list_pass_modules", "pass_dump_capture", "pick_pass_module", "xla_flags_with_dump"]
 
 _TEXT = r"\.txt(?:\.gz|\.xz|\.bz2)?$"
 #: After ``module_N.NAME.``: the index and the rest of a snapshot's name.
@@ -192,10 +191,77 @@ def pick_pass_module(folder: Path, choice: str | None, *, prefer: str | None = N
     raise InputError(f"{choice!r} matches {len(found)} modules in {folder}; be more specific:\n{sub}")
 
 
-def _flags_with_dump(existing: str | None, folder: Path) -> str:
-    """The user's XLA_FLAGS without dump flags of their own, plus ours."""
-    kept = [f for f in shlex.split(existing or "") if f.split("=", 1)[0] not in _OURS]
-    return " ".join([*kept, f"--xla_dump_to={folder}", *XLA_PASS_FLAGS])
+_WS = " \t\r\n"
+_NAME_CHARS = frozenset("-_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+#: The most of a flags file (XLA_FLAGS naming a file) hloviz reads.
+_FLAGS_FILE_LIMIT = 1 << 20
+
+
+def _xla_words(text: str) -> list[tuple[str, str | None]]:
+    """XLA_FLAGS as XLA itself splits it (``ParseArgvFromString`` in xla/parse_flags_from_env.cc):
+    words start with ``-`` and end at whitespace, except a value written ``--name="…"`` or
+    ``--name='…'`` (a backslash inside double quotes takes the next character as it is), which
+    runs to its closing quote or the end. XLA stops at the first word not starting with ``-``.
+    Each word is ``(word, None)``, or ``("--name", value)`` for a quoted value."""
+    words: list[tuple[str, str | None]] = []
+    n, i = len(text), 0
+    while i < n and text[i] in _WS:
+        i += 1
+    while i < n and text[i] == "-":
+        j = i
+        while j < n and text[j] in _NAME_CHARS:
+            j += 1
+        if j + 1 < n and text[j] == "=" and text[j + 1] in "'\"":
+            quote, k, value = text[j + 1], j + 2, []
+            while k < n and text[k] != quote:
+                if quote == '"' and text[k] == "\\" and k + 1 < n:
+                    k += 1
+                value.append(text[k])
+                k += 1
+            words.append((text[i:j], "".join(value)))
+            i = k + 1
+        else:
+            k = j
+            while k < n and text[k] not in _WS:
+                k += 1
+            words.append((text[i:k], None))
+            i = k
+        while i < n and text[i] in _WS:
+            i += 1
+    return words
+
+
+def _quoted(name: str, value: str) -> str:
+    """``--name="value"`` as XLA reads it back: the value's backslashes and double quotes escaped."""
+    return f'{name}="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _users_flags(existing: str | None) -> str:
+    """The user's XLA_FLAGS text; when it names a file (it does not start with ``-``), as XLA
+    reads it then, the file's text."""
+    text = existing or ""
+    if not text.strip(_WS) or text.lstrip(_WS).startswith("-"):
+        return text
+    try:
+        with open(text, "rb") as f:
+            return f.read(_FLAGS_FILE_LIMIT).decode("utf-8", "replace")
+    except OSError as err:
+        raise InputError(f"XLA_FLAGS names a file of flags that cannot be read ({err.strerror or err}): {text[:200]!r}",
+                         hint="XLA reads XLA_FLAGS as a file name when it does not start with --; fix or unset it") from None
+
+
+def xla_flags_with_dump(existing: str | None, folder: Path) -> str:
+    """The user's XLA_FLAGS without dump flags of their own, plus ours, written so that XLA reads
+    each flag as one: ``--xla_dump_to="FOLDER"`` keeps a TMPDIR with spaces, quotes or
+    backslashes whole (unquoted, XLA would dump to the part before a space and drop every flag
+    after it)."""
+    kept = []
+    for word, value in _xla_words(_users_flags(existing)):
+        name = word.split("=", 1)[0]
+        if name in _OURS:
+            continue
+        kept.append(word if value is None else _quoted(word, value))
+    return " ".join([*kept, _quoted("--xla_dump_to", str(folder)), *XLA_PASS_FLAGS])
 
 
 @contextmanager
@@ -211,7 +277,7 @@ def pass_dump_capture(target: str, *, args: Sequence[str] = (), device: str | No
     folder = Path(tempfile.mkdtemp(prefix="hloviz-passes-"))
     try:
         previous = os.environ.get("XLA_FLAGS")
-        os.environ["XLA_FLAGS"] = _flags_with_dump(previous, folder)
+        os.environ["XLA_FLAGS"] = xla_flags_with_dump(previous, folder)
         try:
             capture = load_target(target, args=tuple(args), device=device, verbose=verbose, notify=notify,
                                   isolate=True, tf=tf, jax=jax)
