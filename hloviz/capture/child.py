@@ -39,9 +39,11 @@ import faulthandler
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -57,12 +59,19 @@ _ERRORS = {name: getattr(errors, name) for name in ("HlovizError", "InputError",
                                                       "CaptureError", "RenderError")}
 
 
-def _env(isolated: bool) -> dict[str, str]:
+#: The variables that name the temporary folder (Python's tempfile, TensorFlow, XLA, the C library).
+_TEMP_VARS = ("TMPDIR", "TMP", "TEMP")
+
+
+def _env(isolated: bool, temp: str | None = None) -> dict[str, str]:
     """The child's environment: its output unbuffered and unfiltered (the parent filters it, see
     the module docstring), and this hloviz first on its path (the child imports the same code) —
     unless ``isolated``, where the interpreter's own environment provides hloviz and nothing of
-    ours may leak in (``PYTHONPATH`` and ``PYTHONHOME`` are dropped as well as ignored)."""
+    ours may leak in (``PYTHONPATH`` and ``PYTHONHOME`` are dropped as well as ignored); ``temp``
+    is its own temporary folder."""
     env = dict(os.environ)
+    if temp is not None:
+        env.update(dict.fromkeys(_TEMP_VARS, temp))
     if isolated:
         env.pop("PYTHONPATH", None)
         env.pop("PYTHONHOME", None)
@@ -85,6 +94,20 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
     ``under`` names where it runs (``TensorFlow 2.17.1``) in the errors. What the child prints
     goes to this process's stderr as it comes (less log noise unless ``verbose``).
     """
+    # The child's own temporary folder, removed when it has ended: what the model and the
+    # framework leave there (TensorFlow's autograph writes an __autograph_generated_file*.py per
+    # converted function and never removes it) goes with it, not into the user's /tmp.
+    temp = tempfile.mkdtemp(prefix="hloviz-capture-")
+    try:
+        return _capture_in_child(target, args, device, verbose, notify, python=python, isolated=isolated,
+                                 under=under, temp=temp)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _capture_in_child(target: str, args: Sequence[str], device: str | None, verbose: bool,
+                      notify: Callable[[str], None] | None, *, python: str | None, isolated: bool,
+                      under: str | None, temp: str):
     from hloviz.capture import Capture
 
     say = notify or (lambda _m: None)
@@ -96,7 +119,7 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
     cmd = [exe, *(["-I"] if isolated else []), "-m", "hloviz.capture.child", str(msg_write)]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out_write, stderr=out_write,
-                                pass_fds=(msg_write,), env=_env(isolated), preexec_fn=die_with_parent(),
+                                pass_fds=(msg_write,), env=_env(isolated, temp), preexec_fn=die_with_parent(),
                                 **own_group())
     except OSError as err:
         os.close(msg_read)
