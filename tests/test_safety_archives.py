@@ -54,8 +54,8 @@ def add(tar: tarfile.TarFile, name: str, data: bytes = b"", **fields) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def make_tar(path: Path, members: list[tuple[str, bytes]], mode: str = "w") -> Path:
-    with tarfile.open(path, mode, format=tarfile.PAX_FORMAT) as tar:
+def make_tar(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
         for name, data in members:
             add(tar, name, data)
     return path
@@ -80,9 +80,8 @@ def _hook(event: str, args: tuple) -> None:
     if "allowed" not in _WATCH:
         return
     where: list[str | None] = []
-    if event == "open" and args[2] is not None and args[2] & _WRITE_FLAGS:
-        where.append(_where(args[0]))
-    elif event == "open" and isinstance(args[1], str) and set(args[1]) & set("wax+"):
+    if event == "open" and ((args[2] is not None and args[2] & _WRITE_FLAGS)
+                            or (isinstance(args[1], str) and set(args[1]) & set("wax+"))):
         where.append(_where(args[0]))
     elif event in ("os.mkdir", "os.remove", "os.rmdir", "os.truncate"):
         where.append(_where(args[0], args[-1] if event != "os.truncate" else None))
@@ -105,7 +104,7 @@ class Watch:
     def __init__(self, temp: Path, out: Path) -> None:
         self.temp, self.out, self.outside = temp, out, []
 
-    def __enter__(self) -> Watch:
+    def __enter__(self) -> Watch:  # noqa: PYI034 - the test's own class, never subclassed
         _WATCH.update(allowed=[str(self.temp), str(self.out)], outside=self.outside)
         return self
 

@@ -340,7 +340,7 @@ def _cut(text: str, most: int = 60) -> str:
 def _find_step(snapshots: Sequence[tuple[PassStep, Path | None]], which: str, spec: str
                ) -> tuple[PassStep, Path | None]:
     w = which.strip()
-    if w.isdecimal() or any(c.isdigit() for c in w) and not w.isascii() and not w.isidentifier():
+    if w.isdecimal() or (not w.isascii() and any(c.isdigit() for c in w) and not w.isidentifier()):
         if not (w.isascii() and w.isdecimal()):
             raise InputError(f"{_cut(spec)}: a step number is written in ASCII digits (0-9), not {_cut(w)!r}")
         number = w.lstrip("0") or "0"  # compared as digits: a number of any length is no error

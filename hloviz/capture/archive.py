@@ -35,7 +35,7 @@ import tarfile
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -48,9 +48,9 @@ __all__ = ["MAX_MEMBERS", "unpacked_dump"]
 MAX_MEMBERS = 100_000
 
 #: How an archive's first bytes say it is compressed, and how to read it decompressed.
-_MAGIC: tuple[tuple[bytes, Callable[[BinaryIO], BinaryIO]], ...] = (
+_MAGIC: tuple[tuple[bytes, Callable[[BinaryIO], BinaryIO]], ...] = (  # each closed by the caller's ExitStack
     (b"\x1f\x8b", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),  # type: ignore[arg-type, return-value]
-    (b"\xfd7zXZ\x00", lambda f: lzma.LZMAFile(f)),  # type: ignore[return-value]
+    (b"\xfd7zXZ\x00", lambda f: lzma.LZMAFile(f)),  # type: ignore[return-value]  # noqa: SIM115
     (b"BZh", lambda f: bz2.BZ2File(f)),  # type: ignore[return-value]
 )
 
@@ -124,57 +124,58 @@ def _check_file(member: tarfile.TarInfo, base: str, folder: Path, path: Path) ->
 
 
 def _unpack(path: Path, folder: Path, limit: int) -> None:
+    """Unpack the dump folder in ``path`` into ``folder``, as the module docstring says."""
     try:
-        raw = open(path, "rb")
-    except OSError as err:
-        raise InputError(f"cannot read {path}: {err.strerror or err}") from None
-    with raw:
-        head = raw.read(6)
-        raw.seek(0)
-        stream: BinaryIO = raw
-        for magic, opener in _MAGIC:
-            if head.startswith(magic):
-                stream = opener(raw)
-        counted = _Counted(stream, limit, path)
-        dump_dir: str | None = None
-        count = 0
-        last = -1
-        try:
-            tar = tarfile.open(fileobj=counted, mode="r|")  # type: ignore[call-overload]  # one forward pass
-            with tar:
-                while True:
-                    member = tar.next()
-                    if member is None:
-                        break
-                    tar.members.clear()  # one member at a time in memory, whatever their number
-                    count += 1
-                    if count > MAX_MEMBERS:
-                        raise InputError(f"{path} holds more than {MAX_MEMBERS:,} members; a dump folder has "
-                                         "far fewer", hint="unpack it yourself and give the dump folder")
-                    if member.size < 0 or member.offset <= last:
-                        raise InputError(f"{path}: the member {_shown(member.name)} has an impossible size "
-                                         f"({member.size}); the archive is damaged or forged")
-                    last = member.offset
-                    if member.size > counted.left:
-                        raise _over(path, limit, f": its member {_shown(member.name)} alone claims "
-                                                 f"{_human(member.size)}")
-                    parts = _parts(path, member.name)
-                    if not member.isreg() or member.issparse() or not parts or not parts[-1].startswith("module_"):
-                        continue  # its bytes are read (and counted) by the next tar.next()
-                    where, base = "/".join(parts[:-1]), parts[-1]
-                    if dump_dir is None:
-                        dump_dir = where
-                    elif where != dump_dir:
-                        raise InputError(f"{path} holds dump files in two folders, {_shown(dump_dir + '/')} and "
-                                         f"{_shown(where + '/')}; hloviz reads an archive of one dump folder",
-                                         hint="unpack it yourself and give hloviz one of the folders")
-                    _check_file(member, base, folder, path)
-                    _write(tar, member, folder / base, path)
-        except HlovizError:
-            raise
-        except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as err:
-            reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-            raise InputError(f"{path} is not a readable tar archive: {reason}") from None
+        with ExitStack() as stack:
+            raw = stack.enter_context(open(path, "rb"))
+            head = raw.read(6)
+            raw.seek(0)
+            stream: BinaryIO = raw
+            for magic, opener in _MAGIC:
+                if head.startswith(magic):
+                    stream = stack.enter_context(opener(raw))
+            counted = _Counted(stream, limit, path)
+            tar = stack.enter_context(tarfile.open(fileobj=counted, mode="r|"))  # type: ignore[call-overload]
+            _members(tar, counted, path, folder)
+    except HlovizError:
+        raise
+    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise InputError(f"{path} is not a readable tar archive: {reason}") from None
+
+
+def _members(tar: tarfile.TarFile, counted: _Counted, path: Path, folder: Path) -> None:
+    """Read the members in one forward pass; write the dump folder's files flat into ``folder``."""
+    dump_dir: str | None = None
+    count, last = 0, -1
+    while True:
+        member = tar.next()
+        if member is None:
+            return
+        # one member at a time in memory, whatever their number (tarfile keeps a list of those read)
+        tar.members.clear()  # pyright: ignore[reportAttributeAccessIssue]
+        count += 1
+        if count > MAX_MEMBERS:
+            raise InputError(f"{path} holds more than {MAX_MEMBERS:,} members; a dump folder has far fewer",
+                             hint="unpack it yourself and give the dump folder")
+        if member.size < 0 or member.offset <= last:
+            raise InputError(f"{path}: the member {_shown(member.name)} has an impossible size ({member.size}); "
+                             "the archive is damaged or forged")
+        last = member.offset
+        if member.size > counted.left:
+            raise _over(path, counted.limit, f": its member {_shown(member.name)} alone claims {_human(member.size)}")
+        parts = _parts(path, member.name)
+        if not member.isreg() or member.issparse() or not parts or not parts[-1].startswith("module_"):
+            continue  # its bytes are read (and counted) by the next tar.next()
+        where, base = "/".join(parts[:-1]), parts[-1]
+        if dump_dir is None:
+            dump_dir = where
+        elif where != dump_dir:
+            raise InputError(f"{path} holds dump files in two folders, {_shown(dump_dir + '/')} and "
+                             f"{_shown(where + '/')}; hloviz reads an archive of one dump folder",
+                             hint="unpack it yourself and give hloviz one of the folders")
+        _check_file(member, base, folder, path)
+        _write(tar, member, folder / base, path)
 
 
 def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, path: Path) -> None:
