@@ -166,3 +166,22 @@ def test_a_step_number_in_ascii_digits_still_names_its_snapshot(dump, capsys):
     code, out, err = run_cli(["diff", f"{dump}@0016", f"{dump}@fusion"], capsys)
     assert code in (0, None), err
     assert f"{dump}@16 (HLO_passes_after_layout_assignment/fusion) → {dump}@16 " in out.splitlines()[0]
+
+
+# --- a live pass capture's messages never name its deleted temporary folder ----------------------
+
+def test_a_live_capture_without_snapshots_names_the_target_not_the_temporary_folder(tmp_path, capsys, monkeypatch):
+    """XLA wrote nothing (here: the capture is replaced by a saved one, so no XLA runs): the
+    message says so of the target's dump, not of a ``hloviz-passes-*`` folder already removed."""
+    import hloviz.capture as capture
+
+    saved = capture.load_target(str(ROOT / "samples" / "captures" / "jax_mlp"))
+    monkeypatch.setattr(capture, "load_target", lambda *_a, **_k: saved)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    code, _, err = run_cli(["passes", MLP], capsys)
+    assert code == 2, err
+    assert "no per-pass snapshots" in err and "jax_mlp.py:mlp" in err, err
+    assert str(temp) not in err and "hloviz-passes-" not in err, err
+    assert list(temp.iterdir()) == []

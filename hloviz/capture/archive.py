@@ -41,7 +41,7 @@ from typing import BinaryIO
 
 from hloviz.errors import HlovizError, InputError, visible
 
-__all__ = ["MAX_MEMBERS", "unpacked_dump"]
+__all__ = ["MAX_MEMBERS", "rename_folder", "unpacked_dump"]
 
 #: The most members hloviz reads from one archive (a real per-pass dump of a training step holds
 #: a few thousand files; 100,000 empty members are 51 MB of headers).
@@ -190,10 +190,22 @@ def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, path: Path
         shutil.copyfileobj(source, out)
 
 
-def _rename(err: HlovizError, folder: Path, path: Path) -> None:
-    """Name the archive (``x.tar:member``) where a message names the temporary folder."""
+def rename_folder(err: HlovizError, folder: Path, name: str, *, member: Callable[[str], str]) -> None:
+    """Where ``err``'s message names the temporary ``folder`` (or a file in it), name ``name``
+    instead (a file ``F`` in it as ``member(F)``): the folder is removed before the message is
+    printed, and its random name would tell the user nothing."""
+    prefix = f"{folder}{os.sep}"
+
     def fix(text: str) -> str:
-        return text.replace(f"{folder}{os.sep}", f"{path}:").replace(str(folder), str(path))
+        out, i = [], 0
+        while (j := text.find(prefix, i)) >= 0:
+            k = j + len(prefix)
+            end = k
+            while end < len(text) and not text[end].isspace() and text[end] not in ":'\",)":
+                end += 1
+            out.append(text[i:j] + member(text[k:end]))
+            i = end
+        return ("".join(out) + text[i:]).replace(str(folder), name)
 
     err.args = tuple(fix(a) if isinstance(a, str) else a for a in err.args)
     if err.hint:
@@ -212,7 +224,7 @@ def unpacked_dump(path: Path) -> Iterator[Path]:
         _unpack(path, folder, max_input())
         yield folder
     except HlovizError as err:
-        _rename(err, folder, path)
+        rename_folder(err, folder, str(path), member=lambda name: f"{path}:{name}")
         raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hloviz.analysis.passes import PassStep
-from hloviz.errors import InputError
+from hloviz.errors import HlovizError, InputError
 
 if TYPE_CHECKING:
     from hloviz.capture import Capture
@@ -287,6 +287,11 @@ def pass_dump_capture(target: str, *, args: Sequence[str] = (), device: str | No
             else:
                 os.environ["XLA_FLAGS"] = previous
         yield capture, folder
+    except HlovizError as err:  # the folder is gone once the message is printed: name what it was
+        from hloviz.capture.archive import rename_folder
+
+        rename_folder(err, folder, f"XLA's dump of {target}", member=lambda name: name)
+        raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
