@@ -185,3 +185,13 @@ def test_a_live_capture_without_snapshots_names_the_target_not_the_temporary_fol
     assert "no per-pass snapshots" in err and "jax_mlp.py:mlp" in err, err
     assert str(temp) not in err and "hloviz-passes-" not in err, err
     assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["passes", "{}"], ["passes", "{}.tar"], ["show", "{}", "--passes"],
+                                     ["versions", "{}.tar", "{}.tgz", "--passes"], ["stats", "{}"]])
+def test_a_target_name_too_long_to_look_up_is_a_clear_error(tmp_path, capsys, command):
+    """A name with a component of 300 bytes: the system answers ENAMETOOLONG to any look-up."""
+    name = str(tmp_path / ("x" * 300))
+    code, _, err = run_cli([part.format(name) for part in command], capsys)
+    assert code == 2, err
+    assert "internal error" not in err and "Traceback" not in err and "File name too long" not in err, err

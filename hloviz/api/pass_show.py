@@ -14,6 +14,7 @@ while the folder exists and kept as modules, no more instructions in all than th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -54,7 +55,7 @@ def _is_live(target: Any) -> bool:
     if not isinstance(target, (str, Path)):
         return False
     path = Path(target)
-    return not path.exists() or (path.is_file() and path.suffix == ".py")
+    return not os.path.lexists(path) or (os.path.isfile(path) and path.suffix == ".py")
 
 
 def capture_with_passes(target: Any, *, passes: bool, pre: Any, post: Any, args: Sequence[str],
@@ -77,7 +78,7 @@ def capture_with_passes(target: Any, *, passes: bool, pre: Any, post: Any, args:
             raise InputError("--passes needs a model.py:function or a dump folder with per-pass snapshots")
         return None
     text, path = str(target), Path(target)
-    if path.is_dir():
+    if os.path.isdir(path):  # os.path: a name too long to look up is no folder (no OSError)
         if not has_pass_snapshots(path):
             if passes:
                 raise InputError(f"{text} holds no per-pass snapshots (module_*.NNNN.PIPELINE.after_PASS.before_NEXT.txt)",

@@ -9,6 +9,7 @@ folders (or tar archives of them) made earlier can be compared instead.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -51,7 +52,7 @@ def _read(path: Path, module: str | None, notify: Callable[[str], None] | None) 
     if is_archive(path):
         with extracted_archive(path) as folder:
             return read_pass_history(folder, module=module, notify=notify).history
-    if not path.is_dir():
+    if not os.path.isdir(path):
         raise InputError(f"{path} is neither a dump folder with per-pass snapshots nor a tar archive of one")
     return read_pass_history(path, module=module, notify=notify).history
 

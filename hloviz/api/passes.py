@@ -169,7 +169,7 @@ def _walk(snapshots: Sequence[tuple[PassStep, Path | None]], broken: dict[int, s
 
 def _is_live(target: str) -> bool:
     path = Path(target)
-    return not path.exists() or (path.is_file() and path.suffix == ".py")
+    return not os.path.lexists(path) or (os.path.isfile(path) and path.suffix == ".py")
 
 
 def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, verbose: bool = False,
@@ -183,7 +183,7 @@ def passes(target: str, *, args: Sequence[str] = (), device: str | None = None, 
         raise InputError(f"--tf/--jax capture a model.py:function; {target} is already captured")
     if save is not None and not _is_live(target):
         raise InputError(f"--save keeps the snapshots of a live capture; {target} already holds them")
-    if path.is_dir():
+    if os.path.isdir(path):  # os.path: a name too long to look up is no folder (no OSError)
         if args or device:
             raise InputError("--arg and --device apply to model.py:function targets, not to a dump folder")
         if not has_pass_snapshots(path):

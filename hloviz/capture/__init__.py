@@ -23,6 +23,8 @@ Nothing here imports TensorFlow or JAX until a live function is captured.
 
 from __future__ import annotations
 
+import os
+
 import datetime as _dt
 import platform as _platform
 import time
@@ -206,7 +208,7 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
     if not target:
         raise InputError("no target given: name model.py:function, a capture folder, an HLO file, or --pre/--post")
     path = Path(target)
-    if path.is_dir():
+    if os.path.isdir(path):  # os.path: a name too long to look up is no folder (no OSError)
         from hloviz.capture import saved, xla_dump
 
         if xla_dump.is_dump_folder(path) and (module is not None or not saved.is_capture_folder(path)):
@@ -223,7 +225,7 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
                            memory=saved.load_memory(path, info))
         raise InputError(f"{target} is neither a capture folder (pre.hlo, post.hlo, capture.json) "
                          f"nor an XLA dump folder (module_*.before_optimizations.txt …)")
-    if path.is_file() and path.suffix != ".py":
+    if os.path.isfile(path) and path.suffix != ".py":
         _no_live_options(args, device, "an HLO file")
         return _from_single_file(path, say)
     if module is not None:

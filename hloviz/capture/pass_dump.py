@@ -301,7 +301,7 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
 
 
 def is_archive(path: Path) -> bool:
-    return path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES)
+    return os.path.isfile(path) and path.name.endswith(ARCHIVE_SUFFIXES)  # no OSError for a name too long
 
 
 @contextmanager
