@@ -256,6 +256,7 @@ def test_a_member_claiming_more_than_the_budget_stops_before_reading_it(tmp_path
 
 # --- 4. a member-count limit -----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_flood_of_empty_members_is_refused(tmp_path, capsys, watched):
     """100,001 empty members (51 MB of headers, 90 KB gzipped): over the documented limit of
     100,000 members; refused with that number, and hloviz's folder holds nothing after."""
