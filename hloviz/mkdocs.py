@@ -37,8 +37,16 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.plugins import BasePlugin
 
-from .docs.pictures import (PictureCache, PictureError, parse_options, publish, resolve_target, scalar, svg_body,
-                            svg_title)
+from .docs.pictures import (
+    PictureCache,
+    PictureError,
+    parse_options,
+    publish,
+    resolve_target,
+    scalar,
+    svg_body,
+    svg_title,
+)
 from .errors import InputError
 
 __all__ = ["HlovizConfig", "HlovizPlugin"]

@@ -233,10 +233,13 @@ def test_mkdocs_replaces_a_planted_link_in_its_assets_not_its_target(tmp_path):
     victim.write_text("mine")
     image.unlink()
     image.symlink_to(victim)
+    page = config.parent / "docs" / "index.md"
+    os.utime(page, (page.stat().st_atime, page.stat().st_mtime + 100))  # --dirty builds the changed page only
     assert _mkdocs_build(config, out, cache=cache, dirty=True)[0] == 0
     assert victim.read_text() == "mine", "the link's target is untouched"
     assert not image.is_symlink() and image.read_bytes() == clean
     image.write_bytes(clean.replace(b"</svg>", b"<script>alert(1)</script></svg>"))  # stale, or planted
+    os.utime(page, (page.stat().st_atime, page.stat().st_mtime + 100))
     assert _mkdocs_build(config, out, cache=cache, dirty=True)[0] == 0
     assert image.read_bytes() == clean
 
@@ -361,7 +364,10 @@ def test_an_oversized_target_is_refused_before_it_is_hashed(tmp_path, monkeypatc
         def hexdigest(self) -> str:
             return self.real.hexdigest()
 
-    monkeypatch.setattr(pictures, "hashlib", type("H", (), {"sha256": staticmethod(lambda *a: Spy(hashlib.sha256(*a)))}))
+    def sha256(data: bytes = b"") -> Spy:
+        return Spy(hashlib.sha256(data))
+
+    monkeypatch.setattr(pictures, "hashlib", type("H", (), {"sha256": staticmethod(sha256)}))
     with pytest.raises(PictureError, match=r"max-input"):
         PictureCache(tmp_path / "cache").picture(DocPicture(target=str(big)))
     assert sum(hashed) <= 1 << 20

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.requires_dot
 
 @pytest.mark.parametrize("value", ["1e7", "1e300", "99999999999"])
 def test_show_takes_a_huge_timeout(tmp_path, capsys, value):
-    code, out, err = run_cli(["show", str(H.SEED), "-o", str(tmp_path / "out"), "--timeout", value], capsys)
+    code, _out, err = run_cli(["show", str(H.SEED), "-o", str(tmp_path / "out"), "--timeout", value], capsys)
     assert code == 0, err
     assert "internal error" not in err and "Overflow" not in err
     assert (tmp_path / "out" / "report.html").is_file()

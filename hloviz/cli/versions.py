@@ -16,8 +16,8 @@ import typer
 from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
-from .render import check_timeout
 from .diff import report_options
+from .render import check_timeout
 from .targets import ArgOpt, DeviceOpt, VerboseOpt, note, print_json
 
 _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items())

@@ -58,8 +58,8 @@ def _int(name: str) -> Callable[[Any], int]:
 def _float(name: str) -> Callable[[Any], float]:
     def convert(value: Any) -> float:
         m = _NUMBER.match(value) if isinstance(value, str) else None
-        if type(value) in (int, float) and 0 <= value <= _MOST:
-            return float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= _MOST:
+            return float(value)  # a YAML number (nan and inf fail the comparison)
         if m is None:
             raise InputError(f":{name}: must be a number (ASCII digits, such as 1.5), not {_shown(value)}")
         return float(m.group(1))

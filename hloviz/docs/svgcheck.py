@@ -46,7 +46,7 @@ def svg_problem(svg: str) -> str | None:
     """None when ``svg`` is a picture of the kind hloviz writes (see the module docstring); else
     what is wrong with it, in a few words. The file is checked, and so is the part a page inlines
     (from its first ``<svg``, :func:`hloviz.docs.pictures.svg_body`), which must be the root."""
-    return _check(svg) or _check(_from_root(svg))
+    return _Check().run(svg) or _Check().run(_from_root(svg))
 
 
 def _from_root(svg: str) -> str:
@@ -54,66 +54,68 @@ def _from_root(svg: str) -> str:
     return svg[start:] if start >= 0 else svg
 
 
-def _check(text: str) -> str | None:
-    parser = expat.ParserCreate(namespace_separator=" ")
-    stack: list[str] = []
-    styles: list[str] = []
+class _Check:
+    """One pass of expat over a document, refusing at the first thing hloviz does not write."""
 
-    def refuse(why: str) -> None:
-        raise _Refused(why)
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.styles: list[str] = []
 
-    def start(name: str, attrs: dict[str, str]) -> None:
+    def run(self, text: str) -> str | None:
+        parser = expat.ParserCreate(namespace_separator=" ")
+        parser.StartElementHandler = self.start
+        parser.EndElementHandler = lambda _name: self.stack.pop()
+        parser.CharacterDataHandler = self.data
+        parser.StartDoctypeDeclHandler = self.doctype
+        for handler in ("EntityDeclHandler", "UnparsedEntityDeclHandler", "NotationDeclHandler", "ElementDeclHandler",
+                        "AttlistDeclHandler"):
+            setattr(parser, handler, self.declaration)
+        parser.ProcessingInstructionHandler = self.instruction
+        try:
+            parser.Parse(text, True)
+        except _Refused as why:
+            return str(why)
+        except expat.ExpatError as err:
+            return f"not well-formed XML ({expat.errors.messages.get(err.code, err)}, line {err.lineno})"
+        if any(_LOADS.search(s) for s in self.styles):
+            return "a stylesheet that loads something"
+        return None
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
         ns, _, local = name.rpartition(" ")
         if ns != SVG_NS or local not in ELEMENTS:
-            refuse(f"an element hloviz does not write: <{local}>")
-        if not stack and local != "svg":
-            refuse(f"its root is <{local}>, not <svg>")
-        stack.append(local)
+            raise _Refused(f"an element hloviz does not write: <{local}>")
+        if not self.stack and local != "svg":
+            raise _Refused(f"its root is <{local}>, not <svg>")
+        self.stack.append(local)
         if local == "style":
-            styles.append("")
+            self.styles.append("")
         for key, value in attrs.items():
-            a_ns, _, a_local = key.rpartition(" ")
-            if a_ns not in ("", XLINK_NS, XML_NS) or a_local.lower().startswith("on"):
-                refuse(f"an attribute hloviz does not write: {a_local}")
-            if a_local in ("href", "src") and not value.startswith("#"):
-                refuse(f"a link out of the picture: {a_local}={value[:40]!r}")
-            if a_local not in _LABELS and not a_local.startswith("data-") and _LOADS.search(value):
-                refuse(f"an attribute that loads or runs something: {a_local}")
+            _attribute(key, value)
 
-    def end(name: str) -> None:
-        stack.pop()
+    def data(self, chunk: str) -> None:
+        if self.stack and self.stack[-1] == "style":
+            self.styles[-1] += chunk
 
-    def data(chunk: str) -> None:
-        if stack and stack[-1] == "style":
-            styles[-1] += chunk
-
-    def doctype(name: str, sysid: str | None, pubid: str | None, internal: int) -> None:
+    @staticmethod
+    def doctype(_name: str, _sysid: str | None, _pubid: str | None, internal: int) -> None:
         if internal:
-            refuse("a DOCTYPE with declarations of its own")
+            raise _Refused("a DOCTYPE with declarations of its own")
 
+    @staticmethod
     def declaration(*_: object) -> None:
-        refuse("a declaration in its DOCTYPE")
+        raise _Refused("a declaration in its DOCTYPE")
 
+    @staticmethod
     def instruction(target: str, _data: str) -> None:
-        refuse(f"a processing instruction <?{target}?>")
+        raise _Refused(f"a processing instruction <?{target}?>")
 
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = data
-    parser.StartDoctypeDeclHandler = doctype
-    parser.EntityDeclHandler = declaration
-    parser.UnparsedEntityDeclHandler = declaration
-    parser.NotationDeclHandler = declaration
-    parser.ElementDeclHandler = declaration
-    parser.AttlistDeclHandler = declaration
-    parser.ProcessingInstructionHandler = instruction
-    parser.ExternalEntityRefHandler = lambda *_: refuse("a reference to an outside entity") or 0
-    try:
-        parser.Parse(text, True)
-    except _Refused as why:
-        return str(why)
-    except expat.ExpatError as err:
-        return f"not well-formed XML ({expat.errors.messages.get(err.code, err)}, line {err.lineno})"
-    if any(_LOADS.search(s) for s in styles):
-        return "a stylesheet that loads something"
-    return None
+
+def _attribute(key: str, value: str) -> None:
+    a_ns, _, local = key.rpartition(" ")
+    if a_ns not in ("", XLINK_NS, XML_NS) or local.lower().startswith("on"):
+        raise _Refused(f"an attribute hloviz does not write: {local}")
+    if local in ("href", "src") and not value.startswith("#"):
+        raise _Refused(f"a link out of the picture: {local}={value[:40]!r}")
+    if local not in _LABELS and not local.startswith("data-") and _LOADS.search(value):
+        raise _Refused(f"an attribute that loads or runs something: {local}")
