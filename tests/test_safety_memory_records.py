@@ -187,3 +187,13 @@ def test_jax_live_range_file_cut_short_names_that_file(tmp_path, capsys):
     code, _, err = run_cli(["memory", str(folder)], capsys)
     assert code == 2
     assert live.name in err and "Traceback" not in err, err
+
+
+@pytest.mark.requires_dot
+def test_show_leaves_a_forged_memory_out_with_a_note(tmp_path, capsys):
+    cap = _saved(tmp_path, FORGERIES["a negative allocation size"])
+    code, out, err = run_cli(["show", str(cap), "-o", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    assert re.search(r"no memory section: .*memory\.json.*-3", err), err
+    assert (tmp_path / "out" / "report.html").is_file()
+    assert "internal error" not in out + err
