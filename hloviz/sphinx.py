@@ -121,7 +121,7 @@ def _cache_dir_beside_conf(app: Any, config: Any) -> None:
     of ``conf.py`` do (``html_static_path``), not one in whatever folder the build runs in."""
     folder = config.hloviz_cache_dir
     if folder and not Path(folder).is_absolute():
-        config.hloviz_cache_dir = str(Path(app.confdir) / folder)
+        config.hloviz_cache_dir = str(Path(app.confdir or app.srcdir) / folder)
 
 
 def _forget_live_captures(app: Any) -> None:

@@ -148,7 +148,7 @@ def parse_options(target: str, raw: Mapping[str, Any], *, defaults: Mapping[str,
     if values.get("timeout") is not None:
         from ..render.graphviz_run import MAX_TIMEOUT
 
-        values["timeout"] = min(max(int(values["timeout"]), 1), int(MAX_TIMEOUT))
+        values["timeout"] = min(int(values["timeout"]), int(MAX_TIMEOUT))  # 0 is still refused, by render
     known = {f.name for f in fields(DocPicture)}
     return DocPicture(target=target, **{k: v for k, v in values.items() if k in known})
 
