@@ -17,7 +17,8 @@ searchable, and the ``auto`` theme follows Material's light and dark schemes
 (``data-md-color-scheme``) as well as the reader's preference. A picture that cannot be made is a
 warning naming the page and line (``mkdocs build --strict`` makes it fail) and the build goes on.
 
-Plugin settings: ``cache_dir`` (default ``.hloviz-cache`` beside ``mkdocs.yml``), ``embed``
+Plugin settings: ``cache_dir`` (default ``.hloviz-cache`` beside ``mkdocs.yml``; a relative
+folder is relative to ``mkdocs.yml``'s folder, whatever folder the build runs in), ``embed``
 (``inline`` or ``img``), ``theme`` (``auto``), ``width`` (``100%``).
 """
 
@@ -36,7 +37,16 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.plugins import BasePlugin
 
-from .docs.pictures import PictureCache, PictureError, parse_options, resolve_target, svg_body, svg_title
+from .docs.pictures import (
+    PictureCache,
+    PictureError,
+    parse_options,
+    publish,
+    resolve_target,
+    scalar,
+    svg_body,
+    svg_title,
+)
 from .errors import InputError
 
 __all__ = ["HlovizConfig", "HlovizPlugin"]
@@ -65,8 +75,8 @@ class HlovizPlugin(BasePlugin[HlovizConfig]):
         self.pictures: dict[str, str] = {}
 
     def on_config(self, config: Any) -> Any:
-        folder = self.config.cache_dir or os.path.join(os.path.dirname(config.config_file_path or "."),
-                                                       ".hloviz-cache")
+        beside = os.path.dirname(os.path.abspath(config.config_file_path or "mkdocs.yml"))
+        folder = os.path.join(beside, self.config.cache_dir or ".hloviz-cache")  # an absolute one stays
         self.cache = PictureCache(Path(folder))
         self.pictures = {}
         return config
@@ -101,6 +111,12 @@ class HlovizPlugin(BasePlugin[HlovizConfig]):
             return _warn(page, line, f"the block's options are not YAML: {err}")
         if not isinstance(raw, dict) or "target" not in raw:
             return _warn(page, line, "a hloviz block needs `target:` (a capture folder, HLO file or model.py:fn)")
+        try:  # scalars only, checked by type before anything is turned into text (YAML aliases)
+            for k, v in raw.items():
+                scalar(k if isinstance(k, str) else "a key", k)
+                scalar(str(k), v)
+        except InputError as err:
+            return _warn(page, line, err.args[0])
         raw = {str(k): v for k, v in raw.items()}
         return self._picture(str(raw.pop("target")), raw, page, config, line)
 
@@ -125,9 +141,8 @@ class HlovizPlugin(BasePlugin[HlovizConfig]):
 
     def on_post_build(self, *, config: Any) -> None:
         folder = Path(config.site_dir) / ASSETS
-        folder.mkdir(parents=True, exist_ok=True)
         for name, svg in sorted(self.pictures.items()):
-            (folder / name).write_text(svg, encoding="utf-8")
+            publish(folder / name, svg)
 
 
 def _references(plugin: HlovizPlugin, text: str, page: Any, config: Any, line: int) -> str:

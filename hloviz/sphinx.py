@@ -16,7 +16,7 @@ the page's light or dark scheme). A picture that cannot be made is a warning at 
 (``-W`` makes it an error) and the build goes on.
 
 Settings in ``conf.py``: ``hloviz_cache_dir`` (default: ``<doctrees>/hloviz``, kept between
-builds), ``hloviz_embed`` (``"inline"`` or ``"img"``), ``hloviz_theme`` (default ``"auto"``),
+builds; a relative folder is relative to ``conf.py``'s folder, whatever folder the build runs in), ``hloviz_embed`` (``"inline"`` or ``"img"``), ``hloviz_theme`` (default ``"auto"``),
 ``hloviz_width`` (default ``"100%"``).
 """
 
@@ -32,7 +32,7 @@ from docutils.parsers.rst import directives
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from .docs.pictures import PictureCache, PictureError, parse_options, resolve_target, svg_body, svg_title
+from .docs.pictures import PictureCache, PictureError, parse_options, publish, resolve_target, svg_body, svg_title
 from .errors import InputError
 
 __all__ = ["HlovizDirective", "hloviz_picture", "setup"]
@@ -92,10 +92,7 @@ class HlovizDirective(SphinxDirective):
 
 def visit_html(self: Any, node: hloviz_picture) -> None:
     """Write the picture to ``_images/`` and put it in the page (inlined, or as an image)."""
-    out = Path(self.builder.outdir) / self.builder.imagedir / node["name"]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not out.is_file():
-        out.write_text(node["svg"], encoding="utf-8")
+    publish(Path(self.builder.outdir) / self.builder.imagedir / node["name"], node["svg"])
     parts = ['<figure class="hloviz-figure">']
     if node["embed"] == "img":
         src = f"{self.builder.imgpath}/{node['name']}"
@@ -119,6 +116,14 @@ def skip(self: Any, node: hloviz_picture) -> None:
     raise nodes.SkipNode
 
 
+def _cache_dir_beside_conf(app: Any, config: Any) -> None:
+    """A relative ``hloviz_cache_dir`` names a folder beside ``conf.py``, as the other paths
+    of ``conf.py`` do (``html_static_path``), not one in whatever folder the build runs in."""
+    folder = config.hloviz_cache_dir
+    if folder and not Path(folder).is_absolute():
+        config.hloviz_cache_dir = str(Path(app.confdir or app.srcdir) / folder)
+
+
 def _forget_live_captures(app: Any) -> None:
     for cache in _CACHES.values():
         cache.forget_live()
@@ -135,5 +140,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_node(hloviz_picture, html=(visit_html, None), text=(visit_text, None), latex=(skip, None),
                  man=(skip, None), texinfo=(skip, None))
     app.add_directive("hloviz", HlovizDirective)
+    app.connect("config-inited", _cache_dir_beside_conf)
     app.connect("builder-inited", _forget_live_captures)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

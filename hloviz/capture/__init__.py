@@ -230,6 +230,7 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
         return _from_single_file(path, say)
     if module is not None:
         raise InputError("--module picks a module of an XLA dump folder; this target is not one")
+    _check_python_target(target)
     if isolate if isolate is not None else _isolate["live"]:
         from hloviz.capture.child import capture_in_child
         from hloviz.capture.specs import parse_arg_options
@@ -254,11 +255,22 @@ def _from_env(target: str | None, tf: str | None, jax: str | None, *, pre, post,
     if path.is_dir() or (path.is_file() and path.suffix != ".py"):
         raise InputError(f"{option} captures a model.py:function target; {target} is already captured HLO",
                          hint=f"drop {option}, or name the function: path/model.py:function")
+    _check_python_target(target)
     from hloviz.capture.envs import Phases
     from hloviz.capture.isolated import capture_in_env
 
     return capture_in_env(target, "tensorflow" if tf is not None else "jax", tf if tf is not None else str(jax),
                           args=tuple(args), device=device, verbose=verbose, notify=say, phases=Phases(on_phase))
+
+
+def _check_python_target(target: str) -> None:
+    """A ``FILE.py:FUNCTION`` target whose file is a FIFO or a device is refused here, before a
+    child process is started to import it (the import would wait on the FIFO for ever)."""
+    from hloviz.capture.target import check_python_file, split_function_target
+
+    parts = split_function_target(target)
+    if parts is not None:
+        check_python_file(parts[0])
 
 
 def _no_live_options(args: Sequence[str], device: str | None, what: str) -> None:

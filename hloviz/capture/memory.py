@@ -55,7 +55,8 @@ def _from_dump(memory: dict) -> XlaAssignment:
     where = str(memory["assignment"])
     try:
         return from_dump_texts(_read(where), where=where, values_text=_read(memory.get("values")),
-                               live_text=_read(memory.get("live")), origin="XLA dump, *-buffer-assignment.txt")
+                               live_text=_read(memory.get("live")), origin="XLA dump, *-buffer-assignment.txt",
+                               live_where=str(memory.get("live") or ""))
     except RecordError as err:
         raise InputError(f"XLA's buffer assignment cannot be read: {err}",
                          hint="dump the module again (XLA_FLAGS=--xla_dump_to=DIR); hloviz estimates memory "

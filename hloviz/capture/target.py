@@ -243,6 +243,22 @@ def split_function_target(target: str) -> tuple[str, str | None] | None:
     return None
 
 
+def check_python_file(left: str) -> None:
+    """:class:`InputError` when the file a ``FILE.py:FUNCTION`` target names exists but is not a
+    regular file: Python would wait forever reading a FIFO (``mkfifo model.py``) or read a device
+    without end. Checked before any process is started for the capture."""
+    import stat
+
+    try:
+        mode = os.stat(left).st_mode
+    except OSError:
+        return  # missing: the import says so, with the usual message
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "not a regular file"
+        raise InputError(f"{left} is {kind}, not a regular Python file; hloviz imports only regular files")
+
+
 def load_python_target(target: str) -> PythonTarget:
     """Import the module a ``model.py:fn`` / ``pkg.mod:fn`` target names and find the function."""
     parts = split_function_target(target)
@@ -255,6 +271,7 @@ def load_python_target(target: str) -> PythonTarget:
             raise InputError(f"file not found: {left}")
         if path.is_dir():
             raise InputError(f"{left} is a folder; a FILE.py:FUNCTION target needs a Python file")
+        check_python_file(left)
         module = import_file(path)
         return find_function(module, fn, text=target, file=str(Path(os.path.realpath(path))))
     if not _IDENT_PATH.match(left):

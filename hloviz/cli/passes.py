@@ -14,6 +14,7 @@ import typer
 
 from ..errors import InputError, visible
 from . import app
+from .render import check_timeout
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, TfOpt, VerboseOpt, note, print_json
 
 
@@ -40,7 +41,8 @@ def passes(
     pictures: Annotated[int, typer.Option("--pictures", help="With -o: most steps drawn (the biggest changes).")] = 12,
     budget: Annotated[int, typer.Option("--budget", help="With -o: most nodes per picture (as in show).")] = 120,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="With -o: seconds Graphviz may take for all the pictures together.")] = 60.0,
+        "--timeout", callback=check_timeout,
+        help="With -o: seconds Graphviz may take for all the pictures together.")] = 60.0,
     arg: ArgOpt = None,
     device: DeviceOpt = None,
     module: ModuleOpt = None,

@@ -43,10 +43,13 @@ BudgetOpt = Annotated[int, typer.Option(
 
 
 def check_timeout(value: float) -> float:
-    """``--timeout`` is a positive, finite number of seconds (not nan, inf, 0 or -1)."""
+    """``--timeout`` is a positive, finite number of seconds (not nan, inf, 0 or -1); one past
+    :data:`~hloviz.render.graphviz_run.MAX_TIMEOUT` (a day: ``--timeout 1e7``) is taken as that."""
+    from ..render.graphviz_run import MAX_TIMEOUT
+
     if not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
-    return value
+    return min(value, MAX_TIMEOUT)
 
 
 TimeoutOpt = Annotated[float, typer.Option(

@@ -17,6 +17,7 @@ from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError, visible
 from . import app
 from .diff import report_options
+from .render import check_timeout
 from .targets import ArgOpt, DeviceOpt, VerboseOpt, note, print_json
 
 _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items())
@@ -51,7 +52,7 @@ def versions(
         "--limit", help="Most entries per list in each diff's details (0: all; JSON lists all).")] = 40,
     budget: Annotated[int, typer.Option("--budget", help="With -o: most nodes per picture column.")] = 300,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="With -o: seconds Graphviz may take per picture.")] = 30.0,
+        "--timeout", callback=check_timeout, help="With -o: seconds Graphviz may take per picture.")] = 30.0,
     arg: ArgOpt = None,
     device: DeviceOpt = None,
     verbose: VerboseOpt = False,

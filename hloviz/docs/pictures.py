@@ -5,6 +5,13 @@
 hashed file name: the key is a hash of hloviz's version, the options, and the target's content —
 a capture folder's or dump folder's files, an HLO file's bytes, or, for a live ``model.py:fn``,
 the HLO captured once per build. A hit reads a file; only a miss captures or runs Graphviz.
+
+Everything read here is untrusted (a docs build runs in CI, its cache restored from a CI cache
+anyone may have written): a target that is a FIFO, a device or larger than ``--max-input`` is
+refused before a byte of it is read; a cache entry is served only when it is a plain file whose
+SHA-256 matches the record written beside it *and* it is an SVG of the kind hloviz writes
+(:mod:`.svgcheck`), else it is drawn again; the copy into the built site replaces, atomically,
+whatever is there (a planted file or link) when it differs.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import html
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -22,8 +30,8 @@ from typing import Any
 
 from ..errors import HlovizError, InputError
 
-__all__ = ["OPTIONS", "DocPicture", "PictureCache", "PictureError", "parse_options", "resolve_target", "svg_body",
-           "svg_title"]
+__all__ = ["OPTIONS", "DocPicture", "PictureCache", "PictureError", "parse_options", "publish", "resolve_target",
+           "scalar", "svg_body", "svg_title", "write_atomic"]
 
 
 class PictureError(Exception):
@@ -31,21 +39,30 @@ class PictureError(Exception):
     (hloviz's own message); the front end reports it as a warning at the source line."""
 
 
+#: Largest whole number an option takes (``:timeout:`` is capped lower, as ``--timeout`` is).
+_MOST = 10**9
+_WHOLE = re.compile(r"\s*([0-9]{1,10})\s*\Z", re.ASCII)
+_NUMBER = re.compile(r"\s*([0-9]{1,10}(?:\.[0-9]{1,10})?)\s*\Z", re.ASCII)
+
+
 def _int(name: str) -> Callable[[Any], int]:
     def convert(value: Any) -> int:
-        try:
-            return int(str(value).strip())
-        except ValueError:
-            raise InputError(f":{name}: must be a whole number, not {value!r}") from None
+        m = _WHOLE.match(value) if isinstance(value, str) else None
+        number = value if type(value) is int else int(m.group(1)) if m else None
+        if number is None or not 0 <= number <= _MOST:
+            raise InputError(f":{name}: must be a whole number (ASCII digits, at most {_MOST}), not {_shown(value)}")
+        return number
     return convert
 
 
 def _float(name: str) -> Callable[[Any], float]:
     def convert(value: Any) -> float:
-        try:
-            return float(str(value).strip())
-        except ValueError:
-            raise InputError(f":{name}: must be a number, not {value!r}") from None
+        m = _NUMBER.match(value) if isinstance(value, str) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= _MOST:
+            return float(value)  # a YAML number (nan and inf fail the comparison)
+        if m is None:
+            raise InputError(f":{name}: must be a number (ASCII digits, such as 1.5), not {_shown(value)}")
+        return float(m.group(1))
     return convert
 
 
@@ -58,7 +75,25 @@ def _flag(value: Any) -> bool:
         return True
     if value is False or str(value).strip().lower() in ("false", "no", "0"):
         return False
-    raise InputError(f":memory: is a flag (true or false), not {value!r}")
+    raise InputError(f":memory: is a flag (true or false), not {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    """A scalar option's value for a message, cut short (never a whole structure: see :func:`scalar`)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:60]}… ({len(text)} characters)"
+
+
+def scalar(name: str, value: Any) -> None:
+    """:class:`InputError` unless ``value`` is one scalar (text, a number, true/false, a date, or
+    empty), as an option of a docs source must be. A YAML list or mapping is refused by its type
+    alone, never turned into text: nine levels of aliases (``&a [*b, *b, …]``) are a few hundred
+    bytes of YAML and a billion items as text."""
+    import datetime
+
+    if value is not None and not isinstance(value, (str, int, float, bool, datetime.date)):
+        kind = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else type(value).__name__
+        raise InputError(f":{name}: must be one value (text, a number or true/false), not {kind}")
 
 
 #: The options a docs source may give, with how each is read: ``render``'s options that matter
@@ -106,29 +141,70 @@ def parse_options(target: str, raw: Mapping[str, Any], *, defaults: Mapping[str,
     values: dict[str, Any] = dict(defaults or {})
     for name, value in raw.items():
         if name not in OPTIONS:
-            raise InputError(f"unknown option :{name}: (hloviz knows {', '.join(':' + n + ':' for n in OPTIONS)})")
+            raise InputError(f"unknown option :{_shown(name)[1:-1]}: (hloviz knows "
+                             f"{', '.join(':' + n + ':' for n in OPTIONS)})")
+        scalar(name, value)
         values[name.replace("-", "_")] = OPTIONS[name](value)
+    if values.get("timeout") is not None:
+        from ..render.graphviz_run import MAX_TIMEOUT
+
+        values["timeout"] = min(int(values["timeout"]), int(MAX_TIMEOUT))  # 0 is still refused, by render
     known = {f.name for f in fields(DocPicture)}
     return DocPicture(target=target, **{k: v for k, v in values.items() if k in known})
 
 
+def _open_regular(path: Path, what: str) -> int:
+    """A descriptor of ``path`` when it is a plain file within ``--max-input``; :class:`InputError`
+    otherwise, before a byte is read: opened without waiting (a FIFO does not block) and looked at
+    through the descriptor (what is checked is what is read)."""
+    from ..inputs import max_input
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or \
+                stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a plain file"
+            raise InputError(f"{path} is {kind}, not a regular file of {what}; hloviz reads only regular files")
+        if st.st_size > max_input():
+            raise InputError(f"{path} holds {st.st_size} bytes, more than the {max_input()} hloviz reads from one "
+                             "file (--max-input)", hint="raise the limit with HLOVIZ_MAX_INPUT=2GiB if you meant it")
+        os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _hash_file(path: Path, digest: Any, what: str) -> None:
+    with os.fdopen(_open_regular(path, what), "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+
+
 def content_hash(target: str) -> str | None:
     """A hash of what ``target`` holds, or None for a live ``model.py:fn`` target (hashed
-    after its capture). A folder is hashed by its files' names and bytes, in order."""
+    after its capture). A folder is hashed by its files' names and bytes, in order. A target (or
+    a file of a folder) that is a FIFO, a device or larger than ``--max-input`` is an
+    :class:`InputError` before anything is read."""
     path = Path(target)
     digest = hashlib.sha256()
-    if path.is_file():
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
     if path.is_dir():
-        for p in sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink()):
-            digest.update(str(p.relative_to(path)).encode("utf-8") + b"\0")
-            with open(p, "rb") as f:
-                for block in iter(lambda f=f: f.read(1 << 20), b""):
-                    digest.update(block)
+        for p in sorted(path.rglob("*")):
+            if p.is_symlink():  # not hashed (as before); but not a way to a FIFO either
+                if p.exists() and not (p.is_file() or p.is_dir()):
+                    raise InputError(f"{p} links to something that is not a regular file; hloviz reads only regular "
+                                     "files")
+                continue
+            if p.is_dir():
+                continue
+            digest.update(str(p.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
+            _hash_file(p, digest, "a capture or dump folder")
             digest.update(b"\0")
+        return digest.hexdigest()
+    if os.path.lexists(path):
+        _hash_file(path, digest, "HLO")
         return digest.hexdigest()
     return None
 
@@ -167,12 +243,31 @@ class PictureCache:
                                         sort_keys=True).encode("utf-8")).hexdigest()[:20]
         name = f"hloviz-{key}.svg"
         cached = self.folder / name
-        if cached.is_file():
-            return name, cached.read_text(encoding="utf-8")
+        svg = self._read(cached)
+        if svg is not None:
+            return name, svg
         svg = self._draw(source, pic)
         self.renders += 1
         self._store(cached, svg)
         return name, svg
+
+    def _read(self, path: Path) -> str | None:
+        """The cached picture at ``path``, or None when it must be drawn again: missing, not a
+        plain file (a link, a FIFO), its SHA-256 not the one recorded beside it (truncated,
+        edited), not UTF-8, or not an SVG of the kind hloviz writes (:func:`.svgcheck.svg_problem`:
+        an entry whose record an attacker rewrote too still shows no script)."""
+        from .svgcheck import svg_problem
+
+        data = _read_plain(path)
+        record = _read_plain(_record_of(path))
+        if data is None or record is None or record.decode("ascii", "replace").strip() != \
+                hashlib.sha256(data).hexdigest():
+            return None
+        try:
+            svg = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return None if svg_problem(svg) is not None else svg
 
     def forget_live(self) -> None:
         """Forget the live captures: the next build captures each live target again, once."""
@@ -202,16 +297,64 @@ class PictureCache:
         return picture.data.decode("utf-8")
 
     def _store(self, path: Path, svg: str) -> None:
-        """Write atomically: a build stopped half-way never leaves half a picture to reuse."""
+        """Write atomically, the picture and then its SHA-256 beside it: a build stopped half-way
+        never leaves half a picture to reuse (one without its record is drawn again)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".svg", dir=self.folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(svg)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        data = svg.encode("utf-8")
+        write_atomic(path, data)
+        write_atomic(_record_of(path), hashlib.sha256(data).hexdigest().encode("ascii") + b"\n")
+
+
+def _record_of(path: Path) -> Path:
+    """Where the SHA-256 of the cached picture ``path`` is kept (``hloviz-KEY.sha256``)."""
+    return path.with_suffix(".sha256")
+
+
+def _read_plain(path: Path, most: int = 64 << 20) -> bytes | None:
+    """The bytes of ``path`` when it is a plain file of at most ``most`` bytes; None otherwise
+    (missing, a link, a FIFO or device: opened without following links and without waiting)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > most:
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(most + 1)
+        return data if len(data) <= most else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, written to a temporary file beside it and renamed into place: whatever
+    was there (a file, a planted link) is replaced, never written through, and a reader never
+    sees half of it."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def publish(path: Path, svg: str) -> None:
+    """Put a picture into the built site at ``path`` (``_images/``, ``assets/hloviz/``): left as
+    it is when it is already a plain file with these bytes, else written with
+    :func:`write_atomic` (a stale copy, an edited one, or a link planted there is replaced)."""
+    data = svg.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if _read_plain(path, len(data)) == data:
+        return
+    write_atomic(path, data)
 
 
 def svg_body(svg: str) -> str:

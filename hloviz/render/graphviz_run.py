@@ -34,11 +34,21 @@ from typing import Any
 from ..errors import DependencyError, RenderError
 from ..processes import die_with_parent
 
-__all__ = ["DEFAULT_TIMEOUT", "FORMATS", "PNG_MAX_PIXELS", "GraphvizTimeout", "LayoutBudget", "find_dot",
+__all__ = ["DEFAULT_TIMEOUT", "FORMATS", "MAX_TIMEOUT", "PNG_MAX_PIXELS", "GraphvizTimeout", "LayoutBudget", "find_dot",
            "graphviz_version", "normalize_svg", "png_pixels", "run_dot", "run_dot_many", "run_pinned"]
 
 #: Seconds a layout may take before hloviz gives up on it (and tries a coarser view).
 DEFAULT_TIMEOUT = 30.0
+
+#: The longest ``--timeout`` hloviz waits (one day): a larger one (``--timeout 1e7``) is taken as
+#: this. The system's waits take at most 2^31-1 milliseconds (24.8 days), so a budget past that
+#: was an OverflowError.
+MAX_TIMEOUT = 86400.0
+
+
+def capped(timeout: float) -> float:
+    """``timeout`` seconds, at most :data:`MAX_TIMEOUT`."""
+    return min(timeout, MAX_TIMEOUT)
 
 #: Output formats hloviz asks Graphviz for.
 FORMATS = ("svg", "png")
@@ -112,6 +122,7 @@ class LayoutBudget:
     FULL_SHARE = 2 / 3
 
     def __init__(self, seconds: float, pictures: int = 1) -> None:
+        seconds = capped(seconds)
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.pictures_left = max(1, pictures)
@@ -164,7 +175,7 @@ def _run(argv: list[str], data: bytes, timeout: float) -> _Result:
     except OSError as err:
         raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
     try:
-        out, err = proc.communicate(data, timeout=timeout)
+        out, err = proc.communicate(data, timeout=capped(timeout))
     except BaseException:  # timeout, Ctrl-C, anything: never leave dot running
         _kill(proc)
         raise
@@ -252,7 +263,7 @@ def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), 
         raise RenderError(f"unknown layout format {unknown!r}; hloviz asks for {', '.join(LAYOUT_FORMATS)}")
     dot = find_dot()
     slots = max(1, processes if processes is not None else _cores())
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + capped(timeout)
     with tempfile.TemporaryDirectory(prefix="hloviz-layout-") as tmp:
         folder = Path(tmp)
         for i, text in enumerate(dot_texts):

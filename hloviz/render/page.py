@@ -37,7 +37,9 @@ __all__ = ["THEMES", "DarkRules", "PageOptions", "for_page", "page_picture"]
 
 THEMES = ("light", "dark", "auto")
 
-_LENGTH = re.compile(r"(?:\d+(?:\.\d+)?)(?:px|pt|em|rem|%|vw|vh|cm|mm|in)?")
+#: A CSS length as hloviz takes it: ASCII digits only (``\d`` alone would take ``١٠٠px``, which
+#: no browser reads as a length).
+_LENGTH = re.compile(r"(?:[0-9]{1,10}(?:\.[0-9]{1,10})?)(?:px|pt|em|rem|%|vw|vh|cm|mm|in)?", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,14 @@ class PageOptions:
             raise InputError(f"--theme must be one of {', '.join(THEMES)}, not {self.theme!r}")
         for name, value in (("--width", self.width), ("--max-height", self.max_height)):
             if value is not None and not _LENGTH.fullmatch(value.strip()):
-                raise InputError(f"{name} must be a CSS length such as 640px, 100% or 40em, not {value!r}")
+                shown = value if len(value) <= 40 else f"{value[:40]}… ({len(value)} characters)"
+                raise InputError(f"{name} must be a CSS length such as 640px, 100% or 40em (ASCII digits), "
+                                 f"not {shown!r}")
 
 
 def _css_length(value: str) -> str:
     value = value.strip()
-    return value + "px" if re.fullmatch(r"\d+(?:\.\d+)?", value) else value
+    return value + "px" if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", value) else value
 
 
 _SVG_OPEN = re.compile(r"<svg\b[^>]*>", re.DOTALL)

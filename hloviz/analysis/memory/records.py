@@ -120,36 +120,164 @@ class XlaAssignment:
 
     @classmethod
     def from_dict(cls, data: object) -> XlaAssignment:
-        """The record :meth:`to_dict` wrote; :class:`RecordError` naming what is wrong."""
+        """The record :meth:`to_dict` wrote, checked as untrusted input (types, ranges, the sums
+        XLA's records keep: :func:`check_record`); :class:`RecordError` naming what is wrong."""
         try:
-            return _from_dict(data)
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            record = _from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
             if isinstance(err, RecordError):
                 raise
-            raise RecordError(f"not a buffer assignment hloviz wrote ({type(err).__name__}: {err})") from None
+            raise RecordError(f"not a buffer assignment hloviz wrote ({type(err).__name__}: {_shown(err)})") from None
+        check_record(record)
+        return record
+
+
+# --- checking a record read from a file (every reader's output goes through check_record) ----
+
+#: XLA counts bytes and schedule positions in int64.
+_INT64 = 1 << 63
+#: How XLA's live-range report names a value: ``name{}`` / ``name{1,0}``.
+_KEY = re.compile(r"([^\s{}]+)\{((?:\d+(?:,\d+)*)?)\}\Z")
+_NAME = re.compile(r"[^\s{}]*\Z")
+
+
+def _shown(value: object) -> str:
+    """``value`` for a message: ASCII only (surrogates and controls as escapes), cut short."""
+    text = ascii(value)
+    return text if len(text) <= 80 else f"{text[:80]}… ({len(text)} characters)"
+
+
+def _count(value: object, what: str) -> int:
+    if type(value) is not int or not 0 <= value < _INT64:  # bool is no count; nor "12", 1.5 or -3
+        raise RecordError(f"{what} must be a whole number from 0 to 2^63-1, not {_shown(value)}")
+    return value
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise RecordError(f"{what} must be text, not {_shown(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordError(f"{what} holds a lone surrogate, which is not text: {_shown(value)}") from None
+    return value
+
+
+def _name(value: object, what: str) -> str:
+    if not _NAME.match(_text(value, what)):
+        raise RecordError(f"{what} is not an instruction name: {_shown(value)}")
+    return value  # type: ignore[return-value]  # _text checked it is a str
+
+
+def _flag(value: object, what: str) -> bool:
+    if type(value) is not bool:
+        raise RecordError(f"{what} must be true or false, not {_shown(value)}")
+    return value
+
+
+def _list(value: object, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RecordError(f"{what} must be a list, not {_shown(value)}")
+    return value
+
+
+def _key(key: str, what: str) -> tuple[str, tuple[int, ...]]:
+    m = _KEY.match(key)
+    if m is None:
+        raise RecordError(f"{what}: {_shown(key)} names no value (XLA writes name{{}} or name{{1,0}})")
+    return m.group(1), tuple(int(i) for i in m.group(2).split(",") if i)
+
+
+def check_record(record: XlaAssignment, where: str = "") -> None:
+    """What every buffer assignment XLA writes holds, checked on one read from a file (a dump, a
+    saved capture's ``memory.json``): allocations numbered 0…n-1 once each, their sizes adding up
+    to the total, each value inside its allocation; live ranges inside the schedule
+    (``0 <= start <= end <= len(sequence)``: so the timeline is as long as the schedule the file
+    lists, never longer) and naming values of the assignment. :class:`RecordError` on the first
+    that fails (``where`` starts the message)."""
+    at = f"{where}: " if where else ""
+    indexes = sorted(a.index for a in record.allocations)
+    if indexes != list(range(len(indexes))):
+        raise RecordError(f"{at}allocations must be numbered 0 to {len(indexes) - 1} once each")
+    summed = sum(a.size for a in record.allocations)
+    if summed != record.total_bytes:
+        raise RecordError(f"{at}its allocations add up to {summed} bytes but its total says {record.total_bytes}")
+    for a in record.allocations:
+        for v in a.values:
+            if v.offset + v.size > a.size:
+                raise RecordError(f"{at}value {v.key} ({v.size} bytes at offset {v.offset}) lies outside "
+                                  f"allocation {a.index} ({a.size} bytes)")
+    if record.live is not None:
+        _check_live(record.live, {v.key for v in record.values()}, at)
+
+
+def _check_live(live: XlaLiveRanges, keys: set[str] | None, at: str) -> None:
+    end = len(live.sequence)
+    for key, (first, last) in live.ranges.items():
+        _key(key, f"{at}a live range")
+        if not 0 <= first <= last <= end:
+            raise RecordError(f"{at}the live range {_shown(key)}:{first}-{last} lies outside the schedule of "
+                              f"{end} instructions (0-{end})")
+        if keys is not None and key not in keys:
+            raise RecordError(f"{at}the live range {_shown(key)} names no value of the buffer assignment")
+    if live.peak_time is not None and not 0 <= live.peak_time <= end:
+        raise RecordError(f"{at}the peak at {live.peak_time} lies outside the schedule of {end} instructions")
 
 
 def _from_dict(data: Any) -> XlaAssignment:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise RecordError(f"its format is not {FORMAT}")
     allocations = []
-    for a in data["allocations"]:
-        values = tuple(XlaValue(int(v[0]), str(v[1]), tuple(int(i) for i in v[2]), int(v[3]), int(a["index"]),
-                                int(v[4])) for v in a["values"])
-        if a["kind"] not in KINDS:
-            raise RecordError(f"allocation {a['index']}: unknown kind {a['kind']!r}")
-        allocations.append(XlaAllocation(int(a["index"]), int(a["size"]), str(a["kind"]),
-                                         None if a.get("parameter") is None else int(a["parameter"]),
-                                         bool(a["live_out"]), bool(a["aliased"]), values))
+    for k, a in enumerate(_list(data["allocations"], "allocations")):
+        if not isinstance(a, dict):
+            raise RecordError(f"allocation #{k} must be an object, not {_shown(a)}")
+        index = _count(a["index"], f"allocation #{k}: index")
+        at = f"allocation {index}"
+        values = []
+        for j, v in enumerate(_list(a["values"], f"{at}: values")):
+            v = _list(v, f"{at}, value #{j}")
+            if len(v) != 5:
+                raise RecordError(f"{at}, value #{j} must be [id, instruction, index, size, offset], not {_shown(v)}")
+            shape_index = tuple(_count(i, f"{at}, value #{j}: shape index") for i in _list(v[2], f"{at}, value #{j}"))
+            values.append(XlaValue(_count(v[0], f"{at}, value #{j}: id"), _name(v[1], f"{at}, value #{j}: instruction"),
+                                   shape_index, _count(v[3], f"{at}, value #{j}: size"), index,
+                                   _count(v[4], f"{at}, value #{j}: offset")))
+        kind = a["kind"]
+        if kind not in KINDS:
+            raise RecordError(f"{at}: unknown kind {_shown(kind)}")
+        parameter = a.get("parameter")
+        allocations.append(XlaAllocation(index, _count(a["size"], f"{at}: size"), kind,
+                                         None if parameter is None else _count(parameter, f"{at}: parameter"),
+                                         _flag(a["live_out"], f"{at}: live_out"), _flag(a["aliased"], f"{at}: aliased"),
+                                         tuple(values)))
     live = None
-    if isinstance(data.get("live"), dict):
+    if data.get("live") is not None:
         lv = data["live"]
-        live = XlaLiveRanges(tuple(str(s) for s in lv["sequence"]),
-                             {str(k): (int(r[0]), int(r[1])) for k, r in lv["ranges"].items()},
-                             None if lv.get("peak_time") is None else int(lv["peak_time"]),
-                             tuple((str(p[0]), int(p[1])) for p in lv["peak"]))
-    stats = {str(k): int(v) for k, v in (data.get("stats") or {}).items()}
-    return XlaAssignment(tuple(allocations), int(data["total_bytes"]), str(data["origin"]), live, stats)
+        if not isinstance(lv, dict) or not isinstance(lv.get("ranges"), dict):
+            raise RecordError(f"live must be an object with sequence, ranges and peak, not {_shown(lv)}")
+        ranges: dict[str, tuple[int, int]] = {}
+        for key, r in lv["ranges"].items():
+            r = _list(r, f"the live range {_shown(key)}")
+            if len(r) != 2:
+                raise RecordError(f"the live range {_shown(key)} must be [start, end], not {_shown(r)}")
+            ranges[_text(key, "a live range's key")] = (_count(r[0], f"the start of {_shown(key)}"),
+                                                     _count(r[1], f"the end of {_shown(key)}"))
+        peak = []
+        for p in _list(lv["peak"], "live.peak"):
+            p = _list(p, "a row of live.peak")
+            if len(p) != 2:
+                raise RecordError(f"a row of live.peak must be [value, bytes], not {_shown(p)}")
+            peak.append((_text(p[0], "a value of live.peak"), _count(p[1], "bytes of live.peak")))
+        peak_time = lv.get("peak_time")
+        live = XlaLiveRanges(tuple(_name(s, "an instruction of live.sequence") for s in _list(lv["sequence"],
+                                                                                              "live.sequence")),
+                             ranges, None if peak_time is None else _count(peak_time, "live.peak_time"), tuple(peak))
+    stats = data.get("stats") or {}
+    if not isinstance(stats, dict):
+        raise RecordError(f"stats must be an object, not {_shown(stats)}")
+    checked = {_text(k, "a key of stats"): _count(v, f"stats.{_shown(k)}") for k, v in stats.items()}
+    return XlaAssignment(tuple(allocations), _count(data["total_bytes"], "total_bytes"),
+                         _text(data["origin"], "origin"), live, checked)
 
 
 def _kind(parameter: bool, constant: bool, thread_local: bool, live_out: bool) -> str:
@@ -237,10 +365,11 @@ _PEAK_ROW = re.compile(r"^    (\S+?\{[\d,]*\}): (\d+) bytes")
 
 
 def from_dump_texts(assignment: str, *, where: str, values_text: str = "", live_text: str = "",
-                    origin: str = "XLA dump") -> XlaAssignment:
+                    origin: str = "XLA dump", live_where: str = "") -> XlaAssignment:
     """The record of a dump's ``*-buffer-assignment.txt`` (``values_text``: JAX's
-    ``*-buffer-assignment-values.txt``; ``live_text``: its ``*-live-range.txt``; TensorFlow writes
-    all in the first). A truncated or damaged file is a :class:`RecordError` saying what is missing."""
+    ``*-buffer-assignment-values.txt``; ``live_text``: its ``*-live-range.txt``, named
+    ``live_where`` in messages; TensorFlow writes all in the first). A truncated or damaged file
+    is a :class:`RecordError` naming the file and saying what is missing."""
     lines = assignment.splitlines()
     if not lines or lines[0].strip() != "BufferAssignment:":
         raise RecordError(f"{where}: does not start with 'BufferAssignment:'")
@@ -291,34 +420,73 @@ def from_dump_texts(assignment: str, *, where: str, values_text: str = "", live_
     if total != summed:
         raise RecordError(f"{where}: its allocations add up to {summed} bytes but XLA wrote 'Total bytes used: "
                           f"{total}' (the file is cut short?)")
-    live = _live_ranges(live_text or assignment)
+    record = XlaAssignment(tuple(allocations), total, origin)
+    check_record(record, where)
+    live_where = (live_where or "the live-range file") if live_text else where
+    live = _live_ranges(live_text or assignment, live_where)
+    if live is not None:
+        _check_live(live, {v.key for v in record.values()}, f"{live_where}: ")
     return XlaAssignment(tuple(allocations), total, origin, live)
 
 
-def _live_ranges(text: str) -> XlaLiveRanges | None:
-    start = text.find("HloLiveRange (max ")
-    if start < 0:
+_LIVE_HEADER = re.compile(r"^HloLiveRange \(max (\d+)\):$", re.MULTILINE)
+_STACK_TOTAL = re.compile(r"^  Stack trace breakdown for peak usage: ([\d ]+) bytes$")
+_CUMULATIVE = re.compile(r"\(cumulative: (\d+) bytes\)$")
+
+
+def _live_ranges(text: str, where: str) -> XlaLiveRanges | None:
+    """XLA's ``HloLiveRange`` report in ``text``, read strictly: what XLA writes there, whole.
+
+    ``HloLiveRange (max N):``, the N instructions of the schedule numbered 0…N-1, each buffer's
+    range, ``Live ranges at T (peak):`` with one row per buffer live at T (and, since 2024, the
+    stack-trace breakdown whose total is the rows' cumulative sum). A line that is none of these,
+    or a part missing, is a :class:`RecordError` at ``where``:line: a file cut anywhere in the
+    section is refused, not read as a shorter schedule or a peak hloviz would have to make up."""
+    header = _LIVE_HEADER.search(text)
+    if header is None:
+        if "HloLiveRange (max " in text:
+            raise RecordError(f"{where}: its HloLiveRange header is damaged (the file is cut short?)")
         return None
+    first_line = text.count("\n", 0, header.start()) + 2
+    size = int(header.group(1))
     sequence: list[str] = []
     ranges: dict[str, tuple[int, int]] = {}
     peak: list[tuple[str, int]] = []
     peak_time: int | None = None
-    section = ""
-    for line in text[start:].splitlines()[1:]:
+    section, stack_total, cumulative = "", None, 0
+    for number, line in enumerate(text[header.end() + 1:].splitlines(), start=first_line):
         stripped = line.strip()
-        if stripped in ("InstructionSequence:", "BufferLiveRange:"):
+        if stripped in ("InstructionSequence:", "BufferLiveRange:") and section in ("", "InstructionSequence:"):
             section = stripped
             continue
-        m = _PEAK_AT.match(line)
-        if m:
+        if (m := _PEAK_AT.match(line)) and section == "BufferLiveRange:":
             section, peak_time = "peak", int(m.group(1))
             continue
-        if section == "InstructionSequence:" and (s := _SEQUENCE.match(line)):
+        if section == "InstructionSequence:" and (s := _SEQUENCE.match(line)) and int(s.group(1)) == len(sequence):
             sequence.append(s.group(2))
-        elif section == "BufferLiveRange:" and (r := _RANGE.match(line)):
+        elif section == "BufferLiveRange:" and (r := _RANGE.match(line)) and r.group(1) not in ranges:
             ranges[r.group(1)] = (int(r.group(2)), int(r.group(3)))
         elif section == "peak" and (p := _PEAK_ROW.match(line)):
             peak.append((p.group(1), int(p.group(2))))
-        elif section == "peak" and stripped.startswith("Stack trace"):
+            c = _CUMULATIVE.search(line)
+            cumulative = int(c.group(1)) if c else cumulative
+        elif section == "peak" and (t := _STACK_TOTAL.match(line)):
+            stack_total = int(t.group(1).replace(" ", ""))
             break
-    return XlaLiveRanges(tuple(sequence), ranges, peak_time, tuple(peak))
+        elif not stripped and section == "peak":
+            break
+        else:
+            raise RecordError(f"{where}:{number}: cannot read this line of XLA's live ranges: {_shown(line[:120])} "
+                              "(the file is cut short or damaged?)")
+    if len(sequence) != size:
+        raise RecordError(f"{where}: its live ranges list {len(sequence)} of the schedule's {size} instructions "
+                          "(the file is cut short?)")
+    if peak_time is None:
+        raise RecordError(f"{where}: its live ranges end before 'Live ranges at … (peak)' (the file is cut short?)")
+    live = XlaLiveRanges(tuple(sequence), ranges, peak_time, tuple(peak))
+    _check_live(live, None, f"{where}: ")  # inside the schedule first: what a forged range says
+    live_at_peak = sum(1 for first, last in ranges.values() if first <= peak_time <= last)
+    if len(peak) != live_at_peak or (stack_total is not None and stack_total != cumulative):
+        raise RecordError(f"{where}: its peak lists {len(peak)} of the {live_at_peak} buffers live at {peak_time} "
+                          "(the file is cut short?)")
+    return live
