@@ -39,7 +39,17 @@ def test_every_capture_has_its_fingerprints_recorded():
     assert {k.split("/")[0] for k in SCOPES} == captures
 
 
-@pytest.mark.parametrize("name", sorted(PICTURES))
+#: Captures whose picture takes several seconds to build (marked slow; `make test` runs them).
+HEAVY = {"convnext_tiny", "densenet121", "efficientnet_b0", "inception_v3", "jax_gpt_step", "jax_gpt_step12", "jax_mlp",
+         "keras_transformer", "resnet50",
+         "transformer_train-tf2.17", "transformer_train-tf2.21"}
+
+
+def _captures(names) -> list:
+    return [pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n for n in sorted(names)]
+
+
+@pytest.mark.parametrize("name", _captures(PICTURES))
 def test_the_dot_text_of_each_capture_is_as_recorded(name, capsys):
     bench = _bench("picture_fingerprints")
     got = bench.fingerprint([str(bench.CAPTURES / name), "--stage", "both"])
@@ -48,7 +58,7 @@ def test_the_dot_text_of_each_capture_is_as_recorded(name, capsys):
                                    "tests/golden/picture_fingerprints.json (see this file's docstring)")
 
 
-@pytest.mark.parametrize("name", sorted({k.split("/")[0] for k in SCOPES}))
+@pytest.mark.parametrize("name", _captures({k.split("/")[0] for k in SCOPES}))
 def test_the_scope_tree_and_layers_of_each_capture_are_as_recorded(name):
     import hloviz
     from hloviz.analysis.provenance import parameter_names
