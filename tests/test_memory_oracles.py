@@ -150,3 +150,43 @@ def test_a_capture_diffed_with_itself_has_no_buffer_new_or_grown(capsys):
     memory = json.loads(out)["memory"]
     assert memory["buffers_new_or_grown"] == []
     assert memory["peak_bytes"]["before"] == memory["peak_bytes"]["after"]
+
+
+# --- the records kept with the samples, against the HLO they belong to ------------------------
+
+_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4,
+          "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+_DEFINED = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = (\w+)\[([\d,]*)\]", re.MULTILINE)
+
+
+def _memory_samples() -> list[str]:
+    return sorted(p.name for p in SAMPLES.iterdir() if (p / "memory.json").is_file()) if SAMPLES.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _memory_samples())
+def test_each_recorded_value_has_the_byte_size_of_its_instructions_shape(name):
+    """memory.json was decoded by hloviz at capture time (from XLA's proto or its dump), so it is
+    no independent record by itself; here each array value it lists is checked against the
+    optimized HLO it came with: the instruction exists and the value's size is the shape's
+    elements × the element type's bytes, read from the text with a regex."""
+    folder = SAMPLES / name
+    post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
+    text = _text(post)
+    shapes = {n: (t, d) for n, t, d in _DEFINED.findall(text)}
+    defined = set(re.findall(r"^\s*(?:ROOT )?%?([\w.\-]+) = ", text, re.MULTILINE))
+    record = json.loads((folder / "memory.json").read_text())
+    checked = 0
+    for a in record["allocations"]:
+        for _vid, inst, index, size, offset in a["values"]:
+            assert offset + size <= a["size"], (name, inst)
+            if index or inst not in shapes or shapes[inst][0] not in _BYTES:
+                continue  # a tuple element, or a tuple's own pointer table
+            dtype, dims = shapes[inst]
+            elements = 1
+            for d in filter(None, dims.split(",")):
+                elements *= int(d)
+            assert size == elements * _BYTES[dtype], (name, inst, dtype, dims, size)
+            checked += 1
+    assert checked >= 5, name
+    names = {inst for a in record["allocations"] for _v, inst, *_ in a["values"]}
+    assert names <= defined, sorted(names - defined)[:5]  # every value is an instruction of this module

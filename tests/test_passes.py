@@ -371,3 +371,31 @@ def test_a_pass_line_names_three_things_and_counts_the_rest():
     assert describe_changes(three) == "+3 fusion(s) (f1, f2, f3)"
     assert describe_changes(four) == "+4 fusion(s) (f1, f2, f3, … (4))"
     assert describe_changes(StepChanges(changed=("a", "b"), added=("c",))) == "+1 ~2 instructions"
+
+
+def _facts(*ops: str):
+    """The facts of a hand-written snapshot whose instructions carry the op names ``ops``."""
+    import hloviz
+    from hloviz.analysis.pass_facts import module_facts
+
+    lines = [f'  %n{k} = f32[2]{{0}} negate(%{"p" if k == 0 else f"n{k - 1}"}), metadata={{op_name="{op}"}}'
+             for k, op in enumerate(ops)]
+    last = f"n{len(ops) - 1}" if ops else "p"
+    text = ("HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"
+            + "".join(line + "\n" for line in lines) + f"  ROOT %r = f32[2]{{0}} copy(%{last})\n}}\n")
+    return module_facts(hloviz.parse(text), text)
+
+
+def test_an_op_that_vanishes_and_comes_back_is_credited_where_it_vanished_for_good():
+    from hloviz.analysis.passes import HistoryBuilder, PassStep
+
+    start = _facts("model/a", "model/b")
+    builder = HistoryBuilder("m", start)
+    builder.add(PassStep(0, "p", "one"), _facts("model/b"))  # model/a gone ...
+    builder.add(PassStep(1, "p", "two"), _facts("model/a", "model/b"))  # ... and back
+    builder.add(PassStep(2, "p", "three"), _facts("model/a"))  # model/b gone for good
+    history = builder.finish(_facts())  # the optimized module: neither
+    by_op = {e.op_name: e for e in history.eliminated}
+    # model/a is still in the last snapshot (2): removed after it, not by pass "one"
+    assert by_op["model/a"].step is None and "still in the last snapshot" in by_op["model/a"].note
+    assert by_op["model/b"].step is not None and by_op["model/b"].step.pass_name == "three"
