@@ -111,6 +111,7 @@ def main() -> None:
         for budget in args.budget:
             options = ViewOptions(budget=budget)
             ref = ana = views = math.inf
+            sbs = None
             for _ in range(max(args.repeat, 1)):
                 _fair.clear_caches()
                 t0 = time.perf_counter()
@@ -121,6 +122,7 @@ def main() -> None:
                 sbs = side_by_side(pre, post, analysis, options=options, info=info)
                 t3 = time.perf_counter()
                 ref, ana, views = min(ref, t1 - t0), min(ana, t2 - t1), min(views, t3 - t2)
+            assert sbs is not None
             layout, _ = best(partial(run_dot, sbs.dot, "svg", 120), 1)
             cover = len(layers & (named(sbs.pre) | named(sbs.post))) / len(layers) if layers else 0.0
             total = ana + views + layout

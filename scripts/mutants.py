@@ -100,7 +100,7 @@ def verdict(m: Mutation, rc: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("-k", action="append", default=[], help="run the mutations whose name holds this word")
     ap.add_argument("--baseline", action="store_true", help="first run each test set on the unmutated copy")
     ap.add_argument("--list", action="store_true", help="list the mutations and stop")

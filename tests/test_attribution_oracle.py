@@ -31,6 +31,7 @@ ENTRY %main (x: f32[4], y: f32[]) -> {root_type} {{
 
 def _kernel_layers(module: hloviz.HloModule) -> list[str]:
     tree = build_scope_tree(module, stage="post")
+    assert module.entry is not None and module.entry.root is not None
     kernel = module.entry.root
     return [s.path for s in tree.layers_of(kernel)]
 

@@ -103,7 +103,8 @@ def test_the_proto_as_tensorflows_hlo_pb2_reads_it():
 
     from hloviz.analysis.memory.records import from_hlo_proto
 
-    theirs = hlo_pb2.HloProto.FromString(PROTO.read_bytes()).buffer_assignment
+    theirs = hlo_pb2.HloProto.FromString(  # type: ignore[attr-defined]  (generated protobuf module)
+        PROTO.read_bytes()).buffer_assignment
     ours = from_hlo_proto(PROTO.read_bytes(), "test")
     assert ours is not None
     assert [(a.index, a.size, a.maybe_live_out, a.is_entry_computation_parameter, a.is_thread_local)
