@@ -25,6 +25,7 @@ import argparse
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -118,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         print("stale mutations (the snippet is not in the file exactly once, or a test file is missing):",
               ", ".join(stale), file=sys.stderr)
         return 2
+    # SIGTERM (a CI timeout, kill PID) ends the run as Ctrl-C does: the running tests are
+    # stopped and the temporary copy removed
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     work = Path(tempfile.mkdtemp(prefix="hloviz-mutants-"))
     rows: list[tuple[Mutation, str, float, str]] = []
     try:
