@@ -73,3 +73,10 @@ def test_directive_options_reach_the_key(cache):
     dark = parse_options(str(CAPTURE), {"stage": "post", "theme": "dark"})
     assert cache.picture(light)[0] != cache.picture(dark)[0]
     assert [p.theme for p in cache.drawn] == ["light", "dark"]
+
+
+def test_options_are_read_under_the_names_render_gives_them():
+    pic = parse_options("t", {"color-by": "scope", "max-height": "30em", "depth": "2", "aspect": "1.5",
+                              "memory": "true", "caption": "c"})
+    assert (pic.color_by, pic.max_height, pic.depth, pic.aspect, pic.memory, pic.caption) == \
+        ("scope", "30em", 2, 1.5, True, "c")
