@@ -33,8 +33,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
-
 ROOT = Path(__file__).resolve().parent.parent
 LIST = ROOT / "scripts" / "mutations.toml"
 RESULTS = ROOT / "benchmarks" / "results" / "mutants.txt"
@@ -54,6 +52,13 @@ class Mutation:
 
 
 def load(path: Path = LIST) -> list[Mutation]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the same parser as a package
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            raise SystemExit("scripts/mutants.py reads TOML: use Python 3.11+, or pip install tomli") from None
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     out = []
     for m in data["mutation"]:
