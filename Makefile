@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hloviz-installed
 EXTRAS ?= tf,jax,flax,test,bench,sphinx,mkdocs
 
-.PHONY: help install system-deps test test-fast lint typecheck demo conformance bench clean
+.PHONY: help install system-deps test test-fast mutants lint typecheck demo conformance bench clean
 
 help: ## list the targets (each documented by the comment after its name)
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)$$/\1\t\2/' | \
@@ -31,6 +31,9 @@ test: $(STAMP) ## run the whole test suite (installs everything it needs)
 
 test-fast: $(STAMP) ## the tests that need neither TensorFlow nor JAX (nor the package index)
 	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax and not requires_network"
+
+mutants: $(STAMP) ## break the code on purpose (scripts/mutations.toml), one slip at a time, and check its fast tests fail
+	$(BIN)/python scripts/mutants.py
 
 demo: $(STAMP) system-deps ## capture the seed sample with TensorFlow and draw what XLA did (hloviz show)
 	$(BIN)/hloviz show samples/fused_additions.py:fused_additions -o hloviz-out/fused_additions

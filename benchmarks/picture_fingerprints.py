@@ -10,7 +10,10 @@ SHA-256 of ``hloviz render FILE -o x.dot``. The command line runs in this proces
 runs it.
 
 Run: ``python benchmarks/picture_fingerprints.py OUT.json [--big PATH.hlo ...] [--only NAME ...] [--svg]``;
-run it before and after the change and diff the two files.
+run it before and after the change and diff the two files. The DOT fingerprints of every capture
+are also a test (``tests/test_fingerprints.py`` against ``tests/golden/picture_fingerprints.json``);
+after a change meant to alter pictures, ``python benchmarks/picture_fingerprints.py
+tests/golden/picture_fingerprints.json`` writes the new ones (say why in the commit).
 """
 
 from __future__ import annotations
@@ -43,6 +46,11 @@ def fingerprint(args: list[str], suffix: str = ".dot") -> str:
         return hashlib.sha256(out.read_bytes()).hexdigest()
 
 
+def captures() -> list[Path]:
+    """The capture folders under ``samples/captures`` (``passes/`` holds dump archives, not a capture)."""
+    return [f for f in sorted(CAPTURES.iterdir()) if f.is_dir() and (f / "capture.json").is_file()]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("out", type=Path)
@@ -50,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--svg", action="store_true", help="fingerprint the SVG drawn (laid out, wrapped) instead of the DOT")
     a = ap.parse_args(argv)
-    jobs = [(f.name, [str(f), "--stage", "both"]) for f in sorted(CAPTURES.iterdir())
-            if f.is_dir() and (a.only is None or f.name in a.only)]
+    jobs = [(f.name, [str(f), "--stage", "both"]) for f in captures() if a.only is None or f.name in a.only]
     jobs += [(p.name, [str(p)]) for p in a.big]
     found = {}
     for name, args in jobs:

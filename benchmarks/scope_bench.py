@@ -5,7 +5,9 @@
     python benchmarks/scope_bench.py --large                  # the benchmarks' large JAX module
     python benchmarks/scope_bench.py --layers 25              # a smaller one of the same kind
 
-For each module: the best of ``--repeats`` rounds, each on a fresh parse, of parsing it (the
+For each module: the best of ``--repeats`` rounds, each on a fresh parse with hloviz's memoising
+caches emptied first (``_fair.clear_caches``: a later round is as cold as the first and as a
+user's process; warm op-name caches made rounds 9-25% faster than a user sees), of parsing it (the
 reference), finding its kernels, building its scope tree (op names read, weights placed, scopes ordered by data flow,
 kernels attributed) and the per-scope table (``stats --by scope``'s rows), with each step's
 ratio to the parse. The scope tree should cost about what parsing costs (ratio ≲ 1), so that
@@ -43,10 +45,13 @@ def timed(fn: Callable[[], _T]) -> tuple[float, _T]:
 
 def one_round(text: str) -> tuple[dict[str, float], HloModule, ScopeTree, KernelReport]:
     """Parse ``text`` afresh and run each step on it: each step's seconds, and what they made."""
+    import _fair
+
     import hloviz
     from hloviz.analysis import build_scope_tree, kernels
     from hloviz.analysis.scope_stats import scope_rows
 
+    _fair.clear_caches()
     steps: dict[str, float] = {}
     steps["parse (reference)"], module = timed(lambda: hloviz.parse(text))
     steps["kernels"], report = timed(lambda: kernels(module))

@@ -243,8 +243,11 @@ def test_every_instruction_is_filed_once_whatever_the_op_names(names):
     assert all(s.kind == "root" for s in [t.root]) and not t.root.instructions
     for s in t.walk():
         assert t.get(s.path) is s
-        for q in (s.path, s.label, s.name):
-            assert isinstance(t.find(q), list)  # never raises, whatever the name
+        # a scope's own path finds it, and only it; its label and name find scopes of this tree
+        assert t.find(s.path) == [s], (s.path, t.find(s.path))
+        for q in (s.label, s.name):
+            found = t.find(q)
+            assert found and all(t.get(f.path) is f for f in found), (q, found)
     t.graph(1)
     t.to_dict()
 

@@ -24,6 +24,7 @@ def build(src: Path, out: Path, *, cache: Path, fresh: bool = False, strict: boo
           doctrees: Path | None = None) -> tuple[int, str]:
     """One ``sphinx-build -b html`` run in this process: (status, warnings)."""
     from sphinx.application import Sphinx
+    from sphinx.errors import SphinxWarning
     from sphinx.util.console import nocolor
     from sphinx.util.docutils import docutils_namespace
 
@@ -35,8 +36,8 @@ def build(src: Path, out: Path, *, cache: Path, fresh: bool = False, strict: boo
                      confoverrides={"hloviz_cache_dir": str(cache)})
         try:
             app.build()
-        except Exception:  # noqa: BLE001 - with -W Sphinx raises on the first warning: the test looks at the status
-            return 1, warnings.getvalue()
+        except SphinxWarning as err:  # -W on a Sphinx that raises on the first warning; any other error propagates
+            return 1, warnings.getvalue() + f"\n{err}"
         return app.statuscode, warnings.getvalue()
 
 
@@ -107,6 +108,7 @@ def test_a_bad_target_is_a_warning_at_its_line_and_the_build_finishes(tmp_path):
     assert "More text." in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     status, warnings = build(src, tmp_path / "strict", cache=tmp_path / "cache", strict=True)
     assert status != 0, "-W makes the warning an error"
+    assert re.search(r"index\.rst:6: WARNING: hloviz: .*no_such_capture", warnings), warnings  # and it is ours
 
 
 @pytest.mark.requires_chromium

@@ -3,7 +3,7 @@ side panel naming the pass that made a kernel or a folded constant.
 
 The oracle is XLA's own files (samples/captures/passes/, unpacked here) read with the regexes of
 tests/test_passes.py; the credits the report carries are also compared with ``passes --json``
-(one function decides both, so they must be equal).
+(one function decides both, so they must be equal) and, in the same test, with the files.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def shown(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
 @pytest.mark.requires_dot
 @pytest.mark.parametrize("name", ["fused_additions", "fused_additions_const", "jax_mlp"])
 def test_the_reports_credits_are_those_of_passes_json(shown, name, capsys):
-    report, _ = shown[name]
+    report, folder = shown[name]
     code, out, err = run_cli(["passes", str(SETS / f"{name}.tar.xz"), "--json"], capsys)
     assert code in (0, None), err
     expected = json.loads(out)
@@ -76,6 +76,20 @@ def test_the_reports_credits_are_those_of_passes_json(shown, name, capsys):
     assert data["folded"] == expected["folded"]
     assert [(s["index"], s["instructions"], s["fusions"]) for s in data["steps"]] == \
         [(s["index"], s["instructions"], s["fusions"]) for s in expected["snapshots"]]
+    # and both against XLA's files, so that one wrong function cannot pass for two: each step's
+    # counts are its file's, each fusion's pass is the first file holding it, each folded value's
+    # pass the first file holding a constant of that value
+    files = snapshot_files(folder)
+    texts = {i: p.read_text() for i, _, _, p in files}
+    assert [(s["index"], s["instructions"], s["fusions"]) for s in data["steps"]] == \
+        [(i, len(_INSTRUCTION.findall(texts[i])), len(_FUSION.findall(texts[i]))) for i, *_ in files]
+    for f in data["fusions"]:
+        first = next(i for i, *_ in files if f["name"] in _FUSION.findall(texts[i]))
+        assert f["created_by"]["index"] == first, f
+    for f in data["folded"]:
+        value = re.compile(rf"= \S+ constant\({re.escape(f['value'])}\)")
+        first = next(i for i, *_ in files if value.search(texts[i]))
+        assert f["pass"]["index"] == first, f
 
 
 @pytest.mark.requires_dot
