@@ -116,57 +116,25 @@ def shared_starts(flow: Dataflow) -> dict[int, int]:
 
 
 def estimate(flow: Dataflow) -> Estimate:
-    """XLA's allocations for ``flow``'s module, estimated (see the module docstring)."""
+    """XLA's allocations for ``flow``'s module, by XLA's buffer assignment (:mod:`.assign`)."""
+    from .assign import assign
+
+    result = assign(flow)
     by_kind: dict[str, int] = dict.fromkeys(KINDS, 0)
     aliased = 0
-    outputs: list[_Allocation] = []
-    temporaries: list[Buffer] = []
-    paired: dict[int, _Allocation] = {}  # input_output_alias pair → the donated parameter's allocation
     placed: dict[int, int] = {}
-    starts = shared_starts(flow)
-    for b in sorted(flow.buffers, key=lambda b: b.kind != "parameters"):
-        if b.kind == "temporaries":
-            temporaries.append(b)
-            continue
-        shared = next((paired[p] for p in b.pairs if p in paired), None)
-        if shared is not None and b.kind == "outputs" and b.size <= shared.size and all(
-                shared.fits(s + 1 if s in shared.ends else s, e) for s, e in b.ranges()):
-            for start, end in b.ranges():
-                shared.cover(start, end)  # XLA writes it into the donated parameter's allocation
-            placed[id(b)] = shared.number
-            continue  # (a may-alias whose ranges overlap the parameter's gets an allocation of its own)
-        by_kind[b.kind] += b.size
-        if b.kind == "parameters" and b.aliased:
-            aliased += b.size
-        if b.kind in ("outputs", "parameters") and (b.kind == "outputs" or b.aliased):
-            ranges = _own_ranges(b, starts)
-            a = _Allocation(len(outputs), b.size)
-            for start, end in ranges:
-                a.cover(start, end)
-            outputs.append(a)
-            placed[id(b)] = a.number
-            for p in b.pairs:
-                paired.setdefault(p, a)
-    outputs.sort(key=lambda a: a.size)
-    sizes = [a.size for a in outputs]
-    temporaries.sort(key=lambda b: (-b.size, b.start))
-    heap: list[tuple[int, int, int]] = []
     reused = 0
-    for b in temporaries:
-        ranges = _own_ranges(b, starts)
-        lo = _first_fitting(sizes, b.size)
-        a = _reusable(outputs[lo:lo + REUSE_TRIES], ranges)
-        if a is None:
-            heap.extend((s, e, b.size) for s, e in ranges)
-            continue
-        for s, e in ranges:
-            a.place(s, e)
-        placed[id(b)] = a.number
-        reused += 1
-    heap_bytes = _peak(heap, flow.end_time)
-    by_kind["temporaries"] = heap_bytes
+    for a in result.allocations:
+        by_kind[a.kind] += a.size
+        if a.kind == "parameters" and any(b.aliased for b in a.buffers):
+            aliased += a.size
+        if a.kind in ("outputs", "parameters") and a.reusable:
+            for b in a.buffers:
+                placed[id(b)] = a.number
+                reused += b.kind == "temporaries"
+    by_kind["temporaries"] = result.heap_bytes
     by_kind["thread_local"] = thread_local_bytes(flow.module)
-    return Estimate(by_kind, aliased, heap_bytes, reused, placed, starts)
+    return Estimate(by_kind, aliased, result.heap_bytes, reused, placed, shared_starts(flow))
 
 
 def _own_ranges(b: Buffer, starts: dict[int, int]) -> list[tuple[int, int]]:
