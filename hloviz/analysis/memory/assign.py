@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from hloviz.ir import Computation, HloModule, Instruction
 from hloviz.opcodes import ELEMENTWISE, IN_PLACE
 
-from .dataflow import Buffer, Dataflow, Value, positions, top_value
-from .heap import HeapValue, simulate
+from .dataflow import Buffer, Dataflow, Value, positions, thread_local_slots, top_value
+from .heap import ALIGNMENT, HeapValue, simulate
 
 __all__ = ["Allocation", "Assignment", "assign"]
 
@@ -238,6 +238,9 @@ def assign(flow: Dataflow) -> Assignment:
             if b.aliased:
                 reusable.append(a)
             continue
+        if any(v.shape.is_tuple for v in b.values):  # a tuple's pointer table: its own, never reused
+            new(b, "outputs" if live_out(b) else "temporaries", False)
+            continue
         placed = None
         for v in b.values:
             if v.index or v.shape.is_tuple:
@@ -261,7 +264,37 @@ def assign(flow: Dataflow) -> Assignment:
             continue
         reusable.append(new(b, "outputs", True))
     heap_bytes, offsets, shared = _heap(delayed, rules)
-    return Assignment(allocations, heap_bytes, allocation_of, offsets, shared)
+    # the temporary allocations (tuples' own and the heap's block) become one (CombineTempAllocations)
+    kinds = [a.kind == "temporaries" for a in allocations]
+    if delayed:
+        kinds.append(True)
+    kinds += [False] * len(thread_local_slots(flow.module))
+    sizes = [a.size for a in allocations] + [heap_bytes]
+    block = 0
+    for n, position in enumerate(_partition(kinds)):
+        block = sizes[position] if n == 0 else -(-block // ALIGNMENT) * ALIGNMENT + sizes[position]
+    return Assignment(allocations, block, allocation_of, offsets, shared)
+
+
+def _partition(temp: list[bool]) -> list[int]:
+    """The positions of the temporary allocations in the order XLA combines them: after
+    ``std::partition`` moved them behind the others (libstdc++'s, which is not stable: it swaps
+    the first temporary from the front with the last other from the back)."""
+    order = list(range(len(temp)))
+    first, last = 0, len(order)
+    while True:
+        while first != last and not temp[order[first]]:
+            first += 1
+        if first == last:
+            break
+        last -= 1
+        while first != last and temp[order[last]]:
+            last -= 1
+        if first == last:
+            break
+        order[first], order[last] = order[last], order[first]
+        first += 1
+    return [k for k in order[first:]]
 
 
 def _interferes(x: Value, v: Value, rules: _Rules) -> bool:

@@ -487,8 +487,13 @@ def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int]
 def thread_local_bytes(module: HloModule) -> int:
     """Bytes of the thread-local slots XLA gives the values of computations that reducers, sorts,
     maps and scatters call once per element (one slot per buffer; fused computations excepted)."""
+    return sum(thread_local_slots(module))
+
+
+def thread_local_slots(module: HloModule) -> list[int]:
+    """The size of each thread-local slot (:func:`thread_local_bytes`), one per value."""
     seen: set[str] = set()
-    total = 0
+    out: list[int] = []
     stack: list[Computation] = []
     for comp in module.computations:
         for inst in comp.instructions:
@@ -502,9 +507,9 @@ def thread_local_bytes(module: HloModule) -> int:
         seen.add(comp.name)
         for inst in comp.instructions:
             if inst.opcode not in DEFINES_NO_BUFFER:
-                total += sum(shape_bytes(s) for s in _all_shapes(inst.shape))
+                out.extend(b for b in map(shape_bytes, _all_shapes(inst.shape)) if b)
             stack.extend(inst.called_computations)
-    return total
+    return out
 
 
 def _all_shapes(shape: Shape) -> Iterator[Shape]:
