@@ -69,6 +69,8 @@ class _Rules:
         self.flow = flow
         self.positions = positions(flow)
         self.order = _post_order(flow.module)
+        #: ComparePosition's order: the same, callers' computations first.
+        self.position = _post_order(flow.module, callers_first=True)
         self.buffer_of_value: dict[int, Buffer] = {id(v): b for b in flow.buffers for v in b.values}
 
     def key(self, v: Value) -> tuple:
@@ -104,12 +106,13 @@ class _Rules:
         return False
 
 
-def _post_order(module: HloModule) -> dict[Instruction, int]:
+def _post_order(module: HloModule, *, callers_first: bool = False) -> dict[Instruction, int]:
     """Instruction → its position in the post order of its computation (operands first, from the
-    instructions nobody uses, in text order), computations in the order of the text."""
+    instructions nobody uses, in text order), computations in the order of the text (XLA prints
+    them callees first), or reversed."""
     out: dict[Instruction, int] = {}
     n = 0
-    for comp in module.computations:
+    for comp in (reversed(module.computations) if callers_first else module.computations):
         for inst in _instruction_post_order(comp):
             out[inst] = n
             n += 1
@@ -196,8 +199,8 @@ def assign(flow: Dataflow) -> Assignment:
         return any(v.live_out for v in b.values)
 
     def order(b: Buffer) -> tuple:
-        first = min(b.values, key=lambda v: rules.order.get(v.instruction, 0))
-        return (-b.size, not live_out(b), rules.order.get(first.instruction, 0), min(key(v) for v in b.values))
+        first = min(rules.position.get(v.instruction, 0) for v in b.values)
+        return (-b.size, not live_out(b), first, min(key(v) for v in b.values))
 
     allocations: list[Allocation] = []
     allocation_of: dict[int, Allocation] = {}
