@@ -487,13 +487,15 @@ def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int]
 def thread_local_bytes(module: HloModule) -> int:
     """Bytes of the thread-local slots XLA gives the values of computations that reducers, sorts,
     maps and scatters call once per element (one slot per buffer; fused computations excepted)."""
-    return sum(thread_local_slots(module))
+    return sum(size for kind, size in thread_local_slots(module) if kind == "thread_local")
 
 
-def thread_local_slots(module: HloModule) -> list[int]:
-    """The size of each thread-local slot (:func:`thread_local_bytes`), one per value."""
+def thread_local_slots(module: HloModule) -> list[tuple[str, int]]:
+    """(kind, bytes) of each allocation XLA makes for the values of those computations, one per
+    value: ``thread_local``, or ``constants`` for a constant (constants get their own anywhere);
+    a tuple defines only its pointer table."""
     seen: set[str] = set()
-    out: list[int] = []
+    out: list[tuple[str, int]] = []
     stack: list[Computation] = []
     for comp in module.computations:
         for inst in comp.instructions:
@@ -506,8 +508,13 @@ def thread_local_slots(module: HloModule) -> list[int]:
             continue
         seen.add(comp.name)
         for inst in comp.instructions:
-            if inst.opcode not in DEFINES_NO_BUFFER:
-                out.extend(b for b in map(shape_bytes, _all_shapes(inst.shape)) if b)
+            if inst.opcode in DEFINES_NO_BUFFER:
+                pass
+            elif inst.opcode == "constant":
+                out.append(("constants", shape_bytes(inst.shape)))
+            else:
+                shapes = [inst.shape] if inst.opcode in DEFINES_TOP_LEVEL_ONLY else _all_shapes(inst.shape)
+                out.extend(("thread_local", b) for b in map(shape_bytes, shapes) if b)
             stack.extend(inst.called_computations)
     return out
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from hloviz.opcodes import ELEMENTWISE, IN_PLACE
 
-from .dataflow import Buffer, Dataflow, thread_local_bytes
+from .dataflow import Buffer, Dataflow, thread_local_slots
 from .records import KINDS
 
 __all__ = ["Estimate", "estimate", "shared_starts"]
@@ -133,7 +133,8 @@ def estimate(flow: Dataflow) -> Estimate:
                 placed[id(b)] = a.number
                 reused += b.kind == "temporaries"
     by_kind["temporaries"] = result.heap_bytes
-    by_kind["thread_local"] = thread_local_bytes(flow.module)
+    for kind, size in thread_local_slots(flow.module):
+        by_kind[kind] += size
     return Estimate(by_kind, aliased, result.heap_bytes, reused, placed, shared_starts(flow))
 
 
