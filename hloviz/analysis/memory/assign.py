@@ -19,10 +19,11 @@ Values of computations that reducers, sorts and maps call get thread-local slots
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hloviz.ir import Computation, HloModule, Instruction
+from hloviz.ir import Computation, Instruction
 from hloviz.opcodes import ELEMENTWISE, IN_PLACE
 
 from .dataflow import Buffer, Dataflow, Value, positions, thread_local_slots, top_value
@@ -41,6 +42,32 @@ class Allocation:
     reusable: bool
     buffers: list[Buffer] = field(default_factory=list)
     values: list[Value] = field(default_factory=list)
+    #: The values' starts, sorted, and the values in that order: their live ranges never overlap
+    #: but where one takes over from another, so the few that may meet a new value are found by
+    #: bisection.
+    starts: list[int] = field(default_factory=list, repr=False)
+    by_start: list[Value] = field(default_factory=list, repr=False)
+    ids: set[int] = field(default_factory=set, repr=False)
+
+    def add(self, b: Buffer) -> None:
+        self.buffers.append(b)
+        for v in b.values:
+            self.values.append(v)
+            i = bisect_right(self.starts, v.start)
+            self.starts.insert(i, v.start)
+            self.by_start.insert(i, v)
+            self.ids.add(id(v))
+
+    def near(self, v: Value) -> Iterator[Value]:
+        """The values whose live ranges may meet ``v``'s (all others end before it starts or start
+        after it ends)."""
+        i = bisect_right(self.starts, v.end)
+        while i > 0:
+            i -= 1
+            x = self.by_start[i]
+            yield x
+            if x.end < v.start and (i == 0 or self.by_start[i - 1].end < v.start):
+                break
 
 
 @dataclass
@@ -68,21 +95,25 @@ class _Rules:
     def __init__(self, flow: Dataflow) -> None:
         self.flow = flow
         self.positions = positions(flow)
-        self.order = _post_order(flow.module)
+        entry = flow.module.entry
+        self.entry_params: set[Instruction] = set(entry.parameters) if entry is not None else set()
+        per_computation = [list(_instruction_post_order(c)) for c in flow.module.computations]
+        #: XLA's value-id order: computations callees first (as XLA prints them), post order within.
+        self.order = _numbered(per_computation)
         #: ComparePosition's order: the same, callers' computations first.
-        self.position = _post_order(flow.module, callers_first=True)
+        self.position = _numbered(per_computation[::-1])
         self.buffer_of_value: dict[int, Buffer] = {id(v): b for b in flow.buffers for v in b.values}
+        self._keys: dict[int, tuple] = {}
 
     def key(self, v: Value) -> tuple:
         """XLA's value id order: values in post order of their instructions, computations callees
         first, a loop's phi values after every other."""
-        phi = v.instruction.opcode in ("while", "parameter") and v.instruction not in self.entry_params
-        return (phi, self.order.get(v.instruction, 0), v.index)
-
-    @property
-    def entry_params(self) -> set[Instruction]:
-        entry = self.flow.module.entry
-        return set(entry.parameters) if entry is not None else set()
+        k = self._keys.get(id(v))
+        if k is None:
+            inst = v.instruction
+            phi = inst.opcode in ("while", "parameter") and inst not in self.entry_params
+            k = self._keys[id(v)] = (phi, self.order.get(inst, 0), v.index)
+        return k
 
     def operand_values(self, v: Value) -> list[Value]:
         """The values at index {} of the operands of ``v``'s instruction (``GetValueSet(operand)``)."""
@@ -106,16 +137,12 @@ class _Rules:
         return False
 
 
-def _post_order(module: HloModule, *, callers_first: bool = False) -> dict[Instruction, int]:
-    """Instruction → its position in the post order of its computation (operands first, from the
-    instructions nobody uses, in text order), computations in the order of the text (XLA prints
-    them callees first), or reversed."""
+def _numbered(computations: list[list[Instruction]]) -> dict[Instruction, int]:
+    """Instruction → its place when the computations' post orders are read one after another."""
     out: dict[Instruction, int] = {}
-    n = 0
-    for comp in (reversed(module.computations) if callers_first else module.computations):
-        for inst in _instruction_post_order(comp):
-            out[inst] = n
-            n += 1
+    for insts in computations:
+        for inst in insts:
+            out[inst] = len(out)
     return out
 
 
@@ -178,14 +205,10 @@ def _elementwise_uses(fused: Computation, param: Instruction) -> bool:
             if u in seen:
                 continue
             seen.add(u)
-            if u.opcode == "tuple" or u.opcode == "get-tuple-element":
-                stack.append(u)
-            elif u.opcode in ELEMENTWISE:
-                stack.append(u)
-            elif u.opcode in IN_PLACE and u.operands and u.operands[0] is inst:
-                stack.append(u)
-            else:
+            if not (u.opcode in ("tuple", "get-tuple-element") or u.opcode in ELEMENTWISE
+                    or (u.opcode in IN_PLACE and u.operands and u.operands[0] is inst)):
                 return False
+            stack.append(u)
     return True
 
 
@@ -214,21 +237,11 @@ def assign(flow: Dataflow) -> Assignment:
         return a
 
     def _put(a: Allocation, b: Buffer) -> None:
-        a.buffers.append(b)
-        a.values.extend(b.values)
+        a.add(b)
         allocation_of[id(b)] = a
 
     def fits(a: Allocation, b: Buffer) -> bool:
-        if not a.reusable or b.size > a.size:
-            return False
-        for x in a.values:
-            for v in b.values:
-                if _interferes(x, v, rules):
-                    return False
-                if v.instruction.opcode == "copy" and any(
-                        top_value(flow.trees.get(o)) is x for o in v.instruction.operands):
-                    return False
-        return not (live_out(b) and a.size != b.size)
+        return _fits(a, b, rules, live_out(b))
 
     for b in sorted(flow.buffers, key=order):
         if not b.size:
@@ -244,19 +257,7 @@ def assign(flow: Dataflow) -> Assignment:
         if any(v.shape.is_tuple for v in b.values):  # a tuple's pointer table: its own, never reused
             new(b, "outputs" if live_out(b) else "temporaries", False)
             continue
-        placed = None
-        for v in b.values:
-            if v.index or v.shape.is_tuple:
-                continue
-            for o in v.instruction.operands:
-                ov = top_value(flow.trees.get(o))
-                ob = rules.buffer_of_value.get(id(ov)) if ov is not None else None
-                a = allocation_of.get(id(ob)) if ob is not None else None
-                if a is not None and fits(a, b):
-                    placed = a
-                    break
-            if placed is not None:
-                break
+        placed = next((a for a in _operand_allocations(b, rules, allocation_of) if fits(a, b)), None)
         if placed is None:
             placed = next((a for a in reversed(reusable) if fits(a, b)), None)
         if placed is not None:
@@ -267,16 +268,51 @@ def assign(flow: Dataflow) -> Assignment:
             continue
         reusable.append(new(b, "outputs", True))
     heap_bytes, offsets, shared = _heap(delayed, rules)
-    # the temporary allocations (tuples' own and the heap's block) become one (CombineTempAllocations)
-    kinds = [a.kind == "temporaries" for a in allocations]
-    if delayed:
-        kinds.append(True)
-    kinds += [False] * len(thread_local_slots(flow.module))
-    sizes = [a.size for a in allocations] + [heap_bytes]
-    block = 0
-    for n, position in enumerate(_partition(kinds)):
-        block = sizes[position] if n == 0 else -(-block // ALIGNMENT) * ALIGNMENT + sizes[position]
+    block = _combined(allocations, heap_bytes if delayed else None, len(thread_local_slots(flow.module)))
     return Assignment(allocations, block, allocation_of, offsets, shared)
+
+
+def _fits(a: Allocation, b: Buffer, rules: _Rules, lives_out: bool) -> bool:
+    """XLA's ``MaybeAssignBuffer``: whether ``b`` may go into ``a`` (see the module docstring)."""
+    if not a.reusable or b.size > a.size or (lives_out and a.size != b.size):
+        return False
+    for v in b.values:
+        if v.instruction.opcode == "copy" and any(
+                id(top_value(rules.flow.trees.get(o))) in a.ids for o in v.instruction.operands):
+            return False
+        for x in a.near(v):
+            if _interferes(x, v, rules):
+                return False
+    return True
+
+
+def _operand_allocations(b: Buffer, rules: _Rules, allocation_of: dict[int, Allocation]) -> Iterator[Allocation]:
+    """The allocations already holding the operands of ``b``'s (array, top-level) values."""
+    for v in b.values:
+        if v.index or v.shape.is_tuple:
+            continue
+        for o in v.instruction.operands:
+            ov = top_value(rules.flow.trees.get(o))
+            ob = rules.buffer_of_value.get(id(ov)) if ov is not None else None
+            a = allocation_of.get(id(ob)) if ob is not None else None
+            if a is not None:
+                yield a
+
+
+def _combined(allocations: list[Allocation], heap: int | None, thread_local: int) -> int:
+    """The size of the one temporary allocation XLA makes of the tuples' own and the heap's block
+    (``CombineTempAllocations``: end to end, each aligned, in the order ``std::partition`` left
+    them; the heap's block is made after the others, the thread-local slots after it)."""
+    temp = [a.kind == "temporaries" for a in allocations]
+    sizes = [a.size for a in allocations]
+    if heap is not None:
+        temp.append(True)
+        sizes.append(heap)
+    temp += [False] * thread_local
+    block = 0
+    for n, position in enumerate(_partition(temp)):
+        block = sizes[position] if n == 0 else -(-block // ALIGNMENT) * ALIGNMENT + sizes[position]
+    return block
 
 
 def _partition(temp: list[bool]) -> list[int]:
@@ -297,7 +333,7 @@ def _partition(temp: list[bool]) -> list[int]:
             break
         order[first], order[last] = order[last], order[first]
         first += 1
-    return [k for k in order[first:]]
+    return order[first:]
 
 
 def _interferes(x: Value, v: Value, rules: _Rules) -> bool:

@@ -62,6 +62,25 @@ def simulate(values: Sequence[HeapValue], shares: Callable[[HeapValue, HeapValue
     for v in sorted(values, key=lambda v: (v.start, v.end, v.key)):
         defined[v.start].append(v)
         freed[v.end].append(v)
+    _replay(values, defined, freed, end_time, shares, operands)
+    roots = [v for v in values if v.allocated]
+    best = None
+    for order in (_spatial, _temporal):
+        size, offsets = _pack(sorted(roots, key=order), alignment)
+        if best is None or size < best[0]:
+            best = (size, offsets)
+    assert best is not None
+    for v in roots:
+        v.offset = best[1][id(v)]
+        for c in v.colocations:
+            c.offset = v.offset
+    return best[0]
+
+
+def _replay(values: Sequence[HeapValue], defined: list[list[HeapValue]], freed: list[list[HeapValue]], end_time: int,
+            shares: Callable[[HeapValue, HeapValue, int], bool],
+            operands: Callable[[HeapValue], Sequence[HeapValue]]) -> None:
+    """The allocate / share / free events along the schedule (``HeapSimulator::RunComputation``)."""
     per_buffer: dict[int, int] = {}
     for v in values:
         per_buffer[v.buffer] = per_buffer.get(v.buffer, 0) + 1
@@ -96,18 +115,6 @@ def simulate(values: Sequence[HeapValue], shares: Callable[[HeapValue, HeapValue
         for v in freed[t]:
             v.last = counter
             counter += 1
-    roots = [v for v in values if v.allocated]
-    best = None
-    for order in (_spatial, _temporal):
-        size, offsets = _pack(sorted(roots, key=order), alignment)
-        if best is None or size < best[0]:
-            best = (size, offsets)
-    assert best is not None
-    for v in roots:
-        v.offset = best[1][id(v)]
-        for c in v.colocations:
-            c.offset = v.offset
-    return best[0]
 
 
 def _share(v: HeapValue, with_value: HeapValue, counter: int) -> None:
@@ -135,19 +142,38 @@ def _temporal(v: HeapValue) -> tuple:
 
 
 def _pack(order: list[HeapValue], alignment: int) -> tuple[int, dict[int, int]]:
-    """Best-fit placement of ``order`` (XLA's ``GlobalDecreasingSizeBestFitHeap::Finish``)."""
+    """Best-fit placement of ``order`` (XLA's ``GlobalDecreasingSizeBestFitHeap::Finish``).
+
+    The chunks placed so far are indexed by time in buckets, so that finding those that live at
+    the same time as a value costs what overlaps it, not every chunk placed."""
     placed: list[tuple[int, int, int, int]] = []  # (first, last, offset, end) of committed chunks
+    last_time = max((max(v.last, *(c.last for c in v.colocations)) if v.colocations else v.last) for v in order) \
+        if order else 0
+    width = max(1, (last_time + 1) // 1024)
+    buckets: dict[int, list[int]] = {}
     offsets: dict[int, int] = {}
     heap = 0
     for v in order:
         size = max([v.size] + [c.size for c in v.colocations])
         spans = [(v.first, v.last)] + [(c.first, c.last) for c in v.colocations]
-        used = sorted((off, end) for s, e, off, end in placed for a, b in spans if s <= b and e >= a)
+        seen: set[int] = set()
+        used: list[tuple[int, int]] = []
+        for a, b in spans:
+            for k in range(a // width, b // width + 1):
+                for n in buckets.get(k, ()):
+                    if n not in seen:
+                        s, e, off, end = placed[n]
+                        if s <= b and e >= a:
+                            seen.add(n)
+                            used.append((off, end))
+        used.sort()
         offset = _best_fit(used, v.size, size, alignment)
         offsets[id(v)] = offset
         heap = max(heap, offset + size)
         for a, b in spans:
             placed.append((a, b, offset, offset + size))
+            for k in range(a // width, b // width + 1):
+                buckets.setdefault(k, []).append(len(placed) - 1)
     return heap, offsets
 
 
