@@ -3,17 +3,23 @@
 XLA's buffer assignment starts from three analyses, which this module redoes on hloviz's IR:
 
 * **dataflow** (``hlo_dataflow_analysis.cc``): which instruction *defines* a value at each shape
-  index. Most ops define all of theirs; ``bitcast``, ``get-tuple-element``, ``while``, ``call``,
+  index. Most ops define all of theirs; ``bitcast``, ``get-tuple-element``, ``call``,
   ``opt-barrier`` define none (they pass values along); ``tuple`` (and ``copy`` of a tuple)
-  define only the top-level pointer table, 8 bytes per element;
+  define only the top-level pointer table, 8 bytes per element; a ``while`` loop defines *phi*
+  values (at its condition's and body's parameter and its result) at each index where the body
+  changes the state; a ``get-tuple-element`` reads only the pointer table, a ``tuple`` reads
+  nothing (``MayUseOperandValue``);
 * **aliasing** (``hlo_alias_analysis.cc``): values that must share storage form one *buffer*: a
   while loop's init, body parameter, body root and result; a conditional's branch roots and
   result; a donated parameter and the output it is aliased to (``input_output_alias``); the
   result of an in-place update (``dynamic-update-slice``, ``scatter``, a fusion rooted in one,
   ``output_to_operand_aliasing``) and the operand it overwrites;
 * **live ranges** (``hlo_live_range.cc``): time is the position in the schedule with the bodies of
-  control flow inlined before their caller; a buffer lives from its first definition to its last
-  use; entry parameters live throughout and outputs until the end.
+  control flow inlined before their caller; a value lives from its definition to its last use
+  (a loop's init until its condition starts, the condition's phi until the body starts, the
+  body's root until the loop); entry parameters live throughout (a donated one until its last
+  use) and outputs until the end. ``tests/test_memory_corpus.py`` checks every range against
+  XLA's own ``HloLiveRange`` on 41 programs.
 
 The computations fusions and reducers call are not in the schedule: their values live in
 registers or in thread-local slots (:func:`thread_local_bytes`).
