@@ -38,15 +38,17 @@ SPLIT: dict[str, str] = {}
 IN_PLACE: set[str] = set()
 
 
-def program(fn: Callable[[], object] | None = None, *, in_place: bool = False):
-    def add(f: Callable[[], object]) -> Callable[[], object]:
-        name = f.__name__
-        PROGRAMS[name] = f
-        SPLIT[name] = "tune" if len(SPLIT) % 2 == 0 else "check"
-        if in_place:
-            IN_PLACE.add(name)
-        return f
-    return add(fn) if fn is not None else add
+def program(f: Callable[[], object]) -> Callable[[], object]:
+    """Add ``f`` to the corpus (its half by the order the programs are written in)."""
+    PROGRAMS[f.__name__] = f
+    SPLIT[f.__name__] = "tune" if len(SPLIT) % 2 == 0 else "check"
+    return f
+
+
+def in_place_program(f: Callable[[], object]) -> Callable[[], object]:
+    """Add ``f``, a program that donates its arguments or updates arrays in place."""
+    IN_PLACE.add(f.__name__)
+    return program(f)
 
 
 # --- JAX / Flax -------------------------------------------------------------------------------
@@ -107,7 +109,7 @@ def jax_mlp_sgd():
     return _jax_compile(mlp_sgd, _mlp_params([64, 256, 256, 10]), jnp.ones((32, 64)), jnp.ones((32, 10)))
 
 
-@program(in_place=True)
+@in_place_program
 def jax_mlp_sgd_donated():
     import jax.numpy as jnp
 
@@ -145,7 +147,7 @@ def jax_while_cond():
     return _jax_compile(while_cond, jnp.ones((64, 96)), jnp.ones((96, 96)))
 
 
-@program(in_place=True)
+@in_place_program
 def jax_fori_update():
     import jax
     import jax.numpy as jnp
@@ -190,7 +192,7 @@ def jax_mixed_precision():
     return _jax_compile(mixed_precision, _mlp_params([128, 256, 256, 16]), jnp.ones((64, 128)), jnp.ones((64, 16)))
 
 
-@program(in_place=True)
+@in_place_program
 def jax_scatter_add():
     import jax.numpy as jnp
 
@@ -280,7 +282,7 @@ def flax_cnn_train_adam():
     return _flax_cnn_train(optax.adam(1e-3), ())
 
 
-@program(in_place=True)
+@in_place_program
 def flax_cnn_train_adam_donated():
     import optax
 
@@ -342,7 +344,7 @@ def flax_encoder_forward():
     return _jax_compile(encoder_forward, params, tokens)
 
 
-@program(in_place=True)
+@in_place_program
 def flax_encoder_train_adamw_donated():
     import jax
     import jax.numpy as jnp
@@ -411,7 +413,7 @@ def flax_gru_train_rmsprop():
     return _jax_compile(gru_train, params, state, x, y)
 
 
-@program(in_place=True)
+@in_place_program
 def flax_mlp_train_lamb_donated():
     import flax.linen as nn
     import jax
