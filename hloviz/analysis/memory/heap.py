@@ -144,37 +144,47 @@ def _temporal(v: HeapValue) -> tuple:
 def _pack(order: list[HeapValue], alignment: int) -> tuple[int, dict[int, int]]:
     """Best-fit placement of ``order`` (XLA's ``GlobalDecreasingSizeBestFitHeap::Finish``).
 
-    The chunks placed so far are indexed by time in buckets, so that finding those that live at
-    the same time as a value costs what overlaps it, not every chunk placed."""
-    placed: list[tuple[int, int, int, int]] = []  # (first, last, offset, end) of committed chunks
-    last_time = max((max(v.last, *(c.last for c in v.colocations)) if v.colocations else v.last) for v in order) \
-        if order else 0
-    width = max(1, (last_time + 1) // 1024)
-    buckets: dict[int, list[int]] = {}
+    A value and those sharing its chunk occupy it over the union of their live ranges; each chunk
+    placed is kept with that union (merged), so that finding the chunks in use at the same time
+    as a value costs one comparison per chunk, not one per value sharing it."""
+    placed: list[tuple[int, int, list[tuple[int, int]], int, int]] = []  # (lo, hi, times, offset, end)
     offsets: dict[int, int] = {}
     heap = 0
     for v in order:
         size = max([v.size] + [c.size for c in v.colocations])
-        spans = [(v.first, v.last)] + [(c.first, c.last) for c in v.colocations]
-        seen: set[int] = set()
-        used: list[tuple[int, int]] = []
-        for a, b in spans:
-            for k in range(a // width, b // width + 1):
-                for n in buckets.get(k, ()):
-                    if n not in seen:
-                        s, e, off, end = placed[n]
-                        if s <= b and e >= a:
-                            seen.add(n)
-                            used.append((off, end))
-        used.sort()
+        times = _union([(v.first, v.last)] + [(c.first, c.last) for c in v.colocations])
+        lo, hi = times[0][0], times[-1][1]
+        used = sorted((off, end) for plo, phi, ptimes, off, end in placed
+                      if plo <= hi and phi >= lo and _meet(times, ptimes))
         offset = _best_fit(used, v.size, size, alignment)
         offsets[id(v)] = offset
         heap = max(heap, offset + size)
-        for a, b in spans:
-            placed.append((a, b, offset, offset + size))
-            for k in range(a // width, b // width + 1):
-                buckets.setdefault(k, []).append(len(placed) - 1)
+        placed.append((lo, hi, times, offset, offset + size))
     return heap, offsets
+
+
+def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (inclusive counter times) as sorted disjoint ranges."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def _meet(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
+    """Whether two sorted lists of disjoint ranges share a time."""
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i][1] < b[j][0]:
+            i += 1
+        elif b[j][1] < a[i][0]:
+            j += 1
+        else:
+            return True
+    return False
 
 
 def _align(x: int, alignment: int) -> int:
