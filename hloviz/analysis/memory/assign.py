@@ -84,6 +84,12 @@ class Assignment:
     heap_shared: dict[int, int] = field(default_factory=dict)
 
 
+#: XLA tries every reusable allocation made so far, the latest first; hloviz tries the latest this
+#: many (the corpus needs at most 263: MobileNetV2's training step), so that a module with
+#: thousands of outputs costs time in proportion to its size (beyond it, a temporary XLA would
+#: put into an older allocation goes to the packed block instead).
+REUSE_LIMIT = 1024
+
 #: Above this many temporaries the packing is not replayed (its cost grows with the square of
 #: their number); the block is then taken as the most bytes live at once, a lower bound.
 HEAP_LIMIT = 20_000
@@ -97,7 +103,9 @@ class _Rules:
         self.positions = positions(flow)
         entry = flow.module.entry
         self.entry_params: set[Instruction] = set(entry.parameters) if entry is not None else set()
-        per_computation = [list(_instruction_post_order(c)) for c in flow.module.computations]
+        # the computations the schedule runs (fused and reducer computations hold no values here)
+        per_computation = [list(_instruction_post_order(c)) for c in flow.module.computations
+                           if c.instructions and c.instructions[0] in flow.trees]
         #: XLA's value-id order: computations callees first (as XLA prints them), post order within.
         self.order = _numbered(per_computation)
         #: ComparePosition's order: the same, callers' computations first.
@@ -292,11 +300,12 @@ def _smallest_fitting(reusable: list[Allocation], b: Buffer, rules: _Rules, live
     The hot loop of large modules: for a buffer of one value that is no copy, an allocation whose
     last value starting before this one ends either ends before it starts (it fits) or overlaps it
     by more than a touch (it does not); only a touch needs the full rules."""
+    tries = reusable[:-REUSE_LIMIT - 1:-1]
     if len(b.values) != 1 or b.values[0].instruction.opcode == "copy":
-        return next((a for a in reversed(reusable) if _fits(a, b, rules, lives_out)), None)
+        return next((a for a in tries if _fits(a, b, rules, lives_out)), None)
     v = b.values[0]
     start, end, size = v.start, v.end, b.size
-    for a in reversed(reusable):
+    for a in tries:
         if not a.reusable or size > a.size or (lives_out and a.size != size):
             continue
         i = bisect_right(a.starts, end)
