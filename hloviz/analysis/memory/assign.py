@@ -84,15 +84,19 @@ class Assignment:
     heap_shared: dict[int, int] = field(default_factory=dict)
 
 
-#: XLA tries every reusable allocation made so far, the latest first; hloviz tries the latest this
-#: many (the corpus needs at most 263: MobileNetV2's training step), so that a module with
-#: thousands of outputs costs time in proportion to its size (beyond it, a temporary XLA would
-#: put into an older allocation goes to the packed block instead).
+#: XLA tries every reusable allocation made so far, the latest first; hloviz tries the latest
+#: REUSE_LIMIT (the corpus needs at most 263: MobileNetV2's training step), and once a module has
+#: cost REUSE_BUDGET tries in all, the latest REUSE_LATE only: a module with thousands of outputs
+#: then costs time in proportion to its size (a temporary XLA would put into an older allocation
+#: goes to the block instead). The corpus' modules stay far below the budget.
 REUSE_LIMIT = 1024
+REUSE_BUDGET = 2_000_000
+REUSE_LATE = 32
 
 #: Above this many temporaries the packing is not replayed (its cost grows with the square of
-#: their number); the block is then taken as the most bytes live at once, a lower bound.
-HEAP_LIMIT = 20_000
+#: their number; the corpus' largest has 464); the block is then taken as the most bytes live at
+#: once, a lower bound.
+HEAP_LIMIT = 5_000
 
 
 class _Rules:
@@ -237,6 +241,7 @@ def assign(flow: Dataflow) -> Assignment:
     allocation_of: dict[int, Allocation] = {}
     reusable: list[Allocation] = []  # allocation_indices_: registered in order, tried from the last
     delayed: list[Buffer] = []
+    budget = [REUSE_BUDGET]  # tries left at the full REUSE_LIMIT
 
     def new(b: Buffer, kind: str, can_reuse: bool) -> Allocation:
         a = Allocation(len(allocations), b.size, kind, can_reuse)
@@ -267,7 +272,7 @@ def assign(flow: Dataflow) -> Assignment:
             continue
         placed = next((a for a in _operand_allocations(b, rules, allocation_of) if fits(a, b)), None)
         if placed is None:
-            placed = _smallest_fitting(reusable, b, rules, live_out(b))
+            placed = _smallest_fitting(reusable, b, rules, live_out(b), budget)
         if placed is not None:
             _put(placed, b)
             continue
@@ -294,13 +299,15 @@ def _fits(a: Allocation, b: Buffer, rules: _Rules, lives_out: bool) -> bool:
     return True
 
 
-def _smallest_fitting(reusable: list[Allocation], b: Buffer, rules: _Rules, lives_out: bool) -> Allocation | None:
+def _smallest_fitting(reusable: list[Allocation], b: Buffer, rules: _Rules, lives_out: bool,
+                      budget: list[int]) -> Allocation | None:
     """The latest-made (smallest) reusable allocation ``b`` fits in (``TryAssignToExistingAllocation``).
 
     The hot loop of large modules: for a buffer of one value that is no copy, an allocation whose
     last value starting before this one ends either ends before it starts (it fits) or overlaps it
     by more than a touch (it does not); only a touch needs the full rules."""
-    tries = reusable[:-REUSE_LIMIT - 1:-1]
+    tries = reusable[:-(REUSE_LIMIT if budget[0] > 0 else REUSE_LATE) - 1:-1]
+    budget[0] -= len(tries)
     if len(b.values) != 1 or b.values[0].instruction.opcode == "copy":
         return next((a for a in tries if _fits(a, b, rules, lives_out)), None)
     v = b.values[0]
