@@ -3,17 +3,23 @@
 XLA's buffer assignment starts from three analyses, which this module redoes on hloviz's IR:
 
 * **dataflow** (``hlo_dataflow_analysis.cc``): which instruction *defines* a value at each shape
-  index. Most ops define all of theirs; ``bitcast``, ``get-tuple-element``, ``while``, ``call``,
+  index. Most ops define all of theirs; ``bitcast``, ``get-tuple-element``, ``call``,
   ``opt-barrier`` define none (they pass values along); ``tuple`` (and ``copy`` of a tuple)
-  define only the top-level pointer table, 8 bytes per element;
+  define only the top-level pointer table, 8 bytes per element; a ``while`` loop defines *phi*
+  values (at its condition's and body's parameter and its result) at each index where the body
+  changes the state; a ``get-tuple-element`` reads only the pointer table, a ``tuple`` reads
+  nothing (``MayUseOperandValue``);
 * **aliasing** (``hlo_alias_analysis.cc``): values that must share storage form one *buffer*: a
   while loop's init, body parameter, body root and result; a conditional's branch roots and
   result; a donated parameter and the output it is aliased to (``input_output_alias``); the
   result of an in-place update (``dynamic-update-slice``, ``scatter``, a fusion rooted in one,
   ``output_to_operand_aliasing``) and the operand it overwrites;
 * **live ranges** (``hlo_live_range.cc``): time is the position in the schedule with the bodies of
-  control flow inlined before their caller; a buffer lives from its first definition to its last
-  use; entry parameters live throughout and outputs until the end.
+  control flow inlined before their caller; a value lives from its definition to its last use
+  (a loop's init until its condition starts, the condition's phi until the body starts, the
+  body's root until the loop); entry parameters live throughout (a donated one until its last
+  use) and outputs until the end. ``tests/test_memory_corpus.py`` checks every range against
+  XLA's own ``HloLiveRange`` on 41 programs.
 
 The computations fusions and reducers call are not in the schedule: their values live in
 registers or in thread-local slots (:func:`thread_local_bytes`).
@@ -29,7 +35,7 @@ from itertools import pairwise
 from hloviz.ir import Computation, HloModule, Instruction, Shape
 from hloviz.opcodes import DEFINES_NO_BUFFER, DEFINES_TOP_LEVEL_ONLY, IN_PLACE, THREAD_LOCAL_CALLERS
 
-__all__ = ["Buffer", "Dataflow", "Value", "analyse", "shape_bytes"]
+__all__ = ["Buffer", "Dataflow", "Tree", "Value", "analyse", "positions", "shape_bytes", "top_value"]
 
 #: Bytes of one element of a tuple's pointer table (XLA's pointer size on every backend it has).
 POINTER_BYTES = 8
@@ -60,6 +66,8 @@ class Value:
     start: int = 0
     end: int = 0
     parent: Value | None = field(default=None, repr=False)  # union-find
+    #: A loop's phi value XLA does not make (the loop hands the value back unchanged).
+    dropped: bool = False
     #: Bytes of its buffer (:func:`shape_bytes`), computed once.
     size: int = field(init=False, default=0)
 
@@ -147,6 +155,9 @@ class Dataflow:
     buffer_of: dict[Instruction, Buffer]
     #: The buffers that carry while loops' state from one iteration to the next.
     loop_buffers: list[Buffer] = field(default_factory=list)
+    #: Instruction → the value at each index of its result (what it defines or passes along):
+    #: XLA's positions, for the buffer-assignment rules (:mod:`.assign`).
+    trees: dict[Instruction, Tree] = field(default_factory=dict)
 
     @property
     def end_time(self) -> int:
@@ -159,7 +170,8 @@ class _Builder:
         self.sequence: list[Instruction] = []
         self.trees: dict[Instruction, Tree] = {}
         self.values: list[Value] = []
-        self.forward: dict[Computation, list[Tree]] = {}  # a body's parameters → the caller's operand trees
+        # a body's parameters → the caller's operand trees (_PHI: a loop's, defining phi values)
+        self.forward: dict[Computation, list[Tree]] = {}
         self.loop_state: list[Tree] = []  # each while loop's state (its init operand)
 
     # -- values ---------------------------------------------------------------------------
@@ -221,19 +233,18 @@ class _Builder:
         if op == "while":
             init = operands[0] if operands else None
             self.loop_state.append(init)
-            for name in ("condition", "body"):
-                for c in calls.get(name, ()):
-                    self.forward[c] = [init]
-                    if name == "body":  # XLA ends the init's use where the body starts
-                        _use(init, len(self.sequence))
+            cond = calls.get("condition", [None])[0]
+            body = calls.get("body", [None])[0]
+            for c in (cond, body):
+                if c is not None:
+                    self.forward[c] = _PHI  # its parameter defines the loop's phi values
                     yield c
             used = []
-            body = calls.get("body", [None])[0]
+            cond_phi = self.trees.get(cond.parameters[0]) if cond is not None and cond.parameters else None
+            body_phi = self.trees.get(body.parameters[0]) if body is not None and body.parameters else None
             root = self.trees.get(body.root) if body is not None and body.root is not None else None
-            _merge(init, root)
-            if body is not None:
-                _merge(init, self.trees.get(body.parameters[0]) if body.parameters else None)
-            tree = root if root is not None else init
+            tree = self.define(inst, inst.shape)
+            tree = self.close_loop(init, cond_phi, body_phi, root, tree)
         elif op == "call" or op == "async-start":
             tree = None
             if op == "call":
@@ -256,7 +267,7 @@ class _Builder:
                     _merge(tree, self.trees.get(c.root))
         elif op == "parameter":
             fwd = self.forward.get(comp)
-            if fwd is None:  # the entry's own parameters
+            if fwd is None or fwd is _PHI:  # the entry's own parameters; a loop's phi values
                 tree = self.define(inst, inst.shape)
             else:
                 n = inst.parameter_number or 0
@@ -277,11 +288,64 @@ class _Builder:
                 for out_index, operand, operand_index in _in_place_pairs(inst):
                     if operand < len(operands):
                         _merge(_subtree(tree, out_index), _subtree(operands[operand], operand_index))
+        if op == "get-tuple-element" or (op == "copy" and inst.shape.is_tuple):
+            used = [_top(t) for t in used]  # they read the pointer table only (MayUseOperandValue)
+        elif op in DEFINES_TOP_LEVEL_ONLY:
+            used = []  # a tuple passes its operands along without reading them
         self.trees[inst] = tree
         time = len(self.sequence)
         for t in used:
             _use(t, time)
         self.sequence.append(inst)
+
+
+    def close_loop(self, init: Tree, cond: Tree, body: Tree, root: Tree, result: Tree) -> Tree:
+        """Join a while loop's values index by index, as XLA's SSA dataflow does: where the body
+        hands its parameter's value back unchanged (``root`` is ``body`` there) there is no phi,
+        the init value flows through and the phi values made for that index are dropped; elsewhere
+        the init, the condition's and body's parameter values, the body's root and the loop's
+        result are one buffer. The init is read until the condition starts, the condition's
+        parameter until the body starts (``HloLiveRange``). Returns the loop's result tree."""
+        stack: list[tuple[Tree, Tree, Tree, Tree, Tree, _Node | None, int]] = [
+            (init, cond, body, root, result, None, -1)]
+        out = result
+        while stack:
+            i, c, p, r, w, parent, k = stack.pop()
+            if r is p and p is not None:  # passthrough: the init itself, no phi
+                for t in (c, p, w):
+                    for v in _values(t):
+                        v.dropped = True
+                        for iv in _values(i):
+                            iv.last_use = max(iv.last_use, v.last_use)
+                if parent is None:
+                    out = i
+                else:
+                    parent.elements[k] = i
+                continue
+            tops = [t.top if isinstance(t, _Node) else t for t in (i, c, p, r, w)]
+            vi, vc, vp, vr, vw = (t if isinstance(t, Value) else None for t in tops)
+            if vi is not None and vc is not None:
+                _use(vi, vc.time)
+            if vc is not None and vp is not None:
+                _use(vc, vp.time)
+            for a in (vi, vc, vp, vr):
+                if a is not None and vw is not None:
+                    _merge(a, vw)
+            if isinstance(w, _Node):
+                for n, we in enumerate(w.elements):
+                    stack.append(tuple(_element(t, n) for t in (i, c, p, r)) + (we, w, n))  # type: ignore[arg-type]
+        return out
+
+
+def _top(tree: Tree) -> Tree:
+    return tree.top if isinstance(tree, _Node) else tree
+
+
+def _element(tree: Tree, n: int) -> Tree:
+    return tree.elements[n] if isinstance(tree, _Node) and n < len(tree.elements) else None
+
+
+_PHI: list[Tree] = []  # marker (by identity) in _Builder.forward
 
 
 def _use(tree: Tree, time: int) -> None:
@@ -371,19 +435,22 @@ def analyse(module: HloModule) -> Dataflow:
     for v in _values(root_tree):
         v.live_out = True
     params = {p.parameter_number: b.trees.get(p) for p in entry.parameters}
-    # input_output_alias: the donated parameter and the output that reuses its allocation stay two
-    # buffers with live ranges of their own (XLA's HloLiveRange ends a donated parameter at its
-    # last use), paired here for the allocation estimate.
+    # input_output_alias: the donated parameter and the output written into it are one buffer
+    # (XLA's alias analysis joins them); each keeps a live range of its own (XLA's HloLiveRange
+    # ends a donated parameter at its last use).
     donated: dict[int, int] = {}  # id(value) → pair number, for both sides of each pair
     for pair, (out_index, number, param_index) in enumerate(_entry_aliases(module)):
-        for v in _values(_subtree(params.get(number), param_index)):
+        param_tree, out_tree = _subtree(params.get(number), param_index), _subtree(root_tree, out_index)
+        for v in _values(param_tree):
             donated[id(v)] = pair
-        for v in _values(_subtree(root_tree, out_index)):
+        for v in _values(out_tree):
             donated.setdefault(id(v), pair)
+        _merge(param_tree, out_tree)
     param_values = {id(v) for t in params.values() for v in _values(t)}
     groups: dict[int, list[Value]] = {}
     for v in b.values:
-        groups.setdefault(id(_find(v)), []).append(v)
+        if not v.dropped:
+            groups.setdefault(id(_find(v)), []).append(v)
     buffers = [_buffer(values, param_values, donated, end) for values in groups.values()]
     buffers.sort(key=lambda buf: (buf.start, buf.end))
     of_value = {id(v): buf for buf in buffers for v in buf.values}
@@ -391,8 +458,8 @@ def analyse(module: HloModule) -> Dataflow:
     for state in b.loop_state:
         for v in _values(state):
             loops.setdefault(id(of_value[id(v)]), of_value[id(v)])
-    tops = {v.instruction: of_value[id(v)] for v in b.values if not v.index}
-    return Dataflow(module, b.sequence, buffers, order, tops, list(loops.values()))
+    tops = {v.instruction: of_value[id(v)] for v in b.values if not v.index and not v.dropped}
+    return Dataflow(module, b.sequence, buffers, order, tops, list(loops.values()), b.trees)
 
 
 def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int], end: int) -> Buffer:
@@ -426,8 +493,15 @@ def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int]
 def thread_local_bytes(module: HloModule) -> int:
     """Bytes of the thread-local slots XLA gives the values of computations that reducers, sorts,
     maps and scatters call once per element (one slot per buffer; fused computations excepted)."""
+    return sum(size for kind, size in thread_local_slots(module) if kind == "thread_local")
+
+
+def thread_local_slots(module: HloModule) -> list[tuple[str, int]]:
+    """(kind, bytes) of each allocation XLA makes for the values of those computations, one per
+    value: ``thread_local``, or ``constants`` for a constant (constants get their own anywhere);
+    a tuple defines only its pointer table."""
     seen: set[str] = set()
-    total = 0
+    out: list[tuple[str, int]] = []
     stack: list[Computation] = []
     for comp in module.computations:
         for inst in comp.instructions:
@@ -440,10 +514,15 @@ def thread_local_bytes(module: HloModule) -> int:
             continue
         seen.add(comp.name)
         for inst in comp.instructions:
-            if inst.opcode not in DEFINES_NO_BUFFER:
-                total += sum(shape_bytes(s) for s in _all_shapes(inst.shape))
+            if inst.opcode in DEFINES_NO_BUFFER:
+                pass
+            elif inst.opcode == "constant":
+                out.append(("constants", shape_bytes(inst.shape)))
+            else:
+                shapes = [inst.shape] if inst.opcode in DEFINES_TOP_LEVEL_ONLY else _all_shapes(inst.shape)
+                out.extend(("thread_local", b) for b in map(shape_bytes, shapes) if b)
             stack.extend(inst.called_computations)
-    return total
+    return out
 
 
 def _all_shapes(shape: Shape) -> Iterator[Shape]:
@@ -453,3 +532,26 @@ def _all_shapes(shape: Shape) -> Iterator[Shape]:
         yield s
         if s.is_tuple:
             stack.extend(reversed(s.tuple_shapes))
+
+
+def top_value(tree: Tree) -> Value | None:
+    """The value at index ``{}`` of an instruction's result tree."""
+    t = tree.top if isinstance(tree, _Node) else tree
+    return t if isinstance(t, Value) else None
+
+
+def positions(flow: Dataflow) -> dict[int, list[tuple[Instruction, tuple[int, ...]]]]:
+    """id(value) → the (instruction, index) pairs where it appears (XLA's ``HloValue::positions``:
+    its definition and every bitcast, get-tuple-element, tuple, … that passes it along)."""
+    out: dict[int, list[tuple[Instruction, tuple[int, ...]]]] = {}
+    for inst, tree in flow.trees.items():
+        stack: list[tuple[Tree, tuple[int, ...]]] = [(tree, ())]
+        while stack:
+            t, index = stack.pop()
+            if isinstance(t, Value):
+                out.setdefault(id(t), []).append((inst, index))
+            elif isinstance(t, _Node):
+                if t.top is not None:
+                    out.setdefault(id(t.top), []).append((inst, index))
+                stack.extend((e, index + (k,)) for k, e in enumerate(t.elements))
+    return out
