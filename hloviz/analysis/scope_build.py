@@ -95,7 +95,15 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
         paths = by_prefix.get(prefix)
         if paths is None:
             paths = by_prefix[prefix] = {}
-        inside = None  # _runs_inside_caller(comp), asked only when an op names no scope
+        if _runs_inside_caller(comp, callers):
+            # A reducer, comparator or mapped computation is part of its caller's work, whatever
+            # its ops are named: JAX names a reducer's ``add`` after the reduction
+            # (``reduce_sum``), and a reducer traced inside a called function (``nn.scan``'s
+            # ``closed_call``) by the path relative to that call (``checkpoint/blocks/ln1/
+            # reduce_sum``), which read on its own would open a top-level scope ``blocks``
+            # holding no kernel. Its instructions go with the caller (_Filing.place_all).
+            unnamed.extend(comp.instructions)
+            continue
         for inst in comp.instructions:
             md = inst.metadata
             key = id(md)
@@ -107,13 +115,8 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
                     op = parse_op_name(f"{prefix}/{op.raw}", md.op_type)
                 paths[key] = op
                 held.append(md)
-            if op is not None and not op.scope:
-                if inside is None:
-                    inside = _runs_inside_caller(comp, callers)
-                if inside:
-                    op = None
             if op is None:
-                unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
+                unnamed.append(inst)
                 continue
             named.append((inst, op))
             if op.phase != "backward":
