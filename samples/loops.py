@@ -28,7 +28,8 @@ The argument shapes (``HLOVIZ_ARGS``) are read from the models with ``jax.eval_s
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import flax.linen as nn
 import jax

@@ -27,7 +27,7 @@ def _dot_operand_shapes(text: str) -> list[str]:
     """The operand shapes of the one ``dot`` of the module, without layouts: the dot sits in a
     fused computation whose parameters declare them in its header."""
     header = re.search(r"^%(\S+) \(([^)]*)\) -> \S+ \{\n(?:(?!^\}).*\n)*?.* = \S+ dot\((%\S+), (%\S+)\)",
-                       text, re.M)
+                       text, re.MULTILINE)
     assert header is not None, "a fused computation holding a dot"
     params = dict(re.findall(r"([\w.]+): (\w+\[[\d,]*\])", header.group(2)))
     return [params[header.group(3).strip("%,")], params[header.group(4).strip("%,)")]]

@@ -82,10 +82,7 @@ def same_operand_shapes(ia: Instruction, ib: Instruction) -> bool:
     oa, ob = ia.operands, ib.operands
     if len(oa) != len(ob):
         return False
-    for p, q in zip(oa, ob):
-        if p.shape is not q.shape and p.shape != q.shape:
-            return False
-    return True
+    return all(p.shape is q.shape or p.shape == q.shape for p, q in zip(oa, ob))
 
 
 def _operand_shape_change(m: Matcher, ia: Instruction, ib: Instruction) -> Change | None:
