@@ -42,7 +42,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
     callers, fusion_callers = _first_callers(module)
-    named, unnamed, forward_scopes, sums = _read_op_names(module, callers)
+    plumbing: list[Instruction] = []
+    named, unnamed, forward_scopes, sums = _read_op_names(module, callers, plumbing)
     if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow
         moved = {id(i) for i in sums}
         named = [(i, op) for i, op in named if id(i) not in moved]
@@ -52,6 +53,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
+    for inst in plumbing:  # the layer data flow found answers for the op name (the mapping's lookups)
+        op_scope.setdefault(inst.metadata.op_name, of[inst])
 
     if ordered:
         _order_children(root, of, phase_of, module)
@@ -74,17 +77,20 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     return tree
 
 
-def _read_op_names(module: HloModule, callers: dict[str, Instruction]
+def _read_op_names(module: HloModule, callers: dict[str, Instruction], plumbing: list[Instruction]
                    ) -> tuple[list[tuple[Instruction, OpPath]], list[Instruction], set[tuple[str, ...]],
                               list[Instruction]]:
     """Split the module's instructions into those whose op name gives their scope and those
     placed later by their caller or computation; also return every scope (and its ancestors)
     that forward ops name, which backward ops are cut back to, and the named instructions
-    that are backward ops outside every scope (the tape's sums of two gradients)."""
+    that are backward ops outside every scope (the tape's sums of two gradients). ``plumbing``
+    receives the first instruction of each op name of a loop's plumbing (:data:`_LOOP_PLUMBING`),
+    placed by data flow although named."""
     named: list[tuple[Instruction, OpPath]] = []
     unnamed: list[Instruction] = []
     sums: list[Instruction] = []
     forward_scopes: set[tuple[str, ...]] = set()
+    plumbing.clear()
     prefixes = _inlined_prefixes(module, callers)
     # A framework op's instructions share one Metadata (ir parses each distinct text once): its
     # op path is read once per (Metadata, prefix), not once per instruction.
@@ -113,6 +119,9 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
                 op = _op_path(inst)
                 if op is not None and prefix:  # a called function's ops, named relative to the call
                     op = parse_op_name(f"{prefix}/{op.raw}", md.op_type)
+                if op is not None and op.scope and op.scope[-1] in _LOOP_PLUMBING:
+                    op = None  # a scan's slicing of its stacked inputs: the layer reading them (data flow)
+                    plumbing.append(inst)
                 paths[key] = op
                 held.append(md)
             if op is None:
@@ -324,6 +333,13 @@ def _order_like(root: Scope, order_like: ScopeTree) -> None:
                                                        kv[1].kind == "unnamed",
                                                        rank.get(kv[1].path, 1 << 62))))
 
+
+#: JAX's helpers with which ``lax.scan`` (and ``nn.scan``) takes iteration i of its stacked
+#: inputs and writes iteration i of its stacked outputs (``…/while/body/jit(dynamic_index_in_dim)/
+#: dynamic_slice``). They are the loop's plumbing, not a layer of the model: the slice of block
+#: i's ``fc1`` kernel is ``fc1``'s input, so such ops are placed by data flow like unnamed ones.
+_LOOP_PLUMBING = frozenset({"dynamic_index_in_dim", "dynamic_update_index_in_dim", "dynamic_slice_in_dim",
+                            "dynamic_update_slice_in_dim"})
 
 #: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
 _RUNS_ITS_CALLEES = BODY_CALLERS

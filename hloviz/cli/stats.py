@@ -125,6 +125,8 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
                   title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
     for r in scopes[:rows]:
         name = r.label if r.depth else f"(module) {r.label}"
+        if r.loop_text:  # a loop's body: its kernels are listed once, and run this many times
+            name += f" {r.loop_text}"
         phase = r.phase.replace("forward", "fwd").replace("backward", "bwd").replace("optimizer", "opt")
         # scope and kernel names come from the HLO: text, never rich markup
         table.add_row(Text("  " * max(r.depth - 1, 0) + name), phase,
