@@ -22,7 +22,7 @@ import re
 
 from ..ir import Computation, HloModule, Instruction
 
-__all__ = ["known_trip_count", "loop_runs", "trips_text"]
+__all__ = ["known_trip_count", "loop_runs", "runs_of", "trips_text"]
 
 _TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)"?')
 
@@ -70,3 +70,27 @@ def loop_runs(module: HloModule) -> dict[str, int | None]:
 def trips_text(runs: int | None) -> str:
     """``×3`` for a known count, ``×?`` for a loop XLA did not count."""
     return f"×{runs}" if runs is not None else "×?"
+
+
+#: The last few modules' :func:`loop_runs`, for :func:`runs_of` (the module kept with its runs:
+#: an id is only looked up while its module is alive and the same).
+_RECENT: dict[int, tuple[HloModule, dict[str, int | None]]] = {}
+
+
+def runs_of(instructions: list[Instruction]) -> tuple[bool, int | None]:
+    """(whether all of ``instructions`` run in a loop, their common count or None): what a
+    picture's closed scope says of its members (``×3``). Empty or outside loops: (False, None)."""
+    comps = {id(i.parent): i.parent for i in instructions if i.parent is not None}
+    module = next((c.parent for c in comps.values() if c.parent is not None), None)
+    if module is None:
+        return False, None
+    hit = _RECENT.get(id(module))
+    if hit is None or hit[0] is not module:
+        if len(_RECENT) >= 8:
+            _RECENT.clear()
+        hit = _RECENT[id(module)] = (module, loop_runs(module))
+    runs = hit[1]
+    if not runs or any(c.name not in runs for c in comps.values()):
+        return False, None
+    counts = {runs[c.name] for c in comps.values()}
+    return True, counts.pop() if len(counts) == 1 else None
