@@ -242,3 +242,48 @@ def test_the_picture_says_how_many_times_the_loop_body_runs(tmp_path, capsys):
     code, _out, err = run_cli(["render", str(CAPTURES / "loops_vit"), "--stage", "post", "-o", str(out_file)], capsys)
     assert code == 0, err
     assert f"{body} · runs ×3" in out_file.read_text()  # the body cluster's caption, DEPTH = 3
+
+
+# --- an optax step: its update is the optimizer's ----------------------------------------------
+
+
+def _entry_lines(text: str) -> dict[str, tuple[str, list[str]]]:
+    """The entry computation's instructions: name → (opcode, operand names)."""
+    entry = text[text.index("\nENTRY "):]
+    out = {}
+    for m in re.finditer(r"^\s*(?:ROOT )?%([\w.\-]+) = .*? ([\w\-]+)\(([^)]*)\)", entry, re.MULTILINE):
+        out[m.group(1)] = (m.group(2), re.findall(r"%([\w.\-]+)", m.group(3)))
+    return out
+
+
+def test_an_optax_adamw_step_shows_its_optimizer_phase(capsys):
+    """``vit_train_step`` returns (params, {count, mu, nu}, loss): 23 parameters (the ViT's,
+    samples/loops.py), the step count, 23 first and 23 second moments, the loss — the ROOT
+    tuple's elements in that order (JAX flattens dicts by sorted key). optax writes the update as
+    plain JAX (``jit(vit_train_step)/mul`` …); the kernels computing the new parameters and
+    moments must say ``optimizer``, the loss's must not."""
+    text = _text("loops_vit_train")
+    entry = _entry_lines(text)
+    root = re.search(r"^\s*ROOT %([\w.\-]+) = .* tuple\(", text[text.index("\nENTRY "):], re.MULTILINE)
+    assert root is not None
+    outputs = entry[root.group(1)][1]
+    assert len(outputs) == 23 + 1 + 23 + 23 + 1
+    data = _stats_json(capsys, str(CAPTURES / "loops_vit_train"))
+    kernels = {k["name"]: k for k in data["kernels"]}
+
+    def producer(name: str) -> str:
+        while name not in kernels and entry[name][0] in ("bitcast", "get-tuple-element"):
+            name = entry[name][1][0]
+        return name
+
+    def phase(name: str) -> str:
+        m = re.search(r" \(((?:forward|backward|optimizer)(?:\+\w+)*)\)$", kernels[producer(name)]["layer"])
+        return m.group(1) if m else "forward"
+
+    updated = outputs[:23] + outputs[24:70]
+    phases = [phase(o) for o in updated]
+    assert all("optimizer" in p for p in phases), phases
+    assert "optimizer" not in phase(outputs[-1])  # the loss
+    # before this, the update's ~70 kernels read "forward" (issue 31): most now read optimizer alone
+    alone = [k for k in data["kernels"] if k["layer"].endswith("(optimizer)")]
+    assert len(alone) >= 46

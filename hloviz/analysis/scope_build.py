@@ -17,6 +17,7 @@ from .attribution import FlowPlacer
 from .kernels import SYNTHETIC_OP_NAMES, KernelReport
 from .kernels import kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
+from .phase_flow import mark_optimizer
 from .scope_order import order_children as _order_children
 from .scopes import TOP_LEVEL, Scope, ScopeTree
 
@@ -50,6 +51,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         unnamed = sums + unnamed
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
+    _optax_phase(module, filing)
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
@@ -270,6 +272,26 @@ class _Filing:
         owner.instructions.append(inst)
         self.of[inst] = owner
         return owner
+
+
+def _optax_phase(module: HloModule, filing: _Filing) -> None:
+    """A JAX training step's optimizer (optax) is written in the traced function itself, its ops
+    named like forward ops at the top (``jit(step)/mul``): those that read gradients are the
+    optimizer's (:func:`hloviz.analysis.phase_flow.mark_optimizer`), before data flow places the
+    unnamed instructions around them by their phases."""
+    root = filing.root
+
+    def top_of_jit(inst: Instruction) -> bool:  # filed in ``jit(f)`` itself, not in a model's scope
+        s = filing.of.get(inst)
+        # (``jvp(…)``: the forward pass under differentiation, the loss's, never the optimizer's)
+        return s is not None and s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit(")) \
+            and "jvp(" not in inst.metadata.op_name
+
+    if not any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children):
+        return
+    for inst in mark_optimizer(module, filing.phase_of, top_of_jit):
+        scope, _phase = filing.votes[inst]
+        filing.votes[inst] = (scope, "optimizer")
 
 
 def _flow_placer(module: HloModule, callers: dict[str, Instruction], filing: _Filing) -> FlowPlacer:
