@@ -233,6 +233,13 @@ def test_a_gelu_to_relu_diff_points_at_mlp(capsys):
     listed = [line.strip() for line in section.splitlines() if line.startswith("  ") and not line.startswith("    ")]
     assert listed and all(s.startswith("ViT/blocks/mlp") for s in listed), listed
     assert "while" not in section and "body" not in section
+    # the two functions' names (jit(vit_forward), jit(vit_forward_relu)) keep no layer apart:
+    # the table has one row for the entry's unnamed instructions, memory compares layer by layer
+    entries = re.findall(r"^\s+\(main\.\d+\)", out.split("Kernels that differ", 1)[0], re.MULTILINE)
+    assert len(entries) == 1, entries
+    memory = out.split("memory (", 1)[1]
+    assert "jit(vit_forward" not in memory
+    assert re.search(r"peak (\S+ \S+) → \1 \(same\)", memory)  # the relu block allocates what gelu's did
 
 
 @pytest.mark.requires_dot
