@@ -91,15 +91,19 @@ def vit_forward_relu(params, images):
 def vit_train_step(params, adamw_state, images, labels):
     """One AdamW step: the loss, its gradient through the scanned blocks, the update."""
     def loss(p):
-        logits = vit.apply({"params": p}, images)
+        logits: Any = vit.apply({"params": p}, images)
         return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
     value, grads = jax.value_and_grad(loss)(params)
     state = (optax.ScaleByAdamState(count=adamw_state["count"], mu=adamw_state["mu"], nu=adamw_state["nu"]),
              optax.EmptyState(), optax.EmptyState())
     steps, new = adamw.update(grads, state, params)
-    plain = {"count": new[0].count, "mu": new[0].mu, "nu": new[0].nu}
-    return optax.apply_updates(params, steps), plain, value
+    return optax.apply_updates(params, steps), _plain(new), value
+
+
+def _plain(state: Any) -> dict:
+    """optax's Adam state as the plain dict the step was given (count, mu, nu)."""
+    return {"count": state[0].count, "mu": state[0].mu, "nu": state[0].nu}
 
 
 def rnn_scan(w, h0, xs):
