@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..ir import Computation, HloModule, Instruction
+from ..opcodes import BODY_CALLERS, VALUE_FORWARDING_CALLERS
 
 __all__ = ["mark_optimizer"]
 
@@ -127,7 +128,7 @@ class _Walk:
         called = inst.called_computations
         if not called or self._depth > 64:
             return out
-        if inst.opcode in ("fusion", "call") and len(called) == 1:
+        if inst.opcode in VALUE_FORWARDING_CALLERS and len(called) == 1:
             # the callee's parameters are the caller's operands: follow them in
             inner = self.computation(called[0], frozenset(k for k, r in enumerate(reads) if r))
             if isinstance(inner, tuple):
@@ -135,7 +136,7 @@ class _Walk:
                     self._elements[id(inst)] = inner
                 return out or any(inner)
             return out or inner
-        if inst.opcode in ("while", "conditional", "async-start"):
+        if inst.opcode in BODY_CALLERS:  # a loop, a branch: what runs inside counts
             return out or any(self.has_backward(c) for c in called)
         return out  # a reducer or comparator: its caller's value
 

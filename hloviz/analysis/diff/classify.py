@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...ir import Instruction
-from ...opcodes import VALUE_FORWARDING_CALLERS
+from ...opcodes import CALLEE_WORK_CALLERS, VALUE_FORWARDING_CALLERS
 from ..kernels import flops
 from .index import IGNORED_ATTRIBUTES, Side, _norm
 from .match import Matcher
@@ -42,7 +42,7 @@ def changes_of(m: Matcher, x: int, y: int) -> tuple[Change, ...]:
     shapes = _operand_shape_change(m, ia, ib)
     if shapes is not None:
         out.append(shapes)
-    if ia.opcode == ib.opcode and ia.opcode not in _CALLER_WORK:
+    if ia.opcode == ib.opcode and ia.opcode not in CALLEE_WORK_CALLERS:
         fa, fb = flops(ia), flops(ib)  # a fusion's work is its computation's: a CALLS change says it
         if fa != fb:
             out.append(Change(ChangeKind.WORK, f"{fa:,} flops", f"{fb:,} flops"))
@@ -72,8 +72,6 @@ def _shape_text(m: Matcher, shape, layout: bool) -> str:
     return text
 
 
-#: Callers whose work is their called computation's (compared through CALLS, not FLOPs).
-_CALLER_WORK = frozenset({"fusion", "call", "while", "conditional", "async-start", "async-done"})
 
 
 def same_operand_shapes(ia: Instruction, ib: Instruction) -> bool:
