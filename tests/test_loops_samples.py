@@ -294,3 +294,16 @@ def test_an_optax_adamw_step_shows_its_optimizer_phase(capsys):
     # before this, the update's ~70 kernels read "forward" (issue 31): most now read optimizer alone
     alone = [k for k in data["kernels"] if k["layer"].endswith("(optimizer)")]
     assert len(alone) >= 46
+
+
+def test_a_tf_cond_in_a_while_loop_is_one_scope(capsys):
+    """TensorFlow names the ops of a ``tf.cond`` branch function in full (``while/cond/mul`` in
+    the branch the conditional ``while/cond`` calls): they are not prefixed again."""
+    pre = _text("tf_while_cond", "pre")
+    branch = re.search(r"true_computation=%?([\w.\-]+)", pre)
+    assert branch is not None
+    assert any('op_name="while/cond/mul"' in line for line in _computations(pre)[branch.group(1)])
+    scopes = {r["scope"] for r in _stats_json(capsys, str(CAPTURES / "tf_while_cond"), "--by", "scope")["scopes"]}
+    # by hand from samples/tf_loops.py: the loop ``while``, its ``cell`` name scope, tf.norm, tf.cond
+    assert {"while", "while/cell", "while/norm", "while/cond"} <= scopes
+    assert not any(s.startswith("while/cond/while") for s in scopes)

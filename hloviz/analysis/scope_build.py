@@ -119,7 +119,10 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction], plumbing:
                 op = paths[key]
             else:
                 op = _op_path(inst)
-                if op is not None and prefix:  # a called function's ops, named relative to the call
+                if op is not None and prefix and not op.raw.startswith(prefix + "/"):
+                    # a called function's ops, named relative to the call (JAX); TensorFlow's
+                    # branch functions name theirs in full already (``while/cond/mul`` in the
+                    # branch of ``while/cond``), which prefixing would make ``while/cond/while/cond``
                     op = parse_op_name(f"{prefix}/{op.raw}", md.op_type)
                 if op is not None and op.scope and op.scope[-1] in _LOOP_PLUMBING:
                     op = None  # a scan's slicing of its stacked inputs: the layer reading them (data flow)

@@ -162,7 +162,9 @@ def _title(node: TreeNode) -> str:
     parent = node.parent
     # an open scope holding only this one is not drawn: its name goes into this one's
     while parent is not None and parent.kind == "scope" and len(parent.children) == 1:
-        names.append(parent.label or parent.name)
+        name = parent.label or parent.name
+        if not name.startswith(("jit(", "pjit(")):  # JAX's traced function is no layer: ``ViT``, not ``jit(f)/ViT``
+            names.append(name)
         parent = parent.parent
     return "/".join(reversed(names))
 
