@@ -88,6 +88,9 @@ PASS_THROUGH_CALLERS = frozenset({"fusion", "call", "async-start", "custom-call"
 #: Callers whose result is their single called computation's root value (and whose computation's
 #: parameters are their operands): a value can be followed through them in both directions.
 VALUE_FORWARDING_CALLERS = frozenset({"fusion", "call"})
+#: Callers whose work is their called computations' (a fusion's, a loop body's): a diff compares
+#: that work through the computations, not by the caller's own FLOPs.
+CALLEE_WORK_CALLERS = BODY_CALLERS | VALUE_FORWARDING_CALLERS | {"async-done"}
 #: Ops never evaluated at compile time, even when every operand is a constant: they read state,
 #: talk to other devices or the host, or run other computations.
 NOT_FOLDABLE = frozenset({

@@ -56,15 +56,23 @@ def test_op_names_are_read_as_paths_with_phases():
     jax_back = parse_op_name("jit(train_step)/transpose(jvp(Transformer))/Block_0/Attention/dot_general")
     assert jax_back.scope == jax_fwd.scope and jax_back.phase == "backward"
     assert parse_op_name("jit(f)/remat/jvp(Block)/mul").scope == ("jit(f)", "Block")
-    assert parse_op_name("jit(f)/while/body/add").scope == ("jit(f)", "while", "body")
+    # a JAX loop's body and a branch are their loop's / cond's scope (issue 31 item 4): the
+    # primitive's segment and its computation's name are not scopes; TF's ``while`` scopes are
+    assert parse_op_name("jit(f)/while/body/add").scope == ("jit(f)",)
+    assert parse_op_name("jit(f)/ViT/while").scope == ("jit(f)", "ViT")  # the loop itself: op ``while``
+    assert parse_op_name("jit(f)/while/cond/lt").scope == ("jit(f)",)
+    assert parse_op_name("jit(f)/M/cond/branch_1_fun/sin").scope == ("jit(f)", "M")
+    assert parse_op_name("jit(f)/while/body/vmap()/while/body_pred/gt").scope == ("jit(f)",)
+    assert parse_op_name("rnn/scan/while/Tanh").scope == ("rnn", "scan", "while")
+    assert parse_op_name("while/cond/mul").scope == ("while", "cond")
     assert parse_op_name("jit(f)/jit(relu)/max").scope == ("jit(f)", "relu")
     assert parse_op_name("Cos;PartitionedCall/Cos").scope == ()
     # JAX 0.10's names for lax.scan over a jax.checkpoint'ed layer, under jax.grad
     remat = parse_op_name("jit(f)/transpose(jvp(Stack))/while/body/closed_call/checkpoint/"
                           "rematted_computation/Dense/tanh")
-    assert remat.scope == ("jit(f)", "Stack", "while", "body", "Dense") and remat.phase == "backward"
+    assert remat.scope == ("jit(f)", "Stack", "Dense") and remat.phase == "backward"
     call = parse_op_name("jit(f)/jvp(Stack)/while/body/closed_call")
-    assert call.scope == ("jit(f)", "Stack", "while", "body") and call.op == "closed_call"
+    assert call.scope == ("jit(f)", "Stack") and call.op == "closed_call"
     assert split_segments("a/b(c/d)/e") == ["a", "b(c/d)", "e"]
     # a ``)`` with nothing open is text; an unclosed ``(`` holds the rest; empty parts dropped
     assert split_segments("a)/b(/c") == ["a)", "b(/c"]

@@ -212,6 +212,8 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     if segments[0] in BACKWARD_PREFIXES and len(segments) > 1:
         phase = "backward"
         segments = segments[1:]
+    if segments[0].startswith(("jit(", "pjit(")):
+        segments = _without_control_flow(segments)
     out: list[str] = []
     last = len(segments) - 1
     for i, seg in enumerate(segments):
@@ -233,6 +235,36 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         elif len(out) == 1 and op_type == "AddN":
             phase = "backward"
     return OpPath(tuple(out[:-1][:MAX_SCOPE_DEPTH]), out[-1], phase, op_name)
+
+
+#: What JAX writes for the computations of its control flow, after the primitive's own segment:
+#: ``while/body``, ``while/cond`` and ``while/body_pred`` (``lax.scan``, ``fori_loop``,
+#: ``while_loop``, ``nn.scan``), ``cond/branch_N_fun`` (``lax.cond``, ``lax.switch``).
+_JAX_CONTROL_FLOW = {"while": re.compile(r"^(?:body|cond|body_pred)$"), "cond": re.compile(r"^branch_\d+_fun$")}
+
+
+def _without_control_flow(segments: list[str]) -> list[str]:
+    """A JAX name with its loop and branch computations taken out: ``jit(f)/ViT/while/body/
+    closed_call/checkpoint/blocks/mlp/fc1/dot_general`` is the op ``dot_general`` of
+    ``ViT/blocks/mlp/fc1`` (``nn.scan`` names its blocks inside the loop's body). The body of a
+    loop is the loop's scope, as a called function is its caller's: a gelu→relu change of a
+    scanned block is a change of ``mlp``, and the ``while`` instruction itself (``jit(f)/ViT/
+    while``, the last segment: the op) stays in ``ViT``. Only JAX's names (first segment
+    ``jit(…)``) are read so: TensorFlow's ``while``/``cond`` are name scopes the user gave (or
+    ``tf.while_loop``/``tf.cond``'s defaults) and stay scopes."""
+    if "while" not in segments and "cond" not in segments:
+        return segments
+    out: list[str] = []
+    i, last = 0, len(segments) - 1
+    while i <= last:
+        seg = segments[i]
+        inner = _JAX_CONTROL_FLOW.get(seg)
+        if inner is not None and i + 1 < last and inner.match(segments[i + 1]):
+            i += 2  # the primitive and its computation's name; what follows is the body's own
+            continue
+        out.append(seg)
+        i += 1
+    return out
 
 
 def keras_layer_name(segment: str, siblings: frozenset[str] | set[str] = frozenset()) -> str:

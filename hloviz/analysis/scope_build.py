@@ -17,6 +17,7 @@ from .attribution import FlowPlacer
 from .kernels import SYNTHETIC_OP_NAMES, KernelReport
 from .kernels import kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
+from .phase_flow import mark_optimizer
 from .scope_order import order_children as _order_children
 from .scopes import TOP_LEVEL, Scope, ScopeTree
 
@@ -42,16 +43,20 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     """Build a :class:`ScopeTree` (see :func:`hloviz.analysis.scopes.build_scope_tree`)."""
     stage = stage or _guess_stage(module)
     callers, fusion_callers = _first_callers(module)
-    named, unnamed, forward_scopes, sums = _read_op_names(module, callers)
+    plumbing: list[Instruction] = []
+    named, unnamed, forward_scopes, sums = _read_op_names(module, callers, plumbing)
     if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow
         moved = {id(i) for i in sums}
         named = [(i, op) for i, op in named if id(i) not in moved]
         unnamed = sums + unnamed
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
+    _optax_phase(module, filing)
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
+    for inst in plumbing:  # the layer data flow found answers for the op name (the mapping's lookups)
+        op_scope.setdefault(inst.metadata.op_name, of[inst])
 
     if ordered:
         _order_children(root, of, phase_of, module)
@@ -74,17 +79,20 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     return tree
 
 
-def _read_op_names(module: HloModule, callers: dict[str, Instruction]
+def _read_op_names(module: HloModule, callers: dict[str, Instruction], plumbing: list[Instruction]
                    ) -> tuple[list[tuple[Instruction, OpPath]], list[Instruction], set[tuple[str, ...]],
                               list[Instruction]]:
     """Split the module's instructions into those whose op name gives their scope and those
     placed later by their caller or computation; also return every scope (and its ancestors)
     that forward ops name, which backward ops are cut back to, and the named instructions
-    that are backward ops outside every scope (the tape's sums of two gradients)."""
+    that are backward ops outside every scope (the tape's sums of two gradients). ``plumbing``
+    receives the first instruction of each op name of a loop's plumbing (:data:`_LOOP_PLUMBING`),
+    placed by data flow although named."""
     named: list[tuple[Instruction, OpPath]] = []
     unnamed: list[Instruction] = []
     sums: list[Instruction] = []
     forward_scopes: set[tuple[str, ...]] = set()
+    plumbing.clear()
     prefixes = _inlined_prefixes(module, callers)
     # A framework op's instructions share one Metadata (ir parses each distinct text once): its
     # op path is read once per (Metadata, prefix), not once per instruction.
@@ -95,7 +103,15 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
         paths = by_prefix.get(prefix)
         if paths is None:
             paths = by_prefix[prefix] = {}
-        inside = None  # _runs_inside_caller(comp), asked only when an op names no scope
+        if _runs_inside_caller(comp, callers):
+            # A reducer, comparator or mapped computation is part of its caller's work, whatever
+            # its ops are named: JAX names a reducer's ``add`` after the reduction
+            # (``reduce_sum``), and a reducer traced inside a called function (``nn.scan``'s
+            # ``closed_call``) by the path relative to that call (``checkpoint/blocks/ln1/
+            # reduce_sum``), which read on its own would open a top-level scope ``blocks``
+            # holding no kernel. Its instructions go with the caller (_Filing.place_all).
+            unnamed.extend(comp.instructions)
+            continue
         for inst in comp.instructions:
             md = inst.metadata
             key = id(md)
@@ -103,17 +119,18 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction]
                 op = paths[key]
             else:
                 op = _op_path(inst)
-                if op is not None and prefix:  # a called function's ops, named relative to the call
+                if op is not None and prefix and not op.raw.startswith(prefix + "/"):
+                    # a called function's ops, named relative to the call (JAX); TensorFlow's
+                    # branch functions name theirs in full already (``while/cond/mul`` in the
+                    # branch of ``while/cond``), which prefixing would make ``while/cond/while/cond``
                     op = parse_op_name(f"{prefix}/{op.raw}", md.op_type)
+                if op is not None and op.scope and op.scope[-1] in _LOOP_PLUMBING:
+                    op = None  # a scan's slicing of its stacked inputs: the layer reading them (data flow)
+                    plumbing.append(inst)
                 paths[key] = op
                 held.append(md)
-            if op is not None and not op.scope:
-                if inside is None:
-                    inside = _runs_inside_caller(comp, callers)
-                if inside:
-                    op = None
             if op is None:
-                unnamed.append(inst)  # JAX names a reducer's ops ``add``, ``max``: the caller's
+                unnamed.append(inst)
                 continue
             named.append((inst, op))
             if op.phase != "backward":
@@ -260,6 +277,26 @@ class _Filing:
         return owner
 
 
+def _optax_phase(module: HloModule, filing: _Filing) -> None:
+    """A JAX training step's optimizer (optax) is written in the traced function itself, its ops
+    named like forward ops at the top (``jit(step)/mul``): those that read gradients are the
+    optimizer's (:func:`hloviz.analysis.phase_flow.mark_optimizer`), before data flow places the
+    unnamed instructions around them by their phases."""
+    root = filing.root
+
+    def top_of_jit(inst: Instruction) -> bool:  # filed in ``jit(f)`` itself, not in a model's scope
+        s = filing.of.get(inst)
+        # (``jvp(…)``: the forward pass under differentiation, the loss's, never the optimizer's)
+        return s is not None and s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit(")) \
+            and "jvp(" not in inst.metadata.op_name
+
+    if not any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children):
+        return
+    for inst in mark_optimizer(module, filing.phase_of, top_of_jit):
+        scope, _phase = filing.votes[inst]
+        filing.votes[inst] = (scope, "optimizer")
+
+
 def _flow_placer(module: HloModule, callers: dict[str, Instruction], filing: _Filing) -> FlowPlacer:
     """Data-flow places for the unnamed instructions of the computations that run on their own
     (the entry, loop bodies and conditions): :class:`hloviz.analysis.attribution.FlowPlacer`."""
@@ -321,6 +358,13 @@ def _order_like(root: Scope, order_like: ScopeTree) -> None:
                                                        kv[1].kind == "unnamed",
                                                        rank.get(kv[1].path, 1 << 62))))
 
+
+#: JAX's helpers with which ``lax.scan`` (and ``nn.scan``) takes iteration i of its stacked
+#: inputs and writes iteration i of its stacked outputs (``…/while/body/jit(dynamic_index_in_dim)/
+#: dynamic_slice``). They are the loop's plumbing, not a layer of the model: the slice of block
+#: i's ``fc1`` kernel is ``fc1``'s input, so such ops are placed by data flow like unnamed ones.
+_LOOP_PLUMBING = frozenset({"dynamic_index_in_dim", "dynamic_update_index_in_dim", "dynamic_slice_in_dim",
+                            "dynamic_update_slice_in_dim"})
 
 #: Ops whose called computations run on their own (their unnamed instructions are not the caller's).
 _RUNS_ITS_CALLEES = BODY_CALLERS

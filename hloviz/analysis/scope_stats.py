@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ..ir import HloModule, Instruction
 from .kernels import KernelReport, work_instructions
 from .kernels import flops as instruction_flops
+from .loops import loop_runs, trips_text
 from .mapping import Mapping
 from .scopes import PHASES, TOP_LEVEL, Scope, ScopeTree
 
@@ -51,13 +52,24 @@ class ScopeRow:
     phases: dict[str, dict] = field(default_factory=dict)
     #: The mapping's status → how many of the scope's ops have it (every status, zeros included).
     statuses: dict[str, int] | None = None
+    #: Whether all the scope's kernels run in a loop (a scanned block, a ``while`` body), and
+    #: how many times per execution when XLA knows (:func:`hloviz.analysis.loops.loop_runs`; the
+    #: numbers of the row are one iteration's): ``in_loop`` False outside, ``runs`` None unknown.
+    in_loop: bool = False
+    runs: int | None = None
+
+    @property
+    def loop_text(self) -> str:
+        """``×3`` for a scope whose kernels run 3 times, ``×?`` in a loop of unknown count, else ""."""
+        return trips_text(self.runs) if self.in_loop else ""
 
     def to_dict(self) -> dict:
         return {"scope": self.scope, "label": self.label, "depth": self.depth, "kind": self.kind,
                 "phase": self.phase, "ops": self.ops, "kernels": list(self.kernels),
                 "kernel_count": len(self.kernels), "folded": self.folded, "eliminated": self.eliminated,
                 "statuses": self.statuses,
-                "flops": self.flops, "bytes": self.bytes, "phases": self.phases}
+                "flops": self.flops, "bytes": self.bytes, "phases": self.phases,
+                "in_loop": self.in_loop, "loop_runs": self.runs}
 
 
 def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping | None = None, *,
@@ -74,6 +86,7 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
         unnamed = [i for i, p in enumerate(paths) if p.startswith("(")]
         paths.insert(unnamed[0] if unnamed else len(paths), TOP_LEVEL)
     flops, nbytes = _kernel_numbers(post) if post is not None else ({}, {})
+    kernel_runs = _kernel_runs(post) if post is not None else {}
     rows = []
     for path in paths:
         s_post = post.get(path) if post is not None else None
@@ -106,8 +119,29 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
             statuses={st: counts.get(f"status:{st}", 0) for st in statuses} if counts is not None else None,
             kernels=s_post.kernels if s_post is not None else (),
             flops=flops.get(path, 0), bytes=nbytes.get(path, 0), phases=phases,
+            **_loop_of(s_post.kernels if s_post is not None else (), kernel_runs),
         ))
     return rows
+
+
+def _kernel_runs(post: ScopeTree) -> dict[str, int | None]:
+    """Kernel name → how many times it runs, for the kernels inside loops (:func:`loop_runs`)."""
+    report = post.kernel_report
+    if report is None:
+        return {}
+    runs = loop_runs(post.module)
+    if not runs:
+        return {}
+    return {k.name: runs[k.computation] for k in report.kernels if k.computation in runs}
+
+
+def _loop_of(kernels: tuple[str, ...], kernel_runs: dict[str, int | None]) -> dict:
+    """``in_loop``/``runs`` of a scope: in a loop when every one of its kernels is, with their
+    common count (None when they differ or one is unknown)."""
+    if not kernels or not kernel_runs or any(k not in kernel_runs for k in kernels):
+        return {}
+    counts = {kernel_runs[k] for k in kernels}
+    return {"in_loop": True, "runs": counts.pop() if len(counts) == 1 else None}
 
 
 def _ordered_paths(post: ScopeTree | None, pre: ScopeTree | None) -> list[str]:

@@ -71,9 +71,11 @@ class DiffResult:
 
         return scope_diff(self.diff, self.before.module, self.after.module, depth=depth)
 
-    def to_text(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None) -> str:
+    def to_text(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None,
+                scope_details: Sequence[ScopeDiffRow] | None = None) -> str:
         """The terminal report; with ``scopes`` (:meth:`by_scope`), the per-scope table instead
-        of the kernel and instruction details."""
+        of the kernel and instruction details; ``scope_details`` (:meth:`by_scope` at every
+        level) places each changed kernel at its innermost scope below the table's depth."""
         from ..analysis.diff.report import to_text
 
         if scopes is None:
@@ -82,12 +84,14 @@ class DiffResult:
             from ..analysis.diff.scope_report import scope_text
 
             text = to_text(self.diff, self.before.label, self.after.label, limit=limit, details=False) + \
-                scope_text(scopes, limit=limit)
+                scope_text(scopes, limit=limit, details=scope_details)
         change = self.memory()
         return text + ("\n".join(change.lines(min(limit, 10))) + "\n" if change is not None else "")
 
-    def to_markdown(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None) -> str:
-        """A PR comment; with ``scopes``, the per-scope table instead of the details."""
+    def to_markdown(self, *, limit: int = 40, scopes: Sequence[ScopeDiffRow] | None = None,
+                    scope_details: Sequence[ScopeDiffRow] | None = None) -> str:
+        """A PR comment; with ``scopes``, the per-scope table instead of the details (and
+        ``scope_details`` as :meth:`to_text`)."""
         from ..analysis.diff.report import to_markdown
 
         if scopes is None:
@@ -96,7 +100,7 @@ class DiffResult:
             from ..analysis.diff.scope_report import scope_markdown
 
             text = to_markdown(self.diff, self.before.label, self.after.label, limit=limit, details=False) + \
-                scope_markdown(scopes, limit=limit)
+                scope_markdown(scopes, limit=limit, details=scope_details)
         change = self.memory()
         if change is None:
             return text

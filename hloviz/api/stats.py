@@ -77,6 +77,10 @@ class Stats:
             for k in out["kernels"]:
                 k["scopes"] = [s.path for s in tree.scopes_of_kernel(k["name"])]
                 k["layer"] = self.kernel_layers().get(k["name"], "")
+        runs = self.loop_runs
+        for k in out["kernels"]:  # a loop body's kernel is listed once and runs this many times
+            k["in_loop"] = k["computation"] in runs
+            k["loop_runs"] = runs.get(k["computation"])
         return out
 
     @cached_property
@@ -92,6 +96,19 @@ class Stats:
 
         return build_scope_tree(post, stage="post", kernel_report=self.analysis.kernels,
                                 layers=self.info.get("layer_scopes") or None)
+
+    @cached_property
+    def loop_runs(self) -> dict[str, int | None]:
+        """Computation name → how many times it runs, for those inside loops of the optimized
+        module (:func:`hloviz.analysis.loops.loop_runs`: XLA's known trip counts); empty
+        without an optimized module or without loops."""
+        cap = self.capture
+        post = cap.post_module() if cap is not None else None  # type: ignore[attr-defined]
+        if post is None:
+            return {}
+        from ..analysis.loops import loop_runs
+
+        return loop_runs(post)
 
     def kernel_layers(self) -> dict[str, str]:
         """Kernel name → its layer as a table cell (:func:`hloviz.render.report.kernel_layer_texts`,

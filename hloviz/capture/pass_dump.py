@@ -46,8 +46,14 @@ _INDEXED = re.compile(r"^(\d{4,})\.(.+?)" + _TEXT)
 _SNAPSHOT = re.compile(r"^module_(\d+)\.(.+)\.(\d{4,})\.([^.]+\.(?:after_[^.]+\.before_[^.]+|[^.]+))" + _TEXT)
 _BETWEEN = re.compile(r"^([^.]+)\.after_([^.]+)\.before_([^.]+)$")
 _DURING = re.compile(r"^([^.]+)\.([^.]+)$")
-_BEFORE = re.compile(r"^module_(\d+)\.(.+)\.before_optimizations" + _TEXT)
-_AFTER = re.compile(r"^module_(\d+)\.(.+?)\.(?:(?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations" + _TEXT)
+_BEFORE = re.compile(r"^module_(\d+)\.(?:(.+)\.)?before_optimizations" + _TEXT)
+_AFTER = re.compile(r"^module_(\d+)\.(?:(.+?)\.)?(?:(?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations" + _TEXT)
+#: A file whose name XLA shortened: ``module_0000.0028.HLO_passes….txt``, the module's name left
+#: out. XLA (``FilenameFor`` in xla/service/dump.cc) drops the name from any file name that would
+#: be longer than 255 characters, one file at a time: with a long TF name (``a_inference_<function>
+#: _18__XlaMustCompile_true_config_proto_…``) the long pass names lose it and the short ones keep
+#: it, so one module's snapshots come in both forms.
+_SHORTENED = re.compile(r"^module_(\d+)\.(\d{4,})\.(.+?)" + _TEXT)
 
 #: The XLA flags a live capture runs under (``--xla_dump_to`` is added with the folder).
 XLA_PASS_FLAGS = ("--xla_dump_hlo_pass_re=.*",)
@@ -90,7 +96,10 @@ def _snapshot_name(file: str, names: dict[str, str]) -> tuple[str, str, int, str
         return None
     number = file[7:].split(".", 1)[0]
     name = names.get(number)
-    if name is not None:
+    short = _SHORTENED.match(file)  # the name left out (see _SHORTENED): the number says the module
+    if short is not None and _step(int(short.group(2)), short.group(3), file) is not None:
+        return number, name or "", int(short.group(2)), short.group(3)
+    if name:
         prefix = f"module_{number}.{name}."
         m = _INDEXED.match(file[len(prefix):]) if file.startswith(prefix) else None
         return (number, name, int(m.group(1)), m.group(2)) if m else None
@@ -113,13 +122,15 @@ def list_pass_modules(folder: Path) -> list[PassDumpModule]:
             m = pattern.match(p.name)
             if m:
                 stages.setdefault(m.group(1), {}).setdefault(which, p)
-                names.setdefault(m.group(1), m.group(2))
+                if m.group(2):  # not a shortened name (module_0000.before_optimizations.txt)
+                    names[m.group(1)] = m.group(2)
     for p in entries:
         found = _snapshot_name(p.name, names)
         if found is None:
             continue
         number, name, index, rest = found
         mod = modules.setdefault(number, PassDumpModule(number, name))
+        mod.name = mod.name or name
         step = _step(index, rest, p.name)
         if step is None:
             mod.broken[index] = f"hloviz cannot read the file name {p.name}"
@@ -136,24 +147,45 @@ def list_pass_modules(folder: Path) -> list[PassDumpModule]:
         step, path = (plain or files)[0]
         mod.snapshots.append((step, path))
     for number, mod in modules.items():
-        found = stages.get(number, {})
-        mod.before, mod.after = found.get("before"), found.get("after")
-        for index, why in mod.broken.items():
-            if all(s.index != index for s, _ in mod.snapshots):
-                mod.snapshots.append((PassStep(index, None, "(a file name hloviz cannot read)", file=why), None))
-        mod.snapshots.sort(key=lambda sp: sp[0].index)
-        if not mod.before:
-            mod.problems.append(f"no {mod.label}.before_optimizations.txt: the first snapshot is the start")
-        if not mod.after:
-            mod.problems.append(f"no {mod.label}.*after_optimizations.txt: the fusions, folds and eliminated ops "
-                                "of the optimized module cannot be credited")
+        _finish(mod, stages.get(number, {}))
     return [modules[n] for n in sorted(modules, key=int)]
+
+
+def _finish(mod: PassDumpModule, found: dict[str, Path]) -> None:
+    """Give ``mod`` its stage files, its name if no file name carried it, its unreadable
+    snapshots as placeholders, its snapshots in index order and what is missing."""
+    mod.before, mod.after = found.get("before"), found.get("after")
+    if not mod.name:  # every file name shortened: the module's name is its text's first line
+        mod.name = _name_inside(mod.before or mod.after or next((p for _s, p in mod.snapshots if p), None))
+    for index, why in mod.broken.items():
+        if all(s.index != index for s, _ in mod.snapshots):
+            mod.snapshots.append((PassStep(index, None, "(a file name hloviz cannot read)", file=why), None))
+    mod.snapshots.sort(key=lambda sp: sp[0].index)
+    if not mod.before:
+        mod.problems.append(f"no {mod.label}.before_optimizations.txt: the first snapshot is the start")
+    if not mod.after:
+        mod.problems.append(f"no {mod.label}.*after_optimizations.txt: the fusions, folds and eliminated ops "
+                            "of the optimized module cannot be credited")
+
+
+def _name_inside(path: Path | None) -> str:
+    """The module's name as its dump's first line says it (``HloModule NAME, …``); "" when
+    unreadable. Only for a module all of whose file names XLA shortened (one line of one file)."""
+    if path is None or path.suffix != ".txt":
+        return ""
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as f:
+            first = f.readline(64 * 1024)
+    except OSError:
+        return ""
+    m = re.match(r"HloModule\s+([^\s,]+)", first)
+    return m.group(1) if m else ""
 
 
 def has_pass_snapshots(folder: Path) -> bool:
     """Whether ``folder`` holds at least one per-pass snapshot file."""
     try:
-        return folder.is_dir() and any(_SNAPSHOT.match(p.name) for p in folder.iterdir())
+        return folder.is_dir() and any(_SNAPSHOT.match(p.name) or _SHORTENED.match(p.name) for p in folder.iterdir())
     except OSError:
         return False
 

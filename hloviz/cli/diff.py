@@ -121,17 +121,21 @@ def diff(
     result = api.diff(before_side, after_side, stage=stage, args=tuple(arg or ()), device=device, module=module, notify=note)
     for warning in result.diff.warnings:
         note(f"warning: {warning}")
-    scopes = None
+    scopes = details = None
     if by == "scope":
-        scopes = result.by_scope(depth if depth is not None or fmt == "json" else 2)
+        # every level once: the table shows down to the depth, the changed kernels go to the
+        # innermost scope holding them (a scanned block's ``mlp``, below the default depth)
+        details = result.by_scope(None)
+        shown = depth if depth is not None or fmt == "json" else 2
+        scopes = [r for r in details if shown is None or r.depth <= shown]
     if fmt == "json":
         data = result.to_dict(scopes=scopes)
         failed = result.failed(checks)
         data["fail_on"] = {"checks": checks, "failed": failed}
         print_json(data)
     else:
-        report = result.to_markdown(limit=limit, scopes=scopes) if fmt == "markdown" else \
-            result.to_text(limit=limit, scopes=scopes)
+        report = result.to_markdown(limit=limit, scopes=scopes, scope_details=details) if fmt == "markdown" else \
+            result.to_text(limit=limit, scopes=scopes, scope_details=details)
         sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input
         failed = result.failed(checks)
     sys.stdout.flush()

@@ -29,6 +29,7 @@ from ..analysis.glossary import (
     WORK_INSTRUCTION,
 )
 from ..analysis.kernels import KERNEL_SORTS, Kernel, sorted_kernels
+from ..analysis.loops import trips_text
 from ..analysis.summary import histogram_text, types_text
 from ..errors import InputError, visible
 from ..units import binary_size
@@ -125,6 +126,8 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
                   title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
     for r in scopes[:rows]:
         name = r.label if r.depth else f"(module) {r.label}"
+        if r.loop_text:  # a loop's body: its kernels are listed once, and run this many times
+            name += f" {r.loop_text}"
         phase = r.phase.replace("forward", "fwd").replace("backward", "bwd").replace("optimizer", "opt")
         # scope and kernel names come from the HLO: text, never rich markup
         table.add_row(Text("  " * max(r.depth - 1, 0) + name), phase,
@@ -171,7 +174,8 @@ def _names(ops: tuple[str, ...], limit: int = 4) -> str:
 
 
 def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | None, lookup, *,
-                   sort: str | None, top: int | None, layer_of: dict[str, str] | None = None) -> None:
+                   sort: str | None, top: int | None, layer_of: dict[str, str] | None = None,
+                   runs: dict[str, int | None] | None = None) -> None:
     """The kernel table: in execution order, or biggest first by ``sort``; each kernel's layer
     (its ops' common scope) beside its source lines, which on a Keras model are the model call."""
     several = len({k.computation for k in kernels}) > 1
@@ -192,7 +196,10 @@ def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | No
         if k.target:
             ops += f" {k.target}"
         lines = source_lines(k.op_names, k.sources, lookup)
-        table.add_row(k.name, *([k.computation] if several else []), k.kind_text,
+        # a loop body's kernel is listed once; ``×3``: it runs three times (XLA's trip count)
+        where = f"{k.computation} {trips_text(runs[k.computation])}" if runs and k.computation in runs \
+            else k.computation
+        table.add_row(k.name, *([where] if several else []), k.kind_text,
                       f"{k.instructions}: {ops}", str(k.ops), binary_size(k.bytes_read),
                       binary_size(k.bytes_written), _count(k.flops) if k.flops else "",
                       *([_layer(layer_of.get(k.name, ""))] if layers else []), _lines(lines))
@@ -237,7 +244,7 @@ def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str |
 
     if a.kernels is not None and a.kernels.kernels:
         _print_kernels(a.kernels.kernels, console, top if top is not None else rows, lookup, sort=sort, top=top,
-                       layer_of=result.kernel_layers())
+                       layer_of=result.kernel_layers(), runs=result.loop_runs)
 
     if a.folding is not None:
         if a.folding.folded:

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ..analysis.loops import known_trip_count, runs_of, trips_text
 from ..ir import Instruction
 from . import labels
 from .cut import Cut
@@ -102,7 +103,9 @@ def _fold_body(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit]) -> N
     owner = g.units[g.find(owner_index)]
     places = _places_below(g, node, tree)
     n = sum(len(p.computation.instructions) for p in places)
-    owner.extra_rows.append(Row(f"{place.role}: {place.computation.name} ({n} instructions)", small=True))
+    trips = known_trip_count(place.owner) if place.owner is not None and place.role == "body" else None
+    runs = f", runs ×{trips}" if trips is not None else ""  # XLA's known trip count of the loop
+    owner.extra_rows.append(Row(f"{place.role}: {place.computation.name} ({n} instructions{runs})", small=True))
     owner.members.extend(m for u in units for m in u.members)
     g.merge([u for u in units if u is not owner], owner)
     for p in places:
@@ -117,6 +120,10 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
         members.extend(u.members)
     # the fusion and caller instructions themselves: they carry the kernel marks
     members.extend(p.owner for p in places if p.owner is not None and id(p.owner) not in g.unit_of)
+    if not units:  # nothing of it is drawn here (its work was folded into a caller): no node
+        for p in places:
+            g.collapsed_places.add(p.key)
+        return
     first = min(units, key=lambda u: u.pos)
     unit = g.new_unit("scope", None, 0, members)
     unit.scope, unit.pos = first.scope, first.pos
@@ -155,7 +162,9 @@ def _title(node: TreeNode) -> str:
     parent = node.parent
     # an open scope holding only this one is not drawn: its name goes into this one's
     while parent is not None and parent.kind == "scope" and len(parent.children) == 1:
-        names.append(parent.label or parent.name)
+        name = parent.label or parent.name
+        if not name.startswith(("jit(", "pjit(")):  # JAX's traced function is no layer: ``ViT``, not ``jit(f)/ViT``
+            names.append(name)
         parent = parent.parent
     return "/".join(reversed(names))
 
@@ -178,6 +187,9 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
         what = f"{len(ops)} op{'s' if len(ops) != 1 else ''}"
         if kernels:
             what += f" → {len(kernels)} kernel{'s' if len(kernels) != 1 else ''}"
+    in_loop, runs = runs_of(ops)
+    if in_loop:  # a loop's body (a scanned block): drawn once, run this many times
+        what += f" · {trips_text(runs)}"
     rows = [Row(scope_title(node), bold=True), Row(what)]
     shown = [m.opcode for m in ops if m.opcode != "fusion" or not after]
     if shown:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
+from ..analysis.loops import known_trip_count
 from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
 from . import arrows, labels
 from .model import Place, Unit, ViewGraph
@@ -74,8 +75,10 @@ def _cluster(g: ViewGraph, place: Place) -> Cluster:
                 Row(f"{labels.instruction_count(owner)} · {labels.shape_text(owner)}", small=True)]
         fill, border = FUSION_CLUSTER.fill, FUSION_CLUSTER.border
     else:
+        trips = known_trip_count(owner) if owner is not None and place.role == "body" else None
+        runs = f" · runs ×{trips}" if trips is not None else ""  # drawn once, run this many times
         rows = [Row(f"{place.role} of {owner.name if owner else '?'}", bold=True),
-                Row(place.computation.name, small=True)]
+                Row(place.computation.name + runs, small=True)]
         fill, border = BODY_CLUSTER.fill, BODY_CLUSTER.border
     cluster = Cluster(key=place.key, rows=rows, fill=fill, border=border, dashed=place.role != "fusion")
     if mark is not None:

@@ -259,7 +259,9 @@ def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], st
     units go into a ``(forward)``, ``(backward)`` or ``(optimizer)`` scope by phase, so blocks
     are then found on each phase's own graph (the forward pass's residual adds are its cuts;
     the backward pass reads them all, which would hide them)."""
-    scoped = sum(1 for route, _ in routes if len(route) > 1)
+    # (an optimizer update routed into the function's own ``(optimizer)`` scope, the scope tree
+    # having found its phase by data flow, is not a user scope)
+    scoped = sum(1 for route, _ in routes if len(route) > 1 and not _in_top_optimizer(route))
     if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
         return routes  # user scopes carry the structure (a few helper jits do not)
     phase = {leaf: scopes.phase_of(g.units[int(leaf[1:])].members[0]) for route, leaf in routes if len(route) <= 1}
@@ -273,6 +275,11 @@ def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], st
         p = phase[leaf]
         out.append(([*route, Step("scope", f"({p})", f"{base}({p})", p)], leaf))
     return out
+
+
+def _in_top_optimizer(route: list[Step]) -> bool:
+    """Is ``route`` the traced function's own ``(optimizer)`` scope (``jit(f)`` › ``(optimizer)``)?"""
+    return len(route) >= 2 and route[1].kind == "scope" and route[1].name == "(optimizer)"
 
 
 def _after_backward(phase: dict[str, str], edges: list[tuple[str, str]]) -> None:

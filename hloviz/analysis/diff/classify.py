@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...opcodes import VALUE_FORWARDING_CALLERS
+from ...ir import Instruction
+from ...opcodes import CALLEE_WORK_CALLERS, VALUE_FORWARDING_CALLERS
+from ..kernels import flops
 from .index import IGNORED_ATTRIBUTES, Side, _norm
 from .match import Matcher
 from .model import Change, ChangeKind, ComputationDiff, InstructionDiff, Status
@@ -37,6 +39,13 @@ def changes_of(m: Matcher, x: int, y: int) -> tuple[Change, ...]:
             out.append(Change(ChangeKind.LAYOUT, _shape_text(m, ia.shape, True), _shape_text(m, ib.shape, True)))
     if not _same_operands(m, x, y):
         out.append(_operand_change(m, x, y))
+    shapes = _operand_shape_change(m, ia, ib)
+    if shapes is not None:
+        out.append(shapes)
+    if ia.opcode == ib.opcode and ia.opcode not in CALLEE_WORK_CALLERS:
+        fa, fb = flops(ia), flops(ib)  # a fusion's work is its computation's: a CALLS change says it
+        if fa != fb:
+            out.append(Change(ChangeKind.WORK, f"{fa:,} flops", f"{fb:,} flops"))
     if ia.literal != ib.literal and (ia.literal is not None or ib.literal is not None):
         out.append(Change(ChangeKind.CONSTANT, _short(ia.literal or ""), _short(ib.literal or "")))
     if not _same_place(m, x, y):
@@ -61,6 +70,35 @@ def _shape_text(m: Matcher, shape, layout: bool) -> str:
     if text is None:
         text = m.shape_texts[key] = shape.to_text(layout=layout)
     return text
+
+
+
+
+def same_operand_shapes(ia: Instruction, ib: Instruction) -> bool:
+    """Do the two instructions read operands of the same shapes (layouts included: the fast
+    test; :func:`_operand_shape_change` then tells dimensions from layout)?"""
+    oa, ob = ia.operands, ib.operands
+    if len(oa) != len(ob):
+        return False
+    return all(p.shape is q.shape or p.shape == q.shape for p, q in zip(oa, ob))
+
+
+def _operand_shape_change(m: Matcher, ia: Instruction, ib: Instruction) -> Change | None:
+    """The operand positions whose dimensions or element type differ (layouts aside):
+    ``#1 f32[64,10]`` → ``#1 f32[96,10]``; None when they all agree (or the operand counts
+    differ: an OPERANDS change says so)."""
+    oa, ob = ia.operands, ib.operands
+    if len(oa) != len(ob) or same_operand_shapes(ia, ib):
+        return None
+    before, after = [], []
+    for k, (p, q) in enumerate(zip(oa, ob)):
+        ta, tb = _shape_text(m, p.shape, False), _shape_text(m, q.shape, False)
+        if ta != tb:
+            before.append(f"#{k} {ta}")
+            after.append(f"#{k} {tb}")
+    if not before:
+        return None
+    return Change(ChangeKind.OPERAND_SHAPES, ", ".join(before), ", ".join(after))
 
 
 def _same_operands(m: Matcher, x: int, y: int) -> bool:
@@ -165,8 +203,9 @@ def instruction_diffs(m: Matcher) -> list[InstructionDiff]:
             continue
         # The common case, decided without looking closer: same content, operands, calls and place.
         fa, fb = fusion_a[x], fusion_b[y]
+        # (operand shapes too: a dot whose output kept its shape may contract over more now)
         if la[x] == lb[y] and (fa == fb == -1 or (fa >= 0 and ma[fa] == fb)) \
-                and tuple(map(get, opsa[x])) == opsb[y] \
+                and tuple(map(get, opsa[x])) == opsb[y] and same_operand_shapes(insts_a[x], inst) \
                 and (not calls_a[x] or [cfa[c] for c in calls_a[x]] == [cfb[c] for c in calls_b[y]]):
             append(InstructionDiff(unchanged, insts_a[x], inst, (), how[x]))
             continue

@@ -36,6 +36,10 @@ class ChangeKind(str, Enum):
     FUSION = "fusion"  # moved into, out of, or between fusions
     ATTRIBUTES = "attributes"  # other attributes (dimensions, kind, backend_config …)
     CALLS = "calls"  # the computation it calls (a fusion's fused computation) changed
+    #: The operands' dimensions changed though each operand is its counterpart's value (a
+    #: ``dot`` whose output shape stayed while it now contracts over 96 channels, not 64).
+    OPERAND_SHAPES = "operand shapes"
+    WORK = "work"  # the estimated FLOPs of an unfused instruction (hloviz.analysis.kernels.flops)
 
     def __str__(self) -> str:
         return self.value

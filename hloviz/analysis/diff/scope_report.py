@@ -45,26 +45,54 @@ def _fate_lines(r: ScopeDiffRow, limit: int) -> list[str]:
     return items
 
 
-def scope_text(rows: Sequence[ScopeDiffRow], *, limit: int = 40) -> str:
-    """The per-scope table for the terminal, then each changed scope's kernels."""
+def _innermost(rows: Sequence[ScopeDiffRow], limit: int) -> list[tuple[ScopeDiffRow, list[str]]]:
+    """Each changed kernel under the innermost scopes of ``rows`` that hold it, not again under
+    their ancestors: a gelu→relu change of a scanned block's MLP is listed at ``ViT/blocks/mlp``,
+    not at ``ViT`` and ``ViT/blocks`` too (a kernel spanning two layers is listed at both)."""
+    items = {r.scope: _fate_lines(r, 0) for r in rows if r.added or r.removed or r.changed}
+    out = []
+    for r in rows:
+        mine = items.get(r.scope)
+        if not mine:
+            continue
+        below: set[str] = set()
+        prefix = r.scope + "/"
+        for key, lines in items.items():
+            if key.startswith(prefix):
+                below.update(lines)
+        kept = [x for x in mine if x not in below]
+        if kept:
+            if limit and len(kept) > limit:
+                kept = kept[:limit] + [f"… {len(kept) - limit} more (--limit 0 shows all)"]
+            out.append((r, kept))
+    return out
+
+
+def scope_text(rows: Sequence[ScopeDiffRow], *, limit: int = 40,
+               details: Sequence[ScopeDiffRow] | None = None) -> str:
+    """The per-scope table for the terminal, then the changed kernels by the innermost scope
+    holding them, among ``details`` (every level: :func:`scope_diff` with no depth) if given,
+    else among ``rows``."""
     heads = ["scope", "ops", "kernels", "kernel fates", "FLOPs", "bytes"]
     body = [["  " * max(r.depth - 1, 0) + r.label, *_cells(r)] for r in rows]
     widths = [max(len(row[i]) for row in [heads, *body]) for i in range(len(heads))]
     out = ["", f"By scope ({len(rows)} scopes; + added, - removed, ~ changed, = unchanged kernels; {_NOTE})"]
     for row in [heads, *body]:
         out.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-    changed = [r for r in rows if r.added or r.removed or r.changed]
+    changed = _innermost(details if details is not None else rows, limit)
     if changed:
         out.append("")
         out.append("Kernels that differ, by scope")
-        for r in changed:
+        for r, lines in changed:
             out.append(f"  {r.display or r.scope}")
-            out += [f"    {line}" for line in _fate_lines(r, limit)]
+            out += [f"    {line}" for line in lines]
     return "\n".join(out) + "\n"
 
 
-def scope_markdown(rows: Sequence[ScopeDiffRow], *, limit: int = 40) -> str:
-    """The per-scope table as markdown, with the changed scopes' kernels in a details block."""
+def scope_markdown(rows: Sequence[ScopeDiffRow], *, limit: int = 40,
+                   details: Sequence[ScopeDiffRow] | None = None) -> str:
+    """The per-scope table as markdown, with the changed kernels (by the innermost scope holding
+    them, as :func:`scope_text`) in a details block."""
     from .report import _code, _md
 
     out = ["", f"#### By scope ({len(rows)} scopes)", "",
@@ -72,11 +100,11 @@ def scope_markdown(rows: Sequence[ScopeDiffRow], *, limit: int = 40) -> str:
     for r in rows:
         indent = "&nbsp;&nbsp;" * max(r.depth - 1, 0)
         out.append(f"| {indent}{_code(r.label)} | " + " | ".join(_md(c) for c in _cells(r)) + " |")
-    changed = [r for r in rows if r.added or r.removed or r.changed]
+    changed = _innermost(details if details is not None else rows, limit)
     if changed:
         out += ["", "<details><summary>Kernels that differ, by scope</summary>", ""]
-        for r in changed:
-            out.append(f"- {_code(r.display or r.scope, in_table=False)}: " + ", ".join(_md(x) for x in _fate_lines(r, limit)))
+        for r, lines in changed:
+            out.append(f"- {_code(r.display or r.scope, in_table=False)}: " + ", ".join(_md(x) for x in lines))
         out += ["", "</details>"]
     out += ["", f"<sub>+ added · - removed · ~ changed · = unchanged kernels; {_NOTE}</sub>"]
     return "\n".join(out) + "\n"

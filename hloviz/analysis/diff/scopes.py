@@ -127,6 +127,9 @@ class _Side:
         """The scope's path from the model ("" for the root and the traced function itself)."""
         if s.kind == "root":
             return ""
+        entry = self.tree.module.entry
+        if s.kind == "unnamed" and entry is not None and s.name == f"({entry.name})":
+            return "(entry)"  # the unnamed instructions of the entry, whatever XLA numbered it (main.20, main.21)
         if s.kind != "scope" or not self.strip:
             return s.path
         chain = [s, *(a for a in s.ancestors() if a.kind != "root")]

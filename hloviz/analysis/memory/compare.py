@@ -64,12 +64,41 @@ class MemoryChange:
 
 
 def _key(b: LiveBuffer) -> tuple[str, tuple[int, ...]]:
-    return (b.op_name or b.instruction, b.index)
+    return (_from_the_model(b.op_name) if b.op_name else b.instruction, b.index)
+
+
+def _from_the_model(path: str) -> str:
+    """A scope path or op name without JAX's ``jit(f)`` in front: the traced function's name is
+    not a layer, and two functions (``vit_forward``, ``vit_forward_relu``) hold the same model
+    (``jit(vit_forward)/ViT/blocks`` and ``jit(vit_forward_relu)/ViT/blocks`` are one layer).
+    The function's own row is ``(function)``."""
+    if not path.startswith(("jit(", "pjit(")):
+        return path
+    depth = 0
+    for i, ch in enumerate(path):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                rest = path[i + 1:]
+                if not rest:
+                    return "(function)"
+                return rest[1:] if rest.startswith("/") and len(rest) > 1 else path
+    return path
+
+
+def _by_model_path(scopes: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s, n in scopes:
+        key = _from_the_model(s)
+        out[key] = out.get(key, 0) + n
+    return out
 
 
 def compare_memory(before: MemoryReport, after: MemoryReport) -> MemoryChange:
     """What changed between two memory reports (see the module docstring)."""
-    x, y = dict(before.scopes), dict(after.scopes)
+    x, y = _by_model_path(before.scopes), _by_model_path(after.scopes)
     layers = sorted(((s, x.get(s, 0), y.get(s, 0)) for s in dict.fromkeys([*x, *y])),
                     key=lambda r: (-abs(r[2] - r[1]), r[0]))
     old: dict[tuple[str, tuple[int, ...]], int] = {}

@@ -1,0 +1,152 @@
+"""The optimizer phase of a JAX training step, found by data flow.
+
+TensorFlow names an optimizer's update after the optimizer (``adam/…``), and
+:func:`hloviz.analysis.opnames.parse_op_name` reads the phase from that name. optax does not:
+its update is plain JAX written in the traced function itself, so AdamW's moments and the
+parameter update come out as ``jit(train_step)/mul``, ``…/add``, ``…/sqrt``, ``…/div`` —
+the names of forward ops at the top of the function, next to the loss's ``jvp(…)``. What tells
+them apart is where their data comes from: the update reads the gradients, which the backward
+pass (``transpose(jvp(…))``) computes, and nothing the forward pass or the loss computes reads a
+gradient.
+
+:func:`mark_optimizer` follows values from the backward pass's instructions through the module
+(into fused and called computations by their parameters; a loop or a branch carries what its
+computations read) and re-phases as ``optimizer`` the forward ops named at the function's top
+level that such values reach, and then those whose every user is the optimizer's (Adam's step
+count and bias correction read no gradient, and serve only the update). Ops inside a scope of the model (``ViT/blocks/…``) keep the phase
+their names give; so does all of a module without a backward pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..ir import Computation, HloModule, Instruction
+from ..opcodes import BODY_CALLERS, VALUE_FORWARDING_CALLERS
+
+__all__ = ["mark_optimizer"]
+
+
+def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
+                   candidate: Callable[[Instruction], bool]) -> list[Instruction]:
+    """Set ``phase_of[i] = "optimizer"`` for each instruction ``i`` with ``candidate(i)`` (a
+    forward op named at the traced function's top level) that reads, directly or through other
+    instructions, a value the backward pass computes; return them in text order. Nothing is
+    done when no instruction is ``backward``."""
+    entry = module.entry
+    if entry is None or "backward" not in phase_of.values():
+        return []
+    walk = _Walk(phase_of, candidate)
+    walk.computation(entry, frozenset())
+    for inst in walk.found:
+        phase_of[inst] = "optimizer"
+    found = walk.found + _feeding_only_the_optimizer(module, phase_of, candidate, walk.visited)
+    return found
+
+
+def _feeding_only_the_optimizer(module: HloModule, phase_of: dict[Instruction, str],
+                                candidate: Callable[[Instruction], bool],
+                                computations: list[Computation]) -> list[Instruction]:
+    """The candidates that read no gradient but whose every user with a phase is the
+    optimizer's (Adam's bias correction ``1 - b1**count``, the step count ``count + 1``): each
+    computation read backwards, so a chain of them is found in one pass."""
+    out: list[Instruction] = []
+    for comp in computations:
+        users: dict[int, list[Instruction]] = {}
+        for inst in comp.instructions:
+            for o in inst.operands:
+                users.setdefault(id(o), []).append(inst)
+        # an unnamed instruction (a fused ``multiply`` XLA made) has no phase yet: it serves the
+        # optimizer when all its users with one do
+        serves: dict[int, str] = {}
+        for inst in reversed(comp.instructions):
+            phase = phase_of.get(inst)
+            if inst is comp.root or phase not in (None, "forward"):
+                continue
+            phased = [p for u in users.get(id(inst), ()) if (p := serves.get(id(u)) or phase_of.get(u))]
+            if not phased or any(p != "optimizer" for p in phased):
+                continue
+            if phase is None:
+                serves[id(inst)] = "optimizer"
+            elif candidate(inst):
+                phase_of[inst] = "optimizer"
+                out.append(inst)
+    return out
+
+
+class _Walk:
+    """One pass over the module from the entry, carrying which values derive from gradients."""
+
+    def __init__(self, phase_of: dict[Instruction, str], candidate: Callable[[Instruction], bool]) -> None:
+        self.phase_of = phase_of
+        self.candidate = candidate
+        self.found: list[Instruction] = []
+        self._marked: set[int] = set()
+        #: id(computation) → whether something in it (or what it calls) is backward work.
+        self._has_backward: dict[int, bool] = {}
+        self._depth = 0
+        #: id(multi-output fusion or call) → which elements of its tuple carry gradients.
+        self._elements: dict[int, tuple[bool, ...]] = {}
+        #: The computations walked, in the order first reached.
+        self.visited: list[Computation] = []
+        self._seen: set[int] = set()
+
+    def computation(self, comp: Computation, tainted_params: frozenset[int]) -> bool | tuple[bool, ...]:
+        """Walk ``comp`` (its parameters ``tainted_params`` carrying gradients); return whether
+        its root does (for a root ``tuple``, each element: a multi-output fusion computes a
+        forward value and a gradient side by side)."""
+        tainted: set[int] = set()
+        if id(comp) not in self._seen:
+            self._seen.add(id(comp))
+            self.visited.append(comp)
+        self._depth += 1
+        try:
+            for inst in comp.instructions:
+                if self._tainted(inst, tainted, tainted_params):
+                    tainted.add(id(inst))
+                    if id(inst) not in self._marked and self.phase_of.get(inst) == "forward" \
+                            and self.candidate(inst):
+                        self._marked.add(id(inst))
+                        self.found.append(inst)
+        finally:
+            self._depth -= 1
+        root = comp.root
+        if root is not None and root.opcode == "tuple":
+            return tuple(id(o) in tainted for o in root.operands)
+        return root is not None and id(root) in tainted
+
+    def _tainted(self, inst: Instruction, tainted: set[int], params: frozenset[int]) -> bool:
+        if inst.opcode == "parameter":
+            return inst.parameter_number in params
+        if inst.opcode == "get-tuple-element" and inst.operands:
+            parts = self._elements.get(id(inst.operands[0]))
+            index = inst.attributes.get("index", "")
+            if parts is not None and index.isdigit() and int(index) < len(parts):
+                return parts[int(index)] or self.phase_of.get(inst) == "backward"
+        reads = [id(o) in tainted for o in inst.operands]
+        out = self.phase_of.get(inst) == "backward" or any(reads)
+        called = inst.called_computations
+        if not called or self._depth > 64:
+            return out
+        if inst.opcode in VALUE_FORWARDING_CALLERS and len(called) == 1:
+            # the callee's parameters are the caller's operands: follow them in
+            inner = self.computation(called[0], frozenset(k for k, r in enumerate(reads) if r))
+            if isinstance(inner, tuple):
+                if self.phase_of.get(inst) != "backward":
+                    self._elements[id(inst)] = inner
+                return out or any(inner)
+            return out or inner
+        if inst.opcode in BODY_CALLERS:  # a loop, a branch: what runs inside counts
+            return out or any(self.has_backward(c) for c in called)
+        return out  # a reducer or comparator: its caller's value
+
+    def has_backward(self, comp: Computation) -> bool:
+        """Whether ``comp`` or anything it calls holds a backward instruction."""
+        key = id(comp)
+        hit = self._has_backward.get(key)
+        if hit is None:
+            self._has_backward[key] = False  # cycle guard
+            hit = any(self.phase_of.get(i) == "backward" or any(self.has_backward(c) for c in i.called_computations)
+                      for i in comp.instructions)
+            self._has_backward[key] = hit
+        return hit
