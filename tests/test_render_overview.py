@@ -58,12 +58,18 @@ def inception(tmp_path_factory) -> str:
 
 
 def test_the_overview_of_inception_v3_is_one_page_of_at_most_40_boxes_a_column(inception):
+    """Longer side ≤ 2,500 pt, ≤ 40 boxes in each laid-out column (the SVG's own geometry)."""
     box = _VIEWBOX.search(inception)
     assert box is not None
     width, height = float(box.group(1)), float(box.group(2))
     assert max(width, height) <= 2_500, (width, height)  # the default was 19,080 × 19,091 pt
     per_part = _boxes_per_part(inception)
     assert per_part and max(per_part) <= 40, per_part
+
+
+def test_every_label_of_the_overview_is_at_least_10_pt(inception):
+    sizes = [float(s) for s in re.findall(r'font-size="([\d.]+)"', inception)]
+    assert sizes and min(sizes) >= 10, sorted(set(sizes))  # the detailed picture writes kinds rows at 9 pt
 
 
 def test_every_inception_block_is_in_the_overview_in_program_order(inception):

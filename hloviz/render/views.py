@@ -212,6 +212,8 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
     levels = list(g.levels)
     _draw_tree(g, marks, options, notes, levels)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
+    if options.budget <= OVERVIEW_BUDGET:
+        scene.small_pt = 10  # a picture this small has room for every label at 10 pt (issue 33)
     notes = scene.notes
     drawn_as: dict[str, str] = {}
     if g.cut is not None:
