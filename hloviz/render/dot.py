@@ -275,6 +275,12 @@ class Drawing:
         """A copy of the picture's identifiers, for writing its parts."""
         return self.ids.copy()
 
+    @property
+    def small_pt(self) -> int:
+        """The point size of the picture's small text (header notes, part captions): its
+        columns' (:attr:`Scene.small_pt`)."""
+        return max((scene.small_pt for _, scene in self.columns), default=9)
+
 
 def to_drawing(scene: Scene) -> Drawing:
     """:func:`to_dot` as a :class:`Drawing`."""
@@ -379,6 +385,7 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, not
             w.lines.append("  }")
     w.lines.extend(extra)
     w.written = 0
+    w.small_pt = drawing.small_pt
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
@@ -402,13 +409,18 @@ def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequ
         w.lines.append(f'  frame{i} [style=invis, label="", pos="{(x0 + x1) / 2:g},{(y0 + y1) / 2:g}", '
                        f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
     w.lines.extend(extra)
+    w.small_pt = drawing.small_pt
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
 def header_dot(drawing: Drawing) -> str:
     """The picture's header (title and notes over the columns) alone, for ``dot`` to draw as a
     part of its own while the columns are laid out (None-like empty text when there is none)."""
-    return _Writer().finish(drawing.header) if drawing.header else ""
+    if not drawing.header:
+        return ""
+    w = _Writer()
+    w.small_pt = drawing.small_pt
+    return w.finish(drawing.header)
 
 
 def drawn_ids(scenes: Sequence[Scene]) -> tuple[dict[tuple[int, str], str], dict[tuple[int, str], str]]:
