@@ -112,7 +112,8 @@ def overlap(a, b) -> bool:
 
 def render(tmp: Path, name: str, *args: str) -> Path:
     out = tmp / name
-    main(["render", str(INCEPTION), "--stage", "both", *args, "-o", str(out)])
+    # --budget 300: the detailed picture (render's default is the overview, issue 33)
+    main(["render", str(INCEPTION), "--budget", "300", "--stage", "both", *args, "-o", str(out)])
     return out
 
 

@@ -143,8 +143,10 @@ def test_wrap_bounds_a_long_chains_shape_and_keeps_every_node(tmp_path):
     hlo = tmp_path / "chain.hlo"
     hlo.write_text(chain_hlo(120))
     tall, wrapped = tmp_path / "tall.svg", tmp_path / "wrapped.svg"
-    main(["render", str(hlo), "-o", str(tall), "--wrap", "off"])
-    main(["render", str(hlo), "-o", str(wrapped)])  # --wrap auto is render's default
+    # --budget 300: the detailed picture (render's default is the overview, issue 33)
+    main(["render", str(hlo), "--budget", "300", "-o", str(tall), "--wrap", "off"])
+    # --budget 300: the detailed picture (render's default is the overview, issue 33)
+    main(["render", str(hlo), "--budget", "300", "-o", str(wrapped)])  # --wrap auto is render's default
     w0, h0 = size(tall.read_text())
     w1, h1 = size(wrapped.read_text())
     assert h0 / w0 > 10, "unwrapped, a 120-op chain is a strip"
@@ -333,8 +335,10 @@ def test_a_wide_picture_of_independent_updates_is_stacked_within_the_aspect(tmp_
     hlo = tmp_path / "updates.hlo"
     hlo.write_text(updates_hlo(60))
     flat, wrapped = tmp_path / "flat.svg", tmp_path / "wrapped.svg"
-    main(["render", str(hlo), "-o", str(flat), "--wrap", "off"])
-    main(["render", str(hlo), "-o", str(wrapped)])  # --wrap auto, --aspect 1.4: render's defaults
+    # --budget 300: the detailed picture (render's default is the overview, issue 33)
+    main(["render", str(hlo), "--budget", "300", "-o", str(flat), "--wrap", "off"])
+    # --budget 300: the detailed picture (render's default is the overview, issue 33)
+    main(["render", str(hlo), "--budget", "300", "-o", str(wrapped)])  # --wrap auto, --aspect 1.4: render's defaults
     w0, h0 = size(flat.read_text())
     w1, h1 = size(wrapped.read_text())
     assert h0 / w0 < 1.4 / 1.5 / 4, f"unwrapped, 60 updates are one flat row: {w0:g} x {h0:g}"

@@ -25,7 +25,8 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 
 def _render(capture: str, out: Path, capsys) -> str:
-    code = main(["render", str(CAPTURES / capture), "--stage", "both", "-o", str(out)])
+    # --budget 300: the detailed picture (the default overview of issue 33 is a page, not a poster)
+    code = main(["render", str(CAPTURES / capture), "--stage", "both", "--budget", "300", "-o", str(out)])
     assert code in (0, None)
     return capsys.readouterr().err
 

@@ -102,7 +102,7 @@ def all_crossings(drawn) -> int:
 @pytest.fixture(scope="module")
 def gpt12_svg(tmp_path_factory) -> str:
     out = tmp_path_factory.mktemp("gpt12") / "step.svg"
-    main(["render", str(GPT12), "--stage", "both", "-o", str(out)])
+    main(["render", str(GPT12), "--stage", "both", "--budget", "300", "-o", str(out)])  # the detailed picture
     return out.read_text()
 
 
@@ -111,7 +111,7 @@ def gpt12_wrapped(tmp_path_factory) -> str:
     """Cut into 3 parts a column: since an opened repeat's copies stack (render/assemble.py), the
     default picture is near a page's shape and ``--wrap auto`` leaves it whole."""
     out = tmp_path_factory.mktemp("gpt12") / "step3.svg"
-    main(["render", str(GPT12), "--stage", "both", "--wrap", "3", "-o", str(out)])
+    main(["render", str(GPT12), "--stage", "both", "--budget", "300", "--wrap", "3", "-o", str(out)])
     return out.read_text()
 
 

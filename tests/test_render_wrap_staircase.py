@@ -60,7 +60,8 @@ def _copy(boxes, name: str) -> tuple[float, float, float, float]:
 @pytest.fixture(scope="module")
 def unwrapped(tmp_path_factory) -> str:
     out = tmp_path_factory.mktemp("gpt12") / "post.svg"
-    main(["render", str(GPT12), "--stage", "post", "--wrap", "off", "-o", str(out)])
+    # --budget 300: the detailed picture (render's default is the overview, issue 33)
+    main(["render", str(GPT12), "--budget", "300", "--stage", "post", "--wrap", "off", "-o", str(out)])
     return out.read_text()
 
 

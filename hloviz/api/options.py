@@ -51,7 +51,8 @@ class DrawOptions:
 
     ``computation``: draw this computation instead of the entry; ``focus``: an instruction to
     centre on, with its neighbours ``radius`` steps away; ``expand_chains``: draw elementwise
-    chains op by op; ``budget``: the most nodes per picture before collapsing; ``timeout``:
+    chains op by op; ``budget``: the most nodes per picture before collapsing (None: the
+    command's default — ``render``'s overview of a whole module, 300 elsewhere); ``timeout``:
     seconds Graphviz may take before a coarser view is drawn; ``scope``: draw one scope (a layer
     or block) open; ``depth``: open no scope deeper; ``color_by``: ``kernel``, ``flops`` or
     ``bytes`` (the kernels' colours).
@@ -61,7 +62,7 @@ class DrawOptions:
     focus: str | None = None
     radius: int = 2
     expand_chains: bool = False
-    budget: int = 300
+    budget: int | None = None
     timeout: float = 30.0
     scope: str | None = None
     depth: int | None = None

@@ -127,7 +127,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            args: Sequence[str] = (), device: str | None = None, module: str | None = None,
            verbose: bool = False, notify: Callable[[str], None] | None = None,
            progress: Callable[[str], None] | None = None, computation: str | None = None,
-           focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
+           focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int | None = None,
            timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
            color_by: str = "kernel", capture: CaptureOptions | None = None,
            drawing: DrawOptions | None = None, theme: str = "light", width: str | None = None,
@@ -162,7 +162,12 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
     if stage is not None and stage not in STAGES:
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
-    options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
+    from ..render.views import default_budget
+
+    # no --budget: the overview of a whole module (one box per block), the detailed picture of a part
+    whole = computation is None and focus is None and scope is None and depth is None and chosen != "html"
+    options = _options(computation, focus, radius, expand_chains, default_budget(budget, whole=whole), timeout,
+                       scope, depth)
     _check_color_by(color_by)
     wrapping, wrap_notes = _wrapping(wrap, aspect, chosen)
     from ..render.blocklayout import parse_layout

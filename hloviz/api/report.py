@@ -83,7 +83,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          post: str | Path | None = None, args: Sequence[str] = (), device: str | None = None,
          module: str | None = None, verbose: bool = False, notify: Callable[[str], None] | None = None,
          progress: Callable[[str], None] | None = None, computation: str | None = None,
-         focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int = 300,
+         focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int | None = None,
          timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
          color_by: str = "kernel", capture: CaptureOptions | None = None,
          drawing: DrawOptions | None = None, passes: bool = False) -> ShowResult:
@@ -110,7 +110,10 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     from ..render.sidebyside import post_marks, pre_marks
 
     say = progress or (lambda _m: None)
-    options = _options(computation, focus, radius, expand_chains, budget, timeout, scope, depth)
+    from ..render.views import DETAIL_BUDGET
+
+    options = _options(computation, focus, radius, expand_chains, DETAIL_BUDGET if budget is None else budget,
+                       timeout, scope, depth)
     _check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     from .pass_show import capture_for_show, passes_told

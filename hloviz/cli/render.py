@@ -40,6 +40,12 @@ BudgetOpt = Annotated[int, typer.Option(
     "--budget", help="Most nodes per picture. The module is drawn as its tree (layers from op_name scopes, "
                      "fusions, bodies, blocks found by structure, ×N repeats), opened as deep as the budget "
                      "allows (the picture says what stays closed).")]
+RenderBudgetOpt = Annotated[int | None, typer.Option(
+    "--budget", help="Most nodes per picture column. Default: the overview of a whole module (about 24 boxes a "
+                     "column: the model's blocks in program order, repeats folded ×N); 300 with --scope, --focus, "
+                     "--depth, --computation or an .html explorer. --budget 300 draws the detailed picture of the "
+                     "whole module (layers from op_name scopes, fusions, bodies, blocks found by structure).",
+    show_default=False)]
 
 
 def check_timeout(value: float) -> float:
@@ -119,7 +125,7 @@ def render(
     color_by: ColorByOpt = "kernel",
     radius: RadiusOpt = 2,
     expand_chains: ExpandOpt = False,
-    budget: BudgetOpt = 300,
+    budget: RenderBudgetOpt = None,
     timeout: TimeoutOpt = 30.0,
     theme: Annotated[str, typer.Option(
         "--theme", help="light (Graphviz's colours), dark (transparent, light lines and labels) or auto (follows "

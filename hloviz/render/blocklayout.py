@@ -114,10 +114,10 @@ def split_column(scene: Scene) -> BlockColumn | None:
                 owner[k] = b
                 home[k] = sub
         homes.append(home)
-    blocks = [Scene(layout=dict(scene.layout), nodes={k: scene.nodes[k] for k in homes[b]}, clusters=[c])
+    blocks = [Scene(layout=dict(scene.layout), small_pt=scene.small_pt, nodes={k: scene.nodes[k] for k in homes[b]}, clusters=[c])
               for b, c in enumerate(copies)]
     boxes = [f"{BOX}{b}" for b in range(len(copies))]
-    parent = Scene(layout=dict(scene.layout), title=list(scene.title), notes=list(scene.notes))
+    parent = Scene(layout=dict(scene.layout), small_pt=scene.small_pt, title=list(scene.title), notes=list(scene.notes))
     for k in scene.top:
         parent.add_node(k, scene.nodes[k])
     frames = [replace(c, nodes=list(c.nodes), clusters=[]) for c in outer]  # the clusters around the blocks
@@ -193,7 +193,7 @@ def _far(scene: Scene, blocks: Sequence[Cluster], owner: Mapping[str, int], key:
 
 
 def _drawn(scene: Scene, column: BlockColumn) -> Scene:
-    drawn = Scene(layout=dict(scene.layout), title=list(scene.title), notes=list(scene.notes))
+    drawn = Scene(layout=dict(scene.layout), small_pt=scene.small_pt, title=list(scene.title), notes=list(scene.notes))
     drawn.top = list(scene.top)
     drawn.nodes = dict(scene.nodes)
     blocks = [c for block in column.blocks for c in block.clusters]
@@ -248,7 +248,7 @@ def batches(blocks: Sequence[Scene], count: int) -> list[list[int]]:
 def block_group(column: BlockColumn, group: Sequence[int]) -> Scene:
     """The blocks of ``group`` in one scene, unconnected: ``dot`` lays out each on its own, side
     by side, in one run. Their arrows come in the group's order, each block's in its own."""
-    scene = Scene(layout=dict(column.scene.layout))
+    scene = Scene(layout=dict(column.scene.layout), small_pt=column.scene.small_pt)
     for b in group:
         block = column.blocks[b]
         scene.nodes.update(block.nodes)

@@ -128,7 +128,7 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
                  for part, (dx, dy) in zip(place.column.parts, place.shifts, strict=True)]
         placed.append(PlacedColumn(place.column.index, place.cluster, parts))
     captions = [c for place in _arrange(drawing, columns, ids) for c in place.captions]
-    return placed_dot(drawing, placed, ids, notes, _caption_nodes(captions))
+    return placed_dot(drawing, placed, ids, notes, _caption_nodes(captions, drawing.small_pt))
 
 
 def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str],
@@ -139,7 +139,7 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     places = _arrange(drawing, columns, ids)
     frames = [(p.column.index, p.cluster) for p in places if p.column.wrapped and p.cluster]
     boxes = [shift_box(p.box, 0, 0) for p in places]
-    captions = _caption_nodes([c for p in places for c in p.captions])
+    captions = _caption_nodes([c for p in places for c in p.captions], drawing.small_pt)
     frame = pinned(frame_dot(drawing, frames, boxes, notes, captions), "svg", timeout=timeout)
     parts = [d for p in places for part, (dx, dy) in zip(p.column.parts, p.shifts, strict=True)
              for d in part.drawings(dx, dy)]
@@ -167,9 +167,10 @@ def _positions(part: _Part) -> Layout:
     return part.layout
 
 
-def _caption_nodes(captions: Sequence[tuple[str, float, float]]) -> list[str]:
-    """DOT statements drawing each part's caption (plain grey text) where it goes."""
-    return [f'  part{i} [shape=plaintext, style="", label="{text}", fontsize=9, fontcolor="#616161", '
+def _caption_nodes(captions: Sequence[tuple[str, float, float]], pt: int = 9) -> list[str]:
+    """DOT statements drawing each part's caption (plain grey text) where it goes, at ``pt``
+    points (the picture's small text)."""
+    return [f'  part{i} [shape=plaintext, style="", label="{text}", fontsize={pt}, fontcolor="#616161", '
             f'pos="{num(x)},{num(y)}", width={len(text) * 5.5 / 72:.3f}, height={_CAPTION / 72:.3f}];'
             for i, (text, x, y) in enumerate(captions)]
 

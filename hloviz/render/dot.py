@@ -46,7 +46,7 @@ LARGE = 150
 _LARGE_GRAPH = "  nslimit=3; nslimit1=3; mclimit=0.5; searchsize=20;"
 
 
-def label_html(rows: Sequence[Row], *, badge: str | None = None, badge_fill: str = "#ffffff",
+def label_html(rows: Sequence[Row], *, badge: str | None = None, badge_fill: str = "#ffffff", small_pt: int = 9,
                font: str | None = None) -> str:
     """An HTML-like DOT label (with the outer ``<`` ``>``): one table row per :class:`Row`.
 
@@ -56,7 +56,7 @@ def label_html(rows: Sequence[Row], *, badge: str | None = None, badge_fill: str
     for i, row in enumerate(rows or [Row("")]):
         parts.append("<TR>")
         attrs = f' BGCOLOR="{colour(row.background)}"' if row.background else ""
-        parts.append(f"<TD{attrs}>{_row_text(row, font)}</TD>")
+        parts.append(f"<TD{attrs}>{_row_text(row, font, small_pt)}</TD>")
         if badge is not None and i == 0:
             span = max(len(rows), 1)
             parts.append(f'<TD ROWSPAN="{span}" BGCOLOR="{colour(badge_fill)}" BORDER="1" COLOR="#424242" '
@@ -66,14 +66,14 @@ def label_html(rows: Sequence[Row], *, badge: str | None = None, badge_fill: str
     return "".join(parts)
 
 
-def _row_text(row: Row, font: str | None) -> str:
+def _row_text(row: Row, font: str | None, small_pt: int = 9) -> str:
     text = dot_html(row.text) if row.text else " "
     if row.bold:
         text = f"<B>{text}</B>"
     if row.italic:
         text = f"<I>{text}</I>"
     fg = row.color or None
-    size = ' POINT-SIZE="9"' if row.small else ""
+    size = f' POINT-SIZE="{small_pt}"' if row.small else ""
     if fg or size:
         text = f'<FONT{size}{f" COLOR={chr(34)}{colour(fg)}{chr(34)}" if fg else ""}>{text}</FONT>'
     return text
@@ -96,6 +96,8 @@ class _Writer:
         self.node_place: Mapping[str, str] = {}
         self.cluster_place: Mapping[str, str] = {}
         self.edge_place: Sequence[str] = ()
+        #: the small text's point size of the scene being written (:attr:`Scene.small_pt`)
+        self.small_pt = 9
 
     def node_id(self, scope: int, key: str) -> str:
         ident = self.node_ids.get((scope, key))
@@ -116,7 +118,7 @@ class _Writer:
         if node.dashed:
             style.append("dashed")
         attrs = [
-            f"label={label_html(node.rows, badge=node.badge, badge_fill=node.badge_fill)}",
+            f"label={label_html(node.rows, badge=node.badge, badge_fill=node.badge_fill, small_pt=self.small_pt)}",
             f'fillcolor="{colour(node.fill)}"', f'color="{colour(node.border)}"',
         ]
         if node.font != "#000000":
@@ -126,7 +128,7 @@ class _Writer:
         if style != ["filled"]:
             attrs.append(f'style="{",".join(style)}"')
         if node.small:
-            attrs.append('fontsize=9, height=0.2, margin="0.03,0.01"')
+            attrs.append(f'fontsize={self.small_pt}, height=0.2, margin="0.03,0.01"')
         if node.tooltip:
             attrs.append(f"tooltip={dot_string(node.tooltip)}")
         ident = self.node_id(scope, key)
@@ -152,7 +154,7 @@ class _Writer:
             style = ["filled", "rounded"]
             if cluster.dashed:
                 style.append("dashed")
-            self.lines.append(f"{inner}label={label_html(cluster.rows, badge=cluster.badge, badge_fill=cluster.badge_fill)};")
+            self.lines.append(f"{inner}label={label_html(cluster.rows, badge=cluster.badge, badge_fill=cluster.badge_fill, small_pt=self.small_pt)};")
             self.lines.append(f'{inner}style="{",".join(style)}"; fillcolor="{colour(cluster.fill)}"; color="{colour(cluster.border)}";'
                               + (f" penwidth={cluster.penwidth:g};" if cluster.penwidth != 1.0 else ""))
             for key in cluster.nodes:
@@ -165,6 +167,8 @@ class _Writer:
             attrs = []
             if e.label:
                 attrs.append(f"label={dot_string(e.label)}")
+            if (e.label or e.head_label) and self.small_pt != 9:
+                attrs.append(f"fontsize={self.small_pt}")
             if e.head_label:
                 attrs.append(f"headlabel={dot_string(e.head_label)}, labeldistance=1.4")
             if e.invisible:
@@ -193,6 +197,7 @@ class _Writer:
 
     def scene_body(self, scope: int, scene: Scene, indent: str) -> None:
         self.layout.update(scene.layout)
+        self.small_pt = scene.small_pt
         for key in scene.top:
             self.node(scope, key, scene.nodes[key], indent)
         for cluster in scene.clusters:
@@ -205,7 +210,7 @@ class _Writer:
         self.lines.append(f"{indent}subgraph {ident} {{")
         if ident in self.cluster_place:
             self.lines.append(f"{indent}  {self.cluster_place[ident]};")
-        self.lines.append(f"{indent}  label={label_html(column_rows(heading, scene))};")
+        self.lines.append(f"{indent}  label={label_html(column_rows(heading, scene), small_pt=scene.small_pt)};")
         self.lines.append(f'{indent}  style="rounded"; color="{colour(_COLUMN_BORDER)}";')
         self.scene_body(scope, scene, indent + "  ")
         self.lines.append(f"{indent}}}")
@@ -221,7 +226,7 @@ class _Writer:
         if self.compound:
             head.append("  compound=true;")
         if header_rows:
-            head.append(f"  label={label_html(header_rows)};")
+            head.append(f"  label={label_html(header_rows, small_pt=self.small_pt)};")
         return "\n".join(head + self.lines + ["}"]) + "\n"
 
 
@@ -269,6 +274,12 @@ class Drawing:
     def fresh_ids(self) -> _Ids:
         """A copy of the picture's identifiers, for writing its parts."""
         return self.ids.copy()
+
+    @property
+    def small_pt(self) -> int:
+        """The point size of the picture's small text (header notes, part captions): its
+        columns' (:attr:`Scene.small_pt`)."""
+        return max((scene.small_pt for _, scene in self.columns), default=9)
 
 
 def to_drawing(scene: Scene) -> Drawing:
@@ -363,7 +374,7 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, not
             w.lines.append(f"  subgraph {ident} {{")
             if col.cluster:  # an empty column has no box (dot drops an empty cluster)
                 w.lines.append(f"    {col.cluster};")
-            w.lines.append(f"    label={label_html(column_rows(heading, scene))};")
+            w.lines.append(f"    label={label_html(column_rows(heading, scene), small_pt=scene.small_pt)};")
             w.lines.append(f'    style="rounded"; color="{colour(_COLUMN_BORDER)}";')
             indent = "    "
         for part in col.parts:
@@ -374,6 +385,7 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: _Ids, not
             w.lines.append("  }")
     w.lines.extend(extra)
     w.written = 0
+    w.small_pt = drawing.small_pt
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
@@ -389,7 +401,7 @@ def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequ
         heading, scene = drawing.columns[column]
         w.lines.append(f"  subgraph {w.cluster_id(column, f'column {column}')} {{")
         w.lines.append(f"    {place};")
-        w.lines.append(f"    label={label_html(column_rows(heading, scene))};")
+        w.lines.append(f"    label={label_html(column_rows(heading, scene), small_pt=scene.small_pt)};")
         w.lines.append(f'    style="rounded"; color="{colour(_COLUMN_BORDER)}";')
         w.lines.append("  }")
     for i, box in enumerate(boxes):
@@ -397,13 +409,18 @@ def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequ
         w.lines.append(f'  frame{i} [style=invis, label="", pos="{(x0 + x1) / 2:g},{(y0 + y1) / 2:g}", '
                        f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
     w.lines.extend(extra)
+    w.small_pt = drawing.small_pt
     return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
 
 
 def header_dot(drawing: Drawing) -> str:
     """The picture's header (title and notes over the columns) alone, for ``dot`` to draw as a
     part of its own while the columns are laid out (None-like empty text when there is none)."""
-    return _Writer().finish(drawing.header) if drawing.header else ""
+    if not drawing.header:
+        return ""
+    w = _Writer()
+    w.small_pt = drawing.small_pt
+    return w.finish(drawing.header)
 
 
 def drawn_ids(scenes: Sequence[Scene]) -> tuple[dict[tuple[int, str], str], dict[tuple[int, str], str]]:

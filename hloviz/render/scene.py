@@ -103,6 +103,9 @@ class Scene:
     notes: list[str] = field(default_factory=list)
     #: Graphviz graph attributes this picture needs (``{"splines": "line"}`` for a timeline).
     layout: dict[str, str] = field(default_factory=dict)
+    #: the point size of small text (a box's kinds and parameters rows, notes, arrow labels): 9 in
+    #: the detailed pictures; the overview writes it at 10 so that every label reads at 100% zoom
+    small_pt: int = 9
 
     def add_node(self, key: str, node: Node, cluster: Cluster | None = None) -> Node:
         """Add ``node`` under ``key``, at top level or inside ``cluster``."""

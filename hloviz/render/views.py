@@ -51,7 +51,26 @@ from .focus import focus_set, scope_set
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 from .scene import Scene
 
-__all__ = ["Mark", "View", "ViewOptions", "draw_module", "focus_targets"]
+__all__ = ["DETAIL_BUDGET", "OVERVIEW_BUDGET", "Mark", "View", "ViewOptions", "default_budget", "draw_module",
+           "focus_targets"]
+
+#: The node budget of a detailed picture (``--budget``'s value for ``show``, ``--scope``,
+#: ``--focus``, ``--depth``, ``--computation`` and the explorer's opened blocks).
+DETAIL_BUDGET = 300
+#: The node budget of the overview: what ``render`` and ``diff -o`` draw of a whole module when
+#: no ``--budget`` is given (issue 33). The same cut machinery as every picture, fitted to fewer
+#: nodes: the model's top-level blocks, repeats folded ``×N``. Measured on the saved captures
+#: (benchmarks/overview_bench.py): 40 nodes made InceptionV3 2,175 × 3,732 pt, 25 made it
+#: 1,388 × 2,256 pt — a page's longer side of at most 2,500 pt needs about 24.
+OVERVIEW_BUDGET = 24
+
+
+def default_budget(budget: int | None, *, whole: bool) -> int:
+    """``budget`` where one was given; otherwise the overview's for a picture of the ``whole``
+    module, the detailed one for a part of it (a scope, a focus, a computation, a depth)."""
+    if budget is not None:
+        return budget
+    return OVERVIEW_BUDGET if whole else DETAIL_BUDGET
 
 
 
@@ -102,7 +121,7 @@ class ViewOptions:
     radius: int = 2
     expand_chains: bool = False
     min_chain: int = 3
-    budget: int = 300
+    budget: int = DETAIL_BUDGET
     inline_elements: int = 8
     coarse: bool = False
     depth: int | None = None
@@ -193,6 +212,8 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
     levels = list(g.levels)
     _draw_tree(g, marks, options, notes, levels)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
+    if options.budget <= OVERVIEW_BUDGET:
+        scene.small_pt = 10  # a picture this small has room for every label at 10 pt (issue 33)
     notes = scene.notes
     drawn_as: dict[str, str] = {}
     if g.cut is not None:

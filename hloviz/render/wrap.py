@@ -320,7 +320,7 @@ def _continued(key: str, part: int) -> str:
 
 
 def _piece(scene: Scene, index: int, part_of: Mapping[str, int], first: Mapping[str, int]) -> Scene:
-    piece = Scene(layout=dict(scene.layout))
+    piece = Scene(layout=dict(scene.layout), small_pt=scene.small_pt)
     renamed: dict[str, str] = {}
 
     def keep(c: Cluster) -> Cluster | None:
