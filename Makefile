@@ -7,6 +7,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hloviz-installed
 EXTRAS ?= tf,jax,flax,test,bench,sphinx,mkdocs
+# Test processes for `make test` (pytest-xdist). Each test file runs whole in one process, so a
+# file's module- and session-scoped captures are made once; TEST_JOBS=0 runs in this process only.
+TEST_JOBS ?= 2
 
 .PHONY: help install system-deps test test-fast mutants lint typecheck demo conformance bench clean
 
@@ -27,10 +30,10 @@ system-deps: ## install Graphviz `dot` if missing (scripts/system-deps.sh)
 
 test: $(STAMP) ## run the whole test suite (installs everything it needs)
 	@sh scripts/system-deps.sh dot chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 test-fast: $(STAMP) ## the tests that need neither TensorFlow nor JAX (nor the package index)
-	$(BIN)/python -m pytest -q -m "not requires_tf and not requires_jax and not requires_network"
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile -m "not requires_tf and not requires_jax and not requires_network"
 
 mutants: $(STAMP) ## break the code on purpose (scripts/mutations.toml), one slip at a time, and check its fast tests fail
 	$(BIN)/python scripts/mutants.py

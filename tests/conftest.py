@@ -45,6 +45,22 @@ def _network_or_cached_tf() -> bool:
         return False
 
 
+def pytest_configure(config):
+    """Ctrl-C as in a terminal, however the suite was started.
+
+    A shell without job control starts a background job (``make test > log &`` in a script, a CI
+    step run in the background) with SIGINT ignored, and an ignored signal stays ignored in every
+    process started from there: the tests that press Ctrl-C on hloviz (in this process, or a
+    ``python -m hloviz`` child) then see nothing happen and fail, on any machine, loaded or not.
+    Python's own handler here makes this process and its children take SIGINT as a terminal's
+    Ctrl-C; a background job gets no Ctrl-C from the terminal anyway, so nothing else changes.
+    """
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker, ok in _AVAILABLE.items():

@@ -26,6 +26,7 @@ from hloviz.capture.source import HlovizSource, running_source
 from hloviz.errors import CaptureError, DependencyError, InputError
 
 from . import present
+from .conftest import restore_default_sigint
 from .fakeframework import build_tf_wheel, placeholder_wheel, write_target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -402,8 +403,14 @@ class SlowToFinish(UvInstaller):
 
     def install(self, env_dir, requirements, on_line):
         super().install(env_dir, requirements, on_line)
-        print("STILL-INSTALLING", file=sys.stderr, flush=True)
-        _run([sys.executable, "-c", "import time; time.sleep(120)"], on_line, "a slow installer")
+
+        def told(line):  # called from _run's loop over the installer's output: it is running
+            if line == "LINKING":
+                print("STILL-INSTALLING", file=sys.stderr, flush=True)
+            on_line(line)
+
+        _run([sys.executable, "-c", "import time; print('LINKING', flush=True); time.sleep(600)"], told,
+             "a slow installer")
 
 
 src = running_source()
@@ -428,18 +435,17 @@ def test_ctrl_c_during_an_install_leaves_no_half_made_environment(tmp_path, whee
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, str(script), str(wheels), str(root), f"{model}:fused_additions"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=restore_default_sigint)
     seen = []
     assert proc.stderr is not None
-    for line in proc.stderr:
+    for line in proc.stderr:  # the event: the slow installer runs and hloviz reads its output
         seen.append(line)
         if "STILL-INSTALLING" in line:
             break
     assert list(root.glob(".tmp-tf2.17-*")), "the environment is being built in a temporary folder"
-    time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)
     rest = proc.stderr.read()
-    assert proc.wait(timeout=60) == 130
+    assert proc.wait(timeout=300) == 130  # the installer sleeps 600 s: a hloviz that waits for it fails
     assert "hloviz: interrupted" in rest and "Traceback" not in rest
     assert any("tf 2.17: installing" in line for line in seen)
     assert [p.name for p in root.iterdir() if p.name != ".locks"] == []

@@ -119,3 +119,14 @@ def test_first_view_goes_on_until_one_fits():
     # what is shown fits
     shown = first_view(_picture(300, 60), lambda b, w: _picture(b, 60, w), Screen())
     assert shown.budget * 60 * 4 / 3 * 0.5 <= 950 and shown.budget >= 23 * 3 // 4, shown.budget
+
+
+def test_a_slow_machine_still_gets_a_first_view_that_fits():
+    """The search's seconds end its refining, never its finding: with no time at all (a loaded
+    machine, where one layout of jax_gpt_step took longer than the search's 8 s) the first view
+    still fits the screen."""
+    from hloviz.render.explorer import Screen, first_view
+
+    # rows of 60 pt: 40 px, 23 fit; the first guess (60 boxes) does not
+    shown = first_view(_picture(300, 60), lambda b, w: _picture(b, 60, w), Screen(), seconds=0.0)
+    assert shown.budget * 60 * 4 / 3 * 0.5 <= 950, shown.budget

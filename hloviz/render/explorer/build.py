@@ -106,7 +106,7 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
     with its budget, but not in proportion, so the budget is searched for: down by the factor
     the picture is too big until one fits, then by bisection between the biggest that fits and
     the smallest that does not, until they are within a quarter of each other, ``screen.tries``
-    pictures were drawn (twice as many while none fits), or ``seconds`` passed; never below
+    pictures were drawn (twice as many while none fits), or ``seconds`` passed once one fits; never below
     ``screen.least`` (where even that does not fit, the smallest drawn). What the cut closes opens in place
     (:func:`block_expansions`, laid out with the first view's wrap; the layer and fusion
     pictures)."""
@@ -133,9 +133,13 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
             fitting, low = drawn, budget
         else:
             smallest, high = drawn, budget - 1
-        if (fitting is None and budget <= screen.least) or time.monotonic() >= deadline:
+        if fitting is None and budget <= screen.least:
             break
-        if fitting is not None and (high - low <= max(1, low // 4) or tried >= screen.tries):
+        # ``seconds`` only ends the refining: a search that has found no fit yet goes on (up to
+        # twice ``tries`` pictures), so a slow or loaded machine gets a slower page, not one
+        # whose first view does not fit the screen
+        if fitting is not None and (high - low <= max(1, low // 4) or tried >= screen.tries
+                                    or time.monotonic() >= deadline):
             break
         # no fit yet: down by the factor, and a tenth more (a picture grows faster than its
         # budget); once one fits, bisect
