@@ -66,6 +66,10 @@ SCOPE_NEUTRAL = frozenset({"parameter", "constant", "get-tuple-element", "tuple"
 SCOPE_INPUTS = frozenset({"parameter", "constant", "iota"})
 #: Unnamed instructions drawn with their operand's layer (layout changes and tuple plumbing).
 SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+#: Ops that carry a value on to its use without computing with it: spread to a shape, laid out
+#: anew, converted. A folded constant is the work of the op that uses it *through* them: XLA
+#: merges equal broadcasts across layers and keeps one op name, which is no user's.
+VALUE_CARRIERS = frozenset({"broadcast", "bitcast", "reshape", "convert", "copy", "transpose"})
 #: Ops that make a value from no data (a literal when their operands are): XLA shares them
 #: between layers, so they never say which layer a kernel works for.
 LITERAL_SOURCES = frozenset({"constant", "iota"})

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ir import HloModule, Instruction
-from ..opcodes import NOT_FOLDABLE
+from ..opcodes import NOT_FOLDABLE, VALUE_CARRIERS
 from .kernels import SYNTHETIC_OP_NAMES
 from .names import post_names
 
@@ -210,8 +210,12 @@ def _xla_folds(pre: HloModule, post: HloModule):
 
 
 def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:
-    """Op names of the instructions that use constant ``c`` (through unnamed ops, and out of a
-    fused computation to its fusion when nothing inside is named)."""
+    """Op names of the instructions that use constant ``c``: followed through unnamed ops and
+    through ops that only carry the value on (:data:`~hloviz.opcodes.VALUE_CARRIERS`: a
+    ``broadcast`` XLA merged across layers keeps one layer's op name, but the ``multiply`` that
+    reads it is the work the constant belongs to), and out of a fused computation to its fusion
+    when nothing inside is named. A carrier nothing reads (a fused computation's root) counts by
+    its own name."""
     found: dict[str, None] = {}
     frontier = list(users.get(c, ()))
     seen: set[Instruction] = set()
@@ -220,10 +224,13 @@ def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:
         if u in seen:
             continue
         seen.add(u)
-        if _real(u.metadata.op_name):
+        onward = users.get(u, ())
+        if u.opcode in VALUE_CARRIERS and onward:
+            frontier.extend(onward)
+        elif _real(u.metadata.op_name):
             found[u.metadata.op_name] = None
         else:
-            frontier.extend(users.get(u, ()))
+            frontier.extend(onward)
     if not found and c.parent is not None:
         for caller in callers.get(c.parent.name, ()):
             if _real(caller.metadata.op_name):
