@@ -70,6 +70,9 @@ SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "
 #: anew, converted. A folded constant is the work of the op that uses it *through* them: XLA
 #: merges equal broadcasts across layers and keeps one op name, which is no user's.
 VALUE_CARRIERS = frozenset({"broadcast", "bitcast", "reshape", "convert", "copy", "transpose"})
+#: Ops that only lay a value out anew: the same elements, another shape or order. A weight
+#: gradient reads the forward activation through them (XLA transposes it for the convolution).
+LAYOUT_ONLY = frozenset({"copy", "transpose", "bitcast", "reshape"})
 #: Ops that make a value from no data (a literal when their operands are): XLA shares them
 #: between layers, so they never say which layer a kernel works for.
 LITERAL_SOURCES = frozenset({"constant", "iota"})

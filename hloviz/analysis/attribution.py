@@ -8,7 +8,10 @@ of instructions say nothing true through their names, and this module decides fo
   ``1e-3`` broadcast serves two batch norms) and keeps one of the op names. Such instructions
   never carry a kernel into a layer (:func:`literal_ids`).
 * **Instructions without an op name.** XLA creates some (a weight-gradient convolution that a
-  layout pass rebuilt, the copies of a weight before a transposed use). They go to the layer their
+  layout pass rebuilt, the copies of a weight before a transposed use). A convolution or ``dot``
+  goes to the layer whose forward convolution reads the same activation
+  (:mod:`hloviz.analysis.gradients`: what it computes, whoever reads the result — the optimizer,
+  under SGD). The rest go to the layer their
   *data flow* names (:class:`FlowPlacer`): the innermost scope shared by the named instructions
   that consume their result (looking inside consuming fusions at the parameter they arrive at),
   else by those that produce their operands; with the phase those instructions have, so a
@@ -208,8 +211,13 @@ class FlowPlacer:
     def place_computation(self, comp: Computation) -> None:
         """Place every unnamed instruction of ``comp``: by consumers (last first), then by
         producers (first first) for those no consumer names."""
+        from .gradients import gradient_layers
+
+        by_work = gradient_layers(comp, self.named, self.literals(comp))
+        for inst, hit in by_work.items():  # what it computes beats who reads it (the optimizer)
+            self.placed[id(inst)] = hit
         todo = [i for i in comp.instructions if i not in self.named and i.opcode not in _NOT_PLACED
-                and id(i) not in self.literals(comp)]
+                and id(i) not in self.literals(comp) and i not in by_work]
         for inst in reversed(todo):
             self.placed[id(inst)] = self._from(inst, self._consumers(inst, comp))
         for inst in todo:

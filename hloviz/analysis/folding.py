@@ -297,7 +297,7 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
     for i in pre.instructions():
         by_op.setdefault(i.metadata.op_name, []).append(i)
     outputs: Mapping[str, Sequence[str]] = info.get("tf_outputs") or {}
-    live = _live_ids(pre)
+    live = live_ids(pre)
     for consumer, tensors in consumers.items():
         roots = {_tf_source(t) for t in tensors}
         ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
@@ -363,7 +363,7 @@ def _live_constants(by_op: dict[str, list[Instruction]], consumer: str, live: se
     return [i for i in by_op.get(consumer, []) if i.opcode == "constant" and id(i) in live]
 
 
-def _live_ids(module: HloModule) -> set[int]:
+def live_ids(module: HloModule) -> set[int]:
     """``id()`` of the instructions whose value flows into their computation's root (the rest
     are dead: TensorFlow's bridge leaves unused copies of an op's constants behind)."""
     live: set[int] = set()
