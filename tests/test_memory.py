@@ -48,7 +48,7 @@ def _json(capsys, *args):
 def test_dump_folder_reports_xla_numbers_to_the_byte(dump, capsys):
     facts = _xla_dump_facts(DATA / dump)
     got = _json(capsys, str(DATA / dump))
-    assert set(got) == {"source", "total_bytes", "by_kind", "peak", "timeline", "buffers_at_peak", "scopes"}
+    assert set(got) == {"source", "total_bytes", "by_kind", "peak", "timeline", "buffers_at_peak", "scopes", "notes"}
     assert got["source"] == "xla"
     assert got["total_bytes"] == facts["total"]
     assert got["by_kind"]["parameters"] == facts["parameters"]

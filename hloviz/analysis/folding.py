@@ -25,8 +25,8 @@ computed into (an index XLA wrote while rewriting) is a *new constant*, listed a
 (:attr:`FoldingReport.new_constants`). A fold whose work has no op name says why in ``note``.
 
 Every value reported is the literal text from the HLO (the post-opt literal when the constant
-survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one XLA printed as
-``{...}``, is reported by its shape instead.
+survives there); a literal longer than :data:`SHORT_LITERAL` characters is reported by its shape
+instead, and one XLA printed as ``{...}`` by its shape and the words :data:`NOT_PRINTED`.
 """
 
 from __future__ import annotations
@@ -97,10 +97,19 @@ class FoldingReport:
         return tuple(f for f in self.folded if op_name in f.from_ops)
 
 
+#: What a folded constant's value reads when the HLO text does not hold it: TensorFlow and XLA
+#: print a large literal as ``{...}`` unless asked for it in full.
+NOT_PRINTED = "value not printed in the HLO text ({...})"
+
+
 def literal_value(inst: Instruction) -> str:
-    """A constant's value as shown to users: the literal if short, else its shape."""
+    """A constant's value as shown to users: the literal if short, else its shape; for a literal
+    the HLO text elided (``{...}``) its shape and :data:`NOT_PRINTED`, so that nobody takes the
+    shape for the value."""
     lit = (inst.literal or "").strip()
-    if not lit or lit == "{...}" or len(lit) > SHORT_LITERAL:
+    if lit == "{...}" or inst.is_elided_constant:
+        return f"{inst.shape.to_text(layout=False)} ({NOT_PRINTED})"
+    if not lit or len(lit) > SHORT_LITERAL:
         return inst.shape.to_text(layout=False)
     return lit
 

@@ -178,12 +178,14 @@ def _more(rows: int, limit: int) -> list[str]:
 def journey_text(h: PassHistory, focus: str, journey: tuple[JourneyStop, ...]) -> str:
     """Where the focused op was at each snapshot where that changed."""
     lines = [f"{focus} through XLA's passes on {h.module}:"]
+    seen = False  # "gone" only after it was there: a fusion XLA makes later is "not made yet" before
     for j in journey:
         where = ("optimized module" if j.final else "before optimization" if j.step is None
                  else f"snapshot {j.step.index}, {j.step.label}")
         if not j.places:
-            lines.append(f"  {where}: gone")
+            lines.append(f"  {where}: {'gone' if seen else 'not there yet (a later pass makes it)'}")
             continue
+        seen = True
         fus = f" in fusion {_names(j.fusions)}" if j.fusions else ""
         insts = _names(tuple(f"{p.instruction} ({p.opcode})" for p in j.places), 4)
         lines.append(f"  {where}: {len(j.places)} instruction(s){fus}: {insts}")
