@@ -91,3 +91,30 @@ def test_fold_rows_never_print_an_empty_from_or_no_credit_for_tensorflow():
     tf = FoldCredit("mul.6", "0.25", ("Prod",), None, "tensorflow", "folded by TensorFlow before XLA saw the function")
     assert _fold_origin(tf) == "from Prod" and "no credit" not in _fold_writer(tf)
     assert _fold_writer(tf).startswith("folded by TensorFlow")
+
+
+def _layer_paths(name: str) -> set[str]:
+    """The Keras layer paths the capture recorded (``layer_scopes``: op-name scope → layer)."""
+    return set(json.loads((CAPTURES / name / "capture.json").read_text())["layer_scopes"].values())
+
+
+def test_memory_names_layers_as_stats_does(capsys):
+    code, out, _ = run_cli(["memory", str(CAPTURES / "cnn_adam"), "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    layers = _layer_paths("cnn_adam")
+    assert "cnn/logits" in layers
+    named = {b["scope"] for b in data["buffers_at_peak"]} | {s["scope"] for s in data["scopes"]}
+    model = {s for s in named if s.split("/")[0] == "cnn"}
+    assert len(model) >= 4 and model <= layers, sorted(model)  # cnn/logits, not cnn_1/logits_1/MatMul
+    assert not any(re.search(r"_1(/|$)", s) for s in named), sorted(named)  # no op-name forms anywhere
+
+
+def test_did_you_mean_suggests_the_names_stats_prints(capsys, tmp_path):
+    folder = str(CAPTURES / "cnn_adam")
+    code, _out, err = run_cli(["render", folder, "--scope", "conv11", "-o", str(tmp_path / "a.json")], capsys)
+    assert code == 2 and "did you mean" in err
+    suggested = err.split("did you mean", 1)[1].strip(" ?\n").split(", ")
+    assert suggested[0] == "cnn/conv1" and suggested[0] in _layer_paths("cnn_adam")
+    code, _out, err = run_cli(["render", folder, "--scope", suggested[0], "-o", str(tmp_path / "b.json")], capsys)
+    assert code == 0, err  # the suggestion is taken back as it is written
