@@ -125,7 +125,7 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     types, counts, opcodes, computes = _pre_ops(pre, names, info)
     folded_ops = folds.folded_ops
     by_flow = unnamed_kernels(pre, post, _ops_with_contractions(report))
-    heavy = may_run_unnamed(pre)
+    heavy: set[str] | None = None  # worked out when the first op would be called eliminated
 
     out = []
     for op, typ in types.items():
@@ -141,10 +141,10 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
             status = "folded"
         elif typ in NO_WORK_TYPES or (counts.get(op) and op not in computes):
             status = "no_work"
-        elif op in heavy:
-            status = "no_op_name"
         else:
-            status = "eliminated"
+            if heavy is None:
+                heavy = may_run_unnamed(pre)
+            status = "no_op_name" if op in heavy else "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
     return PrePostMapping(tuple(out))
 
