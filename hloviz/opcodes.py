@@ -73,6 +73,8 @@ VALUE_CARRIERS = frozenset({"broadcast", "bitcast", "reshape", "convert", "copy"
 #: Ops that only lay a value out anew: the same elements, another shape or order. A weight
 #: gradient reads the forward activation through them (XLA transposes it for the convolution).
 LAYOUT_ONLY = frozenset({"copy", "transpose", "bitcast", "reshape"})
+#: Data movement driven by indices: one result element may come from anywhere in the operand.
+INDEXED_MOVEMENT = frozenset({"gather", "scatter", "dynamic-slice", "dynamic-update-slice"})
 #: Ops that make a value from no data (a literal when their operands are): XLA shares them
 #: between layers, so they never say which layer a kernel works for.
 LITERAL_SOURCES = frozenset({"constant", "iota"})

@@ -24,7 +24,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING
 
 from ..ir import Computation, Instruction, called_closure
-from ..opcodes import DOT, ELEMENTWISE, LAYOUT_ONLY
+from ..opcodes import DATA_MOVEMENT, DOT, ELEMENTWISE, INDEXED_MOVEMENT, LAYOUT_ONLY
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -33,6 +33,9 @@ __all__ = ["forward_partners", "gradient_layers"]
 
 #: How many steps back a source is looked for.
 _DEPTH = 8
+#: Forward work a source is looked for through: elementwise and data movement (no reduction,
+#: gather or scatter: those read many elements for one).
+_LIGHT = (ELEMENTWISE | DATA_MOVEMENT) - INDEXED_MOVEMENT
 
 
 def _is_contraction(inst: Instruction) -> bool:
@@ -81,7 +84,9 @@ class _Sources:
             return True
         if op == "fusion":
             return self._light_fusion(inst)
-        return unnamed and op in ELEMENTWISE
+        # a forward pass's light work (a Keras padding layer's ``pad``, an activation) is seen
+        # through as XLA's transposing fusions see through it, so both sides meet one source
+        return (unnamed and op in ELEMENTWISE) or (op in _LIGHT and not unnamed)
 
     def _light_fusion(self, fusion: Instruction) -> bool:
         """A fusion doing no heavy work (no convolution, dot, reduce or call of its own)."""
@@ -101,12 +106,25 @@ def gradient_layers(comp: Computation, named: Mapping[Instruction, tuple[Scope, 
     convolution or dot, each with that layer's scope and its phase (``backward`` when an operand
     comes from the backward pass). ``named``: the instructions filed by their op names → (scope,
     phase); ``literals``: the ``id()`` of ``comp``'s literal instructions."""
+    from .kernels import SYNTHETIC_OP_NAMES
+    from .opnames import parse_op_name
+
+    read: dict[str, str] = {}
+
     def phase(i: Instruction) -> str | None:
         hit = named.get(i)
-        return hit[1] if hit is not None else None
+        if hit is not None:
+            return hit[1]
+        name = i.metadata.op_name  # named, but filed by data flow (the tape's top-level AddN sums)
+        if not name or name in SYNTHETIC_OP_NAMES:
+            return None
+        got = read.get(name)
+        if got is None:
+            got = read[name] = parse_op_name(name, i.metadata.op_type).phase
+        return got
 
     found = forward_partners(comp, phase, lambda f: id(named[f][0]), literals)
-    return {x: (named[f][0], p) for x, (f, p) in found.items()}
+    return {x: (named[f][0], p) for x, (f, p) in found.items() if x not in named and f in named}
 
 
 def forward_partners(comp: Computation, phase: Callable[[Instruction], str | None],
@@ -149,8 +167,10 @@ def forward_partners(comp: Computation, phase: Callable[[Instruction], str | Non
 def _one_layer(x: Instruction, forward: list[Instruction], mine: set[int], sources: _Sources,
                layer: Callable[[Instruction], Hashable]) -> Instruction | None:
     """The forward contraction of the one layer ``x`` is the work of: the first of ``forward``
-    when they are all one layer's, else the one whose other operand (the weight) has as many
-    elements as ``x``, if only one layer's does."""
+    when they are all one layer's; else, of those whose other operand (the weight) has as many
+    elements as ``x``, the one whose input comes from the very sources ``x``'s does (a residual
+    block's output feeds the next block, and shares batch-norm statistics with the blocks
+    before: the closest match of source sets tells them apart), if one layer's is closest."""
     if not forward:
         return None
     if len({layer(f) for f in forward}) == 1:
@@ -158,5 +178,16 @@ def _one_layer(x: Instruction, forward: list[Instruction], mine: set[int], sourc
     size = x.shape.element_count if not x.shape.is_tuple else -1
     fitting = [f for f in forward
                if any(not o.shape.is_tuple and o.shape.element_count == size
-                      for o in f.operands if not (sources.of(o)[0] & mine))]
-    return fitting[0] if fitting and len({layer(f) for f in fitting}) == 1 else None
+                      for o in f.operands if not (sources.of(o)[0] & mine))] or forward
+    if len({layer(f) for f in fitting}) == 1:
+        return fitting[0]
+    theirs = [sources.of(o)[0] for o in x.operands if id(o) not in sources.literals]
+    scored: dict[Hashable, float] = {}
+    for f in fitting:
+        best = max((len(a & b) / len(a | b) for a in theirs for o in f.operands if id(o) not in sources.literals
+                    for b in (sources.of(o)[0],) if a | b), default=0.0)
+        key = layer(f)
+        scored[key] = max(scored.get(key, 0.0), best)
+    top = max(scored.values())
+    winners = [f for f in fitting if scored[layer(f)] == top]
+    return winners[0] if top > 0 and len({layer(f) for f in winners}) == 1 else None
