@@ -39,7 +39,8 @@ ALL = sorted(p.name for p in CAPTURES.iterdir()
 #: The bigger ones take tens of seconds each (the explorer's data and a diff of the module with itself).
 BIG = {"transformer_train-tf2.17", "transformer_train-tf2.21", "jax_gpt_step12", "jax_gpt_step", "densenet121",
        "convnext_tiny", "resnet50", "inception_v3", "efficientnet_b0", "keras_transformer", "jax_scopes",
-       "fused_additions", "fused_additions-tf2.17", "fused_additions-tf2.21"}
+       "fused_additions", "fused_additions-tf2.17", "fused_additions-tf2.21", "mobilenet_train_sgd",
+       "mobilenet_train_adam"}
 
 
 def _run(*args: str) -> str:

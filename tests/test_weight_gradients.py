@@ -179,3 +179,68 @@ def test_heavy_live_work_without_a_name_is_not_called_eliminated():
     assert used.status == "no_op_name"
     assert dead.status == "eliminated"  # dead code: nothing read it
     assert mapping.counts["no_op_name"] == 1
+
+
+# --- a real model: MobileNetV3Small's training step (samples/keras_optimizers.py) -------------
+
+def _text(folder: Path, stage: str) -> str:
+    import gzip
+
+    plain = folder / f"{stage}.hlo"
+    return plain.read_text() if plain.exists() else gzip.decompress((folder / f"{stage}.hlo.gz").read_bytes()).decode()
+
+
+_CONV = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = \w+\[([\d,]*)\]\S* convolution\((.*)$", re.MULTILINE)
+MOBILENET = ["mobilenet_train_sgd", "mobilenet_train_adam"]
+
+
+def _dims(text: str) -> tuple[int, ...]:
+    return tuple(int(d) for d in text.split(",") if d)
+
+
+@pytest.mark.parametrize("name", MOBILENET)
+def test_every_nameless_weight_gradient_of_mobilenet_is_its_layers(name):
+    folder = CAPTURES / name
+    post, pre = _text(folder, "post"), _text(folder, "pre")
+    unnamed = {m.group(1): _dims(m.group(2)) for m in _CONV.finditer(post) if 'op_name="' not in m.group(3)}
+    assert len(unnamed) >= 20
+    # each layer's weight gradient before optimization, by regex: its shape and op name
+    filters: dict[str, tuple[int, ...]] = {}
+    for m in _CONV.finditer(pre):
+        op = re.search(r'op_name="gradient_tape/([^"]*)/(?:depthwise|convolution)/\w*BackpropFilter"', m.group(3))
+        if op:
+            filters[op.group(1)] = _dims(m.group(2))
+    assert len(filters) >= 50
+    data = _json("stats", str(folder), "--by", "scope", "--json")
+    kernels = {k["name"]: k for k in data["kernels"]}
+    placed: dict[str, str] = {}
+    for conv, dims in unnamed.items():
+        [layer] = kernels[conv]["scopes"]
+        assert layer in filters, (conv, layer)  # a layer with a weight gradient, not the model or sgd
+        assert kernels[conv]["layer"].endswith("(backward)"), kernels[conv]["layer"]
+        want = filters[layer]
+        if layer.endswith("depthwise_1"):  # XLA's full C×C convolution, masked afterwards: k×k×1×C
+            assert dims[0] == dims[3] == want[3] and dims[1:3] == want[0:2] and want[2] == 1, (conv, dims, want)
+        else:
+            assert sorted(dims) == sorted(want), (conv, dims, layer, want)
+        assert layer not in placed, (conv, placed.get(layer))  # one weight gradient per layer
+        placed[layer] = conv
+    statuses = {op: m["status"] for op, m in data["mapping"].items() if "BackpropFilter" in op}
+    assert len(statuses) == len(filters) and set(statuses.values()) == {"kernels"}, statuses
+
+
+@pytest.mark.slow
+def test_swapping_adam_for_sgd_moves_no_mobilenet_convolution_work():
+    rows = {r["scope"]: r for r in _json("diff", str(CAPTURES / "mobilenet_train_adam"),
+                                          str(CAPTURES / "mobilenet_train_sgd"), "--by", "scope", "--depth", "9",
+                                          "--format", "json")["scopes"]}
+    convs = [s for s in rows if re.fullmatch(r"MobileNetV3Small_1/\w*(conv|expand|project|depthwise)(_\d)?_1", s)]
+    assert len(convs) >= 40
+    for s in convs:
+        assert rows[s]["flops"]["before"] == rows[s]["flops"]["after"], (s, rows[s]["flops"])
+    model = rows["MobileNetV3Small_1"]["flops"]
+    assert abs(model["after"] - model["before"]) <= 0.001 * model["before"], model  # was −2.3% in the issue
+    # SGD's update: w − lr·g, a few FLOPs per element of every parameter (the entry's, by regex)
+    entry = _text(CAPTURES / "mobilenet_train_sgd", "post").split("\nENTRY ", 1)[1].split("\n", 1)[0]
+    elements = sum(math.prod(_dims(d)) for d in re.findall(r"f32\[([\d,]*)\]", entry.split("->")[0]))
+    assert 0 < rows["sgd"]["flops"]["after"] <= 4 * elements
