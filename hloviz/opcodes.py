@@ -66,6 +66,15 @@ SCOPE_NEUTRAL = frozenset({"parameter", "constant", "get-tuple-element", "tuple"
 SCOPE_INPUTS = frozenset({"parameter", "constant", "iota"})
 #: Unnamed instructions drawn with their operand's layer (layout changes and tuple plumbing).
 SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+#: Ops that carry a value on to its use without computing with it: spread to a shape, laid out
+#: anew, converted. A folded constant is the work of the op that uses it *through* them: XLA
+#: merges equal broadcasts across layers and keeps one op name, which is no user's.
+VALUE_CARRIERS = frozenset({"broadcast", "bitcast", "reshape", "convert", "copy", "transpose"})
+#: Ops that only lay a value out anew: the same elements, another shape or order. A weight
+#: gradient reads the forward activation through them (XLA transposes it for the convolution).
+LAYOUT_ONLY = frozenset({"copy", "transpose", "bitcast", "reshape"})
+#: Data movement driven by indices: one result element may come from anywhere in the operand.
+INDEXED_MOVEMENT = frozenset({"gather", "scatter", "dynamic-slice", "dynamic-update-slice"})
 #: Ops that make a value from no data (a literal when their operands are): XLA shares them
 #: between layers, so they never say which layer a kernel works for.
 LITERAL_SOURCES = frozenset({"constant", "iota"})

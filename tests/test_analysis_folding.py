@@ -123,6 +123,15 @@ def test_long_or_elided_literals_are_reported_by_shape():
     assert f.value == "f32[40]"
 
 
+def test_an_elided_literal_says_its_value_was_not_printed():
+    from hloviz.analysis.folding import literal_value
+
+    module = hloviz.parse(SUBGRAPH_POST.replace("f32[3]", "f32[9,9]").replace(
+        "{4.84147072, 10.909297, 18.1411209}", "{...}"))
+    k = next(i for i in module.instructions() if i.name == "k")
+    assert literal_value(k).startswith("f32[9,9] (") and "not printed" in literal_value(k)  # never the shape alone
+
+
 # TensorFlow folds constant subgraphs itself before XLA: the pre-opt HLO already holds the literal.
 TF_FOLDED_PRE = """HloModule m
 

@@ -52,7 +52,7 @@ def test_every_pre_op_maps_to_kernels_or_eliminated():
     reshape = present(mapping.get("Reshape"))
     assert (reshape.status, reshape.kernels, reshape.op_type, reshape.pre_instructions) == (
         "eliminated", (), "Reshape", 1)
-    assert mapping.counts == {"kernels": 3, "folded": 0, "eliminated": 1, "no_work": 0}
+    assert mapping.counts == {"kernels": 3, "folded": 0, "eliminated": 1, "no_op_name": 0, "no_work": 0}
     assert mapping.get("nope") is None
 
 

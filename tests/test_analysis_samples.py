@@ -70,7 +70,7 @@ def test_fused_additions_is_one_kernel_holding_1000_adds(samples):
     assert k.flops == 1000 * 100_000_000
     assert len(k.op_names) == 1000
     assert a.folding.folded == ()
-    assert a.mapping.counts == {"kernels": 1000, "folded": 0, "eliminated": 0, "no_work": 3}
+    assert a.mapping.counts == {"kernels": 1000, "folded": 0, "eliminated": 0, "no_op_name": 0, "no_work": 3}
     assert a.mapping.no_work_types == {"Placeholder": 2, "Identity": 1}  # the arguments and the result
     assert a.pre.op_names == 1000 and a.post.op_names == 1000
     assert a.verdict == ("1003 ops → 1 kernel (kLoop fusion: 1000 add, broadcast): 1000 in kernels, "

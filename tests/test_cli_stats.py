@@ -51,7 +51,7 @@ def test_json_carries_the_contract_fields(chain, capsys):
     [f] = data["folded"]
     assert (f["constant"], f["value"], f["into"]) == ("c", "10", ["add_9"])
     assert f["from"] == ["add"] + [f"add_{n}" for n in range(1, 9)]
-    assert data["mapping_counts"] == {"kernels": 1, "folded": 9, "eliminated": 0, "no_work": 0}
+    assert data["mapping_counts"] == {"kernels": 1, "folded": 9, "eliminated": 0, "no_op_name": 0, "no_work": 0}
     assert data["verdict"].startswith("10 ops → 1 kernel")
     s = data["summary"]
     assert (s["ops"], s["statuses"], s["kernels"], s["folded_constants"]) == (10, data["mapping_counts"], 1, 1)

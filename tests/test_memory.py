@@ -48,7 +48,7 @@ def _json(capsys, *args):
 def test_dump_folder_reports_xla_numbers_to_the_byte(dump, capsys):
     facts = _xla_dump_facts(DATA / dump)
     got = _json(capsys, str(DATA / dump))
-    assert set(got) == {"source", "total_bytes", "by_kind", "peak", "timeline", "buffers_at_peak", "scopes"}
+    assert set(got) == {"source", "total_bytes", "by_kind", "peak", "timeline", "buffers_at_peak", "scopes", "notes"}
     assert got["source"] == "xla"
     assert got["total_bytes"] == facts["total"]
     assert got["by_kind"]["parameters"] == facts["parameters"]
@@ -395,6 +395,14 @@ def test_explorer_buffer_row_lights_producer_and_last_user(tmp_path):
         assert problems(loaded) == []
 
 
+def _shown(path: str, layers: dict[str, str]) -> str:
+    """An op-name scope path by the names ``stats --by scope`` prints: each prefix's Keras layer
+    as the capture recorded it (``layer_scopes``), else the segment less Keras' ``_N`` suffix."""
+    parts = path.split("/")
+    return "/".join(layers[p].rsplit("/", 1)[-1] if p in layers else re.sub(r"_\d+$", "", seg)
+                    for p, seg in (("/".join(parts[:k + 1]), parts[k]) for k in range(len(parts))))
+
+
 def test_weights_at_the_peak_are_filed_in_the_layer_that_reads_them(capsys):
     """A Keras weight's layer is the op-name scope of the instruction reading it (post.hlo, by regex)."""
     import gzip
@@ -403,12 +411,13 @@ def test_weights_at_the_peak_are_filed_in_the_layer_that_reads_them(capsys):
     post = next(p for p in (folder / "post.hlo", folder / "post.hlo.gz") if p.is_file())
     text = gzip.decompress(post.read_bytes()).decode() if post.suffix == ".gz" else post.read_text()
     got = _json(capsys, str(folder))
+    layers = json.loads((folder / "capture.json").read_text())["layer_scopes"]
     weights = [b for b in got["buffers_at_peak"] if b["kind"] == "parameters"][:5]
     assert weights
     for b in weights:
         readers = re.findall(rf"^\s*(?:ROOT )?%?\S+ = [^\n]*%{re.escape(b['instruction'])}\b[^\n]*"
                              r'op_name="([^"]+)"', text, re.MULTILINE)
-        scopes = {r.rsplit("/", 1)[0] for r in readers}
+        scopes = {_shown(r.rsplit("/", 1)[0], layers) for r in readers}
         assert b["scope"] in scopes, (b["instruction"], b["scope"], sorted(scopes)[:3])
 
 

@@ -22,7 +22,7 @@ from hloviz.errors import InputError
 from tests import run_cli
 
 SETS = Path(__file__).resolve().parents[1] / "samples" / "captures" / "passes"
-NAMES = ("fused_additions", "fused_additions_const", "keras_cnn_train", "jax_mlp", "fused_additions-tf2.17")
+NAMES = ("fused_additions", "fused_additions_const", "keras_cnn_train", "jax_mlp", "fused_additions-tf2.17", "cnn_sgd")
 
 # -- the oracle: XLA's files read with regular expressions ------------------------------------
 

@@ -2,7 +2,8 @@
 
 - :func:`kernels` — what runs: fusions and unfused work ops, bytes and FLOP estimates
 - :func:`constant_folding` — work computed at compile time, and the constants that replaced it
-- :func:`pre_to_post` — each op of the function → in kernels, folded, eliminated or no work
+- :func:`pre_to_post` — each op of the function → in kernels, folded, eliminated, no op name
+  after XLA's passes, or no work
 - :mod:`~hloviz.analysis.glossary` — the words every output uses, each with one meaning
 - :func:`build_scope_tree` — the model's own structure (layers, scopes) from op names, with the
   kernels of each scope; :func:`scope_rows` — ``stats --by scope``'s numbers per scope

@@ -8,7 +8,10 @@ of instructions say nothing true through their names, and this module decides fo
   ``1e-3`` broadcast serves two batch norms) and keeps one of the op names. Such instructions
   never carry a kernel into a layer (:func:`literal_ids`).
 * **Instructions without an op name.** XLA creates some (a weight-gradient convolution that a
-  layout pass rebuilt, the copies of a weight before a transposed use). They go to the layer their
+  layout pass rebuilt, the copies of a weight before a transposed use). A convolution or ``dot``
+  goes to the layer whose forward convolution reads the same activation
+  (:mod:`hloviz.analysis.gradients`: what it computes, whoever reads the result — the optimizer,
+  under SGD). The rest go to the layer their
   *data flow* names (:class:`FlowPlacer`): the innermost scope shared by the named instructions
   that consume their result (looking inside consuming fusions at the parameter they arrive at),
   else by those that produce their operands; with the phase those instructions have, so a
@@ -149,7 +152,8 @@ def _working(kernel: Instruction, outer: set[int]) -> Iterator[tuple[int, Instru
 
 def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
     """A kernel's layers (:func:`kernel_scopes`' answer) as one cell of a table: the innermost
-    named scope holding them all, by its path as the op names write it (``resblock_1/res_bn_1``), else their top-level scopes joined by
+    named scope holding them all, by the names users know, as ``stats --by scope`` writes them
+    (:attr:`Scope.display_path`: ``resblock/res_bn``, not the op names' ``resblock_1/res_bn_1``), else their top-level scopes joined by
     `` + `` (a layer's gradient fused with the optimizer's update: ``model + adam``); the phase
     follows in parentheses unless it is the forward pass alone. "" when none is named."""
     from .opnames import PHASES
@@ -163,12 +167,12 @@ def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
         if shared is None:
             break
     if shared is not None:
-        text = shared.path
+        text = shared.display_path or shared.path
     else:
         tops: dict[str, None] = {}
         for s in named:
             top = ([s, *s.ancestors()][-2]) if s.depth > 1 else s
-            tops.setdefault(top.path, None)
+            tops.setdefault(top.display_path or top.path, None)
         names = list(tops)
         text = " + ".join(names[:3]) + (f" + {len(names) - 3} more" if len(names) > 3 else "")
     phases = set().union(*(p for _s, p in found))
@@ -208,8 +212,13 @@ class FlowPlacer:
     def place_computation(self, comp: Computation) -> None:
         """Place every unnamed instruction of ``comp``: by consumers (last first), then by
         producers (first first) for those no consumer names."""
+        from .gradients import gradient_layers
+
+        by_work = gradient_layers(comp, self.named, self.literals(comp))
+        for inst, hit in by_work.items():  # what it computes beats who reads it (the optimizer)
+            self.placed[id(inst)] = hit
         todo = [i for i in comp.instructions if i not in self.named and i.opcode not in _NOT_PLACED
-                and id(i) not in self.literals(comp)]
+                and id(i) not in self.literals(comp) and i not in by_work]
         for inst in reversed(todo):
             self.placed[id(inst)] = self._from(inst, self._consumers(inst, comp))
         for inst in todo:

@@ -25,8 +25,8 @@ computed into (an index XLA wrote while rewriting) is a *new constant*, listed a
 (:attr:`FoldingReport.new_constants`). A fold whose work has no op name says why in ``note``.
 
 Every value reported is the literal text from the HLO (the post-opt literal when the constant
-survives there); a literal longer than :data:`SHORT_LITERAL` characters, or one XLA printed as
-``{...}``, is reported by its shape instead.
+survives there); a literal longer than :data:`SHORT_LITERAL` characters is reported by its shape
+instead, and one XLA printed as ``{...}`` by its shape and the words :data:`NOT_PRINTED`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ir import HloModule, Instruction
-from ..opcodes import NOT_FOLDABLE
+from ..opcodes import NOT_FOLDABLE, VALUE_CARRIERS
 from .kernels import SYNTHETIC_OP_NAMES
 from .names import post_names
 
@@ -97,10 +97,19 @@ class FoldingReport:
         return tuple(f for f in self.folded if op_name in f.from_ops)
 
 
+#: What a folded constant's value reads when the HLO text does not hold it: TensorFlow and XLA
+#: print a large literal as ``{...}`` unless asked for it in full.
+NOT_PRINTED = "value not printed in the HLO text ({...})"
+
+
 def literal_value(inst: Instruction) -> str:
-    """A constant's value as shown to users: the literal if short, else its shape."""
+    """A constant's value as shown to users: the literal if short, else its shape; for a literal
+    the HLO text elided (``{...}``) its shape and :data:`NOT_PRINTED`, so that nobody takes the
+    shape for the value."""
     lit = (inst.literal or "").strip()
-    if not lit or lit == "{...}" or len(lit) > SHORT_LITERAL:
+    if lit == "{...}" or inst.is_elided_constant:
+        return f"{inst.shape.to_text(layout=False)} ({NOT_PRINTED})"
+    if not lit or len(lit) > SHORT_LITERAL:
         return inst.shape.to_text(layout=False)
     return lit
 
@@ -210,8 +219,12 @@ def _xla_folds(pre: HloModule, post: HloModule):
 
 
 def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:
-    """Op names of the instructions that use constant ``c`` (through unnamed ops, and out of a
-    fused computation to its fusion when nothing inside is named)."""
+    """Op names of the instructions that use constant ``c``: followed through unnamed ops and
+    through ops that only carry the value on (:data:`~hloviz.opcodes.VALUE_CARRIERS`: a
+    ``broadcast`` XLA merged across layers keeps one layer's op name, but the ``multiply`` that
+    reads it is the work the constant belongs to), and out of a fused computation to its fusion
+    when nothing inside is named. A carrier nothing reads (a fused computation's root) counts by
+    its own name."""
     found: dict[str, None] = {}
     frontier = list(users.get(c, ()))
     seen: set[Instruction] = set()
@@ -220,10 +233,13 @@ def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:
         if u in seen:
             continue
         seen.add(u)
-        if _real(u.metadata.op_name):
+        onward = users.get(u, ())
+        if u.opcode in VALUE_CARRIERS and onward:
+            frontier.extend(onward)
+        elif _real(u.metadata.op_name):
             found[u.metadata.op_name] = None
         else:
-            frontier.extend(users.get(u, ()))
+            frontier.extend(onward)
     if not found and c.parent is not None:
         for caller in callers.get(c.parent.name, ()):
             if _real(caller.metadata.op_name):
@@ -290,7 +306,7 @@ def _tf_folds(pre: HloModule, post: HloModule | None, info: Mapping):
     for i in pre.instructions():
         by_op.setdefault(i.metadata.op_name, []).append(i)
     outputs: Mapping[str, Sequence[str]] = info.get("tf_outputs") or {}
-    live = _live_ids(pre)
+    live = live_ids(pre)
     for consumer, tensors in consumers.items():
         roots = {_tf_source(t) for t in tensors}
         ops = sorted(_upstream(roots, folded, inputs), key=lambda o: order.get(o, 0))
@@ -356,7 +372,7 @@ def _live_constants(by_op: dict[str, list[Instruction]], consumer: str, live: se
     return [i for i in by_op.get(consumer, []) if i.opcode == "constant" and id(i) in live]
 
 
-def _live_ids(module: HloModule) -> set[int]:
+def live_ids(module: HloModule) -> set[int]:
     """``id()`` of the instructions whose value flows into their computation's root (the rest
     are dead: TensorFlow's bridge leaves unused copies of an op's constants behind)."""
     live: set[int] = set()

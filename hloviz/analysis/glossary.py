@@ -66,16 +66,24 @@ COMPUTED_AT_COMPILE_TIME = Term("computed at compile time", "computed at compile
 # --- What became of an op: every op of the traced function has exactly one status -------------
 
 IN_KERNELS = Term("in kernels", "in kernels",
-                  "the op's work runs in one or more kernels (a kernel's instructions carry its name).")
+                  "the op's work runs in one or more kernels: a kernel's instructions carry its name, or (a "
+                  "weight gradient XLA rebuilt without its name) a kernel's data flow shows it computes the "
+                  "op's value.")
 FOLDED = Term("folded", "folded",
               "the op was computed at compile time (by XLA or TensorFlow's bridge): its value is in a "
               "folded constant, or in a constant that was already there (XLA merged the equal values), "
               "or nothing used it.")
 ELIMINATED = Term("eliminated", "eliminated",
-                  "the op did work before optimization but left no trace: no kernel carries it and it was "
-                  "not computed at compile time — a reshape that became a `bitcast`, a transpose folded into "
+                  "the op did work before optimization but left no trace: no kernel carries it or computes "
+                  "its value, and it was not computed at compile time — a reshape that became a `bitcast`, a transpose folded into "
                   "a layout, dead code (a gradient nothing uses), or work identical to another op's that XLA "
                   "computes once (Adam's `Pow` for each variable).")
+NO_OP_NAME = Term("no op name after XLA's passes", "no op name after XLA's passes",
+                  "the op did work before optimization and its result was used, but no instruction of the "
+                  "optimized module carries its name and hloviz could not follow its work there by data flow: "
+                  "XLA rebuilds some instructions without their `op_name` (a weight gradient that "
+                  "`convolution-canonicalization` rewrote). Its work may well run; hloviz does not call it "
+                  "eliminated.")
 NO_WORK = Term("no work", "no work",
                "the op never computes anything, so it has no kernel: a literal (`Const`), the function's "
                "arguments and results (`_Arg`, `_Retval`, `Placeholder`), plumbing (`Identity`, `NoOp`, "
@@ -83,13 +91,14 @@ NO_WORK = Term("no work", "no work",
 
 #: Status key (in ``stats --json``) → its term, in the order every output lists them.
 STATUSES: dict[str, Term] = {
-    "kernels": IN_KERNELS, "folded": FOLDED, "eliminated": ELIMINATED, "no_work": NO_WORK,
+    "kernels": IN_KERNELS, "folded": FOLDED, "eliminated": ELIMINATED, "no_op_name": NO_OP_NAME,
+    "no_work": NO_WORK,
 }
 
 #: Every term, in the order the README lists them.
 TERMS: tuple[Term, ...] = (
     OP, INSTRUCTION, WORK_INSTRUCTION, KERNEL, FUSION, CONSTANT, FOLDED_CONSTANT, FOLDED_BY_XLA, FOLDED_BY_TENSORFLOW,
-    NEW_CONSTANT, COMPUTED_AT_COMPILE_TIME, IN_KERNELS, FOLDED, ELIMINATED, NO_WORK,
+    NEW_CONSTANT, COMPUTED_AT_COMPILE_TIME, IN_KERNELS, FOLDED, ELIMINATED, NO_OP_NAME, NO_WORK,
 )
 
 #: Who folded a constant (``FoldedConstant.by``) → how outputs say it.

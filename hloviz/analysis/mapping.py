@@ -14,7 +14,13 @@ is. Each op gets exactly one status (the words of :mod:`hloviz.analysis.glossary
   ``Identity``/``NoOp``/``ReadVariableOp``… plumbing, or an op whose pre-optimization
   instructions are all bookkeeping (its ``op_type`` names which);
 * ``eliminated``: it did work before optimization and left no trace (a reshape that became a
-  bitcast, dead code).
+  bitcast, dead code);
+* ``no_op_name``: no kernel carries its name, but it did heavy work whose result was used, so
+  hloviz cannot tell that nothing computes it (XLA rebuilds some instructions without their
+  ``op_name``): never called eliminated.
+
+An unnamed kernel whose data flow shows which op it computes (a weight-gradient convolution
+XLA rebuilt, :mod:`hloviz.analysis.unnamed_work`) counts as that op's kernel.
 
 The statuses are tried in that order, so the counts always add up to the number of ops. The
 synthetic names TF gives argument/result plumbing in HLO (``XLA_Args``, ``XLA_Retvals``) are
@@ -28,12 +34,13 @@ from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
 
 from ..ir import HloModule
-from ..opcodes import is_bookkeeping
+from ..opcodes import DOT, is_bookkeeping
 from .folding import FoldingReport, constant_folding
 from .glossary import STATUSES as _STATUS_TERMS
 from .kernels import KernelReport
 from .kernels import kernels as find_kernels
 from .names import post_names
+from .unnamed_work import may_run_unnamed, unnamed_kernels
 
 #: Every status an op can have, in the order outputs list them.
 STATUSES: tuple[str, ...] = tuple(_STATUS_TERMS)
@@ -117,10 +124,14 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
 
     types, counts, opcodes, computes = _pre_ops(pre, names, info)
     folded_ops = folds.folded_ops
+    by_flow = unnamed_kernels(pre, post, _ops_with_contractions(report))
+    heavy: set[str] | None = None  # worked out when the first op would be called eliminated
 
     out = []
     for op, typ in types.items():
         ks = _kernels_of(names.get(op, frozenset({op})), where, ordered)
+        if op in by_flow:
+            ks = tuple(dict.fromkeys((*by_flow[op], *ks)))
         cs = tuple(folded_into.get(op, ()))
         if not typ:
             typ = ", ".join(opcodes.get(op, ())) or "?"
@@ -131,9 +142,16 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
         elif typ in NO_WORK_TYPES or (counts.get(op) and op not in computes):
             status = "no_work"
         else:
-            status = "eliminated"
+            if heavy is None:
+                heavy = may_run_unnamed(pre)
+            status = "no_op_name" if op in heavy else "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
     return PrePostMapping(tuple(out))
+
+
+def _ops_with_contractions(report: KernelReport) -> set[str]:
+    """Op names a convolution or dot kernel of the optimized module carries (they need no data flow)."""
+    return {op for k in report.kernels if k.opcode == "convolution" or k.opcode in DOT for op in k.op_names}
 
 
 def _pre_ops(pre: HloModule, names: _Mapping[str, frozenset[str]], info: _Mapping | None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..ir import HloModule, Instruction, unescape_string
 from .kernels import SYNTHETIC_OP_NAMES
 
-__all__ = ["ConstantKey", "ModuleFacts", "constant_key", "module_facts"]
+__all__ = ["ConstantKey", "ModuleFacts", "constant_key", "module_facts", "operand_names"]
 
 #: A constant's identity by value: element type, dimensions, literal text (spaces normalised).
 ConstantKey = tuple[str, tuple[int, ...], str]
@@ -74,6 +74,23 @@ def _fingerprint(inst: Instruction) -> str:
     extra = f" {inst.literal}" if inst.literal is not None and len(inst.literal) <= 200 else ""
     attrs = ", ".join(f"{k}={v}" for k, v in inst.attributes.items() if k != "metadata")
     return f"{inst.opcode} {inst.shape} ({operands}){' calls=' + calls if calls else ''}{extra} {attrs}"
+
+
+_NAME = re.compile(r"%([\w.\-]+)")
+
+
+def operand_names(fingerprint: str) -> list[str]:
+    """The names an instruction's fingerprint refers to after its own (its operands, and the
+    computations it calls): ``%a = f32[] add(%b, %c)`` → ``b``, ``c``. Names printed without
+    ``%`` (a fingerprint rebuilt from the parsed instruction) are read between the first
+    parentheses."""
+    if fingerprint.startswith("%"):
+        return _NAME.findall(fingerprint)[1:]
+    start = fingerprint.find("(")
+    end = fingerprint.find(")", start)
+    if start < 0 or end < 0:
+        return []
+    return [n.strip() for n in fingerprint[start + 1:end].split(",") if n.strip()]
 
 
 #: ``, metadata={...}`` in a printed instruction (quoted strings may hold braces).

@@ -58,6 +58,8 @@ def history_json(h: PassHistory, journey: tuple[JourneyStop, ...] | None = None)
         "folded": [fold_credit_json(f) for f in h.folded],
         "eliminated": [{"op_name": e.op_name, "pass": _ref(e.step), "folded_into": e.folded_into,
                         "note": e.note or None} for e in h.eliminated],
+        "no_op_name": [{"op_name": u.op_name, "pass": _ref(u.step), "instructions": list(u.instructions),
+                        "note": u.note or None} for u in h.unnamed],
     }
     if journey is not None:
         data["journey"] = [{"step": _ref(j.step), "final": j.final, "fusions": list(j.fusions),
@@ -132,8 +134,7 @@ def _credits_text(h: PassHistory, limit: int) -> list[str]:
     if h.folded:
         lines.append(f"Folded constants ({len(h.folded)}):")
         for f in h.folded[:limit]:
-            by = f"snapshot {f.step.index}, {f.step.label}" if f.step else f"no credit: {f.note}"
-            lines.append(f"  {f.constant} = {f.value}  from {_names(f.from_ops)}  written by {by}")
+            lines.append(f"  {f.constant} = {f.value}  {_fold_origin(f)}  {_fold_writer(f)}")
         lines += _more(len(h.folded), limit)
     if h.eliminated:
         lines.append(f"Ops eliminated ({len(h.eliminated)}), by the pass their last instruction vanished in:")
@@ -144,7 +145,30 @@ def _credits_text(h: PassHistory, limit: int) -> list[str]:
             where = f"snapshot {index}, {label}" if index >= 0 else f"no credit: {label}"
             lines.append(f"  {n:>4}  {where}  ({_names(names)})")
         lines += _more(len(groups), limit)
+    if h.unnamed:
+        lines.append(f"Ops whose work runs without their name ({len(h.unnamed)}): XLA dropped the op_name, "
+                     "the instructions stayed (not eliminated):")
+        for u in h.unnamed[:limit]:
+            where = f"name gone at snapshot {u.step.index}, {u.step.label}" if u.step else u.note
+            lines.append(f"  {u.op_name}  runs in {_names(u.instructions)}  ({where})")
+        lines += _more(len(h.unnamed), limit)
     return lines
+
+
+def _fold_origin(f) -> str:
+    """Where a folded constant's value came from, in words (never an empty list)."""
+    if f.from_ops:
+        return f"from {_names(f.from_ops)}"
+    return f"({f.note})" if f.note and f.by != "xla" else "from work without an op name"
+
+
+def _fold_writer(f) -> str:
+    """Who wrote a folded constant: the snapshot, or why no snapshot is credited."""
+    if f.step is not None:
+        return f"written by snapshot {f.step.index}, {f.step.label}"
+    if f.by == "tensorflow":
+        return "folded by TensorFlow before XLA saw the function (no XLA pass wrote it)"
+    return f"no pass credited: {f.note}"
 
 
 def _more(rows: int, limit: int) -> list[str]:
@@ -154,12 +178,14 @@ def _more(rows: int, limit: int) -> list[str]:
 def journey_text(h: PassHistory, focus: str, journey: tuple[JourneyStop, ...]) -> str:
     """Where the focused op was at each snapshot where that changed."""
     lines = [f"{focus} through XLA's passes on {h.module}:"]
+    seen = False  # "gone" only after it was there: a fusion XLA makes later is "not made yet" before
     for j in journey:
         where = ("optimized module" if j.final else "before optimization" if j.step is None
                  else f"snapshot {j.step.index}, {j.step.label}")
         if not j.places:
-            lines.append(f"  {where}: gone")
+            lines.append(f"  {where}: {'gone' if seen else 'not there yet (a later pass makes it)'}")
             continue
+        seen = True
         fus = f" in fusion {_names(j.fusions)}" if j.fusions else ""
         insts = _names(tuple(f"{p.instruction} ({p.opcode})" for p in j.places), 4)
         lines.append(f"  {where}: {len(j.places)} instruction(s){fus}: {insts}")
@@ -171,6 +197,9 @@ def journey_text(h: PassHistory, focus: str, journey: tuple[JourneyStop, ...]) -
     for e in gone[:5]:
         by = f"snapshot {e.step.index}, {e.step.label}" if e.step else f"no credit: {e.note}"
         lines.append(f"  {e.op_name} eliminated in {by}")
+    for u in [u for u in h.unnamed if _hit(focus, u.op_name)][:5]:
+        by = f"snapshot {u.step.index}, {u.step.label}" if u.step else u.note
+        lines.append(f"  {u.op_name}: its name vanished in {by}; its work runs in {_names(u.instructions)}")
     return "\n".join(lines) + "\n"
 
 

@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..opcodes import is_bookkeeping
 from .folding import FoldingReport
-from .pass_facts import ConstantKey, ModuleFacts
+from .pass_facts import ConstantKey, ModuleFacts, operand_names
 
 __all__ = ["EliminatedOp", "FoldCredit", "FusionCredit", "HistoryBuilder", "HistoryStep", "PassHistory",
-           "PassStep", "StepChanges", "compare_facts", "constant_text"]
+           "PassStep", "StepChanges", "UnnamedOp", "compare_facts", "constant_text"]
 
 PIPELINE_START = "pipeline-start"
 
@@ -172,6 +173,21 @@ class EliminatedOp:
 
 
 @dataclass(frozen=True)
+class UnnamedOp:
+    """A framework op whose name no instruction of the optimized module carries, but whose work
+    runs there all the same: an instruction that carried its name, or one made with such an
+    instruction to compute its value (XLA's ``convolution-canonicalization`` rebuilds a weight
+    gradient as ``transpose(convolution)``, the name on the transpose only), is in the optimized
+    module (``instructions``; instruction names are kept from snapshot to snapshot). ``step``
+    is the snapshot the name vanished in."""
+
+    op_name: str
+    step: PassStep | None
+    instructions: tuple[str, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class PassHistory:
     """Every snapshot XLA wrote for one module, in order, with the credits drawn from them."""
 
@@ -186,6 +202,8 @@ class PassHistory:
     #: Counts of the pre- and post-optimization modules (None when absent).
     pre_instructions: int | None = None
     post_instructions: int | None = None
+    #: Ops whose name vanished while their work stayed (see :class:`UnnamedOp`): never eliminated.
+    unnamed: tuple[UnnamedOp, ...] = ()
 
     @property
     def changed_steps(self) -> tuple[HistoryStep, ...]:
@@ -227,6 +245,9 @@ class HistoryBuilder:
     _constants: dict[ConstantKey, _Seen] = field(default_factory=dict, init=False)
     _vanished: dict[str, _Seen] = field(default_factory=dict, init=False)
     _problems: list[str] = field(default_factory=list, init=False)
+    #: op_name → the instructions that carried it in some snapshot, and the unnamed ones made
+    #: in the same step as such an instruction and read by it (what the op was rewritten into).
+    _heirs: dict[str, set[str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self._prev = self.start
@@ -281,6 +302,27 @@ class HistoryBuilder:
                     self._vanished[op] = _Seen(index, certain)
         for op in facts.op_names:
             self._vanished.pop(op, None)
+        self._note_heirs(facts, prev)
+
+    def _note_heirs(self, facts: ModuleFacts, prev: ModuleFacts | None) -> None:
+        """Record, for each op, the instructions carrying its name here, and the unnamed
+        instructions new in this step that a new instruction carrying its name reads."""
+        known = prev.instructions if prev is not None else None
+        insts = facts.instructions
+        for op, names in facts.op_names.items():
+            heirs = self._heirs.get(op)
+            if heirs is None:
+                heirs = self._heirs[op] = set()
+            heirs.update(names)
+            if known is None:
+                continue
+            for name in names:
+                if name in known:
+                    continue
+                for m in operand_names(insts[name].fingerprint):
+                    g = insts.get(m)
+                    if g is not None and not g.op_name and m not in known:
+                        heirs.add(m)
 
     def _credit(self, seen: _Seen | None, what: str) -> tuple[PassStep | None, str]:
         if seen is None:
@@ -311,7 +353,31 @@ class HistoryBuilder:
         return PassHistory(self.module, tuple(self._steps), tuple(fusions), tuple(folded), tuple(eliminated),
                            after_last, tuple(self._problems),
                            self.start.instruction_count if self.start is not None else None,
-                           final.instruction_count if final is not None else None)
+                           final.instruction_count if final is not None else None,
+                           tuple(self._unnamed(final)) if final is not None else ())
+
+    def _survivors(self, op: str, final: ModuleFacts) -> tuple[str, ...]:
+        """The instructions of ``final`` doing work that carried ``op``'s name in a snapshot or
+        were made to compute it (:meth:`_note_heirs`)."""
+        insts = final.instructions
+        return tuple(sorted(n for n in self._heirs.get(op, ())
+                            if n in insts and not is_bookkeeping(insts[n].opcode)))
+
+    def _unnamed(self, final: ModuleFacts) -> list[UnnamedOp]:
+        if self.start is None:
+            return []
+        out = []
+        for op in self.start.op_names:
+            if op in final.op_names:
+                continue
+            kept = self._survivors(op, final)
+            if not kept:
+                continue
+            seen = self._vanished.get(op)
+            step = self._by_index[seen.index] if seen is not None and seen.certain else None
+            note = "" if step is not None else "its name vanished after the last snapshot, or across a gap"
+            out.append(UnnamedOp(op, step, kept, note))
+        return out
 
     def _origin(self, name: str) -> tuple[str | None, PassStep | None]:
         """The fusion ``name`` is a clone of (by XLA's ``.clone`` suffix), and where that appeared."""
@@ -351,7 +417,7 @@ class HistoryBuilder:
                     into.setdefault(op, f.constant)
         out = []
         for op in self.start.op_names:
-            if op in final.op_names:
+            if op in final.op_names or self._survivors(op, final):
                 continue
             seen = self._vanished.get(op)
             if seen is None:

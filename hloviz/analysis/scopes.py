@@ -323,15 +323,21 @@ class ScopeTree:
         return _outermost(sub)
 
     def closest(self, query: str, n: int = 5) -> list[str]:
-        """Up to ``n`` scope paths that look most like ``query`` (for "did you mean")."""
+        """Up to ``n`` scopes that look most like ``query`` (for "did you mean"), each by the path
+        users know (:attr:`Scope.display_path`, as ``stats --by scope`` writes it), which
+        :meth:`find` takes back."""
         q = query.strip().strip("/")
         candidates: dict[str, str] = {}
-        for s in self.walk():
-            if s.kind == "root":
-                continue
-            candidates.setdefault(s.path, s.path)
-            candidates.setdefault(s.label, s.path)
-            candidates.setdefault(s.name, s.path)
+        scopes = [s for s in self.walk() if s.kind != "root"]
+        shown_as: dict[str, int] = {}
+        for s in scopes:
+            shown_as[s.display_path] = shown_as.get(s.display_path, 0) + 1
+        for s in scopes:
+            shown = s.display_path or s.path
+            if shown_as.get(s.display_path, 0) != 1:
+                shown = s.path  # two layers of one label: the op names' path tells them apart
+            for key in (shown, s.path, s.label, s.name):
+                candidates.setdefault(key, shown)
         best = difflib.get_close_matches(q, list(candidates), n=n * 2, cutoff=0.5)
         out: dict[str, None] = {}
         for b in best:

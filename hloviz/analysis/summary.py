@@ -24,6 +24,7 @@ from .glossary import (
     FUSION,
     IN_KERNELS,
     KERNEL,
+    NO_OP_NAME,
     NO_WORK,
     OP,
     WORK_INSTRUCTION,
@@ -253,6 +254,8 @@ def _verdict(s: Summary) -> str:
             parts.append(f"{n_folded} {FOLDED.word} into no new constant")
     if st.get("eliminated"):
         parts.append(f"{st['eliminated']} {ELIMINATED.word}")
+    if st.get("no_op_name"):
+        parts.append(f"{st['no_op_name']} {NO_OP_NAME.word}")
     if st.get("no_work"):
         parts.append(f"{st['no_work']} {NO_WORK.word} ({types_text(s.no_work_types)})")
     before = OP.count(s.ops) if s.ops or not s.pre_work else \

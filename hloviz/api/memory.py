@@ -90,6 +90,8 @@ def _namers(module: HloModule, info: dict):
         scope = scope_of_layer.get(layer)
         return f"{scope}/{variable}" if scope else name
 
+    shown = _LayerNames(module, info.get("layer_scopes") or {})
+
     def scope_of(inst) -> str:
         name = params.get(inst) if inst.opcode == "parameter" else None
         op_name = weight(name) if name else inst.metadata.op_name
@@ -98,7 +100,7 @@ def _namers(module: HloModule, info: dict):
         path = parse_op_name(op_name, inst.metadata.op_type)
         if not path.scope:
             return TOP_LEVEL
-        return "/".join(path.scope)
+        return shown.display(path.scope, path.phase)
 
     def source_of(inst) -> str:
         hit = source_for(inst.metadata.op_name, smap) if smap and inst.metadata.op_name else None
@@ -109,3 +111,55 @@ def _namers(module: HloModule, info: dict):
         return ""
 
     return scope_of, source_of
+
+
+class _LayerNames:
+    """Scope paths by the names ``stats --by scope`` writes (:attr:`hloviz.analysis.scopes.Scope.
+    display_path`), worked out from the op names alone, as the scope tree does: a gradient's
+    path cut back to the forward scope it differentiates (``gradient_tape/model_1/dense_1/MatMul``
+    is ``model_1/dense_1``'s work), each segment labelled by the Keras layer the capture recorded
+    (``layer_scopes``) or, for TensorFlow, with Keras' ``_N`` re-entry suffix taken off."""
+
+    def __init__(self, module: HloModule, layer_scopes: dict) -> None:
+        from ..analysis.kernels import SYNTHETIC_OP_NAMES
+        from ..analysis.opnames import parse_op_name
+
+        self.forward: set[tuple[str, ...]] = set()
+        seen: set[str] = set()
+        for inst in module.instructions():
+            name = inst.metadata.op_name
+            if not name or name in seen or name in SYNTHETIC_OP_NAMES:
+                continue
+            seen.add(name)
+            path = parse_op_name(name, inst.metadata.op_type)
+            if path.phase != "backward":
+                for k in range(1, len(path.scope) + 1):
+                    self.forward.add(path.scope[:k])
+        self.siblings: dict[tuple[str, ...], set[str]] = {}
+        for parts in self.forward:
+            self.siblings.setdefault(parts[:-1], set()).add(parts[-1])
+        self.labels = {tuple(str(k).split("/")): str(v).rsplit("/", 1)[-1] for k, v in layer_scopes.items()}
+        self.keras = not any(p[0].startswith(("jit(", "pjit(")) for p in self.forward if p)
+        self.memo: dict[tuple[tuple[str, ...], str], str] = {}
+
+    def display(self, scope: tuple[str, ...], phase: str) -> str:
+        key = (scope, phase)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        from ..analysis.opnames import keras_layer_name
+
+        parts = scope
+        if phase == "backward" and self.forward:
+            while parts and parts not in self.forward:
+                parts = parts[:-1]
+            parts = parts or scope
+        out = []
+        for k, seg in enumerate(parts):
+            label = self.labels.get(parts[:k + 1])
+            if label is None:
+                label = keras_layer_name(seg, self.siblings.get(parts[:k], set())) if self.keras else seg
+            out.append(label)
+        hit = self.memo[key] = "/".join(out)
+        return hit
+

@@ -219,9 +219,21 @@ def find_function(module: ModuleType, name: str | None, *, text: str, file: str 
             hint=f"wrap the call in a function and name that one, e.g.\n  @tf.function(jit_compile=True)\n"
                  f"  def classify(images):\n      return {name}(images, training=False)\n"
                  f"then: hloviz stats {file or module.__name__}:classify --arg f32[1,224,224,3]")
+    if _is_flax_module(obj):
+        raise InputError(
+            f"{name!r} in {where} is a Flax {type(obj).__name__} module object, not a function: hloviz captures a "
+            "function of arrays (a Flax module needs its parameters to run)",
+            hint=f"wrap the call in a function and name that one, e.g.\n  params = {name}.init(jax.random.key(0), x)\n"
+                 f"  def forward(x):\n      return {name}.apply(params, x)\n"
+                 f"then: hloviz stats {file or module.__name__}:forward --arg f32[1,28,28,1]")
     if not callable(obj):
         raise InputError(f"{name!r} in {where} is a {type(obj).__name__}, not a function")
     return PythonTarget(text, module, file, name, obj)
+
+
+def _is_flax_module(obj: Any) -> bool:
+    """A Flax (linen or nnx) module object: callable only inside ``apply`` with its parameters."""
+    return any(c.__module__.split(".", 1)[0] == "flax" and c.__name__ == "Module" for c in type(obj).__mro__)
 
 
 def _is_keras_object(obj: Any) -> bool:

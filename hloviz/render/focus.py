@@ -117,8 +117,13 @@ def resolve(g: ViewGraph, name: str, scopes=None) -> tuple[list[Instruction], st
 
 
 def scope_set(g: ViewGraph, path: str, scopes=None) -> tuple[set[int], str]:
-    """``--scope PATH``: the ids of the instructions of that scope, with the fusions and bodies
-    holding any of them (drawn whole), and a note saying what is drawn."""
+    """``--scope PATH``: the ids of the instructions of that scope, with the bodies holding any
+    of them and the fusions that run its work (drawn whole), and a note saying what is drawn.
+
+    A fusion is drawn when :meth:`~hloviz.analysis.scopes.ScopeTree.layers_of` names the scope
+    (or one below it) — the rule ``stats --by scope``, the explorer and the kernel table follow —
+    not whenever it holds one of the scope's instructions: XLA merges a constant or a broadcast
+    across layers and keeps one layer's op name on every copy fused elsewhere."""
     if scopes is None:
         from ..analysis.scopes import build_scope_tree
 
@@ -136,7 +141,11 @@ def scope_set(g: ViewGraph, path: str, scopes=None) -> tuple[set[int], str]:
             continue
         for inst in comp.instructions:
             inner = _called(g, inst)
-            if id(inst) in inside or any(id(i) in inside for i in inner):
+            if inst.opcode == "fusion":
+                hit = any(f.contains(s) for s in scopes.layers_of(inst) for f in found)
+            else:
+                hit = id(inst) in inside or any(id(i) in inside for i in inner)
+            if hit:
                 keep.add(id(inst))
                 keep.update(id(i) for i in inner)
         # the scope's weights: parameters (and constants) read only by what is kept

@@ -838,8 +838,15 @@
     panelEl.hidden = false;
     panelEl.textContent = "";
     panelEl.appendChild(el("h3", D.scopes.label[si] || D.scopes.path[si]));
-    var kernels = new Set(), perSide = sides.map(function () { return 0; });
-    gs.forEach(function (g) { perSide[sideOf(g)]++; kernelsOf(g).forEach(function (k) { kernels.add(k); }); });
+    // its kernels: those whose layers (ScopeTree.layers_of, as stats --by scope counts them)
+    // are this scope or below it; not every kernel holding one of its instructions (XLA merges
+    // a constant across layers and keeps one layer's op name on every copy)
+    var kernels = new Set(), perSide = sides.map(function () { return 0; }), mark = isUnder(si);
+    var here = family(state.view);  // the module on screen: the page's own, or a snapshot
+    gs.forEach(function (g) { perSide[sideOf(g)]++; });
+    D.kernels.forEach(function (k, ki) {
+      if ((here < 0 ? k.side < base : k.side === here) && (k.layers || []).some(function (l) { return mark[l]; })) kernels.add(ki);
+    });
     var up = D.scopes.parent[si];
     panelEl.appendChild(facts([["scope", D.scopes.path[si]], ["phase", D.scopes.phase[si]],
                                ["inside", up >= 0 ? scopeLink(up) : "the whole module"]]
