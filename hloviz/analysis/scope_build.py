@@ -17,6 +17,7 @@ from .attribution import FlowPlacer
 from .kernels import SYNTHETIC_OP_NAMES, KernelReport
 from .kernels import kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
+from .scope_find import ScopeIndex
 from .scope_order import order_children as _order_children
 from .scopes import TOP_LEVEL, Scope, ScopeTree
 
@@ -361,12 +362,13 @@ def _param_query(name: str) -> str:
 
 
 def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None:
+    index = ScopeIndex(tree)  # one lookup per parameter: indexed, not a walk of the tree each
     placed: dict[int, int] = {}
     for inst, name in sorted(names.items(), key=lambda kv: kv[0].parameter_number or 0):
         query = _param_query(name)
         if not query or inst not in tree._of:
             continue
-        hits = tree.find(query, substring=False)  # a name, never a guess
+        hits = index.find(query)  # tree.find(query, substring=False): a name, never a guess
         if len(hits) != 1 or hits[0].kind != "scope":
             continue
         target = hits[0]
