@@ -109,8 +109,12 @@ def _child(side: str, case: str) -> None:
 
 def _run(side: str, case: str) -> dict:
     started = time.perf_counter()
+    # Each side in a session of its own: hloviz starts its capture child so (own_group), and with
+    # the kernel's autogroup scheduling a session shares the CPU with other sessions as one, so a
+    # reference left in this session (with whatever else runs in it) got a third of the CPU
+    # hloviz's child got on the loaded machine — measured: 91 s against 32 s, the same CPU time.
     proc = subprocess.run([sys.executable, __file__, "--child", side, case], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+                          cwd=ROOT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, start_new_session=True)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"error: the {side} capture of {case} failed:\n{proc.stderr[-3000:]}")

@@ -63,7 +63,13 @@ def main() -> int:
                 commands["show"] = ["show", "CAP", "-o", "OUT/show"]
             for label, argv in commands.items():
                 full = [*hloviz, *(a.replace("CAP", str(cap)).replace("OUT", tmp) for a in argv)]
-                cpu, wall = best(full, args.repeat)
+                try:
+                    cpu, wall = best(full, args.repeat)
+                except SystemExit as failed:  # the command failed (exit 2): say so, go on
+                    missed.append(f"{name}: {label} failed")
+                    print(f"{name:<20} {label:<24} failed: {str(failed).splitlines()[-2:]}", flush=True)
+                    times[label] = float("inf")
+                    continue
                 times[label] = cpu
                 if label == "show":
                     limit = SHOW_RATIO * times["render --stage both"]
