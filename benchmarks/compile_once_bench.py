@@ -7,8 +7,10 @@ fresh process (rounds interleave them), timed by the CPU time (user + system) of
 alone — TensorFlow's import and the model file's are left out:
 
 * ``ref``: ``stage="hlo"`` and ``stage="optimized_hlo"`` — the least any tool asks for;
-* ``dump``: the same two, with ``--xla_dump_to`` set before the compile (what hloviz's capture
-  child does, :mod:`hloviz.capture.compile_dump`): the buffer assignment comes from the dump;
+* ``dump``: the same two, with ``--xla_dump_to`` set before the compile by
+  :class:`hloviz.capture.compile_dump.CompileDump`, as hloviz's capture child does (a folder in
+  ``/dev/shm`` where there is one), the buffer assignment read from the dump and the folder
+  removed — all inside the timed part;
 * ``proto``: the same two, then ``stage="optimized_hlo_proto_serialized"`` for the
   ``HloProto`` holding the buffer assignment — a second compile (what hloviz did before).
 
@@ -22,11 +24,9 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,10 +36,10 @@ TARGET = 1.05
 
 def _child(mode: str, case: str) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    folder = None
-    if mode == "dump":
-        folder = tempfile.mkdtemp(prefix="hloviz-bench-dump-")
-        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={folder}".strip()
+    sys.path.insert(0, str(ROOT))
+    from hloviz.capture.compile_dump import CompileDump
+
+    dump = CompileDump() if mode == "dump" else None  # exactly as hloviz's capture child asks
     import tensorflow as tf
 
     sys.path.insert(0, str(ROOT / "samples"))
@@ -55,13 +55,15 @@ def _child(mode: str, case: str) -> None:
     start = usage.ru_utime + usage.ru_stime
     ir = fn.experimental_get_compiler_ir(*specs)
     ir(stage="hlo")
-    ir(stage="optimized_hlo")
+    post = ir(stage="optimized_hlo")
     if mode == "proto":
         ir(stage="optimized_hlo_proto_serialized")
+    if dump is not None:  # reading the record and removing the folder count too
+        if dump.buffer_assignment(post, tf.__version__) is None:
+            raise SystemExit("error: no buffer assignment in the dump")
+        dump.close()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"{usage.ru_utime + usage.ru_stime - start:.3f}", flush=True)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
     os._exit(0)
 
 

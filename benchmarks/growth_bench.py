@@ -10,7 +10,8 @@ so k times the kernels, scopes and named parameters), with the capture's paramet
 Keras layer scopes copied alike; the source map is left out. XLA's buffer assignment is left
 out too (it describes the one compiled module): ``memory`` estimates, as on any HLO.
 
-Each command runs in a fresh process (``python -m hloviz …``, output to /dev/null) and is
+Each command runs in a fresh process (``python -m hloviz …``, output to /dev/null, its bytecode
+cached as an install's is: :data:`PYCACHE`) and is
 timed by its CPU time (user + system, this process's children: Graphviz included), which a
 loaded machine disturbs far less than the wall clock. The start-up (``python -m hloviz --help``)
 is measured alike and taken off before the exponent is computed: ``log(t16/t4) / log(4)`` (the
@@ -72,17 +73,36 @@ def scaled_capture(base: Path, copies: int, out: Path) -> int:
     return post_text.count("\n")
 
 
+#: Where the commands' bytecode is cached: a user's install has its ``.pyc`` files, so a command
+#: must not pay for compiling hloviz's sources (about 1 s of CPU) on every run, as it does where
+#: ``PYTHONDONTWRITEBYTECODE`` is set (this project's shared machine sets it).
+PYCACHE = REPO / "build" / "bench" / "pycache"
+
+
+def command_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+
+
 def cpu_of(argv: list[str]) -> tuple[float, float]:
     """(CPU seconds of the child and its children, wall seconds) of one run of ``argv``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+                          env=command_env())
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"error: {' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def warm_up() -> None:
+    """Compile hloviz's sources (and what the commands import) into :data:`PYCACHE` once."""
+    code = "import hloviz.cli, hloviz.api, hloviz.analysis, hloviz.render, hloviz.capture, compileall; " \
+           f"compileall.compile_dir({str(REPO / 'hloviz')!r}, quiet=1)"
+    subprocess.run([sys.executable, "-c", code], env=command_env(), cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def main() -> int:
@@ -97,6 +117,7 @@ def main() -> int:
     if unknown or len(sizes) < 2:
         raise SystemExit(f"error: unknown command {unknown} (of {list(COMMANDS)}), or fewer than two sizes")
     hloviz = [sys.executable, "-m", "hloviz"]
+    warm_up()
     start_cpu = min(cpu_of([*hloviz, "--help"])[0] for _ in range(3))
     print(f"base: {args.base}; start-up (python -m hloviz --help) {start_cpu:.2f} s CPU, taken off below")
     with tempfile.TemporaryDirectory() as tmp:
