@@ -18,7 +18,8 @@ HLOVIZ_ARGS = {"mobilenet_v3_adam": ["f32[8,32,32,3]", "s32[8]"]}
 keras.utils.set_random_seed(0)
 
 # Built when the file is imported, eagerly: a traced function must not create variables.
-model = keras.applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=10)
+# Keras documents weights=None (random weights) though its stub types the argument as str.
+model = keras.applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=10)  # pyright: ignore[reportArgumentType]
 loss_fn = keras.losses.SparseCategoricalCrossentropy()
 optimizer = keras.optimizers.Adam(learning_rate=1e-3)
 optimizer.build(model.trainable_variables)

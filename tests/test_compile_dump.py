@@ -30,7 +30,8 @@ def test_the_dump_beside_the_returned_text_is_read_and_removed(monkeypatch):
     record = dump.buffer_assignment(post, "2.21.0")
     assignment = (TF_DUMP / f"{STEM}-buffer-assignment.txt").read_text()
     assert record is not None and "dumped by the compile" in record["origin"]
-    assert record["total_bytes"] == int(re.search(r"^Total bytes used: (\d+)", assignment, re.MULTILINE).group(1))
+    total = re.search(r"^Total bytes used: (\d+)", assignment, re.MULTILINE)
+    assert total is not None and record["total_bytes"] == int(total.group(1))
     assert len(record["allocations"]) == len(re.findall(r"^allocation \d+:", assignment, re.MULTILINE))
     assert record["live"]["sequence"]  # the live ranges XLA wrote come along
     # another module's text: that file is not its buffer assignment
@@ -76,6 +77,7 @@ def test_a_live_capture_reads_the_assignment_of_its_one_compile(tmp_path):
     memory = cap.memory
     assert memory is not None, "the capture kept no buffer assignment"
     assert "dumped by the compile" in memory["origin"], memory["origin"]  # not a second compile's proto
+    assert cap.post_text is not None
     names = set(re.findall(r"^\s*(?:ROOT )?%?([\w.\-]+) = ", cap.post_text, re.MULTILINE))
     values = {v[1] for a in memory["allocations"] for v in a["values"]}
     assert values and values <= names  # XLA's values are the returned module's instructions

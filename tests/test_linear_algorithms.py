@@ -66,6 +66,7 @@ def test_placing_parameters_matches_paths_linearly(inception, monkeypatch):
     assert once > 0, "the parameters' scopes were not looked up by path at all"
 
     big = hloviz.parse(scaled_text(post, 10))
+    assert big.entry is not None
     names = scaled_parameter_names(numbered, base_params, 10)
     calls[0] = 0
     tree = build_scope_tree(big, stage="post", parameter_names=_names_of(big, names))
