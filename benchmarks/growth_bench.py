@@ -1,21 +1,31 @@
-"""Does cost grow linearly? Parse and render modules of 1×, 10× and 100× a real module's size.
+"""Does every command grow linearly? Each command on saved captures 1×, 4× and 16× a training step.
 
-Usage:  python benchmarks/growth_bench.py [--base PATH] [--sizes 1,10,100] [--no-render]
+Usage:  python benchmarks/growth_bench.py [--base CAPTURE] [--sizes 1,4,16] [--commands stats,…]
 
-The base is a real optimized module (TF 2.21's transformer training step from
-samples/captures/, about 3.3k instructions). A module k times its size holds k renamed copies of
-every computation, with a new entry that calls each copy's entry, so its structure is the
-base's, repeated. For each size the script prints time and peak memory per instruction for
-parsing (each size in a fresh process, memory read from the kernel), and time per instruction
-for drawing the default overview picture (SVG, Graphviz included). A quadratic path shows as
-per-instruction figures that grow with size; linear cost keeps them flat.
+The base is a saved capture of a real training step (default: MobileNetV3Small + Adam,
+``samples/captures/mobilenet_v3_adam``, 1,308 kernels; ``--base samples/captures/keras_cnn_train``
+is a quick one). A capture k times its size holds k side-by-side copies of the model in both
+modules (``tests/scaling.py``: every instruction renamed, every op-name segment prefixed ``cK_``,
+so k times the kernels, scopes and named parameters), with the capture's parameter names and
+Keras layer scopes copied alike; the source map is left out. XLA's buffer assignment is left
+out too (it describes the one compiled module): ``memory`` estimates, as on any HLO.
+
+Each command runs in a fresh process (``python -m hloviz …``, output to /dev/null, its bytecode
+cached as an install's is: :data:`PYCACHE`) and is
+timed by its CPU time (user + system, this process's children: Graphviz included), which a
+loaded machine disturbs far less than the wall clock. The start-up (``python -m hloviz --help``)
+is measured alike and taken off before the exponent is computed: ``log(t16/t4) / log(4)`` (the
+largest two sizes; 1.0 is linear, 2.0 quadratic). A command whose exponent exceeds 1.2 fails the
+run (exit 1). Issue 32: no per-kernel scan of all kernels, no per-parameter search of the tree.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
+import math
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -25,92 +35,125 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import hloviz  # noqa: E402
+from hloviz.capture import load_target  # noqa: E402
+from hloviz.capture.saved import write_folder  # noqa: E402
+from tests.scaling import prefixed_name, scaled_parameter_names, scaled_text  # noqa: E402
 
-DEFAULT_BASE = REPO / "samples" / "captures" / "transformer_train-tf2.21" / "post.hlo"
-_NAME = re.compile(r"%([A-Za-z_][\w.\-]*)")
+DEFAULT_BASE = REPO / "samples" / "captures" / "mobilenet_v3_adam"
+LIMIT = 1.2
 
-
-def scaled_text(base: hloviz.HloModule, copies: int) -> str:
-    """``copies`` renamed copies of ``base``, called from one new entry computation."""
-    canonical = hloviz.to_text(base)
-    body = canonical.split("\n", 1)[1]  # drop the header; computations follow
-    entry = base.entry
-    root = entry.root if entry is not None else None
-    if entry is None or root is None:
-        raise ValueError(f"{base.name} has no ENTRY computation with a ROOT to call")
-    params = [p.shape for p in entry.parameters]
-    out = [f"HloModule {base.name}_x{copies}", ""]
-    for k in range(copies):
-        copy = _NAME.sub(lambda m, k=k: f"%{m.group(1)}.c{k}", body).replace("ENTRY %", "%")
-        out.append(copy)
-    lines = []
-    n = 0
-    results = []
-    for k in range(copies):
-        operands = []
-        for shape in params:
-            lines.append(f"  %p{n} = {shape} parameter({n})")
-            operands.append(f"%p{n}")
-            n += 1
-        lines.append(f"  %call{k} = {root.shape} call({', '.join(operands)}), to_apply=%{entry.name}.c{k}")
-        results.append(f"%call{k}")
-    shapes = ", ".join(str(root.shape) for _ in range(copies))
-    lines.append(f"  ROOT %all = ({shapes}) tuple({', '.join(results)})")
-    out.append("ENTRY %main {\n" + "\n".join(lines) + "\n}\n")
-    return "\n".join(out)
+#: name → the command's arguments after ``hloviz`` (CAP: the capture folder, OUT: a scratch folder)
+COMMANDS = {
+    "stats": ["stats", "CAP"],
+    "stats --json": ["stats", "CAP", "--json"],
+    "stats --by scope": ["stats", "CAP", "--by", "scope"],
+    "memory": ["memory", "CAP"],
+    "diff pre post": ["diff", "CAP/pre.hlo", "CAP/post.hlo"],
+    # Graphviz's default 30 s (wall) is too short for a 16× module on a loaded machine: the CPU is measured
+    "render --stage both": ["render", "CAP", "--stage", "both", "-o", "OUT/both.svg", "--timeout", "900"],
+    "show": ["show", "CAP", "-o", "OUT/show", "--timeout", "900"],
+}
+DEFAULT_COMMANDS = "stats,stats --json,stats --by scope,memory,diff pre post,render --stage both"
 
 
-# Time first, then memory in a second parse under tracemalloc (which slows parsing down).
-_CHILD = """
-import json, sys, time, tracemalloc
-sys.path.insert(0, {repo!r})
-import hloviz
-text = open({path!r}).read()
-start = time.process_time()
-module = hloviz.parse(text)
-seconds = time.process_time() - start
-count = module.instruction_count
-del module
-tracemalloc.start()
-module = hloviz.parse(text)
-_, peak = tracemalloc.get_traced_memory()
-print(json.dumps({{"seconds": seconds, "kb": peak / 1024, "instructions": count}}))
-"""
+def scaled_capture(base: Path, copies: int, out: Path) -> int:
+    """Write the capture ``copies`` times ``base`` to ``out``; returns its instruction count."""
+    cap = load_target(str(base))
+    info = json.loads((base / "capture.json").read_text())
+    pre, post = cap.pre_module(), cap.post_module()
+    assert pre is not None and post is not None and post.entry is not None
+    names = info.get("parameter_names") or {}
+    scopes = info.get("layer_scopes") or {}
+    scaled_info = {k: v for k, v in info.items()
+                   if k not in ("source_map", "tf_ops", "tf_inputs", "tf_outputs", "memory_file")}
+    scaled_info["parameter_names"] = scaled_parameter_names(names, len(post.entry.parameters), copies)
+    scaled_info["layer_scopes"] = {prefixed_name(k, c): prefixed_name(v, c)
+                                   for c in range(copies) for k, v in scopes.items()}
+    post_text = scaled_text(post, copies)
+    write_folder(out, scaled_text(pre, copies), post_text, scaled_info)
+    return post_text.count("\n")
 
 
-def parse_in_child(path: Path) -> dict:
-    code = _CHILD.format(repo=str(REPO), path=str(path))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+#: Where the commands' bytecode is cached: a user's install has its ``.pyc`` files, so a command
+#: must not pay for compiling hloviz's sources (about 1 s of CPU) on every run, as it does where
+#: ``PYTHONDONTWRITEBYTECODE`` is set (this project's shared machine sets it).
+PYCACHE = REPO / "build" / "bench" / "pycache"
+
+
+def command_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+
+
+def cpu_of(argv: list[str]) -> tuple[float, float]:
+    """(CPU seconds of the child and its children, wall seconds) of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                          env=command_env())
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"error: {' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def warm_up() -> None:
+    """Compile hloviz's sources (and what the commands import) into :data:`PYCACHE` once."""
+    code = "import hloviz.cli, hloviz.api, hloviz.analysis, hloviz.render, hloviz.capture, compileall; " \
+           f"compileall.compile_dir({str(REPO / 'hloviz')!r}, quiet=1)"
+    subprocess.run([sys.executable, "-c", code], env=command_env(), cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--base", type=Path, default=DEFAULT_BASE)
-    ap.add_argument("--sizes", default="1,10,100")
-    ap.add_argument("--no-render", action="store_true")
+    ap.add_argument("--sizes", default="1,4,16")
+    ap.add_argument("--commands", default=DEFAULT_COMMANDS, help=f"comma-separated, of: {', '.join(COMMANDS)}")
     args = ap.parse_args()
-    base = hloviz.parse_file(args.base)
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"base: {args.base} ({base.instruction_count} instructions)")
-    print(f"{'size':>5} {'instructions':>12} {'parse µs/instr':>15} {'parse KB/instr':>15} {'render µs/instr':>16}")
+    chosen = [c.strip() for c in args.commands.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in COMMANDS]
+    if unknown or len(sizes) < 2:
+        raise SystemExit(f"error: unknown command {unknown} (of {list(COMMANDS)}), or fewer than two sizes")
+    hloviz = [sys.executable, "-m", "hloviz"]
+    warm_up()
+    start_cpu = min(cpu_of([*hloviz, "--help"])[0] for _ in range(3))
+    print(f"base: {args.base}; start-up (python -m hloviz --help) {start_cpu:.2f} s CPU, taken off below")
     with tempfile.TemporaryDirectory() as tmp:
+        folders = {}
         for k in sizes:
-            path = Path(tmp) / f"x{k}.hlo"
-            path.write_text(scaled_text(base, k))
-            parsed = parse_in_child(path)
-            n = parsed["instructions"]
-            row = f"{k:>4}× {n:>12} {parsed['seconds'] / n * 1e6:>15.2f} {parsed['kb'] / n:>15.3f}"
-            if not args.no_render:
-                from hloviz.render.pictures import module_picture
-
-                module = hloviz.parse_file(path)
-                start = time.perf_counter()
-                module_picture(module, fmt="svg")
-                row += f" {(time.perf_counter() - start) / n * 1e6:>16.2f}"
-            print(row, flush=True)
-    return 0
+            folders[k] = Path(tmp) / f"x{k}"
+            lines = scaled_capture(args.base, k, folders[k])
+            print(f"  {k:>3}×: {lines:,} lines of optimized HLO")
+        header = " ".join(f"{f'{k}× s CPU':>11}" for k in sizes)
+        print(f"{'command':<22} {header} {'exponent':>9}   (CPU minus start-up; wall of the largest)")
+        worst = 0.0
+        for name in chosen:
+            times = {}
+            wall = 0.0
+            for k in sizes:
+                out = Path(tmp) / f"out{k}"
+                out.mkdir(exist_ok=True)
+                argv = [*hloviz, *(a.replace("CAP", str(folders[k])).replace("OUT", str(out)) for a in COMMANDS[name])]
+                try:
+                    cpu, wall = cpu_of(argv)
+                except SystemExit as failed:  # say so and go on with the next command
+                    print(f"{name:<22} failed at {k}×: {str(failed).splitlines()[-2:]}", flush=True)
+                    break
+                times[k] = max(cpu - start_cpu, 1e-3)
+            if len(times) < len(sizes):
+                worst = max(worst, float("inf"))
+                continue
+            a, b = sizes[-2], sizes[-1]
+            exponent = math.log(times[b] / times[a]) / math.log(b / a)
+            worst = max(worst, exponent)
+            cells = " ".join(f"{times[k]:>11.2f}" for k in sizes)
+            flag = "ok" if exponent <= LIMIT else "OVER"
+            print(f"{name:<22} {cells} {exponent:>9.2f}   {flag}  (wall {wall:.1f} s)", flush=True)
+    print(f"largest exponent {worst:.2f} — {'within' if worst <= LIMIT else 'OVER'} the {LIMIT} limit")
+    return 0 if worst <= LIMIT else 1
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from .kernels import SYNTHETIC_OP_NAMES, KernelReport
 from .kernels import kernels as find_kernels
 from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
 from .phase_flow import mark_optimizer
+from .scope_find import ScopeIndex
 from .scope_order import order_children as _order_children
 from .scopes import TOP_LEVEL, Scope, ScopeTree
 
@@ -405,28 +406,51 @@ def _param_query(name: str) -> str:
 
 
 def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None:
+    index = ScopeIndex(tree)  # one lookup per parameter: indexed, not a walk of the tree each
     placed: dict[int, int] = {}
+    # Taken out of their scopes once, after the loop: one list.remove per parameter scanned the
+    # scope holding all entry parameters once each (quadratic in their number). Nothing in the
+    # loop reads the old scopes' lists, and a scope the loop inserts into gets its parameters at
+    # the front, ahead of every instruction still to be taken out: the lists end up the same.
+    leaving: dict[int, tuple[Scope, list[Instruction]]] = {}
     for inst, name in sorted(names.items(), key=lambda kv: kv[0].parameter_number or 0):
         query = _param_query(name)
         if not query or inst not in tree._of:
             continue
-        hits = tree.find(query, substring=False)  # a name, never a guess
+        hits = index.find(query)  # tree.find(query, substring=False): a name, never a guess
         if len(hits) != 1 or hits[0].kind != "scope":
             continue
         target = hits[0]
         old = tree._of[inst]
         if old is target:
             continue
-        old.instructions.remove(inst)
+        leaving.setdefault(id(old), (old, []))[1].append(inst)
         at = placed.get(id(target), 0)  # weights first, in parameter order
         target.instructions.insert(at, inst)
         placed[id(target)] = at + 1
         tree._of[inst] = target
         tree._phase[inst] = parse_op_name(f"{target.path}/{inst.name}").phase
+    for scope, gone in leaving.values():
+        _take_out(scope, gone)
     for s in list(tree.root.children):
         if s.kind in ("top", "unnamed") and not s.instructions and not s.children:
             del tree.root._children[s.name]
             tree._by_path.pop(s.path, None)
+
+
+def _take_out(scope: Scope, gone: list[Instruction]) -> None:
+    """``scope.instructions`` without ``gone`` (the first occurrence of each, as ``list.remove``
+    takes it), in one pass, in place."""
+    left = Counter(gone)
+    kept = []
+    for inst in scope.instructions:
+        if left.get(inst, 0):
+            left[inst] -= 1
+        else:
+            kept.append(inst)
+    if any(left.values()):
+        raise ValueError(f"{scope.path}: {sum(left.values())} instructions to take out are not in the scope")
+    scope.instructions[:] = kept
 
 
 #: Ops whose callees XLA inlines, prefixing their op names with the caller's (JAX's nested

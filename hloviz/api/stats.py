@@ -74,9 +74,10 @@ class Stats:
             out["scopes"] = [r.to_dict() for r in self.scopes]
         tree = self.post_tree
         if tree is not None:  # each kernel's layers, by the one rule every view follows
+            layer_of = self.kernel_layers()  # every kernel's at once: once, not once per kernel
             for k in out["kernels"]:
                 k["scopes"] = [s.path for s in tree.scopes_of_kernel(k["name"])]
-                k["layer"] = self.kernel_layers().get(k["name"], "")
+                k["layer"] = layer_of.get(k["name"], "")
         runs = self.loop_runs
         for k in out["kernels"]:  # a loop body's kernel is listed once and runs this many times
             k["in_loop"] = k["computation"] in runs

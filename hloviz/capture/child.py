@@ -330,6 +330,9 @@ def _child(fd: int) -> None:
             if p not in sys.path:
                 sys.path.append(p)
         from hloviz.capture import _from_function
+        from hloviz.capture import tf as tf_capture
+
+        tf_capture.DUMP_THE_COMPILE = True  # this process ends after the capture: one compile, dumped
 
         cap = _from_function(request["target"], tuple(request["args"]), request["device"], request["verbose"],
                              lambda m: send({"note": m}))

@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from hloviz.capture.compile_dump import CompileDump
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
 from hloviz.capture.live import python_function, resolve_specs
 from hloviz.capture.specs import ArgSpecs, LiteralArg, PytreeArg, TensorSpec
@@ -440,17 +441,13 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         else:
             generate = jit_fn.experimental_get_compiler_ir(*args, **kwargs)
         texts = {}
-        for stage in ("hlo", "optimized_hlo"):
-            try:
-                texts[stage] = generate(stage=stage)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except Exception as exc:
-                message = _only_user_frames(str(exc).strip(), user_files, caller)
-                raise CaptureError(f"XLA could not compile {name} ({'pre' if stage == 'hlo' else 'post'}-"
-                                   f"optimization stage):\n{message}", hint=unsupported_ops_hint(message)) from exc
+        dump = CompileDump() if DUMP_THE_COMPILE else None
+        try:
+            memory = _compile(generate, texts, name, user_files, caller, dump, tf.__version__)
+        finally:
+            if dump is not None:
+                dump.close()
         device_name = device_name or _current_device(tf)
-        memory = buffer_assignment(generate, tf.__version__)
 
     smap, op_types, op_inputs = source_map(concrete, user_files, caller)
     op_outputs = output_types(concrete)
@@ -476,6 +473,29 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
     if memory is not None:
         info["xla_memory"] = memory
     return texts["hlo"], texts["optimized_hlo"], info
+
+
+#: Set by the capture child (:mod:`hloviz.capture.child`), a process that ends after the capture:
+#: the compile dumps its buffer assignment (:class:`~hloviz.capture.compile_dump.CompileDump`)
+#: instead of TensorFlow compiling the module a second time for the ``HloProto``.
+DUMP_THE_COMPILE = False
+
+
+def _compile(generate: Any, texts: dict[str, str], name: str, user_files: tuple[str, ...],
+             caller: frozenset[tuple[str, int]], dump: CompileDump | None, version: str) -> dict | None:
+    """Both stages into ``texts``; returns XLA's buffer assignment of the optimized module (from
+    ``dump``, the compile's own, when it wrote one; else from one more compile, for the proto)."""
+    for stage in ("hlo", "optimized_hlo"):
+        try:
+            texts[stage] = generate(stage=stage)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            message = _only_user_frames(str(exc).strip(), user_files, caller)
+            raise CaptureError(f"XLA could not compile {name} ({'pre' if stage == 'hlo' else 'post'}-"
+                               f"optimization stage):\n{message}", hint=unsupported_ops_hint(message)) from exc
+    memory = dump.buffer_assignment(texts["optimized_hlo"], version) if dump is not None else None
+    return memory if memory is not None else buffer_assignment(generate, version)
 
 
 def buffer_assignment(generate: Any, version: str) -> dict | None:

@@ -1,0 +1,120 @@
+"""The analyses behind ``stats --json`` and ``stats --by scope`` grow linearly with the module.
+
+Issue 32: ``stats --json`` computed every kernel's layer text once per kernel (n² calls of
+``layers_with_phases``: 1.36M on a MobileNetV3 training step), and placing each named parameter
+in its layer walked the whole scope tree (5.3M path matches on InceptionResNetV2). The tests
+below count the calls of the inner functions on a real module and on ten copies of it
+(:mod:`tests.scaling`: ten models side by side, ten times the kernels, scopes and parameters):
+a linear algorithm makes about ten times the calls, a quadratic one a hundred times. Wall time
+is never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import hloviz
+from hloviz.analysis import scopes as scopes_module
+from hloviz.analysis.opnames import split_segments
+from hloviz.analysis.scope_find import ScopeIndex
+from hloviz.analysis.scopes import ScopeTree, build_scope_tree
+from hloviz.api.stats import stats
+from hloviz.capture import load_target
+
+from .scaling import scaled_parameter_names, scaled_text
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+
+def _names_of(module: hloviz.HloModule, numbered: dict[str, str]) -> dict[hloviz.Instruction, str]:
+    entry = module.entry
+    assert entry is not None
+    by_number = {str(p.parameter_number): p for p in entry.parameters}
+    return {by_number[n]: name for n, name in numbered.items() if n in by_number}
+
+
+@pytest.fixture(scope="module")
+def inception():
+    cap = load_target(str(CAPTURES / "inception_v3"))
+    info = json.loads((CAPTURES / "inception_v3" / "capture.json").read_text())
+    post = cap.post_module()
+    assert post is not None and post.entry is not None
+    return post, info["parameter_names"]
+
+
+def _count(monkeypatch, owner, name: str) -> list[int]:
+    calls = [0]
+    inner = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_placing_parameters_matches_paths_linearly(inception, monkeypatch):
+    post, numbered = inception
+    base_params = len(post.entry.parameters)
+    calls = _count(monkeypatch, scopes_module, "_matches_path")
+    build_scope_tree(post, stage="post", parameter_names=_names_of(post, numbered))
+    once = calls[0]
+    assert once > 0, "the parameters' scopes were not looked up by path at all"
+
+    big = hloviz.parse(scaled_text(post, 10))
+    assert big.entry is not None
+    names = scaled_parameter_names(numbered, base_params, 10)
+    calls[0] = 0
+    tree = build_scope_tree(big, stage="post", parameter_names=_names_of(big, names))
+    ten = calls[0]
+    # the names found their layers in the copies as in the original: copy 7's first conv kernel
+    kernel = next(p for p in big.entry.parameters if names.get(str(p.parameter_number)) == "c7_conv2d/c7_kernel")
+    assert tree.scope_of(kernel).path == "c7_inception_v3_1/c7_conv2d_1"
+    assert ten <= 12 * once, f"10× the module made {ten / once:.0f}× the path matches (linear: about 10×)"
+
+
+def test_layer_texts_of_stats_json_are_computed_once_per_kernel(tmp_path, monkeypatch):
+    base = load_target(str(CAPTURES / "keras_cnn_train")).post_module()
+    assert base is not None
+    calls = _count(monkeypatch, ScopeTree, "layers_with_phases")
+    counts = []
+    for copies in (1, 10):
+        path = tmp_path / f"x{copies}.hlo"
+        path.write_text(scaled_text(base, copies))
+        result = stats(post=path)
+        calls[0] = 0
+        out = result.to_dict()
+        counts.append((calls[0], len(out["kernels"])))
+    (once, kernels_1), (ten, kernels_10) = counts
+    assert kernels_10 == 10 * kernels_1 > 0
+    assert once <= 2 * kernels_1, f"{once} layer computations for {kernels_1} kernels"  # texts, and scopes_of_kernel
+    assert ten <= 12 * once, f"10× the kernels made {ten / once:.0f}× the layer computations (linear: 10×)"
+
+
+@pytest.mark.parametrize("capture", ["inception_v3", "mobilenet_v3_adam", "jax_gpt_step12", "keras_cnn_train",
+                                     "transformer_train-tf2.21"])
+def test_the_index_finds_what_the_tree_finds(capture):
+    """ScopeIndex.find(q) is tree.find(q, substring=False): the same scopes, in the same order,
+    for every parameter name and every way a scope can be named (path, name, label, tails,
+    blocks, op names), on real captures."""
+    cap = load_target(str(CAPTURES / capture))
+    info = json.loads((CAPTURES / capture / "capture.json").read_text())
+    for module, stage in ((cap.pre_module(), "pre"), (cap.post_module(), "post")):
+        assert module is not None
+        tree = build_scope_tree(module, stage=stage)
+        index = ScopeIndex(tree)
+        queries = {"", "/", "nothing_like_this", "gradient_tape", "adam", "jit(train_step)"}
+        queries |= {n.rsplit("/", 1)[0] for n in (info.get("parameter_names") or {}).values()}
+        for s in tree.walk():
+            parts = split_segments(s.path)
+            queries |= {s.path, s.name, s.label, s.display_path, "/".join(parts[-2:]), s.name.rsplit("_", 1)[0]}
+            queries |= set(s.written_as)
+        for inst in list(module.entry.instructions)[:200] if module.entry is not None else ():
+            queries.add(inst.metadata.op_name)
+        assert len(queries) > 50
+        for q in sorted(queries):
+            assert [x.path for x in index.find(q)] == [x.path for x in tree.find(q, substring=False)], q
