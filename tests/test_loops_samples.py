@@ -246,7 +246,9 @@ def test_a_gelu_to_relu_diff_points_at_mlp(capsys):
 def test_the_picture_says_how_many_times_the_loop_body_runs(tmp_path, capsys):
     body = _whiles(_text("loops_vit"))[0][2]
     out_file = tmp_path / "p.dot"
-    code, _out, err = run_cli(["render", str(CAPTURES / "loops_vit"), "--stage", "post", "-o", str(out_file)], capsys)
+    # the detailed picture (the default overview of a whole module may close the body's scope)
+    code, _out, err = run_cli(["render", str(CAPTURES / "loops_vit"), "--stage", "post", "--budget", "300",
+                               "-o", str(out_file)], capsys)
     assert code == 0, err
     assert f"{body} · runs ×3" in out_file.read_text()  # the body cluster's caption, DEPTH = 3
 
