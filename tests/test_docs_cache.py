@@ -25,7 +25,8 @@ def cache(tmp_path, monkeypatch):
 
     def draw(source, pic):
         drawn.append(pic)
-        return f"<svg><!-- {pic.theme} {pic.scope} {len(drawn)} --></svg>"
+        # an SVG of the kind hloviz writes (in the SVG namespace), or the cache's check refuses it
+        return f'<svg xmlns="http://www.w3.org/2000/svg"><!-- {pic.theme} {pic.scope} {len(drawn)} --></svg>'
 
     monkeypatch.setattr(PictureCache, "_draw", staticmethod(draw))
     c = PictureCache(tmp_path / "cache")
