@@ -11,12 +11,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 from . import run_cli
+from .layer_names import shown as _shown
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 TRANSFORMER = CAPTURES / "keras_transformer"
@@ -82,22 +82,6 @@ def _op_names(text: str) -> dict[str, str]:
     """Instruction name → its metadata op_name, from the HLO text."""
     return {m.group(1): m.group(2) for m in
             re.finditer(r'^\s*(?:ROOT )?%?([\w.\-]+) = .*?op_name="([^"]*)"', text, re.MULTILINE)}
-
-
-def _shown(path: str, layers: dict[str, str], op_names: Iterable[str] = ()) -> str:
-    """An op-name scope path by the names users know: each prefix's Keras layer as the capture
-    recorded it (``layer_scopes``), else the segment less Keras' ``_N`` re-entry suffix — kept
-    when an op name has the bare name beside it (TF's ``einsum`` and ``einsum_1`` are two scopes)."""
-    beside = {tuple(n.removeprefix("gradient_tape/").split("/")[:-1]) for n in op_names}
-    beside = {p[:k] for p in beside for k in range(1, len(p) + 1)}
-    parts = path.split("/")
-    out = []
-    for k, seg in enumerate(parts):
-        layer = layers.get("/".join(parts[:k + 1]))
-        bare = re.sub(r"_\d+$", "", seg)
-        keep = (*parts[:k], bare) in beside and bare != seg
-        out.append(layer.rsplit("/", 1)[-1] if layer else seg if keep else bare)
-    return "/".join(out)
 
 
 def test_each_kernel_has_its_layer_where_the_source_line_is_the_model_call(capsys):

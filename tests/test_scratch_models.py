@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from typer.testing import CliRunner
 from hloviz.cli import app
 
 from . import run_cli
+from .layer_names import shown as _shown
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
@@ -458,22 +458,6 @@ def test_diff_by_scope_compares_two_jax_functions_layer_by_layer(capsys):
     dense = rows["Net/Dense_0"]  # one row, though the two functions' names differ (jit(forward), jit(train_step))
     assert dense["ops"]["before"] > 0 and dense["ops"]["after"] > dense["ops"]["before"]  # + the backward pass
     assert not any(k.startswith("jit(") for k in rows)
-
-
-def _shown(path: str, layers: dict[str, str], op_names: Iterable[str] = ()) -> str:
-    """An op-name scope path by the names users know: each prefix's Keras layer as the capture
-    recorded it (``layer_scopes``), else the segment less Keras' ``_N`` re-entry suffix — kept
-    when an op name has the bare name beside it (TF's ``einsum`` and ``einsum_1`` are two scopes)."""
-    beside = {tuple(n.removeprefix("gradient_tape/").split("/")[:-1]) for n in op_names}
-    beside = {p[:k] for p in beside for k in range(1, len(p) + 1)}
-    parts = path.split("/")
-    out = []
-    for k, seg in enumerate(parts):
-        layer = layers.get("/".join(parts[:k + 1]))
-        bare = re.sub(r"_\d+$", "", seg)
-        keep = (*parts[:k], bare) in beside and bare != seg
-        out.append(layer.rsplit("/", 1)[-1] if layer else seg if keep else bare)
-    return "/".join(out)
 
 
 def test_the_kernel_tables_layer_column_holds_every_layer_json_gives():
