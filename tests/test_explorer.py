@@ -243,33 +243,34 @@ def test_find_a_layer_open_it_click_its_kernel_and_see_its_ops(capture, query, t
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-@pytest.mark.xfail(reason="known regression since layers_of decides which fusions a layer's picture draws (issue 31 "
-                   "item 5): explorer/build.py's fusion_expansions still gives each fusion picture the first view "
-                   "whose node_of holds it (the top view's grouped boxes), so no layer view draws a box that opens "
-                   "it; fix: prefer a view drawing the fusion as a box of its own (open in issue 31)", strict=False)
 def test_expand_a_fusion_in_place_with_a_breadcrumb_and_back(tmp_path):
     report = _show("resnet50", tmp_path / "out")
+    # the fusion XLA made of conv4_block3_out's ReLU (with the residual adds of blocks 1-3), by regex
+    fusion = re.search(r'^\s*%?(\S+) = \S+ fusion\(.*op_name="resnet50_1/conv4_block3_out_1/Relu"',
+                       read_hlo(CAPTURES / "resnet50" / "post.hlo"), re.MULTILINE).group(1)
     with chromium() as browser:
         loaded = open_page(browser, report)
         page = loaded.page
         views = page.evaluate("document.getElementById('hv-svgs') !== null")
         assert views
-        search(page, "add_maximum_fusion.18")
+        search(page, fusion)
         page.locator("#hv-results button[data-g]").first.click()
         page.wait_for_function("() => window.hloviz.selected() !== null")
         open_button = page.locator("#hv-panel button:has-text('open this fusion')")
         assert open_button.count() == 1
-        # the search jumps to the picture drawing it as a box of its own: the top, or its layer's
+        # the search jumps to a picture drawing it as a box of its own: the picture of a layer
+        # whose work it runs, under the top
         before = page.evaluate("window.hloviz.view()")
         depth = len(_crumbs(page))
+        assert before.startswith("s:resnet50_1/") and depth == 2, (before, _crumbs(page))
         open_button.click()
-        page.wait_for_function("() => window.hloviz.view() === 'post:add_maximum_fusion.18'")
+        page.wait_for_function("key => window.hloviz.view() === key", arg=f"post:{fusion}")
         crumbs = page.locator("#hv-crumbs button")
-        assert crumbs.count() == depth + 1 and "add_maximum_fusion.18" in crumbs.nth(depth).inner_text()
+        assert crumbs.count() == depth + 1 and fusion in crumbs.nth(depth).inner_text()
         # the fusion's body, down to single instructions: each box of this view holds one
         boxes = page.evaluate("""() => Array.from(document.querySelectorAll('#hv-viewport svg g.node')).length""")
         assert boxes >= 3
-        assert "add_maximum_fusion.18" in page.evaluate("location.hash") or "v=" in page.evaluate("location.hash")
+        assert fusion in page.evaluate("location.hash") or "v=" in page.evaluate("location.hash")
         page.locator("#hv-viewport").press("Escape")  # back up to where it was opened from
         page.wait_for_function("key => window.hloviz.view() === key", arg=before)
         assert page.locator("#hv-crumbs button").count() == depth
@@ -292,10 +293,6 @@ def _open_box(page, box: dict) -> None:
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-@pytest.mark.xfail(reason="known regression since layers_of decides which fusions a layer's picture draws (issue 31 "
-                   "item 5): explorer/build.py's fusion_expansions still gives each fusion picture the first view "
-                   "whose node_of holds it (the top view's grouped boxes), so no layer view draws a box that opens "
-                   "it; fix: prefer a view drawing the fusion as a box of its own (open in issue 31)", strict=False)
 def test_open_a_layer_then_a_sub_layer_in_it_then_a_fusion_in_that(tmp_path):
     report = _show("keras_transformer", tmp_path / "out")
     capture = load_target(str(CAPTURES / "keras_transformer"))

@@ -243,7 +243,7 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
     views = [top_view(picture.title, columns)]
     half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2,
-                  bounds.seconds / 2)
+                  bounds.seconds / 2, max_fusions=bounds.max_fusions // 2)
     with scope_trees_reused(), dot_servers():
         for i in (0, 1):
             views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)

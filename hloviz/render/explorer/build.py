@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from ..views import Mark, View
     from ..wrap import Wrap
 
-__all__ = ["Bounds", "Screen", "block_expansions", "first_view", "fusion_expansions"]
+__all__ = ["Bounds", "Screen", "block_expansions", "drawn_fusions", "first_view", "fusion_expansions",
+           "fusion_owners"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,10 @@ class Bounds:
     seconds: float = 30.0
     #: What the first view must fit (:func:`first_view`).
     screen: Screen = field(default_factory=Screen)
+    #: Fusions' pictures are small (one fused computation each) and every fusion a picture of the
+    #: page draws as a box of its own should open from it (ResNet50: 90 such fusions, 47 layer
+    #: pictures), so they have a bound of their own instead of ``max_views``.
+    max_fusions: int = 160
 
 
 def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen: Screen = Screen(),
@@ -151,29 +156,44 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
 def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[str, View]], *,
                       marks: Mapping[str, Mark] | None = None, bounds: Bounds = Bounds(), parent: str = "top",
                       walked: int = 0) -> list[ViewSpec]:
-    """A view of each fusion kernel of ``side`` that a picture shows folded into a box, biggest
-    first, within ``bounds`` (``walked``: instructions the layer pictures walked). ``drawn`` is
-    one picture (its view key is ``parent``) or the pictures of the page in the order they were
-    laid out, (view key, View): a fusion's view opens from the first picture that draws it, so a
-    fusion inside an opened layer opens to single instructions as one at the top does."""
+    """A view of each fusion kernel of ``side`` that a picture shows, within ``bounds``
+    (``walked``: instructions the layer pictures walked). ``drawn`` is one picture (its view key
+    is ``parent``) or the pictures of the page in the order they were laid out, (view key, View).
+
+    A fusion's view opens from a picture that draws the fusion as a box of its own (closed, or
+    open down to its instructions; :func:`drawn_fusions`): the top picture when it does, else the
+    most specific one that does (a layer's picture before a block opened in place, a deeper
+    layer before its parent), so its breadcrumb goes back to where its box is. Fusions drawn
+    that way come first, biggest first; a fusion only ever drawn inside a box of several ops
+    (a closed layer, a group) gets a view after them, when the bounds leave room, opening from
+    the first picture holding it."""
     from ..pictures import module_picture
     from ..views import ViewOptions
 
     pictures = [(parent, drawn)] if not isinstance(drawn, Sequence) else list(drawn)
-    count = min(bounds.max_views, (bounds.max_walk - walked) // max(side.module.instruction_count, 1))
+    count = min(bounds.max_fusions, (bounds.max_walk - walked) // max(side.module.instruction_count, 1))
     if side.kernels is None or count <= 0:
         return []
-    candidates: list[tuple[int, Instruction, str]] = []
+    owner = fusion_owners(side)
+    own: dict[str, list[str]] = {}  # fusion → the view keys drawing it as a box of its own
+    for key, view in pictures:
+        for name in drawn_fusions(view, owner):
+            own.setdefault(name, []).append(key)
+    candidates: list[tuple[int, int, Instruction, str]] = []
     for k in side.kernels.kernels:
         if k.fused_computation is None or k.instructions < 2:
             continue
-        where = next((key for key, view in pictures if view.node_of.get(k.name) is not None), None)
+        keys = own.get(k.name)
+        if keys:
+            where: str | None = keys[0] if keys[0] == pictures[0][0] else max(keys, key=_specificity)
+        else:
+            where = next((key for key, view in pictures if view.node_of.get(k.name) is not None), None)
         comp = side.module.get_computation(k.computation)
         inst = comp.get(k.name) if comp is not None else None
         if inst is not None and where is not None:
-            candidates.append((k.instructions, inst, where))
-    candidates.sort(key=lambda c: -c[0])
-    chosen = [(inst, where) for _, inst, where in candidates[:count]]
+            candidates.append((0 if keys else 1, k.instructions, inst, where))
+    candidates.sort(key=lambda c: (c[0], -c[1]))
+    chosen = [(inst, where) for _, _, inst, where in candidates[:count]]
 
     deadline = time.monotonic() + bounds.seconds
 
@@ -206,6 +226,63 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
                             columns=[(side_index, picture.views[0][1])], svg=svg, parent=where,
                             opens=f"i:{side.key}:{inst.name}"))
     return out
+
+
+def fusion_owners(side: Side) -> dict[str, str | None]:
+    """Instruction name → the fusion kernel of ``side`` it is or belongs to (the fusion
+    instruction and every instruction of its fused computation), or None for an instruction of
+    a computation a fused body calls (a reduction's ``to_apply``: several fusions may share
+    one, and a picture draws it inside whichever box calls it)."""
+    out: dict[str, str | None] = {}
+    if side.kernels is None:
+        return out
+    called: list = []
+    for k in side.kernels.kernels:
+        if k.fused_computation is None:
+            continue
+        comp = side.module.get_computation(k.computation)
+        inst = comp.get(k.name) if comp is not None else None
+        if inst is None:
+            continue
+        out[inst.name] = inst.name
+        for body in inst.called_computations:
+            for i in body.instructions:
+                out[i.name] = inst.name
+                called.extend(i.called_computations)
+    seen: set[str] = set()
+    while called:  # what fused bodies call, and what that calls in turn
+        c = called.pop()
+        if c.name in seen:
+            continue
+        seen.add(c.name)
+        for i in c.instructions:
+            out.setdefault(i.name, None)
+            called.extend(i.called_computations)
+    return out
+
+
+def drawn_fusions(view: View, owner: Mapping[str, str | None]) -> set[str]:
+    """The fusions ``view`` draws as a box of their own: a box holding one fusion (the fusion,
+    or instructions of its body only; ``owner``: :func:`fusion_owners`, whose None entries are
+    left out), closed or opened into its instructions — not a box of several ops of which a
+    fusion is one part."""
+    boxes: dict[str, set[str]] = {}
+    for name, key in view.node_of.items():
+        if name in owner and owner[name] is None:
+            continue  # a reduction's body, drawn with whichever box calls it
+        boxes.setdefault(key, set()).add(owner.get(name) or "")
+    return {next(iter(owners)) for owners in boxes.values() if len(owners) == 1 and "" not in owners}
+
+
+def _specificity(key: str) -> tuple[int, int]:
+    """How specific a view of the page is, for the view a fusion's picture opens from: a layer's
+    picture (``s:<path>``, deeper paths more) before a block opened in place (``t:<side>:<tree
+    key>``, deeper keys more) before the top."""
+    if key.startswith("s:"):
+        return 2, key.count("/")
+    if key.startswith("t:"):
+        return 1, key.count("/")
+    return 0, 0
 
 
 def _closed(view: View, side: Side, under: str | None = None) -> list[tuple[int, str]]:

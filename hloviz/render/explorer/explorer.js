@@ -1097,6 +1097,8 @@
         return Object.keys(info.nodes).concat(Object.keys(info.clusters)).map(function (id) {
           var si = scopeBox(v, id), g = si >= 0 ? -1 : primary(v, id), w = viewOpeningBlock(v, id);
           var to = w >= 0 ? w : si >= 0 ? viewOpeningScope(si) : (g >= 0 ? viewOpening(g) : -1);
+          // an instruction of a fusion drawn open: a double-click opens that fusion (expand)
+          if (to < 0 && g >= 0 && ownerOf(g) >= 0) to = viewOpening(ownerOf(g));
           var gs = info.nodes[id] ? info.nodes[id][1] : [];
           return { id: id, scope: si >= 0 ? D.scopes.path[si] : null, opens: to >= 0 && to !== v ? views[to].key : null,
                    members: gs.map(describe) };
