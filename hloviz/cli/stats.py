@@ -124,7 +124,7 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
     scopes = tuple(r for r in result.scopes or () if r.depth == 0 or r.ops or r.kernels)
     table = _Table("scope", "phase", "ops", "kernels", "folded", "eliminated", "flops", "bytes",
                   title=f"by scope ({len(scopes)} scopes; a kernel holding ops of two scopes is listed in both)")
-    for r in scopes[:rows]:
+    for r in _listed(scopes, rows, _model_depth(result)):
         name = r.label if r.depth else f"(module) {r.label}"
         if r.loop_text:  # a loop's body: its kernels are listed once, and run this many times
             name += f" {r.loop_text}"
@@ -138,6 +138,27 @@ def _print_scopes(result: api.Stats, console: Console, rows: int | None) -> None
     console.print(table)
     _more(console, len(scopes), rows, "scopes")
     console.print(f"[bold]{_t(a.verdict)}[/]")
+
+
+def _model_depth(result: api.Stats) -> int:
+    """Levels above the model's own scopes (1 under JAX's ``jit(f)``, else 0)."""
+    return next((t.model_depth for t in result.trees or () if t is not None), 0)
+
+
+def _listed(scopes: tuple, rows: int | None, model: int = 0) -> list:
+    """The scope rows the table shows, in tree order: all when they fit in ``rows``, else the
+    top level first (the module, the model, the loss, the optimizer: a training step's
+    phases, which a big model's hundred layers would push past the cut), then the deeper rows
+    in order until ``rows`` are listed."""
+    if rows is None or len(scopes) <= rows:
+        return list(scopes)
+    top = {i for i, r in enumerate(scopes) if r.depth <= 1 + model}
+    keep = set(sorted(top)[:rows])
+    for i in range(len(scopes)):
+        if len(keep) >= rows:
+            break
+        keep.add(i)
+    return [r for i, r in enumerate(scopes) if i in keep]
 
 
 def _kernel_list(names: tuple[str, ...], limit: int = 3) -> str:
