@@ -169,3 +169,25 @@ ENTRY %main (Arg_0: f32[4]) -> f32[4] {
     assert calls == {"add_maximum_fusion": "fused_computation"}
     assert bodies["fused_computation"] == [("param_0", "parameter"), ("param_1", "parameter"), ("add.1", "add"),
                                            ("maximum.2", "maximum")]
+
+
+# --- JAX's jit(f) is no layer name: the explorer names layers as stats --by scope does ----------
+
+JAX = ["loops_vit", "flax_train_step", "jax_mlp"]
+
+
+@pytest.mark.requires_dot
+@pytest.mark.parametrize("name", JAX)
+def test_the_explorer_names_no_layer_and_no_picture_with_jax_jit_wrappers(name):
+    """Every op name of a JAX module starts with ``jit(f)/``; the explorer's layer names (the
+    search results, the panel's "layer" row, the kernels' layers) and its pictures' titles (the
+    breadcrumb) name the model's layers without it, and the function by its name."""
+    assert re.search(r'op_name="p?jit\(', _post_text(CAPTURES / name)), "a JAX capture: op names start with jit(f)"
+    data = _page_data(name)
+    wrapped = re.compile(r"\bp?jit\(")
+    labels = data["scopes"]["label"]
+    assert labels and not [s for s in labels if wrapped.search(s)], [s for s in labels if wrapped.search(s)][:5]
+    # the scopes' own paths (as op names write them) do start with the wrapper: it was unwrapped
+    assert any(wrapped.match(p) for p in data["scopes"]["path"])
+    titles = [v["title"] for v in data["views"]]
+    assert not [t for t in titles if wrapped.search(t or "")], [t for t in titles if wrapped.search(t or "")][:5]

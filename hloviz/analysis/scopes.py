@@ -129,9 +129,23 @@ class Scope:
 
     @property
     def display_path(self) -> str:
-        """The path in the names users know (labels joined by ``/``)."""
-        parts = [self.label] + [a.label for a in self.ancestors() if a.kind != "root"]
-        return "/".join(reversed(parts)) if self.kind != "root" else ""
+        """The path in the names users know (labels joined by ``/``): below JAX's traced
+        function, without it (``ViT/blocks/mlp``, not ``jit(train_step)/ViT/blocks/mlp``: every
+        op name of a JAX module starts with ``jit(f)``, so it names no layer); the function's own
+        scope keeps its name."""
+        if self.kind == "root":
+            return ""
+        chain = [self] + [a for a in self.ancestors() if a.kind != "root"]
+        if len(chain) > 1 and chain[-1].is_function:
+            chain.pop()
+        return "/".join(s.label for s in reversed(chain))
+
+    @property
+    def is_function(self) -> bool:
+        """Is this JAX's scope of the traced function (``jit(f)``, ``pjit(f)``: a top-level
+        scope every op name of the module starts with)?"""
+        return self.kind == "scope" and self.parent is not None and self.parent.kind == "root" \
+            and self.name.startswith(("jit(", "pjit(")) and self.name.endswith(")")
 
     def __repr__(self) -> str:
         return f"<Scope {self.path or '(root)'}: {sum(self.phases.values())} instructions>"

@@ -142,8 +142,9 @@ class _Side:
     def display(self, s: Scope) -> str:
         if s.kind != "scope":
             return s.label
-        parts = s.display_path.split("/")
-        return "/".join(parts[self.strip:]) or s.display_path
+        # below JAX's traced function, the display path starts at the model already
+        # (:attr:`Scope.display_path`); the function's own scope is named by its label
+        return s.display_path
 
 
 class _Fate:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .build import (Bounds, Screen, block_expansions, closed_scopes, first_view, fusion_expansions, scope_expansions,
                     top_view)
-from .data import ExplorerData, Side, ViewSpec, explorer_data
+from .data import ExplorerData, Side, ViewSpec, explorer_data, plain_name
 from .page import ExplorerPayload, explorer_payload
 from .pairs import Pairing
 from .steps import PassSteps, pass_steps, step_data, with_steps
@@ -76,7 +76,7 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
 
         tree = sides[0].scope_tree()
         scope = tree.get(path) or sides[1].scope_tree().get(path)
-        label = scope.display_path if scope is not None else path
+        label = plain_name(scope.display_path if scope is not None else path)
         pic = pair_picture(pre, post, analysis, options=ViewOptions(scope=path, budget=bounds.budget),
                            title=f"{label} (layer)", timeout=bounds.timeout)
         if pic.svg is None:
@@ -134,7 +134,7 @@ def _module_payload(module: HloModule, stage: str, picture: Picture, *, text: st
         from ..views import ViewOptions
 
         scope = side.scope_tree().get(path)
-        label = scope.display_path if scope is not None else path
+        label = plain_name(scope.display_path if scope is not None else path)
         pic = module_picture(module, options=ViewOptions(scope=path, budget=bounds.budget), marks=marks,
                              title=f"{label} (layer)", timeout=bounds.timeout)
         if pic.svg is None:

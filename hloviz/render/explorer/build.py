@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import HlovizError
 from ...ir import Instruction
-from .data import Side, ViewSpec
+from .data import Side, ViewSpec, plain_name
 from .pairs import Pairing, counterpart
 
 if TYPE_CHECKING:
@@ -348,7 +348,7 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
         opts = drawn.options
         if time.monotonic() >= deadline or opts is None or drawn.cut is None:
             return choice, None, None
-        name = scope_title(drawn.cut.tree.nodes[key])
+        name = plain_name(scope_title(drawn.cut.tree.nodes[key]))
         pair = counterpart(pairing, sides, [(s2, v) for _, s2, v in cols], c, key) if pairing is not None else None
 
         def redrawn(k: int, options: ViewOptions, keys: Sequence[str]) -> View:

@@ -14,6 +14,7 @@ Drawn boxes are named by the DOT identifiers of :func:`hloviz.render.dot.drawn_i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -28,7 +29,18 @@ if TYPE_CHECKING:
     from ..tree import TreeNode
     from ..views import View
 
-__all__ = ["Side", "ViewSpec", "ExplorerData", "explorer_data"]
+__all__ = ["Side", "ViewSpec", "ExplorerData", "explorer_data", "plain_name"]
+
+#: JAX's wrapper of a traced function in a name: ``jit(train_step)``, ``pjit(f)``.
+_FUNCTION = re.compile(r"\bp?jit\(([^()/]*)\)")
+
+
+def plain_name(text: str) -> str:
+    """``text`` (a layer's path, a picture's title) with JAX's ``jit(f)`` wrappers unwrapped to
+    the function's name: the explorer names layers as ``stats --by scope`` does, below the
+    traced function (:attr:`~hloviz.analysis.scopes.Scope.display_path`), and the function's own
+    scope by its name (``train_step``, not ``jit(train_step)``)."""
+    return _FUNCTION.sub(r"\1", text) if "jit(" in text else text
 
 SourceLookup = Callable[[str], "dict | None"]
 
@@ -118,7 +130,7 @@ class _Scopes:
         for s in reversed(new):
             i = self.index[s.path] = len(self.path)
             self.path.append(s.path)
-            self.label.append(s.display_path)
+            self.label.append(plain_name(s.display_path))
             self.parent.append(parent)
             self.phase.append(s.phase)
             parent = i
@@ -362,7 +374,7 @@ def _view(v: ViewSpec, sides: Sequence[Side], ids: list[dict[str, int]], insts: 
                 every = [g for k in _keys_below(cluster) for g in members.get(k, ())]
                 scope = _common_scope(every, side, offsets[s], scopes)
             clusters[dot_id] = [col, owner_id, scope]
-    return {"key": v.key, "title": v.title, "parent": v.parent, "opens": v.opens, "pair": v.pair,
+    return {"key": v.key, "title": plain_name(v.title), "parent": v.parent, "opens": v.opens, "pair": v.pair,
             "sides": [s for s, _ in v.columns], "svg": v.svg, "nodes": nodes, "clusters": clusters}
 
 

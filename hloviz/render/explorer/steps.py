@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import HlovizError
 from .build import Bounds
-from .data import Side, ViewSpec
+from .data import Side, ViewSpec, plain_name
 
 if TYPE_CHECKING:
     from ...analysis.passes import HistoryStep, PassHistory
@@ -209,7 +209,7 @@ def step_layers(drawn: Sequence[tuple[Side, ViewSpec]], bounds: Bounds, used_byt
             from ..views import ViewOptions
 
             scope = side.scope_tree().get(path)
-            label = scope.display_path if scope is not None else path
+            label = plain_name(scope.display_path if scope is not None else path)
             pic = module_picture(side.module, options=ViewOptions(scope=path, budget=bounds.budget),
                                  title=f"{label} (layer, {side.label})", timeout=bounds.timeout)
             if pic.svg is None:
