@@ -216,7 +216,16 @@ def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None
                     if target is not None:
                         return None  # two layers: shared work
                     target = t
-    return target if optimizer * 2 > work else None
+    if optimizer * 2 > work:
+        return target
+    # a fusion whose result is an optimizer's update (SGD's ``w - lr * grad`` fused with the
+    # gradient it reads: mostly backward work, but it writes the layer's new weight) updates
+    # that layer too: its optimizer phase shows, as Adam's separate update kernel's does
+    roots = [c.root for c in inst.called_computations[:1] if c.root is not None]
+    if roots and roots[0].opcode == "tuple":
+        roots = list(roots[0].operands)
+    ends = {updates.get(r) for r in roots} if roots and all(r in updates for r in roots) else {None}
+    return target if len(ends) == 1 and target is not None and ends == {target} else None
 
 
 def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
