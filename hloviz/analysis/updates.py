@@ -72,6 +72,9 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
                     common[ids] = _common_scope([scopes[min(ids, key=first_last)], scopes[max(ids, key=first_last)]])
                 else:
                     common[ids] = _common_scope([scopes[i] for i in ids])
+                innermost = _innermost_of_chain([scopes[i] for i in ids], common[ids])
+                if innermost is not None:
+                    common[ids] = innermost
             out[inst] = common[ids]
     return out
 
@@ -239,6 +242,17 @@ def _union(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
 #: How many steps from an optimizer instruction :meth:`_UpdateTracer.feeds` follows.
 _MAX_DEPTH = 400
 _NONE: frozenset[int] = frozenset()
+
+
+def _innermost_of_chain(found: list[Scope], common: Scope | None) -> Scope | None:
+    """The innermost of ``found`` when the others all hold it (a scan's stacked weights: the
+    update reads the weight, placed in ``ViT/blocks/mlp/fc1``, and its gradient, which leaves the
+    scan's ``while`` in ``ViT``: it updates ``fc1``, not ``ViT``); None otherwise. ``common``:
+    their common scope, which is then one of them."""
+    if common is None or len(found) < 2 or not any(s is common for s in found):
+        return None
+    deepest = max(found, key=lambda s: s.depth)
+    return deepest if all(s.contains(deepest) for s in found) else None
 
 
 def _common_scope(found: list[Scope]) -> Scope | None:
