@@ -245,14 +245,20 @@ _NONE: frozenset[int] = frozenset()
 
 
 def _innermost_of_chain(found: list[Scope], common: Scope | None) -> Scope | None:
-    """The innermost of ``found`` when the others all hold it (a scan's stacked weights: the
-    update reads the weight, placed in ``ViT/blocks/mlp/fc1``, and its gradient, which leaves the
-    scan's ``while`` in ``ViT``: it updates ``fc1``, not ``ViT``); None otherwise. ``common``:
-    their common scope, which is then one of them."""
+    """The innermost of ``found`` when the others all hold it and run a loop themselves (a
+    scan's stacked weights: the update reads the weight, placed in ``ViT/blocks/mlp/fc1``, and
+    its gradient, which leaves the scan's ``while`` in ``ViT``: it updates ``fc1``, not
+    ``ViT``); None otherwise. ``common``: their common scope, which is then one of them. Outside
+    loops the common scope stands (a Keras Dense's kernel is read in its ``Tensordot`` name
+    scope; the layer is what its update updates)."""
     if common is None or len(found) < 2 or not any(s is common for s in found):
         return None
     deepest = max(found, key=lambda s: s.depth)
-    return deepest if all(s.contains(deepest) for s in found) else None
+    if not all(s.contains(deepest) for s in found):
+        return None
+    if not all(any(i.opcode == "while" for i in s.instructions) for s in found if s is not deepest):
+        return None
+    return deepest
 
 
 def _common_scope(found: list[Scope]) -> Scope | None:
