@@ -148,17 +148,26 @@ def scope_title(node: TreeNode) -> str:
     return _title(node)
 
 
+def _function_name(label: str) -> str:
+    """``jit(train_step)`` → ``train_step``: JAX's wrapper around the traced function is no
+    layer name (:attr:`hloviz.analysis.scopes.Scope.display_path`); other labels as they are."""
+    for wrapper in ("jit(", "pjit("):
+        if label.startswith(wrapper) and label.endswith(")") and "/" not in label:
+            return label[len(wrapper):-1]
+    return label
+
+
 def _title(node: TreeNode) -> str:
     if node.kind == "group":
         n = sum(1 for c in node.children if c.kind in STRUCTURAL)
         return f"{node.label or node.name} ({n} scopes)"
-    if node.kind == "block":
-        return f"{node.label or '(ops)'} · block of {len(node.children)}"
+    if node.kind == "block":  # named after its last node: JAX's traced function by its name
+        return f"{_function_name(node.label) or '(ops)'} · block of {len(node.children)}"
     if node.kind == "repeat":
         return f"{node.label} ({node.name})"
     if node.kind == "root":
         return "(no scope)"
-    names = [node.label or node.name]
+    names = [_function_name(node.label or node.name)]
     parent = node.parent
     # an open scope holding only this one is not drawn: its name goes into this one's
     while parent is not None and parent.kind == "scope" and len(parent.children) == 1:
