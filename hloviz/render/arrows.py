@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from .scene import Cluster, Edge, Row, Scene
 
-__all__ = ["HUB_FLOOR", "SPAN", "Stub", "rows_of", "shorten"]
+__all__ = ["HUB_FLOOR", "SPAN", "Stub", "rows_of", "shorten", "write_rows"]
 
 #: The most rows an arrow may span before it becomes a stub.
 SPAN = 6
@@ -162,7 +162,7 @@ def shorten(scene: Scene, *, span: int = SPAN, settle: Callable[[], object] | No
         if settle is not None:
             settle()
     if stubs:
-        _write_rows(scene, stubs)
+        write_rows(scene, stubs)
     return stubs
 
 
@@ -205,7 +205,8 @@ def _name(scene: Scene, key: str) -> str:
     return text if len(text) <= 32 else text[:31] + "…"
 
 
-def _write_rows(scene: Scene, stubs: list[Stub]) -> None:
+def write_rows(scene: Scene, stubs: list[Stub]) -> None:
+    """Each stubbed arrow as a ``←`` row on its user and a ``→`` row on its producer."""
     into: dict[str, list[Stub]] = {}
     out_of: dict[str, list[Stub]] = {}
     for s in stubs:

@@ -323,6 +323,8 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
     if options.coarse:  # after a Graphviz timeout: no clusters, which are most of dot's time
         g.scope_clusters, g.stacking = [], []
     g.cut = cut
+    if options.budget <= OVERVIEW_BUDGET:
+        g.program_order = phase_of
     _note_cut(g, cut, options, notes, levels)
 
 
