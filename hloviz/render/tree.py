@@ -514,7 +514,7 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
             _group_children(group, members, ntok + 1, group_at)
 
 
-_NUMBERED = re.compile(r"_\d+$")
+_NUMBERED = re.compile(r"(?:_\d+)+$")
 
 
 def numbered_base(name: str) -> str:
