@@ -238,8 +238,12 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     if g.program_order is not None:  # the overview: ranked in program order (hloviz.render.order)
         back = order.program_order(scene, order.order_keys(g, g.program_order))
         if back:
-            notes.append(f"{len(back)} arrow{'s' if len(back) != 1 else ''} against program order (a gradient "
-                         "flowing back past the blocks between) drawn as ← / → rows at their ends")
+            against = sum(1 for s in back if s.why == "back")
+            parts = [f"{n} {w}" for n, w in ((against, "against program order: a gradient flowing back"),
+                                             (len(back) - against, f"reaching more than {order.REACH} boxes down"))
+                     if n]
+            notes.append(f"{len(back)} arrow{'s' if len(back) != 1 else ''} drawn as ← / → rows at their ends "
+                         f"({', '.join(parts)})")
     stacked = _stack(g, scene)
     # after the stacking: its invisible arrows push rows apart as in dot
     _stubs(scene, notes, settle=lambda: _hold_down(scene, stacked))
