@@ -258,3 +258,51 @@ def _walk(node):
     yield node
     for c in node.children:
         yield from _walk(c)
+
+
+def _crossings_per_arrow(svg: str) -> float:
+    import sys
+
+    sys.path.insert(0, str(CAPTURES.parent.parent / "benchmarks"))
+    from picture_bench import crossings
+
+    crossed, arrows = crossings(svg)
+    assert arrows
+    return crossed / arrows
+
+
+@pytest.mark.parametrize("capture", ["keras_small_train_step", "jax_gpt_step12"])
+def test_training_step_overviews_fit_a_page_with_few_crossings(capture, tmp_path):
+    """Goal 1 on a Keras step and the 12-layer JAX GPT step (was 3,057 × 2,519 pt, 0.085
+    crossings an arrow): the SVG's own geometry."""
+    svg = _render(capture, tmp_path / "x.svg")
+    box = _VIEWBOX.search(svg)
+    assert box is not None
+    assert max(float(box.group(1)), float(box.group(2))) <= 2_500, box.groups()
+    assert max(_boxes_per_part(svg)) <= 40
+    assert _crossings_per_arrow(svg) <= 0.1
+    sizes = [float(s) for s in re.findall(r'font-size="([\d.]+)"', svg)]
+    assert min(sizes) >= 10
+
+
+def test_the_gpt_step_draws_its_forward_pass_above_its_backward_pass_and_the_root_last(tmp_path):
+    """Goal 2 on JAX: the forward pass (``jvp(…)`` op names) runs before the backward pass
+    (``transpose(jvp(…))``) in the entry computation (checked here by regex: the middle jvp op
+    comes before the middle transpose op); each column draws the box or cluster holding the
+    forward pass above the backward one, and its ROOT below both; the optimized column the
+    optimizer's cluster below the backward pass."""
+    entry = _entry(_hlo("jax_gpt_step12"))
+    jvp = [m.start() for m in re.finditer(r'op_name="jit\(train_step12\)/jvp\(', entry)]
+    back = [m.start() for m in re.finditer(r'op_name="jit\(train_step12\)/transpose\(jvp\(', entry)]
+    assert jvp and back and jvp[len(jvp) // 2] < back[len(back) // 2]
+    svg = _render("jax_gpt_step12", tmp_path / "x.svg")
+    for which in ("before", "after"):
+        column = _column(svg, which)
+        titles = [(float(m.group(1)), m.group(2).strip()) for m in _TITLE.finditer(column)]
+        forward = min(y for y, t in titles if t == "forward")
+        backward = min(y for y, t in titles if t == "backward")
+        root = max(y for y, t in titles if t.startswith("ROOT"))
+        assert forward < backward < root, (which, forward, backward, root)
+        if which == "after":  # XLA's schedule runs the optimizer's update after the backward pass
+            optimizer = min(y for y, t in titles if t == "optimizer")
+            assert backward < optimizer < root, (backward, optimizer, root)
