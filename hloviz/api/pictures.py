@@ -235,14 +235,14 @@ def _wrapping(wrap: str | int, aspect: float | None, fmt: str, *, overview: bool
     """``--wrap``/``--aspect`` for a picture in ``fmt``, and a note where it cannot apply:
     ``auto`` leaves the explorer (HTML) alone, which pans and zooms one long picture (``--wrap
     N`` still cuts it); ``.dot`` and ``.json`` are never laid out, so never cut. ``auto`` leaves
-    an ``overview`` that fits a page (:data:`~hloviz.render.wrap.OVERVIEW_PAGE`) whole."""
-    from dataclasses import replace
-
-    from ..render.wrap import OFF, OVERVIEW_PAGE, parse_wrap
+    the ``overview`` whole too: its few boxes, in program order, read best in one piece; cut
+    into stacked parts, a training step's columns ran out of order, with connectors and
+    crossings, and the CNN step's picture grew (issue 33)."""
+    from ..render.wrap import OFF, parse_wrap
 
     wrapping = parse_wrap(wrap, aspect)
     if overview and wrapping.mode == "auto":
-        wrapping = replace(wrapping, page=OVERVIEW_PAGE)
+        return OFF, []
     if fmt in ("dot", "json") and wrapping.mode == "parts":
         return wrapping, [(f"--wrap {wrapping.parts} cuts the laid-out picture (.svg, .png, .html); the .{fmt} "
                           "file holds the whole graph")]

@@ -205,13 +205,16 @@ def _name(scene: Scene, key: str) -> str:
     return text if len(text) <= 32 else text[:31] + "…"
 
 
-def write_rows(scene: Scene, stubs: list[Stub]) -> None:
-    """Each stubbed arrow as a ``←`` row on its user and a ``→`` row on its producer."""
+def write_rows(scene: Scene, stubs: list[Stub], *, quiet: frozenset[str] = frozenset()) -> None:
+    """Each stubbed arrow as a ``←`` row on its user and a ``→`` row on its producer (none
+    for an arrow into one of ``quiet``: the ROOT's row lists its inputs once, where a row
+    ``→ ROOT tuple`` on every layer of a training step made each box a row taller)."""
     into: dict[str, list[Stub]] = {}
     out_of: dict[str, list[Stub]] = {}
     for s in stubs:
         into.setdefault(s.dst, []).append(s)
-        out_of.setdefault(s.src, []).append(s)
+        if s.dst not in quiet:
+            out_of.setdefault(s.src, []).append(s)
     for key, group in into.items():
         names = [_name(scene, s.src) + (f" ({s.label})" if s.label else "") for s in group]
         _add(scene, key, "←", names, "input")

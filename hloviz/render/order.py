@@ -28,7 +28,8 @@ invisible arrow instead of floating up to the first row.
 
 A training step (units of the backward pass or of the optimizer of their own) is drawn as one
 file: every unit under the one before it in program order (invisible arrows), forward arrows
-reaching more than :data:`REACH` places down written as rows too, rows closer together. Its
+reaching more than :data:`REACH` places down written as rows too (the ROOT's inputs as one
+row on the ROOT alone). Its
 layers, loss, backward blocks and optimizer then read top to bottom; measured on the saved
 steps (benchmarks/overview_bench.py), the TF CNN step went from 2,901 × 1,458 pt and 0.21
 crossings an arrow to about 1,800 × 2,470 and none. An inference model keeps dot's ranks:
@@ -53,9 +54,9 @@ _UNRANKED = frozenset({"parameter"})
 #: In a training step's single file, a forward arrow reaching further down the order than this
 #: many places becomes ←/→ rows (it ran beside every box between, crossing the others).
 REACH = 3
-#: The space between rows of a training step's single file (inches; dot's default here 0.3):
-#: measured, 0.15 brings the Flax step from 2,654 to 2,531 pt and the CNN step to 2,470.
-_RANKSEP = "0.15"
+#: The space between rows of a training step's single file (inches; 0.3 elsewhere): measured
+#: on the Flax step, 2,654 pt tall at 0.3, 2,531 at 0.15; 0.1 gained nothing more.
+RANKSEP = "0.15"
 
 
 def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str, tuple[int, float]]:
@@ -97,7 +98,8 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str
     for a, b in g_edges(g):
         users.setdefault(a, []).append(b)
         fed.add(b)
-    for key in [k for k in keys if k not in fed and users.get(k)]:
+    sources = [k for k in keys if k not in fed and users.get(k)]
+    for key in sources:
         del keys[key]  # no operands drawn (an iota, a broadcast of a constant): placed as a parameter
     for u in g.units:
         key = f"u{u.index}"
@@ -105,8 +107,14 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str
             after = [keys[d] for d in users.get(key, ()) if d in keys]
             if after:
                 rank, spot = min(after)
-                keys[key] = (rank, spot - 0.5)
+                keys[key] = (rank, spot - (BESIDE if all(m.opcode == "parameter" for m in u.members) else 0.25))
     return keys
+
+
+#: How far before its first user a unit of parameters alone is placed: a key whose position
+#: is this fraction below a whole number is a parameter's, kept out of a training step's file
+#: (it stands beside the unit before its user, not on a row of its own).
+BESIDE = 0.5
 
 
 def g_edges(g: ViewGraph) -> list[tuple[str, str]]:
@@ -149,11 +157,13 @@ def program_order(scene: Scene, keys: dict[str, tuple[int, float]]) -> list[Stub
             continue
         preds.setdefault(e.dst, []).append(e.src)
     if single:
-        scene.layout["ranksep"] = _RANKSEP
+        scene.layout["ranksep"] = RANKSEP
     if gone:
         scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
-        write_rows(scene, stubs)
-    for prev, key in pairwise(ordered):
+        write_rows(scene, stubs, quiet=frozenset(k for k, v in keys.items() if v[0] == len(PHASES)))
+    # a training step's file holds no row of parameters: each sits beside the unit before its user
+    chain = [k for k in ordered if keys[k][1] % 1 != BESIDE] if single else ordered
+    for prev, key in pairwise(chain):
         if single or not any(p in keys for p in preds.get(key, ())):
             # every arrow into it comes from a parameter (or none does): it would sit in the top row
             scene.edges.append(Edge(prev, key, invisible=True))

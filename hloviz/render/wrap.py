@@ -51,8 +51,6 @@ WIDE_FLOOR = 1200.0
 #: across the column, down its length), a wide one into parts stacked (``ACROSS``).
 DOWN = "down"
 ACROSS = "across"
-#: The overview's page (:attr:`Wrap.page`): issue 33's longer side of at most 2,500 pt.
-OVERVIEW_PAGE = 2500.0
 #: What ``--wrap`` takes, for messages.
 WRAP_CHOICES = "auto, off, or a number of parts (2 to 12)"
 
@@ -66,11 +64,6 @@ class Wrap:
     mode: str = "off"
     parts: int = 1
     aspect: float = DEFAULT_ASPECT
-    #: ``auto`` leaves a picture alone whose longer side is at most this many points (0: no
-    #: such floor). The overview sets it (:data:`OVERVIEW_PAGE`): its few boxes read best in
-    #: one piece, and cutting a training step's picture into stacked parts only added
-    #: connectors and crossings (issue 33)
-    page: float = 0.0
 
     @property
     def active(self) -> bool:
@@ -106,8 +99,6 @@ def direction(sizes: Sequence[tuple[float, float]], wrap: Wrap, gap: float) -> s
     if not wrap.active or not sizes:
         return None
     width = sum(w for w, _ in sizes) + gap * (len(sizes) - 1)
-    if wrap.mode == "auto" and max(width, max(h for _, h in sizes)) <= wrap.page:
-        return None
     shape = max(h for _, h in sizes) / max(width, 1.0)
     flat = shape < wrap.aspect / SLACK
     if wrap.mode == "parts":
