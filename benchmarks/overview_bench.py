@@ -38,7 +38,8 @@ from picture_bench import crossings, shifts  # noqa: E402
 
 CAPTURES = ROOT / "samples" / "captures"
 MODELS = ("inception_v3", "densenet121", "mobilenet_v2", "efficientnet_b0", "resnet50", "convnext_tiny",
-          "keras_cnn_train", "transformer_train-tf2.21", "flax_train_step", "jax_gpt_step12")
+          "keras_cnn_train", "transformer_train-tf2.21", "flax_train_step", "jax_gpt_step12",
+          "mobilenet_v3_adam", "cnn_adam", "cnn_sgd", "loops_vit_train", "keras_small_train_step", "keras_autonamed")
 
 _VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"')
 _NODE = re.compile(r'<g id="node\d+" class="node">(.*?)</g>', re.DOTALL)

@@ -122,3 +122,201 @@ def test_budget_300_still_draws_the_detailed_picture_and_a_part_stays_detailed(t
     assert main(["render", str(CAPTURES / "inception_v3"), "--stage", "pre", "--computation", entry.group(1),
                  "-o", str(out)]) in (0, None)
     assert sum(_boxes_per_part(out.read_text(encoding="utf-8"))) > 200
+
+
+# --- issue 33, goals 1-3 on the training steps ------------------------------------------------
+
+_TITLE = re.compile(r'<text [^>]*?y="([-\d.]+)"[^>]*font-weight="bold"[^>]*>([^<]*)</text>')
+
+
+def _layers_in_program_order(capture: str, model: str) -> list[str]:
+    """The model's layers in the order their forward ops run: the first op named
+    ``<model>/<layer>/…`` (not the ``gradient_tape/`` copy) in the entry computation's text."""
+    first: dict[str, int] = {}
+    for m in re.finditer(rf'op_name="{model}/([^/"]+)/', _entry(_hlo_text(capture))):
+        first.setdefault(m.group(1), m.start())
+    return sorted(first, key=first.__getitem__)
+
+
+def _hlo_text(capture: str, stage: str = "pre") -> str:
+    folder = CAPTURES / capture
+    plain = folder / f"{stage}.hlo"
+    return plain.read_text(encoding="utf-8") if plain.exists() else _hlo(capture, stage)
+
+
+def _column(svg: str, which: str) -> str:
+    """The text of the laid-out parts of one column: the before column's parts stand at the
+    left edge (``translate(0 …)``), the after column's further right."""
+    parts = list(_PART.finditer(svg))
+    assert parts, "no laid-out parts"
+    left = min(float(m.group(1)) for m in parts)
+    ends = [m.start() for m in parts[1:]] + [len(svg)]
+    keep = (lambda x: x == left) if which == "before" else (lambda x: x > left)
+    return "".join(svg[m.start():end] for m, end in zip(parts, ends, strict=True) if keep(float(m.group(1))))
+
+
+def _drawn_rows(column: str, names: list[str]) -> dict[str, float]:
+    """The y of each of ``names`` where a bold title names it alone (a closed layer's box)."""
+    rows: dict[str, float] = {}
+    for m in _TITLE.finditer(column):
+        title = m.group(2).strip()
+        if title in names:
+            rows.setdefault(title, float(m.group(1)))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def cnn_step(tmp_path_factory) -> str:
+    return _render("keras_cnn_train", tmp_path_factory.mktemp("overview") / "cnn.svg")
+
+
+def test_the_cnn_training_step_reads_forward_loss_optimizer_top_to_bottom_before_optimization(cnn_step):
+    """The Keras CNN step's before column: its layers top to bottom in the order their forward
+    ops run (entry order of ``cnn_1/<layer>/`` op names), then the loss, then the optimizer
+    (``adam``), then the ROOT. Before this change the optimizer's bias corrections and the loss
+    sat above the model (and the wrapped column ran sideways)."""
+    layers = _layers_in_program_order("keras_cnn_train", "cnn_1")
+    names = [name.removesuffix("_1") for name in layers]  # Keras 3 adds _1 to a layer's call's ops
+    assert names[:2] == ["conv1", "conv2"] and "logits" in names, layers
+    before = _column(cnn_step, "before")
+    rows = _drawn_rows(before, [*names, "sparse_categorical_crossentropy"])
+    assert set(rows) >= set(names), (sorted(rows), names)
+    drawn = sorted(rows, key=rows.__getitem__)
+    assert drawn == [*names, "sparse_categorical_crossentropy"], drawn
+    adam = min(float(m.group(1)) for m in _TITLE.finditer(before) if m.group(2).startswith("truediv"))
+    root = max(float(m.group(1)) for m in _TITLE.finditer(before) if m.group(2).startswith("ROOT"))
+    assert rows["sparse_categorical_crossentropy"] < adam < root
+
+
+def test_the_cnn_training_step_after_optimization_keeps_the_layers_in_program_order(cnn_step):
+    """The optimized column: the same layers, top to bottom in the order the forward ops run
+    (the pre-optimization entry's order; XLA's schedule keeps it), none drawn upside down (the
+    default picture had ``conv1`` at the bottom, ``logits`` at the top)."""
+    names = [n.removesuffix("_1") for n in _layers_in_program_order("keras_cnn_train", "cnn_1")]
+    after = _column(cnn_step, "after")
+    rows = _drawn_rows(after, names)
+    shown = [n for n in names if n in rows]
+    assert len(shown) >= 4, (sorted(rows), names)
+    assert sorted(shown, key=rows.__getitem__) == shown
+
+
+def test_the_cnn_training_step_fits_a_page_with_few_crossings(cnn_step):
+    """Goal 1 on a training step (the SVG's own geometry): longer side ≤ 2,500 pt (was
+    2,901 × 1,458), ≤ 40 boxes a column, ≤ 0.1 crossing points an arrow (was 0.206)."""
+    import sys
+
+    box = _VIEWBOX.search(cnn_step)
+    assert box is not None
+    assert max(float(box.group(1)), float(box.group(2))) <= 2_500, box.groups()
+    assert max(_boxes_per_part(cnn_step)) <= 40
+    sys.path.insert(0, str(CAPTURES.parent.parent / "benchmarks"))
+    from picture_bench import crossings
+
+    crossed, arrows = crossings(cnn_step)
+    assert arrows and crossed / arrows <= 0.1, (crossed, arrows)
+
+
+def test_weight_copies_and_iotas_sit_in_the_layer_that_uses_them_not_in_boxes_of_their_own(cnn_step):
+    """Goal 2: XLA's unnamed copies of the weights (``f32[…] copy(%argN)`` in the optimized
+    entry, found here by regex; Adam's s64 step counter is the optimizer's, not a weight) are never a box of their own in the overview: each is drawn inside
+    its layer's box."""
+    post = _entry(_hlo_text("keras_cnn_train", "post"))
+    copies = re.findall(r"^\s*%?(copy\.\d+) = f32\[[^\n]*? copy\(%?arg\d+(?:\.\d+)?\)(?![^\n]*op_name)", post, re.MULTILINE)
+    assert len(copies) >= 4, copies
+    after = _column(cnn_step, "after")
+    titles = {m.group(2).strip() for m in _TITLE.finditer(after)}
+    own = [c for c in copies if f">{c}<" in after and "copy" in titles]
+    assert not own, own
+    # nor are the unnamed fusions made of nothing but an iota (``fusion()``: no operands, no
+    # op_name), which the pooling layer's backward reads: they were four boxes of their own
+    iotas = re.findall(r"^\s*%?([\w.-]+) = [^\n]*? fusion\(\)(?![^\n]*op_name)", post, re.MULTILINE)
+    assert len(iotas) >= 4, iotas
+    assert not [f for f in iotas if f">{f}<" in after], iotas
+
+
+def test_no_group_of_layers_is_formed_by_a_shared_name_prefix_of_keras_numbered_layers():
+    """Goal 3: a model of auto-named layers (``conv2d_3``, ``batch_normalization_7`` … as Keras
+    names them; read here from the op_names by regex) is grouped by structure only: no
+    ``conv2d_* (n scopes)`` or ``batch_* (n scopes)`` — shared prefixes of unrelated layers."""
+    from hloviz.render.tree import Step, build_tree
+
+    layers = sorted(set(re.findall(r'op_name="functional_1/([^/"]+)/', _hlo_text("keras_autonamed"))))
+    numbered = [n for n in layers if re.fullmatch(r"(conv2d|batch_normalization|activation)(_\d+)+", n)]
+    assert len(numbered) >= 30, layers
+    routes = [([Step("scope", "functional_1", "functional_1"), Step("scope", n, f"functional_1/{n}")], f"leaf{i}")
+              for i, n in enumerate(layers)]
+    # beside them, a real block by name (MobileNetV2's block_5 layers) still groups
+    block = ["block_5_expand", "block_5_depthwise", "block_5_project"]
+    routes += [([Step("scope", "functional_1", "functional_1"), Step("scope", n, f"functional_1/{n}")], f"b{i}")
+               for i, n in enumerate(block)]
+    tree = build_tree(routes)
+    groups = [n.label or n.name for n in _walk(tree.root) if n.kind == "group"]
+    assert groups == ["block_*"], groups  # the three block_5 layers, under their shared prefix
+
+
+def _walk(node):
+    yield node
+    for c in node.children:
+        yield from _walk(c)
+
+
+def _crossings_per_arrow(svg: str) -> float:
+    import sys
+
+    sys.path.insert(0, str(CAPTURES.parent.parent / "benchmarks"))
+    from picture_bench import crossings
+
+    crossed, arrows = crossings(svg)
+    assert arrows
+    return crossed / arrows
+
+
+@pytest.mark.parametrize("capture", ["keras_small_train_step", "jax_gpt_step12"])
+def test_training_step_overviews_fit_a_page_with_few_crossings(capture, tmp_path):
+    """Goal 1 on a Keras step and the 12-layer JAX GPT step (was 3,057 × 2,519 pt, 0.085
+    crossings an arrow): the SVG's own geometry."""
+    svg = _render(capture, tmp_path / "x.svg")
+    box = _VIEWBOX.search(svg)
+    assert box is not None
+    assert max(float(box.group(1)), float(box.group(2))) <= 2_500, box.groups()
+    assert max(_boxes_per_part(svg)) <= 40
+    assert _crossings_per_arrow(svg) <= 0.1
+    sizes = [float(s) for s in re.findall(r'font-size="([\d.]+)"', svg)]
+    assert min(sizes) >= 10
+
+
+def test_the_gpt_step_draws_its_forward_pass_above_its_backward_pass_and_the_root_last(tmp_path):
+    """Goal 2 on JAX: the forward pass (``jvp(…)`` op names) runs before the backward pass
+    (``transpose(jvp(…))``) in the entry computation (checked here by regex: the middle jvp op
+    comes before the middle transpose op); each column draws the box or cluster holding the
+    forward pass above the backward one, and its ROOT below both; the optimized column the
+    optimizer's cluster below the backward pass."""
+    entry = _entry(_hlo("jax_gpt_step12"))
+    jvp = [m.start() for m in re.finditer(r'op_name="jit\(train_step12\)/jvp\(', entry)]
+    back = [m.start() for m in re.finditer(r'op_name="jit\(train_step12\)/transpose\(jvp\(', entry)]
+    assert jvp and back and jvp[len(jvp) // 2] < back[len(back) // 2]
+    svg = _render("jax_gpt_step12", tmp_path / "x.svg")
+    for which in ("before", "after"):
+        column = _column(svg, which)
+        titles = [(float(m.group(1)), m.group(2).strip()) for m in _TITLE.finditer(column)]
+        forward = min(y for y, t in titles if t == "forward")
+        backward = min(y for y, t in titles if t == "backward")
+        root = max(y for y, t in titles if t.startswith("ROOT"))
+        assert forward < backward < root, (which, forward, backward, root)
+        if which == "after":  # XLA's schedule runs the optimizer's update after the backward pass
+            optimizer = min(y for y, t in titles if t == "optimizer")
+            assert backward < optimizer < root, (backward, optimizer, root)
+
+
+def test_no_weight_of_an_opened_layer_is_a_box_of_its_own(inception):
+    """Goal 2 in opened layers: InceptionV3's optimized stem opens ``conv2d_1`` and ``conv2d_2``;
+    their kernels (entry parameters the capture names ``conv2d_1/kernel``…, read here from
+    capture.json) are written as a row of the convolution that reads them, not drawn as
+    ``parameter N`` boxes above it."""
+    import json
+
+    names = json.loads((CAPTURES / "inception_v3" / "capture.json").read_text())["parameter_names"]
+    assert "conv2d_1/kernel" in names.values()
+    titles = [m.group(2) for m in _TITLE.finditer(_column(inception, "after"))]
+    assert not [t for t in titles if t.startswith("parameter ")], titles
+    assert "+ conv2d_1/kernel" in inception

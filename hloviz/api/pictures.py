@@ -162,14 +162,14 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     chosen = format_for(output, fmt) if output is not None else format_for("", fmt or "svg")
     if stage is not None and stage not in STAGES:
         raise InputError(f"--stage must be pre, post or both, not {stage!r}")
-    from ..render.views import default_budget
+    from ..render.views import OVERVIEW_BUDGET, default_budget
 
     # no --budget: the overview of a whole module (one box per block), the detailed picture of a part
     whole = computation is None and focus is None and scope is None and depth is None and chosen != "html"
     options = _options(computation, focus, radius, expand_chains, default_budget(budget, whole=whole), timeout,
                        scope, depth)
     _check_color_by(color_by)
-    wrapping, wrap_notes = _wrapping(wrap, aspect, chosen)
+    wrapping, wrap_notes = _wrapping(wrap, aspect, chosen, overview=options.budget <= OVERVIEW_BUDGET)
     from ..render.blocklayout import parse_layout
 
     layout_mode = parse_layout(layout)
@@ -231,13 +231,18 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     return picture
 
 
-def _wrapping(wrap: str | int, aspect: float | None, fmt: str) -> tuple[Wrap, list[str]]:
+def _wrapping(wrap: str | int, aspect: float | None, fmt: str, *, overview: bool = False) -> tuple[Wrap, list[str]]:
     """``--wrap``/``--aspect`` for a picture in ``fmt``, and a note where it cannot apply:
     ``auto`` leaves the explorer (HTML) alone, which pans and zooms one long picture (``--wrap
-    N`` still cuts it); ``.dot`` and ``.json`` are never laid out, so never cut."""
+    N`` still cuts it); ``.dot`` and ``.json`` are never laid out, so never cut. ``auto`` leaves
+    the ``overview`` whole too: its few boxes, in program order, read best in one piece; cut
+    into stacked parts, a training step's columns ran out of order, with connectors and
+    crossings, and the CNN step's picture grew (issue 33)."""
     from ..render.wrap import OFF, parse_wrap
 
     wrapping = parse_wrap(wrap, aspect)
+    if overview and wrapping.mode == "auto":
+        return OFF, []
     if fmt in ("dot", "json") and wrapping.mode == "parts":
         return wrapping, [(f"--wrap {wrapping.parts} cuts the laid-out picture (.svg, .png, .html); the .{fmt} "
                           "file holds the whole graph")]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from .scene import Cluster, Edge, Row, Scene
 
-__all__ = ["HUB_FLOOR", "SPAN", "Stub", "rows_of", "shorten"]
+__all__ = ["HUB_FLOOR", "SPAN", "Stub", "rows_of", "shorten", "write_rows"]
 
 #: The most rows an arrow may span before it becomes a stub.
 SPAN = 6
@@ -162,7 +162,7 @@ def shorten(scene: Scene, *, span: int = SPAN, settle: Callable[[], object] | No
         if settle is not None:
             settle()
     if stubs:
-        _write_rows(scene, stubs)
+        write_rows(scene, stubs)
     return stubs
 
 
@@ -205,12 +205,16 @@ def _name(scene: Scene, key: str) -> str:
     return text if len(text) <= 32 else text[:31] + "…"
 
 
-def _write_rows(scene: Scene, stubs: list[Stub]) -> None:
+def write_rows(scene: Scene, stubs: list[Stub], *, quiet: frozenset[str] = frozenset()) -> None:
+    """Each stubbed arrow as a ``←`` row on its user and a ``→`` row on its producer (none
+    for an arrow into one of ``quiet``: the ROOT's row lists its inputs once, where a row
+    ``→ ROOT tuple`` on every layer of a training step made each box a row taller)."""
     into: dict[str, list[Stub]] = {}
     out_of: dict[str, list[Stub]] = {}
     for s in stubs:
         into.setdefault(s.dst, []).append(s)
-        out_of.setdefault(s.src, []).append(s)
+        if s.dst not in quiet:
+            out_of.setdefault(s.src, []).append(s)
     for key, group in into.items():
         names = [_name(scene, s.src) + (f" ({s.label})" if s.label else "") for s in group]
         _add(scene, key, "←", names, "input")

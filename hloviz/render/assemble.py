@@ -13,7 +13,7 @@ from itertools import pairwise
 
 from ..analysis.loops import known_trip_count
 from ..opcodes import BODY_CALLERS, COMMUTATIVE, category
-from . import arrows, labels
+from . import arrows, labels, order
 from .model import Place, Unit, ViewGraph
 from .scene import Cluster, Edge, Node, Row, Scene
 from .style import BODY_CLUSTER, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
@@ -235,6 +235,15 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     for (s, d, label, head), n in counts.items():
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
+    if g.program_order is not None:  # the overview: ranked in program order (hloviz.render.order)
+        back = order.program_order(scene, order.order_keys(g, g.program_order))
+        if back:
+            against = sum(1 for s in back if s.why == "back")
+            parts = [f"{n} {w}" for n, w in ((against, "against program order: a gradient flowing back"),
+                                             (len(back) - against, f"reaching more than {order.REACH} boxes down"))
+                     if n]
+            notes.append(f"{len(back)} arrow{'s' if len(back) != 1 else ''} drawn as ← / → rows at their ends "
+                         f"({', '.join(parts)})")
     stacked = _stack(g, scene)
     # after the stacking: its invisible arrows push rows apart as in dot
     _stubs(scene, notes, settle=lambda: _hold_down(scene, stacked))

@@ -94,10 +94,14 @@ class _Routes:
         own = self.own
         for inst in comp.instructions:
             self.scope_of(inst)
-        # instructions without a scope take the scope their users share (weights → their layer)
+        # instructions without a scope take the scope their users share (weights → their layer),
+        # and so does what XLA made of them alone before their use without naming it: a copy of a
+        # weight, an iota fusion, a transpose of a transposed weight (issue 33: a weight's
+        # preparation is drawn in the layer that uses it, never as a box of its own)
+        prep = self._preparation(comp)
         for inst in reversed(comp.instructions):
             if own[id(inst)] is not None or inst is comp.root or not (
-                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args"):
+                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep):
                 continue
             own[id(inst)] = self._users_scope(inst, users.get(inst, ()))
         # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
@@ -105,6 +109,18 @@ class _Routes:
             if own[id(inst)] is None and inst is not comp.root and (
                     inst.metadata.op_name == "XLA_Retvals" or (inst.opcode in _PLUMBING and not inst.metadata.op_name)):
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
+
+    def _preparation(self, comp: Computation) -> set[int]:
+        """ids of ``comp``'s unnamed instructions computed from inputs alone (parameters,
+        constants, iotas and other such instructions): a weight's copy, an iota fusion."""
+        prep: set[int] = set()
+        own = self.own
+        for inst in comp.instructions:
+            if (own.get(id(inst)) is None and not inst.metadata.op_name and inst is not comp.root
+                    and inst.opcode not in _INPUTS
+                    and all(op.opcode in _INPUTS or id(op) in prep for op in inst.operands)):
+                prep.add(id(inst))
+        return prep
 
     def _users_scope(self, inst: Instruction, users: Iterable[Instruction]) -> Scope | None:
         """The scope an input without one is drawn in: a parameter's first user's (a weight read by

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Literal
@@ -117,6 +117,9 @@ class ViewGraph:
         self.source_map: Mapping[str, Any] = {}
         #: per open scope, its children as (unit indices, is a cluster): stacked top-down
         self.stacking: list[list[tuple[list[int], bool, bool]]] = []
+        #: the overview's phase of each instruction: when set, the picture is ranked in program
+        #: order (:mod:`hloviz.render.order`)
+        self.program_order: Callable[[Instruction], str] | None = None
         self._redirect: dict[int, int] = {}
         self._positions: dict[int, int] = {}
 

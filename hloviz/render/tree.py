@@ -498,7 +498,9 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
     else:
         return
     for prefix, members in by.items():
-        if len(members) < 2:
+        if len(members) < 2 or len({numbered_base(m.name) for m in members}) == 1:
+            # one layer kind numbered by Keras (conv2d, conv2d_1, … conv2d_8): a shared name
+            # prefix of unrelated layers, not a block of the model (issue 33)
             continue
         key = f"{node.key}/g:{prefix}" if node.key else f"g:{prefix}"
         group = TreeNode(key, "group", prefix, node.path, f"{prefix}_*", node, depth=node.depth)
@@ -510,6 +512,15 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
         node.children.append(group)
         if len(members) > group_at:
             _group_children(group, members, ntok + 1, group_at)
+
+
+_NUMBERED = re.compile(r"(?:_\d+)+$")
+
+
+def numbered_base(name: str) -> str:
+    """``name`` without the ``_<n>`` Keras adds to make a default layer name unique
+    (``batch_normalization_7`` → ``batch_normalization``; ``block_5_expand`` stays)."""
+    return _NUMBERED.sub("", name)
 
 
 def rekey(group: TreeNode) -> None:

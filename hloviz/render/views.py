@@ -323,7 +323,50 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
     if options.coarse:  # after a Graphviz timeout: no clusters, which are most of dot's time
         g.scope_clusters, g.stacking = [], []
     g.cut = cut
+    if options.budget <= OVERVIEW_BUDGET:
+        g.program_order = phase_of
+        _fold_weights(g)
     _note_cut(g, cut, options, notes, levels)
+
+
+def _fold_weights(g: ViewGraph) -> None:
+    """The overview draws no parameter as a box of its own beside the one op that reads it in
+    an opened layer (InceptionV3's ``conv2d_1`` drew ``parameter 5 conv2d_1/kernel`` over its
+    convolution): such a parameter is folded into its user, which gets a row naming it
+    (issue 33: a weight is folded into the box of the layer that uses it)."""
+    from .scene import Row
+
+    home = {i: sc.key for sc in g.scope_clusters for i in sc.units}
+    users: dict[int, set[int]] = {}
+    for src, dst, *_ in g.edges:
+        s, d = g.find(src), g.find(dst)
+        if s != d:
+            users.setdefault(s, set()).add(d)
+    folded: dict[int, list[str]] = {}
+    for u in g.units:
+        if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode != "parameter":
+            continue
+        into = users.get(u.index, set())
+        if len(into) != 1:
+            continue
+        target = g.units[next(iter(into))]
+        if (not target.alive or target.scope != u.scope or home.get(u.index) is None
+                or home.get(target.index) != home.get(u.index)):
+            continue  # only inside an opened layer: a module's own inputs stay boxes (the first one)
+        g.merge([u], target)
+        name = u.members[0].name
+        folded.setdefault(target.index, []).append(g.param_names.get(name, name))
+    for index, names in folded.items():
+        shown = ", ".join(layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+        g.units[index].extra_rows.append(Row(f"+ {shown}", small=True, italic=True))
+    if folded:
+        g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
+                       if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def layers_short(name: str) -> str:
+    """A parameter's name as a row shows it: its last two path components (``conv2d_1/kernel``)."""
+    return "/".join(name.split("/")[-2:])
 
 
 #: What ``coarse`` (the view after a Graphviz timeout) keeps closed.
