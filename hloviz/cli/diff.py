@@ -71,8 +71,10 @@ def diff(
         show_default=False)] = None,
     limit: Annotated[int, typer.Option(
         "--limit", help="Most entries per list in the text and markdown details (0: all; JSON lists all).")] = 40,
-    budget: Annotated[int, typer.Option(
-        "--budget", help="With -o: most nodes per column before collapsing (as in show).")] = 300,
+    budget: Annotated[int | None, typer.Option(
+        "--budget", help="With -o: most nodes per column before collapsing. Default: the overview of both "
+                         "modules (about 24 boxes a column, one per block); --budget 300 draws the detailed "
+                         "picture.", min=1, show_default=False)] = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", callback=check_timeout,
         help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
@@ -143,7 +145,7 @@ def diff(
         picture = result.save_picture(output, budget=budget, timeout=timeout,  # .dot beside it if Graphviz fails
                                       scopes=scopes)
         for n in picture.notes:
-            if "did not finish" in n:
+            if "did not finish" in n or "laid out apart" in n:
                 note(n)
         note(f"wrote {output}")
     if failed:

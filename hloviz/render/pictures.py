@@ -189,7 +189,20 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
     if isinstance(what, Drawing):
         servers = active_servers()  # the explorer's page: dot processes kept running (dotserver)
         many, pinned = (servers.run_dot_many, servers.run_pinned) if servers is not None else (run_dot_many, run_pinned)
-        return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+        started = time.monotonic()
+        try:
+            return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+        except RenderError as err:
+            # Levels tied across columns (the diff's matched kernels side by side) trip dot's
+            # spline router and ranker on some graphs ("Unable to reclaim box space", "lost n37
+            # n44 edge"): lay the columns out apart instead, each as it would be alone.
+            if isinstance(err, GraphvizTimeout) or not what.tied:
+                raise
+            apart = replace(what, tied=False)
+            left = max(timeout - (time.monotonic() - started), _MIN_RUN)
+            data, notes = lay_out(apart, fmt, left, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+            apart_note = "the columns are laid out apart (Graphviz could not keep matched kernels on one level)"
+            return data, [*notes, apart_note]
     return _run_dot(what, fmt, timeout), []
 
 
