@@ -86,10 +86,10 @@ def measure(svg: str, seconds: float) -> Measure:
     width, height = float(m.group(3)), float(m.group(4))
     starts, _moves = shifts(svg)
     area = 0.0
-    columns = []
+    columns: dict[int, list[tuple[float, float]]] = {}  # part → its columns' x ranges, where it has two
     for c in _COLUMN.finditer(svg):
         xs = [float(x) for x in _NUM.findall(c.group(1))][0::2]
-        columns.append((min(xs), max(xs)))
+        columns.setdefault(bisect.bisect_right(starts, c.start()) - 1, []).append((min(xs), max(xs)))
     per_part: dict[tuple[int, int], int] = {}
     boxes = 0
     for node in _NODE.finditer(svg):
@@ -105,7 +105,8 @@ def measure(svg: str, seconds: float) -> Measure:
         part = bisect.bisect_right(starts, node.start()) - 1
         # columns laid out in one run (a diff's tied columns) share a part: tell them apart by x
         centre = (max(xs) + min(xs)) / 2
-        column = next((i for i, (x0, x1) in enumerate(columns) if x0 <= centre <= x1), -1)
+        shared = columns.get(part, []) if len(columns.get(part, [])) > 1 else []
+        column = next((i for i, (x0, x1) in enumerate(shared) if x0 <= centre <= x1), -1)
         per_part[(part, column)] = per_part.get((part, column), 0) + 1
     fonts = [float(f) for f in _FONT.findall(svg)]
     cross, arrows = crossings(svg)

@@ -293,10 +293,9 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
         vb = draw_module(result.after.module, marks=render_b, options=opts, title=result.after.module.name)
         anchors = [(_anchor(va, k.before), _anchor(vb, k.after)) for k in result.diff.summary.kernel_diffs
                    if k.before is not None and k.after is not None]
-        # matched kernels on one level: in the detailed picture, where they are boxes of their own;
-        # the overview's blocks hold many each, and its columns are laid out apart and wrapped
-        # like render's (one layout for both was dot's "lost edge" failures, and cannot wrap)
-        align = [(a, b) for a, b in anchors if a is not None and b is not None] if opts.budget > OVERVIEW_BUDGET else []
+        # matched kernels on one level (one layout for both columns: where dot fails on it, or
+        # the overview's shape asks for a wrap, the columns are laid out apart; _layout)
+        align = [(a, b) for a, b in anchors if a is not None and b is not None]
         drawing = columns_drawing([(heads[0], va.scene), (heads[1], vb.scene)], title=title,
                                   notes=[*extra, *facts, legend.format(" and a level" if align else "")], align=align)
         return drawing, [(heads[0], va), (heads[1], vb)]

@@ -232,7 +232,14 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
         many, pinned = (servers.run_dot_many, servers.run_pinned) if servers is not None else (run_dot_many, run_pinned)
         started = time.monotonic()
         try:
-            return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+            laid = lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+            if not (what.tied and fmt == "svg" and wrap.active and _wants_wrap(laid[0], wrap)):
+                return laid
+            # tied columns are one layout, which cannot be cut into parts: a picture whose shape
+            # asks for a wrap (a diff of two flat columns) is laid out apart, and wrapped
+            apart = replace(what, tied=False)
+            return lay_out(apart, fmt, max(timeout - (time.monotonic() - started), _MIN_RUN), wrap, run=_run_dot,
+                           run_many=many, pinned=pinned, mode=layout)
         except RenderError as err:
             # Levels tied across columns (the diff's matched kernels side by side) trip dot's
             # spline router and ranker on some graphs ("Unable to reclaim box space", "lost n37
@@ -245,6 +252,14 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
             apart_note = "the columns are laid out apart (Graphviz could not keep matched kernels on one level)"
             return data, [*notes, apart_note]
     return _run_dot(what, fmt, timeout), []
+
+
+def _wants_wrap(svg: bytes, wrap: Wrap) -> bool:
+    """Whether ``wrap`` would cut a picture of the laid-out ``svg``'s size."""
+    from .wrap import wants_wrap
+
+    size = _SVG_SIZE.search(svg[:2000].decode("utf-8", "replace"))
+    return size is not None and wants_wrap([(float(size.group(1)), float(size.group(2)))], wrap, 0.0)
 
 
 #: The least time a layout is given (a budget spent to nothing still lets a tiny graph through).
