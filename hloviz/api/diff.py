@@ -297,7 +297,7 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
         # the overview's shape asks for a wrap, the columns are laid out apart; _layout)
         align = [(a, b) for a, b in anchors if a is not None and b is not None]
         drawing = columns_drawing([(heads[0], va.scene), (heads[1], vb.scene)], title=title,
-                                  notes=[*extra, *facts, legend.format(" and a level" if align else "")], align=align)
+                                  notes=[*extra, *facts, legend.format(" and, where Graphviz can, a level" if align else "")], align=align)
         return drawing, [(heads[0], va), (heads[1], vb)]
 
     budget = default_budget(budget, whole=True)
