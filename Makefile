@@ -11,7 +11,7 @@ EXTRAS ?= tf,jax,flax,test,bench,sphinx,mkdocs
 # file's module- and session-scoped captures are made once; TEST_JOBS=0 runs in this process only.
 TEST_JOBS ?= 2
 
-.PHONY: help install system-deps test test-fast mutants lint typecheck demo conformance bench clean
+.PHONY: help install system-deps test test-fast mutants lint typecheck demo conformance bench gallery clean
 
 help: ## list the targets (each documented by the comment after its name)
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)$$/\1\t\2/' | \
@@ -43,6 +43,9 @@ demo: $(STAMP) system-deps ## capture the seed sample with TensorFlow and draw w
 
 conformance: $(STAMP) ## run XLA's parser corpus from ../shared/conformance
 	$(BIN)/python ../shared/conformance/run
+
+gallery: $(STAMP) system-deps ## draw the README's gallery into docs/gallery (python -m hloviz.docs.gallery)
+	$(BIN)/python -m hloviz.docs.gallery docs/gallery
 
 bench: $(STAMP) ## run the benchmarks under benchmarks/ (each prints its figures with the reference or target beside them; a "-" line goes on when its target is missed)
 	$(BIN)/python benchmarks/parse_bench.py

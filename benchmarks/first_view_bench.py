@@ -72,7 +72,8 @@ def pixels(svg: str, screen: Screen) -> tuple[int, int]:
 
 def first_views(models: list[str], seconds: float) -> None:
     screen = Screen()
-    print(f"screen: {screen.width}x{screen.height} px at text scale {screen.scale:g}, <= {screen.nodes} boxes a column")
+    print(f"screen: {screen.width}x{screen.height} px ({getattr(screen, 'pages', 1):g} tall) at text scale {screen.scale:g}, "
+          f"<= {screen.nodes} boxes a column")
     print(f"{'capture':28} {'whole':>9} {'first':>9} {'px (w x h)':>12} {'fits':>5} {'redraws':>7} "
           f"{'whole s':>8} {'first s':>8} {'ratio':>6}")
     for name in models:
@@ -102,7 +103,7 @@ def first_views(models: list[str], seconds: float) -> None:
         t_first = time.perf_counter() - t0
         svg = (shown.svg or b"").decode("utf-8")
         w, h = pixels(svg, screen)
-        fits = w <= screen.width and h <= screen.height
+        fits = w <= screen.width and h <= screen.height * getattr(screen, "pages", 1)  # tall: read downwards
         cols = "/".join(str(v.nodes) for _, v in whole.views[:2])
         first = "/".join(str(v.nodes) for _, v in shown.views[:2])
         print(f"{name:28} {cols:>9} {first:>9} {f'{w}x{h}':>12} {'yes' if fits else 'no':>5} {redraws:>7} "

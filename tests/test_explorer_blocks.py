@@ -48,13 +48,15 @@ def _boxes(page, side: str) -> list[frozenset[str]]:
 def test_first_view_opens_a_block_in_place_holding_its_instructions(capture, tmp_path):
     report = api.show(str(CAPTURES / capture), tmp_path / "out").files["report"]
     hlo = _instructions(read_hlo(CAPTURES / capture / "pre.hlo"))
-    # the first view fits a 1920×1080 screen (README): shown whole in 1900×950 pixels, its text at
-    # half size or more (an SVG point is 4/3 pixel) — and it is a coarser picture than the whole
-    # one show writes as side-by-side.svg
+    # the first view fits a 1920×1080 screen's width (1900 px) and three screens' height (950 px
+    # each) with its text at full size (issue 33; an SVG point is 4/3 pixel) — or, where even
+    # the fewest boxes a first view gets (Screen.least: 8) do not, it is that coarsest cut — and
+    # it is a coarser picture than the whole one show writes as side-by-side.svg
     html = report.read_text(encoding="utf-8")
     svg = html[html.index("<svg"):html.index("</svg>")]
     width, height = (float(x) for x in re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
-    assert width * 4 / 3 * 0.5 <= 1900 and height * 4 / 3 * 0.5 <= 950, (width, height)
+    fits = width * 4 / 3 <= 1900 and height * 4 / 3 <= 3 * 950
+    assert fits or svg.count('class="node"') <= 2 * 8 + 4, (width, height)  # 8 a column, and the ROOTs
     assert "the explorer&#x27;s first view: the finest cut that fits" in html
     whole = (tmp_path / "out" / "side-by-side.svg").read_text(encoding="utf-8")
     assert svg.count('class="node"') < whole.count('class="node"')
@@ -62,9 +64,9 @@ def test_first_view_opens_a_block_in_place_holding_its_instructions(capture, tmp
         loaded = open_page(browser, report)
         page = loaded.page
         boxes = page.evaluate("window.hloviz.boxes()")
-        for side in ("pre", "post"):  # at most 60 boxes a column
+        for side in ("pre", "post"):  # at most the overview's 24 boxes a column
             assert len([b for b in boxes if b["id"].startswith("n") and b["members"]
-                        and b["members"][0]["side"] == side]) <= 60
+                        and b["members"][0]["side"] == side]) <= 24
         blocks = [b for b in boxes if b["opens"] and b["opens"].startswith("t:pre:") and b["id"].startswith("n")]
         assert blocks, "the first view has no closed block with a picture of its own"
         box = max(blocks, key=lambda b: (len(b["members"]), b["id"]))

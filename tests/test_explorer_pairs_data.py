@@ -92,6 +92,11 @@ def _picture(budget: int, row_pt: float, wrap=None):
                            budget=budget)
 
 
+#: the search's rules on a screen of one page, at half text size, up to 60 boxes (the figures below
+#: are worked out by hand for it); the default screen is checked on its own
+HALF = {"scale": 0.5, "nodes": 60, "pages": 1.0}
+
+
 def test_first_view_is_the_biggest_budget_that_fits_within_a_quarter():
     from hloviz.render.explorer import Screen, first_view
 
@@ -102,7 +107,7 @@ def test_first_view_is_the_biggest_budget_that_fits_within_a_quarter():
         drawn.append(budget)
         return _picture(budget, 40, wrap)
 
-    shown = first_view(_picture(300, 40), redraw, Screen())
+    shown = first_view(_picture(300, 40), redraw, Screen(**HALF))
     assert 35 * 3 // 4 <= shown.budget <= 35, (shown.budget, drawn)
     assert shown.wrap.active  # drawn wrapped to the screen's shape (1900 × 950: aspect 0.5)
     assert len(drawn) <= Screen().tries
@@ -113,12 +118,29 @@ def test_first_view_goes_on_until_one_fits():
 
     # rows of 200 pt: 133 px a row, 7 rows fit; the fewest boxes the search goes down to is 8,
     # which does not fit either: the search ends there and shows it
-    shown = first_view(_picture(300, 200), lambda b, w: _picture(b, 200, w), Screen())
+    shown = first_view(_picture(300, 200), lambda b, w: _picture(b, 200, w), Screen(**HALF))
     assert shown.budget == Screen().least
     # rows of 60 pt: 40 px, 23 fit; the first guesses miss (60, then down by the factor), yet
     # what is shown fits
-    shown = first_view(_picture(300, 60), lambda b, w: _picture(b, 60, w), Screen())
+    shown = first_view(_picture(300, 60), lambda b, w: _picture(b, 60, w), Screen(**HALF))
     assert shown.budget * 60 * 4 / 3 * 0.5 <= 950 and shown.budget >= 23 * 3 // 4, shown.budget
+
+
+def test_the_first_view_is_the_overview_at_full_size():
+    """Issue 33: the explorer opens on the overview (at most 24 boxes a column, the budget render
+    draws a whole module with), its text at full size (10 pt labels stay 10 pt), up to three
+    screens tall (read downwards, input first)."""
+    from hloviz.render.explorer import Screen, first_view
+
+    # rows of 40 pt at full size: 53.3 px a row; 3 screens of 950 px hold 53 rows, the overview 24
+    shown = first_view(_picture(300, 40), lambda b, w: _picture(b, 40, w), Screen())
+    assert shown.budget == 24, shown.budget
+    # rows of 120 pt: 160 px a row, 17 rows in 3 screens
+    shown = first_view(_picture(300, 120), lambda b, w: _picture(b, 120, w), Screen())
+    assert 17 * 3 // 4 <= shown.budget <= 17 and shown.budget * 160 <= 3 * 950, shown.budget
+    # 400 pt wide is 533 px: the width always fits here; a 24-box picture is shown as it is
+    small = _picture(24, 40)
+    assert first_view(small, lambda b, w: _picture(b, 40, w), Screen()) is small
 
 
 def test_a_slow_machine_still_gets_a_first_view_that_fits():
@@ -128,5 +150,5 @@ def test_a_slow_machine_still_gets_a_first_view_that_fits():
     from hloviz.render.explorer import Screen, first_view
 
     # rows of 60 pt: 40 px, 23 fit; the first guess (60 boxes) does not
-    shown = first_view(_picture(300, 60), lambda b, w: _picture(b, 60, w), Screen(), seconds=0.0)
+    shown = first_view(_picture(300, 60), lambda b, w: _picture(b, 60, w), Screen(**HALF), seconds=0.0)
     assert shown.budget * 60 * 4 / 3 * 0.5 <= 950, shown.budget

@@ -128,14 +128,15 @@ class DiffResult:
 
         return failed_checks(self.diff, list(checks))
 
-    def picture(self, fmt: str = "svg", *, budget: int = 300, timeout: float | None = None,
+    def picture(self, fmt: str = "svg", *, budget: int | None = None, timeout: float | None = None,
                 scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
         """Both modules side by side: matched kernels share a number (and, unchanged, a colour);
-        changed is amber, added green, removed red. Drawn by the code and rules of ``show``.
+        changed is amber, added green, removed red. Drawn by the code and rules of ``show``;
+        without ``budget``, the overview of both modules (one box per block, as ``render``).
         An HTML page also shows ``scopes`` (:meth:`by_scope`) as a table under the picture."""
         return diff_picture(self, fmt, budget=budget, timeout=timeout, scopes=scopes)
 
-    def save_picture(self, output: str | Path, *, budget: int = 300, timeout: float | None = None,
+    def save_picture(self, output: str | Path, *, budget: int | None = None, timeout: float | None = None,
                      scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
         """Draw :meth:`picture` in the format ``output``'s suffix names and write it there.
 
@@ -259,20 +260,24 @@ def _anchor(view: View, inst: Instruction) -> str | None:
     return key
 
 
-def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
+def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = None,
                  timeout: float | None = None, scopes: Sequence[ScopeDiffRow] | None = None) -> Picture:
     """The picture of a diff in ``fmt`` (svg, png, dot, html or json); see :meth:`DiffResult.picture`.
 
-    Each column is drawn by :func:`hloviz.render.views.draw_module` with the node budget of
-    ``show`` (layers, blocks, repeats, fusions and bodies stay closed above it, and the picture says so), and a
-    Graphviz timeout falls back to a coarser view, exactly as for ``show`` and ``render``.
+    Each column is drawn by :func:`hloviz.render.views.draw_module` with ``budget`` nodes (layers,
+    blocks, repeats, fusions and bodies stay closed above it, and the picture says so); without one,
+    the overview's (:func:`~hloviz.render.views.default_budget`: a page a user reads at a glance,
+    issue 33). A Graphviz timeout falls back to a coarser view, exactly as for ``show`` and
+    ``render``; where ``dot`` fails on the levels that line matched kernels up across the columns
+    (its ``Unable to reclaim box space`` and ``lost edge`` bugs), the columns are laid out apart.
     """
     from ..analysis.diff.picture import picture_marks
     from ..analysis.diff.report import summary_lines
-    from ..render.dot import columns_to_dot
+    from ..render.dot import Drawing, columns_drawing
     from ..render.graphviz_run import DEFAULT_TIMEOUT
     from ..render.pictures import build_picture
-    from ..render.views import ViewOptions, draw_module
+    from ..render.views import OVERVIEW_BUDGET, ViewOptions, default_budget, draw_module
+    from ..render.wrap import OFF, parse_wrap
 
     colours = _pair_colours()
     marks_a, marks_b = picture_marks(result.diff)
@@ -280,23 +285,27 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int = 300,
     render_b = {name: _render_mark(m, colours) for name, m in marks_b.items()}
     title = f"{result.before.label} → {result.after.label}"
     facts = [f"{label}: {text}" for label, text in summary_lines(result.diff)[:3]] + list(result.diff.warnings)
-    facts.append("matched kernels share a number (#n) and a level; amber changed, green added, red removed")
+    legend = "matched kernels share a number (#n){}; amber changed, green added, red removed"
     heads = (f"before: {result.before.label}", f"after: {result.after.label}")
 
-    def build(opts: ViewOptions, extra) -> tuple[str, list[tuple[str, View]]]:
+    def build(opts: ViewOptions, extra) -> tuple[Drawing, list[tuple[str, View]]]:
         va = draw_module(result.before.module, marks=render_a, options=opts, title=result.before.module.name)
         vb = draw_module(result.after.module, marks=render_b, options=opts, title=result.after.module.name)
         anchors = [(_anchor(va, k.before), _anchor(vb, k.after)) for k in result.diff.summary.kernel_diffs
                    if k.before is not None and k.after is not None]
+        # matched kernels on one level (one layout for both columns: where dot fails on it, or
+        # the overview's shape asks for a wrap, the columns are laid out apart; _layout)
         align = [(a, b) for a, b in anchors if a is not None and b is not None]
-        dot = columns_to_dot([(heads[0], va.scene), (heads[1], vb.scene)], title=title, notes=list(extra) + facts,
-                             align=align)
-        return dot, [(heads[0], va), (heads[1], vb)]
+        drawing = columns_drawing([(heads[0], va.scene), (heads[1], vb.scene)], title=title,
+                                  notes=[*extra, *facts, legend.format(" and, where Graphviz can, a level" if align else "")], align=align)
+        return drawing, [(heads[0], va), (heads[1], vb)]
 
+    budget = default_budget(budget, whole=True)
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
+    overview = budget <= OVERVIEW_BUDGET and fmt != "html"  # the explorer pans and zooms one long picture
     picture = build_picture(build, ViewOptions(budget=budget), "svg" if fmt == "html" else fmt,
-                            timeout or DEFAULT_TIMEOUT, title)
+                            timeout or DEFAULT_TIMEOUT, title, wrap=parse_wrap("auto") if overview else OFF)
     if fmt != "html":
         return picture
     from dataclasses import replace

@@ -43,7 +43,8 @@ _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items()
 
 @app.command(
     epilog="Exit codes: 0 no --fail-on check matched (or none asked for); 1 a --fail-on check matched; "
-           "2 an error (unreadable or missing input, bad option, Graphviz missing for a picture).",
+           "2 an error (unreadable or missing input, bad option, Graphviz missing or failing for a picture, a .png "
+           "too big to read).",
 )
 def diff(
     before: Annotated[str, typer.Argument(help=f"The old side: {_SIDE_HELP}.", show_default=False)],
@@ -59,7 +60,8 @@ def diff(
         "--fail-on", help=f"Exit with 1 when this happens; repeatable. {_CHECKS_HELP}.",
         show_default=False)] = None,
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Also write a picture of both sides: .svg, .png, .html, .dot or .json (by suffix).",
+        "--output", "-o", help="Also write a picture of both sides: .svg, .png, .html, .dot or .json (by suffix); "
+                               "a .png whose text would be under 8 px is refused (exit code 2: write an .svg).",
         show_default=False)] = None,
     by: Annotated[str, typer.Option(
         "--by", help="kernel (default: the kernels and instructions that differ) or scope: per layer of the "
@@ -71,8 +73,10 @@ def diff(
         show_default=False)] = None,
     limit: Annotated[int, typer.Option(
         "--limit", help="Most entries per list in the text and markdown details (0: all; JSON lists all).")] = 40,
-    budget: Annotated[int, typer.Option(
-        "--budget", help="With -o: most nodes per column before collapsing (as in show).")] = 300,
+    budget: Annotated[int | None, typer.Option(
+        "--budget", help="With -o: most nodes per column before collapsing. Default: the overview of both "
+                         "modules (about 24 boxes a column, one per block); --budget 300 draws the detailed "
+                         "picture.", min=1, show_default=False)] = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", callback=check_timeout,
         help="With -o: seconds Graphviz may take before a coarser view is drawn.")] = 30.0,
@@ -143,7 +147,7 @@ def diff(
         picture = result.save_picture(output, budget=budget, timeout=timeout,  # .dot beside it if Graphviz fails
                                       scopes=scopes)
         for n in picture.notes:
-            if "did not finish" in n:
+            if "did not finish" in n or "laid out apart" in n:
                 note(n)
         note(f"wrote {output}")
     if failed:

@@ -112,7 +112,9 @@ class Progress:
 @target_options
 def render(
     output: Annotated[Path, typer.Option("--output", "-o", help="The picture to write: .svg, .png, .dot, .html "
-                                         "or .json (the suffix decides).", show_default=False)],
+                                         "or .json (the suffix decides). A .png is at most 12,000 px a side; one "
+                                         "whose text would be under 8 px is refused (exit code 2): write an .svg, "
+                                         "or draw a part with --scope.", show_default=False)],
     source: TargetOptions,
     stage: Annotated[str | None, typer.Option(
         "--stage", help="pre, post, both (side by side, kernels numbered) or memory (the memory timeline; also what "

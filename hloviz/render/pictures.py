@@ -8,6 +8,7 @@ saying what was collapsed or retried, and how to show itself in Jupyter.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -172,15 +173,55 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         budget.done()
     notes.extend(wrapped)
     pixels = png_pixels(data) if layout_fmt == "png" else None
+    svg = data if layout_fmt == "svg" else None
     if pixels is not None and max(pixels) >= PNG_MAX_PIXELS - 2:  # Graphviz rounds the fitted side
+        # drawn smaller to fit: is its text still readable? The SVG of the same layout says how
+        # big the picture and its smallest text are at full size.
+        svg = _layout(drawing or dot_text, "svg", max(timeout, _MIN_RUN), wrap, layout)[0]
+        _check_png_text(pixels, svg.decode("utf-8"))
         notes.append(f"the PNG is drawn to fit {PNG_MAX_PIXELS:,} px on its longer side ({pixels[0]:,} × "
                      f"{pixels[1]:,} px); an .svg keeps every detail at full size")
-    svg = data if layout_fmt == "svg" else None
     if fmt == "html":
         from .html import picture_page
 
         data = picture_page(title, data.decode("utf-8"), notes).encode("utf-8")
     return Picture(title, fmt, data, dot_text, notes, views, svg, timeout, drawing, wrap, layout)
+
+
+#: The smallest text, in pixels, a PNG hloviz writes may have (issue 33, goal 4): a picture that
+#: would have to be drawn smaller than that to fit :data:`PNG_MAX_PIXELS` is refused instead.
+PNG_MIN_TEXT_PX = 8.0
+
+_SVG_SIZE = re.compile(r'<svg[^>]*\bwidth="([\d.]+)pt"[^>]*\bheight="([\d.]+)pt"')
+_FONT_SIZE = re.compile(r'font-size="([\d.]+)"')
+
+
+def png_text_px(pixels: tuple[int, int], svg: str) -> float | None:
+    """The smallest text of a PNG ``pixels`` big, in pixels, from the SVG of the same layout
+    (its size in points and its smallest ``font-size``); None when the SVG does not say."""
+    size = _SVG_SIZE.search(svg)
+    fonts = [float(f) for f in _FONT_SIZE.findall(svg)]
+    if size is None or not fonts:
+        return None
+    width_pt, height_pt = float(size.group(1)), float(size.group(2))
+    scale = min(pixels[0] / max(width_pt, 1.0), pixels[1] / max(height_pt, 1.0))  # pixels a point
+    return min(fonts) * scale
+
+
+def _check_png_text(pixels: tuple[int, int], svg: str) -> None:
+    """Refuse a PNG whose text would be under :data:`PNG_MIN_TEXT_PX`: an image nobody can read
+    is worse than a message saying what to draw instead."""
+    px = png_text_px(pixels, svg)
+    if px is None or px >= PNG_MIN_TEXT_PX:
+        return
+    size = _SVG_SIZE.search(svg)
+    assert size is not None
+    raise InputError(
+        f"this picture is {float(size.group(1)):,.0f} × {float(size.group(2)):,.0f} pt: as a PNG of at most "
+        f"{PNG_MAX_PIXELS:,} px a side ({pixels[0]:,} × {pixels[1]:,} px) its text would be {px:.1f} px high, "
+        f"under the {PNG_MIN_TEXT_PX:g} px anyone can read, so no PNG is written",
+        hint="write an .svg (every detail at any zoom) or an .html explorer, or draw less into the PNG: "
+             "--scope PATH (one layer), --depth N, or a smaller --budget")
 
 
 def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: str = "auto") -> tuple[bytes, list[str]]:
@@ -189,8 +230,36 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
     if isinstance(what, Drawing):
         servers = active_servers()  # the explorer's page: dot processes kept running (dotserver)
         many, pinned = (servers.run_dot_many, servers.run_pinned) if servers is not None else (run_dot_many, run_pinned)
-        return lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+        started = time.monotonic()
+        try:
+            laid = lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+            if not (what.tied and fmt == "svg" and wrap.active and _wants_wrap(laid[0], wrap)):
+                return laid
+            # tied columns are one layout, which cannot be cut into parts: a picture whose shape
+            # asks for a wrap (a diff of two flat columns) is laid out apart, and wrapped
+            apart = replace(what, tied=False)
+            return lay_out(apart, fmt, max(timeout - (time.monotonic() - started), _MIN_RUN), wrap, run=_run_dot,
+                           run_many=many, pinned=pinned, mode=layout)
+        except RenderError as err:
+            # Levels tied across columns (the diff's matched kernels side by side) trip dot's
+            # spline router and ranker on some graphs ("Unable to reclaim box space", "lost n37
+            # n44 edge"): lay the columns out apart instead, each as it would be alone.
+            if isinstance(err, GraphvizTimeout) or not what.tied:
+                raise
+            apart = replace(what, tied=False)
+            left = max(timeout - (time.monotonic() - started), _MIN_RUN)
+            data, notes = lay_out(apart, fmt, left, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
+            apart_note = "the columns are laid out apart (Graphviz could not keep matched kernels on one level)"
+            return data, [*notes, apart_note]
     return _run_dot(what, fmt, timeout), []
+
+
+def _wants_wrap(svg: bytes, wrap: Wrap) -> bool:
+    """Whether ``wrap`` would cut a picture of the laid-out ``svg``'s size."""
+    from .wrap import wants_wrap
+
+    size = _SVG_SIZE.search(svg[:2000].decode("utf-8", "replace"))
+    return size is not None and wants_wrap([(float(size.group(1)), float(size.group(2)))], wrap, 0.0)
 
 
 #: The least time a layout is given (a budget spent to nothing still lets a tiny graph through).

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import HlovizError
 from ...ir import Instruction
+from ..views import OVERVIEW_BUDGET
 from .data import Side, ViewSpec, plain_name
 from .pairs import Pairing, counterpart
 
@@ -45,14 +46,18 @@ class Screen:
 
     The whole picture, shown in a ``width`` × ``height`` pixel viewport (a 1920×1080 display
     less the browser's and the page's bars), keeps its text at ``scale`` of its size or more
-    (Graphviz's 14 pt labels at 9 px or more; an SVG point is 4/3 pixel), and no column holds
-    more than ``nodes`` boxes (more are not read at a glance, however small they are drawn).
+    (1: at full size, its smallest labels at 10 pt, as the explorer opens it; an SVG point is
+    4/3 pixel), and no column holds more than ``nodes`` boxes: the overview's (more are not read
+    at a glance, however small they are drawn; issue 33). It may be ``pages`` screens tall: the
+    explorer opens it at its top, where the input is, and it reads downwards in program order
+    (at full size a whole overview rarely fits one screen; cut to fit, it is a handful of boxes).
     """
 
     width: int = 1900
     height: int = 950
-    scale: float = 0.5
-    nodes: int = 60
+    scale: float = 1.0
+    nodes: int = OVERVIEW_BUDGET
+    pages: float = 3.0
     #: the fewest boxes a first view is cut down to (a long chain of blocks stays a chain)
     least: int = 8
     #: the most pictures :func:`first_view` lays out looking for the biggest that fits
@@ -63,7 +68,7 @@ class Screen:
         columns cut into parts side by side to the screen's shape (height over width)."""
         from ..wrap import Wrap
 
-        return drawn if drawn.active else Wrap("auto", aspect=self.height / self.width)
+        return drawn if drawn.active else Wrap("auto", aspect=self.height * self.pages / self.width)
 
     def shrink(self, svg: str) -> float:
         """How much smaller the laid-out ``svg`` must be to fit (1.0: it fits as it is)."""
@@ -72,7 +77,7 @@ class Screen:
             return 1.0
         px = 4 / 3 * self.scale
         width, height = float(m.group(1)) * px, float(m.group(2)) * px
-        return min(1.0, self.width / max(width, 1.0), self.height / max(height, 1.0))
+        return min(1.0, self.width / max(width, 1.0), self.height * self.pages / max(height, 1.0))
 
 
 @dataclass(frozen=True)

@@ -284,11 +284,24 @@
     var w = svg.width.baseVal.value, h = svg.height.baseVal.value;
     return { w: w || 1, h: h || 1 };
   }
-  function fit() {
+  // The smallest text a picture opens with, in points at its zoom: a picture is first shown no
+  // smaller than this (boxes, not dots; issue 33), from its top, where the input is; "fit" (0)
+  // shows it whole however small.
+  var LEGIBLE_PT = 10;
+  function smallestFont(svg) {
+    var least = Infinity;
+    svg.querySelectorAll("text[font-size]").forEach(function (t) {
+      var f = parseFloat(t.getAttribute("font-size"));
+      if (f > 0 && f < least) least = f;
+    });
+    return least;
+  }
+  function fit(whole) {
     var svg = viewport.querySelector("svg");
     if (!svg) return;
     var size = svgSize(svg), vw = viewport.clientWidth, vh = viewport.clientHeight;
     pz.s = Math.min(1, vw / size.w, Math.max(vh / size.h, 0.35 * vw / size.w));
+    if (!whole) pz.s = Math.max(pz.s, Math.min(1, LEGIBLE_PT / smallestFont(svg)));
     pz.x = Math.max(0, (vw - size.w * pz.s) / 2);
     pz.y = 0;
     apply();
@@ -363,7 +376,7 @@
       var step = 60, vr = viewport.getBoundingClientRect(), used = true;
       if (e.key === "+" || e.key === "=") zoomAt(1.25, vr.width / 2, vr.height / 2);
       else if (e.key === "-" || e.key === "_") zoomAt(0.8, vr.width / 2, vr.height / 2);
-      else if (e.key === "0") fit();
+      else if (e.key === "0") fit(true);
       else if (e.key === "ArrowLeft") { pz.x += step; apply(); }
       else if (e.key === "ArrowRight") { pz.x -= step; apply(); }
       else if (e.key === "ArrowUp") { pz.y += step; apply(); }
@@ -377,7 +390,7 @@
     root.querySelectorAll("[data-zoom]").forEach(function (b) {
       b.addEventListener("click", function () {
         var how = b.getAttribute("data-zoom");
-        if (how === "fit") fit();
+        if (how === "fit") fit(true);
         else zoomAt(how === "in" ? 1.25 : 0.8, viewport.clientWidth / 2, viewport.clientHeight / 2);
       });
     });
