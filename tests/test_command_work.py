@@ -72,3 +72,20 @@ def test_a_clean_capture_json_is_not_walked_string_by_string(monkeypatch):
     with pytest.raises(hloviz.errors.InputError, match=r"tf_ops\[.*\] holds a lone surrogate"):
         info_module.CaptureInfo.from_dict(info)
     assert strings[0] > 0
+
+
+def test_a_saved_capture_json_is_checked_once_as_it_is_read(monkeypatch):
+    # read_info checked it, and the Capture made of it checked it again
+    from hloviz.capture import load_target
+
+    calls = []
+    real = info_module.CaptureInfo.from_dict.__func__
+
+    def counted(cls, info, *, where="capture.json"):
+        calls.append(where)
+        return real(cls, info, where=where)
+
+    monkeypatch.setattr(info_module.CaptureInfo, "from_dict", classmethod(counted))
+    cap = load_target(str(SMALL))
+    assert len(calls) == 1 and calls[0].endswith("capture.json")
+    assert cap.capture_info.source_map == info_module.CaptureInfo.from_dict(cap.info).source_map
