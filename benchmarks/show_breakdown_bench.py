@@ -19,7 +19,7 @@ import resource
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ def breakdown(name: str) -> None:
     from hloviz import api
 
     phase = ["report"]
-    cpu: Counter[str] = Counter()
+    cpu: dict[str, float] = defaultdict(float)
     layouts: Counter[str] = Counter()
     originals = {}
 
