@@ -56,6 +56,7 @@ bench: $(STAMP) ## run the benchmarks under benchmarks/ (each prints its figures
 	$(BIN)/python benchmarks/scope_bench.py
 	$(BIN)/python benchmarks/memory_bench.py
 	-$(BIN)/python benchmarks/commands_bench.py
+	$(BIN)/python benchmarks/show_breakdown_bench.py efficientnet_b0
 	-$(BIN)/python benchmarks/growth_bench.py
 
 LINT_STAMP := $(VENV)/.hloviz-lint-installed

@@ -11,6 +11,12 @@ Targets (issue 32): ``stats`` in every form, ``memory`` and ``render --stage bot
 capture; ``show`` ≤ 2× ``render --stage both`` of the same capture (``--show`` picks the
 captures it runs on: it draws the explorer's every view, minutes on a loaded machine). The
 reference printed beside each command is its target. Exit 1 when a target is missed.
+
+``--before DIR`` (a source tree of an earlier hloviz, e.g. ``git worktree add /tmp/before
+<commit>``, or ``git archive <commit> hloviz | tar -x -C /tmp/before``) times each command with
+that tree too, the two runs interleaved (before, after, before, after … for ``--repeat``), the
+same capture and arguments, each in a fresh process with its own cached bytecode; the columns
+then add the earlier CPU time and after/before.
 """
 
 from __future__ import annotations
@@ -40,9 +46,15 @@ COMMANDS = {
 }
 
 
-def best(argv: list[str], repeat: int) -> tuple[float, float]:
-    runs = [cpu_of(argv) for _ in range(repeat)]
-    return min(r[0] for r in runs), min(r[1] for r in runs)
+def best(argv: list[str], repeat: int, before: Path | None = None) -> tuple[float, float, float | None]:
+    """(CPU s, wall s) of ``argv``, best of ``repeat``, and the CPU s of the ``before`` tree
+    running the same ``argv`` (its runs interleaved with these), or None."""
+    runs, earlier = [], []
+    for _ in range(repeat):
+        if before is not None:
+            earlier.append(cpu_of(argv, before)[0])
+        runs.append(cpu_of(argv))
+    return min(r[0] for r in runs), min(r[1] for r in runs), (min(earlier) if earlier else None)
 
 
 def main() -> int:
@@ -50,11 +62,19 @@ def main() -> int:
     ap.add_argument("--captures", default=DEFAULT)
     ap.add_argument("--show", default="keras_cnn_train", help="captures to time `show` on (\"\" for none)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--before", type=Path, default=None,
+                    help="an earlier hloviz source tree, timed interleaved with this one")
     args = ap.parse_args()
+    if args.before is not None and not (args.before / "hloviz" / "__init__.py").is_file():
+        raise SystemExit(f"error: {args.before} holds no hloviz/ package")
     hloviz = [sys.executable, "-m", "hloviz"]
     warm_up()  # bytecode cached, as an install has it (growth_bench.PYCACHE)
+    if args.before is not None:
+        warm_up(args.before)
     missed = []
-    print(f"{'capture':<20} {'command':<24} {'CPU s':>7} {'wall s':>7}   reference")
+    ratios: list[float] = []
+    earlier_head = f" {'before':>7} {'ratio':>6}" if args.before is not None else ""
+    print(f"{'capture':<20} {'command':<24} {'CPU s':>7} {'wall s':>7}{earlier_head}   reference")
     with tempfile.TemporaryDirectory() as tmp:
         for name in [c for c in args.captures.split(",") if c]:
             cap = CAPTURES / name
@@ -65,7 +85,7 @@ def main() -> int:
             for label, argv in commands.items():
                 full = [*hloviz, *(a.replace("CAP", str(cap)).replace("OUT", tmp) for a in argv)]
                 try:
-                    cpu, wall = best(full, args.repeat)
+                    cpu, wall, earlier = best(full, args.repeat, args.before)
                 except SystemExit as failed:  # the command failed (exit 2): say so, go on
                     missed.append(f"{name}: {label} failed")
                     print(f"{name:<20} {label:<24} failed: {str(failed).splitlines()[-2:]}", flush=True)
@@ -81,7 +101,18 @@ def main() -> int:
                 ok = cpu <= limit
                 if not ok:
                     missed.append(f"{name}: {label}")
-                print(f"{name:<20} {label:<24} {cpu:>7.2f} {wall:>7.1f}   {ref}  {'ok' if ok else 'OVER'}", flush=True)
+                then = ""
+                if earlier is not None:
+                    ratios.append(cpu / earlier)
+                    then = f" {earlier:>7.2f} {cpu / earlier:>5.2f}×"
+                print(f"{name:<20} {label:<24} {cpu:>7.2f} {wall:>7.1f}{then}   {ref}  {'ok' if ok else 'OVER'}",
+                      flush=True)
+    if ratios:
+        import math
+
+        mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"after/before CPU over {len(ratios)} commands: geometric mean {mean:.2f}×, "
+              f"from {min(ratios):.2f}× to {max(ratios):.2f}×")
     print(f"{len(missed)} over target" + (": " + "; ".join(missed) if missed else ""))
     return 1 if missed else 0
 

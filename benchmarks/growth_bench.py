@@ -80,17 +80,20 @@ def scaled_capture(base: Path, copies: int, out: Path) -> int:
 PYCACHE = REPO / "build" / "bench" / "pycache"
 
 
-def command_env() -> dict[str, str]:
+def command_env(root: Path = REPO) -> dict[str, str]:
+    """The environment of a timed command: the hloviz under ``root`` imported, its bytecode
+    cached under ``root``'s own :data:`PYCACHE`."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    return {**env, "PYTHONPATH": str(root), "PYTHONPYCACHEPREFIX": str(root / PYCACHE.relative_to(REPO))}
 
 
-def cpu_of(argv: list[str]) -> tuple[float, float]:
-    """(CPU seconds of the child and its children, wall seconds) of one run of ``argv``."""
+def cpu_of(argv: list[str], root: Path = REPO) -> tuple[float, float]:
+    """(CPU seconds of the child and its children, wall seconds) of one run of ``argv`` (with
+    the hloviz under ``root``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                          env=command_env())
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=root,
+                          env=command_env(root))
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -98,11 +101,12 @@ def cpu_of(argv: list[str]) -> tuple[float, float]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
-def warm_up() -> None:
-    """Compile hloviz's sources (and what the commands import) into :data:`PYCACHE` once."""
+def warm_up(root: Path = REPO) -> None:
+    """Compile hloviz's sources under ``root`` (and what the commands import) into its
+    :data:`PYCACHE` once."""
     code = "import hloviz.cli, hloviz.api, hloviz.analysis, hloviz.render, hloviz.capture, compileall; " \
-           f"compileall.compile_dir({str(REPO / 'hloviz')!r}, quiet=1)"
-    subprocess.run([sys.executable, "-c", code], env=command_env(), cwd=REPO, check=True,
+           f"compileall.compile_dir({str(root / 'hloviz')!r}, quiet=1)"
+    subprocess.run([sys.executable, "-c", code], env=command_env(root), cwd=root, check=True,
                    stdout=subprocess.DEVNULL)
 
 

@@ -21,6 +21,7 @@ from ..ir import HloModule
 from .options import CaptureOptions, DrawOptions, merged_keywords
 
 if TYPE_CHECKING:
+    from ..analysis import Analysis
     from ..capture import Capture
     from ..render.page import PageOptions
     from ..render.pictures import Picture
@@ -181,6 +182,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         return _memory_picture(cap, chosen, output, say, page)  # `render -o memory.svg`: the timeline, for docs
     stage = stage or ("post" if post_m is not None else "pre")
     say("drawing")
+    analysis = None  # analyze(pre_m, post_m) once for the picture, its verdict and the explorer
     html = chosen == "html"
     if html:
         chosen = "svg"  # laid out first; the page around it comes after
@@ -220,11 +222,13 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
         if output is not None:
             raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
         raise
-    picture = page_picture(picture, page, description=_verdict(pre_m, post_m, cap.info))
+    analysis = _pair_analysis(pre_m, post_m, cap.info, analysis)
+    picture = page_picture(picture, page, description=_verdict(pre_m, post_m, analysis))
     picture.notes.extend(wrap_notes)
     if html:
         say("building the explorer")
-        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout_budget.left(), color_by=color_by)
+        picture = _explorer_picture(picture, cap, stage, pre_m, post_m, layout_budget.left(), color_by=color_by,
+                                    analysis=analysis)
     if output is not None:
         say("writing")
         picture.save(output)
@@ -285,19 +289,29 @@ def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Call
     return picture
 
 
-def _verdict(pre_m: HloModule | None, post_m: HloModule | None, info: dict) -> str:
-    """What XLA did, in one sentence (the analysis's verdict), or the module's size when there
-    is only one module to say it of."""
-    if pre_m is not None and post_m is not None:
-        from ..analysis import analyze
+def _pair_analysis(pre_m: HloModule | None, post_m: HloModule | None, info: dict,
+                   made: Analysis | None) -> Analysis | None:
+    """The analysis of the pair: ``made`` where the picture needed it already, else made now
+    (None without both modules)."""
+    if made is not None or pre_m is None or post_m is None:
+        return made
+    from ..analysis import analyze
 
-        return analyze(pre_m, post_m, info=info).verdict
+    return analyze(pre_m, post_m, info=info)
+
+
+def _verdict(pre_m: HloModule | None, post_m: HloModule | None, analysis: Analysis | None) -> str:
+    """What XLA did, in one sentence (``analysis``'s verdict: the analysis of both modules, made
+    once by the caller), or the module's size when there is only one module to say it of."""
+    if analysis is not None:
+        return analysis.verdict
     m = post_m if post_m is not None else pre_m
     return "" if m is None else f"{m.name}: {m.instruction_count} instructions"
 
 
 def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModule | None,
-                      post_m: HloModule | None, left: float, *, color_by: str = "kernel") -> Picture:
+                      post_m: HloModule | None, left: float, *, color_by: str = "kernel",
+                      analysis: Analysis | None = None) -> Picture:
     """``picture`` (an SVG) as the explorer page of ``render -o x.html``; its extra pictures
     start only within the ``left`` seconds of the command's Graphviz budget (``color_by``: as
     the picture was coloured, for the explorer's first view)."""
@@ -313,7 +327,7 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
         from ..render.sidebyside import post_marks
 
         assert pre_m is not None and post_m is not None
-        analysis = analyze(pre_m, post_m, info=cap.info)
+        analysis = analysis if analysis is not None else analyze(pre_m, post_m, info=cap.info)
         payload = pair_payload(pre_m, post_m, analysis, picture, lookup=lookup, texts=(cap.pre_text, cap.post_text),
                                post_marks=post_marks(analysis, post_m), bounds=bounds, info=cap.info,
                                color_by=color_by)
@@ -325,7 +339,7 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
             from ..analysis import analyze
             from ..render.sidebyside import post_marks, pre_marks
 
-            analysis = analyze(pre_m, post_m, info=cap.info)
+            analysis = analysis if analysis is not None else analyze(pre_m, post_m, info=cap.info)
             marks = post_marks(analysis, m, color_by) if m is post_m else pre_marks(analysis, m, color_by)
         payload = module_payload(m, stage, picture, text=cap.pre_text if stage == "pre" else cap.post_text,
                                  lookup=lookup, bounds=bounds, info=cap.info, marks=marks)

@@ -28,7 +28,7 @@ import os
 import datetime as _dt
 import platform as _platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Callable, Sequence
@@ -69,9 +69,13 @@ class Capture:
     memory: dict | None = None
     _modules: dict = field(default_factory=dict, repr=False, compare=False)
     _typed_info: CaptureInfo = field(init=False, repr=False, compare=False)
+    #: ``info`` as :meth:`CaptureInfo.from_dict` checked it already (a saved capture's
+    #: capture.json, checked as it was read), so it is not checked twice.
+    checked: InitVar[CaptureInfo | None] = None
 
-    def __post_init__(self) -> None:
-        self._typed_info = CaptureInfo.from_dict(self.info, where=self._info_where())
+    def __post_init__(self, checked: CaptureInfo | None) -> None:
+        self._typed_info = checked if checked is not None else CaptureInfo.from_dict(self.info,
+                                                                                      where=self._info_where())
 
     def _info_where(self) -> str:
         """The capture.json a saved capture's info came from, for error messages."""
@@ -218,11 +222,11 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
             _no_live_options(args, device, "a saved capture")
             if module is not None:
                 raise InputError("--module picks a module of an XLA dump folder; this target is a saved capture")
-            pre_t, post_t, info = saved.load_folder(path)
+            pre_t, post_t, info, checked = saved.load_folder(path)
             pre_f, post_f = saved.stage_file(path, saved.PRE_NAME), saved.stage_file(path, saved.POST_NAME)
             return Capture(pre_t, post_t, info, path.resolve().name,
                            str(pre_f or path / saved.PRE_NAME), str(post_f or path / saved.POST_NAME),
-                           memory=saved.load_memory(path, info))
+                           memory=saved.load_memory(path, info), checked=checked)
         raise InputError(f"{target} is neither a capture folder (pre.hlo, post.hlo, capture.json) "
                          f"nor an XLA dump folder (module_*.before_optimizations.txt …)")
     if os.path.isfile(path) and path.suffix != ".py":

@@ -18,9 +18,13 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hloviz.errors import InputError
 from hloviz.inputs import read_bytes
+
+if TYPE_CHECKING:
+    from .info import CaptureInfo
 
 PRE_NAME = "pre.hlo"
 POST_NAME = "post.hlo"
@@ -131,15 +135,16 @@ def guess_stage(path: Path, text: str) -> tuple[str, str]:
     return "pre", "it has no schedule and no fusions"
 
 
-def load_folder(folder: Path) -> tuple[str | None, str | None, dict]:
-    """``(pre text, post text, info)`` of a saved capture folder."""
+def load_folder(folder: Path) -> tuple[str | None, str | None, dict, CaptureInfo | None]:
+    """``(pre text, post text, info, info checked and typed)`` of a saved capture folder (the
+    typed info None when the folder has no capture.json)."""
     pre_p, post_p, info_p = stage_file(folder, PRE_NAME), stage_file(folder, POST_NAME), folder / INFO_NAME
     if pre_p is None and post_p is None:
         raise InputError(f"{folder} has neither {PRE_NAME} nor {POST_NAME}; not a capture folder")
-    info = read_info(info_p) if info_p.is_file() else {}
+    info, checked = read_checked_info(info_p) if info_p.is_file() else ({}, None)
     pre = read_text(pre_p) if pre_p is not None else None
     post = read_text(post_p) if post_p is not None else None
-    return pre, post, info
+    return pre, post, info, checked
 
 
 def _no_constant(name: str) -> object:
@@ -148,6 +153,13 @@ def _no_constant(name: str) -> object:
 
 def read_info(path: Path) -> dict:
     """``capture.json``, parsed and checked by :func:`check_info`; any fault is an InputError."""
+    return read_checked_info(path)[0]
+
+
+def read_checked_info(path: Path) -> tuple[dict, CaptureInfo]:
+    """``capture.json`` as :func:`read_info` reads it, and the typed value the check made."""
+    from .info import CaptureInfo
+
     raw = read_bytes(path, what="JSON")
     try:
         info = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
@@ -157,7 +169,9 @@ def read_info(path: Path) -> dict:
         raise InputError(f"{path} is not a capture.json hloviz can read: it nests too deeply") from None
     except ValueError as exc:  # JSONDecodeError, and NaN/Infinity (which JSON does not have)
         raise InputError(f"{path} is not valid JSON: {exc}") from None
-    return check_info(info, str(path))
+    typed = CaptureInfo.from_dict(info, where=str(path))  # as check_info checks it
+    assert isinstance(info, dict)  # from_dict refuses anything else
+    return info, typed
 
 
 #: capture.json keys whose value is a string (or null).

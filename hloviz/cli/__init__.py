@@ -12,6 +12,7 @@ reader closed the pipe).
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -102,6 +103,15 @@ def unexpected(err: BaseException) -> str:
             "this is a bug in hloviz: please report it with the output of `hloviz --debug …`")
 
 
+#: The garbage collector's thresholds while a command runs: young collections as Python's default,
+#: a full one only after 100 collections of the middle generation instead of 10. A command builds
+#: one big, long-lived structure (the parsed modules and their analyses: MobileNetV3 + Adam, some
+#: 150 MB) and Python's default scans all of it again and again as it grows (0.3 of the 3 s of
+#: ``stats --by scope --json`` there, three full collections). Cycles among young objects are
+#: still collected as they were.
+COMMAND_GC_THRESHOLD = (700, 10, 100)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``hloviz`` console script and ``python -m hloviz``.
 
@@ -116,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     from ..capture import isolate_live_captures
 
     was_isolated = isolate_live_captures(True)  # the user's model runs in a child process
+    collecting = gc.get_threshold()
+    gc.set_threshold(*COMMAND_GC_THRESHOLD)
     stdout = sys.stdout = _Stdout(sys.stdout)
     try:
         try:
@@ -148,6 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         if sys.stdout is stdout:
             sys.stdout = stdout.inner
         isolate_live_captures(was_isolated)
+        gc.set_threshold(*collecting)
         for sig, old in previous.items():
             signal.signal(sig, old)
 

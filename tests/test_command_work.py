@@ -1,0 +1,119 @@
+"""Work a command on a saved capture does once, counted (issue 32: every command fast).
+
+Wall time is the benchmarks' business (benchmarks/commands_bench.py); these tests count calls of
+the expensive steps, so a second analysis or a Python walk over a whole capture.json coming back
+fails here whatever the machine's speed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import hloviz.analysis
+import hloviz.capture.info as info_module
+import hloviz.errors
+from hloviz import api
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+SMALL = CAPTURES / "keras_small_train_step"
+
+
+@pytest.fixture
+def analyses(monkeypatch) -> list[int]:
+    """The calls of :func:`hloviz.analysis.analyze` (imported by the commands at call time)."""
+    calls: list[int] = []
+    real = hloviz.analysis.analyze
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hloviz.analysis, "analyze", counted)
+    return calls
+
+
+@pytest.mark.parametrize("stage", ["both", "post", "pre"])
+def test_render_analyzes_the_pair_once_for_picture_and_verdict(stage, analyses, tmp_path):
+    # --stage both drew with one analysis and described the SVG with a second (the verdict);
+    # one module's picture still says the verdict of the pair, from one analysis
+    picture = api.render(str(SMALL), tmp_path / "p.svg", stage=stage)
+    assert len(analyses) == 1
+    svg = picture.svg_text()
+    assert re.search(r"<desc[^>]*>[^<]*\bkernels?\b", svg), svg[:2000]
+
+
+def test_render_html_analyzes_once_for_picture_verdict_and_explorer(analyses, tmp_path):
+    api.render(str(SMALL), tmp_path / "p.html", stage="both")
+    assert len(analyses) == 1
+
+
+def test_a_clean_capture_json_is_not_walked_string_by_string(monkeypatch):
+    # every string of capture.json is checked for lone surrogates; a clean one in one pass of the
+    # JSON encoder, not a Python call per string (MobileNetV3 + Adam: 128,000 strings)
+    info = json.loads((CAPTURES / "mobilenet_v3_adam" / "capture.json").read_text())
+    strings = [0]
+    real = info_module._is_text
+
+    def counted(value: str) -> bool:
+        strings[0] += 1
+        return real(value)
+
+    monkeypatch.setattr(info_module, "_is_text", counted)
+    typed = info_module.CaptureInfo.from_dict(info)
+    assert strings[0] == 0
+    assert typed.source_map  # the capture was read all the same
+    # a lone surrogate deep inside is still found and named (by the walk)
+    first = next(iter(info["tf_ops"]))
+    info["tf_ops"][first] = "Add\udfff"
+    with pytest.raises(hloviz.errors.InputError, match=r"tf_ops\[.*\] holds a lone surrogate"):
+        info_module.CaptureInfo.from_dict(info)
+    assert strings[0] > 0
+
+
+def test_a_saved_capture_json_is_checked_once_as_it_is_read(monkeypatch):
+    # read_info checked it, and the Capture made of it checked it again
+    from hloviz.capture import load_target
+
+    calls = []
+    real = info_module.CaptureInfo.from_dict.__func__
+
+    def counted(cls, info, *, where="capture.json"):
+        calls.append(where)
+        return real(cls, info, where=where)
+
+    monkeypatch.setattr(info_module.CaptureInfo, "from_dict", classmethod(counted))
+    cap = load_target(str(SMALL))
+    assert len(calls) == 1 and calls[0].endswith("capture.json")
+    assert cap.capture_info.source_map == info_module.CaptureInfo.from_dict(cap.info).source_map
+
+
+def test_a_command_makes_no_full_collection_over_its_modules(capsys):
+    # Python's default thresholds scanned the whole parsed capture three times in stats --by
+    # scope --json on MobileNetV3 + Adam; the CLI runs with fewer full collections (and puts
+    # the thresholds back: main runs in this process here)
+    import gc
+
+    from hloviz.cli import main
+
+    before = gc.get_threshold()
+    full = []
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full.append(1)
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        main(["stats", str(CAPTURES / "mobilenet_v3_adam"), "--by", "scope", "--json"])
+    except SystemExit as done:
+        assert done.code in (None, 0)
+    finally:
+        gc.callbacks.remove(seen)
+    assert json.loads(capsys.readouterr().out)["kernels"]
+    assert full == []
+    assert gc.get_threshold() == before
