@@ -86,12 +86,19 @@ def test_the_seed_picture_is_the_seed(site):
 
 
 def test_the_layer_picture_names_every_layer_of_block_5(site):
-    [_, block] = inline_svgs((site / "pictures.html").read_text(encoding="utf-8"))
+    svgs = inline_svgs((site / "pictures.html").read_text(encoding="utf-8"))
+    [block] = [svg for svg, title in zip(svgs, titles(svgs)) if title.startswith("mobilenet_v2")]
     for layer in ("block_5_expand", "block_5_expand_BN", "block_5_expand_relu", "block_5_depthwise",
                   "block_5_depthwise_BN", "block_5_depthwise_relu", "block_5_project", "block_5_project_BN",
                   "block_5_add"):
         assert re.search(f">{layer}(<|/batchnorm<)", block), layer  # every layer of the block is named
     assert "fusion kLoop" in block and "block_5_expand_BN/gamma" in block
+
+
+def test_the_inception_picture_is_the_overview_of_blocks_found_by_structure(site):
+    svgs = inline_svgs((site / "pictures.html").read_text(encoding="utf-8"))
+    [overview] = [svg for svg, title in zip(svgs, titles(svgs)) if title.startswith("inception_v3")]
+    assert "mixed4 ×4" in overview and "block of" in overview
 
 
 def test_the_memory_picture_is_the_timeline(site):
