@@ -83,6 +83,11 @@ def layer_command() -> list[str]:
     raise AssertionError("the layer picture section shows no `hloviz render` command")
 
 
+#: The layer picture as the docs' command draws it, committed as the wrapped picture that
+#: tests/test_svg_meaning.py checks the picture comparison on (cut arrows, frames, many layers).
+LAYERS_PICTURE = ROOT / "tests" / "data" / "pictures" / "mobilenet_v2_block_5.svg"
+
+
 def test_the_layer_picture_is_drawn_by_the_directive_with_the_commands_options():
     argv = layer_command()
     assert "--scope" in argv and "--stage" in argv
@@ -92,3 +97,14 @@ def test_the_layer_picture_is_drawn_by_the_directive_with_the_commands_options()
     assert directive.group(1) == argv[2]
     assert options["stage"] == argv[argv.index("--stage") + 1]
     assert options["scope"] == argv[argv.index("--scope") + 1]
+
+
+@pytest.mark.requires_dot
+def test_the_committed_layer_picture_is_what_the_docs_command_makes(tmp_path, monkeypatch):
+    argv = layer_command()
+    out = tmp_path / "layers.svg"
+    argv[argv.index("-o") + 1] = str(out)
+    monkeypatch.chdir(ROOT)
+    main(argv[1:])
+    command = [*argv[:argv.index("-o") + 1], str(LAYERS_PICTURE.relative_to(ROOT)), *argv[argv.index("-o") + 2:]]
+    assert_same_picture(LAYERS_PICTURE, out, command)
