@@ -95,6 +95,8 @@ def test_the_readme_shows_the_first_three_commands_output():
     commands = [command.split()[1] for _, command, _ in _shown_outputs()]
     assert commands.count("stats") == 2 and commands.count("diff") == 1
     text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for _, command, _ in _shown_outputs():  # the reader sees the command, not only the marker
+        assert f"```sh\n{command}\n```\n\n<!-- output-" in text, command
     assert "hloviz render samples/captures/fused_additions --stage both -o docs/fused_additions.svg" in text
 
 
