@@ -6,12 +6,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hloviz-installed
-EXTRAS ?= tf,jax,flax,test,bench,sphinx,mkdocs
+EXTRAS ?= tf,jax,flax,test,bench,sphinx,mkdocs,docs
 # Test processes for `make test` (pytest-xdist). Each test file runs whole in one process, so a
 # file's module- and session-scoped captures are made once; TEST_JOBS=0 runs in this process only.
 TEST_JOBS ?= 2
 
-.PHONY: help install system-deps test test-fast mutants lint typecheck demo conformance bench gallery clean
+.PHONY: help install system-deps test test-fast mutants lint typecheck demo docs conformance bench gallery clean
 
 help: ## list the targets (each documented by the comment after its name)
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-zA-Z_-]+):.*## (.*)$$/\1\t\2/' | \
@@ -40,6 +40,9 @@ mutants: $(STAMP) ## break the code on purpose (scripts/mutations.toml), one sli
 
 demo: $(STAMP) system-deps ## capture the seed sample with TensorFlow and draw what XLA did (hloviz show)
 	$(BIN)/hloviz show samples/fused_additions.py:fused_additions -o hloviz-out/fused_additions
+
+docs: $(STAMP) system-deps ## build the documentation site (Sphinx + MyST; pictures drawn by hloviz's directive from samples/captures) into docs/_build/html
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 conformance: $(STAMP) ## run XLA's parser corpus from ../shared/conformance
 	$(BIN)/python ../shared/conformance/run
@@ -70,5 +73,5 @@ lint: $(LINT_STAMP) ## ruff over the package, tests, benchmarks and samples (rul
 typecheck: $(LINT_STAMP) ## pyright: standard everywhere, strict for hloviz/ir.py and hloviz/parser/
 	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright --pythonpath $(BIN)/python
 
-clean: ## remove .venv, build outputs and hloviz-out
-	rm -rf $(VENV) build hloviz-out .pytest_cache
+clean: ## remove .venv, build outputs, the built docs and hloviz-out
+	rm -rf $(VENV) build docs/_build hloviz-out .pytest_cache

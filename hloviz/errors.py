@@ -16,7 +16,7 @@ from .source import visible as visible
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-#: Exit codes shared by every command (documented in the README).
+#: Exit codes shared by every command (documented in docs/cli.md).
 EXIT_CHECK_FAILED = 1  # e.g. `diff --fail-on` matched
 EXIT_ERROR = 2  # bad input, missing file or tool, anything the user can fix
 EXIT_INTERRUPTED = 130  # Ctrl-C

@@ -16,8 +16,8 @@ What TensorFlow 2.21 + XLA (CPU) make of them:
 
 import tensorflow as tf
 
-#: Argument specs for hloviz (HLO shape syntax), by function name. See the README's
-#: "Capturing" section: `--arg` options override these; `input_signature` also works.
+#: Argument specs for hloviz (HLO shape syntax), by function name. See docs/capture.md,
+#: "Argument specs": `--arg` options override these; `input_signature` also works.
 HLOVIZ_ARGS = {
     "fused_additions": ["f32[100000000]", "f32[]"],
     "fused_additions_const": ["f32[100000000]"],

@@ -17,6 +17,7 @@ from hloviz.printer import to_text
 
 from . import present
 from .diffkit import renamed_copy
+from .docs_pages import page
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 _FOLDER = re.compile(r"(?P<name>.+)-tf(?P<version>\d+\.\d+)$")
@@ -90,15 +91,15 @@ def test_matmul_chain_across_versions_pairs_the_matmul():
     assert all(k.status is not Status.REMOVED or present(k.before).opcode not in ("dot", "custom-call") for k in matmuls)
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.skipif(not (CAPTURES / "matmul_chain-tf2.17").is_dir() or not (CAPTURES / "matmul_chain-tf2.21").is_dir(),
                     reason="no two-version matmul_chain captures")
-def test_the_readme_shows_what_hloviz_diff_prints(capsys, monkeypatch):
-    monkeypatch.chdir(README.parent)  # the command names the captures relative to the repository
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Diffing two TensorFlow versions"):]
+def test_the_docs_show_what_hloviz_diff_prints(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the command names the captures relative to the repository
+    text = page("diff")
+    section = text[text.index("## Two captures: `hloviz diff`"):]
     command = present(re.search(r"```sh\n(hloviz diff [^\n]+)\n```", section)).group(1)
     shown = present(re.search(r"<!-- diff-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL)).group(1)
     main(command.split()[1:])

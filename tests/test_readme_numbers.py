@@ -1,5 +1,6 @@
-"""The README's glossary, verdict table and stats example are what the code says and prints, and
-its benchmark figures are what a recorded run of the benchmark printed."""
+"""The docs' glossary, verdict table and stats example (docs/stats.md) are what the code says and
+prints, and the benchmark figures quoted anywhere in the docs (README, docs/, benchmarks/results/*.md)
+are what a recorded run of the benchmark printed."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from hloviz.analysis.glossary import markdown
 from hloviz.cli import main
 
 from . import present
+from .docs_pages import everything, page
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+STATS = page("stats")
 
 
 def _after(marker: str) -> str:
-    return README[README.index(marker):]
+    return STATS[STATS.index(marker):]
 
 
 def test_the_glossary_is_the_one_in_code():
@@ -59,7 +61,7 @@ def test_the_verdicts_of_the_samples_are_what_stats_prints(monkeypatch):
 def test_the_stats_example_is_what_the_command_prints(monkeypatch):
     monkeypatch.chdir(ROOT)
     section = _after("<!-- stats-sample-output:")
-    command = re.search(r"\(`(hloviz stats [^`]+)`\)", README[:README.index("<!-- stats-sample-output:")][-400:])
+    command = re.search(r"\(`(hloviz stats [^`]+)`\)", STATS[:STATS.index("<!-- stats-sample-output:")][-400:])
     shown = present(re.search(r"```text\n(.*?)```\n", section, re.DOTALL)).group(1)
     out = io.StringIO()
     with redirect_stdout(out):
@@ -73,15 +75,16 @@ def test_the_stats_example_is_what_the_command_prints(monkeypatch):
 
 
 # --- benchmark figures -------------------------------------------------------------------------
-# A paragraph of the README that quotes a benchmark's figures is marked with the file holding the
+# A paragraph of the docs (README, docs/, benchmarks/results/*.md) that quotes a benchmark's figures is marked with the file holding the
 # output of the run they come from (benchmarks/results/, the command line and the machine at its
 # top): every figure it quotes must be one that run printed, so none is typed in, rounded
 # favourably or left from an older run.
-BENCH_PARAGRAPHS = re.findall(r"<!-- bench-figures: (\S+) -->\n(.+?)(?:\n\n|\Z)", README, re.DOTALL)
+BENCH_PARAGRAPHS = [found for text in everything().values()
+                    for found in re.findall(r"<!-- bench-figures: (\S+) -->\n(.+?)(?:\n\n|\Z)", text, re.DOTALL)]
 _FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 
 
-def test_the_benchmarks_readme_quotes_have_recorded_runs():
+def test_the_benchmark_quotes_have_recorded_runs():
     quoted = {path for path, _ in BENCH_PARAGRAPHS}
     assert {"benchmarks/results/parse_bench.txt", "benchmarks/results/capture_bench.txt",
             "benchmarks/results/versions_bench.txt", "benchmarks/results/picture_bench.txt"} <= quoted
@@ -91,9 +94,9 @@ def test_the_benchmarks_readme_quotes_have_recorded_runs():
 
 
 @pytest.mark.parametrize("path,paragraph", BENCH_PARAGRAPHS, ids=[p for p, _ in BENCH_PARAGRAPHS])
-def test_every_benchmark_figure_in_the_readme_is_one_the_run_printed(path, paragraph):
+def test_every_benchmark_figure_in_the_docs_is_one_the_run_printed(path, paragraph):
     recorded = set(_FIGURE.findall((ROOT / path).read_text(encoding="utf-8")))
     figures = _FIGURE.findall(paragraph)
     assert len(figures) >= 3, f"no figures found after the {path} marker"
     missing = [f for f in figures if f not in recorded]
-    assert not missing, f"the README quotes {missing}, which {path} does not hold"
+    assert not missing, f"the docs quote {missing}, which {path} does not hold"

@@ -1,4 +1,4 @@
-"""The README's "Why: the pass history" answers are what ``hloviz passes`` prints, and a live
+"""The docs' "Why: the pass history" answers (docs/passes.md) are what ``hloviz passes`` prints, and a live
 capture with per-pass dumps credits what the saved snapshot sets credit."""
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from tests import run_cli
 from tests.conftest import restore_default_sigint
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "docs" / "passes.md").read_text(encoding="utf-8")  # the page that holds them
 BLOCKS = re.findall(r"<!-- passes-output: hloviz (.+?) -->\n```text\n(.*?)```\n", README, re.DOTALL)
 
 
-def test_the_readme_has_both_answers():
+def test_the_docs_have_both_answers():
     assert len(BLOCKS) == 3
     assert "fusion" in BLOCKS[0][1] and "constant_folding" in BLOCKS[1][1] and "dynamic_padder" in BLOCKS[2][1]
 
 
 @pytest.mark.parametrize("command,output", BLOCKS, ids=[b[0] for b in BLOCKS])
-def test_the_readme_output_is_what_the_command_prints(command, output, capsys, monkeypatch):
+def test_the_docs_output_is_what_the_command_prints(command, output, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, err = run_cli(command.split(), capsys)
     assert code in (0, None), err

@@ -1,5 +1,6 @@
-"""The README's first screen: what a newcomer copies from it works, and the output it shows is
-what hloviz prints."""
+"""The README's first screen: what a newcomer copies from it works, the output it shows is what
+hloviz prints (the quick start's verdict, and the first three commands' output), and the docs'
+getting-started page includes that quick start rather than a copy of it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import ast
 import re
 import shlex
 from pathlib import Path
+
+import pytest
 
 from hloviz.capture.specs import parse_arg_options, parse_convention
 
@@ -23,8 +26,8 @@ def quick_start() -> str:
 
 def test_quick_start_comes_first_and_installs_with_pip():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert text.index("## Quick start") < text.index("## Words") < text.index("## Python API")
-    assert "pip install 'hloviz[tf]'" in quick_start()
+    assert re.findall(r"^## .*$", text, re.MULTILINE)[0] == "## Quick start"
+    assert "pip install 'hloviz[tf]'" in quick_start() and "make install" in quick_start()
     extras = re.findall(r"^(\w+) = \[", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
     assert "tf" in extras and "jax" in extras
 
@@ -69,3 +72,39 @@ def test_the_argument_examples_parse():
 def test_version_runs(capsys):
     code, out, _err = run_cli(["--version"], capsys)
     assert code == 0 and out.startswith("hloviz ")
+
+
+def test_the_getting_started_page_includes_the_quick_start():
+    """docs/getting-started.md includes the README's quick start by its two markers (MyST's
+    include), so the site and the README say the same."""
+    page = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    markers = re.findall(r'^:(?:start-after|end-before): "(.*)"$', page, re.MULTILINE)
+    assert len(markers) == 2
+    section = quick_start()
+    start, end = section.index(markers[0]), section.index(markers[1])
+    assert start < end and "pip install 'hloviz[tf]'" in section[start:end] and "HLOVIZ_ARGS" in section[start:end]
+
+
+def _shown_outputs() -> list[tuple[str, str, str]]:
+    """Each ``<!-- output-head|output-tail: hloviz ARGS -->`` of the README with the text block under it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"<!-- output-(head|tail): (hloviz [^>]+?) -->\n```text\n(.*?)\n```", text, re.DOTALL)
+
+
+def test_the_readme_shows_the_first_three_commands_output():
+    commands = [command.split()[1] for _, command, _ in _shown_outputs()]
+    assert commands.count("stats") == 2 and commands.count("diff") == 1
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for _, command, _ in _shown_outputs():  # the reader sees the command, not only the marker
+        assert f"```sh\n{command}\n```\n\n<!-- output-" in text, command
+    assert "hloviz render samples/captures/fused_additions --stage both -o docs/fused_additions.svg" in text
+
+
+@pytest.mark.parametrize("where,command,shown", _shown_outputs(), ids=[c for _, c, _ in _shown_outputs()])
+def test_the_first_commands_print_what_the_readme_shows(where, command, shown, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the commands name the captures relative to the repository
+    code, out, err = run_cli(shlex.split(command)[1:], capsys)
+    assert code == 0, err
+    # Compared word for word: the terminal wraps a long verdict where the README does not.
+    printed, words = " ".join(out.split()), " ".join(shown.split())
+    assert printed.startswith(words) if where == "head" else printed.endswith(words)

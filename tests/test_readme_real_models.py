@@ -1,4 +1,4 @@
-"""The README's "Real models" section says what the code says: its table is the output of the
+"""The docs' "Real models" section (docs/stats.md) says what the code says: its table is the output of the
 command it shows, and its Python example runs."""
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from typer.testing import CliRunner
 
 from hloviz.cli import app
 
+from .docs_pages import page
+from .docs_pages import section as docs_section
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Real models")
-    return text[start:text.index("\n## ", start + 1)]
+    return docs_section(page("stats"), "## Real models")
 
 
 def _count(n: int) -> str:
@@ -63,7 +64,7 @@ def test_the_python_example_runs():
 
     post_module = load_target(str(ROOT / "samples" / "captures" / "mobilenet_v2")).post_module()
     scope: dict = {"post_module": post_module}
-    exec(compile(code, "README.md", "exec"), scope)
+    exec(compile(code, "docs/stats.md", "exec"), scope)
     tree = scope["tree"]
     assert scope["block"].label == "block_5_expand"
     assert scope["block"].display_path in tree.closest("block_5_expnad")  # clean names, as find takes back

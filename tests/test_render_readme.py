@@ -1,4 +1,6 @@
-"""The README's pictures are what the current code makes, by the commands the README shows.
+"""The README's picture is what the current code makes, by the command the README shows; the
+docs' layer picture is drawn by the ``hloviz`` directive while the site builds
+(tests/test_docs_site.py), so only its command is checked here.
 
 "What it makes" is compared by meaning (:mod:`tests.svg_meaning`: boxes, their text and colours,
 frames and what they hold, arrows), not by bytes: Graphviz measures text with the machine's fonts,
@@ -17,6 +19,7 @@ import pytest
 from hloviz.cli import main
 from hloviz.render.graphviz_run import graphviz_version
 
+from .docs_pages import page, section
 from .svg_meaning import meaning, same_size
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,14 +71,8 @@ def test_committed_picture_is_what_the_code_makes(tmp_path, monkeypatch):
     assert_same_picture(PICTURE, out, render_command())
 
 
-LAYERS_PICTURE = ROOT / "docs" / "mobilenet_v2_block_5.svg"
-
-
 def layer_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("### The layer picture")
-    end = text.find("\n## ", start + 1)
-    return text[start:end if end > 0 else None]
+    return section(page("pictures"), "## The layer picture")
 
 
 def layer_command() -> list[str]:
@@ -86,26 +83,28 @@ def layer_command() -> list[str]:
     raise AssertionError("the layer picture section shows no `hloviz render` command")
 
 
-def test_readme_shows_the_committed_layer_picture():
+#: The layer picture as the docs' command draws it, committed as the wrapped picture that
+#: tests/test_svg_meaning.py checks the picture comparison on (cut arrows, frames, many layers).
+LAYERS_PICTURE = ROOT / "tests" / "data" / "pictures" / "mobilenet_v2_block_5.svg"
+
+
+def test_the_layer_picture_is_drawn_by_the_directive_with_the_commands_options():
     argv = layer_command()
-    out = argv[argv.index("-o") + 1]
-    assert out == "docs/mobilenet_v2_block_5.svg" and f"]({out})" in layer_section()
     assert "--scope" in argv and "--stage" in argv
-    root = ET.fromstring(LAYERS_PICTURE.read_bytes())
-    assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    text = LAYERS_PICTURE.read_text(encoding="utf-8")
-    for layer in ("block_5_expand", "block_5_expand_BN", "block_5_expand_relu", "block_5_depthwise",
-                  "block_5_depthwise_BN", "block_5_depthwise_relu", "block_5_project", "block_5_project_BN",
-                  "block_5_add"):
-        assert re.search(f">{layer}(<|/batchnorm<)", text), layer  # every layer of the block is named
-    assert "fusion kLoop" in text and "block_5_expand_BN/gamma" in text
+    directive = re.search(r"```\{hloviz\} \.\./(\S+)\n(.*?)```", layer_section(), re.DOTALL)
+    assert directive is not None, "the layer picture section draws its picture with the hloviz directive"
+    options = dict(re.findall(r"^:([\w-]+): (.*)$", directive.group(2), re.MULTILINE))
+    assert directive.group(1) == argv[2]
+    assert options["stage"] == argv[argv.index("--stage") + 1]
+    assert options["scope"] == argv[argv.index("--scope") + 1]
 
 
 @pytest.mark.requires_dot
-def test_committed_layer_picture_is_what_the_code_makes(tmp_path, monkeypatch):
+def test_the_committed_layer_picture_is_what_the_docs_command_makes(tmp_path, monkeypatch):
     argv = layer_command()
     out = tmp_path / "layers.svg"
     argv[argv.index("-o") + 1] = str(out)
     monkeypatch.chdir(ROOT)
     main(argv[1:])
-    assert_same_picture(LAYERS_PICTURE, out, layer_command())
+    command = [*argv[:argv.index("-o") + 1], str(LAYERS_PICTURE.relative_to(ROOT)), *argv[argv.index("-o") + 2:]]
+    assert_same_picture(LAYERS_PICTURE, out, command)

@@ -278,8 +278,8 @@ def test_a_flood_of_empty_members_is_refused(tmp_path, capsys, watched):
     assert code == 2, err
     assert "100,000" in err and "members" in err and str(path) in err, err
     assert list(watched.temp.iterdir()) == [] and watched.outside == []
-    readme = (ROOT / "README.md").read_text()
-    assert re.search(r"members of an archive.*100,000", readme), "the limit is documented in the README's Safety section"
+    safety = (ROOT / "docs" / "safety.md").read_text()
+    assert re.search(r"members of an archive.*100,000", safety), "the limit is documented in docs/safety.md"
 
 
 # --- 5. the usual layouts, and messages --------------------------------------------------------

@@ -402,8 +402,8 @@ def test_kernel_table_says_where_each_kernel_runs_and_its_layers():
     assert "KB" not in html and "MB" not in html  # binary units, as the terminal writes them
 
 
-def test_readme_diff_by_scope_example_is_what_the_command_prints(capsys, monkeypatch):
-    readme = (CAPTURES.parent.parent / "README.md").read_text(encoding="utf-8")
+def test_the_docs_diff_by_scope_example_is_what_the_command_prints(capsys, monkeypatch):
+    readme = (CAPTURES.parent.parent / "docs" / "diff.md").read_text(encoding="utf-8")
     command = "hloviz diff samples/captures/resblock_relu samples/captures/resblock_gelu --by scope"
     at = readme.index(command)
     shown = readme[readme.index("```text\n", at) + 8:readme.index("\n```", readme.index("```text\n", at))]

@@ -157,11 +157,11 @@ def test_a_report_without_snapshots_has_no_pass_section(tmp_path):
     assert 'id="hv-passes"' not in report.read_text() and "passes" not in report_data(report)
 
 
-# --- the README, and a live capture -------------------------------------------------------------
+# --- the docs (docs/passes.md), and a live capture -------------------------------------------------------------
 
 @pytest.mark.requires_dot
-def test_the_readme_line_is_what_show_prints(tmp_path, capsys, monkeypatch):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_docs_line_is_what_show_prints(tmp_path, capsys, monkeypatch):
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "passes.md").read_text(encoding="utf-8")
     m = re.search(r"<!-- show-passes-line: hloviz (.+?) -->\n```text\n(.*?)\n```", readme)
     assert m is not None
     monkeypatch.chdir(Path(__file__).resolve().parents[1])

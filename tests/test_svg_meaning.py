@@ -1,4 +1,4 @@
-"""The picture comparison of the README tests (:mod:`tests.svg_meaning`) sees what a reader sees —
+"""The picture comparison of the picture tests (:mod:`tests.svg_meaning`) sees what a reader sees —
 a lost label, frame, colour or arrow — and nothing a machine's fonts change: wider text, another
 cut of a long column."""
 
@@ -15,7 +15,7 @@ import pytest
 from hloviz.cli import main
 
 from .svg_meaning import SVG, meaning, same_size
-from .test_render_readme import LAYERS_PICTURE, PICTURE, assert_same_picture, layer_command, render_command
+from .test_render_readme import LAYERS_PICTURE, PICTURE, ROOT, assert_same_picture, layer_command, render_command
 
 ET.register_namespace("", "http://www.w3.org/2000/svg")
 ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
@@ -155,7 +155,7 @@ def test_the_readme_pictures_mean_the_same_in_another_font(tmp_path, monkeypatch
     argv = list(command)
     out = tmp_path / committed.name
     argv[argv.index("-o") + 1] = str(out)
-    monkeypatch.chdir(committed.parent.parent)
+    monkeypatch.chdir(ROOT)
     main(argv[1:])
     assert out.read_bytes() != committed.read_bytes(), "the other font changed nothing: this test tests nothing"
     assert_same_picture(committed, out, command)

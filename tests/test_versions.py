@@ -252,13 +252,13 @@ def test_envs_list_and_remove(capsys, tmp_path, fake_envs):
     assert [e.manifest["requested"] for e in fake_envs.list()] == ["2.21"]
 
 
-def test_readme_versions_example_matches_the_saved_captures(capsys):
-    """The README shows a live run; its matrix rows must be what the saved captures of the same
+def test_the_docs_versions_example_matches_the_saved_captures(capsys):
+    """The docs (docs/diff.md) show a live run; its matrix rows must be what the saved captures of the same
     two releases give (only the time and the capture folders differ)."""
     import re
 
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Diffing two TensorFlow versions"):]
+    text = (ROOT / "docs" / "diff.md").read_text(encoding="utf-8")
+    section = text[text.index("## Two TensorFlow versions: `hloviz versions`"):]
     assert section.split("```sh\n", 1)[1].startswith(
         "hloviz versions samples/fused_additions.py:fused_additions --tf 2.17 --tf 2.21\n")
     shown = present(re.search(r"<!-- versions-sample-output[^>]*-->\n```text\n(.*?)```\n", section, re.DOTALL)).group(1)

@@ -94,7 +94,7 @@ def unexpected(err: BaseException) -> str:
                 "if the input is a real module, please report it; --debug shows where")
     if isinstance(err, MemoryError):
         return ("out of memory\ndraw or read less: --focus NAME, --computation NAME, a smaller --budget; "
-                "see the README's Safety section for the input limits")
+                "see docs/safety.md for the input limits")
     text = str(err)
     if len(text) > _MESSAGE_LIMIT:
         text = text[:_MESSAGE_LIMIT] + f"… ({len(text)} characters)"
