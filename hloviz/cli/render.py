@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import visible
-from . import app
+from .root import app
 from .targets import TargetOptions, note, target_options
 
 if TYPE_CHECKING:

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from ..errors import visible
-from . import app
 from .render import (
     BudgetOpt,
     ColorByOpt,
@@ -22,6 +21,7 @@ from .render import (
     ScopeOpt,
     TimeoutOpt,
 )
+from .root import app
 from .targets import TargetOptions, target_options
 
 

@@ -35,20 +35,18 @@ unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* throu
 from __future__ import annotations
 
 import difflib
-import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..ir import HloModule, Instruction
-from .kernels import KernelReport
-from .opnames import PHASES, parse_op_name, segment_matches, split_segments
+from ...ir import HloModule, Instruction
+from ..kernels import KernelReport
+from ..opnames import PHASES, parse_op_name, segment_matches, split_segments
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Scope", "ScopeTree", "build_scope_tree", "scope_trees_reused", "PHASES", "TOP_LEVEL"]
+__all__ = ["Scope", "ScopeTree", "PHASES", "TOP_LEVEL"]
 
 #: The scope of ops named outside every scope (``AddN_3``, JAX's argument names): the body of the
 #: traced function itself. Like the ``(<computation>)`` scopes of unnamed instructions, it is a
@@ -242,7 +240,7 @@ class ScopeTree:
         instructions filed by their op names (literals aside); a kernel none of whose
         instructions votes, its own instruction's scope (by op name or data flow). The one rule
         every view follows: the picture draws a kernel in the first, the rest list all."""
-        from .attribution import kernel_votes, literal_ids
+        from ..attribution import kernel_votes, literal_ids
 
         comp = kernel.parent
         lits: set[int] = set()
@@ -426,80 +424,6 @@ def _outermost(scopes: list[Scope]) -> list[Scope]:
     """Drop scopes that lie inside another of the list."""
     ids = {id(s) for s in scopes}
     return [s for s in scopes if not any(id(a) in ids for a in s.ancestors())]
-
-
-def build_scope_tree(module: HloModule, *, stage: str | None = None,
-                     kernel_report: KernelReport | None = None,
-                     parameter_names: Mapping[Instruction, str] | None = None,
-                     order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None,
-                     ordered: bool = True) -> ScopeTree:
-    """The :class:`ScopeTree` of ``module``.
-
-    ``stage`` is ``"pre"`` or ``"post"`` (default: ``post`` for a scheduled or fused module).
-    Kernels are attributed to scopes for ``post`` only (pass ``kernel_report`` if already
-    computed, else it is computed here). ``parameter_names`` (entry parameter → the name the
-    user knows, :func:`hloviz.analysis.provenance.parameter_names`) puts a layer's weights in the
-    layer: a parameter named ``model/dense/kernel`` (Keras) or ``params['Dense_0']['kernel']``
-    (a JAX pytree path) goes to the one scope that name designates, if exactly one does.
-    ``order_like``: another tree (the pre-optimization one) whose order of scopes this tree
-    follows, so that the two sides of a comparison list layers alike; by default scopes come in
-    the order the module runs them. ``layers`` (a TF capture's ``info["layer_scopes"]``: scope
-    path → Keras layer path) labels scopes by their Keras layers exactly, where the ``_N``
-    suffixes TensorFlow adds would otherwise be guessed away.
-
-    ``ordered=False`` leaves scopes and their instructions in the order they were filed (a
-    scope's named instructions in text order, then those placed by their caller or data flow)
-    instead of the program's order: for a caller that only looks instructions and scopes up
-    and orders what it draws itself (the picture: a third of the 300k-instruction module's tree).
-    """
-    from .collector import collector_paused
-    from .scope_build import build
-
-    plain = kernel_report is None and parameter_names is None and order_like is None and layers is None
-    key = (id(module), stage, ordered)
-    if plain and _reused is not None:
-        with _reuse_lock:
-            hit = _reused.get(key)
-        if hit is not None and hit[0] is module:
-            return hit[1]
-    with collector_paused():  # a large module's tree is hundreds of thousands of live objects
-        tree = build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
-                     order_like=order_like, layers=layers, ordered=ordered)
-    if plain and _reused is not None:
-        with _reuse_lock:
-            _reused[key] = (module, tree)
-    return tree
-
-
-#: While :func:`scope_trees_reused` is active: (id(module), stage, ordered) → (module, tree).
-_reused: dict[tuple[int, str | None, bool], tuple[HloModule, ScopeTree]] | None = None
-_reuse_depth = 0
-_reuse_lock = threading.Lock()
-
-
-@contextmanager
-def scope_trees_reused() -> Iterator[None]:
-    """Within this block, :func:`build_scope_tree` builds each module's tree once per
-    ``stage`` and ``ordered`` (called without kernels, parameter names, order or layers) and
-    hands the same tree to every later call.
-
-    For a caller that draws one module many times over (the explorer: each layer, block and
-    fusion picture walks the whole module, and every picture asked for the tree again — 185
-    trees for DenseNet121's page) and changes no module meanwhile. Outside such a block
-    nothing is kept, so a module edited between two calls is never answered from an old tree.
-    Blocks nest, and threads drawing inside one share its trees (a tree is only read)."""
-    global _reused, _reuse_depth
-    with _reuse_lock:
-        _reuse_depth += 1
-        if _reused is None:
-            _reused = {}
-    try:
-        yield
-    finally:
-        with _reuse_lock:
-            _reuse_depth -= 1
-            if _reuse_depth == 0:
-                _reused = None
 
 
 def _add_operand_edges(g: nx.DiGraph, module: HloModule, where: Mapping[Instruction, str]) -> None:

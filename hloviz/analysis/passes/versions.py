@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .passes import PIPELINE_START, PassHistory, PassStep
+from .history import PIPELINE_START, PassHistory, PassStep
 
 __all__ = ["PassEffect", "PassVersionDiff", "compare_histories"]
 

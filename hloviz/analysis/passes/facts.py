@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..ir import HloModule, Instruction, unescape_string
-from .kernels import SYNTHETIC_OP_NAMES
+from ...ir import HloModule, Instruction, unescape_string
+from ..kernels import SYNTHETIC_OP_NAMES
 
 __all__ = ["ConstantKey", "ModuleFacts", "constant_key", "module_facts", "operand_names"]
 

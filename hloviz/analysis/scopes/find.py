@@ -11,7 +11,7 @@ only against the scopes whose last segment answers to its last one, with the ver
 ``_matches_path`` that ``find`` uses, so both rules stay one rule.
 
 The index describes the tree's scopes as they were when it was built; moving instructions
-between scopes (what :func:`hloviz.analysis.scope_build` does while placing parameters) leaves
+between scopes (what :func:`hloviz.analysis.scopes.build` does while placing parameters) leaves
 it valid, adding, removing or relabelling scopes does not.
 """
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .opnames import _KERAS_SUFFIX, parse_op_name, split_segments
+from ..opnames import _KERAS_SUFFIX, parse_op_name, split_segments
 
 if TYPE_CHECKING:
-    from .scopes import Scope, ScopeTree
+    from .tree import Scope, ScopeTree
 
 __all__ = ["ScopeIndex"]
 
@@ -57,7 +57,7 @@ class ScopeIndex:
     def find(self, query: str) -> list[Scope]:
         """The scopes ``query`` names (see :meth:`~hloviz.analysis.scopes.ScopeTree.find`, whose
         rules 1–5 this follows; no substring guesses)."""
-        from .scopes import _matches_path, _outermost
+        from .tree import _matches_path, _outermost
 
         tree = self.tree
         q = query.strip().strip("/")

@@ -1,6 +1,6 @@
 """Ordering the scope tree's children as the program runs them.
 
-Split out of :mod:`hloviz.analysis.scope_build` (which calls :func:`order_children` once per
+Split out of :mod:`hloviz.analysis.scopes.build` (which calls :func:`order_children` once per
 tree, after filing every instruction) to keep both modules small: ordering is its own concern,
 one pass over the module's instructions for positions and liveness, then the data flow between
 sibling scopes to put a scope after the scopes it takes data from.
@@ -8,8 +8,8 @@ sibling scopes to put a scope after the scopes it takes data from.
 
 from __future__ import annotations
 
-from ..ir import HloModule, Instruction
-from .scopes import Scope
+from ...ir import HloModule, Instruction
+from .tree import Scope
 
 
 def order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],

@@ -11,16 +11,16 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 
-from ..ir import HloModule, Instruction
-from ..opcodes import BODY_CALLERS, INLINING_CALLERS
-from .attribution import FlowPlacer
-from .kernels import SYNTHETIC_OP_NAMES, KernelReport
-from .kernels import kernels as find_kernels
-from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
-from .phase_flow import mark_optimizer
-from .scope_find import ScopeIndex
-from .scope_order import order_children as _order_children
-from .scopes import TOP_LEVEL, Scope, ScopeTree
+from ...ir import HloModule, Instruction
+from ...opcodes import BODY_CALLERS, INLINING_CALLERS
+from ..attribution import FlowPlacer
+from ..kernels import SYNTHETIC_OP_NAMES, KernelReport
+from ..kernels import kernels as find_kernels
+from ..opnames import PHASES, OpPath, keras_layer_name, parse_op_name
+from ..phase_flow import mark_optimizer
+from .find import ScopeIndex
+from .order import order_children as _order_children
+from .tree import TOP_LEVEL, Scope, ScopeTree
 
 
 def _guess_stage(module: HloModule) -> str:

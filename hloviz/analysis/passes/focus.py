@@ -13,9 +13,9 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..errors import InputError
-from .pass_facts import ModuleFacts
-from .passes import PassStep
+from ...errors import InputError
+from .facts import ModuleFacts
+from .history import PassStep
 
 __all__ = ["FocusPlace", "JourneyStop", "JourneyTracker", "focus_matcher"]
 

@@ -1,0 +1,19 @@
+"""Scopes: the model's own structure (layers, blocks, name scopes) read from op names.
+
+In: an :class:`~hloviz.ir.HloModule` (pre- or post-optimization). Out: its
+:class:`ScopeTree`, every instruction filed under a :class:`Scope`, kernels attributed to the
+layers whose work they run, and ``stats --by scope``'s numbers per scope.
+
+:func:`build_scope_tree` is the entry point (:mod:`.reuse`: built once per module inside a
+:func:`scope_trees_reused` block); :mod:`.tree` is the model (``Scope``, ``ScopeTree`` and their
+lookups), :mod:`.build` files instructions under scopes, :mod:`.order` orders siblings as the
+program runs them, :mod:`.find` answers many name lookups in one tree, and :mod:`.stats` counts
+per scope (:func:`scope_rows`).
+"""
+
+from __future__ import annotations
+
+from .reuse import build_scope_tree, scope_trees_reused
+from .tree import PHASES, TOP_LEVEL, Scope, ScopeTree
+
+__all__ = ["PHASES", "TOP_LEVEL", "Scope", "ScopeTree", "build_scope_tree", "scope_trees_reused"]
