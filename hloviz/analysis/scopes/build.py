@@ -64,11 +64,9 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     _label_scopes(root, layers or {})
     if order_like is not None:
         _order_like(root, order_like)
-    tree = ScopeTree(module, root, of, phase_of, stage, None)
-    tree._literals.update(filing.flow._literals)  # the entry's literals: found while placing by data flow
-    tree._op_scope = op_scope
-    tree._votes = filing.votes
-    tree._fusion_callers = fusion_callers
+    # the entry's literals: found while placing by data flow
+    tree = ScopeTree(module, root, of, phase_of, stage, None, op_scope=op_scope, votes=filing.votes,
+                     literals=filing.flow._literals, fusion_callers=fusion_callers)
     if parameter_names:
         _place_parameters(tree, parameter_names)
     _count_phases(root, phase_of)
@@ -176,17 +174,16 @@ class _Filing:
         (an op written outside every scope: the function's own body)."""
         root = self.root
         if not parts:
-            top = root._children.get(TOP_LEVEL)
+            top = root.child(TOP_LEVEL)
             if top is None:
-                top = root._children[TOP_LEVEL] = Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top")
+                top = root.add_child(Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top"))
             return top
         s = root
         for part in parts:
-            nxt = s._children.get(part)
+            nxt = s.child(part)
             if nxt is None:
                 path = f"{s.path}/{part}" if s.path else part
-                nxt = Scope(path, part, s.depth + 1, s, label=part)
-                s._children[part] = nxt
+                nxt = s.add_child(Scope(path, part, s.depth + 1, s, label=part))
             s = nxt
         return s
 
@@ -268,10 +265,9 @@ class _Filing:
         else:
             comp = inst.parent
             key = f"({comp.name if comp is not None else '?'})"
-            owner = self.root._children.get(key)
+            owner = self.root.child(key)
             if owner is None:
-                owner = Scope(key, key, 1, self.root, label=key, kind="unnamed")
-                self.root._children[key] = owner
+                owner = self.root.add_child(Scope(key, key, 1, self.root, label=key, kind="unnamed"))
             self.phase_of[inst] = "forward"
         owner.instructions.append(inst)
         self.of[inst] = owner
@@ -353,11 +349,10 @@ def _order_like(root: Scope, order_like: ScopeTree) -> None:
     post tree read alike); the top level and unnamed scopes go last."""
     rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
     for sc in root.walk():
-        if sc._children:
-            sc._children = dict(sorted(sc._children.items(),
-                                       key=lambda kv: (kv[1].kind in ("top", "unnamed"),
-                                                       kv[1].kind == "unnamed",
-                                                       rank.get(kv[1].path, 1 << 62))))
+        kids = sc.children
+        if kids:
+            sc.reorder_children(sorted(kids, key=lambda c: (c.kind in ("top", "unnamed"), c.kind == "unnamed",
+                                                            rank.get(c.path, 1 << 62))))
 
 
 #: JAX's helpers with which ``lax.scan`` (and ``nn.scan``) takes iteration i of its stacked
@@ -374,7 +369,7 @@ _RUNS_ITS_CALLEES = BODY_CALLERS
 def _find_path(root: Scope, path: str) -> Scope | None:
     s: Scope | None = root
     for part in path.split("/"):
-        s = s._children.get(part) if s is not None else None
+        s = s.child(part) if s is not None else None
     return s
 
 
@@ -382,7 +377,7 @@ def _keras_labels(parent: Scope) -> None:
     """Label the children of ``parent`` by their Keras layer names (``block_0_1`` → ``block_0``)
     unless that would give two of them one label (``Block_0``, ``Block_1`` are two scopes)."""
     kids = [c for c in parent.children if c.kind == "scope"]
-    names = set(parent._children)
+    names = {c.name for c in parent.children}
     labels = [keras_layer_name(c.name, names) for c in kids]
     if len(set(labels)) == len(labels):
         for c, label in zip(kids, labels):
@@ -415,27 +410,25 @@ def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None
     leaving: dict[int, tuple[Scope, list[Instruction]]] = {}
     for inst, name in sorted(names.items(), key=lambda kv: kv[0].parameter_number or 0):
         query = _param_query(name)
-        if not query or inst not in tree._of:
+        if not query or not tree.is_filed(inst):
             continue
         hits = index.find(query)  # tree.find(query, substring=False): a name, never a guess
         if len(hits) != 1 or hits[0].kind != "scope":
             continue
         target = hits[0]
-        old = tree._of[inst]
+        old = tree.scope_of(inst)
         if old is target:
             continue
         leaving.setdefault(id(old), (old, []))[1].append(inst)
         at = placed.get(id(target), 0)  # weights first, in parameter order
         target.instructions.insert(at, inst)
         placed[id(target)] = at + 1
-        tree._of[inst] = target
-        tree._phase[inst] = parse_op_name(f"{target.path}/{inst.name}").phase
+        tree.refile(inst, target, parse_op_name(f"{target.path}/{inst.name}").phase)
     for scope, gone in leaving.values():
         _take_out(scope, gone)
     for s in list(tree.root.children):
         if s.kind in ("top", "unnamed") and not s.instructions and not s.children:
-            del tree.root._children[s.name]
-            tree._by_path.pop(s.path, None)
+            tree.remove_empty(s)
 
 
 def _take_out(scope: Scope, gone: list[Instruction]) -> None:
@@ -506,7 +499,7 @@ def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
         unset = c.pop(None, 0)
         if unset:  # an instruction without a phase is forward
             c["forward"] += unset
-        for ch in s._children.values():
+        for ch in s.children:
             c.update(below.pop(id(ch)))
         s.phases = {p: c[p] for p in PHASES if c.get(p)}
         below[id(s)] = c
@@ -523,7 +516,7 @@ def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
         if inst is None:
             continue
         found = tree.layers_with_phases(inst)
-        tree._kernel_scopes[k.name] = tuple(s for s, _p in found)
+        tree.set_kernel_scopes(k.name, tuple(s for s, _p in found))
         for s, phases in found:
             cur: Scope | None = s
             while cur is not None:

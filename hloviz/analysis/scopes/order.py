@@ -26,11 +26,12 @@ def order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Ins
     at = text.__getitem__
     for s in root.walk():
         s.instructions.sort(key=at)
-        if s._children:
-            items = sorted(s._children.items(),
+        kids = s.children
+        if kids:
+            items = sorted(((c.name, c) for c in kids),
                            key=lambda kv: (kv[1].kind in ("top", "unnamed"), kv[1].kind == "unnamed",
                                            *first.get(id(kv[1]), [big, big])))
-            s._children = dict(_by_data_flow(items, flows.get(id(s), set())))
+            s.reorder_children(c for _name, c in _by_data_flow(items, flows.get(id(s), set())))
 
 
 def _program_order(module: HloModule, of: dict[Instruction, Scope], phase_of: dict[Instruction, str]

@@ -94,6 +94,24 @@ class Scope:
     def child(self, name: str) -> Scope | None:
         return self._children.get(name)
 
+    # --- growing the tree (for :mod:`.build` and :mod:`.order`, while a tree is made) ------------
+
+    def add_child(self, child: Scope) -> Scope:
+        """Put ``child`` last among this scope's children, under its name; return it."""
+        self._children[child.name] = child
+        return child
+
+    def reorder_children(self, children: Iterable[Scope]) -> None:
+        """The same children in the order given."""
+        new = {c.name: c for c in children}
+        if new.keys() != self._children.keys():
+            raise ValueError(f"reordering the children of {self.path or '(root)'} must keep the same children")
+        self._children = new
+
+    def remove_child(self, name: str) -> None:
+        """Take the child ``name`` out of this scope."""
+        del self._children[name]
+
     @property
     def phase(self) -> str:
         """``forward``, ``backward`` or ``optimizer`` when all its instructions agree, else the
@@ -140,7 +158,11 @@ class ScopeTree:
     :func:`build_scope_tree`."""
 
     def __init__(self, module: HloModule, root: Scope, of: dict[Instruction, Scope],
-                 phase: dict[Instruction, str], stage: str, report: KernelReport | None) -> None:
+                 phase: dict[Instruction, str], stage: str, report: KernelReport | None, *,
+                 op_scope: dict[str, Scope] | None = None,
+                 votes: dict[Instruction, tuple[Scope, str]] | None = None,
+                 literals: Mapping[int, set[int]] | None = None,
+                 fusion_callers: dict[str, Instruction] | None = None) -> None:
         self.module = module
         self.root = root
         self.stage = stage
@@ -149,13 +171,15 @@ class ScopeTree:
         self._phase = phase
         self._by_path = {s.path: s for s in root.walk()}
         self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
-        self._op_scope: dict[str, Scope] = {}
+        #: A framework op's name → the scope its instructions were filed under.
+        self._op_scope: dict[str, Scope] = op_scope if op_scope is not None else {}
         #: The instructions filed by their own op name (the ones whose scope is a vote) → their
         #: scope and phase, as filed.
-        self._votes: dict[Instruction, tuple[Scope, str]] = {}
-        self._literals: dict[int, set[int]] = {}
+        self._votes: dict[Instruction, tuple[Scope, str]] = votes if votes is not None else {}
+        #: id(computation) → the ids of its literal instructions (found while placing by data flow).
+        self._literals: dict[int, set[int]] = dict(literals) if literals is not None else {}
         #: Fused computation name → the first fusion calling it (None: not gathered while building).
-        self._fusion_callers: dict[str, Instruction] | None = None
+        self._fusion_callers: dict[str, Instruction] | None = fusion_callers
         #: Optimizer op name → path of the layer whose variables it updates
         #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
         self.updates: dict[str, str] = {}
@@ -198,6 +222,30 @@ class ScopeTree:
     def phase_of(self, instruction: Instruction) -> str:
         """``forward``, ``backward`` or ``optimizer``."""
         return self._phase.get(instruction, "forward")
+
+    def is_filed(self, instruction: Instruction) -> bool:
+        """Was ``instruction`` filed under a scope of this tree (is it of this module)?"""
+        return instruction in self._of
+
+    # --- changing the tree (for :mod:`.build`, before anyone reads it) --------------------------
+
+    def refile(self, instruction: Instruction, scope: Scope, phase: str) -> None:
+        """Record ``instruction`` as filed under ``scope`` with ``phase`` (the caller moves it
+        between the scopes' ``instructions`` lists)."""
+        self._of[instruction] = scope
+        self._phase[instruction] = phase
+
+    def remove_empty(self, scope: Scope) -> None:
+        """Take ``scope``, which holds no instruction and no child, out of the tree."""
+        if scope.instructions or scope.children or scope.parent is None:
+            raise ValueError(f"only an empty scope below the root can be removed, not {scope!r}")
+        scope.parent.remove_child(scope.name)
+        self._by_path.pop(scope.path, None)
+
+    def set_kernel_scopes(self, kernel: str, scopes: tuple[Scope, ...]) -> None:
+        """Record the scopes ``kernel`` is attributed to, heaviest first (what
+        :meth:`scopes_of_kernel` and :meth:`layers_of` answer)."""
+        self._kernel_scopes[kernel] = scopes
 
     def at_depth(self, scope: Scope, depth: int) -> Scope:
         """``scope`` itself if it is no deeper than ``depth``, else its ancestor at ``depth``."""
