@@ -19,7 +19,7 @@ import pytest
 import hloviz
 from hloviz.analysis.opnames import split_segments
 from hloviz.analysis.scopes import ScopeTree, build_scope_tree
-from hloviz.analysis.scopes import tree as scopes_module
+from hloviz.analysis.scopes import find as scopes_module
 from hloviz.analysis.scopes.find import ScopeIndex
 from hloviz.api.stats import stats
 from hloviz.capture import load_target

@@ -186,7 +186,7 @@ def _with_ancestors(s: Scope) -> list[Scope]:
 def _ops(tree: ScopeTree) -> dict[str, int]:
     """Scope path → how many distinct op names do work in it or below."""
     names: dict[str, set[str]] = {}
-    for inst, s in tree._of.items():
+    for inst, s in tree.filed():
         op = inst.metadata.op_name
         if not op or inst.opcode in SCOPE_NEUTRAL or inst.opcode == "fusion":
             continue

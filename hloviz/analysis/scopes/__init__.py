@@ -5,10 +5,12 @@ In: an :class:`~hloviz.ir.HloModule` (pre- or post-optimization). Out: its
 layers whose work they run, and ``stats --by scope``'s numbers per scope.
 
 :func:`build_scope_tree` is the entry point (:mod:`.reuse`: built once per module inside a
-:func:`scope_trees_reused` block); :mod:`.tree` is the model (``Scope``, ``ScopeTree`` and their
-lookups), :mod:`.build` files instructions under scopes, :mod:`.order` orders siblings as the
-program runs them, :mod:`.find` answers many name lookups in one tree, and :mod:`.stats` counts
-per scope (:func:`scope_rows`).
+:func:`scope_trees_reused` block). :mod:`.tree` is the model (``Scope``, ``ScopeTree``);
+:mod:`.build` files instructions under scopes, then :mod:`.order` orders siblings as the program
+runs them, :mod:`.labels` gives scopes their Keras layer names, :mod:`.weights` files parameters
+in their layers and :mod:`.totals` counts phases and attributes kernels per scope. Reading a
+tree: :mod:`.find` (scopes by name), :mod:`.graph` (the data flow between scopes) and
+:mod:`.stats` (``stats --by scope``'s numbers, :func:`scope_rows`).
 """
 
 from __future__ import annotations

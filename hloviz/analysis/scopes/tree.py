@@ -34,14 +34,13 @@ unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* throu
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...ir import HloModule, Instruction
 from ..kernels import KernelReport
-from ..opnames import PHASES, parse_op_name, segment_matches, split_segments
+from ..opnames import PHASES, parse_op_name
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -197,6 +196,15 @@ class ScopeTree:
         """The scope at exactly ``path`` ("" is the root)."""
         return self._by_path.get(path.strip("/"))
 
+    @property
+    def paths(self) -> Mapping[str, Scope]:
+        """Every scope by its path ("" is the root); read only."""
+        return self._by_path
+
+    def filed(self) -> Iterable[tuple[Instruction, Scope]]:
+        """Every instruction of the module with the (innermost) scope it was filed under."""
+        return self._of.items()
+
     def scope_of(self, instruction: Instruction) -> Scope:
         """The (innermost) scope an instruction was filed under."""
         return self._of[instruction]
@@ -333,62 +341,17 @@ class ScopeTree:
         6. a substring of a path or label, if it picks out scopes (the outermost of them) —
            unless ``substring`` is False.
         """
-        q = query.strip().strip("/")
-        if not q:
-            return [self.root]
-        hit = self._by_path.get(q)
-        if hit is not None:
-            return [hit]
-        written = [s for s in self.walk() if q in s.written_as]
-        if written:
-            return written
-        parts = split_segments(q)
-        for loose in (False, True):  # layer names first: ``dense_1`` is the layer, not ``dense``'s scope
-            by_label = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=True,
-                                                                                    loose=loose)]
-            if by_label:
-                return by_label
-        op = parse_op_name(q)
-        if op.scope and op.scope_path in self._by_path:
-            return [self._by_path[op.scope_path]]
-        for loose in (False, True):
-            tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False,
-                                                                                loose=loose)]
-            if tail:
-                return _outermost(tail)
-        if "/" not in q:  # a block of layers named alike: ``block_5`` → ``block_5_expand``, ``block_5_add``…
-            block = [s for s in self.walk() if s.kind == "scope" and
-                     (s.name.startswith(q + "_") or s.label.startswith(q + "_"))]
-            if block:
-                return _outermost(block)
-        if not substring:
-            return []
-        low = q.lower()
-        sub = [s for s in self.walk()
-               if s.kind != "root" and (low in s.path.lower() or low in s.display_path.lower())]
-        return _outermost(sub)
+        from .find import find_scopes
+
+        return find_scopes(self, query, substring=substring)
 
     def closest(self, query: str, n: int = 5) -> list[str]:
         """Up to ``n`` scopes that look most like ``query`` (for "did you mean"), each by the path
         users know (:attr:`Scope.display_path`, as ``stats --by scope`` writes it), which
         :meth:`find` takes back."""
-        q = query.strip().strip("/")
-        candidates: dict[str, str] = {}
-        scopes = [s for s in self.walk() if s.kind != "root"]
-        shown_as: dict[str, int] = {}
-        for s in scopes:
-            shown_as[s.display_path] = shown_as.get(s.display_path, 0) + 1
-        for s in scopes:
-            shown = s.display_path or s.path
-            if shown_as.get(s.display_path, 0) != 1:
-                shown = s.path  # two layers of one label: the op names' path tells them apart
-            for key in (shown, s.path, s.label, s.name):
-                candidates.setdefault(key, shown)
-        best = difflib.get_close_matches(q, list(candidates), n=n * 2, cutoff=0.5)
-        out: dict[str, None] = {}
-        for b in best:
-            out.setdefault(candidates[b], None)
-        return list(out)[:n]
+        from .find import closest_scopes
+
+        return closest_scopes(self, query, n)
 
     # --- the scope-level graph -----------------------------------------------------------------
 
@@ -403,39 +366,9 @@ class ScopeTree:
         the innermost given scope that contains it). Operand edges of every computation count,
         fused ones included, and a called computation's parameters link to the caller's operands.
         """
-        import networkx as nx
+        from .graph import scope_graph
 
-        chosen = list(scopes) if scopes is not None else self.cut(self.max_depth if depth is None else depth)
-        g = nx.DiGraph()
-        for s in chosen:
-            g.add_node(s.path, scope=s, instructions=0)
-        where = self._owner_paths(chosen)
-        for path in where.values():
-            g.nodes[path]["instructions"] += 1
-        _add_operand_edges(g, self.module, where)
-        return g
-
-    def _owner_paths(self, chosen: list[Scope]) -> dict[Instruction, str]:
-        """Instruction → the path of the innermost scope of ``chosen`` holding it (instructions
-        outside every chosen scope are left out)."""
-        chosen_ids = {id(s) for s in chosen}
-        memo: dict[int, Scope | None] = {}
-
-        def owner(s: Scope) -> Scope | None:
-            key = id(s)
-            if key not in memo:
-                cur: Scope | None = s
-                while cur is not None and id(cur) not in chosen_ids:
-                    cur = cur.parent
-                memo[key] = cur
-            return memo[key]
-
-        where: dict[Instruction, str] = {}
-        for inst, s in self._of.items():
-            o = owner(s)
-            if o is not None:
-                where[inst] = o.path
-        return where
+        return scope_graph(self, depth, scopes=scopes)
 
     def to_dict(self, depth: int | None = None) -> dict:
         """The tree as nested JSON-ready data, down to ``depth`` (all when None): for each scope
@@ -452,47 +385,3 @@ class ScopeTree:
 
     def __repr__(self) -> str:
         return f"<ScopeTree {self.module.name} ({self.stage}): {len(self)} scopes>"
-
-
-def _matches_path(scope: Scope, parts: list[str], *, anchored: bool, loose: bool = True) -> bool:
-    """Do the last ``len(parts)`` segments of the scope (and, anchored, all of them) answer to
-    ``parts``: by label (the Keras layer name), or, ``loose``, also as written or as written less
-    a re-entry suffix?"""
-    chain = [scope] + [a for a in scope.ancestors() if a.kind != "root"]
-    chain.reverse()
-    if len(chain) < len(parts) or (anchored and len(chain) != len(parts)):
-        return False
-    tail = chain[len(chain) - len(parts):]
-    if not loose:
-        return all(s.label == p for s, p in zip(tail, parts))
-    return all(segment_matches(s.name, p) or s.label == p for s, p in zip(tail, parts))
-
-
-def _outermost(scopes: list[Scope]) -> list[Scope]:
-    """Drop scopes that lie inside another of the list."""
-    ids = {id(s) for s in scopes}
-    return [s for s in scopes if not any(id(a) in ids for a in s.ancestors())]
-
-
-def _add_operand_edges(g: nx.DiGraph, module: HloModule, where: Mapping[Instruction, str]) -> None:
-    """Add to ``g`` an edge per operand use that crosses scopes (``count`` uses, ``bytes``
-    carried); a called computation's parameters count as uses of the caller's operands."""
-    def link(src: Instruction, dst: Instruction) -> None:
-        a, b = where.get(src), where.get(dst)
-        if a is None or b is None or a == b:
-            return
-        if g.has_edge(a, b):
-            g[a][b]["count"] += 1
-            g[a][b]["bytes"] += src.shape.byte_size
-        else:
-            g.add_edge(a, b, count=1, bytes=src.shape.byte_size)
-
-    for comp in module.computations:
-        for inst in comp.instructions:
-            for op in inst.operands:
-                link(op, inst)
-            for called in inst.called_computations:
-                params = called.parameters
-                for k, op in enumerate(inst.operands):
-                    if k < len(params):
-                        link(op, params[k])
