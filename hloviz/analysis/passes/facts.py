@@ -8,6 +8,8 @@ operands, attributes but metadata), which is enough to say what a pass added, re
 Instruction names are unique within a module and XLA keeps them while it compiles, so they are
 the identity across snapshots; ``metadata.op_name`` follows a framework op through fusion,
 where its instructions are cloned under new names.
+
+In: one parsed snapshot. Out: its :class:`ModuleFacts` (:func:`module_facts`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ also writes snapshots from inside itself. Reading them in order and comparing ea
 before says what each pass did: instructions added, removed or changed, fusions created,
 constant values written, framework ops (``op_name``) whose last instruction vanished.
 
+In: the snapshots in the order XLA wrote them, each as :class:`~hloviz.analysis.passes.facts.ModuleFacts`
+(or missing), and the optimized module. Out: a :class:`PassHistory` — each step's
+:class:`StepChanges`, and the credits: which pass made each fusion, wrote each folded constant,
+removed each framework op.
+
 The history is built incrementally (:class:`HistoryBuilder`): each snapshot is reduced to its
 :class:`~hloviz.analysis.passes.facts.ModuleFacts` and compared with its neighbour, so memory and
 time grow with the number of *distinct* snapshots, not with their product.

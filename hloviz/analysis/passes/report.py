@@ -1,4 +1,8 @@
-"""A pass history as text (the terminal) and as JSON (``hloviz passes --json``)."""
+"""A pass history as text (the terminal) and as JSON (``hloviz passes --json``).
+
+In: a :class:`~hloviz.analysis.passes.history.PassHistory` (and a ``--focus`` journey). Out: the
+lines ``hloviz passes`` prints, and the JSON document of ``--json`` and of the report's explorer.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ release only (its start is dumped either way), a pass that changes the module in
 fusions it made, the constants it wrote, the ops it removed, instructions added and removed).
 A pass that runs without changing the module leaves no snapshot in either release, so "gone"
 means "no longer changes this function", which the report says.
+
+In: two :class:`~hloviz.analysis.passes.history.PassHistory` of one function. Out: a
+:class:`PassVersionDiff` (:func:`compare_histories`), one :class:`PassEffect` per pass that differs.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ One row per scope of the model (:mod:`hloviz.analysis.scopes`), at every depth:
 
 So the top-level rows add up to the module's own numbers: ops to the mapping's op count, flops
 and bytes to the kernel report's totals, and their kernels cover every kernel.
+
+In: the pre- and post-optimization modules, their kernel report and pre→post mapping (and the
+trees, if built). Out: :class:`ScopeRow` per scope (:func:`scope_rows`).
 """
 
 from __future__ import annotations

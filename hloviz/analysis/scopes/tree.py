@@ -30,6 +30,10 @@ Scopes are found by path, by Keras layer name (``block_5_expand`` answers for
 unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* through the tree
 (:meth:`ScopeTree.cut`) is the set of scopes a picture draws as nodes, and
 :meth:`ScopeTree.graph` the data flow between them (the instruction graph's quotient by scope).
+
+This module is the model those rules fill in: :class:`Scope` and :class:`ScopeTree` with their
+walks and lookups. In: the scopes and the filing :mod:`.build` made. Out: the answers every view
+asks for (a scope by path, name or instruction; a kernel's layers; a cut and its graph).
 """
 
 from __future__ import annotations
