@@ -54,8 +54,8 @@ def reading(folder: Path, repeat: int) -> tuple[float, float, float, int, int]:
     """Best seconds of (parse every snapshot once; parse and compare every snapshot with its
     neighbour, identical or not; read the history), files, distinct texts."""
     sys.path.insert(0, str(ROOT))
-    from hloviz.analysis.pass_facts import module_facts
     from hloviz.analysis.passes import compare_facts
+    from hloviz.analysis.passes.facts import module_facts
     from hloviz.api.passes import read_pass_history
     from hloviz.capture.pass_dump import list_pass_modules
     from hloviz.parser import parse

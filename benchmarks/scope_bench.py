@@ -49,7 +49,7 @@ def one_round(text: str) -> tuple[dict[str, float], HloModule, ScopeTree, Kernel
 
     import hloviz
     from hloviz.analysis import build_scope_tree, kernels
-    from hloviz.analysis.scope_stats import scope_rows
+    from hloviz.analysis.scopes.stats import scope_rows
 
     _fair.clear_caches()
     steps: dict[str, float] = {}

@@ -81,6 +81,11 @@ LITERAL_SOURCES = frozenset({"constant", "iota"})
 #: Ops never placed in a layer by their data flow: the views place them (weights with their
 #: users, results with their operands), or they are literals.
 NOT_PLACED_BY_FLOW = SCOPE_INPUTS | TUPLE
+#: Opcodes whose instructions are a fusion's heavy work, with the weight of their vote for the
+#: fusion's layer (every other working opcode counts 1): a conv + batch norm + relu fusion is the
+#: convolution's layer's first (:mod:`hloviz.analysis.attribution`).
+HEAVY_WORK = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
+              "gather": 2}
 
 #: Ops whose called computations run as bodies: the body's instructions are the kernels (and are
 #: drawn as a body cluster); the op itself runs nothing. Fusions are kernels of their own.

@@ -25,7 +25,7 @@ README = ROOT / "README.md"
 
 def _section() -> str:
     text = README.read_text(encoding="utf-8")
-    start = text.index("### Gallery")
+    start = text.index("## Gallery")
     end = min(i for i in (text.find("\n## ", start + 1), text.find("\n### ", start + 1), len(text)) if i > 0)
     return text[start:end]
 

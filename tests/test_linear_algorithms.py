@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import hloviz
-from hloviz.analysis import scopes as scopes_module
 from hloviz.analysis.opnames import split_segments
-from hloviz.analysis.scope_find import ScopeIndex
 from hloviz.analysis.scopes import ScopeTree, build_scope_tree
+from hloviz.analysis.scopes import find as scopes_module
+from hloviz.analysis.scopes.find import ScopeIndex
 from hloviz.api.stats import stats
 from hloviz.capture import load_target
 

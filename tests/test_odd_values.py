@@ -112,6 +112,36 @@ def test_an_odd_module_number_is_no_module(tmp_path, capsys, choice):
     assert "no module in" in err and "module_0001.a" in err and len(err) < 1200 and out == ""
 
 
+def _pass_dump(folder: Path) -> Path:
+    """A per-pass dump of one module as XLA names its files: the two stages and two snapshots."""
+    folder.mkdir()
+    pre, post = (H.SEED / "pre.hlo").read_text(), (H.SEED / "post.hlo").read_text()
+    (folder / "module_0001.a.before_optimizations.txt").write_text(pre)
+    (folder / "module_0001.a.0000.simp.after_pipeline-start.before_dce.txt").write_text(pre)
+    (folder / "module_0001.a.0001.simp.after_dce.before_fusion.txt").write_text(pre)
+    (folder / "module_0001.a.cpu_after_optimizations.txt").write_text(post)
+    return folder
+
+
+@pytest.mark.parametrize("choice", ["9" * 5000, "module_" + "9" * 5000, "٣", "module_١"])
+def test_an_odd_module_number_is_no_module_for_passes_either(tmp_path, capsys, choice):
+    """``passes`` picks its module by the same rule as ``stats`` (capture/module_choice.py):
+    5,000 digits are more than int() converts, and ``٣`` is no module number."""
+    dump = _pass_dump(tmp_path / "dump")
+    code, out, err = _run(["passes", str(dump), "--module", choice], capsys)
+    assert code == 2, err
+    _one_message(err)
+    assert "no module with snapshots in" in err and "module_0001.a" in err and len(err) < 1200 and out == ""
+
+
+@pytest.mark.parametrize("choice", ["1", "0001", "module_1", "module_0001.a", "a", "a*"])
+def test_passes_finds_a_module_by_number_name_or_pattern(tmp_path, capsys, choice):
+    dump = _pass_dump(tmp_path / "dump")
+    code, out, err = _run(["passes", "--json", str(dump), "--module", choice], capsys)
+    assert code == 0, err
+    assert json.loads(out)["module"] == "a"
+
+
 def test_module_numbers_of_any_length_are_ordered_and_found(tmp_path, capsys):
     dump = _dump(tmp_path / "dump")
     code, out, err = _run(["stats", "--json", str(dump), "--module", "1"], capsys)

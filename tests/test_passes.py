@@ -363,8 +363,8 @@ def test_a_snapshot_in_two_forms_txt_and_txt_gz_is_one_snapshot(fresh):
 
 
 def test_a_pass_line_names_three_things_and_counts_the_rest():
-    from hloviz.analysis.pass_report import describe_changes
     from hloviz.analysis.passes import StepChanges
+    from hloviz.analysis.passes.report import describe_changes
 
     three = StepChanges(fusions_created=("f1", "f2", "f3"))
     four = StepChanges(fusions_created=("f1", "f2", "f3", "f4"))
@@ -376,7 +376,7 @@ def test_a_pass_line_names_three_things_and_counts_the_rest():
 def _facts(*ops: str):
     """The facts of a hand-written snapshot whose instructions carry the op names ``ops``."""
     import hloviz
-    from hloviz.analysis.pass_facts import module_facts
+    from hloviz.analysis.passes.facts import module_facts
 
     lines = [f'  %n{k} = f32[2]{{0}} negate(%{"p" if k == 0 else f"n{k - 1}"}), metadata={{op_name="{op}"}}'
              for k, op in enumerate(ops)]

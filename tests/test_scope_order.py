@@ -46,8 +46,9 @@ def _module(capture: str, stage: str) -> hloviz.HloModule:
 def _children(tree, path: list[str]) -> list[str]:
     scope = tree.root
     for name in path:
-        scope = scope._children[name]
-    return [name for name in scope._children if not name.startswith("(")]
+        scope = scope.child(name)
+        assert scope is not None, name
+    return [c.name for c in scope.children if not c.name.startswith("(")]
 
 
 @pytest.mark.parametrize("capture,stage,path,expected", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])

@@ -81,8 +81,8 @@ def test_focus_on_a_fusion_says_it_is_not_made_yet_before_optimization(tmp_path,
 
 
 def test_fold_rows_never_print_an_empty_from_or_no_credit_for_tensorflow():
-    from hloviz.analysis.pass_report import _fold_origin, _fold_writer
     from hloviz.analysis.passes import FoldCredit, PassStep
+    from hloviz.analysis.passes.report import _fold_origin, _fold_writer
 
     step = PassStep(9, "simplification", "constant_folding")
     nameless = FoldCredit("constant.49", "0.0204", (), step)

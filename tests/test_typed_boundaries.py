@@ -13,7 +13,7 @@ import pytest
 
 import hloviz
 from hloviz import api
-from hloviz.api.options import CaptureOptions, DrawOptions
+from hloviz.api.options import CaptureOptions, DrawOptions, FitOptions
 from hloviz.capture import Capture, CaptureInfo, SourceLocation, load_target
 from hloviz.capture.info import _CHECKS
 from hloviz.cli import main
@@ -105,6 +105,16 @@ def test_option_objects_equal_their_keywords():
     assert [n["instructions"] for n in json.loads(by_object.data)["nodes"]] == [["mx"]]
     pre_only = api.render(None, fmt="dot", capture=CaptureOptions(pre=SEED / "pre.hlo"))
     assert pre_only.dot == api.render(None, fmt="dot", pre=SEED / "pre.hlo").dot
+
+
+def test_the_page_fit_object_equals_its_keywords():
+    """``fit=`` (theme, width, max height, wrap, aspect, layout) draws what its keywords draw."""
+    by_keywords = api.render(str(RULES), fmt="svg", theme="dark", width="20em", budget=50)
+    by_object = api.render(str(RULES), fmt="svg", budget=50, fit=FitOptions(theme="dark", width="20em"))
+    assert by_object.data == by_keywords.data
+    assert by_object.data != api.render(str(RULES), fmt="svg", budget=50).data  # the fit was applied
+    with pytest.raises(TypeError, match=r"fit= or its keywords.*theme"):
+        api.render(str(RULES), fmt="dot", theme="dark", fit=FitOptions(width="20em"))
 
 
 def test_an_object_and_its_own_keywords_together_are_refused(tmp_path):

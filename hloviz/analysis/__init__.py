@@ -17,7 +17,7 @@ from .folding import FoldedConstant, FoldingReport, constant_folding
 from .kernels import ExecutedComputation, Kernel, KernelReport, kernels
 from .mapping import Mapping, OpMapping, pre_to_post
 from .provenance import parameter_names, user_source
-from .scope_stats import ScopeRow, scope_rows
+from .scopes.stats import ScopeRow, scope_rows
 from .scopes import Scope, ScopeTree, build_scope_tree
 from .summary import Analysis, ModuleCounts, Summary, analyze, describe_kernel
 

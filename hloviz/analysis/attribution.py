@@ -29,18 +29,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from ..ir import Computation, Instruction, called_closure
-from ..opcodes import LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
+from ..opcodes import HEAVY_WORK, LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
 
 if TYPE_CHECKING:
     from .scopes import Scope
 
 __all__ = ["HEAVY_WORK", "FlowPlacer", "common_scope", "kernel_scopes", "kernel_votes", "layer_text", "literal_ids"]
 
-#: Opcodes whose instructions are a fusion's heavy work, with the weight of their vote for the
-#: fusion's layer (every other working opcode counts 1): a conv + batch norm + relu fusion is the
-#: convolution's layer's first.
-HEAVY_WORK = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "reduce-window": 4, "scatter": 4,
-              "gather": 2}
 #: Opcodes that only spread a value to a shape: listed with their scope, but no weight in the vote.
 _SPREADS = frozenset({"broadcast"})
 _SOURCES = LITERAL_SOURCES

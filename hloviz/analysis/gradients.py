@@ -24,7 +24,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING
 
 from ..ir import Computation, Instruction, called_closure
-from ..opcodes import DATA_MOVEMENT, DOT, ELEMENTWISE, INDEXED_MOVEMENT, LAYOUT_ONLY
+from ..opcodes import DATA_MOVEMENT, DOT, ELEMENTWISE, HEAVY_WORK, INDEXED_MOVEMENT, LAYOUT_ONLY
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -90,8 +90,6 @@ class _Sources:
 
     def _light_fusion(self, fusion: Instruction) -> bool:
         """A fusion doing no heavy work (no convolution, dot, reduce or call of its own)."""
-        from .attribution import HEAVY_WORK
-
         key = id(fusion)
         hit = self._light.get(key)
         if hit is None:

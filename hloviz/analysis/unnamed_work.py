@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..ir import Computation, HloModule, Instruction
-from ..opcodes import BODY_CALLERS, DOT
+from ..opcodes import BODY_CALLERS, DOT, HEAVY_WORK
 from .kernels import SYNTHETIC_OP_NAMES
 from .opnames import OpPath, parse_op_name
 
@@ -111,7 +111,6 @@ def may_run_unnamed(pre: HloModule) -> set[str]:
     """Op names of ``pre`` with heavy work (a convolution, dot, reduction or custom call) whose
     value is used (it reaches its computation's result): if no instruction of the optimized
     module carries their name, hloviz cannot tell that nothing computes them."""
-    from .attribution import HEAVY_WORK
     from .folding import live_ids
 
     live = live_ids(pre)

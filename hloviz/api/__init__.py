@@ -18,6 +18,7 @@ from __future__ import annotations
 from .diff import DiffResult, DiffSide, diff
 from .memory import Memory, memory
 from .options import CaptureOptions as CaptureOptions, DrawOptions as DrawOptions  # re-exported
+from .options import FitOptions as FitOptions  # re-exported
 from .passes import PassesResult, passes
 from .pictures import render
 from .report import ShowResult, show

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..ir import HloModule
+from .sides import DiffSide
 
 if TYPE_CHECKING:
     from ..analysis.diff import ModuleDiff
@@ -29,17 +30,6 @@ __all__ = ["DiffResult", "DiffSide", "diff", "diff_picture", "load_side"]
 
 DIFF_STAGES = ("post", "pre")
 _VERSION_KEYS = (("tensorflow", "TF"), ("jax", "JAX"))
-
-
-@dataclass(frozen=True)
-class DiffSide:
-    """One side of a diff: the module, a label for people, and its capture's ``info``."""
-
-    module: HloModule
-    label: str
-    info: dict = field(default_factory=dict, repr=False)
-    #: The capture the module came from (None for a bare module or HLO file): XLA's memory record.
-    capture: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

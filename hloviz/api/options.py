@@ -1,16 +1,18 @@
 """Option objects for :func:`hloviz.api.show` and :func:`hloviz.api.render`.
 
-The two functions share fourteen settings: six say how to get the HLO (:class:`CaptureOptions`)
-and six how to draw it (:class:`DrawOptions`). A caller can pass them one by one as keywords,
-as the CLI does, or build the objects once and pass them to both::
+Their settings come in three groups: how to get the HLO (:class:`CaptureOptions`), how to draw
+it (:class:`DrawOptions`, both functions) and how ``render``'s picture fits its page
+(:class:`FitOptions`). Both functions do their work on these objects; their keywords are a
+convenience that builds them. A caller can pass the settings one by one as keywords, or build
+the objects once and pass them (the CLI builds them from its options)::
 
     from hloviz import api
-    from hloviz.api.options import CaptureOptions, DrawOptions
+    from hloviz.api.options import CaptureOptions, DrawOptions, FitOptions
 
     how = CaptureOptions(args=("f32[8,16]",))
     look = DrawOptions(budget=120, expand_chains=True)
     api.show("model.py:fn", "out/", capture=how, drawing=look)
-    api.render("model.py:fn", "post.svg", capture=how, drawing=look)
+    api.render("model.py:fn", "post.svg", capture=how, drawing=look, fit=FitOptions(theme="dark"))
 
 Giving an object *and* one of its keywords with a non-default value is a ``TypeError``: which
 one should win would be a guess.
@@ -20,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["CaptureOptions", "DrawOptions"]
+__all__ = ["CaptureOptions", "DrawOptions", "FitOptions", "chosen"]
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,39 @@ class DrawOptions:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def merged_keywords(capture: CaptureOptions | None, drawing: DrawOptions | None, *,
-                    given_capture: CaptureOptions, given_drawing: DrawOptions) -> dict[str, Any]:
-    """The keywords of ``capture`` and ``drawing`` (or of the ``given_*`` keyword values where an
-    object is None), refusing an object together with keywords of its own that were changed."""
-    out: dict[str, Any] = {}
-    for obj, given, default, name in ((capture, given_capture, CaptureOptions(), "capture"),
-                                      (drawing, given_drawing, DrawOptions(), "drawing")):
-        if obj is not None and given != default:
-            changed = [k for k, v in given.keywords().items() if v != default.keywords()[k]]
-            raise TypeError(f"give {name}= or its keywords, not both (also given: {', '.join(changed)})")
-        out.update((obj or given).keywords())
-    return out
+@dataclass(frozen=True)
+class FitOptions:
+    """How :func:`hloviz.api.render`'s picture fits the page it goes on (see
+    :mod:`hloviz.render.page` and :mod:`hloviz.render.wrap`).
+
+    ``theme``: ``light``, ``dark`` or ``auto`` (the reader's setting); ``width`` and
+    ``max_height``: CSS lengths the SVG is sized to; ``wrap``: ``auto``, ``off`` or a number of
+    parts that long columns are cut into, side by side, so that height over width comes near
+    ``aspect`` (None: 1.4, a portrait page); ``layout``: ``auto``, ``whole`` or ``blocks``
+    (whether each column is laid out in one go or block by block).
+    """
+
+    theme: str = "light"
+    width: str | None = None
+    max_height: str | None = None
+    wrap: str | int = "auto"
+    aspect: float | None = None
+    layout: str = "auto"
+
+    def keywords(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+Options = TypeVar("Options", CaptureOptions, DrawOptions, FitOptions)
+
+
+def chosen(name: str, given: Options | None, from_keywords: Options) -> Options:
+    """The options object ``given`` as ``name=``, else the one built from the keywords; refusing
+    an object together with keywords of its own that were changed from their defaults."""
+    if given is None:
+        return from_keywords
+    default = type(from_keywords)()
+    if from_keywords != default:
+        changed = [k for k, v in from_keywords.keywords().items() if v != default.keywords()[k]]
+        raise TypeError(f"give {name}= or its keywords, not both (also given: {', '.join(changed)})")
+    return given

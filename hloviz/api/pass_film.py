@@ -70,7 +70,7 @@ def _picture(path: Path, title: str, marks: Mapping | Callable[[HloModule], Mapp
 def filmstrip_html(history: PassHistory, files: Mapping[int, Path], final: Path | None, *, title: str,
                    pictures: int = 12, budget: int = 120, timeout: float = 60.0) -> str:
     """The page (see the module docstring); ``files`` maps snapshot index → its file."""
-    from ..analysis.pass_report import describe_changes
+    from ..analysis.passes.report import describe_changes
     from ..render.explorer.steps import step_marks, steps_to_draw
     from ..render.graphviz_run import LayoutBudget
     from ..render.html import page

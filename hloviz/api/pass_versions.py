@@ -3,7 +3,7 @@ releases for the same function (part of :mod:`hloviz.api`).
 
 Each release's capture runs with XLA's per-pass dumps (in its managed environment, as
 ``hloviz versions`` captures), its history is read (:func:`hloviz.api.passes.read_pass_history`)
-and each history is compared with the one before (:mod:`hloviz.analysis.pass_versions`). Dump
+and each history is compared with the one before (:mod:`hloviz.analysis.passes.versions`). Dump
 folders (or tar archives of them) made earlier can be compared instead.
 """
 
@@ -16,8 +16,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ..analysis.pass_versions import PassVersionDiff, compare_histories
 from ..analysis.passes import PassHistory
+from ..analysis.passes.versions import PassVersionDiff, compare_histories
 from ..errors import InputError
 
 __all__ = ["PassVersionsResult", "pass_versions"]
@@ -31,7 +31,7 @@ class PassVersionsResult:
     diffs: tuple[PassVersionDiff, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        from ..analysis.pass_versions import effects
+        from ..analysis.passes.versions import effects
 
         return {"versions": [{"label": label, "module": h.module, "snapshots": len(h.steps),
                               "changed": len(h.changed_steps), "complete": h.complete, "problems": list(h.problems),

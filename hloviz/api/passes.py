@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..analysis.pass_facts import ModuleFacts, module_facts
-from ..analysis.pass_focus import JourneyStop, JourneyTracker, focus_matcher
 from ..analysis.passes import HistoryBuilder, PassHistory, PassStep
+from ..analysis.passes.facts import ModuleFacts, module_facts
+from ..analysis.passes.focus import JourneyStop, JourneyTracker, focus_matcher
 from ..capture.pass_dump import (
     PassDumpModule,
     extracted_archive,
@@ -29,7 +29,7 @@ from ..capture.pass_dump import (
 )
 from ..errors import HloParseError, HlovizError, InputError
 from ..ir import HloModule
-from .diff import DiffSide
+from .sides import DiffSide
 
 __all__ = ["FilmOptions", "PassesResult", "passes", "read_pass_history", "step_sides"]
 
@@ -47,7 +47,7 @@ class PassesResult:
     saved_to: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        from ..analysis.pass_report import history_json
+        from ..analysis.passes.report import history_json
 
         data = history_json(self.history, self.journey if self.focus else None)
         data.update({"source": self.source, "dump_module": self.module_label, "focus": self.focus,
@@ -55,7 +55,7 @@ class PassesResult:
         return data
 
     def to_text(self, *, all_steps: bool = False, limit: int = 20) -> str:
-        from ..analysis.pass_report import history_text, journey_text
+        from ..analysis.passes.report import history_text, journey_text
 
         if self.focus:
             return journey_text(self.history, self.focus, self.journey)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
-from .options import CaptureOptions, DrawOptions, merged_keywords
+from .options import CaptureOptions, DrawOptions, FitOptions, chosen
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -133,7 +133,7 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
            color_by: str = "kernel", capture: CaptureOptions | None = None,
            drawing: DrawOptions | None = None, theme: str = "light", width: str | None = None,
            max_height: str | None = None, wrap: str | int = "auto", aspect: float | None = None,
-           layout: str = "auto") -> Picture:
+           layout: str = "auto", fit: FitOptions | None = None) -> Picture:
     """One picture of ``target``: ``stage`` ``"pre"``, ``"post"`` (default when present) or
     ``"both"`` (side by side, kernels numbered). Written to ``output`` when given, in the format
     its suffix names (``.svg .png .dot .html .json``); returned either way. ``scope`` draws one
@@ -147,14 +147,24 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     ``layout`` (``auto``, ``whole``, ``blocks``): whether each column is laid out whole or block by
     block and composed (:mod:`hloviz.render.blocklayout`; ``auto`` where that was measured to pay).
 
-    The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
-    (:mod:`hloviz.api.options`), not both."""
-    if capture is not None or drawing is not None:
-        return render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress, theme=theme,
-                      width=width, max_height=max_height, wrap=wrap, aspect=aspect, layout=layout, **merged_keywords(
-            capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
-            given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout, scope, depth,
-                                      color_by)))
+    The capture, drawing and page settings come as keywords or as ``capture=``/``drawing=``/``fit=``
+    objects (:mod:`hloviz.api.options`), not both."""
+    return _render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress,
+                   capture=chosen("capture", capture, CaptureOptions(pre, post, tuple(args), device, module, verbose)),
+                   drawing=chosen("drawing", drawing, DrawOptions(computation, focus, radius, expand_chains, budget,
+                                                                  timeout, scope, depth, color_by)),
+                   fit=chosen("fit", fit, FitOptions(theme, width, max_height, wrap, aspect, layout)))
+
+
+def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: str | None,
+            notify: Callable[[str], None] | None, progress: Callable[[str], None] | None,
+            capture: CaptureOptions, drawing: DrawOptions, fit: FitOptions) -> Picture:
+    """:func:`render`'s work, on its settings as the three option objects."""
+    pre, post, args, device, module, verbose = (capture.pre, capture.post, capture.args, capture.device,
+                                                capture.module, capture.verbose)
+    computation, focus, radius, expand_chains = drawing.computation, drawing.focus, drawing.radius, drawing.expand_chains
+    budget, timeout, scope, depth, color_by = drawing.budget, drawing.timeout, drawing.scope, drawing.depth, drawing.color_by
+    theme, width, max_height, wrap, aspect, layout = fit.theme, fit.width, fit.max_height, fit.wrap, fit.aspect, fit.layout
     from ..render.page import PageOptions, page_picture
     from ..render.pictures import format_for, module_picture, pair_picture
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DependencyError, HlovizError, RenderError
 from ..ir import HloModule
-from .options import CaptureOptions, DrawOptions, merged_keywords
+from .options import CaptureOptions, DrawOptions, chosen
 from .pictures import _capture, _check_color_by, _lookup, _modules, _options
 
 if TYPE_CHECKING:
@@ -97,11 +97,20 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
 
     The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
     (:mod:`hloviz.api.options`), not both."""
-    if capture is not None or drawing is not None:
-        return show(target, out_dir, notify=notify, progress=progress, passes=passes, **merged_keywords(
-            capture, drawing, given_capture=CaptureOptions(pre, post, tuple(args), device, module, verbose),
-            given_drawing=DrawOptions(computation, focus, radius, expand_chains, budget, timeout, scope, depth,
-                                      color_by)))
+    return _show(target, out_dir, notify=notify, progress=progress, passes=passes,
+                 capture=chosen("capture", capture, CaptureOptions(pre, post, tuple(args), device, module, verbose)),
+                 drawing=chosen("drawing", drawing, DrawOptions(computation, focus, radius, expand_chains, budget,
+                                                                timeout, scope, depth, color_by)))
+
+
+def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], None] | None,
+          progress: Callable[[str], None] | None, passes: bool, capture: CaptureOptions,
+          drawing: DrawOptions) -> ShowResult:
+    """:func:`show`'s work, on its settings as the two option objects."""
+    pre, post, args, device, module, verbose = (capture.pre, capture.post, capture.args, capture.device,
+                                                capture.module, capture.verbose)
+    computation, focus, radius, expand_chains = drawing.computation, drawing.focus, drawing.radius, drawing.expand_chains
+    budget, timeout, scope, depth, color_by = drawing.budget, drawing.timeout, drawing.scope, drawing.depth, drawing.color_by
     from ..analysis import analyze
     from ..render.files import refuse_foreign, write_report_folder
     from ..render.html import report_html

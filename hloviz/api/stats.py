@@ -13,8 +13,8 @@ from ..ir import ModuleSummary, summarize
 if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..analysis.memory import MemoryReport
-    from ..analysis.scope_stats import ScopeRow
     from ..analysis.scopes import ScopeTree
+    from ..analysis.scopes.stats import ScopeRow
     from ..capture import Capture
 
 #: What ``stats --by`` can group by.
@@ -145,7 +145,7 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
 
     ``by="scope"`` adds a row per scope of the model (layers, name scopes), down to ``depth``
     (every level when None) counted from the model's own scopes — below JAX's ``jit(f)``
-    (:attr:`hloviz.analysis.scopes.ScopeTree.model_depth`): :func:`hloviz.analysis.scope_stats.scope_rows`.
+    (:attr:`hloviz.analysis.scopes.ScopeTree.model_depth`): :func:`hloviz.analysis.scopes.stats.scope_rows`.
     """
     from ..analysis import analyze
     from ..capture import Capture, load_target
@@ -172,7 +172,7 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
     scopes = trees = None
     if by == "scope":
         trees = scope_trees(cap, info, analysis)
-        from ..analysis.scope_stats import scope_rows
+        from ..analysis.scopes.stats import scope_rows
 
         model = next((t.model_depth for t in trees if t is not None), 0)  # JAX's jit(f) is not a layer
         scopes = tuple(scope_rows(*trees, analysis.mapping, depth=None if depth is None else depth + model))

@@ -329,7 +329,7 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
                     for (cap, folder, req, secs), label in zip(loaded, labels))
     sides = [load_side(cap, "post") for cap, _, _, _ in loaded]
     from ..analysis.diff import diff_modules
-    from .diff import DiffSide
+    from .sides import DiffSide
 
     sides = [DiffSide(s.module, label, s.info) for s, label in zip(sides, labels)]
     diffs = tuple(DiffResult(diff_modules(a.module, b.module), a, b, "post") for a, b in pairwise(sides))

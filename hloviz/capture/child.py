@@ -108,7 +108,7 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
 def _capture_in_child(target: str, args: Sequence[str], device: str | None, verbose: bool,
                       notify: Callable[[str], None] | None, *, python: str | None, isolated: bool,
                       under: str | None, temp: str):
-    from hloviz.capture import Capture
+    from hloviz.capture.result import Capture
 
     say = notify or (lambda _m: None)
     exe = python or sys.executable
@@ -329,12 +329,12 @@ def _child(fd: int) -> None:
         for p in request.get("sys_path", []):
             if p not in sys.path:
                 sys.path.append(p)
-        from hloviz.capture import _from_function
         from hloviz.capture import tf as tf_capture
+        from hloviz.capture.in_process import capture_function
 
         tf_capture.DUMP_THE_COMPILE = True  # this process ends after the capture: one compile, dumped
 
-        cap = _from_function(request["target"], tuple(request["args"]), request["device"], request["verbose"],
+        cap = capture_function(request["target"], tuple(request["args"]), request["device"], request["verbose"],
                              lambda m: send({"note": m}))
         send({"capture": {"pre_text": cap.pre_text, "post_text": cap.post_text, "info": cap.info,
                           "label": cap.label, "pre_filename": cap.pre_filename,

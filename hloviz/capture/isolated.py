@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from hloviz.errors import InputError
 
 if TYPE_CHECKING:
-    from hloviz.capture import Capture
     from hloviz.capture.envs import EnvManager, Phases
+    from hloviz.capture.result import Capture
 
 __all__ = ["capture_in_env"]
 
@@ -33,9 +33,9 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
                    notify: Callable[[str], None] | None = None, phases: Phases | None = None,
                    manager: EnvManager | None = None) -> Capture:
     """Capture ``target`` under ``framework`` (``"tensorflow"`` / ``"jax"``) release ``version``."""
-    from hloviz.capture import Capture
     from hloviz.capture.child import capture_in_child
     from hloviz.capture.envs import FRAMEWORKS, Phases, default_manager
+    from hloviz.capture.result import Capture
     from hloviz.capture.saved import check_info
     from hloviz.capture.specs import parse_arg_options
 

@@ -17,7 +17,6 @@ that is removed when the ``with`` block ends — normally, on an error, on Ctrl-
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import shutil
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hloviz.analysis.passes import PassStep
+from hloviz.capture.module_choice import pick
 from hloviz.errors import HlovizError, InputError
 
 if TYPE_CHECKING:
@@ -209,18 +209,7 @@ def pick_pass_module(folder: Path, choice: str | None, *, prefer: str | None = N
             return max(named, key=lambda m: int(m.number))  # the last compilation of that module
         raise InputError(f"{folder} holds snapshots of {len(modules)} modules; pick one with --module NAME "
                          f"(a name, number or pattern):\n{listing}")
-    c = choice.strip()
-    num = c.removeprefix("module_")
-    found = [m for m in modules if c in (m.name, m.label) or (num.isdecimal() and int(num) == int(m.number))]
-    if not found:
-        found = [m for m in modules if fnmatch.fnmatchcase(m.name, c) or fnmatch.fnmatchcase(m.label, c)
-                 or c in m.label]
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise InputError(f"no module with snapshots in {folder} matches {choice!r}; they are:\n{listing}")
-    sub = "\n".join(f"  {m.label}" for m in found)
-    raise InputError(f"{choice!r} matches {len(found)} modules in {folder}; be more specific:\n{sub}")
+    return pick(modules, choice, folder=folder, listing=listing, what="module with snapshots")
 
 
 _WS = " \t\r\n"

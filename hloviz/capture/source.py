@@ -133,9 +133,9 @@ def _checkout_requirements(root: Path) -> tuple[str, ...] | None:
 
 
 def _version() -> str:
-    from hloviz.capture import _hloviz_version
+    from hloviz.capture.result import hloviz_version
 
-    return _hloviz_version()
+    return hloviz_version()
 
 
 def running_source() -> HlovizSource:

@@ -11,11 +11,11 @@ lists the modules.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hloviz.capture.module_choice import number_key, pick
 from hloviz.errors import InputError
 
 # Text (".txt") or, with --xla_dump_hlo_as_proto, a binary HloProto (".hlo.pb"), maybe compressed.
@@ -24,13 +24,6 @@ _BEFORE = re.compile(r"^module_([0-9]+)\.(.+)\.before_optimizations" + _STAGE_FI
 # NAME, then an optional platform prefix such as ``cpu_`` or ``sm_9.0_gpu_``.
 _AFTER = re.compile(r"^module_([0-9]+)\.(.+?)\.((?:sm_[0-9.]+_)?[A-Za-z]+_)?after_optimizations" + _STAGE_FILE)
 _ANY = re.compile(r"^module_([0-9]+)\.")
-
-
-def _number_key(digits: str) -> tuple[int, str]:
-    """ASCII digits in numeric order without int(): a file name (or ``--module``) may hold
-    thousands of digits, more than Python converts."""
-    significant = digits.lstrip("0") or "0"
-    return len(significant), significant
 
 
 @dataclass(frozen=True)
@@ -74,7 +67,7 @@ def list_modules(folder: Path) -> list[DumpModule]:
         if m:
             afters.setdefault(m.group(1), []).append((m.group(2), p))
     modules = []
-    for number in sorted(set(befores) | set(afters), key=_number_key):
+    for number in sorted(set(befores) | set(afters), key=number_key):
         name, before = befores.get(number, ("", None))
         candidates = afters.get(number, [])
         if name:
@@ -101,26 +94,7 @@ def pick_module(folder: Path, choice: str | None) -> DumpModule:
             return modules[0]
         raise InputError(f"{folder} holds {len(modules)} modules; pick one with --module NAME (a name, "
                          f"number or pattern):\n{listing}")
-    c = choice.strip()
-    num = c.removeprefix("module_")
-    number = _number_key(num) if num.isascii() and num.isdecimal() else None
-    exact = [m for m in modules if c in (m.name, m.label) or number == _number_key(m.number)]
-    if len(exact) == 1:
-        return exact[0]
-    found = exact or [m for m in modules if fnmatch.fnmatchcase(m.name, c) or fnmatch.fnmatchcase(m.label, c)]
-    if not found:
-        found = [m for m in modules if c in m.label]
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise InputError(f"no module in {folder} matches {_shown(choice)}; the modules are:\n{listing}")
-    sub = "\n".join(f"  {m.label}" for m in found)
-    raise InputError(f"{_shown(choice)} matches {len(found)} modules in {folder}; be more specific:\n{sub}")
-
-
-def _shown(choice: str) -> str:
-    """``--module``'s value for a message: quoted, and cut when it is long."""
-    return repr(choice) if len(choice) <= 60 else f"{choice[:60]!r}… ({len(choice)} characters)"
+    return pick(modules, choice, folder=folder, listing=listing)
 
 
 def memory_files(folder: Path, module: DumpModule) -> dict | None:

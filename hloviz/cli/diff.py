@@ -15,8 +15,8 @@ import typer
 from .. import api
 from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError, visible
-from . import app
 from .render import check_timeout
+from .root import app
 from .targets import ArgOpt, DeviceOpt, ModuleOpt, note, print_json
 
 FORMATS = ("text", "markdown", "json")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import app
+from .root import app
 from .targets import TargetOptions, target_options
 
 

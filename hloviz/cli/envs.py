@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from ..errors import HlovizError, InputError, visible
-from . import app
+from .root import app
 from .targets import note, print_json
 
 envs_app = typer.Typer(name="envs", help="List and remove the environments that --tf/--jax captures run in.",

@@ -17,7 +17,7 @@ from .. import api
 from ..analysis.memory.report import kind_label
 from ..errors import visible
 from ..units import binary_size
-from . import app
+from .root import app
 from .targets import TargetOptions, note, print_json, target_options
 
 #: Rows of the buffer and layer tables unless --all.

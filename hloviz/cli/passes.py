@@ -13,8 +13,8 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError, visible
-from . import app
 from .render import check_timeout
+from .root import app
 from .targets import ArgOpt, DeviceOpt, JaxOpt, ModuleOpt, TfOpt, VerboseOpt, note, print_json
 
 

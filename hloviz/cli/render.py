@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import visible
-from . import app
+from .root import app
 from .targets import TargetOptions, note, target_options
 
 if TYPE_CHECKING:
@@ -160,14 +160,15 @@ def render(
     module are carried onto the ops they came from.
     """
     from .. import api
+    from ..api.options import DrawOptions, FitOptions
 
     live, settings = source.live()
+    drawing = DrawOptions(computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
+                          budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by)
+    fit = FitOptions(theme=theme, width=width, max_height=max_height, wrap=wrap, aspect=aspect, layout=layout)
     with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
-        picture = api.render(live, output, stage=stage, **settings.keywords(), notify=prog.note,
-                             progress=prog.update, computation=computation, focus=focus, radius=radius,
-                             expand_chains=expand_chains, budget=budget, timeout=timeout, scope=scope, depth=depth,
-                             color_by=color_by, theme=theme, width=width, max_height=max_height, wrap=wrap,
-                             aspect=aspect, layout=layout)
+        picture = api.render(live, output, stage=stage, capture=settings, drawing=drawing, fit=fit,
+                             notify=prog.note, progress=prog.update)
     for n in picture.notes:
         print(f"note: {visible(n)}", file=sys.stderr)
     print(f"wrote {visible(str(output))}")

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from ..errors import visible
-from . import app
 from .render import (
     BudgetOpt,
     ColorByOpt,
@@ -22,6 +21,7 @@ from .render import (
     ScopeOpt,
     TimeoutOpt,
 )
+from .root import app
 from .targets import TargetOptions, target_options
 
 
@@ -58,6 +58,7 @@ def show(
     each fusion and folded constant.
     """
     from .. import api
+    from ..api.options import DrawOptions
     from ..errors import InputError
 
     if passes and (source.tf is not None or source.jax is not None):
@@ -65,11 +66,11 @@ def show(
                          hint="hloviz passes TARGET --tf VERSION -o passes.html draws the pass history under "
                               "another release")
     live, settings = source.live()
+    drawing = DrawOptions(computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
+                          budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by)
     with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
-        result = api.show(live, output, **settings.keywords(), notify=prog.note, progress=prog.update,
-                          computation=computation,
-                          focus=focus, radius=radius, expand_chains=expand_chains, budget=budget, timeout=timeout,
-                          scope=scope, depth=depth, color_by=color_by, passes=passes)
+        result = api.show(live, output, capture=settings, drawing=drawing, passes=passes, notify=prog.note,
+                          progress=prog.update)
     print(visible(f"{result.label}: " + "\n".join(result.summary)))
     for n in result.notes:
         print(f"note: {visible(n)}", file=sys.stderr)

@@ -33,7 +33,7 @@ from ..analysis.loops import trips_text
 from ..analysis.summary import histogram_text, types_text
 from ..errors import InputError, visible
 from ..units import binary_size
-from . import app
+from .root import app
 from .targets import TargetOptions, note, print_json, target_options
 
 #: Rows shown per table unless --all.

@@ -164,14 +164,6 @@ def load(target: str | None, *, arg: list[str] | None = None, device: str | None
                            on_phase=progress.callback(label))
 
 
-def live_target(target: str | None, tf: str | None, jax: str | None, **options) -> str | Capture | None:
-    """``target`` as it is, or — with ``--tf`` / ``--jax`` — the capture made under that release
-    (which the api functions accept in place of a target)."""
-    if tf is None and jax is None:
-        return target
-    return load(target, tf=tf, jax=jax, **options)
-
-
 #: Bytes per write of :func:`print_json`: few writes (``json.dump`` makes one per token, 190k
 #: on a large diff), yet more than one for a big document, so that a reader closing the pipe
 #: early (``| head``) is seen as a broken pipe — one huge write would end half-done, silently.

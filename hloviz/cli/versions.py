@@ -15,9 +15,9 @@ import typer
 
 from ..analysis.diff.checks import CHECKS
 from ..errors import EXIT_CHECK_FAILED, InputError, visible
-from . import app
 from .diff import report_options
 from .render import check_timeout
+from .root import app
 from .targets import ArgOpt, DeviceOpt, VerboseOpt, note, print_json
 
 _CHECKS_HELP = "; ".join(f"{name}: {what}" for name, (_, what) in CHECKS.items())

@@ -46,15 +46,12 @@ GALLERY = (
 )
 
 
-def _render(capture: Path, out: Path, *extra: str) -> None:
-    from ..cli import main as hloviz
+def _render(capture: Path, out: Path, scope: str | None = None) -> None:
+    """What ``hloviz render CAPTURE --stage both [--scope SCOPE] -o OUT`` writes (through the api:
+    the docs layer sits below the CLI)."""
+    from ..api.pictures import render
 
-    try:
-        code = hloviz(["render", str(capture), "--stage", "both", *extra, "-o", str(out)])
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 2
-    if code:
-        raise SystemExit(f"gallery: hloviz render {capture} {' '.join(extra)} -o {out} failed ({code})")
+    render(str(capture), out, stage="both", scope=scope)
 
 
 def _opened(capture: Path, out: Path, pattern: str) -> None:
@@ -63,7 +60,6 @@ def _opened(capture: Path, out: Path, pattern: str) -> None:
     from dataclasses import replace
 
     from ..analysis import analyze
-    from ..api.pictures import _verdict
     from ..capture import load_target
     from ..render.page import PageOptions, page_picture
     from ..render.pictures import pair_picture
@@ -83,7 +79,7 @@ def _opened(capture: Path, out: Path, pattern: str) -> None:
         raise SystemExit(f"gallery: no node of the overview of {capture} matches {pattern!r}")
     picture = pair_picture(pre, post, analysis, fmt="svg", options=replace(options, open=keys), title=title,
                            info=cap.info, wrap=parse_wrap("off"))  # a stub of a cut arrow cannot name a cluster
-    picture = page_picture(picture, PageOptions(), description=_verdict(pre, post, cap.info))
+    picture = page_picture(picture, PageOptions(), description=analysis.verdict)
     picture.save(out)
 
 
@@ -97,7 +93,7 @@ def draw(folder: Path, captures: Path | None = None) -> list[Path]:
         _render(captures / e.capture, folder / f"{e.name}.svg")
         block = folder / f"{e.name}-block.svg"
         if e.scope is not None:
-            _render(captures / e.capture, block, "--scope", e.scope)
+            _render(captures / e.capture, block, e.scope)
         else:
             assert e.opens is not None
             _opened(captures / e.capture, block, e.opens)

@@ -10,7 +10,7 @@ so ``resblock_1/stem_act_1`` before and after is one row) the row gives:
   before), **changed** and **unchanged** (matched by the diff; listed where either side's
   kernel runs work of the scope);
 * ``flops`` and ``bytes`` before / after, as ``stats --by scope`` counts them
-  (:mod:`hloviz.analysis.scope_stats`), so the two sides' rows read like two ``stats`` tables.
+  (:mod:`hloviz.analysis.scopes.stats`), so the two sides' rows read like two ``stats`` tables.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ def scope_diff(diff: ModuleDiff, before: HloModule, after: HloModule, *, depth: 
     layers apart), in the after side's order (scopes only before follow); scopes with neither
     ops nor kernels on either side (parameters only) are left out. ``trees``: the two modules'
     post-optimization scope trees, if already built."""
-    from ..scope_stats import scope_rows
     from ..scopes import build_scope_tree
+    from ..scopes.stats import scope_rows
 
     ta, tb = trees if trees is not None else (build_scope_tree(before, stage="post"),
                                               build_scope_tree(after, stage="post"))
@@ -187,7 +187,7 @@ def _with_ancestors(s: Scope) -> list[Scope]:
 def _ops(tree: ScopeTree) -> dict[str, int]:
     """Scope path → how many distinct op names do work in it or below."""
     names: dict[str, set[str]] = {}
-    for inst, s in tree._of.items():
+    for inst, s in tree.filed():
         op = inst.metadata.op_name
         if not op or inst.opcode in SCOPE_NEUTRAL or inst.opcode == "fusion":
             continue

@@ -10,14 +10,13 @@ computations already paired (1). Candidate lists are capped, so each search is b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Sequence
 
     from .index import Side
-    from .match import Matcher
 
 _LIMIT = 64  # neighbours or index entries looked at per candidate search
 _MAX_CANDIDATES = 24
@@ -54,10 +53,27 @@ class _Index:
         return out
 
 
+class MatchState(Protocol):
+    """What the scorer reads of the matcher (:class:`.match.Matcher` is one): the two sides, the
+    pairs found so far (``ma[x]``: the instruction of ``b`` paired with ``x``, -1 if none; ``mb``
+    the other way; ``ca`` the same for computations) and the op names of both sides. Written
+    here so that scoring does not depend on the matcher that calls it."""
+
+    a: Side
+    b: Side
+    ma: array[int]
+    mb: array[int]
+    ca: list[int]
+
+    def op_name_a(self, x: int) -> str: ...
+
+    def op_name_b(self, y: int) -> str: ...
+
+
 class Scorer:
     """Indexes of the second module's unmatched instructions, and the score of a candidate."""
 
-    def __init__(self, m: Matcher) -> None:
+    def __init__(self, m: MatchState) -> None:
         self.m = m
         b = m.b
         self.by_name = _Index(m.mb)

@@ -22,7 +22,7 @@ XLA's buffer assignment starts from three analyses, which this module redoes on 
   XLA's own ``HloLiveRange`` on 41 programs.
 
 The computations fusions and reducers call are not in the schedule: their values live in
-registers or in thread-local slots (:func:`thread_local_bytes`).
+registers or in thread-local slots (:func:`thread_local_slots`).
 """
 
 from __future__ import annotations
@@ -488,12 +488,6 @@ def _buffer(values: list[Value], param_values: set[int], donated: dict[int, int]
         kind = "temporaries"
     return Buffer(values, min(v.start for v in values), max(v.end for v in values), kind, aliased=bool(pairs),
                   pairs=frozenset(pairs))
-
-
-def thread_local_bytes(module: HloModule) -> int:
-    """Bytes of the thread-local slots XLA gives the values of computations that reducers, sorts,
-    maps and scatters call once per element (one slot per buffer; fused computations excepted)."""
-    return sum(size for kind, size in thread_local_slots(module) if kind == "thread_local")
 
 
 def thread_local_slots(module: HloModule) -> list[tuple[str, int]]:

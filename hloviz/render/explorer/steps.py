@@ -7,8 +7,8 @@ drawn snapshot is a :class:`~.data.Side` of the page, so search, layers (scopes)
 panel and the breadcrumb work in it as in the optimized module's picture.
 
 The credits (which pass made a fusion, which wrote a folded constant) are written as
-:func:`hloviz.analysis.pass_report.fusion_credit_json` and
-:func:`~hloviz.analysis.pass_report.fold_credit_json` give them to ``hloviz passes --json``:
+:func:`hloviz.analysis.passes.report.fusion_credit_json` and
+:func:`~hloviz.analysis.passes.report.fold_credit_json` give them to ``hloviz passes --json``:
 one function decides both.
 
 Bounded like the other expansions: at most ``pictures`` steps (the biggest changes first, by
@@ -95,7 +95,7 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     """The snapshots of ``history`` worth a picture, drawn within ``bounds`` (see the module
     docstring); ``final_side`` is the key of the side holding the optimized module (whose fusions and
     folded constants the credits name)."""
-    from ...analysis.pass_report import describe_changes, fold_credit_json, fusion_credit_json
+    from ...analysis.passes.report import describe_changes, fold_credit_json, fusion_credit_json
     from ...analysis.scopes import scope_trees_reused
     from ..dotserver import dot_servers
 

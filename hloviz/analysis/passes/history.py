@@ -7,8 +7,13 @@ also writes snapshots from inside itself. Reading them in order and comparing ea
 before says what each pass did: instructions added, removed or changed, fusions created,
 constant values written, framework ops (``op_name``) whose last instruction vanished.
 
+In: the snapshots in the order XLA wrote them, each as :class:`~hloviz.analysis.passes.facts.ModuleFacts`
+(or missing), and the optimized module. Out: a :class:`PassHistory` — each step's
+:class:`StepChanges`, and the credits: which pass made each fusion, wrote each folded constant,
+removed each framework op.
+
 The history is built incrementally (:class:`HistoryBuilder`): each snapshot is reduced to its
-:class:`~hloviz.analysis.pass_facts.ModuleFacts` and compared with its neighbour, so memory and
+:class:`~hloviz.analysis.passes.facts.ModuleFacts` and compared with its neighbour, so memory and
 time grow with the number of *distinct* snapshots, not with their product.
 
 Credit is given only where the snapshots prove it. A thing first seen in a snapshot that follows
@@ -22,9 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..opcodes import is_bookkeeping
-from .folding import FoldingReport
-from .pass_facts import ConstantKey, ModuleFacts, operand_names
+from ...opcodes import is_bookkeeping
+from ..folding import FoldingReport
+from .facts import ConstantKey, ModuleFacts, operand_names
 
 __all__ = ["EliminatedOp", "FoldCredit", "FusionCredit", "HistoryBuilder", "HistoryStep", "PassHistory",
            "PassStep", "StepChanges", "UnnamedOp", "compare_facts", "constant_text"]

@@ -1,15 +1,17 @@
 """Ordering the scope tree's children as the program runs them.
 
-Split out of :mod:`hloviz.analysis.scope_build` (which calls :func:`order_children` once per
-tree, after filing every instruction) to keep both modules small: ordering is its own concern,
-one pass over the module's instructions for positions and liveness, then the data flow between
-sibling scopes to put a scope after the scopes it takes data from.
+In: a scope tree whose instructions are all filed, and the module. Out: the same tree with each
+scope's children in the order the program runs them (:func:`order_children`), or in another
+tree's order (:func:`order_like`: a post tree listed as its pre tree is).
+:mod:`hloviz.analysis.scopes.build` calls them once per tree, after filing every instruction.
+The program's order takes one pass over the module's instructions for positions and liveness,
+then the data flow between sibling scopes to put a scope after the scopes it takes data from.
 """
 
 from __future__ import annotations
 
-from ..ir import HloModule, Instruction
-from .scopes import Scope
+from ...ir import HloModule, Instruction
+from .tree import Scope, ScopeTree
 
 
 def order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
@@ -26,11 +28,12 @@ def order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Ins
     at = text.__getitem__
     for s in root.walk():
         s.instructions.sort(key=at)
-        if s._children:
-            items = sorted(s._children.items(),
+        kids = s.children
+        if kids:
+            items = sorted(((c.name, c) for c in kids),
                            key=lambda kv: (kv[1].kind in ("top", "unnamed"), kv[1].kind == "unnamed",
                                            *first.get(id(kv[1]), [big, big])))
-            s._children = dict(_by_data_flow(items, flows.get(id(s), set())))
+            s.reorder_children(c for _name, c in _by_data_flow(items, flows.get(id(s), set())))
 
 
 def _program_order(module: HloModule, of: dict[Instruction, Scope], phase_of: dict[Instruction, str]
@@ -154,3 +157,14 @@ def _by_data_flow(items: list[tuple[str, Scope]], flows: set[tuple[str, str]]) -
     by_name = dict(items)
     out = [(n, by_name[n]) for c in order for n in sorted(groups[c], key=rank.__getitem__)]
     return out + own
+
+
+def order_like(root: Scope, like: ScopeTree) -> None:
+    """Order every scope's children as ``order_like`` orders the same paths (so a pre and a
+    post tree read alike); the top level and unnamed scopes go last."""
+    rank = {sc.path: n for n, sc in enumerate(like.walk())}
+    for sc in root.walk():
+        kids = sc.children
+        if kids:
+            sc.reorder_children(sorted(kids, key=lambda c: (c.kind in ("top", "unnamed"), c.kind == "unnamed",
+                                                            rank.get(c.path, 1 << 62))))

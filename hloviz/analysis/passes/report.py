@@ -1,11 +1,15 @@
-"""A pass history as text (the terminal) and as JSON (``hloviz passes --json``)."""
+"""A pass history as text (the terminal) and as JSON (``hloviz passes --json``).
+
+In: a :class:`~hloviz.analysis.passes.history.PassHistory` (and a ``--focus`` journey). Out: the
+lines ``hloviz passes`` prints, and the JSON document of ``--json`` and of the report's explorer.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from .pass_focus import JourneyStop
-from .passes import FoldCredit, FusionCredit, HistoryStep, PassHistory, PassStep, StepChanges
+from .focus import JourneyStop
+from .history import FoldCredit, FusionCredit, HistoryStep, PassHistory, PassStep, StepChanges
 
 __all__ = ["fold_credit_json", "fusion_credit_json", "history_json", "history_text", "journey_text", "step_ref"]
 

@@ -9,6 +9,9 @@ release only (its start is dumped either way), a pass that changes the module in
 fusions it made, the constants it wrote, the ops it removed, instructions added and removed).
 A pass that runs without changing the module leaves no snapshot in either release, so "gone"
 means "no longer changes this function", which the report says.
+
+In: two :class:`~hloviz.analysis.passes.history.PassHistory` of one function. Out: a
+:class:`PassVersionDiff` (:func:`compare_histories`), one :class:`PassEffect` per pass that differs.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .passes import PIPELINE_START, PassHistory, PassStep
+from .history import PIPELINE_START, PassHistory, PassStep
 
 __all__ = ["PassEffect", "PassVersionDiff", "compare_histories"]
 

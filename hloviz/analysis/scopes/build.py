@@ -1,26 +1,32 @@
 """Building the scope tree: every instruction filed under the scope its op name gives.
 
-The rules are :func:`hloviz.analysis.scopes.build_scope_tree`'s; this module holds the work:
-reading op names (:mod:`hloviz.analysis.opnames`), placing unnamed instructions and weights,
-ordering scopes as the program runs them, counting phases and attributing kernels.
+In: a module (and, optionally, its kernels, its parameters' names, another tree to list scopes
+like, the Keras layers a capture recorded). Out: its :class:`~.tree.ScopeTree`. The rules are
+:func:`hloviz.analysis.scopes.build_scope_tree`'s; this module reads op names
+(:mod:`hloviz.analysis.opnames`) and places unnamed instructions (by their caller, or by data
+flow: :class:`hloviz.analysis.attribution.FlowPlacer`), then hands the tree to the steps of
+their own modules: :mod:`.order` (scopes as the program runs them), :mod:`.labels` (Keras layer
+names), :mod:`.weights` (parameters into their layers) and :mod:`.totals` (phases and kernels
+per scope).
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Iterator, Mapping
 
-from ..ir import HloModule, Instruction
-from ..opcodes import BODY_CALLERS, INLINING_CALLERS
-from .attribution import FlowPlacer
-from .kernels import SYNTHETIC_OP_NAMES, KernelReport
-from .kernels import kernels as find_kernels
-from .opnames import PHASES, OpPath, keras_layer_name, parse_op_name
-from .phase_flow import mark_optimizer
-from .scope_find import ScopeIndex
-from .scope_order import order_children as _order_children
-from .scopes import TOP_LEVEL, Scope, ScopeTree
+from ...ir import HloModule, Instruction
+from ...opcodes import BODY_CALLERS, INLINING_CALLERS
+from ..attribution import FlowPlacer
+from ..kernels import SYNTHETIC_OP_NAMES, KernelReport
+from ..kernels import kernels as find_kernels
+from ..opnames import OpPath, parse_op_name
+from ..phase_flow import mark_optimizer
+from .labels import label_scopes
+from .order import order_children as _order_children
+from .order import order_like as _order_like
+from .totals import attribute_kernels, count_phases
+from .tree import TOP_LEVEL, Scope, ScopeTree
+from .weights import place_parameters
 
 
 def _guess_stage(module: HloModule) -> str:
@@ -61,22 +67,20 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
 
     if ordered:
         _order_children(root, of, phase_of, module)
-    _label_scopes(root, layers or {})
+    label_scopes(root, layers or {})
     if order_like is not None:
         _order_like(root, order_like)
-    tree = ScopeTree(module, root, of, phase_of, stage, None)
-    tree._literals.update(filing.flow._literals)  # the entry's literals: found while placing by data flow
-    tree._op_scope = op_scope
-    tree._votes = filing.votes
-    tree._fusion_callers = fusion_callers
+    # the entry's literals: found while placing by data flow
+    tree = ScopeTree(module, root, of, phase_of, stage, None, op_scope=op_scope, votes=filing.votes,
+                     literals=filing.flow._literals, fusion_callers=fusion_callers)
     if parameter_names:
-        _place_parameters(tree, parameter_names)
-    _count_phases(root, phase_of)
+        place_parameters(tree, parameter_names)
+    count_phases(root, phase_of)
 
     if stage == "post":
         report = kernel_report if kernel_report is not None else find_kernels(module)
         tree.kernel_report = report
-        _attribute_kernels(tree, report)
+        attribute_kernels(tree, report)
     return tree
 
 
@@ -176,17 +180,16 @@ class _Filing:
         (an op written outside every scope: the function's own body)."""
         root = self.root
         if not parts:
-            top = root._children.get(TOP_LEVEL)
+            top = root.child(TOP_LEVEL)
             if top is None:
-                top = root._children[TOP_LEVEL] = Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top")
+                top = root.add_child(Scope(TOP_LEVEL, TOP_LEVEL, 1, root, label=TOP_LEVEL, kind="top"))
             return top
         s = root
         for part in parts:
-            nxt = s._children.get(part)
+            nxt = s.child(part)
             if nxt is None:
                 path = f"{s.path}/{part}" if s.path else part
-                nxt = Scope(path, part, s.depth + 1, s, label=part)
-                s._children[part] = nxt
+                nxt = s.add_child(Scope(path, part, s.depth + 1, s, label=part))
             s = nxt
         return s
 
@@ -268,10 +271,9 @@ class _Filing:
         else:
             comp = inst.parent
             key = f"({comp.name if comp is not None else '?'})"
-            owner = self.root._children.get(key)
+            owner = self.root.child(key)
             if owner is None:
-                owner = Scope(key, key, 1, self.root, label=key, kind="unnamed")
-                self.root._children[key] = owner
+                owner = self.root.add_child(Scope(key, key, 1, self.root, label=key, kind="unnamed"))
             self.phase_of[inst] = "forward"
         owner.instructions.append(inst)
         self.of[inst] = owner
@@ -336,30 +338,6 @@ class _Filed(Mapping[Instruction, tuple[Scope, str]]):
         return len(self._of)
 
 
-def _label_scopes(root: Scope, layers: Mapping[str, str]) -> None:
-    """Label scopes by their Keras layer names: guessed from the op names (TF only), then
-    overridden by what the capture recorded (``layers``: scope path → layer path)."""
-    if not any(c.name.startswith(("jit(", "pjit(")) for c in root.children):  # Keras runs on TF only
-        for s in root.walk():
-            _keras_labels(s)
-    for path, layer in layers.items():  # what the capture knows beats the guess
-        s = _find_path(root, path)
-        if s is not None and s.kind == "scope":
-            s.label = layer.rsplit("/", 1)[-1]
-
-
-def _order_like(root: Scope, order_like: ScopeTree) -> None:
-    """Order every scope's children as ``order_like`` orders the same paths (so a pre and a
-    post tree read alike); the top level and unnamed scopes go last."""
-    rank = {sc.path: n for n, sc in enumerate(order_like.walk())}
-    for sc in root.walk():
-        if sc._children:
-            sc._children = dict(sorted(sc._children.items(),
-                                       key=lambda kv: (kv[1].kind in ("top", "unnamed"),
-                                                       kv[1].kind == "unnamed",
-                                                       rank.get(kv[1].path, 1 << 62))))
-
-
 #: JAX's helpers with which ``lax.scan`` (and ``nn.scan``) takes iteration i of its stacked
 #: inputs and writes iteration i of its stacked outputs (``…/while/body/jit(dynamic_index_in_dim)/
 #: dynamic_slice``). They are the loop's plumbing, not a layer of the model: the slice of block
@@ -371,86 +349,10 @@ _LOOP_PLUMBING = frozenset({"dynamic_index_in_dim", "dynamic_update_index_in_dim
 _RUNS_ITS_CALLEES = BODY_CALLERS
 
 
-def _find_path(root: Scope, path: str) -> Scope | None:
-    s: Scope | None = root
-    for part in path.split("/"):
-        s = s._children.get(part) if s is not None else None
-    return s
-
-
-def _keras_labels(parent: Scope) -> None:
-    """Label the children of ``parent`` by their Keras layer names (``block_0_1`` → ``block_0``)
-    unless that would give two of them one label (``Block_0``, ``Block_1`` are two scopes)."""
-    kids = [c for c in parent.children if c.kind == "scope"]
-    names = set(parent._children)
-    labels = [keras_layer_name(c.name, names) for c in kids]
-    if len(set(labels)) == len(labels):
-        for c, label in zip(kids, labels):
-            c.label = label
-
-
 def _runs_inside_caller(comp, callers: dict[str, Instruction]) -> bool:
     """A reducer, comparator or mapped computation: run by its caller, not a kernel's body."""
     caller = callers.get(comp.name)
     return caller is not None and caller.opcode not in _RUNS_ITS_CALLEES and caller.opcode != "fusion"
-
-
-def _param_query(name: str) -> str:
-    """A parameter name as a scope query: ``model/dense/kernel`` → ``model/dense``;
-    ``params['Block_0']['MLP']['up']`` → ``Block_0/MLP`` (the argument and the leaf dropped)."""
-    keys = re.findall(r"\[(?:'([^']*)'|\"([^\"]*)\"|(\d+))\]", name)
-    if keys:
-        parts = [a or b or c for a, b, c in keys]
-        return "/".join(parts[:-1])
-    return name.rsplit("/", 1)[0] if "/" in name else ""
-
-
-def _place_parameters(tree: ScopeTree, names: Mapping[Instruction, str]) -> None:
-    index = ScopeIndex(tree)  # one lookup per parameter: indexed, not a walk of the tree each
-    placed: dict[int, int] = {}
-    # Taken out of their scopes once, after the loop: one list.remove per parameter scanned the
-    # scope holding all entry parameters once each (quadratic in their number). Nothing in the
-    # loop reads the old scopes' lists, and a scope the loop inserts into gets its parameters at
-    # the front, ahead of every instruction still to be taken out: the lists end up the same.
-    leaving: dict[int, tuple[Scope, list[Instruction]]] = {}
-    for inst, name in sorted(names.items(), key=lambda kv: kv[0].parameter_number or 0):
-        query = _param_query(name)
-        if not query or inst not in tree._of:
-            continue
-        hits = index.find(query)  # tree.find(query, substring=False): a name, never a guess
-        if len(hits) != 1 or hits[0].kind != "scope":
-            continue
-        target = hits[0]
-        old = tree._of[inst]
-        if old is target:
-            continue
-        leaving.setdefault(id(old), (old, []))[1].append(inst)
-        at = placed.get(id(target), 0)  # weights first, in parameter order
-        target.instructions.insert(at, inst)
-        placed[id(target)] = at + 1
-        tree._of[inst] = target
-        tree._phase[inst] = parse_op_name(f"{target.path}/{inst.name}").phase
-    for scope, gone in leaving.values():
-        _take_out(scope, gone)
-    for s in list(tree.root.children):
-        if s.kind in ("top", "unnamed") and not s.instructions and not s.children:
-            del tree.root._children[s.name]
-            tree._by_path.pop(s.path, None)
-
-
-def _take_out(scope: Scope, gone: list[Instruction]) -> None:
-    """``scope.instructions`` without ``gone`` (the first occurrence of each, as ``list.remove``
-    takes it), in one pass, in place."""
-    left = Counter(gone)
-    kept = []
-    for inst in scope.instructions:
-        if left.get(inst, 0):
-            left[inst] -= 1
-        else:
-            kept.append(inst)
-    if any(left.values()):
-        raise ValueError(f"{scope.path}: {sum(left.values())} instructions to take out are not in the scope")
-    scope.instructions[:] = kept
 
 
 #: Ops whose callees XLA inlines, prefixing their op names with the caller's (JAX's nested
@@ -495,44 +397,3 @@ def _first_callers(module: HloModule) -> tuple[dict[str, Instruction], dict[str,
                     for c in inst.called_computations:
                         fusions.setdefault(c.name, inst)
     return out, fusions
-
-
-def _count_phases(root: Scope, phase_of: dict[Instruction, str]) -> None:
-    """Each scope's ``phases``: its own instructions' and its descendants', children first
-    (an explicit order, no recursion: a scope tree may be as deep as op names nest)."""
-    below: dict[int, Counter] = {}
-    for s in reversed(list(root.walk())):  # walk() lists parents before their children
-        c: Counter = Counter(map(phase_of.get, s.instructions))
-        unset = c.pop(None, 0)
-        if unset:  # an instruction without a phase is forward
-            c["forward"] += unset
-        for ch in s._children.values():
-            c.update(below.pop(id(ch)))
-        s.phases = {p: c[p] for p in PHASES if c.get(p)}
-        below[id(s)] = c
-
-
-def _attribute_kernels(tree: ScopeTree, report: KernelReport) -> None:
-    """Each kernel to the scopes :meth:`ScopeTree.layers_of` gives and to their ancestors."""
-    per_scope: dict[int, dict[str, None]] = {}
-    by_phase: dict[int, dict[str, dict[str, None]]] = {}
-    module = tree.module
-    for k in report.kernels:
-        comp = module.get_computation(k.computation)
-        inst = comp.get(k.name) if comp is not None else None
-        if inst is None:
-            continue
-        found = tree.layers_with_phases(inst)
-        tree._kernel_scopes[k.name] = tuple(s for s, _p in found)
-        for s, phases in found:
-            cur: Scope | None = s
-            while cur is not None:
-                per_scope.setdefault(id(cur), {})[k.name] = None
-                slot = by_phase.setdefault(id(cur), {})
-                for p in phases:
-                    slot.setdefault(p, {})[k.name] = None
-                cur = cur.parent
-    for s in tree.walk():
-        s.kernels = tuple(per_scope.get(id(s), ()))
-        slot = by_phase.get(id(s), {})
-        s.kernels_by_phase = {p: tuple(slot[p]) for p in PHASES if p in slot}

@@ -30,25 +30,26 @@ Scopes are found by path, by Keras layer name (``block_5_expand`` answers for
 unknown name gets the closest matches (:meth:`ScopeTree.closest`). A *cut* through the tree
 (:meth:`ScopeTree.cut`) is the set of scopes a picture draws as nodes, and
 :meth:`ScopeTree.graph` the data flow between them (the instruction graph's quotient by scope).
+
+This module is the model those rules fill in: :class:`Scope` and :class:`ScopeTree` with their
+walks and lookups. In: the scopes and the filing :mod:`.build` made. Out: the answers every view
+asks for (a scope by path, name or instruction; a kernel's layers; a cut and its graph).
 """
 
 from __future__ import annotations
 
-import difflib
-import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..ir import HloModule, Instruction
-from .kernels import KernelReport
-from .opnames import PHASES, parse_op_name, segment_matches, split_segments
+from ...ir import HloModule, Instruction
+from ..kernels import KernelReport
+from ..opnames import PHASES, parse_op_name
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Scope", "ScopeTree", "build_scope_tree", "scope_trees_reused", "PHASES", "TOP_LEVEL"]
+__all__ = ["Scope", "ScopeTree", "PHASES", "TOP_LEVEL"]
 
 #: The scope of ops named outside every scope (``AddN_3``, JAX's argument names): the body of the
 #: traced function itself. Like the ``(<computation>)`` scopes of unnamed instructions, it is a
@@ -95,6 +96,24 @@ class Scope:
 
     def child(self, name: str) -> Scope | None:
         return self._children.get(name)
+
+    # --- growing the tree (for :mod:`.build` and :mod:`.order`, while a tree is made) ------------
+
+    def add_child(self, child: Scope) -> Scope:
+        """Put ``child`` last among this scope's children, under its name; return it."""
+        self._children[child.name] = child
+        return child
+
+    def reorder_children(self, children: Iterable[Scope]) -> None:
+        """The same children in the order given."""
+        new = {c.name: c for c in children}
+        if new.keys() != self._children.keys():
+            raise ValueError(f"reordering the children of {self.path or '(root)'} must keep the same children")
+        self._children = new
+
+    def remove_child(self, name: str) -> None:
+        """Take the child ``name`` out of this scope."""
+        del self._children[name]
 
     @property
     def phase(self) -> str:
@@ -156,7 +175,11 @@ class ScopeTree:
     :func:`build_scope_tree`."""
 
     def __init__(self, module: HloModule, root: Scope, of: dict[Instruction, Scope],
-                 phase: dict[Instruction, str], stage: str, report: KernelReport | None) -> None:
+                 phase: dict[Instruction, str], stage: str, report: KernelReport | None, *,
+                 op_scope: dict[str, Scope] | None = None,
+                 votes: dict[Instruction, tuple[Scope, str]] | None = None,
+                 literals: Mapping[int, set[int]] | None = None,
+                 fusion_callers: dict[str, Instruction] | None = None) -> None:
         self.module = module
         self.root = root
         self.stage = stage
@@ -165,13 +188,15 @@ class ScopeTree:
         self._phase = phase
         self._by_path = {s.path: s for s in root.walk()}
         self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
-        self._op_scope: dict[str, Scope] = {}
+        #: A framework op's name → the scope its instructions were filed under.
+        self._op_scope: dict[str, Scope] = op_scope if op_scope is not None else {}
         #: The instructions filed by their own op name (the ones whose scope is a vote) → their
         #: scope and phase, as filed.
-        self._votes: dict[Instruction, tuple[Scope, str]] = {}
-        self._literals: dict[int, set[int]] = {}
+        self._votes: dict[Instruction, tuple[Scope, str]] = votes if votes is not None else {}
+        #: id(computation) → the ids of its literal instructions (found while placing by data flow).
+        self._literals: dict[int, set[int]] = dict(literals) if literals is not None else {}
         #: Fused computation name → the first fusion calling it (None: not gathered while building).
-        self._fusion_callers: dict[str, Instruction] | None = None
+        self._fusion_callers: dict[str, Instruction] | None = fusion_callers
         #: Optimizer op name → path of the layer whose variables it updates
         #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
         self.updates: dict[str, str] = {}
@@ -188,6 +213,15 @@ class ScopeTree:
     def get(self, path: str) -> Scope | None:
         """The scope at exactly ``path`` ("" is the root)."""
         return self._by_path.get(path.strip("/"))
+
+    @property
+    def paths(self) -> Mapping[str, Scope]:
+        """Every scope by its path ("" is the root); read only."""
+        return self._by_path
+
+    def filed(self) -> Iterable[tuple[Instruction, Scope]]:
+        """Every instruction of the module with the (innermost) scope it was filed under."""
+        return self._of.items()
 
     def scope_of(self, instruction: Instruction) -> Scope:
         """The (innermost) scope an instruction was filed under."""
@@ -214,6 +248,30 @@ class ScopeTree:
     def phase_of(self, instruction: Instruction) -> str:
         """``forward``, ``backward`` or ``optimizer``."""
         return self._phase.get(instruction, "forward")
+
+    def is_filed(self, instruction: Instruction) -> bool:
+        """Was ``instruction`` filed under a scope of this tree (is it of this module)?"""
+        return instruction in self._of
+
+    # --- changing the tree (for :mod:`.build`, before anyone reads it) --------------------------
+
+    def refile(self, instruction: Instruction, scope: Scope, phase: str) -> None:
+        """Record ``instruction`` as filed under ``scope`` with ``phase`` (the caller moves it
+        between the scopes' ``instructions`` lists)."""
+        self._of[instruction] = scope
+        self._phase[instruction] = phase
+
+    def remove_empty(self, scope: Scope) -> None:
+        """Take ``scope``, which holds no instruction and no child, out of the tree."""
+        if scope.instructions or scope.children or scope.parent is None:
+            raise ValueError(f"only an empty scope below the root can be removed, not {scope!r}")
+        scope.parent.remove_child(scope.name)
+        self._by_path.pop(scope.path, None)
+
+    def set_kernel_scopes(self, kernel: str, scopes: tuple[Scope, ...]) -> None:
+        """Record the scopes ``kernel`` is attributed to, heaviest first (what
+        :meth:`scopes_of_kernel` and :meth:`layers_of` answer)."""
+        self._kernel_scopes[kernel] = scopes
 
     def at_depth(self, scope: Scope, depth: int) -> Scope:
         """``scope`` itself if it is no deeper than ``depth``, else its ancestor at ``depth``."""
@@ -256,7 +314,7 @@ class ScopeTree:
         instructions filed by their op names (literals aside); a kernel none of whose
         instructions votes, its own instruction's scope (by op name or data flow). The one rule
         every view follows: the picture draws a kernel in the first, the rest list all."""
-        from .attribution import kernel_votes, literal_ids
+        from ..attribution import kernel_votes, literal_ids
 
         comp = kernel.parent
         lits: set[int] = set()
@@ -301,62 +359,17 @@ class ScopeTree:
         6. a substring of a path or label, if it picks out scopes (the outermost of them) —
            unless ``substring`` is False.
         """
-        q = query.strip().strip("/")
-        if not q:
-            return [self.root]
-        hit = self._by_path.get(q)
-        if hit is not None:
-            return [hit]
-        written = [s for s in self.walk() if q in s.written_as]
-        if written:
-            return written
-        parts = split_segments(q)
-        for loose in (False, True):  # layer names first: ``dense_1`` is the layer, not ``dense``'s scope
-            by_label = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=True,
-                                                                                    loose=loose)]
-            if by_label:
-                return by_label
-        op = parse_op_name(q)
-        if op.scope and op.scope_path in self._by_path:
-            return [self._by_path[op.scope_path]]
-        for loose in (False, True):
-            tail = [s for s in self.walk() if s.kind != "root" and _matches_path(s, parts, anchored=False,
-                                                                                loose=loose)]
-            if tail:
-                return _outermost(tail)
-        if "/" not in q:  # a block of layers named alike: ``block_5`` → ``block_5_expand``, ``block_5_add``…
-            block = [s for s in self.walk() if s.kind == "scope" and
-                     (s.name.startswith(q + "_") or s.label.startswith(q + "_"))]
-            if block:
-                return _outermost(block)
-        if not substring:
-            return []
-        low = q.lower()
-        sub = [s for s in self.walk()
-               if s.kind != "root" and (low in s.path.lower() or low in s.display_path.lower())]
-        return _outermost(sub)
+        from .find import find_scopes
+
+        return find_scopes(self, query, substring=substring)
 
     def closest(self, query: str, n: int = 5) -> list[str]:
         """Up to ``n`` scopes that look most like ``query`` (for "did you mean"), each by the path
         users know (:attr:`Scope.display_path`, as ``stats --by scope`` writes it), which
         :meth:`find` takes back."""
-        q = query.strip().strip("/")
-        candidates: dict[str, str] = {}
-        scopes = [s for s in self.walk() if s.kind != "root"]
-        shown_as: dict[str, int] = {}
-        for s in scopes:
-            shown_as[s.display_path] = shown_as.get(s.display_path, 0) + 1
-        for s in scopes:
-            shown = s.display_path or s.path
-            if shown_as.get(s.display_path, 0) != 1:
-                shown = s.path  # two layers of one label: the op names' path tells them apart
-            for key in (shown, s.path, s.label, s.name):
-                candidates.setdefault(key, shown)
-        best = difflib.get_close_matches(q, list(candidates), n=n * 2, cutoff=0.5)
-        out: dict[str, None] = {}
-        for b in best:
-            out.setdefault(candidates[b], None)
-        return list(out)[:n]
+        from .find import closest_scopes
+
+        return closest_scopes(self, query, n)
 
     # --- the scope-level graph -----------------------------------------------------------------
 
@@ -371,39 +384,9 @@ class ScopeTree:
         the innermost given scope that contains it). Operand edges of every computation count,
         fused ones included, and a called computation's parameters link to the caller's operands.
         """
-        import networkx as nx
+        from .graph import scope_graph
 
-        chosen = list(scopes) if scopes is not None else self.cut(self.max_depth if depth is None else depth)
-        g = nx.DiGraph()
-        for s in chosen:
-            g.add_node(s.path, scope=s, instructions=0)
-        where = self._owner_paths(chosen)
-        for path in where.values():
-            g.nodes[path]["instructions"] += 1
-        _add_operand_edges(g, self.module, where)
-        return g
-
-    def _owner_paths(self, chosen: list[Scope]) -> dict[Instruction, str]:
-        """Instruction → the path of the innermost scope of ``chosen`` holding it (instructions
-        outside every chosen scope are left out)."""
-        chosen_ids = {id(s) for s in chosen}
-        memo: dict[int, Scope | None] = {}
-
-        def owner(s: Scope) -> Scope | None:
-            key = id(s)
-            if key not in memo:
-                cur: Scope | None = s
-                while cur is not None and id(cur) not in chosen_ids:
-                    cur = cur.parent
-                memo[key] = cur
-            return memo[key]
-
-        where: dict[Instruction, str] = {}
-        for inst, s in self._of.items():
-            o = owner(s)
-            if o is not None:
-                where[inst] = o.path
-        return where
+        return scope_graph(self, depth, scopes=scopes)
 
     def to_dict(self, depth: int | None = None) -> dict:
         """The tree as nested JSON-ready data, down to ``depth`` (all when None): for each scope
@@ -420,121 +403,3 @@ class ScopeTree:
 
     def __repr__(self) -> str:
         return f"<ScopeTree {self.module.name} ({self.stage}): {len(self)} scopes>"
-
-
-def _matches_path(scope: Scope, parts: list[str], *, anchored: bool, loose: bool = True) -> bool:
-    """Do the last ``len(parts)`` segments of the scope (and, anchored, all of them) answer to
-    ``parts``: by label (the Keras layer name), or, ``loose``, also as written or as written less
-    a re-entry suffix?"""
-    chain = [scope] + [a for a in scope.ancestors() if a.kind != "root"]
-    chain.reverse()
-    if len(chain) < len(parts) or (anchored and len(chain) != len(parts)):
-        return False
-    tail = chain[len(chain) - len(parts):]
-    if not loose:
-        return all(s.label == p for s, p in zip(tail, parts))
-    return all(segment_matches(s.name, p) or s.label == p for s, p in zip(tail, parts))
-
-
-def _outermost(scopes: list[Scope]) -> list[Scope]:
-    """Drop scopes that lie inside another of the list."""
-    ids = {id(s) for s in scopes}
-    return [s for s in scopes if not any(id(a) in ids for a in s.ancestors())]
-
-
-def build_scope_tree(module: HloModule, *, stage: str | None = None,
-                     kernel_report: KernelReport | None = None,
-                     parameter_names: Mapping[Instruction, str] | None = None,
-                     order_like: ScopeTree | None = None, layers: Mapping[str, str] | None = None,
-                     ordered: bool = True) -> ScopeTree:
-    """The :class:`ScopeTree` of ``module``.
-
-    ``stage`` is ``"pre"`` or ``"post"`` (default: ``post`` for a scheduled or fused module).
-    Kernels are attributed to scopes for ``post`` only (pass ``kernel_report`` if already
-    computed, else it is computed here). ``parameter_names`` (entry parameter → the name the
-    user knows, :func:`hloviz.analysis.provenance.parameter_names`) puts a layer's weights in the
-    layer: a parameter named ``model/dense/kernel`` (Keras) or ``params['Dense_0']['kernel']``
-    (a JAX pytree path) goes to the one scope that name designates, if exactly one does.
-    ``order_like``: another tree (the pre-optimization one) whose order of scopes this tree
-    follows, so that the two sides of a comparison list layers alike; by default scopes come in
-    the order the module runs them. ``layers`` (a TF capture's ``info["layer_scopes"]``: scope
-    path → Keras layer path) labels scopes by their Keras layers exactly, where the ``_N``
-    suffixes TensorFlow adds would otherwise be guessed away.
-
-    ``ordered=False`` leaves scopes and their instructions in the order they were filed (a
-    scope's named instructions in text order, then those placed by their caller or data flow)
-    instead of the program's order: for a caller that only looks instructions and scopes up
-    and orders what it draws itself (the picture: a third of the 300k-instruction module's tree).
-    """
-    from .collector import collector_paused
-    from .scope_build import build
-
-    plain = kernel_report is None and parameter_names is None and order_like is None and layers is None
-    key = (id(module), stage, ordered)
-    if plain and _reused is not None:
-        with _reuse_lock:
-            hit = _reused.get(key)
-        if hit is not None and hit[0] is module:
-            return hit[1]
-    with collector_paused():  # a large module's tree is hundreds of thousands of live objects
-        tree = build(module, stage=stage, kernel_report=kernel_report, parameter_names=parameter_names,
-                     order_like=order_like, layers=layers, ordered=ordered)
-    if plain and _reused is not None:
-        with _reuse_lock:
-            _reused[key] = (module, tree)
-    return tree
-
-
-#: While :func:`scope_trees_reused` is active: (id(module), stage, ordered) → (module, tree).
-_reused: dict[tuple[int, str | None, bool], tuple[HloModule, ScopeTree]] | None = None
-_reuse_depth = 0
-_reuse_lock = threading.Lock()
-
-
-@contextmanager
-def scope_trees_reused() -> Iterator[None]:
-    """Within this block, :func:`build_scope_tree` builds each module's tree once per
-    ``stage`` and ``ordered`` (called without kernels, parameter names, order or layers) and
-    hands the same tree to every later call.
-
-    For a caller that draws one module many times over (the explorer: each layer, block and
-    fusion picture walks the whole module, and every picture asked for the tree again — 185
-    trees for DenseNet121's page) and changes no module meanwhile. Outside such a block
-    nothing is kept, so a module edited between two calls is never answered from an old tree.
-    Blocks nest, and threads drawing inside one share its trees (a tree is only read)."""
-    global _reused, _reuse_depth
-    with _reuse_lock:
-        _reuse_depth += 1
-        if _reused is None:
-            _reused = {}
-    try:
-        yield
-    finally:
-        with _reuse_lock:
-            _reuse_depth -= 1
-            if _reuse_depth == 0:
-                _reused = None
-
-
-def _add_operand_edges(g: nx.DiGraph, module: HloModule, where: Mapping[Instruction, str]) -> None:
-    """Add to ``g`` an edge per operand use that crosses scopes (``count`` uses, ``bytes``
-    carried); a called computation's parameters count as uses of the caller's operands."""
-    def link(src: Instruction, dst: Instruction) -> None:
-        a, b = where.get(src), where.get(dst)
-        if a is None or b is None or a == b:
-            return
-        if g.has_edge(a, b):
-            g[a][b]["count"] += 1
-            g[a][b]["bytes"] += src.shape.byte_size
-        else:
-            g.add_edge(a, b, count=1, bytes=src.shape.byte_size)
-
-    for comp in module.computations:
-        for inst in comp.instructions:
-            for op in inst.operands:
-                link(op, inst)
-            for called in inst.called_computations:
-                params = called.parameters
-                for k, op in enumerate(inst.operands):
-                    if k < len(params):
-                        link(op, params[k])

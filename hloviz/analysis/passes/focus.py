@@ -5,6 +5,9 @@ A name is what the user knows, as ``--focus`` elsewhere: an op name (``add_17``,
 HLO instruction name (``add.5``). At each snapshot the instructions carrying it are listed with
 their computation and the fusion that holds them; the journey records the snapshots where that
 list changed, so it reads as "became …, joined fusion …, vanished in …".
+
+In: the ``--focus`` name and each snapshot's :class:`~hloviz.analysis.passes.facts.ModuleFacts`,
+in order. Out: the :class:`JourneyStop` list (:class:`JourneyTracker`).
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..errors import InputError
-from .pass_facts import ModuleFacts
-from .passes import PassStep
+from ...errors import InputError
+from .facts import ModuleFacts
+from .history import PassStep
 
 __all__ = ["FocusPlace", "JourneyStop", "JourneyTracker", "focus_matcher"]
 

@@ -8,6 +8,8 @@ operands, attributes but metadata), which is enough to say what a pass added, re
 Instruction names are unique within a module and XLA keeps them while it compiles, so they are
 the identity across snapshots; ``metadata.op_name`` follows a framework op through fusion,
 where its instructions are cloned under new names.
+
+In: one parsed snapshot. Out: its :class:`ModuleFacts` (:func:`module_facts`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..ir import HloModule, Instruction, unescape_string
-from .kernels import SYNTHETIC_OP_NAMES
+from ...ir import HloModule, Instruction, unescape_string
+from ..kernels import SYNTHETIC_OP_NAMES
 
 __all__ = ["ConstantKey", "ModuleFacts", "constant_key", "module_facts", "operand_names"]
 

@@ -14,18 +14,21 @@ One row per scope of the model (:mod:`hloviz.analysis.scopes`), at every depth:
 
 So the top-level rows add up to the module's own numbers: ops to the mapping's op count, flops
 and bytes to the kernel report's totals, and their kernels cover every kernel.
+
+In: the pre- and post-optimization modules, their kernel report and pre→post mapping (and the
+trees, if built). Out: :class:`ScopeRow` per scope (:func:`scope_rows`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir import HloModule, Instruction
-from .kernels import KernelReport, work_instructions
-from .kernels import flops as instruction_flops
-from .loops import loop_runs, trips_text
-from .mapping import Mapping
-from .scopes import PHASES, TOP_LEVEL, Scope, ScopeTree
+from ...ir import HloModule, Instruction
+from ..kernels import KernelReport, work_instructions
+from ..kernels import flops as instruction_flops
+from ..loops import loop_runs, trips_text
+from ..mapping import Mapping
+from .tree import PHASES, TOP_LEVEL, Scope, ScopeTree
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ def _ordered_paths(post: ScopeTree | None, pre: ScopeTree | None) -> list[str]:
 def _op_counts(pre: ScopeTree, mapping: Mapping) -> dict[str, dict[str, int]]:
     """Path → ``ops``, ``folded``, ``eliminated`` and ops per phase, at or under the path."""
     out: dict[str, dict[str, int]] = {}
-    from .opnames import parse_op_name
+    from ..opnames import parse_op_name
 
     for m in mapping.ops:
         s: Scope | None = pre.scope_of_op(m.op_name, m.op_type)
@@ -210,7 +213,7 @@ def _update_kernels(post: ScopeTree, updates: dict[str, str]) -> dict[str, dict[
     report = post.kernel_report
     if report is None:
         return out
-    from .updates import update_targets
+    from ..updates import update_targets
 
     targets = update_targets(post)
     module = post.module
