@@ -22,7 +22,7 @@ from hloviz import api
 from hloviz.capture import load_target
 from hloviz.render.explorer.page import encode_block, json_for_script, script_hash, script_source
 
-from .browser import chromium, open_page, png_colours, problems, search
+from .browser import open_page, png_colours, problems, search
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "samples" / "captures"
@@ -134,38 +134,36 @@ def kernel_op_names(post_hlo: str, kernel: str) -> set[str]:
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_seed_report_shows_verdict_picture_and_tables_without_script(seed_report, tmp_path):
-    with chromium() as browser:
-        loaded = open_page(browser, seed_report, javascript=False)
-        page = loaded.page
-        assert "1003 ops → 1 kernel" in page.inner_text("p.verdict")
-        box = page.locator(".picture svg").bounding_box()
-        assert box and box["width"] > 100 and box["height"] > 100
-        assert page.locator("table.kernels tbody tr").count() == 1
-        assert page.locator("table.folds, p:has-text('No constants were folded')").count() >= 1
-        assert not page.locator("#hv-search").is_visible()  # the explorer's controls need its script
-        assert problems(loaded) == []
+def test_seed_report_shows_verdict_picture_and_tables_without_script(seed_report, tmp_path, browser):
+    loaded = open_page(browser, seed_report, javascript=False)
+    page = loaded.page
+    assert "1003 ops → 1 kernel" in page.inner_text("p.verdict")
+    box = page.locator(".picture svg").bounding_box()
+    assert box and box["width"] > 100 and box["height"] > 100
+    assert page.locator("table.kernels tbody tr").count() == 1
+    assert page.locator("table.folds, p:has-text('No constants were folded')").count() >= 1
+    assert not page.locator("#hv-search").is_visible()  # the explorer's controls need its script
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_seed_explorer_loads_clean_and_is_not_blank(seed_report, tmp_path):
-    with chromium() as browser:
-        loaded = open_page(browser, seed_report)
-        page = loaded.page
-        assert page.locator("#hv-search").is_visible()
-        assert "1003 ops → 1 kernel" in page.inner_text("p.verdict")
-        assert page.locator("table.kernels tbody tr").count() == 1
-        shot = tmp_path / "seed.png"
-        page.screenshot(path=str(shot))
-        assert png_colours(shot.read_bytes()) > 40
-        # click the kernel: its 1000 adds light up on the left
-        page.locator("#hv-kernels a.swatch").first.click()
-        page.wait_for_function("() => window.hloviz.selected() !== null")
-        lit = page.evaluate("window.hloviz.highlighted()")
-        assert any(box["side"] == "pre" for box in lit)
-        assert problems(loaded) == []
+def test_seed_explorer_loads_clean_and_is_not_blank(seed_report, tmp_path, browser):
+    loaded = open_page(browser, seed_report)
+    page = loaded.page
+    assert page.locator("#hv-search").is_visible()
+    assert "1003 ops → 1 kernel" in page.inner_text("p.verdict")
+    assert page.locator("table.kernels tbody tr").count() == 1
+    shot = tmp_path / "seed.png"
+    page.screenshot(path=str(shot))
+    assert png_colours(shot.read_bytes()) > 40
+    # click the kernel: its 1000 adds light up on the left
+    page.locator("#hv-kernels a.swatch").first.click()
+    page.wait_for_function("() => window.hloviz.selected() !== null")
+    lit = page.evaluate("window.hloviz.highlighted()")
+    assert any(box["side"] == "pre" for box in lit)
+    assert problems(loaded) == []
 
 
 def read_hlo(path: Path) -> str:
@@ -179,6 +177,20 @@ def _show(capture: str, out: Path) -> Path:
     return api.show(str(CAPTURES / capture), out).files["report"]
 
 
+@pytest.fixture(scope="module")
+def shown(tmp_path_factory):
+    """``capture → report.html`` of ``hloviz show``, made once for this file (the tests only read
+    the page: each opens it in a browser context of its own)."""
+    made: dict[str, Path] = {}
+
+    def report(capture: str) -> Path:
+        if capture not in made:
+            made[capture] = _show(capture, tmp_path_factory.mktemp(capture))
+        return made[capture]
+
+    return report
+
+
 REAL = [
     ("resnet50", "conv4_block3"),
     ("mobilenet_v2", "block_5"),
@@ -190,94 +202,92 @@ REAL = [
 @pytest.mark.requires_dot
 @pytest.mark.slow
 @pytest.mark.parametrize("capture,query", REAL, ids=[r[0] for r in REAL])
-def test_find_a_layer_open_it_click_its_kernel_and_see_its_ops(capture, query, tmp_path):
-    report = _show(capture, tmp_path / "out")
+def test_find_a_layer_open_it_click_its_kernel_and_see_its_ops(capture, query, tmp_path, shown, browser):
+    report = shown(capture)
     post_hlo = read_hlo(CAPTURES / capture / "post.hlo")
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        search(page, query)
-        layers = page.locator("#hv-results button[data-scope][data-opens]")
-        assert layers.count() >= 1, page.inner_text("#hv-results")
-        path = layers.first.get_attribute("data-scope")
-        assert query.split("/")[0] in path
-        layers.first.click()  # opens the layer in place: its own picture, a breadcrumb to go back
-        page.wait_for_function("() => window.hloviz.view() !== 'top'")
-        assert page.evaluate("window.hloviz.view()") == f"s:{path}"
-        # The breadcrumb: the whole module, each enclosing layer that has a picture of its own
-        # (when Graphviz needs the coarser top view, ``transformer`` is closed there and gets
-        # one), then the layer, each a deeper scope path than the one before it.
-        crumbs = page.locator("#hv-crumbs button").all_inner_texts()
-        label = page.locator("#hv-crumbs button[aria-current]").inner_text()
-        assert crumbs[0] == "whole module" and crumbs[-1] == label and len(crumbs) >= 2, crumbs
-        assert all(label.startswith(c + "/") for c in crumbs[1:-1]), crumbs
-        assert path.count("/") == label.count("/"), (path, label)  # the layer's path, as the model names it
-        page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().scope !== undefined")
-        assert page.evaluate("window.hloviz.selected().scope") == path
-        panel = page.locator("#hv-panel")
-        kernels = panel.locator("h4:has-text('its kernels') + ul button")
-        assert kernels.count() >= 1
-        # A layer's kernels include some placed by data flow with no op_name of their own (a
-        # copy of the layer's weight): the ops a kernel came from are checked on the first one
-        # whose post.hlo lines name ops.
-        names = [re.match(r"#\d+ (\S+)", t).group(1) for t in kernels.all_inner_texts()]
-        at = next((k for k, name in enumerate(names) if kernel_op_names(post_hlo, name)), None)
-        assert at is not None, f"none of the layer's kernels has an op_name in post.hlo: {names[:10]}"
-        kernel = names[at]
-        kernels.nth(at).click()  # the kernel, in the layer's picture: the ops it came from light up
-        page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().instruction !== undefined")
-        selected = page.evaluate("window.hloviz.selected().instruction")
-        assert selected["name"] == kernel and selected["side"] == "post"
-        assert page.locator("#hv-viewport svg g.hv-sel").count() >= 1
-        lit = page.evaluate("window.hloviz.highlighted()")
-        pre_ops = {m["opName"] for box in lit if box["side"] == "pre" for m in box["members"]}
-        from_hlo = kernel_op_names(post_hlo, kernel)
-        assert from_hlo, f"{kernel} has no op_name in post.hlo"
-        assert pre_ops & from_hlo, (kernel, sorted(from_hlo)[:5], sorted(pre_ops)[:5])
-        assert "kernel #" in panel.inner_text() and kernel in panel.inner_text()
-        page.locator("#hv-crumbs button").first.click()  # back to the whole module
-        page.wait_for_function("() => window.hloviz.view() === 'top'")
-        assert problems(loaded) == []
+    loaded = open_page(browser, report)
+    page = loaded.page
+    search(page, query)
+    layers = page.locator("#hv-results button[data-scope][data-opens]")
+    assert layers.count() >= 1, page.inner_text("#hv-results")
+    path = layers.first.get_attribute("data-scope")
+    assert query.split("/")[0] in path
+    layers.first.click()  # opens the layer in place: its own picture, a breadcrumb to go back
+    page.wait_for_function("() => window.hloviz.view() !== 'top'")
+    assert page.evaluate("window.hloviz.view()") == f"s:{path}"
+    # The breadcrumb: the whole module, each enclosing layer that has a picture of its own
+    # (when Graphviz needs the coarser top view, ``transformer`` is closed there and gets
+    # one), then the layer, each a deeper scope path than the one before it.
+    crumbs = page.locator("#hv-crumbs button").all_inner_texts()
+    label = page.locator("#hv-crumbs button[aria-current]").inner_text()
+    assert crumbs[0] == "whole module" and crumbs[-1] == label and len(crumbs) >= 2, crumbs
+    assert all(label.startswith(c + "/") for c in crumbs[1:-1]), crumbs
+    assert path.count("/") == label.count("/"), (path, label)  # the layer's path, as the model names it
+    page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().scope !== undefined")
+    assert page.evaluate("window.hloviz.selected().scope") == path
+    panel = page.locator("#hv-panel")
+    kernels = panel.locator("h4:has-text('its kernels') + ul button")
+    assert kernels.count() >= 1
+    # A layer's kernels include some placed by data flow with no op_name of their own (a
+    # copy of the layer's weight): the ops a kernel came from are checked on the first one
+    # whose post.hlo lines name ops.
+    names = [re.match(r"#\d+ (\S+)", t).group(1) for t in kernels.all_inner_texts()]
+    at = next((k for k, name in enumerate(names) if kernel_op_names(post_hlo, name)), None)
+    assert at is not None, f"none of the layer's kernels has an op_name in post.hlo: {names[:10]}"
+    kernel = names[at]
+    kernels.nth(at).click()  # the kernel, in the layer's picture: the ops it came from light up
+    page.wait_for_function("() => window.hloviz.selected() && window.hloviz.selected().instruction !== undefined")
+    selected = page.evaluate("window.hloviz.selected().instruction")
+    assert selected["name"] == kernel and selected["side"] == "post"
+    assert page.locator("#hv-viewport svg g.hv-sel").count() >= 1
+    lit = page.evaluate("window.hloviz.highlighted()")
+    pre_ops = {m["opName"] for box in lit if box["side"] == "pre" for m in box["members"]}
+    from_hlo = kernel_op_names(post_hlo, kernel)
+    assert from_hlo, f"{kernel} has no op_name in post.hlo"
+    assert pre_ops & from_hlo, (kernel, sorted(from_hlo)[:5], sorted(pre_ops)[:5])
+    assert "kernel #" in panel.inner_text() and kernel in panel.inner_text()
+    page.locator("#hv-crumbs button").first.click()  # back to the whole module
+    page.wait_for_function("() => window.hloviz.view() === 'top'")
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_expand_a_fusion_in_place_with_a_breadcrumb_and_back(tmp_path):
-    report = _show("resnet50", tmp_path / "out")
+def test_expand_a_fusion_in_place_with_a_breadcrumb_and_back(tmp_path, shown, browser):
+    report = shown("resnet50")
     # the fusion XLA made of conv4_block3_out's ReLU (with the residual adds of blocks 1-3), by regex
     fusion = re.search(r'^\s*%?(\S+) = \S+ fusion\(.*op_name="resnet50_1/conv4_block3_out_1/Relu"',
                        read_hlo(CAPTURES / "resnet50" / "post.hlo"), re.MULTILINE).group(1)
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        views = page.evaluate("document.getElementById('hv-svgs') !== null")
-        assert views
-        search(page, fusion)
-        page.locator("#hv-results button[data-g]").first.click()
-        page.wait_for_function("() => window.hloviz.selected() !== null")
-        open_button = page.locator("#hv-panel button:has-text('open this fusion')")
-        assert open_button.count() == 1
-        # the search jumps to a picture drawing it as a box of its own: the picture of a layer
-        # whose work it runs, under the top
-        before = page.evaluate("window.hloviz.view()")
-        depth = len(_crumbs(page))
-        assert before.startswith("s:resnet50_1/") and depth == 2, (before, _crumbs(page))
-        open_button.click()
-        page.wait_for_function("key => window.hloviz.view() === key", arg=f"post:{fusion}")
-        crumbs = page.locator("#hv-crumbs button")
-        assert crumbs.count() == depth + 1 and fusion in crumbs.nth(depth).inner_text()
-        # the fusion's body, down to single instructions: each box of this view holds one
-        boxes = page.evaluate("""() => Array.from(document.querySelectorAll('#hv-viewport svg g.node')).length""")
-        assert boxes >= 3
-        assert fusion in page.evaluate("location.hash") or "v=" in page.evaluate("location.hash")
-        page.locator("#hv-viewport").press("Escape")  # back up to where it was opened from
-        page.wait_for_function("key => window.hloviz.view() === key", arg=before)
-        assert page.locator("#hv-crumbs button").count() == depth
-        page.locator("#hv-crumbs button").first.click()
-        page.wait_for_function("() => window.hloviz.view() === 'top'")
-        assert page.locator("#hv-crumbs button").count() == 1
-        assert problems(loaded) == []
+    loaded = open_page(browser, report)
+    page = loaded.page
+    views = page.evaluate("document.getElementById('hv-svgs') !== null")
+    assert views
+    search(page, fusion)
+    page.locator("#hv-results button[data-g]").first.click()
+    page.wait_for_function("() => window.hloviz.selected() !== null")
+    open_button = page.locator("#hv-panel button:has-text('open this fusion')")
+    assert open_button.count() == 1
+    # the search jumps to a picture drawing it as a box of its own: the picture of a layer
+    # whose work it runs, under the top
+    before = page.evaluate("window.hloviz.view()")
+    depth = len(_crumbs(page))
+    assert before.startswith("s:resnet50_1/") and depth == 2, (before, _crumbs(page))
+    open_button.click()
+    page.wait_for_function("key => window.hloviz.view() === key", arg=f"post:{fusion}")
+    crumbs = page.locator("#hv-crumbs button")
+    assert crumbs.count() == depth + 1 and fusion in crumbs.nth(depth).inner_text()
+    # the fusion's body, down to single instructions: each box of this view holds one
+    boxes = page.evaluate("""() => Array.from(document.querySelectorAll('#hv-viewport svg g.node')).length""")
+    assert boxes >= 3
+    assert fusion in page.evaluate("location.hash") or "v=" in page.evaluate("location.hash")
+    page.locator("#hv-viewport").press("Escape")  # back up to where it was opened from
+    page.wait_for_function("key => window.hloviz.view() === key", arg=before)
+    assert page.locator("#hv-crumbs button").count() == depth
+    page.locator("#hv-crumbs button").first.click()
+    page.wait_for_function("() => window.hloviz.view() === 'top'")
+    assert page.locator("#hv-crumbs button").count() == 1
+    assert problems(loaded) == []
 
 
 def _crumbs(page) -> list[str]:
@@ -293,167 +303,162 @@ def _open_box(page, box: dict) -> None:
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_open_a_layer_then_a_sub_layer_in_it_then_a_fusion_in_that(tmp_path):
-    report = _show("keras_transformer", tmp_path / "out")
+def test_open_a_layer_then_a_sub_layer_in_it_then_a_fusion_in_that(tmp_path, shown, browser):
+    report = shown("keras_transformer")
     capture = load_target(str(CAPTURES / "keras_transformer"))
     pre_tree = api.scope_trees(capture, capture.info)[0]
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        search(page, "block_0")
-        block = page.locator("#hv-results button[data-scope$='block_0_1'][data-opens]")
-        assert block.count() == 1, page.inner_text("#hv-results")
-        path = block.get_attribute("data-scope")
-        block.click()
-        page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
-        # the breadcrumb: the whole module, the enclosing layer when the first view (fitted to a
-        # screen) closes it too, then the block
-        base = _crumbs(page)
-        assert base[0] == "whole module" and base[-1] == "transformer/block_0", base
-        assert base[1:-1] in ([], ["transformer"]), base
-        # the layer's picture shows its sub-layers closed, each a box that opens its own picture
-        subs = [b for b in page.evaluate("window.hloviz.boxes()")
-                if b["scope"] and b["scope"].startswith(path + "/") and b["opens"] == f"s:{b['scope']}"
-                and b["id"].startswith("n")]
-        assert len({b["scope"] for b in subs}) >= 2, subs
-        fusions: list[dict] = []
-        sub_crumbs: list[str] = []
-        for sub in sorted({b["scope"]: b for b in subs}.values(), key=lambda b: b["scope"]):
-            _open_box(page, sub)
-            crumbs = _crumbs(page)
-            # every enclosing layer with a picture of its own is a crumb (with a first view
-            # fitted to a screen, more layers are closed and have one: block_0 › attention › key)
-            assert crumbs[:len(base)] == base and len(crumbs) >= len(base) + 1, crumbs
-            assert all(c.startswith(base[-1] + "/") for c in crumbs[len(base):]), crumbs
-            sub_crumbs = crumbs
-            assert re.sub(r"_\d+$", "", sub["scope"].rsplit("/", 1)[1]) in crumbs[-1], crumbs  # Keras' _1 dropped
-            boxes = page.evaluate("window.hloviz.boxes()")
-            # its own picture: every op drawn before optimization is the sub-layer's (forward or its
-            # gradient, by its op name, or placed there by the scope tree: the AddN summing its
-            # weights' gradients is credited by use, as stats --by scope counts it)
-            placed = {i.name for s in pre_tree.root.walk() if s.path == sub["scope"] for i in s.all_instructions()}
-            pre = [m for b in boxes for m in b["members"] if m["side"] == "pre" and m["opName"]]
-            assert pre and all(sub["scope"] + "/" in m["opName"] or m["name"] in placed for m in pre), \
-                (sub["scope"], [m for m in pre if sub["scope"] + "/" not in m["opName"]][:8])
-            assert not any(b["scope"] == path for b in boxes)  # the parent layer is not drawn in it
-            fusions = [b for b in boxes if b["opens"] and b["opens"].startswith("post:") and b["id"].startswith("n")]
-            if fusions:
-                break
-            page.locator("#hv-crumbs button").nth(len(base) - 1).click()  # back up to block_0
-            page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
-        assert fusions, "no sub-layer of block_0 draws a fusion with a picture of its own"
-        fusion = fusions[0]
-        _open_box(page, fusion)  # the fusion, down to single instructions, opened from the sub-layer
+    loaded = open_page(browser, report)
+    page = loaded.page
+    search(page, "block_0")
+    block = page.locator("#hv-results button[data-scope$='block_0_1'][data-opens]")
+    assert block.count() == 1, page.inner_text("#hv-results")
+    path = block.get_attribute("data-scope")
+    block.click()
+    page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
+    # the breadcrumb: the whole module, the enclosing layer when the first view (fitted to a
+    # screen) closes it too, then the block
+    base = _crumbs(page)
+    assert base[0] == "whole module" and base[-1] == "transformer/block_0", base
+    assert base[1:-1] in ([], ["transformer"]), base
+    # the layer's picture shows its sub-layers closed, each a box that opens its own picture
+    subs = [b for b in page.evaluate("window.hloviz.boxes()")
+            if b["scope"] and b["scope"].startswith(path + "/") and b["opens"] == f"s:{b['scope']}"
+            and b["id"].startswith("n")]
+    assert len({b["scope"] for b in subs}) >= 2, subs
+    fusions: list[dict] = []
+    sub_crumbs: list[str] = []
+    for sub in sorted({b["scope"]: b for b in subs}.values(), key=lambda b: b["scope"]):
+        _open_box(page, sub)
         crumbs = _crumbs(page)
-        assert len(crumbs) == len(sub_crumbs) + 1 and crumbs[:len(sub_crumbs)] == sub_crumbs, crumbs
-        assert fusion["opens"].split(":", 1)[1] in crumbs[-1]
-        single = page.evaluate("window.hloviz.boxes()")
-        assert len(single) >= 3 and all(len(b["members"]) <= 1 for b in single if b["id"].startswith("n"))
-        page.locator("#hv-viewport").press("Escape")  # back up: to the sub-layer it was opened from
-        page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{sub['scope']}")
-        page.locator("#hv-crumbs button").nth(len(base) - 1).click()
+        # every enclosing layer with a picture of its own is a crumb (with a first view
+        # fitted to a screen, more layers are closed and have one: block_0 › attention › key)
+        assert crumbs[:len(base)] == base and len(crumbs) >= len(base) + 1, crumbs
+        assert all(c.startswith(base[-1] + "/") for c in crumbs[len(base):]), crumbs
+        sub_crumbs = crumbs
+        assert re.sub(r"_\d+$", "", sub["scope"].rsplit("/", 1)[1]) in crumbs[-1], crumbs  # Keras' _1 dropped
+        boxes = page.evaluate("window.hloviz.boxes()")
+        # its own picture: every op drawn before optimization is the sub-layer's (forward or its
+        # gradient, by its op name, or placed there by the scope tree: the AddN summing its
+        # weights' gradients is credited by use, as stats --by scope counts it)
+        placed = {i.name for s in pre_tree.root.walk() if s.path == sub["scope"] for i in s.all_instructions()}
+        pre = [m for b in boxes for m in b["members"] if m["side"] == "pre" and m["opName"]]
+        assert pre and all(sub["scope"] + "/" in m["opName"] or m["name"] in placed for m in pre), \
+            (sub["scope"], [m for m in pre if sub["scope"] + "/" not in m["opName"]][:8])
+        assert not any(b["scope"] == path for b in boxes)  # the parent layer is not drawn in it
+        fusions = [b for b in boxes if b["opens"] and b["opens"].startswith("post:") and b["id"].startswith("n")]
+        if fusions:
+            break
+        page.locator("#hv-crumbs button").nth(len(base) - 1).click()  # back up to block_0
         page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
-        assert problems(loaded) == []
+    assert fusions, "no sub-layer of block_0 draws a fusion with a picture of its own"
+    fusion = fusions[0]
+    _open_box(page, fusion)  # the fusion, down to single instructions, opened from the sub-layer
+    crumbs = _crumbs(page)
+    assert len(crumbs) == len(sub_crumbs) + 1 and crumbs[:len(sub_crumbs)] == sub_crumbs, crumbs
+    assert fusion["opens"].split(":", 1)[1] in crumbs[-1]
+    single = page.evaluate("window.hloviz.boxes()")
+    assert len(single) >= 3 and all(len(b["members"]) <= 1 for b in single if b["id"].startswith("n"))
+    page.locator("#hv-viewport").press("Escape")  # back up: to the sub-layer it was opened from
+    page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{sub['scope']}")
+    page.locator("#hv-crumbs button").nth(len(base) - 1).click()
+    page.wait_for_function("key => window.hloviz.view() === key", arg=f"s:{path}")
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_the_url_fragment_keeps_and_restores_a_selection(tmp_path):
-    report = _show("matmul_chain-tf2.21", tmp_path / "out")
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        page.locator("#hv-viewport svg g.node:has(text:text-is('Sin.1'))").first.click()
-        page.wait_for_function("() => window.hloviz.selected() !== null")
-        assert page.evaluate("location.hash") == "#i=pre%3ASin.1"
-        lit = page.evaluate("window.hloviz.highlighted()")
-        assert any(m["name"] == "broadcast_maximum_fusion" or m["opName"] == "Sin"
-                   for box in lit if box["side"] == "post" for m in box["members"])
-        # a link to one kernel opens with it selected
-        again = open_page(browser, report, fragment="k=broadcast_maximum_fusion")
-        again.page.wait_for_function("() => window.hloviz.selected() !== null")
-        assert again.page.evaluate("window.hloviz.selected().instruction.name") == "broadcast_maximum_fusion"
-        assert again.page.locator("#hv-panel h3").inner_text() == "broadcast_maximum_fusion"
-        assert problems(loaded) == [] and problems(again) == []
+def test_the_url_fragment_keeps_and_restores_a_selection(tmp_path, shown, browser):
+    report = shown("matmul_chain-tf2.21")
+    loaded = open_page(browser, report)
+    page = loaded.page
+    page.locator("#hv-viewport svg g.node:has(text:text-is('Sin.1'))").first.click()
+    page.wait_for_function("() => window.hloviz.selected() !== null")
+    assert page.evaluate("location.hash") == "#i=pre%3ASin.1"
+    lit = page.evaluate("window.hloviz.highlighted()")
+    assert any(m["name"] == "broadcast_maximum_fusion" or m["opName"] == "Sin"
+               for box in lit if box["side"] == "post" for m in box["members"])
+    # a link to one kernel opens with it selected
+    again = open_page(browser, report, fragment="k=broadcast_maximum_fusion")
+    again.page.wait_for_function("() => window.hloviz.selected() !== null")
+    assert again.page.evaluate("window.hloviz.selected().instruction.name") == "broadcast_maximum_fusion"
+    assert again.page.locator("#hv-panel h3").inner_text() == "broadcast_maximum_fusion"
+    assert problems(loaded) == [] and problems(again) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_pan_and_zoom_with_keyboard_mouse_and_buttons(tmp_path):
-    report = _show("matmul_chain-tf2.21", tmp_path / "out")
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        transform = lambda: page.evaluate("document.querySelector('#hv-viewport svg').style.transform")  # noqa: E731
-        start = transform()
-        viewport = page.locator("#hv-viewport")
-        viewport.focus()
-        viewport.press("+")
-        zoomed = transform()
-        assert zoomed != start and "scale(" in zoomed
-        viewport.press("ArrowLeft")
-        assert transform() != zoomed
-        box = viewport.bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        before = transform()
-        page.mouse.wheel(0, -300)
-        page.wait_for_function("b => document.querySelector('#hv-viewport svg').style.transform !== b", arg=before)
-        before = transform()
-        page.mouse.down()
-        page.mouse.move(box["x"] + box["width"] / 2 + 80, box["y"] + box["height"] / 2 + 40, steps=4)
-        page.mouse.up()
-        assert transform() != before
-        page.click("button[data-zoom='fit']")
-        assert problems(loaded) == []
+def test_pan_and_zoom_with_keyboard_mouse_and_buttons(tmp_path, shown, browser):
+    report = shown("matmul_chain-tf2.21")
+    loaded = open_page(browser, report)
+    page = loaded.page
+    transform = lambda: page.evaluate("document.querySelector('#hv-viewport svg').style.transform")  # noqa: E731
+    start = transform()
+    viewport = page.locator("#hv-viewport")
+    viewport.focus()
+    viewport.press("+")
+    zoomed = transform()
+    assert zoomed != start and "scale(" in zoomed
+    viewport.press("ArrowLeft")
+    assert transform() != zoomed
+    box = viewport.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    before = transform()
+    page.mouse.wheel(0, -300)
+    page.wait_for_function("b => document.querySelector('#hv-viewport svg').style.transform !== b", arg=before)
+    before = transform()
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2 + 80, box["y"] + box["height"] / 2 + 40, steps=4)
+    page.mouse.up()
+    assert transform() != before
+    page.click("button[data-zoom='fit']")
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_kernel_table_sorts_filters_and_links_to_the_picture(tmp_path):
-    report = _show("matmul_chain-tf2.21", tmp_path / "out")
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        rows = lambda: page.eval_on_selector_all("#hv-kernels tbody tr:not([hidden])",  # noqa: E731
-                                                 "rs => rs.map(r => r.getAttribute('data-kernel'))")
-        assert rows() == ["MatMul.2", "broadcast_maximum_fusion", "ynn_fusion"]
-        flops = page.locator("#hv-kernels th:has-text('FLOPs')")
-        flops.click()
-        ascending = rows()
-        flops.click()
-        assert rows() == list(reversed(ascending)) and rows()[0] == "MatMul.2"  # the matmul does the most work
-        page.fill("input.hv-filter[data-table='hv-kernels']", "fusion")
-        assert rows() == sorted(rows(), key=ascending.index, reverse=True) and "MatMul.2" not in rows()
-        page.fill("input.hv-filter[data-table='hv-kernels']", "")
-        page.locator("#hv-kernels tr[data-kernel='ynn_fusion'] a.swatch").click()
-        page.wait_for_function("() => window.hloviz.selected() !== null")
-        assert page.evaluate("window.hloviz.selected().instruction.name") == "ynn_fusion"
-        assert problems(loaded) == []
+def test_kernel_table_sorts_filters_and_links_to_the_picture(tmp_path, shown, browser):
+    report = shown("matmul_chain-tf2.21")
+    loaded = open_page(browser, report)
+    page = loaded.page
+    rows = lambda: page.eval_on_selector_all("#hv-kernels tbody tr:not([hidden])",  # noqa: E731
+                                             "rs => rs.map(r => r.getAttribute('data-kernel'))")
+    assert rows() == ["MatMul.2", "broadcast_maximum_fusion", "ynn_fusion"]
+    flops = page.locator("#hv-kernels th:has-text('FLOPs')")
+    flops.click()
+    ascending = rows()
+    flops.click()
+    assert rows() == list(reversed(ascending)) and rows()[0] == "MatMul.2"  # the matmul does the most work
+    page.fill("input.hv-filter[data-table='hv-kernels']", "fusion")
+    assert rows() == sorted(rows(), key=ascending.index, reverse=True) and "MatMul.2" not in rows()
+    page.fill("input.hv-filter[data-table='hv-kernels']", "")
+    page.locator("#hv-kernels tr[data-kernel='ynn_fusion'] a.swatch").click()
+    page.wait_for_function("() => window.hloviz.selected() !== null")
+    assert page.evaluate("window.hloviz.selected().instruction.name") == "ynn_fusion"
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_diff_page_highlights_a_matched_pair_together(tmp_path):
+def test_diff_page_highlights_a_matched_pair_together(tmp_path, browser):
     out = tmp_path / "diff.html"
     result = api.diff(str(CAPTURES / "matmul_chain-tf2.17"), str(CAPTURES / "matmul_chain-tf2.21"))
     result.picture("html").save(out)
     pairs = [(k.before.name, k.after.name) for k in result.diff.summary.kernel_diffs
              if k.before is not None and k.after is not None]
     assert pairs
-    with chromium() as browser:
-        loaded = open_page(browser, out)
-        page = loaded.page
-        a, b = pairs[0]
-        page.goto(out.resolve().as_uri() + f"#i=before:{a}")
-        page.wait_for_function("() => window.hloviz && window.hloviz.selected() !== null")
-        lit = page.evaluate("window.hloviz.highlighted()")
-        assert any(m["name"] == b for box in lit if box["side"] == "after" for m in box["members"]), lit
-        assert "matched in the other module" in page.inner_text("#hv-panel")
-        assert problems(loaded) == []
+    loaded = open_page(browser, out)
+    page = loaded.page
+    a, b = pairs[0]
+    page.goto(out.resolve().as_uri() + f"#i=before:{a}")
+    page.wait_for_function("() => window.hloviz && window.hloviz.selected() !== null")
+    lit = page.evaluate("window.hloviz.highlighted()")
+    assert any(m["name"] == b for box in lit if box["side"] == "after" for m in box["members"]), lit
+    assert "matched in the other module" in page.inner_text("#hv-panel")
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_dot

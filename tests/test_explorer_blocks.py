@@ -13,7 +13,7 @@ import pytest
 
 from hloviz import api
 
-from .browser import chromium, open_page, problems
+from .browser import open_page, problems
 from .test_explorer import read_hlo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def _boxes(page, side: str) -> list[frozenset[str]]:
 @pytest.mark.requires_dot
 @pytest.mark.slow
 @pytest.mark.parametrize("capture", ["densenet121", "jax_gpt_step"])
-def test_first_view_opens_a_block_in_place_holding_its_instructions(capture, tmp_path):
+def test_first_view_opens_a_block_in_place_holding_its_instructions(capture, tmp_path, browser):
     report = api.show(str(CAPTURES / capture), tmp_path / "out").files["report"]
     hlo = _instructions(read_hlo(CAPTURES / capture / "pre.hlo"))
     # the first view fits a 1920×1080 screen's width (1900 px) and three screens' height (950 px
@@ -60,43 +60,42 @@ def test_first_view_opens_a_block_in_place_holding_its_instructions(capture, tmp
     assert "the explorer&#x27;s first view: the finest cut that fits" in html
     whole = (tmp_path / "out" / "side-by-side.svg").read_text(encoding="utf-8")
     assert svg.count('class="node"') < whole.count('class="node"')
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        boxes = page.evaluate("window.hloviz.boxes()")
-        for side in ("pre", "post"):  # at most the overview's 24 boxes a column
-            assert len([b for b in boxes if b["id"].startswith("n") and b["members"]
-                        and b["members"][0]["side"] == side]) <= 24
-        blocks = [b for b in boxes if b["opens"] and b["opens"].startswith("t:pre:") and b["id"].startswith("n")]
-        assert blocks, "the first view has no closed block with a picture of its own"
-        box = max(blocks, key=lambda b: (len(b["members"]), b["id"]))
-        inside = {m["name"] for m in box["members"]}
-        assert inside <= set(hlo), sorted(inside - set(hlo))[:5]
-        # named after its exit (its key's last step, ``b:x:b:s:conv4_block1_concat_1``: a block
-        # ending in a repeat of blocks ending in that Keras layer), whose ops it holds
-        exit_name = re.sub(r"^(?:[a-z]:)+", "", box["opens"].split(":", 2)[2].rsplit("/", 1)[-1])
-        if not re.fullmatch(r"u\d+", exit_name) and not exit_name.startswith("("):  # not a phase: (forward)
-            assert any(f"/{exit_name}/" in hlo[n][1] for n in inside), (exit_name, sorted(inside)[:5])
-        top_pre, top_post = _boxes(page, "pre"), _boxes(page, "post")
-        page.locator(f"#hv-viewport svg g[data-box='{box['id']}']").dispatch_event("dblclick")
-        page.wait_for_function("key => window.hloviz.view() === key", arg=box["opens"])
-        crumbs = page.evaluate("Array.from(document.querySelectorAll('#hv-crumbs button')).map(b => b.textContent)")
-        assert crumbs[0] == "whole module" and len(crumbs) == 2, crumbs
-        # in place: every other box of both columns is as it was (the other column's unless its
-        # counterpart opened with it: tests/test_explorer_pairs.py); the block's box became boxes
-        # holding its instructions and nothing else
-        now_pre, now_post = _boxes(page, "pre"), _boxes(page, "post")
-        pair = page.evaluate("window.hloviz.pair()")
-        assert pair is not None and pair["side"] == "post", pair
-        if not pair["note"].split(": ", 1)[1].startswith("opened"):
-            assert sorted(map(sorted, now_post)) == sorted(map(sorted, top_post))
-        others = [b for b in top_pre if b != frozenset(inside)]
-        assert all(b in now_pre for b in others)
-        new = [b for b in now_pre if b not in others]
-        held = set().union(*new) if new else set()
-        assert len(new) >= 2 and held <= inside, (len(new), sorted(held - inside)[:5])
-        # what has no box of its own when drawn open is what a picture always writes into labels
-        assert {hlo[n][0] for n in inside - held} <= ELIDED, sorted((n, hlo[n][0]) for n in inside - held)[:8]
-        page.locator("#hv-viewport").press("Escape")  # back to the whole module
-        page.wait_for_function("() => window.hloviz.view() === 'top'")
-        assert problems(loaded) == []
+    loaded = open_page(browser, report)
+    page = loaded.page
+    boxes = page.evaluate("window.hloviz.boxes()")
+    for side in ("pre", "post"):  # at most the overview's 24 boxes a column
+        assert len([b for b in boxes if b["id"].startswith("n") and b["members"]
+                    and b["members"][0]["side"] == side]) <= 24
+    blocks = [b for b in boxes if b["opens"] and b["opens"].startswith("t:pre:") and b["id"].startswith("n")]
+    assert blocks, "the first view has no closed block with a picture of its own"
+    box = max(blocks, key=lambda b: (len(b["members"]), b["id"]))
+    inside = {m["name"] for m in box["members"]}
+    assert inside <= set(hlo), sorted(inside - set(hlo))[:5]
+    # named after its exit (its key's last step, ``b:x:b:s:conv4_block1_concat_1``: a block
+    # ending in a repeat of blocks ending in that Keras layer), whose ops it holds
+    exit_name = re.sub(r"^(?:[a-z]:)+", "", box["opens"].split(":", 2)[2].rsplit("/", 1)[-1])
+    if not re.fullmatch(r"u\d+", exit_name) and not exit_name.startswith("("):  # not a phase: (forward)
+        assert any(f"/{exit_name}/" in hlo[n][1] for n in inside), (exit_name, sorted(inside)[:5])
+    top_pre, top_post = _boxes(page, "pre"), _boxes(page, "post")
+    page.locator(f"#hv-viewport svg g[data-box='{box['id']}']").dispatch_event("dblclick")
+    page.wait_for_function("key => window.hloviz.view() === key", arg=box["opens"])
+    crumbs = page.evaluate("Array.from(document.querySelectorAll('#hv-crumbs button')).map(b => b.textContent)")
+    assert crumbs[0] == "whole module" and len(crumbs) == 2, crumbs
+    # in place: every other box of both columns is as it was (the other column's unless its
+    # counterpart opened with it: tests/test_explorer_pairs.py); the block's box became boxes
+    # holding its instructions and nothing else
+    now_pre, now_post = _boxes(page, "pre"), _boxes(page, "post")
+    pair = page.evaluate("window.hloviz.pair()")
+    assert pair is not None and pair["side"] == "post", pair
+    if not pair["note"].split(": ", 1)[1].startswith("opened"):
+        assert sorted(map(sorted, now_post)) == sorted(map(sorted, top_post))
+    others = [b for b in top_pre if b != frozenset(inside)]
+    assert all(b in now_pre for b in others)
+    new = [b for b in now_pre if b not in others]
+    held = set().union(*new) if new else set()
+    assert len(new) >= 2 and held <= inside, (len(new), sorted(held - inside)[:5])
+    # what has no box of its own when drawn open is what a picture always writes into labels
+    assert {hlo[n][0] for n in inside - held} <= ELIDED, sorted((n, hlo[n][0]) for n in inside - held)[:8]
+    page.locator("#hv-viewport").press("Escape")  # back to the whole module
+    page.wait_for_function("() => window.hloviz.view() === 'top'")
+    assert problems(loaded) == []

@@ -22,7 +22,7 @@ import pytest
 from tests import run_cli
 from tests.test_passes import _FUSION, SETS, extract, final_file, snapshot_files
 
-from .browser import chromium, open_page, problems, search
+from .browser import open_page, problems, search
 
 _DATA = re.compile(r'<script type="application/json" id="hv-data"( data-encoding="gzip-base64")?>(.*?)</script>',
                    re.DOTALL)
@@ -232,117 +232,113 @@ def _panel(page) -> str:
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_click_the_kernel_and_read_the_pass_that_made_it(shown):
+def test_click_the_kernel_and_read_the_pass_that_made_it(shown, browser):
     report, folder = shown["fused_additions"]
     (fusion,) = set(_FUSION.findall(final_file(folder).read_text()))
     made = next(i for i, _, _, p in snapshot_files(folder) if fusion in _FUSION.findall(p.read_text()))
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        # a click on one of the kernel's boxes names the pass that made its kernel
-        inside = page.evaluate("() => window.hloviz.boxes().find(b => b.members.length > 1 && "
-                               "b.members.every(m => m.side === 'post' && m.opcode === 'add')).id")
-        page.locator(f"#hv-viewport svg g[data-box='{inside}']").first.click()
-        page.wait_for_function("() => window.hloviz.selected() !== null")
-        assert f"the pass that made its kernel {fusion}" in _panel(page)
-        assert f"made by fusion (#{made})" in _panel(page)
-        # and a click on the kernel itself (the fusion's cluster)
-        for box in page.evaluate("() => window.hloviz.boxes().map(b => b.id).filter(i => i.startsWith('cluster'))"):
-            page.locator(f"#hv-viewport svg g[data-box='{box}']").dispatch_event("click")
-            if page.evaluate("n => window.hloviz.selected().instruction.name === n", fusion):
-                break
-        assert page.evaluate("window.hloviz.selected().instruction.name") == fusion
-        assert "the pass that made it" in _panel(page)
-        assert f"made by fusion (#{made})" in _panel(page)
-        # the module just after that pass, with the same fusion selected in it
-        page.locator(f"#hv-panel button[data-step='{made}']").click()
-        page.wait_for_function("k => window.hloviz.view() === k", arg=f"step:{made}")
-        page.wait_for_function("n => (window.hloviz.selected() || {}).instruction && "
-                               "window.hloviz.selected().instruction.name === n", arg=fusion)
-        assert page.evaluate("window.hloviz.selected().instruction.side") == f"s{made}"
-        assert f"made by fusion (#{made})" in _panel(page)
-        assert "instructions, 1 fusions" in _panel(page)
-        # a card of the filmstrip shows the module after its step; its picture draws that snapshot
-        card = page.locator(".hv-film a[data-step]").first
-        key = card.get_attribute("data-view")
-        card.click()
-        page.wait_for_function("k => window.hloviz.view() === k", arg=key)
-        assert page.locator(f".hv-film a[data-view='{key}']").get_attribute("aria-current") == "step"
-        assert page.locator("#hv-crumbs button").count() == 2
-        page.locator(".hv-film a[data-view='top']").click()
-        page.wait_for_function("() => window.hloviz.view() === 'top'")
-        assert problems(loaded) == []
+    loaded = open_page(browser, report)
+    page = loaded.page
+    # a click on one of the kernel's boxes names the pass that made its kernel
+    inside = page.evaluate("() => window.hloviz.boxes().find(b => b.members.length > 1 && "
+                           "b.members.every(m => m.side === 'post' && m.opcode === 'add')).id")
+    page.locator(f"#hv-viewport svg g[data-box='{inside}']").first.click()
+    page.wait_for_function("() => window.hloviz.selected() !== null")
+    assert f"the pass that made its kernel {fusion}" in _panel(page)
+    assert f"made by fusion (#{made})" in _panel(page)
+    # and a click on the kernel itself (the fusion's cluster)
+    for box in page.evaluate("() => window.hloviz.boxes().map(b => b.id).filter(i => i.startsWith('cluster'))"):
+        page.locator(f"#hv-viewport svg g[data-box='{box}']").dispatch_event("click")
+        if page.evaluate("n => window.hloviz.selected().instruction.name === n", fusion):
+            break
+    assert page.evaluate("window.hloviz.selected().instruction.name") == fusion
+    assert "the pass that made it" in _panel(page)
+    assert f"made by fusion (#{made})" in _panel(page)
+    # the module just after that pass, with the same fusion selected in it
+    page.locator(f"#hv-panel button[data-step='{made}']").click()
+    page.wait_for_function("k => window.hloviz.view() === k", arg=f"step:{made}")
+    page.wait_for_function("n => (window.hloviz.selected() || {}).instruction && "
+                           "window.hloviz.selected().instruction.name === n", arg=fusion)
+    assert page.evaluate("window.hloviz.selected().instruction.side") == f"s{made}"
+    assert f"made by fusion (#{made})" in _panel(page)
+    assert "instructions, 1 fusions" in _panel(page)
+    # a card of the filmstrip shows the module after its step; its picture draws that snapshot
+    card = page.locator(".hv-film a[data-step]").first
+    key = card.get_attribute("data-view")
+    card.click()
+    page.wait_for_function("k => window.hloviz.view() === k", arg=key)
+    assert page.locator(f".hv-film a[data-view='{key}']").get_attribute("aria-current") == "step"
+    assert page.locator("#hv-crumbs button").count() == 2
+    page.locator(".hv-film a[data-view='top']").click()
+    page.wait_for_function("() => window.hloviz.view() === 'top'")
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_click_a_folded_constant_and_read_the_pass_that_wrote_it(shown):
+def test_click_a_folded_constant_and_read_the_pass_that_wrote_it(shown, browser):
     report, folder = shown["fused_additions_const"]
     data = report_data(report)["passes"]
     (fold,) = data["folded"]
     first = next(i for i, _, _, p in snapshot_files(folder) if re.search(r"f32\[\] constant\(1000\)", p.read_text()))
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        search(page, fold["constant"])
-        page.locator("#hv-results button[data-g]").first.click()
-        page.wait_for_function("n => (window.hloviz.selected() || {}).instruction && "
-                               "window.hloviz.selected().instruction.name === n", arg=fold["constant"])
-        assert f"written by constant_folding (#{first})" in _panel(page)
-        assert problems(loaded) == []
+    loaded = open_page(browser, report)
+    page = loaded.page
+    search(page, fold["constant"])
+    page.locator("#hv-results button[data-g]").first.click()
+    page.wait_for_function("n => (window.hloviz.selected() || {}).instruction && "
+                           "window.hloviz.selected().instruction.name === n", arg=fold["constant"])
+    assert f"written by constant_folding (#{first})" in _panel(page)
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_without_script_the_pass_section_is_plain_html(shown):
+def test_without_script_the_pass_section_is_plain_html(shown, browser):
     report, _ = shown["fused_additions"]
-    with chromium() as browser:
-        loaded = open_page(browser, report, javascript=False)
-        text = loaded.page.locator("body").inner_text()
-        assert "XLA's passes" in text and "made by (snapshot)" in text
-        assert problems(loaded) == []
+    loaded = open_page(browser, report, javascript=False)
+    text = loaded.page.locator("body").inner_text()
+    assert "XLA's passes" in text and "made by (snapshot)" in text
+    assert problems(loaded) == []
 
 
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_layers_work_in_a_steps_picture(tmp_path, capsys):
+def test_layers_work_in_a_steps_picture(tmp_path, capsys, browser):
     """A Keras training step's snapshots keep its layers (op_name scopes): in a step's picture a
     layer's box selects the layer, and the layer's instructions listed are that snapshot's."""
     report = show_tar("keras_cnn_train", tmp_path / "out", capsys)
-    with chromium() as browser:
-        loaded = open_page(browser, report)
-        page = loaded.page
-        card = page.locator(".hv-film a[data-step]").first
-        key, index = card.get_attribute("data-view"), card.get_attribute("data-step")
-        card.click()
-        page.wait_for_function("k => window.hloviz.view() === k", arg=key)
-        # a layer: a closed one's box, else (the step's ops all fit) an open one's frame
-        layer = page.evaluate("() => { const b = window.hloviz.boxes().filter(b => b.scope !== null);"
-                              " return b.find(x => x.members.length) || b[0]; }")
-        assert layer is not None and {m["side"] for m in layer["members"]} <= {f"s{index}"}
-        page.locator(f"#hv-viewport svg g[data-box='{layer['id']}']").first.dispatch_event("click")
-        page.wait_for_function("s => (window.hloviz.selected() || {}).scope === s", arg=layer["scope"])
-        assert f"after #{index}" in _panel(page)  # its instructions in this snapshot are listed
-        lit = page.evaluate("window.hloviz.highlighted()")
-        assert lit and all(b["side"] == f"s{index}" for b in lit)
-        search(page, layer["scope"].split("/")[0])
-        assert page.locator("#hv-results button[data-scope]").count() >= 1
-        # a layer of the step opens in place, drawn from that snapshot (not the optimized module's)
-        views = report_data(report)["views"]
-        opened = next(v for v in views if v["key"].startswith(f"{key}|s:"))
-        scope = opened["opens"][2:]
-        search(page, scope)
-        page.locator(f"#hv-results button[data-scope='{scope}']").click()
-        page.wait_for_function("k => window.hloviz.view() === k", arg=opened["key"])
-        inside = page.evaluate("window.hloviz.boxes()")
-        assert inside and {m["side"] for b in inside for m in b["members"]} == {f"s{index}"}
-        assert _crumbs(page)[0] == "whole module" and _crumbs(page)[1].startswith(f"after #{index}")
-        page.locator("#hv-viewport").press("Escape")
-        page.wait_for_function("k => window.hloviz.view() === k", arg=key)
-        assert problems(loaded) == []
+    loaded = open_page(browser, report)
+    page = loaded.page
+    card = page.locator(".hv-film a[data-step]").first
+    key, index = card.get_attribute("data-view"), card.get_attribute("data-step")
+    card.click()
+    page.wait_for_function("k => window.hloviz.view() === k", arg=key)
+    # a layer: a closed one's box, else (the step's ops all fit) an open one's frame
+    layer = page.evaluate("() => { const b = window.hloviz.boxes().filter(b => b.scope !== null);"
+                          " return b.find(x => x.members.length) || b[0]; }")
+    assert layer is not None and {m["side"] for m in layer["members"]} <= {f"s{index}"}
+    page.locator(f"#hv-viewport svg g[data-box='{layer['id']}']").first.dispatch_event("click")
+    page.wait_for_function("s => (window.hloviz.selected() || {}).scope === s", arg=layer["scope"])
+    assert f"after #{index}" in _panel(page)  # its instructions in this snapshot are listed
+    lit = page.evaluate("window.hloviz.highlighted()")
+    assert lit and all(b["side"] == f"s{index}" for b in lit)
+    search(page, layer["scope"].split("/")[0])
+    assert page.locator("#hv-results button[data-scope]").count() >= 1
+    # a layer of the step opens in place, drawn from that snapshot (not the optimized module's)
+    views = report_data(report)["views"]
+    opened = next(v for v in views if v["key"].startswith(f"{key}|s:"))
+    scope = opened["opens"][2:]
+    search(page, scope)
+    page.locator(f"#hv-results button[data-scope='{scope}']").click()
+    page.wait_for_function("k => window.hloviz.view() === k", arg=opened["key"])
+    inside = page.evaluate("window.hloviz.boxes()")
+    assert inside and {m["side"] for b in inside for m in b["members"]} == {f"s{index}"}
+    assert _crumbs(page)[0] == "whole module" and _crumbs(page)[1].startswith(f"after #{index}")
+    page.locator("#hv-viewport").press("Escape")
+    page.wait_for_function("k => window.hloviz.view() === k", arg=key)
+    assert problems(loaded) == []
 
 
 def _crumbs(page) -> list[str]:
@@ -352,7 +348,7 @@ def _crumbs(page) -> list[str]:
 @pytest.mark.requires_chromium
 @pytest.mark.requires_dot
 @pytest.mark.slow
-def test_a_cloned_kernel_names_both_passes_and_the_original_its_own(tmp_path, capsys):
+def test_a_cloned_kernel_names_both_passes_and_the_original_its_own(tmp_path, capsys, browser):
     """TensorFlow 2.17's CPU compiler clones each fusion (``fusion.clone``): the kernel names the
     pass that cloned it and the one that made the original; the original, which only the
     snapshots hold, names the pass that made it there."""
@@ -361,14 +357,13 @@ def test_a_cloned_kernel_names_both_passes_and_the_original_its_own(tmp_path, ca
     files = snapshot_files(folder)
     made = next(i for i, _, _, p in files if "fusion" in _FUSION.findall(p.read_text()))
     cloned, cloner = next((i, after) for i, _, after, p in files if "fusion.clone" in _FUSION.findall(p.read_text()))
-    with chromium() as browser:
-        loaded = open_page(browser, report, fragment="i=post:fusion.clone")
-        page = loaded.page
-        page.wait_for_function("() => (window.hloviz.selected() || {}).instruction !== undefined")
-        text = _panel(page)
-        assert f"made by {cloner} (#{cloned})" in text and f"a clone of fusion, which was made by fusion (#{made})" in text
-        page.locator(f"#hv-panel button[data-step='{made}']").click()
-        page.wait_for_function("k => window.hloviz.view() === k", arg=f"step:{made}")
-        page.wait_for_function("() => window.hloviz.selected().instruction.name === 'fusion'")
-        assert f"made here, by fusion (#{made})" in _panel(page)
-        assert problems(loaded) == []
+    loaded = open_page(browser, report, fragment="i=post:fusion.clone")
+    page = loaded.page
+    page.wait_for_function("() => (window.hloviz.selected() || {}).instruction !== undefined")
+    text = _panel(page)
+    assert f"made by {cloner} (#{cloned})" in text and f"a clone of fusion, which was made by fusion (#{made})" in text
+    page.locator(f"#hv-panel button[data-step='{made}']").click()
+    page.wait_for_function("k => window.hloviz.view() === k", arg=f"step:{made}")
+    page.wait_for_function("() => window.hloviz.selected().instruction.name === 'fusion'")
+    assert f"made here, by fusion (#{made})" in _panel(page)
+    assert problems(loaded) == []
