@@ -327,7 +327,7 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
     if options.budget <= OVERVIEW_BUDGET:
         g.program_order = phase_of
         _fold_weights(g)
-        _unframe_phases(g, cut)
+        _unframe_phases(g, cut, phase_of)
     _note_cut(g, cut, options, notes, levels)
 
 
@@ -366,7 +366,7 @@ def _fold_weights(g: ViewGraph) -> None:
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
 
 
-def _unframe_phases(g: ViewGraph, cut: Cut) -> None:
+def _unframe_phases(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
     """A training step's overview draws no frame around a scope split into phases (its
     ``(forward)``, ``(backward)``, ``(optimizer)`` children, :func:`hloviz.render.layers.scope_tree`):
     its children are drawn where program order puts them, each titled with the scope's name
@@ -380,7 +380,16 @@ def _unframe_phases(g: ViewGraph, cut: Cut) -> None:
     """
     from dataclasses import replace
 
-    split = {sc.key: sc for sc in g.scope_clusters if len(_phases_below(sc.node)) > 1}
+    spanning = [sc for sc in g.scope_clusters if len(_phases_below(sc.node)) > 1]
+    if not spanning:
+        return
+    from .order import order_keys
+
+    keys = order_keys(g, phase_of)
+    below = {sc.key: {g.find(int(leaf.name[1:])) for leaf in cut.tree.leaves(sc.node)} for sc in spanning}
+    # only a frame with other work between its first and last box in program order: one holding
+    # a whole pass and what runs after it (the GPT step's ``train_step12``) nests no other frame
+    split = {sc.key: sc for sc in spanning if _interleaved(below[sc.key], keys)}
     if not split:
         return
     kept = [sc for sc in g.scope_clusters if sc.key not in split]
@@ -411,11 +420,18 @@ def _unframe_phases(g: ViewGraph, cut: Cut) -> None:
             sc.parent = home(sc.parent)
     g.scope_clusters = kept
     # the frame's slot among its siblings no longer stacks as a cluster: program order places it
-    unframed = []
-    for sc in split.values():
-        unframed.append({g.find(int(leaf.name[1:])) for leaf in cut.tree.leaves(sc.node)})
+    unframed = [below[key] for key in split]
     g.stacking = [[(idx, c and not any(set(idx) == u for u in unframed), cp) for idx, c, cp in slots]
                   for slots in g.stacking]
+
+
+def _interleaved(units: set[int], keys: Mapping[str, tuple[int, float]]) -> bool:
+    """Does a unit outside ``units`` sit between the first and the last of them in program order?"""
+    inside = [keys[f"u{i}"] for i in units if f"u{i}" in keys]
+    if not inside:
+        return False
+    first, last = min(inside), max(inside)
+    return any(first < k < last for key, k in keys.items() if int(key[1:]) not in units)
 
 
 def _splits(node: TreeNode) -> bool:
