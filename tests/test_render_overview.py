@@ -320,3 +320,110 @@ def test_no_weight_of_an_opened_layer_is_a_box_of_its_own(inception):
     titles = [m.group(2) for m in _TITLE.finditer(_column(inception, "after"))]
     assert not [t for t in titles if t.startswith("parameter ")], titles
     assert "+ conv2d_1/kernel" in inception
+
+
+# --- a hand-written TF training step: scopes split into forward and backward ------------------
+
+_LAYER = r"((?:moments|Gelu)(?:_\d+)?)"
+
+
+def _cover(svg: str) -> float:
+    """The boxes' area (each outline's bounding box) over the canvas's (the viewBox)."""
+    box = _VIEWBOX.search(svg)
+    assert box is not None
+    area = 0.0
+    for node in _NODE.finditer(svg):
+        outline = _OUTLINE.search(node.group(1))
+        if outline is None:
+            continue
+        nums = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", outline.group(1))]
+        xs, ys = nums[0::2], nums[1::2]
+        area += (max(xs) - min(xs)) * (max(ys) - min(ys))
+    return area / (float(box.group(1)) * float(box.group(2)))
+
+
+_COLUMN_FRAME = re.compile(r'<g id="clust\d+" class="cluster">\s*<title>[^<]*</title>\s*<(?:polygon|path)[^>]*?'
+                           r'(?:points|d)="([^"]+)"[^>]*>\s*<text[^>]*>(?:before|after)\b')
+
+
+def _boxes_per_column(svg: str) -> list[int]:
+    """How many boxes each column of a picture laid out in one run holds (a diff's two columns
+    side by side: the frames titled ``before: …`` and ``after: …``, told apart by x)."""
+    spans = []
+    for frame in _COLUMN_FRAME.finditer(svg):
+        xs = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", frame.group(1))][0::2]
+        spans.append((min(xs), max(xs)))
+    assert len(spans) == 2, spans
+    counts = [0, 0]
+    for node in _NODE.finditer(svg):
+        outline = _OUTLINE.search(node.group(1))
+        if outline is None:
+            continue
+        xs = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", outline.group(1))][0::2]
+        centre = (min(xs) + max(xs)) / 2
+        counts[next(i for i, (x0, x1) in enumerate(spans) if x0 <= centre <= x1)] += 1
+    return counts
+
+
+def _middle_order(entry: str, prefix: str) -> list[str]:
+    """The layers (``moments``, ``Gelu_1`` …, by regex over the op_names) in the order of the
+    middle of their ops in the entry computation's text (the first op is no guide: TF emits a
+    layer's constants, ``Gelu``'s √2, long before the layer runs)."""
+    spots: dict[str, list[int]] = {}
+    for m in re.finditer(rf'op_name="{prefix}{_LAYER}/', entry):
+        spots.setdefault(m.group(1), []).append(m.start())
+    middle = {k: v[(len(v) - 1) // 2] for k, v in spots.items()}
+    return sorted(middle, key=middle.__getitem__)
+
+
+@pytest.fixture(scope="module")
+def transformer_step(tmp_path_factory) -> str:
+    return _render("transformer_train-tf2.21", tmp_path_factory.mktemp("overview") / "tr.svg")
+
+
+def test_the_transformer_step_fits_a_page_without_a_staircase_of_frames(transformer_step):
+    """Goal 1 on a hand-written TF transformer step, whose scopes (``moments``, ``Gelu``…) each
+    hold forward and backward work: framed, each scope spanned the picture from its forward box
+    to its backward box, the frames nested and dot stood them side by side (5,516 × 2,741 pt,
+    5.9% covered). The SVG's own geometry: longer side ≤ 2,500 pt, ≤ 40 boxes a column, boxes
+    covering ≥ 8%, ≤ 0.1 crossings an arrow."""
+    box = _VIEWBOX.search(transformer_step)
+    assert box is not None
+    assert max(float(box.group(1)), float(box.group(2))) <= 2_500, box.groups()
+    assert max(_boxes_per_part(transformer_step)) <= 40
+    assert _cover(transformer_step) >= 0.08
+    assert _crossings_per_arrow(transformer_step) <= 0.1
+
+
+def test_the_transformer_step_draws_each_layers_forward_then_backward_in_program_order(transformer_step):
+    """Goal 2: each layer (named by the op_names, ``gradient_tape/<layer>/`` its backward ops)
+    is a ``<layer> · forward`` and a ``<layer> · backward`` box in the before column, no frame
+    titled ``<layer>`` around them; the forward boxes top to bottom in the entry's order of
+    their forward ops, then the backward boxes in the order of theirs (the reverse)."""
+    entry = _entry(_hlo_text("transformer_train-tf2.21"))
+    forward, backward = _middle_order(entry, ""), _middle_order(entry, "gradient_tape/")
+    assert len(forward) >= 7 and sorted(forward) == sorted(backward), (forward, backward)
+    titles = [(float(m.group(1)), m.group(2).strip()) for m in _TITLE.finditer(_column(transformer_step, "before"))]
+    assert not [t for _, t in titles if t in forward], "a layer drawn as a frame"
+    rows = {t: y for y, t in titles}
+    drawn_forward = sorted(forward, key=lambda n: rows[f"{n} · forward"])
+    drawn_backward = sorted(backward, key=lambda n: rows[f"{n} · backward"])
+    assert drawn_forward == forward and drawn_backward == backward, (drawn_forward, drawn_backward)
+    assert max(rows[f"{n} · forward"] for n in forward) < min(rows[f"{n} · backward"] for n in backward)
+
+
+def test_the_diff_of_the_transformer_step_fits_a_page_in_one_piece(tmp_path):
+    """Goal 1 on ``hloviz diff`` of the step under TF 2.17 and 2.21, its two columns laid out
+    whole: with the layers' frames side by side the picture was 4,888 × 3,363 pt (4.6% covered,
+    0.23 crossings an arrow), then wrapped into 11 parts joined by ``part k`` connectors."""
+    out = tmp_path / "d.svg"
+    assert main(["diff", str(CAPTURES / "transformer_train-tf2.17"), str(CAPTURES / "transformer_train-tf2.21"),
+                 "-o", str(out)]) in (0, None)
+    svg = out.read_text(encoding="utf-8")
+    box = _VIEWBOX.search(svg)
+    assert box is not None
+    assert max(float(box.group(1)), float(box.group(2))) <= 2_500, box.groups()
+    assert not _PART.search(svg), "the columns were cut into parts"
+    assert max(_boxes_per_column(svg)) <= 40
+    assert _cover(svg) >= 0.08
+    assert _crossings_per_arrow(svg) <= 0.1
