@@ -46,12 +46,12 @@ def _smallest_font(capture: str, tmp_path: Path, capsys) -> float:
 
 
 def test_a_big_png_is_drawn_to_fit_and_keeps_its_shape_and_readable_text(tmp_path, capsys):
-    # the Keras CNN training step side by side is about 4,600 x 9,300 pt: 12,400 px tall at full
-    # size; fitted to 12,000 px its 9 pt text is still 11.6 px
-    width_pt, height_pt = _svg_points("keras_cnn_train", tmp_path, capsys)
-    font = _smallest_font("keras_cnn_train", tmp_path, capsys)
+    # the small Keras training step side by side is about 5,300 x 10,300 pt: 13,700 px tall at
+    # full size; fitted to 12,000 px its 9 pt text is still about 10.5 px
+    width_pt, height_pt = _svg_points("keras_small_train_step", tmp_path, capsys)
+    font = _smallest_font("keras_small_train_step", tmp_path, capsys)
     assert height_pt * 96 / 72 > 12_000 + 100
-    err = _render("keras_cnn_train", tmp_path / "x.png", capsys)
+    err = _render("keras_small_train_step", tmp_path / "x.png", capsys)
     width, height = _png_size(tmp_path / "x.png")
     assert abs(max(width, height) - 12_000) <= 2
     assert width / height == pytest.approx(width_pt / height_pt, rel=0.01)
