@@ -44,6 +44,7 @@ from itertools import pairwise
 from ..analysis.opnames import PHASES
 from ..ir import Instruction
 from .arrows import Stub, write_rows
+from .layers import leaf_edges
 from .model import ViewGraph
 from .scene import Edge, Scene
 
@@ -95,7 +96,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str
     # clusters side by side)
     users: dict[str, list[str]] = {}
     fed: set[str] = set()
-    for a, b in g_edges(g):
+    for a, b in leaf_edges(g):
         users.setdefault(a, []).append(b)
         fed.add(b)
     sources = [k for k in keys if k not in fed and users.get(k)]
@@ -115,17 +116,6 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str
 #: is this fraction below a whole number is a parameter's, kept out of a training step's file
 #: (it stands beside the unit before its user, not on a row of its own).
 BESIDE = 0.5
-
-
-def g_edges(g: ViewGraph) -> list[tuple[str, str]]:
-    """The arrows between live units of ``g`` (scene node keys)."""
-    find = g.find
-    out = []
-    for src, dst, *_ in g.edges:
-        s, d = find(src), find(dst)
-        if s != d and g.units[s].alive and g.units[d].alive:
-            out.append((f"u{s}", f"u{d}"))
-    return out
 
 
 def program_order(scene: Scene, keys: dict[str, tuple[int, float]]) -> list[Stub]:
