@@ -103,6 +103,7 @@ class _UpdateTracer:
         self.of = tree._of
         self.phase = tree._phase
         self._readers: dict[Instruction, Scope | None] = {}
+        self._users: dict[int, dict[Instruction, list[Instruction]]] = {}  # per computation, once
         self._entry = tree.module.entry
 
     def _is_entry(self, op: Instruction) -> bool:
@@ -223,7 +224,7 @@ class _UpdateTracer:
             if op in self._readers:
                 read_by = self._readers[op]
             else:
-                read_by = self._readers[op] = _reading_layer(self.tree, op)
+                read_by = self._readers[op] = _reading_layer(self.tree, op, self._users)
             if read_by is None:
                 return _NONE
             s = read_by
@@ -275,13 +276,17 @@ def _passed_on(u: Instruction, inst: Instruction, index: int | None, caller: Ins
     return None
 
 
-def _reading_layer(tree: ScopeTree, param: Instruction) -> Scope | None:
+def _reading_layer(tree: ScopeTree, param: Instruction,
+                   users_of: dict[int, dict[Instruction, list[Instruction]]] | None = None) -> Scope | None:
     """The innermost layer scope holding every instruction that does work with the entry
     parameter ``param`` in the forward or backward pass, following its value through tuples,
     ``while`` loops (into the body, by tuple index), calls and fusions, and the plumbing of
     :data:`_PLUMBING` (a scan's ``dynamic-slice`` of the stacked weight); None when no layer
-    reads it (an optimizer's moment, the step count) or the readers share no layer."""
-    users_of: dict[int, dict[Instruction, list[Instruction]]] = {}
+    reads it (an optimizer's moment, the step count) or the readers share no layer. ``users_of``:
+    each computation's users, shared by the calls on one tree (the entry's are read once, not
+    once per weight)."""
+    if users_of is None:
+        users_of = {}
 
     def users(inst: Instruction) -> list[Instruction]:
         comp = inst.parent
