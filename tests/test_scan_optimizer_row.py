@@ -27,7 +27,9 @@ def test_the_stacked_weights_updates_are_the_scanned_layers_optimizer_work():
     expected = set()
     for part in ("kernel", "bias"):
         param = f"params__blocks____mlp____fc1____{part}__.1"
-        shape = re.search(rf"^\s*%{re.escape(param)} = (f32\[3,[\d,]+\])", text, re.MULTILINE).group(1)
+        found = re.search(rf"^\s*%{re.escape(param)} = (f32\[3,[\d,]+\])", text, re.MULTILINE)
+        assert found, param
+        shape = found.group(1)
         expected |= set(re.findall(rf"^\s*%([\w.\-]+) = {re.escape(shape)}\S* fusion\(%{re.escape(param)},.*"
                                    r'op_name="jit\(vit_train_step\)/add"', text, re.MULTILINE))
     assert len(expected) == 2, expected
