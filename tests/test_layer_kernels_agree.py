@@ -68,12 +68,16 @@ def _views(name: str) -> tuple[dict[str, set[str]], dict[str, set[str]], dict[st
     analysis = analyze(cap.pre_module(), post, info=cap.info)
     main = explorer_data([Side("post", "after", post, analysis.kernels)], []).main
     paths = main["scopes"]["path"]
+    # stats names a JAX function's scopes as the explorer labels them (``ViT/blocks``, the
+    # function by its name: no ``jit(f)``); a TF scope by its op names' path
+    shown = {p: (label if p.startswith(("jit(", "pjit(")) else p)
+             for p, label in zip(paths, main["scopes"]["label"], strict=True)}
     by_explorer: dict[str, set[str]] = {}
     for k in main["kernels"]:
         for si in k["layers"]:
             p = paths[si]
             while p:
-                by_explorer.setdefault(p, set()).add(k["name"])
+                by_explorer.setdefault(shown.get(p, p), set()).add(k["name"])
                 p = p.rsplit("/", 1)[0] if "/" in p else ""
     rows = json.loads(_run("diff", folder, folder, "--by", "scope", "--depth", "99", "--format", "json"))["scopes"]
     by_diff = {r["scope"]: r["kernels"]["after"] for r in rows}

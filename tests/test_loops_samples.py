@@ -137,13 +137,13 @@ def test_reducer_op_names_open_no_scope(capsys):
     top = {s.split("/", 1)[0] for s in scopes if s}
     assert "blocks" not in top and "checkpoint" not in top
     # the model's own path, written by hand from samples/loops.py (ViT › blocks › mlp › fc1)
-    assert "jit(vit_forward)/ViT/blocks/mlp/fc1" in scopes
+    assert "ViT/blocks/mlp/fc1" in scopes
     assert not any(part in ("while", "body", "closed_call", "checkpoint") for s in scopes for part in s.split("/"))
 
 
 @pytest.mark.parametrize(("name", "scope", "trips"), [
-    ("loops_vit", "jit(vit_forward)/ViT/blocks", 3),            # DEPTH = 3 scanned blocks
-    ("loops_vit", "jit(vit_forward)/ViT/blocks/mlp", 3),
+    ("loops_vit", "ViT/blocks", 3),                       # DEPTH = 3 scanned blocks
+    ("loops_vit", "ViT/blocks/mlp", 3),
     ("loops_rnn_scan", None, 12),                                # STEPS = 12
     ("loops_power_fori", None, 8),                               # fori_loop(0, 8, …)
     ("tf_while_cond", "while/cell", 10),                         # STEPS = 10

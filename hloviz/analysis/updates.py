@@ -102,6 +102,12 @@ class _UpdateTracer:
         self._steps: dict[Instruction, tuple[frozenset[int], tuple[Instruction, ...]]] = {}
         self.of = tree._of
         self.phase = tree._phase
+        self._readers: dict[Instruction, Scope | None] = {}
+        self._users: dict[int, dict[Instruction, list[Instruction]]] = {}  # per computation, once
+        self._entry = tree.module.entry
+
+    def _is_entry(self, op: Instruction) -> bool:
+        return self._entry is not None and op.parent is self._entry
 
     def layers_feeding(self, inst: Instruction) -> list[Scope]:
         """The layer scopes whose gradients or weights reach ``inst``."""
@@ -212,6 +218,16 @@ class _UpdateTracer:
     def _layer_source(self, op: Instruction) -> frozenset[int]:
         """:meth:`source` of an instruction known not to be the optimizer's."""
         s = self.of[op]
+        if s.kind != "scope" and op.opcode == "parameter" and self._is_entry(op):
+            # a weight its name filed in no layer (nn.scan's ``blocks/attn/key/kernel`` while
+            # the ops say ``blocks/attn/attn/key``): the layer that reads it
+            if op in self._readers:
+                read_by = self._readers[op]
+            else:
+                read_by = self._readers[op] = _reading_layer(self.tree, op, self._users)
+            if read_by is None:
+                return _NONE
+            s = read_by
         if s.kind == "scope" and (self.phase.get(op) == "backward" or op.opcode == "parameter"):
             got = self._ids.get(id(s))
             if got is None:
@@ -219,6 +235,100 @@ class _UpdateTracer:
                 got = self._ids[id(s)] = frozenset({id(s)})
             return got
         return _NONE
+
+
+#: Instructions that pass a value on without computing with it (a slice of a stacked weight
+#: is the weight): :func:`_reading_layer` follows them to the instructions that do work.
+_PLUMBING = frozenset({"bitcast", "reshape", "copy", "convert", "transpose", "dynamic-slice", "slice",
+                       "broadcast"})
+#: How many instructions :func:`_reading_layer` visits before it gives up.
+_MAX_READS = 2000
+
+
+#: A value :func:`_reading_layer` follows: an instruction, which element of its tuple (None: all
+#: of it), and the call or fusion it was reached through (None outside one).
+_Value = tuple[Instruction, "int | None", "Instruction | None"]
+
+
+def _passed_on(u: Instruction, inst: Instruction, index: int | None, caller: Instruction | None) -> list[_Value] | None:
+    """Where ``u``, a user of the value ``inst`` (element ``index`` of it), hands that value on:
+    into a tuple, out of one, into a loop body, a called or fused computation, through a
+    remat barrier or plumbing; ``[]`` when ``u`` does not take that element; None when ``u``
+    computes with the value (a reader)."""
+    opcode = u.opcode
+    at = [k for k, o in enumerate(u.operands) if o is inst]
+    if opcode == "tuple":
+        return [(u, k, None) for k in at] if index is None else []
+    if opcode == "get-tuple-element":
+        return [(u, None, None)] if index is not None and u.attributes.get("index", "") == str(index) else []
+    if opcode in ("opt-barrier", "optimization-barrier"):  # remat's barrier: a tuple in, the same out
+        return [(u, index, caller)]
+    if opcode == "while":
+        return [(p, index, None) for body in u.calls_by_attribute.get("body", ())
+                for p in body.parameters if p.parameter_number == 0]
+    if opcode in ("call", "fusion"):
+        return [(p, index, u) for comp in u.called_computations[:1]
+                for p in comp.parameters if p.parameter_number in at]
+    if index is not None:
+        return []  # a tuple's other users (its root, a loop's condition) read no element of it
+    if opcode in _PLUMBING:
+        return [(u, None, caller)]
+    return None
+
+
+def _reading_layer(tree: ScopeTree, param: Instruction,
+                   users_of: dict[int, dict[Instruction, list[Instruction]]] | None = None) -> Scope | None:
+    """The innermost layer scope holding every instruction that does work with the entry
+    parameter ``param`` in the forward or backward pass, following its value through tuples,
+    ``while`` loops (into the body, by tuple index), calls and fusions, and the plumbing of
+    :data:`_PLUMBING` (a scan's ``dynamic-slice`` of the stacked weight); None when no layer
+    reads it (an optimizer's moment, the step count) or the readers share no layer. ``users_of``:
+    each computation's users, shared by the calls on one tree (the entry's are read once, not
+    once per weight)."""
+    if users_of is None:
+        users_of = {}
+
+    def users(inst: Instruction) -> list[Instruction]:
+        comp = inst.parent
+        if comp is None:
+            return []
+        got = users_of.get(id(comp))
+        if got is None:
+            got = users_of[id(comp)] = comp.users()
+        return got.get(inst, [])
+
+    phase, of = tree._phase, tree._of
+    found: list[Scope] = []
+    seen: set[tuple[int, int | None, int]] = set()
+    # (a value, its tuple element or None, the call or fusion whose computation it is in: one
+    # that only slices the weight, JAX's ``jit(dynamic_index_in_dim)``, a ``dynamic-slice``
+    # fusion, hands it on as its result)
+    todo: list[_Value] = [(param, None, None)]
+    while todo and len(seen) < _MAX_READS:
+        inst, index, caller = todo.pop()
+        key = (id(inst), index, id(caller))  # a computation two calls share is walked for each
+        if key in seen:
+            continue
+        seen.add(key)
+        if index is None and caller is not None and inst.parent is not None and inst is inst.parent.root:
+            todo.append((caller, None, None))
+        for u in users(inst):
+            if index is None and u.opcode in _PLUMBING and phase.get(u) == "optimizer":
+                continue  # the optimizer's own reshapes of the weight lead to its update only
+            passed = _passed_on(u, inst, index, caller)
+            if passed is not None:
+                todo += passed
+            elif index is None and phase.get(u) != "optimizer":
+                s = of.get(u)
+                if s is None and caller is not None and caller.opcode == "fusion":
+                    s = of.get(caller)  # a fused instruction: its fusion's layer
+                if s is None or s.kind != "scope":
+                    return None  # read by something no layer holds: not a layer's weight
+                found.append(s)
+    if todo:
+        return None  # too far to tell
+    common = _common_scope(found)
+    return None if common is None or common.is_function else common  # JAX's jit(f) is no layer
 
 
 def _union(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:

@@ -60,6 +60,10 @@ class ScopeRow:
     #: numbers of the row are one iteration's): ``in_loop`` False outside, ``runs`` None unknown.
     in_loop: bool = False
     runs: int | None = None
+    #: The path in the names users know (:attr:`Scope.plain_path`: ``vit_forward``,
+    #: ``ViT/blocks/mlp``, no JAX ``jit(f)``); ``scope`` is the op names' path, which ``--scope``
+    #: and the trees look up. The JSON's ``scope`` is this one.
+    path: str = ""
 
     @property
     def loop_text(self) -> str:
@@ -67,7 +71,7 @@ class ScopeRow:
         return trips_text(self.runs) if self.in_loop else ""
 
     def to_dict(self) -> dict:
-        return {"scope": self.scope, "label": self.label, "depth": self.depth, "kind": self.kind,
+        return {"scope": self.path or self.scope, "label": self.label, "depth": self.depth, "kind": self.kind,
                 "phase": self.phase, "ops": self.ops, "kernels": list(self.kernels),
                 "kernel_count": len(self.kernels), "folded": self.folded, "eliminated": self.eliminated,
                 "statuses": self.statuses,
@@ -114,7 +118,7 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
                 if entry.get("updates"):
                     phases[p]["updates_variables"] = True
         rows.append(ScopeRow(
-            scope=path, label=s.label, depth=s.depth, kind=s.kind,
+            scope=path, label=s.plain_path if s.is_function else s.label, depth=s.depth, kind=s.kind,
             phase="+".join(p for p in PHASES if p in phases) or s.phase,
             ops=counts.get("ops", 0) if counts is not None else None,
             folded=counts.get("folded", 0) if counts is not None else None,
@@ -123,8 +127,18 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
             kernels=s_post.kernels if s_post is not None else (),
             flops=flops.get(path, 0), bytes=nbytes.get(path, 0), phases=phases,
             **_loop_of(s_post.kernels if s_post is not None else (), kernel_runs),
+            path=_user_path(s, path),
         ))
     return rows
+
+
+def _user_path(s: Scope, path: str) -> str:
+    """A JAX scope's :attr:`~Scope.plain_path` (below the traced function; the function by its
+    name); any other scope's path as the op names write it (a TF scope's path is what
+    ``--scope`` and the JSON have always said)."""
+    if s.kind == "scope" and any(a.is_function for a in (s, *s.ancestors())):
+        return s.plain_path
+    return path
 
 
 def _kernel_runs(post: ScopeTree) -> dict[str, int | None]:

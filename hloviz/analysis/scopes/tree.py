@@ -160,6 +160,15 @@ class Scope:
         return "/".join(s.label for s in reversed(chain))
 
     @property
+    def plain_path(self) -> str:
+        """:attr:`display_path` with the traced function's own scope by its name
+        (``vit_forward``, not ``jit(vit_forward)``): the vocabulary of every table a user reads
+        (``stats --by scope``, the explorer's ``plain_name``)."""
+        if self.is_function:
+            return self.name[self.name.index("(") + 1:-1]
+        return self.display_path
+
+    @property
     def is_function(self) -> bool:
         """Is this JAX's scope of the traced function (``jit(f)``, ``pjit(f)``: a top-level
         scope every op name of the module starts with)?"""
