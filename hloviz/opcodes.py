@@ -70,6 +70,9 @@ SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "
 #: anew, converted. A folded constant is the work of the op that uses it *through* them: XLA
 #: merges equal broadcasts across layers and keeps one op name, which is no user's.
 VALUE_CARRIERS = frozenset({"broadcast", "bitcast", "reshape", "convert", "copy", "transpose"})
+#: What hands a weight on without computing with it: the value carriers, and a slice (a scan's
+#: ``dynamic-slice`` of a stacked weight is that step's weight).
+WEIGHT_CARRIERS = VALUE_CARRIERS | frozenset({"dynamic-slice", "slice"})
 #: Ops that only lay a value out anew: the same elements, another shape or order. A weight
 #: gradient reads the forward activation through them (XLA transposes it for the convolution).
 LAYOUT_ONLY = frozenset({"copy", "transpose", "bitcast", "reshape"})

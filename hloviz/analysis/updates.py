@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..ir import Instruction
+from ..opcodes import WEIGHT_CARRIERS
 from .collector import collector_paused
 from .scopes import Scope, ScopeTree
 
@@ -239,8 +240,7 @@ class _UpdateTracer:
 
 #: Instructions that pass a value on without computing with it (a slice of a stacked weight
 #: is the weight): :func:`_reading_layer` follows them to the instructions that do work.
-_PLUMBING = frozenset({"bitcast", "reshape", "copy", "convert", "transpose", "dynamic-slice", "slice",
-                       "broadcast"})
+_PLUMBING = WEIGHT_CARRIERS
 #: How many instructions :func:`_reading_layer` visits before it gives up.
 _MAX_READS = 2000
 
