@@ -3,7 +3,7 @@
 An inspection tool that says "ops" for three different counts is worse than none, so every
 number hloviz prints (``stats`` tables and JSON, the verdict, ``show``'s summary and report,
 picture labels, ``diff``) is named with a word from this module, and two counts that mean
-different things never share a word. The README's glossary is :func:`markdown` of this module
+different things never share a word. The docs' glossary (docs/stats.md) is :func:`markdown` of this module
 (a test checks that it is).
 """
 
@@ -95,7 +95,7 @@ STATUSES: dict[str, Term] = {
     "no_work": NO_WORK,
 }
 
-#: Every term, in the order the README lists them.
+#: Every term, in the order the docs' glossary lists them.
 TERMS: tuple[Term, ...] = (
     OP, INSTRUCTION, WORK_INSTRUCTION, KERNEL, FUSION, CONSTANT, FOLDED_CONSTANT, FOLDED_BY_XLA, FOLDED_BY_TENSORFLOW,
     NEW_CONSTANT, COMPUTED_AT_COMPILE_TIME, IN_KERNELS, FOLDED, ELIMINATED, NO_OP_NAME, NO_WORK,
@@ -106,7 +106,7 @@ FOLDED_BY: dict[str, str] = {"xla": "by XLA", "tensorflow": "by TensorFlow"}
 
 
 def markdown() -> str:
-    """The glossary as the README shows it: a table, one row per term."""
+    """The glossary as docs/stats.md shows it: a table, one row per term."""
     rows = ["| word | meaning |", "|---|---|"]
     rows += [f"| **{t.word}** | {t.meaning} |" for t in TERMS]
     return "\n".join(rows)

@@ -1,7 +1,7 @@
 """The explorer's pictures: the page's first view plus pre-rendered expansions, bounded.
 
 Every picture is laid out by Graphviz's ``dot`` here, at build time; the browser only shows
-and swaps SVGs (see the README, "The report as an explorer", for why: a WebAssembly Graphviz
+and swaps SVGs (see docs/explorer.md and benchmarks/results/explorer.md for why: a WebAssembly Graphviz
 would have to be fetched at install time and lays out big graphs no faster than ``dot``).
 
 The first view (:func:`first_view`) is the finest cut of the module's tree that fits a
