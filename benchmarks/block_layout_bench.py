@@ -17,7 +17,7 @@ It prints both, their ratio, and how the blocks' round splits (the slowest block
 A ratio under 1 means composing blocks would pay on that input.
 
 ``--render`` times the real thing instead, end to end: ``hloviz render TARGET --stage both
---layout whole`` against ``--layout blocks`` (:mod:`hloviz.render.blocklayout`), each a fresh
+--layout whole`` against ``--layout blocks`` (:mod:`hloviz.render.layout.blocklayout`), each a fresh
 process as a user runs it (start, parse, analysis, views, every ``dot``, composing, writing
 the SVG), interleaved and in alternating order, best of ``--repeat``, for every capture in
 ``samples/captures`` (``--model`` to choose) and each ``--big`` file (drawn alone, as
@@ -51,11 +51,11 @@ from picture_bench import CAPTURES, crossings, read  # noqa: E402  # pyright: ig
 
 import hloviz  # noqa: E402
 from hloviz.analysis import analyze  # noqa: E402
-from hloviz.render.dot import part_dot  # noqa: E402
-from hloviz.render.graphviz_run import run_dot_many  # noqa: E402
-from hloviz.render.positions import read_layout  # noqa: E402
+from hloviz.render.layout.dot import part_dot  # noqa: E402
+from hloviz.render.layout.graphviz_run import run_dot_many  # noqa: E402
+from hloviz.render.layout.positions import read_layout  # noqa: E402
+from hloviz.render.layout.sidebyside import side_by_side  # noqa: E402
 from hloviz.render.scene import Cluster, Node, Row, Scene  # noqa: E402
-from hloviz.render.sidebyside import side_by_side  # noqa: E402
 
 MODELS = ("inception_v3", "densenet121", "jax_gpt_step", "keras_cnn_train", "resnet50")
 
@@ -169,7 +169,7 @@ def measure(drawing, column: int, repeat: int) -> tuple[float, float, float, flo
 def _largest_column(args: list[str], budget: int) -> tuple[int, int, int]:
     """(boxes, drawn arrows, blocks) of the picture's largest column, from the scenes ``render``
     draws (``--layout`` does not change them)."""
-    from hloviz.render.blocklayout import split_column
+    from hloviz.render.layout.blocklayout import split_column
     from hloviz.render.views import ViewOptions
 
     options = ViewOptions(budget=budget)
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<16} {label:<7} {count:6d} {whole:8.2f} {blocks:9.2f} {blocks / whole:6.2f} "
                   f"{slowest:9.2f} {parent:8.2f} {batched:9.2f} {batched / whole:6.2f}", flush=True)
     for path in a.big:
-        from hloviz.render.dot import to_drawing
+        from hloviz.render.layout.dot import to_drawing
         from hloviz.render.views import draw_module
 
         drawing = to_drawing(draw_module(hloviz.parse(path.read_text())).scene)

@@ -3,8 +3,8 @@ screen, and what finding it costs.
 
 For each capture with both stages, this draws what ``hloviz show`` draws as its side-by-side
 picture (``pair_picture``, unwrapped, as the explorer shows it) — the reference, timed — and
-then the explorer's first view (:func:`hloviz.render.explorer.first_view`: the finest cut that
-fits :class:`~hloviz.render.explorer.Screen`), timed the same way in the same process, right
+then the explorer's first view (:func:`hloviz.render.page.explorer.first_view`: the finest cut that
+fits :class:`~hloviz.render.page.explorer.Screen`), timed the same way in the same process, right
 after (``--seconds``: the search's time limit, as ``show`` gives it). The whole picture is drawn
 once untimed first, so both sides find the modules equally warm (attributes the parser reads on
 first use, memoised op names): timed cold, the reference paid what the first view's redraws then
@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from hloviz.analysis import analyze  # noqa: E402
 from hloviz.capture import load_target  # noqa: E402
-from hloviz.render.explorer import Screen, first_view  # noqa: E402
+from hloviz.render.page.explorer import Screen, first_view  # noqa: E402
 from hloviz.render.pictures import pair_picture  # noqa: E402
 
 CAPTURES = ROOT / "samples" / "captures"

@@ -42,8 +42,8 @@ import hloviz  # noqa: E402
 from hloviz.analysis import analyze  # noqa: E402
 from hloviz.ir import HloModule  # noqa: E402
 from hloviz.render import ViewOptions  # noqa: E402
+from hloviz.render.layout.sidebyside import side_by_side  # noqa: E402
 from hloviz.render.pictures import _run_dot as run_dot  # noqa: E402  (with the retry hloviz uses)
-from hloviz.render.sidebyside import side_by_side  # noqa: E402
 
 CAPTURES = ROOT / "samples" / "captures"
 _T = TypeVar("_T")

@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import hloviz  # noqa: E402
-from hloviz.render.graphviz_run import LayoutBudget  # noqa: E402
+from hloviz.render.layout.graphviz_run import LayoutBudget  # noqa: E402
+from hloviz.render.layout.wrap import AUTO, Wrap, parse_wrap  # noqa: E402
 from hloviz.render.pictures import module_picture, pair_picture  # noqa: E402
-from hloviz.render.wrap import AUTO, Wrap, parse_wrap  # noqa: E402
 
 CAPTURES = ROOT / "samples" / "captures"
 MODELS = ("mobilenet_v2", "resnet50", "efficientnet_b0", "convnext_tiny", "inception_v3", "densenet121", "keras_cnn_train",
@@ -80,7 +80,7 @@ _PART = re.compile(r'<g class="part" transform="translate\(([-\d.]+) ([-\d.]+)\)
 
 def shifts(svg: str) -> tuple[list[int], list[tuple[float, float]]]:
     """Where each composed part starts in the SVG text and how it is moved: a picture composed
-    from parts (render/compose.py) puts each part's drawing, as Graphviz drew it, in a
+    from parts (render/layout/compose.py) puts each part's drawing, as Graphviz drew it, in a
     ``<g class="part" transform="translate(dx dy)">``, one after the other."""
     starts, moves = [0], [(0.0, 0.0)]
     for m in _PART.finditer(svg):
@@ -208,9 +208,9 @@ def layouts(folder: Path, repeat: int) -> tuple[float, float, float]:
     import json
 
     from hloviz.analysis import analyze
-    from hloviz.render.compose import lay_out
-    from hloviz.render.graphviz_run import run_dot
-    from hloviz.render.sidebyside import side_by_side
+    from hloviz.render.layout.compose import lay_out
+    from hloviz.render.layout.graphviz_run import run_dot
+    from hloviz.render.layout.sidebyside import side_by_side
 
     pre, post = hloviz.parse(read(folder, "pre")), hloviz.parse(read(folder, "post"))
     info_path = folder / "capture.json"

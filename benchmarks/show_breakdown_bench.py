@@ -5,7 +5,7 @@ Usage:  python benchmarks/show_breakdown_bench.py [CAPTURE …]   (default: effi
 ``show`` is ``render --stage both`` plus the report's tables and the explorer, which lays out
 many more pictures than the one ``render`` draws: the first view fitted to a screen, a picture
 of each closed layer, each closed block opened in place, each big fusion's body
-(hloviz/render/explorer/build.py). Issue 32's goal is ``show`` ≤ 2× ``render --stage both``;
+(hloviz/render/page/explorer/build.py). Issue 32's goal is ``show`` ≤ 2× ``render --stage both``;
 this prints, for one run of ``show`` in this process, the Python CPU seconds of each kind of
 view (the phases run one after the other, so ``time.process_time`` deltas are theirs), how many
 Graphviz layouts each asked for, and the CPU of the ``dot`` processes (all phases together:
@@ -34,8 +34,8 @@ def _children() -> float:
 
 
 def breakdown(name: str) -> None:
-    import hloviz.render.dotserver as ds
-    import hloviz.render.explorer as ex
+    import hloviz.render.layout.dotserver as ds
+    import hloviz.render.page.explorer as ex
     from hloviz import api
 
     phase = ["report"]

@@ -546,7 +546,7 @@ def check_report_record(rng: random.Random, folder: Path) -> str | None:
     import json
 
     from hloviz.errors import HlovizError
-    from hloviz.render.files import REPORT_RECORD, write_report_folder
+    from hloviz.render.page.files import REPORT_RECORD, write_report_folder
 
     site = folder / f"site{rng.randrange(1 << 30)}"
     svg = '<?xml version="1.0"?>\n<svg><g><title>hloviz</title></g></svg>\n'

@@ -120,7 +120,7 @@ def test_the_table_and_show_name_the_layer(capsys, tmp_path):
     tail = "/".join(top["layer"].split(" (")[0].split("/")[-3:])
     assert tail[:12] in out.replace("\n", "")
     from hloviz import api
-    from hloviz.render.report import summary_lines
+    from hloviz.render.page.report import summary_lines
 
     result = api.stats(str(TRANSFORMER))
     lines = summary_lines(result.analysis, result.source, limit=400)

@@ -95,7 +95,7 @@ def _top_layers(capture: str) -> set[str]:
     return {re.sub(r"_\d+$", "", m) for m in re.findall(r'op_name="[^/"]+/([^/"]+)/', entry)}
 
 
-#: Known short of goal 1 since the overview's program order (render/order.py) reached the diff
+#: Known short of goal 1 since the overview's program order (render/cut/order.py) reached the diff
 #: picture: resblock_relu's batch-norm parameters sit in stem_bn's frame before their first user and
 #: reach res_bn past it (3 crossings for 26 arrows, the goal 0.1 an arrow); open in issue 33.
 _SHORT = {("resblock_relu", "resblock_gelu")}

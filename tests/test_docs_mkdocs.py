@@ -154,7 +154,7 @@ def test_memory_block_draws_xla_memory_timeline_and_a_rebuild_draws_nothing(tmp_
     the timeline, described with XLA's total (memory.json, summed here); no Graphviz; cached."""
     import json
 
-    import hloviz.render.memory as memory_pictures
+    import hloviz.render.page.memory as memory_pictures
 
     shutil.copytree(ROOT / "samples" / "memory" / "keras_lstm", tmp_path / "keras_lstm")
     total = sum(a["size"] for a in json.loads((tmp_path / "keras_lstm" / "memory.json").read_text())["allocations"])

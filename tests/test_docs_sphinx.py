@@ -139,7 +139,7 @@ def test_memory_option_draws_xla_memory_timeline_and_a_rebuild_draws_nothing(tmp
     described with XLA's total (memory.json, summed here); no Graphviz run, and cached."""
     import json
 
-    import hloviz.render.memory as memory_pictures
+    import hloviz.render.page.memory as memory_pictures
 
     cap = tmp_path / "keras_mha"
     shutil.copytree(ROOT / "samples" / "memory" / "keras_mha", cap)

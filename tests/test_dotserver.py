@@ -1,4 +1,4 @@
-"""dot kept running for an explorer page (:mod:`hloviz.render.dotserver`): the same bytes as a
+"""dot kept running for an explorer page (:mod:`hloviz.render.layout.dotserver`): the same bytes as a
 ``dot`` run on each graph alone, fewer ``dot`` starts, failures and timeouts told as before.
 
 The oracle for every picture is ``dot`` itself, started here once per graph on the graph alone
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from hloviz.errors import RenderError
-from hloviz.render import dotserver, graphviz_run
-from hloviz.render.dotserver import DotServers, dot_servers, order_free
-from hloviz.render.graphviz_run import GraphvizTimeout
+from hloviz.render.layout import dotserver, graphviz_run
+from hloviz.render.layout.dotserver import DotServers, dot_servers, order_free
+from hloviz.render.layout.graphviz_run import GraphvizTimeout
 
 from .test_render_graphviz import _alive, fake_dot
 
@@ -48,7 +48,7 @@ def _page(capture: str, monkeypatch, servers: bool) -> tuple[str, list[str], int
     and how many ``dot`` processes it started."""
     from hloviz.analysis import analyze
     from hloviz.capture import load_target
-    from hloviz.render.explorer import Bounds, pair_payload
+    from hloviz.render.page.explorer import Bounds, pair_payload
     from hloviz.render.pictures import pair_picture
 
     cap = load_target(str(CAPTURES / capture))

@@ -20,7 +20,7 @@ import pytest
 
 from hloviz import api
 from hloviz.capture import load_target
-from hloviz.render.explorer.page import encode_block, json_for_script, script_hash, script_source
+from hloviz.render.page.explorer.page import encode_block, json_for_script, script_hash, script_source
 
 from .browser import open_page, png_colours, problems, search
 

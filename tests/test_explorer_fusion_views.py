@@ -78,7 +78,7 @@ def _page(name: str):
     """The explorer's data of the capture's ``show`` page, and the payload it came in."""
     from hloviz.analysis import analyze
     from hloviz.capture import load_target
-    from hloviz.render.explorer import Bounds, pair_payload
+    from hloviz.render.page.explorer import Bounds, pair_payload
     from hloviz.render.pictures import pair_picture
 
     cap = load_target(str(CAPTURES / name))

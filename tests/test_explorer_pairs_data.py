@@ -1,4 +1,4 @@
-"""Which block of the other column opens with a block (:mod:`hloviz.render.explorer.pairs`),
+"""Which block of the other column opens with a block (:mod:`hloviz.render.page.explorer.pairs`),
 without a browser or Graphviz: on the real Keras InceptionV3 capture drawn as the explorer's first
 view draws it (26 boxes a column), every closed block of either column is paired, and each answer
 is checked against the two HLO texts read with regular expressions (``test_explorer_pairs``'s
@@ -14,9 +14,9 @@ import pytest
 
 from hloviz.analysis import analyze
 from hloviz.capture import load_target
-from hloviz.render.explorer.data import Side, opens_in_place
-from hloviz.render.explorer.pairs import MOST, Pairing, counterpart
-from hloviz.render.sidebyside import side_by_side
+from hloviz.render.layout.sidebyside import side_by_side
+from hloviz.render.page.explorer.data import Side, opens_in_place
+from hloviz.render.page.explorer.pairs import MOST, Pairing, counterpart
 from hloviz.render.views import ViewOptions
 
 from .test_explorer import read_hlo
@@ -85,7 +85,7 @@ def _picture(budget: int, row_pt: float, wrap=None):
     ``row_pt`` points tall, 400 pt wide."""
     from types import SimpleNamespace
 
-    from hloviz.render.wrap import OFF
+    from hloviz.render.layout.wrap import OFF
 
     svg = f'<svg width="400pt" height="{budget * row_pt:g}pt" viewBox="0 0 400 {budget * row_pt:g}"></svg>'
     return SimpleNamespace(svg=svg.encode(), views=[("pre", SimpleNamespace(nodes=budget))], wrap=wrap or OFF,
@@ -98,7 +98,7 @@ HALF = {"scale": 0.5, "nodes": 60, "pages": 1.0}
 
 
 def test_first_view_is_the_biggest_budget_that_fits_within_a_quarter():
-    from hloviz.render.explorer import Screen, first_view
+    from hloviz.render.page.explorer import Screen, first_view
 
     # rows of 40 pt: at text scale 0.5 a row is 40 × 4/3 × 0.5 = 26.7 px, so 950 px hold 35 rows
     drawn: list[int] = []
@@ -114,7 +114,7 @@ def test_first_view_is_the_biggest_budget_that_fits_within_a_quarter():
 
 
 def test_first_view_goes_on_until_one_fits():
-    from hloviz.render.explorer import Screen, first_view
+    from hloviz.render.page.explorer import Screen, first_view
 
     # rows of 200 pt: 133 px a row, 7 rows fit; the fewest boxes the search goes down to is 8,
     # which does not fit either: the search ends there and shows it
@@ -130,7 +130,7 @@ def test_the_first_view_is_the_overview_at_full_size():
     """Issue 33: the explorer opens on the overview (at most 24 boxes a column, the budget render
     draws a whole module with), its text at full size (10 pt labels stay 10 pt), up to three
     screens tall (read downwards, input first)."""
-    from hloviz.render.explorer import Screen, first_view
+    from hloviz.render.page.explorer import Screen, first_view
 
     # rows of 40 pt at full size: 53.3 px a row; 3 screens of 950 px hold 53 rows, the overview 24
     shown = first_view(_picture(300, 40), lambda b, w: _picture(b, 40, w), Screen())
@@ -147,7 +147,7 @@ def test_a_slow_machine_still_gets_a_first_view_that_fits():
     """The search's seconds end its refining, never its finding: with no time at all (a loaded
     machine, where one layout of jax_gpt_step took longer than the search's 8 s) the first view
     still fits the screen."""
-    from hloviz.render.explorer import Screen, first_view
+    from hloviz.render.page.explorer import Screen, first_view
 
     # rows of 60 pt: 40 px, 23 fit; the first guess (60 boxes) does not
     shown = first_view(_picture(300, 60), lambda b, w: _picture(b, 60, w), Screen(**HALF), seconds=0.0)

@@ -90,7 +90,7 @@ def test_a_reused_tree_files_every_instruction_where_its_op_name_says():
 def test_the_page_is_the_same_with_and_without_reuse(capture, monkeypatch):
     from hloviz.analysis import analyze
     from hloviz.capture import load_target
-    from hloviz.render.explorer import Bounds, pair_payload
+    from hloviz.render.page.explorer import Bounds, pair_payload
     from hloviz.render.pictures import pair_picture
 
     cap = load_target(str(CAPTURES / capture))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.cli import main
-from hloviz.render.files import REPORT_RECORD
+from hloviz.render.page.files import REPORT_RECORD
 
 from . import present, run_cli
 from .conftest import restore_default_sigint

@@ -14,8 +14,9 @@ import pytest
 
 import hloviz
 from hloviz import api
-from hloviz.render import graphviz_run, pictures
-from hloviz.render.graphviz_run import GraphvizTimeout, LayoutBudget
+from hloviz.render import pictures
+from hloviz.render.layout import graphviz_run
+from hloviz.render.layout.graphviz_run import GraphvizTimeout, LayoutBudget
 
 from .conftest import restore_default_sigint
 from .render_samples import layered_module

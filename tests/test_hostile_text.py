@@ -135,7 +135,7 @@ def _json_blocks(html: str) -> list[str]:
 
 @pytest.mark.requires_dot
 def test_explorer_page_embeds_every_string_escaped(explorer_files, tmp_path):
-    from hloviz.render.explorer.page import script_source
+    from hloviz.render.page.explorer.page import script_source
 
     a, b = explorer_files
     result = api.show(pre=str(a), post=str(b), out_dir=tmp_path / "out")
@@ -160,7 +160,7 @@ def test_compressed_blocks_keep_hostile_strings_exactly():
     import base64
     import gzip
 
-    from hloviz.render.explorer.page import encode_block
+    from hloviz.render.page.explorer.page import encode_block
 
     value = {"names": NASTY + SCRIPT_NASTY}
     block = encode_block("hv-data", value, compress_over=0)

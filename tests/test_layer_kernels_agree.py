@@ -57,7 +57,7 @@ def _views(name: str) -> tuple[dict[str, set[str]], dict[str, set[str]], dict[st
     """scope → kernels by stats, by the explorer's data; scope → kernel count by diff."""
     from hloviz.analysis import analyze
     from hloviz.capture import load_target
-    from hloviz.render.explorer.data import Side, explorer_data
+    from hloviz.render.page.explorer.data import Side, explorer_data
 
     folder = str(CAPTURES / name)
     stats = json.loads(_run("stats", folder, "--by", "scope", "--all", "--json"))

@@ -23,8 +23,8 @@ from hloviz.analysis import Summary
 from hloviz.analysis.glossary import STATUSES
 from hloviz.analysis.kernels import work_instructions
 from hloviz.cli import main
-from hloviz.render import labels
-from hloviz.render.report import kernel_rows, summary_lines
+from hloviz.render.cut import labels
+from hloviz.render.page.report import kernel_rows, summary_lines
 
 from . import present
 

@@ -1,4 +1,4 @@
-"""``render --layout blocks`` (render/blocklayout.py, render/compose.py): each block of a column
+"""``render --layout blocks`` (render/layout/blocklayout.py, render/layout/compose.py): each block of a column
 laid out on its own, the column around them with each block as one box, each block's drawing
 moved into its box.
 
@@ -247,7 +247,7 @@ def _scene(blocks: int, boxes_each: int):
 
 
 def test_auto_picks_blocks_for_a_column_of_800_boxes_in_8_blocks():
-    from hloviz.render.blocklayout import pays
+    from hloviz.render.layout.blocklayout import pays
 
     assert pays(_scene(8, 100))  # 800 boxes in 8 blocks under the model's cluster
     assert not pays(_scene(8, 99))  # 792 boxes
@@ -255,7 +255,7 @@ def test_auto_picks_blocks_for_a_column_of_800_boxes_in_8_blocks():
 
 
 def test_an_arrow_between_blocks_ends_at_named_connectors_inside_both():
-    from hloviz.render.blocklayout import split_column
+    from hloviz.render.layout.blocklayout import split_column
     from hloviz.render.scene import Edge
 
     scene = _scene(3, 2)

@@ -15,10 +15,11 @@ import pytest
 
 import hloviz
 from hloviz.capture import load_target
-from hloviz.render import ViewOptions, blocks, draw_module, to_dot
-from hloviz.render.arrows import SPAN, rows_of
-from hloviz.render.blocks import dominators, find_blocks, graph_hash, repeats, structure_hash
-from hloviz.render.tree import Tree
+from hloviz.render import ViewOptions, draw_module, to_dot
+from hloviz.render.cut.arrows import SPAN, rows_of
+from hloviz.render.tree import blocks
+from hloviz.render.tree.blocks import dominators, find_blocks, graph_hash, repeats, structure_hash
+from hloviz.render.tree.tree import Tree
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 

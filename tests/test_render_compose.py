@@ -1,5 +1,5 @@
-"""Pictures laid out in parts and composed (render/compose.py) and long columns wrapped
-(render/wrap.py): what the composed SVG holds, its shape, its bytes, and the fallback when
+"""Pictures laid out in parts and composed (render/layout/compose.py) and long columns wrapped
+(render/layout/wrap.py): what the composed SVG holds, its shape, its bytes, and the fallback when
 Graphviz runs out of time.
 
 Every expected value comes from outside the code under test: node ids read from the DOT text
@@ -19,8 +19,18 @@ import hloviz
 from hloviz.analysis import analyze
 from hloviz.cli import main
 from hloviz.errors import InputError
+from hloviz.render.layout.wrap import (
+    ACROSS,
+    AUTO,
+    DOWN,
+    Span,
+    Wrap,
+    choose_parts,
+    direction,
+    parse_wrap,
+    stacked_heights,
+)
 from hloviz.render.pictures import module_picture, pair_picture
-from hloviz.render.wrap import ACROSS, AUTO, DOWN, Span, Wrap, choose_parts, direction, parse_wrap, stacked_heights
 
 from .test_render_graphviz import fake_dot
 
@@ -264,8 +274,8 @@ def test_docs_pictures_take_wrap_and_aspect():
 @pytest.mark.requires_dot
 def test_an_empty_column_still_composes():
     """A column with nothing to draw (a focus that names nothing on one side) is no box."""
-    from hloviz.render.compose import lay_out
-    from hloviz.render.dot import columns_drawing
+    from hloviz.render.layout.compose import lay_out
+    from hloviz.render.layout.dot import columns_drawing
     from hloviz.render.scene import Node, Row, Scene
 
     full = Scene()
@@ -280,7 +290,8 @@ def test_an_empty_column_still_composes():
 @pytest.mark.requires_dot
 def test_the_order_dot_runs_in_changes_nothing(monkeypatch):
     """Parts laid out one at a time, or last first, give the same bytes as all at once."""
-    from hloviz.render import graphviz_run, pictures
+    from hloviz.render import pictures
+    from hloviz.render.layout import graphviz_run
 
     module = hloviz.parse(chain_hlo(60))
     together = _pair(RESBLOCK).data, module_picture(module, wrap=parse_wrap("3")).data
@@ -296,7 +307,8 @@ def test_the_order_dot_runs_in_changes_nothing(monkeypatch):
 def test_a_wrapped_svg_lays_each_text_out_once(monkeypatch):
     """The whole column's positions, which cutting it needs, come from the run that drew it:
     no DOT text goes to Graphviz twice."""
-    from hloviz.render import graphviz_run, pictures
+    from hloviz.render import pictures
+    from hloviz.render.layout import graphviz_run
 
     module = hloviz.parse(chain_hlo(60))
     seen: list[str] = []
@@ -315,7 +327,7 @@ def test_a_wrapped_svg_lays_each_text_out_once(monkeypatch):
 @pytest.mark.requires_dot
 def test_a_picture_wrap_leaves_whole_is_the_one_dot_picture():
     """``--wrap auto`` on a one-scene picture near a page's shape changes no byte of it."""
-    from hloviz.render.graphviz_run import run_dot
+    from hloviz.render.layout.graphviz_run import run_dot
 
     module = hloviz.parse((SEED / "post.hlo").read_text())
     pic = module_picture(module, wrap=AUTO)

@@ -34,7 +34,7 @@ def test_rules_module_golden():
 
 def test_seed_side_by_side_golden():
     from hloviz.analysis import analyze
-    from hloviz.render.sidebyside import side_by_side
+    from hloviz.render.layout.sidebyside import side_by_side
 
     pre = hloviz.parse_file(SEED / "pre.hlo")
     post = hloviz.parse_file(SEED / "post.hlo")

@@ -12,7 +12,7 @@ import pytest
 import hloviz
 from hloviz.ir import Computation, HloModule, Instruction, escape_string
 from hloviz.render import draw_module, module_picture, to_dot
-from hloviz.render.html import FoldRow, KernelRow, ReportContent, picture_page, report_html
+from hloviz.render.page.html import FoldRow, KernelRow, ReportContent, picture_page, report_html
 from hloviz.render.quoting import printable
 
 EVIL = ['q"uote', "<script>alert(1)</script>", "back\\slash", "new\nline", "amp&lt;x", "]]>--", "\x07bell"]
@@ -110,7 +110,7 @@ def test_html_pages_escape_everything():
 
 
 def test_json_keeps_names_exactly():
-    from hloviz.render.export import to_json
+    from hloviz.render.page.export import to_json
 
     view = draw_module(evil_module(), options=dict_options())
     data = json.loads(to_json([("x", view)]))

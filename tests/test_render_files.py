@@ -7,8 +7,8 @@ import os
 import pytest
 
 from hloviz.errors import RenderError
-from hloviz.render import files
-from hloviz.render.files import write_all, write_atomic
+from hloviz.render.page import files
+from hloviz.render.page.files import write_all, write_atomic
 
 
 def test_writes_creates_folders_and_replaces(tmp_path):

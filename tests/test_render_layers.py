@@ -15,10 +15,10 @@ from hloviz.capture import Capture, load_target
 from hloviz.errors import InputError
 from hloviz.ir import HloModule
 from hloviz.render import ViewOptions, draw_module
-from hloviz.render.cut import fit
-from hloviz.render.labels import kernel_badge, kernel_list
-from hloviz.render.sidebyside import side_by_side
-from hloviz.render.tree import Step, build_tree
+from hloviz.render.cut.cut import fit
+from hloviz.render.cut.labels import kernel_badge, kernel_list
+from hloviz.render.layout.sidebyside import side_by_side
+from hloviz.render.tree.tree import Step, build_tree
 
 from . import entry_of, present
 
@@ -341,7 +341,7 @@ def test_open_layers_nest_in_their_open_block():
 def test_grouped_nodes_are_rekeyed_down_to_their_leaves():
     """Keys stay route-shaped when scopes move under a new group: every node below it, leaves
     included, is keyed by its new path (expected keys written by hand)."""
-    from hloviz.render.tree import TreeNode, rekey
+    from hloviz.render.tree.tree import TreeNode, rekey
 
     group = TreeNode("s:model/g:block", "group", "block")
     scope = TreeNode("s:model/s:block_1", "scope", "block_1", parent=group)

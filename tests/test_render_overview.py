@@ -238,7 +238,7 @@ def test_no_group_of_layers_is_formed_by_a_shared_name_prefix_of_keras_numbered_
     """Goal 3: a model of auto-named layers (``conv2d_3``, ``batch_normalization_7`` … as Keras
     names them; read here from the op_names by regex) is grouped by structure only: no
     ``conv2d_* (n scopes)`` or ``batch_* (n scopes)`` — shared prefixes of unrelated layers."""
-    from hloviz.render.tree import Step, build_tree
+    from hloviz.render.tree.tree import Step, build_tree
 
     layers = sorted(set(re.findall(r'op_name="functional_1/([^/"]+)/', _hlo_text("keras_autonamed"))))
     numbered = [n for n in layers if re.fullmatch(r"(conv2d|batch_normalization|activation)(_\d+)+", n)]

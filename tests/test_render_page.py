@@ -1,4 +1,4 @@
-"""Pictures fit for a page (hloviz.render.page): title and description for screen readers,
+"""Pictures fit for a page (hloviz.render.page.page): title and description for screen readers,
 size for a docs column, light / dark / auto themes — on Graphviz's real output and on a small
 SVG written here."""
 
@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from hloviz.errors import InputError
-from hloviz.render.page import PageOptions, for_page
+from hloviz.render.page.page import PageOptions, for_page
 
 from . import run_cli
 from .docsites import ROOT

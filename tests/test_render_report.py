@@ -15,8 +15,8 @@ import pytest
 import hloviz
 from hloviz import api
 from hloviz.analysis import analyze
-from hloviz.render.html import CSP
-from hloviz.render.report import fold_rows, kernel_rows, summary_lines
+from hloviz.render.page.html import CSP
+from hloviz.render.page.report import fold_rows, kernel_rows, summary_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "samples" / "captures" / "fused_additions"
@@ -54,7 +54,7 @@ ENTRY %e (x: f32[4]) -> f32[4] {
     assert lines[0] == a.verdict and "  #1 f: kLoop fusion: add, broadcast (2 instructions)" in lines
     assert "  two = 2 (by XLA; from 1 op: add)" in lines
     # and the side-by-side marks: the folded add says where it went, the constant is highlighted
-    from hloviz.render.sidebyside import side_by_side
+    from hloviz.render.layout.sidebyside import side_by_side
 
     sbs = side_by_side(pre, post, a)
     assert "folded → two = 2" in sbs.dot and "folded by XLA from 1 op" in sbs.dot and 'BGCOLOR="#ffd54f"' in sbs.dot

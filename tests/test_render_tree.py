@@ -1,10 +1,10 @@
-"""The scope tree's cuts through crowded layers (hloviz/render/tree.py), on hand-drawn graphs:
+"""The scope tree's cuts through crowded layers (hloviz/render/tree/tree.py), on hand-drawn graphs:
 how many arrows cross each gap between siblings, and where a long run of siblings is cut.
 Every expected value is counted by hand in the comment beside it."""
 
 from __future__ import annotations
 
-from hloviz.render.tree import TreeNode, _crossings, _greedy
+from hloviz.render.tree.tree import TreeNode, _crossings, _greedy
 
 
 def _leaves(*names: str) -> list[TreeNode]:

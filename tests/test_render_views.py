@@ -179,7 +179,7 @@ def test_node_of_is_made_on_first_read_and_keeps_no_graph_alive():
     view (the explorer holds a page's pictures) keeps nothing of the graph it was built from."""
     import gc
 
-    from hloviz.render.model import ViewGraph
+    from hloviz.render.tree.model import ViewGraph
 
     module = hloviz.parse_file(SEED / "post.hlo")
     view = draw_module(module, options=ViewOptions(budget=1000))

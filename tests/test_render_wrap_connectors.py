@@ -1,6 +1,6 @@
 """Arrows between the parts of a wrapped picture end at connectors next to the box they belong
-to (render/wrap.py), and arrows between clusters dot puts side by side are stubs
-(render/arrows.py), measured on the SVG's own geometry.
+to (render/layout/wrap.py), and arrows between clusters dot puts side by side are stubs
+(render/cut/arrows.py), measured on the SVG's own geometry.
 
 A shared connector per far box, put wherever dot had room, drew the 12-layer JAX GPT step
 (samples/captures/jax_gpt_step12) with arrows up to 17,000 pt long to its connectors and 4.07
@@ -108,7 +108,7 @@ def gpt12_svg(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def gpt12_wrapped(tmp_path_factory) -> str:
-    """Cut into 3 parts a column: since an opened repeat's copies stack (render/assemble.py), the
+    """Cut into 3 parts a column: since an opened repeat's copies stack (render/cut/assemble.py), the
     default picture is near a page's shape and ``--wrap auto`` leaves it whole."""
     out = tmp_path_factory.mktemp("gpt12") / "step3.svg"
     main(["render", str(GPT12), "--stage", "both", "--budget", "300", "--wrap", "3", "-o", str(out)])
@@ -174,7 +174,7 @@ def _ladder(rungs: int) -> Scene:
 
 
 def test_an_arrow_across_to_a_block_beside_its_own_is_a_stub():
-    from hloviz.render.arrows import shorten
+    from hloviz.render.cut.arrows import shorten
 
     scene = _ladder(50)
     stubs = shorten(scene)
@@ -193,7 +193,7 @@ def test_an_arrow_across_to_a_block_beside_its_own_is_a_stub():
 def test_blocks_one_below_the_other_keep_their_arrows():
     """The same blocks stacked (the backward's first box below the forward's last): no row
     overlaps, no rung is across, and rungs of at most 6 rows stay arrows."""
-    from hloviz.render.arrows import shorten
+    from hloviz.render.cut.arrows import shorten
     from hloviz.render.scene import Edge
 
     scene = _ladder(50)

@@ -1,5 +1,5 @@
 """An opened repeat's copies stand one below the other, in the order they run, in the unwrapped
-picture (render/assemble.py ``_hold_down``), measured on the SVG's own geometry.
+picture (render/cut/assemble.py ``_hold_down``), measured on the SVG's own geometry.
 
 Before, the 12-layer JAX GPT step (samples/captures/jax_gpt_step12) drawn with ``--wrap off`` was
 a staircase 48,527 pt wide: once the arrows of a layer's weights became stubs, nothing held the

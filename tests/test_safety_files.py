@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.capture import Capture, save_capture
-from hloviz.render.files import REPORT_RECORD, write_report_folder
+from hloviz.render.page.files import REPORT_RECORD, write_report_folder
 
 from . import run_cli as _run
 from .test_render_graphviz import fake_dot

@@ -62,7 +62,7 @@ def test_a_css_length_takes_ascii_digits_only(tmp_path, capsys, option, value):
                                            ("timeout", "9" * 400), ("budget", "1e400")])
 def test_docs_options_take_ascii_numbers_only(option, value):
     if option == "width":
-        from hloviz.render.page import PageOptions
+        from hloviz.render.page.page import PageOptions
 
         with pytest.raises(InputError, match="--width"):
             PageOptions(width=parse_options("x", {option: value}).width)

@@ -181,8 +181,8 @@ def test_picture_panel_table_and_json_give_each_kernel_the_same_layers(name, tmp
     from hloviz.analysis import analyze
     from hloviz.analysis.scopes import build_scope_tree
     from hloviz.capture import load_target
-    from hloviz.render.explorer.data import Side, explorer_data
-    from hloviz.render.report import kernel_layers, kernel_rows
+    from hloviz.render.page.explorer.data import Side, explorer_data
+    from hloviz.render.page.report import kernel_layers, kernel_rows
 
     data = stats_json(str(CAPTURES / name), "--by", "scope")
     by_json = {k["name"]: k["scopes"] for k in data["kernels"]}
@@ -381,8 +381,8 @@ def test_kernel_table_says_where_each_kernel_runs_and_its_layers():
     from hloviz.analysis import analyze
     from hloviz.analysis.scopes import build_scope_tree
     from hloviz.capture import load_target
-    from hloviz.render.html import report_fragment
-    from hloviz.render.report import kernel_layers, report_content
+    from hloviz.render.page.html import report_fragment
+    from hloviz.render.page.report import kernel_layers, report_content
 
     comps, _entry = read(hlo("resblock_loop"))
     whiles = re.findall(r"%([\w.\-]+) = \(.*\) while\(.*body=%([\w.\-]+)", hlo("resblock_loop"))

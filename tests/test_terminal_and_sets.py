@@ -12,7 +12,7 @@ import pytest
 from hloviz import api
 from hloviz.errors import visible
 from hloviz.ir import escape_string
-from hloviz.render import files as files_mod
+from hloviz.render.page import files as files_mod
 
 from . import run_cli as _run
 

@@ -213,7 +213,7 @@ def describe_kernel(k: Kernel, top: int = 3) -> str:
 def opcode_counts_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:
     """``1000 add, broadcast, +2 more``: already counted and ranked opcodes, for terminal text.
 
-    (A picture's labels write the same facts their own way: :func:`hloviz.render.labels.histogram_text`.)
+    (A picture's labels write the same facts their own way: :func:`hloviz.render.cut.labels.histogram_text`.)
     """
     parts = [f"{n} {op}" if n > 1 else op for op, n in opcodes[:top]]
     if len(opcodes) > top:

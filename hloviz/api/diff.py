@@ -263,11 +263,11 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
     """
     from ..analysis.diff.picture import picture_marks
     from ..analysis.diff.report import summary_lines
-    from ..render.dot import Drawing, columns_drawing
-    from ..render.graphviz_run import DEFAULT_TIMEOUT
+    from ..render.layout.dot import Drawing, columns_drawing
+    from ..render.layout.graphviz_run import DEFAULT_TIMEOUT
+    from ..render.layout.wrap import OFF, parse_wrap
     from ..render.pictures import build_picture
     from ..render.views import OVERVIEW_BUDGET, ViewOptions, default_budget, draw_module
-    from ..render.wrap import OFF, parse_wrap
 
     colours = _pair_colours()
     marks_a, marks_b = picture_marks(result.diff)
@@ -300,8 +300,8 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
         return picture
     from dataclasses import replace
 
-    from ..render.explorer import diff_payload
-    from ..render.html import picture_page
+    from ..render.page.explorer import diff_payload
+    from ..render.page.html import picture_page
 
     pairs = [(k.before, k.after, k.status.value) for k in result.diff.summary.kernel_diffs
              if k.before is not None and k.after is not None]
@@ -309,7 +309,7 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
                            picture, pairs, marks=(render_a, render_b))
     sections = []
     if scopes is not None:
-        from ..render.html import scope_diff_table
+        from ..render.page.html import scope_diff_table
 
         sections.append(scope_diff_table(scopes))
     page = picture_page(title, picture.svg_text(), picture.notes, payload, sections=sections)

@@ -77,7 +77,7 @@ class DrawOptions:
 @dataclass(frozen=True)
 class FitOptions:
     """How :func:`hloviz.api.render`'s picture fits the page it goes on (see
-    :mod:`hloviz.render.page` and :mod:`hloviz.render.wrap`).
+    :mod:`hloviz.render.page.page` and :mod:`hloviz.render.layout.wrap`).
 
     ``theme``: ``light``, ``dark`` or ``auto`` (the reader's setting); ``width`` and
     ``max_height``: CSS lengths the SVG is sized to; ``wrap``: ``auto``, ``off`` or a number of

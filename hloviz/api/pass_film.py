@@ -50,7 +50,7 @@ def _final_marks(history: PassHistory) -> dict:
 def _picture(path: Path, title: str, marks: Mapping | Callable[[HloModule], Mapping], budget: int, layout) -> str:
     from ..capture.saved import read_text
     from ..parser import parse
-    from ..render.html import inline_svg
+    from ..render.page.html import inline_svg
     from ..render.pictures import module_picture
     from ..render.quoting import html_text as esc
     from ..render.views import ViewOptions
@@ -71,9 +71,9 @@ def filmstrip_html(history: PassHistory, files: Mapping[int, Path], final: Path 
                    pictures: int = 12, budget: int = 120, timeout: float = 60.0) -> str:
     """The page (see the module docstring); ``files`` maps snapshot index → its file."""
     from ..analysis.passes.report import describe_changes
-    from ..render.explorer.steps import step_marks, steps_to_draw
-    from ..render.graphviz_run import LayoutBudget
-    from ..render.html import page
+    from ..render.layout.graphviz_run import LayoutBudget
+    from ..render.page.explorer.steps import step_marks, steps_to_draw
+    from ..render.page.html import page
     from ..render.quoting import html_text as esc
 
     chosen = steps_to_draw(history, pictures)

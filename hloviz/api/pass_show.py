@@ -7,9 +7,9 @@ per-pass dumps in a child process into a private temporary folder that is remove
 report is drawn. The history is read by :func:`hloviz.api.passes.read_pass_history`, the
 function behind ``hloviz passes``, so the report's credits are those of ``passes --json``.
 
-The snapshots worth a picture (:func:`hloviz.render.explorer.steps.steps_to_draw`) are parsed
+The snapshots worth a picture (:func:`hloviz.render.page.explorer.steps.steps_to_draw`) are parsed
 while the folder exists and kept as modules, no more instructions in all than the explorer's
-:attr:`~hloviz.render.explorer.Bounds.max_walk`; the folder itself never outlives this step.
+:attr:`~hloviz.render.page.explorer.Bounds.max_walk`; the folder itself never outlives this step.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..analysis.passes import PassHistory
     from ..capture import Capture
     from ..ir import HloModule
-    from ..render.html import ReportContent
+    from ..render.page.html import ReportContent
 
 __all__ = ["ShowPasses", "capture_for_show", "capture_with_passes", "passes_told", "report_section", "report_steps",
            "summary_line"]
@@ -160,7 +160,7 @@ def _history(folder: Path, source: str, *, module: str | None, prefer: str | Non
     from ..capture.pass_dump import pick_pass_module
     from ..capture.saved import read_text
     from ..parser import parse
-    from ..render.explorer.steps import steps_to_draw
+    from ..render.page.explorer.steps import steps_to_draw
     from .passes import read_pass_history
 
     result = read_pass_history(folder, module=module, prefer=prefer, info=info, source=source, notify=notify)
@@ -184,10 +184,10 @@ def _history(folder: Path, source: str, *, module: str | None, prefer: str | Non
 
 
 def report_steps(shown: ShowPasses, *, final_side: str, seconds: float, timeout: float):
-    """The explorer's part of the history (:func:`hloviz.render.explorer.steps.pass_steps`),
+    """The explorer's part of the history (:func:`hloviz.render.page.explorer.steps.pass_steps`),
     drawn within ``seconds`` of the command's Graphviz budget."""
-    from ..render.explorer import Bounds
-    from ..render.explorer.steps import pass_steps
+    from ..render.page.explorer import Bounds
+    from ..render.page.explorer.steps import pass_steps
 
     bounds = Bounds(timeout=max(0.05, min(timeout, Bounds.timeout)), seconds=max(0.0, min(seconds, Bounds.seconds)))
     return pass_steps(shown.history, shown.load, final_side=final_side, bounds=bounds,
@@ -197,11 +197,11 @@ def report_steps(shown: ShowPasses, *, final_side: str, seconds: float, timeout:
 def report_section(shown: ShowPasses | None, content: ReportContent, *, left: float, timeout: float, explorer: bool,
                    say: Callable[[str], None] = lambda _m: None):
     """Draw the history's steps and put the report's "XLA's passes" section in ``content``; the
-    steps (:class:`~hloviz.render.explorer.steps.PassSteps`) go on to the explorer (None without
+    steps (:class:`~hloviz.render.page.explorer.steps.PassSteps`) go on to the explorer (None without
     a history). The steps get half of what the main pictures ``left`` of the command's
     ``--timeout`` (none without the explorer, whose picture would show them); the explorer's own
     pictures get the rest."""
-    from ..render.pass_section import pass_section_html
+    from ..render.page.pass_section import pass_section_html
 
     if shown is None:
         return None

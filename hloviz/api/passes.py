@@ -122,7 +122,7 @@ class FilmOptions:
 
 
 def _write_film(film: FilmOptions, history: PassHistory, dump: PassDumpModule, source: str) -> None:
-    from ..render.files import write_atomic
+    from ..render.page.files import write_atomic
     from .pass_film import filmstrip_html
 
     files = {step.index: path for step, path in dump.snapshots if path is not None}

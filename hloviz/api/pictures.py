@@ -23,10 +23,10 @@ from .options import CaptureOptions, DrawOptions, FitOptions, chosen
 if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..capture import Capture
-    from ..render.page import PageOptions
+    from ..render.layout.wrap import Wrap
+    from ..render.page.page import PageOptions
     from ..render.pictures import Picture
     from ..render.views import ViewOptions
-    from ..render.wrap import Wrap
 
 __all__ = ["render"]
 
@@ -57,7 +57,7 @@ def _options(computation: str | None, focus: str | None, radius: int, expand_cha
 
 
 def _check_color_by(color_by: str) -> None:
-    from ..render.sidebyside import COLOR_BY
+    from ..render.layout.sidebyside import COLOR_BY
 
     if color_by not in COLOR_BY:
         raise InputError(f"--color-by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
@@ -92,7 +92,7 @@ def _with_dot_written(err: HlovizError, path: Path) -> HlovizError:
 
     The DOT file beside the picture replaces an existing file only when that file is hloviz's
     own DOT text (it starts with ``digraph hloviz``); a hand-written ``x.dot`` is left alone."""
-    from ..render.files import write_atomic
+    from ..render.page.files import write_atomic
 
     dot_text = getattr(err, "dot_text", None)
     if dot_text is None:
@@ -107,7 +107,7 @@ def _with_dot_written(err: HlovizError, path: Path) -> HlovizError:
     return RenderError(message, hint=err.hint)
 
 
-#: How every DOT text hloviz writes begins (see hloviz.render.dot).
+#: How every DOT text hloviz writes begins (see hloviz.render.layout.dot).
 _DOT_HEAD = b"digraph hloviz {"
 
 
@@ -140,12 +140,12 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
     scope open, ``depth`` opens no scope deeper (see :class:`hloviz.render.ViewOptions`);
     ``color_by`` (``kernel``, ``flops``, ``bytes``) colours kernels, with ``stage="both"``.
     An SVG carries a title and the verdict for screen readers; ``theme`` (``light``, ``dark``,
-    ``auto``), ``width`` and ``max_height`` fit it to a page (:mod:`hloviz.render.page`).
+    ``auto``), ``width`` and ``max_height`` fit it to a page (:mod:`hloviz.render.page.page`).
     ``wrap`` (``auto``, ``off`` or a number of parts) cuts long columns into parts side by side
     so the picture's height over width comes near ``aspect`` (1.4, a portrait page, by default;
-    :mod:`hloviz.render.wrap`); ``auto`` leaves the pan-and-zoom HTML explorer unwrapped.
+    :mod:`hloviz.render.layout.wrap`); ``auto`` leaves the pan-and-zoom HTML explorer unwrapped.
     ``layout`` (``auto``, ``whole``, ``blocks``): whether each column is laid out whole or block by
-    block and composed (:mod:`hloviz.render.blocklayout`; ``auto`` where that was measured to pay).
+    block and composed (:mod:`hloviz.render.layout.blocklayout`; ``auto`` where that was measured to pay).
 
     The capture, drawing and page settings come as keywords or as ``capture=``/``drawing=``/``fit=``
     objects (:mod:`hloviz.api.options`), not both."""
@@ -165,7 +165,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
     computation, focus, radius, expand_chains = drawing.computation, drawing.focus, drawing.radius, drawing.expand_chains
     budget, timeout, scope, depth, color_by = drawing.budget, drawing.timeout, drawing.scope, drawing.depth, drawing.color_by
     theme, width, max_height, wrap, aspect, layout = fit.theme, fit.width, fit.max_height, fit.wrap, fit.aspect, fit.layout
-    from ..render.page import PageOptions, page_picture
+    from ..render.page.page import PageOptions, page_picture
     from ..render.pictures import format_for, module_picture, pair_picture
 
     say = progress or (lambda _m: None)
@@ -181,7 +181,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
                        scope, depth)
     _check_color_by(color_by)
     wrapping, wrap_notes = _wrapping(wrap, aspect, chosen, overview=options.budget <= OVERVIEW_BUDGET)
-    from ..render.blocklayout import parse_layout
+    from ..render.layout.blocklayout import parse_layout
 
     layout_mode = parse_layout(layout)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
@@ -196,7 +196,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
     html = chosen == "html"
     if html:
         chosen = "svg"  # laid out first; the page around it comes after
-    from ..render.graphviz_run import LayoutBudget
+    from ..render.layout.graphviz_run import LayoutBudget
 
     layout_budget = LayoutBudget(timeout)  # one --timeout for the picture and the explorer's extra ones
     try:
@@ -218,7 +218,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
             marks = None
             if color_by != "kernel":
                 from ..analysis import analyze
-                from ..render.sidebyside import post_marks, pre_marks
+                from ..render.layout.sidebyside import post_marks, pre_marks
 
                 analysis = analyze(pre_m, post_m, info=cap.info)
                 if post_m is not None and stage == "post":
@@ -252,7 +252,7 @@ def _wrapping(wrap: str | int, aspect: float | None, fmt: str, *, overview: bool
     the ``overview`` whole too: its few boxes, in program order, read best in one piece; cut
     into stacked parts, a training step's columns ran out of order, with connectors and
     crossings, and the CNN step's picture grew (issue 33)."""
-    from ..render.wrap import OFF, parse_wrap
+    from ..render.layout.wrap import OFF, parse_wrap
 
     wrapping = parse_wrap(wrap, aspect)
     if overview and wrapping.mode == "auto":
@@ -272,8 +272,8 @@ def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Call
     Other formats are refused: the timeline is SVG hloviz writes itself, with no Graphviz layout
     to ask for a PNG, and hloviz does not bring an SVG rasterizer (``rsvg-convert memory.svg -o
     memory.png`` or a browser's screenshot turns it into one)."""
-    from ..render.memory import TIMELINE_DARK, memory_section, timeline_description, timeline_svg
-    from ..render.page import for_page
+    from ..render.page.memory import TIMELINE_DARK, memory_section, timeline_description, timeline_svg
+    from ..render.page.page import for_page
     from ..render.pictures import Picture
     from .memory import memory_of
 
@@ -290,7 +290,7 @@ def _memory_picture(cap: Capture, fmt: str, output: str | Path | None, say: Call
                        description=timeline_description(report), dark_rules=TIMELINE_DARK)
         picture = Picture(title, "svg", svg.encode("utf-8"), "", list(report.notes), svg=svg.encode("utf-8"))
     else:
-        from ..render.html import page
+        from ..render.page.html import page
 
         picture = Picture(title, "html", page(title, memory_section(report)).encode("utf-8"), "", list(report.notes))
     if output is not None:
@@ -327,14 +327,14 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
     the picture was coloured, for the explorer's first view)."""
     from dataclasses import replace
 
-    from ..render.explorer import Bounds, module_payload, pair_payload
-    from ..render.html import picture_page
+    from ..render.page.explorer import Bounds, module_payload, pair_payload
+    from ..render.page.html import picture_page
 
     lookup = _lookup(cap.info)
     bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if stage == "both":
         from ..analysis import analyze
-        from ..render.sidebyside import post_marks
+        from ..render.layout.sidebyside import post_marks
 
         assert pre_m is not None and post_m is not None
         analysis = analysis if analysis is not None else analyze(pre_m, post_m, info=cap.info)
@@ -347,7 +347,7 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
         marks = None
         if color_by != "kernel" and pre_m is not None and post_m is not None:
             from ..analysis import analyze
-            from ..render.sidebyside import post_marks, pre_marks
+            from ..render.layout.sidebyside import post_marks, pre_marks
 
             analysis = analysis if analysis is not None else analyze(pre_m, post_m, info=cap.info)
             marks = post_marks(analysis, m, color_by) if m is post_m else pre_marks(analysis, m, color_by)

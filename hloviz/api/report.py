@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..analysis.passes import PassHistory
     from ..capture import Capture
-    from ..render.explorer.steps import PassSteps
-    from ..render.html import ReportContent
+    from ..render.page.explorer.steps import PassSteps
+    from ..render.page.html import ReportContent
     from ..render.pictures import Picture
 
 __all__ = ["ShowResult", "show"]
@@ -53,7 +53,7 @@ class ShowResult:
     passes: PassHistory | None = None
 
     def _repr_html_(self) -> str:
-        from ..render.html import report_fragment
+        from ..render.page.html import report_fragment
 
         return report_fragment(self.report) if self.report is not None else ""
 
@@ -112,11 +112,11 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     computation, focus, radius, expand_chains = drawing.computation, drawing.focus, drawing.radius, drawing.expand_chains
     budget, timeout, scope, depth, color_by = drawing.budget, drawing.timeout, drawing.scope, drawing.depth, drawing.color_by
     from ..analysis import analyze
-    from ..render.files import refuse_foreign, write_report_folder
-    from ..render.html import report_html
+    from ..render.layout.sidebyside import post_marks, pre_marks
+    from ..render.page.files import refuse_foreign, write_report_folder
+    from ..render.page.html import report_html
+    from ..render.page.report import report_content, summary_lines
     from ..render.pictures import module_picture, pair_picture
-    from ..render.report import report_content, summary_lines
-    from ..render.sidebyside import post_marks, pre_marks
 
     say = progress or (lambda _m: None)
     from ..render.views import DETAIL_BUDGET
@@ -141,7 +141,7 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced
 
     say("drawing (Graphviz)")
-    from ..render.graphviz_run import LayoutBudget
+    from ..render.layout.graphviz_run import LayoutBudget
 
     # One --timeout for all the pictures of the command, shared as they are drawn.
     layout = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
@@ -172,7 +172,7 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
                 raise
             dots[name] = err.dot_text
             missing = missing or err
-    from ..render.page import page_picture
+    from ..render.page.page import page_picture
 
     pictures = {name: page_picture(pic, description=analysis.verdict) for name, pic in pictures.items()}
     main = pictures.get("side-by-side") or next(iter(pictures.values()), None)
@@ -229,7 +229,7 @@ def _kernel_layers(post_m: HloModule | None, analysis: Analysis, info: dict):
     if post_m is None or analysis.kernels is None:
         return None, None
     from ..analysis.scopes import build_scope_tree
-    from ..render.report import kernel_layer_texts, kernel_layers
+    from ..render.page.report import kernel_layer_texts, kernel_layers
 
     tree = build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels, layers=info.get("layer_scopes"))
     return kernel_layers(tree), kernel_layer_texts(tree)
@@ -250,7 +250,7 @@ def _memory(cap: Capture, post_m: HloModule | None):
 def _memory_html(memory) -> str:
     if memory is None:
         return ""
-    from ..render.memory import memory_section
+    from ..render.page.memory import memory_section
 
     return memory_section(memory)
 
@@ -262,8 +262,8 @@ def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pr
     ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
     left; the explorer's extra pictures start only within it (a longer ``--timeout`` draws more
     of them: no other time limit applies)."""
-    from ..render.explorer import Bounds, module_payload, pair_payload
-    from ..render.sidebyside import post_marks
+    from ..render.layout.sidebyside import post_marks
+    from ..render.page.explorer import Bounds, module_payload, pair_payload
 
     bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if name == "side-by-side":

@@ -112,12 +112,12 @@ class Stats:
         return loop_runs(post)
 
     def kernel_layers(self) -> dict[str, str]:
-        """Kernel name → its layer as a table cell (:func:`hloviz.render.report.kernel_layer_texts`,
+        """Kernel name → its layer as a table cell (:func:`hloviz.render.page.report.kernel_layer_texts`,
         the one rule every view follows); empty without an optimized module."""
         tree = self.post_tree
         if tree is None:
             return {}
-        from ..render.report import kernel_layer_texts
+        from ..render.page.report import kernel_layer_texts
 
         return kernel_layer_texts(tree)
 

@@ -152,7 +152,7 @@ class VersionsResult:
         """One self-contained page: the matrix, then each diff's picture (both sides side by side)
         with its summary. Needs Graphviz for the pictures."""
         from ..analysis.diff.report import summary_lines
-        from ..render.html import inline_svg, page
+        from ..render.page.html import inline_svg, page
 
         esc = html.escape
         parts = [f"<h1>hloviz versions: {esc(self.function)}</h1>", "<table><thead><tr><th></th>"

@@ -111,7 +111,7 @@ def versions(
         sys.stdout.write(visible(report))  # no terminal escapes or bidi overrides from the input
     sys.stdout.flush()
     if output is not None:
-        from ..render.files import write_atomic
+        from ..render.page.files import write_atomic
 
         write_atomic(output, result.to_html(budget=budget, timeout=timeout))
         note(f"wrote {output}")

@@ -61,10 +61,10 @@ def _opened(capture: Path, out: Path, pattern: str) -> None:
 
     from ..analysis import analyze
     from ..capture import load_target
-    from ..render.page import PageOptions, page_picture
+    from ..render.layout.wrap import parse_wrap
+    from ..render.page.page import PageOptions, page_picture
     from ..render.pictures import pair_picture
     from ..render.views import OVERVIEW_BUDGET, ViewOptions
-    from ..render.wrap import parse_wrap
 
     cap = load_target(str(capture))
     pre, post = cap.pre_module(), cap.post_module()

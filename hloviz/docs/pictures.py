@@ -146,7 +146,7 @@ def parse_options(target: str, raw: Mapping[str, Any], *, defaults: Mapping[str,
         scalar(name, value)
         values[name.replace("-", "_")] = OPTIONS[name](value)
     if values.get("timeout") is not None:
-        from ..render.graphviz_run import MAX_TIMEOUT
+        from ..render.layout.graphviz_run import MAX_TIMEOUT
 
         values["timeout"] = min(int(values["timeout"]), int(MAX_TIMEOUT))  # 0 is still refused, by render
     known = {f.name for f in fields(DocPicture)}
@@ -364,7 +364,7 @@ def svg_body(svg: str) -> str:
 
 
 def svg_title(svg: str) -> str:
-    """The picture's ``<title>`` (what :func:`hloviz.render.page.for_page` wrote), as text."""
+    """The picture's ``<title>`` (what :func:`hloviz.render.page.page.for_page` wrote), as text."""
     m = re.search(r'<title id="[^"]*">(.*?)</title>', svg, re.DOTALL)
     return html.unescape(m.group(1)) if m else "hloviz picture"
 

@@ -23,7 +23,7 @@ XLINK_NS = "http://www.w3.org/1999/xlink"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 
 #: The SVG elements hloviz's pictures use: what Graphviz's SVG writer emits (shapes, text,
-#: groups, ``<a>`` for tooltips, gradients) and what :mod:`hloviz.render.page` and the memory
+#: groups, ``<a>`` for tooltips, gradients) and what :mod:`hloviz.render.page.page` and the memory
 #: timeline add (``<style>``, ``<desc>``, ``<rect>``, ``<line>``).
 ELEMENTS = frozenset({
     "svg", "g", "title", "desc", "style", "defs", "a", "polygon", "polyline", "path", "ellipse", "circle", "rect",

@@ -17,12 +17,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
-from .compose import lay_out
-from .dot import Drawing, to_drawing
-from .dotserver import active_servers
-from .export import to_json
-from .files import write_atomic
-from .graphviz_run import (
+from .layout.compose import lay_out
+from .layout.dot import Drawing, to_drawing
+from .layout.dotserver import active_servers
+from .layout.graphviz_run import (
     DEFAULT_TIMEOUT,
     PNG_MAX_PIXELS,
     GraphvizTimeout,
@@ -32,8 +30,10 @@ from .graphviz_run import (
     run_dot_many,
     run_pinned,
 )
+from .layout.wrap import OFF, Wrap
+from .page.export import to_json
+from .page.files import write_atomic
 from .views import Mark, View, ViewOptions, draw_module
-from .wrap import OFF, Wrap
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -43,7 +43,7 @@ __all__ = ["FORMATS", "Builder", "Picture", "build_picture", "format_for", "modu
 #: Output suffix → format.
 FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html", ".json": "json"}
 
-#: Builds the DOT text (or a :class:`~hloviz.render.dot.Drawing`, whose columns can be laid out
+#: Builds the DOT text (or a :class:`~hloviz.render.layout.dot.Drawing`, whose columns can be laid out
 #: apart and wrapped) and the drawn views for some options and extra notes.
 Builder = Callable[[ViewOptions, Sequence[str]], tuple[str | Drawing, list[tuple[str, View]]]]
 
@@ -81,7 +81,7 @@ class Picture:
     #: the drawing behind ``dot`` and how it is wrapped, to lay it out again as it was
     drawing: Drawing | None = field(default=None, repr=False)
     wrap: Wrap = OFF
-    #: ``--layout``: each column whole, block by block, or ``auto`` (:mod:`hloviz.render.blocklayout`)
+    #: ``--layout``: each column whole, block by block, or ``auto`` (:mod:`hloviz.render.layout.blocklayout`)
     layout: str = "auto"
 
     def save(self, path: str | Path) -> Path:
@@ -121,8 +121,8 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
     uses): DOT and JSON need no Graphviz; SVG, PNG and HTML are laid out within this
     picture's share of ``budget`` (the command's one :class:`LayoutBudget`, which covers every
     ``dot`` a picture runs, parts laid out in parallel included; by default ``timeout`` for this
-    picture alone). A :class:`~hloviz.render.dot.Drawing` of several columns, or one ``wrap``
-    cuts into parts, is laid out in parts and composed (:mod:`hloviz.render.compose`); ``layout``
+    picture alone). A :class:`~hloviz.render.layout.dot.Drawing` of several columns, or one ``wrap``
+    cuts into parts, is laid out in parts and composed (:mod:`hloviz.render.layout.compose`); ``layout``
     (``auto``, ``whole``, ``blocks``) says whether a column is laid out block by block. When the
     full view does not finish within its part of the share, ``build`` is called again with
     coarser options and a note saying so, and laid out in the time left. Errors from Graphviz
@@ -182,7 +182,7 @@ def build_picture(build: Builder, options: ViewOptions, fmt: str, timeout: float
         notes.append(f"the PNG is drawn to fit {PNG_MAX_PIXELS:,} px on its longer side ({pixels[0]:,} × "
                      f"{pixels[1]:,} px); an .svg keeps every detail at full size")
     if fmt == "html":
-        from .html import picture_page
+        from .page.html import picture_page
 
         data = picture_page(title, data.decode("utf-8"), notes).encode("utf-8")
     return Picture(title, fmt, data, dot_text, notes, views, svg, timeout, drawing, wrap, layout)
@@ -225,7 +225,7 @@ def _check_png_text(pixels: tuple[int, int], svg: str) -> None:
 
 
 def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: str = "auto") -> tuple[bytes, list[str]]:
-    """Lay out a drawing (in parts where it has several, :func:`~hloviz.render.compose.lay_out`)
+    """Lay out a drawing (in parts where it has several, :func:`~hloviz.render.layout.compose.lay_out`)
     or plain DOT text; the notes say how it was wrapped."""
     if isinstance(what, Drawing):
         servers = active_servers()  # the explorer's page: dot processes kept running (dotserver)
@@ -256,7 +256,7 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
 
 def _wants_wrap(svg: bytes, wrap: Wrap) -> bool:
     """Whether ``wrap`` would cut a picture of the laid-out ``svg``'s size."""
-    from .wrap import wants_wrap
+    from .layout.wrap import wants_wrap
 
     size = _SVG_SIZE.search(svg[:2000].decode("utf-8", "replace"))
     return size is not None and wants_wrap([(float(size.group(1)), float(size.group(2)))], wrap, 0.0)
@@ -290,7 +290,7 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
                    info: Mapping | None = None, wrap: Wrap = OFF, layout: str = "auto") -> Picture:
     """One module drawn by the rules of :mod:`hloviz.render.views` (``info``: a capture's, for
     parameter names and the user's lines; ``wrap``: long columns cut into parts side by side,
-    :mod:`hloviz.render.wrap`)."""
+    :mod:`hloviz.render.layout.wrap`)."""
     shown = title if title is not None else module.name
 
     def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str | Drawing, list[tuple[str, View]]]:
@@ -307,8 +307,8 @@ def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: st
                  info: Mapping | None = None, wrap: Wrap = OFF, layout: str = "auto") -> Picture:
     """Pre and post side by side, kernels numbered and coloured (``color_by``: one colour per
     kernel, or a heat scale of ``flops`` or ``bytes``), folds marked. The two columns are laid
-    out apart, at once, and composed (:mod:`hloviz.render.compose`); ``wrap`` cuts long ones."""
-    from .sidebyside import side_by_side
+    out apart, at once, and composed (:mod:`hloviz.render.layout.compose`); ``wrap`` cuts long ones."""
+    from .layout.sidebyside import side_by_side
 
     def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str | Drawing, list[tuple[str, View]]]:
         sbs = side_by_side(pre, post, analysis, options=opts, title=title, notes=tuple(extra), color_by=color_by,

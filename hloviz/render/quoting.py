@@ -10,7 +10,7 @@ writes goes through the functions here, so escaping is decided once and tested o
 * :func:`dot_html` escapes text for a DOT HTML-like label (``label=<…>``).
 * :func:`html_text` escapes text for the HTML report (element content and attribute values).
 
-DOT identifiers are never built from user text: :mod:`hloviz.render.dot` numbers its nodes and
+DOT identifiers are never built from user text: :mod:`hloviz.render.layout.dot` numbers its nodes and
 clusters (``n12``, ``cluster_3``), so no name can break the graph's syntax.
 """
 

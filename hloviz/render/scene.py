@@ -1,7 +1,7 @@
 """What a picture holds, before it is DOT: nodes with label rows, edges, nested clusters.
 
 A :class:`Scene` knows nothing about HLO: :mod:`hloviz.render.views` builds one from a module,
-and other code (the diff picture) may build or edit one directly. :mod:`hloviz.render.dot`
+and other code (the diff picture) may build or edit one directly. :mod:`hloviz.render.layout.dot`
 turns scenes into DOT text. Keys (``Scene.nodes`` keys, ``Cluster.key``) are the builder's own
 strings; they never reach the DOT text, so they may be anything (instruction names included).
 """

@@ -12,22 +12,22 @@ The drawing rules, familiar from XLA's own graph dumps:
   ``to_apply`` reducers are named in the caller's header (``reduce (add)``);
 * parameters are orange, the root says ``ROOT``; operand indices label arrows into ops whose
   operand order matters;
-* chains of one elementwise op become one node (:mod:`hloviz.render.chains`).
+* chains of one elementwise op become one node (:mod:`hloviz.render.tree.chains`).
 
 Then one path fits every picture to its node budget, with op names or without, before or after
 optimization, whole or focused (:func:`_draw_tree`):
 
-1. **tree** (:mod:`~hloviz.render.layers`, :mod:`~hloviz.render.tree`) — the drawn units under
+1. **tree** (:mod:`~hloviz.render.tree.layers`, :mod:`~hloviz.render.tree.tree`) — the drawn units under
    the scopes of their op names where names carry them, under the fusion or body that holds
    them, and in blocks found by structure where names give nothing
-   (:mod:`~hloviz.render.structure`, :mod:`~hloviz.render.blocks`); neighbouring blocks of
+   (:mod:`~hloviz.render.tree.structure`, :mod:`~hloviz.render.tree.blocks`); neighbouring blocks of
    the same structure folded into ``×N`` repeats;
 2. **cut** — the deepest cut of that tree that fits the budget (``--depth`` counted from the
    user's function, not JAX's ``jit(f)`` around it; ``coarse`` keeps fusions and bodies closed;
    ``open`` opens a closed block, repeat or scope in place, as the explorer does);
-3. **apply** — each node of the cut becomes one unit (:func:`hloviz.render.apply.apply_cut`),
+3. **apply** — each node of the cut becomes one unit (:func:`hloviz.render.cut.apply.apply_cut`),
    each open node above it a cluster, and the notes say what was closed and why;
-4. **scene** — :mod:`~hloviz.render.assemble` turns the units into a
+4. **scene** — :mod:`~hloviz.render.cut.assemble` turns the units into a
    :class:`~hloviz.render.scene.Scene` (arrows that would span many rows become stubs).
 
 :func:`draw_module` is the entry point. Callers colour and annotate instructions through
@@ -43,14 +43,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from . import apply, layers
-from .assemble import BODY_CALLERS, build_scene
-from .chains import Chain, find_chains
-from .cut import Cut, coarsen, fit, open_in_place
-from .focus import focus_set, scope_set
-from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
-from .overview import fold_weights, unframe_phases
+from .cut import apply
+from .cut.assemble import BODY_CALLERS, build_scene
+from .cut.cut import Cut, coarsen, fit, open_in_place
+from .cut.focus import focus_set, scope_set
+from .cut.overview import fold_weights, unframe_phases
 from .scene import Scene
+from .tree import layers
+from .tree.chains import Chain, find_chains
+from .tree.model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 
 __all__ = ["DETAIL_BUDGET", "OVERVIEW_BUDGET", "Mark", "View", "ViewOptions", "default_budget", "draw_module",
            "focus_targets"]
@@ -112,7 +113,7 @@ class ViewOptions:
     ``depth`` open, counted from the user's function), blocks found by structure where names
     give nothing; ``open`` lists tree keys (:attr:`View.cut`) to open in place after the fit.
     ``scope`` draws one scope (a path, a Keras layer name) and the kernels holding it. ``focus``
-    may be an instruction, an op name, a scope or a unique substring (:func:`hloviz.render.focus.resolve`);
+    may be an instruction, an op name, a scope or a unique substring (:func:`hloviz.render.cut.focus.resolve`);
     ``focus_names`` gives the focused instructions by name instead (the other column of a
     side-by-side picture: the kernels of the focused ops, or the ops of the focused kernels).
     """
@@ -141,14 +142,14 @@ class View:
     It is made on first read (``node_of_from``): a picture written to a file never reads it,
     and for a 300k-instruction module it is a dict of every instruction's name.
     ``cut`` and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
-    (``ViewOptions(open=…)``, :func:`hloviz.render.cut.open_in_place`) and redraw.
+    (``ViewOptions(open=…)``, :func:`hloviz.render.cut.cut.open_in_place`) and redraw.
     """
 
     scene: Scene
     notes: list[str]
     instructions: int = 0
     levels: tuple[str, ...] = ()
-    #: the cut through the module's tree this picture draws (:mod:`hloviz.render.cut`), and
+    #: the cut through the module's tree this picture draws (:mod:`hloviz.render.cut.cut`), and
     #: which scene node draws each node of the cut
     cut: Cut | None = None
     drawn_as: dict[str, str] = field(default_factory=dict)
@@ -260,7 +261,7 @@ _DRAWN_CALLERS = BODY_CALLERS | {"fusion"}
 def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
     """The names of the instructions ``options.focus`` stands for in ``module`` (an
     :class:`~hloviz.errors.InputError` with the closest names when none)."""
-    from .focus import resolve
+    from .cut.focus import resolve
 
     g = ViewGraph(module, {})
     _place(g, [_root_computation(module, options.computation)])

@@ -1,0 +1,10 @@
+"""Stage 2, *cut*: which boxes one picture draws, in which order, with which labels.
+
+In: a :class:`~hloviz.render.tree.tree.Tree`, a node budget and the user's ``--scope``,
+``--depth`` and focus. Out: the boxes and arrows of a :class:`~hloviz.render.scene.Scene`.
+:mod:`.cut` finds the deepest cut through the tree that fits the budget; :mod:`.focus`
+moves it onto what the user asked about; :mod:`.overview` folds weights into their reader for
+the default overview; :mod:`.apply` turns closed nodes into single units and open ones into
+clusters; :mod:`.order` puts them in program order; :mod:`.assemble` writes the scene, with
+:mod:`.labels` for each box's text and :mod:`.arrows` for arrows that become stubs.
+"""

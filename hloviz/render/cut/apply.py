@@ -1,0 +1,355 @@
+"""A cut applied to a view: closed tree nodes become single units, open ones clusters.
+
+Stage 3 of a picture (*apply*, :mod:`~hloviz.render.views`): :func:`apply_cut` turns a cut
+through the view's tree (:mod:`~hloviz.render.cut.cut`, the tree routed by
+:mod:`~hloviz.render.tree.layers`) into the view's units: a closed scope becomes one node
+(``block_5_expand: 3 ops → 1 kernel``), a closed fusion one fusion node, a closed body folds
+into its caller; open scopes are recorded as clusters (:class:`ScopeCluster`) for
+:mod:`~hloviz.render.cut.assemble`, with how their children stack (:func:`stacking`). Apart from
+the routing because it reads the cut, not the scopes: each side reads alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ...analysis.loops import known_trip_count, runs_of, trips_text
+from ...ir import Instruction
+from ..scene import Row
+from ..tree.model import Place, Unit, ViewGraph
+from ..tree.tree import STRUCTURAL, Tree, TreeNode, parents_first
+from . import labels
+from .cut import Cut
+
+__all__ = ["ScopeCluster", "apply_cut", "scope_title", "stacking"]
+
+#: Open tree nodes drawn as a titled cluster.
+_CLUSTERED = STRUCTURAL
+
+
+@dataclass
+class ScopeCluster:
+    """An open scope drawn as a cluster: ``key`` (a tree key), ``parent`` cluster key (or None)."""
+
+    key: str
+    parent: str | None
+    rows: list[Row]
+    node: TreeNode
+    units: list[int] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+
+
+def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tuple[int, ...]],
+              phase_of: Callable[[Instruction], str] = lambda i: "forward") -> list[ScopeCluster]:
+    """Merge ``g``'s units as ``cut`` says; return the open scopes to draw as clusters.
+
+    ``kernels_of(instruction)`` gives the kernel numbers an instruction is marked with (for the
+    ``3 ops → 1 kernel`` row of a closed scope), ``phase_of`` its phase (``forward``,
+    ``backward``, ``optimizer``: a training step's layer says how many ops of each it holds).
+    """
+    tree = cut.tree
+    for node in cut.nodes:
+        if node.is_leaf:
+            _caption(g, node)
+            continue
+        units = [g.units[int(leaf.name[1:])] for leaf in tree.leaves(node)]
+        if node.kind == "fusion":
+            place = g.place_by_key[node.name]
+            close_fusion(g, place, _places_below(g, node, tree) or [place], units)
+        elif node.kind == "body":
+            _fold_body(g, node, tree, units)
+        else:
+            _close_scope(g, node, tree, units, kernels_of, phase_of)
+    g.stacking = stacking(g, cut)
+    return _open_clusters(g, cut)
+
+
+def _caption(g: ViewGraph, leaf: TreeNode) -> None:
+    """A leaf that is all of its scope (``block_1_expand_relu``: one clamp) carries the scope's name."""
+    parent = leaf.parent
+    if parent is not None and parent.kind == "scope" and len(parent.children) == 1:
+        unit = g.units[int(leaf.name[1:])]
+        if unit.alive and unit.scope is None:
+            unit.caption = scope_title(parent)
+
+
+def _places_below(g: ViewGraph, node: TreeNode, tree: Tree) -> list[Place]:
+    return [g.place_by_key[n.name] for n in tree.subtree_root(node).nodes.values() if n.kind in ("fusion", "body")]
+
+
+def close_fusion(g: ViewGraph, place: Place, tree: list[Place], units: list[Unit]) -> Unit:
+    """Draw fusion ``place`` (and the places ``tree`` below it) as one node holding ``units``:
+    the fusion's header and what it holds (``fusion kLoop · 14 instructions: …``)."""
+    owner = place.owner
+    assert owner is not None and place.parent is not None
+    members = [owner] + [m for u in units for m in u.members]
+    unit = g.new_unit("fusion", place.parent, g.position(owner), members)
+    unit.root = place.key in g.root_places
+    unit.rows = labels.fusion_rows(owner, root=unit.root)
+    g.unit_of[id(owner)] = unit.index
+    g.merge(units, unit)
+    for t in tree:
+        g.collapsed_places.add(t.key)
+    return unit
+
+
+def _fold_body(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit]) -> None:
+    place = g.place_by_key[node.name]
+    owner_index = g.unit_of.get(id(place.owner)) if place.owner is not None else None
+    if owner_index is None:
+        return
+    owner = g.units[g.find(owner_index)]
+    places = _places_below(g, node, tree)
+    n = sum(len(p.computation.instructions) for p in places)
+    trips = known_trip_count(place.owner) if place.owner is not None and place.role == "body" else None
+    runs = f", runs ×{trips}" if trips is not None else ""  # XLA's known trip count of the loop
+    owner.extra_rows.append(Row(f"{place.role}: {place.computation.name} ({n} instructions{runs})", small=True))
+    owner.members.extend(m for u in units for m in u.members)
+    g.merge([u for u in units if u is not owner], owner)
+    for p in places:
+        g.collapsed_places.add(p.key)
+
+
+def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
+                 kernels_of: Callable[[Instruction], tuple[int, ...]], phase_of: Callable[[Instruction], str]) -> None:
+    places = _places_below(g, node, tree)
+    members: list[Instruction] = []
+    for u in units:
+        members.extend(u.members)
+    # the fusion and caller instructions themselves: they carry the kernel marks
+    members.extend(p.owner for p in places if p.owner is not None and id(p.owner) not in g.unit_of)
+    if not units:  # nothing of it is drawn here (its work was folded into a caller): no node
+        for p in places:
+            g.collapsed_places.add(p.key)
+        return
+    first = min(units, key=lambda u: u.pos)
+    unit = g.new_unit("scope", None, 0, members)
+    unit.scope, unit.pos = first.scope, first.pos
+    unit.root = any(u.root for u in units)
+    unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of,
+                           names=g.param_names)
+    g.merge(units, unit)
+    for p in places:
+        g.collapsed_places.add(p.key)
+        if p.owner is not None:
+            g.unit_of.setdefault(id(p.owner), unit.index)
+
+
+def scope_title(node: TreeNode) -> str:
+    """``block_5_expand``; a group: ``block_5_* (9 layers)``; the first copy of a repeat opened
+    in place (:func:`hloviz.render.cut.cut.open_in_place`) says so: ``… · copy 1 of 24``."""
+    parent = node.parent
+    if parent is not None and parent.kind == "repeat" and node.kind != "repeat" and parent.children[0] is node \
+            and any(c.kind == "repeat" for c in parent.children):
+        copies = sum(len(c.children) if c.kind == "repeat" else 1 for c in parent.children)
+        return f"{_title(node)} · copy 1 of {copies}"
+    return _title(node)
+
+
+def _function_name(label: str) -> str:
+    """``jit(train_step)`` → ``train_step``: JAX's wrapper around the traced function is no
+    layer name (:attr:`hloviz.analysis.scopes.Scope.display_path`); other labels as they are."""
+    for wrapper in ("jit(", "pjit("):
+        if label.startswith(wrapper) and label.endswith(")") and "/" not in label:
+            return label[len(wrapper):-1]
+    return label
+
+
+def _title(node: TreeNode) -> str:
+    if node.kind == "group":
+        n = sum(1 for c in node.children if c.kind in STRUCTURAL)
+        return f"{node.label or node.name} ({n} scopes)"
+    if node.kind == "block":  # named after its last node: JAX's traced function by its name
+        return f"{_function_name(node.label) or '(ops)'} · block of {len(node.children)}"
+    if node.kind == "repeat":
+        return f"{node.label} ({node.name})"
+    if node.kind == "root":
+        return "(no scope)"
+    names = [_function_name(node.label or node.name)]
+    parent = node.parent
+    # an open scope holding only this one is not drawn: its name goes into this one's
+    while parent is not None and parent.kind == "scope" and len(parent.children) == 1:
+        name = parent.label or parent.name
+        if not name.startswith(("jit(", "pjit(")):  # JAX's traced function is no layer: ``ViT``, not ``jit(f)/ViT``
+            names.append(name)
+        parent = parent.parent
+    return "/".join(reversed(names))
+
+
+def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[[Instruction], tuple[int, ...]],
+               *, after: bool, phase_of: Callable[[Instruction], str] = lambda i: "forward",
+               names: Mapping[str, str] | None = None) -> list[Row]:
+    """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes."""
+    ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
+    params = len(members) - len(ops) - sum(1 for m in members if m.opcode in ("get-tuple-element", "tuple"))
+    kernels = sorted({k for m in members for k in kernels_of(m)})
+    if after:
+        fusions = [m for m in ops if m.opcode == "fusion"]
+        inner = sum(_fused_ops(f) for f in fusions)
+        what = (f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}" if kernels
+                else f"{len(ops)} instruction{'s' if len(ops) != 1 else ''}")
+        if fusions:
+            what += f" · {len(fusions)} fusion{'s' if len(fusions) != 1 else ''} of {inner} ops"
+    else:
+        what = f"{len(ops)} op{'s' if len(ops) != 1 else ''}"
+        if kernels:
+            what += f" → {len(kernels)} kernel{'s' if len(kernels) != 1 else ''}"
+    in_loop, runs = runs_of(ops)
+    if in_loop:  # a loop's body (a scanned block): drawn once, run this many times
+        what += f" · {trips_text(runs)}"
+    rows = [Row(scope_title(node), bold=True), Row(what)]
+    shown = [m.opcode for m in ops if m.opcode != "fusion" or not after]
+    if shown:
+        rows.append(Row(labels.histogram_text(shown), small=True))
+    phases = Counter(phase_of(m) for m in ops)
+    if set(phases) - {"forward"}:
+        rows.append(Row(" · ".join(f"{p} {phases[p]}" for p in ("forward", "backward", "optimizer") if phases[p]),
+                        small=True, italic=True))
+    if params:
+        named = [names[m.name] for m in members if m.opcode == "parameter" and names and m.name in names]
+        text = f"{params} parameter{'s' if params != 1 else ''}"
+        if named:
+            prefix = (node.label or node.name) + "/"
+            short = [n.split(prefix, 1)[1] if prefix in n else n.rsplit("/", 1)[-1] for n in named]
+            text += ": " + ", ".join(short[:3]) + (f" +{len(short) - 3}" if len(short) > 3 else "")
+        rows.append(Row(labels.shorten(text, 60), small=True))
+    return rows
+
+
+def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool, bool]]]:
+    """For every open node, its children in text order as ``(unit indices, drawn as a cluster, a
+    copy of an open repeat)``.
+
+    Dot places clusters whose ranks overlap side by side; a layer's weight preparation (a batch
+    norm's ``rsqrt(var + ε) · γ``) floats up beside the layer before it, and a deep model turns
+    into a diagonal. :mod:`~hloviz.render.cut.assemble` keeps each open child below the one before
+    it with invisible arrows, so the picture reads top-down in execution order.
+    """
+    tree = cut.tree
+    open_nodes = [tree.root] + cut.open()
+    open_keys = {n.key for n in open_nodes}
+    units_below = _units_below(g, tree.root)
+    out = []
+    for node in open_nodes:
+        slots = []
+        for child in node.children:
+            units = units_below[id(child)]
+            if units:
+                slots.append((units, child.key in open_keys and child.kind in _CLUSTERED and not child.waist,
+                              node.kind == "repeat"))
+        if any(is_cluster for _, is_cluster, _copy in slots):
+            out.append(slots)
+    return out
+
+
+def _units_below(g: ViewGraph, root: TreeNode) -> dict[int, list[int]]:
+    """``id()`` of every node below ``root`` (and of ``root``) → the live units its leaves are
+    drawn as, in leaf order, each once: worked out children first, so each leaf is read once
+    (a closed scope's thousands of leaves are one unit), not once per open node above it."""
+    out: dict[int, list[int]] = {}
+    find, units = g.find, g.units
+    for n in reversed(parents_first(root)):
+        if n.kind == "leaf":
+            i = find(int(n.name[1:]))
+            out[id(n)] = [i] if units[i].alive else []
+            continue
+        got: list[int] = []
+        seen: set[int] = set()
+        for c in n.children:
+            for i in out[id(c)]:
+                if i not in seen:
+                    seen.add(i)
+                    got.append(i)
+        out[id(n)] = got
+    return out
+
+
+def _fused_ops(fusion: Instruction) -> int:
+    """The ops a fusion runs (its fused computation's, and those of fusions nested in it)."""
+    comps = fusion.called_computations
+    if len(comps) == 1:
+        # the usual fusion nests none: one pass over its computation (a closed layer of a big
+        # module sums thousands of them)
+        count = 0
+        for i in comps[0].instructions:
+            if i.opcode == "fusion":
+                break
+            if i.opcode != "parameter":
+                count += 1
+        else:
+            return count
+    from ...ir import called_closure
+
+    return sum(1 for c in called_closure(fusion.called_computations, follow=lambda i: i.opcode == "fusion")
+               for i in c.instructions if i.opcode not in ("parameter", "fusion"))
+
+
+def _open_clusters(g: ViewGraph, cut: Cut) -> list[ScopeCluster]:
+    """Open scopes and groups that do not hold everything: the clusters to draw."""
+    clusters = _empty_clusters(cut)
+    for cnode in cut.nodes:
+        home = next((a.key for a in cnode.ancestors() if a.key in clusters), None)
+        if home is not None:
+            _add_member(g, cut.tree, cnode, clusters[home])
+    # open fusions and bodies below an open scope: their clusters nest in the scope's cluster
+    for node in cut.open():
+        if node.kind in ("fusion", "body"):
+            home = next((a.key for a in node.ancestors() if a.key in clusters), None)
+            place = g.place_by_key[node.name]
+            if home is not None and place.parent is not None and place.parent.parent is None:
+                clusters[home].places.append(place.key)
+    return list(clusters.values())
+
+
+def _empty_clusters(cut: Cut) -> dict[str, ScopeCluster]:
+    """A titled, still empty cluster for every open scope or group that splits and does not
+    hold everything (one holding everything, or a single child, would only frame it), by key."""
+    total = cut.tree.root.size
+    drawn = [n for n in cut.open() if n.kind in _CLUSTERED and not n.waist and n.size < total and len(n.children) > 1]
+    keys = {n.key for n in drawn}
+    # cut.open() lists a layer that ends before its group ends ahead of the group: the parent
+    # is looked up among all of them, and the clusters are listed parents first (assemble nests
+    # each in the one listed before it), siblings in the order the cut gives
+    parent_of = {n.key: next((a.key for a in n.ancestors() if a.key in keys), None) for n in drawn}
+    children: dict[str | None, list] = {}
+    for n in drawn:
+        children.setdefault(parent_of[n.key], []).append(n)
+    clusters: dict[str, ScopeCluster] = {}
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        node = stack.pop()
+        rows = [Row(scope_title(node), bold=True)]
+        if node.kind == "scope" and "/" in node.path:
+            rows.append(Row(node.path, small=True))
+        clusters[node.key] = ScopeCluster(node.key, parent_of[node.key], rows, node)
+        stack.extend(reversed(children.get(node.key, [])))
+    return clusters
+
+
+def _add_member(g: ViewGraph, tree: Tree, cnode: TreeNode, cluster: ScopeCluster) -> None:
+    """Put what the cut node ``cnode`` draws into ``cluster``: a leaf's unit, a fusion's or
+    body's caller unit (and a top-level place, unless collapsed), or a closed scope's merged unit.
+    Units already drawn inside a fusion or body (their ``scope`` is set) stay there."""
+    if cnode.is_leaf:
+        _add_free_unit(g, g.find(int(cnode.name[1:])), cluster)
+        return
+    if cnode.kind in ("fusion", "body"):
+        place = g.place_by_key[cnode.name]
+        if place.owner is not None and id(place.owner) in g.unit_of:
+            _add_free_unit(g, g.find(g.unit_of[id(place.owner)]), cluster)
+        if place.parent is not None and place.parent.parent is None and place.key not in g.collapsed_places:
+            cluster.places.append(place.key)
+        return
+    # a closed scope: its merged unit
+    leaf = next(tree.leaves(cnode), None)
+    if leaf is not None:
+        _add_free_unit(g, g.find(int(leaf.name[1:])), cluster)
+
+
+def _add_free_unit(g: ViewGraph, index: int, cluster: ScopeCluster) -> None:
+    """Add unit ``index`` to ``cluster`` when it is alive and not inside a fusion or body."""
+    unit = g.units[index]
+    if unit.alive and unit.scope is None:
+        cluster.units.append(unit.index)

@@ -1,0 +1,246 @@
+"""A picture is a *cut* through the scope tree (:mod:`~hloviz.render.tree.tree`), and fitting it.
+
+A :class:`Cut` is a set of tree nodes that covers every leaf exactly once: each node of the cut
+becomes one node of the picture; every node above the cut is *open* and is drawn as a cluster
+around what it holds.
+
+Fitting a picture to its node budget, ``--depth``, ``--scope`` and an explorer's
+expand/collapse are all "move the cut" (:func:`fit`, :meth:`Cut.expand`, :meth:`Cut.collapse`,
+:func:`open_in_place`); the arrows between the nodes of a cut are the instruction graph's arrows
+seen through :meth:`Cut.owner` (a quotient graph, :meth:`Cut.edges`). This is stage 3 of
+design.md's pipeline (*cut*), apart from the tree it moves through so that each reads alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..tree.tree import _WHOLE, Tree, TreeNode, _sizes, _waists, rekey
+
+__all__ = ["Cut", "coarsen", "fit", "open_in_place"]
+
+
+def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
+    """``tree`` with one more level of blocks, bounded at the data flow's narrowest waists
+    (:func:`_waists`), where the coarsest cut worth drawing costs more than ``budget`` nodes:
+    the root's children, or — when one child holds nearly everything (the model's own scope,
+    JAX's ``jit(f)``) and so says nothing closed — that child's children, and so on down.
+    Returns ``tree`` itself when nothing needs it."""
+    budget = max(budget, 1)
+    node, used = tree.root, 0
+    while node.children:
+        kids = list(node.children)
+        cost = used + sum(_cost(c) for c in kids)
+        if cost > budget and len(kids) >= 2:
+            _waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
+            return Tree(tree.root, tree.succ, tree.names)
+        big = max(kids, key=lambda c: (c.size, -c.order))
+        if not _expandable(big, max_depth) or big.kind in _WHOLE or big.size * 10 < node.size * 9:
+            break
+        used = cost - _cost(big)
+        node = big
+    return tree
+
+
+#: A collapsed body is folded into its caller's node: it costs no node of its own.
+_FREE_WHEN_COLLAPSED = frozenset({"body"})
+
+
+def _cost(node: TreeNode) -> int:
+    return 0 if node.kind in _FREE_WHEN_COLLAPSED else 1
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A set of tree nodes (by key) covering every leaf once: the nodes of one picture.
+
+    Nodes above the cut are open (drawn as clusters, the root excepted); :meth:`expand` and
+    :meth:`collapse` return moved cuts, so an explorer can keep one per view.
+    """
+
+    tree: Tree
+    keys: frozenset[str]
+
+    @property
+    def nodes(self) -> list[TreeNode]:
+        """The cut's nodes in tree order."""
+        return sorted((self.tree.nodes[k] for k in self.keys), key=lambda n: (n.last, n.order, n.key))
+
+    @property
+    def count(self) -> int:
+        """How many picture nodes this cut makes (a collapsed body folds into its caller)."""
+        return sum(_cost(self.tree.nodes[k]) for k in self.keys)
+
+    def open(self) -> list[TreeNode]:
+        """The nodes above the cut (the root excepted): each is drawn as a cluster."""
+        seen: dict[str, TreeNode] = {}
+        for k in self.keys:
+            for a in self.tree.nodes[k].ancestors():
+                if a is self.tree.root or a.key in seen:
+                    break
+                seen[a.key] = a
+        return sorted(seen.values(), key=lambda n: (n.last, n.order, n.key))
+
+    def owner(self, leaf: TreeNode) -> TreeNode:
+        """The cut node that draws ``leaf``."""
+        node: TreeNode | None = leaf
+        while node is not None and node.key not in self.keys:
+            node = node.parent
+        return node if node is not None else self.tree.root
+
+    def expand(self, key: str) -> Cut:
+        """The cut with node ``key`` replaced by its children (a leaf stays)."""
+        node = self.tree.nodes[key]
+        if node.is_leaf or key not in self.keys:
+            return self
+        return Cut(self.tree, (self.keys - {key}) | {c.key for c in node.children})
+
+    def collapse(self, key: str) -> Cut:
+        """The cut with everything below node ``key`` drawn as that one node."""
+        node = self.tree.nodes[key]
+        below = {n.key for n in self.tree.subtree_root(node).nodes.values()}
+        return Cut(self.tree, (self.keys - below) | {key})
+
+    def edges(self, leaf_edges: Iterable[tuple[str, str]]) -> Counter[tuple[str, str]]:
+        """Arrows between cut nodes: ``leaf_edges`` (leaf key pairs) seen through :meth:`owner`,
+        with how many leaf arrows each stands for; arrows inside one cut node vanish."""
+        by_leaf = {leaf.name: self.owner(leaf).key for leaf in self.tree.leaves()}
+        out: Counter[tuple[str, str]] = Counter()
+        for a, b in leaf_edges:
+            oa, ob = by_leaf.get(a), by_leaf.get(b)
+            if oa is not None and ob is not None and oa != ob:
+                out[(oa, ob)] += 1
+        return out
+
+
+def _expandable(node: TreeNode, max_depth: int | None, closed: frozenset[str] = frozenset()) -> bool:
+    if node.is_leaf or not node.children or node.kind in closed:
+        return False
+    return not (node.kind == "scope" and max_depth is not None and node.depth >= max_depth)
+
+
+def _delta(node: TreeNode) -> int:
+    return sum(_cost(c) for c in node.children) - _cost(node)
+
+
+def _levels(tree: Tree) -> dict[str, int]:
+    """Each node's distance from the root, single-child steps not counted (``model`` › ``block``
+    with ``model`` alone under the root is level 1, like ``block`` would be without it), nor
+    the step into a repeat's copies (its layers open with their siblings' level)."""
+    out = {tree.root.key: 0}
+    stack = [tree.root]
+    while stack:
+        n = stack.pop()
+        step = 0 if len(n.children) == 1 or n.kind == "repeat" else 1
+        for c in n.children:
+            out[c.key] = out[n.key] + step
+            stack.append(c)
+    return out
+
+
+#: A repeat of more parallel copies than this stays closed in :func:`fit`: open, its copies
+#: would stand side by side in one row (an optimizer's 132 updates: a picture 57,000 pt
+#: wide). :meth:`Cut.expand` still opens it.
+WIDE_REPEAT = 16
+
+
+def _wide(node: TreeNode) -> bool:
+    return node.kind == "repeat" and node.parallel and len(node.children) > WIDE_REPEAT
+
+
+#: Nodes that stand for several named parts; :func:`fit` opens them first.
+_GROUPS = frozenset({"group", "block", "repeat"})
+
+
+def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset()) -> Cut:
+    """The deepest cut of ``tree`` that fits ``budget`` nodes, level by level.
+
+    The root is always open. Each round takes the expandable nodes of the cut nearest the root
+    and opens them all if the result still fits; otherwise it opens the cheapest ones (fewest
+    new nodes first, then text order) while they fit (groups of layers first), and stops — so a
+    module larger than the budget fills it instead of drawing a fraction of it. ``max_depth``
+    keeps scopes at that depth closed (``--depth``); ``closed`` keeps nodes of those kinds
+    closed (``fusion``, ``body``: the coarser view after a Graphviz timeout). The cut is over
+    budget only when the root's children alone are (:func:`coarsen` first prevents that).
+    """
+    cut = Cut(tree, frozenset(c.key for c in tree.root.children) or frozenset({tree.root.key}))
+    return _deepen(cut, budget, max_depth=max_depth, closed=closed)
+
+
+def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset(),
+            under: TreeNode | None = None) -> Cut:
+    """Open nodes of ``cut`` level by level while it fits ``budget`` (see :func:`fit`);
+    ``under``: only nodes below that one."""
+    tree = cut.tree
+    count = cut.count
+    keys = set(cut.keys)
+    level = _levels(tree)
+    inside = set(tree.subtree_root(under).nodes) if under is not None else None
+    while True:
+        # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
+        # stays closed without holding back the nodes beside it
+        cands = [tree.nodes[k] for k in keys if (inside is None or k in inside)
+                 and _expandable(tree.nodes[k], max_depth, closed) and _delta(tree.nodes[k]) < budget
+                 and not _wide(tree.nodes[k])]
+        if not cands:
+            break
+        top = min(level[n.key] for n in cands)
+        cands = [n for n in cands if level[n.key] == top]
+        total = sum(_delta(n) for n in cands)
+        if count + total <= budget:
+            for n in cands:
+                keys.discard(n.key)
+                keys.update(c.key for c in n.children)
+            count += total
+            continue
+        # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
+        # cannot open everything names every layer first
+        def rank(n: TreeNode) -> tuple:
+            return (n.kind not in _GROUPS or n.waist, _delta(n), n.last, n.order)
+
+        cands.sort(key=rank)
+        while cands:
+            n = cands.pop(0)
+            d = _delta(n)
+            if count + d > budget:
+                continue  # a cheaper one after it may still fit (groups come first)
+            keys.discard(n.key)
+            keys.update(c.key for c in n.children)
+            count += d
+            if n.kind == "repeat":  # its copies stand at its level: they compete in this round
+                cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth, closed)], key=rank)
+        break
+    return Cut(tree, frozenset(keys))
+
+
+def open_in_place(cut: Cut, key: str, budget: int) -> tuple[Tree, Cut]:
+    """``cut`` with node ``key`` opened where it is, everything else as it was (an explorer's
+    "open this block"): what the node holds gets up to ``budget`` nodes of its own, opened
+    level by level. A repeat opens to its first copy, drawn open, and one node standing for
+    the other copies (``×N-1 more``), so a ×24 block costs what one copy costs. A key the tree
+    does not have, or a node the cut does not close, leaves the cut as it is."""
+    tree = cut.tree
+    node = tree.nodes.get(key)
+    if node is None or key not in cut.keys or node.is_leaf:
+        return tree, cut
+    if node.kind == "repeat" and len(node.children) > 2:
+        first, rest = node.children[0], node.children[1:]
+        others = TreeNode(f"{node.key}/x:more", "repeat", f"{rest[0].label or rest[0].name} … "
+                          f"{rest[-1].label or rest[-1].name}", node.path,
+                          f"{len(rest)} more copies of {first.label or first.name}", node, depth=node.depth,
+                          order=rest[0].order)
+        for c in rest:
+            c.parent = others
+        others.children = rest
+        rekey(others)
+        node.children = [first, others]
+        _sizes(node)
+        tree = Tree(tree.root, tree.succ, tree.names)
+        cut = Cut(tree, cut.keys)
+    opened = cut.expand(key)
+    first = node.children[0] if node.kind == "repeat" else node
+    return tree, _deepen(opened, opened.count + budget, under=first)
+
+

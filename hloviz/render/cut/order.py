@@ -1,0 +1,160 @@
+"""Program order for the overview: the picture reads top to bottom as the program runs.
+
+An overview (issue 33) draws a training step as a few boxes, each a layer holding its forward
+*and* backward work (and its weights' update, credited by use). Arrows then run both ways
+between neighbouring layers — activations down, gradients up — and dot, which must rank a
+cyclic graph, reverses whichever arrows it likes: the TF CNN step drew its layers bottom-up in
+one column and side by side in the other, the loss and the optimizer above the model.
+
+Here every drawn unit gets a place in the program:
+
+* its **phase** first (forward, backward, optimizer: :data:`hloviz.analysis.opnames.PHASES`,
+  from its instructions' op names), a unit holding forward work counting as forward;
+* then the middle position (the median) of its instructions of that phase in the drawn
+  computation's text (the entry's instruction order: the order TF/JAX emitted it before
+  optimization, XLA's schedule after). Not the first: XLA schedules a layer's weight
+  preparation (a transpose, a cast) early, which put ``logits`` above ``conv2`` in the CNN
+  step's optimized column. Only instructions with an op name of their own count where the unit
+  has any: a weight's copy, placed in its layer by use, has none;
+* the root last; a unit of parameters alone, or of anything without drawn operands (an iota
+  fusion, a broadcast constant), just before its first user.
+
+An arrow against that order (a gradient flowing back to a layer drawn above) no longer ranks
+the picture (``constraint=false``: drawn, but dot does not rank by it) where it joins
+neighbours in program order; reaching further back it becomes ``←``/``→`` rows at its ends
+(:mod:`hloviz.render.cut.arrows`' stubs). A unit fed only by parameters (an optimizer's bias
+correction, a weight's reshape) is held under the unit before it in program order by an
+invisible arrow instead of floating up to the first row.
+
+A training step (units of the backward pass or of the optimizer of their own) is drawn as one
+file: every unit under the one before it in program order (invisible arrows), forward arrows
+reaching more than :data:`REACH` places down written as rows too (the ROOT's inputs as one
+row on the ROOT alone). Its
+layers, loss, backward blocks and optimizer then read top to bottom; measured on the saved
+steps (benchmarks/overview_bench.py), the TF CNN step went from 2,901 × 1,458 pt and 0.21
+crossings an arrow to about 1,800 × 2,470 and none. An inference model keeps dot's ranks:
+its branches (Inception's towers) stand side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import pairwise
+
+from ...analysis.opnames import PHASES
+from ...ir import Instruction
+from ..scene import Edge, Scene
+from ..tree.layers import leaf_edges
+from ..tree.model import ViewGraph
+from .arrows import Stub, write_rows
+
+__all__ = ["REACH", "order_keys", "program_order"]
+
+_RANK = {p: i for i, p in enumerate(PHASES)}
+_UNRANKED = frozenset({"parameter"})
+#: In a training step's single file, a forward arrow reaching further down the order than this
+#: many places becomes ←/→ rows (it ran beside every box between, crossing the others).
+REACH = 3
+#: The space between rows of a training step's single file (inches; 0.3 elsewhere): measured
+#: on the Flax step, 2,654 pt tall at 0.3, 2,531 at 0.15; 0.1 gained nothing more.
+RANKSEP = "0.15"
+
+
+def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str, tuple[int, float]]:
+    """Scene node key → (phase rank, position in the drawn computation) of each live unit that
+    has a place in the program (see the module docstring)."""
+    top = g.computations[0] if g.computations else None
+    last = len(PHASES)
+    keys: dict[str, tuple[int, float]] = {}
+    for u in g.units:
+        if not u.alive:
+            continue
+        if u.root:
+            keys[f"u{u.index}"] = (last, 0)
+            continue
+        by_phase: dict[int, list[int]] = {}
+        named: dict[int, list[int]] = {}
+        for m in u.members:
+            if m.parent is top and m.opcode not in _UNRANKED:
+                rank, spot = _RANK.get(phase_of(m), 0), g.position(m)
+                by_phase.setdefault(rank, []).append(spot)
+                if m.metadata.op_name:
+                    named.setdefault(rank, []).append(spot)
+        by_phase = named or by_phase
+        best: tuple[int, int] | None = None
+        if by_phase:
+            rank = min(by_phase)
+            spots = sorted(by_phase[rank])
+            best = (rank, spots[(len(spots) - 1) // 2])
+        if best is None and u.members and u.members[0].parent is not top and u.members[0].opcode not in _UNRANKED:
+            best = (0, u.pos[1])  # a unit drawn from inside a body or fusion: where its owner sits
+        if best is not None:
+            keys[f"u{u.index}"] = best
+    # a unit of parameters alone goes right before its first user in that order: held there by
+    # an invisible arrow, it no longer stretches the rows of a cluster it sits in above the
+    # cluster before it (the Flax step's loss cluster held a Dense bias, and dot stood the two
+    # clusters side by side)
+    users: dict[str, list[str]] = {}
+    fed: set[str] = set()
+    for a, b in leaf_edges(g):
+        users.setdefault(a, []).append(b)
+        fed.add(b)
+    sources = [k for k in keys if k not in fed and users.get(k)]
+    for key in sources:
+        del keys[key]  # no operands drawn (an iota, a broadcast of a constant): placed as a parameter
+    for u in g.units:
+        key = f"u{u.index}"
+        if u.alive and key not in keys:
+            after = [keys[d] for d in users.get(key, ()) if d in keys]
+            if after:
+                rank, spot = min(after)
+                keys[key] = (rank, spot - (BESIDE if all(m.opcode == "parameter" for m in u.members) else 0.25))
+    return keys
+
+
+#: How far before its first user a unit of parameters alone is placed: a key whose position
+#: is this fraction below a whole number is a parameter's, kept out of a training step's file
+#: (it stands beside the unit before its user, not on a row of its own).
+BESIDE = 0.5
+
+
+def program_order(scene: Scene, keys: dict[str, tuple[int, float]]) -> list[Stub]:
+    """Rank ``scene`` by program order: an arrow against it between neighbours in that order
+    stops ranking (drawn, dot does not rank by it); one reaching further back is not drawn but
+    written as rows at its ends (``← conv2``, ``→ conv1``: a gradient flowing back past the
+    layers between, which as an arrow crossed every one of them); units fed by parameters alone
+    hang under the unit before them. Returns the arrows written as rows."""
+    ordered = sorted((k for k in keys if k in scene.nodes), key=keys.__getitem__)
+    place = {k: i for i, k in enumerate(ordered)}
+    preds: dict[str, list[str]] = {}
+    # a training step (units of the backward pass or the optimizer of their own): one file
+    single = any(0 < k[0] < len(PHASES) for k in keys.values())
+    stubs: list[Stub] = []
+    gone: set[int] = set()
+    for e in scene.edges:
+        if e.invisible or not e.constraint or e.dashed:
+            continue
+        ks, kd = keys.get(e.src), keys.get(e.dst)
+        if ks is not None and kd is not None and ks > kd:
+            if place[e.src] - place[e.dst] > 1:
+                stubs.append(Stub(e.src, e.dst, e.label, "back"))
+                gone.add(id(e))
+            e.constraint = False
+            continue
+        if single and ks is not None and kd is not None and place[e.dst] - place[e.src] > REACH:
+            stubs.append(Stub(e.src, e.dst, e.label, "long"))
+            gone.add(id(e))
+            continue
+        preds.setdefault(e.dst, []).append(e.src)
+    if single:
+        scene.layout["ranksep"] = RANKSEP
+    if gone:
+        scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
+        write_rows(scene, stubs, quiet=frozenset(k for k, v in keys.items() if v[0] == len(PHASES)))
+    # a training step's file holds no row of parameters: each sits beside the unit before its user
+    chain = [k for k in ordered if keys[k][1] % 1 != BESIDE] if single else ordered
+    for prev, key in pairwise(chain):
+        if single or not any(p in keys for p in preds.get(key, ())):
+            # every arrow into it comes from a parameter (or none does): it would sit in the top row
+            scene.edges.append(Edge(prev, key, invisible=True))
+    return stubs

@@ -1,0 +1,151 @@
+"""What the overview (``--budget`` of :data:`hloviz.render.views.OVERVIEW_BUDGET` or less) does to
+a drawn cut so that it reads at a glance (issue 33).
+
+In: a :class:`~hloviz.render.tree.model.ViewGraph` whose cut has been applied (its units, edges and
+scope clusters), the cut, and each instruction's phase. Out: the same graph, changed in place —
+a parameter read by one op of an opened layer folded into that op as a row
+(:func:`fold_weights`), and no frame around a scope whose forward and backward work program order
+puts apart (:func:`unframe_phases`), so a training step reads top to bottom as it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ...ir import Instruction
+from ..tree import layers
+from ..tree.model import ViewGraph
+from ..tree.tree import TreeNode
+from . import apply
+from .cut import Cut
+
+
+def fold_weights(g: ViewGraph) -> None:
+    """The overview draws no parameter as a box of its own beside the one op that reads it in
+    an opened layer (InceptionV3's ``conv2d_1`` drew ``parameter 5 conv2d_1/kernel`` over its
+    convolution): such a parameter is folded into its user, which gets a row naming it
+    (issue 33: a weight is folded into the box of the layer that uses it)."""
+    from ..scene import Row
+
+    home = {i: sc.key for sc in g.scope_clusters for i in sc.units}
+    users: dict[int, set[int]] = {}
+    for src, dst, *_ in g.edges:
+        s, d = g.find(src), g.find(dst)
+        if s != d:
+            users.setdefault(s, set()).add(d)
+    folded: dict[int, list[str]] = {}
+    for u in g.units:
+        if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode != "parameter":
+            continue
+        into = users.get(u.index, set())
+        if len(into) != 1:
+            continue
+        target = g.units[next(iter(into))]
+        if (not target.alive or target.scope != u.scope or home.get(u.index) is None
+                or home.get(target.index) != home.get(u.index)):
+            continue  # only inside an opened layer: a module's own inputs stay boxes (the first one)
+        g.merge([u], target)
+        name = u.members[0].name
+        folded.setdefault(target.index, []).append(g.param_names.get(name, name))
+    for index, names in folded.items():
+        shown = ", ".join(layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+        g.units[index].extra_rows.append(Row(f"+ {shown}", small=True, italic=True))
+    if folded:
+        g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
+                       if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def unframe_phases(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
+    """A training step's overview draws no frame around a scope split into phases (its
+    ``(forward)``, ``(backward)``, ``(optimizer)`` children, :func:`hloviz.render.tree.layers.scope_tree`):
+    its children are drawn where program order puts them, each titled with the scope's name
+    (``moments · forward``). Nor around a repeat or block holding such scopes
+    (``moments_3 ×2``): it too spans both passes.
+
+    Framed, such a scope spans the picture from its forward box down to its backward box, and the
+    next scope's frame, forward and backward both between those two, nests inside that span: dot
+    can only stand the frames side by side. The hand-written TF transformer step (its ``moments``,
+    ``Gelu``, ``Softmax`` scopes, each with its gradient) was a staircase 5,516 × 2,741 pt.
+    """
+    from dataclasses import replace
+
+    spanning = [sc for sc in g.scope_clusters if len(_phases_below(sc.node)) > 1]
+    if not spanning:
+        return
+    from .order import order_keys
+
+    keys = order_keys(g, phase_of)
+    below = {sc.key: {g.find(int(leaf.name[1:])) for leaf in cut.tree.leaves(sc.node)} for sc in spanning}
+    # only a frame with other work between its first and last box in program order: one holding
+    # a whole pass and what runs after it (the GPT step's ``train_step12``) nests no other frame
+    split = {sc.key: sc for sc in spanning if _interleaved(below[sc.key], keys)}
+    if not split:
+        return
+    kept = [sc for sc in g.scope_clusters if sc.key not in split]
+    by_key = {sc.key: sc for sc in g.scope_clusters}
+
+    def home(key: str | None) -> str | None:
+        while key is not None and key in split:
+            key = split[key].parent
+        return key
+
+    for sc in split.values():
+        title = scope_title_of(sc)
+        parent = home(sc.parent)
+        named = _splits(sc.node)  # a repeat or a block spanning phases: its boxes keep their names
+        for index in sc.units:
+            unit = g.units[g.find(index)]
+            if named and unit.rows and unit.rows[0].bold:
+                unit.rows[0] = replace(unit.rows[0], text=f"{title} · {unit.rows[0].text}")
+            if parent is not None:
+                by_key[parent].units.append(index)
+        if parent is not None:
+            by_key[parent].places.extend(sc.places)
+    for sc in kept:
+        if sc.parent in split:
+            outer = split[sc.parent]
+            if _splits(outer.node) and sc.rows and sc.rows[0].bold:
+                sc.rows[0] = replace(sc.rows[0], text=f"{scope_title_of(outer)} · {sc.rows[0].text}")
+            sc.parent = home(sc.parent)
+    g.scope_clusters = kept
+    # the frame's slot among its siblings no longer stacks as a cluster: program order places it
+    unframed = [below[key] for key in split]
+    g.stacking = [[(idx, c and not any(set(idx) == u for u in unframed), cp) for idx, c, cp in slots]
+                  for slots in g.stacking]
+
+
+def _interleaved(units: set[int], keys: Mapping[str, tuple[int, float]]) -> bool:
+    """Does a unit outside ``units`` sit between the first and the last of them in program order?"""
+    inside = [keys[f"u{i}"] for i in units if f"u{i}" in keys]
+    if not inside:
+        return False
+    first, last = min(inside), max(inside)
+    return any(first < k < last for key, k in keys.items() if int(key[1:]) not in units)
+
+
+def _splits(node: TreeNode) -> bool:
+    """Is ``node`` a scope its children split by phase (``moments`` › ``(forward)``, ``(backward)``)?"""
+    return len({c.name for c in node.children if c.name in layers.PHASE_SCOPES}) > 1
+
+
+def _phases_below(node: TreeNode) -> set[str]:
+    """The phase scopes (``(forward)`` …) at or below ``node``: a frame holding two spans the
+    forward pass and the backward pass (leaves are not walked: a phase scope is above them)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.kind == "scope" and n.name in layers.PHASE_SCOPES:
+            found.add(n.name)
+        stack.extend(c for c in n.children if c.kind != "leaf")
+    return found
+
+
+def scope_title_of(sc: apply.ScopeCluster) -> str:
+    """The title a scope cluster was drawn with (its first row)."""
+    return sc.rows[0].text if sc.rows else apply.scope_title(sc.node)
+
+
+def layers_short(name: str) -> str:
+    """A parameter's name as a row shows it: its last two path components (``conv2d_1/kernel``)."""
+    return "/".join(name.split("/")[-2:])

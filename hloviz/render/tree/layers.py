@@ -1,0 +1,370 @@
+"""The model's own structure in a picture: the drawn units as a :mod:`~hloviz.render.tree.tree` tree.
+
+Each drawn unit is routed from the root by the scope of its instruction (``metadata.op_name``:
+``model/block_5_expand/convolution`` lies in ``model`` › ``block_5_expand``), then by the
+fusion or body that holds it. A fusion lies in the scope of the op that does its heaviest work
+(the convolution of a conv + batch-norm + relu fusion), and an instruction without a scope of its
+own — a parameter, a constant, TensorFlow's ``XLA_Args`` — in the scope its users share, so
+a layer's weights are drawn with the layer.
+
+Routing is stage 1 of a picture (:mod:`~hloviz.render.views`): :func:`scope_tree` gives the
+tree its cut is chosen from; what a cut then does to the view's units is
+:mod:`~hloviz.render.cut.apply`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from ...analysis.attribution import common_scope
+from ...ir import Computation, Instruction
+from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
+from .model import Place, Unit, ViewGraph
+from .tree import Step, Tree, build_tree
+
+if TYPE_CHECKING:
+    from ...analysis.scopes import Scope, ScopeTree
+
+__all__ = ["scope_tree", "unit_routes"]
+
+#: Opcodes that never decide a scope (bookkeeping).
+_QUIET = SCOPE_NEUTRAL
+#: Unnamed instructions that go with their users (a layer's weights), or with their operand.
+_INPUTS = SCOPE_INPUTS
+_PLUMBING = SCOPE_PLUMBING
+
+def _named(s: Scope | None) -> Scope | None:
+    """``s`` if it is a scope from op names (not the root, not a computation's unnamed ops)."""
+    return s if s is not None and s.kind == "scope" else None
+
+
+def unit_routes(g: ViewGraph, scopes: ScopeTree | None,
+                updates: Mapping[Instruction, Scope | None] | None = None) -> list[tuple[list[Step], str]]:
+    """``(route, "u<index>")`` for every live unit of ``g``, in drawing order (``scopes`` None:
+    a module drawn without its op names' scopes, routed by fusion and body alone).
+
+    ``updates`` (:func:`hloviz.analysis.updates.update_targets`) says which layer each optimizer
+    instruction updates: those go into an ``(optimizer)`` scope inside that layer, so a training
+    step's layer holds its forward, backward and optimizer work.
+    """
+    routes = _Routes(g, scopes, updates or {})
+    for comp in [c for c in g.computations if g.places[c.name].parent is None] if scopes is not None else ():
+        routes.place_computation(comp)
+    out = []
+    for u in sorted((u for u in g.units if u.alive), key=routes.order):
+        place = g.place_by_key.get(u.scope) if u.scope else None
+        route = routes.of_place(place) if place is not None else routes.inst_steps(u.members[0])
+        out.append((route, f"u{u.index}"))
+    return out
+
+
+class _Routes:
+    """The scope of every instruction of one view, and the routes built from them (memoised:
+    thousands of units share a few hundred scopes and places)."""
+
+    def __init__(self, g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruction, Scope | None]) -> None:
+        self.g, self.scopes, self.updates = g, scopes, updates
+        self.of = scopes._of if scopes is not None else {}
+        #: id(instruction) → the named scope it is drawn in (None: outside every scope).
+        self.own: dict[int, Scope | None] = {}
+        #: id(optimizer instruction) → the layer it updates.
+        self.updating: dict[int, Scope] = {}
+        self._steps: dict[int, list[Step]] = {}
+        self._places: dict[str, list[Step]] = {}
+        self._top_pos: dict[str, int] = {}
+
+    def scope_of(self, inst: Instruction) -> Scope | None:
+        """``inst``'s own scope (from its op name, or its fusion's), noting the layer it updates."""
+        key = id(inst)
+        scopes = self.scopes
+        if key not in self.own and scopes is None:
+            self.own[key] = None
+        elif key not in self.own and scopes is not None:
+            self.own[key] = _fusion_scope(inst, scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
+            target = _update_target(inst, self.updates) if self.updates else None
+            if target is not None:
+                self.updating[key] = target
+        return self.own[key]
+
+    def place_computation(self, comp: Computation) -> None:
+        """Give every instruction of the top-level ``comp`` a scope: its own; for inputs without
+        one, the scope their users share; for results on their way out, their operand's."""
+        users = self.g.users.get(comp.name) or comp.users()
+        own = self.own
+        for inst in comp.instructions:
+            self.scope_of(inst)
+        # instructions without a scope take the scope their users share (weights → their layer),
+        # and so does what XLA made of them alone before their use without naming it: a copy of a
+        # weight, an iota fusion, a transpose of a transposed weight (issue 33: a weight's
+        # preparation is drawn in the layer that uses it, never as a box of its own)
+        prep = self._preparation(comp)
+        for inst in reversed(comp.instructions):
+            if own[id(inst)] is not None or inst is comp.root or not (
+                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep):
+                continue
+            own[id(inst)] = self._users_scope(inst, users.get(inst, ()))
+        # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
+        for inst in comp.instructions:
+            if own[id(inst)] is None and inst is not comp.root and (
+                    inst.metadata.op_name == "XLA_Retvals" or (inst.opcode in _PLUMBING and not inst.metadata.op_name)):
+                own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
+
+    def _preparation(self, comp: Computation) -> set[int]:
+        """ids of ``comp``'s unnamed instructions computed from inputs alone (parameters,
+        constants, iotas and other such instructions): a weight's copy, an iota fusion."""
+        prep: set[int] = set()
+        own = self.own
+        for inst in comp.instructions:
+            if (own.get(id(inst)) is None and not inst.metadata.op_name and inst is not comp.root
+                    and inst.opcode not in _INPUTS
+                    and all(op.opcode in _INPUTS or id(op) in prep for op in inst.operands)):
+                prep.add(id(inst))
+        return prep
+
+    def _users_scope(self, inst: Instruction, users: Iterable[Instruction]) -> Scope | None:
+        """The scope an input without one is drawn in: a parameter's first user's (a weight read by
+        its layer, its gradient and the optimizer is drawn with its layer), else the innermost
+        scope all its users share."""
+        users = tuple(users)
+        if inst.opcode == "parameter":
+            first = next((u for u in users if self.own.get(id(u)) is not None), None)
+            if first is not None:
+                layer = self.updating.get(id(first))
+                if layer is not None:
+                    # an optimizer's slot (Adam's moments) goes with the update that reads it
+                    self.updating[id(inst)] = layer
+                return self.own[id(first)]
+        shared = None
+        for u in users:
+            p = self.own.get(id(u))
+            shared = p if shared is None else common_scope(shared, p)
+            if shared is None:
+                break
+        return shared
+
+    def scope_steps(self, s: Scope | None) -> list[Step]:
+        """The steps from the top down to the named scope ``s``."""
+        if s is None:
+            return []
+        r = self._steps.get(id(s))
+        if r is None:
+            chain = [s] + [a for a in s.ancestors() if a.kind == "scope"]
+            r = self._steps[id(s)] = [Step("scope", a.name, a.path, a.label) for a in reversed(chain)]
+        return r
+
+    def inst_steps(self, inst: Instruction) -> list[Step]:
+        """``inst``'s route: its scope, or for optimizer work, the ``(optimizer)`` scope of its layer."""
+        layer = self.updating.get(id(inst))
+        if layer is None:
+            return self.scope_steps(self.own.get(id(inst)))
+        return self.scope_steps(layer) + [Step("scope", "(optimizer)", f"{layer.path}/(optimizer)", "optimizer")]
+
+    def of_place(self, place: Place) -> list[Step]:
+        """The route of a fusion or body place: its caller's route, then one step per nesting.
+
+        Walked with an explicit stack: fusions and bodies may nest a thousand deep."""
+        pending: list[Place] = []
+        p: Place | None = place
+        while p is not None and p.key not in self._places:
+            pending.append(p)
+            p = p.parent if p.parent is not None and p.parent.parent is not None else None
+        for p in reversed(pending):
+            parent, owner = p.parent, p.owner
+            if parent is None or owner is None:
+                r: list[Step] = []
+            else:
+                base = self._places[parent.key] if parent.parent is not None else self.inst_steps(owner)
+                kind = "fusion" if p.role == "fusion" else "body"
+                label = owner.name if kind == "fusion" else f"{p.role} of {owner.name}"
+                r = base + [Step(kind, p.key, label=label)]
+            self._places[p.key] = r
+        return self._places[place.key]
+
+    def order(self, u: Unit) -> tuple:
+        """Text order in the drawn computation; inside a fusion or body, its caller's place."""
+        place = self.g.place_by_key.get(u.scope) if u.scope else None
+        if place is None:
+            return (u.pos[1], 0, 0)
+        pos = self._top_pos.get(place.key)
+        if pos is None:
+            p = place
+            while p.parent is not None and p.parent.parent is not None:
+                p = p.parent
+            pos = self._top_pos[place.key] = self.g.position(p.owner) if p.owner is not None else 0
+        return (pos, 1, u.pos)
+
+
+def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]) -> Scope | None:
+    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates.
+
+    A fusion's work is every instruction of its fused computations, nested fusions' included
+    (each computation once), bookkeeping aside; it updates a layer when most of that work is
+    the optimizer's and all of it that updates a layer updates the same one. One pass over
+    each fused computation, which stops at a second layer (the answer is then None whatever
+    follows): this runs over every fused instruction of the module. ``updates``
+    (:func:`hloviz.analysis.updates.update_targets`) holds every optimizer instruction but the
+    parameters and constants, which are bookkeeping here: being in it is being the optimizer's,
+    one dict read where the phase was a second."""
+    if inst.opcode != "fusion":
+        return updates.get(inst)
+    quiet = _QUIET
+    target: Scope | None = None
+    work = optimizer = 0
+    pending = list(inst.called_computations)
+    seen = {id(c) for c in pending}
+    while pending:
+        for i in pending.pop().instructions:
+            op = i.opcode
+            if op == "fusion":
+                for c in i.called_computations:
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        pending.append(c)
+                continue
+            if op in quiet:
+                continue
+            work += 1
+            if i in updates:
+                optimizer += 1
+                t = updates[i]
+                if t is not None and t is not target:
+                    if target is not None:
+                        return None  # two layers: shared work
+                    target = t
+    if optimizer * 2 > work:
+        return target
+    # a fusion whose result is an optimizer's update (SGD's ``w - lr * grad`` fused with the
+    # gradient it reads: mostly backward work, but it writes the layer's new weight) updates
+    # that layer too: its optimizer phase shows, as Adam's separate update kernel's does
+    roots = [c.root for c in inst.called_computations[:1] if c.root is not None]
+    if roots and roots[0].opcode == "tuple":
+        roots = list(roots[0].operands)
+    ends = {updates.get(r) for r in roots} if roots and all(r in updates for r in roots) else {None}
+    return target if len(ends) == 1 and target is not None and ends == {target} else None
+
+
+def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
+    """The scope a fusion is drawn in: the first layer :meth:`ScopeTree.layers_of` gives (where
+    its heaviest work comes from), so the picture, the side panel, the kernel table and ``stats``
+    agree."""
+    for s in scopes.layers_of(fusion):
+        if s.kind == "scope":
+            return s
+    return _named(scopes._of.get(fusion))
+
+
+def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = True) -> Tree:
+    """The tree of ``g``'s live units (leaves ``u<index>``), scopes as ``scopes`` (default: built
+    from ``g.module``) files its instructions; a training step's optimizer updates go to the
+    layers they update. ``named=False``: no scopes from op names (a module without them, or
+    drawn without them): fusions, bodies and blocks found by structure only."""
+    labels_, names = leaf_labels(g)
+    if not named:
+        return build_tree(unit_routes(g, None), edges=leaf_edges(g), label=labels_, names=names)
+    if scopes is None:
+        from ...analysis.scopes import build_scope_tree
+
+        scopes = build_scope_tree(g.module, stage="pre", ordered=False)  # kernels: the marks
+    updates = None
+    if scopes.root.phases.get("optimizer"):
+        from ...analysis.updates import update_targets
+
+        updates = update_targets(scopes)
+    routes = _by_phase(g, scopes, unit_routes(g, scopes, updates))
+    return build_tree(routes, edges=leaf_edges(g), label=labels_, names=names)
+
+
+#: The scopes a step without user scopes is split into first (``(forward)`` …).
+PHASE_SCOPES = ("(forward)", "(backward)", "(optimizer)")
+
+
+def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
+    """A training step whose op names carry no user scope (``jit(train_step)/mul`` only): its
+    units go into a ``(forward)``, ``(backward)`` or ``(optimizer)`` scope by phase, so blocks
+    are then found on each phase's own graph (the forward pass's residual adds are its cuts;
+    the backward pass reads them all, which would hide them)."""
+    # (an optimizer update routed into the function's own ``(optimizer)`` scope, the scope tree
+    # having found its phase by data flow, is not a user scope)
+    scoped = sum(1 for route, _ in routes if len(route) > 1 and not _in_top_optimizer(route))
+    if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
+        return routes  # user scopes carry the structure (a few helper jits do not)
+    phase = {leaf: scopes.phase_of(g.units[int(leaf[1:])].members[0]) for route, leaf in routes if len(route) <= 1}
+    _after_backward(phase, leaf_edges(g))
+    out = []
+    for route, leaf in routes:
+        if len(route) > 1:
+            out.append((route, leaf))
+            continue
+        base = route[0].path + "/" if route else ""
+        p = phase[leaf]
+        out.append(([*route, Step("scope", f"({p})", f"{base}({p})", p)], leaf))
+    return out
+
+
+def _in_top_optimizer(route: list[Step]) -> bool:
+    """Is ``route`` the traced function's own ``(optimizer)`` scope (``jit(f)`` › ``(optimizer)``)?"""
+    return len(route) >= 2 and route[1].kind == "scope" and route[1].name == "(optimizer)"
+
+
+def _after_backward(phase: dict[str, str], edges: list[tuple[str, str]]) -> None:
+    """Work the op names call ``forward`` that reads the backward pass's results is the
+    optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
+    ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
+    every parameter; and what feeds only that work. Units only ``forward`` work reaches stay
+    where they are."""
+    succ: dict[str, list[str]] = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+    stack = [k for k, p in phase.items() if p == "backward"]
+    seen = set(stack)
+    while stack:
+        for nxt in succ.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+                if phase.get(nxt) == "forward":
+                    phase[nxt] = "optimizer"
+    # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
+    pred: dict[str, list[str]] = {}
+    for a, b in edges:
+        pred.setdefault(b, []).append(a)
+    stack = [k for k, p in phase.items() if p == "optimizer"]
+    while stack:
+        for src in pred.get(stack.pop(), ()):
+            if phase.get(src) == "forward" and all(phase.get(u) == "optimizer" for u in succ.get(src, ())):
+                phase[src] = "optimizer"
+                stack.append(src)
+
+
+def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:
+    """The arrows between live units as leaf key pairs (what blocks are found on)."""
+    find = g.find
+    out = []
+    for src, dst, *_ in g.edges:
+        s, d = find(src), find(dst)
+        if s != d and g.units[s].alive and g.units[d].alive:
+            out.append((f"u{s}", f"u{d}"))
+    return out
+
+
+def leaf_labels(g: ViewGraph) -> tuple[dict[str, str], dict[str, str]]:
+    """What each live unit is, for the structure hash of repeats: its opcode (a fusion also its
+    kind, a chain its length); and its instruction's name (a block ending in it is named so)."""
+    out, names = {}, {}
+    for u in g.units:
+        if u.alive:
+            rep = u.members[0]
+            text = rep.opcode
+            if rep.opcode == "fusion":
+                text += ":" + rep.attributes.get("kind", "")
+            if u.kind == "chain":
+                text += f"*{len(u.members)}"
+            out[f"u{u.index}"] = text
+            names[f"u{u.index}"] = rep.name
+    return out, names
+
+
+def informative(tree: Tree) -> bool:
+    """Whether the tree has scopes worth drawing: at least one scope holding several leaves."""
+    return any(n.kind in ("scope", "block") and n.size > 1 for n in tree.nodes.values())
