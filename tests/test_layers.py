@@ -175,7 +175,7 @@ def test_third_party_frameworks_stay_in_their_layer():
 
 
 @pytest.mark.parametrize("source, importer, expected", [
-    ("from ..render import dot\n", "analysis/x.py", ("hloviz.render.layout.dot",)),
+    ("from ..render import dot\n", "analysis/x.py", ("hloviz.render.dot",)),
     ("from hloviz import parse\n", "parser/x.py", ("hloviz",)),
     ("def f():\n    from .. import api\n", "cli/x.py", ("hloviz.api",)),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hloviz.api import x\n", "ir_x.py",
