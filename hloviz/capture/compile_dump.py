@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["CompileDump"]
+__all__ = ["CompileDump", "fresh_folder", "same_text"]
 
 _AFTER = "after_optimizations-buffer-assignment.txt"
 
@@ -38,9 +38,7 @@ class CompileDump:
         self.folder: Path | None = None
         if "--xla_dump_to" in flags:  # the user's own dump: not ours to redirect or delete
             return
-        shm = Path("/dev/shm")
-        base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None  # in memory where there is one
-        self.folder = Path(tempfile.mkdtemp(prefix="hloviz-xla-dump-", dir=base))
+        self.folder = fresh_folder()
         os.environ["XLA_FLAGS"] = f"{flags} --xla_dump_to={self.folder}".strip()
 
     def buffer_assignment(self, post_text: str, version: str) -> dict | None:
@@ -52,7 +50,7 @@ class CompileDump:
         if self.folder is None:
             return None
         path = next((p for p in sorted(self.folder.glob(f"module_*{_AFTER}"), reverse=True)
-                     if _same_text(p.with_name(p.name.replace("-buffer-assignment", "")), post_text)), None)
+                     if same_text(p.with_name(p.name.replace("-buffer-assignment", "")), post_text)), None)
         if path is None:
             return None
         try:
@@ -76,7 +74,14 @@ class CompileDump:
         self.folder = None
 
 
-def _same_text(path: Path, text: str) -> bool:
+def fresh_folder() -> Path:
+    """A new temporary folder for one compile's dump, in memory (``/dev/shm``) where there is one."""
+    shm = Path("/dev/shm")
+    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="hloviz-xla-dump-", dir=base))
+
+
+def same_text(path: Path, text: str) -> bool:
     """Is ``path`` (the dump's optimized module) the text TensorFlow returned? Then the buffer
     assignment beside it is that module's, whatever name XLA gave the files."""
     try:

@@ -12,10 +12,16 @@ capture has the same ``source_map`` (op_name → innermost user frame) as a Tens
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import os
 import re
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from hloviz.capture.compile_dump import fresh_folder
 from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.capture.live import resolve_specs
 from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
@@ -98,14 +104,17 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         pre = lowered.as_text(dialect="hlo", debug_info=True)
     except TypeError:  # JAX before debug_info existed
         pre = lowered.as_text(dialect="hlo")
-    try:
-        compiled = lowered.compile()
-        post = compiled.as_text()
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as exc:
-        raise CaptureError(f"XLA could not compile {name}:\n{str(exc).strip()}") from exc
-    memory = buffer_assignment(compiled, jax.__version__)
+    with _assignment_dump(dev.platform) as dump:
+        try:
+            compiled = _compile(lowered, dump)
+            post = compiled.as_text()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            raise CaptureError(f"XLA could not compile {name}:\n{str(exc).strip()}") from exc
+        memory = buffer_assignment(compiled, jax.__version__)
+        if memory is None and dump is not None:
+            memory = dumped_assignment(dump[0], post, _stats(compiled), jax.__version__)
 
     user_files = (target.file,) if target.file else ()
     names = _parameter_names(pre)
@@ -135,6 +144,87 @@ _STATS = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes
           "generated_code_size_in_bytes", "peak_memory_in_bytes")
 
 
+@contextlib.contextmanager
+def _assignment_dump(platform: str) -> Iterator[tuple[Path, bool] | None]:
+    """Where XLA dumps this compile, and whether hloviz asked for it (``True``: a temporary
+    folder of its own, passed as a compile option) — None on CPU.
+
+    JAX's ``memory_analysis`` carries the buffer assignment as a proto on CPU, but on GPU
+    (JAX 0.11, CUDA) that proto is empty, while XLA's dump of the same compile holds the
+    assignment as text. On CPU a dump would also write every kernel's LLVM IR: no folder. When
+    the user's ``XLA_FLAGS`` already dump somewhere, that folder is read, and nothing redirected."""
+    if platform == "cpu":
+        yield None
+        return
+    users = re.search(r"--xla_dump_to=(\S+)", os.environ.get("XLA_FLAGS", ""))
+    if users:
+        yield Path(users.group(1)), False
+        return
+    folder = fresh_folder()
+    try:
+        yield folder, True
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _compile(lowered: Any, dump: tuple[Path, bool] | None) -> Any:
+    """``lowered.compile()``, asking XLA to dump this compile (and no other) into hloviz's own
+    folder: a compile option, so later compiles are left alone. A JAX whose ``compile`` takes
+    no options compiles without the dump (the memory report then estimates)."""
+    if dump is None or not dump[1]:
+        return lowered.compile()
+    try:
+        return lowered.compile(compiler_options={"xla_dump_to": str(dump[0])})
+    except TypeError:
+        return lowered.compile()
+
+
+def _stats(compiled: Any) -> dict[str, int]:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - a JAX or backend without it: the record stands without them
+        return {}
+    return {k: int(getattr(stats, k)) for k in _STATS if isinstance(getattr(stats, k, None), int)}
+
+
+def dumped_assignment(folder: Path, post: str, stats: dict[str, int], version: str) -> dict | None:
+    """The record of the buffer assignment XLA dumped into ``folder`` for the module whose
+    optimized text is ``post`` (XLA names the files, so the text picks the module); None when
+    the compile dumped none or the files cannot be read."""
+    from hloviz.analysis.memory.records import RecordError, from_dump_texts
+    from hloviz.capture.xla_dump import list_modules, memory_files
+
+    # The dumped text is not byte-equal to ``compiled.as_text()``: the header line is compared,
+    # which names the module and its layouts; in a user's folder that several compiles wrote,
+    # the latest module with that header is this compile's.
+    header = post.split("\n", 1)[0].strip()
+    if not folder.is_dir():
+        return None
+    dumped = [(m, files) for m in list_modules(folder) if m.after is not None and m.after.suffix == ".txt"
+              and (files := memory_files(folder, m)) is not None]
+    for module, files in reversed(dumped):
+        if _first_line(module.after) != header:
+            continue
+        try:
+            record = from_dump_texts(_text(files["assignment"]), where=Path(files["assignment"]).name,
+                                     values_text=_text(files.get("values")), live_text=_text(files.get("live")),
+                                     origin=f"XLA's buffer assignment (JAX {version}, dumped by the compile)",
+                                     live_where=Path(files.get("live") or "").name)
+        except (RecordError, OSError):
+            return None
+        return dataclasses.replace(record, stats=stats).to_dict()
+    return None
+
+
+def _first_line(path: Path) -> str:
+    with path.open(encoding="utf-8", errors="replace") as f:
+        return f.readline().strip()
+
+
+def _text(path: str | None) -> str:
+    return Path(path).read_text(encoding="utf-8", errors="replace") if path else ""
+
+
 def buffer_assignment(compiled: Any, version: str) -> dict | None:
     """XLA's own buffer assignment of ``compiled``, as :mod:`hloviz.capture.memory` keeps it:
     ``memory_analysis().serialized_buffer_assignment_proto``, its instruction ids named through
@@ -148,7 +238,7 @@ def buffer_assignment(compiled: Any, version: str) -> dict | None:
             return None
         modules = compiled.runtime_executable().hlo_modules()
         names = instruction_names(bytes(modules[0].as_serialized_hlo_module_proto())) if modules else {}
-        numbers = {k: int(getattr(stats, k)) for k in _STATS if isinstance(getattr(stats, k, None), int)}
+        numbers = _stats(compiled)
         record = from_buffer_assignment_proto(bytes(data), names, f"XLA's buffer assignment (JAX {version}, "
                                               "memory_analysis)", numbers)
     except (KeyboardInterrupt, SystemExit):

@@ -25,7 +25,12 @@ from typing import Protocol, TypeVar
 
 from hloviz.errors import InputError
 
-__all__ = ["NumberedModule", "matching", "number_key", "pick", "shown"]
+__all__ = ["PLATFORM_PREFIX", "NumberedModule", "matching", "number_key", "pick", "shown"]
+
+#: The platform part of an optimized module's file name, as XLA writes it before
+#: ``after_optimizations``: ``cpu_``, ``sm_8.0_gpu_`` (an A100), ``sm_9.0a_gpu_`` (an H100/H200:
+#: the architecture-specific target), ``gfx90a_gpu_`` (ROCm). A regular-expression fragment.
+PLATFORM_PREFIX = r"(?:(?:sm_[0-9.]+[a-z]*|gfx[0-9a-z]+)_)?[A-Za-z]+_"
 
 
 class NumberedModule(Protocol):

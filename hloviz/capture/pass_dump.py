@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hloviz.analysis.passes import PassStep
-from hloviz.capture.module_choice import pick
+from hloviz.capture.module_choice import PLATFORM_PREFIX, pick
 from hloviz.errors import HlovizError, InputError
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ _SNAPSHOT = re.compile(r"^module_(\d+)\.(.+)\.(\d{4,})\.([^.]+\.(?:after_[^.]+\.
 _BETWEEN = re.compile(r"^([^.]+)\.after_([^.]+)\.before_([^.]+)$")
 _DURING = re.compile(r"^([^.]+)\.([^.]+)$")
 _BEFORE = re.compile(r"^module_(\d+)\.(?:(.+)\.)?before_optimizations" + _TEXT)
-_AFTER = re.compile(r"^module_(\d+)\.(?:(.+?)\.)?(?:(?:sm_[\d.]+_)?[A-Za-z]+_)?after_optimizations" + _TEXT)
+_AFTER = re.compile(r"^module_(\d+)\.(?:(.+?)\.)?(?:" + PLATFORM_PREFIX + r")?after_optimizations" + _TEXT)
 #: A file whose name XLA shortened: ``module_0000.0028.HLO_passes….txt``, the module's name left
 #: out. XLA (``FilenameFor`` in xla/service/dump.cc) drops the name from any file name that would
 #: be longer than 255 characters, one file at a time: with a long TF name (``a_inference_<function>

@@ -15,14 +15,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from hloviz.capture.module_choice import number_key, pick
+from hloviz.capture.module_choice import PLATFORM_PREFIX, number_key, pick
 from hloviz.errors import InputError
 
 # Text (".txt") or, with --xla_dump_hlo_as_proto, a binary HloProto (".hlo.pb"), maybe compressed.
 _STAGE_FILE = r"(\.txt|\.hlo\.pb)(\.gz|\.xz)?$"
 _BEFORE = re.compile(r"^module_([0-9]+)\.(.+)\.before_optimizations" + _STAGE_FILE)
-# NAME, then an optional platform prefix such as ``cpu_`` or ``sm_9.0_gpu_``.
-_AFTER = re.compile(r"^module_([0-9]+)\.(.+?)\.((?:sm_[0-9.]+_)?[A-Za-z]+_)?after_optimizations" + _STAGE_FILE)
+# NAME, then an optional platform prefix such as ``cpu_`` or ``sm_9.0a_gpu_``.
+_AFTER = re.compile(r"^module_([0-9]+)\.(.+?)\.(" + PLATFORM_PREFIX + r")?after_optimizations" + _STAGE_FILE)
 _ANY = re.compile(r"^module_([0-9]+)\.")
 
 
