@@ -68,7 +68,7 @@ def test_the_seed_question_on_a_gpu_1000_adds_are_one_kernel(capsys):
     entry = entry[:entry.index("\n}")]
     fusions = re.findall(r"%(\S+) = \S+ fusion\(.*?calls=%([\w.-]+)", entry)
     assert len(fusions) == 1
-    body = re.search(r"\n%" + re.escape(fusions[0][1]) + r" [^\n]*\{\n(.*?)\n\}", post, re.S)
+    body = re.search(r"\n%" + re.escape(fusions[0][1]) + r" [^\n]*\{\n(.*?)\n\}", post, re.DOTALL)
     assert body is not None and len(re.findall(r" add\(", body.group(1))) == 1000
     code, out, _ = run_cli(["stats", "--json", str(GPU / "fused_additions")], capsys)
     stats = json.loads(out)
@@ -84,7 +84,7 @@ def test_a_constant_chain_on_a_gpu_folds_into_one_add_of_1000():
 
 
 def _allocations(text: str) -> list[int]:
-    return [int(m) for m in re.findall(r"^allocation \d+: size (\d+)", text, re.M)]
+    return [int(m) for m in re.findall(r"^allocation \d+: size (\d+)", text, re.MULTILINE)]
 
 
 def _peak(assignment: str, live: str) -> int:
@@ -99,7 +99,7 @@ def _peak(assignment: str, live: str) -> int:
             allocation = int(m.group(1))
         elif m := re.match(r" value: <\d+ (\S+?)(\{[\d,]*\})?(?: \(phi\))? @\d+> \(size=(\d+),offset=(\d+)\)", line):
             where[f"{m.group(1)}{m.group(2) or '{}'}"] = (allocation, int(m.group(4)), int(m.group(3)))
-    ranges = [(v, int(a), int(b)) for v, a, b in re.findall(r"^    (\S+?\{[\d,]*\}):(-?\d+)-(-?\d+)$", live, re.M)]
+    ranges = [(v, int(a), int(b)) for v, a, b in re.findall(r"^    (\S+?\{[\d,]*\}):(-?\d+)-(-?\d+)$", live, re.MULTILINE)]
     assert ranges and all(v in where for v, _, _ in ranges)
     best = 0
     for t in range(max(b for _, _, b in ranges) + 1):
@@ -171,6 +171,6 @@ def test_a_gpu_pass_history_is_whole(name, capsys):
         handle = tar.extractfile(member)
         assert handle is not None
         post = handle.read().decode()
-    fusions = set(re.findall(r"^\s*(?:ROOT )?%(\S+) = .*? fusion\(", post, re.M))
+    fusions = set(re.findall(r"^\s*(?:ROOT )?%(\S+) = .*? fusion\(", post, re.MULTILINE))
     assert fusions and {f["name"] for f in history["fusions"]} == fusions
     assert all(f["created_by"] is not None for f in history["fusions"])
