@@ -200,10 +200,10 @@ def dumped_assignment(folder: Path, post: str, stats: dict[str, int], version: s
     header = post.split("\n", 1)[0].strip()
     if not folder.is_dir():
         return None
-    dumped = [(m, files) for m in list_modules(folder) if m.after is not None and m.after.suffix == ".txt"
+    dumped = [(m.after, files) for m in list_modules(folder) if m.after is not None and m.after.suffix == ".txt"
               and (files := memory_files(folder, m)) is not None]
-    for module, files in reversed(dumped):
-        if _first_line(module.after) != header:
+    for after, files in reversed(dumped):
+        if _first_line(after) != header:
             continue
         try:
             record = from_dump_texts(_text(files["assignment"]), where=Path(files["assignment"]).name,
