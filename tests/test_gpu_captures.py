@@ -174,3 +174,27 @@ def test_a_gpu_pass_history_is_whole(name, capsys):
     fusions = set(re.findall(r"^\s*(?:ROOT )?%(\S+) = .*? fusion\(", post, re.MULTILINE))
     assert fusions and {f["name"] for f in history["fusions"]} == fusions
     assert all(f["created_by"] is not None for f in history["fusions"])
+
+
+@pytest.mark.requires_jax
+def test_a_dumped_assignment_is_the_one_memory_analysis_gives():
+    """Where JAX's ``memory_analysis`` has the proto (the CPU), the record read from the dump
+    of the same compile holds the same allocations and values, and adds XLA's live ranges: the
+    GPU path reads the same facts by another door."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from hloviz.capture.jax import _assignment_dump, _compile, _stats, buffer_assignment, dumped_assignment
+
+    lowered = jax.jit(lambda x, w: jnp.tanh(x @ w).sum()).lower(
+        jax.ShapeDtypeStruct((8, 16), jnp.float32), jax.ShapeDtypeStruct((16, 4), jnp.float32))
+    with _assignment_dump("gpu") as dump:  # the GPU's path, asked for on the CPU
+        assert dump is not None and dump[1]
+        compiled = _compile(lowered, dump)
+        dumped = dumped_assignment(dump[0], compiled.as_text(), _stats(compiled), jax.__version__)
+    assert not dump[0].exists()  # hloviz's own folder is gone after the compile
+    proto = buffer_assignment(compiled, jax.__version__)
+    if proto is None:
+        pytest.skip("this JAX gives no buffer assignment proto on the CPU")
+    assert dumped is not None and dumped["allocations"] == proto["allocations"]
+    assert dumped["total_bytes"] == proto["total_bytes"] and "live" in dumped
