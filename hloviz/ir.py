@@ -378,7 +378,11 @@ class Instruction:
 
 # The "kind" inside a backend_config's fusion_backend_config (GPU) or fusion_config (CPU), in
 # the config's JSON, its quoted form (\"kind\") or the relaxed form XLA also reads (kind:"...").
-_BACKEND_KIND = re.compile(r'fusion_(?:backend_)?config\\?"?\s*:\s*\{[^{}]*?\bkind\\?"?\s*:\s*\\?"([^"\\]+)')
+# Objects nested before it are skipped, two deep (JAX 0.11 on GPU writes its
+# block_level_fusion_config, with output_tiles inside, before the kind); possessive, so a
+# hostile config costs one pass.
+_BACKEND_KIND = re.compile(r'fusion_(?:backend_)?config\\?"?\s*:\s*\{(?:[^{}]|\{(?:[^{}]++|\{[^{}]*+\})*+\})*?'
+                           r'\bkind\\?"?\s*:\s*\\?"([^"\\]+)')
 
 
 class _TextReaders:

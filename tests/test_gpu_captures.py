@@ -198,3 +198,55 @@ def test_a_dumped_assignment_is_the_one_memory_analysis_gives():
         pytest.skip("this JAX gives no buffer assignment proto on the CPU")
     assert dumped is not None and dumped["allocations"] == proto["allocations"]
     assert dumped["total_bytes"] == proto["total_bytes"] and "live" in dumped
+
+
+def test_the_estimates_stated_accuracy_on_gpu_modules_is_measured_here(tmp_path, capsys):
+    """A GPU module without XLA's record is estimated by XLA:CPU's rules; the accuracy the report
+    states for such modules is the one measured here, on every GPU capture whose XLA record
+    hloviz reads (the estimate of the bare optimized text against that record's total)."""
+    import statistics
+
+    from hloviz.analysis.memory.estimate import GPU_ACCURACY
+
+    errors = []
+    for name in CAPTURES:
+        code, out, _ = run_cli(["memory", "--json", str(GPU / name)], capsys)
+        xla = json.loads(out)
+        if code != 0 or xla["source"] != "xla":
+            continue
+        bare = tmp_path / f"{name}.hlo"
+        bare.write_text(_post(name))
+        code, out, _ = run_cli(["memory", "--json", str(bare)], capsys)
+        estimate = json.loads(out)
+        assert code == 0 and estimate["source"] == "estimate"
+        errors.append(100 * (estimate["total_bytes"] - xla["total_bytes"]) / xla["total_bytes"])
+    assert GPU_ACCURACY.programs == len(errors) >= 8
+    assert GPU_ACCURACY.worst == round(max(abs(e) for e in errors), 2)
+    assert GPU_ACCURACY.median == round(statistics.median(abs(e) for e in errors), 2)
+    code, out, _ = run_cli(["memory", str(tmp_path / "jax_mlp.hlo")], capsys)
+    assert code == 0 and f"within ±{GPU_ACCURACY.worst:.2f}% on {len(errors)} programs compiled for a GPU" in out
+    cpu = tmp_path / "cpu_mlp.hlo"
+    cpu.write_text((ROOT / "samples" / "captures" / "jax_mlp" / "post.hlo").read_text())
+    code, out, _ = run_cli(["memory", str(cpu)], capsys)
+    assert code == 0 and "compiled for a GPU" not in out and "programs, median" in out
+
+
+@pytest.mark.parametrize("name", ["jax_gpt_step", "jax_mlp", "loops_vit_train"])
+def test_gpu_kernels_say_how_the_gpu_runs_them(name, capsys):
+    """Each Triton fusion is named by its kind (``__triton_nested_gemm_fusion``, ``__triton``),
+    which JAX 0.11 writes after a nested ``block_level_fusion_config``, and each library call by
+    its target (``__cudnn$convForward``): the oracle counts them on the lines of the text."""
+    post = _post(name)
+    expected: dict[str, int] = {}
+    for line in post.splitlines():
+        m = re.search(r'"fusion_backend_config":\{.*"kind":"(__\w+)"', line) if " fusion(" in line else \
+            re.search(r'custom_call_target="(__[^"]+)"', line) if " custom-call(" in line else None
+        if m:
+            expected[m.group(1)] = expected.get(m.group(1), 0) + 1
+    assert expected
+    code, out, _ = run_cli(["stats", "--json", str(GPU / name)], capsys)
+    found: dict[str, int] = {}
+    for kernel in json.loads(out)["kernels"]:
+        if kernel["backend_kind"]:
+            found[kernel["backend_kind"]] = found.get(kernel["backend_kind"], 0) + 1
+    assert code == 0 and found == expected

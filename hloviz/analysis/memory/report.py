@@ -21,7 +21,7 @@ from typing import Any
 from hloviz.ir import HloModule, Instruction
 
 from .dataflow import Dataflow, analyse, shape_bytes
-from .estimate import CORPUS_ACCURACY, estimate
+from .estimate import compiled_for_gpu, estimate, estimate_origin
 from .records import KINDS, XlaAssignment
 
 __all__ = ["LiveBuffer", "MemoryReport", "Peak", "kind_label", "memory_report"]
@@ -170,9 +170,7 @@ def _report(module: HloModule, xla: XlaAssignment | None, scope_of: Callable[[In
                  for k, b in enumerate(flow.buffers) for v in b.values]
     by_kind = dict(est.by_kind)
     by_kind["aliased"] = est.aliased
-    acc = CORPUS_ACCURACY
-    origin = (f"estimated from the HLO text by XLA's buffer-assignment rules (estimated: within ±{acc.worst:.2f}% "
-              f"on {acc.programs} programs, median ±{acc.median:.2f}%, against XLA's own record)")
+    origin = estimate_origin(compiled_for_gpu([i.attributes.get("backend_config", "") for i in module.instructions()]))
     if flow.order != "scheduled":
         notes.append(f"this module is not scheduled: the estimate assumes {flow.order}")
     return _build("estimate", origin, est.total_bytes, by_kind, flow, [i.name for i in flow.sequence], intervals,
