@@ -32,7 +32,7 @@ from ..folding import FoldingReport
 from .facts import ConstantKey, ModuleFacts, operand_names
 
 __all__ = ["EliminatedOp", "FoldCredit", "FusionCredit", "HistoryBuilder", "HistoryStep", "PassHistory",
-           "PassStep", "StepChanges", "UnnamedOp", "compare_facts", "constant_text"]
+           "PassStep", "StepChanges", "UnnamedOp", "compare_facts", "constant_text", "renamed_fusions"]
 
 PIPELINE_START = "pipeline-start"
 
@@ -85,6 +85,9 @@ class StepChanges:
     changed: tuple[str, ...] = ()
     fusions_created: tuple[str, ...] = ()
     fusions_removed: tuple[str, ...] = ()
+    #: (old name, new name) of fusions the pass only renamed (:func:`renamed_fusions`); they are
+    #: in neither ``fusions_created`` nor ``fusions_removed``.
+    fusions_renamed: tuple[tuple[str, str], ...] = ()
     #: Constant values no constant of the snapshot before held (value text, as :func:`constant_text`).
     constants_new: tuple[str, ...] = ()
     #: Framework ops (``op_name``) whose last instruction vanished here.
@@ -97,7 +100,8 @@ class StepChanges:
     def to_dict(self) -> dict:
         return {"instructions_added": list(self.added), "instructions_removed": list(self.removed),
                 "instructions_changed": list(self.changed), "fusions_created": list(self.fusions_created),
-                "fusions_removed": list(self.fusions_removed), "constants_new": list(self.constants_new),
+                "fusions_removed": list(self.fusions_removed),
+                "fusions_renamed": [list(pair) for pair in self.fusions_renamed], "constants_new": list(self.constants_new),
                 "ops_eliminated": list(self.ops_eliminated)}
 
 
@@ -107,12 +111,70 @@ def compare_facts(before: ModuleFacts, after: ModuleFacts) -> StepChanges:
     added = tuple(n for n in ai if n not in bi)
     removed = tuple(n for n in bi if n not in ai)
     changed = tuple(n for n, f in ai.items() if n in bi and bi[n].fingerprint != f.fingerprint)
+    created = tuple(n for n in after.fusions if n not in before.fusions)
+    removed_fusions = tuple(n for n in before.fusions if n not in after.fusions)
+    renamed = renamed_fusions(before, after, removed_fusions, created) if created and removed_fusions else ()
+    old_names, new_names = {o for o, _ in renamed}, {n for _, n in renamed}
     return StepChanges(
         added=added, removed=removed, changed=changed,
-        fusions_created=tuple(n for n in after.fusions if n not in before.fusions),
-        fusions_removed=tuple(n for n in before.fusions if n not in after.fusions),
+        fusions_created=tuple(n for n in created if n not in new_names),
+        fusions_removed=tuple(n for n in removed_fusions if n not in old_names),
+        fusions_renamed=renamed,
         constants_new=tuple(constant_text(k) for k in after.constants if k not in before.constants),
         ops_eliminated=tuple(op for op in before.op_names if op not in after.op_names))
+
+
+_OWN_NAME = re.compile(r"^%[\w.\-]+ = ")
+_CALLS = re.compile(r"\bcalls=%[\w.\-]+")
+_ANY_NAME = re.compile(r"%[\w.\-]+")
+
+
+def renamed_fusions(before: ModuleFacts, after: ModuleFacts, removed: tuple[str, ...],
+                    created: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The fusions of ``removed`` that reappear under a new name in ``created``: XLA:GPU's
+    ``rename_fusions`` names every fusion after what it holds (``fusion.999`` becomes
+    ``loop_add_fusion``), and the fusion's maker is the pass that made ``fusion.999``.
+
+    A pair is the same fusion when its printed line is the same but for names — its own, the
+    computation it calls (renamed with it), and operands renamed in the same step — and its
+    fused computation holds the same instructions but for names. Only unambiguous pairs are
+    made (one candidate on each side); operands renamed in the step are matched first, so
+    chains of renamed fusions pair in rounds."""
+    def body(facts: ModuleFacts, fusion: str) -> tuple[str, ...]:
+        called = _CALLS.search(facts.instructions[fusion].fingerprint)
+        comp = called.group(0)[len("calls=%"):] if called else ""
+        return tuple(sorted(_ANY_NAME.sub("%", f.fingerprint) for f in facts.instructions.values()
+                            if f.computation == comp))
+
+    def line(fingerprint: str, names: dict[str, str]) -> str:
+        text = _CALLS.sub("calls=%", _OWN_NAME.sub("", fingerprint))
+        return _ANY_NAME.sub(lambda m: "%" + names.get(m.group(0)[1:], m.group(0)[1:]), text)
+
+    if not all(before.instructions[n].fingerprint.startswith("%") for n in removed) or \
+            not all(after.instructions[n].fingerprint.startswith("%") for n in created):
+        return ()  # fingerprints rebuilt from the parsed module: names are not where a line has them
+    pairs: list[tuple[str, str]] = []
+    back: dict[str, str] = {}  # new name → old name, for operands renamed in this step
+    old_left, new_left = list(removed), list(created)
+    while old_left and new_left:
+        keys: dict[str, list[str]] = {}
+        for n in old_left:
+            keys.setdefault(line(before.instructions[n].fingerprint, {}), []).append(n)
+        found = []
+        for n in new_left:
+            olds = keys.get(line(after.instructions[n].fingerprint, back), [])
+            if len(olds) == 1 and sum(1 for m in new_left if line(after.instructions[m].fingerprint, back)
+                                      == line(after.instructions[n].fingerprint, back)) == 1 \
+                    and body(before, olds[0]) == body(after, n):
+                found.append((olds[0], n))
+        if not found:
+            break
+        for old, new in found:
+            pairs.append((old, new))
+            back[new] = old
+            old_left.remove(old)
+            new_left.remove(new)
+    return tuple(pairs)
 
 
 @dataclass(frozen=True)
@@ -148,6 +210,8 @@ class FusionCredit:
     #: snapshot that one first appears in.
     clone_of: str | None = None
     clone_of_step: PassStep | None = None
+    #: For a fusion a later pass renamed (:func:`renamed_fusions`): its name when it was made.
+    made_as: str | None = None
 
 
 _CLONE = re.compile(r"^(.+?)\.clone(?:\.\d+)?$")
@@ -247,6 +311,8 @@ class HistoryBuilder:
     _steps: list[HistoryStep] = field(default_factory=list, init=False)
     _by_index: dict[int, PassStep] = field(default_factory=dict, init=False)
     _fusions: dict[str, _Seen] = field(default_factory=dict, init=False)
+    #: A renamed fusion's name → the name it was made under.
+    _made_as: dict[str, str] = field(default_factory=dict, init=False)
     _constants: dict[ConstantKey, _Seen] = field(default_factory=dict, init=False)
     _vanished: dict[str, _Seen] = field(default_factory=dict, init=False)
     _problems: list[str] = field(default_factory=list, init=False)
@@ -290,6 +356,10 @@ class HistoryBuilder:
         else:
             changes = compare_facts(prev, facts)
         if facts is not prev:  # an identical text (the same facts object) changes nothing
+            for old, new in changes.fusions_renamed if changes is not None else ():
+                if old in self._fusions and new not in self._fusions:
+                    self._fusions[new] = self._fusions[old]
+                    self._made_as[new] = self._made_as.get(old, old)
             self._note_firsts(step.index, facts, prev, certain)
         self._steps.append(HistoryStep(step, facts.instruction_count, facts.fusion_count, changes))
         self._prev = facts
@@ -352,7 +422,8 @@ class HistoryBuilder:
         if final is not None:
             for name, kind in final.fusions.items():
                 step, note = self._credit(self._fusions.get(name), "fusion")
-                fusions.append(FusionCredit(name, kind, step, note, *self._origin(name)))
+                fusions.append(FusionCredit(name, kind, step, note, *self._origin(name),
+                                            made_as=self._made_as.get(name)))
             folded = self._folds(final, folding)
             eliminated = self._eliminated(final, folding)
         return PassHistory(self.module, tuple(self._steps), tuple(fusions), tuple(folded), tuple(eliminated),

@@ -28,7 +28,7 @@ def fusion_credit_json(f: FusionCredit) -> dict:
     """One fusion's credit as ``passes --json`` and the report's explorer both give it (one
     function, so the two never disagree): ``created_by`` (None when the snapshots cannot tell,
     ``note`` then says why) and ``clone_of``."""
-    return {"name": f.name, "kind": f.kind, "created_by": _ref(f.step), "note": f.note or None,
+    return {"name": f.name, "kind": f.kind, "created_by": _ref(f.step), "made_as": f.made_as, "note": f.note or None,
             "clone_of": ({"name": f.clone_of, "created_by": _ref(f.clone_of_step)} if f.clone_of else None)}
 
 
@@ -83,6 +83,9 @@ def describe_changes(c: StepChanges) -> str:
         parts.append(f"+{len(c.fusions_created)} fusion(s) ({_names(c.fusions_created)})")
     if c.fusions_removed:
         parts.append(f"-{len(c.fusions_removed)} fusion(s)")
+    if c.fusions_renamed:
+        shown = tuple(f"{old} → {new}" for old, new in c.fusions_renamed)
+        parts.append(f"{len(c.fusions_renamed)} fusion(s) renamed ({_names(shown, 2)})")
     if c.constants_new:
         parts.append(f"{len(c.constants_new)} new constant value(s) ({_names(c.constants_new, 2)})")
     if c.ops_eliminated:
@@ -127,7 +130,8 @@ def _credits_text(h: PassHistory, limit: int) -> list[str]:
     lines = [f"Fusions of the optimized module ({len(h.fusions)}), by the pass that made them:"]
     by_pass = Counter((f.step.index, f.step.label) if f.step else (-1, f.note) for f in h.fusions)
     for (index, label), n in sorted(by_pass.items())[:limit]:
-        names = [f.name for f in h.fusions if (f.step and f.step.index == index) or (not f.step and f.note == label)]
+        names = [f.name if not f.made_as else f"{f.name}, made as {f.made_as}"
+                 for f in h.fusions if (f.step and f.step.index == index) or (not f.step and f.note == label)]
         where = f"snapshot {index}, {label}" if index >= 0 else f"no credit: {label}"
         lines.append(f"  {n:>4}  {where}  ({_names(tuple(names))})")
     lines += _more(len(by_pass), limit)
