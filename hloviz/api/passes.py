@@ -19,7 +19,7 @@ from typing import Any
 from ..analysis.passes import HistoryBuilder, PassHistory, PassStep
 from ..analysis.passes.facts import ModuleFacts, module_facts
 from ..analysis.passes.focus import JourneyStop, JourneyTracker, focus_matcher
-from ..capture.pass_dump import (
+from ..capture.dumps.pass_dump import (
     PassDumpModule,
     extracted_archive,
     has_pass_snapshots,

@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hloviz.capture.compile_dump import CompileDump
+from hloviz.capture.dumps.compile_dump import CompileDump
 from hloviz.capture.frames import Frame, innermost_user_frame, is_user_file
 from hloviz.capture.live import python_function, resolve_specs
 from hloviz.capture.specs import ArgSpecs, LiteralArg, PytreeArg, TensorSpec
@@ -476,7 +476,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
 
 
 #: Set by the capture child (:mod:`hloviz.capture.child`), a process that ends after the capture:
-#: the compile dumps its buffer assignment (:class:`~hloviz.capture.compile_dump.CompileDump`)
+#: the compile dumps its buffer assignment (:class:`~hloviz.capture.dumps.compile_dump.CompileDump`)
 #: instead of TensorFlow compiling the module a second time for the ``HloProto``.
 DUMP_THE_COMPILE = False
 

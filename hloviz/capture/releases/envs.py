@@ -4,7 +4,7 @@
 user's own environment: hloviz keeps one virtual environment per framework release, Python
 version and hloviz source, in ``$XDG_CACHE_HOME/hloviz/envs/`` (``~/.cache/hloviz/envs/``;
 ``HLOVIZ_ENVS`` overrides it), named like ``tf2.17-py3.11-1a2b3c4d``. Each holds the framework,
-hloviz itself (the running one, see :mod:`hloviz.capture.source`) and hloviz's dependencies.
+hloviz itself (the running one, see :mod:`hloviz.capture.releases.source`) and hloviz's dependencies.
 
 Building one (:meth:`EnvManager.ensure`) goes through phases the caller can show —
 ``resolving`` (the index says which release ``2.17`` is and that a wheel fits this Python),
@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hloviz.capture.env_files import (
+from hloviz.capture.releases.env_files import (
     ENV_NAME,
     MANIFEST_LIMIT,
     TEMP_NAME,
@@ -54,9 +54,9 @@ from hloviz.capture.env_files import (
     link_target,
     manifest_problem,
 )
-from hloviz.capture.index import Index, Release, default_index, resolve_release
-from hloviz.capture.installers import Installer, InstallFailed, default_installer, env_python, phase_of_line
-from hloviz.capture.source import HlovizSource, running_source
+from hloviz.capture.releases.index import Index, Release, default_index, resolve_release
+from hloviz.capture.releases.installers import Installer, InstallFailed, default_installer, env_python, phase_of_line
+from hloviz.capture.releases.source import HlovizSource, running_source
 from hloviz.errors import DependencyError, InputError, visible
 
 __all__ = ["FRAMEWORKS", "Env", "EnvManager", "Framework", "Phases", "cache_root", "check_release",
