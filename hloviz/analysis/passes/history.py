@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...opcodes import is_bookkeeping
-from ..folding import FoldingReport
+from ..pre_post.folding import FoldingReport
 from .facts import ConstantKey, ModuleFacts, operand_names
 
 __all__ = ["EliminatedOp", "FoldCredit", "FusionCredit", "HistoryBuilder", "HistoryStep", "PassHistory",
@@ -155,7 +155,7 @@ _CLONE = re.compile(r"^(.+?)\.clone(?:\.\d+)?$")
 
 @dataclass(frozen=True)
 class FoldCredit:
-    """A constant XLA computed (see :mod:`hloviz.analysis.folding`) and the snapshot its value
+    """A constant XLA computed (see :mod:`hloviz.analysis.pre_post.folding`) and the snapshot its value
     first appears in."""
 
     constant: str

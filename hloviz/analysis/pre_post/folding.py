@@ -35,9 +35,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..ir import HloModule, Instruction
-from ..opcodes import NOT_FOLDABLE, VALUE_CARRIERS
-from .kernels import SYNTHETIC_OP_NAMES
+from ...ir import HloModule, Instruction
+from ...opcodes import NOT_FOLDABLE, VALUE_CARRIERS
+from ..kernels import SYNTHETIC_OP_NAMES
 from .names import post_names
 
 _TYPE = re.compile(r"^(\w+)\[([\d,]*)\]$")
