@@ -111,7 +111,7 @@ def may_run_unnamed(pre: HloModule) -> set[str]:
     """Op names of ``pre`` with heavy work (a convolution, dot, reduction or custom call) whose
     value is used (it reaches its computation's result): if no instruction of the optimized
     module carries their name, hloviz cannot tell that nothing computes them."""
-    from .folding import live_ids
+    from .folded import live_ids
 
     live = live_ids(pre)
     out: set[str] = set()
