@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from hloviz.capture.releases.envs import LAST_USED, EnvManager, Phases
+from hloviz.capture.releases.cache import LAST_USED
+from hloviz.capture.releases.envs import EnvManager, Phases
 from hloviz.capture.releases.index import Index, WheelFile, resolve_release
 from hloviz.capture.releases.installers import PipInstaller, UvInstaller, find_uv, phase_of_line
 from hloviz.capture.releases.isolated import capture_in_env
@@ -179,7 +180,7 @@ def test_list_remove_and_prune(tmp_path, wheels):
     a = manager.ensure("tensorflow", "2.17")
     b = manager.ensure("tensorflow", "2.21")
     assert [e.name for e in manager.list()] == [b.name, a.name]  # latest use first
-    assert manager.select(framework="tensorflow", version="2.17.9") == [manager._load(a.path)]
+    assert manager.select(framework="tensorflow", version="2.17.9") == [manager.load(a.path)]
 
     with manager.using(a):  # a capture holds it: remove refuses
         assert manager.remove(a) is False

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hloviz.capture.releases.envs import LAST_USED, MANIFEST, EnvManager
+from hloviz.capture.releases.cache import LAST_USED, MANIFEST
+from hloviz.capture.releases.envs import EnvManager
 from hloviz.capture.releases.source import running_source
 from hloviz.errors import InputError
 
