@@ -42,7 +42,6 @@ KNOWN_LONG: dict[str, str] = {
     "analysis/memory/report.py": "issue 36 item 5: not split yet",
     "analysis/passes/history.py": "issue 36 item 5: not split yet",
     "capture/saved.py": "issue 36 item 5: not split yet",
-    "capture/tf.py": "issue 36 item 5: not split yet",
     "parser/instructions.py": "issue 36 item 5: not split yet",
     "parser/module.py": "issue 36 item 5: not split yet",
     "verify.py": "issue 36 item 5: not split yet",
