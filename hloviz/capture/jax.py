@@ -139,7 +139,7 @@ def buffer_assignment(compiled: Any, version: str) -> dict | None:
     """XLA's own buffer assignment of ``compiled``, as :mod:`hloviz.capture.memory` keeps it:
     ``memory_analysis().serialized_buffer_assignment_proto``, its instruction ids named through
     the executable's module proto. None when this JAX cannot give it."""
-    from hloviz.analysis.memory.records import from_buffer_assignment_proto, instruction_names
+    from hloviz.analysis.memory.readers import from_buffer_assignment_proto, instruction_names
 
     try:
         stats = compiled.memory_analysis()

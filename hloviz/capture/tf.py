@@ -268,7 +268,8 @@ def buffer_assignment(generate: Any, version: str) -> dict | None:
     """XLA's own buffer assignment of the compile, as :mod:`hloviz.capture.memory` keeps it: the
     ``HloProto`` of ``stage="optimized_hlo_proto_serialized"`` carries it (no dump, nothing run).
     None when this TensorFlow cannot give it; the memory report then estimates."""
-    from hloviz.analysis.memory.records import RecordError, from_hlo_proto
+    from hloviz.analysis.memory.readers import from_hlo_proto
+    from hloviz.analysis.memory.records import RecordError
 
     try:
         proto = generate(stage="optimized_hlo_proto_serialized")
