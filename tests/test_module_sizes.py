@@ -42,7 +42,6 @@ KNOWN_LONG: dict[str, str] = {
     "capture/saved.py": "issue 36 item 5: not split yet",
     "parser/instructions.py": "issue 36 item 5: not split yet",
     "parser/module.py": "issue 36 item 5: not split yet",
-    "verify.py": "issue 36 item 5: not split yet",
 }
 
 #: Folders still over :data:`MAX_MODULES` and why.
