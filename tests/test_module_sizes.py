@@ -35,7 +35,6 @@ EXEMPT: dict[str, str] = {
 KNOWN_LONG: dict[str, str] = {
     "analysis/scopes/tree.py": "other developers are changing analysis/scopes/ in parallel branches; split "
                                "ScopeTree's queries from its model once they land",
-    "analysis/kernels.py": "issue 36 item 5: not split yet",
     "analysis/memory/assign.py": "issue 36 item 5: not split yet",
     "analysis/memory/report.py": "issue 36 item 5: not split yet",
     "analysis/passes/history.py": "issue 36 item 5: not split yet",
