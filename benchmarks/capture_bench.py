@@ -9,7 +9,7 @@ hang it), so that is what is measured here:
 
 * **hloviz**: a fresh process that calls ``load_target(target, args=..., isolate=True)`` — as
   the CLI does — and holds everything a capture records: both texts, the source map and XLA's
-  buffer assignment (read from a dump of the one compile, :mod:`hloviz.capture.compile_dump`;
+  buffer assignment (read from a dump of the one compile, :mod:`hloviz.capture.dumps.compile_dump`;
   the line ``memory from`` says where each run's came from): the parent starts, the child
   imports TensorFlow, captures and sends it all back;
 * **reference**: a fresh process, a plain script that imports TensorFlow and the same file and

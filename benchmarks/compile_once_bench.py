@@ -8,7 +8,7 @@ alone — TensorFlow's import and the model file's are left out:
 
 * ``ref``: ``stage="hlo"`` and ``stage="optimized_hlo"`` — the least any tool asks for;
 * ``dump``: the same two, with ``--xla_dump_to`` set before the compile by
-  :class:`hloviz.capture.compile_dump.CompileDump`, as hloviz's capture child does (a folder in
+  :class:`hloviz.capture.dumps.compile_dump.CompileDump`, as hloviz's capture child does (a folder in
   ``/dev/shm`` where there is one), the buffer assignment read from the dump and the folder
   removed — all inside the timed part;
 * ``proto``: the same two, then ``stage="optimized_hlo_proto_serialized"`` for the
@@ -37,7 +37,7 @@ TARGET = 1.05
 def _child(mode: str, case: str) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, str(ROOT))
-    from hloviz.capture.compile_dump import CompileDump
+    from hloviz.capture.dumps.compile_dump import CompileDump
 
     dump = CompileDump() if mode == "dump" else None  # exactly as hloviz's capture child asks
     import tensorflow as tf

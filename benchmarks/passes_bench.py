@@ -57,7 +57,7 @@ def reading(folder: Path, repeat: int) -> tuple[float, float, float, int, int]:
     from hloviz.analysis.passes import compare_facts
     from hloviz.analysis.passes.facts import module_facts
     from hloviz.api.passes import read_pass_history
-    from hloviz.capture.pass_dump import list_pass_modules
+    from hloviz.capture.dumps.pass_dump import list_pass_modules
     from hloviz.parser import parse
 
     files = [p for m in list_pass_modules(folder) for _, p in m.snapshots if p is not None]

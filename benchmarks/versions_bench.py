@@ -52,7 +52,7 @@ def main() -> int:
         raise SystemExit("the reference capture needs TensorFlow installed here (pip install 'hloviz[tf]')")
 
     tf_version = ".".join(version("tensorflow-cpu" if _has("tensorflow-cpu") else "tensorflow").split(".")[:2])
-    from hloviz.capture.envs import EnvManager
+    from hloviz.capture.releases.envs import EnvManager
 
     manager = EnvManager()
     with tempfile.TemporaryDirectory() as tmp:

@@ -44,7 +44,7 @@ from .analysis import (
     pre_to_post,
 )
 from .analysis.diff import ModuleDiff, diff_modules
-from .analysis.mapping import PrePostMapping
+from .analysis.pre_post.mapping import PrePostMapping
 
 __version__ = "0.1.0"
 

@@ -33,7 +33,7 @@ def _network_or_cached_tf() -> bool:
     """``requires_network``: the package index answers, or the TF 2.17/2.21 environments exist."""
     import socket
 
-    from hloviz.capture.envs import EnvManager
+    from hloviz.capture.releases.envs import EnvManager
 
     manager = EnvManager()
     if all(manager.find("tensorflow", v) is not None for v in ("2.17", "2.21")):

@@ -1,7 +1,7 @@
 """Stand-ins for TensorFlow releases: tiny wheels built by the tests, installed by real uv/pip.
 
 :func:`build_tf_wheel` writes ``tensorflow_cpu-<version>-py3-none-any.whl`` (or
-``tensorflow-…`` off Linux x86-64, whatever :class:`hloviz.capture.envs.Framework` installs
+``tensorflow-…`` off Linux x86-64, whatever :class:`hloviz.capture.releases.envs.Framework` installs
 here) into a folder that serves as the package index (``--find-links``). Its ``tensorflow``
 package is just enough of TensorFlow's API for :func:`hloviz.capture.tf.capture_tf`: a
 ``tf.function`` whose ``experimental_get_compiler_ir`` returns the HLO of a saved capture, so a
@@ -18,7 +18,7 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-from hloviz.capture.envs import FRAMEWORKS
+from hloviz.capture.releases.envs import FRAMEWORKS
 
 FAKE_TF = '''
 """A stand-in for TensorFlow {version}, made by hloviz's tests."""

@@ -504,7 +504,7 @@ def check_env_manifest(rng: random.Random, folder: Path) -> str | None:
     import os
     import sys
 
-    from hloviz.capture.source import running_source
+    from hloviz.capture.releases.source import running_source
 
     src = running_source()
     py = f"{sys.version_info[0]}.{sys.version_info[1]}"

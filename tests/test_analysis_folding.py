@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hloviz
 from hloviz.analysis import constant_folding
-from hloviz.analysis.folding import SHORT_LITERAL
+from hloviz.analysis.pre_post.folded import SHORT_LITERAL
 
 from . import present
 
@@ -124,7 +124,7 @@ def test_long_or_elided_literals_are_reported_by_shape():
 
 
 def test_an_elided_literal_says_its_value_was_not_printed():
-    from hloviz.analysis.folding import literal_value
+    from hloviz.analysis.pre_post.folded import literal_value
 
     module = hloviz.parse(SUBGRAPH_POST.replace("f32[3]", "f32[9,9]").replace(
         "{4.84147072, 10.909297, 18.1411209}", "{...}"))

@@ -140,7 +140,7 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 
 
 def test_inlined_calls_are_followed_by_their_prefixed_names():
-    from hloviz.analysis.names import post_names
+    from hloviz.analysis.pre_post.names import post_names
 
     pre = hloviz.parse(JAX_PRE)
     assert post_names(pre) == {"max": frozenset({"max", "jit(f)/jit(relu)/max"}),

@@ -114,7 +114,7 @@ def test_keras_auto_named_layers_are_labelled_and_found_by_their_names():
 
 
 def test_layer_scopes_from_where_weights_are_read():
-    from hloviz.capture.tf import layer_scopes
+    from hloviz.capture.tf_graph import layer_scopes
 
     reads = [("sequential_1/dense_1_2/MatMul/ReadVariableOp/resource:0", "sequential/dense_1/kernel"),
              ("sequential_1/dense_1/BiasAdd/ReadVariableOp/resource:0", "sequential/dense/bias"),

@@ -9,7 +9,7 @@ import pytest
 
 from hloviz.capture import Capture, load_target, save_capture, source_for
 from hloviz.capture import saved as saved_mod
-from hloviz.capture.xla_dump import list_modules
+from hloviz.capture.dumps.xla_dump import list_modules
 from hloviz.cli import main
 from hloviz.errors import InputError
 

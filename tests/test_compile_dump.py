@@ -1,5 +1,5 @@
 """A live TensorFlow capture compiles once: XLA's buffer assignment comes from a dump of the
-compile that gave the optimized HLO (:mod:`hloviz.capture.compile_dump`), not from a second
+compile that gave the optimized HLO (:mod:`hloviz.capture.dumps.compile_dump`), not from a second
 compile for ``optimized_hlo_proto_serialized`` (issue 32)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.capture import load_target
-from hloviz.capture.compile_dump import CompileDump
+from hloviz.capture.dumps.compile_dump import CompileDump
 
 TF_DUMP = Path(__file__).resolve().parent / "data" / "memory" / "tf_dump"
 STEM = "module_0000.a_inference_f_25__.2.cpu_after_optimizations"

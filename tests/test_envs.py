@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from hloviz.capture.envs import LAST_USED, EnvManager, Phases
-from hloviz.capture.index import Index, WheelFile, resolve_release
-from hloviz.capture.installers import PipInstaller, UvInstaller, find_uv, phase_of_line
-from hloviz.capture.isolated import capture_in_env
-from hloviz.capture.source import HlovizSource, running_source
+from hloviz.capture.releases.cache import LAST_USED
+from hloviz.capture.releases.envs import EnvManager, Phases
+from hloviz.capture.releases.index import Index, WheelFile, resolve_release
+from hloviz.capture.releases.installers import PipInstaller, UvInstaller, find_uv, phase_of_line
+from hloviz.capture.releases.isolated import capture_in_env
+from hloviz.capture.releases.source import HlovizSource, running_source
 from hloviz.errors import CaptureError, DependencyError, InputError
 
 from . import present
@@ -179,7 +180,7 @@ def test_list_remove_and_prune(tmp_path, wheels):
     a = manager.ensure("tensorflow", "2.17")
     b = manager.ensure("tensorflow", "2.21")
     assert [e.name for e in manager.list()] == [b.name, a.name]  # latest use first
-    assert manager.select(framework="tensorflow", version="2.17.9") == [manager._load(a.path)]
+    assert manager.select(framework="tensorflow", version="2.17.9") == [manager.load(a.path)]
 
     with manager.using(a):  # a capture holds it: remove refuses
         assert manager.remove(a) is False
@@ -390,10 +391,10 @@ def test_installer_lines_announce_phases(line, phase):
 
 INTERRUPTED_RUN = '''
 import sys
-from hloviz.capture import envs
-from hloviz.capture.index import Index
-from hloviz.capture.installers import UvInstaller, _run, find_uv
-from hloviz.capture.source import HlovizSource, running_source
+from hloviz.capture.releases import envs
+from hloviz.capture.releases.index import Index
+from hloviz.capture.releases.installers import UvInstaller, _run, find_uv
+from hloviz.capture.releases.source import HlovizSource, running_source
 
 wheels, root, target = sys.argv[1:4]
 
@@ -472,7 +473,7 @@ def test_environments_can_use_another_python(tmp_path, wheels, monkeypatch):
     other = _another_python()
     if other is None:
         pytest.skip("no second Python 3.10+ on PATH")
-    from hloviz.capture import envs as envs_module
+    from hloviz.capture.releases import envs as envs_module
 
     monkeypatch.setenv("HLOVIZ_PYTHON", other)
     manager = envs_module.default_manager()
@@ -488,7 +489,7 @@ def test_environments_can_use_another_python(tmp_path, wheels, monkeypatch):
 
 
 def test_a_missing_hloviz_python_is_one_clear_error(monkeypatch):
-    from hloviz.capture import envs as envs_module
+    from hloviz.capture.releases import envs as envs_module
 
     monkeypatch.setenv("HLOVIZ_PYTHON", "python3.99-does-not-exist")
     with pytest.raises(InputError, match=r"cannot run the Python interpreter 'python3\.99-does-not-exist' \(HLOVIZ_PYTHON\)"):
@@ -503,7 +504,7 @@ def test_jax_resolves_with_its_jaxlib(tmp_path):
     (tmp_path / f"jaxlib-0.4.30-{tag}-{tag}-manylinux2014_{platform.machine()}.whl").write_bytes(b"x" * 1000)
     (tmp_path / "jax-0.4.31-py3-none-any.whl").write_bytes(b"x" * 10)  # no jaxlib 0.4.31 here
     manager = EnvManager(tmp_path / "envs", installer=offline_uv(tmp_path), index=Index(tmp_path), source=source())
-    from hloviz.capture.envs import FRAMEWORKS
+    from hloviz.capture.releases.envs import FRAMEWORKS
 
     jax = FRAMEWORKS["jax"]
     release = manager._resolve(jax, "0.4.30")
@@ -516,10 +517,10 @@ def test_jax_resolves_with_its_jaxlib(tmp_path):
 TERMINATED_RUN = '''
 import os
 import sys
-from hloviz.capture import envs
-from hloviz.capture.index import Index
-from hloviz.capture.installers import UvInstaller, _run, find_uv
-from hloviz.capture.source import HlovizSource, running_source
+from hloviz.capture.releases import envs
+from hloviz.capture.releases.index import Index
+from hloviz.capture.releases.installers import UvInstaller, _run, find_uv
+from hloviz.capture.releases.source import HlovizSource, running_source
 
 wheels, root, target, stubborn = sys.argv[1:5]
 INSTALLER = """

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from hloviz.capture.envs import LAST_USED, MANIFEST, EnvManager
-from hloviz.capture.source import running_source
+from hloviz.capture.releases.cache import LAST_USED, MANIFEST
+from hloviz.capture.releases.envs import EnvManager
+from hloviz.capture.releases.source import running_source
 from hloviz.errors import InputError
 
 from . import present
@@ -222,7 +223,7 @@ def test_what_cannot_be_deleted_is_named_not_reported_removed(cache, capsys, mon
     """A file the user cannot delete (another owner, a read-only mount): no "removed" line."""
     import shutil
 
-    from hloviz.capture import env_files
+    from hloviz.capture.releases import env_files
 
     _env(cache, A)
     real_rmtree = shutil.rmtree

@@ -85,7 +85,7 @@ def _text_values() -> list[tuple[int, str, int, int]]:
 
 
 def test_the_proto_holds_the_values_the_text_dump_lists():
-    from hloviz.analysis.memory.records import from_hlo_proto
+    from hloviz.analysis.memory.readers import from_hlo_proto
 
     record = from_hlo_proto(PROTO.read_bytes(), "test")
     assert record is not None
@@ -101,7 +101,7 @@ def test_the_proto_holds_the_values_the_text_dump_lists():
 def test_the_proto_as_tensorflows_hlo_pb2_reads_it():
     from tensorflow.compiler.xla.service import hlo_pb2
 
-    from hloviz.analysis.memory.records import from_hlo_proto
+    from hloviz.analysis.memory.readers import from_hlo_proto
 
     theirs = hlo_pb2.HloProto.FromString(  # type: ignore[attr-defined]  (generated protobuf module)
         PROTO.read_bytes()).buffer_assignment

@@ -125,7 +125,7 @@ def _pass_dump(folder: Path) -> Path:
 
 @pytest.mark.parametrize("choice", ["9" * 5000, "module_" + "9" * 5000, "٣", "module_١"])
 def test_an_odd_module_number_is_no_module_for_passes_either(tmp_path, capsys, choice):
-    """``passes`` picks its module by the same rule as ``stats`` (capture/module_choice.py):
+    """``passes`` picks its module by the same rule as ``stats`` (capture/dumps/module_choice.py):
     5,000 digits are more than int() converts, and ``٣`` is no module number."""
     dump = _pass_dump(tmp_path / "dump")
     code, out, err = _run(["passes", str(dump), "--module", choice], capsys)

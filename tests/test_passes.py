@@ -226,7 +226,7 @@ def test_json_has_passes_fusions_folded_eliminated(tmp_path, capsys):
 
 def test_the_temporary_dump_folder_is_removed_on_ctrl_c(monkeypatch, tmp_path):
     import hloviz.capture as capture
-    from hloviz.capture.pass_dump import pass_dump_capture
+    from hloviz.capture.dumps.pass_dump import pass_dump_capture
 
     seen: list[str] = []
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.api.passes import read_pass_history
-from hloviz.capture.pass_dump import list_pass_modules
+from hloviz.capture.dumps.pass_dump import list_pass_modules
 from tests import run_cli
 
 ARCHIVE = Path(__file__).resolve().parents[1] / "samples" / "captures" / "passes" / "long_name.tar.xz"

@@ -51,7 +51,7 @@ def test_xla_dumps_into_the_folder_hloviz_chose_whatever_its_name(tmp_path, user
     """Real XLA (JAX's CPU compiler) reads the XLA_FLAGS hloviz builds: the dump lands in a
     folder whose name has a space, a quote and a backslash, with the per-pass snapshots (a flag
     after the folder's), and nothing appears anywhere else."""
-    from hloviz.capture.pass_dump import xla_flags_with_dump
+    from hloviz.capture.dumps.pass_dump import xla_flags_with_dump
 
     folder = tmp_path / HOSTILE_TMP / "hloviz-passes-x"
     folder.mkdir(parents=True)
@@ -72,7 +72,7 @@ def test_xla_dumps_into_the_folder_hloviz_chose_whatever_its_name(tmp_path, user
 def test_the_users_own_flags_are_kept_as_xla_reads_them():
     """What XLA's parser (xla/parse_flags_from_env.cc) makes of the user's flags survives: a
     value in double or single quotes keeps its spaces; the user's dump flags give way to ours."""
-    from hloviz.capture.pass_dump import xla_flags_with_dump
+    from hloviz.capture.dumps.pass_dump import xla_flags_with_dump
 
     flags = xla_flags_with_dump('  --a="x y" --b=\'p q\' --c --xla_dump_to=/elsewhere --d=plain', Path("/t"))
     assert flags.startswith('--a="x y" --b="p q" --c --d=plain ')

@@ -113,7 +113,7 @@ class _Op:
 
 
 def test_an_ops_traceback_is_read_from_the_innermost_end_and_only_to_the_user_frame(tmp_path):
-    from hloviz.capture.tf import _candidate_frames, _innermost_first
+    from hloviz.capture.tf_graph import _candidate_frames, _innermost_first
 
     user = str(tmp_path / "model.py")
     library = os.__file__

@@ -16,7 +16,7 @@ import pytest
 
 import hloviz
 from hloviz.analysis.diff import diff_modules
-from hloviz.capture import envs
+from hloviz.capture.releases import envs
 
 from . import present, run_cli
 from .fakeframework import write_target

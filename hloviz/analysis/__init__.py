@@ -13,9 +13,9 @@
 
 from __future__ import annotations
 
-from .folding import FoldedConstant, FoldingReport, constant_folding
+from .pre_post.folding import FoldedConstant, FoldingReport, constant_folding
 from .kernels import ExecutedComputation, Kernel, KernelReport, kernels
-from .mapping import Mapping, OpMapping, pre_to_post
+from .pre_post.mapping import Mapping, OpMapping, pre_to_post
 from .provenance import parameter_names, user_source
 from .scopes.stats import ScopeRow, scope_rows
 from .scopes import Scope, ScopeTree, build_scope_tree

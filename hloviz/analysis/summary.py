@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import InputError
 from ..ir import HloModule
-from .folding import FoldedConstant, FoldingReport, constant_folding
 from .glossary import (
     CONSTANT,
     ELIMINATED,
@@ -30,7 +29,8 @@ from .glossary import (
     WORK_INSTRUCTION,
 )
 from .kernels import Kernel, KernelReport, kernels
-from .mapping import Mapping, pre_to_post
+from .pre_post.folding import FoldedConstant, FoldingReport, constant_folding
+from .pre_post.mapping import Mapping, pre_to_post
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ optimization an optimizer's ops may share a fusion with the backward pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..ir import Instruction
 from ..opcodes import WEIGHT_CARRIERS
@@ -59,7 +59,7 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     # order (the scopes between lie below it too): two scopes climbed, not hundreds
     order = {id(s): k for k, s in enumerate(tree.walk())}
     first_last = order.__getitem__
-    phase = tree._phase.get
+    phase = tree.phases.get
     feeds, scopes, walked = tracer.feeds, tracer.scopes, tracer.memo.get
     for comp in tree.module.computations:
         for inst in comp.instructions:
@@ -91,18 +91,19 @@ class _UpdateTracer:
     def __init__(self, tree: ScopeTree) -> None:
         self.tree = tree
         # the fusion calling each fused computation: gathered while the tree was built, or here
-        known = tree._fusion_callers
-        self.callers: dict[str, Instruction] = known if known is not None else {}
+        known = tree.fusion_callers
+        callers: dict[str, Instruction] = {}
         for comp in tree.module.computations if known is None else ():
             for inst in [i for i in comp.instructions if i.opcode == "fusion"]:
                 for c in inst.called_computations:
-                    self.callers.setdefault(c.name, inst)
+                    callers.setdefault(c.name, inst)
+        self.callers: Mapping[str, Instruction] = known if known is not None else callers
         self.memo: dict[Instruction, frozenset[int]] = {}
         self.scopes: dict[int, Scope] = {}
         self._ids: dict[int, frozenset[int]] = {}
         self._steps: dict[Instruction, tuple[frozenset[int], tuple[Instruction, ...]]] = {}
-        self.of = tree._of
-        self.phase = tree._phase
+        self.of = tree.filing
+        self.phase = tree.phases
         self._readers: dict[Instruction, Scope | None] = {}
         self._users: dict[int, dict[Instruction, list[Instruction]]] = {}  # per computation, once
         self._entry = tree.module.entry
@@ -297,7 +298,7 @@ def _reading_layer(tree: ScopeTree, param: Instruction,
             got = users_of[id(comp)] = comp.users()
         return got.get(inst, [])
 
-    phase, of = tree._phase, tree._of
+    phase, of = tree.phases, tree.filing
     found: list[Scope] = []
     seen: set[tuple[int, int | None, int]] = set()
     # (a value, its tuple element or None, the call or fusion whose computation it is in: one

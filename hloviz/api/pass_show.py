@@ -65,7 +65,7 @@ def capture_with_passes(target: Any, *, passes: bool, pre: Any, post: Any, args:
     """The capture and its pass history when ``target`` holds per-pass snapshots or ``passes``
     asks for them (see the module docstring); None when neither (``show`` then captures as
     always)."""
-    from ..capture.pass_dump import extracted_archive, has_pass_snapshots, is_archive, pass_dump_capture
+    from ..capture.dumps.pass_dump import extracted_archive, has_pass_snapshots, is_archive, pass_dump_capture
 
     if pre is not None or post is not None:
         if passes:
@@ -157,7 +157,7 @@ def _from_folder(folder: Path, source: str, *, module: str | None, args: Sequenc
 def _history(folder: Path, source: str, *, module: str | None, prefer: str | None, info: dict,
              notify: Callable[[str], None] | None, max_walk: int, pictures: int) -> ShowPasses:
     """Read the history (as ``hloviz passes`` does) and parse the snapshots the report draws."""
-    from ..capture.pass_dump import pick_pass_module
+    from ..capture.dumps.pass_dump import pick_pass_module
     from ..capture.saved import read_text
     from ..parser import parse
     from ..render.page.explorer.steps import steps_to_draw

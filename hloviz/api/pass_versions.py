@@ -46,7 +46,7 @@ class PassVersionsResult:
 
 
 def _read(path: Path, module: str | None, notify: Callable[[str], None] | None) -> PassHistory:
-    from ..capture.pass_dump import extracted_archive, is_archive
+    from ..capture.dumps.pass_dump import extracted_archive, is_archive
     from .passes import read_pass_history
 
     if is_archive(path):
@@ -70,7 +70,7 @@ def pass_versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Seq
                   notify: Callable[[str], None] | None = None) -> PassVersionsResult:
     """Capture ``target`` with per-pass dumps under each ``tf`` (or ``jax``) release, or read
     ``dumps`` (dump folders or archives), in order; then compare consecutive histories."""
-    from ..capture.pass_dump import pass_dump_capture
+    from ..capture.dumps.pass_dump import pass_dump_capture
     from .passes import read_pass_history
 
     if tf and jax:

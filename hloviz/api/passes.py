@@ -19,7 +19,7 @@ from typing import Any
 from ..analysis.passes import HistoryBuilder, PassHistory, PassStep
 from ..analysis.passes.facts import ModuleFacts, module_facts
 from ..analysis.passes.focus import JourneyStop, JourneyTracker, focus_matcher
-from ..capture.pass_dump import (
+from ..capture.dumps.pass_dump import (
     PassDumpModule,
     extracted_archive,
     has_pass_snapshots,
@@ -79,7 +79,7 @@ def read_pass_history(folder: str | Path, *, module: str | None = None, prefer: 
                       notify: Callable[[str], None] | None = None, film: FilmOptions | None = None) -> PassesResult:
     """The pass history of a dump folder's module (``module`` picks one, as ``--module``);
     ``film`` also writes its filmstrip page (:mod:`hloviz.api.pass_film`)."""
-    from ..analysis.folding import constant_folding
+    from ..analysis.pre_post.folding import constant_folding
     folder = Path(folder)
     dump = pick_pass_module(folder, module, prefer=prefer)
     pre, pre_text = _parse_with_text(dump.before) if dump.before else (None, None)

@@ -230,7 +230,7 @@ def _stats_notes(info: dict) -> tuple[str, ...]:
         return (JAX_OPS_NOTE,)
     if info.get("jit_compile") is not False:
         return ()
-    from ..analysis.mapping import NO_WORK_TYPES
+    from ..analysis.pre_post.mapping import NO_WORK_TYPES
 
     ops = [t for t in (info.get("tf_ops") or {}).values() if t not in NO_WORK_TYPES]
     listed = f" ({', '.join(ops)})" if ops and len(ops) <= 8 else ""

@@ -1,7 +1,7 @@
 """The composition behind ``hloviz versions``: one function under several releases, side by side.
 
 :func:`versions` captures a ``model.py:function`` under each ``--tf`` / ``--jax`` release (each
-in its managed environment, see :mod:`hloviz.capture.envs`) — or reads capture folders made
+in its managed environment, see :mod:`hloviz.capture.releases.envs`) — or reads capture folders made
 earlier — and returns a :class:`VersionsResult`: the matrix (kernels, fusions by kind, folded
 constants, bytes and FLOP estimates per version, all read from the HLO) and the diff of each
 version against the previous one, made by the same matcher and report as ``hloviz diff``.
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["VersionColumn", "VersionsResult", "versions"]
 
-#: ``on_phase(label, phase, detail)``: progress of one version's capture (see hloviz.capture.envs.Phases).
+#: ``on_phase(label, phase, detail)``: progress of one version's capture (see hloviz.capture.releases.envs.Phases).
 PhaseCallback = Callable[[str, str, "str | None"], None]
 
 
@@ -286,7 +286,7 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
             raise InputError("--tf/--jax need a model.py:function TARGET to capture")
         if len(releases) < 2:
             raise InputError("give at least two versions to compare, e.g. --tf 2.17 --tf 2.21")
-        from ..capture.envs import check_release
+        from ..capture.releases.envs import check_release
 
         for framework, _short, version in releases:  # every one, before minutes of installing the first
             check_release(framework, version)
@@ -300,7 +300,7 @@ def versions(target: str | None = None, *, tf: Sequence[str] = (), jax: Sequence
 
     loaded: list[tuple[Capture, str, str | None, dict]] = []  # capture, folder, requested, seconds
     if releases:
-        from ..capture.envs import Phases
+        from ..capture.releases.envs import Phases
         from ..capture.target import split_function_target
 
         parts = split_function_target(target)  # type: ignore[arg-type]

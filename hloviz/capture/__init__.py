@@ -16,7 +16,7 @@ Targets::
 
 ``tf="2.17"`` (``--tf``) or ``jax="0.4.30"`` (``--jax``) captures a function under that release
 instead of the one installed here, in an environment hloviz manages
-(:mod:`hloviz.capture.envs`, :mod:`hloviz.capture.isolated`).
+(:mod:`hloviz.capture.releases.envs`, :mod:`hloviz.capture.releases.isolated`).
 
 Nothing here imports TensorFlow or JAX until a live function is captured.
 """
@@ -81,7 +81,8 @@ def load_target(target: str | None, *, pre: str | Path | None = None, post: str 
         raise InputError("no target given: name model.py:function, a capture folder, an HLO file, or --pre/--post")
     path = Path(target)
     if os.path.isdir(path):  # os.path: a name too long to look up is no folder (no OSError)
-        from hloviz.capture import saved, xla_dump
+        from hloviz.capture import saved
+        from hloviz.capture.dumps import xla_dump
 
         if xla_dump.is_dump_folder(path) and (module is not None or not saved.is_capture_folder(path)):
             _no_live_options(args, device, "an XLA dump folder")
@@ -128,8 +129,8 @@ def _from_env(target: str | None, tf: str | None, jax: str | None, *, pre, post,
         raise InputError(f"{option} captures a model.py:function target; {target} is already captured HLO",
                          hint=f"drop {option}, or name the function: path/model.py:function")
     _check_python_target(target)
-    from hloviz.capture.envs import Phases
-    from hloviz.capture.isolated import capture_in_env
+    from hloviz.capture.releases.envs import Phases
+    from hloviz.capture.releases.isolated import capture_in_env
 
     return capture_in_env(target, "tensorflow" if tf is not None else "jax", tf if tf is not None else str(jax),
                           args=tuple(args), device=device, verbose=verbose, notify=say, phases=Phases(on_phase))
@@ -179,13 +180,13 @@ def _from_single_file(path: Path, say: Callable[[str], None]) -> Capture:
 
 def _from_dump(folder: Path, choice: str | None) -> Capture:
     from hloviz.capture.saved import read_text
-    from hloviz.capture.xla_dump import pick_module
+    from hloviz.capture.dumps.xla_dump import pick_module
 
     m = pick_module(folder, choice)
     info = _base_info("xla_dump")
     info.update({"dump_folder": str(folder), "module": m.label, "function": m.name,
                  "pre_file": str(m.before) if m.before else None, "post_file": str(m.after) if m.after else None})
-    from hloviz.capture.xla_dump import memory_files
+    from hloviz.capture.dumps.xla_dump import memory_files
 
     return Capture(read_text(m.before) if m.before else None, read_text(m.after) if m.after else None,
                    info, m.name, str(m.before) if m.before else None, str(m.after) if m.after else None,

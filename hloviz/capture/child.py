@@ -27,7 +27,7 @@ child instead of the parent): ``benchmarks/capture_isolation_bench.py`` measures
 seed.
 
 This is the one protocol for a capture in another process. A capture under another release
-(``--tf 2.17``, :mod:`hloviz.capture.isolated`) runs the same child under the managed
+(``--tf 2.17``, :mod:`hloviz.capture.releases.isolated`) runs the same child under the managed
 environment's interpreter with ``isolated=True``: ``python -I`` (no ``PYTHONPATH``, no user
 site-packages, nothing of this process's ``sys.path``), so nothing of the calling environment
 leaks into the capture; the environment holds this hloviz itself.

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hloviz.capture.compile_dump import fresh_folder
+from hloviz.capture.dumps.compile_dump import fresh_folder
 from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.capture.live import resolve_specs
 from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
@@ -191,8 +191,9 @@ def dumped_assignment(folder: Path, post: str, stats: dict[str, int], version: s
     """The record of the buffer assignment XLA dumped into ``folder`` for the module whose
     optimized text is ``post`` (XLA names the files, so the text picks the module); None when
     the compile dumped none or the files cannot be read."""
-    from hloviz.analysis.memory.records import RecordError, from_dump_texts
-    from hloviz.capture.xla_dump import list_modules, memory_files
+    from hloviz.analysis.memory.readers import from_dump_texts
+    from hloviz.analysis.memory.records import RecordError
+    from hloviz.capture.dumps.xla_dump import list_modules, memory_files
 
     # The dumped text is not byte-equal to ``compiled.as_text()``: the header line is compared,
     # which names the module and its layouts; in a user's folder that several compiles wrote,
@@ -229,7 +230,7 @@ def buffer_assignment(compiled: Any, version: str) -> dict | None:
     """XLA's own buffer assignment of ``compiled``, as :mod:`hloviz.capture.memory` keeps it:
     ``memory_analysis().serialized_buffer_assignment_proto``, its instruction ids named through
     the executable's module proto. None when this JAX cannot give it."""
-    from hloviz.analysis.memory.records import from_buffer_assignment_proto, instruction_names
+    from hloviz.analysis.memory.readers import from_buffer_assignment_proto, instruction_names
 
     try:
         stats = compiled.memory_analysis()

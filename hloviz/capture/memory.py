@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hloviz.analysis.memory.records import RecordError, XlaAssignment, from_dump_texts
+from hloviz.analysis.memory.readers import from_dump_texts
+from hloviz.analysis.memory.records import RecordError, XlaAssignment
 from hloviz.errors import InputError
 
 __all__ = ["read_memory"]
@@ -40,7 +41,7 @@ def _read(path: str | None) -> str:
 
 
 def _from_proto(path: str) -> XlaAssignment | None:
-    from hloviz.analysis.memory.records import from_hlo_proto
+    from hloviz.analysis.memory.readers import from_hlo_proto
     from hloviz.inputs import read_bytes
 
     try:

@@ -18,7 +18,7 @@ faulthandler's traceback) would die in the thread's pipe. So a parent that reads
 output itself sets :data:`UNFILTERED_ENV` in its child, where :func:`filtered_stderr` then
 changes nothing, and handles the lines in a process that survives the crash: the CLI's capture
 child (:mod:`hloviz.capture.child`) has them filtered and forwarded by the parent, a managed
-environment's (:mod:`hloviz.capture.isolated`) keeps them for ``--verbose`` or an error. One
+environment's (:mod:`hloviz.capture.releases.isolated`) keeps them for ``--verbose`` or an error. One
 :class:`LineFilter` decides what is noise, for the thread here and for the CLI's parent alike.
 """
 

@@ -174,7 +174,7 @@ def _live_sides(before: str, after: str | None, tf: list[str], jax: list[str], a
         after = before
     if not versions:
         return before, after
-    from ..capture.envs import check_release
+    from ..capture.releases.envs import check_release
 
     for version in versions:  # every one, before minutes of installing the first
         check_release("tensorflow" if key == "tf" else "jax", version)

@@ -2,7 +2,7 @@
 
 Each holds one TensorFlow (or JAX) release, hloviz and its dependencies — a few hundred MB —
 in ``$XDG_CACHE_HOME/hloviz/envs`` (``~/.cache/hloviz/envs``; ``HLOVIZ_ENVS`` overrides it).
-See :mod:`hloviz.capture.envs`.
+See :mod:`hloviz.capture.releases.envs`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def list_envs(
     as_json: Annotated[bool, typer.Option("--json", help="Print the environments as JSON.")] = False,
 ) -> None:
     """The environments in the cache: release, Python, hloviz source, size, last use."""
-    from ..capture.envs import default_manager
+    from ..capture.releases.envs import default_manager
 
     manager = default_manager()
     envs = manager.list()
@@ -95,7 +95,7 @@ def remove_envs(
     remove_all: Annotated[bool, typer.Option("--all", help="Every environment.")] = False,
 ) -> None:
     """Delete environments (a capture that is using one keeps it; it is skipped and named)."""
-    from ..capture.envs import default_manager
+    from ..capture.releases.envs import default_manager
 
     if any(not n.strip() for n in names or ()) or (tf is not None and not tf.strip()) or \
             (jax is not None and not jax.strip()):
@@ -139,7 +139,7 @@ def prune_envs(
 ) -> None:
     """Remove environments unused for --older-than days, those whose hloviz checkout is gone or
     that another installed hloviz made, and what interrupted installs left behind."""
-    from ..capture.envs import default_manager
+    from ..capture.releases.envs import default_manager
 
     manager = default_manager()
     if days < 0:

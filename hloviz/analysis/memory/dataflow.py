@@ -23,145 +23,22 @@ XLA's buffer assignment starts from three analyses, which this module redoes on 
 
 The computations fusions and reducers call are not in the schedule: their values live in
 registers or in thread-local slots (:func:`thread_local_slots`).
+
+The records it fills are :mod:`.values`'s; the aliasing attributes it reads, :mod:`.aliasing`'s.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from itertools import pairwise
 
 from hloviz.ir import Computation, HloModule, Instruction, Shape
 from hloviz.opcodes import DEFINES_NO_BUFFER, DEFINES_TOP_LEVEL_ONLY, IN_PLACE, THREAD_LOCAL_CALLERS
 
+from .aliasing import entry_aliases, in_place_pairs
+from .values import Buffer, Dataflow, Node, Tree, Value, shape_bytes, top_value, tree_values
+
 __all__ = ["Buffer", "Dataflow", "Tree", "Value", "analyse", "positions", "shape_bytes", "top_value"]
-
-#: Bytes of one element of a tuple's pointer table (XLA's pointer size on every backend it has).
-POINTER_BYTES = 8
-
-
-def shape_bytes(shape: Shape) -> int:
-    """The bytes XLA gives a buffer of ``shape``: the data for an array, the pointer table for a
-    tuple (its elements are buffers of their own), nothing for a token."""
-    if shape.is_tuple:
-        return POINTER_BYTES * len(shape.tuple_shapes)
-    if not shape.is_array:
-        return 0
-    return shape.byte_size
-
-
-@dataclass(eq=False, slots=True)
-class Value:
-    """``instruction``'s result at shape ``index``, defined at ``time`` in the flattened schedule."""
-
-    instruction: Instruction
-    index: tuple[int, ...]
-    shape: Shape
-    time: int
-    last_use: int = -1
-    live_out: bool = False
-    #: The live range ``[start, end]``, set by :func:`analyse` (XLA's ``HloLiveRange``: aliased
-    #: values of one buffer end where the next one starts).
-    start: int = 0
-    end: int = 0
-    parent: Value | None = field(default=None, repr=False)  # union-find
-    #: A loop's phi value XLA does not make (the loop hands the value back unchanged).
-    dropped: bool = False
-    #: Bytes of its buffer (:func:`shape_bytes`), computed once.
-    size: int = field(init=False, default=0)
-
-    def __post_init__(self) -> None:
-        self.size = shape_bytes(self.shape)
-
-    @property
-    def key(self) -> str:
-        return f"{self.instruction.name}{{{','.join(map(str, self.index))}}}"
-
-
-class _Node:
-    """The values at every index of an instruction's (tuple) result: ``top`` and one tree per
-    element; an array's tree is its :class:`Value`."""
-
-    __slots__ = ("top", "elements")
-
-    def __init__(self, top: Value | None, elements: list[Tree]) -> None:
-        self.top = top
-        self.elements = elements
-
-
-Tree = Value | _Node | None
-
-
-def _values(tree: Tree) -> Iterator[Value]:
-    stack = [tree]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, Value):
-            yield t
-        elif isinstance(t, _Node):
-            if t.top is not None:
-                yield t.top
-            stack.extend(t.elements)
-
-
-@dataclass(eq=False, slots=True)
-class Buffer:
-    """Values that share storage (see the module docstring), with the live range they span and
-    the kind of memory: ``parameters``, ``outputs``, ``temporaries`` or ``constants``."""
-
-    values: list[Value]
-    start: int
-    end: int
-    kind: str
-    #: Whether it is a donated parameter, or an output written into one (``input_output_alias``).
-    aliased: bool = False
-    #: The ``input_output_alias`` pairs it is a side of (the parameter's and the output's share).
-    pairs: frozenset[int] = frozenset()
-    #: Bytes: its largest value's (computed once).
-    size: int = field(init=False, default=0)
-
-    def __post_init__(self) -> None:
-        self.size = max(v.size for v in self.values)
-
-    def ranges(self) -> list[tuple[int, int]]:
-        """The times some value of the buffer is live, as disjoint ``[start, end]`` ranges
-        (a loop's buffer is free between the last read of one iteration's value and the write
-        of the next)."""
-        out: list[tuple[int, int]] = []
-        for s, e in sorted((v.start, v.end) for v in self.values):
-            if out and s <= out[-1][1]:
-                out[-1] = (out[-1][0], max(out[-1][1], e))
-            else:
-                out.append((s, e))
-        return out
-
-    @property
-    def defining(self) -> Value:
-        """The value a report names the buffer by: its first definition."""
-        return min(self.values, key=lambda v: (v.time, -v.size))
-
-
-@dataclass
-class Dataflow:
-    """The flattened schedule, and the buffers living along it (:func:`analyse`)."""
-
-    module: HloModule
-    sequence: list[Instruction]
-    buffers: list[Buffer]
-    #: Why the schedule is what it is: ``"scheduled"``, or the order assumed for a module that has none.
-    order: str
-    #: The buffer holding each instruction's top-level (index ``{}``) value, for those that define one.
-    buffer_of: dict[Instruction, Buffer]
-    #: The buffers that carry while loops' state from one iteration to the next.
-    loop_buffers: list[Buffer] = field(default_factory=list)
-    #: Instruction → the value at each index of its result (what it defines or passes along):
-    #: XLA's positions, for the buffer-assignment rules (:mod:`.assign`).
-    trees: dict[Instruction, Tree] = field(default_factory=dict)
-
-    @property
-    def end_time(self) -> int:
-        return len(self.sequence)
 
 
 class _Builder:
@@ -181,17 +58,17 @@ class _Builder:
         ``top_only``, only the pointer table is new and the elements are ``inherit``'s."""
         if not shape.is_tuple:
             return self._new(inst, shape, index)
-        if top_only and isinstance(inherit, _Node):
-            return _Node(self._new(inst, shape, index), list(inherit.elements))
-        root = _Node(self._new(inst, shape, index), [])
+        if top_only and isinstance(inherit, Node):
+            return Node(self._new(inst, shape, index), list(inherit.elements))
+        root = Node(self._new(inst, shape, index), [])
         # explicit stack (tuple shapes may nest as deeply as the input does), pre-order like
         # the recursion it replaces: an element's whole subtree before the next element
-        stack: list[tuple[_Node, Shape, tuple[int, ...]]] = [
+        stack: list[tuple[Node, Shape, tuple[int, ...]]] = [
             (root, s, index + (i,)) for i, s in reversed(list(enumerate(shape.tuple_shapes)))]
         while stack:
             parent, sh, idx = stack.pop()
             if sh.is_tuple:
-                node = _Node(self._new(inst, sh, idx), [])
+                node = Node(self._new(inst, sh, idx), [])
                 parent.elements.append(node)
                 stack.extend((node, s, idx + (i,)) for i, s in reversed(list(enumerate(sh.tuple_shapes))))
             else:
@@ -221,7 +98,7 @@ class _Builder:
         # what the root holds lives to the end of the computation's span (XLA: a root position)
         span_end = len(self.sequence)
         if comp.root is not None:
-            for v in _values(self.trees.get(comp.root)):
+            for v in tree_values(self.trees.get(comp.root)):
                 v.last_use = max(v.last_use, span_end)
 
     def instruction(self, inst: Instruction, comp: Computation) -> Iterator[Computation]:  # noqa: C901 - one case per rule
@@ -275,17 +152,17 @@ class _Builder:
         elif op == "get-tuple-element":
             src = operands[0] if operands else None
             k = int(inst.attributes.get("index", "0"))
-            tree = src.elements[k] if isinstance(src, _Node) and k < len(src.elements) else None
+            tree = src.elements[k] if isinstance(src, Node) and k < len(src.elements) else None
         elif op in DEFINES_NO_BUFFER:  # bitcast, opt-barrier, domain, add-dependency
             tree = operands[0] if operands else None
         elif op in DEFINES_TOP_LEVEL_ONLY:
-            tree = _Node(self._new(inst, inst.shape, ()), list(operands))
+            tree = Node(self._new(inst, inst.shape, ()), list(operands))
         elif op == "copy" and inst.shape.is_tuple:
             tree = self.define(inst, inst.shape, top_only=True, inherit=operands[0] if operands else None)
         else:
             tree = self.define(inst, inst.shape)
             if op in IN_PLACE or op == "fusion":
-                for out_index, operand, operand_index in _in_place_pairs(inst):
+                for out_index, operand, operand_index in in_place_pairs(inst):
                     if operand < len(operands):
                         _merge(_subtree(tree, out_index), _subtree(operands[operand], operand_index))
         if op == "get-tuple-element" or (op == "copy" and inst.shape.is_tuple):
@@ -306,23 +183,23 @@ class _Builder:
         the init, the condition's and body's parameter values, the body's root and the loop's
         result are one buffer. The init is read until the condition starts, the condition's
         parameter until the body starts (``HloLiveRange``). Returns the loop's result tree."""
-        stack: list[tuple[Tree, Tree, Tree, Tree, Tree, _Node | None, int]] = [
+        stack: list[tuple[Tree, Tree, Tree, Tree, Tree, Node | None, int]] = [
             (init, cond, body, root, result, None, -1)]
         out = result
         while stack:
             i, c, p, r, w, parent, k = stack.pop()
             if r is p and p is not None:  # passthrough: the init itself, no phi
                 for t in (c, p, w):
-                    for v in _values(t):
+                    for v in tree_values(t):
                         v.dropped = True
-                        for iv in _values(i):
+                        for iv in tree_values(i):
                             iv.last_use = max(iv.last_use, v.last_use)
                 if parent is None:
                     out = i
                 else:
                     parent.elements[k] = i
                 continue
-            tops = [t.top if isinstance(t, _Node) else t for t in (i, c, p, r, w)]
+            tops = [t.top if isinstance(t, Node) else t for t in (i, c, p, r, w)]
             vi, vc, vp, vr, vw = (t if isinstance(t, Value) else None for t in tops)
             if vi is not None and vc is not None:
                 _use(vi, vc.time)
@@ -331,32 +208,32 @@ class _Builder:
             for a in (vi, vc, vp, vr):
                 if a is not None and vw is not None:
                     _merge(a, vw)
-            if isinstance(w, _Node):
+            if isinstance(w, Node):
                 for n, we in enumerate(w.elements):
                     stack.append(tuple(_element(t, n) for t in (i, c, p, r)) + (we, w, n))  # type: ignore[arg-type]
         return out
 
 
 def _top(tree: Tree) -> Tree:
-    return tree.top if isinstance(tree, _Node) else tree
+    return tree.top if isinstance(tree, Node) else tree
 
 
 def _element(tree: Tree, n: int) -> Tree:
-    return tree.elements[n] if isinstance(tree, _Node) and n < len(tree.elements) else None
+    return tree.elements[n] if isinstance(tree, Node) and n < len(tree.elements) else None
 
 
 _PHI: list[Tree] = []  # marker (by identity) in _Builder.forward
 
 
 def _use(tree: Tree, time: int) -> None:
-    for v in _values(tree):
+    for v in tree_values(tree):
         if time > v.last_use:
             v.last_use = time
 
 
 def _subtree(tree: Tree, index: tuple[int, ...]) -> Tree:
     for k in index:
-        if not isinstance(tree, _Node) or k >= len(tree.elements):
+        if not isinstance(tree, Node) or k >= len(tree.elements):
             return None
         tree = tree.elements[k]
     return tree
@@ -380,43 +257,11 @@ def _merge(a: Tree, b: Tree) -> None:
             rx, ry = _find(x), _find(y)
             if rx is not ry:
                 ry.parent = rx
-        elif isinstance(x, _Node) and isinstance(y, _Node):
+        elif isinstance(x, Node) and isinstance(y, Node):
             pairs: list[tuple[Tree, Tree]] = list(zip(x.elements, y.elements))
             stack.extend(reversed(pairs))
             if x.top is not None and y.top is not None:
                 stack.append((x.top, y.top))
-
-
-_ALIAS_PAIR = re.compile(r"\{([\d,\s]*)\}\s*:\s*\(\s*(\d+)\s*,\s*\{([\d,\s]*)\}")
-
-
-def _index(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.replace(" ", "").split(",") if p)
-
-
-def _in_place_pairs(inst: Instruction) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
-    """(output index, operand number, operand index) that must share a buffer: an in-place op's
-    result and its first operand; a fusion's ``output_to_operand_aliasing``, or the operand its
-    fused root updates in place."""
-    if inst.opcode in IN_PLACE:
-        return [((), 0, ())]
-    text = inst.attributes.get("output_to_operand_aliasing")
-    if text:
-        return [(_index(m.group(1)), int(m.group(2)), _index(m.group(3))) for m in _ALIAS_PAIR.finditer(text)]
-    fused = inst.called_computations[0] if inst.called_computations else None
-    root = fused.root if fused is not None else None
-    if root is not None and root.opcode in IN_PLACE and root.operands:
-        target = root.operands[0]
-        while target.opcode == "bitcast" and target.operands:
-            target = target.operands[0]
-        if target.opcode == "parameter" and target.parameter_number is not None:
-            return [((), target.parameter_number, ())]
-    return []
-
-
-def _entry_aliases(module: HloModule) -> list[tuple[tuple[int, ...], int, tuple[int, ...]]]:
-    text = module.attributes.get("input_output_alias", "")
-    return [(_index(m.group(1)), int(m.group(2)), _index(m.group(3))) for m in _ALIAS_PAIR.finditer(text)]
 
 
 def analyse(module: HloModule) -> Dataflow:
@@ -432,21 +277,21 @@ def analyse(module: HloModule) -> Dataflow:
     b.computation(entry)
     end = len(b.sequence)
     root_tree = b.trees.get(entry.root) if entry.root is not None else None
-    for v in _values(root_tree):
+    for v in tree_values(root_tree):
         v.live_out = True
     params = {p.parameter_number: b.trees.get(p) for p in entry.parameters}
     # input_output_alias: the donated parameter and the output written into it are one buffer
     # (XLA's alias analysis joins them); each keeps a live range of its own (XLA's HloLiveRange
     # ends a donated parameter at its last use).
     donated: dict[int, int] = {}  # id(value) → pair number, for both sides of each pair
-    for pair, (out_index, number, param_index) in enumerate(_entry_aliases(module)):
+    for pair, (out_index, number, param_index) in enumerate(entry_aliases(module)):
         param_tree, out_tree = _subtree(params.get(number), param_index), _subtree(root_tree, out_index)
-        for v in _values(param_tree):
+        for v in tree_values(param_tree):
             donated[id(v)] = pair
-        for v in _values(out_tree):
+        for v in tree_values(out_tree):
             donated.setdefault(id(v), pair)
         _merge(param_tree, out_tree)
-    param_values = {id(v) for t in params.values() for v in _values(t)}
+    param_values = {id(v) for t in params.values() for v in tree_values(t)}
     groups: dict[int, list[Value]] = {}
     for v in b.values:
         if not v.dropped:
@@ -456,7 +301,7 @@ def analyse(module: HloModule) -> Dataflow:
     of_value = {id(v): buf for buf in buffers for v in buf.values}
     loops: dict[int, Buffer] = {}
     for state in b.loop_state:
-        for v in _values(state):
+        for v in tree_values(state):
             loops.setdefault(id(of_value[id(v)]), of_value[id(v)])
     tops = {v.instruction: of_value[id(v)] for v in b.values if not v.index and not v.dropped}
     return Dataflow(module, b.sequence, buffers, order, tops, list(loops.values()), b.trees)
@@ -528,12 +373,6 @@ def _all_shapes(shape: Shape) -> Iterator[Shape]:
             stack.extend(reversed(s.tuple_shapes))
 
 
-def top_value(tree: Tree) -> Value | None:
-    """The value at index ``{}`` of an instruction's result tree."""
-    t = tree.top if isinstance(tree, _Node) else tree
-    return t if isinstance(t, Value) else None
-
-
 def positions(flow: Dataflow) -> dict[int, list[tuple[Instruction, tuple[int, ...]]]]:
     """id(value) → the (instruction, index) pairs where it appears (XLA's ``HloValue::positions``:
     its definition and every bitcast, get-tuple-element, tuple, … that passes it along)."""
@@ -544,7 +383,7 @@ def positions(flow: Dataflow) -> dict[int, list[tuple[Instruction, tuple[int, ..
             t, index = stack.pop()
             if isinstance(t, Value):
                 out.setdefault(id(t), []).append((inst, index))
-            elif isinstance(t, _Node):
+            elif isinstance(t, Node):
                 if t.top is not None:
                     out.setdefault(id(t.top), []).append((inst, index))
                 stack.extend((e, index + (k,)) for k, e in enumerate(t.elements))

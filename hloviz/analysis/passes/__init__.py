@@ -4,19 +4,19 @@ In: the snapshots XLA dumps with ``--xla_dump_hlo_pass_re=.*`` (parsed modules, 
 written). Out: a :class:`PassHistory` (what each pass added, removed, fused and folded), one op's
 journey through it, its text and JSON, and the passes that differ between two releases.
 
-:mod:`.facts` reduces a snapshot to what neighbours are compared by, :mod:`.history` builds the
-history from them (:class:`HistoryBuilder`), :mod:`.focus` follows one name through it,
+:mod:`.facts` reduces a snapshot to what neighbours are compared by, :mod:`.steps` holds the
+records of a history, :mod:`.history` builds them from the snapshots (:class:`HistoryBuilder`), :mod:`.focus` follows one name through it,
 :mod:`.report` writes it out and :mod:`.versions` compares two histories.
 """
 
 from __future__ import annotations
 
-from .history import (
+from .history import HistoryBuilder
+from .steps import (
     PIPELINE_START,
     EliminatedOp,
     FoldCredit,
     FusionCredit,
-    HistoryBuilder,
     HistoryStep,
     PassHistory,
     PassStep,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ...errors import InputError
 from .facts import ModuleFacts
-from .history import PassStep
+from .steps import PassStep
 
 __all__ = ["FocusPlace", "JourneyStop", "JourneyTracker", "focus_matcher"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .focus import JourneyStop
-from .history import FoldCredit, FusionCredit, HistoryStep, PassHistory, PassStep, StepChanges
+from .steps import FoldCredit, FusionCredit, HistoryStep, PassHistory, PassStep, StepChanges
 
 __all__ = ["fold_credit_json", "fusion_credit_json", "history_json", "history_text", "journey_text", "step_ref"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .history import PIPELINE_START, PassHistory, PassStep
+from .steps import PIPELINE_START, PassHistory, PassStep
 
 __all__ = ["PassEffect", "PassVersionDiff", "compare_histories"]
 

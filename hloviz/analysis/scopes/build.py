@@ -357,7 +357,7 @@ def _runs_inside_caller(comp, callers: dict[str, Instruction]) -> bool:
 
 #: Ops whose callees XLA inlines, prefixing their op names with the caller's (JAX's nested
 #: ``jit(tril)`` is a ``call`` before optimization, ``…/jit(tril)/ge`` after): see
-#: :mod:`hloviz.analysis.names`.
+#: :mod:`hloviz.analysis.pre_post.names`.
 _INLINED = INLINING_CALLERS
 
 

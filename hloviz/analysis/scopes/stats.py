@@ -27,7 +27,7 @@ from ...ir import HloModule, Instruction
 from ..kernels import KernelReport, work_instructions
 from ..kernels import flops as instruction_flops
 from ..loops import loop_runs, trips_text
-from ..mapping import Mapping
+from ..pre_post.mapping import Mapping
 from .tree import PHASES, TOP_LEVEL, Scope, ScopeTree
 
 

@@ -228,6 +228,24 @@ class ScopeTree:
         """Every scope by its path ("" is the root); read only."""
         return self._by_path
 
+    @property
+    def filing(self) -> Mapping[Instruction, Scope]:
+        """Every filed instruction → its (innermost) scope; read only. The same answers as
+        :meth:`scope_of` / :meth:`is_filed`, as a mapping for the walks that ask it per operand."""
+        return self._of
+
+    @property
+    def phases(self) -> Mapping[Instruction, str]:
+        """Every filed instruction → its phase (``forward``, ``backward``, ``optimizer``); read
+        only. An instruction missing here is ``forward`` (:meth:`phase_of`)."""
+        return self._phase
+
+    @property
+    def fusion_callers(self) -> Mapping[str, Instruction] | None:
+        """Fused computation name → the first fusion calling it, as gathered while the tree was
+        built; None when the builder did not gather them (the caller then finds them itself)."""
+        return self._fusion_callers
+
     def filed(self) -> Iterable[tuple[Instruction, Scope]]:
         """Every instruction of the module with the (innermost) scope it was filed under."""
         return self._of.items()

@@ -32,7 +32,7 @@ first). A backward kernel belongs to a layer by these rules, tried in order:
    operands, never users: the final LayerNorm's backward feeds the last layer's kernels but
    computes from no layer's work.
 
-Not by hloviz's pre→post mapping (:mod:`hloviz.analysis.mapping`), which would name the
+Not by hloviz's pre→post mapping (:mod:`hloviz.analysis.pre_post.mapping`), which would name the
 pre-optimization layer block each kernel's ops came from: it pairs ops by ``op_name``, and a step
 without name scopes gives every layer the same ones (130 instructions of the 8-layer step's
 pre-optimization HLO are ``jit(train_step)/transpose(jvp())/dot_general``).

@@ -65,7 +65,7 @@ class _Routes:
 
     def __init__(self, g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruction, Scope | None]) -> None:
         self.g, self.scopes, self.updates = g, scopes, updates
-        self.of = scopes._of if scopes is not None else {}
+        self.of: Mapping[Instruction, Scope] = scopes.filing if scopes is not None else {}
         #: id(instruction) → the named scope it is drawn in (None: outside every scope).
         self.own: dict[int, Scope | None] = {}
         #: id(optimizer instruction) → the layer it updates.
@@ -251,7 +251,7 @@ def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
     for s in scopes.layers_of(fusion):
         if s.kind == "scope":
             return s
-    return _named(scopes._of.get(fusion))
+    return _named(scopes.filing.get(fusion))
 
 
 def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = True) -> Tree:

@@ -10,7 +10,7 @@ optimization, and the other way round. Two blocks of the two columns are counter
    key ends in the same step (the two modules' structures may nest the same block differently).
    A step naming a unit found by structure (``b:u1305``) names a drawn unit's number, which
    differs between the modules: never a match;
-2. **by op name**, failing that: hloviz's pre→post mapping (:func:`hloviz.analysis.mapping.pre_to_post`:
+2. **by op name**, failing that: hloviz's pre→post mapping (:func:`hloviz.analysis.pre_post.mapping.pre_to_post`:
    each op of the traced function and the kernels holding its work) gives the kernels the
    block's ops went into, or the ops a block's kernels hold; the counterparts are the closed
    blocks of the other column's picture that hold them — at most :data:`MOST` of them.
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from .data import Side, opens_in_place
 
 if TYPE_CHECKING:
-    from ....analysis.mapping import PrePostMapping
+    from ....analysis.pre_post.mapping import PrePostMapping
     from ...tree.tree import TreeNode
     from ...views import View
 
@@ -48,7 +48,7 @@ _UNIT = re.compile(r"(?:^|:)u\d+$")
 class Pairing:
     """What links the two columns of a pre/post page: for each op (``metadata.op_name``) of the
     module before optimization, the kernels of the optimized module holding its work, and the
-    reverse, from :class:`~hloviz.analysis.mapping.PrePostMapping`; ``pre`` and ``post`` are
+    reverse, from :class:`~hloviz.analysis.pre_post.mapping.PrePostMapping`; ``pre`` and ``post`` are
     the sides' keys."""
 
     kernels_of: dict[str, tuple[str, ...]] = field(default_factory=dict)

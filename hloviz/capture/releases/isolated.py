@@ -1,6 +1,6 @@
 """Capture a function under a TensorFlow (or JAX) release of a managed environment.
 
-``load_target("model.py:fn", tf="2.17")`` lands here: :class:`hloviz.capture.envs.EnvManager`
+``load_target("model.py:fn", tf="2.17")`` lands here: :class:`hloviz.capture.releases.envs.EnvManager`
 provides the environment (building it the first time), then the environment's own interpreter
 captures the target in the current directory through the same child protocol as every live
 capture (:func:`hloviz.capture.child.capture_in_child`: its output forwarded less the log
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from hloviz.errors import InputError
 
 if TYPE_CHECKING:
-    from hloviz.capture.envs import EnvManager, Phases
+    from hloviz.capture.releases.envs import EnvManager, Phases
     from hloviz.capture.result import Capture
 
 __all__ = ["capture_in_env"]
@@ -34,7 +34,7 @@ def capture_in_env(target: str, framework: str, version: str, *, args: Sequence[
                    manager: EnvManager | None = None) -> Capture:
     """Capture ``target`` under ``framework`` (``"tensorflow"`` / ``"jax"``) release ``version``."""
     from hloviz.capture.child import capture_in_child
-    from hloviz.capture.envs import FRAMEWORKS, Phases, default_manager
+    from hloviz.capture.releases.envs import FRAMEWORKS, Phases, default_manager
     from hloviz.capture.result import Capture
     from hloviz.capture.saved import check_info
     from hloviz.capture.specs import parse_arg_options

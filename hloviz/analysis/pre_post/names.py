@@ -9,9 +9,9 @@ pre-opt op name, the names it may have afterwards, so lookups need no guessing b
 
 from __future__ import annotations
 
-from ..ir import Computation, HloModule, Instruction
-from ..opcodes import INLINING_CALLERS
-from .kernels import SYNTHETIC_OP_NAMES
+from ...ir import Computation, HloModule, Instruction
+from ...opcodes import INLINING_CALLERS
+from ..kernels import SYNTHETIC_OP_NAMES
 
 
 def post_names(module: HloModule) -> dict[str, frozenset[str]]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 __all__ = ["HlovizSource", "running_source"]
 
-_PACKAGE = Path(__file__).resolve().parent.parent  # .../hloviz
+_PACKAGE = Path(__file__).resolve().parents[2]  # .../hloviz (this is hloviz/capture/releases/source.py)
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ pre-optimization HLO; without a graph (JAX, plain HLO files) the names in the HL
 is. Each op gets exactly one status (the words of :mod:`hloviz.analysis.glossary`):
 
 * ``kernels``: its name is on (or inside) one or more kernels of the optimized module (names
-  as XLA's inlining rewrites them, see :mod:`hloviz.analysis.names`);
+  as XLA's inlining rewrites them, see :mod:`hloviz.analysis.pre_post.names`);
 * ``folded``: computed at compile time, by XLA or TensorFlow's bridge (see
-  :mod:`hloviz.analysis.folding`);
+  :mod:`hloviz.analysis.pre_post.folding`);
 * ``no_work``: an op that never computes anything — a ``Const`` literal, an argument or result,
   ``Identity``/``NoOp``/``ReadVariableOp``… plumbing, or an op whose pre-optimization
   instructions are all bookkeeping (its ``op_type`` names which);
@@ -20,7 +20,7 @@ is. Each op gets exactly one status (the words of :mod:`hloviz.analysis.glossary
   ``op_name``): never called eliminated.
 
 An unnamed kernel whose data flow shows which op it computes (a weight-gradient convolution
-XLA rebuilt, :mod:`hloviz.analysis.unnamed_work`) counts as that op's kernel.
+XLA rebuilt, :mod:`hloviz.analysis.pre_post.unnamed_work`) counts as that op's kernel.
 
 The statuses are tried in that order, so the counts always add up to the number of ops. The
 synthetic names TF gives argument/result plumbing in HLO (``XLA_Args``, ``XLA_Retvals``) are
@@ -33,12 +33,12 @@ from bisect import bisect_left
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
 
-from ..ir import HloModule
-from ..opcodes import DOT, is_bookkeeping
+from ...ir import HloModule
+from ...opcodes import DOT, is_bookkeeping
+from ..glossary import STATUSES as _STATUS_TERMS
+from ..kernels import KernelReport
+from ..kernels import kernels as find_kernels
 from .folding import FoldingReport, constant_folding
-from .glossary import STATUSES as _STATUS_TERMS
-from .kernels import KernelReport
-from .kernels import kernels as find_kernels
 from .names import post_names
 from .unnamed_work import may_run_unnamed, unnamed_kernels
 

@@ -45,7 +45,8 @@ class CompileDump:
         """The record of the buffer assignment XLA dumped for the module ``post_text`` is the
         optimized text of (:meth:`XlaAssignment.to_dict <hloviz.analysis.memory.records.XlaAssignment.to_dict>`);
         None when XLA dumped none (flags read before) or the file cannot be read."""
-        from hloviz.analysis.memory.records import RecordError, from_dump_texts
+        from hloviz.analysis.memory.readers import from_dump_texts
+        from hloviz.analysis.memory.records import RecordError
 
         if self.folder is None:
             return None

@@ -1,4 +1,4 @@
-"""What in the cache of environments is hloviz's, and deleting it (see :mod:`hloviz.capture.envs`).
+"""What in the cache of environments is hloviz's, and deleting it (see :mod:`hloviz.capture.releases.envs`).
 
 The cache may be shared with other tools and people: hloviz recognises its own entries by the
 names it gives them (:data:`ENV_NAME`, :data:`TEMP_NAME`), reads a manifest as a file anyone

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..ir import Computation, HloModule, Instruction
-from ..opcodes import BODY_CALLERS, DOT, HEAVY_WORK
-from .kernels import SYNTHETIC_OP_NAMES
-from .opnames import OpPath, parse_op_name
+from ...ir import Computation, HloModule, Instruction
+from ...opcodes import BODY_CALLERS, DOT, HEAVY_WORK
+from ..kernels import SYNTHETIC_OP_NAMES
+from ..opnames import OpPath, parse_op_name
 
 __all__ = ["may_run_unnamed", "unnamed_kernels"]
 
@@ -61,8 +61,8 @@ def unnamed_kernels(pre: HloModule, post: HloModule, ops_with_kernels: Iterable[
     before optimization has as many elements (else of the layer's only such op); ops that one
     already names
     (``ops_with_kernels``: ops whose kernels include a contraction by name) are not candidates."""
-    from .attribution import literal_ids
-    from .gradients import forward_partners
+    from ..attribution import literal_ids
+    from ..gradients import forward_partners
 
     names = _Names()
 
@@ -111,7 +111,7 @@ def may_run_unnamed(pre: HloModule) -> set[str]:
     """Op names of ``pre`` with heavy work (a convolution, dot, reduction or custom call) whose
     value is used (it reaches its computation's result): if no instruction of the optimized
     module carries their name, hloviz cannot tell that nothing computes them."""
-    from .folding import live_ids
+    from .folded import live_ids
 
     live = live_ids(pre)
     out: set[str] = set()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hloviz.analysis.passes import PassStep
-from hloviz.capture.module_choice import PLATFORM_PREFIX, pick
+from hloviz.capture.dumps.module_choice import PLATFORM_PREFIX, pick
 from hloviz.errors import HlovizError, InputError
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ def pass_dump_capture(target: str, *, args: Sequence[str] = (), device: str | No
                 os.environ["XLA_FLAGS"] = previous
         yield capture, folder
     except HlovizError as err:  # the folder is gone once the message is printed: name what it was
-        from hloviz.capture.archive import rename_folder
+        from hloviz.capture.dumps.archive import rename_folder
 
         rename_folder(err, folder, f"XLA's dump of {target}", member=lambda name: name)
         raise
@@ -329,8 +329,8 @@ def is_archive(path: Path) -> bool:
 def extracted_archive(path: Path) -> Iterator[Path]:
     """A tar archive of a dump folder, unpacked into a private temporary folder removed when the
     block ends: regular files only, flat, no more bytes in all than ``--max-input`` allows, and
-    no name that leads outside (:mod:`hloviz.capture.archive` says what is refused)."""
-    from hloviz.capture.archive import unpacked_dump
+    no name that leads outside (:mod:`hloviz.capture.dumps.archive` says what is refused)."""
+    from hloviz.capture.dumps.archive import unpacked_dump
 
     with unpacked_dump(path) as folder:
         yield folder

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from hloviz.capture.module_choice import PLATFORM_PREFIX, number_key, pick
+from hloviz.capture.dumps.module_choice import PLATFORM_PREFIX, number_key, pick
 from hloviz.errors import InputError
 
 # Text (".txt") or, with --xla_dump_hlo_as_proto, a binary HloProto (".hlo.pb"), maybe compressed.

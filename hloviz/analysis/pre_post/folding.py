@@ -1,0 +1,206 @@
+"""Constant folding: which pre-optimization work was computed at compile time, and into what.
+
+Two places fold constants, and both are reported:
+
+* **XLA** (pre-opt → post-opt HLO). A post-opt constant whose value no pre-opt constant has was
+  computed by the compiler. Its users' ``op_name`` says which framework op uses it now (TF keeps
+  ``op_name`` through optimization); from there the pre-opt dataflow is walked backwards through
+  ops that left no trace in the optimized module, and every such op that had a constant input
+  is one that was folded into the constant. This is how ``x + 1 + 1 + … + 1`` (1000 adds)
+  becoming ``x + 1000`` is found: the constant ``1000`` is new, ``add_999`` uses it, and
+  ``add`` … ``add_998`` vanished with constant inputs.
+* **TensorFlow** (TF graph → pre-opt HLO). TF's bridge evaluates ops whose inputs are all
+  constants (or only static shapes: ``Shape``, ``ShapeN``, ``Size``, ``Rank``) before XLA sees
+  them, so ``a*b + sin(a)`` of constants arrives as one literal. With the graph's ops and edges
+  (``info["tf_ops"]`` and ``info["tf_inputs"]`` of a capture), the TF ops with no HLO
+  instruction whose inputs are all constants are that kind of fold. The literal is found where
+  their result went: TF lowers an op's compile-time inputs to constants carrying the op's name
+  before the instructions that compute it, so the first ``k`` constants of the consuming op
+  (``k`` folded inputs) are the folded values, and its later constants (``DivNoNan``'s zero,
+  ``Relu``'s zero) are its own.
+
+This module finds XLA's folds and puts the report together (:func:`constant_folding`); the
+records are :mod:`.folded`'s, TensorFlow's folds are found by :mod:`.tf_folding`.
+
+A folded constant is listed once. A constant of the optimized module whose value a
+pre-optimization constant already has is not a fold; one that no pre-optimization instruction
+computed into (an index XLA wrote while rewriting) is a *new constant*, listed apart
+(:attr:`FoldingReport.new_constants`). A fold whose work has no op name says why in ``note``.
+
+Every value reported is the literal text from the HLO (the post-opt literal when the constant
+survives there); a literal longer than :data:`~.folded.SHORT_LITERAL` characters is reported by its shape
+instead, and one XLA printed as ``{...}`` by its shape and the words :data:`~.folded.NOT_PRINTED`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...ir import HloModule, Instruction
+from ...opcodes import NOT_FOLDABLE, VALUE_CARRIERS
+from .folded import FoldedConstant, FoldingReport, is_real_op, literal_value, value_key
+from .names import post_names
+from .tf_folding import tf_folds
+
+
+def constant_folding(pre: HloModule, post: HloModule, info: Mapping | None = None) -> FoldingReport:
+    """What was computed at compile time between ``pre`` and ``post`` (and, given a capture's
+    ``info`` with ``tf_ops`` and ``tf_inputs``, by TensorFlow before ``pre``)."""
+    folds, new = [], []
+    for f in _xla_folds(pre, post):
+        (folds if f.from_ops or f.from_instructions else new).append(f)
+    if info:
+        folds.extend(tf_folds(pre, post, info))
+    linked = {op for f in folds for op in f.from_ops}
+    computed = tuple(op for op in _constant_subgraph_ops(pre, post) if op not in linked)
+    return FoldingReport(tuple(folds), computed, tuple(new))
+
+
+def _vanished(pre: HloModule, post: HloModule) -> tuple[dict[str, frozenset[str]], set[str]]:
+    """Pre-opt op names → their possible post-opt names, and the ops with no trace left (an op
+    whose only trace is a constant carrying its op_name counts as gone: it was folded)."""
+    names = post_names(pre)
+    post_ops = {i.metadata.op_name for i in post.instructions() if i.opcode != "constant"}
+    return names, {op for op, candidates in names.items() if not candidates & post_ops}
+
+
+def _constant_subgraph_ops(pre: HloModule, post: HloModule) -> list[str]:
+    """Vanished ops all of whose instructions compute on constants only (literals aside)."""
+    _, vanished = _vanished(pre, post)
+    foldable = _constant_computable(pre)
+    by_op: dict[str, list[Instruction]] = {}
+    for inst in pre.instructions():
+        if inst.metadata.op_name in vanished:
+            by_op.setdefault(inst.metadata.op_name, []).append(inst)
+    return [op for op, insts in by_op.items()
+            if all(i in foldable for i in insts) and any(i.opcode != "constant" for i in insts)]
+
+
+def _xla_folds(pre: HloModule, post: HloModule):
+    pre_by_op: dict[str, list[Instruction]] = {}
+    for inst in pre.instructions():
+        pre_by_op.setdefault(inst.metadata.op_name, []).append(inst)
+    names, vanished = _vanished(pre, post)
+    by_post_name: dict[str, list[str]] = {}
+    for op, candidates in names.items():
+        for c in candidates:
+            by_post_name.setdefault(c, []).append(op)
+    pre_constants = {value_key(i) for i in pre.instructions() if i.opcode == "constant"}
+    pre_shapes = {(i.shape.element_type, i.shape.dims) for i in pre.instructions() if i.opcode == "constant"}
+    foldable = _constant_computable(pre)
+    # Vanished ops that computed something from a constant (an op that is only a literal, like a
+    # JAX constant or TF Const with its own name, is an input of the fold, not folded work).
+    with_constants = {op for op in vanished
+                      if any(i.opcode != "constant" and (i in foldable or any(o in foldable for o in i.operands))
+                             for i in pre_by_op[op])}
+    order = {i: n for n, i in enumerate(pre.instructions())}
+    callers = post.callers()
+
+    for comp in post.computations:
+        users = comp.users()
+        for c in comp.instructions:
+            if c.opcode != "constant":
+                continue
+            if c.is_elided_constant:
+                if (c.shape.element_type, c.shape.dims) in pre_shapes:
+                    continue
+            elif value_key(c) in pre_constants:
+                continue
+            into = _user_ops(c, users, callers)
+            into_pre = {op for name in into for op in by_post_name.get(name, ())}
+            seeds = [i for op in into_pre for i in pre_by_op.get(op, ())]
+            own = [op for op in by_post_name.get(c.metadata.op_name, ()) if op in vanished]
+            for op in own:
+                seeds.extend(pre_by_op[op])
+            ops, insts = _walk_back(seeds, vanished, with_constants, foldable, into_pre)
+            ops.update(own)
+            where = f"`{into[0]}`" if into else "the module"
+            if ops:
+                note = ""
+            elif insts:
+                named = list(dict.fromkeys(i.metadata.op_name for i in sorted(insts, key=order.__getitem__)
+                                           if is_real_op(i.metadata.op_name)))
+                if named:
+                    note = (f"part of the work of {', '.join(f'`{n}`' for n in named[:3])}"
+                            f"{' and others' if len(named) > 3 else ''}, whose other work runs in a kernel: "
+                            "XLA computed this part from its constants")
+                else:
+                    n = len(insts)
+                    note = f"computed from {n} pre-optimization instruction{'s' if n != 1 else ''} without an op name"
+            else:
+                note = f"XLA wrote it while rewriting {where}; no pre-optimization instruction computed into it"
+            yield FoldedConstant(
+                constant=c.name, computation=comp.name, value=literal_value(c),
+                shape=c.shape.to_text(layout=False),
+                from_ops=tuple(sorted(ops, key=lambda op: order[pre_by_op[op][0]])),
+                from_instructions=tuple(i.name for i in sorted(insts, key=order.__getitem__)),
+                into=tuple(into), note=note,
+            )
+
+
+def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:
+    """Op names of the instructions that use constant ``c``: followed through unnamed ops and
+    through ops that only carry the value on (:data:`~hloviz.opcodes.VALUE_CARRIERS`: a
+    ``broadcast`` XLA merged across layers keeps one layer's op name, but the ``multiply`` that
+    reads it is the work the constant belongs to), and out of a fused computation to its fusion
+    when nothing inside is named. A carrier nothing reads (a fused computation's root) counts by
+    its own name."""
+    found: dict[str, None] = {}
+    frontier = list(users.get(c, ()))
+    seen: set[Instruction] = set()
+    while frontier:
+        u = frontier.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        onward = users.get(u, ())
+        if u.opcode in VALUE_CARRIERS and onward:
+            frontier.extend(onward)
+        elif is_real_op(u.metadata.op_name):
+            found[u.metadata.op_name] = None
+        else:
+            frontier.extend(onward)
+    if not found and c.parent is not None:
+        for caller in callers.get(c.parent.name, ()):
+            if is_real_op(caller.metadata.op_name):
+                found[caller.metadata.op_name] = None
+    return list(found)
+
+
+def _walk_back(seeds: list[Instruction], vanished: set[str], with_constants: set[str],
+               foldable: set[Instruction], stop_ops: set[str]) -> tuple[set[str], set[Instruction]]:
+    """Pre-opt ops reached backwards from ``seeds`` through vanished (or unnamed) instructions."""
+    ops: set[str] = set()
+    insts: set[Instruction] = set()
+    stack = [o for s in seeds for o in s.operands]
+    stack.extend(s for s in seeds if s in foldable and s.opcode != "constant")
+    seen: set[Instruction] = set()
+    while stack:
+        i = stack.pop()
+        if i in seen or i.opcode == "parameter":
+            continue
+        seen.add(i)
+        op = i.metadata.op_name
+        if op in vanished:
+            if op in with_constants:
+                ops.add(op)
+                insts.add(i)
+        elif is_real_op(op) and op not in stop_ops:
+            continue  # another surviving op: its own kernel, not part of this constant
+        elif i in foldable and i.opcode != "constant":
+            insts.add(i)
+        stack.extend(i.operands)
+    return ops, insts
+
+
+def _constant_computable(module: HloModule) -> set[Instruction]:
+    """Instructions whose value depends on constants only (computable at compile time)."""
+    out: set[Instruction] = set()
+    for comp in module.computations:
+        for inst in comp.instructions:  # HLO text lists operands before their users
+            if inst.opcode == "constant" or (inst.opcode == "iota") or (inst.operands and inst.opcode not in NOT_FOLDABLE and all(o in out for o in inst.operands)):
+                out.add(inst)
+    return out
+
+
+#: TF op types whose result is a static shape: the bridge computes them at compile time.
