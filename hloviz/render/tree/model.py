@@ -165,6 +165,9 @@ class ViewGraph:
         nxt = redirect.get(index)
         if nxt is None:  # most units were never merged: no path to compress
             return index
+        top = redirect.get(nxt)
+        if top is None:  # one step (a path compressed already): nothing to rewrite
+            return nxt
         path = [index]
         index = nxt
         while index in redirect:
