@@ -155,6 +155,7 @@ def test_analyze_makes_kernel_records_of_the_optimized_module_only(monkeypatch):
 
     cap = load_target(str(CAPTURES / "mobilenet_train_sgd"))
     pre, post = cap.pre_module(), cap.post_module()
+    assert pre is not None and post is not None
     reported: list[str] = []
     real = summary.kernels
 
@@ -190,9 +191,11 @@ def test_repeated_layers_count_their_blocks_once():
             _n[0] += 1
             return _real(*args, **kwargs)
 
+        module = load_target(str(CAPTURES / name)).post_module()
+        assert module is not None
         try:
             structure._drawn_after, structure._count_drawn = ask, work
-            draw_module(load_target(str(CAPTURES / name)).post_module(), options=ViewOptions(budget=24))
+            draw_module(module, options=ViewOptions(budget=24))
         finally:
             structure._drawn_after, structure._count_drawn = real_ask, real_work
         counted[name] = [asked[0], worked[0]]
