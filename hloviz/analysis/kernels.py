@@ -203,6 +203,35 @@ def kernels(module: HloModule) -> KernelReport:
     return KernelReport(module.name, tuple(found), tuple(executed))
 
 
+def work_and_op_names(module: HloModule) -> tuple[int, set[str]]:
+    """What :func:`hloviz.analysis.summary.count` reads of :func:`kernels`, without making each
+    :class:`Kernel` (FLOPs, bytes, shapes, sources): the number of work instructions of all the
+    kernels (:attr:`Kernel.instructions` summed) and their op names (:attr:`Kernel.op_names`
+    joined). The pre-optimization module, counted for every picture and table, is all
+    unfused kernels, whose every other field nobody reads."""
+    if module.entry is None:
+        return 0, set()
+    work = 0
+    names: set[str] = set()
+    for comp in _executed(module.entry, None, "entry", set(), []):
+        for inst in comp.instructions:
+            if not is_kernel(inst):
+                continue
+            if inst.called_computations:
+                work += len(work_instructions(inst))
+                inside: Iterable[Instruction] = (inst, *_inner(inst))
+            else:  # work_instructions and kernel_instructions are [inst]
+                work += 1
+                inside = (inst,)
+            for i in inside:
+                if i.opcode == "constant" or i.opcode == "parameter":
+                    continue  # as in _provenance
+                name = i.metadata.op_name
+                if name and name not in SYNTHETIC_OP_NAMES:
+                    names.add(name)
+    return work, names
+
+
 def _executed(comp: Computation, caller: Instruction | None, role: str, seen: set[str],
               out: list[ExecutedComputation]) -> Iterator[Computation]:
     """Executed computations, depth first, each once (a body right after its caller's computation).

@@ -51,7 +51,10 @@ def _feeding_only_the_optimizer(module: HloModule, phase_of: dict[Instruction, s
     optimizer's (Adam's bias correction ``1 - b1**count``, the step count ``count + 1``): each
     computation read backwards, so a chain of them is found in one pass."""
     out: list[Instruction] = []
+    get = phase_of.get
     for comp in computations:
+        if not any(get(inst) == "forward" for inst in comp.instructions):
+            continue  # only a forward op is re-phased (a backward fusion's users are not read)
         users: dict[int, list[Instruction]] = {}
         for inst in comp.instructions:
             for o in inst.operands:
@@ -59,12 +62,21 @@ def _feeding_only_the_optimizer(module: HloModule, phase_of: dict[Instruction, s
         # an unnamed instruction (a fused ``multiply`` XLA made) has no phase yet: it serves the
         # optimizer when all its users with one do
         serves: dict[int, str] = {}
+        root = comp.root
         for inst in reversed(comp.instructions):
-            phase = phase_of.get(inst)
-            if inst is comp.root or phase not in (None, "forward"):
+            phase = get(inst)
+            if inst is root or (phase is not None and phase != "forward"):
                 continue
-            phased = [p for u in users.get(id(inst), ()) if (p := serves.get(id(u)) or phase_of.get(u))]
-            if not phased or any(p != "optimizer" for p in phased):
+            # every user with a phase is the optimizer's, and there is one
+            only_optimizer = False
+            for u in users.get(id(inst), ()):
+                p = serves.get(id(u)) or get(u)
+                if p:
+                    if p != "optimizer":
+                        only_optimizer = False
+                        break
+                    only_optimizer = True
+            if not only_optimizer:
                 continue
             if phase is None:
                 serves[id(inst)] = "optimizer"
@@ -100,9 +112,20 @@ class _Walk:
             self._seen.add(id(comp))
             self.visited.append(comp)
         self._depth += 1
+        phase = self.phase_of.get
         try:
             for inst in comp.instructions:
-                if self._tainted(inst, tainted, tainted_params):
+                if not inst.called_computations and inst.opcode != "parameter" and inst.opcode != "get-tuple-element":
+                    # what _tainted says of a plain instruction, without the call
+                    hit = phase(inst) == "backward"
+                    if not hit:
+                        for o in inst.operands:
+                            if id(o) in tainted:
+                                hit = True
+                                break
+                else:
+                    hit = self._tainted(inst, tainted, tainted_params)
+                if hit:
                     tainted.add(id(inst))
                     if id(inst) not in self._marked and self.phase_of.get(inst) == "forward" \
                             and self.candidate(inst):

@@ -28,7 +28,7 @@ from .glossary import (
     OP,
     WORK_INSTRUCTION,
 )
-from .kernels import Kernel, KernelReport, kernels
+from .kernels import Kernel, KernelReport, kernels, work_and_op_names
 from .pre_post.folding import FoldedConstant, FoldingReport, constant_folding
 from .pre_post.mapping import Mapping, pre_to_post
 
@@ -136,10 +136,12 @@ class Analysis:
 
 def count(module: HloModule, report: KernelReport | None = None) -> ModuleCounts:
     """The :class:`ModuleCounts` of ``module`` (``report``: its kernels, if already computed)."""
-    report = report if report is not None else kernels(module)
-    names = {op for k in report.kernels for op in k.op_names}
-    return ModuleCounts(module.name, len(module.computations), module.instruction_count,
-                        sum(k.instructions for k in report.kernels), len(names))
+    if report is None:  # the same two numbers, without making every kernel's record
+        work, names = work_and_op_names(module)
+    else:
+        names = {op for k in report.kernels for op in k.op_names}
+        work = sum(k.instructions for k in report.kernels)
+    return ModuleCounts(module.name, len(module.computations), module.instruction_count, work, len(names))
 
 
 def analyze(pre: HloModule | None, post: HloModule | None, *, info: _Mapping | None = None) -> Analysis:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..ir import Instruction
+from ..ir import Computation, Instruction
 from ..opcodes import WEIGHT_CARRIERS
 from .collector import collector_paused
 from .scopes import Scope, ScopeTree
@@ -106,6 +106,7 @@ class _UpdateTracer:
         self.phase = tree.phases
         self._readers: dict[Instruction, Scope | None] = {}
         self._users: dict[int, dict[Instruction, list[Instruction]]] = {}  # per computation, once
+        self._params: dict[int, list[Instruction]] = {}  # the same, of their parameters
         self._entry = tree.module.entry
 
     def _is_entry(self, op: Instruction) -> bool:
@@ -226,7 +227,7 @@ class _UpdateTracer:
             if op in self._readers:
                 read_by = self._readers[op]
             else:
-                read_by = self._readers[op] = _reading_layer(self.tree, op, self._users)
+                read_by = self._readers[op] = _reading_layer(self.tree, op, self._users, self._params)
             if read_by is None:
                 return _NONE
             s = read_by
@@ -251,7 +252,17 @@ _MAX_READS = 2000
 _Value = tuple[Instruction, "int | None", "Instruction | None"]
 
 
-def _passed_on(u: Instruction, inst: Instruction, index: int | None, caller: Instruction | None) -> list[_Value] | None:
+def _parameters(comp: Computation, memo: dict[int, list[Instruction]]) -> list[Instruction]:
+    """``comp.parameters`` (sorted by number), worked out once per computation in ``memo``: a
+    scan's body or a fusion of many operands is reached once per weight it carries."""
+    got = memo.get(id(comp))
+    if got is None:
+        got = memo[id(comp)] = comp.parameters
+    return got
+
+
+def _passed_on(u: Instruction, inst: Instruction, index: int | None, caller: Instruction | None,
+               params: dict[int, list[Instruction]] | None = None) -> list[_Value] | None:
     """Where ``u``, a user of the value ``inst`` (element ``index`` of it), hands that value on:
     into a tuple, out of one, into a loop body, a called or fused computation, through a
     remat barrier or plumbing; ``[]`` when ``u`` does not take that element; None when ``u``
@@ -264,12 +275,13 @@ def _passed_on(u: Instruction, inst: Instruction, index: int | None, caller: Ins
         return [(u, None, None)] if index is not None and u.attributes.get("index", "") == str(index) else []
     if opcode in ("opt-barrier", "optimization-barrier"):  # remat's barrier: a tuple in, the same out
         return [(u, index, caller)]
+    memo = params if params is not None else {}
     if opcode == "while":
         return [(p, index, None) for body in u.calls_by_attribute.get("body", ())
-                for p in body.parameters if p.parameter_number == 0]
+                for p in _parameters(body, memo) if p.parameter_number == 0]
     if opcode in ("call", "fusion"):
         return [(p, index, u) for comp in u.called_computations[:1]
-                for p in comp.parameters if p.parameter_number in at]
+                for p in _parameters(comp, memo) if p.parameter_number in at]
     if index is not None:
         return []  # a tuple's other users (its root, a loop's condition) read no element of it
     if opcode in _PLUMBING:
@@ -278,14 +290,15 @@ def _passed_on(u: Instruction, inst: Instruction, index: int | None, caller: Ins
 
 
 def _reading_layer(tree: ScopeTree, param: Instruction,
-                   users_of: dict[int, dict[Instruction, list[Instruction]]] | None = None) -> Scope | None:
+                   users_of: dict[int, dict[Instruction, list[Instruction]]] | None = None,
+                   params: dict[int, list[Instruction]] | None = None) -> Scope | None:
     """The innermost layer scope holding every instruction that does work with the entry
     parameter ``param`` in the forward or backward pass, following its value through tuples,
     ``while`` loops (into the body, by tuple index), calls and fusions, and the plumbing of
     :data:`_PLUMBING` (a scan's ``dynamic-slice`` of the stacked weight); None when no layer
     reads it (an optimizer's moment, the step count) or the readers share no layer. ``users_of``:
     each computation's users, shared by the calls on one tree (the entry's are read once, not
-    once per weight)."""
+    once per weight); ``params``: each computation's parameters, shared the same way (None: not kept)."""
     if users_of is None:
         users_of = {}
 
@@ -316,7 +329,7 @@ def _reading_layer(tree: ScopeTree, param: Instruction,
         for u in users(inst):
             if index is None and u.opcode in _PLUMBING and phase.get(u) == "optimizer":
                 continue  # the optimizer's own reshapes of the weight lead to its update only
-            passed = _passed_on(u, inst, index, caller)
+            passed = _passed_on(u, inst, index, caller, params)
             if passed is not None:
                 todo += passed
             elif index is None and phase.get(u) != "optimizer":

@@ -249,25 +249,44 @@ def _object(value: object, key: str, where: str) -> Mapping[Any, Any]:
     return value
 
 
+# The maps below hold one entry per framework op (a training step's capture.json: 3 MB, 50k
+# entries), read by every command: each entry is checked with plain type tests, and the words
+# that say where a bad one is are made only for the entry that fails.
+
+
 def _source_map(value: object, key: str, where: str) -> dict[str, SourceLocation]:
     out: dict[str, SourceLocation] = {}
     for op, loc in _object(value, key, where).items():
-        at = f"{key}[{_quote(op)}]"
-        entry = _object(loc, at, where)
-        line = entry.get("line")
-        if isinstance(line, bool) or not isinstance(line, int) or line < 0:
-            raise _bad(where, f"{at}.line", "a line number", line)
-        out[op] = SourceLocation(_text(entry.get("file"), f"{at}.file", where), line,
-                                 _text(entry.get("function") or "", f"{at}.function", where))
+        if isinstance(loc, Mapping):
+            line, file, function = loc.get("line"), loc.get("file"), loc.get("function") or ""
+            if (type(line) is int and line >= 0 and isinstance(file, str)  # type(): a bool is no line
+                    and isinstance(function, str)):
+                out[op] = SourceLocation(file, line, function)
+                continue
+        out[op] = _source_location(op, loc, key, where)  # raises, saying what is wrong
     return out
 
 
+def _source_location(op: object, loc: object, key: str, where: str) -> SourceLocation:
+    """One entry of a source map, checked field by field (each failure named)."""
+    at = f"{key}[{_quote(op)}]"
+    entry = _object(loc, at, where)
+    line = entry.get("line")
+    if isinstance(line, bool) or not isinstance(line, int) or line < 0:
+        raise _bad(where, f"{at}.line", "a line number", line)
+    return SourceLocation(_text(entry.get("file"), f"{at}.file", where), line,
+                          _text(entry.get("function") or "", f"{at}.function", where))
+
+
 def _tf_ops(value: object, key: str, where: str) -> dict[str, str]:
-    return {op: _text(t, f"{key}[{_quote(op)}]", where) for op, t in _object(value, key, where).items()}
+    return {op: t if isinstance(t, str) else _text(t, f"{key}[{_quote(op)}]", where)
+            for op, t in _object(value, key, where).items()}
 
 
 def _tf_inputs(value: object, key: str, where: str) -> dict[str, tuple[str, ...]]:
-    return {op: _texts(v, f"{key}[{_quote(op)}]", where) for op, v in _object(value, key, where).items()}
+    return {op: tuple(v) if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v)
+            else _texts(v, f"{key}[{_quote(op)}]", where)
+            for op, v in _object(value, key, where).items()}
 
 
 def _quote(name: object) -> str:

@@ -47,12 +47,14 @@ def constant_folding(pre: HloModule, post: HloModule, info: Mapping | None = Non
     """What was computed at compile time between ``pre`` and ``post`` (and, given a capture's
     ``info`` with ``tf_ops`` and ``tf_inputs``, by TensorFlow before ``pre``)."""
     folds, new = [], []
-    for f in _xla_folds(pre, post):
+    # both readings below start from the same vanished ops and constant-computable instructions
+    vanished, foldable = _vanished(pre, post), _constant_computable(pre)
+    for f in _xla_folds(pre, post, vanished, foldable):
         (folds if f.from_ops or f.from_instructions else new).append(f)
     if info:
         folds.extend(tf_folds(pre, post, info))
     linked = {op for f in folds for op in f.from_ops}
-    computed = tuple(op for op in _constant_subgraph_ops(pre, post) if op not in linked)
+    computed = tuple(op for op in _constant_subgraph_ops(pre, vanished[1], foldable) if op not in linked)
     return FoldingReport(tuple(folds), computed, tuple(new))
 
 
@@ -64,10 +66,9 @@ def _vanished(pre: HloModule, post: HloModule) -> tuple[dict[str, frozenset[str]
     return names, {op for op, candidates in names.items() if not candidates & post_ops}
 
 
-def _constant_subgraph_ops(pre: HloModule, post: HloModule) -> list[str]:
-    """Vanished ops all of whose instructions compute on constants only (literals aside)."""
-    _, vanished = _vanished(pre, post)
-    foldable = _constant_computable(pre)
+def _constant_subgraph_ops(pre: HloModule, vanished: set[str], foldable: set[Instruction]) -> list[str]:
+    """Vanished ops (``vanished``, of :func:`_vanished`) all of whose instructions compute on
+    constants only (``foldable``, of :func:`_constant_computable`; literals aside)."""
     by_op: dict[str, list[Instruction]] = {}
     for inst in pre.instructions():
         if inst.metadata.op_name in vanished:
@@ -76,18 +77,20 @@ def _constant_subgraph_ops(pre: HloModule, post: HloModule) -> list[str]:
             if all(i in foldable for i in insts) and any(i.opcode != "constant" for i in insts)]
 
 
-def _xla_folds(pre: HloModule, post: HloModule):
+def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, frozenset[str]], set[str]],
+               foldable: set[Instruction]):
+    """The constants of ``post`` XLA computed (``vanishing``: :func:`_vanished` of the pair,
+    ``foldable``: :func:`_constant_computable` of ``pre``)."""
     pre_by_op: dict[str, list[Instruction]] = {}
     for inst in pre.instructions():
         pre_by_op.setdefault(inst.metadata.op_name, []).append(inst)
-    names, vanished = _vanished(pre, post)
+    names, vanished = vanishing
     by_post_name: dict[str, list[str]] = {}
     for op, candidates in names.items():
         for c in candidates:
             by_post_name.setdefault(c, []).append(op)
     pre_constants = {value_key(i) for i in pre.instructions() if i.opcode == "constant"}
     pre_shapes = {(i.shape.element_type, i.shape.dims) for i in pre.instructions() if i.opcode == "constant"}
-    foldable = _constant_computable(pre)
     # Vanished ops that computed something from a constant (an op that is only a literal, like a
     # JAX constant or TF Const with its own name, is an input of the fold, not folded work).
     with_constants = {op for op in vanished

@@ -271,26 +271,28 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
         from ...analysis.updates import update_targets
 
         updates = update_targets(scopes)
-    routes = _by_phase(g, scopes, unit_routes(g, scopes, updates))
-    return build_tree(routes, edges=leaf_edges(g), label=labels_, names=names)
+    edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
+    routes = _by_phase(g, scopes, unit_routes(g, scopes, updates), edges)
+    return build_tree(routes, edges=edges, label=labels_, names=names)
 
 
 #: The scopes a step without user scopes is split into first (``(forward)`` …).
 PHASE_SCOPES = ("(forward)", "(backward)", "(optimizer)")
 
 
-def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
+def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]],
+              edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
     """A training step whose op names carry no user scope (``jit(train_step)/mul`` only): its
     units go into a ``(forward)``, ``(backward)`` or ``(optimizer)`` scope by phase, so blocks
     are then found on each phase's own graph (the forward pass's residual adds are its cuts;
-    the backward pass reads them all, which would hide them)."""
+    the backward pass reads them all, which would hide them). ``edges``: :func:`leaf_edges` of ``g``."""
     # (an optimizer update routed into the function's own ``(optimizer)`` scope, the scope tree
     # having found its phase by data flow, is not a user scope)
     scoped = sum(1 for route, _ in routes if len(route) > 1 and not _in_top_optimizer(route))
     if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
         return routes  # user scopes carry the structure (a few helper jits do not)
     phase = {leaf: scopes.phase_of(g.units[int(leaf[1:])].members[0]) for route, leaf in routes if len(route) <= 1}
-    _after_backward(phase, leaf_edges(g))
+    _after_backward(phase, edges)
     out = []
     for route, leaf in routes:
         if len(route) > 1:
@@ -339,11 +341,11 @@ def _after_backward(phase: dict[str, str], edges: list[tuple[str, str]]) -> None
 
 def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:
     """The arrows between live units as leaf key pairs (what blocks are found on)."""
-    find = g.find
+    find, units = g.find, g.units
     out = []
-    for src, dst, *_ in g.edges:
-        s, d = find(src), find(dst)
-        if s != d and g.units[s].alive and g.units[d].alive:
+    for e in g.edges:  # (src, dst, label, instruction, operand index): the ends only
+        s, d = find(e[0]), find(e[1])
+        if s != d and units[s].alive and units[d].alive:
             out.append((f"u{s}", f"u{d}"))
     return out
 

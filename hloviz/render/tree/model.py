@@ -161,12 +161,20 @@ class ViewGraph:
 
     def find(self, index: int) -> int:
         """The unit that now draws unit ``index`` (after merges)."""
-        path = []
-        while index in self._redirect:
+        redirect = self._redirect
+        nxt = redirect.get(index)
+        if nxt is None:  # most units were never merged: no path to compress
+            return index
+        top = redirect.get(nxt)
+        if top is None:  # one step (a path compressed already): nothing to rewrite
+            return nxt
+        path = [index]
+        index = nxt
+        while index in redirect:
             path.append(index)
-            index = self._redirect[index]
+            index = redirect[index]
         for p in path:
-            self._redirect[p] = index
+            redirect[p] = index
         return index
 
     def alive_count(self) -> int:

@@ -84,7 +84,7 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
         return False  # many named scopes without a spine (an optimizer's updates): names group them
     if keep_scopes and (not _whole_function(node) or any(not k.is_leaf for k in kids)
-                        or _drawn_after(kids, found.groups, edges, label) * 3 > len(kids)):
+                        or _drawn_after(kids, found.groups, edges, label, over=len(kids) // 3) * 3 > len(kids)):
         # loose ops inside or beside named scopes, or in small blocks: runs of them say as
         # much in fewer nodes; blocks of ops are for a module without scopes
         return False
@@ -122,10 +122,35 @@ def _whole_function(node: TreeNode) -> bool:
 
 
 def _drawn_after(kids: list[TreeNode], groups: list[list[int]], edges: Sequence[tuple[int, int]],
-                 label: Mapping[str, str]) -> int:
+                 label: Mapping[str, str], over: int | None = None) -> int:
     """How many children a node crowded by loose ops would have with these blocks (blocks
     holding a scope are dissolved; neighbours built alike count once, as they fold into a
-    repeat: a gradient clip's 132 ``multiply → reduce`` squares are one ``×132``)."""
+    repeat: a gradient clip's 132 ``multiply → reduce`` squares are one ``×132``). ``over``:
+    the caller only asks whether the count exceeds it, so counting stops there (a count that
+    only grows: the blocks after need no structure hash).
+
+    Remembered by what the count reads (which children are leaves and their labels, the
+    groups, the arrows): a model's repeated layers ask the same question once per layer, and
+    the blocks' structure hashes were most of building a GPT step's tree."""
+    key = (tuple(label.get(k.name, "") if k.is_leaf else None for k in kids),
+           tuple(map(tuple, groups)), tuple(edges), over)
+    known = _DRAWN.get(key)
+    if known is None:
+        known = _count_drawn(kids, groups, edges, label, over)
+        if len(_DRAWN) >= _DRAWN_KEPT:
+            _DRAWN.clear()
+        _DRAWN[key] = known
+    return known
+
+
+#: :func:`_drawn_after`'s answers by what it reads, at most :data:`_DRAWN_KEPT` of them.
+_DRAWN: dict[tuple, int] = {}
+_DRAWN_KEPT = 4096
+
+
+def _count_drawn(kids: list[TreeNode], groups: list[list[int]], edges: Sequence[tuple[int, int]],
+                 label: Mapping[str, str], over: int | None) -> int:
+    """:func:`_drawn_after`'s count, worked out."""
     seg = {}
     for g, members in enumerate(groups):
         for i in members:
@@ -140,17 +165,23 @@ def _drawn_after(kids: list[TreeNode], groups: list[list[int]], edges: Sequence[
         if any(not kids[i].is_leaf for i in members):
             n += len(members)
             prev = None
+            if over is not None and n > over:
+                return n
             continue
         h = (structure_hash(members, inner.get(g, []), lambda i: label.get(kids[i].name, ""))
              if len(members) >= MIN_BLOCK else None)
         if h is None or h != prev:
             n += 1
+            if over is not None and n > over:
+                return n
         prev = h
     return n
 
 
 def _last(node: TreeNode) -> int:
     best = node.order
+    if not node.children:  # a leaf (most members of a block of loose ops)
+        return best
     stack = [node]
     while stack:
         n = stack.pop()
