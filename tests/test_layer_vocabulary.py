@@ -22,6 +22,8 @@ from typer.testing import CliRunner
 
 from hloviz.cli import app
 
+from . import run_cli
+
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
 #: What no layer name may hold: JAX's transformation wrappers and a loop's or remat's plumbing.
@@ -124,3 +126,17 @@ def test_tensorflow_kernels_keep_the_scope_paths_their_op_names_write():
     assert set(scoped) <= prefixes, sorted(set(scoped) - prefixes)[:4]
     assert set(scoped) <= rows
     assert {m["layer"] for m in data["mapping"].values()} <= rows
+
+
+def test_did_you_mean_names_the_jax_function_by_its_name(tmp_path, capsys):
+    """A mistyped --scope is answered with scopes by the names users know, and the one it
+    suggests for the function is accepted."""
+    code, _out, err = run_cli(["render", str(CAPTURES / "loops_vit_train"), "--scope", "vit_train_stp",
+                               "-o", str(tmp_path / "x.svg")], capsys)
+    assert code == 2, err
+    suggested = re.search(r"did you mean (.*)\?", err)
+    assert suggested and "vit_train_step" in suggested.group(1).split(", "), err
+    assert not WRAPPED.search(suggested.group(1)), suggested.group(1)
+    code, _out, err = run_cli(["render", str(CAPTURES / "loops_vit_train"), "--scope", "vit_train_step",
+                               "-o", str(tmp_path / "x.dot")], capsys)
+    assert code == 0, err
