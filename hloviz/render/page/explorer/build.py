@@ -199,9 +199,14 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
             candidates.append((0 if keys else 1, k.instructions, inst, where))
     candidates.sort(key=lambda c: (c[0], -c[1]))
     # a fusion's picture walks its fused computation, not the module (the scope tree and the
-    # optimizer's targets are the page's, built once): each is charged its own instructions
+    # optimizer's targets are the page's, built once): one a view draws as a box of its own is
+    # charged its own instructions, so every such fusion gets its picture; one drawn only inside
+    # a box of several ops keeps a module's walk as its charge (each is a Graphviz run the page
+    # waits for, and nothing opens from it but that box: the GPT step, 46k instructions, draws
+    # its 53 boxed fusions and 3 more)
     first = candidates[:bounds.max_fusions]
-    chosen = [(inst, where) for (_, _, inst, where), total in zip(first, accumulate(c[1] for c in first))
+    charge = [c[1] if c[0] == 0 else max(side.module.instruction_count, 1) for c in first]
+    chosen = [(inst, where) for (_, _, inst, where), total in zip(first, accumulate(charge))
               if total <= bounds.max_walk - walked]
 
     deadline = time.monotonic() + bounds.seconds
