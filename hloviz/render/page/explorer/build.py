@@ -91,8 +91,9 @@ class Bounds:
     timeout: float = 10.0
     #: Drawing a layer walks the whole module (once per side), so expansions are also bounded
     #: by instructions walked in all: layers up to half, blocks opened in place an eighth,
-    #: fusions the rest, each charged its own fused instructions (a fusion's picture walks its
-    #: fused computation; the module's scope tree is built once for the page).
+    #: fusions the rest: one a view draws as a box of its own charged its own fused
+    #: instructions (its picture walks its fused computation; the module's scope tree is built
+    #: once for the page), one drawn only inside a bigger box the module's size.
     max_walk: int = 400_000
     #: And by time: no expansion starts after this many seconds (the page says which have none).
     seconds: float = 30.0
