@@ -74,3 +74,45 @@ def test_the_scanned_attention_weights_updates_are_credited_by_what_they_update(
         assert here & everything == kernels, (sub, here)
     for other in ("ViT/blocks/mlp", "ViT/blocks/ln1", "ViT/blocks/ln2", "ViT/patch_embed", "ViT/head"):
         assert not everything & set(rows[other]["phases"].get("optimizer", {}).get("kernels", ())), other
+
+
+#: Where each stacked parameter's layer is, written by hand from samples/loops.py: Flax's
+#: MultiHeadDotProductAttention sits inside the ``attn`` module, so its ops say ``attn/attn``.
+_LAYER_OF = {
+    "attn____key": "ViT/blocks/attn/attn/key", "attn____query": "ViT/blocks/attn/attn/query",
+    "attn____value": "ViT/blocks/attn/attn/value", "attn____out": "ViT/blocks/attn/attn/out",
+    "ln1": "ViT/blocks/ln1", "ln2": "ViT/blocks/ln2",
+    "mlp____fc1": "ViT/blocks/mlp/fc1", "mlp____fc2": "ViT/blocks/mlp/fc2",
+}
+
+
+def test_the_scanned_weights_moment_updates_are_credited_to_the_layer_they_update():
+    """AdamW's ``mu``/``nu`` updates of a stacked weight read the moment (no layer reads it) and
+    the gradient leaving the scan's ``while`` in ``ViT``: by what they read they were ``ViT``'s
+    (35 kernels at ``ViT`` alone). Their values go to the weight's ``p + u``, which updates the
+    layer. The oracle, a data-flow script by regex over post.hlo: the fusions that read each
+    stacked moment ``adamw_state__{mu,nu}____blocks____…`` and whose result the fusion reading
+    the matching ``params__blocks____…`` takes as an operand."""
+    text = (CAPTURES / "loops_vit_train" / "post.hlo").read_text()
+    operands = {m.group(1): re.findall(r"%([\w.\-]+)", m.group(2)) for m in re.finditer(
+        r"^\s*%([\w.\-]+) = \S+ fusion\(([^)]*)\)", text, re.MULTILINE)}
+    expected: dict[str, set[str]] = {}
+    for key, layer in _LAYER_OF.items():
+        for part in ("kernel", "bias", "scale"):
+            name = f"blocks____{key}____{part}__.1"
+            if f"%params__{name} = " not in text:
+                continue
+            moments = {f for f, ops in operands.items() for m in ("mu", "nu") if f"adamw_state__{m}____{name}" in ops}
+            writers = [f for f, ops in operands.items() if f"params__{name}" in ops and moments <= set(ops)]
+            assert len(moments) == 2 and len(writers) == 1, (name, moments, writers)
+            expected.setdefault(layer, set()).update(moments)
+    assert sum(len(v) for v in expected.values()) == 32  # 16 stacked weights, mu and nu each
+    result = CliRunner().invoke(app, ["stats", str(CAPTURES / "loops_vit_train"), "--by", "scope", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["scope"]: r for r in json.loads(result.stdout)["scopes"]}
+    everything = set().union(*expected.values())
+    for layer, kernels in expected.items():
+        here = set(rows[layer]["phases"].get("optimizer", {}).get("kernels", ()))
+        assert here & everything == kernels, (layer, sorted(here & everything), sorted(kernels))
+    for other in ("ViT/patch_embed", "ViT/head", "ViT/norm"):
+        assert not everything & set(rows[other]["phases"].get("optimizer", {}).get("kernels", ())), other

@@ -148,7 +148,7 @@ def _working(kernel: Instruction, outer: set[int]) -> Iterator[tuple[int, Instru
 def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
     """A kernel's layers (:func:`kernel_scopes`' answer) as one cell of a table: the innermost
     named scope holding them all, by the names users know, as ``stats --by scope`` writes them
-    (:attr:`Scope.display_path`: ``resblock/res_bn``, not the op names' ``resblock_1/res_bn_1``), else their top-level scopes joined by
+    (:attr:`Scope.plain_path`: ``resblock/res_bn``, not the op names' ``resblock_1/res_bn_1``), else their top-level scopes joined by
     `` + `` (a layer's gradient fused with the optimizer's update: ``model + adam``); the phase
     follows in parentheses unless it is the forward pass alone. "" when none is named."""
     from .opnames import PHASES
@@ -162,12 +162,12 @@ def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
         if shared is None:
             break
     if shared is not None:
-        text = shared.display_path or shared.path
+        text = shared.plain_path or shared.path
     else:
         tops: dict[str, None] = {}
         for s in named:
             top = ([s, *s.ancestors()][-2]) if s.depth > 1 else s
-            tops.setdefault(top.display_path or top.path, None)
+            tops.setdefault(top.plain_path or top.path, None)
         names = list(tops)
         text = " + ".join(names[:3]) + (f" + {len(names) - 3} more" if len(names) > 3 else "")
     phases = set().union(*(p for _s, p in found))

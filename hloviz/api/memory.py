@@ -160,6 +160,10 @@ class _LayerNames:
             if label is None:
                 label = keras_layer_name(seg, self.siblings.get(parts[:k], set())) if self.keras else seg
             out.append(label)
+        if not self.keras and out and out[0].startswith(("jit(", "pjit(")) and out[0].endswith(")"):
+            # JAX's traced function is no layer: its layers by their own paths (``ViT/blocks``),
+            # its own ops by its name (``train_step``), as ``stats --by scope`` writes them
+            out = out[1:] or [out[0][out[0].index("(") + 1:-1]]
         hit = self.memo[key] = "/".join(out)
         return hit
 

@@ -74,15 +74,47 @@ class Stats:
             out["scopes"] = [r.to_dict() for r in self.scopes]
         tree = self.post_tree
         if tree is not None:  # each kernel's layers, by the one rule every view follows
+            from ..analysis.scopes.stats import user_path
+
             layer_of = self.kernel_layers()  # every kernel's at once: once, not once per kernel
             for k in out["kernels"]:
-                k["scopes"] = [s.path for s in tree.scopes_of_kernel(k["name"])]
+                k["scopes"] = list(dict.fromkeys(user_path(s, s.path) for s in tree.scopes_of_kernel(k["name"])))
                 k["layer"] = layer_of.get(k["name"], "")
+        self._name_layers(out.get("mapping"))
         runs = self.loop_runs
         for k in out["kernels"]:  # a loop body's kernel is listed once and runs this many times
             k["in_loop"] = k["computation"] in runs
             k["loop_runs"] = runs.get(k["computation"])
         return out
+
+    def _name_layers(self, mapping: dict | None) -> None:
+        """Each op of ``mapping`` gets its ``layer``: the scope the pre-optimization tree files it
+        under, written as ``--by scope``'s rows write their ``scope`` (JAX: ``ViT/blocks/mlp``,
+        never ``jit(…)``; TensorFlow: the op names' path, which the row's ``label`` names), so
+        the two join. The key stays the op's name as the HLO writes it
+        (``jit(f)/transpose(jvp(ViT))/head/dot_general``)."""
+        from ..analysis.scopes import TOP_LEVEL
+        from ..analysis.scopes.stats import user_path
+
+        tree = self.pre_tree if mapping else None
+        if tree is None or not mapping:
+            return
+        for name, entry in mapping.items():
+            s = tree.scope_of_op(name, entry.get("type") or "")
+            entry["layer"] = user_path(s, s.path) or TOP_LEVEL
+
+    @cached_property
+    def pre_tree(self) -> ScopeTree | None:
+        """The pre-optimization module's scope tree (built on first use when ``--by scope`` did not)."""
+        if self.trees is not None and self.trees[0] is not None:
+            return self.trees[0]
+        cap = self.capture
+        pre = cap.pre_module() if cap is not None else None  # type: ignore[attr-defined]
+        if pre is None:
+            return None
+        from ..analysis.scopes import build_scope_tree
+
+        return build_scope_tree(pre, stage="pre", layers=self.info.get("layer_scopes") or None)
 
     @cached_property
     def post_tree(self) -> ScopeTree | None:

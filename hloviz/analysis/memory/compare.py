@@ -88,17 +88,33 @@ def _from_the_model(path: str) -> str:
     return path
 
 
-def _by_model_path(scopes: tuple[tuple[str, int], ...]) -> dict[str, int]:
+def _by_model_path(report: MemoryReport) -> dict[str, int]:
+    """The report's scope rows keyed by the model's paths; the traced function's own row, which
+    the report names by the function (``vit_forward``), is ``(function)``, so that two functions
+    holding one model compare row by row."""
+    functions = {_function_of(b.op_name) for b in report.buffers_at_peak} - {""}
     out: dict[str, int] = {}
-    for s, n in scopes:
-        key = _from_the_model(s)
+    for s, n in report.scopes:
+        key = "(function)" if s in functions else _from_the_model(s)
         out[key] = out.get(key, 0) + n
     return out
 
 
+def _function_of(op_name: str) -> str:
+    """``vit_forward`` for an op name ``jit(vit_forward)/…``; "" for any other."""
+    if not op_name.startswith(("jit(", "pjit(")):
+        return ""
+    depth = 0
+    for i, ch in enumerate(op_name):
+        depth += (ch == "(") - (ch == ")")
+        if ch == ")" and depth == 0:
+            return op_name[op_name.index("(") + 1:i]
+    return ""
+
+
 def compare_memory(before: MemoryReport, after: MemoryReport) -> MemoryChange:
     """What changed between two memory reports (see the module docstring)."""
-    x, y = _by_model_path(before.scopes), _by_model_path(after.scopes)
+    x, y = _by_model_path(before), _by_model_path(after)
     layers = sorted(((s, x.get(s, 0), y.get(s, 0)) for s in dict.fromkeys([*x, *y])),
                     key=lambda r: (-abs(r[2] - r[1]), r[0]))
     old: dict[tuple[str, tuple[int, ...]], int] = {}

@@ -157,10 +157,10 @@ def closest_scopes(tree: ScopeTree, query: str, n: int = 5) -> list[str]:
     scopes = [s for s in tree.walk() if s.kind != "root"]
     shown_as: dict[str, int] = {}
     for s in scopes:
-        shown_as[s.display_path] = shown_as.get(s.display_path, 0) + 1
+        shown_as[s.plain_path] = shown_as.get(s.plain_path, 0) + 1
     for s in scopes:
-        shown = s.display_path or s.path
-        if shown_as.get(s.display_path, 0) != 1:
+        shown = s.plain_path or s.path  # JAX's traced function by its name, not ``jit(f)``
+        if shown_as.get(s.plain_path, 0) != 1:
             shown = s.path  # two layers of one label: the op names' path tells them apart
         for key in (shown, s.path, s.label, s.name):
             candidates.setdefault(key, shown)

@@ -127,12 +127,12 @@ def scope_rows(pre: ScopeTree | None, post: ScopeTree | None, mapping: Mapping |
             kernels=s_post.kernels if s_post is not None else (),
             flops=flops.get(path, 0), bytes=nbytes.get(path, 0), phases=phases,
             **_loop_of(s_post.kernels if s_post is not None else (), kernel_runs),
-            path=_user_path(s, path),
+            path=user_path(s, path),
         ))
     return rows
 
 
-def _user_path(s: Scope, path: str) -> str:
+def user_path(s: Scope, path: str) -> str:
     """A JAX scope's :attr:`~Scope.plain_path` (below the traced function; the function by its
     name); any other scope's path as the op names write it (a TF scope's path is what
     ``--scope`` and the JSON have always said)."""

@@ -157,6 +157,16 @@ def _function_name(label: str) -> str:
     return label
 
 
+def display_path(node: TreeNode) -> str:
+    """Where a scope is, by the names users know: the labels of it and the scopes holding it
+    (``ViT/blocks/mlp``), JAX's ``jit(f)`` left out, as ``stats --by scope`` writes it; not its
+    op names' path (``jit(f)/ViT/blocks/mlp``). A TensorFlow scope's second line keeps the op
+    names' path, as ``stats --json``'s ``scope`` does (``MobileNetV3Small_1/activation_1_2``:
+    the title above it is the Keras name)."""
+    names = [n.label or n.name for n in (node, *node.ancestors()) if n.kind == "scope"]
+    return "/".join(n for n in reversed(names) if not (n.startswith(("jit(", "pjit(")) and n.endswith(")")))
+
+
 def _title(node: TreeNode) -> str:
     if node.kind == "group":
         n = sum(1 for c in node.children if c.kind in STRUCTURAL)
@@ -321,8 +331,12 @@ def _empty_clusters(cut: Cut) -> dict[str, ScopeCluster]:
     while stack:
         node = stack.pop()
         rows = [Row(scope_title(node), bold=True)]
-        if node.kind == "scope" and "/" in node.path:
-            rows.append(Row(node.path, small=True))
+        where = node.path if node.kind == "scope" and "/" in node.path else ""
+        if where.startswith(("jit(", "pjit(")):  # JAX's: by the names users know, below jit(f)
+            where = display_path(node)
+            where = where if "/" in where else ""
+        if where:
+            rows.append(Row(where, small=True))
         clusters[node.key] = ScopeCluster(node.key, parent_of[node.key], rows, node)
         stack.extend(reversed(children.get(node.key, [])))
     return clusters

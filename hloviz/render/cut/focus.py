@@ -163,7 +163,7 @@ def scope_set(g: ViewGraph, path: str, scopes=None) -> tuple[set[int], str]:
 def _found_text(query: str, found: list) -> str:
     """``block_5_expand`` for one scope, ``'block_5': 9 scopes (block_5_expand … block_5_add)``."""
     if len(found) == 1:
-        return found[0].display_path or found[0].path
+        return found[0].plain_path or found[0].path
     labels = [s.label or s.name for s in found]
     ordered = sorted(labels, key=lambda t: (len(t), t))
     return f"{query.strip()!r}: {len(found)} scopes ({ordered[0]} … {ordered[-1]})"

@@ -48,7 +48,7 @@ def kernel_layers(tree: ScopeTree) -> dict[str, tuple[str, ...]]:
     report = tree.kernel_report
     if report is None:
         return {}
-    return {k.name: tuple(s.display_path or s.path for s in tree.scopes_of_kernel(k.name)) for k in report.kernels}
+    return {k.name: tuple(s.plain_path or s.path for s in tree.scopes_of_kernel(k.name)) for k in report.kernels}
 
 
 def kernel_layer_texts(tree: ScopeTree) -> dict[str, str]:

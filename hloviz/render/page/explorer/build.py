@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from ....errors import HlovizError
@@ -88,10 +89,11 @@ class Bounds:
     max_bytes: int = 8 * 1024 * 1024
     budget: int = 200
     timeout: float = 10.0
-    #: Drawing a layer or a fusion walks the whole module (once per side), so expansions are also
-    #: bounded by instructions walked in all: layers up to half, blocks opened in place an
-    #: eighth, fusions the rest (ResNet50: 47 layers and 48 fusions; a 300k-instruction module
-    #: one fusion).
+    #: Drawing a layer walks the whole module (once per side), so expansions are also bounded
+    #: by instructions walked in all: layers up to half, blocks opened in place an eighth,
+    #: fusions the rest: one a view draws as a box of its own charged its own fused
+    #: instructions (its picture walks its fused computation; the module's scope tree is built
+    #: once for the page), one drawn only inside a bigger box the module's size.
     max_walk: int = 400_000
     #: And by time: no expansion starts after this many seconds (the page says which have none).
     seconds: float = 30.0
@@ -176,8 +178,7 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
     from ...views import ViewOptions
 
     pictures = [(parent, drawn)] if not isinstance(drawn, Sequence) else list(drawn)
-    count = min(bounds.max_fusions, (bounds.max_walk - walked) // max(side.module.instruction_count, 1))
-    if side.kernels is None or count <= 0:
+    if side.kernels is None:
         return []
     owner = fusion_owners(side)
     own: dict[str, list[str]] = {}  # fusion → the view keys drawing it as a box of its own
@@ -198,7 +199,16 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
         if inst is not None and where is not None:
             candidates.append((0 if keys else 1, k.instructions, inst, where))
     candidates.sort(key=lambda c: (c[0], -c[1]))
-    chosen = [(inst, where) for _, _, inst, where in candidates[:count]]
+    # a fusion's picture walks its fused computation, not the module (the scope tree and the
+    # optimizer's targets are the page's, built once): one a view draws as a box of its own is
+    # charged its own instructions, so every such fusion gets its picture; one drawn only inside
+    # a box of several ops keeps a module's walk as its charge (each is a Graphviz run the page
+    # waits for, and nothing opens from it but that box: the GPT step, 46k instructions, draws
+    # its 53 boxed fusions and 3 more)
+    first = candidates[:bounds.max_fusions]
+    charge = [c[1] if c[0] == 0 else max(side.module.instruction_count, 1) for c in first]
+    chosen = [(inst, where) for (_, _, inst, where), total in zip(first, accumulate(charge))
+              if total <= bounds.max_walk - walked]
 
     deadline = time.monotonic() + bounds.seconds
 
