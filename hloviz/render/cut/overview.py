@@ -34,25 +34,45 @@ def fold_weights(g: ViewGraph) -> None:
         if s != d:
             users.setdefault(s, set()).add(d)
     folded: dict[int, list[str]] = {}
+    cut_edges: dict[int, set[int]] = {}  # parameter unit → the later users its arrows no longer reach
     for u in g.units:
         if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode != "parameter":
             continue
         into = users.get(u.index, set())
-        if len(into) != 1:
-            continue
-        target = g.units[next(iter(into))]
-        if (not target.alive or target.scope != u.scope or home.get(u.index) is None
-                or home.get(target.index) != home.get(u.index)):
+        if not into or home.get(u.index) is None:
             continue  # only inside an opened layer: a module's own inputs stay boxes (the first one)
+        near = sorted((g.units[i] for i in into if g.units[i].alive and g.units[i].scope == u.scope
+                       and home.get(i) == home.get(u.index)), key=lambda t: _first_position(g, t))
+        if not near or (len(into) > 1 and not all(g.units[i].alive for i in into)):
+            continue
+        # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
+        # kernel): folded into its first reader in its own layer, named on the others as a row;
+        # as a box it reached past the layers between (resblock_relu's stem_bn → res_bn)
+        target = near[0]
         g.merge([u], target)
         name = u.members[0].name
-        folded.setdefault(target.index, []).append(g.param_names.get(name, name))
+        shown = g.param_names.get(name, name)
+        folded.setdefault(target.index, []).append(shown)
+        others = into - {target.index}
+        if others:
+            cut_edges[u.index] = others
+            for i in others:
+                folded.setdefault(i, []).append(shown)
+    if cut_edges:
+        g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
     for index, names in folded.items():
         shown = ", ".join(layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
         g.units[index].extra_rows.append(Row(f"+ {shown}", small=True, italic=True))
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def _first_position(g: ViewGraph, unit) -> int:
+    """Where ``unit``'s first instruction sits in the drawn computation's text (program order)."""
+    top = g.computations[0] if g.computations else None
+    spots = [g.position(m) for m in unit.members if m.parent is top]
+    return min(spots) if spots else unit.pos[1]
 
 
 def unframe_phases(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
