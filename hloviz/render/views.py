@@ -47,7 +47,7 @@ from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
 from .cut.cut import Cut, coarsen, fit, open_in_place
 from .cut.focus import focus_set, scope_set
-from .cut.overview import fold_weights, unframe_phases
+from .cut.overview import fold_plumbing, fold_weights, name_blocks, unframe_phases
 from .scene import Scene
 from .tree import layers
 from .tree.chains import Chain, find_chains
@@ -328,6 +328,8 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
     if options.budget <= OVERVIEW_BUDGET:
         g.program_order = phase_of
         fold_weights(g)
+        fold_plumbing(g)
+        name_blocks(g, cut, phase_of)
         unframe_phases(g, cut, phase_of)
     _note_cut(g, cut, options, notes, levels)
 

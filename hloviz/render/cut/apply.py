@@ -11,6 +11,7 @@ the routing because it reads the cut, not the scopes: each side reads alone.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -216,6 +217,46 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
             text += ": " + ", ".join(short[:3]) + (f" +{len(short) - 3}" if len(short) > 3 else "")
         rows.append(Row(labels.shorten(text, 60), small=True))
     return rows
+
+
+def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, str],
+                phases: Mapping[str, int]) -> str | None:
+    """A block found by structure is labelled by its last instruction (``div.207``), which
+    means nothing to the model's author (issue 33: blocks named by the model's scopes). Where
+    no traced function names it, name it by the weight its parameters share
+    (``adamw_state['mu']['blocks']['attn']['out']['kernel']`` and its ``nu`` →
+    ``blocks/attn/out/kernel``; else by the start of its weights' paths, ``blocks/attn``) and
+    by the pass it runs in (``… · optimizer``), or by that pass alone; None where the block keeps
+    its title (a traced function's name)."""
+    if node.kind != "block" or not any(m.name == node.label for m in members):
+        return None  # named by JAX's traced function, or by no instruction of its own
+    paths = [_components(names[m.name]) for m in members if m.opcode == "parameter" and m.name in names]
+    # the weight: the longest path end two or more parameters share, each with a head of its
+    # own (``params``, ``adamw_state/mu``, ``adamw_state/nu``); a step count or a learning rate
+    # among them names nothing
+    ends: Counter[tuple[str, ...]] = Counter()
+    for parts in paths:
+        for k in range(1, len(parts)):
+            ends[tuple(parts[-k:])] += 1
+    shared: tuple[str, ...] = max((e for e, n in ends.items() if n >= 2 and len(e) >= 2),
+                                  key=lambda e: (len(e), ends[e]), default=())
+    phase = max(phases, key=lambda p: phases[p]) if phases else "parameters"  # no op: inputs alone
+    count = f"block of {len(node.children)}"
+    if not shared and len(paths) > 1:  # else the start all share, less the argument's name (``params``)
+        for parts in zip(*paths, strict=False):
+            if len(set(parts)) != 1:
+                break
+            shared += (parts[0],)
+        shared = shared[1:]
+    if shared:
+        weight = "/".join(shared)
+        return f"{weight} · {phase} · {count}" if phase != "forward" else f"{weight} · {count}"
+    return f"{phase} · {count}"
+
+
+def _components(name: str) -> list[str]:
+    """``adamw_state['mu']['blocks']['kernel']`` → ``adamw_state``, ``mu``, ``blocks``, ``kernel``."""
+    return [p for p in re.split(r"[\[\]'\"/]+", name) if p]
 
 
 def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool, bool]]]:
