@@ -321,7 +321,8 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
         return mark.kernels if mark is not None else ()
 
     phase_of = scopes.phase_of if scopes is not None else (lambda i: "forward")
-    g.scope_clusters = apply.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of)
+    g.scope_clusters = apply.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of,
+                                       brief=options.budget <= OVERVIEW_BUDGET)
     if options.coarse:  # after a Graphviz timeout: no clusters, which are most of dot's time
         g.scope_clusters, g.stacking = [], []
     g.cut = cut

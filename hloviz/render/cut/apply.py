@@ -43,12 +43,13 @@ class ScopeCluster:
 
 
 def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tuple[int, ...]],
-              phase_of: Callable[[Instruction], str] = lambda i: "forward") -> list[ScopeCluster]:
+              phase_of: Callable[[Instruction], str] = lambda i: "forward", brief: bool = False) -> list[ScopeCluster]:
     """Merge ``g``'s units as ``cut`` says; return the open scopes to draw as clusters.
 
     ``kernels_of(instruction)`` gives the kernel numbers an instruction is marked with (for the
     ``3 ops → 1 kernel`` row of a closed scope), ``phase_of`` its phase (``forward``,
     ``backward``, ``optimizer``: a training step's layer says how many ops of each it holds).
+    ``brief``: the overview's labels (two opcodes, two parameter names: narrower boxes).
     """
     tree = cut.tree
     for node in cut.nodes:
@@ -62,7 +63,7 @@ def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tup
         elif node.kind == "body":
             _fold_body(g, node, tree, units)
         else:
-            _close_scope(g, node, tree, units, kernels_of, phase_of)
+            _close_scope(g, node, tree, units, kernels_of, phase_of, brief)
     g.stacking = stacking(g, cut)
     return _open_clusters(g, cut)
 
@@ -114,7 +115,8 @@ def _fold_body(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit]) -> N
 
 
 def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
-                 kernels_of: Callable[[Instruction], tuple[int, ...]], phase_of: Callable[[Instruction], str]) -> None:
+                 kernels_of: Callable[[Instruction], tuple[int, ...]], phase_of: Callable[[Instruction], str],
+                 brief: bool = False) -> None:
     places = _places_below(g, node, tree)
     members: list[Instruction] = []
     for u in units:
@@ -130,7 +132,7 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
     unit.scope, unit.pos = first.scope, first.pos
     unit.root = any(u.root for u in units)
     unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of,
-                           names=g.param_names)
+                           names=g.param_names, listed=2 if brief else 3)
     g.merge(units, unit)
     for p in places:
         g.collapsed_places.add(p.key)
@@ -181,8 +183,9 @@ def _title(node: TreeNode) -> str:
 
 def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[[Instruction], tuple[int, ...]],
                *, after: bool, phase_of: Callable[[Instruction], str] = lambda i: "forward",
-               names: Mapping[str, str] | None = None) -> list[Row]:
-    """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes."""
+               names: Mapping[str, str] | None = None, listed: int = 3) -> list[Row]:
+    """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes
+    (``listed`` of them, and of its parameters' names)."""
     ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
     params = len(members) - len(ops) - sum(1 for m in members if m.opcode in ("get-tuple-element", "tuple"))
     kernels = sorted({k for m in members for k in kernels_of(m)})
@@ -203,7 +206,7 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
     rows = [Row(scope_title(node), bold=True), Row(what)]
     shown = [m.opcode for m in ops if m.opcode != "fusion" or not after]
     if shown:
-        rows.append(Row(labels.histogram_text(shown), small=True))
+        rows.append(Row(labels.histogram_text(shown, top=listed), small=True))
     phases = Counter(phase_of(m) for m in ops)
     if set(phases) - {"forward"}:
         rows.append(Row(" · ".join(f"{p} {phases[p]}" for p in ("forward", "backward", "optimizer") if phases[p]),
@@ -214,7 +217,7 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
         if named:
             prefix = (node.label or node.name) + "/"
             short = [n.split(prefix, 1)[1] if prefix in n else n.rsplit("/", 1)[-1] for n in named]
-            text += ": " + ", ".join(short[:3]) + (f" +{len(short) - 3}" if len(short) > 3 else "")
+            text += ": " + ", ".join(short[:listed]) + (f" +{len(short) - listed}" if len(short) > listed else "")
         rows.append(Row(labels.shorten(text, 60), small=True))
     return rows
 
