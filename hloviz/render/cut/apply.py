@@ -243,7 +243,8 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
             ends[tuple(parts[-k:])] += 1
     shared: tuple[str, ...] = max((e for e, n in ends.items() if n >= 2 and len(e) >= 2),
                                   key=lambda e: (len(e), ends[e]), default=())
-    phase = max(phases, key=lambda p: phases[p]) if phases else "parameters"  # no op: inputs alone
+    # no op of its own (parameters, a loop's results read from its tuple): what it holds
+    phase = max(phases, key=lambda p: phases[p]) if phases else Counter(m.opcode for m in members).most_common(1)[0][0]
     count = f"block of {len(node.children)}"
     if not shared and len(paths) > 1:  # else the start all share, less the argument's name (``params``)
         for parts in zip(*paths, strict=False):
