@@ -36,7 +36,7 @@ SHORT = {
 def _measure(svg: str):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        from overview_bench import measure
+        from overview_bench import measure  # pyright: ignore[reportMissingImports]
     finally:
         sys.path.pop(0)
     return measure(svg, 0.0)
