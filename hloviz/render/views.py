@@ -47,7 +47,7 @@ from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
 from .cut.cut import Cut, coarsen, fit, open_in_place
 from .cut.focus import focus_set, scope_set
-from .cut.overview import fold_weights, unframe_phases
+from .cut.overview import fold_plumbing, fold_weights, name_blocks, unframe_phases
 from .scene import Scene
 from .tree import layers
 from .tree.chains import Chain, find_chains
@@ -321,13 +321,16 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
         return mark.kernels if mark is not None else ()
 
     phase_of = scopes.phase_of if scopes is not None else (lambda i: "forward")
-    g.scope_clusters = apply.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of)
+    g.scope_clusters = apply.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of,
+                                       brief=options.budget <= OVERVIEW_BUDGET)
     if options.coarse:  # after a Graphviz timeout: no clusters, which are most of dot's time
         g.scope_clusters, g.stacking = [], []
     g.cut = cut
     if options.budget <= OVERVIEW_BUDGET:
         g.program_order = phase_of
         fold_weights(g)
+        fold_plumbing(g)
+        name_blocks(g, cut, phase_of)
         unframe_phases(g, cut, phase_of)
     _note_cut(g, cut, options, notes, levels)
 

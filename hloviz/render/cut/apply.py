@@ -11,6 +11,7 @@ the routing because it reads the cut, not the scopes: each side reads alone.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -42,12 +43,13 @@ class ScopeCluster:
 
 
 def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tuple[int, ...]],
-              phase_of: Callable[[Instruction], str] = lambda i: "forward") -> list[ScopeCluster]:
+              phase_of: Callable[[Instruction], str] = lambda i: "forward", brief: bool = False) -> list[ScopeCluster]:
     """Merge ``g``'s units as ``cut`` says; return the open scopes to draw as clusters.
 
     ``kernels_of(instruction)`` gives the kernel numbers an instruction is marked with (for the
     ``3 ops → 1 kernel`` row of a closed scope), ``phase_of`` its phase (``forward``,
     ``backward``, ``optimizer``: a training step's layer says how many ops of each it holds).
+    ``brief``: the overview's labels (two opcodes, two parameter names: narrower boxes).
     """
     tree = cut.tree
     for node in cut.nodes:
@@ -61,7 +63,7 @@ def apply_cut(g: ViewGraph, cut: Cut, *, kernels_of: Callable[[Instruction], tup
         elif node.kind == "body":
             _fold_body(g, node, tree, units)
         else:
-            _close_scope(g, node, tree, units, kernels_of, phase_of)
+            _close_scope(g, node, tree, units, kernels_of, phase_of, brief)
     g.stacking = stacking(g, cut)
     return _open_clusters(g, cut)
 
@@ -113,7 +115,8 @@ def _fold_body(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit]) -> N
 
 
 def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
-                 kernels_of: Callable[[Instruction], tuple[int, ...]], phase_of: Callable[[Instruction], str]) -> None:
+                 kernels_of: Callable[[Instruction], tuple[int, ...]], phase_of: Callable[[Instruction], str],
+                 brief: bool = False) -> None:
     places = _places_below(g, node, tree)
     members: list[Instruction] = []
     for u in units:
@@ -129,7 +132,7 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
     unit.scope, unit.pos = first.scope, first.pos
     unit.root = any(u.root for u in units)
     unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of,
-                           names=g.param_names)
+                           names=g.param_names, listed=2 if brief else 3)
     g.merge(units, unit)
     for p in places:
         g.collapsed_places.add(p.key)
@@ -190,8 +193,9 @@ def _title(node: TreeNode) -> str:
 
 def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[[Instruction], tuple[int, ...]],
                *, after: bool, phase_of: Callable[[Instruction], str] = lambda i: "forward",
-               names: Mapping[str, str] | None = None) -> list[Row]:
-    """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes."""
+               names: Mapping[str, str] | None = None, listed: int = 3) -> list[Row]:
+    """The label of a closed scope: name, ``N ops → K kernels``, the most common opcodes
+    (``listed`` of them, and of its parameters' names)."""
     ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
     params = len(members) - len(ops) - sum(1 for m in members if m.opcode in ("get-tuple-element", "tuple"))
     kernels = sorted({k for m in members for k in kernels_of(m)})
@@ -212,7 +216,7 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
     rows = [Row(scope_title(node), bold=True), Row(what)]
     shown = [m.opcode for m in ops if m.opcode != "fusion" or not after]
     if shown:
-        rows.append(Row(labels.histogram_text(shown), small=True))
+        rows.append(Row(labels.histogram_text(shown, top=listed), small=True))
     phases = Counter(phase_of(m) for m in ops)
     if set(phases) - {"forward"}:
         rows.append(Row(" · ".join(f"{p} {phases[p]}" for p in ("forward", "backward", "optimizer") if phases[p]),
@@ -223,9 +227,50 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
         if named:
             prefix = (node.label or node.name) + "/"
             short = [n.split(prefix, 1)[1] if prefix in n else n.rsplit("/", 1)[-1] for n in named]
-            text += ": " + ", ".join(short[:3]) + (f" +{len(short) - 3}" if len(short) > 3 else "")
+            text += ": " + ", ".join(short[:listed]) + (f" +{len(short) - listed}" if len(short) > listed else "")
         rows.append(Row(labels.shorten(text, 60), small=True))
     return rows
+
+
+def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, str],
+                phases: Mapping[str, int]) -> str | None:
+    """A block found by structure is labelled by its last instruction (``div.207``), which
+    means nothing to the model's author (issue 33: blocks named by the model's scopes). Where
+    no traced function names it, name it by the weight its parameters share
+    (``adamw_state['mu']['blocks']['attn']['out']['kernel']`` and its ``nu`` →
+    ``blocks/attn/out/kernel``; else by the start of its weights' paths, ``blocks/attn``) and
+    by the pass it runs in (``… · optimizer``), or by that pass alone; None where the block keeps
+    its title (a traced function's name)."""
+    if node.kind != "block" or not any(m.name == node.label for m in members):
+        return None  # named by JAX's traced function, or by no instruction of its own
+    paths = [_components(names[m.name]) for m in members if m.opcode == "parameter" and m.name in names]
+    # the weight: the longest path end two or more parameters share, each with a head of its
+    # own (``params``, ``adamw_state/mu``, ``adamw_state/nu``); a step count or a learning rate
+    # among them names nothing
+    ends: Counter[tuple[str, ...]] = Counter()
+    for parts in paths:
+        for k in range(1, len(parts)):
+            ends[tuple(parts[-k:])] += 1
+    shared: tuple[str, ...] = max((e for e, n in ends.items() if n >= 2 and len(e) >= 2),
+                                  key=lambda e: (len(e), ends[e]), default=())
+    # no op of its own (parameters, a loop's results read from its tuple): what it holds
+    phase = max(phases, key=lambda p: phases[p]) if phases else Counter(m.opcode for m in members).most_common(1)[0][0]
+    count = f"block of {len(node.children)}"
+    if not shared and len(paths) > 1:  # else the start all share, less the argument's name (``params``)
+        for parts in zip(*paths, strict=False):
+            if len(set(parts)) != 1:
+                break
+            shared += (parts[0],)
+        shared = shared[1:]
+    if shared:
+        weight = "/".join(shared)
+        return f"{weight} · {phase} · {count}" if phase != "forward" else f"{weight} · {count}"
+    return f"{phase} · {count}"
+
+
+def _components(name: str) -> list[str]:
+    """``adamw_state['mu']['blocks']['kernel']`` → ``adamw_state``, ``mu``, ``blocks``, ``kernel``."""
+    return [p for p in re.split(r"[\[\]'\"/]+", name) if p]
 
 
 def stacking(g: ViewGraph, cut: Cut) -> list[list[tuple[list[int], bool, bool]]]:

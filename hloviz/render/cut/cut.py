@@ -197,8 +197,15 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
             continue
         # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
         # cannot open everything names every layer first
-        def rank(n: TreeNode) -> tuple:
-            return (n.kind not in _GROUPS or n.waist, _delta(n), n.last, n.order)
+        # … but a model's own scope (JAX's ``ViT``) before a block or repeat of loose ops no
+        # scope names (an optimizer's per-weight updates ×8, a loss's dozen ops): opened, those
+        # are rows of anonymous boxes that crowd out the model's structure (issue 33)
+        scoped = any(n.kind == "scope" for n in cands)
+
+        def rank(n: TreeNode, scoped: bool = scoped) -> tuple:
+            if n.kind in _GROUPS and scoped and not _names_a_part(n):
+                return (2, _delta(n), n.last, n.order)
+            return (0 if n.kind in _GROUPS and not n.waist else 1, _delta(n), n.last, n.order)
 
         cands.sort(key=rank)
         while cands:
@@ -213,6 +220,18 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
                 cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth, closed)], key=rank)
         break
     return Cut(tree, frozenset(keys))
+
+
+def _names_a_part(node: TreeNode) -> bool:
+    """Does opening ``node`` show a part of the model by its name: a scope or group, or a block
+    or repeat with one inside (not only loose ops, named after an instruction)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.kind in ("scope", "group"):
+            return True
+        stack.extend(c for c in n.children if not c.is_leaf)
+    return False
 
 
 def open_in_place(cut: Cut, key: str, budget: int) -> tuple[Tree, Cut]:

@@ -10,13 +10,14 @@ puts apart (:func:`unframe_phases`), so a training step reads top to bottom as i
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 
 from ...ir import Instruction
 from ..tree import layers
 from ..tree.model import ViewGraph
 from ..tree.tree import TreeNode
-from . import apply
+from . import apply, labels
 from .cut import Cut
 
 
@@ -34,25 +35,131 @@ def fold_weights(g: ViewGraph) -> None:
         if s != d:
             users.setdefault(s, set()).add(d)
     folded: dict[int, list[str]] = {}
+    cut_edges: dict[int, set[int]] = {}  # parameter unit → the later users its arrows no longer reach
     for u in g.units:
         if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode != "parameter":
             continue
         into = users.get(u.index, set())
-        if len(into) != 1:
-            continue
-        target = g.units[next(iter(into))]
-        if (not target.alive or target.scope != u.scope or home.get(u.index) is None
-                or home.get(target.index) != home.get(u.index)):
+        if not into or home.get(u.index) is None:
             continue  # only inside an opened layer: a module's own inputs stay boxes (the first one)
+        near = sorted((g.units[i] for i in into if g.units[i].alive and g.units[i].scope == u.scope
+                       and home.get(i) == home.get(u.index)), key=lambda t: _first_position(g, t))
+        if not near or (len(into) > 1 and (not all(g.units[i].alive for i in into) or len(near) == len(into))):
+            continue  # several readers, all in its own layer: it stays a box (a module's input)
+        # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
+        # kernel): folded into its first reader in its own layer, named on the others as a row;
+        # as a box it reached past the layers between (resblock_relu's stem_bn → res_bn)
+        target = near[0]
         g.merge([u], target)
         name = u.members[0].name
-        folded.setdefault(target.index, []).append(g.param_names.get(name, name))
+        shown = g.param_names.get(name, name)
+        folded.setdefault(target.index, []).append(shown)
+        others = into - {target.index}
+        if others:
+            cut_edges[u.index] = others
+            for i in others:
+                folded.setdefault(i, []).append(shown)
+    if cut_edges:
+        g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
     for index, names in folded.items():
         shown = ", ".join(layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
         g.units[index].extra_rows.append(Row(f"+ {shown}", small=True, italic=True))
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
+    """The overview titles each block found by structure by what it holds
+    (:func:`hloviz.render.cut.apply.block_title`: the weight it updates, the pass it runs in), not
+    by its last instruction (``div.207 · block of 15``): closed blocks' boxes and open blocks'
+    frames. ``--budget N`` keeps the instruction names, which ``--scope`` and the explorer find."""
+    from dataclasses import replace
+
+    def members_of(node: TreeNode) -> list[Instruction]:
+        return [m for leaf in cut.tree.leaves(node) if leaf.name[1:].isdigit()
+                for m in g.units[int(leaf.name[1:])].members]
+
+    def title(node: TreeNode) -> str | None:
+        members = members_of(node)
+        ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
+        return apply.block_title(node, members, g.param_names, Counter(phase_of(m) for m in ops))
+
+    for node in cut.nodes:
+        if node.kind != "block":
+            continue
+        leaf = next(cut.tree.leaves(node), None)
+        unit = g.units[g.find(int(leaf.name[1:]))] if leaf is not None and leaf.name[1:].isdigit() else None
+        name = title(node) if unit is not None and unit.alive and unit.kind == "scope" and unit.rows else None
+        if unit is not None and unit.rows and name is not None:
+            unit.rows[0] = replace(unit.rows[0], text=name)
+    for sc in g.scope_clusters:
+        if sc.node.kind == "block" and sc.rows:
+            name = title(sc.node)
+            if name is not None:
+                sc.rows[0] = replace(sc.rows[0], text=name)
+
+
+#: What XLA adds without an op name to stage a value (a zero buffer broadcast from a constant,
+#: its copies into a loop's carried tuple): no work of the model's.
+_PLUMBING = frozenset({"copy", "broadcast", "bitcast", "constant", "iota", "fusion"})
+
+
+def fold_plumbing(g: ViewGraph) -> None:
+    """The overview draws no box for what XLA added without an op name to stage a value for one
+    user: a while loop's zero-initialised gradient accumulators (``wrapped_broadcast`` of a
+    constant, copied once per carried buffer into the loop's init tuple) drew 14 boxes above the
+    Flax ViT step's optimized column. Each such unit whose arrows all go to one unit is folded
+    into that unit, repeatedly (copies first, then the broadcast they copied), and the user gets
+    a row counting them (issue 33: the first boxes are the program's, in program order)."""
+    from ..scene import Row
+
+    def plumbing(u) -> bool:
+        return (u.alive and not u.root and u.kind in ("inst", "fusion")
+                and all(m.opcode in _PLUMBING and not m.metadata.op_name for m in u.members)
+                and all(m.opcode != "fusion" or _stages_a_value(m) for m in u.members))
+
+    folded: dict[int, list[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        users: dict[int, set[int]] = {}
+        for src, dst, *_ in g.edges:
+            s, d = g.find(src), g.find(dst)
+            if s != d:
+                users.setdefault(s, set()).add(d)
+        for index, into in users.items():
+            u = g.units[index]
+            if len(into) != 1 or not plumbing(u):
+                continue
+            target = g.units[g.find(next(iter(into)))]
+            if not target.alive or target is u:
+                continue
+            g.merge([u], target)
+            folded.setdefault(target.index, []).extend(m.opcode for m in u.members)
+            folded[target.index].extend(folded.pop(u.index, []))
+            changed = True  # the broadcast the copies read has one user now: another round
+    for index, ops in folded.items():
+        if g.units[index].alive:
+            g.units[index].extra_rows.append(Row(f"+ {labels.histogram_text(ops)} (no op_name)", small=True, italic=True))
+    if folded:
+        g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
+                       if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def _stages_a_value(fusion: Instruction) -> bool:
+    """A fusion computing nothing: its computation only broadcasts, copies or reshapes a
+    constant or a parameter (XLA's ``wrapped_broadcast``)."""
+    called = fusion.called_computations
+    return bool(called) and all(i.opcode in _PLUMBING | {"parameter", "reshape", "transpose"} and i.opcode != "fusion"
+                                for c in called for i in c.instructions)
+
+
+def _first_position(g: ViewGraph, unit) -> int:
+    """Where ``unit``'s first instruction sits in the drawn computation's text (program order)."""
+    top = g.computations[0] if g.computations else None
+    spots = [g.position(m) for m in unit.members if m.parent is top]
+    return min(spots) if spots else unit.pos[1]
 
 
 def unframe_phases(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:

@@ -59,11 +59,22 @@ def label_html(rows: Sequence[Row], *, badge: str | None = None, badge_fill: str
         parts.append(f"<TD{attrs}>{_row_text(row, font, small_pt)}</TD>")
         if badge is not None and i == 0:
             span = max(len(rows), 1)
+            parts.append(f'<TD ROWSPAN="{span}" WIDTH="{_badge_gap(rows, small_pt)}"></TD>')
             parts.append(f'<TD ROWSPAN="{span}" BGCOLOR="{colour(badge_fill)}" BORDER="1" COLOR="#424242" '
                          f'CELLPADDING="3" VALIGN="MIDDLE"><B>{dot_html(badge)}</B></TD>')
         parts.append("</TR>")
     parts.append("</TABLE>>")
     return "".join(parts)
+
+
+def _badge_gap(rows: Sequence[Row], small_pt: int) -> int:
+    """Points of room between the rows and the kernel tag. Graphviz sizes a cell by Pango's
+    measure of its text; a browser draws the same font a little wider (measured in Chromium with
+    Liberation Sans: up to 3% of the width, 14 pt on a 100-character row), which ran the end of
+    the longest row under the tag (issue 33: no label hidden under a kernel tag). The room grows
+    with the longest row: an estimate of its width (0.55 em a character) times 3.5%, 3 pt at least."""
+    widest = max((len(r.text) * (small_pt if r.small else 11) * 0.55 for r in rows), default=0.0)
+    return max(3, round(0.035 * widest + 1))
 
 
 def _row_text(row: Row, font: str | None, small_pt: int = 9) -> str:
