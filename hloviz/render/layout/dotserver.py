@@ -16,8 +16,13 @@ of ``graph0`` (Graphviz 2.43 keeps the page counter between graphs), which is pu
 may write a graph's sibling clusters in another order (the same positions, the groups and their
 ``clust1``… ids reordered), because ``dot`` orders subgraphs by the address of their names'
 strings, which a heap that already served graphs hands out differently from a fresh one. So
-only a graph with at most one subgraph (:func:`order_free`) goes to a running ``dot``; every
-other one is laid out by a ``dot`` of its own, as without the servers. The explorer's pages of
+only a graph where no two subgraphs share a parent (:func:`order_free`: the subgraphs nest as
+one chain, leaving ``dot`` no order to choose) goes to a running ``dot``; every other one is
+laid out by a ``dot`` of its own, as without the servers. Issue 32 widened that from "at most one
+subgraph": a fusion drawn inside its column, a layer's picture of one fusion in one scope, nest
+their clusters that way (EfficientNetB0's ``show``: 42 of its 180 cluster graphs; the 113 such
+graphs of three captures' pages came out of a ``dot`` that had laid out hundreds before byte for
+byte as from a fresh one, benchmarks/results/show_breakdown.md). The explorer's pages of
 four captures were compared graph by graph and byte for byte
 (benchmarks/results/explorer_bench.txt). Anything unusual — an ``Error`` on stderr, a line
 there that is not a warning, output that does not split as expected, a ``dot`` that ended — is
@@ -172,14 +177,44 @@ class _Server:
 
 def order_free(dot_text: str) -> bool:
     """Whether ``dot_text``'s layout and output cannot depend on what the ``dot`` laid out before:
-    it has at most one subgraph. ``dot`` keeps a graph's subgraphs ordered by the address of
-    their names' strings in memory, so in a process that has already laid out graphs (its heap
-    no longer fresh) clusters can come out in another order than in a fresh one: the same
-    positions, but the SVG's groups (and ``clust1``, ``clust2`` ids) in another order."""
-    return len(_SUBGRAPH.findall(dot_text)) <= 1
+    no block of it (the graph, a subgraph) holds two subgraphs. ``dot`` keeps the subgraphs of
+    a graph ordered by the address of their names' strings in memory, so in a process that has
+    already laid out graphs (its heap no longer fresh) sibling clusters can come out in another
+    order than in a fresh one: their SVG groups (``clust1``, ``clust2`` …) reordered and, for a
+    few graphs, boxes a point apart (the order feeds the crossing minimisation). Subgraphs that
+    nest as one chain have one order only.
+
+    Every ``{`` counts as a subgraph of the block it is in (``subgraph x {``, an anonymous
+    ``{ … }``, the ``{b c}`` of ``a -> {b c}``); braces inside quoted strings and HTML labels
+    (``<…>``, nested) and comments do not."""
+    if dot_text.count("{") <= 2:  # the graph and at most one subgraph: the common case, at once
+        return True
+    children = [0]  # subgraphs seen in each open block, innermost last
+    html = 0
+    for m in _TOKEN.finditer(dot_text):
+        token = m.group(0)
+        if token[0] in "\"/":  # a quoted string, a comment
+            continue
+        if token == "<":
+            html += 1
+        elif token == ">":
+            html = max(0, html - 1)  # also the ">" of an arrow "->" outside a label
+        elif html:
+            continue
+        elif token == "{":
+            if len(children) > 1:  # inside the graph's own block: a subgraph of the innermost
+                children[-1] += 1
+                if children[-1] > 1:
+                    return False
+            children.append(0)
+        elif len(children) > 1:  # "}"
+            children.pop()
+    return True
 
 
-_SUBGRAPH = re.compile(r"\bsubgraph\b")
+#: What :func:`order_free` reads of DOT: quoted strings, comments, and the characters that open
+#: and close blocks and HTML labels.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|[<>{}]', re.DOTALL)
 
 
 def _documents(data: bytes) -> list[bytes] | None:
