@@ -32,6 +32,17 @@ so a failure reads exactly as it does without the servers (its message, its part
 runs past its timeout kills its process, group and all, and raises the same
 :class:`~hloviz.render.layout.graphviz_run.GraphvizTimeout`.
 
+A graph with sibling subgraphs (most of the explorer's: two columns, fusions side by side)
+goes to a *library server* instead (:mod:`hloviz.render.layout._gvserver`, issue 32): a small
+Python process driving Graphviz's libraries (the code ``dot`` runs), which reads each graph with
+an id discipline that numbers its named subgraphs in the order the text names them, so sibling
+clusters come in the text's order whatever the process laid out before — as a fresh ``dot``'s
+do. Its bytes were compared with a fresh ``dot``'s on every such graph of three captures' pages
+(138 of 138 on EfficientNetB0's, SVG and ``json0``), and the tests compare a whole page. A fresh
+``dot`` per graph spent most of ``show``'s Graphviz CPU starting up and loading fonts
+(benchmarks/results/show_breakdown.md). Where the libraries cannot be loaded (the server ends or
+answers ``E``), such graphs get a ``dot`` of their own, as before.
+
 Only SVG and ``json0`` go through a server (PNG is binary and rare); :func:`dot_servers` turns
 it on for a block of code (the explorer's page build), across all its threads.
 """
@@ -43,12 +54,14 @@ import re
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO
 
 from ...errors import DependencyError, RenderError
@@ -175,6 +188,61 @@ class _Server:
                 pass
 
 
+class _LibServer(_Server):
+    """One library server (:mod:`hloviz.render.layout._gvserver`): length-prefixed requests and
+    answers instead of ``dot``'s documents, otherwise as :class:`_Server` (stderr checked after
+    each graph, the timeout kept while writing and reading)."""
+
+    def __init__(self) -> None:
+        super().__init__(list(_LIB_ARGV))
+        self._buffer = b""
+
+    def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float) -> list[bytes]:
+        data = text.encode("utf-8")
+        self._send(b"%d %s\n" % (len(data), ",".join(formats).encode()) + data, deadline, timeout)
+        out = []
+        for fmt in formats:
+            head = self._line(deadline, timeout)
+            if not head.isdigit():  # "E": the graph did not lay out here
+                raise _Unusual
+            doc = self._exactly(int(head), deadline, timeout)
+            if fmt == "svg":
+                if not doc.startswith(b"<?xml"):
+                    raise _Unusual
+                doc = normalize_svg(doc.replace(_FIX_FROM, _FIX_TO, 1))
+            out.append(doc)
+        self._check_stderr()
+        return out
+
+    def _more(self, deadline: float, timeout: float) -> None:
+        seconds = deadline - time.monotonic()
+        if seconds <= 0:
+            raise _timed_out(timeout)
+        ready, _, _ = select.select([self._out], [], [], min(seconds, 1.0))
+        if ready:
+            chunk = os.read(self._out, 1 << 20)
+            if not chunk:  # the server ended (no Graphviz libraries, a crash)
+                raise _Unusual
+            self._buffer += chunk
+
+    def _line(self, deadline: float, timeout: float) -> bytes:
+        while b"\n" not in self._buffer:
+            self._more(deadline, timeout)
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _exactly(self, size: int, deadline: float, timeout: float) -> bytes:
+        while len(self._buffer) < size:
+            self._more(deadline, timeout)
+        doc, self._buffer = self._buffer[:size], self._buffer[size:]
+        return doc
+
+
+#: The library server's command line: this Python, isolated, without site-packages (the
+#: program needs the standard library only).
+_LIB_ARGV = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_gvserver.py")))
+
+
 def order_free(dot_text: str) -> bool:
     """Whether ``dot_text``'s layout and output cannot depend on what the ``dot`` laid out before:
     no block of it (the graph, a subgraph) holds two subgraphs. ``dot`` keeps the subgraphs of
@@ -245,6 +313,9 @@ class DotServers:
         self._lock = threading.Lock()
         self._closed = False
         self.started = 0
+        #: whether a library server has laid a graph out, or failed before any did
+        self._lib_worked = False
+        self._lib_failed = False
 
     def _take(self, argv: tuple[str, ...]) -> _Server:
         with self._lock:
@@ -255,7 +326,7 @@ class DotServers:
                 server = idle.pop()
                 if server.alive():
                     return server
-            server = _Server(list(argv))
+            server = _LibServer() if argv == _LIB_ARGV else _Server(list(argv))
             self._all.append(server)
             self.started += 1
             return server
@@ -268,18 +339,28 @@ class DotServers:
 
     def _lay_out(self, engine: tuple[str, ...], text: str, formats: Sequence[str], deadline: float,
                  timeout: float) -> list[bytes]:
-        argv = (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
+        lib = not order_free(text)
+        argv = _LIB_ARGV if lib else (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
         server = self._take(argv)
         try:
             out = server.lay_out(text, formats, deadline, timeout)
-        except BaseException:
+        except BaseException as err:
             server.stop()
             with self._lock:
                 if server in self._all:
                     self._all.remove(server)
+                if lib and isinstance(err, _Unusual) and not self._lib_worked:
+                    self._lib_failed = True  # no Graphviz libraries here: fresh dots from now on
             raise
+        if lib:
+            self._lib_worked = True
         self._give(argv, server)
         return out
+
+    def _served(self, dot_text: str, engine: tuple[str, ...] = ()) -> bool:
+        """Whether ``dot_text`` goes to a running process: a ``dot`` when :func:`order_free`,
+        else a library server (plain ``dot`` layouts only, while one has not failed to start)."""
+        return order_free(dot_text) or (not engine and not self._lib_failed)
 
     def run_dot(self, dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
         """:func:`~hloviz.render.layout.graphviz_run.run_dot`, laid out by a running ``dot``."""
@@ -290,7 +371,7 @@ class DotServers:
         return self._one(("-Kneato", "-n2"), dot_text, fmt, timeout, run_pinned)
 
     def _one(self, engine: tuple[str, ...], dot_text: str, fmt: str, timeout: float, usual) -> bytes:
-        if fmt not in _SERVED or not order_free(dot_text):
+        if fmt not in _SERVED or not self._served(dot_text, engine):
             return usual(dot_text, fmt, timeout=timeout)
         started = time.monotonic()
         try:
@@ -301,9 +382,10 @@ class DotServers:
     def run_dot_many(self, dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), *,
                      timeout: float = DEFAULT_TIMEOUT, processes: int | None = None) -> list[list[bytes]]:
         """:func:`~hloviz.render.layout.graphviz_run.run_dot_many`: the graphs :func:`order_free` laid
-        out by a running ``dot`` (one, in a thread of its own), the others each by its own
-        ``dot`` as there, at the same time and within the same timeout."""
-        served = [i for i, t in enumerate(dot_texts) if order_free(t)]
+        out by a running ``dot``, the others by a library server (one after the other, in a
+        thread of its own), or, where there is none, each by its own ``dot`` as there, at the
+        same time and within the same timeout."""
+        served = [i for i, t in enumerate(dot_texts) if self._served(t)]
         if not served or not formats or any(f not in _SERVED for f in formats):
             return run_dot_many(dot_texts, formats, timeout=timeout, processes=processes)
         started = time.monotonic()
