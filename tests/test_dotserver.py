@@ -214,3 +214,39 @@ def _siblings(text: str) -> bool:
 ])
 def test_a_graph_is_order_free_when_no_two_subgraphs_share_a_parent(text, free):
     assert order_free(text) is free
+
+
+def test_show_starts_a_handful_of_graphviz_processes_for_hundreds_of_layouts(tmp_path, monkeypatch):
+    """``show`` on a saved capture (issue 32): the explorer lays out hundreds of pictures, each
+    once a ``dot`` of its own; now a running ``dot`` or a library server per drawing thread and
+    command line lays them out, so the processes started do not grow with the page: at most the
+    report's own pictures' runs (each column and its header at once: 3 for the side-by-side, 1
+    each for pre and post, twice over for a layout that timed out and is redrawn coarser) plus 4
+    drawing threads × 4 command lines (``dot -Tsvg``, ``dot -Tjson0 -Tsvg``, ``dot -Kneato -n2``,
+    the library server)."""
+    from hloviz import api
+
+    starts = 0
+    served = 0
+    popen = subprocess.Popen
+
+    def counted(argv, *args, **kwargs):
+        nonlocal starts
+        starts += 1
+        return popen(argv, *args, **kwargs)
+
+    def layouts(cls):
+        real = cls.lay_out
+
+        def lay_out(self, *args, **kwargs):
+            nonlocal served
+            served += 1
+            return real(self, *args, **kwargs)
+        return lay_out
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    monkeypatch.setattr(dotserver._Server, "lay_out", layouts(dotserver._Server))
+    monkeypatch.setattr(dotserver._LibServer, "lay_out", layouts(dotserver._LibServer))
+    api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show")
+    assert served >= 200  # the explorer's pictures (MobileNetV3Small: 330)
+    assert starts <= 2 * (3 + 1 + 1) + 4 * 4, (starts, served)
