@@ -1,6 +1,6 @@
 """Every command on every saved sample capture: within 3 s, and ``show`` within 2× ``render``.
 
-Usage:  python benchmarks/commands_bench.py [--captures a,b,…] [--show a,b,…] [--repeat 1]
+Usage:  python benchmarks/commands_bench.py [--captures a,b,…] [--show a,b,…] [--commands …] [--repeat 1]
 
 Each command runs as a user runs it, ``python -m hloviz …`` in a fresh process with its output
 to /dev/null, on a capture folder under ``samples/captures/``; the figure is its CPU time (user
@@ -11,6 +11,10 @@ Targets (issue 32): ``stats`` in every form, ``memory`` and ``render --stage bot
 capture; ``show`` ≤ 2× ``render --stage both`` of the same capture (``--show`` picks the
 captures it runs on: it draws the explorer's every view, minutes on a loaded machine). The
 reference printed beside each command is its target. Exit 1 when a target is missed.
+
+``--commands`` times only the commands named (labels as printed, comma-separated: ``render
+--stage both,show`` for issue 32's show-vs-render row alone; ``show`` needs ``render --stage
+both``, its reference).
 
 ``--before DIR`` (a source tree of an earlier hloviz, e.g. ``git worktree add /tmp/before
 <commit>``, or ``git archive <commit> hloviz | tar -x -C /tmp/before``) times each command with
@@ -62,6 +66,7 @@ def main() -> int:
     ap.add_argument("--captures", default=DEFAULT)
     ap.add_argument("--show", default="keras_cnn_train", help="captures to time `show` on (\"\" for none)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--commands", default="", help="only these commands (labels, comma-separated)")
     ap.add_argument("--before", type=Path, default=None,
                     help="an earlier hloviz source tree, timed interleaved with this one")
     args = ap.parse_args()
@@ -82,6 +87,9 @@ def main() -> int:
             commands = dict(COMMANDS)
             if name in args.show.split(","):
                 commands["show"] = ["show", "CAP", "-o", "OUT/show"]
+            if args.commands:
+                wanted = {c.strip() for c in args.commands.split(",")}
+                commands = {label: argv for label, argv in commands.items() if label in wanted}
             for label, argv in commands.items():
                 full = [*hloviz, *(a.replace("CAP", str(cap)).replace("OUT", tmp) for a in argv)]
                 try:
