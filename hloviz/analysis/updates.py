@@ -44,9 +44,22 @@ def update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     """Every optimizer-phase instruction → the layer scope whose variables it updates, or None
     when it is fed by no layer or by several. Operands are followed through fusions (a fused
     parameter is its fusion's operand, a fusion its fused root), so this works on optimized
-    modules too, where an update may share a kernel with the gradient it reads."""
-    with collector_paused():  # the walk's memo holds a set per instruction it reaches
-        return _update_targets(tree)
+    modules too, where an update may share a kernel with the gradient it reads.
+
+    The answer is kept on ``tree`` (a tree is not changed once built): the explorer draws
+    dozens of pictures of one module from one reused tree
+    (:func:`hloviz.analysis.scopes.scope_trees_reused`), and each asked again — JAX's GPT
+    training step: 27 walks of 0.4 s each in one ``show`` (issue 32). Each caller gets a copy."""
+    memo = tree.__dict__.get(_MEMO)
+    if memo is None:
+        with collector_paused():  # the walk's memo holds a set per instruction it reaches
+            memo = _update_targets(tree)
+        tree.__dict__[_MEMO] = memo
+    return dict(memo)
+
+
+#: Where :func:`update_targets` keeps its answer on a tree.
+_MEMO = "_update_targets_memo"
 
 
 def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
