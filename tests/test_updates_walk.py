@@ -73,7 +73,7 @@ def test_a_fused_chain_walked_from_its_far_end_needs_no_recursion():
     fused = [i for i in targets if i.opcode == "negate"]
     fusions = [i for i in targets if i.opcode == "fusion"]
     assert len(fused) == n and len(fusions) == n
-    assert {targets[i].path if targets[i] is not None else None for i in fused + fusions} == {"dense"}
+    assert {t.path if (t := targets[i]) is not None else None for i in fused + fusions} == {"dense"}
 
 
 def test_the_collector_pause_is_reentrant_and_restores_the_state():
