@@ -250,3 +250,15 @@ def test_show_starts_a_handful_of_graphviz_processes_for_hundreds_of_layouts(tmp
     api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show")
     assert served >= 200  # the explorer's pictures (MobileNetV3Small: 330)
     assert starts <= 2 * (3 + 1 + 1) + 4 * 4, (starts, served)
+
+
+def test_a_dot_named_by_hloviz_dot_is_never_stood_in_for_by_the_libraries(monkeypatch):
+    """``HLOVIZ_DOT`` names the ``dot`` to run (a user's own Graphviz, a test's stand-in): graphs
+    with sibling clusters then get that ``dot``, one each, not the library server."""
+    _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
+    clustered = [t for t in texts if _siblings(t)][:3]
+    monkeypatch.setenv("HLOVIZ_DOT", shutil.which("dot") or "dot")
+    with dot_servers() as servers:
+        for text in clustered:
+            assert servers.run_dot(text, "svg") == _alone(text, "svg")[0]
+        assert servers.started == 0

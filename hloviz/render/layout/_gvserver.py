@@ -1,7 +1,8 @@
 """A ``dot`` that lays out graph after graph as a fresh one would: the program
 :mod:`hloviz.render.layout.dotserver` runs for the graphs a running ``dot`` cannot take.
 
-Run as ``python -I -S _gvserver.py`` (standard library only: it imports nothing of hloviz, so it
+Run as ``python -I -S _gvserver.py VERSION`` (``VERSION``: the ``dot`` program's, which the
+libraries must match; standard library only: it imports nothing of hloviz, so it
 starts in a few milliseconds). It drives Graphviz's own libraries (``libcgraph``, ``libgvc``:
 the code the ``dot`` program runs) through :mod:`ctypes`, in one process for the whole page.
 
@@ -133,6 +134,14 @@ class _Graphviz:
 
 def main() -> int:
     graphviz = _Graphviz()
+    # the caller names the version of the ``dot`` it would otherwise run: libraries of another
+    # Graphviz would lay out differently, so this server then ends (the caller runs ``dot``)
+    graphviz.gvc.gvcVersion.restype = ctypes.c_char_p
+    graphviz.gvc.gvcVersion.argtypes = [ctypes.c_void_p]
+    version = (graphviz.gvc.gvcVersion(graphviz.context) or b"").decode("ascii", "replace")
+    if len(sys.argv) > 1 and version != sys.argv[1]:
+        sys.stderr.write(f"Graphviz libraries {version}, not {sys.argv[1]} as dot\n")
+        return 3
     read, write = sys.stdin.buffer, sys.stdout.buffer
     while True:
         head = read.readline()

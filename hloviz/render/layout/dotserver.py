@@ -72,6 +72,7 @@ from .graphviz_run import (
     _spawn,
     _timed_out,
     find_dot,
+    graphviz_version,
     normalize_svg,
     run_dot,
     run_dot_many,
@@ -193,8 +194,8 @@ class _LibServer(_Server):
     answers instead of ``dot``'s documents, otherwise as :class:`_Server` (stderr checked after
     each graph, the timeout kept while writing and reading)."""
 
-    def __init__(self) -> None:
-        super().__init__(list(_LIB_ARGV))
+    def __init__(self, argv: Sequence[str]) -> None:
+        super().__init__(list(argv))
         self._buffer = b""
 
     def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float) -> list[bytes]:
@@ -316,6 +317,8 @@ class DotServers:
         #: whether a library server has laid a graph out, or failed before any did
         self._lib_worked = False
         self._lib_failed = False
+        self._lib: tuple[str, ...] | None = None
+        self._lib_checked = False
 
     def _take(self, argv: tuple[str, ...]) -> _Server:
         with self._lock:
@@ -326,7 +329,7 @@ class DotServers:
                 server = idle.pop()
                 if server.alive():
                     return server
-            server = _LibServer() if argv == _LIB_ARGV else _Server(list(argv))
+            server = _LibServer(argv) if argv == self._lib else _Server(list(argv))
             self._all.append(server)
             self.started += 1
             return server
@@ -339,8 +342,8 @@ class DotServers:
 
     def _lay_out(self, engine: tuple[str, ...], text: str, formats: Sequence[str], deadline: float,
                  timeout: float) -> list[bytes]:
-        lib = not order_free(text)
-        argv = _LIB_ARGV if lib else (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
+        lib = not order_free(text) and self._lib is not None
+        argv = self._lib if lib and self._lib is not None else (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
         server = self._take(argv)
         try:
             out = server.lay_out(text, formats, deadline, timeout)
@@ -360,7 +363,17 @@ class DotServers:
     def _served(self, dot_text: str, engine: tuple[str, ...] = ()) -> bool:
         """Whether ``dot_text`` goes to a running process: a ``dot`` when :func:`order_free`,
         else a library server (plain ``dot`` layouts only, while one has not failed to start)."""
-        return order_free(dot_text) or (not engine and not self._lib_failed)
+        return order_free(dot_text) or (not engine and not self._lib_failed and self._lib_argv() is not None)
+
+    def _lib_argv(self) -> tuple[str, ...] | None:
+        """The library server's command line, or None where it must not stand in for ``dot``:
+        ``HLOVIZ_DOT`` names another ``dot`` (the user's, or a test's stand-in), or ``dot``'s
+        version is unknown (the server checks that its libraries are that version)."""
+        if not self._lib_checked:
+            version = None if os.environ.get("HLOVIZ_DOT") else graphviz_version()
+            self._lib = (*_LIB_ARGV, version) if version else None
+            self._lib_checked = True
+        return self._lib
 
     def run_dot(self, dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
         """:func:`~hloviz.render.layout.graphviz_run.run_dot`, laid out by a running ``dot``."""
