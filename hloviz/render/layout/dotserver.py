@@ -40,8 +40,10 @@ clusters come in the text's order whatever the process laid out before — as a 
 do. Its bytes were compared with a fresh ``dot``'s on every such graph of three captures' pages
 (138 of 138 on EfficientNetB0's, SVG and ``json0``), and the tests compare a whole page. A fresh
 ``dot`` per graph spent most of ``show``'s Graphviz CPU starting up and loading fonts
-(benchmarks/results/show_breakdown.md). Where the libraries cannot be loaded (the server ends or
-answers ``E``), such graphs get a ``dot`` of their own, as before.
+(benchmarks/results/show_breakdown.md). It stands in only for the ``dot`` on ``PATH`` and only
+when its libraries are that ``dot``'s version (``HLOVIZ_DOT`` set: never). Where the libraries
+cannot be loaded or differ (the server ends or answers ``E``), such graphs get a ``dot`` of
+their own, as before.
 
 Only SVG and ``json0`` go through a server (PNG is binary and rare); :func:`dot_servers` turns
 it on for a block of code (the explorer's page build), across all its threads.
