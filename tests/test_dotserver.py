@@ -12,6 +12,7 @@ import contextlib
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -97,6 +98,8 @@ def test_the_page_is_the_same_bytes_with_fewer_dot_starts(monkeypatch):
 def test_graphs_in_one_running_dot_give_the_bytes_of_dot_on_each_alone(monkeypatch):
     _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
     free = [t for t in texts if order_free(t)]
+    # clusters nested as one chain (a fusion inside its column) go to the server too (issue 32)
+    assert any(t.count("subgraph cluster") >= 2 for t in free)
     servers = DotServers()
     try:
         for text in free:
@@ -108,16 +111,34 @@ def test_graphs_in_one_running_dot_give_the_bytes_of_dot_on_each_alone(monkeypat
         servers.close()
 
 
-def test_a_graph_with_several_clusters_is_laid_out_by_a_dot_of_its_own(monkeypatch):
-    """Such a graph's SVG depends on what its dot laid out before (the clusters' order follows
-    the addresses of their names in dot's memory), so it never goes to a running one."""
+def test_graphs_with_sibling_clusters_give_the_bytes_of_dot_on_each_alone_after_any_other(monkeypatch):
+    """A running ``dot`` would order sibling clusters by the addresses of their names in its
+    memory (so by what it laid out before); the library server numbers them in the text's
+    order, as a fresh ``dot`` allocates them (issue 32). Every graph with sibling subgraphs
+    of a page, laid out one after the other in one server (forwards, then backwards: each
+    after a different history), has the bytes of ``dot`` run on it alone."""
     _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
-    clustered = [t for t in texts if t.count("subgraph cluster") >= 2][:3]
-    assert clustered and not any(order_free(t) for t in clustered)
+    clustered = [t for t in texts if _siblings(t)]
+    assert len(clustered) >= 5 and not any(order_free(t) for t in clustered)
+    with dot_servers() as servers:
+        for text in [*clustered, *reversed(clustered)]:
+            assert servers.run_dot(text, "svg") == _alone(text, "svg")[0]
+        for text in clustered[:4]:  # positions and picture from one layout, as a wrapped column asks
+            assert servers.run_dot_many([text], ("json0", "svg")) == [_alone(text, "json0", "svg")]
+        assert servers.started == 1  # one library server laid them all out
+
+
+def test_without_graphviz_libraries_such_graphs_get_a_dot_of_their_own(monkeypatch):
+    """Where the library server cannot run (no libcgraph/libgvc to load: it ends at once), each
+    graph with sibling clusters is laid out by a ``dot`` of its own, with the same bytes, and the
+    server is not started again for every graph."""
+    _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
+    clustered = [t for t in texts if _siblings(t)][:4]
+    monkeypatch.setattr(dotserver, "_LIB_ARGV", (sys.executable, "-c", "raise SystemExit(3)"))
     with dot_servers() as servers:
         for text in clustered:
             assert servers.run_dot(text, "svg") == _alone(text, "svg")[0]
-        assert servers.started == 0
+        assert servers.started == 1
 
 
 def test_a_failing_graph_is_told_as_without_the_server_and_the_next_still_laid_out():
@@ -163,3 +184,81 @@ def test_the_servers_stop_with_the_block():
             assert inner is servers
     assert dotserver.active_servers() is None
     assert all(p.poll() is not None for p in procs)
+
+
+def _siblings(text: str) -> bool:
+    """Whether two ``subgraph`` blocks of ``text`` share a parent block, read here by indentation:
+    hloviz writes each block's statements two spaces deeper than the block's opening line."""
+    opened: dict[int, int] = {}  # indentation → subgraphs opened at it since its parent opened
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        for deeper in [d for d in opened if d > indent]:
+            del opened[deeper]  # a block at this indentation or above ended: its children are done
+        if line.lstrip().startswith("subgraph "):
+            opened[indent] = opened.get(indent, 0) + 1
+            if opened[indent] > 1:
+                return True
+    return False
+
+
+@pytest.mark.parametrize(("text", "free"), [
+    ("digraph g { a -> b }", True),
+    ("digraph g { subgraph cluster_1 { a; subgraph cluster_2 { b; subgraph cluster_3 { c } } } }", True),
+    ("digraph g { subgraph cluster_1 { a } subgraph cluster_2 { b } }", False),
+    ("digraph g { subgraph cluster_1 { subgraph cluster_2 { a } subgraph cluster_3 { b } } }", False),
+    ("digraph g { a -> {b c}; subgraph cluster_1 { d } }", False),  # {b c} is a subgraph too
+    # braces in quoted strings, HTML labels and comments are no blocks
+    ('digraph g { a [label="} {{"]; subgraph cluster_1 { b [label=<<B>{</B>{>] } }', True),
+    ("digraph g { /* subgraph x { } */ // { {\n subgraph cluster_1 { b } }", True),
+    ('digraph g { a [label="x\\"{"]; subgraph cluster_1 { b } subgraph cluster_2 { c } }', False),
+])
+def test_a_graph_is_order_free_when_no_two_subgraphs_share_a_parent(text, free):
+    assert order_free(text) is free
+
+
+def test_show_starts_a_handful_of_graphviz_processes_for_hundreds_of_layouts(tmp_path, monkeypatch):
+    """``show`` on a saved capture (issue 32): the explorer lays out hundreds of pictures, each
+    once a ``dot`` of its own; now a running ``dot`` or a library server per drawing thread and
+    command line lays them out, so the processes started do not grow with the page: at most the
+    report's own pictures' runs (each column and its header at once: 3 for the side-by-side, 1
+    each for pre and post, twice over for a layout that timed out and is redrawn coarser) plus 4
+    drawing threads × 4 command lines (``dot -Tsvg``, ``dot -Tjson0 -Tsvg``, ``dot -Kneato -n2``,
+    the library server)."""
+    from hloviz import api
+
+    starts = 0
+    served = 0
+    popen = subprocess.Popen
+
+    def counted(argv, *args, **kwargs):
+        nonlocal starts
+        starts += 1
+        return popen(argv, *args, **kwargs)
+
+    def layouts(cls):
+        real = cls.lay_out
+
+        def lay_out(self, *args, **kwargs):
+            nonlocal served
+            served += 1
+            return real(self, *args, **kwargs)
+        return lay_out
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    monkeypatch.setattr(dotserver._Server, "lay_out", layouts(dotserver._Server))
+    monkeypatch.setattr(dotserver._LibServer, "lay_out", layouts(dotserver._LibServer))
+    api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show")
+    assert served >= 200  # the explorer's pictures (MobileNetV3Small: 330)
+    assert starts <= 2 * (3 + 1 + 1) + 4 * 4, (starts, served)
+
+
+def test_a_dot_named_by_hloviz_dot_is_never_stood_in_for_by_the_libraries(monkeypatch):
+    """``HLOVIZ_DOT`` names the ``dot`` to run (a user's own Graphviz, a test's stand-in): graphs
+    with sibling clusters then get that ``dot``, one each, not the library server."""
+    _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
+    clustered = [t for t in texts if _siblings(t)][:3]
+    monkeypatch.setenv("HLOVIZ_DOT", shutil.which("dot") or "dot")
+    with dot_servers() as servers:
+        for text in clustered:
+            assert servers.run_dot(text, "svg") == _alone(text, "svg")[0]
+        assert servers.started == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from pathlib import Path
 
 import hloviz
 from hloviz.analysis.collector import collector_paused
@@ -72,7 +73,7 @@ def test_a_fused_chain_walked_from_its_far_end_needs_no_recursion():
     fused = [i for i in targets if i.opcode == "negate"]
     fusions = [i for i in targets if i.opcode == "fusion"]
     assert len(fused) == n and len(fusions) == n
-    assert {targets[i].path if targets[i] is not None else None for i in fused + fusions} == {"dense"}
+    assert {t.path if (t := targets[i]) is not None else None for i in fused + fusions} == {"dense"}
 
 
 def test_the_collector_pause_is_reentrant_and_restores_the_state():
@@ -109,3 +110,37 @@ def test_an_update_fed_by_several_layers_goes_to_the_scope_holding_them():
     tree = build_scope_tree(hloviz.parse("\n".join(lines)), stage="pre")
     got = {i.name: (s.path if s is not None else None) for i, s in update_targets(tree).items()}
     assert got == {"u0": "model/block_0", "u1": "model", "u2": None, "u3": "model"}
+
+
+def test_a_tree_is_walked_once_for_all_the_pictures_that_ask(monkeypatch):
+    """The explorer draws many pictures of one training step from one reused scope tree; the
+    optimizer's targets are found once per tree, not once per picture (issue 32), and every
+    caller gets its own copy with the same answer."""
+    from hloviz.analysis import updates as updates_module
+    from hloviz.analysis.scopes import build_scope_tree, scope_trees_reused
+    from hloviz.capture import load_target
+    from hloviz.render.pictures import module_picture
+    from hloviz.render.views import ViewOptions
+
+    cap = load_target(str(Path(__file__).resolve().parent.parent / "samples" / "captures" / "cnn_adam"))
+    pre = cap.pre_module()
+    assert pre is not None
+    walks = 0
+    real = updates_module._update_targets
+
+    def counted(tree):
+        nonlocal walks
+        walks += 1
+        return real(tree)
+
+    monkeypatch.setattr(updates_module, "_update_targets", counted)
+    with scope_trees_reused():
+        tree = build_scope_tree(pre, stage="pre", ordered=False)
+        first = update_targets(tree)
+        assert first and walks == 1
+        first.clear()  # a caller's copy: the kept answer is untouched
+        again = update_targets(tree)
+        assert again and walks == 1
+        for budget in (8, 24, 60):  # pictures of the same module, as the explorer draws them
+            module_picture(pre, options=ViewOptions(budget=budget), fmt="dot")
+        assert walks == 1

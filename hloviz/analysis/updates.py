@@ -52,12 +52,11 @@ def update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     and each picture of a training step asked for this walk of the whole module again (GPT
     step, 46k instructions: 0.2 s per fusion picture)."""
     hit = _answered.get(tree)
-    if hit is not None:
-        return hit
-    with collector_paused():  # the walk's memo holds a set per instruction it reaches
-        out = _update_targets(tree)
-    _answered[tree] = out
-    return out
+    if hit is None:
+        with collector_paused():  # the walk's memo holds a set per instruction it reaches
+            hit = _update_targets(tree)
+        _answered[tree] = hit
+    return dict(hit)  # each caller gets its own copy: the kept answer is never changed
 
 
 #: :func:`update_targets`' answers, for as long as their trees live.

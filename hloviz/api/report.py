@@ -112,11 +112,7 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     computation, focus, radius, expand_chains = drawing.computation, drawing.focus, drawing.radius, drawing.expand_chains
     budget, timeout, scope, depth, color_by = drawing.budget, drawing.timeout, drawing.scope, drawing.depth, drawing.color_by
     from ..analysis import analyze
-    from ..render.layout.sidebyside import post_marks, pre_marks
-    from ..render.page.files import refuse_foreign, write_report_folder
-    from ..render.page.html import report_html
-    from ..render.page.report import report_content, summary_lines
-    from ..render.pictures import module_picture, pair_picture
+    from ..render.page.files import refuse_foreign
 
     say = progress or (lambda _m: None)
     from ..render.views import DETAIL_BUDGET
@@ -125,7 +121,7 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
                        timeout, scope, depth)
     _check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
-    from .pass_show import capture_for_show, passes_told
+    from .pass_show import capture_for_show
 
     cap, shown = capture_for_show(target, passes=passes, pre=pre, post=post, args=args, device=device,
                                   module=module, verbose=verbose, notify=notify,
@@ -141,7 +137,27 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced
 
     say("drawing (Graphviz)")
+    from ..analysis.scopes import scope_trees_reused
+
+    # The report's three pictures and the explorer's draw the same two modules over and over:
+    # each module's scope tree is built once for all of them (issue 32; nothing edits a module
+    # meanwhile).
+    with scope_trees_reused():
+        return _drawn(target, cap, shown, analysis, pre_m, post_m, directory, lookup, options, timeout,
+                      color_by, say)
+
+
+def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: HloModule | None,
+           post_m: HloModule | None, directory: Path, lookup: Any, options: Any, timeout: float, color_by: str,
+           say: Callable[[str], None]) -> ShowResult:
+    """:func:`_show`'s pictures, report and files, once the target is read and analysed."""
     from ..render.layout.graphviz_run import LayoutBudget
+    from ..render.layout.sidebyside import post_marks, pre_marks
+    from ..render.page.files import write_report_folder
+    from ..render.page.html import report_html
+    from ..render.page.report import report_content, summary_lines
+    from ..render.pictures import module_picture, pair_picture
+    from .pass_show import passes_told
 
     # One --timeout for all the pictures of the command, shared as they are drawn.
     layout = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)

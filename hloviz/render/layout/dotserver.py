@@ -16,8 +16,13 @@ of ``graph0`` (Graphviz 2.43 keeps the page counter between graphs), which is pu
 may write a graph's sibling clusters in another order (the same positions, the groups and their
 ``clust1``… ids reordered), because ``dot`` orders subgraphs by the address of their names'
 strings, which a heap that already served graphs hands out differently from a fresh one. So
-only a graph with at most one subgraph (:func:`order_free`) goes to a running ``dot``; every
-other one is laid out by a ``dot`` of its own, as without the servers. The explorer's pages of
+only a graph where no two subgraphs share a parent (:func:`order_free`: the subgraphs nest as
+one chain, leaving ``dot`` no order to choose) goes to a running ``dot``; every other one is
+laid out by a ``dot`` of its own, as without the servers. Issue 32 widened that from "at most one
+subgraph": a fusion drawn inside its column, a layer's picture of one fusion in one scope, nest
+their clusters that way (EfficientNetB0's ``show``: 42 of its 180 cluster graphs; the 113 such
+graphs of three captures' pages came out of a ``dot`` that had laid out hundreds before byte for
+byte as from a fresh one, benchmarks/results/show_breakdown.md). The explorer's pages of
 four captures were compared graph by graph and byte for byte
 (benchmarks/results/explorer_bench.txt). Anything unusual — an ``Error`` on stderr, a line
 there that is not a warning, output that does not split as expected, a ``dot`` that ended — is
@@ -26,6 +31,19 @@ not interpreted: that process is stopped and the graph laid out again by
 so a failure reads exactly as it does without the servers (its message, its part). A graph that
 runs past its timeout kills its process, group and all, and raises the same
 :class:`~hloviz.render.layout.graphviz_run.GraphvizTimeout`.
+
+A graph with sibling subgraphs (most of the explorer's: two columns, fusions side by side)
+goes to a *library server* instead (:mod:`hloviz.render.layout._gvserver`, issue 32): a small
+Python process driving Graphviz's libraries (the code ``dot`` runs), which reads each graph with
+an id discipline that numbers its named subgraphs in the order the text names them, so sibling
+clusters come in the text's order whatever the process laid out before — as a fresh ``dot``'s
+do. Its bytes were compared with a fresh ``dot``'s on every such graph of three captures' pages
+(138 of 138 on EfficientNetB0's, SVG and ``json0``), and the tests compare a whole page. A fresh
+``dot`` per graph spent most of ``show``'s Graphviz CPU starting up and loading fonts
+(benchmarks/results/show_breakdown.md). It stands in only for the ``dot`` on ``PATH`` and only
+when its libraries are that ``dot``'s version (``HLOVIZ_DOT`` set: never). Where the libraries
+cannot be loaded or differ (the server ends or answers ``E``), such graphs get a ``dot`` of
+their own, as before.
 
 Only SVG and ``json0`` go through a server (PNG is binary and rare); :func:`dot_servers` turns
 it on for a block of code (the explorer's page build), across all its threads.
@@ -38,12 +56,14 @@ import re
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO
 
 from ...errors import DependencyError, RenderError
@@ -54,6 +74,7 @@ from .graphviz_run import (
     _spawn,
     _timed_out,
     find_dot,
+    graphviz_version,
     normalize_svg,
     run_dot,
     run_dot_many,
@@ -170,16 +191,101 @@ class _Server:
                 pass
 
 
+class _LibServer(_Server):
+    """One library server (:mod:`hloviz.render.layout._gvserver`): length-prefixed requests and
+    answers instead of ``dot``'s documents, otherwise as :class:`_Server` (stderr checked after
+    each graph, the timeout kept while writing and reading)."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        super().__init__(list(argv))
+        self._buffer = b""
+
+    def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float) -> list[bytes]:
+        data = text.encode("utf-8")
+        self._send(b"%d %s\n" % (len(data), ",".join(formats).encode()) + data, deadline, timeout)
+        out = []
+        for fmt in formats:
+            head = self._line(deadline, timeout)
+            if not head.isdigit():  # "E": the graph did not lay out here
+                raise _Unusual
+            doc = self._exactly(int(head), deadline, timeout)
+            if fmt == "svg":
+                if not doc.startswith(b"<?xml"):
+                    raise _Unusual
+                doc = normalize_svg(doc.replace(_FIX_FROM, _FIX_TO, 1))
+            out.append(doc)
+        self._check_stderr()
+        return out
+
+    def _more(self, deadline: float, timeout: float) -> None:
+        seconds = deadline - time.monotonic()
+        if seconds <= 0:
+            raise _timed_out(timeout)
+        ready, _, _ = select.select([self._out], [], [], min(seconds, 1.0))
+        if ready:
+            chunk = os.read(self._out, 1 << 20)
+            if not chunk:  # the server ended (no Graphviz libraries, a crash)
+                raise _Unusual
+            self._buffer += chunk
+
+    def _line(self, deadline: float, timeout: float) -> bytes:
+        while b"\n" not in self._buffer:
+            self._more(deadline, timeout)
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _exactly(self, size: int, deadline: float, timeout: float) -> bytes:
+        while len(self._buffer) < size:
+            self._more(deadline, timeout)
+        doc, self._buffer = self._buffer[:size], self._buffer[size:]
+        return doc
+
+
+#: The library server's command line: this Python, isolated, without site-packages (the
+#: program needs the standard library only).
+_LIB_ARGV = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_gvserver.py")))
+
+
 def order_free(dot_text: str) -> bool:
     """Whether ``dot_text``'s layout and output cannot depend on what the ``dot`` laid out before:
-    it has at most one subgraph. ``dot`` keeps a graph's subgraphs ordered by the address of
-    their names' strings in memory, so in a process that has already laid out graphs (its heap
-    no longer fresh) clusters can come out in another order than in a fresh one: the same
-    positions, but the SVG's groups (and ``clust1``, ``clust2`` ids) in another order."""
-    return len(_SUBGRAPH.findall(dot_text)) <= 1
+    no block of it (the graph, a subgraph) holds two subgraphs. ``dot`` keeps the subgraphs of
+    a graph ordered by the address of their names' strings in memory, so in a process that has
+    already laid out graphs (its heap no longer fresh) sibling clusters can come out in another
+    order than in a fresh one: their SVG groups (``clust1``, ``clust2`` …) reordered and, for a
+    few graphs, boxes a point apart (the order feeds the crossing minimisation). Subgraphs that
+    nest as one chain have one order only.
+
+    Every ``{`` counts as a subgraph of the block it is in (``subgraph x {``, an anonymous
+    ``{ … }``, the ``{b c}`` of ``a -> {b c}``); braces inside quoted strings and HTML labels
+    (``<…>``, nested) and comments do not."""
+    if dot_text.count("{") <= 2:  # the graph and at most one subgraph: the common case, at once
+        return True
+    children = [0]  # subgraphs seen in each open block, innermost last
+    html = 0
+    for m in _TOKEN.finditer(dot_text):
+        token = m.group(0)
+        if token[0] in "\"/":  # a quoted string, a comment
+            continue
+        if token == "<":
+            html += 1
+        elif token == ">":
+            html = max(0, html - 1)  # also the ">" of an arrow "->" outside a label
+        elif html:
+            continue
+        elif token == "{":
+            if len(children) > 1:  # inside the graph's own block: a subgraph of the innermost
+                children[-1] += 1
+                if children[-1] > 1:
+                    return False
+            children.append(0)
+        elif len(children) > 1:  # "}"
+            children.pop()
+    return True
 
 
-_SUBGRAPH = re.compile(r"\bsubgraph\b")
+#: What :func:`order_free` reads of DOT: quoted strings, comments, and the characters that open
+#: and close blocks and HTML labels.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|[<>{}]', re.DOTALL)
 
 
 def _documents(data: bytes) -> list[bytes] | None:
@@ -210,6 +316,11 @@ class DotServers:
         self._lock = threading.Lock()
         self._closed = False
         self.started = 0
+        #: whether a library server has laid a graph out, or failed before any did
+        self._lib_worked = False
+        self._lib_failed = False
+        self._lib: tuple[str, ...] | None = None
+        self._lib_checked = False
 
     def _take(self, argv: tuple[str, ...]) -> _Server:
         with self._lock:
@@ -220,7 +331,7 @@ class DotServers:
                 server = idle.pop()
                 if server.alive():
                     return server
-            server = _Server(list(argv))
+            server = _LibServer(argv) if argv == self._lib else _Server(list(argv))
             self._all.append(server)
             self.started += 1
             return server
@@ -233,18 +344,38 @@ class DotServers:
 
     def _lay_out(self, engine: tuple[str, ...], text: str, formats: Sequence[str], deadline: float,
                  timeout: float) -> list[bytes]:
-        argv = (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
+        lib = not order_free(text) and self._lib is not None
+        argv = self._lib if lib and self._lib is not None else (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
         server = self._take(argv)
         try:
             out = server.lay_out(text, formats, deadline, timeout)
-        except BaseException:
+        except BaseException as err:
             server.stop()
             with self._lock:
                 if server in self._all:
                     self._all.remove(server)
+                if lib and isinstance(err, _Unusual) and not self._lib_worked:
+                    self._lib_failed = True  # no Graphviz libraries here: fresh dots from now on
             raise
+        if lib:
+            self._lib_worked = True
         self._give(argv, server)
         return out
+
+    def _served(self, dot_text: str, engine: tuple[str, ...] = ()) -> bool:
+        """Whether ``dot_text`` goes to a running process: a ``dot`` when :func:`order_free`,
+        else a library server (plain ``dot`` layouts only, while one has not failed to start)."""
+        return order_free(dot_text) or (not engine and not self._lib_failed and self._lib_argv() is not None)
+
+    def _lib_argv(self) -> tuple[str, ...] | None:
+        """The library server's command line, or None where it must not stand in for ``dot``:
+        ``HLOVIZ_DOT`` names another ``dot`` (the user's, or a test's stand-in), or ``dot``'s
+        version is unknown (the server checks that its libraries are that version)."""
+        if not self._lib_checked:
+            version = None if os.environ.get("HLOVIZ_DOT") else graphviz_version()
+            self._lib = (*_LIB_ARGV, version) if version else None
+            self._lib_checked = True
+        return self._lib
 
     def run_dot(self, dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
         """:func:`~hloviz.render.layout.graphviz_run.run_dot`, laid out by a running ``dot``."""
@@ -255,7 +386,7 @@ class DotServers:
         return self._one(("-Kneato", "-n2"), dot_text, fmt, timeout, run_pinned)
 
     def _one(self, engine: tuple[str, ...], dot_text: str, fmt: str, timeout: float, usual) -> bytes:
-        if fmt not in _SERVED or not order_free(dot_text):
+        if fmt not in _SERVED or not self._served(dot_text, engine):
             return usual(dot_text, fmt, timeout=timeout)
         started = time.monotonic()
         try:
@@ -266,9 +397,10 @@ class DotServers:
     def run_dot_many(self, dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), *,
                      timeout: float = DEFAULT_TIMEOUT, processes: int | None = None) -> list[list[bytes]]:
         """:func:`~hloviz.render.layout.graphviz_run.run_dot_many`: the graphs :func:`order_free` laid
-        out by a running ``dot`` (one, in a thread of its own), the others each by its own
-        ``dot`` as there, at the same time and within the same timeout."""
-        served = [i for i, t in enumerate(dot_texts) if order_free(t)]
+        out by a running ``dot``, the others by a library server (one after the other, in a
+        thread of its own), or, where there is none, each by its own ``dot`` as there, at the
+        same time and within the same timeout."""
+        served = [i for i, t in enumerate(dot_texts) if self._served(t)]
         if not served or not formats or any(f not in _SERVED for f in formats):
             return run_dot_many(dot_texts, formats, timeout=timeout, processes=processes)
         started = time.monotonic()
