@@ -114,8 +114,9 @@ ENTRY %e (p: (f32[2], s32[]), q: f32[3]) -> f32[2] {
 
 
 def test_a_whole_element_is_read():
-    module = hloviz.parse(_MODULE.replace("OPERAND", "%p#0"))
-    root = module.entry.root
+    entry = hloviz.parse(_MODULE.replace("OPERAND", "%p#0")).entry
+    assert entry is not None
+    root = entry.root
     assert root is not None and root.operands[0].operands[0].name == "p"
     assert str(root.operands[0].shape) == "f32[2]{0}"
 

@@ -180,18 +180,44 @@ def _report(module: HloModule, xla: XlaAssignment | None, scope_of: Callable[[In
 
 
 def _check_names(module: HloModule, xla: XlaAssignment, notes: list[str]) -> bool:
-    """Whether XLA's record names this module's instructions (it belongs to this compile)."""
+    """Whether XLA's record names this module's instructions (it belongs to this compile): its
+    own, or the ops its asynchronous pairs run, where the record says which pair runs which
+    (:attr:`XlaAssignment.wrapped`)."""
     names = {i.name for i in module.instructions()}
     wanted = [v.instruction for v in xla.values() if v.instruction]
     if not wanted:
         notes.append("XLA's buffer assignment names no instructions; the numbers are estimated instead")
         return False
-    found = sum(1 for n in wanted if n in names)
-    if found < len(wanted):
-        notes.append(f"XLA's buffer assignment names {len(wanted) - found} of its {len(wanted)} values after "
-                     "instructions this module does not have: it belongs to another compile; estimated instead")
+    placed = {n for n, (_, done) in xla.wrapped.items() if done in names}
+    missing = sorted({n for n in wanted if n not in names and n not in placed})
+    if missing:
+        unnamed = _sugar_starts(module)
+        shown = ", ".join(missing[:3]) + (", …" if len(missing) > 3 else "")
+        count = sum(1 for n in wanted if n in missing)
+        if unnamed and len(missing) <= len(unnamed):
+            notes.append(f"XLA's buffer assignment names {count} of its {len(wanted)} values after ops this module's "
+                         f"text does not name ({shown}): this module runs {len(unnamed)} op(s) asynchronously "
+                         f"({unnamed[0].name}, …), which this text writes as <op>-start/<op>-done with no name for the "
+                         "op inside, while XLA's record names that op; this capture was saved without the list of "
+                         "which pair runs which (memory.json's async_wrapped, written since hloviz read XLA's dump of "
+                         "the compile for it): estimated instead. Capture it again, or open XLA's dump folder of "
+                         "the compile (--xla_dump_to)")
+        else:
+            notes.append(f"XLA's buffer assignment names {count} of its {len(wanted)} values after instructions this "
+                         f"module does not have ({shown}): it belongs to another compile; estimated instead")
         return False
+    if xla.wrapped:
+        pairs = sorted(xla.wrapped.items())
+        shown = ", ".join(f"{n} by {start}/{done}" for n, (start, done) in pairs[:3]) + (", …" if len(pairs) > 3 else "")
+        notes.append(f"asynchronous ops: XLA's record names {len(pairs)} op(s) that asynchronous pairs run ({shown}); "
+                     "this module's text names only the pair, so each op's buffer is listed as its done's result")
     return True
+
+
+def _sugar_starts(module: HloModule) -> list[Instruction]:
+    """The ``<op>-start`` instructions written as sugar (the op they run has no name in the text)."""
+    return [i for i in module.instructions() if i.opcode.endswith("-start")
+            and any(c.synthetic for c in i.called_computations)]
 
 
 def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list[str],
@@ -216,6 +242,9 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
             name, _, idx = key.partition("{")
             index = tuple(int(i) for i in idx.rstrip("}").split(",") if i)
             inst = by_name.get(name)
+            if inst is None and name in xla.wrapped:  # the op an asynchronous pair runs: its done's result
+                name = xla.wrapped[name][1]
+                inst = by_name.get(name)
             size = size_of.get(key, 0)
             intervals.append(_Interval(name, index, size, _timeline_kind(kind_of.get(key)), start, end,
                                        shape_bytes(inst.shape) if inst is not None else size, slot_of.get(key), inst))
