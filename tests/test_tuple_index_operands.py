@@ -141,11 +141,16 @@ def test_the_dump_and_the_capture_of_one_compile_count_the_same_kernels(name, ca
     """The dump writes asynchronous fusions in full (``async-start(…), calls=%async_computation``,
     the fusion inside it), JAX's text as sugar (``fusion-start(…), calls=%fused_…``): the same
     compile, so the same kernels launch."""
-    counts = []
+    counts, sizes = [], []
     for target in (GPU / name, XLA / name):
         code, out, err = run_cli(["stats", "--json", str(target)], capsys)
         assert code == 0, err
-        counts.append(json.loads(out)["kernel_count"])
+        stats = json.loads(out)
+        counts.append(stats["kernel_count"])
+        # what each kernel reads (through the tuple elements), writes and computes: one compile
+        sizes.append(sorted((k["bytes_read"], k["bytes_written"], k["flops"], k["instructions"], k["in_loop"])
+                            for k in stats["kernels"]))
     assert counts[0] == counts[1]
+    assert sizes[0] == sizes[1]
     starts = len(re.findall(r" async-start\(", _dump(name)))
     assert starts == len(re.findall(r" fusion-start\(", _post(name)))
