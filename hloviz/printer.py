@@ -51,6 +51,8 @@ def computation_text(comp: Computation) -> str:
         lines = [f"{entry}%{comp.name} ({params}) -> {comp.root.shape} {{"]
     root = comp.root
     for inst in comp.instructions:
+        if inst.is_elided_get_tuple_element and inst is not root:
+            continue  # printed as its users' operand, %tuple#index, as the text had it
         lines.append("  " + ("ROOT " if inst is root else "") + instruction_text(inst))
     closing = "}"
     if comp.execution_thread != "main":

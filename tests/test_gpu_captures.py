@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -118,18 +119,13 @@ def _peak(assignment: str, live: str) -> int:
     return best
 
 
-#: Loops on a GPU run some fusions asynchronously: XLA's record names the fusion inside each
-#: async computation (``loop_dynamic_slice_fusion.3``), which JAX's text of the module folds into
-#: ``fusion-start``/``fusion-done``; hloviz finds names it cannot place and estimates instead.
-ASYNC_NAMES = {"loops_rnn_scan", "loops_vit", "loops_vit_train"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="async fusion names"))
-                                  if n in ASYNC_NAMES else n for n in CAPTURES])
+@pytest.mark.parametrize("name", CAPTURES)
 def test_gpu_memory_is_xlas_own_record(name, capsys):
     """On a GPU, JAX's ``memory_analysis`` carries no buffer assignment; the capture read it from
     XLA's dump of the same compile. Its total is the sum of XLA's allocations and its peak the
-    most bytes XLA's live ranges hold at one position, both computed here from XLA's files."""
+    most bytes XLA's live ranges hold at one position, both computed here from XLA's files.
+    (The loops run fusions asynchronously: XLA's record names the fusion inside each async
+    computation, which the capture places through ``async_wrapped``.)"""
     assignment = _text(_one(XLA / name, "-buffer-assignment.txt"))
     live = _text(_one(XLA / name, "-live-range.txt"))
     code, out, err = run_cli(["memory", "--json", str(GPU / name)], capsys)
@@ -140,6 +136,101 @@ def test_gpu_memory_is_xlas_own_record(name, capsys):
     assert report["peak"]["bytes"] == _peak(assignment, live)
     record = json.loads((GPU / name / "memory.json").read_text())
     assert "dumped by the compile" in record["origin"] and record["stats"]["argument_size_in_bytes"] >= 0
+
+
+def _async_pairs(name: str) -> dict[str, list[str]]:
+    """From XLA's dump and JAX's text of one compile: the fusion each ``async-start`` of the dump
+    runs (the root of its ``async_computation``) → the ``fusion-start`` of JAX's text (same name,
+    calling the same fused computation) and the ``fusion-done`` that takes it."""
+    dump = _text(_one(XLA / name, "after_optimizations.txt"))
+    post = _post(name)
+    pairs: dict[str, list[str]] = {}
+    for start, computation in re.findall(r"%(\S+) = [^\n]* async-start\([^\n]*?calls=%([\w.\-]+)", dump):
+        body = re.search(r"\n%" + re.escape(computation) + r" [^\n]*\{\n(.*?)\n\}", dump, re.DOTALL)
+        assert body is not None
+        root = re.search(r"ROOT %(\S+) = [^\n]* fusion\([^\n]*?calls=%([\w.\-]+)", body.group(1))
+        assert root is not None
+        sugar = re.search(r"%" + re.escape(start) + r" = [^\n]* fusion-start\([^\n]*?calls=%([\w.\-]+)", post)
+        assert sugar is not None and sugar.group(1) == root.group(2)
+        done = re.findall(r"%(\S+) = [^\n]* fusion-done\(%" + re.escape(start) + r"\)", post)
+        assert len(done) == 1
+        pairs[root.group(1)] = [start, done[0]]
+    return pairs
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_record_says_which_async_pair_runs_each_named_fusion(name):
+    """``memory.json``'s ``async_wrapped`` is what XLA's files say: every fusion the dump runs
+    inside an async computation, with the ``fusion-start``/``fusion-done`` of JAX's text that run
+    it; and those are exactly the names of XLA's record this text does not print."""
+    record = json.loads((GPU / name / "memory.json").read_text())
+    pairs = _async_pairs(name)
+    assert record.get("async_wrapped", {}) == pairs
+    post_names = set(re.findall(r"^\s*(?:ROOT )?%(\S+) = ", _post(name), re.MULTILINE))
+    named = {v[1] for a in record["allocations"] for v in a["values"]}
+    assert named - post_names == set(pairs)
+    assert (len(pairs) > 0) == (name in {"loops_rnn_scan", "loops_vit", "loops_vit_train"})
+
+
+@pytest.mark.parametrize("name", ["loops_rnn_scan", "loops_vit", "loops_vit_train", "jax_mlp"])
+def test_the_capture_finds_the_async_pairs_in_xlas_dump(name, tmp_path):
+    """What a GPU capture does after the compile — read XLA's dump of it with the module text
+    JAX printed — on the files that compile wrote (stored compressed here, written back as XLA
+    wrote them): the record is the saved one, ``async_wrapped`` the pairs XLA's files give."""
+    from hloviz.capture.jax import dumped_assignment
+
+    for f in (XLA / name).iterdir():
+        (tmp_path / f.name.removesuffix(".gz")).write_text(_text(f))
+    saved = json.loads((GPU / name / "memory.json").read_text())
+    info = json.loads((GPU / name / "capture.json").read_text())
+    record = dumped_assignment(tmp_path, _post(name), saved["stats"], info["jax"])
+    assert record is not None and record.get("async_wrapped", {}) == _async_pairs(name)
+    assert record == saved
+
+
+def test_a_capture_saved_before_the_pairs_were_recorded_says_so(tmp_path, capsys):
+    """A loop capture whose ``memory.json`` lacks ``async_wrapped`` (saved before it was written)
+    cannot place XLA's names: the report estimates, and says why — the async pairs, not
+    another compile."""
+    folder = tmp_path / "old"
+    shutil.copytree(GPU / "loops_vit", folder)
+    record = json.loads((folder / "memory.json").read_text())
+    del record["async_wrapped"]
+    (folder / "memory.json").write_text(json.dumps(record))
+    code, out, err = run_cli(["memory", "--json", str(folder)], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    starts = len(re.findall(r" fusion-start\(", _post("loops_vit")))
+    note = next(n for n in report["notes"] if "XLA's buffer assignment names" in n)
+    assert report["source"] == "estimate"
+    assert f"runs {starts} op(s) asynchronously" in note and "another compile" not in note
+    assert "loop_dynamic_slice_fusion.3" in note
+
+
+@pytest.mark.parametrize("bad", [[1, 2], ["fusion-start"], "fusion-start", ["a b", "c"]])
+def test_a_forged_async_wrapped_is_refused(bad, tmp_path, capsys):
+    folder = tmp_path / "forged"
+    shutil.copytree(GPU / "loops_rnn_scan", folder)
+    record = json.loads((folder / "memory.json").read_text())
+    record["async_wrapped"] = {"loop_dynamic_update_slice_fusion.1": bad}
+    (folder / "memory.json").write_text(json.dumps(record))
+    code, _, err = run_cli(["memory", str(folder)], capsys)
+    assert code == 2 and "memory.json" in err and "async_wrapped" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_a_gpu_dump_folder_reads_xlas_record(name, capsys):
+    """XLA's dump folder of the compile, as the target: the module text writes tuple elements as
+    ``%tuple#N`` and async pairs in full; the record names its own instructions, so the numbers
+    are XLA's — total and peak as computed here from its files."""
+    assignment = _text(_one(XLA / name, "-buffer-assignment.txt"))
+    live = _text(_one(XLA / name, "-live-range.txt"))
+    code, out, err = run_cli(["memory", "--json", str(XLA / name)], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["source"] == "xla"
+    assert report["total_bytes"] == sum(_allocations(assignment))
+    assert report["peak"]["bytes"] == _peak(assignment, live)
 
 
 def test_a_gpu_dump_folder_is_read_as_a_target(capsys):

@@ -116,8 +116,8 @@ def test_a_tree_is_walked_once_for_all_the_pictures_that_ask(monkeypatch):
     """The explorer draws many pictures of one training step from one reused scope tree; the
     optimizer's targets are found once per tree, not once per picture (issue 32), and every
     caller gets its own copy with the same answer."""
-    from hloviz.analysis import updates as updates_module
     from hloviz.analysis.scopes import build_scope_tree, scope_trees_reused
+    from hloviz.analysis.updates import targets as updates_module
     from hloviz.capture import load_target
     from hloviz.render.pictures import module_picture
     from hloviz.render.views import ViewOptions

@@ -26,7 +26,7 @@ from hloviz.capture.frames import Frame, innermost_user_frame
 from hloviz.capture.live import resolve_specs
 from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
 from hloviz.capture.target import PythonTarget, missing_dependency, tracing_hint, user_code
-from hloviz.errors import CaptureError, InputError
+from hloviz.errors import CaptureError, HlovizError, InputError
 from hloviz.ir import quoted_string_pattern, unescape_string
 
 JAX_DTYPES = {
@@ -213,8 +213,24 @@ def dumped_assignment(folder: Path, post: str, stats: dict[str, int], version: s
                                      live_where=Path(files.get("live") or "").name)
         except (RecordError, OSError):
             return None
-        return dataclasses.replace(record, stats=stats).to_dict()
+        return dataclasses.replace(record, stats=stats, wrapped=_async_names(after, post)).to_dict()
     return None
+
+
+def _async_names(dumped: Path, post: str) -> dict[str, tuple[str, str]]:
+    """Which pair of ``post`` runs each op XLA's record names inside an async computation
+    (:mod:`hloviz.capture.dumps.async_names`); empty when the dump runs nothing asynchronously or a
+    text cannot be read (the report then says it cannot place those names)."""
+    text = _text(str(dumped))
+    if " async-start(" not in text:
+        return {}
+    from hloviz import parse
+    from hloviz.capture.dumps.async_names import async_wrapped
+
+    try:
+        return async_wrapped(parse(text), parse(post))
+    except HlovizError:  # a text hloviz cannot read: the record stands without the names
+        return {}
 
 
 def _first_line(path: Path) -> str:

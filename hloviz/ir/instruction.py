@@ -139,6 +139,12 @@ class Instruction:
     def is_elided_constant(self) -> bool:
         return self.opcode == "constant" and self.literal is not None and self.literal.strip() == "{...}"
 
+    @property
+    def is_elided_get_tuple_element(self) -> bool:
+        """A get-tuple-element the text left out, its users naming ``%tuple#index`` (XLA's newer
+        dumps); the parser made it back, named ``tuple#index`` (:mod:`hloviz.parser.tuple_index`)."""
+        return self.opcode == "get-tuple-element" and "#" in self.name
+
     def __repr__(self) -> str:
         return f"<Instruction {self.name} = {self.shape} {self.opcode}>"
 

@@ -23,6 +23,7 @@ from .instructions import FAST_INSTRUCTION, NEW_STATEMENT, Incomplete, Instructi
 from .scan import ScanError, find_close, net_depth, unterminated_quote
 from .shapes import infer_shapes
 from .state import ParseState, blank_line
+from .tuple_index import SEPARATOR, elided_get_tuple_element
 
 _MODULE = re.compile(r"\s*HloModule\s+%?([A-Za-z_][\w.\-]*)\s*:?")
 _COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
@@ -497,9 +498,7 @@ class ModuleReader:
             try:
                 inst.operands = [by_name[n] for n in names]
             except KeyError:
-                undefined = next(n for n in names if n not in by_name)
-                raise self._name_error(inst, undefined, f"instruction '{undefined}' is not defined in computation "
-                                       f"'{computation.name}'") from None
+                inst.operands = [self._tuple_element(computation, inst, n) for n in names]
         for inst, preds in state.predecessors:
             found: list[Instruction] = []
             for n in names_in(preds):
@@ -511,6 +510,18 @@ class ModuleReader:
             inst.control_predecessors = found
         infer_shapes(state.inferred)
         state.unresolved, state.predecessors, state.inferred = [], [], []
+
+    def _tuple_element(self, computation: Computation, inst: Instruction, name: str) -> Instruction:
+        """Operand ``name`` of ``inst``: defined, or ``%tuple#N``, an element of a tuple
+        (:mod:`~hloviz.parser.tuple_index`); else the error, where the text names it."""
+        found = computation.by_name.get(name)
+        if found is not None:
+            return found
+        element = elided_get_tuple_element(computation, name, inst, self.state.inferred) \
+            if SEPARATOR in name else f"instruction '{name}' is not defined in computation '{computation.name}'"
+        if isinstance(element, str):
+            raise self._name_error(inst, name, element)
+        return element
 
     def _name_error(self, inst: Instruction, name: str, message: str) -> HloParseError:
         line_index = inst.line - 1

@@ -20,7 +20,9 @@ from .scan import ScanError, split_top_level
 
 __all__ = ["INDEX_COMMENT", "fast_operands", "read_operands"]
 
-_NAME = re.compile(r"%?[A-Za-z_][\w.\-]*\Z")
+# ``%name``, or ``%tuple#2``: element 2 of a tuple, whose get-tuple-element XLA's text left out
+# (:mod:`~hloviz.parser.tuple_index`).
+_NAME = re.compile(r"%?[A-Za-z_][\w.\-]*(?:#\d+)?\Z")
 _INT = re.compile(r"\s*\d+\s*\Z")
 _ARRAY = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
 # Possessive repeats (Python >= 3.11) over operand lists: giving an operand back could never let

@@ -38,7 +38,7 @@ CORPUS_ACCURACY = Accuracy(worst=0.02, median=0.0, programs=41)
 #: (``samples/captures/gpu``, an H200): XLA:GPU assigns some buffers its own way (a loop's
 #: predicate and counters, async copies), so the CPU's rules come less close. Measured by
 #: ``tests/test_gpu_captures.py`` (which fails when this drifts from those captures).
-GPU_ACCURACY = Accuracy(worst=68.89, median=0.15, programs=8)
+GPU_ACCURACY = Accuracy(worst=68.89, median=0.67, programs=11)
 
 
 def compiled_for_gpu(kernel_configs: list[str]) -> bool:

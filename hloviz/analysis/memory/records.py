@@ -87,6 +87,16 @@ class XlaAssignment:
     live: XlaLiveRanges | None = None
     #: JAX's ``CompiledMemoryStats`` numbers, as JAX gave them (argument_size_in_bytes, …).
     stats: Mapping[str, int] = field(default_factory=dict)
+    #: The ops asynchronous pairs run, as XLA's record names them → the pair that runs each in
+    #: the module text the capture keeps: ``{"loop_dynamic_slice_fusion.3": ("fusion-start.28",
+    #: "fusion-done.28")}``. XLA's dump prints an async pair in full (``async-start(…),
+    #: calls=%async_computation.28``, whose root is the fusion ``loop_dynamic_slice_fusion.3``)
+    #: and its record names the values after that fusion; JAX's ``compiled.as_text()`` prints
+    #: the same pair as sugar (``fusion-start(…), calls=%fused_dynamic_slice.16.clone``), with no
+    #: name for the fusion. The value is the done's result (XLA's async-done forwards it).
+    #: Written by the capture, which has both texts of the one compile
+    #: (:func:`hloviz.capture.dumps.async_names.async_wrapped`).
+    wrapped: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def bytes_by_kind(self) -> dict[str, int]:
         out: dict[str, int] = dict.fromkeys(KINDS, 0)
@@ -110,6 +120,8 @@ class XlaAssignment:
             "aliased": a.aliased,
             "values": [[v.id, v.instruction, list(v.index), v.size, v.offset] for v in a.values],
         } for a in self.allocations]
+        if self.wrapped:
+            out["async_wrapped"] = {name: list(pair) for name, pair in self.wrapped.items()}
         if self.live is not None:
             out["live"] = {"sequence": list(self.live.sequence),
                            "ranges": {k: list(r) for k, r in self.live.ranges.items()},
@@ -277,7 +289,23 @@ def _from_dict(data: Any) -> XlaAssignment:
         raise RecordError(f"stats must be an object, not {shown_in_message(stats)}")
     checked = {_text(k, "a key of stats"): _count(v, f"stats.{shown_in_message(k)}") for k, v in stats.items()}
     return XlaAssignment(tuple(allocations), _count(data["total_bytes"], "total_bytes"),
-                         _text(data["origin"], "origin"), live, checked)
+                         _text(data["origin"], "origin"), live, checked, _wrapped_from_dict(data.get("async_wrapped")))
+
+
+def _wrapped_from_dict(wrapped: object) -> dict[str, tuple[str, str]]:
+    """``async_wrapped``: op name → [start, done], each an instruction name."""
+    if wrapped is None:
+        return {}
+    if not isinstance(wrapped, dict):
+        raise RecordError(f"async_wrapped must be an object, not {shown_in_message(wrapped)}")
+    pairs: dict[str, tuple[str, str]] = {}
+    for name, pair in wrapped.items():
+        pair = _list(pair, f"async_wrapped.{shown_in_message(name)}")
+        if len(pair) != 2:
+            raise RecordError(f"async_wrapped.{shown_in_message(name)} must be [start, done], not {shown_in_message(pair)}")
+        pairs[_name(name, "a name of async_wrapped")] = (_name(pair[0], f"async_wrapped.{shown_in_message(name)}: the start"),
+                                                         _name(pair[1], f"async_wrapped.{shown_in_message(name)}: the done"))
+    return pairs
 
 
 def allocation_kind(parameter: bool, constant: bool, thread_local: bool, live_out: bool) -> str:

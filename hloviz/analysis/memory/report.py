@@ -23,6 +23,7 @@ from hloviz.ir import HloModule, Instruction
 from .dataflow import Dataflow, analyse, shape_bytes
 from .estimate import compiled_for_gpu, estimate, estimate_origin
 from .records import KINDS, XlaAssignment
+from .timeline import Interval, live_at, occupancy, peak_moment
 
 __all__ = ["LiveBuffer", "MemoryReport", "Peak", "kind_label", "memory_report"]
 
@@ -106,26 +107,6 @@ class MemoryReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Interval:
-    instruction: str
-    index: tuple[int, ...]
-    bytes: int
-    kind: str
-    start: int
-    end: int
-    #: What XLA's peak search counts for it: the byte size of its instruction's whole shape (a
-    #: tuple's pointer table for a tuple element; see :func:`_peak_moment`).
-    event_bytes: int = 0
-    #: Where it is stored (XLA's allocation, offset, size; or hloviz's own numbering for an
-    #: estimate): values that share one slot at the same time are one set of bytes (a result
-    #: written over the operand it replaces). None: a place of its own.
-    slot: tuple[int, int, int] | None = None
-    #: The instruction (when the module has it) and the schedule position of its last read.
-    inst: Instruction | None = field(default=None, compare=False)
-    last_use: int = -1
-
-
 def memory_report(module: HloModule, xla: XlaAssignment | None = None, *,
                   scope_of: Callable[[Instruction], str] | None = None,
                   source_of: Callable[[Instruction], str] | None = None) -> MemoryReport:
@@ -164,7 +145,7 @@ def _report(module: HloModule, xla: XlaAssignment | None, scope_of: Callable[[In
             return (-2, est.placed[id(b)], 0)
         return (-1, k, 0) if len(b.values) > 1 else None
 
-    intervals = [_Interval(v.instruction.name, v.index, v.size, b.kind,
+    intervals = [Interval(v.instruction.name, v.index, v.size, b.kind,
                            taken.get(id(b), v.start) if v is b.defining else v.start, v.end,
                            shape_bytes(v.instruction.shape), slot(k, b), v.instruction, v.last_use)
                  for k, b in enumerate(flow.buffers) for v in b.values]
@@ -178,18 +159,44 @@ def _report(module: HloModule, xla: XlaAssignment | None, scope_of: Callable[[In
 
 
 def _check_names(module: HloModule, xla: XlaAssignment, notes: list[str]) -> bool:
-    """Whether XLA's record names this module's instructions (it belongs to this compile)."""
+    """Whether XLA's record names this module's instructions (it belongs to this compile): its
+    own, or the ops its asynchronous pairs run, where the record says which pair runs which
+    (:attr:`XlaAssignment.wrapped`)."""
     names = {i.name for i in module.instructions()}
     wanted = [v.instruction for v in xla.values() if v.instruction]
     if not wanted:
         notes.append("XLA's buffer assignment names no instructions; the numbers are estimated instead")
         return False
-    found = sum(1 for n in wanted if n in names)
-    if found < len(wanted):
-        notes.append(f"XLA's buffer assignment names {len(wanted) - found} of its {len(wanted)} values after "
-                     "instructions this module does not have: it belongs to another compile; estimated instead")
+    placed = {n for n, (_, done) in xla.wrapped.items() if done in names}
+    missing = sorted({n for n in wanted if n not in names and n not in placed})
+    if missing:
+        unnamed = _sugar_starts(module)
+        shown = ", ".join(missing[:3]) + (", …" if len(missing) > 3 else "")
+        count = sum(1 for n in wanted if n in missing)
+        if unnamed and len(missing) <= len(unnamed):
+            notes.append(f"XLA's buffer assignment names {count} of its {len(wanted)} values after ops this module's "
+                         f"text does not name ({shown}): this module runs {len(unnamed)} op(s) asynchronously "
+                         f"({unnamed[0].name}, …), which this text writes as <op>-start/<op>-done with no name for the "
+                         "op inside, while XLA's record names that op; this capture was saved without the list of "
+                         "which pair runs which (memory.json's async_wrapped, written since hloviz read XLA's dump of "
+                         "the compile for it): estimated instead. Capture it again, or open XLA's dump folder of "
+                         "the compile (--xla_dump_to)")
+        else:
+            notes.append(f"XLA's buffer assignment names {count} of its {len(wanted)} values after instructions this "
+                         f"module does not have ({shown}): it belongs to another compile; estimated instead")
         return False
+    if xla.wrapped:
+        pairs = sorted(xla.wrapped.items())
+        shown = ", ".join(f"{n} by {start}/{done}" for n, (start, done) in pairs[:3]) + (", …" if len(pairs) > 3 else "")
+        notes.append(f"asynchronous ops: XLA's record names {len(pairs)} op(s) that asynchronous pairs run ({shown}); "
+                     "this module's text names only the pair, so each op's buffer is listed as its done's result")
     return True
+
+
+def _sugar_starts(module: HloModule) -> list[Instruction]:
+    """The ``<op>-start`` instructions written as sugar (the op they run has no name in the text)."""
+    return [i for i in module.instructions() if i.opcode.endswith("-start")
+            and any(c.synthetic for c in i.called_computations)]
 
 
 def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list[str],
@@ -214,8 +221,11 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
             name, _, idx = key.partition("{")
             index = tuple(int(i) for i in idx.rstrip("}").split(",") if i)
             inst = by_name.get(name)
+            if inst is None and name in xla.wrapped:  # the op an asynchronous pair runs: its done's result
+                name = xla.wrapped[name][1]
+                inst = by_name.get(name)
             size = size_of.get(key, 0)
-            intervals.append(_Interval(name, index, size, _timeline_kind(kind_of.get(key)), start, end,
+            intervals.append(Interval(name, index, size, _timeline_kind(kind_of.get(key)), start, end,
                                        shape_bytes(inst.shape) if inst is not None else size, slot_of.get(key), inst))
         sequence = list(live.sequence) or [i.name for i in flow.sequence]
         peak_time = live.peak_time
@@ -225,7 +235,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
             kinds = {kind_of[v.key] for v in b.values if v.key in kind_of}
             kind = next((k for k in ("parameters", "outputs", "constants", "temporaries") if k in kinds), b.kind)
             for v in b.values:
-                intervals.append(_Interval(v.instruction.name, v.index, size_of.get(v.key, v.size),
+                intervals.append(Interval(v.instruction.name, v.index, size_of.get(v.key, v.size),
                                            _timeline_kind(kind), v.start, v.end, shape_bytes(v.instruction.shape),
                                            slot_of.get(v.key), v.instruction, v.last_use))
         sequence = [i.name for i in flow.sequence]
@@ -238,12 +248,12 @@ def _timeline_kind(kind: str | None) -> str:
 
 
 def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: Dataflow, sequence: list[str],
-           intervals: list[_Interval], peak_time: int | None, notes: list[str],
+           intervals: list[Interval], peak_time: int | None, notes: list[str],
            scope_of: Callable[[Instruction], str] | None, source_of: Callable[[Instruction], str] | None,
            stats: dict[str, int]) -> MemoryReport:
     n = max(len(sequence), max((i.end for i in intervals), default=-1) + 1, 1)
     deltas = {k: [0] * (n + 1) for k in TIMELINE_KINDS}
-    for kind, start, end, size in _occupancy(intervals):
+    for kind, start, end, size in occupancy(intervals):
         d = deltas[kind]
         d[max(start, 0)] += size
         d[min(end, n - 1) + 1] -= size
@@ -262,7 +272,7 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: 
                      f"one position ({100 * (block - most) / block:.1f}% lost to how XLA packed them)")
     xla_said = peak_time is not None
     if peak_time is None or not 0 <= peak_time < n:
-        peak_time = _peak_moment(intervals)
+        peak_time = peak_moment(intervals)
     if totals[peak_time] != highest:  # XLA's sweep stopped below the highest point: report the highest
         first = totals.index(highest)
         if xla_said:
@@ -270,7 +280,7 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: 
                          f"live); the highest point is position {first} ({highest} bytes), reported here")
         peak_time = first
     # largest first, then by name: the order of XLA's own live-range report
-    at_peak = sorted(_live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.instruction, iv.index))
+    at_peak = sorted(live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.instruction, iv.index))
     users = _last_users(flow.sequence)
     texts: dict[str, str] = {}  # one string per distinct shape text: thousands of buffers share a few
     buffers = tuple(_live_buffer(iv, scope_of, source_of, users, sequence, texts) for iv in at_peak)
@@ -313,66 +323,6 @@ def _jax_peak_note(stats: Mapping[str, int], peak: int) -> str:
                    "the schedule (parameters, outputs, temporaries and constants), read from XLA's buffer assignment")
 
 
-def _occupancy(intervals: list[_Interval]) -> list[tuple[str, int, int, int]]:
-    """(kind, start, end, bytes) of what takes memory: each interval, except that intervals of
-    one slot are joined where they overlap (one set of bytes)."""
-    out: list[tuple[str, int, int, int]] = []
-    slots: dict[tuple[int, int, int], list[_Interval]] = {}
-    for iv in intervals:
-        if not iv.bytes or iv.end < iv.start:
-            continue
-        if iv.slot is None:
-            out.append((iv.kind, iv.start, iv.end, iv.bytes))
-        else:
-            slots.setdefault(iv.slot, []).append(iv)
-    for ivs in slots.values():
-        ivs.sort(key=lambda iv: (iv.start, iv.end))
-        kind, start, end, size = ivs[0].kind, ivs[0].start, ivs[0].end, ivs[0].bytes
-        for iv in ivs[1:]:
-            if iv.start <= end:  # one set of bytes: the larger of the two
-                end, size = max(end, iv.end), max(size, iv.bytes)
-            else:
-                out.append((kind, start, end, size))
-                kind, start, end, size = iv.kind, iv.start, iv.end, iv.bytes
-        out.append((kind, start, end, size))
-    return out
-
-
-def _live_at(intervals: list[_Interval], t: int) -> list[_Interval]:
-    """The intervals live at ``t``; of several sharing a slot, the latest (the value written there)."""
-    out: list[_Interval] = []
-    latest: dict[tuple[int, int, int], _Interval] = {}
-    for iv in intervals:
-        if not (iv.start <= t <= iv.end and iv.bytes):
-            continue
-        if iv.slot is None:
-            out.append(iv)
-        elif iv.slot not in latest or iv.start > latest[iv.slot].start:
-            latest[iv.slot] = iv
-    return out + list(latest.values())
-
-
-def _peak_moment(intervals: list[_Interval]) -> int:
-    """The time XLA's ``HloLiveRange`` calls the peak, found the way it finds it: a sweep over
-    start and end events in time order, starts before ends at the same time (an end event falls
-    one past the end), each weighing its instruction's whole shape; the first time the running
-    sum rises above every earlier one. Among several equally high positions this is the one XLA's
-    report lists; the caller keeps it only when it is one of the highest (the sweep's count at a
-    time includes buffers that ended just before it, so it can stop one position late)."""
-    events: list[tuple[int, int, int]] = []
-    for iv in intervals:
-        events.append((iv.start, 0, iv.event_bytes))
-        events.append((iv.end + 1, 1, -iv.event_bytes))
-    events.sort(key=lambda e: (e[0], e[1]))
-    usage = best = 0
-    moment = 0
-    for time, _, delta in events:
-        usage += delta
-        if usage > best:
-            best, moment = usage, time
-    return moment
-
-
 def _last_users(sequence: list[Instruction]) -> dict[str, str]:
     """Instruction name → the name of the last instruction of the flattened schedule reading it."""
     out: dict[str, str] = {}
@@ -382,7 +332,7 @@ def _last_users(sequence: list[Instruction]) -> dict[str, str]:
     return out
 
 
-def _live_buffer(iv: _Interval, scope_of: Callable[[Instruction], str] | None,
+def _live_buffer(iv: Interval, scope_of: Callable[[Instruction], str] | None,
                  source_of: Callable[[Instruction], str] | None, users: dict[str, str],
                  sequence: list[str], texts: dict[str, str]) -> LiveBuffer:
     inst = iv.inst
