@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 from ...errors import RenderError
 from ..scene import Scene
 from .blocklayout import BlockColumn, batches, block_group, fix_boxes, pays, split_column
-from .dot import Drawing, _Ids, header_dot, part_dot
+from .dot import Drawing
+from .dot_parts import header_dot, part_dot
+from .dot_writer import Ids
 from .parts import RunMany, _Column, _Job, _many, _Part, _part
 from .positions import Box, Layout, parse_box, read_layout, shifted
 from .svgjoin import retitle_edges, split_drawing
@@ -35,7 +37,7 @@ def _splits(drawing: Drawing, mode: str) -> list[BlockColumn | None]:
 
 
 
-def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: str, ids: _Ids,
+def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: str, ids: Ids,
                  run_many: RunMany, left: Callable[[], float], cores: int) -> tuple[list[_Column], bytes]:
     """The columns laid out block by block (:func:`_lay_blocks`), and the header."""
     jobs = [(c, scene, False, split) for c, ((_, scene), split) in enumerate(zip(drawing.columns, splits, strict=True))]
@@ -44,7 +46,7 @@ def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: st
 
 
 
-def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run_many: RunMany,
+def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: Ids, run_many: RunMany,
                 left: Callable[[], float], cores: int, *, header: bool = False) -> tuple[list[_Part], bytes]:
     """Scenes (columns, or the parts of wrapped columns) laid out block by block
     (:mod:`hloviz.render.layout.blocklayout`): first the blocks, each scene's in as many graphs as there
@@ -100,7 +102,7 @@ def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run
     return parts, drawn_header
 
 
-def _frame(layout: Layout, column: int, block: Scene, ids: _Ids) -> Box:
+def _frame(layout: Layout, column: int, block: Scene, ids: Ids) -> Box:
     """Where a block is in its group's layout: its top-level cluster's box."""
     attrs = layout.clusters.get(ids.clusters.get((column, block.clusters[0].key), ""), {})
     if "bb" not in attrs:
@@ -108,7 +110,7 @@ def _frame(layout: Layout, column: int, block: Scene, ids: _Ids) -> Box:
     return parse_box(attrs["bb"])
 
 
-def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids: _Ids) -> dict[int, bytes]:
+def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids: Ids) -> dict[int, bytes]:
     """A group's drawing cut into its blocks' (by the DOT id in each element's title)."""
     owner: dict[str, int] = {}
     for b in group:
@@ -121,7 +123,7 @@ def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids:
 
 
 def _composed(column: int, split: BlockColumn, groups: Sequence[Sequence[int]], parent: Layout, parent_svg: bytes,
-              blocks: Sequence[tuple[Layout, Box, int]], drawings: Sequence[dict[int, bytes]], ids: _Ids) -> _Part:
+              blocks: Sequence[tuple[Layout, Box, int]], drawings: Sequence[dict[int, bytes]], ids: Ids) -> _Part:
     """A column laid out block by block, put together: the column's layout with each block's
     moved into its box (positions of :attr:`BlockColumn.drawn`), and the drawings to stitch."""
     boxes = {ids.nodes[(column, box)] for box in split.boxes}

@@ -7,7 +7,7 @@ picture costs the sum of two layouts (and their mincross interacts for nothing);
 cores, it costs the longer one. And a long column can only be wrapped (:mod:`hloviz.render.layout.wrap`)
 once it is known where its rows fall.
 
-How: each part's DOT text (:func:`hloviz.render.layout.dot.part_dot`, arrows tagged by index) goes
+How: each part's DOT text (:func:`hloviz.render.layout.dot_parts.part_dot`, arrows tagged by index) goes
 through one ``dot`` that writes its drawing (``-Tsvg``) and, where they are needed, its
 positions (``-Tjson0``: every node's ``pos``, ``width``, ``height``, every cluster's ``bb`` and
 ``lp``, every arrow's spline; they make ``dot`` take half as long again, so they are asked for
@@ -38,7 +38,9 @@ from dataclasses import dataclass, field
 
 from ...errors import RenderError
 from .block_round import _block_round, _lay_blocks, _splits
-from .dot import Drawing, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
+from .dot import Drawing
+from .dot_parts import PlacedColumn, frame_dot, header_dot, part_dot, placed_dot
+from .dot_writer import Ids
 from .graphviz_run import GraphvizTimeout, _cores, run_dot, run_dot_many, run_pinned
 from .parts import (
     _CAPTION,
@@ -75,7 +77,7 @@ class _Place:
     captions: list[tuple[str, float, float]] = field(default_factory=list)
 
 
-def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_Place]:
+def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: Ids) -> list[_Place]:
     """Columns left to right, tops aligned, each in the box its graph had (dot leaves a margin
     around a column's cluster); a wrapped column's parts side by side (stacked, for a column cut
     across) in a box of the same kind."""
@@ -119,7 +121,7 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
     return out
 
 
-def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str] = ()) -> str:
+def compose(drawing: Drawing, columns: Sequence[_Column], ids: Ids, notes: Sequence[str] = ()) -> str:
     """The whole picture's DOT text with every part in its place, for ``dot -Kneato -n2`` to
     draw (PNG; see the module's docstring)."""
     placed = []
@@ -131,7 +133,7 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
     return placed_dot(drawing, placed, ids, notes, _caption_nodes(captions, drawing.small_pt))
 
 
-def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str],
+def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: Ids, notes: Sequence[str],
                 pinned: Run, timeout: float) -> bytes:
     """The whole picture as SVG from the parts' own SVG: ``dot -Kneato -n2`` draws only the
     frame (the header, and the cluster of each wrapped column: a few boxes, milliseconds), and
@@ -146,7 +148,7 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     return stitch(frame, parts)
 
 
-def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, header: bytes) -> bytes:
+def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: Ids, header: bytes) -> bytes:
     """Columns none of which is wrapped, as SVG with no Graphviz run of its own: the header, drawn
     by a ``dot`` of its own beside the columns' (``header``; empty for none), goes on top, the
     columns' drawings under it, in a root written here as Graphviz writes one."""
@@ -226,7 +228,7 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
 
 
 
-def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: _Ids, run_many: RunMany,
+def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: Ids, run_many: RunMany,
                  left: Callable[[], float]) -> tuple[list[_Column], bytes, bytes | None]:
     """Each column laid out whole (one ``dot`` each, at once), and the header; for a one-scene
     picture, its own drawing, header and all (kept as it is when not cut)."""

@@ -16,7 +16,9 @@ from collections.abc import Callable, Sequence
 
 from ..scene import Scene
 from .blocklayout import pays, split_column
-from .dot import Drawing, _Ids, part_dot
+from .dot import Drawing
+from .dot_parts import part_dot
+from .dot_writer import Ids
 from .parts import _CAPTION, _SPREAD, PART_GAP, _Column, _Job, _Part, _part, _size
 from .positions import INCH, Layout, read_layout
 from .wrap import (
@@ -35,7 +37,7 @@ from .wrap import (
 )
 
 
-def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
+def _read_wholes(drawing: Drawing, columns: list[_Column], ids: Ids,
                  lay: Callable[[list[str]], list[list[bytes]]]) -> None:
     """Every column's whole layout and label size, laying out again (positions only) the
     columns first drawn without them."""
@@ -51,14 +53,14 @@ def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
         col.label = _label(drawing, col.index, col.whole, ids)
 
 
-def _label(drawing: Drawing, column: int, layout: Layout | None, ids: _Ids) -> tuple[float, float]:
+def _label(drawing: Drawing, column: int, layout: Layout | None, ids: Ids) -> tuple[float, float]:
     if drawing.single or layout is None:
         return 0.0, 0.0
     attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")], {})
     return float(attrs.get("lwidth", "0")) * INCH, float(attrs.get("lheight", "0")) * INCH
 
 
-def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[str, Span], dict[str, Span]]:
+def _spans(scene: Scene, column: int, layout: Layout, ids: Ids) -> tuple[dict[str, Span], dict[str, Span]]:
     nodes = {}
     for key in scene.nodes:
         span = layout.node_span(ids.nodes.get((column, key), ""))
@@ -72,7 +74,7 @@ def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[s
     return nodes, clusters
 
 
-def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
+def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: Ids,
           lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
           by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None = None, mode: str = "whole") -> list[str]:
     """Cut the columns ``wrap`` asks to cut (their whole layouts read), lay their parts out
@@ -142,7 +144,7 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
              "starts again at ▴, naming the far end and its part")]
 
 
-def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: _Ids,
+def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: Ids,
                 lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
                 by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None, mode: str) -> dict[int, list[_Part]]:
     """The parts of wrapped columns (column, scene) laid out, each column's in order: whole, or
