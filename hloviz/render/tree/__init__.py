@@ -3,8 +3,8 @@
 In: one parsed module (:class:`~hloviz.ir.HloModule`) and the analyses of it. Out: a
 :class:`~.tree.Tree` — the module's own structure as nested nodes: scopes of
 ``metadata.op_name`` (:mod:`.layers` routes every drawn unit under them), blocks found by the
-data flow where names give none and repeats folded as ``×N`` (:mod:`.structure`,
-:mod:`.blocks`), a layer's backward pass beside its forward (:mod:`.backward`), fusions and
+data flow where names give none (:mod:`.blocks`, on :mod:`.dominators`) and repeats of blocks
+built alike folded as ``×N`` (:mod:`.repeat_runs`, :mod:`.structure`), a layer's backward pass beside its forward (:mod:`.backward`), fusions and
 while/call bodies. :mod:`.model` holds the units (one instruction, or a chain of one op found
 by :mod:`.chains`) that the tree's leaves stand for. Nothing here decides what is drawn.
 """

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .blocks import MIN_BLOCK, find_blocks, graph_hash, periodic, repeats, structure_hash
+from .blocks import MIN_BLOCK, find_blocks
+from .repeat_runs import graph_hash, periodic, repeats, structure_hash
 from .tree import TreeNode, leaf_owners, rekey
 
 __all__ = ["fold_repeats", "split_by_structure"]
