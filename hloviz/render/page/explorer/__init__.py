@@ -2,7 +2,9 @@
 
 The page is the static report (verdict, picture, tables) plus one inline script
 (``explorer.js``) and the data it reads (:mod:`.data`): every instruction of the drawn
-modules, the kernels, the folds, and which drawn box holds which instructions. Graphviz lays
+modules, the kernels, the folds (strings and scopes in the shared tables of :mod:`.tables`),
+and which drawn box holds which instructions (:mod:`.boxes`); the drawn modules and views are
+:mod:`.sides`' :class:`Side` and :class:`ViewSpec`. Graphviz lays
 out every picture at build time (:mod:`.build`); the script only swaps SVGs, highlights, and
 fills a side panel. :mod:`.page` embeds script and data safely.
 

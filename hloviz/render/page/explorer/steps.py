@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ....errors import HlovizError
 from .build import Bounds
-from .data import Side, ViewSpec, plain_name
+from .sides import Side, ViewSpec, plain_name
 
 if TYPE_CHECKING:
     from ....analysis.passes import HistoryStep, PassHistory
