@@ -1,7 +1,7 @@
 """The report as an explorer: search, expand, click and cross-highlight, offline, in one file.
 
 The page is the static report (verdict, picture, tables) plus one inline script
-(``explorer.js``) and the data it reads (:mod:`.data`): every instruction of the drawn
+(``script/*.js``, joined by :mod:`.page`) and the data it reads (:mod:`.data`): every instruction of the drawn
 modules, the kernels, the folds (strings and scopes in the shared tables of :mod:`.tables`),
 and which drawn box holds which instructions (:mod:`.boxes`); the drawn modules and views are
 :mod:`.sides`' :class:`Side` and :class:`ViewSpec`. Graphviz lays
