@@ -41,12 +41,6 @@ class ExplorerData:
     texts: list[str] = field(default_factory=list)
 
 
-def scope_of(op_name: str) -> str:
-    """The scope an op sits in: its ``op_name`` without the last part (``a/b/conv`` → ``a/b``)."""
-    first = op_name.split(";", 1)[0]
-    return first.rsplit("/", 1)[0] if "/" in first else ""
-
-
 def _source(inst: Instruction, lookup: SourceLookup | None) -> str:
     from ....analysis.export import source_lines
 
