@@ -8,6 +8,7 @@ by the data flow where names give none (:mod:`.blocks`, on :mod:`.dominators`) o
 rule finds one, cut at its narrowest waists (:mod:`.waists`), repeats of blocks built alike
 folded as ``×N`` (:mod:`.repeat_runs`, :mod:`.structure`), a layer's backward pass beside its
 forward (:mod:`.backward`), fusions and while/call bodies. :mod:`.model` holds the units (one
-instruction, or a chain of one op found by :mod:`.chains`) that the tree's leaves stand for.
+instruction, or a chain of one op found by :mod:`.chains`) that the tree's leaves stand for;
+:mod:`.units` makes them from the module by the drawing rules.
 Nothing here decides what is drawn.
 """
