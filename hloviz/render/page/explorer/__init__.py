@@ -1,12 +1,13 @@
 """The report as an explorer: search, expand, click and cross-highlight, offline, in one file.
 
 The page is the static report (verdict, picture, tables) plus one inline script
-(``script/*.js``, joined by :mod:`.page`) and the data it reads (:mod:`.data`): every instruction of the drawn
-modules, the kernels, the folds (strings and scopes in the shared tables of :mod:`.tables`),
-and which drawn box holds which instructions (:mod:`.boxes`); the drawn modules and views are
-:mod:`.sides`' :class:`Side` and :class:`ViewSpec`. Graphviz lays
-out every picture at build time (:mod:`.build`); the script only swaps SVGs, highlights, and
-fills a side panel. :mod:`.page` embeds script and data safely.
+(``script/*.js``, joined by :mod:`.page`) and the data it reads (:mod:`.data`): every
+instruction of the drawn modules, the kernels, the folds (strings and scopes in the shared
+tables of :mod:`.tables`), and which drawn box holds which instructions (:mod:`.boxes`); the
+drawn modules and views are :mod:`.sides`' :class:`Side` and :class:`ViewSpec`. Graphviz lays
+out every picture at build time (:mod:`.build` for the first view; :mod:`.block_views`,
+:mod:`.scope_views` and :mod:`.fusion_views` for what opens from it); the script only swaps
+SVGs, highlights, and fills a side panel. :mod:`.page` embeds script and data safely.
 
 Entry points, one per kind of page: :func:`pair_payload` (``show``, ``render --stage both``),
 :func:`module_payload` (``render`` of one module) and :func:`diff_payload` (``diff``).
@@ -18,7 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .build import Bounds, Screen, block_expansions, closed_scopes, first_view, fusion_expansions, scope_expansions, top_view
+from .block_views import block_expansions
+from .build import Bounds, Screen, first_view, top_view
+from .fusion_views import fusion_expansions
+from .scope_views import closed_scopes, scope_expansions
 from .data import ExplorerData, Side, ViewSpec, explorer_data, plain_name
 from .page import ExplorerPayload, explorer_payload
 from .pairs import Pairing

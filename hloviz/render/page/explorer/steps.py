@@ -183,13 +183,13 @@ def _draw(history: PassHistory, load: StepLoader, bounds: Bounds, pictures: int)
 
 def step_layers(drawn: Sequence[tuple[Side, ViewSpec]], bounds: Bounds, used_bytes: int = 0) -> list[ViewSpec]:
     """The layers each snapshot's picture draws closed, drawn open (as the optimized module's
-    layers are, :func:`~.build.scope_expansions`), so a layer opens in place at every step.
+    layers are, :func:`~.scope_views.scope_expansions`), so a layer opens in place at every step.
 
     Bounded together: :attr:`Bounds.max_views` layer pictures shared evenly by the steps, the SVG
     bytes the step pictures left, and the deadline. A layer's view key is the step's key and the
     layer's (``step:16|s:model/conv``); it opens ``s:PATH`` like any layer view (the page's script
     opens the one drawn from the picture on screen)."""
-    from .build import closed_scopes, scope_expansions
+    from .scope_views import closed_scopes, scope_expansions
 
     if not drawn:
         return []
