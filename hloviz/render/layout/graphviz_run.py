@@ -35,7 +35,7 @@ from ...errors import DependencyError, RenderError
 from ...processes import die_with_parent
 
 __all__ = ["DEFAULT_TIMEOUT", "FORMATS", "MAX_TIMEOUT", "PNG_MAX_PIXELS", "GraphvizTimeout", "LayoutBudget", "find_dot",
-           "graphviz_version", "normalize_svg", "png_pixels", "run_dot", "run_dot_many", "run_pinned"]
+           "graphviz_version", "normalize_svg", "png_pixels", "run_dot", "run_dot_many", "run_pinned", "usable_cores"]
 
 #: Seconds a layout may take before hloviz gives up on it (and tries a coarser view).
 DEFAULT_TIMEOUT = 30.0
@@ -262,7 +262,7 @@ def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), 
     if unknown or not formats:
         raise RenderError(f"unknown layout format {unknown!r}; hloviz asks for {', '.join(LAYOUT_FORMATS)}")
     dot = find_dot()
-    slots = max(1, processes if processes is not None else _cores())
+    slots = max(1, processes if processes is not None else usable_cores())
     deadline = time.monotonic() + capped(timeout)
     with tempfile.TemporaryDirectory(prefix="hloviz-layout-") as tmp:
         folder = Path(tmp)
@@ -332,7 +332,7 @@ def _wait_any(procs: Sequence[subprocess.Popen[bytes]], seconds: float) -> None:
             os.close(fd)
 
 
-def _cores() -> int:
+def usable_cores() -> int:
     """The cores hloviz may run on (a container's CPU set, not the machine's)."""
     affinity = getattr(os, "sched_getaffinity", None)
     if affinity is not None:
