@@ -51,13 +51,13 @@ from .graphviz_run import (
     DEFAULT_TIMEOUT,
     INSTALL_HINT,
     GraphvizTimeout,
-    _spawn,
-    _timed_out,
     find_dot,
     normalize_svg,
     run_dot,
     run_dot_many,
     run_pinned,
+    spawn_dot,
+    timeout_error,
 )
 
 __all__ = ["DotServers", "active_servers", "dot_servers", "order_free"]
@@ -84,7 +84,7 @@ class _Server:
         self._err: IO[bytes] = tempfile.TemporaryFile(prefix="hloviz-dot-")  # noqa: SIM115 (closed by stop)
         self._seen = 0
         try:
-            self.proc = _spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+            self.proc = spawn_dot(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
         except OSError as err:
             self._err.close()
             raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
@@ -105,7 +105,7 @@ class _Server:
         while not (tail.endswith(last) and _END in tail):
             seconds = deadline - time.monotonic()
             if seconds <= 0:
-                raise _timed_out(timeout)
+                raise timeout_error(timeout)
             ready, _, _ = select.select([self._out], [], [], min(seconds, 1.0))
             if not ready:
                 continue
@@ -136,7 +136,7 @@ class _Server:
         while view:
             seconds = deadline - time.monotonic()
             if seconds <= 0:
-                raise _timed_out(timeout)
+                raise timeout_error(timeout)
             _, ready, _ = select.select([], [fd], [], min(seconds, 1.0))
             if not ready:
                 continue
