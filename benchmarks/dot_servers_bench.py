@@ -1,4 +1,4 @@
-"""The explorer page's build with ``dot`` processes kept running (:mod:`hloviz.render.layout.dotserver`)
+"""The explorer page's build with ``dot`` processes kept running (:mod:`hloviz.render.layout.runs.dotserver`)
 against the same build with one ``dot`` per graph (the servers switched off), in this checkout.
 
 For each capture, rounds alternate between the two, each in a fresh process: the page is built
@@ -27,7 +27,7 @@ import contextlib, hashlib, json, os, resource, subprocess, sys, time
 sys.path.insert(0, sys.argv[1])
 from hloviz.analysis import analyze
 from hloviz.capture import load_target
-from hloviz.render.layout import dotserver
+from hloviz.render.layout.runs import dotserver
 from hloviz.render.page.explorer import Bounds, pair_payload
 from hloviz.render.pictures import pair_picture
 

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import hloviz  # noqa: E402
-from hloviz.render.layout.graphviz_run import LayoutBudget  # noqa: E402
+from hloviz.render.layout.runs.graphviz_run import LayoutBudget  # noqa: E402
 from hloviz.render.layout.wrap import AUTO, Wrap, parse_wrap  # noqa: E402
 from hloviz.render.pictures import module_picture, pair_picture  # noqa: E402
 
@@ -209,7 +209,7 @@ def layouts(folder: Path, repeat: int) -> tuple[float, float, float]:
 
     from hloviz.analysis import analyze
     from hloviz.render.layout.compose import lay_out
-    from hloviz.render.layout.graphviz_run import run_dot
+    from hloviz.render.layout.runs.graphviz_run import run_dot
     from hloviz.render.layout.sidebyside import side_by_side
 
     pre, post = hloviz.parse(read(folder, "pre")), hloviz.parse(read(folder, "post"))

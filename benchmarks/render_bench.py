@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 import hloviz  # noqa: E402
 from hloviz.render import Picture, module_picture  # noqa: E402
-from hloviz.render.layout.graphviz_run import find_dot  # noqa: E402
+from hloviz.render.layout.runs.graphviz_run import find_dot  # noqa: E402
 from hloviz.render.views import ViewOptions  # noqa: E402
 
 _T = TypeVar("_T")

@@ -34,7 +34,7 @@ def _children() -> float:
 
 
 def breakdown(name: str) -> None:
-    import hloviz.render.layout.dotserver as ds
+    import hloviz.render.layout.runs.dotserver as ds
     import hloviz.render.page.explorer as ex
     from hloviz import api
 

@@ -34,7 +34,7 @@ def counting_dot_runs(monkeypatch=None) -> Iterator[list[list[str]]]:
     """Every ``dot`` process started inside the block, as its arguments (after the program);
     the list is filled when the block ends. The stand-in runs the real ``dot`` with the same
     arguments, so the pictures are Graphviz's own."""
-    from hloviz.render.layout.graphviz_run import find_dot
+    from hloviz.render.layout.runs.graphviz_run import find_dot
 
     del monkeypatch  # kept for the callers' signature; the block restores what it sets itself
     real = find_dot()

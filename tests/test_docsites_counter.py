@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from hloviz.render.layout import graphviz_run
-from hloviz.render.layout.dotserver import dot_servers
+from hloviz.render.layout.runs import graphviz_run
+from hloviz.render.layout.runs.dotserver import dot_servers
 
 from .docsites import counting_dot_runs
 

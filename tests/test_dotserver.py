@@ -1,4 +1,4 @@
-"""dot kept running for an explorer page (:mod:`hloviz.render.layout.dotserver`): the same bytes as a
+"""dot kept running for an explorer page (:mod:`hloviz.render.layout.runs.dotserver`): the same bytes as a
 ``dot`` run on each graph alone, fewer ``dot`` starts, failures and timeouts told as before.
 
 The oracle for every picture is ``dot`` itself, started here once per graph on the graph alone
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from hloviz.errors import RenderError
-from hloviz.render.layout import dotserver, graphviz_run
-from hloviz.render.layout.dotserver import DotServers, dot_servers, order_free
-from hloviz.render.layout.graphviz_run import GraphvizTimeout
+from hloviz.render.layout.runs import dot_process, dotserver, graphviz_run
+from hloviz.render.layout.runs.dotserver import DotServers, dot_servers, order_free
+from hloviz.render.layout.runs.graphviz_run import GraphvizTimeout
 
 from .test_render_graphviz import _alive, fake_dot
 
@@ -134,7 +134,7 @@ def test_without_graphviz_libraries_such_graphs_get_a_dot_of_their_own(monkeypat
     server is not started again for every graph."""
     _, texts, _ = _page("resblock_relu", monkeypatch, servers=False)
     clustered = [t for t in texts if _siblings(t)][:4]
-    monkeypatch.setattr(dotserver, "_LIB_ARGV", (sys.executable, "-c", "raise SystemExit(3)"))
+    monkeypatch.setattr(dotserver, "LIB_ARGV", (sys.executable, "-c", "raise SystemExit(3)"))
     with dot_servers() as servers:
         for text in clustered:
             assert servers.run_dot(text, "svg") == _alone(text, "svg")[0]
@@ -245,8 +245,8 @@ def test_show_starts_a_handful_of_graphviz_processes_for_hundreds_of_layouts(tmp
         return lay_out
 
     monkeypatch.setattr(subprocess, "Popen", counted)
-    monkeypatch.setattr(dotserver._Server, "lay_out", layouts(dotserver._Server))
-    monkeypatch.setattr(dotserver._LibServer, "lay_out", layouts(dotserver._LibServer))
+    monkeypatch.setattr(dot_process.Server, "lay_out", layouts(dot_process.Server))
+    monkeypatch.setattr(dot_process.LibServer, "lay_out", layouts(dot_process.LibServer))
     api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show")
     assert served >= 200  # the explorer's pictures (MobileNetV3Small: 330)
     assert starts <= 2 * (3 + 1 + 1) + 4 * 4, (starts, served)

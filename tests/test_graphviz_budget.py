@@ -15,8 +15,8 @@ import pytest
 import hloviz
 from hloviz import api
 from hloviz.render import pictures
-from hloviz.render.layout import graphviz_run
-from hloviz.render.layout.graphviz_run import GraphvizTimeout, LayoutBudget
+from hloviz.render.layout.runs import graphviz_run
+from hloviz.render.layout.runs.graphviz_run import GraphvizTimeout, LayoutBudget
 
 from .conftest import restore_default_sigint
 from .render_samples import layered_module

@@ -32,12 +32,7 @@ from . import test_layers
 from .test_layers import Import, all_imports
 
 #: Circles that still stand: the modules of the circle → why, and the issue that removes it.
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"hloviz.render.tree.tree", "hloviz.render.tree.structure", "hloviz.render.tree.backward"}):
-        "issue 36: render/tree/tree.py holds both the tree model (TreeNode, rekey) that structure.py and "
-        "backward.py build on and the builder that calls them; splitting it is part of render/'s "
-        "restructure by stage, after the picture work of issue 33 has landed in render/",
-}
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
 
 
 def import_graph(imports: Iterable[Import]) -> nx.DiGraph:

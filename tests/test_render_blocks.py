@@ -17,8 +17,10 @@ import hloviz
 from hloviz.capture import load_target
 from hloviz.render import ViewOptions, draw_module, to_dot
 from hloviz.render.cut.arrows import SPAN, rows_of
-from hloviz.render.tree import blocks
-from hloviz.render.tree.blocks import dominators, find_blocks, graph_hash, repeats, structure_hash
+from hloviz.render.tree import repeat_runs
+from hloviz.render.tree.blocks import find_blocks
+from hloviz.render.tree.dominators import dominators
+from hloviz.render.tree.repeat_runs import graph_hash, repeats, structure_hash
 from hloviz.render.tree.tree import Tree
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
@@ -64,10 +66,10 @@ def test_graph_hash_is_structure_hash_on_positions():
     # what fold_repeats hashes a block's leaves with (positions and their labels, made once):
     # the block's members 10, 12, 15 as positions 0, 1, 2, the arrow leaving the block dropped;
     # asked fresh both times (the remembered answers cleared), and wiring still counts
-    blocks._HASHES.clear()
+    repeat_runs._HASHES.clear()
     label = {10: "add", 12: "mul", 15: "add"}
     by_members = structure_hash([10, 12, 15], [(10, 12), (12, 15), (15, 99)], label.__getitem__)
-    blocks._HASHES.clear()
+    repeat_runs._HASHES.clear()
     assert graph_hash(("add", "mul", "add"), ((0, 1), (1, 2))) == by_members
     assert graph_hash(("add", "mul", "add"), ((0, 1), (2, 1))) != by_members
     assert graph_hash(("add", "mul", "add"), ((0, 1),)) != by_members

@@ -291,7 +291,7 @@ def test_an_empty_column_still_composes():
 def test_the_order_dot_runs_in_changes_nothing(monkeypatch):
     """Parts laid out one at a time, or last first, give the same bytes as all at once."""
     from hloviz.render import pictures
-    from hloviz.render.layout import graphviz_run
+    from hloviz.render.layout.runs import graphviz_run
 
     module = hloviz.parse(chain_hlo(60))
     together = _pair(RESBLOCK).data, module_picture(module, wrap=parse_wrap("3")).data
@@ -308,7 +308,7 @@ def test_a_wrapped_svg_lays_each_text_out_once(monkeypatch):
     """The whole column's positions, which cutting it needs, come from the run that drew it:
     no DOT text goes to Graphviz twice."""
     from hloviz.render import pictures
-    from hloviz.render.layout import graphviz_run
+    from hloviz.render.layout.runs import graphviz_run
 
     module = hloviz.parse(chain_hlo(60))
     seen: list[str] = []
@@ -327,7 +327,7 @@ def test_a_wrapped_svg_lays_each_text_out_once(monkeypatch):
 @pytest.mark.requires_dot
 def test_a_picture_wrap_leaves_whole_is_the_one_dot_picture():
     """``--wrap auto`` on a one-scene picture near a page's shape changes no byte of it."""
-    from hloviz.render.layout.graphviz_run import run_dot
+    from hloviz.render.layout.runs.graphviz_run import run_dot
 
     module = hloviz.parse((SEED / "post.hlo").read_text())
     pic = module_picture(module, wrap=AUTO)

@@ -15,7 +15,7 @@ import hloviz
 from hloviz.cli import main
 from hloviz.errors import DependencyError, RenderError
 from hloviz.render import module_picture, normalize_svg, run_dot
-from hloviz.render.layout.graphviz_run import GraphvizTimeout
+from hloviz.render.layout.runs.graphviz_run import GraphvizTimeout
 
 from .render_samples import layered_module
 
@@ -166,7 +166,7 @@ def test_waiting_for_dot_wakes_when_a_process_ends_not_at_the_limit():
     minute), and comes back at once for a process that ended before the wait began."""
     import subprocess
 
-    from hloviz.render.layout.graphviz_run import _wait_any
+    from hloviz.render.layout.runs.graphviz_run import _wait_any
 
     slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
     fast = subprocess.Popen([sys.executable, "-c", "pass"])

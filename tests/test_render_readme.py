@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.cli import main
-from hloviz.render.layout.graphviz_run import graphviz_version
+from hloviz.render.layout.runs.graphviz_run import graphviz_version
 
 from .docs_pages import page, section
 from .svg_meaning import meaning, same_size

@@ -4,7 +4,8 @@ Every expected value is counted by hand in the comment beside it."""
 
 from __future__ import annotations
 
-from hloviz.render.tree.tree import TreeNode, _crossings, _greedy
+from hloviz.render.tree.nodes import TreeNode
+from hloviz.render.tree.waists import _crossings, _greedy
 
 
 def _leaves(*names: str) -> list[TreeNode]:

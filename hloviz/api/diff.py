@@ -264,7 +264,7 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
     from ..analysis.diff.picture import picture_marks
     from ..analysis.diff.report import summary_lines
     from ..render.layout.dot import Drawing, columns_drawing
-    from ..render.layout.graphviz_run import DEFAULT_TIMEOUT
+    from ..render.layout.runs.graphviz_run import DEFAULT_TIMEOUT
     from ..render.layout.wrap import OFF, parse_wrap
     from ..render.pictures import build_picture
     from ..render.views import OVERVIEW_BUDGET, ViewOptions, default_budget, draw_module

@@ -71,7 +71,7 @@ def filmstrip_html(history: PassHistory, files: Mapping[int, Path], final: Path 
                    pictures: int = 12, budget: int = 120, timeout: float = 60.0) -> str:
     """The page (see the module docstring); ``files`` maps snapshot index → its file."""
     from ..analysis.passes.report import describe_changes
-    from ..render.layout.graphviz_run import LayoutBudget
+    from ..render.layout.runs.graphviz_run import LayoutBudget
     from ..render.page.explorer.steps import step_marks, steps_to_draw
     from ..render.page.html import page
     from ..render.quoting import html_text as esc

@@ -196,7 +196,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
     html = chosen == "html"
     if html:
         chosen = "svg"  # laid out first; the page around it comes after
-    from ..render.layout.graphviz_run import LayoutBudget
+    from ..render.layout.runs.graphviz_run import LayoutBudget
 
     layout_budget = LayoutBudget(timeout)  # one --timeout for the picture and the explorer's extra ones
     try:

@@ -151,7 +151,7 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
            post_m: HloModule | None, directory: Path, lookup: Any, options: Any, timeout: float, color_by: str,
            say: Callable[[str], None]) -> ShowResult:
     """:func:`_show`'s pictures, report and files, once the target is read and analysed."""
-    from ..render.layout.graphviz_run import LayoutBudget
+    from ..render.layout.runs.graphviz_run import LayoutBudget
     from ..render.layout.sidebyside import post_marks, pre_marks
     from ..render.page.files import write_report_folder
     from ..render.page.html import report_html

@@ -50,8 +50,8 @@ RenderBudgetOpt = Annotated[int | None, typer.Option(
 
 def check_timeout(value: float) -> float:
     """``--timeout`` is a positive, finite number of seconds (not nan, inf, 0 or -1); one past
-    :data:`~hloviz.render.layout.graphviz_run.MAX_TIMEOUT` (a day: ``--timeout 1e7``) is taken as that."""
-    from ..render.layout.graphviz_run import MAX_TIMEOUT
+    :data:`~hloviz.render.layout.runs.graphviz_run.MAX_TIMEOUT` (a day: ``--timeout 1e7``) is taken as that."""
+    from ..render.layout.runs.graphviz_run import MAX_TIMEOUT
 
     if not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")

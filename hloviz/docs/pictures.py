@@ -146,7 +146,7 @@ def parse_options(target: str, raw: Mapping[str, Any], *, defaults: Mapping[str,
         scalar(name, value)
         values[name.replace("-", "_")] = OPTIONS[name](value)
     if values.get("timeout") is not None:
-        from ..render.layout.graphviz_run import MAX_TIMEOUT
+        from ..render.layout.runs.graphviz_run import MAX_TIMEOUT
 
         values["timeout"] = min(int(values["timeout"]), int(MAX_TIMEOUT))  # 0 is still refused, by render
     known = {f.name for f in fields(DocPicture)}

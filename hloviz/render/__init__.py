@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from .cut.cut import Cut, fit
 from .layout.dot import columns_to_dot, to_dot
-from .layout.graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
+from .layout.runs.graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
 from .page.files import write_atomic
 from .pictures import Picture, build_picture, format_for, module_picture, pair_picture
 from .scene import Cluster, Edge, Node, Row, Scene

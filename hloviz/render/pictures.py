@@ -19,8 +19,8 @@ from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
 from .layout.compose import lay_out
 from .layout.dot import Drawing, to_drawing
-from .layout.dotserver import active_servers
-from .layout.graphviz_run import (
+from .layout.runs.dotserver import active_servers
+from .layout.runs.graphviz_run import (
     DEFAULT_TIMEOUT,
     PNG_MAX_PIXELS,
     GraphvizTimeout,

@@ -14,6 +14,8 @@ The drawing rules, familiar from XLA's own graph dumps:
   operand order matters;
 * chains of one elementwise op become one node (:mod:`hloviz.render.tree.chains`).
 
+:mod:`~hloviz.render.tree.units` applies these rules: the module becomes a graph of units.
+
 Then one path fits every picture to its node budget, with op names or without, before or after
 optimization, whole or focused (:func:`_draw_tree`):
 
@@ -26,7 +28,8 @@ optimization, whole or focused (:func:`_draw_tree`):
    user's function, not JAX's ``jit(f)`` around it; ``coarse`` keeps fusions and bodies closed;
    ``open`` opens a closed block, repeat or scope in place, as the explorer does);
 3. **apply** — each node of the cut becomes one unit (:func:`hloviz.render.cut.apply.apply_cut`),
-   each open node above it a cluster, and the notes say what was closed and why;
+   each open node above it a cluster, and the notes say what was closed and why
+   (:mod:`~hloviz.render.cut.notes`);
 4. **scene** — :mod:`~hloviz.render.cut.assemble` turns the units into a
    :class:`~hloviz.render.scene.Scene` (arrows that would span many rows become stubs).
 
@@ -37,7 +40,6 @@ optimization, whole or focused (:func:`_draw_tree`):
 from __future__ import annotations
 
 import gc
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,11 +49,21 @@ from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
 from .cut.cut import Cut, coarsen, fit, open_in_place
 from .cut.focus import focus_set, scope_set
+from .cut.notes import note_cut
 from .cut.overview import fold_plumbing, fold_weights, name_blocks, unframe_phases
 from .scene import Scene
 from .tree import layers
-from .tree.chains import Chain, find_chains
-from .tree.model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
+from .tree.model import ViewGraph
+from .tree.units import (
+    classify,
+    draw_focus_targets,
+    fix_roots,
+    hide,
+    make_edges,
+    make_units,
+    place_computations,
+    root_computation,
+)
 
 __all__ = ["DETAIL_BUDGET", "OVERVIEW_BUDGET", "Mark", "View", "ViewOptions", "default_budget", "draw_module",
            "focus_targets"]
@@ -73,7 +85,6 @@ def default_budget(budget: int | None, *, whole: bool) -> int:
     if budget is not None:
         return budget
     return OVERVIEW_BUDGET if whole else DETAIL_BUDGET
-
 
 
 @dataclass(frozen=True)
@@ -264,7 +275,7 @@ def focus_targets(module: HloModule, options: ViewOptions) -> list[str]:
     from .cut.focus import resolve
 
     g = ViewGraph(module, {})
-    _place(g, [_root_computation(module, options.computation)])
+    place_computations(g, [root_computation(module, options.computation)])
     return [i.name for i in resolve(g, options.focus or "")[0]]
 
 
@@ -276,7 +287,7 @@ def _default_title(module: HloModule, options: ViewOptions) -> str:
 
 
 def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions) -> ViewGraph:
-    roots = [_root_computation(module, options.computation)]
+    roots = [root_computation(module, options.computation)]
     if not options.focus and not options.focus_names and not options.scope:
         # Cheap first look: the top level alone, every fusion and body as one node. If even that
         # is over budget, no cut that fits could open a fusion or a body, so this is the answer,
@@ -332,57 +343,20 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
         fold_plumbing(g)
         name_blocks(g, cut, phase_of)
         unframe_phases(g, cut, phase_of)
-    _note_cut(g, cut, options, notes, levels)
+    note_cut(g, cut, options, notes, levels)
 
 
 #: What ``coarse`` (the view after a Graphviz timeout) keeps closed.
 _KEPT_CLOSED = frozenset({"fusion", "body"})
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
-
-
-def _note_cut(g: ViewGraph, cut: Cut, options: ViewOptions, notes: list[str], levels: list[str]) -> None:
-    """Say what the picture closed: which parts of the tree are single nodes, and why."""
-    closed = Counter(n.kind for n in cut.nodes)
-    why = f"(--depth {options.depth})" if options.depth is not None else f"to stay within {options.budget} nodes"
-    parts = []
-    if closed["scope"] or closed["group"]:
-        levels.append("scopes")
-        parts.append(f"{_plural(closed['scope'] + closed['group'], 'scope')} (op_name)")
-    if closed["block"]:
-        levels.append("blocks")
-        parts.append(f"{_plural(closed['block'], 'block')} found by structure")
-    if closed["repeat"]:
-        levels.append("repeats")
-        copies = sum(len(n.children) for n in cut.nodes if n.kind == "repeat")
-        parts.append(f"{_plural(closed['repeat'], 'repeat')} of identical blocks ({copies} copies in all)")
-    if parts:
-        tail = "; --scope PATH draws a scope open" if closed["scope"] or closed["group"] else ""
-        notes.append(f"{', '.join(parts)} closed into single nodes {why}{tail}")
-    fusions = closed["fusion"]
-    if not fusions and g.closed_fusions:
-        fusions = sum(1 for i in g.computations[0].instructions if i.opcode == "fusion")
-    if fusions:
-        notes.append(f"{_plural(fusions, 'fusion')} drawn as {'a single node' if fusions == 1 else 'single nodes'}")
-        levels.append("fusions")
-    bodies = closed["body"]
-    if not bodies and g.closed_fusions:
-        bodies = sum(len(i.called_computations) for i in g.computations[0].instructions if i.opcode in BODY_CALLERS)
-    if bodies:
-        notes.append(f"{bodies} while/conditional/call bod{'ies' if bodies != 1 else 'y'} folded into their "
-                     "callers' nodes")
-        levels.append("bodies")
-
-
 def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],
            *, nested: bool) -> ViewGraph:
     g = ViewGraph(module, marks)
-    _place(g, roots, nested=nested)
+    place_computations(g, roots, nested=nested)
     for place in list(g.places.values()):
-        _classify(g, place, options)
-    _fix_roots(g)
+        classify(g, place, options)
+    fix_roots(g)
     targets: list[Instruction] = []
     visible: set[int] | None = None
     if options.scope:
@@ -400,191 +374,9 @@ def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, r
             visible = near if visible is None else visible & near
             g.notes.append(note)
             g.focus = {id(t) for t in targets}
-            _draw_focus_targets(g, targets)
-    _make_units(g, options, targets)
-    _make_edges(g)
+            draw_focus_targets(g, targets)
+    make_units(g, options, targets)
+    make_edges(g)
     if visible is not None:
-        _hide(g, visible)
+        hide(g, visible)
     return g
-
-
-def _draw_focus_targets(g: ViewGraph, targets: list[Instruction]) -> None:
-    """The instructions a picture focuses on are drawn as nodes of their own, even ones usually
-    elided (an inlined constant, a get-tuple-element, a fused parameter, tuple plumbing)."""
-    for target in targets:
-        if g.kind.get(id(target)) in (INLINE, GTE, FPARAM, PLUMB):
-            g.kind[id(target)] = NODE
-
-
-def _root_computation(module: HloModule, name: str | None) -> Computation:
-    from ..errors import InputError
-
-    if name is None:
-        if module.entry is None:
-            raise InputError(f"module {module.name} has no entry computation to draw")
-        return module.entry
-    comp = module.get_computation(name)
-    if comp is None:
-        import difflib
-
-        close = difflib.get_close_matches(name.lstrip("%"), [c.name for c in module.computations], n=3)
-        hint = f"did you mean {', '.join(close)}?" if close else "hloviz stats lists the module's computations"
-        raise InputError(f"module {module.name} has no computation named {name!r}", hint=hint)
-    return comp
-
-
-def _place(g: ViewGraph, roots: list[Computation], *, nested: bool = True) -> None:
-    """Give every drawn computation a place: top level, a fusion cluster, or a body cluster
-    (``nested=False``: the roots only; their fusions and bodies are then single nodes)."""
-    stack: list[tuple[Computation, Place | None, Instruction | None, str]] = [(c, None, None, "") for c in reversed(roots)]
-    while stack:
-        comp, parent, owner, role = stack.pop()
-        if comp.name in g.places:
-            continue
-        place = g.add_place(Place(key=f"c{len(g.places)}", computation=comp, parent=parent, owner=owner, role=role))
-        inner = []
-        for inst in comp.instructions if nested else ():
-            if inst.opcode == "fusion":
-                for c in inst.calls_by_attribute.get("calls", inst.called_computations):
-                    inner.append((c, place, inst, "fusion"))
-            elif inst.opcode in BODY_CALLERS:
-                for attr, called in inst.calls_by_attribute.items():
-                    for i, c in enumerate(called):
-                        inner.append((c, place, inst, _role(inst.opcode, attr, i, len(called))))
-        stack.extend(reversed(inner))
-
-
-def _role(opcode: str, attr: str, index: int, count: int) -> str:
-    if opcode == "while":
-        return "condition" if attr == "condition" else "body"
-    if opcode == "conditional":
-        return {"true_computation": "true branch", "false_computation": "false branch"}.get(attr, f"branch {index}")
-    return "calls" if count == 1 else f"calls {index}"
-
-
-def _small_constant(inst: Instruction, limit: int) -> bool:
-    return (inst.opcode == "constant" and inst.shape.is_array and inst.shape.element_count <= limit
-            and not inst.is_elided_constant)
-
-
-def _classify(g: ViewGraph, place: Place, options: ViewOptions) -> None:
-    comp = place.computation
-    users = comp.users()
-    g.users[comp.name] = users
-    in_fusion = place.role == "fusion"
-    may_inline_broadcast = in_fusion or not g.module.is_scheduled
-    kind = g.kind
-    for inst in comp.instructions:
-        root = inst is comp.root
-        used = bool(users.get(inst))
-        op = inst.opcode
-        k = NODE
-        if (used and not root and _small_constant(inst, options.inline_elements)) or (used and not root and op == "broadcast" and may_inline_broadcast and len(inst.operands) == 1
-              and kind.get(id(inst.operands[0])) == INLINE and inst.operands[0].shape.element_count == 1):
-            k = INLINE
-        elif op == "get-tuple-element" and inst.operands and used and not root:
-            k = GTE  # the root is drawn where XLA marks it, even a get-tuple-element of a tuple
-        elif op == "parameter" and in_fusion and used and not root and place.owner is not None:
-            k = FPARAM
-        elif op == "fusion" and any(g.places.get(c.name) is not None and g.places[c.name].owner is inst
-                                    for c in inst.called_computations):
-            k = FUSION
-        kind[id(inst)] = k
-    for inst in comp.instructions:  # tuples read only through get-tuple-element are plumbing
-        if inst.opcode == "tuple" and inst is not comp.root and users.get(inst) and all(
-                kind.get(id(u)) == GTE for u in users[inst]):
-            kind[id(inst)] = PLUMB
-
-
-def _fix_roots(g: ViewGraph) -> None:
-    """A root ``get-tuple-element`` that leads nowhere drawn stays a node of its own."""
-    for comp in g.computations:
-        root = comp.root
-        if root is not None and g.kind.get(id(root)) == GTE and g.resolve(root)[0] is None:
-            g.kind[id(root)] = NODE
-
-
-def _make_units(g: ViewGraph, options: ViewOptions, targets: list[Instruction]) -> None:
-    keep = {id(t) for t in targets}
-    kind = g.kind
-    marks = g.marks
-    for comp in g.computations:
-        place = g.places[comp.name]
-        nodes = [i for i in comp.instructions if kind.get(id(i)) == NODE]
-        chained: dict[int, Chain] = {}
-        if not options.expand_chains:
-            for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
-                                     lambda i: marks.get(i.name), min_length=options.min_chain,
-                                     keep=lambda i: id(i) in keep):
-                for m in chain.members + chain.absorbed:
-                    chained[id(m)] = chain
-        made: dict[int, Unit] = {}
-        for pos, inst in enumerate(comp.instructions):
-            if kind.get(id(inst)) != NODE:
-                continue
-            chain = chained.get(id(inst))
-            if chain is not None:
-                unit = made.get(id(chain))
-                if unit is None:
-                    unit = made[id(chain)] = g.new_unit("chain", place, pos, chain.members + chain.absorbed)
-                    unit.chain = chain
-                g.unit_of[id(inst)] = unit.index
-            else:
-                g.unit_of[id(inst)] = g.new_unit("inst", place, pos, [inst]).index
-
-
-def _make_edges(g: ViewGraph) -> None:
-    kind = g.kind
-    unit_of = g.unit_of
-    edges = g.edges
-    for comp in g.computations:
-        place = g.places[comp.name]
-        for inst in comp.instructions:
-            if kind.get(id(inst)) != NODE:
-                continue
-            dst = g.unit_of[id(inst)]
-            unit = g.units[dst]
-            for k, op in enumerate(inst.operands):
-                ok = kind.get(id(op))
-                if ok == NODE:  # the common case, without a call
-                    src_inst, label = op, ""
-                elif ok == INLINE:
-                    unit.inline.append((inst, k, op))
-                    continue
-                else:
-                    src_inst, label = g.resolve(op)
-                    if src_inst is None:
-                        continue
-                src = unit_of.get(id(src_inst))
-                if src is None or src == dst:
-                    continue
-                edges.append((src, dst, label, inst, k))
-        if place.owner is not None and place.role != "fusion" and comp.root is not None:
-            owner_unit = g.unit_of.get(id(place.owner))
-            src_inst, _ = g.resolve(comp.root)
-            body_unit = g.unit_of.get(id(src_inst)) if src_inst is not None else None
-            if owner_unit is not None and body_unit is not None:
-                g.body_edges.append((owner_unit, body_unit, place.role, place.key))
-    for comp in g.computations:
-        root = comp.root
-        if root is not None and g.places[comp.name].parent is None:
-            src_inst, _ = g.resolve(root)
-            if src_inst is not None and id(src_inst) in g.unit_of:
-                g.units[g.unit_of[id(src_inst)]].root = True
-            if kind.get(id(root)) == FUSION:
-                g.root_places.add(g.places[root.called_computations[0].name].key)
-
-
-def _hide(g: ViewGraph, visible: set[int]) -> None:
-    """Keep only units holding a visible instruction; count what each shown unit lost."""
-    keep = set()
-    for u in g.units:
-        if any(id(m) in visible for m in u.members):
-            keep.add(u.index)
-        else:
-            u.alive = False
-    for src, dst, *_ in g.edges:
-        if src in keep and dst not in keep:
-            g.units[src].hidden_users += 1
-        elif dst in keep and src not in keep:
-            g.units[dst].hidden_operands += 1

@@ -17,14 +17,15 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..tree.tree import _WHOLE, Tree, TreeNode, _sizes, _waists, rekey
+from ..tree.nodes import Tree, TreeNode, rekey, size_tree
+from ..tree.waists import WHOLE, split_at_waists
 
 __all__ = ["Cut", "coarsen", "fit", "open_in_place"]
 
 
 def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
     """``tree`` with one more level of blocks, bounded at the data flow's narrowest waists
-    (:func:`_waists`), where the coarsest cut worth drawing costs more than ``budget`` nodes:
+    (:func:`~hloviz.render.tree.waists.split_at_waists`), where the coarsest cut worth drawing costs more than ``budget`` nodes:
     the root's children, or — when one child holds nearly everything (the model's own scope,
     JAX's ``jit(f)``) and so says nothing closed — that child's children, and so on down.
     Returns ``tree`` itself when nothing needs it."""
@@ -34,10 +35,10 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
         kids = list(node.children)
         cost = used + sum(_cost(c) for c in kids)
         if cost > budget and len(kids) >= 2:
-            _waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
+            split_at_waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
             return Tree(tree.root, tree.succ, tree.names)
         big = max(kids, key=lambda c: (c.size, -c.order))
-        if not _expandable(big, max_depth) or big.kind in _WHOLE or big.size * 10 < node.size * 9:
+        if not _expandable(big, max_depth) or big.kind in WHOLE or big.size * 10 < node.size * 9:
             break
         used = cost - _cost(big)
         node = big
@@ -255,7 +256,7 @@ def open_in_place(cut: Cut, key: str, budget: int) -> tuple[Tree, Cut]:
         others.children = rest
         rekey(others)
         node.children = [first, others]
-        _sizes(node)
+        size_tree(node)
         tree = Tree(tree.root, tree.succ, tree.names)
         cut = Cut(tree, cut.keys)
     opened = cut.expand(key)

@@ -2,7 +2,7 @@
 large column of many blocks, where it was measured to pay; :mod:`hloviz.render.layout.blocklayout`
 cuts it). Its blocks are laid out first, then the column with each block as a box of its size,
 and each block's layout and drawing are moved into its box; the result is one
-:class:`~hloviz.render.layout.parts._Part`, as a column laid out whole would be.
+:class:`~hloviz.render.layout.parts.Part`, as a column laid out whole would be.
 
 Why a module of its own: the round is a layout of its own (several ``dot`` runs, the blocks'
 positions read and moved, their drawings cut apart and put back), used both for the columns
@@ -19,13 +19,15 @@ from collections.abc import Callable, Sequence
 from ...errors import RenderError
 from ..scene import Scene
 from .blocklayout import BlockColumn, batches, block_group, fix_boxes, pays, split_column
-from .dot import Drawing, _Ids, header_dot, part_dot
-from .parts import RunMany, _Column, _Job, _many, _Part, _part
+from .dot import Drawing
+from .dot_parts import header_dot, part_dot
+from .dot_writer import Ids
+from .parts import Column, Job, Part, RunMany, lay_parts, read_part
 from .positions import Box, Layout, parse_box, read_layout, shifted
 from .svgjoin import retitle_edges, split_drawing
 
 
-def _splits(drawing: Drawing, mode: str) -> list[BlockColumn | None]:
+def block_splits(drawing: Drawing, mode: str) -> list[BlockColumn | None]:
     """Each column cut into its blocks where ``mode`` lays it out block by block (none for a
     picture whose columns are tied: their levels exist only in one layout)."""
     if mode == "whole" or drawing.tied:
@@ -35,17 +37,17 @@ def _splits(drawing: Drawing, mode: str) -> list[BlockColumn | None]:
 
 
 
-def _block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: str, ids: _Ids,
-                 run_many: RunMany, left: Callable[[], float], cores: int) -> tuple[list[_Column], bytes]:
-    """The columns laid out block by block (:func:`_lay_blocks`), and the header."""
+def run_block_round(drawing: Drawing, splits: Sequence[BlockColumn | None], fmt: str, ids: Ids,
+                 run_many: RunMany, left: Callable[[], float], cores: int) -> tuple[list[Column], bytes]:
+    """The columns laid out block by block (:func:`lay_blocks`), and the header."""
     jobs = [(c, scene, False, split) for c, ((_, scene), split) in enumerate(zip(drawing.columns, splits, strict=True))]
-    parts, header = _lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores, header=True)
-    return [_Column(c, [part]) for c, part in enumerate(parts)], header
+    parts, header = lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores, header=True)
+    return [Column(c, [part]) for c, part in enumerate(parts)], header
 
 
 
-def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run_many: RunMany,
-                left: Callable[[], float], cores: int, *, header: bool = False) -> tuple[list[_Part], bytes]:
+def lay_blocks(drawing: Drawing, jobs: Sequence[Job], fmt: str, ids: Ids, run_many: RunMany,
+                left: Callable[[], float], cores: int, *, header: bool = False) -> tuple[list[Part], bytes]:
     """Scenes (columns, or the parts of wrapped columns) laid out block by block
     (:mod:`hloviz.render.layout.blocklayout`): first the blocks, each scene's in as many graphs as there
     are cores to spare (its blocks side by side in one graph: dot lays out each unconnected piece
@@ -68,7 +70,7 @@ def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run
         groups[j] = batches(split.blocks, max(1, cores // split_count))
         texts.extend(part_dot(drawing, c, block_group(split, group), ids, wrapped=True) for group in groups[j])
     head = header_dot(drawing) if svg and header else ""
-    outs = _many(run_many, texts + [head] if head else texts, formats, left)
+    outs = lay_parts(run_many, texts + [head] if head else texts, formats, left)
     drawn_header = outs.pop()[-1] if head else b""
     parents: list[str] = []
     laid: dict[int, list[list[bytes]]] = {}
@@ -87,11 +89,11 @@ def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run
         text = part_dot(drawing, c, split.parent, ids, wrapped=wrapped)
         parents.append(fix_boxes(text, {ids.nodes[(c, box)]: (f.width, f.height)
                                         for box, (_, f, _) in zip(split.boxes, blocks[j], strict=True)}))
-    parent_outs = iter(_many(run_many, parents, formats, left) if parents else [])
+    parent_outs = iter(lay_parts(run_many, parents, formats, left) if parents else [])
     parts = []
     for j, (c, scene, _, split) in enumerate(jobs):
         if split is None:
-            parts.append(_part(scene, dict(zip(formats, laid[j][0], strict=True))))
+            parts.append(read_part(scene, dict(zip(formats, laid[j][0], strict=True))))
             continue
         out = next(parent_outs)
         drawings = [_cut(o[1], c, split, group, ids) for o, group in zip(laid[j], groups[j], strict=True)] if svg else []
@@ -100,7 +102,7 @@ def _lay_blocks(drawing: Drawing, jobs: Sequence[_Job], fmt: str, ids: _Ids, run
     return parts, drawn_header
 
 
-def _frame(layout: Layout, column: int, block: Scene, ids: _Ids) -> Box:
+def _frame(layout: Layout, column: int, block: Scene, ids: Ids) -> Box:
     """Where a block is in its group's layout: its top-level cluster's box."""
     attrs = layout.clusters.get(ids.clusters.get((column, block.clusters[0].key), ""), {})
     if "bb" not in attrs:
@@ -108,7 +110,7 @@ def _frame(layout: Layout, column: int, block: Scene, ids: _Ids) -> Box:
     return parse_box(attrs["bb"])
 
 
-def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids: _Ids) -> dict[int, bytes]:
+def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids: Ids) -> dict[int, bytes]:
     """A group's drawing cut into its blocks' (by the DOT id in each element's title)."""
     owner: dict[str, int] = {}
     for b in group:
@@ -121,7 +123,7 @@ def _cut(svg: bytes, column: int, split: BlockColumn, group: Sequence[int], ids:
 
 
 def _composed(column: int, split: BlockColumn, groups: Sequence[Sequence[int]], parent: Layout, parent_svg: bytes,
-              blocks: Sequence[tuple[Layout, Box, int]], drawings: Sequence[dict[int, bytes]], ids: _Ids) -> _Part:
+              blocks: Sequence[tuple[Layout, Box, int]], drawings: Sequence[dict[int, bytes]], ids: Ids) -> Part:
     """A column laid out block by block, put together: the column's layout with each block's
     moved into its box (positions of :attr:`BlockColumn.drawn`), and the drawings to stitch."""
     boxes = {ids.nodes[(column, box)] for box in split.boxes}
@@ -158,4 +160,4 @@ def _composed(column: int, split: BlockColumn, groups: Sequence[Sequence[int]], 
         offset += len(block.edges)
         if drawings:
             pieces.append((drawings[g][b], dx, dy))
-    return _Part(split.scene, parent.bb, b"", Layout(parent.bb, nodes, clusters, edges), split.drawn, pieces)
+    return Part(split.scene, parent.bb, b"", Layout(parent.bb, nodes, clusters, edges), split.drawn, pieces)

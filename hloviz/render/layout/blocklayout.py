@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import InputError
 from ..scene import Cluster, Edge, Node, Row, Scene
-from .wrap import _connector, _name
+from .wrap import connector_node, far_name
 
 __all__ = ["AUTO_MIN_BLOCKS", "AUTO_MIN_BOXES", "BOX", "LAYOUT_CHOICES", "BlockColumn", "batches", "fix_boxes", "parse_layout", "pays",
            "block_group", "split_column"]
@@ -155,7 +155,7 @@ def _arrows(scene: Scene, copies: Sequence[Cluster], blocks: list[Scene], homes:
             key = f"\x00from {e.src} to {e.dst}"
             if key not in blocks[b].nodes:
                 far = _far(scene, copies, owner, e.src)
-                blocks[b].add_node(key, _connector(f"▴ {far}", f"arrow from {far}, outside this block"),
+                blocks[b].add_node(key, connector_node(f"▴ {far}", f"arrow from {far}, outside this block"),
                                    homes[b][e.dst])
                 blocks[b].edges.append(Edge(key, e.dst, head_label=e.head_label))
         if a is not None:
@@ -164,7 +164,7 @@ def _arrows(scene: Scene, copies: Sequence[Cluster], blocks: list[Scene], homes:
         names = list(dict.fromkeys(_far(scene, copies, owner, t) for t in targets))
         text = "▾ " + ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
         key = f"\x00to {src}"
-        blocks[a].add_node(key, _connector(text, "arrows to " + ", ".join(names)), homes[a][src])
+        blocks[a].add_node(key, connector_node(text, "arrows to " + ", ".join(names)), homes[a][src])
         blocks[a].edges.append(Edge(src, key, label=f"×{len(targets)}" if len(targets) > 1 else ""))
     return crossing
 
@@ -184,11 +184,11 @@ def _outer(scene: Scene) -> tuple[list[Cluster], list[Cluster]]:
 
 def _far(scene: Scene, blocks: Sequence[Cluster], owner: Mapping[str, int], key: str) -> str:
     """What a connector calls the far end of its arrow: its block's name and the box's."""
-    name = _name(scene.nodes[key])
+    name = far_name(scene.nodes[key])
     b = owner.get(key)
     if b is None or not blocks[b].rows:
         return name
-    block = _name(Node(list(blocks[b].rows)))
+    block = far_name(Node(list(blocks[b].rows)))
     return name if block == name else f"{block}: {name}"
 
 

@@ -7,7 +7,7 @@ picture costs the sum of two layouts (and their mincross interacts for nothing);
 cores, it costs the longer one. And a long column can only be wrapped (:mod:`hloviz.render.layout.wrap`)
 once it is known where its rows fall.
 
-How: each part's DOT text (:func:`hloviz.render.layout.dot.part_dot`, arrows tagged by index) goes
+How: each part's DOT text (:func:`hloviz.render.layout.dot_parts.part_dot`, arrows tagged by index) goes
 through one ``dot`` that writes its drawing (``-Tsvg``) and, where they are needed, its
 positions (``-Tjson0``: every node's ``pos``, ``width``, ``height``, every cluster's ``bb`` and
 ``lp``, every arrow's spline; they make ``dot`` take half as long again, so they are asked for
@@ -37,27 +37,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...errors import RenderError
-from .block_round import _block_round, _lay_blocks, _splits
-from .dot import Drawing, PlacedColumn, _Ids, frame_dot, header_dot, part_dot, placed_dot
-from .graphviz_run import GraphvizTimeout, _cores, run_dot, run_dot_many, run_pinned
+from .block_round import block_splits, lay_blocks, run_block_round
+from .dot import Drawing
+from .dot_parts import PlacedColumn, frame_dot, header_dot, part_dot, placed_dot
+from .dot_writer import Ids
+from .runs.graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned, usable_cores
 from .parts import (
-    _CAPTION,
-    _LABEL_GAP,
-    _MARGIN,
+    CAPTION,
     COLUMN_GAP,
+    LABEL_GAP,
+    MARGIN,
     PART_GAP,
+    Column,
+    Part,
     Run,
     RunMany,
-    _Column,
-    _many,
-    _Part,
-    _part,
-    _size,
+    column_size,
+    lay_parts,
+    read_part,
 )
 from .positions import Box, Layout, num, parse_box, place_part, shift, shift_box, svg_box
 from .svgjoin import root_svg, stitch
 from .wrap import OFF, Wrap, direction
-from .wrap_round import _read_wholes, _wrap
+from .wrap_round import read_wholes, wrap_columns
 
 __all__ = ["COLUMN_GAP", "PART_GAP", "compose", "compose_svg", "lay_out", "stitch_columns"]
 
@@ -67,7 +69,7 @@ class _Place:
     """Where a column goes: its box, its cluster's position attributes (a wrapped column's, or
     an unwrapped one's own as laid out), and each part's shift (dx, dy) from its own layout."""
 
-    column: _Column
+    column: Column
     box: Box
     cluster: str
     shifts: list[tuple[float, float]]
@@ -75,11 +77,11 @@ class _Place:
     captions: list[tuple[str, float, float]] = field(default_factory=list)
 
 
-def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_Place]:
+def _arrange(drawing: Drawing, columns: Sequence[Column], ids: Ids) -> list[_Place]:
     """Columns left to right, tops aligned, each in the box its graph had (dot leaves a margin
     around a column's cluster); a wrapped column's parts side by side (stacked, for a column cut
     across) in a box of the same kind."""
-    sizes = [_size(drawing, c) for c in columns]
+    sizes = [column_size(drawing, c) for c in columns]
     top = max((h for _, h in sizes), default=0.0)
     framed = not drawing.single
     x = 0.0
@@ -99,27 +101,27 @@ def _arrange(drawing: Drawing, columns: Sequence[_Column], ids: _Ids) -> list[_P
                     cluster += f'; lp="{shift(attrs["lp"], *shifts[0])}"'
         else:
             lw, lh = col.label
-            edge = 2 * _MARGIN if framed else 0.0  # dot's margin around a cluster, then the cluster's own
-            inner_top = top - (edge + lh + _LABEL_GAP if framed else 0.0)
+            edge = 2 * MARGIN if framed else 0.0  # dot's margin around a cluster, then the cluster's own
+            inner_top = top - (edge + lh + LABEL_GAP if framed else 0.0)
             px, py = x + edge, inner_top
             shifts = []
             for k, part in enumerate(col.parts, 1):
-                captions.append((f"part {k} of {len(col.parts)}", px + part.bb.width / 2, py - _CAPTION / 2))
-                shifts.append((px - part.bb.x0, py - _CAPTION - part.bb.y1))
+                captions.append((f"part {k} of {len(col.parts)}", px + part.bb.width / 2, py - CAPTION / 2))
+                shifts.append((px - part.bb.x0, py - CAPTION - part.bb.y1))
                 if col.stacked:
-                    py -= part.bb.height + _CAPTION + PART_GAP
+                    py -= part.bb.height + CAPTION + PART_GAP
                 else:
                     px += part.bb.width + PART_GAP
             if framed:
-                frame = Box(box.x0 + _MARGIN, box.y0 + _MARGIN, box.x1 - _MARGIN, box.y1 - _MARGIN)
+                frame = Box(box.x0 + MARGIN, box.y0 + MARGIN, box.x1 - MARGIN, box.y1 - MARGIN)
                 cluster = (f'bb="{shift_box(frame, 0, 0)}"; '
-                           f'lp="{num(frame.x0 + _MARGIN + lw / 2)},{num(frame.y1 - _LABEL_GAP - lh / 2)}"')
+                           f'lp="{num(frame.x0 + MARGIN + lw / 2)},{num(frame.y1 - LABEL_GAP - lh / 2)}"')
         out.append(_Place(col, box, cluster, shifts, captions))
         x += width + COLUMN_GAP
     return out
 
 
-def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str] = ()) -> str:
+def compose(drawing: Drawing, columns: Sequence[Column], ids: Ids, notes: Sequence[str] = ()) -> str:
     """The whole picture's DOT text with every part in its place, for ``dot -Kneato -n2`` to
     draw (PNG; see the module's docstring)."""
     placed = []
@@ -131,7 +133,7 @@ def compose(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequ
     return placed_dot(drawing, placed, ids, notes, _caption_nodes(captions, drawing.small_pt))
 
 
-def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: Sequence[str],
+def compose_svg(drawing: Drawing, columns: Sequence[Column], ids: Ids, notes: Sequence[str],
                 pinned: Run, timeout: float) -> bytes:
     """The whole picture as SVG from the parts' own SVG: ``dot -Kneato -n2`` draws only the
     frame (the header, and the cluster of each wrapped column: a few boxes, milliseconds), and
@@ -146,7 +148,7 @@ def compose_svg(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, notes: 
     return stitch(frame, parts)
 
 
-def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, header: bytes) -> bytes:
+def stitch_columns(drawing: Drawing, columns: Sequence[Column], ids: Ids, header: bytes) -> bytes:
     """Columns none of which is wrapped, as SVG with no Graphviz run of its own: the header, drawn
     by a ``dot`` of its own beside the columns' (``header``; empty for none), goes on top, the
     columns' drawings under it, in a root written here as Graphviz writes one."""
@@ -161,7 +163,7 @@ def stitch_columns(drawing: Drawing, columns: Sequence[_Column], ids: _Ids, head
     return stitch(root_svg(width, height), parts)
 
 
-def _positions(part: _Part) -> Layout:
+def _positions(part: Part) -> Layout:
     if part.layout is None:
         raise RenderError("internal: a part drawn without its positions")  # PNG parts are laid out with json0
     return part.layout
@@ -171,7 +173,7 @@ def _caption_nodes(captions: Sequence[tuple[str, float, float]], pt: int = 9) ->
     """DOT statements drawing each part's caption (plain grey text) where it goes, at ``pt``
     points (the picture's small text)."""
     return [f'  part{i} [shape=plaintext, style="", label="{text}", fontsize={pt}, fontcolor="#616161", '
-            f'pos="{num(x)},{num(y)}", width={len(text) * 5.5 / 72:.3f}, height={_CAPTION / 72:.3f}];'
+            f'pos="{num(x)},{num(y)}", width={len(text) * 5.5 / 72:.3f}, height={CAPTION / 72:.3f}];'
             for i, (text, x, y) in enumerate(captions)]
 
 
@@ -193,7 +195,7 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     are read only for a column that is cut (its size, known from its drawing, says so). The
     ``run*`` arguments are the Graphviz runners (tests stand in their own); ``cores``, how many
     ``dot`` a block round may run at once (by default, the cores hloviz may use)."""
-    splits = _splits(drawing, mode)
+    splits = block_splits(drawing, mode)
     if drawing.tied or (drawing.single and not wrap.active and not any(splits)):
         return run(drawing.text, fmt, timeout=timeout), []
     deadline = time.monotonic() + timeout
@@ -207,15 +209,15 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
     ids = drawing.fresh_ids()
     whole: bytes | None = None
     if any(splits):
-        columns, header = _block_round(drawing, splits, fmt, ids, run_many, left, cores or _cores())
+        columns, header = run_block_round(drawing, splits, fmt, ids, run_many, left, cores or usable_cores())
     else:
         columns, header, whole = _whole_round(drawing, fmt, wrap, ids, run_many, left)
     notes: list[str] = []
-    if wrap.active and direction([_size(drawing, col) for col in columns], wrap, PART_GAP):
-        _read_wholes(drawing, columns, ids, lambda t: _many(run_many, t, ("json0",), left))
+    if wrap.active and direction([column_size(drawing, col) for col in columns], wrap, PART_GAP):
+        read_wholes(drawing, columns, ids, lambda t: lay_parts(run_many, t, ("json0",), left))
         pieces = ("svg",) if fmt == "svg" else ("json0",)
-        notes = _wrap(drawing, columns, wrap, ids, lambda t: _many(run_many, t, pieces, left), pieces,
-                      lambda jobs: _lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores or _cores())[0], mode)
+        notes = wrap_columns(drawing, columns, wrap, ids, lambda t: lay_parts(run_many, t, pieces, left), pieces,
+                      lambda jobs: lay_blocks(drawing, jobs, fmt, ids, run_many, left, cores or usable_cores())[0], mode)
     if whole is not None and not notes:
         return whole, []
     if fmt == "svg" and not notes:
@@ -226,8 +228,8 @@ def lay_out(drawing: Drawing, fmt: str, timeout: float, wrap: Wrap = OFF, *, run
 
 
 
-def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: _Ids, run_many: RunMany,
-                 left: Callable[[], float]) -> tuple[list[_Column], bytes, bytes | None]:
+def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: Ids, run_many: RunMany,
+                 left: Callable[[], float]) -> tuple[list[Column], bytes, bytes | None]:
     """Each column laid out whole (one ``dot`` each, at once), and the header; for a one-scene
     picture, its own drawing, header and all (kept as it is when not cut)."""
     if drawing.single:
@@ -241,9 +243,9 @@ def _whole_round(drawing: Drawing, fmt: str, wrap: Wrap, ids: _Ids, run_many: Ru
     # only to read them. They are read only if it is cut.
     spare = ("json0",) if fmt == "svg" and wrap.active else ()
     head = header_dot(drawing) if fmt == "svg" and not drawing.single else ""
-    outs = _many(run_many, texts + [head] if head else texts, spare + formats, left)
+    outs = lay_parts(run_many, texts + [head] if head else texts, spare + formats, left)
     header = outs.pop()[-1] if head else b""
-    columns = [_Column(c, [_part(scene, dict(zip(formats, out[len(spare):], strict=True)))], text,
+    columns = [Column(c, [read_part(scene, dict(zip(formats, out[len(spare):], strict=True)))], text,
                        positions=out[0] if spare else b"")
                for c, ((_, scene), text, out) in enumerate(zip(drawing.columns, texts, outs, strict=True))]
     return columns, header, outs[0][-1] if drawing.single else None

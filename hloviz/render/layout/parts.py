@@ -1,7 +1,7 @@
-"""The records the rounds of a composed picture share: a laid-out part (:class:`_Part`), a
-column of parts (:class:`_Column`), a scene to lay out (:data:`_Job`), the gaps and margins
+"""The records the rounds of a composed picture share: a laid-out part (:class:`Part`), a
+column of parts (:class:`Column`), a scene to lay out (:data:`Job`), the gaps and margins
 the parts are arranged with, and the runner of many ``dot`` at once with its fallback
-(:func:`_many`).
+(:func:`lay_parts`).
 
 Why a module of their own: :mod:`hloviz.render.layout.compose` arranges and stitches the parts, the
 block round (:mod:`hloviz.render.layout.block_round`) and the wrap round
@@ -18,7 +18,7 @@ from ...errors import RenderError
 from ..scene import Scene
 from .blocklayout import BlockColumn
 from .dot import Drawing
-from .graphviz_run import GraphvizTimeout
+from .runs.graphviz_run import GraphvizTimeout
 from .positions import Box, Layout, read_layout, svg_box
 
 #: Points between two columns (beyond the margin dot leaves around each), and between two parts
@@ -26,22 +26,22 @@ from .positions import Box, Layout, read_layout, svg_box
 COLUMN_GAP = 0.0
 PART_GAP = 36.0
 #: A column cluster's margin around what it holds, and between its label and its contents (dot's).
-_MARGIN = 8.0
-_LABEL_GAP = 4.0
+MARGIN = 8.0
+LABEL_GAP = 4.0
 #: How much wider than its share of the whole (``1 / k`` of the column) the widest of ``k``
 #: stacked parts comes out laid out alone: dot spreads a piece of a row over the room it has,
 #: and ranks a part's boxes again. Measured (picture_bench): jax_gpt_step 2.1 and 2.0 (pre,
 #: post), keras_cnn_train 1.6 and 1.7.
-_SPREAD = 2.0
+SPREAD = 2.0
 #: Height of the "part 2 of 3" caption over each part of a wrapped column.
-_CAPTION = 16.0
+CAPTION = 16.0
 
 Run = Callable[..., bytes]
 RunMany = Callable[..., list[list[bytes]]]
 
 
 @dataclass
-class _Part:
+class Part:
     """One laid-out part: its scene, its graph's box ``bb`` (points, y up), its own drawing
     (``svg``, for an SVG picture) and its positions (``layout``: where they were asked for)."""
 
@@ -63,13 +63,13 @@ class _Part:
 
 
 @dataclass
-class _Column:
+class Column:
     """A column's parts, top to bottom of the column as it was cut; ``text``, the DOT its whole
     layout came from; ``whole``, that layout's positions once read (wrapping needs them); and
     ``label``, the size (width, height) of the column cluster's label there."""
 
     index: int
-    parts: list[_Part]
+    parts: list[Part]
     text: str = ""
     whole: Layout | None = None
     label: tuple[float, float] = (0.0, 0.0)
@@ -87,32 +87,32 @@ class _Column:
 
 #: A scene to lay out: its column, the scene, whether it is a part of a wrapped column (drawn
 #: without the column's cluster), and its blocks (None: laid out whole).
-_Job = tuple[int, Scene, bool, "BlockColumn | None"]
+Job = tuple[int, Scene, bool, "BlockColumn | None"]
 
 
-def _size(drawing: Drawing, col: _Column) -> tuple[float, float]:
+def column_size(drawing: Drawing, col: Column) -> tuple[float, float]:
     """A column's (width, height) in the composed picture."""
     if not col.wrapped:
         return col.parts[0].bb.width, col.parts[0].bb.height
     if col.stacked:
         width = max(p.bb.width for p in col.parts)
-        height = sum(p.bb.height + _CAPTION for p in col.parts) + PART_GAP * (len(col.parts) - 1)
+        height = sum(p.bb.height + CAPTION for p in col.parts) + PART_GAP * (len(col.parts) - 1)
     else:
         width = sum(p.bb.width for p in col.parts) + PART_GAP * (len(col.parts) - 1)
-        height = max(p.bb.height for p in col.parts) + _CAPTION
+        height = max(p.bb.height for p in col.parts) + CAPTION
     if drawing.single:
         return width, height
     lw, lh = col.label
-    return max(width, lw + 2 * _MARGIN) + 4 * _MARGIN, height + 4 * _MARGIN + lh + _LABEL_GAP
+    return max(width, lw + 2 * MARGIN) + 4 * MARGIN, height + 4 * MARGIN + lh + LABEL_GAP
 
 
-def _part(scene: Scene, out: dict[str, bytes]) -> _Part:
+def read_part(scene: Scene, out: dict[str, bytes]) -> Part:
     layout = read_layout(out["json0"]) if "json0" in out else None
     svg = out.get("svg", b"")
-    return _Part(scene, layout.bb if layout is not None else svg_box(svg), svg, layout)
+    return Part(scene, layout.bb if layout is not None else svg_box(svg), svg, layout)
 
 
-def _many(run_many: RunMany, texts: list[str], formats: Sequence[str], left: Callable[[], float]) -> list[list[bytes]]:
+def lay_parts(run_many: RunMany, texts: list[str], formats: Sequence[str], left: Callable[[], float]) -> list[list[bytes]]:
     """Lay the parts out; where dot's ranking fails on the invisible arrows that stack scopes
     (a dot bug with clusters), lay them out without those arrows."""
     try:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ...errors import RenderError
 from ..scene import Scene
-from .dot import Placed
+from .dot_parts import Placed
 from .wrap import Span
 
 __all__ = ["INCH", "Box", "Layout", "num", "parse_box", "place_part", "read_layout", "shift", "shift_box", "shifted", "svg_box"]

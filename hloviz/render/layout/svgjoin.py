@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from ...errors import RenderError
-from .graphviz_run import normalize_svg
+from .runs.graphviz_run import normalize_svg
 from .positions import num
 
 __all__ = ["retitle_edges", "root_svg", "split_drawing", "stitch"]

@@ -32,7 +32,7 @@ from ..scene import Cluster, Edge, Node, Row, Scene
 
 __all__ = ["ACROSS", "AUTO", "DEFAULT_ASPECT", "DOWN", "MAX_PARTS", "MAX_STACKED", "OFF", "SLACK", "WIDE_FLOOR", "WRAP_CHOICES", "Span", "Wrap",
            "band_widths", "stacked_heights", "choose_parts", "cut_limit", "direction", "parse_wrap", "split_scene",
-           "transposed", "wants_wrap"]
+           "transposed", "wants_wrap", "connector_node", "far_name"]
 
 #: Height / width a wrapped picture aims at: a page in portrait (A4 is 297 / 210 = 1.41).
 DEFAULT_ASPECT = 1.4
@@ -371,24 +371,24 @@ def _arrows(scene: Scene, piece: Scene, index: int, part_of: Mapping[str, int], 
         elif dst == index:
             entry = f"\x00from part {src} {e.src} to {e.dst}"
             if entry not in piece.nodes:
-                piece.add_node(entry, _connector(f"▴ part {src + 1}: {_name(scene.nodes[e.src])}",
+                piece.add_node(entry, connector_node(f"▴ part {src + 1}: {far_name(scene.nodes[e.src])}",
                                                  f"continued from part {src + 1}"), home.get(e.dst))
             piece.edges.append(replace(e, src=entry, to_cluster=None, constraint=True))
     for (src_key, dst), targets in exits.items():
-        names = ", ".join(dict.fromkeys(_name(scene.nodes[t]) for t in targets[:2]))
+        names = ", ".join(dict.fromkeys(far_name(scene.nodes[t]) for t in targets[:2]))
         more = len(dict.fromkeys(targets)) - 2
         text = f"▾ part {dst + 1}: {names}" + (f" +{more}" if more > 0 else "")
         key = f"\x00to part {dst} {src_key}"
-        piece.add_node(key, _connector(text, f"continues in part {dst + 1}"), home.get(src_key))
+        piece.add_node(key, connector_node(text, f"continues in part {dst + 1}"), home.get(src_key))
         piece.edges.append(Edge(src_key, key, label=f"×{len(targets)}" if len(targets) > 1 else ""))
 
 
-def _connector(text: str, tooltip: str) -> Node:
+def connector_node(text: str, tooltip: str) -> Node:
     return Node([Row(text, small=True, italic=True)], fill="#ffffff", border="#9e9e9e", font="#424242",
                 dashed=True, rounded=True, small=True, tooltip=tooltip)
 
 
-def _name(node: Node) -> str:
+def far_name(node: Node) -> str:
     """What a connector calls the node at the far end: the instruction's name where the node is
     one instruction (its tooltip starts ``name = …``), else its first row (a layer, a block)."""
     head = node.tooltip.split("\n", 1)[0]

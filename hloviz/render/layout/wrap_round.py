@@ -16,8 +16,10 @@ from collections.abc import Callable, Sequence
 
 from ..scene import Scene
 from .blocklayout import pays, split_column
-from .dot import Drawing, _Ids, part_dot
-from .parts import _CAPTION, _SPREAD, PART_GAP, _Column, _Job, _Part, _part, _size
+from .dot import Drawing
+from .dot_parts import part_dot
+from .dot_writer import Ids
+from .parts import CAPTION, PART_GAP, SPREAD, Column, Job, Part, column_size, read_part
 from .positions import INCH, Layout, read_layout
 from .wrap import (
     ACROSS,
@@ -35,7 +37,7 @@ from .wrap import (
 )
 
 
-def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
+def read_wholes(drawing: Drawing, columns: list[Column], ids: Ids,
                  lay: Callable[[list[str]], list[list[bytes]]]) -> None:
     """Every column's whole layout and label size, laying out again (positions only) the
     columns first drawn without them."""
@@ -51,14 +53,14 @@ def _read_wholes(drawing: Drawing, columns: list[_Column], ids: _Ids,
         col.label = _label(drawing, col.index, col.whole, ids)
 
 
-def _label(drawing: Drawing, column: int, layout: Layout | None, ids: _Ids) -> tuple[float, float]:
+def _label(drawing: Drawing, column: int, layout: Layout | None, ids: Ids) -> tuple[float, float]:
     if drawing.single or layout is None:
         return 0.0, 0.0
     attrs = layout.clusters.get(ids.clusters[(column, f"column {column}")], {})
     return float(attrs.get("lwidth", "0")) * INCH, float(attrs.get("lheight", "0")) * INCH
 
 
-def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[str, Span], dict[str, Span]]:
+def _spans(scene: Scene, column: int, layout: Layout, ids: Ids) -> tuple[dict[str, Span], dict[str, Span]]:
     nodes = {}
     for key in scene.nodes:
         span = layout.node_span(ids.nodes.get((column, key), ""))
@@ -72,32 +74,32 @@ def _spans(scene: Scene, column: int, layout: Layout, ids: _Ids) -> tuple[dict[s
     return nodes, clusters
 
 
-def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
+def wrap_columns(drawing: Drawing, columns: list[Column], wrap: Wrap, ids: Ids,
           lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
-          by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None = None, mode: str = "whole") -> list[str]:
+          by_blocks: Callable[[Sequence[Job]], list[Part]] | None = None, mode: str = "whole") -> list[str]:
     """Cut the columns ``wrap`` asks to cut (their whole layouts read), lay their parts out
     (``lay``, in ``formats``; block by block with ``by_blocks`` where ``mode`` says so, as
     columns are), and put them in ``columns``; the note saying so."""
     wholes = [col.whole for col in columns]
     if any(w is None for w in wholes):
         return []
-    sizes = [_size(drawing, col) for col in columns]
+    sizes = [column_size(drawing, col) for col in columns]
     way = direction(sizes, wrap, PART_GAP)
     spans = [_spans(col.parts[0].scene, col.index, w, ids) for col, w in zip(columns, wholes, strict=True) if w]
     heights: list[list[float]] = []
     widths: list[list[float]] = []
     if way == ACROSS:  # a wide picture cut between its columns of boxes: the tall case, transposed
-        heights = [stacked_heights(nodes, PART_GAP + _CAPTION) for nodes, _ in spans]
+        heights = [stacked_heights(nodes, PART_GAP + CAPTION) for nodes, _ in spans]
         spans = [(transposed(nodes), transposed(clusters)) for nodes, clusters in spans]
         limits = [cut_limit(col.parts[0].scene, *span, MAX_STACKED) for col, span in zip(columns, spans, strict=True)]
-        counts = choose_parts([(w * _SPREAD, h) for w, h in sizes], wrap, limits, PART_GAP, heights, stacked=True)
+        counts = choose_parts([(w * SPREAD, h) for w, h in sizes], wrap, limits, PART_GAP, heights, stacked=True)
     else:
         limits = [cut_limit(col.parts[0].scene, *span) for col, span in zip(columns, spans, strict=True)]
         widths = [band_widths(nodes, PART_GAP) for nodes, _ in spans]
         counts = choose_parts(sizes, wrap, limits, PART_GAP, widths)
     scenes = [col.parts[0].scene for col in columns]
 
-    def cut(counts: Sequence[int]) -> dict[int, list[_Part]]:
+    def cut(counts: Sequence[int]) -> dict[int, list[Part]]:
         jobs: list[tuple[int, Scene]] = []
         for col, scene, span, count in zip(columns, scenes, spans, counts, strict=True):
             pieces = split_scene(scene, *span, count) if count > 1 else [scene]
@@ -111,9 +113,9 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
         # slack), cut once more with each column's length along the cut (width across, height
         # down) scaled by how much longer its longest part came out than its share of the whole.
         stacked = way == ACROSS
-        trial = [_Column(col.index, parts.get(col.index, col.parts), stacked=stacked and col.index in parts)
+        trial = [Column(col.index, parts.get(col.index, col.parts), stacked=stacked and col.index in parts)
                  for col in columns]
-        drawn = [_size(drawing, col) for col in trial]
+        drawn = [column_size(drawing, col) for col in trial]
         width = sum(w for w, _ in drawn) + PART_GAP * (len(drawn) - 1)
         shape = max(h for _, h in drawn) / max(width, 1.0)
         if not wrap.aspect / SLACK <= shape <= wrap.aspect * SLACK:
@@ -142,12 +144,12 @@ def _wrap(drawing: Drawing, columns: list[_Column], wrap: Wrap, ids: _Ids,
              "starts again at ▴, naming the far end and its part")]
 
 
-def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: _Ids,
+def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: Ids,
                 lay: Callable[[list[str]], list[list[bytes]]], formats: Sequence[str],
-                by_blocks: Callable[[Sequence[_Job]], list[_Part]] | None, mode: str) -> dict[int, list[_Part]]:
+                by_blocks: Callable[[Sequence[Job]], list[Part]] | None, mode: str) -> dict[int, list[Part]]:
     """The parts of wrapped columns (column, scene) laid out, each column's in order: whole, or
     block by block where ``mode`` says so for any of them."""
-    parts: dict[int, list[_Part]] = {}
+    parts: dict[int, list[Part]] = {}
     splits = [split_column(piece) if mode == "blocks" or (mode == "auto" and pays(piece)) else None
               for _, piece in jobs]
     if by_blocks is not None and any(splits):
@@ -157,7 +159,7 @@ def _lay_pieces(drawing: Drawing, jobs: Sequence[tuple[int, Scene]], ids: _Ids,
         return parts
     outs = lay([part_dot(drawing, c, piece, ids, wrapped=True) for c, piece in jobs]) if jobs else []
     for (c, piece), out in zip(jobs, outs, strict=True):
-        parts.setdefault(c, []).append(_part(piece, dict(zip(formats, out, strict=True))))
+        parts.setdefault(c, []).append(read_part(piece, dict(zip(formats, out, strict=True))))
     return parts
 
 

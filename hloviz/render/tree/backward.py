@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .tree import TreeNode, rekey
+from .nodes import TreeNode, rekey
 
 __all__ = ["split_backward"]
 

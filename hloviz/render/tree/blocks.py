@@ -6,7 +6,7 @@ without ``jax.named_scope`` has no scopes at all. Their structure is still in th
 * **cut vertices** — the nodes every path from the input to the output passes through (each
   ``mixedN`` concatenation of InceptionV3, each residual add of ResNet, each concatenation of a
   DenseNet layer) bound blocks. They are the main input's post-dominators: one dominator
-  computation on the reversed graph (:func:`dominators`) gives every node's
+  computation on the reversed graph (:func:`~.dominators.dominators`) gives every node's
   nearest one, and a node belongs to the block its nearest cut closes. A block is named after
   its exit, as Keras names ``mixed3`` after the layer that ends it.
 * **separate components** — an optimizer's per-parameter updates do not touch each other: each
@@ -19,25 +19,27 @@ without ``jax.named_scope`` has no scopes at all. Their structure is still in th
   Inception block; a training step, whose saved activations skip every cut), the nodes a node
   dominates form its block (each branch under its first op).
 
-:func:`find_blocks` tries them in that order. :func:`repeats` finds runs of neighbouring blocks
-with the same structure (a Weisfeiler–Lehman hash of each block's graph, nodes labelled by what
-they are), which a picture draws once as ``×N``.
+:func:`find_blocks` tries them in that order (the dominators come from :mod:`.dominators`).
+:func:`~.repeat_runs.repeats` finds runs of neighbouring blocks with the same structure (a
+Weisfeiler–Lehman hash of each block's graph, nodes labelled by what they are), which a picture
+draws once as ``×N``.
 
 Everything here works on small integers: nodes are ``0 … n-1`` in text order, edges pairs of them.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Blocks", "find_blocks", "graph_hash", "repeats", "structure_hash"]
+from .dominators import Graph, depths, dominators, nearest_marked, topological
+
+__all__ = ["MIN_BLOCK", "Blocks", "find_blocks"]
 
 #: A block needs at least this many members: smaller ones stay as they are.
 MIN_BLOCK = 2
 
-#: How many answers :func:`find_blocks` and :func:`structure_hash` remember (then they start over).
+#: How many answers :func:`find_blocks` remembers (then it starts over).
 _KEPT = 4096
 
 
@@ -81,9 +83,9 @@ _BLOCKS: dict[tuple, Blocks | None] = {}
 
 
 def _find_blocks(n: int, edges: Sequence[tuple[int, int]], whole_pass: bool) -> Blocks | None:
-    g = _Graph(n, _without_hubs(n, edges))
+    g = Graph(n, _without_hubs(n, edges))
 
-    def spine(g: _Graph, n: int) -> list[int] | None:
+    def spine(g: Graph, n: int) -> list[int] | None:
         return _cuts_and_components(g, n, whole_pass=whole_pass)
 
     for rule, how in ((_components, "components"), (_cuts, "cuts"), (spine, "spine"), (_dominated, "dominators")):
@@ -122,48 +124,6 @@ def _useful(groups: list[list[int]], n: int) -> bool:
             and max(len(gr) for gr in groups) * 4 <= n * 3)
 
 
-def dominators(succ: Sequence[Sequence[int]], root: int) -> dict[int, int]:
-    """Immediate dominators of the nodes reachable from ``root`` (``root`` maps to itself) in
-    the graph ``succ`` (node → its successors): Cooper, Harvey and Kennedy's iteration over
-    reverse postorder. Plain lists instead of a networkx graph: a big module's picture asks
-    this hundreds of times."""
-    post: list[int] = []
-    number: dict[int, int] = {}
-    stack = [(root, iter(succ[root]))]
-    seen = {root}
-    while stack:
-        v, it = stack[-1]
-        nxt = next(it, None)
-        if nxt is None:
-            stack.pop()
-            number[v] = len(post)
-            post.append(v)
-        elif nxt not in seen:
-            seen.add(nxt)
-            stack.append((nxt, iter(succ[nxt])))
-    preds: dict[int, list[int]] = {v: [] for v in post}
-    for v in post:
-        for w in succ[v]:
-            if w in preds:
-                preds[w].append(v)
-    idom = {root: root}
-    order = list(reversed(post))
-    changed = True
-    while changed:
-        changed = False
-        for v in order:
-            if v == root:
-                continue
-            new = -1
-            for p in preds[v]:
-                if p in idom:
-                    new = p if new < 0 else _meet(p, new, idom, number)
-            if new >= 0 and idom.get(v) != new:
-                idom[v] = new
-                changed = True
-    return idom
-
-
 def _groups(seg: list[int], n: int) -> list[list[int]]:
     """Nodes with the same segment number, segments ordered by their first node."""
     by: dict[int, list[int]] = {}
@@ -172,29 +132,7 @@ def _groups(seg: list[int], n: int) -> list[list[int]]:
     return sorted(by.values(), key=lambda gr: gr[0])
 
 
-class _Graph:
-    """Successor and predecessor lists of nodes ``0 … n-1`` (each arrow once)."""
-
-    def __init__(self, n: int, edges: Sequence[tuple[int, int]]) -> None:
-        self.succ: list[list[int]] = [[] for _ in range(n)]
-        self.pred: list[list[int]] = [[] for _ in range(n)]
-        for a, b in sorted(set(edges)):
-            if a != b:
-                self.succ[a].append(b)
-                self.pred[b].append(a)
-
-
-def _meet(a: int, b: int, idom: dict[int, int], number: dict[int, int]) -> int:
-    """The nearest common dominator of ``a`` and ``b`` (walking up by postorder number)."""
-    while a != b:
-        while number[a] < number[b]:
-            a = idom[a]
-        while number[b] < number[a]:
-            b = idom[b]
-    return a
-
-
-def _components(g: _Graph, n: int) -> list[int] | None:
+def _components(g: Graph, n: int) -> list[int] | None:
     seg = [-1] * n
     count = 0
     for start in range(n):
@@ -212,12 +150,12 @@ def _components(g: _Graph, n: int) -> list[int] | None:
     return seg if count >= 2 else None
 
 
-def _cuts(g: _Graph, n: int) -> list[int] | None:
+def _cuts(g: Graph, n: int) -> list[int] | None:
     """Segment numbers from the main input's post-dominators (None when it has none)."""
     sink = n
     rev = [list(p) for p in g.pred] + [[v for v in range(n) if not g.succ[v]]]
     ipdom = dominators(rev, sink)
-    depth = _depths(ipdom, sink)
+    depth = depths(ipdom, sink)
     sources = [v for v in range(n) if not g.pred[v] and v in depth]
     if not sources:
         return None
@@ -230,7 +168,7 @@ def _cuts(g: _Graph, n: int) -> list[int] | None:
     if not chain:
         return None
     index = {c: k for k, c in enumerate(chain)}
-    nearest = _nearest(ipdom, sink, index)
+    nearest = nearest_marked(ipdom, sink, index)
     seg = [-1] * n
     for v in range(n):
         k = nearest.get(v)
@@ -242,7 +180,7 @@ def _cuts(g: _Graph, n: int) -> list[int] | None:
     return seg
 
 
-def _cuts_and_components(g: _Graph, n: int, *, whole_pass: bool = False) -> list[int] | None:
+def _cuts_and_components(g: Graph, n: int, *, whole_pass: bool = False) -> list[int] | None:
     """A spine where the post-dominators find none (a training step's forward pass: every
     activation it saves for the backward pass leaves it, so no node is on *every* way out).
     The spine is then read forwards: the nodes that dominate the deepest node reachable from
@@ -250,14 +188,14 @@ def _cuts_and_components(g: _Graph, n: int, *, whole_pass: bool = False) -> list
     for a ``whole_pass``, the pass's end (:func:`_end`). A node joins the block its nearest
     spine node opens (blocks end at the next one, which names them); inputs join their first user's block; the rest (separate updates) go by components."""
     height = [0] * n
-    for v in reversed(_topological(g, n)):
+    for v in reversed(topological(g, n)):
         height[v] = max((height[w] + 1 for w in g.succ[v]), default=0)
     sources = [v for v in range(n) if not g.pred[v]]
     if not sources:
         return None
     main = max(sources, key=lambda v: (height[v], -v))
     idom = dominators(g.succ, main)
-    depth = _depths(idom, main)
+    depth = depths(idom, main)
     chain = []
     v = _end(g, main, height, depth) if whole_pass else max(depth, key=lambda v: (depth[v], -v))
     while v != main:
@@ -267,7 +205,7 @@ def _cuts_and_components(g: _Graph, n: int, *, whole_pass: bool = False) -> list
     if len(chain) < 2 * MIN_BLOCK:
         return None
     index = {c: k for k, c in enumerate(chain)}
-    entry = _nearest(idom, main, index)
+    entry = nearest_marked(idom, main, index)
     seg = [-1] * n
     # a spine node closes the block before it; in a whole pass the first one closes a block of
     # its own with the main input (the token embedding, which XLA fuses into one op: else it
@@ -281,7 +219,7 @@ def _cuts_and_components(g: _Graph, n: int, *, whole_pass: bool = False) -> list
     return seg
 
 
-def _end(g: _Graph, main: int, height: Sequence[int], depth: Mapping[int, int]) -> int:
+def _end(g: Graph, main: int, height: Sequence[int], depth: Mapping[int, int]) -> int:
     """Where a pass ends: the last node of the longest path from ``main``, less a last join
     that falls back more than halfway to the start (a tied embedding's two gradients summed:
     the one from the logits was ready near the start). Not the node deepest in the dominator
@@ -299,21 +237,7 @@ def _end(g: _Graph, main: int, height: Sequence[int], depth: Mapping[int, int]) 
     return path[-1]
 
 
-def _topological(g: _Graph, n: int) -> list[int]:
-    left = [len(p) for p in g.pred]
-    ready = [v for v in range(n) if left[v] == 0]
-    out = []
-    while ready:
-        v = ready.pop()
-        out.append(v)
-        for w in g.succ[v]:
-            left[w] -= 1
-            if left[w] == 0:
-                ready.append(w)
-    return out + [v for v in range(n) if left[v] > 0]  # a cycle (a quotient graph's) goes last
-
-
-def _inputs_to_users(g: _Graph, seg: list[int], n: int) -> None:
+def _inputs_to_users(g: Graph, seg: list[int], n: int) -> None:
     """Nodes outside every block that feed one (a weight and its transpose) join their first
     user's block, repeatedly, so chains of preparation follow their user."""
     changed = True
@@ -327,7 +251,7 @@ def _inputs_to_users(g: _Graph, seg: list[int], n: int) -> None:
                     changed = True
 
 
-def _rest_by_components(g: _Graph, seg: list[int], n: int, *, base: int) -> None:
+def _rest_by_components(g: Graph, seg: list[int], n: int, *, base: int) -> None:
     inside = {v for v in range(n) if seg[v] < 0}
     for v in sorted(inside):
         if seg[v] >= 0:
@@ -343,39 +267,7 @@ def _rest_by_components(g: _Graph, seg: list[int], n: int, *, base: int) -> None
         base += 1
 
 
-def _depths(idom: dict[int, int], root: int) -> dict[int, int]:
-    """Depth of each node in the dominator tree ``idom`` (root 0), without recursion."""
-    depth = {root: 0}
-    for v in idom:
-        if v == root:
-            continue
-        path = []
-        while v not in depth:
-            path.append(v)
-            v = idom[v]
-        d = depth[v]
-        for p in reversed(path):
-            d += 1
-            depth[p] = d
-    return depth
-
-
-def _nearest(idom: dict[int, int], root: int, marked: dict[int, int]) -> dict[int, int]:
-    """For every node, the value in ``marked`` of itself or its nearest marked dominator."""
-    out: dict[int, int] = {}
-    for v in idom:
-        path = []
-        while v not in out and v not in marked and v != root:
-            path.append(v)
-            v = idom[v]
-        k = out.get(v, marked.get(v, -1))
-        out[v] = k
-        for p in path:
-            out[p] = k
-    return {v: k for v, k in out.items() if k >= 0 and v != root}
-
-
-def _place_rest(g: _Graph, seg: list[int], n: int) -> None:
+def _place_rest(g: Graph, seg: list[int], n: int) -> None:
     """Nodes no cut post-dominates (side outputs) join their first operand's segment, else
     their first user's, else the last segment."""
     last = max(seg, default=0)
@@ -390,7 +282,7 @@ def _place_rest(g: _Graph, seg: list[int], n: int) -> None:
         seg[v] = seg[succs[0]] if succs else last
 
 
-def _dominated(g: _Graph, n: int) -> list[int] | None:
+def _dominated(g: Graph, n: int) -> list[int] | None:
     """Segments from the dominator tree from the inputs: each child of the virtual input with
     the nodes it dominates; nodes only the virtual input dominates stay on their own."""
     source = n
@@ -413,98 +305,3 @@ def _dominated(g: _Graph, n: int) -> list[int] | None:
     for v, t in top_of.items():
         seg[v] = t
     return seg
-
-
-def structure_hash(members: Sequence[int], edges: Sequence[tuple[int, int]], label: Callable[[int], str],
-                   iterations: int = 3) -> str:
-    """A Weisfeiler–Lehman hash of the graph ``members`` induce on ``edges``, nodes labelled by
-    ``label``: equal for blocks built the same way (the same ops wired the same way).
-
-    Each round relabels a node by its label and the sorted labels of its operands and of its
-    users (directed, as networkx's ``weisfeiler_lehman_graph_hash`` since 3.5), compressed with
-    BLAKE2b so labels stay short; the hash is the digest of the sorted final labels. Written
-    out rather than built on a networkx graph: hundreds of blocks of a big module are hashed.
-
-    Remembered by the labels and the edges between positions: a big module's repeated layers
-    are the same graph hundreds of times (a 250-layer transformer's blocks are hashed once
-    each, not once per layer).
-    """
-    index = {m: i for i, m in enumerate(members)}
-    labels = tuple(label(m) for m in members)
-    pairs = []
-    for a, b in edges:
-        ia, ib = index.get(a), index.get(b)
-        if ia is not None and ib is not None and ia != ib:
-            pairs.append((ia, ib))
-    return graph_hash(labels, tuple(pairs), iterations)
-
-
-def graph_hash(labels: tuple[str, ...], pairs: tuple[tuple[int, int], ...], iterations: int = 3) -> str:
-    """:func:`structure_hash` of nodes ``0 … len(labels) - 1`` labelled ``labels`` and the arrows
-    ``pairs`` between them (no arrow from a node to itself), for a caller that has them so
-    already: thousands of small blocks of a big module are hashed, and the translation to
-    positions is the most of it."""
-    key = (labels, pairs, iterations)
-    known = _HASHES.get(key)
-    if known is not None:
-        return known
-    succ: list[list[int]] = [[] for _ in labels]
-    pred: list[list[int]] = [[] for _ in labels]
-    for ia, ib in pairs:
-        succ[ia].append(ib)
-        pred[ib].append(ia)
-    cur = [_digest(text) for text in labels]
-    for _ in range(iterations):
-        cur = [_digest(f"{cur[i]}<{','.join(sorted(cur[p] for p in pred[i]))}>{','.join(sorted(cur[s] for s in succ[i]))}")
-               for i in range(len(labels))]
-    out = _digest("|".join(sorted(cur)), 16)
-    if len(_HASHES) >= _KEPT:
-        _HASHES.clear()
-    _HASHES[key] = out
-    return out
-
-
-#: :func:`structure_hash`'s answers by its inputs, at most :data:`_KEPT` of them.
-_HASHES: dict[tuple, str] = {}
-
-
-def _digest(text: str, size: int = 8) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=size).hexdigest()
-
-
-def periodic(hashes: Sequence[str | None], *, periods: Sequence[int] = (2, 3), copies: int = 3) -> list[tuple[int, int, int]]:
-    """Runs ``(start, period, count)`` where a group of ``period`` neighbours repeats ``count``
-    (≥ ``copies``) times — a transformer layer is an attention block then an MLP block."""
-    out = []
-    i = 0
-    while i < len(hashes):
-        best = None
-        for p in periods:
-            if any(h is None for h in hashes[i:i + p]):
-                continue
-            j = i + p
-            while j + p <= len(hashes) and list(hashes[j:j + p]) == list(hashes[i:i + p]):
-                j += p
-            count = (j - i) // p
-            if count >= copies and (best is None or count * p > best[1] * best[2]):
-                best = (i, p, count)
-        if best is None:
-            i += 1
-            continue
-        out.append(best)
-        i = best[0] + best[1] * best[2]
-    return out
-
-
-def repeats(hashes: Sequence[str | None]) -> list[tuple[int, int]]:
-    """Runs ``(start, count)`` of two or more neighbours with the same hash (None never repeats)."""
-    out = []
-    i = 0
-    while i < len(hashes):
-        j = i + 1
-        while j < len(hashes) and hashes[i] is not None and hashes[j] == hashes[i]:
-            j += 1
-        if j - i >= 2:
-            out.append((i, j - i))
-        i = j
-    return out

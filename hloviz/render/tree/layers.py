@@ -365,8 +365,3 @@ def leaf_labels(g: ViewGraph) -> tuple[dict[str, str], dict[str, str]]:
             out[f"u{u.index}"] = text
             names[f"u{u.index}"] = rep.name
     return out, names
-
-
-def informative(tree: Tree) -> bool:
-    """Whether the tree has scopes worth drawing: at least one scope holding several leaves."""
-    return any(n.kind in ("scope", "block") and n.size > 1 for n in tree.nodes.values())

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .blocks import MIN_BLOCK, find_blocks, graph_hash, periodic, repeats, structure_hash
-from .tree import TreeNode, leaf_owners, rekey
+from .blocks import MIN_BLOCK, find_blocks
+from .nodes import TreeNode, leaf_owners, rekey
+from .repeat_runs import graph_hash, periodic, repeats, structure_hash
 
 __all__ = ["fold_repeats", "split_by_structure"]
 

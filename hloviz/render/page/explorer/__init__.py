@@ -1,10 +1,13 @@
 """The report as an explorer: search, expand, click and cross-highlight, offline, in one file.
 
 The page is the static report (verdict, picture, tables) plus one inline script
-(``explorer.js``) and the data it reads (:mod:`.data`): every instruction of the drawn
-modules, the kernels, the folds, and which drawn box holds which instructions. Graphviz lays
-out every picture at build time (:mod:`.build`); the script only swaps SVGs, highlights, and
-fills a side panel. :mod:`.page` embeds script and data safely.
+(``script/*.js``, joined by :mod:`.page`) and the data it reads (:mod:`.data`): every
+instruction of the drawn modules, the kernels, the folds (strings and scopes in the shared
+tables of :mod:`.tables`), and which drawn box holds which instructions (:mod:`.boxes`); the
+drawn modules and views are :mod:`.sides`' :class:`Side` and :class:`ViewSpec`. Graphviz lays
+out every picture at build time (:mod:`.build` for the first view; :mod:`.block_views`,
+:mod:`.scope_views` and :mod:`.fusion_views` for what opens from it); the script only swaps
+SVGs, highlights, and fills a side panel. :mod:`.page` embeds script and data safely.
 
 Entry points, one per kind of page: :func:`pair_payload` (``show``, ``render --stage both``),
 :func:`module_payload` (``render`` of one module) and :func:`diff_payload` (``diff``).
@@ -16,7 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .build import Bounds, Screen, block_expansions, closed_scopes, first_view, fusion_expansions, scope_expansions, top_view
+from .block_views import block_expansions
+from .build import Bounds, Screen, first_view, top_view
+from .fusion_views import fusion_expansions
+from .scope_views import closed_scopes, scope_expansions
 from .data import ExplorerData, Side, ViewSpec, explorer_data, plain_name
 from .page import ExplorerPayload, explorer_payload
 from .pairs import Pairing
@@ -169,7 +175,7 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     Every picture of the page redraws ``pre`` or ``post`` whole; their scope trees are built
     once for all of them (:func:`~hloviz.analysis.scopes.scope_trees_reused`)."""
     from ....analysis.scopes import scope_trees_reused
-    from ...layout.dotserver import dot_servers
+    from ...layout.runs.dotserver import dot_servers
 
     with scope_trees_reused(), dot_servers():
         return _pair_payload(pre, post, analysis, picture, lookup=lookup, texts=texts, post_marks=post_marks,
@@ -183,7 +189,7 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
     """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
     view as :func:`pair_payload`; the module's scope trees built once for all its pictures)."""
     from ....analysis.scopes import scope_trees_reused
-    from ...layout.dotserver import dot_servers
+    from ...layout.runs.dotserver import dot_servers
 
     with scope_trees_reused(), dot_servers():
         return _module_payload(module, stage, picture, text=text, lookup=lookup, marks=marks, bounds=bounds,
@@ -235,7 +241,7 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
     scope trees built once for all its fusions' pictures)."""
     from ....analysis.kernels import kernels
     from ....analysis.scopes import scope_trees_reused
-    from ...layout.dotserver import dot_servers
+    from ...layout.runs.dotserver import dot_servers
 
     sides = [Side("before", before[0], before[1], kernels(before[1])),
              Side("after", after[0], after[1], kernels(after[1]))]

@@ -7,6 +7,25 @@ every ``<``, ``>``, ``&`` and U+2028/2029 written as ``\\uXXXX``, so no HLO stri
 block (``</script>``) or break a script that reads it; large blocks are gzip-compressed and
 base64-encoded (the browser's own ``DecompressionStream`` reads them), which keeps a
 300k-instruction module's page small.
+
+The script is one function (one closure: the parts share its state) written in parts by
+concern under ``script/``, which :func:`script_source` joins in the order of
+:data:`SCRIPT_PARTS`; each part opens with the comment line that names its concern:
+
+* ``data.js`` — the script's state (opens the function), the data blocks read and decoded,
+  instructions by global id, the links between ops, kernels, folded constants and diff pairs;
+* ``views.js`` — one picture at a time in the viewport: showing a view, boxes made focusable,
+  the breadcrumb, which view opens which box or block and where focus returns;
+* ``panzoom.js`` — pan and zoom, a picture's first zoom (its smallest text readable), keys;
+* ``highlight.js`` — lighting what belongs together, selecting, clicks, expand and collapse;
+* ``panel.js`` — the side panel of a selected instruction and its kernel;
+* ``passes.js`` — the pass history: which of XLA's passes made a kernel or a folded constant,
+  the filmstrip;
+* ``scopes.js`` — the model's layers (scopes from op names): lighting and opening one;
+* ``search.js`` — the search box and its results;
+* ``tables.js`` — the report's tables (sort, filter, link) and the memory section's rows;
+* ``start.js`` — the selection kept in the URL fragment, the read-only API for scripts and
+  tests, and the start (closes the function).
 """
 
 from __future__ import annotations
@@ -21,7 +40,8 @@ from importlib import resources
 
 from .data import ExplorerData
 
-__all__ = ["ExplorerPayload", "encode_block", "explorer_payload", "script_hash", "script_source", "style_source"]
+__all__ = ["SCRIPT_PARTS", "ExplorerPayload", "encode_block", "explorer_payload", "script_hash", "script_source",
+           "style_source"]
 
 #: Blocks larger than this (bytes of JSON) are compressed.
 COMPRESS_OVER = 256 * 1024
@@ -29,14 +49,19 @@ COMPRESS_OVER = 256 * 1024
 #: the same breath as the script, while a compressed block is decoded only after the whole page
 #: is parsed (a real model's page is mostly pictures, so that would be most of its load time).
 PLAIN_DATA_UP_TO = 3 * 1024 * 1024
+#: The script's parts under ``script/``, in the order they are joined (see the module's docstring).
+SCRIPT_PARTS = ("data.js", "views.js", "panzoom.js", "highlight.js", "panel.js", "passes.js", "scopes.js",
+                "search.js", "tables.js", "start.js")
 #: The package the script and styles lie in: this module's (``__package__`` is typed optional).
 _PACKAGE = __name__.rpartition(".")[0]
 
 
 @cache
 def script_source() -> str:
-    """The explorer's script (``explorer.js`` next to this module)."""
-    return resources.files(_PACKAGE).joinpath("explorer.js").read_text(encoding="utf-8")
+    """The explorer's script: its parts (:data:`SCRIPT_PARTS`, under ``script/`` next to this
+    module) joined as they are, no separator added (each part ends with its own newline)."""
+    folder = resources.files(_PACKAGE).joinpath("script")
+    return "".join(folder.joinpath(name).read_text(encoding="utf-8") for name in SCRIPT_PARTS)
 
 
 @cache

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .data import Side, opens_in_place
+from .sides import Side, opens_in_place
 
 if TYPE_CHECKING:
     from ....analysis.pre_post.mapping import PrePostMapping

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ....errors import HlovizError
 from .build import Bounds
-from .data import Side, ViewSpec, plain_name
+from .sides import Side, ViewSpec, plain_name
 
 if TYPE_CHECKING:
     from ....analysis.passes import HistoryStep, PassHistory
@@ -97,7 +97,7 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     folded constants the credits name)."""
     from ....analysis.passes.report import describe_changes, fold_credit_json, fusion_credit_json
     from ....analysis.scopes import scope_trees_reused
-    from ...layout.dotserver import dot_servers
+    from ...layout.runs.dotserver import dot_servers
 
     out = PassSteps()
     bounds = bounds or Bounds()
@@ -183,13 +183,13 @@ def _draw(history: PassHistory, load: StepLoader, bounds: Bounds, pictures: int)
 
 def step_layers(drawn: Sequence[tuple[Side, ViewSpec]], bounds: Bounds, used_bytes: int = 0) -> list[ViewSpec]:
     """The layers each snapshot's picture draws closed, drawn open (as the optimized module's
-    layers are, :func:`~.build.scope_expansions`), so a layer opens in place at every step.
+    layers are, :func:`~.scope_views.scope_expansions`), so a layer opens in place at every step.
 
     Bounded together: :attr:`Bounds.max_views` layer pictures shared evenly by the steps, the SVG
     bytes the step pictures left, and the deadline. A layer's view key is the step's key and the
     layer's (``step:16|s:model/conv``); it opens ``s:PATH`` like any layer view (the page's script
     opens the one drawn from the picture on screen)."""
-    from .build import closed_scopes, scope_expansions
+    from .scope_views import closed_scopes, scope_expansions
 
     if not drawn:
         return []

@@ -31,11 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import DependencyError, RenderError
-from ...processes import die_with_parent
+from ....errors import DependencyError, RenderError
+from ....processes import die_with_parent
 
 __all__ = ["DEFAULT_TIMEOUT", "FORMATS", "MAX_TIMEOUT", "PNG_MAX_PIXELS", "GraphvizTimeout", "LayoutBudget", "find_dot",
-           "graphviz_version", "normalize_svg", "png_pixels", "run_dot", "run_dot_many", "run_pinned"]
+           "graphviz_version", "normalize_svg", "png_pixels", "run_dot", "run_dot_many", "run_pinned", "spawn_dot",
+           "timeout_error", "usable_cores"]
 
 #: Seconds a layout may take before hloviz gives up on it (and tries a coarser view).
 DEFAULT_TIMEOUT = 30.0
@@ -138,7 +139,7 @@ class LayoutBudget:
         self.pictures_left = max(1, self.pictures_left - 1)
 
 
-def _spawn(argv: list[str], stdin: Any, stdout: Any, stderr: Any) -> subprocess.Popen[bytes]:
+def spawn_dot(argv: list[str], stdin: Any, stdout: Any, stderr: Any) -> subprocess.Popen[bytes]:
     """Start ``argv`` in a process group of its own, asking the kernel to kill it when hloviz
     dies (:func:`hloviz.processes.die_with_parent`).
 
@@ -171,7 +172,7 @@ def _launcher() -> tuple[str, ...] | None:
 
 def _run(argv: list[str], data: bytes, timeout: float) -> _Result:
     try:
-        proc = _spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = spawn_dot(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as err:
         raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
     try:
@@ -197,7 +198,7 @@ _TIMEOUT_HINT = ("draw less: --focus NAME, --computation NAME, a smaller --budge
                  "or give it longer with --timeout")
 
 
-def _timed_out(timeout: float) -> GraphvizTimeout:
+def timeout_error(timeout: float) -> GraphvizTimeout:
     return GraphvizTimeout(f"Graphviz did not finish the layout within {timeout:g} s", seconds=timeout,
                            hint=_TIMEOUT_HINT)
 
@@ -221,7 +222,7 @@ def run_dot(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT
     try:
         result = _run([find_dot(), *_fit([fmt]), f"-T{fmt}"], dot_text.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
-        raise _timed_out(timeout) from None
+        raise timeout_error(timeout) from None
     data = _checked(result)
     return normalize_svg(data) if fmt == "svg" else data
 
@@ -238,7 +239,7 @@ def run_pinned(dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIME
     try:
         result = _run([find_dot(), "-Kneato", "-n2", *_fit([fmt]), f"-T{fmt}"], dot_text.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
-        raise _timed_out(timeout) from None
+        raise timeout_error(timeout) from None
     data = _checked(result)
     return normalize_svg(data) if fmt == "svg" else data
 
@@ -262,7 +263,7 @@ def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), 
     if unknown or not formats:
         raise RenderError(f"unknown layout format {unknown!r}; hloviz asks for {', '.join(LAYOUT_FORMATS)}")
     dot = find_dot()
-    slots = max(1, processes if processes is not None else _cores())
+    slots = max(1, processes if processes is not None else usable_cores())
     deadline = time.monotonic() + capped(timeout)
     with tempfile.TemporaryDirectory(prefix="hloviz-layout-") as tmp:
         folder = Path(tmp)
@@ -282,7 +283,7 @@ def run_dot_many(dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), 
                         codes[i] = code
                         del running[i]
                 if running and time.monotonic() > deadline:
-                    raise _timed_out(timeout)
+                    raise timeout_error(timeout)
                 if running:
                     _wait_any(list(running.values()), deadline - time.monotonic())
         except BaseException:  # timeout, Ctrl-C, anything: never leave a dot running
@@ -332,7 +333,7 @@ def _wait_any(procs: Sequence[subprocess.Popen[bytes]], seconds: float) -> None:
             os.close(fd)
 
 
-def _cores() -> int:
+def usable_cores() -> int:
     """The cores hloviz may run on (a container's CPU set, not the machine's)."""
     affinity = getattr(os, "sched_getaffinity", None)
     if affinity is not None:
@@ -349,7 +350,7 @@ def _start(dot: str, formats: Sequence[str], folder: Path, i: int) -> subprocess
         argv += [f"-T{fmt}", f"-o{folder / f'{i}.{k}.out'}"]
     with open(folder / f"{i}.gv", "rb") as src, open(folder / f"{i}.err", "wb") as err:
         try:
-            return _spawn(argv, stdin=src, stdout=subprocess.DEVNULL, stderr=err)
+            return spawn_dot(argv, stdin=src, stdout=subprocess.DEVNULL, stderr=err)
         except OSError as error:
             raise DependencyError(f"cannot run {dot}: {error.strerror or error}", hint=INSTALL_HINT) from None
 

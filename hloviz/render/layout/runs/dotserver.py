@@ -6,7 +6,7 @@ reads graph after graph from its input and writes each one's outputs as soon as 
 laid out, so a process kept open with a pipe in and a pipe out lays out any number of them.
 
 The protocol: each graph is written followed by an empty graph with a name no picture has
-(:data:`_END`); its output, last in the stream, says the picture's is complete — also when the
+(:data:`hloviz.render.layout.runs.dot_process.END`); its output, last in the stream, says the picture's is complete — also when the
 picture produced nothing. The outputs are split by their own syntax (an SVG runs from
 ``<?xml`` to ``</svg>``; a ``json0`` object from ``{`` to the ``}`` alone on a line).
 
@@ -27,13 +27,13 @@ four captures were compared graph by graph and byte for byte
 (benchmarks/results/explorer_bench.txt). Anything unusual — an ``Error`` on stderr, a line
 there that is not a warning, output that does not split as expected, a ``dot`` that ended — is
 not interpreted: that process is stopped and the graph laid out again by
-:func:`~hloviz.render.layout.graphviz_run.run_dot` (or :func:`~hloviz.render.layout.graphviz_run.run_dot_many`),
+:func:`~hloviz.render.layout.runs.graphviz_run.run_dot` (or :func:`~hloviz.render.layout.runs.graphviz_run.run_dot_many`),
 so a failure reads exactly as it does without the servers (its message, its part). A graph that
 runs past its timeout kills its process, group and all, and raises the same
-:class:`~hloviz.render.layout.graphviz_run.GraphvizTimeout`.
+:class:`~hloviz.render.layout.runs.graphviz_run.GraphvizTimeout`.
 
 A graph with sibling subgraphs (most of the explorer's: two columns, fusions side by side)
-goes to a *library server* instead (:mod:`hloviz.render.layout._gvserver`, issue 32): a small
+goes to a *library server* instead (:mod:`hloviz.render.layout.runs._gvserver`, issue 32): a small
 Python process driving Graphviz's libraries (the code ``dot`` runs), which reads each graph with
 an id discipline that numbers its named subgraphs in the order the text names them, so sibling
 clusters come in the text's order whatever the process laid out before — as a fresh ``dot``'s
@@ -53,198 +53,25 @@ from __future__ import annotations
 
 import os
 import re
-import select
-import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
-from typing import IO
 
-from ...errors import DependencyError, RenderError
+from ....errors import RenderError
+from .dot_process import LIB_ARGV, SERVED, LibServer, Server, Unusual
 from .graphviz_run import (
     DEFAULT_TIMEOUT,
-    INSTALL_HINT,
     GraphvizTimeout,
-    _spawn,
-    _timed_out,
     find_dot,
     graphviz_version,
-    normalize_svg,
     run_dot,
     run_dot_many,
     run_pinned,
 )
 
 __all__ = ["DotServers", "active_servers", "dot_servers", "order_free"]
-
-#: The name of the empty graph written after each picture: its output ends the picture's.
-_END = b"hloviz_dot_server_end_7c1e"
-
-#: Formats a server writes (text that splits by its own syntax).
-_SERVED = ("svg", "json0")
-
-_FIX_FROM = b'<g id="page0,1_graph0" class="graph"'
-_FIX_TO = b'<g id="graph0" class="graph"'
-
-
-class _Unusual(Exception):
-    """Something the server does not interpret: the caller lays the graph out the usual way."""
-
-
-class _Server:
-    """One ``dot`` process (``argv``), used by one thread at a time."""
-
-    def __init__(self, argv: list[str]) -> None:
-        # stderr into a file (read after each graph): a pipe nobody reads could fill and stall dot
-        self._err: IO[bytes] = tempfile.TemporaryFile(prefix="hloviz-dot-")  # noqa: SIM115 (closed by stop)
-        self._seen = 0
-        try:
-            self.proc = _spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
-        except OSError as err:
-            self._err.close()
-            raise DependencyError(f"cannot run {argv[0]}: {err.strerror or err}", hint=INSTALL_HINT) from None
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._in = self.proc.stdin
-        os.set_blocking(self._in.fileno(), False)  # written by _send, which keeps the timeout
-        self._out = self.proc.stdout.fileno()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float) -> list[bytes]:
-        """``text``'s outputs in ``formats``; :class:`_Unusual` for anything but a clean layout."""
-        self._send(text.encode("utf-8") + b"\ndigraph " + _END + b" {}\n", deadline, timeout)
-        last = b"</svg>\n" if formats[-1] == "svg" else b"\n}\n"
-        chunks: list[bytes] = []
-        tail = b""
-        while not (tail.endswith(last) and _END in tail):
-            seconds = deadline - time.monotonic()
-            if seconds <= 0:
-                raise _timed_out(timeout)
-            ready, _, _ = select.select([self._out], [], [], min(seconds, 1.0))
-            if not ready:
-                continue
-            chunk = os.read(self._out, 1 << 20)
-            if not chunk:  # dot ended (a syntax error ends the stream)
-                raise _Unusual
-            chunks.append(chunk)
-            tail = (tail + chunk)[-4096:]
-        self._check_stderr()
-        docs = _documents(b"".join(chunks))
-        k = len(formats)
-        if docs is None or len(docs) != 2 * k or any(_END not in d for d in docs[k:]):
-            raise _Unusual
-        out = []
-        for fmt, doc in zip(formats, docs[:k], strict=True):
-            if (fmt == "svg") != doc.startswith(b"<?xml") or _END in doc:
-                raise _Unusual
-            if fmt == "svg":
-                doc = normalize_svg(doc.replace(_FIX_FROM, _FIX_TO, 1))
-            out.append(doc)
-        return out
-
-    def _send(self, data: bytes, deadline: float, timeout: float) -> None:
-        """Write ``data`` to dot without ever blocking past ``deadline`` (a ``dot`` that stops
-        reading, as a stand-in may, must not hang hloviz: the timeout holds while writing too)."""
-        fd = self._in.fileno()
-        view = memoryview(data)
-        while view:
-            seconds = deadline - time.monotonic()
-            if seconds <= 0:
-                raise _timed_out(timeout)
-            _, ready, _ = select.select([], [fd], [], min(seconds, 1.0))
-            if not ready:
-                continue
-            try:
-                view = view[os.write(fd, view):]
-            except BlockingIOError:
-                continue
-            except OSError:  # dot ended (a broken pipe): told the usual way
-                raise _Unusual from None
-
-    def _check_stderr(self) -> None:
-        self._err.seek(self._seen)
-        said = self._err.read()
-        self._seen += len(said)
-        if any(line and not line.startswith(b"Warning") for line in said.splitlines()):
-            raise _Unusual
-
-    def stop(self) -> None:
-        """Kill this ``dot`` (its process group: idle or busy, nothing of it is wanted) and reap it."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                self.proc.kill()
-        self.proc.wait()
-        for stream in (self._in, self.proc.stdout, self._err):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-
-
-class _LibServer(_Server):
-    """One library server (:mod:`hloviz.render.layout._gvserver`): length-prefixed requests and
-    answers instead of ``dot``'s documents, otherwise as :class:`_Server` (stderr checked after
-    each graph, the timeout kept while writing and reading)."""
-
-    def __init__(self, argv: Sequence[str]) -> None:
-        super().__init__(list(argv))
-        self._buffer = b""
-
-    def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float) -> list[bytes]:
-        data = text.encode("utf-8")
-        self._send(b"%d %s\n" % (len(data), ",".join(formats).encode()) + data, deadline, timeout)
-        out = []
-        for fmt in formats:
-            head = self._line(deadline, timeout)
-            if not head.isdigit():  # "E": the graph did not lay out here
-                raise _Unusual
-            doc = self._exactly(int(head), deadline, timeout)
-            if fmt == "svg":
-                if not doc.startswith(b"<?xml"):
-                    raise _Unusual
-                doc = normalize_svg(doc.replace(_FIX_FROM, _FIX_TO, 1))
-            out.append(doc)
-        self._check_stderr()
-        return out
-
-    def _more(self, deadline: float, timeout: float) -> None:
-        seconds = deadline - time.monotonic()
-        if seconds <= 0:
-            raise _timed_out(timeout)
-        ready, _, _ = select.select([self._out], [], [], min(seconds, 1.0))
-        if ready:
-            chunk = os.read(self._out, 1 << 20)
-            if not chunk:  # the server ended (no Graphviz libraries, a crash)
-                raise _Unusual
-            self._buffer += chunk
-
-    def _line(self, deadline: float, timeout: float) -> bytes:
-        while b"\n" not in self._buffer:
-            self._more(deadline, timeout)
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line
-
-    def _exactly(self, size: int, deadline: float, timeout: float) -> bytes:
-        while len(self._buffer) < size:
-            self._more(deadline, timeout)
-        doc, self._buffer = self._buffer[:size], self._buffer[size:]
-        return doc
-
-
-#: The library server's command line: this Python, isolated, without site-packages (the
-#: program needs the standard library only).
-_LIB_ARGV = (sys.executable, "-I", "-S", str(Path(__file__).with_name("_gvserver.py")))
-
 
 def order_free(dot_text: str) -> bool:
     """Whether ``dot_text``'s layout and output cannot depend on what the ``dot`` laid out before:
@@ -288,31 +115,13 @@ def order_free(dot_text: str) -> bool:
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|[<>{}]', re.DOTALL)
 
 
-def _documents(data: bytes) -> list[bytes] | None:
-    """``data`` split into its SVG and ``json0`` documents (None where it does not split)."""
-    docs = []
-    i = 0
-    while i < len(data):
-        if data.startswith(b"<?xml", i):
-            end, size = data.find(b"</svg>\n", i), 7
-        elif data.startswith(b"{", i):
-            end, size = data.find(b"\n}\n", i), 3
-        else:
-            return None
-        if end < 0:
-            return None
-        docs.append(data[i:end + size])
-        i = end + size
-    return docs
-
-
 class DotServers:
     """The ``dot`` processes of a page build: idle ones by command line, handed to one thread
     at a time; :meth:`close` stops them all. ``started`` counts the processes started."""
 
     def __init__(self) -> None:
-        self._idle: dict[tuple[str, ...], list[_Server]] = {}
-        self._all: list[_Server] = []
+        self._idle: dict[tuple[str, ...], list[Server]] = {}
+        self._all: list[Server] = []
         self._lock = threading.Lock()
         self._closed = False
         self.started = 0
@@ -322,7 +131,7 @@ class DotServers:
         self._lib: tuple[str, ...] | None = None
         self._lib_checked = False
 
-    def _take(self, argv: tuple[str, ...]) -> _Server:
+    def _take(self, argv: tuple[str, ...]) -> Server:
         with self._lock:
             if self._closed:
                 raise RenderError("the page's Graphviz runs were stopped")
@@ -331,12 +140,12 @@ class DotServers:
                 server = idle.pop()
                 if server.alive():
                     return server
-            server = _LibServer(argv) if argv == self._lib else _Server(list(argv))
+            server = LibServer(argv) if argv == self._lib else Server(list(argv))
             self._all.append(server)
             self.started += 1
             return server
 
-    def _give(self, argv: tuple[str, ...], server: _Server) -> None:
+    def _give(self, argv: tuple[str, ...], server: Server) -> None:
         with self._lock:
             if self._closed or not server.alive():
                 return
@@ -354,7 +163,7 @@ class DotServers:
             with self._lock:
                 if server in self._all:
                     self._all.remove(server)
-                if lib and isinstance(err, _Unusual) and not self._lib_worked:
+                if lib and isinstance(err, Unusual) and not self._lib_worked:
                     self._lib_failed = True  # no Graphviz libraries here: fresh dots from now on
             raise
         if lib:
@@ -373,35 +182,35 @@ class DotServers:
         version is unknown (the server checks that its libraries are that version)."""
         if not self._lib_checked:
             version = None if os.environ.get("HLOVIZ_DOT") else graphviz_version()
-            self._lib = (*_LIB_ARGV, version) if version else None
+            self._lib = (*LIB_ARGV, version) if version else None
             self._lib_checked = True
         return self._lib
 
     def run_dot(self, dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
-        """:func:`~hloviz.render.layout.graphviz_run.run_dot`, laid out by a running ``dot``."""
+        """:func:`~hloviz.render.layout.runs.graphviz_run.run_dot`, laid out by a running ``dot``."""
         return self._one((), dot_text, fmt, timeout, run_dot)
 
     def run_pinned(self, dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
-        """:func:`~hloviz.render.layout.graphviz_run.run_pinned`, drawn by a running ``dot -Kneato -n2``."""
+        """:func:`~hloviz.render.layout.runs.graphviz_run.run_pinned`, drawn by a running ``dot -Kneato -n2``."""
         return self._one(("-Kneato", "-n2"), dot_text, fmt, timeout, run_pinned)
 
     def _one(self, engine: tuple[str, ...], dot_text: str, fmt: str, timeout: float, usual) -> bytes:
-        if fmt not in _SERVED or not self._served(dot_text, engine):
+        if fmt not in SERVED or not self._served(dot_text, engine):
             return usual(dot_text, fmt, timeout=timeout)
         started = time.monotonic()
         try:
             return self._lay_out(engine, dot_text, (fmt,), started + timeout, timeout)[0]
-        except _Unusual:
+        except Unusual:
             return usual(dot_text, fmt, timeout=max(0.05, timeout - (time.monotonic() - started)))
 
     def run_dot_many(self, dot_texts: Sequence[str], formats: Sequence[str] = ("json0",), *,
                      timeout: float = DEFAULT_TIMEOUT, processes: int | None = None) -> list[list[bytes]]:
-        """:func:`~hloviz.render.layout.graphviz_run.run_dot_many`: the graphs :func:`order_free` laid
+        """:func:`~hloviz.render.layout.runs.graphviz_run.run_dot_many`: the graphs :func:`order_free` laid
         out by a running ``dot``, the others by a library server (one after the other, in a
         thread of its own), or, where there is none, each by its own ``dot`` as there, at the
         same time and within the same timeout."""
         served = [i for i, t in enumerate(dot_texts) if self._served(t)]
-        if not served or not formats or any(f not in _SERVED for f in formats):
+        if not served or not formats or any(f not in SERVED for f in formats):
             return run_dot_many(dot_texts, formats, timeout=timeout, processes=processes)
         started = time.monotonic()
         deadline = started + timeout
@@ -425,7 +234,7 @@ class DotServers:
                         future.cancel()
                         raise
                     done = future.result()
-        except (_Unusual, RenderError) as err:
+        except (Unusual, RenderError) as err:
             if isinstance(err, GraphvizTimeout):
                 raise
             # a failure is told as run_dot_many tells it (the part's number among all of them)

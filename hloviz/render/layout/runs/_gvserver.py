@@ -1,5 +1,5 @@
 """A ``dot`` that lays out graph after graph as a fresh one would: the program
-:mod:`hloviz.render.layout.dotserver` runs for the graphs a running ``dot`` cannot take.
+:mod:`hloviz.render.layout.runs.dotserver` runs for the graphs a running ``dot`` cannot take.
 
 Run as ``python -I -S _gvserver.py VERSION`` (``VERSION``: the ``dot`` program's, which the
 libraries must match; standard library only: it imports nothing of hloviz, so it

@@ -1,0 +1,70 @@
+"""Sibling scopes grouped by a shared name prefix (``block_5_*``).
+
+In: a built tree whose nodes have more than ``group_at`` scope children. Out: the same tree
+with ``group`` nodes over siblings that share their first name tokens (``block_5_expand``,
+``block_5_depthwise``… under ``block_5``; recursively, so ResNet's ``conv2_block1_1_conv`` sits
+under ``conv2`` › ``conv2_block1``): a picture that cannot show 160 layers can show 20 blocks.
+One layer kind numbered by Keras (``conv2d``, ``conv2d_1`` …) is not grouped
+(:func:`numbered_base`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .nodes import TreeNode, rekey
+
+__all__ = ["group_by_prefix", "numbered_base"]
+
+
+def _tokens(name: str) -> list[str]:
+    return [t for t in re.split(r"[_.\-]", name) if t]
+
+
+def group_by_prefix(root: TreeNode, group_at: int) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        scopes = [c for c in node.children if c.kind == "scope"]
+        if len(scopes) > group_at and not node.structured:
+            _group_children(node, scopes, 1, group_at)
+        stack.extend(c for c in node.children if not c.is_leaf)
+
+
+def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at: int) -> None:
+    """Group ``scopes`` (children of ``node``) by their first ``ntok`` name tokens, recursively."""
+    longest = max(len(_tokens(s.name)) for s in scopes)
+    while ntok < longest:
+        by: dict[str, list[TreeNode]] = {}
+        for s in scopes:
+            toks = _tokens(s.name)
+            by.setdefault("_".join(toks[:ntok]) if len(toks) > ntok else s.name, []).append(s)
+        if 1 < len(by) < len(scopes):
+            break
+        ntok += 1
+    else:
+        return
+    for prefix, members in by.items():
+        if len(members) < 2 or len({numbered_base(m.name) for m in members}) == 1:
+            # one layer kind numbered by Keras (conv2d, conv2d_1, … conv2d_8): a shared name
+            # prefix of unrelated layers, not a block of the model (issue 33)
+            continue
+        key = f"{node.key}/g:{prefix}" if node.key else f"g:{prefix}"
+        group = TreeNode(key, "group", prefix, node.path, f"{prefix}_*", node, depth=node.depth)
+        for m in members:
+            node.children.remove(m)
+            m.parent = group
+            group.children.append(m)
+        rekey(group)
+        node.children.append(group)
+        if len(members) > group_at:
+            _group_children(group, members, ntok + 1, group_at)
+
+
+_NUMBERED = re.compile(r"(?:_\d+)+$")
+
+
+def numbered_base(name: str) -> str:
+    """``name`` without the ``_<n>`` Keras adds to make a default layer name unique
+    (``batch_normalization_7`` → ``batch_normalization``; ``block_5_expand`` stays)."""
+    return _NUMBERED.sub("", name)

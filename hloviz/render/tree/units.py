@@ -1,0 +1,211 @@
+"""A module → its graph of drawn units (:class:`~.model.ViewGraph`): the drawing rules.
+
+In: a module, the computation to draw and the user's choices (:class:`~hloviz.render.views.ViewOptions`:
+how small a constant is written into its users, whether chains are kept). Out: a
+:class:`~.model.ViewGraph` whose drawn computations each have a :class:`~.model.Place` (top level,
+fusion cluster, body cluster: :func:`place_computations`), whose instructions each have a kind
+(their own node, written into a user, elided plumbing: :func:`classify`), with the units that
+become nodes (one instruction or a chain: :func:`make_units`) and the arrows between them
+(:func:`make_edges`); :func:`hide` keeps the units a focus or scope shows. The rules are
+XLA's own graph dumps', listed in :mod:`hloviz.render.views`; :mod:`hloviz.render.views`
+calls these in order and then builds the tree (:mod:`.layers`) over the units.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...ir import Computation, HloModule, Instruction
+from ...opcodes import BODY_CALLERS
+from .chains import Chain, find_chains
+from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
+
+if TYPE_CHECKING:
+    from ..views import ViewOptions
+
+__all__ = ["classify", "draw_focus_targets", "fix_roots", "hide", "make_edges", "make_units", "place_computations",
+           "root_computation"]
+
+
+def draw_focus_targets(g: ViewGraph, targets: list[Instruction]) -> None:
+    """The instructions a picture focuses on are drawn as nodes of their own, even ones usually
+    elided (an inlined constant, a get-tuple-element, a fused parameter, tuple plumbing)."""
+    for target in targets:
+        if g.kind.get(id(target)) in (INLINE, GTE, FPARAM, PLUMB):
+            g.kind[id(target)] = NODE
+
+
+def root_computation(module: HloModule, name: str | None) -> Computation:
+    """The computation to draw: the one named ``name``, else the entry (an
+    :class:`~hloviz.errors.InputError` naming the closest computations when there is none)."""
+    from ...errors import InputError
+
+    if name is None:
+        if module.entry is None:
+            raise InputError(f"module {module.name} has no entry computation to draw")
+        return module.entry
+    comp = module.get_computation(name)
+    if comp is None:
+        import difflib
+
+        close = difflib.get_close_matches(name.lstrip("%"), [c.name for c in module.computations], n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else "hloviz stats lists the module's computations"
+        raise InputError(f"module {module.name} has no computation named {name!r}", hint=hint)
+    return comp
+
+
+def place_computations(g: ViewGraph, roots: list[Computation], *, nested: bool = True) -> None:
+    """Give every drawn computation a place: top level, a fusion cluster, or a body cluster
+    (``nested=False``: the roots only; their fusions and bodies are then single nodes)."""
+    stack: list[tuple[Computation, Place | None, Instruction | None, str]] = [(c, None, None, "") for c in reversed(roots)]
+    while stack:
+        comp, parent, owner, role = stack.pop()
+        if comp.name in g.places:
+            continue
+        place = g.add_place(Place(key=f"c{len(g.places)}", computation=comp, parent=parent, owner=owner, role=role))
+        inner = []
+        for inst in comp.instructions if nested else ():
+            if inst.opcode == "fusion":
+                for c in inst.calls_by_attribute.get("calls", inst.called_computations):
+                    inner.append((c, place, inst, "fusion"))
+            elif inst.opcode in BODY_CALLERS:
+                for attr, called in inst.calls_by_attribute.items():
+                    for i, c in enumerate(called):
+                        inner.append((c, place, inst, _role(inst.opcode, attr, i, len(called))))
+        stack.extend(reversed(inner))
+
+
+def _role(opcode: str, attr: str, index: int, count: int) -> str:
+    if opcode == "while":
+        return "condition" if attr == "condition" else "body"
+    if opcode == "conditional":
+        return {"true_computation": "true branch", "false_computation": "false branch"}.get(attr, f"branch {index}")
+    return "calls" if count == 1 else f"calls {index}"
+
+
+def _small_constant(inst: Instruction, limit: int) -> bool:
+    return (inst.opcode == "constant" and inst.shape.is_array and inst.shape.element_count <= limit
+            and not inst.is_elided_constant)
+
+
+def classify(g: ViewGraph, place: Place, options: ViewOptions) -> None:
+    comp = place.computation
+    users = comp.users()
+    g.users[comp.name] = users
+    in_fusion = place.role == "fusion"
+    may_inline_broadcast = in_fusion or not g.module.is_scheduled
+    kind = g.kind
+    for inst in comp.instructions:
+        root = inst is comp.root
+        used = bool(users.get(inst))
+        op = inst.opcode
+        k = NODE
+        if (used and not root and _small_constant(inst, options.inline_elements)) or (used and not root and op == "broadcast" and may_inline_broadcast and len(inst.operands) == 1
+              and kind.get(id(inst.operands[0])) == INLINE and inst.operands[0].shape.element_count == 1):
+            k = INLINE
+        elif op == "get-tuple-element" and inst.operands and used and not root:
+            k = GTE  # the root is drawn where XLA marks it, even a get-tuple-element of a tuple
+        elif op == "parameter" and in_fusion and used and not root and place.owner is not None:
+            k = FPARAM
+        elif op == "fusion" and any(g.places.get(c.name) is not None and g.places[c.name].owner is inst
+                                    for c in inst.called_computations):
+            k = FUSION
+        kind[id(inst)] = k
+    for inst in comp.instructions:  # tuples read only through get-tuple-element are plumbing
+        if inst.opcode == "tuple" and inst is not comp.root and users.get(inst) and all(
+                kind.get(id(u)) == GTE for u in users[inst]):
+            kind[id(inst)] = PLUMB
+
+
+def fix_roots(g: ViewGraph) -> None:
+    """A root ``get-tuple-element`` that leads nowhere drawn stays a node of its own."""
+    for comp in g.computations:
+        root = comp.root
+        if root is not None and g.kind.get(id(root)) == GTE and g.resolve(root)[0] is None:
+            g.kind[id(root)] = NODE
+
+
+def make_units(g: ViewGraph, options: ViewOptions, targets: list[Instruction]) -> None:
+    keep = {id(t) for t in targets}
+    kind = g.kind
+    marks = g.marks
+    for comp in g.computations:
+        place = g.places[comp.name]
+        nodes = [i for i in comp.instructions if kind.get(id(i)) == NODE]
+        chained: dict[int, Chain] = {}
+        if not options.expand_chains:
+            for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
+                                     lambda i: marks.get(i.name), min_length=options.min_chain,
+                                     keep=lambda i: id(i) in keep):
+                for m in chain.members + chain.absorbed:
+                    chained[id(m)] = chain
+        made: dict[int, Unit] = {}
+        for pos, inst in enumerate(comp.instructions):
+            if kind.get(id(inst)) != NODE:
+                continue
+            chain = chained.get(id(inst))
+            if chain is not None:
+                unit = made.get(id(chain))
+                if unit is None:
+                    unit = made[id(chain)] = g.new_unit("chain", place, pos, chain.members + chain.absorbed)
+                    unit.chain = chain
+                g.unit_of[id(inst)] = unit.index
+            else:
+                g.unit_of[id(inst)] = g.new_unit("inst", place, pos, [inst]).index
+
+
+def make_edges(g: ViewGraph) -> None:
+    kind = g.kind
+    unit_of = g.unit_of
+    edges = g.edges
+    for comp in g.computations:
+        place = g.places[comp.name]
+        for inst in comp.instructions:
+            if kind.get(id(inst)) != NODE:
+                continue
+            dst = g.unit_of[id(inst)]
+            unit = g.units[dst]
+            for k, op in enumerate(inst.operands):
+                ok = kind.get(id(op))
+                if ok == NODE:  # the common case, without a call
+                    src_inst, label = op, ""
+                elif ok == INLINE:
+                    unit.inline.append((inst, k, op))
+                    continue
+                else:
+                    src_inst, label = g.resolve(op)
+                    if src_inst is None:
+                        continue
+                src = unit_of.get(id(src_inst))
+                if src is None or src == dst:
+                    continue
+                edges.append((src, dst, label, inst, k))
+        if place.owner is not None and place.role != "fusion" and comp.root is not None:
+            owner_unit = g.unit_of.get(id(place.owner))
+            src_inst, _ = g.resolve(comp.root)
+            body_unit = g.unit_of.get(id(src_inst)) if src_inst is not None else None
+            if owner_unit is not None and body_unit is not None:
+                g.body_edges.append((owner_unit, body_unit, place.role, place.key))
+    for comp in g.computations:
+        root = comp.root
+        if root is not None and g.places[comp.name].parent is None:
+            src_inst, _ = g.resolve(root)
+            if src_inst is not None and id(src_inst) in g.unit_of:
+                g.units[g.unit_of[id(src_inst)]].root = True
+            if kind.get(id(root)) == FUSION:
+                g.root_places.add(g.places[root.called_computations[0].name].key)
+
+
+def hide(g: ViewGraph, visible: set[int]) -> None:
+    """Keep only units holding a visible instruction; count what each shown unit lost."""
+    keep = set()
+    for u in g.units:
+        if any(id(m) in visible for m in u.members):
+            keep.add(u.index)
+        else:
+            u.alive = False
+    for src, dst, *_ in g.edges:
+        if src in keep and dst not in keep:
+            g.units[src].hidden_users += 1
+        elif dst in keep and src not in keep:
+            g.units[dst].hidden_operands += 1

@@ -1,0 +1,190 @@
+"""Blocks cut at the data flow's narrowest waists, where nothing else splits a crowded node.
+
+In: a built tree's node whose children are too many (a chain, where every op is a cut; an
+optimizer's independent updates; hundreds of scopes no prefix groups) and the arrows between
+leaves. Out: the node with a level of ``block`` nodes (``waist=True``), each ending where the
+fewest arrows cross to the next, aligned on a period when the children repeat so the blocks
+fold into a ``×N`` (:func:`split_crowded` for the whole tree, :func:`split_at_waists` for one
+node; :mod:`~hloviz.render.cut.cut` also calls the latter to fit a budget).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from .nodes import TreeNode, by_end, leaf_owners, rekey, size_from_children
+
+__all__ = ["WHOLE", "split_at_waists", "split_crowded"]
+
+
+#: Nodes whose children are never split: a fused computation or a body is XLA's own unit (it
+#: opens whole or stays closed), a repeat's children are its copies.
+WHOLE = frozenset({"fusion", "body", "repeat", "leaf"})
+
+
+def split_crowded(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str, Sequence[str]],
+                   names: Mapping[str, str], *, every: bool, label: Mapping[str, str] | None = None) -> bool:
+    """Give every node that is still crowded a level of blocks at the data flow's narrowest
+    waists: its loose leaves when there are more than ``run_at`` of them (named scopes beside
+    them stay as they are); ``every``: all its children when there are more than
+    ``run_at + group_at`` (hundreds of scopes no prefix groups; done after repeats are folded,
+    so a ×24 is one child). Whether any node was split."""
+    stack = [root]
+    split = False
+    while stack:
+        node = stack.pop()
+        if node.kind in WHOLE:
+            continue
+        leaves = [c for c in node.children if c.kind == "leaf"]
+        if not every and len(leaves) > run_at:
+            split_at_waists(node, leaves, run_at, succ, names, label=label)
+            split = True
+        if every and len(node.children) > run_at + group_at:
+            split_at_waists(node, list(node.children), run_at, succ, names, label=label)
+            split = True
+        stack.extend(node.children)
+    return split
+
+
+def _crossings(kids: Sequence[TreeNode], succ: Mapping[str, Sequence[str]]) -> list[int]:
+    """``out[b]``: how many arrows between ``kids`` cross the line between ``kids[b-1]`` and
+    ``kids[b]`` (arrows counted once per pair of children, either direction)."""
+    owner = leaf_owners(kids)
+    get = owner.get
+    # one comprehension, as structure._child_edges (a leaf outside ``kids`` reads as its own owner)
+    pairs = {(i, j) if i < j else (j, i) for leaf, i in owner.items() for nxt in succ.get(leaf, ())
+             if (j := get(nxt, i)) != i}
+    diff = [0] * (len(kids) + 2)
+    for lo, hi in pairs:
+        diff[lo + 1] += 1
+        diff[hi + 1] -= 1
+    out, running = [], 0
+    for b in range(len(kids) + 1):
+        running += diff[b]
+        out.append(running)
+    return out
+
+
+def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Mapping[str, Sequence[str]],
+            names: Mapping[str, str], *, most: int | None = None, label: Mapping[str, str] | None = None) -> None:
+    """Replace ``kids`` (children of ``node``, in order) by blocks of consecutive ones, each
+    ending where the fewest arrows cross to the rest (a chain's every op is a cut, an
+    optimizer's independent updates have none between them), sizes within half of a target so
+    a block holds at most ``run_at`` members and ``node`` about ``run_at // 2`` blocks;
+    recursively, for a node so crowded that the blocks are too. ``most``: make at most that
+    many blocks (each then holds at least its share). With ``label`` (leaf → what it is),
+    where the children repeat with a period (60 layers of the same ops, each split into a few
+    blocks), blocks hold whole periods and start where each period does, so they come out
+    alike and fold into a ``×N`` repeat."""
+    half = max(1, run_at // 2)
+    size = max(half, -(-len(kids) // half)) if most is None else max(1, -(-len(kids) // max(most, 1)))
+    cross = _crossings(kids, succ)
+    found = _period([_signature(k, label) for k in kids]) if label is not None and most is None else None
+    if found is not None and found[1] <= run_at:
+        start, p, copies = found
+        step = p * max(1, min(round(size / p), run_at // p))
+        phase = min(range(start, start + p), key=lambda b: (cross[b], b)) if start > 0 else start
+        forced = list(range(phase, start + p * copies + 1, step))
+        cuts = _greedy(cross, 0, forced[0], size, most) + [c for c in forced if 0 < c < len(kids)]
+        cuts += _greedy(cross, forced[-1], len(kids), size, most)
+    else:
+        cuts = _greedy(cross, 0, len(kids), size, most)
+    bounds = [0, *cuts, len(kids)]
+    if len(bounds) == 2 and most is None:
+        return
+    moved = {id(k) for k in kids}
+    blocks = []
+    for a, b in itertools.pairwise(bounds):
+        members = kids[a:b]
+        if len(members) == 1:
+            blocks.append(members[0])
+            continue
+        exit_node = members[-1]
+        tail = exit_node.key.rsplit("/", 1)[-1]
+        name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
+        key = f"{node.key}/b:{tail}" if node.key else f"b:{tail}"
+        block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, order=members[0].order,
+                         waist=True)
+        for m in members:
+            m.parent = block
+            block.children.append(m)
+        rekey(block)
+        blocks.append(block)
+        if most is None and run_at < len(members) < len(kids):
+            split_at_waists(block, list(members), run_at, succ, names)
+    node.children = [c for c in node.children if id(c) not in moved] + blocks
+    # Only the new blocks and ``node`` changed; what they hold was sized before (a nested
+    # block by its own call above): a whole-subtree size_tree here walked every leaf below
+    # ``node`` once per crowded node above it.
+    _resize([b for b in blocks if b.kind == "block" and b.parent is node] + [node])
+
+
+def _resize(nodes: Sequence[TreeNode]) -> None:
+    """:func:`size_tree` for ``nodes`` alone (inner ones first), their children being sized."""
+    for n in nodes:
+        size_from_children(n)
+        if n.children:
+            n.children.sort(key=by_end)
+
+
+def _greedy(cross: Sequence[int], lo: int, hi: int, size: int, most: int | None) -> list[int]:
+    """Cut positions between ``lo`` and ``hi``: from ``lo`` on, the narrowest place (fewest
+    arrows crossing, then nearest the target ``size``) within half a block of ``size``."""
+    cuts, start = [], lo
+    while hi - start > (size + size // 2 if most is None else size):
+        least = max(1, size // 2) if most is None else size
+        lo_b, hi_b = start + least, min(hi - 1, start + size + size // 2)
+        best = min(range(lo_b, hi_b + 1), key=lambda b: (cross[b], abs(b - start - size), b))
+        cuts.append(best)
+        start = best
+    return cuts
+
+
+def _signature(node: TreeNode, label: Mapping[str, str] | None) -> object:
+    """What a child is, for finding a period: a leaf's label; a node's kind and the labels of
+    its leaves, counted (equal for copies of one layer; :func:`~.structure.fold_repeats` checks exactly)."""
+    label = label or {}
+    if node.is_leaf:
+        return label.get(node.name, "")
+    counts: Counter[str] = Counter()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_leaf:
+            counts[label.get(n.name, "")] += 1
+        else:
+            stack.extend(n.children)
+    return (node.kind, tuple(sorted(counts.items())))
+
+
+def _period(signatures: Sequence[object], *, candidates: int = 6) -> tuple[int, int, int] | None:
+    """The longest run ``(start, period, copies)`` of ``signatures`` where a stretch of
+    ``period`` repeats at least 3 times and covers half of them or more; None when none does.
+    Candidate periods are the most common distances between equal signatures."""
+    ids: dict[object, int] = {}
+    seq = [ids.setdefault(sig, len(ids)) for sig in signatures]
+    last: dict[int, int] = {}
+    gaps: Counter[int] = Counter()
+    for i, t in enumerate(seq):
+        if t in last:
+            gaps[i - last[t]] += 1
+        last[t] = i
+    best: tuple[int, int, int] | None = None
+    for p, _ in gaps.most_common(candidates):
+        i = 0
+        while i + p < len(seq):
+            if seq[i] != seq[i + p]:
+                i += 1
+                continue
+            j = i
+            while j + p < len(seq) and seq[j] == seq[j + p]:
+                j += 1
+            copies = (j - i + p) // p
+            if copies >= 3 and (best is None or copies * p > best[1] * best[2]):
+                best = (i, p, copies)
+            i = j + 1
+    if best is None or best[1] * best[2] * 2 < len(seq):
+        return None
+    return best
