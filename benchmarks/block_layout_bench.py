@@ -52,8 +52,8 @@ from picture_bench import CAPTURES, crossings, read  # noqa: E402  # pyright: ig
 import hloviz  # noqa: E402
 from hloviz.analysis import analyze  # noqa: E402
 from hloviz.render.layout.dot_parts import part_dot  # noqa: E402
-from hloviz.render.layout.runs.graphviz_run import run_dot_many  # noqa: E402
 from hloviz.render.layout.positions import read_layout  # noqa: E402
+from hloviz.render.layout.runs.graphviz_run import run_dot_many  # noqa: E402
 from hloviz.render.layout.sidebyside import side_by_side  # noqa: E402
 from hloviz.render.scene import Cluster, Node, Row, Scene  # noqa: E402
 

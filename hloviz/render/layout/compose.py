@@ -41,7 +41,6 @@ from .block_round import block_splits, lay_blocks, run_block_round
 from .dot import Drawing
 from .dot_parts import PlacedColumn, frame_dot, header_dot, part_dot, placed_dot
 from .dot_writer import Ids
-from .runs.graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned, usable_cores
 from .parts import (
     CAPTION,
     COLUMN_GAP,
@@ -57,6 +56,7 @@ from .parts import (
     read_part,
 )
 from .positions import Box, Layout, num, parse_box, place_part, shift, shift_box, svg_box
+from .runs.graphviz_run import GraphvizTimeout, run_dot, run_dot_many, run_pinned, usable_cores
 from .svgjoin import root_svg, stitch
 from .wrap import OFF, Wrap, direction
 from .wrap_round import read_wholes, wrap_columns

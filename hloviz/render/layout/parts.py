@@ -18,8 +18,8 @@ from ...errors import RenderError
 from ..scene import Scene
 from .blocklayout import BlockColumn
 from .dot import Drawing
-from .runs.graphviz_run import GraphvizTimeout
 from .positions import Box, Layout, read_layout, svg_box
+from .runs.graphviz_run import GraphvizTimeout
 
 #: Points between two columns (beyond the margin dot leaves around each), and between two parts
 #: of a wrapped column.

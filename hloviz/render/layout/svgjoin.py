@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from ...errors import RenderError
-from .runs.graphviz_run import normalize_svg
 from .positions import num
+from .runs.graphviz_run import normalize_svg
 
 __all__ = ["retitle_edges", "root_svg", "split_drawing", "stitch"]
 
