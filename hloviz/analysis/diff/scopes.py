@@ -51,12 +51,6 @@ class ScopeDiffRow:
     #: The path in the names users know (Keras layer names: ``resblock/stem_act``).
     display: str = ""
 
-    @property
-    def differs(self) -> bool:
-        """Did anything of this scope change?"""
-        return bool(self.added or self.removed or self.changed) or self.ops_before != self.ops_after \
-            or self.flops_before != self.flops_after or self.bytes_before != self.bytes_after
-
     def to_dict(self) -> dict[str, Any]:
         return {"scope": self.scope, "label": self.label, "path": self.display or self.scope, "depth": self.depth,
                 "ops": {"before": self.ops_before, "after": self.ops_after},

@@ -42,10 +42,6 @@ class UpdateTracer:
     def _is_entry(self, op: Instruction) -> bool:
         return self._entry is not None and op.parent is self._entry
 
-    def layers_feeding(self, inst: Instruction) -> list[Scope]:
-        """The layer scopes whose gradients or weights reach ``inst``."""
-        return [self.scopes[i] for i in self.feeds(inst)]
-
     def inputs(self, inst: Instruction) -> Sequence[Instruction]:
         """``inst``'s operands, seen through fusions: a fusion's input is its fused root, a
         fused parameter's input is the fusion's matching operand."""
