@@ -78,6 +78,10 @@ WEIGHT_CARRIERS = VALUE_CARRIERS | frozenset({"dynamic-slice", "slice"})
 LAYOUT_ONLY = frozenset({"copy", "transpose", "bitcast", "reshape"})
 #: Data movement driven by indices: one result element may come from anywhere in the operand.
 INDEXED_MOVEMENT = frozenset({"gather", "scatter", "dynamic-slice", "dynamic-update-slice"})
+#: What XLA adds without an op name to stage a value (a zero buffer broadcast from a constant,
+#: its copies into a loop's carried tuple): no work of the model's, folded into its one user
+#: in the overview.
+STAGING = frozenset({"copy", "broadcast", "bitcast", "constant", "iota", "fusion"})
 #: Ops that make a value from no data (a literal when their operands are): XLA shares them
 #: between layers, so they never say which layer a kernel works for.
 LITERAL_SOURCES = frozenset({"constant", "iota"})

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from ...ir import Instruction
+from ...opcodes import STAGING
 from ..tree import layers
 from ..tree.model import ViewGraph
 from ..tree.tree import TreeNode
@@ -100,9 +101,8 @@ def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) 
                 sc.rows[0] = replace(sc.rows[0], text=name)
 
 
-#: What XLA adds without an op name to stage a value (a zero buffer broadcast from a constant,
-#: its copies into a loop's carried tuple): no work of the model's.
-_PLUMBING = frozenset({"copy", "broadcast", "bitcast", "constant", "iota", "fusion"})
+#: What XLA adds without an op name to stage a value: no work of the model's.
+_PLUMBING = STAGING
 
 
 def fold_plumbing(g: ViewGraph) -> None:
