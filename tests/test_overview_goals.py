@@ -25,11 +25,8 @@ pytestmark = [pytest.mark.requires_dot, pytest.mark.slow]
 #: Over a goal today (measured with benchmarks/overview_bench.py's reading; issue 33, open).
 SHORT = {
     "jax_scopes": "2,295 x 2,559 pt: 59 pt too tall",
-    "loops_newton": "2,763 pt wide: the while loop's body and condition stand beside the loop",
-    "loops_rnn_scan": "2,901 pt wide, 0.24 crossings an arrow: the scan's body beside the loop",
     "mobilenet_train_adam": "5,154 pt wide, 0.59 crossings an arrow: TF's Adam step in one row",
     "mobilenet_train_sgd": "3,136 pt wide, 0.85 crossings an arrow",
-    "tf_scan": "2,572 pt wide, boxes cover 6.5%",
 }
 
 

@@ -16,7 +16,7 @@ from ...opcodes import BODY_CALLERS, COMMUTATIVE, category
 from ..scene import Cluster, Edge, Node, Row, Scene
 from ..style import BODY_CLUSTER, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
 from ..tree.model import Place, Unit, ViewGraph
-from . import arrows, labels, order
+from . import arrows, labels, loops, order
 
 __all__ = ["build_scene"]
 
@@ -236,7 +236,8 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
     if g.program_order is not None:  # the overview: ranked in program order (hloviz.render.cut.order)
-        back = order.program_order(scene, order.order_keys(g, g.program_order))
+        loose: set[str] = set()
+        back = order.program_order(scene, order.order_keys(g, g.program_order, loose), frozenset(loose))
         if back:
             against = sum(1 for s in back if s.why == "back")
             parts = [f"{n} {w}" for n, w in ((against, "against program order: a gradient flowing back"),
@@ -252,12 +253,17 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         # curved routing around clusters is most of dot's time on a densely linked picture (a
         # training step's backward pass: 7 s of 9); straight arrows take a fraction of it
         scene.layout["splines"] = "line"
+    hung: dict[str, list[tuple[str, Cluster]]] = {}
     for owner, body, role, place_key in g.body_edges:
         s, d = find(owner), find(body)
         if s == d or not g.units[s].alive or not g.units[d].alive:
             continue
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=role, dashed=True, color="#1b5e20",
                                 to_cluster=place_key if place_key in clusters else None))
+        if place_key in clusters and role in loops.ROLES:
+            hung.setdefault(f"u{s}", []).append((role, clusters[place_key]))
+    if g.program_order is not None:  # the overview: a loop's bodies under it (hloviz.render.cut.loops)
+        loops.hang_bodies(scene, hung)
 
 
 def _stack(g: ViewGraph, scene: Scene) -> list[tuple[list[str], list[str]]]:

@@ -45,8 +45,9 @@ from ...analysis.opnames import PHASES
 from ...ir import Instruction
 from ..scene import Edge, Scene
 from ..tree.layers import leaf_edges
-from ..tree.model import ViewGraph
+from ..tree.model import Unit, ViewGraph
 from .arrows import Stub, write_rows
+from .loops import ROLES as HUNG
 
 __all__ = ["REACH", "order_keys", "program_order"]
 
@@ -60,34 +61,30 @@ REACH = 3
 RANKSEP = "0.15"
 
 
-def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str, tuple[int, float]]:
+def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
+               loose: set[str] | None = None) -> dict[str, tuple[int, float]]:
     """Scene node key → (phase rank, position in the drawn computation) of each live unit that
-    has a place in the program (see the module docstring)."""
+    has a place in the program (see the module docstring). ``loose`` gets the keys of a body's
+    parameters (hung under their loop by :mod:`hloviz.render.cut.loops`, not one under another)."""
     top = g.computations[0] if g.computations else None
     last = len(PHASES)
     keys: dict[str, tuple[int, float]] = {}
+    inner: set[str] = set()  # units inside a while/conditional/call body: placed in their caller's slot
     for u in g.units:
         if not u.alive:
             continue
         if u.root:
             keys[f"u{u.index}"] = (last, 0)
             continue
-        by_phase: dict[int, list[int]] = {}
-        named: dict[int, list[int]] = {}
-        for m in u.members:
-            if m.parent is top and m.opcode not in _UNRANKED:
-                rank, spot = _RANK.get(phase_of(m), 0), g.position(m)
-                by_phase.setdefault(rank, []).append(spot)
-                if m.metadata.op_name:
-                    named.setdefault(rank, []).append(spot)
-        by_phase = named or by_phase
-        best: tuple[int, int] | None = None
-        if by_phase:
-            rank = min(by_phase)
-            spots = sorted(by_phase[rank])
-            best = (rank, spots[(len(spots) - 1) // 2])
-        if best is None and u.members and u.members[0].parent is not top and u.members[0].opcode not in _UNRANKED:
-            best = (0, u.pos[1])  # a unit drawn from inside a body or fusion: where its owner sits
+        if u.members and u.members[0].parent is not top:
+            spot = _inner_key(g, u.members[0], top, phase_of)
+            if spot is not None:
+                keys[f"u{u.index}"] = spot
+                inner.add(f"u{u.index}")
+                if loose is not None and all(m.opcode == "parameter" for m in u.members):
+                    loose.add(f"u{u.index}")
+                continue
+        best = _top_key(g, u, top, phase_of)
         if best is not None:
             keys[f"u{u.index}"] = best
     # a unit of parameters alone goes right before its first user in that order: held there by
@@ -99,7 +96,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str
     for a, b in leaf_edges(g):
         users.setdefault(a, []).append(b)
         fed.add(b)
-    sources = [k for k in keys if k not in fed and users.get(k)]
+    sources = [k for k in keys if k not in fed and users.get(k) and k not in inner]
     for key in sources:
         del keys[key]  # no operands drawn (an iota, a broadcast of a constant): placed as a parameter
     for u in g.units:
@@ -112,13 +109,68 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str]) -> dict[str
     return keys
 
 
+def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str]) -> tuple[int, float] | None:
+    """The phase and median position of a unit's instructions of the top computation."""
+    by_phase: dict[int, list[int]] = {}
+    named: dict[int, list[int]] = {}
+    for m in u.members:
+        if m.parent is top and m.opcode not in _UNRANKED:
+            rank, spot = _RANK.get(phase_of(m), 0), g.position(m)
+            by_phase.setdefault(rank, []).append(spot)
+            if m.metadata.op_name:
+                named.setdefault(rank, []).append(spot)
+    by_phase = named or by_phase
+    if by_phase:
+        rank = min(by_phase)
+        spots = sorted(by_phase[rank])
+        return (rank, spots[(len(spots) - 1) // 2])
+    if u.members and u.members[0].parent is not top and u.members[0].opcode not in _UNRANKED:
+        return (0, u.pos[1])  # a unit drawn from inside a fusion of the top computation
+    return None
+
+
+def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruction], str]) -> tuple[int, float] | None:
+    """The place in the program of an instruction drawn inside a while loop's condition or body:
+    right after its caller in the top computation (between it and the next instruction), a
+    condition's instructions before the body's, each computation's in its own text order
+    (nested bodies the same way, inside their caller's slot). Parameters included: a body's
+    parameter starts its body, it is not placed before the loop. Inside a fusion, a call or a
+    conditional branch: its caller's place (called from the top computation: None, as before)."""
+    path: list[Instruction] = []
+    x = inst
+    while x.parent is not top:
+        place = g.place_of(x)
+        if place is None or place.owner is None:
+            return None
+        if place.role not in HUNG:
+            # a fused instruction stands where its fusion does, a called computation's (a call's,
+            # a conditional branch's) where its caller does
+            path.clear()
+        else:
+            path.append(x)
+        x = place.owner
+    if not path:
+        return None
+    last = x is top.root  # the root is drawn last (order_keys): its bodies after it
+    lo, width = (0 if last else g.position(x)) + 0.05, 0.4
+    for y in reversed(path):
+        place = g.place_of(y)
+        n = max(1, len(place.computation.instructions)) if place is not None else 1
+        half = 0 if place is not None and place.role == "condition" else 1
+        lo, width = lo + width * half / 2, width / 2
+        lo, width = lo + width * g.position(y) / n, width / n
+        if y is not path[0]:  # an owner on the way: at its slot's start, its bodies inside
+            lo, width = lo + width * 0.1, width * 0.8
+    return (len(PHASES) if last else _RANK.get(phase_of(x), 0), lo)
+
+
 #: How far before its first user a unit of parameters alone is placed: a key whose position
 #: is this fraction below a whole number is a parameter's, kept out of a training step's file
 #: (it stands beside the unit before its user, not on a row of its own).
 BESIDE = 0.5
 
 
-def program_order(scene: Scene, keys: dict[str, tuple[int, float]]) -> list[Stub]:
+def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: frozenset[str] = frozenset()) -> list[Stub]:
     """Rank ``scene`` by program order: an arrow against it between neighbours in that order
     stops ranking (drawn, dot does not rank by it); one reaching further back is not drawn but
     written as rows at its ends (``← conv2``, ``→ conv1``: a gradient flowing back past the
@@ -152,7 +204,8 @@ def program_order(scene: Scene, keys: dict[str, tuple[int, float]]) -> list[Stub
         scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
         write_rows(scene, stubs, quiet=frozenset(k for k, v in keys.items() if v[0] == len(PHASES)))
     # a training step's file holds no row of parameters: each sits beside the unit before its user
-    chain = [k for k in ordered if keys[k][1] % 1 != BESIDE] if single else ordered
+    chain = [k for k in ordered if keys[k][1] % 1 != BESIDE and k not in loose] if single else \
+        [k for k in ordered if k not in loose]
     for prev, key in pairwise(chain):
         if single or not any(p in keys for p in preds.get(key, ())):
             # every arrow into it comes from a parameter (or none does): it would sit in the top row
