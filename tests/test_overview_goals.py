@@ -25,8 +25,6 @@ pytestmark = [pytest.mark.requires_dot, pytest.mark.slow]
 #: Over a goal today (measured with benchmarks/overview_bench.py's reading; issue 33, open).
 SHORT = {
     "jax_scopes": "2,295 x 2,559 pt: 59 pt too tall",
-    "mobilenet_train_adam": "5,154 pt wide, 0.59 crossings an arrow: TF's Adam step in one row",
-    "mobilenet_train_sgd": "3,136 pt wide, 0.85 crossings an arrow",
 }
 
 

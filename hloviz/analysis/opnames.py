@@ -191,13 +191,21 @@ def _unwrapped(segment: str) -> tuple[tuple[str, ...], bool]:
     return tuple(names), backward
 
 
+def _unnumbered(scope: str) -> str:
+    """A scope's name without the ``_N`` Keras appends to make it unique (``sgd_1``: the
+    optimizer of a model built a second time in the process)."""
+    base, sep, n = scope.rpartition("_")
+    return base if sep and base and n.isdigit() else scope
+
+
 @lru_cache(maxsize=65536)
 def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     """Read one op name (see the module docstring). TF's names of merged ops
     (``Cos;PartitionedCall/Cos``) are read by their first part.
 
     * ``gradient_tape/<path>`` (or ``gradients/<path>``) → scope ``<path>``, phase ``backward``;
-    * a first segment in :data:`OPTIMIZER_SCOPES` → phase ``optimizer`` (the scope stays);
+    * a first segment in :data:`OPTIMIZER_SCOPES` → phase ``optimizer`` (the scope stays), TensorFlow's
+      ``_N`` suffix ignored (``sgd_1``, the optimizer of a model built a second time);
     * JAX segments are unwrapped (:func:`unwrap`), a ``transpose`` among them making the op
       ``backward``; the first segment ``jit(f)`` is kept as written: it is the function;
     * a top-level TF ``AddN`` (how the tape sums the gradients of a value used twice) is
@@ -230,7 +238,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         return OpPath((), "", phase, op_name)
     if phase == "forward":
         head = out[1] if out[0].startswith(("jit(", "pjit(")) and len(out) > 2 else out[0]
-        if len(out) > 1 and head.lower() in OPTIMIZER_SCOPES:
+        if len(out) > 1 and _unnumbered(head.lower()) in OPTIMIZER_SCOPES:
             phase = "optimizer"
         elif len(out) == 1 and op_type == "AddN":
             phase = "backward"
