@@ -24,7 +24,6 @@ pytestmark = [pytest.mark.requires_dot, pytest.mark.slow]
 
 #: Over a goal today (measured with benchmarks/overview_bench.py's reading; issue 33, open).
 SHORT = {
-    "jax_scopes": "2,295 x 2,559 pt: 59 pt too tall",
 }
 
 

@@ -17,7 +17,8 @@ Here every drawn unit gets a place in the program:
   step's optimized column. Only instructions with an op name of their own count where the unit
   has any: a weight's copy, placed in its layer by use, has none;
 * the root last; a unit of parameters alone, or of anything without drawn operands (an iota
-  fusion, a broadcast constant), just before its first user.
+  fusion, a broadcast constant), just before its first user — a unit that only carries a
+  parameter's value on (its ``reshape``) where a parameter goes: beside the unit before its user.
 
 An arrow against that order (a gradient flowing back to a layer drawn above) no longer ranks
 the picture (``constraint=false``: drawn, but dot does not rank by it) where it joins
@@ -43,6 +44,7 @@ from itertools import pairwise
 
 from ...analysis.opnames import PHASES
 from ...ir import Instruction
+from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
 from ..scene import Edge, Scene
 from ..tree.layers import leaf_edges
 from ..tree.model import Unit, ViewGraph
@@ -105,7 +107,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
             after = [keys[d] for d in users.get(key, ()) if d in keys]
             if after:
                 rank, spot = min(after)
-                keys[key] = (rank, spot - (BESIDE if all(m.opcode == "parameter" for m in u.members) else 0.25))
+                keys[key] = (rank, spot - (BESIDE if _carries_a_parameter(u) else 0.25))
     return keys
 
 
@@ -164,6 +166,16 @@ def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruc
     return (len(PHASES) if last else _RANK.get(phase_of(x), 0), lo)
 
 
+def _carries_a_parameter(u: Unit) -> bool:
+    """A unit of parameters, or of what only carries a parameter's or a literal's value on (a
+    ``reshape``, ``broadcast``, ``convert`` of it: the loss's ``reshape`` of the targets): no
+    step of the program, placed as a parameter is (beside the unit before its user, not on a
+    row of its own in a training step's file)."""
+    inside = {id(m) for m in u.members}
+    return all((m.opcode == "parameter" or m.opcode in VALUE_CARRIERS)
+               and all(id(o) in inside or o.opcode in SCOPE_INPUTS for o in m.operands) for m in u.members)
+
+
 #: How far before its first user a unit of parameters alone is placed: a key whose position
 #: is this fraction below a whole number is a parameter's, kept out of a training step's file
 #: (it stands beside the unit before its user, not on a row of its own).
@@ -203,7 +215,8 @@ def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: froze
     if gone:
         scene.edges[:] = [e for e in scene.edges if id(e) not in gone]
         write_rows(scene, stubs, quiet=frozenset(k for k, v in keys.items() if v[0] == len(PHASES)))
-    # a training step's file holds no row of parameters: each sits beside the unit before its user
+    # a training step's file holds no row of parameters (nor of their reshapes): each sits beside
+    # the unit before its user
     chain = [k for k in ordered if keys[k][1] % 1 != BESIDE and k not in loose] if single else \
         [k for k in ordered if k not in loose]
     for prev, key in pairwise(chain):
