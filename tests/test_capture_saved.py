@@ -8,8 +8,8 @@ import os
 import pytest
 
 from hloviz.capture import Capture, load_target, save_capture, source_for
-from hloviz.capture import saved as saved_mod
 from hloviz.capture.dumps.xla_dump import list_modules
+from hloviz.capture.saved import write as saved_write
 from hloviz.cli import main
 from hloviz.errors import InputError
 
@@ -86,7 +86,7 @@ def test_replaces_an_existing_capture_but_not_other_folders(tmp_path):
 
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, OSError])
 def test_interrupted_save_leaves_nothing_half_written(tmp_path, monkeypatch, exc):
-    real = saved_mod.Path.write_text
+    real = saved_write.Path.write_text
     calls = []
 
     def flaky(self, *a, **k):
@@ -95,7 +95,7 @@ def test_interrupted_save_leaves_nothing_half_written(tmp_path, monkeypatch, exc
             raise exc()
         return real(self, *a, **k)
 
-    monkeypatch.setattr(saved_mod.Path, "write_text", flaky)
+    monkeypatch.setattr(saved_write.Path, "write_text", flaky)
     with pytest.raises(KeyboardInterrupt if exc is KeyboardInterrupt else InputError):
         save_capture(make_capture(), tmp_path / "cap")
     assert calls[:2] == ["pre.hlo", "post.hlo"]
@@ -104,7 +104,7 @@ def test_interrupted_save_leaves_nothing_half_written(tmp_path, monkeypatch, exc
 
 def test_interrupted_save_keeps_the_previous_capture(tmp_path, monkeypatch):
     out = save_capture(Capture(PRE, None, {"v": 1}, "old"), tmp_path / "cap")
-    monkeypatch.setattr(saved_mod.os, "rename", _fail_second_rename(saved_mod.os.rename))
+    monkeypatch.setattr(saved_write.os, "rename", _fail_second_rename(saved_write.os.rename))
     with pytest.raises(KeyboardInterrupt):
         save_capture(make_capture(), out)
     assert sorted(os.listdir(tmp_path)) == ["cap"]

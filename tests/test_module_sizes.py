@@ -33,10 +33,6 @@ EXEMPT: dict[str, str] = {
 
 #: Modules still over :data:`MAX_LINES` (path relative to ``hloviz/``) and why they still stand.
 KNOWN_LONG: dict[str, str] = {
-    "analysis/scopes/tree.py": "other developers are changing analysis/scopes/ in parallel branches; split "
-                               "ScopeTree's queries from its model once they land",
-    "analysis/memory/assign.py": "issue 36 item 5: not split yet",
-    "capture/saved.py": "issue 36 item 5: not split yet",
     "parser/instructions.py": "issue 36 item 5: not split yet",
     "parser/module.py": "issue 36 item 5: not split yet",
 }

@@ -394,7 +394,8 @@ def test_a_capture_another_writer_moves_or_lands_meanwhile_is_no_internal_error(
     back": our rename into place fails (a writer landed and a third moved it aside), and a writer
     lands again just before we return the capture we moved aside — which must then be removed,
     not left as a hidden ``.cap.old-*`` folder (seen once in 32 rounds of the threaded test)."""
-    from hloviz.capture import load_target, saved
+    from hloviz.capture import load_target
+    from hloviz.capture.saved import write as saved_write
 
     out = tmp_path / "cap"
     save_capture(Capture("HloModule old\n", None, {"k": "old"}, "old"), out)
@@ -436,7 +437,7 @@ def test_a_capture_another_writer_moves_or_lands_meanwhile_is_no_internal_error(
         return real_rename(src, dst)
 
     monkeypatch.setattr(Path, "iterdir", iterdir)
-    monkeypatch.setattr(saved.os, "rename", rename)
+    monkeypatch.setattr(saved_write.os, "rename", rename)
     save_capture(Capture("HloModule mine\n", "HloModule mine\n", {"k": "mine"}, "mine"), out)
     monkeypatch.undo()
     assert fired, "the race was staged"

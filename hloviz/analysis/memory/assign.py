@@ -15,6 +15,9 @@ live out, then in post order of their first instruction):
   of them into one preallocated block; a buffer that lives out gets a new allocation.
 
 Values of computations that reducers, sorts and maps call get thread-local slots (counted apart).
+
+This module places buffers into allocations; what it asks of the module on the way (the order of
+values, whether a value may take over an operand's bytes) is :mod:`.rules`.
 """
 
 from __future__ import annotations
@@ -23,11 +26,9 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hloviz.ir import Computation, Instruction
-from hloviz.opcodes import ELEMENTWISE, IN_PLACE
-
-from .dataflow import Buffer, Dataflow, Value, positions, thread_local_slots, top_value
+from .dataflow import Buffer, Dataflow, Value, thread_local_slots, top_value
 from .heap import ALIGNMENT, HeapValue, simulate
+from .rules import AssignmentRules, can_share_operand
 
 __all__ = ["Allocation", "Assignment", "assign"]
 
@@ -99,134 +100,9 @@ REUSE_LATE = 32
 HEAP_LIMIT = 5_000
 
 
-class _Rules:
-    """What XLA asks of a module while assigning: value order, positions, operand sharing."""
-
-    def __init__(self, flow: Dataflow) -> None:
-        self.flow = flow
-        self.positions = positions(flow)
-        entry = flow.module.entry
-        self.entry_params: set[Instruction] = set(entry.parameters) if entry is not None else set()
-        # the computations the schedule runs (fused and reducer computations hold no values here)
-        per_computation = [list(_instruction_post_order(c)) for c in flow.module.computations
-                           if c.instructions and c.instructions[0] in flow.trees]
-        #: XLA's value-id order: computations callees first (as XLA prints them), post order within.
-        self.order = _numbered(per_computation)
-        #: ComparePosition's order: the same, callers' computations first.
-        self.position = _numbered(per_computation[::-1])
-        self.buffer_of_value: dict[int, Buffer] = {id(v): b for b in flow.buffers for v in b.values}
-        self._keys: dict[int, tuple] = {}
-
-    def key(self, v: Value) -> tuple:
-        """XLA's value id order: values in post order of their instructions, computations callees
-        first, a loop's phi values after every other."""
-        k = self._keys.get(id(v))
-        if k is None:
-            inst = v.instruction
-            phi = inst.opcode in ("while", "parameter") and inst not in self.entry_params
-            k = self._keys[id(v)] = (phi, self.order.get(inst, 0), v.index)
-        return k
-
-    def operand_values(self, v: Value) -> list[Value]:
-        """The values at index {} of the operands of ``v``'s instruction (``GetValueSet(operand)``)."""
-        out = []
-        for o in v.instruction.operands:
-            t = top_value(self.flow.trees.get(o))
-            if t is not None:
-                out.append(t)
-        return out
-
-    def can_share(self, operand: Value, user: Value) -> bool:
-        """Whether ``user`` may take over ``operand``'s bytes where one ends and the other starts:
-        the user reads the operand at one of its positions and XLA's
-        ``CanShareOperandBufferWithUser`` allows it."""
-        user_inst = user.instruction
-        if user_inst.opcode == "copy":
-            return False
-        for inst, index in self.positions.get(id(operand), ()):
-            if inst in user_inst.operands and _can_share_operand(inst, index, user_inst, user.index):
-                return True
-        return False
-
-
-def _numbered(computations: list[list[Instruction]]) -> dict[Instruction, int]:
-    """Instruction → its place when the computations' post orders are read one after another."""
-    out: dict[Instruction, int] = {}
-    for insts in computations:
-        for inst in insts:
-            out[inst] = len(out)
-    return out
-
-
-def _instruction_post_order(comp: Computation) -> Iterator[Instruction]:
-    users = comp.users()
-    seen: set[Instruction] = set()
-    for start in comp.instructions:
-        if users.get(start) or start in seen:
-            continue
-        stack: list[tuple[Instruction, bool]] = [(start, False)]
-        while stack:
-            inst, done = stack.pop()
-            if done:
-                yield inst
-                continue
-            if inst in seen:
-                continue
-            seen.add(inst)
-            stack.append((inst, True))
-            stack.extend((o, False) for o in reversed(inst.operands) if o not in seen)
-
-
-def _subshape(inst: Instruction, index: tuple[int, ...]):
-    shape = inst.shape
-    for k in index:
-        if not shape.is_tuple or k >= len(shape.tuple_shapes):
-            return None
-        shape = shape.tuple_shapes[k]
-    return shape
-
-
-def _can_share_operand(operand: Instruction, index: tuple[int, ...], user: Instruction,
-                       user_index: tuple[int, ...]) -> bool:
-    """XLA's ``CanShareOperandBufferWithUser``: same shape (and layout), and the user reads each
-    element of the operand only where it writes the same element (elementwise ops, fusions whose
-    parameter flows through elementwise ops only, in-place updates of their first operand)."""
-    a, b = _subshape(operand, index), _subshape(user, user_index)
-    if a is None or b is None or a != b or a.is_tuple:
-        return False
-    number = user.operands.index(operand)
-    if user.opcode in IN_PLACE:
-        return number == 0
-    if user.opcode == "fusion":
-        fused = user.called_computations[0] if user.called_computations else None
-        if fused is None:
-            return False
-        param = next((p for p in fused.parameters if p.parameter_number == number), None)
-        return param is not None and _elementwise_uses(fused, param)
-    return user.opcode in ELEMENTWISE
-
-
-def _elementwise_uses(fused: Computation, param: Instruction) -> bool:
-    """Whether every transitive use of ``param`` in ``fused`` is elementwise (or a tuple)."""
-    users = fused.users()
-    stack = [param]
-    seen: set[Instruction] = set()
-    while stack:
-        inst = stack.pop()
-        for u in users.get(inst, ()):
-            if u in seen:
-                continue
-            seen.add(u)
-            if not (u.opcode in ("tuple", "get-tuple-element") or u.opcode in ELEMENTWISE
-                    or (u.opcode in IN_PLACE and u.operands and u.operands[0] is inst)):
-                return False
-            stack.append(u)
-    return True
-
-
 def assign(flow: Dataflow) -> Assignment:
     """XLA's allocations for ``flow``'s module (see the module docstring)."""
-    rules = _Rules(flow)
+    rules = AssignmentRules(flow)
     entry_params = rules.entry_params
     key = rules.key
 
@@ -285,7 +161,7 @@ def assign(flow: Dataflow) -> Assignment:
     return Assignment(allocations, block, allocation_of, offsets, shared)
 
 
-def _fits(a: Allocation, b: Buffer, rules: _Rules, lives_out: bool) -> bool:
+def _fits(a: Allocation, b: Buffer, rules: AssignmentRules, lives_out: bool) -> bool:
     """XLA's ``MaybeAssignBuffer``: whether ``b`` may go into ``a`` (see the module docstring)."""
     if not a.reusable or b.size > a.size or (lives_out and a.size != b.size):
         return False
@@ -299,7 +175,7 @@ def _fits(a: Allocation, b: Buffer, rules: _Rules, lives_out: bool) -> bool:
     return True
 
 
-def _smallest_fitting(reusable: list[Allocation], b: Buffer, rules: _Rules, lives_out: bool,
+def _smallest_fitting(reusable: list[Allocation], b: Buffer, rules: AssignmentRules, lives_out: bool,
                       budget: list[int]) -> Allocation | None:
     """The latest-made (smallest) reusable allocation ``b`` fits in (``TryAssignToExistingAllocation``).
 
@@ -326,7 +202,7 @@ def _smallest_fitting(reusable: list[Allocation], b: Buffer, rules: _Rules, live
     return None
 
 
-def _operand_allocations(b: Buffer, rules: _Rules, allocation_of: dict[int, Allocation]) -> Iterator[Allocation]:
+def _operand_allocations(b: Buffer, rules: AssignmentRules, allocation_of: dict[int, Allocation]) -> Iterator[Allocation]:
     """The allocations already holding the operands of ``b``'s (array, top-level) values."""
     for v in b.values:
         if v.index or v.shape.is_tuple:
@@ -376,7 +252,7 @@ def _partition(temp: list[bool]) -> list[int]:
     return order[first:]
 
 
-def _interferes(x: Value, v: Value, rules: _Rules) -> bool:
+def _interferes(x: Value, v: Value, rules: AssignmentRules) -> bool:
     """XLA's ``LiveRangeInterferes`` of two values' ranges ``[start, end]``."""
     if x.start > v.end or v.start > x.end:
         return False
@@ -387,7 +263,7 @@ def _interferes(x: Value, v: Value, rules: _Rules) -> bool:
     return True
 
 
-def _heap(delayed: list[Buffer], rules: _Rules) -> tuple[int, dict[int, int], dict[int, int]]:
+def _heap(delayed: list[Buffer], rules: AssignmentRules) -> tuple[int, dict[int, int], dict[int, int]]:
     values = [(b, v) for b in delayed for v in b.values]
     if len(values) > HEAP_LIMIT:
         return _most_live(values), {}, {}
@@ -404,7 +280,7 @@ def _heap(delayed: list[Buffer], rules: _Rules) -> tuple[int, dict[int, int], di
     def shares(o: HeapValue, u: HeapValue, _time: int) -> bool:
         ov, uv = of_heap[id(o)], of_heap[id(u)]  # the operand's defining instruction, read directly
         return (uv.instruction.opcode != "copy" and ov.instruction in uv.instruction.operands
-                and _can_share_operand(ov.instruction, ov.index, uv.instruction, uv.index))
+                and can_share_operand(ov.instruction, ov.index, uv.instruction, uv.index))
 
     size = simulate(list(heap_values.values()), shares, operands)
     offsets = {vid: h.offset for vid, h in heap_values.items()}

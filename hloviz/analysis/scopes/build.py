@@ -24,8 +24,9 @@ from ..phase_flow import mark_optimizer
 from .labels import label_scopes
 from .order import order_children as _order_children
 from .order import order_like as _order_like
+from .scope import TOP_LEVEL, Scope
 from .totals import attribute_kernels, count_phases
-from .tree import TOP_LEVEL, Scope, ScopeTree
+from .tree import ScopeTree
 from .weights import place_parameters
 
 

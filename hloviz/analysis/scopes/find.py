@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from ..opnames import _KERAS_SUFFIX, parse_op_name, segment_matches, split_segments
 
 if TYPE_CHECKING:
-    from .tree import Scope, ScopeTree
+    from .scope import Scope
+    from .tree import ScopeTree
 
 __all__ = ["ScopeIndex", "closest_scopes", "find_scopes"]
 

@@ -17,7 +17,8 @@ from ...ir import HloModule, Instruction
 if TYPE_CHECKING:
     import networkx as nx
 
-    from .tree import Scope, ScopeTree
+    from .scope import Scope
+    from .tree import ScopeTree
 
 __all__ = ["scope_graph"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..opnames import keras_layer_name
-from .tree import Scope
+from .scope import Scope
 
 __all__ = ["label_scopes"]
 

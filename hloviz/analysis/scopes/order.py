@@ -11,7 +11,8 @@ then the data flow between sibling scopes to put a scope after the scopes it tak
 from __future__ import annotations
 
 from ...ir import HloModule, Instruction
-from .tree import Scope, ScopeTree
+from .scope import Scope
+from .tree import ScopeTree
 
 
 def order_children(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],

@@ -28,7 +28,8 @@ from ..kernels import KernelReport, work_instructions
 from ..kernels import flops as instruction_flops
 from ..loops import loop_runs, trips_text
 from ..pre_post.mapping import Mapping
-from .tree import PHASES, TOP_LEVEL, Scope, ScopeTree
+from .scope import TOP_LEVEL, Scope
+from .tree import PHASES, ScopeTree
 
 
 @dataclass(frozen=True)

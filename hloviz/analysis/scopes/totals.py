@@ -13,7 +13,8 @@ from collections import Counter
 from ...ir import Instruction
 from ..kernels import KernelReport
 from ..opnames import PHASES
-from .tree import Scope, ScopeTree
+from .scope import Scope
+from .tree import ScopeTree
 
 __all__ = ["attribute_kernels", "count_phases"]
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from ...ir import Instruction
 from ..opnames import parse_op_name
 from .find import ScopeIndex
-from .tree import Scope, ScopeTree
+from .scope import Scope
+from .tree import ScopeTree
 
 __all__ = ["place_parameters"]
 
