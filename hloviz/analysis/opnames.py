@@ -60,7 +60,8 @@ TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2"
 #: scopes kept its whole path).
 MAX_SCOPE_DEPTH = 64
 
-_KERAS_SUFFIX = re.compile(r"^(.+)_(\d+)$")
+#: Keras's numbering of a second layer of one name (``dense_1``): the name and the number.
+KERAS_SUFFIX = re.compile(r"^(.+)_(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -285,11 +286,11 @@ def keras_layer_name(segment: str, siblings: frozenset[str] | set[str] = frozens
     keeps the suffix, and lookups accept either form. A capture's ``layer_scopes`` (the Keras
     layer each scope reads its weights in) overrides this guess.
     """
-    m = _KERAS_SUFFIX.match(segment)
+    m = KERAS_SUFFIX.match(segment)
     if not m:
         return segment
     bare = m.group(1)
-    if bare in siblings and not _KERAS_SUFFIX.match(bare):
+    if bare in siblings and not KERAS_SUFFIX.match(bare):
         return segment  # ``einsum`` beside ``einsum_1``: two scopes of TF's, not one layer
     return bare
 
@@ -299,7 +300,7 @@ def segment_matches(segment: str, query: str) -> bool:
     re-entry suffix (``block_5_expand`` finds ``block_5_expand_1``)?"""
     if segment == query:
         return True
-    m = _KERAS_SUFFIX.match(segment)
+    m = KERAS_SUFFIX.match(segment)
     return bool(m) and m.group(1) == query
 
 

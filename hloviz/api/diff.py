@@ -135,13 +135,13 @@ class DiffResult:
         says so; nothing is written at ``output``."""
         from ..errors import DependencyError, RenderError
         from ..render.pictures import format_for
-        from .pictures import _with_dot_written
+        from .pictures import with_dot_written
 
         output = Path(output)
         try:
             picture = self.picture(format_for(output), budget=budget, timeout=timeout, scopes=scopes)
         except (DependencyError, RenderError) as err:
-            raise _with_dot_written(err, output.with_suffix(".dot")) from None
+            raise with_dot_written(err, output.with_suffix(".dot")) from None
         picture.save(output)
         return picture
 

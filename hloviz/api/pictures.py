@@ -39,7 +39,7 @@ def check_timeout(timeout: float) -> None:
         raise InputError(f"--timeout must be a positive number of seconds, not {timeout!r}")
 
 
-def _options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
+def view_options(computation: str | None, focus: str | None, radius: int, expand_chains: bool,
              budget: int, timeout: float, scope: str | None = None, depth: int | None = None) -> ViewOptions:
     from ..render.views import ViewOptions
 
@@ -56,14 +56,14 @@ def _options(computation: str | None, focus: str | None, radius: int, expand_cha
                        budget=budget, scope=scope, depth=depth)
 
 
-def _check_color_by(color_by: str) -> None:
+def check_color_by(color_by: str) -> None:
     from ..render.layout.sidebyside import COLOR_BY
 
     if color_by not in COLOR_BY:
         raise InputError(f"--color-by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
 
 
-def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -> Capture:
+def capture_target(target: Any, *, pre, post, args, device, module, verbose, notify) -> Capture:
     from ..capture import Capture, load_target
 
     if isinstance(target, Capture):
@@ -74,11 +74,11 @@ def _capture(target: Any, *, pre, post, args, device, module, verbose, notify) -
                        device=device, verbose=verbose, module=module, notify=notify)
 
 
-def _modules(cap: Capture) -> tuple[HloModule | None, HloModule | None]:
+def capture_modules(cap: Capture) -> tuple[HloModule | None, HloModule | None]:
     return cap.pre_module(), cap.post_module()
 
 
-def _lookup(info: dict) -> Callable[[str], dict | None] | None:
+def source_lookup(info: dict) -> Callable[[str], dict | None] | None:
     smap = info.get("source_map") or {}
     if not smap:
         return None
@@ -87,7 +87,7 @@ def _lookup(info: dict) -> Callable[[str], dict | None] | None:
     return lambda op: source_for(op, smap)
 
 
-def _with_dot_written(err: HlovizError, path: Path) -> HlovizError:
+def with_dot_written(err: HlovizError, path: Path) -> HlovizError:
     """The same error, saying where the DOT text went (written before re-raising).
 
     The DOT file beside the picture replaces an existing file only when that file is hloviz's
@@ -177,17 +177,17 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
 
     # no --budget: the overview of a whole module (one box per block), the detailed picture of a part
     whole = computation is None and focus is None and scope is None and depth is None and chosen != "html"
-    options = _options(computation, focus, radius, expand_chains, default_budget(budget, whole=whole), timeout,
+    options = view_options(computation, focus, radius, expand_chains, default_budget(budget, whole=whole), timeout,
                        scope, depth)
-    _check_color_by(color_by)
+    check_color_by(color_by)
     wrapping, wrap_notes = _wrapping(wrap, aspect, chosen, overview=options.budget <= OVERVIEW_BUDGET)
     from ..render.layout.blocklayout import parse_layout
 
     layout_mode = parse_layout(layout)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
-    cap = _capture(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
+    cap = capture_target(target, pre=pre, post=post, args=args, device=device, module=module, verbose=verbose,
                    notify=notify)
-    pre_m, post_m = _modules(cap)
+    pre_m, post_m = capture_modules(cap)
     if stage == "memory" or (stage is None and output is not None and Path(output).stem == "memory"):
         return _memory_picture(cap, chosen, output, say, page)  # `render -o memory.svg`: the timeline, for docs
     stage = stage or ("post" if post_m is not None else "pre")
@@ -230,7 +230,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
                                      wrap=wrapping, layout=layout_mode)
     except (DependencyError, RenderError) as err:
         if output is not None:
-            raise _with_dot_written(err, Path(output).with_suffix(".dot")) from None
+            raise with_dot_written(err, Path(output).with_suffix(".dot")) from None
         raise
     analysis = _pair_analysis(pre_m, post_m, cap.info, analysis)
     picture = page_picture(picture, page, description=_verdict(pre_m, post_m, analysis))
@@ -330,7 +330,7 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
     from ..render.page.explorer import Bounds, module_payload, pair_payload
     from ..render.page.html import picture_page
 
-    lookup = _lookup(cap.info)
+    lookup = source_lookup(cap.info)
     bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if stage == "both":
         from ..analysis import analyze

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DependencyError, HlovizError, RenderError
 from ..ir import HloModule
 from .options import CaptureOptions, DrawOptions, chosen
-from .pictures import _capture, _check_color_by, _lookup, _modules, _options
+from .pictures import capture_modules, capture_target, check_color_by, source_lookup, view_options
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -117,21 +117,21 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     say = progress or (lambda _m: None)
     from ..render.views import DETAIL_BUDGET
 
-    options = _options(computation, focus, radius, expand_chains, DETAIL_BUDGET if budget is None else budget,
+    options = view_options(computation, focus, radius, expand_chains, DETAIL_BUDGET if budget is None else budget,
                        timeout, scope, depth)
-    _check_color_by(color_by)
+    check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     from .pass_show import capture_for_show
 
     cap, shown = capture_for_show(target, passes=passes, pre=pre, post=post, args=args, device=device,
                                   module=module, verbose=verbose, notify=notify,
-                                  otherwise=lambda: _capture(target, pre=pre, post=post, args=args, device=device,
+                                  otherwise=lambda: capture_target(target, pre=pre, post=post, args=args, device=device,
                                                              module=module, verbose=verbose, notify=notify))
-    pre_m, post_m = _modules(cap)
+    pre_m, post_m = capture_modules(cap)
     say("analysing")
     analysis = analyze(pre_m, post_m, info=cap.info)
     directory = Path(out_dir) if out_dir is not None else Path("hloviz-out") / _default_folder(target, cap)
-    lookup = _lookup(cap.info)
+    lookup = source_lookup(cap.info)
     names = ["report.html"] + [f"{n}.svg" for n, m in (("side-by-side", pre_m and post_m), ("pre", pre_m),
                                                        ("post", post_m)) if m is not None]
     refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced

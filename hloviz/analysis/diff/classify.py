@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from ...ir import Instruction
 from ...opcodes import CALLEE_WORK_CALLERS, VALUE_FORWARDING_CALLERS
 from ..kernels import flops
-from .index import IGNORED_ATTRIBUTES, Side, _norm
+from .index import IGNORED_ATTRIBUTES, Side, attribute_text
 from .match import Matcher
 from .model import Change, ChangeKind, ComputationDiff, InstructionDiff, Status
 
@@ -173,7 +173,7 @@ def _same_place(m: Matcher, x: int, y: int) -> bool:
 
 def _attribute_changes(xa: Mapping[str, str], xb: Mapping[str, str]) -> Change | None:
     keys = [k for k in dict.fromkeys([*xa, *xb]) if k not in IGNORED_ATTRIBUTES]
-    differ = [k for k in keys if _norm(xa.get(k, "")) != _norm(xb.get(k, ""))]
+    differ = [k for k in keys if attribute_text(xa.get(k, "")) != attribute_text(xb.get(k, ""))]
     if not differ:
         return None
     if len(differ) > 2:  # many (an opcode change, a new backend): name them, values would drown the line

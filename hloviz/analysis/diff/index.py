@@ -26,7 +26,7 @@ _SEARCHED_OPERANDS = 64
 IGNORED_ATTRIBUTES = frozenset({"metadata"})
 
 
-def _norm(value: str) -> str:
+def attribute_text(value: str) -> str:
     """Attribute text with insignificant spaces removed (``{1, 0}`` equals ``{1,0}``)."""
     if " " not in value and "\n" not in value:
         return value
@@ -160,7 +160,7 @@ class Side:
             attrs = inst.attributes
             items: tuple = ()
             if attrs and not (len(attrs) == 1 and "metadata" in attrs):  # most have metadata alone
-                items = tuple(sorted([(k, v if " " not in v and "\n" not in v else _norm(v))
+                items = tuple(sorted([(k, v if " " not in v and "\n" not in v else attribute_text(v))
                                       for k, v in attrs.items() if k not in ignored]))
             sharing: tuple = ()
             if len(ops) > 1 and len(set(ops)) != len(ops):

@@ -188,9 +188,9 @@ def to_text(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, detai
 _MD_ACTIVE = re.compile(r"([\\`*_\[\]~])")
 
 
-def _md(text: str) -> str:
+def md_text(text: str) -> str:
     """hloviz's own words in markdown, table cells included, escaped as a second line of
-    defence (text from the HLO goes through :func:`_code`, never through this)."""
+    defence (text from the HLO goes through :func:`md_code`, never through this)."""
     text = text.replace("\n", " ").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_ACTIVE.sub(r"\\\1", text).replace("|", "\\|")
 
@@ -212,21 +212,21 @@ def markdown_code(text: str, *, in_table: bool = True) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-_code = markdown_code
+md_code = markdown_code
 
 
 def _changes_md(changes) -> str:
     """``kind: `before` → `after``` per change: the kind is hloviz's word, both sides HLO text."""
-    return "; ".join(f"{c.kind}: {_code(c.before)} → {_code(c.after)}" for c in changes)
+    return "; ".join(f"{c.kind}: {md_code(c.before)} → {md_code(c.after)}" for c in changes)
 
 
 def _kernel_what_md(k: KernelDiff) -> str:
     """The markdown "what" cell of a kernel: :func:`_kernel_row`'s text with the HLO parts as code."""
-    what = _code(describe(k.instruction))
+    what = md_code(describe(k.instruction))
     if k.changes:
         what += " — " + _changes_md(k.changes)
     if k.note:
-        what += " — " + _code(k.note)
+        what += " — " + md_code(k.note)
     return what
 
 
@@ -235,7 +235,7 @@ def _opcodes_md(diff: ModuleDiff) -> str:
     deltas = diff.summary.opcode_deltas
     if not deltas:
         return "same counts"
-    shown = [f"{_code(d.opcode)} {d.before} → {d.after} ({_signed(d.delta)})" for d in deltas[:8]]
+    shown = [f"{md_code(d.opcode)} {d.before} → {d.after} ({_signed(d.delta)})" for d in deltas[:8]]
     if len(deltas) > 8:
         shown.append(f"+{len(deltas) - 8} more")
     return ", ".join(shown)
@@ -243,12 +243,12 @@ def _opcodes_md(diff: ModuleDiff) -> str:
 
 def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, details: bool = True) -> str:
     """A PR comment: a headline, a summary table, and (``details``) collapsible details. Every
-    piece of text from the HLO is a code span (:func:`_code`); only hloviz's own words and
+    piece of text from the HLO is a code span (:func:`md_code`); only hloviz's own words and
     numbers are prose."""
     s = diff.summary
     k = s.kernels
-    out = [f"### hloviz diff: {_code(before, in_table=False)} → {_code(after, in_table=False)}", ""]
-    out += [f"> **Warning:** {_code(w, in_table=False)}" for w in diff.warnings]  # it quotes the signatures
+    out = [f"### hloviz diff: {md_code(before, in_table=False)} → {md_code(after, in_table=False)}", ""]
+    out += [f"> **Warning:** {md_code(w, in_table=False)}" for w in diff.warnings]  # it quotes the signatures
     if diff.warnings:
         out.append("")
     out.append(f"**{_verdict(diff)}**")
@@ -262,7 +262,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, d
     out.append(f"| instructions | {ia} | {ib} | {_signed(ib - ia)} |")
     out.append("")
     for label, text in summary_lines(diff)[1:]:
-        out.append(f"- **{label}:** {_opcodes_md(diff) if label == 'opcodes' else _md(text)}")
+        out.append(f"- **{label}:** {_opcodes_md(diff) if label == 'opcodes' else md_text(text)}")
     if not details:
         return "\n".join(out) + "\n"
     kernels = [kd for kd in s.kernel_diffs if kd.status is not Status.UNCHANGED]
@@ -274,7 +274,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, d
         out.append("|---|---|---|")
         shown, more = _cut(kernels, limit)
         for kd in shown:
-            out.append(f"| {_md(_MARK[kd.status])} | {_code(_pair_names(kd.before, kd.after))} | {_kernel_what_md(kd)} |")
+            out.append(f"| {md_text(_MARK[kd.status])} | {md_code(_pair_names(kd.before, kd.after))} | {_kernel_what_md(kd)} |")
         if more:
             out.append(f"| | … {more} more | |")
         out.append("")
@@ -291,7 +291,7 @@ def to_markdown(diff: ModuleDiff, before: str, after: str, *, limit: int = 40, d
         shown, more = _cut(items, limit)
         for d in shown:
             where = d.instruction.parent.name if d.instruction.parent is not None else "?"
-            out.append(f"| {_code(_pair_names(d.before, d.after))} | {_code(d.opcode)} | {_code(where)} | "
+            out.append(f"| {md_code(_pair_names(d.before, d.after))} | {md_code(d.opcode)} | {md_code(where)} | "
                        f"{_changes_md(d.changes)} |")
         if more:
             out.append(f"| … {more} more | | | |")

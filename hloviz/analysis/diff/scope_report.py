@@ -93,18 +93,18 @@ def scope_markdown(rows: Sequence[ScopeDiffRow], *, limit: int = 40,
                    details: Sequence[ScopeDiffRow] | None = None) -> str:
     """The per-scope table as markdown, with the changed kernels (by the innermost scope holding
     them, as :func:`scope_text`) in a details block."""
-    from .report import _code, _md
+    from .report import md_code, md_text
 
     out = ["", f"#### By scope ({len(rows)} scopes)", "",
            "| scope | ops | kernels | kernel fates | FLOPs | bytes |", "|---|---:|---:|---|---:|---:|"]
     for r in rows:
         indent = "&nbsp;&nbsp;" * max(r.depth - 1, 0)
-        out.append(f"| {indent}{_code(r.label)} | " + " | ".join(_md(c) for c in _cells(r)) + " |")
+        out.append(f"| {indent}{md_code(r.label)} | " + " | ".join(md_text(c) for c in _cells(r)) + " |")
     changed = _innermost(details if details is not None else rows, limit)
     if changed:
         out += ["", "<details><summary>Kernels that differ, by scope</summary>", ""]
         for r, lines in changed:
-            out.append(f"- {_code(r.display or r.scope, in_table=False)}: " + ", ".join(_md(x) for x in lines))
+            out.append(f"- {md_code(r.display or r.scope, in_table=False)}: " + ", ".join(md_text(x) for x in lines))
         out += ["", "</details>"]
     out += ["", f"<sub>+ added · - removed · ~ changed · = unchanged kernels; {_NOTE}</sub>"]
     return "\n".join(out) + "\n"

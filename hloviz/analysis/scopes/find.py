@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING
 
-from ..opnames import _KERAS_SUFFIX, parse_op_name, segment_matches, split_segments
+from ..opnames import KERAS_SUFFIX, parse_op_name, segment_matches, split_segments
 
 if TYPE_CHECKING:
     from .scope import Scope
@@ -53,7 +53,7 @@ class ScopeIndex:
                 continue
             self._by_label.setdefault(s.label, []).append(s)
             self._by_name.setdefault(s.name, []).append(s)
-            m = _KERAS_SUFFIX.match(s.name)
+            m = KERAS_SUFFIX.match(s.name)
             if m and m.group(1) != s.name:
                 self._by_name.setdefault(m.group(1), []).append(s)
             if s.kind == "scope":

@@ -91,12 +91,6 @@ def read_checked_info(path: Path) -> tuple[dict, CaptureInfo]:
     return info, typed
 
 
-#: capture.json keys whose value is a string (or null).
-_TEXT_KEYS = ("hloviz", "python", "machine", "time", "source", "target", "function", "file", "module",
-              "framework", "tensorflow", "jax", "jaxlib", "device", "platform", "label", "arg_source", "stage",
-              "stage_reason", "pre_file", "post_file", "dump_folder")
-
-
 def check_info(info: object, where: str = "capture.json") -> dict:
     """Check the types of a capture's info (what capture.json holds) and return it.
 
@@ -109,12 +103,6 @@ def check_info(info: object, where: str = "capture.json") -> dict:
     CaptureInfo.from_dict(info, where=where)
     assert isinstance(info, dict)  # from_dict refuses anything else
     return info
-
-
-def _kind(value: object) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-             float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
 
 
 def load_memory(folder: Path, info: dict) -> dict | None:
