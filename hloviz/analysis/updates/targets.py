@@ -106,7 +106,7 @@ def _credit_by_what_they_feed(tree: ScopeTree, out: dict[Instruction, Scope | No
     same scope; when every user it reaches lies in one layer strictly inside that scope, it
     updates that layer. A user placed anywhere else (shared work, another scope) leaves it where
     it was. The users of a fused computation's root are its fusion's users."""
-    phase = tree._phase
+    phase = tree.phases
     users_of: dict[int, dict[Instruction, list[Instruction]]] = {}
 
     def users(inst: Instruction) -> list[Instruction]:
@@ -133,7 +133,7 @@ def _credit_by_what_they_feed(tree: ScopeTree, out: dict[Instruction, Scope | No
 
 
 def _fed_layer(inst: Instruction, at: Scope, users: Callable[[Instruction], list[Instruction]], out: dict[Instruction, Scope | None],
-               phase: dict[Instruction, str]) -> Scope | None:
+               phase: Mapping[Instruction, str]) -> Scope | None:
     """The layer strictly inside ``at`` that every optimizer user ``inst`` feeds (followed through
     users placed at ``at`` too) lies in; None when one of them lies elsewhere or is shared."""
     reached: list[Scope] = []

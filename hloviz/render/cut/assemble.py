@@ -284,7 +284,7 @@ def _stack(g: ViewGraph, scene: Scene) -> list[tuple[list[str], list[str]]]:
                 continue
             last = f"u{max(prev, key=lambda i: g.units[i].pos)}"
             inside = {f"u{i}" for i in nxt}
-            if _reaches(inside, last, users):
+            if loops.reaches(inside, last, users):
                 continue  # the earlier scope reads from the later one: its order is the data's
             ordered = [f"u{i}" for i in sorted(nxt, key=lambda i: g.units[i].pos)]
             if copy:
@@ -326,7 +326,7 @@ def _hold_down(scene: Scene, stacked: list[tuple[list[str], list[str]]]) -> None
         users: dict[str, list[str]] = {}
         for a, b in ranked:
             users.setdefault(a, []).append(b)
-        if _reaches(inside, bottom, users):
+        if loops.reaches(inside, bottom, users):
             continue  # the cluster feeds its lowest node (through arrows outside both): leave it
         for key in ordered:
             got = preds.get(key, set())
@@ -334,19 +334,6 @@ def _hold_down(scene: Scene, stacked: list[tuple[list[str], list[str]]]) -> None
                     and bottom not in got and not (got & inside)):
                 scene.edges.append(Edge(bottom, key, invisible=True))
                 preds.setdefault(key, set()).add(bottom)
-
-
-def _reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool:
-    seen = set(starts)
-    stack = list(starts)
-    while stack:
-        for nxt in users.get(stack.pop(), ()):
-            if nxt == target:
-                return True
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return False
 
 
 #: Above this many arrows (and 1.5 per node), arrows are drawn straight.

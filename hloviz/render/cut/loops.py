@@ -98,16 +98,18 @@ _SINKS = 8
 
 
 def _add(scene: Scene, users: dict[str, list[str]], ranked: list[tuple[str, str]], src: str, dst: str) -> None:
-    if src == dst or dst in users.get(src, ()) or _reaches(dst, src, users):
+    if src == dst or dst in users.get(src, ()) or reaches({dst}, src, users):
         return
     scene.edges.append(Edge(src, dst, invisible=True))
     users.setdefault(src, []).append(dst)
     ranked.append((src, dst))
 
 
-def _reaches(start: str, target: str, users: dict[str, list[str]]) -> bool:
-    seen = {start}
-    stack = [start]
+def reaches(starts: set[str], target: str, users: dict[str, list[str]]) -> bool:
+    """Whether an arrow path leads from one of ``starts`` to ``target`` (``users``: each node's
+    arrows' ends); an invisible ordering arrow that closed a cycle would undo the layout."""
+    seen = set(starts)
+    stack = list(starts)
     while stack:
         for nxt in users.get(stack.pop(), ()):
             if nxt == target:
