@@ -37,8 +37,6 @@ KNOWN_LONG: dict[str, str] = {
                                "ScopeTree's queries from its model once they land",
     "analysis/memory/assign.py": "issue 36 item 5: not split yet",
     "capture/saved.py": "issue 36 item 5: not split yet",
-    "parser/instructions.py": "issue 36 item 5: not split yet",
-    "parser/module.py": "issue 36 item 5: not split yet",
 }
 
 #: Folders still over :data:`MAX_MODULES` and why.
