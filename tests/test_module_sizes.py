@@ -9,9 +9,8 @@ they are what a reader reads):
 
 When one grows past them, split it **by concept**: each new module has one job and a docstring
 saying what comes in, what goes out and why it is a module of its own; a private name (``_x``) is
-never imported from another module. ``hloviz/render/`` is being reorganised by stage in the same
-issue (36) by another developer and is outside this check until that lands (:data:`EXEMPT`).
-:data:`KNOWN_LONG` lists the modules still over the limit outside it, each with its reason; the
+never imported from another module (tests/test_render_shape.py checks that over the package).
+:data:`KNOWN_LONG` lists modules allowed over the limit, each with its reason (none today); the
 test fails on any other, and when a listed one is back under the limit (so the list only shrinks).
 """
 
@@ -25,16 +24,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "hloviz"
 MAX_LINES = 400
 MAX_MODULES = 15
 
-#: Folders (relative to ``hloviz/``) outside this check, and why.
-EXEMPT: dict[str, str] = {
-    "render": "issue 36: render/ is being split by stage (tree/cut/layout/page) in a parallel branch; "
-              "its modules and folders join this check when that lands",
-}
-
 #: Modules still over :data:`MAX_LINES` (path relative to ``hloviz/``) and why they still stand.
 KNOWN_LONG: dict[str, str] = {
-    "parser/instructions.py": "issue 36 item 5: not split yet",
-    "parser/module.py": "issue 36 item 5: not split yet",
 }
 
 #: Folders still over :data:`MAX_MODULES` and why.
@@ -42,22 +33,18 @@ KNOWN_CROWDED: dict[str, str] = {
 }
 
 
-def _exempt(rel: Path) -> bool:
-    return any(rel.parts[:len(Path(e).parts)] == Path(e).parts for e in EXEMPT)
-
 
 def modules(package: Path = PACKAGE) -> dict[str, int]:
-    """Every module outside :data:`EXEMPT` → its number of lines."""
+    """Every module → its number of lines."""
     out = {}
     for path in sorted(package.rglob("*.py")):
         rel = path.relative_to(package)
-        if not _exempt(rel):
-            out[rel.as_posix()] = len(path.read_text(encoding="utf-8").splitlines())
+        out[rel.as_posix()] = len(path.read_text(encoding="utf-8").splitlines())
     return out
 
 
 def folders(package: Path = PACKAGE) -> dict[str, int]:
-    """Every folder (``.`` is ``hloviz/`` itself) outside :data:`EXEMPT` → its number of modules."""
+    """Every folder (``.`` is ``hloviz/`` itself) → its number of modules."""
     out: dict[str, int] = {}
     for rel in modules(package):
         folder = Path(rel).parent.as_posix()
@@ -96,8 +83,8 @@ def test_no_folder_holds_too_many_modules():
     ({"a.py": "x = 1\n" * (MAX_LINES + 1)}, {"a.py": MAX_LINES + 1}, {}),
     ({f"pkg/m{i}.py": "" for i in range(MAX_MODULES)}, {}, {}),
     ({f"pkg/m{i}.py": "" for i in range(MAX_MODULES + 1)}, {}, {"pkg": MAX_MODULES + 1}),
-    # the exempt folder counts for nothing, at any depth below it
-    ({"render/a.py": "x = 1\n" * 999, **{f"render/sub/m{i}.py": "" for i in range(20)}}, {}, {}),
+    # a subfolder counts its own modules, not its parent's
+    ({**{f"pkg/m{i}.py": "" for i in range(10)}, **{f"pkg/sub/m{i}.py": "" for i in range(10)}}, {}, {}),
 ])
 def test_the_checker_counts_lines_and_modules(tmp_path, files, long, crowded):
     """The walk on a made-up package: one line over each limit is found, the exempt folder is not."""
@@ -112,5 +99,5 @@ def test_the_checker_counts_lines_and_modules(tmp_path, files, long, crowded):
 def test_the_known_lists_name_what_exists():
     for rel in KNOWN_LONG:
         assert (PACKAGE / rel).is_file(), rel
-    for rel in [*KNOWN_CROWDED, *EXEMPT]:
+    for rel in KNOWN_CROWDED:
         assert (PACKAGE / rel).is_dir(), rel

@@ -2,9 +2,9 @@
 
 The parser used to split the whole text into a list of lines before reading the first one: 8 bytes
 a line for the list plus an object a line, so 50 MB of blank lines took 477 MB and 50 MB of ``ab``
-lines 10 GB; its second reading (:mod:`hloviz.parser.reflow`) made a list of every token of the
+lines 10 GB; its second reading (:mod:`hloviz.parser.text.reflow`) made a list of every token of the
 text before trying the first statement (50 MB of ``}`` lines: 80 s, 8.5 GB). Now lines are split
-a block at a time (:class:`hloviz.parser.state.Lines`), runs of blank and comment lines are
+a block at a time (:class:`hloviz.parser.text.lines.Lines`), runs of blank and comment lines are
 stepped over in one match, and the second reading makes statements only as the reader asks.
 These tests hold the parse of every such shape to a small multiple of the text, check that the
 block-wise lines read exactly as ``str.split`` does, and that the second reading stops early.
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 import hloviz
 import hloviz.parser
 from hloviz.errors import HloParseError
-from hloviz.parser import lines as S
-from hloviz.parser.reflow import MAX_STATEMENT_TOKENS, statements
 from hloviz.parser.state import blank_comments
+from hloviz.parser.text import lines as S
+from hloviz.parser.text.reflow import MAX_STATEMENT_TOKENS, statements
 from hloviz.source import SourceText
 
 from . import hostile_inputs as H

@@ -62,7 +62,7 @@ def test_the_ir_does_not_import_the_parser():
 
 
 def test_the_parser_uses_the_irs_public_api_only():
-    for path in (PACKAGE / "parser").glob("*.py"):
+    for path in (PACKAGE / "parser").rglob("*.py"):  # the text/ subpackage too
         source = path.read_text()
         for private in ("._by_name", "._attributes", "._shared_attributes", "._metadata", "._cache"):
             assert private not in source, f"{path.name} reaches into {private}"

@@ -3,13 +3,16 @@
 The parser accepts HLO as XLA prints it in every dialect users meet: TensorFlow's
 ``experimental_get_compiler_ir`` (operands with or without shapes), JAX's ``as_text()`` and
 ``--xla_dump_to`` dumps, and every layout XLA's own parser reads (no ``HloModule`` line,
-statements broken or joined anywhere: :mod:`~hloviz.parser.reflow`). Binary protos are turned
+statements broken or joined anywhere: :mod:`~hloviz.parser.text.reflow`). Binary protos are turned
 into text by XLA's code from jaxlib (:mod:`~hloviz.parser.proto`). Errors are
 :class:`hloviz.HloParseError`, each with its :class:`~hloviz.source.Span`.
 
-Modules: ``state`` (what one parse shares), ``module`` (module and computations), ``instructions``
-(statements; the fast path), ``lines`` (read a block at a time), ``shapes``, ``attributes``, ``scan``
-(brackets), ``reflow``, ``proto``.
+Modules: ``state`` (what one parse shares), ``module`` (the module and computation headers),
+``body`` (a computation's body, line by line), ``instructions`` (the common statement; the fast
+path), ``statement`` (any other statement; the general path), ``resolve`` (names → instructions
+and computations), ``shapes``, ``operands``, ``attributes``, ``calls``, ``asynchronous``,
+``tuple_index``, ``proto`` and ``wire`` (binary protos); ``text/`` (below the grammar: ``lines``,
+read a block at a time; ``scan``, brackets; ``reflow``, one statement per line).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from ..ir import HloModule, set_text_readers
 from ..source import SourceText, Span
 from .module import ModuleReader
 from .proto import is_proto_path, read_proto_text
-from .reflow import statements
+from .text.reflow import statements
 from .shapes import parse_shape, parse_signature
 from .state import ParseState
 

@@ -15,7 +15,7 @@ import re
 import sys
 
 from ..ir import quoted_string_pattern
-from .scan import ScanError, split_top_level
+from .text.scan import ScanError, split_top_level
 
 _ATTR_SPLIT = re.compile(r",\s*([A-Za-z_][\w.\-]*)\s*=")
 _KEY = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*=\s*")

@@ -1,20 +1,23 @@
-"""One instruction statement → :class:`hloviz.ir.Instruction` (the parser's inner loop).
+"""The common instruction statement → :class:`hloviz.ir.Instruction`: the fast path (the parser's inner loop).
+
+In: a computation's body as text, from the line where it starts (:meth:`InstructionReader.rows`),
+or one line the body reader hands over (:meth:`InstructionReader.fast`). Out: the instructions
+added to the computation, their operands resolved where already defined (the rest wait in the
+:class:`~hloviz.parser.state.ParseState`); a line that is anything but common is left, with
+nothing changed for it, to the general path (:mod:`~hloviz.parser.statement`), which the body
+reader (:mod:`~hloviz.parser.body`) calls.
 
 The common instruction — one line, an array shape, plain operand names — is read by one
-regular expression (:data:`FAST_INSTRUCTION`) and a few string operations; everything else (tuple
-shapes, operands written with their shapes, nested instruction expressions, literals with
-parentheses, statements spread over lines) takes the general path, which scans brackets and
-reports errors with their exact column. :class:`InstructionReader` works on the
-:class:`~hloviz.parser.state.ParseState` it shares with the module reader
-(:mod:`hloviz.parser.module`), which owns the module and computation structure. Operand names
-that are not yet defined wait in the state, apart from the resolved operands.
+regular expression (:data:`FAST_INSTRUCTION`) and a few string operations; a body made only of
+such lines is read by one scan over the text, a match per line, with each distinct attribute
+text split once and shared. This is where the parse spends its time, so it is a module of its
+own, kept apart from the general path's bracket scanning and error reporting.
 
-This module is the reader: where a statement starts and ends, and the order its parts are read
-in. Each part, in XLA's words, has a module of its own that both paths share: the shape
-(:mod:`~hloviz.parser.shapes`), the operand list (:mod:`~hloviz.parser.operands`), the attribute
-list (:mod:`~hloviz.parser.attributes`), the attributes that name computations or instructions
-and wait to be resolved (:mod:`~hloviz.parser.calls`), and the ``<op>-start`` sugar for an
-asynchronous op (:mod:`~hloviz.parser.asynchronous`).
+Each part of a statement, in XLA's words, has a module of its own that both paths share: the
+shape (:mod:`~hloviz.parser.shapes`), the operand list (:mod:`~hloviz.parser.operands`), the
+attribute list (:mod:`~hloviz.parser.attributes`), the attributes that name computations or
+instructions and wait to be resolved (:mod:`~hloviz.parser.calls`), and the ``<op>-start`` sugar
+for an asynchronous op (:mod:`~hloviz.parser.asynchronous`).
 """
 
 from __future__ import annotations
@@ -22,25 +25,16 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from ..errors import HloParseError
-from ..ir import EMPTY_METADATA, INFERRED, Computation, Instruction, Shape
+from ..ir import EMPTY_METADATA, Computation, Instruction, Shape
 from .asynchronous import NATIVE_START, wrap_async
-from .attributes import split_attributes, split_rest
+from .attributes import split_rest
 from .calls import EAGER_SEARCH, NEVER_CALLS, eager_attributes, new_pending_call, one_call
-from .operands import INDEX_COMMENT, ONCE, fast_operands, read_operands
-from .scan import ScanError, find_close, net_depth
+from .operands import INDEX_COMMENT, ONCE, fast_operands
 from .shapes import ARRAY_SHAPE
 from .state import ParseState, PendingCall, SharedAttributes
+from .text.scan import ScanError
 
-__all__ = ["FAST_INSTRUCTION", "NEW_STATEMENT", "Incomplete", "InstructionReader"]
-
-_HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
-# What a statement broken after its first words looks like: "ROOT", "name", "ROOT %name".
-_HEAD_PREFIX = re.compile(r"\s*(?:ROOT\b\s*)?(?:%?[A-Za-z_][\w.\-]*\s*)?\Z")
-_OPCODE = re.compile(r"\s*([a-z][a-z0-9_\-]*)\s*\(")
-# A line that starts a new instruction (not the continuation of an attribute list).
-NEW_STATEMENT = re.compile(r"\s*(ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=\s*(\(|[a-z][a-z0-9]*\[|[a-z][\w\-]*\s*\()")
-_MAX_NESTED_INSTRUCTIONS = 64
+__all__ = ["FAST_INSTRUCTION", "InstructionReader"]
 
 # The common instruction on one line, up to its operands' ")": name, array shape, opcode, operands
 # (group 5 when they are plain names, else group 6: a parameter number, a literal, or operands with
@@ -66,17 +60,8 @@ _ROW = re.compile(
 )
 
 
-class Incomplete(Exception):
-    """The statement may continue on the next line (XLA's lexer lets a line break fall between any
-    two tokens). ``error`` is what to report when no following line completes it."""
-
-    def __init__(self, error: HloParseError | None = None) -> None:
-        super().__init__()
-        self.error = error
-
-
 class InstructionReader:
-    """Reads instruction statements into the computation being built (see the module docstring)."""
+    """Reads common instruction statements into the computation being built (see the module docstring)."""
 
     __slots__ = ("state", "_shape_cache_get", "_attribute_lists_get")
 
@@ -84,8 +69,6 @@ class InstructionReader:
         self.state = state
         self._shape_cache_get = state.shapes.cache.get
         self._attribute_lists_get = state.attribute_lists.get
-
-    # -- the fast path ---------------------------------------------------------------------
 
     def rows(self, computation: Computation, i: int, has_root: bool) -> tuple[int, Instruction | None, int, bool]:  # noqa: C901 - the hot loop, kept in one piece
         """Read the common instructions of ``computation``'s body from line ``i`` on, as one
@@ -212,7 +195,7 @@ class InstructionReader:
              m: re.Match[str], line_index: int) -> Instruction | None:
         """The common one-line instruction, from one :data:`FAST_INSTRUCTION` match on its line (``groups``
         are the match's, which the caller has read for ``ROOT``): what :meth:`rows` does, a line
-        at a time, for the lines of the second reading (:mod:`~hloviz.parser.reflow`), which
+        at a time, for the lines of the second reading (:mod:`~hloviz.parser.text.reflow`), which
         are statements rather than a text to scan.
 
         Returns None, having changed nothing, for anything unusual (a new shape text that
@@ -303,110 +286,3 @@ class InstructionReader:
             return self.state.shapes.array(sm.group(1), sm.group(2), sm.group(3), 0)  # type: ignore[union-attr]
         except ScanError:
             return None
-
-    # -- the general path ------------------------------------------------------------------
-
-    def statement(self, computation: Computation, text: str, first_line: int) -> tuple[Instruction, bool]:
-        """Read one instruction statement and add it (and any nested ones) to ``computation``;
-        ``(instruction, is_root)``. Raises :class:`Incomplete` when the text may go on below."""
-        m = _HEAD.match(text)
-        if not m:
-            s = text.lstrip()
-            err = self.state.error_in("expected an instruction 'name = shape opcode(operands)'", first_line, text,
-                                      len(text) - len(s))
-            if _HEAD_PREFIX.match(text):  # "ROOT", "name" or "ROOT name" with the rest on later lines
-                raise Incomplete(err)
-            raise err
-        name = m.group(2)
-        if name in computation.by_name:
-            raise self.state.error_in(f"instruction '{name}' is defined twice in computation '{computation.name}'",
-                                      first_line, text, m.start(2))
-        if text.rstrip().endswith(","):
-            raise Incomplete()
-        inst = self._expression(computation, text, m.end(), first_line, name)
-        computation.add(inst)
-        return inst, bool(m.group(1))
-
-    def _expression(self, computation: Computation, text: str, pos: int, first_line: int, name: str,
-                    end: int | None = None) -> Instruction:
-        """``shape opcode(operands), attributes`` from ``text[pos:end]`` → an Instruction whose
-        operand names wait in the state to be resolved."""
-        try:
-            inst, close = self._head_and_operands(computation, text, pos, first_line, name, end)
-            if end is None:
-                rest = close + 1
-                if rest < len(text) and not text[rest:].isspace():
-                    eager_attributes(self.state, inst, split_attributes(text, rest), text, rest, first_line)
-            elif text[close + 1 : end].strip():
-                raise ScanError("a nested instruction takes no attributes", close + 1)
-            if inst.opcode.endswith("-start") and inst.opcode not in NATIVE_START:
-                wrap_async(self.state, inst)
-            return inst
-        except ScanError as err:
-            error = self.state.error_in(str(err), first_line, text, err.offset)
-            if end is None and (("never closed" in str(err) and net_depth(text) > 0)
-                                or text[err.offset :].isspace() or err.offset >= len(text)):
-                raise Incomplete(error) from None  # the text ran out: the statement goes on below
-            raise error from None
-
-    def _head_and_operands(self, computation: Computation, text: str, pos: int, first_line: int, name: str,
-                           end: int | None) -> tuple[Instruction, int]:
-        """Shape, opcode and operands; the instruction and the offset of its operands' ')'."""
-        shapes = self.state.shapes
-        sm = ARRAY_SHAPE.match(text, pos)
-        if sm is not None:
-            shape = shapes.array(sm.group(1), sm.group(2), sm.group(3), pos)
-            pos = sm.end()
-        elif _OPCODE.match(text, pos):
-            shape = INFERRED  # XLA infers the shape when the text leaves it out
-        else:
-            shape, pos = shapes.parse(text, pos, end)
-        om = _OPCODE.match(text, pos)
-        if om is None:
-            self._no_opcode(text, pos, end)
-        opcode = om.group(1)  # type: ignore[union-attr]
-        open_paren = om.end() - 1  # type: ignore[union-attr]
-        close = text.find(")", open_paren)
-        if close < 0 or "(" in text[open_paren + 1 : close] or '"' in text[open_paren + 1 : close] \
-                or (end is not None and close > end):
-            close = find_close(text, open_paren, end)
-        inst = Instruction(name, opcode, shape, line=first_line + 1 + text.count("\n", 0, open_paren))
-        names = read_operands(inst, text, open_paren + 1, close, self.state.shapes.parse,
-                              lambda t, a, b: self._nested_instruction(computation, t, a, b, first_line))
-        if names:
-            self.state.unresolved.append((inst, names))
-        if shape is INFERRED:
-            self.state.inferred.append(inst)
-        return inst, close
-
-    @staticmethod
-    def _no_opcode(text: str, pos: int, end: int | None) -> None:
-        while pos < len(text) and text[pos] in " \t\n":
-            pos += 1
-        word = re.match(r"[\w.\-]*", text[pos:]).group()  # type: ignore[union-attr]
-        if word and re.match(r"[a-z][a-z0-9_\-]*\s*\Z", text[pos:end]):
-            raise ScanError(f"expected '(' after opcode '{word}'", pos + len(word))
-        raise ScanError(f"expected an opcode, saw '{word or text[pos:pos + 1]}'", pos)
-
-    def _nested_instruction(self, computation: Computation, text: str, a: int, b: int, first_line: int) -> str:
-        """``f32[] add(f32[] x, f32[] y)`` used as an operand: XLA makes it an instruction of its own."""
-        state = self.state
-        if state.nesting >= _MAX_NESTED_INSTRUCTIONS:
-            raise ScanError(f"instructions nested more than {_MAX_NESTED_INSTRUCTIONS} levels deep", a)
-        state.nested += 1
-        m = ARRAY_SHAPE.match(text, a)
-        opm = _OPCODE.match(text, m.end() if m else a)
-        if m is None and text[a] != "(" and not _OPCODE.match(text, a):
-            raise ScanError("cannot parse this operand as an instruction name or a nested instruction", a)
-        stem = opm.group(1) if opm else "nested"
-        name = f"{stem}.nested.{state.nested}"
-        while name in computation.by_name:
-            state.nested += 1
-            name = f"{stem}.nested.{state.nested}"
-        state.nesting += 1
-        try:
-            inst = self._expression(computation, text, a, first_line, name, end=b)
-        finally:
-            state.nesting -= 1
-        computation.add(inst)
-        return name

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from ..ir import Instruction
-from .scan import ScanError, split_top_level
+from .text.scan import ScanError, split_top_level
 
 __all__ = ["INDEX_COMMENT", "fast_operands", "read_operands"]
 
@@ -64,7 +64,7 @@ def read_operands(inst: Instruction, text: str, a: int, b: int, parse_shape: Cal
     """The operand names between ``text[a]`` and ``text[b]`` (or the constant's literal, the
     parameter's number, set on ``inst``); ``parse_shape(text, start, end)`` checks a shape
     written before an operand's name, ``nested`` adds a nested instruction expression. Raises
-    :class:`~hloviz.parser.scan.ScanError` at the first operand it cannot read."""
+    :class:`~hloviz.parser.text.scan.ScanError` at the first operand it cannot read."""
     opcode = inst.opcode
     seg = text[a:b]
     if opcode == "constant":

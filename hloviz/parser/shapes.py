@@ -12,7 +12,7 @@ import sys
 from ..errors import HloParseError
 from ..ir import DYNAMIC, ELEMENT_BITS, INFERRED, Instruction, Layout, Shape
 from ..source import Span
-from .scan import ScanError, find_close, split_top_level
+from .text.scan import ScanError, find_close, split_top_level
 
 # An array shape: element type, dimensions, optional layout without nested braces.
 ARRAY_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?")

@@ -1,9 +1,10 @@
 """What one parse shares: :class:`ParseState`, explicit and typed.
 
-The module reader (:mod:`hloviz.parser.module`) and the instruction reader
-(:mod:`hloviz.parser.instructions`) are two objects over one state: the text (as a
-:class:`~hloviz.source.SourceText`, for errors, and as :class:`~hloviz.parser.lines.Lines`, for
-reading), the shape
+The module reader (:mod:`hloviz.parser.module`), the body reader (:mod:`hloviz.parser.body`) and
+the instruction readers (the fast path, :mod:`hloviz.parser.instructions`, and the general one,
+:mod:`hloviz.parser.statement`) are objects over one state, which :mod:`hloviz.parser.resolve`
+empties: the text (as a :class:`~hloviz.source.SourceText`, for errors, and as
+:class:`~hloviz.parser.text.lines.Lines`, for reading), the shape
 cache, the module being built, and what waits to be resolved — operand names (kept apart from the
 resolved operands, which are only ever instructions), control predecessors, called computations,
 shapes left out of the text.
@@ -18,8 +19,8 @@ from typing import NamedTuple
 from ..errors import HloParseError
 from ..ir import HloModule, Instruction, Metadata, quoted_string_pattern
 from ..source import SourceText
-from .lines import Lines
 from .shapes import ShapeParser
+from .text.lines import Lines
 
 # A string, a comment (an unclosed "/*" runs to the end: one match, not one scan per "/*"), or "//".
 _COMMENT_OR_STRING = re.compile(quoted_string_pattern() + r'|/\*.*?(?:\*/|\Z)|//[^\n]*', re.DOTALL)
@@ -95,7 +96,7 @@ class ParseState:
 
     def __init__(self, text: str, filename: str | None, statements: Iterator[tuple[str, int]] | None = None) -> None:
         """``statements``, when given, are the lines to read instead of ``text``'s (the second
-        reading, :mod:`~hloviz.parser.reflow`); ``text`` stays the source errors point into."""
+        reading, :mod:`~hloviz.parser.text.reflow`); ``text`` stays the source errors point into."""
         self.source = SourceText(text, filename)
         #: The lines being read: comments are blanked as lines are read, and statements joined.
         self.lines = Lines.of_text(blank_comments(text)) if statements is None else Lines.of_statements(statements)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..ir import quoted_string_pattern
+from ...ir import quoted_string_pattern
 
 # A quoted string, a comment, a run of spaces, "->", one bracket or punctuation mark, or a word.
 # An unterminated string runs to the end of its line and an unterminated comment to the end of

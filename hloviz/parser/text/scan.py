@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir import quoted_string_pattern
+from ...ir import quoted_string_pattern
 
 # A quoted string (with C escapes), or a run of one bracket as one token: hostile input such as
 # 10,000 "(" in a row then costs one step instead of 10,000.

@@ -6,7 +6,7 @@ The parser reads line by line. It used to split the whole text first: a list of 
 :class:`Lines` splits about 256 KB of text at a time and keeps a few blocks; runs of blank and
 comment-only lines are stepped over in one regular-expression match (:meth:`Lines.skip`), so
 they cost neither memory nor a Python step per line. The same class serves the second reading
-(:mod:`~hloviz.parser.reflow`), whose statements are made only as the reader asks for them.
+(:mod:`~hloviz.parser.text.reflow`), whose statements are made only as the reader asks for them.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Lines:
     long as its block stays split; :meth:`block` hands the reader's hot loop a plain list.
     ``len()`` is the number of lines. Lines come from a text (:meth:`of_text`) or from a
     source of ``(statement, line number)`` pairs (:meth:`of_statements`, the second reading of
-    :mod:`~hloviz.parser.reflow`), which is pulled only as far as the reader goes, so a text
+    :mod:`~hloviz.parser.text.reflow`), which is pulled only as far as the reader goes, so a text
     that fails early costs little however long it is.
     """
 
