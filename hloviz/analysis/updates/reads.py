@@ -1,6 +1,7 @@
 """The layer that reads a parameter: a weight is read by the layer that computes with it, found
 by following its value forward through the instructions that only pass it on (slices of a
-scan's stacked weight, tuples, calls and fusions)."""
+scan's stacked weight, tuples, calls and fusions). Also :func:`common_scope`, the innermost
+scope holding several, by which both this module and :mod:`.targets` place what they find."""
 
 from __future__ import annotations
 
