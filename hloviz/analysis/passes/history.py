@@ -41,11 +41,9 @@ from .steps import (
     StepChanges,
     UnnamedOp,
     compare_facts,
-    constant_text,
 )
 
-__all__ = ["EliminatedOp", "FoldCredit", "FusionCredit", "HistoryBuilder", "HistoryStep", "PassHistory",
-           "PassStep", "StepChanges", "UnnamedOp", "compare_facts", "constant_text"]
+__all__ = ["HistoryBuilder"]  # the records it builds are steps.py's, and the package's
 
 _CLONE = re.compile(r"^(.+?)\.clone(?:\.\d+)?$")
 

@@ -58,6 +58,18 @@ def _passed_on(u: Instruction, inst: Instruction, index: int | None, caller: Ins
     return None
 
 
+def users_in_computation(inst: Instruction, users_of: dict[int, dict[Instruction, list[Instruction]]]) -> list[Instruction]:
+    """The users of ``inst`` in its own computation; ``users_of`` keeps each computation's users
+    (by id) for the next question."""
+    comp = inst.parent
+    if comp is None:
+        return []
+    got = users_of.get(id(comp))
+    if got is None:
+        got = users_of[id(comp)] = comp.users()
+    return got.get(inst, [])
+
+
 def reading_layer(tree: ScopeTree, param: Instruction,
                    users_of: dict[int, dict[Instruction, list[Instruction]]] | None = None,
                    params: dict[int, list[Instruction]] | None = None) -> Scope | None:
@@ -68,17 +80,10 @@ def reading_layer(tree: ScopeTree, param: Instruction,
     reads it (an optimizer's moment, the step count) or the readers share no layer. ``users_of``:
     each computation's users, shared by the calls on one tree (the entry's are read once, not
     once per weight); ``params``: each computation's parameters, shared the same way (None: not kept)."""
-    if users_of is None:
-        users_of = {}
+    memo = users_of if users_of is not None else {}
 
     def users(inst: Instruction) -> list[Instruction]:
-        comp = inst.parent
-        if comp is None:
-            return []
-        got = users_of.get(id(comp))
-        if got is None:
-            got = users_of[id(comp)] = comp.users()
-        return got.get(inst, [])
+        return users_in_computation(inst, memo)
 
     phase, of = tree.phases, tree.filing
     found: list[Scope] = []

@@ -10,7 +10,7 @@ from weakref import WeakKeyDictionary
 from ...ir import Instruction
 from ..collector import collector_paused
 from ..scopes import Scope, ScopeTree
-from .reads import common_scope
+from .reads import common_scope, users_in_computation
 from .tracer import UpdateTracer
 
 
@@ -110,14 +110,9 @@ def _credit_by_what_they_feed(tree: ScopeTree, out: dict[Instruction, Scope | No
     users_of: dict[int, dict[Instruction, list[Instruction]]] = {}
 
     def users(inst: Instruction) -> list[Instruction]:
+        here = users_in_computation(inst, users_of)
         comp = inst.parent
-        if comp is None:
-            return []
-        got = users_of.get(id(comp))
-        if got is None:
-            got = users_of[id(comp)] = comp.users()
-        here = got.get(inst, [])
-        if inst is comp.root:
+        if comp is not None and inst is comp.root:
             caller = callers.get(comp.name)
             if caller is not None:
                 return [*here, *users(caller)]
