@@ -151,7 +151,7 @@ def _scope_marks(node: Node, marks: list) -> None:
     colour, badge_fill = fill[main]
     if colour:
         node.fill, node.font = colour, "#000000"
-    numbers = sorted({k for m in marks for k in m.kernels})
+    numbers = sorted(set().union(*(m.kernels for m in marks)))
     node.badge, node.badge_fill = labels.kernel_badge(numbers), badge_fill
 
 

@@ -76,7 +76,7 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
     (``listed`` of them, and of its parameters' names)."""
     ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
     params = len(members) - len(ops) - sum(1 for m in members if m.opcode in ("get-tuple-element", "tuple"))
-    kernels = sorted({k for m in members for k in kernels_of(m)})
+    kernels = sorted(set().union(*map(kernels_of, members)))  # C-level: a weight's tuple names every kernel reading it
     if after:
         fusions = [m for m in ops if m.opcode == "fusion"]
         inner = sum(_fused_ops(f) for f in fusions)

@@ -9,9 +9,10 @@ these hundreds of times (:mod:`.blocks` is the caller).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
-__all__ = ["Graph", "depths", "dominators", "nearest_marked", "topological"]
+__all__ = ["Graph", "depths", "dominators", "flow_order", "nearest_marked", "topological"]
 
 
 class Graph:
@@ -90,6 +91,22 @@ def topological(g: Graph, n: int) -> list[int]:
             if left[w] == 0:
                 ready.append(w)
     return out + [v for v in range(n) if left[v] > 0]  # a cycle (a quotient graph's) goes last
+
+
+def flow_order(g: Graph, n: int) -> list[int] | None:
+    """The nodes in the order data flows through them: each after every node it reads, ties in
+    index order (a node's first appearance in the text); None where the arrows hold a cycle."""
+    left = [len(p) for p in g.pred]
+    ready = [v for v in range(n) if left[v] == 0]
+    out = []
+    while ready:
+        v = heapq.heappop(ready)
+        out.append(v)
+        for w in g.succ[v]:
+            left[w] -= 1
+            if left[w] == 0:
+                heapq.heappush(ready, w)
+    return out if len(out) == n else None
 
 
 def depths(idom: dict[int, int], root: int) -> dict[int, int]:

@@ -273,7 +273,25 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
         updates = update_targets(scopes)
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
     routes = _by_phase(g, scopes, unit_routes(g, scopes, updates), edges)
-    return build_tree(routes, edges=edges, label=labels_, names=names)
+    forward = _forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
+    return build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
+
+
+def _forward_leaves(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> frozenset[str]:
+    """The leaves of a training step's forward pass: its blocks are cut along them
+    (:func:`~.tree.build_tree`). A leaf :func:`_by_phase` put in a phase scope is that phase's;
+    another is its first instruction's."""
+    phase_of, units = scopes.phase_of, g.units
+    out = []
+    for route, leaf in routes:
+        if route and route[-1].name in PHASE_SCOPES:
+            forward = route[-1].name == "(forward)"
+        else:
+            members = units[int(leaf[1:])].members
+            forward = bool(members) and phase_of(members[0]) == "forward"
+        if forward:
+            out.append(leaf)
+    return frozenset(out)
 
 
 #: The scopes a step without user scopes is split into first (``(forward)`` …).

@@ -41,8 +41,8 @@ class Step:
 class TreeNode:
     """A node of the tree. ``key`` is unique and stable (the route's names joined by ``/``);
     ``size`` counts the leaves below (1 for a leaf); ``order`` and ``last`` are the positions of
-    the first and the last leaf (text order; siblings are ordered by ``last``); ``depth`` counts
-    scope steps only."""
+    the first and the last leaf (text order; siblings are ordered by ``last``, but where
+    ``in_flow``); ``depth`` counts scope steps only."""
 
     key: str
     kind: str
@@ -57,6 +57,9 @@ class TreeNode:
     depth: int = 0
     #: its children were split by structure: grouping them by name prefix would mix blocks
     structured: bool = False
+    #: its children stand in the order data flows through them (:mod:`~.structure` put them so):
+    #: sizing keeps that order instead of sorting them by where they end
+    in_flow: bool = False
     #: a block cut at the data flow's narrowest waists (:func:`~.waists.split_at_waists`), not found as a unit of
     #: the model: drawn open, it is no titled cluster (it only splits a long list)
     waist: bool = False
@@ -155,7 +158,7 @@ def size_tree(root: TreeNode) -> None:
             # siblings by where they end: a layer whose weights XLA prepares first (a batch
             # norm's rsqrt, scheduled at the start) still comes after the layer it reads;
             # a repeat's copies stay in the order they run (structure._fold)
-            if n.kind != "repeat" and n.children:
+            if n.kind != "repeat" and n.children and not n.in_flow:
                 n.children.sort(key=by_end)
 
 

@@ -14,7 +14,7 @@ import re
 
 from .nodes import TreeNode, rekey
 
-__all__ = ["group_by_prefix", "numbered_base"]
+__all__ = ["group_by_prefix", "names_agree", "numbered_base"]
 
 
 def _tokens(name: str) -> list[str]:
@@ -68,3 +68,23 @@ def numbered_base(name: str) -> str:
     """``name`` without the ``_<n>`` Keras adds to make a default layer name unique
     (``batch_normalization_7`` → ``batch_normalization``; ``block_5_expand`` stays)."""
     return _NUMBERED.sub("", name)
+
+
+def names_agree(kids: list[TreeNode], groups: list[list[int]], least: int) -> bool:
+    """Whether grouping ``kids`` by their names' first word would draw the same blocks as
+    ``groups`` (those of ``least`` members or more): no block mixes layers of two name families
+    that each have several members, and the children are named scopes at all."""
+    scoped = [k for k in kids if k.kind == "scope"]
+    if len(scoped) * 2 < len(kids):
+        return False
+    family: dict[str, int] = {}
+    for k in scoped:
+        first = _tokens(k.name)[:1] or [k.name]
+        family[first[0]] = family.get(first[0], 0) + 1
+    for members in groups:
+        if len(members) < least:
+            continue
+        seen = {(_tokens(kids[i].name)[:1] or [kids[i].name])[0] for i in members if kids[i].kind == "scope"}
+        if sum(1 for f in seen if family[f] > 1) > 1:
+            return False
+    return True

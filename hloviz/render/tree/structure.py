@@ -12,11 +12,12 @@ as ``×N`` when closed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from .blocks import MIN_BLOCK, find_blocks
+from .dominators import Graph, flow_order
 from .nodes import TreeNode, leaf_owners, rekey
+from .prefix_groups import names_agree
 from .repeat_runs import graph_hash, periodic, repeats, structure_hash
 
 __all__ = ["fold_repeats", "split_by_structure"]
@@ -58,28 +59,43 @@ def _crowded(node: TreeNode, group_at: int, run_at: int) -> bool:
 
 def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, group_at: int, run_at: int,
                        names: Mapping[str, str], label: Mapping[str, str] | None = None,
-                       succ: Mapping[str, list[str]] | None = None) -> None:
+                       succ: Mapping[str, list[str]] | None = None,
+                       forward: Mapping[str, list[str]] | None = None) -> None:
     """Give every crowded node of the tree below ``root`` a level of blocks (recursively: a
     block that is still crowded is split again). ``succ``: ``edges`` as leaf → the leaves it
-    feeds, self-arrows left out, where the caller has it (one map of 78k arrows made once)."""
+    feeds, self-arrows left out, where the caller has it (one map of 78k arrows made once).
+    ``forward``: in a training step, the arrows of its forward pass alone, which cut a node
+    holding forward work (:func:`_split`)."""
     succ = succ if succ is not None else _adjacency(edges)
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at, label or {}):
+        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at,
+                                                                                 label or {}, forward):
             node.structured = True
         stack.extend(c for c in node.children if c.kind not in _KEEP)
 
 
 def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int,
-           label: Mapping[str, str]) -> bool:
-    """Blocks for ``node``'s children; whether any were made."""
+           label: Mapping[str, str], forward: Mapping[str, list[str]] | None = None) -> bool:
+    """Blocks for ``node``'s children (along the ``forward`` pass's arrows where it has any
+    between them); whether any were made."""
     kids = list(node.children)
-    edges = _child_edges(node, succ)
+    edges = forward is not None and _child_edges(node, forward)
+    # a training step's layers stand in the order its forward pass runs through them: text
+    # order is each one's first instruction, and TensorFlow writes a layer's constants (a
+    # hard-swish's 3.0, a dropout's rate) at the top of the module
+    order = flow_order(Graph(len(kids), edges), len(kids)) if edges else None
+    if not edges:
+        edges = _child_edges(node, succ)
+    if order is not None and order != list(range(len(kids))):
+        kids = [kids[i] for i in order]
+        at = {old: new for new, old in enumerate(order)}
+        edges = sorted((at[a], at[b]) for a, b in edges)
     found = find_blocks(len(kids), edges, whole_pass=node.kind == "scope" and node.name in _PASSES)
     if found is None:
         return False
-    if found.how != "dominators" and _names_agree(kids, found.groups):
+    if found.how != "dominators" and names_agree(kids, found.groups, MIN_BLOCK):
         return False
     keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
@@ -98,16 +114,22 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         if len(members) < MIN_BLOCK:
             children.append(kids[members[0]])
             continue
-        exit_node = max((kids[i] for i in members), key=lambda c: (_last(c), c.order))
+        # named by its exit: the last member the data reaches (where the children stand in flow
+        # order), else the one whose work ends last
+        if order is not None:  # its last layer, where a loose op follows it
+            exit_node = next((kids[i] for i in reversed(members) if not kids[i].is_leaf), kids[members[-1]])
+        else:
+            exit_node = max((kids[i] for i in members), key=lambda c: (_last(c), c.order))
         name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
         key = f"{node.key}/b:{exit_node.key.rsplit('/', 1)[-1]}" if node.key else f"b:{exit_node.key.rsplit('/', 1)[-1]}"
-        block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth)
+        block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, in_flow=order is not None)
         for i in members:
             kids[i].parent = block
             block.children.append(kids[i])
         rekey(block)
         children.append(block)
     node.children = children
+    node.in_flow = order is not None
     return True
 
 
@@ -189,30 +211,6 @@ def _last(node: TreeNode) -> int:
         best = max(best, n.order)
         stack.extend(n.children)
     return best
-
-
-def _prefix(name: str) -> str:
-    toks = [t for t in re.split(r"[_.\-]", name) if t]
-    return toks[0] if toks else name
-
-
-def _names_agree(kids: list[TreeNode], groups: list[list[int]]) -> bool:
-    """Whether grouping ``kids`` by their names' first word would draw the same blocks: no
-    block mixes layers of two name families that each have several members, and the children
-    are named scopes at all."""
-    scoped = [k for k in kids if k.kind == "scope"]
-    if len(scoped) * 2 < len(kids):
-        return False
-    family: dict[str, int] = {}
-    for k in scoped:
-        family[_prefix(k.name)] = family.get(_prefix(k.name), 0) + 1
-    for members in groups:
-        if len(members) < MIN_BLOCK:
-            continue
-        seen = {_prefix(kids[i].name) for i in members if kids[i].kind == "scope"}
-        if sum(1 for f in seen if family[f] > 1) > 1:
-            return False
-    return True
 
 
 # --- repeats ------------------------------------------------------------------------------

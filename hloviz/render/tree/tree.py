@@ -32,7 +32,7 @@ __all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners"
 
 def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 10, run_at: int = 24,
                edges: Sequence[tuple[str, str]] | None = None, label: Mapping[str, str] | None = None,
-               names: Mapping[str, str] | None = None) -> Tree:
+               names: Mapping[str, str] | None = None, forward: frozenset[str] | None = None) -> Tree:
     """The tree of ``(route, leaf key)`` pairs, leaves in the order given.
 
     A scope with more than ``group_at`` children is split, by the first rule that works:
@@ -50,7 +50,9 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
 
     Then neighbouring scopes or blocks of the same structure (``label`` names each leaf's kind,
     for the Weisfeiler–Lehman hash) are folded into a ``repeat`` node. ``names`` (leaf → what
-    to call it) names a block that ends in a leaf.
+    to call it) names a block that ends in a leaf. ``forward``: a training step's forward-pass
+    leaves; a node holding them is cut into blocks along the forward arrows alone, its children
+    in the order that pass runs through them (``in_flow``), so its blocks are runs of layers.
     """
     root = TreeNode("", "root", "")
     index: dict[str, TreeNode] = {"": root}
@@ -80,7 +82,12 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     succ = _successors(edges or ())
     names = names or {}
     if edges is not None:
-        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ)
+        # a training step's layers are cut into blocks along its forward pass: the backward
+        # pass's arrows run from each layer back to the one before it, joining every layer to
+        # its neighbours (a phase without forward work is cut along its own arrows)
+        flow = None if forward is None else _successors((a, b) for a, b in edges if a in forward and b in forward)
+        split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ,
+                           forward=flow)
     group_by_prefix(root, group_at)
     size_tree(root)
     if split_crowded(root, run_at, group_at, succ, names, every=False, label=label):

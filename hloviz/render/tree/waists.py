@@ -101,12 +101,13 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
         if len(members) == 1:
             blocks.append(members[0])
             continue
-        exit_node = members[-1]
+        # named by its last member; in flow order by its last layer, where a loose op follows it
+        exit_node = next((m for m in reversed(members) if not m.is_leaf), members[-1]) if node.in_flow else members[-1]
         tail = exit_node.key.rsplit("/", 1)[-1]
         name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
         key = f"{node.key}/b:{tail}" if node.key else f"b:{tail}"
         block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, order=members[0].order,
-                         waist=True)
+                         waist=True, in_flow=node.in_flow)
         for m in members:
             m.parent = block
             block.children.append(m)
@@ -114,7 +115,11 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
         blocks.append(block)
         if most is None and run_at < len(members) < len(kids):
             split_at_waists(block, list(members), run_at, succ, names)
-    node.children = [c for c in node.children if id(c) not in moved] + blocks
+    if node.in_flow:  # each block where its first member stood
+        first = {id(b.children[0] if b.kind == "block" and b.parent is node else b): b for b in blocks}
+        node.children = [first.get(id(c), c) for c in node.children if id(c) not in moved or id(c) in first]
+    else:
+        node.children = [c for c in node.children if id(c) not in moved] + blocks
     # Only the new blocks and ``node`` changed; what they hold was sized before (a nested
     # block by its own call above): a whole-subtree size_tree here walked every leaf below
     # ``node`` once per crowded node above it.
@@ -125,7 +130,7 @@ def _resize(nodes: Sequence[TreeNode]) -> None:
     """:func:`size_tree` for ``nodes`` alone (inner ones first), their children being sized."""
     for n in nodes:
         size_from_children(n)
-        if n.children:
+        if n.children and not n.in_flow:
             n.children.sort(key=by_end)
 
 

@@ -1,0 +1,86 @@
+"""A training step's model is cut into blocks that are runs of consecutive layers (issue 33).
+
+Keras writes a MobileNetV3 training step's layers in one scope (``MobileNetV3Small_1/…``), each
+holding its forward, backward and (credited by use) optimizer work; the overview closes them
+into blocks found by structure. Cut along the whole step's arrows (the backward pass runs from
+each layer back to the one before it) and ordered by each layer's first instruction (TensorFlow
+writes a hard-swish's constants at the top of the module), those blocks mixed the stem with
+the head's activations. Now each block must hold a run of layers in the order the forward pass
+runs through them, and the blocks stand in that order.
+
+Oracle from the HLO text, by regex: a layer's place in the forward pass is the line of its
+first instruction that reads another layer's (its input arriving), else of its first one that
+computes something, in the unoptimized entry computation, which lists operands before their
+users (a dropout's random key is computed at the top, from no layer's data).
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+
+import hloviz
+from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+MODEL = "MobileNetV3Small_1"
+_LINE = re.compile(r"^\s*(?:ROOT )?%(\S+) = .*?\b([a-z][a-z0-9-]*)\((.*?)\).*op_name=\"" + MODEL + r"/([^/\"]+)/")
+
+
+def _pre(name: str) -> str:
+    return gzip.decompress((CAPTURES / name / "pre.hlo.gz").read_bytes()).decode("utf-8")
+
+
+def _forward_places(text: str) -> dict[str, int]:
+    entry = text[text.index("\nENTRY "):]
+    layer_of: dict[str, str] = {}
+    reads: dict[str, int] = {}
+    computes: dict[str, int] = {}
+    for n, line in enumerate(entry.splitlines()):
+        m = _LINE.match(line)
+        if m is None:
+            continue
+        name, opcode, operands, layer = m.groups()
+        layer_of[name] = layer
+        if opcode in ("constant", "parameter"):
+            continue
+        computes.setdefault(layer, n)
+        if any(layer_of.get(o, layer) != layer for o in re.findall(r"%([\w.\-]+)", operands)):
+            reads.setdefault(layer, n)
+    return {layer: reads.get(layer, n) for layer, n in computes.items()}
+
+
+def _layers(node) -> list[str]:
+    """The layer scopes a block holds (through nested blocks and repeats)."""
+    out = []
+    for c in node.children:
+        if c.kind == "scope":
+            out.append(c.name)
+        elif c.kind in ("block", "repeat"):
+            out.extend(_layers(c))
+    return out
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v3_adam", "mobilenet_train_adam"])
+def test_the_models_blocks_are_runs_of_layers_in_forward_order(name):
+    text = _pre(name)
+    places = _forward_places(text)
+    assert len(places) > 100  # MobileNetV3Small's layers, from the text
+    view = draw_module(hloviz.parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET))
+    model = next(n for n in view.cut.tree.nodes.values() if n.kind == "scope" and n.name == MODEL)
+    blocks = [b for b in model.children if b.kind == "block"]
+    assert len(blocks) >= 4, [c.key for c in model.children]
+    runs = [sorted(places[s] for s in _layers(b) if s in places) for b in blocks]
+    assert all(runs), runs
+    # the blocks stand in forward order and never overlap: each run ends before the next starts
+    for before, after in itertools.pairwise(runs):
+        assert before[-1] < after[0], (before, after)
+    # and each holds every layer between its first and its last: a run, nothing skipped
+    held = {p for run in runs for p in run}
+    for run in runs:
+        between = [p for p in places.values() if run[0] <= p <= run[-1] and p in held]
+        assert sorted(between) == run
