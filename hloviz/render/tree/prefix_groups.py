@@ -21,6 +21,11 @@ def _tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[_.\-]", name) if t]
 
 
+def _first_word(name: str) -> str:
+    toks = _tokens(name)
+    return toks[0] if toks else name
+
+
 def group_by_prefix(root: TreeNode, group_at: int) -> None:
     stack = [root]
     while stack:
@@ -79,12 +84,11 @@ def names_agree(kids: list[TreeNode], groups: list[list[int]], least: int) -> bo
         return False
     family: dict[str, int] = {}
     for k in scoped:
-        first = _tokens(k.name)[:1] or [k.name]
-        family[first[0]] = family.get(first[0], 0) + 1
+        family[_first_word(k.name)] = family.get(_first_word(k.name), 0) + 1
     for members in groups:
         if len(members) < least:
             continue
-        seen = {(_tokens(kids[i].name)[:1] or [kids[i].name])[0] for i in members if kids[i].kind == "scope"}
+        seen = {_first_word(kids[i].name) for i in members if kids[i].kind == "scope"}
         if sum(1 for f in seen if family[f] > 1) > 1:
             return False
     return True

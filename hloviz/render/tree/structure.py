@@ -81,13 +81,12 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     """Blocks for ``node``'s children (along the ``forward`` pass's arrows where it has any
     between them); whether any were made."""
     kids = list(node.children)
-    edges = forward is not None and _child_edges(node, forward)
+    flow = _child_edges(node, forward) if forward is not None else []
     # a training step's layers stand in the order its forward pass runs through them: text
     # order is each one's first instruction, and TensorFlow writes a layer's constants (a
     # hard-swish's 3.0, a dropout's rate) at the top of the module
-    order = flow_order(Graph(len(kids), edges), len(kids)) if edges else None
-    if not edges:
-        edges = _child_edges(node, succ)
+    order = flow_order(Graph(len(kids), flow), len(kids)) if flow else None
+    edges = flow or _child_edges(node, succ)
     if order is not None and order != list(range(len(kids))):
         kids = [kids[i] for i in order]
         at = {old: new for new, old in enumerate(order)}

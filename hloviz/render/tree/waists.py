@@ -96,10 +96,12 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
         return
     moved = {id(k) for k in kids}
     blocks = []
+    starts: dict[int, TreeNode] = {}  # id of each block's first member → the block (or the member alone)
     for a, b in itertools.pairwise(bounds):
         members = kids[a:b]
         if len(members) == 1:
             blocks.append(members[0])
+            starts[id(members[0])] = members[0]
             continue
         # named by its last member; in flow order by its last layer, where a loose op follows it
         exit_node = next((m for m in reversed(members) if not m.is_leaf), members[-1]) if node.in_flow else members[-1]
@@ -113,11 +115,11 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
             block.children.append(m)
         rekey(block)
         blocks.append(block)
+        starts[id(members[0])] = block
         if most is None and run_at < len(members) < len(kids):
             split_at_waists(block, list(members), run_at, succ, names)
     if node.in_flow:  # each block where its first member stood
-        first = {id(b.children[0] if b.kind == "block" and b.parent is node else b): b for b in blocks}
-        node.children = [first.get(id(c), c) for c in node.children if id(c) not in moved or id(c) in first]
+        node.children = [starts.get(id(c), c) for c in node.children if id(c) not in moved or id(c) in starts]
     else:
         node.children = [c for c in node.children if id(c) not in moved] + blocks
     # Only the new blocks and ``node`` changed; what they hold was sized before (a nested
