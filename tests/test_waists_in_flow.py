@@ -43,10 +43,21 @@ def _node(n: int, every: int) -> tuple[TreeNode, dict[str, list[str]]]:
 
 
 @pytest.mark.parametrize("every", [2, 3, 5])
-@pytest.mark.parametrize("run_at", [4, 6, 8])
-def test_blocks_cut_at_waists_keep_every_leaf_in_flow_order(every, run_at):
-    root, succ = _node(17, every)
+@pytest.mark.parametrize(("n", "run_at"), [(17, 4), (19, 6), (21, 8), (21, 20), (31, 20)])
+def test_blocks_cut_at_waists_keep_every_leaf_in_flow_order(n, every, run_at):
+    root, succ = _node(n, every)
     before = _leaves(root)
     split_at_waists(root, list(root.children), run_at, succ, {})
     assert _leaves(root) == before
-    assert len(root.children) < 17  # it did cut
+    assert len(root.children) < n  # it did cut
+
+
+@pytest.mark.parametrize(("n", "most"), [(9, 5), (9, 8), (17, 5), (17, 12)])
+def test_a_child_left_alone_in_its_run_stays_where_it_stood(n, most):
+    # at most ``most`` blocks (a cut fitting a budget): runs of two, one child left alone
+    root, succ = _node(n, 3)
+    before = _leaves(root)
+    split_at_waists(root, list(root.children), 8, succ, {}, most=most)
+    alone = [c for c in root.children if not (c.kind == "block" and c.waist)]
+    assert len(alone) == 1 and len(root.children) <= most
+    assert _leaves(root) == before
