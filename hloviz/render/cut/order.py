@@ -17,7 +17,7 @@ Here every drawn unit gets a place in the program:
   step's optimized column. Only instructions with an op name of their own count where the unit
   has any: a weight's copy, placed in its layer by use, has none;
 * the root last; a unit of parameters alone, or of anything without drawn operands (an iota
-  fusion, a broadcast constant), just before its first user — a unit that only carries a
+  fusion, a broadcast constant; not the optimizer's own work), just before its first user — a unit that only carries a
   parameter's value on (its ``reshape``) where a parameter goes: beside the unit before its user.
 
 An arrow against that order (a gradient flowing back to a layer drawn above) no longer ranks
@@ -54,6 +54,7 @@ from .loops import ROLES as HUNG
 __all__ = ["REACH", "order_keys", "program_order"]
 
 _RANK = {p: i for i, p in enumerate(PHASES)}
+_OPTIMIZER = _RANK["optimizer"]
 _UNRANKED = frozenset({"parameter"})
 #: In a training step's single file, a forward arrow reaching further down the order than this
 #: many places becomes ←/→ rows (it ran beside every box between, crossing the others).
@@ -98,7 +99,10 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     for a, b in leaf_edges(g):
         users.setdefault(a, []).append(b)
         fed.add(b)
-    sources = [k for k in keys if k not in fed and users.get(k) and k not in inner]
+    # (the optimizer's own work keeps its place: an Adam step's bias corrections closed into one
+    # box read only the step count and the learning rate, and stood above the model, before the
+    # layers whose updates use them, in the explorer's first view)
+    sources = [k for k in keys if k not in fed and users.get(k) and k not in inner and keys[k][0] != _OPTIMIZER]
     for key in sources:
         del keys[key]  # no operands drawn (an iota, a broadcast of a constant): placed as a parameter
     for u in g.units:
