@@ -34,6 +34,8 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
     while node.children:
         kids = list(node.children)
         cost = used + sum(_cost(c) for c in kids)
+        if cost > budget and len(kids) >= 2 and budget - used < 2 and node is not tree.root:
+            break  # room for one node only: one block of all of them would be ``node`` itself, renamed
         if cost > budget and len(kids) >= 2:
             split_at_waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
             return Tree(tree.root, tree.succ, tree.names)
