@@ -73,8 +73,9 @@ def fold_weights(g: ViewGraph) -> None:
 def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
     """The overview titles each block found by structure by what it holds
     (:func:`hloviz.render.cut.apply.block_title`: the weight it updates, the pass it runs in), not
-    by its last instruction (``div.207 · block of 15``): closed blocks' boxes and open blocks'
-    frames. ``--budget N`` keeps the instruction names, which ``--scope`` and the explorer find."""
+    by its last instruction (``div.207 · block of 15``), and a repeat of such blocks by the pass
+    (``optimizer · block of 3 ×196``, not ``sub.1126 ×196 (sub.1126 … sub.1711)``): closed boxes and
+    open frames. ``--budget N`` keeps the instruction names, which ``--scope`` and the explorer find."""
     from dataclasses import replace
 
     def members_of(node: TreeNode) -> list[Instruction]:
@@ -86,17 +87,32 @@ def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) 
         ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
         return apply.block_title(node, members, g.param_names, Counter(phase_of(m) for m in ops))
 
+    def repeat_title(node: TreeNode) -> str | None:
+        # copies of a block named by an instruction (an optimizer's per-tensor update,
+        # ``sub.1126 ×196 (sub.1126 … sub.1711)``): by the pass they run in, as such a block is;
+        # not by the first copy's weight, which is one tensor of the 196
+        first = node.children[0] if node.children else None
+        if first is None or first.kind != "block" or title(first) is None:
+            return None
+        ops = [m for m in members_of(node) if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
+        phases = Counter(phase_of(m) for m in ops)
+        phase = max(phases, key=lambda p: phases[p]) if phases else "forward"
+        return f"{phase} · block of {len(first.children)} ×{len(node.children)}"
+
+    def named(node: TreeNode) -> str | None:
+        return title(node) if node.kind == "block" else repeat_title(node) if node.kind == "repeat" else None
+
     for node in cut.nodes:
-        if node.kind != "block":
+        if node.kind not in ("block", "repeat"):
             continue
         leaf = next(cut.tree.leaves(node), None)
         unit = g.units[g.find(int(leaf.name[1:]))] if leaf is not None and leaf.name[1:].isdigit() else None
-        name = title(node) if unit is not None and unit.alive and unit.kind == "scope" and unit.rows else None
+        name = named(node) if unit is not None and unit.alive and unit.kind == "scope" and unit.rows else None
         if unit is not None and unit.rows and name is not None:
             unit.rows[0] = replace(unit.rows[0], text=name)
     for sc in g.scope_clusters:
-        if sc.node.kind == "block" and sc.rows:
-            name = title(sc.node)
+        if sc.node.kind in ("block", "repeat") and sc.rows:
+            name = named(sc.node)
             if name is not None:
                 sc.rows[0] = replace(sc.rows[0], text=name)
 
