@@ -74,7 +74,7 @@ def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) 
     """The overview titles each block found by structure by what it holds
     (:func:`hloviz.render.cut.apply.block_title`: the weight it updates, the pass it runs in), not
     by its last instruction (``div.207 · block of 15``), and a repeat of such blocks by the pass
-    (``optimizer · block of 3 ×196``, not ``sub.1126 ×196 (sub.1126 … sub.1711)``): closed boxes and
+    (``optimizer · block of 2 ×196``, not ``sub.1126 ×196 (sub.1126 … sub.1711)``): closed boxes and
     open frames. ``--budget N`` keeps the instruction names, which ``--scope`` and the explorer find."""
     from dataclasses import replace
 
