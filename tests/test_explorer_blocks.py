@@ -58,6 +58,9 @@ def test_first_view_opens_a_block_in_place_holding_its_instructions(capture, tmp
     fits = width * 4 / 3 <= 1900 and height * 4 / 3 <= 3 * 950
     assert fits or svg.count('class="node"') <= 2 * 8 + 4, (width, height)  # 8 a column, and the ROOTs
     assert "the explorer&#x27;s first view: the finest cut that fits" in html
+    # the note names the command that draws the whole picture: render's default is the overview,
+    # so it says show's budget (300, `hloviz show --help`)
+    assert "the whole picture (300 boxes a column) is what hloviz render --budget 300 -o picture.svg" in html
     whole = (tmp_path / "out" / "side-by-side.svg").read_text(encoding="utf-8")
     assert svg.count('class="node"') < whole.count('class="node"')
     loaded = open_page(browser, report)

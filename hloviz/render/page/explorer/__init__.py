@@ -226,7 +226,8 @@ def _shown(payload: ExplorerPayload, shown: Picture, whole: Picture, screen: Scr
     note = (f"the explorer's first view: the finest cut that fits a {screen.width}×{screen.height} screen "
             f"(at most {most} boxes a column, text at {screen.scale:g}× or more){wrapped}; double-click a closed "
             f"box, or Tab to it and press Enter, to open it in place (with its counterpart in the other column); "
-            f"the whole picture ({budget} boxes a column) is what hloviz render -o picture.svg draws")
+            f"the whole picture ({budget} boxes a column) is what hloviz render --budget {budget} -o picture.svg "
+            f"draws")
     from ..page import for_page
 
     svg = for_page(shown.svg.decode("utf-8"), title=shown.title)
