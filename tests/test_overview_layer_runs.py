@@ -109,23 +109,28 @@ def test_a_coarse_cut_draws_the_optimizer_after_the_model_and_the_loss(tmp_path)
     assert main(["render", str(CAPTURES / "mobilenet_v3_adam"), "--stage", "both", "--budget", "8", "-o", str(out)]) in (0, None)
     before = next(p for p in out.read_text(encoding="utf-8").split('<g class="part"') if ">before optimization<" in p)
     rows = {title: float(y) for y, title in _BOX.findall(before)}
-    assert {"MobileNetV3Small", "sparse_categorical_crossentropy", "adam"} <= set(rows), sorted(rows)
-    assert rows["MobileNetV3Small"] < rows["sparse_categorical_crossentropy"] < rows["adam"]
+    assert {"MobileNetV3Small", "sparse_categorical_crossentropy"} <= set(rows), sorted(rows)
+    # Adam one box, or opened into blocks of optimizer work (the room the step counter's rows
+    # took before it was drawn in adam's box: hloviz/render/tree/counters.py)
+    adam = [y for title, y in rows.items() if title == "adam" or title.startswith("optimizer")]
+    assert adam, sorted(rows)
+    assert rows["MobileNetV3Small"] < rows["sparse_categorical_crossentropy"] < min(adam)
     assert min(rows, key=rows.__getitem__) == "MobileNetV3Small"
 
 
 @pytest.mark.requires_dot
 def test_a_model_left_one_box_by_a_coarse_cut_is_drawn_under_its_own_name(tmp_path):
-    # at 8 boxes a column, the SGD step's budget left one node for the model's scope: it was cut
-    # into one block of all its blocks, drawn as "predictions · block of 6", the model's name
-    # nowhere. Oracle: the top scope of the forward ops' op names in the text, by regex
+    # at 8 boxes a column (4 since the step counter is drawn in sgd's box, not as three rows of
+    # its own), the SGD step's budget left one node for the model's scope: it was cut into one
+    # block of all its blocks, drawn as "predictions · block of 6", the model's name nowhere.
+    # Oracle: the top scope of the forward ops' op names in the text, by regex
     text = _pre("mobilenet_train_sgd")
     entry = text[text.index("\nENTRY "):]
     assert f'op_name="{MODEL}/' in entry
     from hloviz.cli import main
 
     out = tmp_path / "x.svg"
-    assert main(["render", str(CAPTURES / "mobilenet_train_sgd"), "--stage", "both", "--budget", "8", "-o",
+    assert main(["render", str(CAPTURES / "mobilenet_train_sgd"), "--stage", "both", "--budget", "4", "-o",
                  str(out)]) in (0, None)
     before = next(p for p in out.read_text(encoding="utf-8").split('<g class="part"') if ">before optimization<" in p)
     titles = [title for _y, title in _BOX.findall(before)]

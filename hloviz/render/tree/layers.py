@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from ...analysis.attribution import common_scope
 from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
+from .counters import place_counters
 from .model import Place, Unit, ViewGraph
 from .tree import Step, Tree, build_tree
 
@@ -109,6 +110,8 @@ class _Routes:
             if own[id(inst)] is None and inst is not comp.root and (
                     inst.metadata.op_name == "XLA_Retvals" or (inst.opcode in _PLUMBING and not inst.metadata.op_name)):
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
+        if self.scopes is not None:  # a step counter goes where its parameter is drawn (.counters)
+            self.g.phases.update(place_counters(comp, own, users, self.g.param_names, self.scopes.get))
 
     def _preparation(self, comp: Computation) -> set[int]:
         """ids of ``comp``'s unnamed instructions computed from inputs alone (parameters,

@@ -1,0 +1,92 @@
+"""A training step's counters drawn in their optimizer's box, not as rows of their own.
+
+Keras's optimizer counts its steps in a variable of its own (``sgd/iteration``,
+``adam/iteration``): the step reads it, adds one (TensorFlow names that op ``Add``, with no
+scope) and hands it back (``XLA_Retvals``: a reshape and a copy). Nothing in those ops says
+where they belong, so each was drawn as a box of its own — ``add``, ``reshape``, ``copy`` (and,
+for SGD, whose updates never read the count, the parameter too) ahead of the model in every
+Keras training step's overview (issue 33: bookkeeping never takes rows of its own).
+
+A counter is found by data flow: an entry parameter and the unscoped instructions computed from
+it and constants alone (followed through unscoped users; more than :data:`MOST` is work, not
+bookkeeping, and is left as it was). It goes where its parameter is drawn: the scope its users
+share (Adam's bias corrections read the count: ``adam``), else the scope the parameter's own
+name designates, exactly (``sgd_1/iteration`` → ``sgd_1``; a name, never a guess).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING
+
+from ...ir import Computation, Instruction
+from ...opcodes import SCOPE_INPUTS
+
+if TYPE_CHECKING:
+    from ...analysis.scopes import Scope
+
+__all__ = ["MOST", "place_counters"]
+
+#: The most instructions a counter holds: a read, an add, its constant, a convert and the
+#: results on their way out are six; past a dozen it is work, not bookkeeping.
+MOST = 12
+
+def place_counters(comp: Computation, own: MutableMapping[int, Scope | None],
+                   users: Mapping[Instruction, Sequence[Instruction]], names: Mapping[str, str],
+                   scope_at: Callable[[str], Scope | None]) -> dict[int, str]:
+    """File the counters of the top-level ``comp`` in their parameter's scope, in ``own``
+    (id(instruction) → its scope, None when it has none). ``names``: an entry parameter's name →
+    the name the user knows (``capture.json``); ``scope_at(path)``: the named scope at ``path``.
+
+    Returns id(instruction) → the phase each placed one is drawn in: its scope's (the count
+    increment reads no gradient, so its op name and data flow call it forward work; drawn in
+    ``adam`` it is the optimizer's, as the parameter's name says)."""
+    phases: dict[int, str] = {}
+    for param in comp.instructions:
+        if param.opcode != "parameter":
+            continue
+        home = own.get(id(param))
+        if home is None:
+            known = names.get(param.name, "")
+            home = scope_at(known.rsplit("/", 1)[0]) if "/" in known else None
+        if home is None:
+            continue
+        members = _counter(comp, param, own, users)
+        if members is None:
+            continue
+        counts = home.phases
+        phase = max(counts, key=lambda p: (counts[p], p)) if counts else None
+        for m in members:
+            own[id(m)] = home
+            if phase is not None:
+                phases[id(m)] = phase
+    return phases
+
+
+def _counter(comp: Computation, param: Instruction, own: Mapping[int, object],
+             users: Mapping[Instruction, Sequence[Instruction]]) -> list[Instruction] | None:
+    """``param`` and the unscoped instructions computed from it and constants alone (with those
+    constants), or None when there are none or too many."""
+    members = [param]
+    inside = {id(param)}
+    todo = [param]
+    while todo:
+        for user in users.get(todo.pop(), ()):
+            if id(user) in inside or user is comp.root or own.get(id(user)) is not None:
+                continue  # a scoped reader keeps its scope; the root is everyone's
+            private = []
+            for op in user.operands:
+                if id(op) in inside:
+                    continue
+                if op.opcode not in SCOPE_INPUTS or op.opcode == "parameter" or own.get(id(op)) is not None \
+                        or any(u is not user for u in users.get(op, ())):
+                    return None  # a second input: not a counter
+                private.append(op)
+            for op in (*private, user):
+                if id(op) not in inside:
+                    inside.add(id(op))
+                    members.append(op)
+            todo.append(user)
+            if len(members) > MOST:
+                return None
+    return members if len(members) > 1 else None

@@ -1,0 +1,96 @@
+"""A Keras training step's step counter is drawn in its optimizer's box, never as rows of its own.
+
+Keras's optimizer reads its ``iteration`` variable, adds one (an op TensorFlow names ``Add``,
+with no scope) and hands it back (``XLA_Retvals``: a reshape and a copy). The overview of every
+Keras training step drew ``add``, ``reshape``, ``copy`` (and, for SGD, the parameter) as boxes
+of their own above the model (issue 33, goal 2: bookkeeping never takes rows of its own).
+
+Oracle, outside the renderer: the counter's instructions are found by regex in ``pre.hlo`` —
+the entry parameter ``capture.json`` names ``<optimizer>/iteration``, the instructions whose
+operands are it (or them) and constants, followed to the root — and the optimizer's are the
+instructions whose ``op_name`` starts with ``<optimizer>/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from hloviz import parse
+from hloviz.capture import load_target
+from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
+
+from .test_explorer import read_hlo
+from .test_overview_layer_runs import CAPTURES
+
+#: every sample training step whose capture names its optimizer's step counter
+STEPS = ["cnn_sgd", "cnn_adam", "keras_small_train_step", "mobilenet_v3_adam", "mobilenet_train_sgd"]
+
+_LINE = re.compile(r"^\s*(?:ROOT )?%(\S+) = [^=]*?\b([a-z][\w-]*)\((.*?)\)(?:, |$)(.*)$")
+
+
+def _entry_lines(text: str) -> list[tuple[str, str, str, list[str], str]]:
+    """(name, opcode, what its parentheses hold, operand names, rest) of each instruction of the
+    ENTRY computation (a tuple-shaped one, whose shape holds ``/*index=5*/``, is skipped)."""
+    entry = text[text.index("\nENTRY "):]
+    out = []
+    for line in entry.splitlines()[1:]:
+        m = _LINE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2), m.group(3), re.findall(r"%([\w.\-]+)", m.group(3)), m.group(4)))
+    return out
+
+
+def _counter(name: str, stage: str) -> tuple[str, set[str], set[str]]:
+    """The optimizer's scope, the counter's instructions (the parameter first among them) and
+    the optimizer's own instructions, from the capture's files alone."""
+    info = json.loads((CAPTURES / name / "capture.json").read_text(encoding="utf-8"))
+    number, known = next((k, v) for k, v in info["parameter_names"].items() if v.endswith("/iteration"))
+    optimizer = known.rsplit("/", 1)[0]
+    lines = _entry_lines(read_hlo(CAPTURES / name / f"{stage}.hlo"))
+    param = next(n for n, op, args, _o, _r in lines if op == "parameter" and args == number)
+    constants = {n for n, op, _a, _o, _r in lines if op == "constant"}
+    counter = {param}
+    for n, op, _args, operands, rest in lines:  # text order: an operand is defined before its user
+        if op == "tuple" or f'op_name="{optimizer}/' in rest or not operands:
+            continue
+        if any(o in counter for o in operands) and all(o in counter or o in constants for o in operands):
+            counter.add(n)
+    own = {n for n, _op, _a, _o, rest in lines if f'op_name="{optimizer}/' in rest}
+    return optimizer, counter, own
+
+
+@pytest.mark.parametrize("stage", ["pre", "post"])
+@pytest.mark.parametrize("name", STEPS)
+def test_the_step_counter_is_drawn_in_its_optimizers_box(name, stage):
+    optimizer, counter, own = _counter(name, stage)
+    assert len(counter) >= 2, counter  # the parameter, the add (a fusion, after optimization), …
+    cap = load_target(str(CAPTURES / name))
+    module = parse(cap.pre_text if stage == "pre" else cap.post_text)
+    view = draw_module(module, options=ViewOptions(budget=OVERVIEW_BUDGET), info=cap.info)
+    boxes = view.node_of
+    drawn = {boxes[n] for n in counter if n in boxes}
+    assert drawn, "none of the counter's instructions is drawn"
+    # one box or cluster: every counter instruction shares its box with the optimizer's work
+    # (the optimizer closed, or the counter inside it opened: then none is a top-level row)
+    optimizer_boxes = {boxes[n] for n in own if n in boxes}
+    alone = sorted(n for n in counter if n in boxes and boxes[n] not in optimizer_boxes
+                   and not _inside(view, boxes[n], optimizer))
+    assert not alone, (f"{name}: drawn outside {optimizer}'s box: {alone}")
+
+
+def _inside(view, unit: str, optimizer: str) -> bool:
+    """Whether the drawn unit lies in a cluster of ``optimizer``'s scope (the scope drawn open)."""
+    cut = view.cut
+    if cut is None:
+        return False
+    for key in view.drawn_as:
+        if view.drawn_as[key] == unit:
+            node = cut.tree.nodes[key]
+            while node is not None:
+                if node.kind == "scope" and node.name == optimizer:
+                    return True
+                node = node.parent
+    return False
