@@ -94,3 +94,27 @@ def _inside(view, unit: str, optimizer: str) -> bool:
                     return True
                 node = node.parent
     return False
+
+
+#: the SGD steps: the learning rate is a parameter every layer's update reads
+SGD_STEPS = ["cnn_sgd", "keras_small_train_step", "mobilenet_train_sgd"]
+
+
+@pytest.mark.parametrize("name", SGD_STEPS)
+def test_the_learning_rate_is_folded_into_the_optimizers_work(name):
+    # SGD's learning rate is read by every layer's update: in an opened optimizer the overview
+    # drew it as a box of its own with an arrow to each update block (goal 2: an optimizer's
+    # setting, like a weight, goes into the box that uses it). Oracle: the parameter capture.json
+    # names ``<optimizer>/learning_rate`` and its readers, by regex over pre.hlo.
+    info = json.loads((CAPTURES / name / "capture.json").read_text(encoding="utf-8"))
+    number = next(k for k, v in info["parameter_names"].items() if v.endswith("/learning_rate"))
+    lines = _entry_lines(read_hlo(CAPTURES / name / "pre.hlo"))
+    param = next(n for n, op, args, _o, _r in lines if op == "parameter" and args == number)
+    readers = {n for n, _op, _a, operands, _r in lines if param in operands}
+    assert len(readers) >= 2, readers
+    cap = load_target(str(CAPTURES / name))
+    view = draw_module(parse(cap.pre_text), options=ViewOptions(budget=OVERVIEW_BUDGET), info=cap.info)
+    boxes = view.node_of
+    assert param in boxes
+    shared = {n for n, box in boxes.items() if box == boxes[param]} - {param}
+    assert shared, f"{name}: the learning rate {param} is a box of its own"

@@ -246,6 +246,9 @@ def _node_of_later(g: ViewGraph) -> Callable[[], dict[str, str]]:
     drawn computations' names), so a view kept unread (the explorer holds a page's pictures)
     does not keep the whole graph of units alive."""
     units = [(f"u{u.index}", u.members) for u in g.units if u.alive]
+    # and those folded into another unit's box (a weight, an optimizer's setting: overview.fold_weights)
+    units += [(f"u{g.find(u.index)}", u.members) for u in g.units
+              if not u.alive and g.find(u.index) != u.index and g.units[g.find(u.index)].alive]
     kind = g.kind
     callers = {id(m) for _key, members in units for m in members
                if m.called_computations and m.opcode in _DRAWN_CALLERS and id(m) in kind}

@@ -45,7 +45,8 @@ def fold_weights(g: ViewGraph) -> None:
             continue  # only inside an opened layer: a module's own inputs stay boxes (the first one)
         near = sorted((g.units[i] for i in into if g.units[i].alive and g.units[i].scope == u.scope
                        and home.get(i) == home.get(u.index)), key=lambda t: _first_position(g, t))
-        if not near or (len(into) > 1 and (not all(g.units[i].alive for i in into) or len(near) == len(into))):
+        if not near or (len(into) > 1 and not _optimizers(g, into)
+                        and (not all(g.units[i].alive for i in into) or len(near) == len(into))):
             continue  # several readers, all in its own layer: it stays a box (a module's input)
         # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
         # kernel): folded into its first reader in its own layer, named on the others as a row;
@@ -68,6 +69,16 @@ def fold_weights(g: ViewGraph) -> None:
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def _optimizers(g: ViewGraph, units: set[int]) -> bool:
+    """Whether every unit of ``units`` is the optimizer's work: a parameter they all read is a
+    setting of the optimizer (SGD's learning rate, read by every update), folded into the first
+    of them like a weight, not a box with an arrow to each (MobileNetV3's SGD step: one box and
+    two arrows at the head of the optimizer)."""
+    phase = g.program_order
+    return phase is not None and all(
+        g.units[i].members and phase(g.units[i].members[0]) == "optimizer" for i in units)
 
 
 def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
