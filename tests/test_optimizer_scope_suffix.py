@@ -40,3 +40,41 @@ def test_only_a_number_is_dropped():
     assert parse_op_name("Adam_12/Sub_3").phase == "optimizer"
     assert parse_op_name("sgd_head/dense/MatMul").phase == "forward"
     assert parse_op_name("dense_1/BiasAdd").phase == "forward"
+
+
+@pytest.mark.requires_tf
+def test_every_keras_optimizer_names_an_optimizer_scope():
+    # Keras 3 names an optimizer by its class in snake case, its own way: RMSprop is ``rm_sprop``,
+    # AdamW ``adam_w`` (a step with either read as forward work: its update drawn as "forward ·
+    # block of 13 ×6" between the model's layers). Oracle: the names Keras itself gives, for every
+    # optimizer class it exports.
+    import inspect
+
+    keras = pytest.importorskip("keras")
+    named = {}
+    for attr in dir(keras.optimizers):
+        cls = getattr(keras.optimizers, attr)
+        if not (inspect.isclass(cls) and issubclass(cls, keras.optimizers.Optimizer)) or cls is keras.optimizers.Optimizer:
+            continue
+        try:
+            opt = cls(keras.optimizers.SGD()) if attr == "LossScaleOptimizer" else cls()
+        except TypeError:  # one that wraps others (MultiOptimizer): its name is checked below
+            continue
+        named[attr] = opt.name
+    assert {"SGD", "Adam", "AdamW", "RMSprop"} <= set(named), sorted(named)
+    wrong = {cls: name for cls, name in named.items()
+             if parse_op_name(f"{name}/Mul", "Mul").phase != "optimizer"
+             or parse_op_name(f"{name.upper()}/Mul", "Mul").phase != "optimizer"}
+    assert not wrong, wrong
+
+
+#: ``name`` of each optimizer class Keras 3.15.1 exports (``keras.optimizers.<Class>().name``;
+#: the test above asks the installed Keras itself)
+KERAS_3_NAMES = ["adadelta", "adafactor", "adagrad", "adam", "adam_w", "adamax", "ftrl", "lamb", "lion",
+                 "loss_scale_optimizer", "muon", "nadam", "rm_sprop", "sgd", "schedule_free_adam_w"]
+
+
+@pytest.mark.parametrize("name", KERAS_3_NAMES)
+def test_keras_3_optimizer_ops_are_the_optimizers(name):
+    assert parse_op_name(f"{name}/Mul_3", "Mul").phase == "optimizer"
+    assert parse_op_name(f"{name}_1/Sub", "Sub").phase == "optimizer"  # the second one built

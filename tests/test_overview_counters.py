@@ -118,3 +118,73 @@ def test_the_learning_rate_is_folded_into_the_optimizers_work(name):
     assert param in boxes
     shared = {n for n, box in boxes.items() if box == boxes[param]} - {param}
     assert shared, f"{name}: the learning rate {param} is a box of its own"
+
+
+@pytest.mark.parametrize("name", SGD_STEPS)
+def test_each_learning_rate_broadcast_is_drawn_with_the_layer_it_updates(name):
+    # SGD broadcasts the learning rate to each weight's shape (``sgd/Mul``: broadcast(lr)) before
+    # that weight's update reads it. Reading no layer, the broadcasts stayed in the optimizer's
+    # box — opened, a row of ``broadcast`` boxes. Oracle, by regex over pre.hlo and capture.json:
+    # each broadcast's users, followed to the instruction that reads the weight it updates (an
+    # entry parameter named ``[model/]<layer>/kernel``); the broadcast shares a box with an op of
+    # that layer (``op_name="…/<layer>/…"``).
+    info = json.loads((CAPTURES / name / "capture.json").read_text(encoding="utf-8"))
+    names = dict(info["parameter_names"])
+    lr_number = next(k for k, v in names.items() if v.endswith("/learning_rate"))
+    lines = _entry_lines(read_hlo(CAPTURES / name / "pre.hlo"))
+    params = {n: names.get(args) for n, op, args, _o, _r in lines if op == "parameter"}
+    lr = next(n for n, op, args, _o, _r in lines if op == "parameter" and args == lr_number)
+    users: dict[str, list[str]] = {}
+    for n, _op, _a, operands, _r in lines:
+        for o in operands:
+            users.setdefault(o, []).append(n)
+    operands_of = {n: operands for n, _op, _a, operands, _r in lines}
+    optimizer = names[lr_number].rsplit("/", 1)[0]
+    weights = {p: v for p, v in params.items() if v and "/" in v and not v.startswith(f"{optimizer}/")}
+    for n, op, _a, operands, _r in lines:  # the weight read through a copy or a reshape of it
+        if op in ("copy", "reshape", "bitcast", "convert") and len(operands) == 1 and operands[0] in weights:
+            weights[n] = weights[operands[0]]
+    cap = load_target(str(CAPTURES / name))
+    view = draw_module(parse(cap.pre_text), options=ViewOptions(budget=OVERVIEW_BUDGET), info=cap.info)
+    boxes = view.node_of
+    op_names = {n: re.search(r'op_name="([^"]*)"', rest).group(1) for n, _op, _a, _o, rest in lines
+                if 'op_name="' in rest}
+    checked = 0
+    for b, op, _args, operands, _r in lines:
+        if op != "broadcast" or operands != [lr]:
+            continue
+        todo, seen, layer = [b], {b}, None
+        while todo and layer is None:  # breadth-first to the update reading a weight
+            for u in users.get(todo.pop(0), ()):
+                hit = [weights[o] for o in operands_of.get(u, ()) if o in weights]
+                if hit:
+                    layer = hit[0].split("/")[-2]
+                    break
+                if u not in seen:
+                    seen.add(u)
+                    todo.append(u)
+        assert layer is not None, b
+        mates = {n for n, box in boxes.items() if box == boxes[b]}
+        # (Keras 3 names a layer's call ``conv1_1``: the layer ``conv1``)
+        assert any(re.search(rf"/{layer}(_\d+)?/", op_names.get(m, "")) for m in mates), (b, layer, sorted(mates)[:6])
+        checked += 1
+    assert checked >= 4, checked
+
+
+@pytest.mark.parametrize("name", STEPS)
+def test_no_box_of_the_overview_is_a_result_on_its_way_out(name):
+    # TensorFlow hands each result out through a reshape and a copy (op_name ``XLA_Retvals``);
+    # in an opened scope (the optimizer's, holding only the step counter) they were drawn as two
+    # boxes under the value they hand out. Oracle: those instructions by regex over pre.hlo;
+    # each shares its box with an instruction that is not one of them.
+    lines = _entry_lines(read_hlo(CAPTURES / name / "pre.hlo"))
+    results = {n for n, op, _a, _o, rest in lines if op in ("reshape", "copy") and 'op_name="XLA_Retvals"' in rest}
+    assert len(results) >= 4, results
+    cap = load_target(str(CAPTURES / name))
+    view = draw_module(parse(cap.pre_text), options=ViewOptions(budget=OVERVIEW_BUDGET), info=cap.info)
+    boxes = view.node_of
+    held: dict[str, set[str]] = {}
+    for n, box in boxes.items():
+        held.setdefault(box, set()).add(n)
+    alone = sorted(n for n in results if n in boxes and held[boxes[n]] <= results)
+    assert not alone, alone

@@ -111,7 +111,7 @@ def test_a_coarse_cut_draws_the_optimizer_after_the_model_and_the_loss(tmp_path)
     rows = {title: float(y) for y, title in _BOX.findall(before)}
     assert {"MobileNetV3Small", "sparse_categorical_crossentropy"} <= set(rows), sorted(rows)
     # Adam one box, or opened into blocks of optimizer work (the room the step counter's rows
-    # took before it was drawn in adam's box: hloviz/render/tree/counters.py)
+    # took before it was drawn in adam's box: hloviz/render/tree/bookkeeping.py)
     adam = [y for title, y in rows.items() if title == "adam" or title.startswith("optimizer")]
     assert adam, sorted(rows)
     assert rows["MobileNetV3Small"] < rows["sparse_categorical_crossentropy"] < min(adam)

@@ -35,11 +35,14 @@ GRADIENT_TAPE = "gradient_tape"
 #: ``gradients/dense/MatMul_grad/MatMul``).
 BACKWARD_PREFIXES = frozenset({GRADIENT_TAPE, "gradients"})
 
-#: First segments that name an optimizer's update (Keras 3 lower-cases them, Keras 2 does not;
-#: matched case-insensitively). A user's own ``name_scope("optimizer")`` counts too.
+#: First segments that name an optimizer's update, matched case-insensitively: Keras 2 names an
+#: optimizer by its class (``RMSprop``, ``AdamW``), Keras 3 by the class in snake case, its own
+#: way (``rm_sprop``, ``adam_w``, ``schedule_free_adam_w``: the ``name`` of each optimizer class
+#: of Keras 3.15). A user's own ``name_scope("optimizer")`` counts too.
 OPTIMIZER_SCOPES = frozenset({
-    "adam", "adamw", "adamax", "nadam", "sgd", "rmsprop", "adagrad", "adadelta", "adafactor", "ftrl",
-    "lion", "lamb", "loss_scale_optimizer", "optimizer", "optax", "training",
+    "adam", "adamw", "adam_w", "adamax", "nadam", "sgd", "rmsprop", "rm_sprop", "adagrad", "adadelta",
+    "adafactor", "ftrl", "lion", "lamb", "muon", "schedule_free_adam_w", "schedulefreeadamw",
+    "multi_optimizer", "loss_scale_optimizer", "optimizer", "optax", "training",
 })
 
 #: JAX transformations that wrap a name without being one: ``jvp(f)`` is f's forward pass under

@@ -335,7 +335,7 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
         return mark.kernels if mark is not None else ()
 
     phase_of = scopes.phase_of if scopes is not None else (lambda i: "forward")
-    if g.phases:  # a step counter is drawn as its optimizer's work (:mod:`.tree.counters`)
+    if g.phases:  # a step counter is drawn as its optimizer's work (:mod:`.tree.bookkeeping`)
         drawn_phase, named_phase = g.phases.get, phase_of
         phase_of = lambda i: drawn_phase(id(i)) or named_phase(i)  # noqa: E731
     g.scope_clusters = apply.apply_cut(g, cut, kernels_of=kernels_of, phase_of=phase_of,

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from ...ir import Instruction
-from ...opcodes import STAGING
+from ...opcodes import SCOPE_PLUMBING, STAGING
 from ..tree import layers
 from ..tree.model import ViewGraph
 from ..tree.tree import TreeNode
@@ -146,20 +146,31 @@ def fold_plumbing(g: ViewGraph) -> None:
                 and all(m.opcode in _PLUMBING and not m.metadata.op_name for m in u.members)
                 and all(m.opcode != "fusion" or _stages_a_value(m) for m in u.members))
 
+    def result(u) -> bool:  # TensorFlow's reshape and copy of a value on its way out of the function
+        return (u.alive and not u.root and u.kind == "inst"
+                and all(m.opcode in SCOPE_PLUMBING and m.metadata.op_name == "XLA_Retvals" for m in u.members))
+
     folded: dict[int, list[str]] = {}
     changed = True
     while changed:
         changed = False
         users: dict[int, set[int]] = {}
+        inputs: dict[int, set[int]] = {}
         for src, dst, *_ in g.edges:
             s, d = g.find(src), g.find(dst)
             if s != d:
                 users.setdefault(s, set()).add(d)
-        for index, into in users.items():
-            u = g.units[index]
-            if len(into) != 1 or not plumbing(u):
+                inputs.setdefault(d, set()).add(s)
+        for index in sorted(users.keys() | inputs.keys()):
+            u, into = g.units[index], users.get(index, set())
+            # staged for its one user: into the user; a result on its way out (a step counter's
+            # reshape and copy in an opened optimizer): into the one unit whose value it hands out
+            if len(into) == 1 and plumbing(u):
+                target = g.units[g.find(next(iter(into)))]
+            elif len(inputs.get(index, ())) == 1 and result(u):
+                target = g.units[g.find(next(iter(inputs[index])))]
+            else:
                 continue
-            target = g.units[g.find(next(iter(into)))]
             if not target.alive or target is u:
                 continue
             g.merge([u], target)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ...analysis.attribution import common_scope
 from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
-from .counters import place_counters
+from .bookkeeping import credit_settings, place_counters
 from .model import Place, Unit, ViewGraph
 from .tree import Step, Tree, build_tree
 
@@ -95,6 +95,8 @@ class _Routes:
         own = self.own
         for inst in comp.instructions:
             self.scope_of(inst)
+        if self.updates:  # a learning rate made ready for one layer's update goes with it (.bookkeeping)
+            credit_settings(comp, self.updating, self.updates, users)
         # instructions without a scope take the scope their users share (weights → their layer),
         # and so does what XLA made of them alone before their use without naming it: a copy of a
         # weight, an iota fusion, a transpose of a transposed weight (issue 33: a weight's
@@ -110,7 +112,7 @@ class _Routes:
             if own[id(inst)] is None and inst is not comp.root and (
                     inst.metadata.op_name == "XLA_Retvals" or (inst.opcode in _PLUMBING and not inst.metadata.op_name)):
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
-        if self.scopes is not None:  # a step counter goes where its parameter is drawn (.counters)
+        if self.scopes is not None:  # a step counter goes where its parameter is drawn (.bookkeeping)
             self.g.phases.update(place_counters(comp, own, users, self.g.param_names, self.scopes.get))
 
     def _preparation(self, comp: Computation) -> set[int]:

@@ -115,7 +115,7 @@ class ViewGraph:
         #: entry parameter name → what the user calls it (a variable, an argument); op name → user's line
         self.param_names: dict[str, str] = {}
         #: id(instruction) → the phase it is drawn in where that is not the one its op name gives
-        #: (a step counter drawn in its optimizer's scope: :mod:`hloviz.render.tree.counters`)
+        #: (a step counter drawn in its optimizer's scope: :mod:`hloviz.render.tree.bookkeeping`)
         self.phases: dict[int, str] = {}
         self.source_map: Mapping[str, Any] = {}
         #: per open scope, its children as (unit indices, is a cluster): stacked top-down
