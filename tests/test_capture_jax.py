@@ -142,3 +142,33 @@ def test_xla_dump_folder_from_a_real_jax_run(tmp_path):
     assert load_target(str(out)).post_text == cap.post_text
     lone = load_target(str(cap.info["post_file"]))
     assert lone.info["stage"] == "post" and lone.post_text == cap.post_text
+
+
+def test_hloviz_args_may_hold_example_arrays_and_an_optimizer_state(tmp_path):
+    # HLOVIZ_ARGS written as users write them: the arrays themselves (a model's parameters, an
+    # optimizer state of named tuples with an empty one among them, a PRNG key). Oracle: the
+    # entry's parameter shapes in the captured HLO text, by regex, against numpy's shapes.
+    model = tmp_path / "step.py"
+    model.write_text(textwrap.dedent('''
+        from collections import namedtuple
+        import jax, jax.numpy as jnp
+        State = namedtuple("State", ["count", "mu"])
+        Empty = namedtuple("Empty", [])
+        params = {"w": jnp.zeros((3, 4)), "b": jnp.zeros((4,))}
+        def step(params, state, x, key):
+            empty, s = state
+            g = jax.grad(lambda p: jnp.sum(jnp.tanh(x @ p["w"] + p["b"])))(params)
+            mu = jax.tree_util.tree_map(lambda m, gi: 0.9 * m + gi, s.mu, g)
+            noise = jax.random.normal(key, (4,))
+            return jax.tree_util.tree_map(lambda p, m: p - 0.1 * m, params, mu), (empty, State(s.count + 1, mu)), noise
+        HLOVIZ_ARGS = {"step": [params, (Empty(), State(jnp.zeros((), jnp.int32), params)),
+                                jnp.ones((2, 3), jnp.float16).astype(jnp.float32), jax.random.PRNGKey(0)]}
+    '''))
+    cap = load_target(f"{model}:step")
+    import re
+
+    shapes = sorted(re.findall(r"parameter\(\d+\)", cap.pre_text))
+    entry = cap.pre_text[cap.pre_text.index("ENTRY"):]
+    params = re.findall(r"= ([a-z0-9]+\[[\d,]*\])[^\n]*? parameter\((\d+)\)", entry)
+    assert sorted(s for s, _n in params) == sorted(["f32[4]", "f32[3,4]", "s32[]", "f32[4]", "f32[3,4]",
+                                                   "f32[2,3]", "u32[2]"]), (params, shapes)

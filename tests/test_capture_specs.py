@@ -102,3 +102,28 @@ def test_convention_errors_say_where():
     assert info.value.filename == "m.py: HLOVIZ_ARGS['f'][1]"
     with pytest.raises(HlovizError, match="must be a list of specs"):
         parse_convention(42, where="m.py: HLOVIZ_ARGS['f']")
+
+
+def test_convention_entries_may_be_example_arrays_and_optimizer_states():
+    # A user writes HLOVIZ_ARGS with the arrays their step takes (``jnp.zeros``, a model's
+    # ``init`` output, optax's state: named tuples, ``EmptyState()`` among them); each array
+    # was passed as a static Python value ("Non-hashable static arguments are not supported").
+    # Oracle: numpy's own shapes and dtypes of the arrays given.
+    from collections import namedtuple
+
+    np = pytest.importorskip("numpy")
+    Adam = namedtuple("Adam", ["count", "mu", "nu"])  # noqa: PYI024 (optax's states are such tuples)
+    Empty = namedtuple("Empty", [])  # noqa: PYI024
+    params = {"dense": {"kernel": np.zeros((3, 4), np.float32), "bias": np.zeros((4,), np.float32)}}
+    state = (Empty(), Adam(np.zeros((), np.int32), params, params))
+    x, key = np.ones((2, 3), np.float16), np.zeros((2,), np.uint32)
+    specs = parse_convention([params, state, x, key, 0.5], where="HLOVIZ_ARGS['step']")
+    p, s, xs, ks, lit = specs.positional
+    assert xs == TensorSpec("f16", x.shape) and ks == TensorSpec("u32", key.shape)
+    assert lit == LiteralArg(0.5, "0.5")
+    assert dict(p.leaves()) == {"['dense']['kernel']": TensorSpec("f32", (3, 4)),
+                                "['dense']['bias']": TensorSpec("f32", (4,))}
+    rebuilt = s.map(lambda spec: spec)
+    assert type(rebuilt[0]) is Empty and type(rebuilt[1]) is Adam  # the state's own types
+    assert rebuilt[1].count == TensorSpec("s32", ()) and rebuilt[1].mu["dense"]["bias"] == TensorSpec("f32", (4,))
+    assert len(s.leaves()) == 5

@@ -10,6 +10,7 @@ Argument specs come from the first source that has them:
            "fused_additions": ["f32[100000000]", "f32[]"],
            "scaled": ["f32[8,128]", "2"],          # strings are parsed like --arg
            "by_name": {"x": "f32[4]", "k": 3},     # keywords; non-strings pass through as values
+           "step": [params, opt_state, jnp.zeros((8, 4))],  # arrays give their shapes (a pytree of them)
        }
 
 4. nothing, when the function takes no required arguments.

@@ -94,12 +94,13 @@ class PytreeArg:
         return out
 
     def map(self, fn: Any) -> Any:
-        """The same structure with ``fn(spec)`` at every leaf."""
+        """The same structure with ``fn(spec)`` at every leaf (a named tuple — an optimizer's
+        state, ``ScaleByAdamState(count, mu, nu)`` — stays that type)."""
         def visit(node: Any) -> Any:
             if isinstance(node, dict):
                 return {k: visit(v) for k, v in node.items()}
             if isinstance(node, (list, tuple)):
-                return type(node)(visit(v) for v in node)
+                return _rebuilt(node, [visit(v) for v in node])
             return fn(node)
 
         return visit(self.value)
@@ -112,24 +113,55 @@ Spec = TensorSpec | LiteralArg | PytreeArg
 
 
 def _is_spec_tree(value: Any) -> bool:
-    """A non-empty dict/list/tuple whose leaves are all tensor-spec strings."""
-    if isinstance(value, dict):
-        return bool(value) and all(_is_spec_tree(v) or _is_shape_text(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return bool(value) and all(_is_spec_tree(v) or _is_shape_text(v) for v in value)
-    return False
+    """A dict/list/tuple whose leaves are all tensor specs — shape strings, or arrays and shape
+    structs (:func:`array_spec`) — with at least one leaf (an optimizer's ``EmptyState()`` inside
+    it is an empty branch)."""
+    def walk(node: Any) -> int | None:  # leaves below, None when one is no tensor spec
+        if isinstance(node, dict):
+            found = [walk(v) for v in node.values()]
+        elif isinstance(node, (list, tuple)):
+            found = [walk(v) for v in node]
+        else:
+            return 1 if _is_shape_text(node) or array_spec(node) is not None else None
+        return None if None in found else sum(n for n in found if n is not None)
+
+    return isinstance(value, (dict, list, tuple)) and bool(walk(value))
 
 
 def _is_shape_text(value: Any) -> bool:
     return isinstance(value, str) and _LOOKS_LIKE_SHAPE.match(value) is not None
 
 
+def array_spec(value: Any) -> TensorSpec | None:
+    """The spec of an array or a shape struct given where a spec goes (``HLOVIZ_ARGS`` holding
+    ``jnp.zeros((8, 128))``, ``jax.ShapeDtypeStruct``, ``np.ndarray``, ``tf.TensorSpec``): its
+    shape and element type, none of its values. None for anything else, or a dimension not
+    known (``tf.TensorSpec([None, 3])``)."""
+    if isinstance(value, (str, bytes)) or not (hasattr(value, "shape") and hasattr(value, "dtype")):
+        return None
+    try:
+        dims = tuple(int(d) for d in value.shape)
+    except (TypeError, ValueError):
+        return None
+    dtype = getattr(value.dtype, "name", None) or str(value.dtype)
+    element = _HABITS.get(dtype, dtype)
+    return TensorSpec(element, dims) if element in TENSOR_TYPES and all(d >= 0 for d in dims) else None
+
+
+def _rebuilt(node: list | tuple, children: list) -> Any:
+    """``node``'s type holding ``children``: a named tuple from its fields, a list or tuple."""
+    if isinstance(node, tuple) and hasattr(node, "_fields"):
+        return type(node)(*children)
+    return type(node)(children)
+
+
 def _parse_tree(value: Any, where: str) -> Any:
     if isinstance(value, dict):
         return {k: _parse_tree(v, f"{where}[{k!r}]") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_parse_tree(v, f"{where}[{i}]") for i, v in enumerate(value))
-    return parse_spec(value, where=where)
+        return _rebuilt(value, [_parse_tree(v, f"{where}[{i}]") for i, v in enumerate(value)])
+    spec = array_spec(value)
+    return spec if spec is not None else parse_spec(value, where=where)
 
 
 @dataclass(frozen=True)
@@ -258,9 +290,10 @@ def _leaf_strings(value: Any):
 
 
 def parse_convention(entry: Any, *, where: str) -> ArgSpecs:
-    """Parse one ``HLOVIZ_ARGS`` entry: a list of specs (strings are parsed like ``--arg``; a
-    dict/list/tuple whose leaves are all spec strings is a pytree of tensors; other values are
-    passed through as Python values), or a dict of keyword specs."""
+    """Parse one ``HLOVIZ_ARGS`` entry: a list of specs (strings are parsed like ``--arg``; an
+    array or a shape struct gives its shape; a dict/list/tuple whose leaves are all such is a
+    pytree of tensors; other values are passed through as Python values), or a dict of keyword
+    specs."""
     positional: list[Spec] = []
     keyword: list[tuple[str, Spec]] = []
     if isinstance(entry, dict):
@@ -276,8 +309,11 @@ def parse_convention(entry: Any, *, where: str) -> ArgSpecs:
                          f"not {type(entry).__name__}")
     for i, (name, value) in enumerate(items):
         label = f"{where}[{name!r}]" if name is not None else f"{where}[{i}]"
+        array = array_spec(value)
         if isinstance(value, str):
             spec: Spec = parse_spec(value, where=label)
+        elif array is not None:  # an example array or shape struct: its shape, none of its values
+            spec = array
         elif _is_spec_tree(value):
             spec = PytreeArg(_parse_tree(value, label), _tree_text(value))
         else:
