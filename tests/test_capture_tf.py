@@ -379,3 +379,28 @@ def test_interrupted_cli_dump_leaves_no_folder(tmp_path):
         while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not Path(f"/proc/{child}").exists(), f"capture process {child} outlived hloviz"
+
+
+@pytest.mark.parametrize("weights", ['{"k": "f32[8,2]", "b": "f32[2]"}',
+                                     '{"k": tf.zeros([8, 2]), "b": tf.zeros([2])}'])
+def test_a_dict_argument_of_weights_is_traced_and_named(tmp_path, weights):
+    # ``f(x, w)`` with ``w`` a dict of tensors, its shapes in HLOVIZ_ARGS as strings or as the
+    # tensors themselves: experimental_get_compiler_ir refused the dict of TensorSpecs ("supports
+    # either all inputs are TensorSpec or all inputs are tf.Tensor"), which hloviz reported as a
+    # bug of its own. Oracle: the entry parameters' shapes by regex over the captured HLO, and
+    # the names tf.nest gives the dict's leaves (sorted keys: b, then k).
+    model = tmp_path / "dense.py"
+    model.write_text(textwrap.dedent(f'''
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def f(x, w):
+            return tf.nn.relu(x @ w["k"] + w["b"])
+
+        HLOVIZ_ARGS = {{"f": [tf.zeros([4, 8]), {weights}]}}
+    '''))
+    cap = load_target(f"{model}:f")
+    entry = cap.pre_text[cap.pre_text.index("ENTRY"):]
+    shapes = dict((int(n), s) for s, n in re.findall(r"= (f32\[[\d,]*\])\{?[\d,]*\}? parameter\((\d+)\)", entry))
+    assert shapes == {0: "f32[4,8]", 1: "f32[2]", 2: "f32[8,2]"}, shapes
+    assert cap.info["parameter_names"] == {"0": "x", "1": "w['b']", "2": "w['k']"}
