@@ -401,6 +401,6 @@ def test_a_dict_argument_of_weights_is_traced_and_named(tmp_path, weights):
     '''))
     cap = load_target(f"{model}:f")
     entry = cap.pre_text[cap.pre_text.index("ENTRY"):]
-    shapes = dict((int(n), s) for s, n in re.findall(r"= (f32\[[\d,]*\])\{?[\d,]*\}? parameter\((\d+)\)", entry))
+    shapes = {int(n): s for s, n in re.findall(r"= (f32\[[\d,]*\])\{?[\d,]*\}? parameter\((\d+)\)", entry)}
     assert shapes == {0: "f32[4,8]", 1: "f32[2]", 2: "f32[8,2]"}, shapes
     assert cap.info["parameter_names"] == {"0": "x", "1": "w['b']", "2": "w['k']"}
