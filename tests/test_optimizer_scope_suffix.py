@@ -78,3 +78,49 @@ KERAS_3_NAMES = ["adadelta", "adafactor", "adagrad", "adam", "adam_w", "adamax",
 def test_keras_3_optimizer_ops_are_the_optimizers(name):
     assert parse_op_name(f"{name}/Mul_3", "Mul").phase == "optimizer"
     assert parse_op_name(f"{name}_1/Sub", "Sub").phase == "optimizer"  # the second one built
+
+
+def test_an_optimizer_under_tf_control_flow_is_the_optimizers():
+    # Keras's LossScaleOptimizer applies its update inside a tf.cond (only when the gradients are
+    # finite): ``cond/adam/Mul_3``; ``cond`` is TensorFlow's wrapper, ``adam`` the optimizer.
+    assert parse_op_name("cond/adam/Mul_3", "Mul").phase == "optimizer"
+    assert parse_op_name("cond_1/sgd/Sub", "Sub").phase == "optimizer"
+    assert parse_op_name("cond/dense/MatMul", "MatMul").phase == "forward"  # a model's op in a branch
+
+
+_LOSS_SCALED = """HloModule loss_scaled, entry_computation_layout={(f32[4]{0}, f32[4]{0})->(f32[4]{0}, pred[])}
+
+%both (a: pred[], b: pred[]) -> pred[] {
+  %a = pred[] parameter(0)
+  %b = pred[] parameter(1)
+  ROOT %r = pred[] and(pred[] %a, pred[] %b)
+}
+
+ENTRY %step (arg0.1: f32[4], arg1.1: f32[4]) -> (f32[4], pred[]) {
+  %arg0.1 = f32[4]{0} parameter(0), metadata={op_name="XLA_Args"}
+  %arg1.1 = f32[4]{0} parameter(1), metadata={op_name="XLA_Args"}
+  %mul.1 = f32[4]{0} multiply(f32[4]{0} %arg0.1, f32[4]{0} %arg1.1), metadata={op_type="Mul" op_name="model/dense/mul"}
+  %grad.1 = f32[4]{0} multiply(f32[4]{0} %mul.1, f32[4]{0} %arg1.1), metadata={op_type="Mul" op_name="gradient_tape/model/dense/mul"}
+  %IsFinite.1 = pred[4]{0} is-finite(f32[4]{0} %grad.1), metadata={op_type="IsFinite" op_name="IsFinite"}
+  %c.1 = pred[] constant(true), metadata={op_type="All" op_name="All"}
+  %All.1 = pred[] reduce(pred[4]{0} %IsFinite.1, pred[] %c.1), dimensions={0}, to_apply=%both, metadata={op_type="All" op_name="All"}
+  %Sub.1 = f32[4]{0} subtract(f32[4]{0} %arg0.1, f32[4]{0} %grad.1), metadata={op_type="Sub" op_name="cond/adam/Sub"}
+  ROOT %tuple.1 = (f32[4]{0}, pred[]) tuple(f32[4]{0} %Sub.1, pred[] %All.1)
+}
+
+"""
+
+
+def test_tf_ops_named_at_the_top_that_read_gradients_beside_an_optimizer_are_the_optimizers():
+    # The same step's check of the gradients (``IsFinite``, ``All``: names of one segment, at the
+    # top) read the backward pass's values: the optimizer's work, not forward work between the
+    # model's layers (an unseen mixed-precision step drew them as "forward · block of 6" ×5, the
+    # picture 3,231 pt wide). Oracle: the module above, written so that they read a gradient.
+    from hloviz import parse
+    from hloviz.analysis.scopes import build_scope_tree
+
+    module = parse(_LOSS_SCALED)
+    tree = build_scope_tree(module, stage="pre")
+    phase = {i.name: tree.phase_of(i) for i in module.instructions()}
+    assert phase["grad.1"] == "backward" and phase["Sub.1"] == "optimizer" and phase["mul.1"] == "forward"
+    assert phase["IsFinite.1"] == "optimizer" and phase["All.1"] == "optimizer", phase

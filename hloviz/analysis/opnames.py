@@ -45,6 +45,10 @@ OPTIMIZER_SCOPES = frozenset({
     "multi_optimizer", "loss_scale_optimizer", "optimizer", "optax", "training",
 })
 
+#: The scopes TensorFlow's control flow wraps the ops of its branches and bodies in
+#: (``cond/adam/Mul``: Keras's LossScaleOptimizer updates only when the gradients are finite).
+TF_CONTROL_FLOW = frozenset({"cond", "while", "case"})
+
 #: JAX transformations that wrap a name without being one: ``jvp(f)`` is f's forward pass under
 #: differentiation, ``transpose(…)`` the backward pass, the rest are calls or rewrites of f.
 TRANSFORMS = frozenset({
@@ -241,8 +245,10 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     if not out:
         return OpPath((), "", phase, op_name)
     if phase == "forward":
-        head = out[1] if out[0].startswith(("jit(", "pjit(")) and len(out) > 2 else out[0]
-        if len(out) > 1 and _unnumbered(head.lower()) in OPTIMIZER_SCOPES:
+        k = 1 if out[0].startswith(("jit(", "pjit(")) and len(out) > 2 else 0
+        while k < len(out) - 2 and _unnumbered(out[k]) in TF_CONTROL_FLOW:
+            k += 1  # ``cond/adam/Mul``: a LossScaleOptimizer applies its update in a tf.cond
+        if len(out) > 1 and _unnumbered(out[k].lower()) in OPTIMIZER_SCOPES:
             phase = "optimizer"
         elif len(out) == 1 and op_type == "AddN":
             phase = "backward"

@@ -282,21 +282,21 @@ class _Filing:
 
 
 def _optax_phase(module: HloModule, filing: _Filing) -> None:
-    """A JAX training step's optimizer (optax) is written in the traced function itself, its ops
-    named like forward ops at the top (``jit(step)/mul``): those that read gradients are the
-    optimizer's (:func:`hloviz.analysis.phase_flow.mark_optimizer`), before data flow places the
-    unnamed instructions around them by their phases."""
+    """A JAX step's optimizer (optax) is written in the traced function itself, its ops named like
+    forward ops at the top (``jit(step)/mul``), as are TF's top-level ops (Keras's LossScaleOptimizer
+    checks the gradients with ``IsFinite``, ``All``): those that read gradients are the optimizer's
+    (:func:`hloviz.analysis.phase_flow.mark_optimizer`), before data flow places the rest by phase."""
     root = filing.root
+    jax = any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children)
+    if not jax and "optimizer" not in filing.phase_of.values():
+        return  # TF: only beside an optimizer named as one (a hand-written update keeps its names' phase)
 
-    def top_of_jit(inst: Instruction) -> bool:  # filed in ``jit(f)`` itself, not in a model's scope
-        s = filing.of.get(inst)
-        # (``jvp(…)``: the forward pass under differentiation, the loss's, never the optimizer's)
-        return s is not None and s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit(")) \
-            and "jvp(" not in inst.metadata.op_name
+    def top(inst: Instruction) -> bool:  # in ``jit(f)`` itself (TF: named at the top: ``All_3``), in no model scope
+        s, name = filing.of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work)
+        return s is not None and (s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit("))
+                                  and "jvp(" not in name if jax else s.kind == "top" and "/" not in name)
 
-    if not any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children):
-        return
-    for inst in mark_optimizer(module, filing.phase_of, top_of_jit):
+    for inst in mark_optimizer(module, filing.phase_of, top):
         scope, _phase = filing.votes[inst]
         filing.votes[inst] = (scope, "optimizer")
 
