@@ -127,3 +127,18 @@ def test_convention_entries_may_be_example_arrays_and_optimizer_states():
     assert type(rebuilt[0]) is Empty and type(rebuilt[1]) is Adam  # the state's own types
     assert rebuilt[1].count == TensorSpec("s32", ()) and rebuilt[1].mu["dense"]["bias"] == TensorSpec("f32", (4,))
     assert len(s.leaves()) == 5
+
+
+def test_an_object_whose_shape_raises_is_a_python_value():
+    # anything with ``shape`` and ``dtype`` is read as an array; an object whose property raises
+    # (a lazy dataset, a half-built tensor) is passed on as the Python value it is, not a crash
+    class Lazy:
+        dtype = "float32"
+
+        @property
+        def shape(self):
+            raise RuntimeError("not materialised")
+
+    lazy = Lazy()
+    (spec,) = parse_convention([lazy], where="HLOVIZ_ARGS['f']").positional
+    assert isinstance(spec, LiteralArg) and spec.value is lazy

@@ -137,13 +137,14 @@ def array_spec(value: Any) -> TensorSpec | None:
     ``jnp.zeros((8, 128))``, ``jax.ShapeDtypeStruct``, ``np.ndarray``, ``tf.TensorSpec``): its
     shape and element type, none of its values. None for anything else, or a dimension not
     known (``tf.TensorSpec([None, 3])``)."""
-    if isinstance(value, (str, bytes)) or not (hasattr(value, "shape") and hasattr(value, "dtype")):
+    if isinstance(value, (str, bytes, int, float, complex)):
         return None
-    try:
-        dims = tuple(int(d) for d in value.shape)
-    except (TypeError, ValueError):
+    try:  # the user's object: any property may raise
+        shape, dtype_of = value.shape, value.dtype
+        dims = tuple(int(d) for d in shape)
+        dtype = getattr(dtype_of, "name", None) or str(dtype_of)
+    except Exception:  # noqa: BLE001 — no shape and dtype to read: not an array
         return None
-    dtype = getattr(value.dtype, "name", None) or str(value.dtype)
     element = _HABITS.get(dtype, dtype)
     return TensorSpec(element, dims) if element in TENSOR_TYPES and all(d >= 0 for d in dims) else None
 
