@@ -6,8 +6,10 @@
 those ops says where they belong, so each was drawn as a box of its own — ``add``, ``reshape``,
 ``copy`` (and, for SGD, whose updates never read the count, the parameter too) ahead of the
 model in every Keras training step's overview. A counter is found by data flow: an entry
-parameter and the unscoped instructions computed from it and constants alone (followed through
-unscoped users; more than :data:`MOST` is work, not bookkeeping, and is left as it was). It
+parameter and the unscoped instructions computed from it and constants alone, whose values only
+leave the function (followed through unscoped users; one read by a scoped op — a weight's
+``bitcast`` read by its layer — or more than :data:`MOST` is work, not bookkeeping, and is left
+as it was). It
 goes where its parameter is drawn: the scope its users share (Adam's bias corrections read the
 count: ``adam``), else the scope the parameter's own name designates, exactly
 (``sgd_1/iteration`` → ``sgd_1``; a name, never a guess) — :func:`place_counters`.
@@ -78,9 +80,14 @@ def _counter(comp: Computation, param: Instruction, own: Mapping[int, object],
     inside = {id(param)}
     todo = [param]
     while todo:
-        for user in users.get(todo.pop(), ()):
-            if id(user) in inside or user is comp.root or own.get(id(user)) is not None:
-                continue  # a scoped reader keeps its scope; the root is everyone's
+        value = todo.pop()
+        for user in users.get(value, ()):
+            if id(user) in inside or user is comp.root:
+                continue  # the root is everyone's
+            if own.get(id(user)) is not None:
+                if value is param:
+                    continue  # a scoped reader of the counter itself (Adam's bias correction)
+                return None  # what it computed is read by a layer's work (a weight's bitcast): work
             private = []
             for op in user.operands:
                 if id(op) in inside:
