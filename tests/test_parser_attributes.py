@@ -3,6 +3,8 @@ the careful, bracket-aware split gives, on every list it accepts, and refuses th
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +46,7 @@ def test_lists_of_another_form_are_refused():
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=12))
 @example(pieces=["}", ", k=", "{"])  # ", metadata={}, k={}": two attributes, as XLA's parser reads it
+@example(pieces=["}", ", k=", "\\", ", k=", "{"])  # ", k=\\, k={}": one key twice (hypothesis found it)
 def test_a_list_of_metadata_alone_splits_as_any_other(pieces):
     # the one-match path for ", metadata={...}" alone (most first-seen lists of a large JAX
     # module) gives what the careful split gives, and refuses what the general pattern refuses
@@ -53,9 +56,14 @@ def test_a_list_of_metadata_alone_splits_as_any_other(pieces):
         return
     assert common == _split_carefully(text, 0)
     # the pieces may close the metadata early and start another attribute (", k={"): the split
-    # is then into more than one, metadata first, and written back it is the text again
+    # is then into more than one, metadata first, and written back it is the text again — unless
+    # a key comes twice (XLA refuses that; the tolerant parser keeps the last, as a dict does)
     assert next(iter(common)) == "metadata"
-    assert "".join(f", {k}={v}" for k, v in common.items()) == text
+    keys = re.findall(r", ([A-Za-z_][\w.-]*)=", text)
+    if len(keys) == len(set(keys)):
+        assert "".join(f", {k}={v}" for k, v in common.items()) == text
+    else:
+        assert set(common) <= set(keys)
     if text.count("{") == 1 and text.count("}") == 1 and "\"" not in text:
         assert common == {"metadata": text[len(", metadata="):]}
 
