@@ -231,3 +231,26 @@ def test_a_counter_is_bookkeeping_a_weights_bitcast_is_not():
     assert own[id(by["Add.1"])] is optimizer and own[id(by["XLA_Retvals.1"])] is optimizer
     assert own[id(by["one"])] is optimizer  # the counter's own constant
     assert phases[id(by["Add.1"])] == "optimizer" and id(by["bitcast.1"]) not in phases
+
+
+def test_adamws_step_count_is_folded_into_the_optimizers_work():
+    # A Keras AdamW step (benchmarks/heldout/opt_steps.py, its unoptimized module kept in
+    # tests/data/steps/keras_adamw): the step count ``adam_w/iteration`` is read by several of the
+    # opened optimizer's blocks (its bias corrections), and was a box of its own with an arrow to
+    # each — an optimizer's setting, folded like a weight into the first block reading it. Oracle:
+    # the parameter capture.json names and its readers, by regex over the text.
+    import gzip
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent / "data" / "steps" / "keras_adamw"
+    info = json.loads((folder / "capture.json").read_text(encoding="utf-8"))
+    text = gzip.decompress((folder / "pre.hlo.gz").read_bytes()).decode("utf-8")
+    number = next(k for k, v in info["parameter_names"].items() if v == "adam_w/iteration")
+    lines = _entry_lines(text)
+    count = next(n for n, op, args, _o, _r in lines if op == "parameter" and args == number)
+    readers = {n for n, _op, _a, operands, _r in lines if count in operands}
+    assert len(readers) >= 2, readers
+    boxes = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET), info=info).node_of
+    assert count in boxes, "the step count is in no box"
+    mates = {n for n, box in boxes.items() if box == boxes[count]}
+    assert mates - {count}, "the step count is a box of its own"

@@ -73,9 +73,8 @@ def fold_weights(g: ViewGraph) -> None:
 
 def _optimizers(g: ViewGraph, units: set[int]) -> bool:
     """Whether every unit of ``units`` is the optimizer's work: a parameter they all read is a
-    setting of the optimizer (SGD's learning rate, read by every update), folded into the first
-    of them like a weight, not a box with an arrow to each (MobileNetV3's SGD step: one box and
-    two arrows at the head of the optimizer)."""
+    setting of the optimizer (AdamW's step count, read by its bias corrections in several blocks),
+    folded into the first of them like a weight, not a box with an arrow to each."""
     phase = g.program_order
     return phase is not None and all(
         g.units[i].members and phase(g.units[i].members[0]) == "optimizer" for i in units)
