@@ -193,7 +193,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
     kwargs = {k: to_tf_arg(tf, s, k) for k, s in specs.keyword}
     # experimental_get_compiler_ir takes TensorSpecs or values, not a mix, nor a dict of specs (a
     # layer's weights): those compile the traced concrete function with its flat specs instead
-    literal = any(isinstance(s, (LiteralArg, PytreeArg)) for s in specs.positional) or any(
+    from_concrete = any(isinstance(s, (LiteralArg, PytreeArg)) for s in specs.positional) or any(
         isinstance(s, (LiteralArg, PytreeArg)) for _, s in specs.keyword)
 
     ctx, device_name = _device_context(tf, device)
@@ -201,7 +201,7 @@ def capture_tf(target: PythonTarget, arg_options: tuple[str, ...], *, device: st
         caller = frozenset((f.filename, f.lineno or 0) for f in traceback.extract_stack())
         with user_code(f"tracing {name}", file=target.file, hint=tracing_hint(specs)):
             concrete = jit_fn.get_concrete_function(*args, **kwargs)
-        if literal:
+        if from_concrete:
             from tensorflow.python.eager.polymorphic_function import compiler_ir
 
             flat = [s for s in tf.nest.flatten(concrete.structured_input_signature) if isinstance(s, tf.TensorSpec)]

@@ -150,6 +150,7 @@ def fold_plumbing(g: ViewGraph) -> None:
                 and all(m.opcode in SCOPE_PLUMBING and m.metadata.op_name == "XLA_Retvals" for m in u.members))
 
     folded: dict[int, list[str]] = {}
+    handed: dict[int, list[str]] = {}  # the results folded in (named XLA_Retvals: not "no op_name")
     changed = True
     while changed:
         changed = False
@@ -165,21 +166,23 @@ def fold_plumbing(g: ViewGraph) -> None:
             # staged for its one user: into the user; a result on its way out (a step counter's
             # reshape and copy in an opened optimizer): into the one unit whose value it hands out
             if len(into) == 1 and plumbing(u):
-                target = g.units[g.find(next(iter(into)))]
+                target, kept = g.units[g.find(next(iter(into)))], folded
             elif len(inputs.get(index, ())) == 1 and result(u):
-                target = g.units[g.find(next(iter(inputs[index])))]
+                target, kept = g.units[g.find(next(iter(inputs[index])))], handed
             else:
                 continue
             if not target.alive or target is u:
                 continue
             g.merge([u], target)
-            folded.setdefault(target.index, []).extend(m.opcode for m in u.members)
-            folded[target.index].extend(folded.pop(u.index, []))
+            kept.setdefault(target.index, []).extend(m.opcode for m in u.members)
+            for rows in (folded, handed):
+                rows.setdefault(target.index, []).extend(rows.pop(u.index, []))
             changed = True  # the broadcast the copies read has one user now: another round
-    for index, ops in folded.items():
-        if g.units[index].alive:
-            g.units[index].extra_rows.append(Row(f"+ {labels.histogram_text(ops)} (no op_name)", small=True, italic=True))
-    if folded:
+    for rows, why in ((folded, "no op_name"), (handed, "XLA_Retvals: handing it out")):
+        for index, ops in rows.items():
+            if ops and g.units[index].alive:
+                g.units[index].extra_rows.append(Row(f"+ {labels.histogram_text(ops)} ({why})", small=True, italic=True))
+    if folded or handed:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
 
