@@ -15,7 +15,11 @@ Here every drawn unit gets a place in the program:
   optimization, XLA's schedule after). Not the first: XLA schedules a layer's weight
   preparation (a transpose, a cast) early, which put ``logits`` above ``conv2`` in the CNN
   step's optimized column. Only instructions with an op name of their own count where the unit
-  has any: a weight's copy, placed in its layer by use, has none;
+  has any: a weight's copy, placed in its layer by use, has none; and of those, only the ones
+  that read a value another unit computed, where the unit has any (its weights' preparation,
+  made of parameters and constants alone, runs wherever XLA schedules it: a batch norm's
+  ``Rsqrt`` of its moving variance first of all, which stood Xception's batch norms above
+  their convolutions by the median of two);
 * the root last; a unit of parameters alone, or of anything without drawn operands (an iota
   fusion, a broadcast constant; not the optimizer's own work), just before its first user — a unit that only carries a
   parameter's value on (its ``reshape``) where a parameter goes: beside the unit before its user.
@@ -119,20 +123,40 @@ def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str])
     """The phase and median position of a unit's instructions of the top computation."""
     by_phase: dict[int, list[int]] = {}
     named: dict[int, list[int]] = {}
+    working: dict[int, list[int]] = {}
+    prepared = _weight_preparation(g, u, top)
     for m in u.members:
         if m.parent is top and m.opcode not in _UNRANKED:
             rank, spot = _RANK.get(phase_of(m), 0), g.position(m)
             by_phase.setdefault(rank, []).append(spot)
             if m.metadata.op_name:
                 named.setdefault(rank, []).append(spot)
-    by_phase = named or by_phase
+                if id(m) not in prepared:
+                    working.setdefault(rank, []).append(spot)
     if by_phase:
-        rank = min(by_phase)
-        spots = sorted(by_phase[rank])
+        # the phase of its earliest work; where it is, by what does that work on the program's
+        # values (not its weights' preparation), else by its named instructions, else all
+        rank = min(named or by_phase)
+        spots = sorted(working.get(rank) or named.get(rank) or by_phase[rank])
         return (rank, spots[(len(spots) - 1) // 2])
     if u.members and u.members[0].parent is not top and u.members[0].opcode not in _UNRANKED:
         return (0, u.pos[1])  # a unit drawn from inside a fusion of the top computation
     return None
+
+
+def _weight_preparation(g: ViewGraph, u: Unit, top) -> set[int]:
+    """Ids of ``u``'s members of the top computation that read nothing computed by another unit:
+    parameters, constants and what the unit itself made of them (a kernel's transpose, a batch
+    norm's scale from its moving variance). XLA schedules such work wherever it likes, mostly
+    first: a batch norm's box holding the fusion that folds its statistics (scheduled at the
+    top) and the one applying them (after its convolution) stood above the convolution by the
+    median of two, and every later layer's arrow ran back up (Xception's optimized column)."""
+    prepared: set[int] = set()
+    for m in sorted((m for m in u.members if m.parent is top), key=g.position):  # operands first
+        if all(o.opcode in SCOPE_INPUTS or id(o) in prepared for o in m.operands):
+            prepared.add(id(m))
+    return prepared
+    return prepared
 
 
 def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruction], str]) -> tuple[int, float] | None:
