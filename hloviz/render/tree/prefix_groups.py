@@ -32,12 +32,50 @@ def group_by_prefix(root: TreeNode, group_at: int) -> None:
         node = stack.pop()
         scopes = [c for c in node.children if c.kind == "scope"]
         if len(scopes) > group_at and not node.structured:
-            _group_children(node, scopes, 1, group_at)
+            lasts = {id(s): _last(s) for s in scopes}
+            ranked = sorted(scopes, key=lambda s: lasts[id(s)])
+            _group_children(node, scopes, 1, group_at, _Run({id(s): i for i, s in enumerate(ranked)}, lasts))
         stack.extend(c for c in node.children if not c.is_leaf)
 
 
-def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at: int) -> None:
-    """Group ``scopes`` (children of ``node``) by their first ``ntok`` name tokens, recursively."""
+class _Run:
+    """Where the scopes being grouped run: each one's rank among its siblings and the order of
+    its last leaf (where its work ends: XLA schedules a layer's weight preparation anywhere,
+    mostly first). A group of siblings is one run of the program only when its members are
+    consecutive there: ConvNeXt's ``stage_*`` layers are four stages with the downsampling
+    blocks between them, and drawn as one group the box reached from the stem to the head, its
+    arrows running back up to each downsampling block (issue 33: grouping by the model's
+    structure, never by a shared name prefix alone)."""
+
+    def __init__(self, rank: dict[int, int], lasts: dict[int, int]) -> None:
+        self.rank, self.lasts = rank, lasts
+
+    def consecutive(self, members: list[TreeNode]) -> bool:
+        ranks = sorted(self.rank[id(m)] for m in members)
+        return ranks[-1] - ranks[0] == len(ranks) - 1
+
+    def span(self, members: list[TreeNode]) -> tuple[int, int]:
+        return (min(self.lasts[id(m)] for m in members), max(self.lasts[id(m)] for m in members))
+
+
+def _last(node: TreeNode) -> int:
+    """The order of the last leaf below ``node``."""
+    last = node.order
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_leaf:
+            last = max(last, n.order)
+        stack.extend(n.children)
+    return last
+
+
+def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at: int, run: _Run) -> None:
+    """Group ``scopes`` (children of ``node``) by their first ``ntok`` name tokens, recursively;
+    a prefix whose scopes are not one run of the program (:class:`_Run`) is grouped by more of
+    their names instead (``stage_0_*``, ``stage_1_*`` …), and the unscoped instructions that run
+    inside a group's span (a residual ``Add`` of the model's own between two of its layers) go
+    into it."""
     longest = max(len(_tokens(s.name)) for s in scopes)
     while ntok < longest:
         by: dict[str, list[TreeNode]] = {}
@@ -54,16 +92,23 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
             # one layer kind numbered by Keras (conv2d, conv2d_1, … conv2d_8): a shared name
             # prefix of unrelated layers, not a block of the model (issue 33)
             continue
+        if not run.consecutive(members):
+            if ntok + 1 < longest:
+                _group_children(node, members, ntok + 1, group_at, run)
+            continue
         key = f"{node.key}/g:{prefix}" if node.key else f"g:{prefix}"
         group = TreeNode(key, "group", prefix, node.path, f"{prefix}_*", node, depth=node.depth)
-        for m in members:
-            node.children.remove(m)
-            m.parent = group
-            group.children.append(m)
+        first, last = run.span(members)
+        inside = {id(m) for m in members}
+        for c in list(node.children):
+            if id(c) in inside or (c.is_leaf and first < c.order < last):
+                node.children.remove(c)
+                c.parent = group
+                group.children.append(c)
         rekey(group)
         node.children.append(group)
         if len(members) > group_at:
-            _group_children(group, members, ntok + 1, group_at)
+            _group_children(group, members, ntok + 1, group_at, run)
 
 
 _NUMBERED = re.compile(r"(?:_\d+)+$")
