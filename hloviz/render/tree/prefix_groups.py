@@ -5,12 +5,14 @@ with ``group`` nodes over siblings that share their first name tokens (``block_5
 ``block_5_depthwise``… under ``block_5``; recursively, so ResNet's ``conv2_block1_1_conv`` sits
 under ``conv2`` › ``conv2_block1``): a picture that cannot show 160 layers can show 20 blocks.
 One layer kind numbered by Keras (``conv2d``, ``conv2d_1`` …) is not grouped
-(:func:`numbered_base`).
+(:func:`numbered_base`), nor are layers sharing a prefix that do not run one after another
+(:class:`_Run`): those are grouped by more of their names.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from .nodes import TreeNode, rekey
 
@@ -26,7 +28,15 @@ def _first_word(name: str) -> str:
     return toks[0] if toks else name
 
 
-def group_by_prefix(root: TreeNode, group_at: int) -> None:
+def group_by_prefix(root: TreeNode, group_at: int, succ: Mapping[str, Sequence[str]] | None = None) -> None:
+    """Group the scope children of every node with more than ``group_at`` of them by name
+    prefix (:func:`_group_children`); ``succ`` (leaf → the leaves it feeds) lets an unscoped
+    instruction that closes a group (a residual ``Add`` reading only the group's values) join it,
+    with the parameters only the group reads."""
+    preds: dict[str, list[str]] = {}
+    for a, bs in (succ or {}).items():
+        for b in bs:
+            preds.setdefault(b, []).append(a)
     stack = [root]
     while stack:
         node = stack.pop()
@@ -34,7 +44,8 @@ def group_by_prefix(root: TreeNode, group_at: int) -> None:
         if len(scopes) > group_at and not node.structured:
             lasts = {id(s): _last(s) for s in scopes}
             ranked = sorted(scopes, key=lambda s: lasts[id(s)])
-            _group_children(node, scopes, 1, group_at, _Run({id(s): i for i, s in enumerate(ranked)}, lasts))
+            _group_children(node, scopes, 1, group_at,
+                            _Run({id(s): i for i, s in enumerate(ranked)}, lasts, preds, succ or {}))
         stack.extend(c for c in node.children if not c.is_leaf)
 
 
@@ -47,8 +58,20 @@ class _Run:
     arrows running back up to each downsampling block (issue 33: grouping by the model's
     structure, never by a shared name prefix alone)."""
 
-    def __init__(self, rank: dict[int, int], lasts: dict[int, int]) -> None:
-        self.rank, self.lasts = rank, lasts
+    def __init__(self, rank: dict[int, int], lasts: dict[int, int], preds: Mapping[str, Sequence[str]],
+                 succ: Mapping[str, Sequence[str]]) -> None:
+        self.rank, self.lasts, self.preds, self.succ = rank, lasts, preds, succ
+
+    def closes(self, leaf: TreeNode, inside: set[str]) -> bool:
+        """Whether ``leaf`` reads a value of the group (leaf names ``inside``) and otherwise only
+        sources (a parameter, a constant: leaves fed by nothing)."""
+        reads = self.preds.get(leaf.name, ())
+        return any(r in inside for r in reads) and all(r in inside or not self.preds.get(r) for r in reads)
+
+    def feeds_only(self, leaf: TreeNode, inside: set[str]) -> bool:
+        """Whether ``leaf`` is a source (fed by nothing) read only inside the group."""
+        users = self.succ.get(leaf.name, ())
+        return not self.preds.get(leaf.name) and bool(users) and all(u in inside for u in users)
 
     def consecutive(self, members: list[TreeNode]) -> bool:
         ranks = sorted(self.rank[id(m)] for m in members)
@@ -56,6 +79,16 @@ class _Run:
 
     def span(self, members: list[TreeNode]) -> tuple[int, int]:
         return (min(self.lasts[id(m)] for m in members), max(self.lasts[id(m)] for m in members))
+
+
+def _leaves(node: TreeNode) -> list[TreeNode]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.is_leaf:
+            out.append(n)
+        stack.extend(n.children)
+    return out
 
 
 def _last(node: TreeNode) -> int:
@@ -100,8 +133,15 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
         group = TreeNode(key, "group", prefix, node.path, f"{prefix}_*", node, depth=node.depth)
         first, last = run.span(members)
         inside = {id(m) for m in members}
-        for c in list(node.children):
-            if id(c) in inside or (c.is_leaf and first < c.order < last):
+        names = {leaf.name for m in members for leaf in _leaves(m)}
+        for c in sorted(node.children, key=lambda c: c.order):
+            if id(c) in inside or (c.is_leaf and (first < c.order < last or run.closes(c, names))):
+                node.children.remove(c)
+                c.parent = group
+                group.children.append(c)
+                names.add(c.name)
+        for c in list(node.children):  # and the parameters only they read (a layer scale)
+            if c.is_leaf and run.feeds_only(c, names):
                 node.children.remove(c)
                 c.parent = group
                 group.children.append(c)

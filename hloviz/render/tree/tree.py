@@ -42,7 +42,8 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
       children's names already group them the same way;
     * sibling scopes grouped by shared name prefix (``block_5_expand``, ``block_5_depthwise``…
       under ``block_5``; recursively, so ResNet's ``conv2_block1_1_conv`` sits under ``conv2`` ›
-      ``conv2_block1``): a picture that cannot show 160 layers can show 20 blocks;
+      ``conv2_block1``): a picture that cannot show 160 layers can show 20 blocks — only
+      siblings that run one after another (``succ``: the unscoped ops closing a group join it);
     * a node still holding more than ``run_at`` leaves (a chain, where every op is a cut; ops
       beside a few named scopes) has them split where the data flow is narrowest
       (:func:`~.waists.split_at_waists`): blocks of at most ``run_at`` members, each ending where the fewest
@@ -88,7 +89,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         flow = None if forward is None else _successors((a, b) for a, b in edges if a in forward and b in forward)
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ,
                            forward=flow)
-    group_by_prefix(root, group_at)
+    group_by_prefix(root, group_at, succ)
     size_tree(root)
     if split_crowded(root, run_at, group_at, succ, names, every=False, label=label):
         size_tree(root)
