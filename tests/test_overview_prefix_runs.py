@@ -62,3 +62,23 @@ def test_each_stage_is_a_group_of_its_own_in_program_order(stage, tmp_path, caps
     shown = [p for p in order if p in drawn]
     assert len(shown) >= 5, (order, sorted(drawn))
     assert sorted(shown, key=drawn.__getitem__) == shown, drawn
+
+
+_NODE_TITLE = re.compile(r'<g id="node\d+" class="node">.*?xlink:title="([^"]*)"', re.DOTALL)
+
+
+@pytest.mark.parametrize("stage", ["pre", "post"])
+def test_no_weight_is_a_box_of_its_own(stage, tmp_path, capsys):
+    """The layer scales and biases the residual adds read are in their stage's box, not rows of
+    ``parameter N`` boxes beside the column (issue 33, goal 2). Oracle: the entry computation's
+    parameters, by regex over the HLO text; a drawn node's tooltip starts with its instruction."""
+    text = gzip.decompress((CAPTURE / f"{stage}.hlo.gz").read_bytes()).decode("utf-8")
+    entry = text.split("\nENTRY ", 1)[1]
+    params = set(re.findall(r"^\s*%?([\w.\-]+) = \S+ parameter\(\d+\)", entry, re.MULTILINE))
+    assert len(params) > 100
+    out = tmp_path / "p.svg"
+    assert main(["render", str(CAPTURE), "--stage", stage, "-o", str(out)]) in (None, 0)
+    capsys.readouterr()
+    alone = [t.split(" ", 1)[0] for t in _NODE_TITLE.findall(out.read_text(encoding="utf-8"))
+             if t.split(" ", 1)[0] in params]
+    assert not alone
