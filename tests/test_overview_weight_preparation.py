@@ -74,3 +74,41 @@ def test_no_arrow_runs_back_and_the_input_is_drawn_first(tmp_path, capsys):
     layers = [k for _, k in numbered]
     assert layers == sorted(layers), numbered
     assert all(y >= first for y, k in numbered if k > 1)
+
+
+def _hoisted_rng_module(n: int = 30) -> str:
+    """A model as TensorFlow emits a dropout layer's random bits: each ``drop<i>`` draws them
+    from its seed parameter and a broadcast constant at the top of the entry, long before the
+    ``multiply`` that applies them to layer ``i``'s input; ``act<i>`` follows it."""
+    lines = ["HloModule hoisted_rng", "",
+             "ENTRY %main (x: f32[8]" + "".join(f", s{i}: f32[8]" for i in range(1, n + 1)) + ") -> f32[8] {",
+             '  %x = f32[8] parameter(0), metadata={op_name="XLA_Args"}']
+    lines += [f'  %s{i} = f32[8] parameter({i}), metadata={{op_name="XLA_Args"}}' for i in range(1, n + 1)]
+    lines.append("  %c = f32[] constant(2)")
+    for i in range(1, n + 1):
+        lines += [f"  %cb{i} = f32[8] broadcast(f32[] %c), dimensions={{}}",
+                  f'  %ra{i} = f32[8] multiply(f32[8] %s{i}, f32[8] %cb{i}), metadata={{op_name="m/drop{i}/rng/mul"}}',
+                  f'  %rb{i} = f32[8] add(f32[8] %ra{i}, f32[8] %cb{i}), metadata={{op_name="m/drop{i}/rng/add"}}']
+    h = "x"
+    for i in range(1, n + 1):
+        root = "ROOT " if i == n else ""
+        lines += [f'  %d{i} = f32[8] multiply(f32[8] %{h}, f32[8] %rb{i}), metadata={{op_name="m/drop{i}/mul"}}',
+                  f'  {root}%h{i} = f32[8] tanh(f32[8] %d{i}), metadata={{op_name="m/act{i}/Tanh"}}']
+        h = f"h{i}"
+    return "\n".join([*lines, "}", ""])
+
+
+def test_random_bits_drawn_from_a_seed_and_broadcast_literals_are_preparation(tmp_path, capsys):
+    """An op reading a broadcast constant (a literal carried to a shape) is preparation as much
+    as one reading the constant itself: the dropout layers' boxes stand where their masks are
+    applied, in layer order, and no arrow runs back (the module has no backward pass: its
+    generator above writes none; 6 ran back when such ops counted as work)."""
+    path = tmp_path / "hoisted.hlo"
+    path.write_text(_hoisted_rng_module(), encoding="utf-8")
+    out = tmp_path / "p.svg"
+    assert main(["render", str(path), "-o", str(out)]) in (None, 0)
+    assert "against program order" not in capsys.readouterr().err
+    numbered = sorted((y, min(int(n) for n in re.findall(r"m/(?:drop|act)(\d+)/", title)))
+                      for y, title in _tops(out.read_text(encoding="utf-8")) if re.search(r"m/(?:drop|act)\d+/", title))
+    layers = [k for _, k in numbered]
+    assert len(layers) >= 10 and layers == sorted(layers), numbered

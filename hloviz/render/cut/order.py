@@ -153,9 +153,18 @@ def _weight_preparation(g: ViewGraph, u: Unit, top) -> set[int]:
     median of two, and every later layer's arrow ran back up (Xception's optimized column)."""
     prepared: set[int] = set()
     for m in sorted((m for m in u.members if m.parent is top), key=g.position):  # operands first
-        if all(o.opcode in SCOPE_INPUTS or id(o) in prepared for o in m.operands):
+        if all(id(o) in prepared or _sourced(o) for o in m.operands):
             prepared.add(id(m))
     return prepared
+
+
+def _sourced(inst: Instruction, depth: int = 4) -> bool:
+    """A parameter, a constant or an iota, or such a value carried on (a ``broadcast`` of a
+    constant, a ``convert`` of a parameter: TF's dropout draws its random bits from its seed
+    and broadcast literals, each drawn as a box of its own)."""
+    if inst.opcode in SCOPE_INPUTS:
+        return True
+    return depth > 0 and inst.opcode in VALUE_CARRIERS and all(_sourced(o, depth - 1) for o in inst.operands)
     return prepared
 
 
