@@ -165,7 +165,6 @@ def _sourced(inst: Instruction, depth: int = 4) -> bool:
     if inst.opcode in SCOPE_INPUTS:
         return True
     return depth > 0 and inst.opcode in VALUE_CARRIERS and all(_sourced(o, depth - 1) for o in inst.operands)
-    return prepared
 
 
 def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruction], str]) -> tuple[int, float] | None:
