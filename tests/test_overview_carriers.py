@@ -67,3 +67,44 @@ def test_a_parameters_reshape_shares_a_row(capture, tmp_path):
     for name in drawn:
         top, bottom = boxes[name]
         assert any(other != name and t < bottom and b > top for other, (t, b) in boxes.items()), name
+
+
+_TOOLTIP = re.compile(r'<g id="node\d+" class="node">.*?xlink:title="([^"]*)"', re.DOTALL)
+
+
+@pytest.mark.parametrize("capture", ["mobilenet_v2", "keras_cnn_train", "keras_transformer"])
+def test_a_bitcast_of_a_computed_value_is_no_box_of_its_own(capture, tmp_path):
+    """A ``bitcast`` XLA left at the top level is its operand's bytes in another shape (no work,
+    no kernel): the overview folds it into the box that computes its operand, with a row saying
+    so (``+ bitcast ×1 (its value in another shape)``), instead of a box of its own between that
+    box and its user (MobileNetV2's ``predictions``; 17 such boxes down an unseen NASNet's
+    optimized column). Oracle: the entry's bitcasts of a computed value (not of a parameter),
+    by regex over ``post.hlo``; a drawn node's tooltip starts with its instruction's name."""
+    plain = CAPTURES / capture / "post.hlo"
+    text = plain.read_text(encoding="utf-8") if plain.exists() else \
+        gzip.decompress((CAPTURES / capture / "post.hlo.gz").read_bytes()).decode("utf-8")
+    lines = _entry(text)
+    opcode = {m.group(1): m.group(2) for m in map(_INST.match, lines) if m}
+    computed = set()
+    for m in map(_INST.match, lines):
+        if m and m.group(2) == "bitcast" and not line_is_root(lines, m.group(1)):
+            operand = m.group(3).strip().split(" ")[-1].lstrip("%")
+            if opcode.get(operand) not in (None, "parameter", "constant"):
+                computed.add(m.group(1))
+    assert computed, "the optimized module bitcasts a computed value at the top level"
+    out = tmp_path / "x.svg"
+    try:
+        code = main(["render", str(CAPTURES / capture), "--stage", "post", "-o", str(out)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    svg = out.read_text(encoding="utf-8")
+    alone = [t.split(" ", 1)[0] for t in _TOOLTIP.findall(svg) if t.split(" ", 1)[0] in computed]
+    assert not alone
+    assert "(its value in another shape)" in svg
+
+
+def line_is_root(lines: list[str], name: str) -> bool:
+    """Whether ``name`` is the entry's ROOT (drawn as the output, whatever it is)."""
+    return any(line.lstrip().startswith(f"ROOT %{name} ") or line.lstrip().startswith(f"ROOT {name} ")
+               for line in lines)

@@ -137,20 +137,12 @@ def fold_plumbing(g: ViewGraph) -> None:
     constant, copied once per carried buffer into the loop's init tuple) drew 14 boxes above the
     Flax ViT step's optimized column. Each such unit whose arrows all go to one unit is folded
     into that unit, repeatedly (copies first, then the broadcast they copied), and the user gets
-    a row counting them (issue 33: the first boxes are the program's, in program order)."""
+    a row counting them (issue 33: the first boxes are the program's, in program order). So are
+    TF's results on their way out and the bitcasts XLA left at the top level
+    (:func:`_fold_target`), into the unit whose value they hand on."""
     from ..scene import Row
 
-    def plumbing(u) -> bool:
-        return (u.alive and not u.root and u.kind in ("inst", "fusion")
-                and all(m.opcode in _PLUMBING and not m.metadata.op_name for m in u.members)
-                and all(m.opcode != "fusion" or _stages_a_value(m) for m in u.members))
-
-    def result(u) -> bool:  # TensorFlow's reshape and copy of a value on its way out of the function
-        return (u.alive and not u.root and u.kind == "inst"
-                and all(m.opcode in SCOPE_PLUMBING and m.metadata.op_name == "XLA_Retvals" for m in u.members))
-
-    folded: dict[int, list[str]] = {}
-    handed: dict[int, list[str]] = {}  # the results folded in (named XLA_Retvals: not "no op_name")
+    rows: dict[str, dict[int, list[str]]] = {why: {} for why in _WHY}
     changed = True
     while changed:
         changed = False
@@ -162,29 +154,65 @@ def fold_plumbing(g: ViewGraph) -> None:
                 users.setdefault(s, set()).add(d)
                 inputs.setdefault(d, set()).add(s)
         for index in sorted(users.keys() | inputs.keys()):
-            u, into = g.units[index], users.get(index, set())
-            # staged for its one user: into the user; a result on its way out (a step counter's
-            # reshape and copy in an opened optimizer): into the one unit whose value it hands out
-            if len(into) == 1 and plumbing(u):
-                target, kept = g.units[g.find(next(iter(into)))], folded
-            elif len(inputs.get(index, ())) == 1 and result(u):
-                target, kept = g.units[g.find(next(iter(inputs[index])))], handed
-            else:
+            u = g.units[index]
+            found = _fold_target(u, users.get(index, set()), inputs.get(index, set()))
+            if found is None:
                 continue
+            target, why = g.units[g.find(found)], _found_why(u)
             if not target.alive or target is u:
                 continue
             g.merge([u], target)
-            kept.setdefault(target.index, []).extend(m.opcode for m in u.members)
-            for rows in (folded, handed):
-                rows.setdefault(target.index, []).extend(rows.pop(u.index, []))
+            rows[why].setdefault(target.index, []).extend(m.opcode for m in u.members)
+            for kept in rows.values():
+                kept.setdefault(target.index, []).extend(kept.pop(u.index, []))
             changed = True  # the broadcast the copies read has one user now: another round
-    for rows, why in ((folded, "no op_name"), (handed, "XLA_Retvals: handing it out")):
-        for index, ops in rows.items():
+    for why, kept in rows.items():
+        for index, ops in kept.items():
             if ops and g.units[index].alive:
                 g.units[index].extra_rows.append(Row(f"+ {labels.histogram_text(ops)} ({why})", small=True, italic=True))
-    if folded or handed:
+    if any(rows.values()):
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+#: Why a unit was folded, as its target's row says.
+_STAGED, _HANDED, _VIEWED = "no op_name", "XLA_Retvals: handing it out", "its value in another shape"
+_WHY = (_STAGED, _HANDED, _VIEWED)
+
+
+def _plumbing(u) -> bool:
+    """Staged by XLA for one user without an op name (a broadcast constant, its copies)."""
+    return (u.alive and not u.root and u.kind in ("inst", "fusion")
+            and all(m.opcode in _PLUMBING and not m.metadata.op_name for m in u.members)
+            and all(m.opcode != "fusion" or _stages_a_value(m) for m in u.members))
+
+
+def _result(u) -> bool:
+    """TensorFlow's reshape and copy of a value on its way out of the function."""
+    return (u.alive and not u.root and u.kind == "inst"
+            and all(m.opcode in SCOPE_PLUMBING and m.metadata.op_name == "XLA_Retvals" for m in u.members))
+
+
+def _relabel(u) -> bool:
+    """A bitcast left at the top level: its operand's bytes in another shape (no work, no kernel;
+    17 such boxes ran down an unseen NASNet's optimized column)."""
+    return u.alive and not u.root and u.kind == "inst" and all(m.opcode == "bitcast" for m in u.members)
+
+
+def _found_why(u) -> str:
+    """The row a unit :func:`_fold_target` folded is counted on."""
+    return _STAGED if _plumbing(u) else _HANDED if _result(u) else _VIEWED
+
+
+def _fold_target(u, into: set[int], inputs: set[int]) -> int | None:
+    """The unit ``u`` folds into, if any: staged for its one user, into the user; a result on
+    its way out (a step counter's reshape and copy in an opened optimizer) or a bitcast, into
+    the one unit whose value it hands on."""
+    if len(into) == 1 and _plumbing(u):
+        return next(iter(into))
+    if len(inputs) == 1 and (_result(u) or (_relabel(u) and into)):
+        return next(iter(inputs))
+    return None
 
 
 def _stages_a_value(fusion: Instruction) -> bool:
