@@ -108,3 +108,37 @@ def line_is_root(lines: list[str], name: str) -> bool:
     """Whether ``name`` is the entry's ROOT (drawn as the output, whatever it is)."""
     return any(line.lstrip().startswith(f"ROOT %{name} ") or line.lstrip().startswith(f"ROOT {name} ")
                for line in lines)
+
+
+def test_a_weight_the_optimizer_reads_is_no_box_of_its_own():
+    """A parameter the optimizer updates is a weight (or the optimizer's state), never the
+    program's input: the overview folds it into its layer's box even where several boxes read it
+    (the JAX scopes step's ``params['Head']['kernel']``, read by its forward ``dot``, its
+    gradient's and SGD's ``sub``, stood as a box of its own; an unseen Flax step's head bias and
+    AdamW count widened its optimized column past 2,500 pt). Oracle: the entry's parameters that
+    an instruction named by the optimizer (``…/sgd/…``) reads, by regex over ``post.hlo``."""
+    capture = "jax_scopes"
+    plain = CAPTURES / capture / "post.hlo"
+    text = plain.read_text(encoding="utf-8") if plain.exists() else \
+        gzip.decompress((CAPTURES / capture / "post.hlo.gz").read_bytes()).decode("utf-8")
+    lines = _entry(text)
+    params = {m.group(1) for m in map(_INST.match, lines) if m and m.group(2) == "parameter"}
+    updated = set()
+    for line in lines:
+        if "/sgd/" in line:
+            m = _INST.match(line)
+            args = set(re.findall(r"%([\w.\-]+)", m.group(3))) if m else set()
+            updated |= args & params
+    assert updated, "SGD reads the weights it updates"
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "x.svg"
+        try:
+            code = main(["render", str(CAPTURES / capture), "--stage", "post", "-o", str(out)])
+        except SystemExit as stop:
+            code = stop.code
+        assert code in (0, None)
+        svg = out.read_text(encoding="utf-8")
+    alone = [t.split(" ", 1)[0] for t in _TOOLTIP.findall(svg) if t.split(" ", 1)[0] in updated]
+    assert not alone

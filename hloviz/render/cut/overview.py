@@ -41,11 +41,15 @@ def fold_weights(g: ViewGraph) -> None:
         if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode != "parameter":
             continue
         into = users.get(u.index, set())
-        if not into or home.get(u.index) is None:
-            continue  # only inside an opened layer: a module's own inputs stay boxes (the first one)
-        near = sorted((g.units[i] for i in into if g.units[i].alive and g.units[i].scope == u.scope
-                       and home.get(i) == home.get(u.index)), key=lambda t: _first_position(g, t))
-        if not near or (len(into) > 1 and not _optimizers(g, into)
+        # what the optimizer reads is a weight or the optimizer's state, wherever it is drawn;
+        # outside an opened layer, anything else is the module's own input and stays a box
+        trained = bool(into) and _updated(g, into)
+        if not into or (home.get(u.index) is None and not trained):
+            continue
+        near = sorted((g.units[i] for i in into if g.units[i].alive and (trained or (
+            g.units[i].scope == u.scope and home.get(i) == home.get(u.index)))),
+            key=lambda t: (_optimizer(g, t), _first_position(g, t)))
+        if not near or (not trained and len(into) > 1
                         and (not all(g.units[i].alive for i in into) or len(near) == len(into))):
             continue  # several readers, all in its own layer: it stays a box (a module's input)
         # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
@@ -71,13 +75,19 @@ def fold_weights(g: ViewGraph) -> None:
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
 
 
-def _optimizers(g: ViewGraph, units: set[int]) -> bool:
-    """Whether every unit of ``units`` is the optimizer's work: a parameter they all read is a
-    setting of the optimizer (AdamW's step count, read by its bias corrections in several blocks),
-    folded into the first of them like a weight, not a box with an arrow to each."""
+def _optimizer(g: ViewGraph, u) -> bool:
     phase = g.program_order
-    return phase is not None and all(
-        g.units[i].members and phase(g.units[i].members[0]) == "optimizer" for i in units)
+    return phase is not None and bool(u.members) and phase(u.members[0]) == "optimizer"
+
+
+def _updated(g: ViewGraph, units: set[int]) -> bool:
+    """Whether the optimizer reads the parameter these units read: a weight or the optimizer's
+    state, never the program's input (a Flax step's ``params['head']['bias']`` and AdamW's
+    ``count`` stood as boxes of their own at the top of its optimized column). Read by the
+    optimizer alone, it is one of its settings (AdamW's step count, read by its bias corrections
+    in several blocks): folded into the first of them like a weight, not a box with an arrow to
+    each."""
+    return any(_optimizer(g, g.units[i]) for i in units)
 
 
 def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
