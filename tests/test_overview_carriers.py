@@ -69,6 +69,23 @@ def test_a_parameters_reshape_shares_a_row(capture, tmp_path):
         assert any(other != name and t < bottom and b > top for other, (t, b) in boxes.items()), name
 
 
+def _post_text(capture: str) -> str:
+    plain = CAPTURES / capture / "post.hlo"
+    if plain.exists():
+        return plain.read_text(encoding="utf-8")
+    return gzip.decompress((CAPTURES / capture / "post.hlo.gz").read_bytes()).decode("utf-8")
+
+
+def _post_overview(capture: str, out: Path) -> str:
+    """The SVG of ``hloviz render CAPTURE --stage post`` (the overview), as a user runs it."""
+    try:
+        code = main(["render", str(CAPTURES / capture), "--stage", "post", "-o", str(out)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    return out.read_text(encoding="utf-8")
+
+
 _TOOLTIP = re.compile(r'<g id="node\d+" class="node">.*?xlink:title="([^"]*)"', re.DOTALL)
 
 
@@ -80,10 +97,7 @@ def test_a_bitcast_of_a_computed_value_is_no_box_of_its_own(capture, tmp_path):
     box and its user (MobileNetV2's ``predictions``; 17 such boxes down an unseen NASNet's
     optimized column). Oracle: the entry's bitcasts of a computed value (not of a parameter),
     by regex over ``post.hlo``; a drawn node's tooltip starts with its instruction's name."""
-    plain = CAPTURES / capture / "post.hlo"
-    text = plain.read_text(encoding="utf-8") if plain.exists() else \
-        gzip.decompress((CAPTURES / capture / "post.hlo.gz").read_bytes()).decode("utf-8")
-    lines = _entry(text)
+    lines = _entry(_post_text(capture))
     opcode = {m.group(1): m.group(2) for m in map(_INST.match, lines) if m}
     computed = set()
     for m in map(_INST.match, lines):
@@ -92,13 +106,7 @@ def test_a_bitcast_of_a_computed_value_is_no_box_of_its_own(capture, tmp_path):
             if opcode.get(operand) not in (None, "parameter", "constant"):
                 computed.add(m.group(1))
     assert computed, "the optimized module bitcasts a computed value at the top level"
-    out = tmp_path / "x.svg"
-    try:
-        code = main(["render", str(CAPTURES / capture), "--stage", "post", "-o", str(out)])
-    except SystemExit as stop:
-        code = stop.code
-    assert code in (0, None)
-    svg = out.read_text(encoding="utf-8")
+    svg = _post_overview(capture, tmp_path / "x.svg")
     alone = [t.split(" ", 1)[0] for t in _TOOLTIP.findall(svg) if t.split(" ", 1)[0] in computed]
     assert not alone
     assert "(its value in another shape)" in svg
@@ -110,7 +118,7 @@ def line_is_root(lines: list[str], name: str) -> bool:
                for line in lines)
 
 
-def test_a_weight_the_optimizer_reads_is_no_box_of_its_own():
+def test_a_weight_the_optimizer_reads_is_no_box_of_its_own(tmp_path):
     """A parameter the optimizer updates is a weight (or the optimizer's state), never the
     program's input: the overview folds it into its layer's box even where several boxes read it
     (the JAX scopes step's ``params['Head']['kernel']``, read by its forward ``dot``, its
@@ -118,10 +126,7 @@ def test_a_weight_the_optimizer_reads_is_no_box_of_its_own():
     AdamW count widened its optimized column past 2,500 pt). Oracle: the entry's parameters that
     an instruction named by the optimizer (``…/sgd/…``) reads, by regex over ``post.hlo``."""
     capture = "jax_scopes"
-    plain = CAPTURES / capture / "post.hlo"
-    text = plain.read_text(encoding="utf-8") if plain.exists() else \
-        gzip.decompress((CAPTURES / capture / "post.hlo.gz").read_bytes()).decode("utf-8")
-    lines = _entry(text)
+    lines = _entry(_post_text(capture))
     params = {m.group(1) for m in map(_INST.match, lines) if m and m.group(2) == "parameter"}
     updated = set()
     for line in lines:
@@ -130,15 +135,6 @@ def test_a_weight_the_optimizer_reads_is_no_box_of_its_own():
             args = set(re.findall(r"%([\w.\-]+)", m.group(3))) if m else set()
             updated |= args & params
     assert updated, "SGD reads the weights it updates"
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "x.svg"
-        try:
-            code = main(["render", str(CAPTURES / capture), "--stage", "post", "-o", str(out)])
-        except SystemExit as stop:
-            code = stop.code
-        assert code in (0, None)
-        svg = out.read_text(encoding="utf-8")
+    svg = _post_overview(capture, tmp_path / "x.svg")
     alone = [t.split(" ", 1)[0] for t in _TOOLTIP.findall(svg) if t.split(" ", 1)[0] in updated]
     assert not alone

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .nodes import TreeNode, rekey
+from .nodes import TreeNode, leaves_below, rekey
 
 __all__ = ["split_backward"]
 
@@ -83,17 +83,6 @@ def _layers(forward: TreeNode) -> list[TreeNode]:
 def _folded(backward: TreeNode, n: int) -> bool:
     """The backward pass folds into its layers already (before optimization)."""
     return any(c.kind == "repeat" and not c.parallel and len(c.children) == n for c in backward.children)
-
-
-def _leaves(node: TreeNode) -> list[TreeNode]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if n.is_leaf:
-            out.append(n)
-        else:
-            stack.extend(n.children)
-    return sorted(out, key=lambda n: n.order)
 
 
 def assign(backward: Sequence[str], forward: Sequence[str], copy_of: Mapping[str, int],
@@ -130,9 +119,9 @@ def assign(backward: Sequence[str], forward: Sequence[str], copy_of: Mapping[str
 
 
 def _split(backward: TreeNode, forward: TreeNode, copies: list[TreeNode], succ: Mapping[str, Sequence[str]]) -> bool:
-    copy_of = {leaf.name: i for i, c in enumerate(copies) for leaf in _leaves(c)}
-    leaves = _leaves(backward)
-    layer = assign([v.name for v in leaves], [v.name for v in _leaves(forward)], copy_of, succ)
+    copy_of = {leaf.name: i for i, c in enumerate(copies) for leaf in leaves_below(c)}
+    leaves = leaves_below(backward)
+    layer = assign([v.name for v in leaves], [v.name for v in leaves_below(forward)], copy_of, succ)
     members: dict[int, list[TreeNode]] = {}
     for v in leaves:
         if v.name in layer:
@@ -150,7 +139,7 @@ def _split(backward: TreeNode, forward: TreeNode, copies: list[TreeNode], succ: 
         rekey(block)
         children.append(block)
     for kid in backward.children:  # what no rule assigns stays as it was drawn
-        inside = _leaves(kid)
+        inside = leaves_below(kid)
         if not any(v.name in layer for v in inside):
             children.append(kid)
             continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "parents_first", "rekey",
+__all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
            "size_from_children", "size_tree"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
@@ -133,6 +133,18 @@ class Tree:
             sub.nodes[n.key] = n
             stack.extend(n.children)
         return sub
+
+
+def leaves_below(node: TreeNode) -> list[TreeNode]:
+    """Every leaf under ``node`` (``node`` itself when it is one), in no particular order."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.is_leaf:
+            out.append(n)
+        else:
+            stack.extend(n.children)
+    return out
 
 
 def parents_first(root: TreeNode) -> list[TreeNode]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .nodes import TreeNode, rekey
+from .nodes import TreeNode, leaves_below, rekey
 
 __all__ = ["group_by_prefix", "names_agree", "numbered_base"]
 
@@ -81,26 +81,9 @@ class _Run:
         return (min(self.lasts[id(m)] for m in members), max(self.lasts[id(m)] for m in members))
 
 
-def _leaves(node: TreeNode) -> list[TreeNode]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if n.is_leaf:
-            out.append(n)
-        stack.extend(n.children)
-    return out
-
-
 def _last(node: TreeNode) -> int:
     """The order of the last leaf below ``node``."""
-    last = node.order
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.is_leaf:
-            last = max(last, n.order)
-        stack.extend(n.children)
-    return last
+    return max((n.order for n in leaves_below(node)), default=node.order)
 
 
 def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at: int, run: _Run) -> None:
@@ -133,7 +116,7 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
         group = TreeNode(key, "group", prefix, node.path, f"{prefix}_*", node, depth=node.depth)
         first, last = run.span(members)
         inside = {id(m) for m in members}
-        names = {leaf.name for m in members for leaf in _leaves(m)}
+        names = {leaf.name for m in members for leaf in leaves_below(m)}
         for c in sorted(node.children, key=lambda c: c.order):
             if id(c) in inside or (c.is_leaf and (first < c.order < last or run.closes(c, names))):
                 node.children.remove(c)
