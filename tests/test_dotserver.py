@@ -252,6 +252,39 @@ def test_show_starts_a_handful_of_graphviz_processes_for_hundreds_of_layouts(tmp
     assert starts <= 2 * (3 + 1 + 1) + 4 * 4, (starts, served)
 
 
+def _pinned_alone(text: str) -> bytes:
+    """``dot -Kneato -n2 -Tsvg`` on ``text`` alone (the oracle for a drawing with positions given)."""
+    run = subprocess.run([shutil.which("dot") or "dot", "-Kneato", "-n2", "-Tsvg"], input=text.encode(),
+                         capture_output=True, check=True)
+    data = re.sub(rb"<!--.*?-->\s*", b"", run.stdout, flags=re.DOTALL)
+    return re.sub(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>\s*", b"", data, flags=re.DOTALL).rstrip() + b"\n"
+
+
+def test_pinned_drawings_with_sibling_clusters_give_the_bytes_of_a_fresh_dot(tmp_path, monkeypatch):
+    """A wrapped picture is drawn from its parts' positions (``dot -Kneato -n2``); where it holds
+    sibling clusters (MobileNetV3Small's blocks opened in place, since prefix groups follow the
+    program's runs) each such drawing started a ``dot`` of its own: 28 for one ``show``. The
+    library server draws them (Graphviz's ``Nop`` at 2, neato's layout), each with the bytes of
+    ``dot -Kneato -n2`` run on it alone, one after the other in one server, forwards and backwards."""
+    from hloviz import api
+
+    texts: list[str] = []
+    pinned = DotServers.run_pinned
+
+    def recorded(self, dot_text, fmt="svg", **kwargs):
+        texts.append(dot_text)
+        return pinned(self, dot_text, fmt, **kwargs)
+
+    monkeypatch.setattr(DotServers, "run_pinned", recorded)
+    api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show")
+    clustered = [t for t in texts if not order_free(t)][:8]
+    assert len(clustered) >= 4
+    with dot_servers() as servers:
+        for text in [*clustered, *reversed(clustered)]:
+            assert servers.run_pinned(text, "svg") == _pinned_alone(text)
+        assert servers.started == 1  # one library server drew them all
+
+
 def test_a_dot_named_by_hloviz_dot_is_never_stood_in_for_by_the_libraries(monkeypatch):
     """``HLOVIZ_DOT`` names the ``dot`` to run (a user's own Graphviz, a test's stand-in): graphs
     with sibling clusters then get that ``dot``, one each, not the library server."""

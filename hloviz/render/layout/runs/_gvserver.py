@@ -15,8 +15,10 @@ text first names it, an id above every address, counted from zero for each graph
 else keeps Graphviz's own ids. Sibling clusters then come in the text's order whatever came
 before, as in a fresh ``dot``; the layout and SVG are the ``dot`` program's own code.
 
-Protocol, on stdin and stdout: a request is a line ``<bytes> <format>[,<format>…]`` followed by
-that many bytes of DOT text; the answer is, for each format, a line ``<bytes>`` and the output,
+Protocol, on stdin and stdout: a request is a line ``<bytes> <format>[,<format>…]`` (and
+`` pinned`` for a graph whose every position is given, drawn as ``dot -Kneato -n2`` draws it:
+neato's layout with Graphviz's ``Nop`` at 2) followed by that many bytes of DOT text; the answer
+is, for each format, a line ``<bytes>`` and the output,
 or one line ``E`` (the graph did not read, lay out or render: the caller lays it out the usual
 way and tells its error). Graphviz's own messages go to stderr, as ``dot``'s do.
 """
@@ -100,8 +102,10 @@ class _Graphviz:
             return ctypes.addressof(kept)
         return self._default_print(state, objtype, ident)
 
-    def lay_out(self, text: bytes, formats: list[bytes]) -> list[bytes] | None:
-        """``text`` laid out by ``dot`` and written in each of ``formats``; None on failure."""
+    def lay_out(self, text: bytes, formats: list[bytes], pinned: bool = False) -> list[bytes] | None:
+        """``text`` laid out by ``dot`` (``pinned``: drawn where its positions say, as ``dot
+        -Kneato -n2``) and written in each of ``formats``; None on failure."""
+        ctypes.c_int.in_dll(self.gvc, "Nop").value = 2 if pinned else 0
         self._ids.clear()  # named subgraphs numbered afresh for each graph
         self._names.clear()
         buffer = ctypes.create_string_buffer(text, len(text))
@@ -115,7 +119,7 @@ class _Graphviz:
         if not graph:
             return None
         try:
-            if self.gvc.gvLayout(self.context, graph, b"dot") != 0:
+            if self.gvc.gvLayout(self.context, graph, b"neato" if pinned else b"dot") != 0:
                 return None
             out = []
             try:
@@ -147,9 +151,9 @@ def main() -> int:
         head = read.readline()
         if not head:
             return 0
-        size, _, names = head.strip().partition(b" ")
+        size, names, *engine = head.split()
         text = read.read(int(size))
-        outs = graphviz.lay_out(text, names.split(b","))
+        outs = graphviz.lay_out(text, names.split(b","), pinned=engine == [b"pinned"])
         if outs is None:
             write.write(b"E\n")
         else:

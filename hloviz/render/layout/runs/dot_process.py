@@ -136,9 +136,12 @@ class LibServer(Server):
         super().__init__(list(argv))
         self._buffer = b""
 
-    def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float) -> list[bytes]:
+    def lay_out(self, text: str, formats: Sequence[str], deadline: float, timeout: float,
+                pinned: bool = False) -> list[bytes]:
+        """``text`` laid out as ``dot`` would (``pinned``: drawn as given, as ``dot -Kneato -n2``)."""
         data = text.encode("utf-8")
-        self._send(b"%d %s\n" % (len(data), ",".join(formats).encode()) + data, deadline, timeout)
+        engine = b" pinned" if pinned else b""
+        self._send(b"%d %s%s\n" % (len(data), ",".join(formats).encode(), engine) + data, deadline, timeout)
         out = []
         for fmt in formats:
             head = self._line(deadline, timeout)

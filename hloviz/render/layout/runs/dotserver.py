@@ -43,7 +43,10 @@ do. Its bytes were compared with a fresh ``dot``'s on every such graph of three 
 (benchmarks/results/show_breakdown.md). It stands in only for the ``dot`` on ``PATH`` and only
 when its libraries are that ``dot``'s version (``HLOVIZ_DOT`` set: never). Where the libraries
 cannot be loaded or differ (the server ends or answers ``E``), such graphs get a ``dot`` of
-their own, as before.
+their own, as before. A wrapped picture drawn from its parts' positions (``dot -Kneato -n2``)
+with sibling clusters goes to the same server, drawn by neato with Graphviz's ``Nop`` at 2 as
+that command line does (MobileNetV3Small's ``show``: 28 ``dot`` starts for such drawings, now
+none; the bytes of a fresh ``dot -Kneato -n2`` on each, tests/test_dotserver.py).
 
 Only SVG and ``json0`` go through a server (PNG is binary and rare); :func:`dot_servers` turns
 it on for a block of code (the explorer's page build), across all its threads.
@@ -72,6 +75,10 @@ from .graphviz_run import (
 )
 
 __all__ = ["DotServers", "active_servers", "dot_servers", "order_free"]
+
+#: ``dot``'s arguments for a graph whose every position is given (drawn as it is).
+PINNED = ("-Kneato", "-n2")
+
 
 def order_free(dot_text: str) -> bool:
     """Whether ``dot_text``'s layout and output cannot depend on what the ``dot`` laid out before:
@@ -157,7 +164,10 @@ class DotServers:
         argv = self._lib if lib and self._lib is not None else (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
         server = self._take(argv)
         try:
-            out = server.lay_out(text, formats, deadline, timeout)
+            if isinstance(server, LibServer):
+                out = server.lay_out(text, formats, deadline, timeout, pinned=engine == PINNED)
+            else:
+                out = server.lay_out(text, formats, deadline, timeout)
         except BaseException as err:
             server.stop()
             with self._lock:
@@ -173,8 +183,10 @@ class DotServers:
 
     def _served(self, dot_text: str, engine: tuple[str, ...] = ()) -> bool:
         """Whether ``dot_text`` goes to a running process: a ``dot`` when :func:`order_free`,
-        else a library server (plain ``dot`` layouts only, while one has not failed to start)."""
-        return order_free(dot_text) or (not engine and not self._lib_failed and self._lib_argv() is not None)
+        else a library server (``dot`` layouts and pinned drawings, while one has not failed to
+        start)."""
+        return order_free(dot_text) or (engine in ((), PINNED) and not self._lib_failed
+                                        and self._lib_argv() is not None)
 
     def _lib_argv(self) -> tuple[str, ...] | None:
         """The library server's command line, or None where it must not stand in for ``dot``:
@@ -192,7 +204,7 @@ class DotServers:
 
     def run_pinned(self, dot_text: str, fmt: str = "svg", *, timeout: float = DEFAULT_TIMEOUT) -> bytes:
         """:func:`~hloviz.render.layout.runs.graphviz_run.run_pinned`, drawn by a running ``dot -Kneato -n2``."""
-        return self._one(("-Kneato", "-n2"), dot_text, fmt, timeout, run_pinned)
+        return self._one(PINNED, dot_text, fmt, timeout, run_pinned)
 
     def _one(self, engine: tuple[str, ...], dot_text: str, fmt: str, timeout: float, usual) -> bytes:
         if fmt not in SERVED or not self._served(dot_text, engine):
