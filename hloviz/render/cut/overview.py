@@ -168,7 +168,7 @@ def fold_plumbing(g: ViewGraph) -> None:
             found = _fold_target(u, users.get(index, set()), inputs.get(index, set()))
             if found is None:
                 continue
-            target, why = g.units[g.find(found)], _found_why(u)
+            target, why = g.units[g.find(found[0])], found[1]
             if not target.alive or target is u:
                 continue
             g.merge([u], target)
@@ -209,19 +209,14 @@ def _relabel(u) -> bool:
     return u.alive and not u.root and u.kind == "inst" and all(m.opcode == "bitcast" for m in u.members)
 
 
-def _found_why(u) -> str:
-    """The row a unit :func:`_fold_target` folded is counted on."""
-    return _STAGED if _plumbing(u) else _HANDED if _result(u) else _VIEWED
-
-
-def _fold_target(u, into: set[int], inputs: set[int]) -> int | None:
-    """The unit ``u`` folds into, if any: staged for its one user, into the user; a result on
-    its way out (a step counter's reshape and copy in an opened optimizer) or a bitcast, into
-    the one unit whose value it hands on."""
+def _fold_target(u, into: set[int], inputs: set[int]) -> tuple[int, str] | None:
+    """The unit ``u`` folds into and why, if it does: staged for its one user, into the user; a
+    result on its way out (a step counter's reshape and copy in an opened optimizer) or a
+    bitcast, into the one unit whose value it hands on."""
     if len(into) == 1 and _plumbing(u):
-        return next(iter(into))
+        return next(iter(into)), _STAGED
     if len(inputs) == 1 and (_result(u) or (_relabel(u) and into)):
-        return next(iter(inputs))
+        return next(iter(inputs)), _HANDED if _result(u) else _VIEWED
     return None
 
 
