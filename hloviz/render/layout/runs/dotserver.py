@@ -137,6 +137,10 @@ class DotServers:
         self._lib_failed = False
         self._lib: tuple[str, ...] | None = None
         self._lib_checked = False
+        #: outputs already laid out for this page, by (engine, formats, graph): the explorer asks
+        #: for the same graph again (the column an opened block leaves as it was, a wrapped
+        #: part the opening did not touch); a layout's bytes depend on its text alone
+        self._done: dict[tuple[tuple[str, ...], tuple[str, ...], str], list[bytes]] = {}
 
     def _take(self, argv: tuple[str, ...]) -> Server:
         with self._lock:
@@ -160,6 +164,17 @@ class DotServers:
 
     def _lay_out(self, engine: tuple[str, ...], text: str, formats: Sequence[str], deadline: float,
                  timeout: float) -> list[bytes]:
+        key = (engine, tuple(formats), text)
+        done = self._done.get(key)
+        if done is not None:
+            return list(done)
+        out = self._lay_out_anew(engine, text, formats, deadline, timeout)
+        with self._lock:
+            self._done[key] = out
+        return list(out)
+
+    def _lay_out_anew(self, engine: tuple[str, ...], text: str, formats: Sequence[str], deadline: float,
+                      timeout: float) -> list[bytes]:
         lib = not order_free(text) and self._lib is not None
         argv = self._lib if lib and self._lib is not None else (find_dot(), *engine, *(f"-T{fmt}" for fmt in formats))
         server = self._take(argv)
