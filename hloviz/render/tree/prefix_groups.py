@@ -42,10 +42,15 @@ def group_by_prefix(root: TreeNode, group_at: int, succ: Mapping[str, Sequence[s
         node = stack.pop()
         scopes = [c for c in node.children if c.kind == "scope"]
         if len(scopes) > group_at and not node.structured:
-            lasts = {id(s): _last(s) for s in scopes}
-            ranked = sorted(scopes, key=lambda s: lasts[id(s)])
+            # where each child runs: in the forward pass's order where the node's children stand
+            # in it (a training step: a layer's last leaf is its weight's update, which the
+            # optimizer makes in its own order), else where its work ends
+            place = ({id(c): i for i, c in enumerate(node.children)} if node.in_flow
+                     else {id(c): _last(c) if not c.is_leaf else c.order for c in node.children})
+            ranked = sorted(scopes, key=lambda s: place[id(s)])
             _group_children(node, scopes, 1, group_at,
-                            _Run({id(s): i for i, s in enumerate(ranked)}, lasts, preds, succ or {}))
+                            _Run({id(s): i for i, s in enumerate(ranked)}, place, preds, succ or {}))
+        _adopt(node, succ or {}, preds)
         stack.extend(c for c in node.children if not c.is_leaf)
 
 
@@ -58,9 +63,9 @@ class _Run:
     arrows running back up to each downsampling block (issue 33: grouping by the model's
     structure, never by a shared name prefix alone)."""
 
-    def __init__(self, rank: dict[int, int], lasts: dict[int, int], preds: Mapping[str, Sequence[str]],
+    def __init__(self, rank: dict[int, int], place: dict[int, int], preds: Mapping[str, Sequence[str]],
                  succ: Mapping[str, Sequence[str]]) -> None:
-        self.rank, self.lasts, self.preds, self.succ = rank, lasts, preds, succ
+        self.rank, self.place, self.preds, self.succ = rank, place, preds, succ
 
     def closes(self, leaf: TreeNode, inside: set[str]) -> bool:
         """Whether ``leaf`` reads a value of the group (leaf names ``inside``) and otherwise only
@@ -78,7 +83,12 @@ class _Run:
         return ranks[-1] - ranks[0] == len(ranks) - 1
 
     def span(self, members: list[TreeNode]) -> tuple[int, int]:
-        return (min(self.lasts[id(m)] for m in members), max(self.lasts[id(m)] for m in members))
+        return (min(self.place[id(m)] for m in members), max(self.place[id(m)] for m in members))
+
+    def inside(self, child: TreeNode, span: tuple[int, int]) -> bool:
+        """Whether ``child`` (of the grouped node) runs strictly inside ``span``."""
+        at = self.place.get(id(child))
+        return at is not None and span[0] < at < span[1]
 
 
 def _last(node: TreeNode) -> int:
@@ -113,12 +123,14 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
                 _group_children(node, members, ntok + 1, group_at, run)
             continue
         key = f"{node.key}/g:{prefix}" if node.key else f"g:{prefix}"
-        group = TreeNode(key, "group", prefix, node.path, f"{prefix}_*", node, depth=node.depth)
-        first, last = run.span(members)
+        group = TreeNode(key, "group", prefix, node.path, f"{prefix}_*", node, depth=node.depth,
+                         in_flow=node.in_flow)
+        span = run.span(members)
         inside = {id(m) for m in members}
+        at = min(i for i, c in enumerate(node.children) if id(c) in inside)
         names = {leaf.name for m in members for leaf in leaves_below(m)}
-        for c in sorted(node.children, key=lambda c: c.order):
-            if id(c) in inside or (c.is_leaf and (first < c.order < last or run.closes(c, names))):
+        for c in (list(node.children) if node.in_flow else sorted(node.children, key=lambda c: c.order)):
+            if id(c) in inside or (c.is_leaf and (run.inside(c, span) or run.closes(c, names))):
                 node.children.remove(c)
                 c.parent = group
                 group.children.append(c)
@@ -129,9 +141,74 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
                 c.parent = group
                 group.children.append(c)
         rekey(group)
-        node.children.append(group)
+        if node.in_flow:  # where its first member ran
+            node.children.insert(min(at, len(node.children)), group)
+        else:
+            node.children.append(group)
         if len(members) > group_at:
             _group_children(group, members, ntok + 1, group_at, run)
+
+
+def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str, Sequence[str]]) -> None:
+    """An unscoped op beside ``node``'s other children that works only with the ops of one of
+    them (what it reads, less parameters and constants, and what reads it) joins that child: a
+    gradient summed where a layer's output fed two layers (TensorFlow's ``AddN``), an
+    activation's hand-written gradient (Keras's swish: ``Sigmoid_2``, ``mul_16``), named by no
+    layer, are the backward work of the block whose layers read them; beside the blocks, they
+    were boxes of their own after the whole model, an EfficientNetV2 step's column full of them.
+    What reads it decides; an op only other loose ops read goes where what it reads is computed
+    (a constant, a parameter: where it is read). Below, the child places them in turn.
+
+    Only in a training step's model, whose layers stand in its forward pass's order
+    (``in_flow``: :func:`~.structure.split_by_structure`), and only where no op name says
+    otherwise: an op of the root (its op name names no scope) joins such a model; an op of
+    the model joins only a group of its layers (:func:`_group_children`: a name prefix, no scope
+    of the op's name)."""
+    owner: dict[str, TreeNode] = {}
+    loose: dict[str, TreeNode] = {}
+    for c in node.children:
+        if c.is_leaf:
+            loose[c.name] = c
+        else:
+            for leaf in leaves_below(c):
+                owner[leaf.name] = c
+    if node.kind == "root":
+        takes = lambda c: c.in_flow  # noqa: E731
+    elif node.in_flow:
+        takes = lambda c: c.kind == "group"  # noqa: E731
+    else:
+        return
+    moved = True
+    changed: dict[int, TreeNode] = {}
+    while moved and loose:
+        moved = False
+        for name, leaf in list(loose.items()):
+            # its readers decide (a gradient's sum belongs to the layer whose backward reads it);
+            # an op read only by other loose ops goes where what it reads is computed
+            near = _children_of(succ.get(name, ()), loose, owner, node)
+            if not near:
+                near = _children_of([p for p in preds.get(name, ()) if preds.get(p)], loose, owner, node)
+            if len(near) != 1 or id(node) in near:  # several children, or an op outside ``node``
+                continue
+            child = next(iter(near.values()))
+            if not takes(child):
+                continue
+            node.children.remove(leaf)
+            leaf.parent = child
+            child.children.append(leaf)
+            owner[name] = child
+            del loose[name]
+            changed[id(child)] = child
+            moved = True
+    for child in changed.values():
+        rekey(child)
+
+
+def _children_of(names: Sequence[str], loose: Mapping[str, TreeNode], owner: Mapping[str, TreeNode],
+                 node: TreeNode) -> dict[int, TreeNode]:
+    """The children of ``node`` holding the leaves ``names`` (``node`` itself for a leaf outside
+    it), loose ones left out."""
+    return {id(c): c for n in names if n not in loose for c in (owner.get(n, node),)}
 
 
 _NUMBERED = re.compile(r"(?:_\d+)+$")

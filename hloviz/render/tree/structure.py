@@ -95,6 +95,8 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     if found is None:
         return False
     if found.how != "dominators" and names_agree(kids, found.groups, MIN_BLOCK):
+        if order is not None:  # the names group them (group_by_prefix), in the forward pass's order
+            node.children, node.in_flow = kids, True
         return False
     keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
