@@ -124,3 +124,23 @@ def test_a_gradient_sum_that_one_block_reads_is_drawn_in_that_block(tmp_path, ca
 
 def _is_sum(ops: dict[str, tuple[str, list[str]]], name: str) -> bool:
     return re.fullmatch(r"AddN_\d+", ops[name][0]) is not None
+
+
+MANY = FIXTURE.parent / "many_blocks_adam_step.hlo"
+
+
+def test_a_model_of_more_blocks_than_boxes_beside_a_big_optimizer_is_drawn_open(tmp_path, capsys):
+    """An Adam step of 24 residual blocks ``blk1_*`` … ``blk24_*`` (``many_blocks_adam.py`` beside
+    the fixture), neighbours built differently: the model's 26 children (its blocks by name,
+    stem and head) do not fit the overview's boxes beside the loss and Adam's updates, and the
+    model holds under nine tenths of the step, so it was drawn as one closed box. It is cut into
+    blocks instead, standing in the forward pass's order."""
+    text = MANY.read_text(encoding="utf-8")
+    numbers = sorted({int(n) for n in re.findall(r'op_name="[\w./]*?/blk(\d+)_', text)})
+    assert numbers == list(range(1, 25)) and 'op_name="adam/' in text
+    out = tmp_path / "pre.svg"
+    main(["render", str(MANY), "-o", str(out)])
+    labels = [label for _, label in _boxes(out.read_text(encoding="utf-8"))]
+    seen = [int(n) for label in labels for n in re.findall(r"blk(\d+)_", label)]
+    assert len(set(seen)) >= 8 and seen == sorted(seen), labels
+    assert not [b for b in labels if b.split(" ")[0] == "functional"], labels

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -207,9 +208,11 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
             from ..analysis import analyze
 
             analysis = analyze(pre_m, post_m, info=cap.info)
-            picture = pair_picture(pre_m, post_m, analysis, fmt=chosen, options=options,
-                                   title=f"{cap.label}: {analysis.verdict}", timeout=timeout, color_by=color_by,
-                                   info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode)
+            both = analysis
+            picture = _fitted(lambda opts: pair_picture(
+                pre_m, post_m, both, fmt=chosen, options=opts, title=f"{cap.label}: {both.verdict}", timeout=timeout,
+                color_by=color_by, info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
+                options, fit=budget is None and whole and chosen == "svg")
         else:
             m = pre_m if stage == "pre" else post_m
             if m is None:
@@ -225,9 +228,11 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
                     marks = post_marks(analysis, post_m, color_by)
                 elif post_m is not None and pre_m is not None:  # stage "pre": m is pre_m
                     marks = pre_marks(analysis, pre_m, color_by)
-            picture = module_picture(m, fmt=chosen, options=options, timeout=timeout, marks=marks,
-                                     title=f"{cap.label} · {stage}-optimization", info=cap.info, budget=layout_budget,
-                                     wrap=wrapping, layout=layout_mode)
+            one = m
+            picture = _fitted(lambda opts: module_picture(
+                one, fmt=chosen, options=opts, timeout=timeout, marks=marks, title=f"{cap.label} · {stage}-optimization",
+                info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
+                options, fit=budget is None and whole and chosen == "svg")
     except (DependencyError, RenderError) as err:
         if output is not None:
             raise with_dot_written(err, Path(output).with_suffix(".dot")) from None
@@ -243,6 +248,35 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
         say("writing")
         picture.save(output)
     return picture
+
+
+#: The longer side, in points, the default overview keeps to (issue 33): where its boxes carry
+#: more rows than most (an EfficientNetB0 training step's: 24 boxes a column, 2,599 pt), it is
+#: drawn again with fewer boxes, up to :data:`_FIT_TRIES` times.
+OVERVIEW_LONGEST = 2500
+_FIT_TRIES = 3
+
+
+def _fitted(draw: Callable[[ViewOptions], Picture], options: ViewOptions, *, fit: bool) -> Picture:
+    """``draw(options)``; where ``fit`` (the default overview, as SVG) and its longer side is
+    over :data:`OVERVIEW_LONGEST`, drawn again two boxes a column fewer each time while it is
+    (the smallest drawn, where none fits)."""
+    picture = draw(options)
+    for _ in range(_FIT_TRIES if fit else 0):
+        if _longest(picture) <= OVERVIEW_LONGEST or options.budget <= 8:
+            break
+        options = replace(options, budget=options.budget - 2)
+        picture = draw(options)
+    return picture
+
+
+def _longest(picture: Picture) -> float:
+    """The longer side of ``picture``'s SVG in points (0 where it has none)."""
+    import re
+
+    head = (picture.svg or b"")[:2000].decode("utf-8", "replace")
+    m = re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"[^>]*\bheight="([\d.]+)pt"', head)
+    return max(float(m.group(1)), float(m.group(2))) if m else 0.0
 
 
 def _wrapping(wrap: str | int, aspect: float | None, fmt: str, *, overview: bool = False) -> tuple[Wrap, list[str]]:

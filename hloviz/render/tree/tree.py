@@ -25,7 +25,7 @@ from .backward import split_backward
 from .nodes import STRUCTURAL, Step, Tree, TreeNode, leaf_owners, parents_first, rekey, size_tree
 from .prefix_groups import group_by_prefix
 from .structure import fold_repeats, split_by_structure
-from .waists import split_crowded
+from .waists import split_at_waists, split_crowded
 
 __all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners", "parents_first", "rekey"]
 
@@ -55,6 +55,8 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     leaves; a node holding them is cut into blocks along the forward arrows alone, its children
     in the order that pass runs through them (``in_flow``), so its blocks are runs of layers.
     """
+    if edges is not None:
+        leaves = prepared_where_read(list(leaves), edges)
     root = TreeNode("", "root", "")
     index: dict[str, TreeNode] = {"": root}
     # Leaves of one scope or fusion usually share one route object: its end is found once.
@@ -90,6 +92,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ,
                            forward=flow)
     group_by_prefix(root, group_at, succ)
+    _left_beside_the_model(root, run_at, group_at, succ, names)
     size_tree(root)
     if split_crowded(root, run_at, group_at, succ, names, every=False, label=label):
         size_tree(root)
@@ -104,6 +107,100 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         size_tree(root)
     _mark_waist_repeats(root)
     return Tree(root, succ, names)
+
+
+def prepared_where_read(leaves: list[tuple[Sequence[Step], str]],
+                        edges: Sequence[tuple[str, str]]) -> list[tuple[Sequence[Step], str]]:
+    """``leaves`` with each one the main input does not reach (:func:`_from_main_input`:
+    preparation of parameters, a batch norm's ``Rsqrt`` of its moving variance; a dropout's
+    random bits from its seed; constants) moved to just before the first leaf that reads it
+    and is reached: the order the tree gives its children (their
+    ends, the waists between them) is where the work runs, and XLA schedules preparation
+    anywhere, mostly first — NASNet's optimized column put 19 batch norms' ``Rsqrt`` from all
+    over the network in its first block, with the stem, and drew arrows from there to every
+    cell. Parameters, what no scope holds and what nothing reached reads stay where they are."""
+    preds: dict[str, list[str]] = {}
+    succ: dict[str, list[str]] = {}
+    for a, b in edges:
+        if a != b:
+            preds.setdefault(b, []).append(a)
+            succ.setdefault(a, []).append(b)
+    at = {leaf: i for i, (_, leaf) in enumerate(leaves)}
+    prep = set(at) - _from_main_input(at, preds, succ)
+    # each one's first reader that is not preparation, through chains of it (users first)
+    first: dict[str, int] = {}
+    changed = bool(prep)
+    while changed:
+        changed = False
+        for _, leaf in reversed(leaves):
+            if leaf not in prep:
+                continue
+            readers = [first.get(u) if u in prep else at.get(u) for u in succ.get(leaf, ())]
+            known = [r for r in readers if r is not None]
+            if known and first.get(leaf) != min(known):
+                first[leaf] = min(known)
+                changed = True
+    if not first:
+        return leaves
+    # only what a scope holds and computes: an op of no scope (a weight's bitcast) is placed by
+    # the rules that read the text's order (the runs of a group, the overview's folds), and a
+    # parameter already stands with what reads it (:func:`~.layers.unit_routes`)
+    moved = {leaf for route, leaf in leaves if route and leaf in first and preds.get(leaf)}
+    before: dict[int, list[tuple[Sequence[Step], str]]] = {}
+    for rl in leaves:
+        if rl[1] in moved:
+            before.setdefault(first[rl[1]], []).append(rl)
+    out: list[tuple[Sequence[Step], str]] = []
+    for i, rl in enumerate(leaves):
+        out.extend(before.get(i, ()))
+        if rl[1] not in moved:
+            out.append(rl)
+    return out
+
+
+def _from_main_input(at: Mapping[str, int], preds: Mapping[str, list[str]],
+                     succ: Mapping[str, list[str]]) -> set[str]:
+    """The leaves the main input reaches: of the leaves no other feeds, the one with the longest
+    path ahead of it (the data; the others are parameters' preparation, constants)."""
+    left = {leaf: len(preds.get(leaf, ())) for leaf in at}
+    ready = [leaf for leaf, n in left.items() if n == 0]
+    order = []
+    while ready:
+        leaf = ready.pop()
+        order.append(leaf)
+        for u in succ.get(leaf, ()):
+            if u in left:
+                left[u] -= 1
+                if left[u] == 0:
+                    ready.append(u)
+    height: dict[str, int] = {}
+    for leaf in reversed(order):
+        height[leaf] = max((height.get(u, 0) + 1 for u in succ.get(leaf, ())), default=0)
+    sources = [leaf for leaf in order if not preds.get(leaf)]
+    if not sources:
+        return set(at)
+    main = max(sources, key=lambda leaf: (height[leaf], -at[leaf]))
+    reached, stack = {main}, [main]
+    while stack:
+        for u in succ.get(stack.pop(), ()):
+            if u not in reached:
+                reached.add(u)
+                stack.append(u)
+    return reached
+
+
+def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str, Sequence[str]],
+                           names: Mapping[str, str]) -> None:
+    """The root's ops a training step's model did not take (:func:`~.prefix_groups.group_by_prefix`:
+    the zeros TensorFlow's gradients make and nothing reads, a step counter) are blocked at
+    their waists once there are more than ``group_at`` of them, as :func:`split_crowded` blocks
+    more than ``run_at``: each would be a box of its own, and an EfficientNetB0 step's 15 left
+    its model one closed box to stay within the budget."""
+    if not any(c.in_flow for c in root.children):
+        return
+    leaves = [c for c in root.children if c.is_leaf]
+    if group_at < len(leaves) <= run_at:
+        split_at_waists(root, leaves, run_at, succ, names, most=max(1, len(leaves) // group_at))
 
 
 def _mark_waist_repeats(root: TreeNode) -> None:
