@@ -8,26 +8,18 @@ of a picture drawn at an explicit ``--budget``, which is never refitted.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from hloviz.cli import main
 
+from .test_overview_goals import _measure
+
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "samples" / "captures"
 
 pytestmark = pytest.mark.requires_dot
-
-
-def _measure(svg: str):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from overview_bench import measure  # pyright: ignore[reportMissingImports]
-    finally:
-        sys.path.pop(0)
-    return measure(svg, 0.0)
 
 
 def test_an_overview_over_the_longest_side_is_drawn_again_with_fewer_boxes(tmp_path, monkeypatch):
