@@ -114,11 +114,11 @@ def prepared_where_read(leaves: list[tuple[Sequence[Step], str]],
     """``leaves`` with each one the main input does not reach (:func:`_from_main_input`:
     preparation of parameters, a batch norm's ``Rsqrt`` of its moving variance; a dropout's
     random bits from its seed; constants) moved to just before the first leaf that reads it
-    and is reached: the order the tree gives its children (their
-    ends, the waists between them) is where the work runs, and XLA schedules preparation
-    anywhere, mostly first — NASNet's optimized column put 19 batch norms' ``Rsqrt`` from all
-    over the network in its first block, with the stem, and drew arrows from there to every
-    cell. Parameters, what no scope holds and what nothing reached reads stay where they are."""
+    and is reached. The order the tree gives its children (their ends, the waists between
+    them) should be where the work runs, and XLA schedules preparation anywhere, mostly first:
+    NASNet's optimized column put 19 batch norms' ``Rsqrt`` from all over the network in its
+    first block, with the stem, and drew arrows from there to every cell. Parameters, what no
+    scope holds and what nothing reached reads stay where they are."""
     preds: dict[str, list[str]] = {}
     succ: dict[str, list[str]] = {}
     for a, b in edges:
