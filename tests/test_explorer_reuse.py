@@ -1,6 +1,6 @@
 """The explorer builds each module's scope tree once for all of its pictures
-(:func:`hloviz.analysis.scopes.scope_trees_reused`), and the page is the same as when every
-picture built its own.
+(:func:`hloviz.analysis.scopes.scope_trees_reused`, inside :func:`hloviz.render.reuse.drawings_reused`,
+which keeps each tree of units too), and the page is the same as when every picture built its own.
 
 The oracle for the tree is the HLO text itself: every instruction's ``op_name`` read with a
 regular expression says which scope path the instruction is filed under (its op name without
@@ -117,6 +117,7 @@ def test_the_page_is_the_same_with_and_without_reuse(capture, monkeypatch):
 
     reused, asked = page()
     monkeypatch.setattr("hloviz.analysis.scopes.scope_trees_reused", contextlib.nullcontext)
+    monkeypatch.setattr("hloviz.render.reuse.drawings_reused", contextlib.nullcontext)  # nor trees of units
     every_time, _ = page()
     assert reused == every_time
     assert asked > 2  # the pictures did ask for trees (the count the reuse saves)

@@ -150,11 +150,14 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
 
     The capture, drawing and page settings come as keywords or as ``capture=``/``drawing=``/``fit=``
     objects (:mod:`hloviz.api.options`), not both."""
-    return _render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress,
-                   capture=chosen("capture", capture, CaptureOptions(pre, post, tuple(args), device, module, verbose)),
-                   drawing=chosen("drawing", drawing, DrawOptions(computation, focus, radius, expand_chains, budget,
-                                                                  timeout, scope, depth, color_by)),
-                   fit=chosen("fit", fit, FitOptions(theme, width, max_height, wrap, aspect, layout)))
+    from ..render.reuse import drawings_reused
+
+    with drawings_reused():  # a redrawn overview (_fitted) and the explorer draw the modules again
+        return _render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress,
+                       capture=chosen("capture", capture, CaptureOptions(pre, post, tuple(args), device, module, verbose)),
+                       drawing=chosen("drawing", drawing, DrawOptions(computation, focus, radius, expand_chains,
+                                                                      budget, timeout, scope, depth, color_by)),
+                       fit=chosen("fit", fit, FitOptions(theme, width, max_height, wrap, aspect, layout)))
 
 
 def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: str | None,

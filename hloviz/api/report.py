@@ -137,12 +137,12 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     refuse_foreign(directory, names)  # before the slow part: a user's own report.html is never replaced
 
     say("drawing (Graphviz)")
-    from ..analysis.scopes import scope_trees_reused
+    from ..render.reuse import drawings_reused
 
     # The report's three pictures and the explorer's draw the same two modules over and over:
-    # each module's scope tree is built once for all of them (issue 32; nothing edits a module
-    # meanwhile).
-    with scope_trees_reused():
+    # each module's scope tree and tree of units are built once for all of them (issue 32;
+    # nothing edits a module meanwhile).
+    with drawings_reused():
         return _drawn(target, cap, shown, analysis, pre_m, post_m, directory, lookup, options, timeout,
                       color_by, say)
 

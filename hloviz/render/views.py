@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..ir import Computation, HloModule, Instruction, called_closure
@@ -51,6 +51,7 @@ from .cut.cut import Cut, coarsen, fit, open_in_place
 from .cut.focus import focus_set, scope_set
 from .cut.notes import note_cut
 from .cut.overview import fold_plumbing, fold_weights, name_blocks, unframe_phases
+from .reuse import kept_tree
 from .scene import Scene
 from .tree import layers
 from .tree.model import ViewGraph
@@ -217,13 +218,14 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
           info: Mapping[str, Any] | None = None) -> View:
     from ..analysis.provenance import parameter_names
 
+    alike = (dict(marks or {}), dict(info or {}))  # what the tree of units depends on, beside the options
     marks = marks or {}
     g = _build_graph(module, marks, options)
     g.param_names = {p.name: name for p, name in parameter_names(module, info).items()}
     g.source_map = (info or {}).get("source_map") or {}
     notes = list(g.notes)
     levels = list(g.levels)
-    _draw_tree(g, marks, options, notes, levels)
+    _draw_tree(g, marks, options, notes, levels, alike)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
     if options.budget <= OVERVIEW_BUDGET:
         scene.small_pt = 10  # a picture this small has room for every label at 10 pt (issue 33)
@@ -312,17 +314,21 @@ def _has_scopes(g: ViewGraph, options: ViewOptions) -> bool:
 
 
 def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, notes: list[str],
-               levels: list[str]) -> None:
+               levels: list[str], alike: tuple[Any, ...]) -> None:
     """The one way a picture is made: ``g``'s units as a tree (scopes where op names carry
     them, fusions and bodies, blocks by structure where names give nothing, repeats folded),
-    the deepest cut of it that fits the budget, and that cut applied to ``g``."""
+    the deepest cut of it that fits the budget, and that cut applied to ``g``. ``alike``: the
+    marks and capture info ``g`` was made of, by which (with the module and the options) the
+    tree is kept for the next picture of the same units (:mod:`hloviz.render.reuse`)."""
     scopes = None
     if _has_scopes(g, options):
         from ..analysis.scopes import build_scope_tree
 
         # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
         scopes = build_scope_tree(g.module, stage="pre", ordered=False)
-    tree = layers.scope_tree(g, scopes, named=scopes is not None)
+    # the same units whatever the budget and the nodes opened (but for the first look's choice)
+    key = (id(g.module), replace(options, budget=0, open=()), g.closed_fusions, scopes is not None)
+    tree = kept_tree(key, (g.module,), alike, g.phases, lambda: layers.scope_tree(g, scopes, named=scopes is not None))
     depth = options.depth + scopes.model_depth if options.depth is not None and scopes is not None else options.depth
     tree = coarsen(tree, options.budget, max_depth=depth)
     closed = _KEPT_CLOSED if options.coarse else frozenset()

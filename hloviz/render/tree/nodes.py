@@ -121,6 +121,22 @@ class Tree:
             stack.extend(reversed(n.children))
         return out
 
+    def copy(self) -> Tree:
+        """A tree of new nodes with the same fields, sharing :attr:`succ` and :attr:`names`
+        (read only): what a cut may regroup (:func:`~hloviz.render.cut.cut.coarsen` splits a
+        crowded node, :func:`~hloviz.render.cut.cut.open_in_place` a repeat) without touching
+        the tree it came from, so one built tree serves many pictures (:mod:`hloviz.render.reuse`)."""
+        new = object.__new__
+        twin: dict[int, TreeNode] = {}
+        for n in parents_first(self.root):  # each parent's twin made before its children's
+            c = new(TreeNode)
+            c.__dict__.update(n.__dict__)
+            c.parent = twin[id(n.parent)] if n is not self.root else None
+            twin[id(n)] = c
+        for c in twin.values():
+            c.children = [twin[id(k)] for k in c.children]
+        return Tree(twin[id(self.root)], self.succ, self.names)
+
     def subtree_root(self, node: TreeNode) -> Tree:
         """The tree below ``node`` (shares nodes; ``node`` acts as the root)."""
         sub = Tree.__new__(Tree)

@@ -172,12 +172,12 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
     The page shows first the finest cut that fits a screen (:func:`first_view`; ``info`` and
     ``color_by`` as ``picture`` was drawn: the capture's parameter names, the kernels' colours).
 
-    Every picture of the page redraws ``pre`` or ``post`` whole; their scope trees are built
-    once for all of them (:func:`~hloviz.analysis.scopes.scope_trees_reused`)."""
-    from ....analysis.scopes import scope_trees_reused
+    Every picture of the page redraws ``pre`` or ``post`` whole; their scope trees and trees of
+    units are built once for all of them (:func:`~hloviz.render.reuse.drawings_reused`)."""
+    from ...reuse import drawings_reused
     from ...layout.runs.dotserver import dot_servers
 
-    with scope_trees_reused(), dot_servers():
+    with drawings_reused(), dot_servers():
         return _pair_payload(pre, post, analysis, picture, lookup=lookup, texts=texts, post_marks=post_marks,
                              bounds=bounds, steps=steps, info=info, color_by=color_by)
 
@@ -188,10 +188,10 @@ def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str
                    info: Mapping | None = None) -> ExplorerPayload:
     """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
     view as :func:`pair_payload`; the module's scope trees built once for all its pictures)."""
-    from ....analysis.scopes import scope_trees_reused
+    from ...reuse import drawings_reused
     from ...layout.runs.dotserver import dot_servers
 
-    with scope_trees_reused(), dot_servers():
+    with drawings_reused(), dot_servers():
         return _module_payload(module, stage, picture, text=text, lookup=lookup, marks=marks, bounds=bounds,
                                steps=steps, info=info)
 
@@ -241,7 +241,7 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
     """The explorer of a diff: two modules in columns, matched kernels paired (each module's
     scope trees built once for all its fusions' pictures)."""
     from ....analysis.kernels import kernels
-    from ....analysis.scopes import scope_trees_reused
+    from ...reuse import drawings_reused
     from ...layout.runs.dotserver import dot_servers
 
     sides = [Side("before", before[0], before[1], kernels(before[1])),
@@ -250,7 +250,7 @@ def diff_payload(before: tuple[str, HloModule], after: tuple[str, HloModule], pi
     views = [top_view(picture.title, columns)]
     half = Bounds(bounds.max_views // 2, bounds.max_bytes // 2, bounds.budget, bounds.timeout, bounds.max_walk // 2,
                   bounds.seconds / 2, max_fusions=bounds.max_fusions // 2)
-    with scope_trees_reused(), dot_servers():
+    with drawings_reused(), dot_servers():
         for i in (0, 1):
             views += fusion_expansions(i, sides[i], columns[i][1], marks=marks[i], bounds=half)
     return explorer_payload(explorer_data(sides, views, pairs=pairs, title=picture.title))

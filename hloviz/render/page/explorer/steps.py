@@ -96,13 +96,13 @@ def pass_steps(history: PassHistory, load: StepLoader, *, final_side: str = "pos
     docstring); ``final_side`` is the key of the side holding the optimized module (whose fusions and
     folded constants the credits name)."""
     from ....analysis.passes.report import describe_changes, fold_credit_json, fusion_credit_json
-    from ....analysis.scopes import scope_trees_reused
     from ...layout.runs.dotserver import dot_servers
+    from ...reuse import drawings_reused
 
     out = PassSteps()
     bounds = bounds or Bounds()
     started = time.monotonic()
-    with scope_trees_reused(), dot_servers():  # a snapshot and each of its layers' pictures: one scope tree
+    with drawings_reused(), dot_servers():  # a snapshot and each of its layers' pictures: one scope tree
         drawn = _draw(history, load, bounds, pictures)
         for side, view in drawn:
             out.sides.append(side)

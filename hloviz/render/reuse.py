@@ -1,0 +1,76 @@
+"""One module drawn many times over: the work that does not depend on the cut, done once.
+
+``render`` draws its overview again with fewer boxes when the first is too long
+(:func:`hloviz.api.pictures._fitted`), and ``show``'s explorer draws the same module hundreds
+of times — searching a first view that fits the screen, each block opened in place — with
+options that differ only in the node budget and the nodes opened. Each of those pictures
+built the same tree of the module's units (:func:`hloviz.render.tree.layers.scope_tree`: the
+scopes, the blocks found by structure, a training step's forward order), 60 % of a picture's
+Python. Inside :func:`drawings_reused`, the first picture keeps its tree, untouched, and every
+later one with the same graph of units gets a copy of it (a cut regroups the tree it is given:
+:meth:`hloviz.render.tree.nodes.Tree.copy`). Outside such a block nothing is kept, as with
+:func:`hloviz.analysis.scopes.scope_trees_reused`, which the block also opens.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .tree.nodes import Tree
+
+__all__ = ["drawings_reused", "kept_tree"]
+
+#: While :func:`drawings_reused` is active: key → (the objects the key names by id, what was
+#: compared by value, the tree as built, what building it added to ``ViewGraph.phases``).
+_kept: dict[Hashable, tuple[tuple[Any, ...], tuple[Any, ...], Tree, dict[int, str]]] | None = None
+_depth = 0
+_lock = threading.Lock()
+
+
+@contextmanager
+def drawings_reused() -> Iterator[None]:
+    """Within this block each module's tree of units is built once per graph of units (and
+    its scope tree once per module, :func:`hloviz.analysis.scopes.scope_trees_reused`): for a
+    caller that draws one module many times and edits no module meanwhile."""
+    from ..analysis.scopes import scope_trees_reused
+
+    global _kept, _depth
+    with _lock:
+        _depth += 1
+        if _kept is None:
+            _kept = {}
+    try:
+        with scope_trees_reused():
+            yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                _kept = None
+
+
+def kept_tree(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...], phases: dict[int, str],
+              build: Callable[[], Tree]) -> Tree:
+    """``build()``, or a copy of the tree it gave for the same ``key`` and equal ``alike``
+    earlier in this :func:`drawings_reused` block. ``held``: the objects ``key`` names by ``id``
+    (kept, and checked to be the same objects, so an id reused by a new object is no hit).
+    ``alike``: what else the tree depends on, compared by value (each picture of a pair makes its
+    own marks and its own copy of the capture's info). ``phases``: the graph's ``phases``, which
+    building fills (a step counter drawn as its optimizer's work) and a hit fills the same way."""
+    kept = _kept
+    if kept is None:
+        return build()
+    with _lock:
+        hit = kept.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)) and hit[1] == alike:
+        phases.update(hit[3])
+        return hit[2].copy()
+    before = dict(phases)
+    tree = build()
+    added = {k: v for k, v in phases.items() if before.get(k) != v}
+    with _lock:
+        kept[key] = (held, alike, tree.copy(), added)
+    return tree

@@ -1,0 +1,105 @@
+"""One module drawn many times builds its tree of units once (:mod:`hloviz.render.reuse`), and
+every picture is the one drawn without the reuse.
+
+The oracle is the picture drawn outside a :func:`~hloviz.render.reuse.drawings_reused` block,
+where every picture builds its own tree: the DOT text of each picture drawn inside the block, in
+an order where the kept tree would be regrouped by the cuts before it (a small budget splits a
+crowded node into blocks; a block opened in place splits a repeat), must be the same byte for
+byte. A kept tree that a cut could regroup, or a hit that forgot what building the tree told
+the graph (a training step's counter drawn as its optimizer's work), changes a later picture.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hloviz.capture import load_target
+from hloviz.render import to_dot
+from hloviz.render.reuse import drawings_reused
+from hloviz.render.tree import layers
+from hloviz.render.views import ViewOptions, draw_module
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+
+def _counting(monkeypatch) -> list[int]:
+    calls = [0]
+    build = layers.scope_tree
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(layers, "scope_tree", counted)
+    return calls
+
+
+def _pictures(module, info) -> list[str]:
+    """The module drawn at a big budget, then ever smaller ones (each cut regroups its tree at
+    the data flow's waists), then with each closed node of the overview opened in place."""
+    out, first = [], None
+    for budget in (300, 24, 12, 6):
+        view = draw_module(module, options=ViewOptions(budget=budget), info=info)
+        out.append(to_dot(view.scene))
+        if budget == 24:
+            first = view
+    assert first is not None and first.cut is not None
+    closed = [n.key for n in first.cut.nodes if not n.is_leaf][:4]
+    assert closed, "the overview closes some block (the test opens each in place)"
+    for key in closed:
+        out.append(to_dot(draw_module(module, options=ViewOptions(budget=24, open=(key,)), info=info).scene))
+    return out
+
+
+@pytest.mark.parametrize("capture,stage", [("keras_small_train_step", "pre"), ("resblock_relu", "post"),
+                                           ("loops_vit_train", "pre")])
+def test_pictures_drawn_from_a_kept_tree_are_the_pictures_drawn_without(capture, stage, monkeypatch):
+    cap = load_target(str(CAPTURES / capture))
+    module = cap.pre_module() if stage == "pre" else cap.post_module()
+    calls = _counting(monkeypatch)
+    alone = _pictures(module, cap.info)
+    assert calls[0] == len(alone)  # outside the block: a tree per picture
+    calls[0] = 0
+    with drawings_reused():
+        kept = _pictures(module, cap.info)
+    # inside: one tree for all of them, or two where the big budget opened the fusions (the
+    # first look at a small budget closes every fusion: another graph of units)
+    assert calls[0] <= 2
+    assert len(set(alone)) > 4  # the pictures differ from one another
+    assert kept == alone
+
+
+def test_a_step_counter_is_drawn_as_its_optimizers_work_from_a_kept_tree_too():
+    # keras_small_train_step's unoptimized step carries Adam's iteration counter; building the
+    # tree files it under the optimizer (ViewGraph.phases), which a kept tree must do as well
+    cap = load_target(str(CAPTURES / "keras_small_train_step"))
+    module = cap.pre_module()
+    alone = to_dot(draw_module(module, options=ViewOptions(budget=40), info=cap.info).scene)
+    with drawings_reused():
+        draw_module(module, options=ViewOptions(budget=300), info=cap.info)
+        kept = to_dot(draw_module(module, options=ViewOptions(budget=40), info=cap.info).scene)
+    assert "iteration" in alone or "Adam" in alone
+    assert kept == alone
+
+
+def test_other_marks_info_or_modules_build_their_own_tree(monkeypatch):
+    from hloviz.render.views import Mark
+
+    cap = load_target(str(CAPTURES / "resblock_relu"))
+    pre, post = cap.pre_module(), cap.post_module()
+    calls = _counting(monkeypatch)
+    with drawings_reused():
+        draw_module(pre, options=ViewOptions(budget=24), info=cap.info)
+        draw_module(pre, options=ViewOptions(budget=12), info=dict(cap.info))  # an equal copy: kept
+        assert calls[0] == 1
+        draw_module(post, options=ViewOptions(budget=24), info=cap.info)  # another module
+        assert calls[0] == 2
+        some = {i.name: Mark(badge="#1") for i in list(pre.instructions())[:5]}
+        draw_module(pre, options=ViewOptions(budget=24), marks=some, info=cap.info)  # other marks
+        assert calls[0] == 3
+        draw_module(pre, options=ViewOptions(budget=24, expand_chains=True), info=cap.info)  # other units
+        assert calls[0] == 4
+    draw_module(pre, options=ViewOptions(budget=24), info=cap.info)  # after the block: nothing kept
+    assert calls[0] == 5
