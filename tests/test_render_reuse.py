@@ -103,3 +103,25 @@ def test_other_marks_info_or_modules_build_their_own_tree(monkeypatch):
         assert calls[0] == 4
     draw_module(pre, options=ViewOptions(budget=24), info=cap.info)  # after the block: nothing kept
     assert calls[0] == 5
+
+
+def test_a_pictures_marks_are_made_once_per_module_and_colouring():
+    # each of the explorer's layer pictures is a side-by-side picture, which marked both modules
+    # again; inside the block the marks are made once, and a heat colouring has its own
+    from hloviz.analysis import analyze
+    from hloviz.render.layout.sidebyside import post_marks, pre_marks
+
+    cap = load_target(str(CAPTURES / "resblock_relu"))
+    pre, post = cap.pre_module(), cap.post_module()
+    analysis = analyze(pre, post, info=cap.info)
+    assert pre_marks(analysis, pre) is not pre_marks(analysis, pre)  # outside: made each time
+    with drawings_reused():
+        kernel = pre_marks(analysis, pre)
+        assert pre_marks(analysis, pre) is kernel
+        flops = pre_marks(analysis, pre, "flops")
+        assert flops is not kernel and flops != kernel  # a heat scale colours the kernels otherwise
+        assert post_marks(analysis, post) is post_marks(analysis, post)
+        assert post_marks(analysis, post) != kernel
+        again = analyze(pre, post, info=cap.info)  # another analysis: its own marks
+        assert pre_marks(again, pre) is not kernel
+    assert kernel == pre_marks(analysis, pre)  # what was kept is what is made

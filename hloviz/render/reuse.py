@@ -17,15 +17,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from .tree.nodes import Tree
 
-__all__ = ["drawings_reused", "kept_tree"]
+__all__ = ["drawings_reused", "kept", "kept_tree"]
+
+T = TypeVar("T")
 
 #: While :func:`drawings_reused` is active: key → (the objects the key names by id, what was
 #: compared by value, the tree as built, what building it added to ``ViewGraph.phases``).
 _kept: dict[Hashable, tuple[tuple[Any, ...], tuple[Any, ...], Tree, dict[int, str]]] | None = None
+#: The same, for :func:`kept`: key → (the objects the key names by id, the answer).
+_answers: dict[Hashable, tuple[tuple[Any, ...], Any]] | None = None
 _depth = 0
 _lock = threading.Lock()
 
@@ -37,11 +41,11 @@ def drawings_reused() -> Iterator[None]:
     caller that draws one module many times and edits no module meanwhile."""
     from ..analysis.scopes import scope_trees_reused
 
-    global _kept, _depth
+    global _kept, _answers, _depth
     with _lock:
         _depth += 1
         if _kept is None:
-            _kept = {}
+            _kept, _answers = {}, {}
     try:
         with scope_trees_reused():
             yield
@@ -49,7 +53,26 @@ def drawings_reused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                _kept = None
+                _kept = _answers = None
+
+
+def kept(key: Hashable, held: tuple[Any, ...], build: Callable[[], T]) -> T:
+    """``build()``, or what it gave for the same ``key`` earlier in this :func:`drawings_reused`
+    block (the same object: for answers nobody changes, such as the marks of a side-by-side
+    picture, :func:`hloviz.render.layout.sidebyside.pre_marks`, which each of the explorer's
+    layer pictures asked for again). ``held``: the objects ``key`` names by ``id``, as in
+    :func:`kept_tree`."""
+    answers = _answers
+    if answers is None:
+        return build()
+    with _lock:
+        hit = answers.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
+        return hit[1]
+    out = build()
+    with _lock:
+        answers[key] = (held, out)
+    return out
 
 
 def kept_tree(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...], phases: dict[int, str],

@@ -17,6 +17,7 @@ from ...analysis.glossary import FOLDED_BY
 from ...ir import HloModule
 from ..cut.labels import kernel_badge
 from ..quoting import shorten
+from ..reuse import kept
 from ..style import ELIMINATED, FOLDED, HIGHLIGHT, heat_colour, kernel_colour
 from ..views import Mark, View, ViewOptions, draw_module
 from .dot import Drawing, columns_drawing
@@ -97,7 +98,13 @@ def _fold_note(constant: str, value: str) -> str:
 
 def post_marks(analysis: Analysis, post: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
     """Kernel colours (or heat, ``color_by`` ``flops``/``bytes``) and numbers on the optimized
-    module; folded constants highlighted."""
+    module; folded constants highlighted. (Inside :func:`~hloviz.render.reuse.drawings_reused`,
+    one dict for every caller: read it, do not change it.)"""
+    return kept(("post_marks", id(analysis), id(post), color_by), (analysis, post),
+                lambda: _post_marks(analysis, post, color_by))
+
+
+def _post_marks(analysis: Analysis, post: HloModule, color_by: str) -> dict[str, Mark]:
     hot = heat(analysis, color_by)
     marks = {}
     for name, n in kernel_numbers(analysis).items():
@@ -120,7 +127,12 @@ def post_marks(analysis: Analysis, post: HloModule, color_by: str = "kernel") ->
 
 def pre_marks(analysis: Analysis, pre: HloModule, color_by: str = "kernel") -> dict[str, Mark]:
     """Each pre-optimization instruction marked by what became of its op (kernels coloured as
-    :func:`post_marks` colours them)."""
+    :func:`post_marks` colours them; kept as :func:`post_marks` is)."""
+    return kept(("pre_marks", id(analysis), id(pre), color_by), (analysis, pre),
+                lambda: _pre_marks(analysis, pre, color_by))
+
+
+def _pre_marks(analysis: Analysis, pre: HloModule, color_by: str) -> dict[str, Mark]:
     hot = heat(analysis, color_by)
     numbers = kernel_numbers(analysis)
     folding, mapping = analysis.folding, analysis.mapping
