@@ -1,12 +1,13 @@
-"""One module drawn many times builds its tree of units once (:mod:`hloviz.render.reuse`), and
-every picture is the one drawn without the reuse.
+"""One module drawn many times builds its graph of units, its tree and its marks once
+(:mod:`hloviz.render.reuse`), and every picture is the one drawn without the reuse.
 
 The oracle is the picture drawn outside a :func:`~hloviz.render.reuse.drawings_reused` block,
 where every picture builds its own tree: the DOT text of each picture drawn inside the block, in
 an order where the kept tree would be regrouped by the cuts before it (a small budget splits a
-crowded node into blocks; a block opened in place splits a repeat), must be the same byte for
-byte. A kept tree that a cut could regroup, or a hit that forgot what building the tree told
-the graph (a training step's counter drawn as its optimizer's work), changes a later picture.
+crowded node into blocks; a block opened in place splits a repeat; a layer's picture hides the
+rest of the graph), must be the same byte for byte. A kept tree or graph that a cut could change,
+or a hit that forgot what building the tree told the graph (a training step's counter drawn as
+its optimizer's work), changes a later picture.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from hloviz.render import to_dot
 from hloviz.render.reuse import drawings_reused
 from hloviz.render.tree import layers
 from hloviz.render.views import ViewOptions, draw_module
+
+from .test_explorer import read_hlo
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
@@ -96,13 +99,21 @@ def test_other_marks_info_or_modules_build_their_own_tree(monkeypatch):
         assert calls[0] == 1
         draw_module(post, options=ViewOptions(budget=24), info=cap.info)  # another module
         assert calls[0] == 2
-        some = {i.name: Mark(badge="#1") for i in list(pre.instructions())[:5]}
-        draw_module(pre, options=ViewOptions(budget=24), marks=some, info=cap.info)  # other marks
+        # other marks: each instruction its own, so no chain joins two (chains join equal marks)
+        some = {i.name: Mark(badge=f"#{k}") for k, i in enumerate(pre.instructions())}
+        marked = to_dot(draw_module(pre, options=ViewOptions(budget=300), marks=some, info=cap.info).scene)
         assert calls[0] == 3
         draw_module(pre, options=ViewOptions(budget=24, expand_chains=True), info=cap.info)  # other units
         assert calls[0] == 4
+        plain = to_dot(draw_module(pre, options=ViewOptions(budget=300), info=cap.info).scene)  # not the marked
+        again = to_dot(draw_module(pre, options=ViewOptions(budget=300), marks=some, info=cap.info).scene)
+        assert calls[0] == 6  # the marked one again: not the unmarked graph's tree
     draw_module(pre, options=ViewOptions(budget=24), info=cap.info)  # after the block: nothing kept
-    assert calls[0] == 5
+    assert calls[0] == 7
+    assert marked == again
+    assert marked == to_dot(draw_module(pre, options=ViewOptions(budget=300), marks=some, info=cap.info).scene)
+    assert plain == to_dot(draw_module(pre, options=ViewOptions(budget=300), info=cap.info).scene)
+    assert marked != plain
 
 
 def test_a_pictures_marks_are_made_once_per_module_and_colouring():
@@ -125,3 +136,45 @@ def test_a_pictures_marks_are_made_once_per_module_and_colouring():
         again = analyze(pre, post, info=cap.info)  # another analysis: its own marks
         assert pre_marks(again, pre) is not kernel
     assert kernel == pre_marks(analysis, pre)  # what was kept is what is made
+
+
+@pytest.mark.parametrize("capture,stage", [("keras_small_train_step", "pre"), ("efficientnet_b0", "post")])
+def test_layer_pictures_drawn_from_a_kept_graph_are_the_pictures_drawn_without(capture, stage, monkeypatch):
+    # the explorer's layer pictures (ViewOptions(scope=…)) each made the whole module's graph of
+    # units and hid all but the layer; inside the block they draw on copies of one graph
+    import re
+    from collections import Counter
+
+    from hloviz.render import view_graph
+
+    cap = load_target(str(CAPTURES / capture))
+    module = cap.pre_module() if stage == "pre" else cap.post_module()
+    # layers from the HLO text: the first two parts of op names, where three or more ops share them
+    text = read_hlo(CAPTURES / capture / f"{stage}.hlo")
+    paths = Counter("/".join(n.split("/")[:2]) for n in re.findall(r'op_name="([^"]+)"', text)
+                    if n.count("/") >= 2 and not n.startswith(("gradient_tape", "jit(")))
+    layers = sorted(p for p, k in paths.items() if k >= 3)[:6]
+    assert len(layers) >= 3, paths
+    made = [0]
+    placed = view_graph._placed
+
+    def counted(*args, **kwargs):
+        made[0] += 1
+        return placed(*args, **kwargs)
+
+    monkeypatch.setattr(view_graph, "_placed", counted)
+
+    def pictures() -> list[str]:
+        out = [to_dot(draw_module(module, options=ViewOptions(budget=24), info=cap.info).scene)]
+        for layer in layers:  # a layer, then the whole again: each must start from the whole graph
+            out.append(to_dot(draw_module(module, options=ViewOptions(scope=layer), info=cap.info).scene))
+            out.append(to_dot(draw_module(module, options=ViewOptions(budget=300), info=cap.info).scene))
+        return out
+
+    alone = pictures()
+    made_alone, made[0] = made[0], 0
+    with drawings_reused():
+        kept = pictures()
+    assert made[0] < made_alone and made[0] <= 3  # the first look, the whole (fusions open); nothing per layer
+    assert len(set(alone)) == len(layers) + 2  # each layer's picture is its own
+    assert kept == alone

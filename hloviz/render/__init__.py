@@ -12,7 +12,7 @@
 
 Beside them: :class:`Scene` (``scene``: nodes, edges, clusters; no HLO in it), ``style`` and
 ``quoting`` (every user string reaches DOT/SVG/HTML through it), :func:`draw_module`
-(``views``: stages 1–2 for one module) and :func:`module_picture` / :func:`pair_picture`
+(``views``: stages 1–2 for one module; ``view_graph``: its graph of units) and :func:`module_picture` / :func:`pair_picture`
 (``pictures``: all four in one call, with a coarser retry after a timeout). ``reuse``: inside
 :func:`~hloviz.render.reuse.drawings_reused`, a module drawn many times (the explorer's views, a
 refitted overview) builds its tree once.

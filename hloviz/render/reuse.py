@@ -19,16 +19,17 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from .tree.model import ViewGraph
 from .tree.nodes import Tree
 
-__all__ = ["drawings_reused", "kept", "kept_tree"]
+__all__ = ["drawings_reused", "kept", "kept_graph", "kept_tree"]
 
 T = TypeVar("T")
 
 #: While :func:`drawings_reused` is active: key → (the objects the key names by id, what was
 #: compared by value, the tree as built, what building it added to ``ViewGraph.phases``).
 _kept: dict[Hashable, tuple[tuple[Any, ...], tuple[Any, ...], Tree, dict[int, str]]] | None = None
-#: The same, for :func:`kept`: key → (the objects the key names by id, the answer).
+#: The same, for :func:`kept` and :func:`kept_graph`: key → (the objects the key names by id, the answer).
 _answers: dict[Hashable, tuple[tuple[Any, ...], Any]] | None = None
 _depth = 0
 _lock = threading.Lock()
@@ -97,3 +98,22 @@ def kept_tree(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...], phas
     with _lock:
         kept[key] = (held, alike, tree.copy(), added)
     return tree
+
+
+def kept_graph(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...],
+               build: Callable[[], ViewGraph]) -> ViewGraph:
+    """``build()``, or a copy of the graph of units it gave for the same ``key`` and equal
+    ``alike`` earlier in this :func:`drawings_reused` block (``held`` as in :func:`kept_tree`).
+    The explorer's layer pictures and opened blocks each made the whole module's graph again
+    (a layer's picture then hides all but the layer): the one step every picture repeats."""
+    answers = _answers
+    if answers is None:
+        return build()
+    with _lock:
+        hit = answers.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)) and hit[1][0] == alike:
+        return hit[1][1].copy()
+    g = build()
+    with _lock:
+        answers[key] = (held, (alike, g.copy()))
+    return g

@@ -14,7 +14,9 @@ The drawing rules, familiar from XLA's own graph dumps:
   operand order matters;
 * chains of one elementwise op become one node (:mod:`hloviz.render.tree.chains`).
 
-:mod:`~hloviz.render.tree.units` applies these rules: the module becomes a graph of units.
+:mod:`~hloviz.render.tree.units` applies these rules: the module becomes a graph of units
+(:mod:`~hloviz.render.view_graph`, made once for many pictures of one module inside
+:func:`~hloviz.render.reuse.drawings_reused`).
 
 Then one path fits every picture to its node budget, with op names or without, before or after
 optimization, whole or focused (:func:`_draw_tree`):
@@ -44,27 +46,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..ir import Computation, HloModule, Instruction, called_closure
+from ..ir import HloModule, Instruction, called_closure
 from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
 from .cut.cut import Cut, coarsen, fit, open_in_place
-from .cut.focus import focus_set, scope_set
 from .cut.notes import note_cut
 from .cut.overview import fold_plumbing, fold_weights, name_blocks, unframe_phases
 from .reuse import kept_tree
 from .scene import Scene
 from .tree import layers
 from .tree.model import ViewGraph
-from .tree.units import (
-    classify,
-    draw_focus_targets,
-    fix_roots,
-    hide,
-    make_edges,
-    make_units,
-    place_computations,
-    root_computation,
-)
+from .tree.units import place_computations, root_computation
+from .view_graph import build_graph
 
 __all__ = ["DETAIL_BUDGET", "OVERVIEW_BUDGET", "Mark", "View", "ViewOptions", "default_budget", "draw_module",
            "focus_targets"]
@@ -220,7 +213,7 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
 
     alike = (dict(marks or {}), dict(info or {}))  # what the tree of units depends on, beside the options
     marks = marks or {}
-    g = _build_graph(module, marks, options)
+    g = build_graph(module, marks, options)
     g.param_names = {p.name: name for p, name in parameter_names(module, info).items()}
     g.source_map = (info or {}).get("source_map") or {}
     notes = list(g.notes)
@@ -288,21 +281,7 @@ def _default_title(module: HloModule, options: ViewOptions) -> str:
     return f"{module.name} · {options.computation}" if options.computation else module.name
 
 
-# --- building the graph of units ---------------------------------------------------------
-
-
-def _build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions) -> ViewGraph:
-    roots = [root_computation(module, options.computation)]
-    if not options.focus and not options.focus_names and not options.scope:
-        # Cheap first look: the top level alone, every fusion and body as one node. If even that
-        # is over budget, no cut that fits could open a fusion or a body, so this is the answer,
-        # found without touching the (usually far larger) fused computations.
-        g = _graph(module, marks, options, roots, nested=False)
-        if g.alive_count() > options.budget or options.coarse:
-            g.closed_fusions = True
-            return g
-    return _graph(module, marks, options, roots, nested=True)
-
+# --- the tree and its cut ---------------------------------------------------------------
 
 def _has_scopes(g: ViewGraph, options: ViewOptions) -> bool:
     """Whether the drawn computation's op names carry scopes to draw (checked on a sample:
@@ -360,35 +339,3 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
 
 #: What ``coarse`` (the view after a Graphviz timeout) keeps closed.
 _KEPT_CLOSED = frozenset({"fusion", "body"})
-
-
-def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],
-           *, nested: bool) -> ViewGraph:
-    g = ViewGraph(module, marks)
-    place_computations(g, roots, nested=nested)
-    for place in list(g.places.values()):
-        classify(g, place, options)
-    fix_roots(g)
-    targets: list[Instruction] = []
-    visible: set[int] | None = None
-    if options.scope:
-        visible, note = scope_set(g, options.scope)
-        g.notes.append(note)
-    if options.focus or options.focus_names is not None:
-        want: str | list[Instruction] = options.focus or ""
-        if options.focus_names is not None:
-            want = [i for c in g.computations for i in c.instructions if i.name in set(options.focus_names)]
-        if isinstance(want, list) and not want:
-            visible = set()
-            g.notes.append(f"focus: {options.focus or 'the focused instructions'} left no trace in this module")
-        else:
-            targets, near, note = focus_set(g, want, options.radius, label=options.focus)
-            visible = near if visible is None else visible & near
-            g.notes.append(note)
-            g.focus = {id(t) for t in targets}
-            draw_focus_targets(g, targets)
-    make_units(g, options, targets)
-    make_edges(g)
-    if visible is not None:
-        hide(g, visible)
-    return g

@@ -82,6 +82,14 @@ class Unit:
         #: the scope this unit alone stands for ("block_1_pad"), shown above its own label
         self.caption: str | None = None
 
+    def copy(self) -> Unit:
+        """The same unit with lists of its own (a cut merges members into it, adds rows)."""
+        new = Unit.__new__(Unit)
+        for name in Unit.__slots__:
+            value = getattr(self, name)
+            setattr(new, name, value.copy() if isinstance(value, list) else value)
+        return new
+
 
 class ViewGraph:
     """Everything :mod:`hloviz.render.views`, :mod:`hloviz.render.tree.layers`, :mod:`hloviz.render.cut.apply` and
@@ -125,6 +133,18 @@ class ViewGraph:
         self.program_order: Callable[[Instruction], str] | None = None
         self._redirect: dict[int, int] = {}
         self._positions: dict[int, int] = {}
+
+    def copy(self) -> ViewGraph:
+        """A graph drawn on apart from this one: every container and unit of its own, the module,
+        marks, places and what was read of the module (its users, the text positions) shared.
+        What :func:`hloviz.render.reuse.kept_graph` hands each picture of one module: a cut
+        merges units, hides some, rewrites arrows."""
+        new = ViewGraph.__new__(ViewGraph)
+        shared = ("module", "marks", "source_map", "_positions")
+        new.__dict__.update({k: v if k in shared or not isinstance(v, (list, dict, set)) else v.copy()
+                             for k, v in self.__dict__.items()})
+        new.units = [u.copy() for u in self.units]
+        return new
 
     def add_place(self, place: Place) -> Place:
         place.order = len(self.computations)
