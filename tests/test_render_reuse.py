@@ -41,11 +41,13 @@ def _counting(monkeypatch) -> list[int]:
 
 def _pictures(module, info) -> list[str]:
     """The module drawn at a big budget, then ever smaller ones (each cut regroups its tree at
-    the data flow's waists), then with each closed node of the overview opened in place."""
+    the data flow's waists, and a loop's body closed is folded into its caller's node), the big
+    one again, then with each closed node of the overview opened in place."""
     out, first = [], None
-    for budget in (300, 24, 12, 6):
+    for budget in (300, 24, 12, 6, 300):
         view = draw_module(module, options=ViewOptions(budget=budget), info=info)
-        out.append(to_dot(view.scene))
+        # the picture, and which node draws each instruction (a closed body's are its caller's)
+        out.append(to_dot(view.scene) + repr(sorted(view.node_of.items())))
         if budget == 24:
             first = view
     assert first is not None and first.cut is not None
@@ -57,7 +59,7 @@ def _pictures(module, info) -> list[str]:
 
 
 @pytest.mark.parametrize("capture,stage", [("keras_small_train_step", "pre"), ("resblock_relu", "post"),
-                                           ("loops_vit_train", "pre")])
+                                           ("loops_vit_train", "pre"), ("loops_newton", "post")])
 def test_pictures_drawn_from_a_kept_tree_are_the_pictures_drawn_without(capture, stage, monkeypatch):
     cap = load_target(str(CAPTURES / capture))
     module = cap.pre_module() if stage == "pre" else cap.post_module()
