@@ -72,6 +72,10 @@ class ScopeTree:
         self._phase = phase
         self._by_path = {s.path: s for s in root.walk()}
         self._kernel_scopes: dict[str, tuple[Scope, ...]] = {}
+        #: :meth:`layers_of` answered by vote, per kernel (a reused tree is asked again by every
+        #: picture of a page: ``--scope``'s fusions, each closed fusion's layer); emptied by
+        #: whatever refiles an instruction
+        self._voted: dict[Instruction, tuple[Scope, ...]] = {}
         #: A framework op's name → the scope its instructions were filed under.
         self._op_scope: dict[str, Scope] = op_scope if op_scope is not None else {}
         #: The instructions filed by their own op name (the ones whose scope is a vote) → their
@@ -163,6 +167,7 @@ class ScopeTree:
         between the scopes' ``instructions`` lists)."""
         self._of[instruction] = scope
         self._phase[instruction] = phase
+        self._voted.clear()
 
     def remove_empty(self, scope: Scope) -> None:
         """Take ``scope``, which holds no instruction and no child, out of the tree."""
@@ -175,6 +180,7 @@ class ScopeTree:
         """Record the scopes ``kernel`` is attributed to, heaviest first (what
         :meth:`scopes_of_kernel` and :meth:`layers_of` answer)."""
         self._kernel_scopes[kernel] = scopes
+        self._voted.clear()
 
     def at_depth(self, scope: Scope, depth: int) -> Scope:
         """``scope`` itself if it is no deeper than ``depth``, else its ancestor at ``depth``."""
@@ -238,7 +244,10 @@ class ScopeTree:
         hit = self._kernel_scopes.get(kernel.name)  # instruction names are unique in a module
         if hit is not None:
             return hit
-        return tuple(s for s, _p in self.layers_with_phases(kernel))
+        voted = self._voted.get(kernel)
+        if voted is None:
+            voted = self._voted[kernel] = tuple(s for s, _p in self.layers_with_phases(kernel))
+        return voted
 
     def kernel_spans(self, kernel: str, depth: int) -> tuple[Scope, ...]:
         """The scopes of a cut at ``depth`` that ``kernel`` holds ops of, in order of appearance."""

@@ -219,13 +219,13 @@ def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
 
 
 def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes: list[str]) -> None:
-    find = g.find
+    find, owner, units = g.find, g.owners(), g.units
     counts: dict[tuple, int] = {}
     for src, dst, label, user, k in g.edges:
-        s, d = find(src), find(dst)
-        if s == d or not g.units[s].alive or not g.units[d].alive:
+        s, d = owner[src], owner[dst]
+        if s == d or not units[s].alive or not units[d].alive:
             continue
-        du = g.units[d]
+        du = units[d]
         unmerged = s == src and d == dst
         head = ""
         if unmerged and du.kind == "inst" and user.opcode not in COMMUTATIVE and len(user.operands) - len(du.inline) >= 2:

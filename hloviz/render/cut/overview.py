@@ -31,8 +31,9 @@ def fold_weights(g: ViewGraph) -> None:
 
     home = {i: sc.key for sc in g.scope_clusters for i in sc.units}
     users: dict[int, set[int]] = {}
+    owner = g.owners()
     for src, dst, *_ in g.edges:
-        s, d = g.find(src), g.find(dst)
+        s, d = owner[src], owner[dst]
         if s != d:
             users.setdefault(s, set()).add(d)
     folded: dict[int, list[str]] = {}
@@ -158,8 +159,9 @@ def fold_plumbing(g: ViewGraph) -> None:
         changed = False
         users: dict[int, set[int]] = {}
         inputs: dict[int, set[int]] = {}
+        owner = g.owners()  # (again each round: the last one merged units)
         for src, dst, *_ in g.edges:
-            s, d = g.find(src), g.find(dst)
+            s, d = owner[src], owner[dst]
             if s != d:
                 users.setdefault(s, set()).add(d)
                 inputs.setdefault(d, set()).add(s)

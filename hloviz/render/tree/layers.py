@@ -364,10 +364,10 @@ def _after_backward(phase: dict[str, str], edges: list[tuple[str, str]]) -> None
 
 def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:
     """The arrows between live units as leaf key pairs (what blocks are found on)."""
-    find, units = g.find, g.units
+    owner, units = g.owners(), g.units
     out = []
     for e in g.edges:  # (src, dst, label, instruction, operand index): the ends only
-        s, d = find(e[0]), find(e[1])
+        s, d = owner[e[0]], owner[e[1]]
         if s != d and units[s].alive and units[d].alive:
             out.append((f"u{s}", f"u{d}"))
     return out
