@@ -217,7 +217,8 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
         if main is not None:
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
-            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left(), steps)
+            payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left(), steps,
+                                    color_by=color_by)
         files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
@@ -272,24 +273,30 @@ def _memory_html(memory) -> str:
 
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,
-                  post_m: HloModule | None, lookup, left: float, steps: PassSteps | None = None):
-    """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``.
+                  post_m: HloModule | None, lookup, left: float, steps: PassSteps | None = None, *,
+                  color_by: str = "kernel"):
+    """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``,
+    its every view coloured as the report's pictures are (``color_by``).
 
     ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
     left; the explorer's extra pictures start only within it (a longer ``--timeout`` draws more
     of them: no other time limit applies)."""
-    from ..render.layout.sidebyside import post_marks
+    from ..render.layout.sidebyside import post_marks, pre_marks
     from ..render.page.explorer import Bounds, module_payload, pair_payload
 
     bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if name == "side-by-side":
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
-                            post_marks=post_marks(analysis, post_m), bounds=bounds, steps=steps, info=cap.info)
+                            post_marks=post_marks(analysis, post_m, color_by), bounds=bounds, steps=steps,
+                            info=cap.info, color_by=color_by)
     m = pre_m if name == "pre" else post_m
     assert m is not None
+    # marked as the report's picture of it was (_drawn): the unoptimized module only beside the other
+    marks = post_marks(analysis, m, color_by) if m is post_m else (
+        pre_marks(analysis, m, color_by) if post_m is not None else None)
     return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
-                          bounds=bounds, steps=steps, info=cap.info)
+                          bounds=bounds, steps=steps, info=cap.info, marks=marks)
 
 
 def _footer(info: dict) -> str:

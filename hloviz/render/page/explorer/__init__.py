@@ -83,7 +83,7 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
         scope = tree.get(path) or sides[1].scope_tree().get(path)
         label = plain_name(scope.display_path if scope is not None else path)
         pic = pair_picture(pre, post, analysis, options=ViewOptions(scope=path, budget=bounds.budget),
-                           title=f"{label} (layer)", timeout=bounds.timeout)
+                           title=f"{label} (layer)", timeout=bounds.timeout, info=info, color_by=color_by)
         if pic.svg is None:
             return None
         return label, [(i, view) for i, (_, view) in enumerate(pic.views[:2])], pic.svg.decode("utf-8")
@@ -98,12 +98,12 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
     layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
     views += layers
     blocks = block_expansions(sides, [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])],
-                              marks=(pre_marks(analysis, pre), post_marks), bounds=_blocks_share(bounds),
-                              title=picture.title, wrap=picture.wrap, pairing=Pairing.of(analysis.mapping))
+                              marks=(pre_marks(analysis, pre, color_by), post_marks), bounds=_blocks_share(bounds),
+                              title=picture.title, wrap=picture.wrap, pairing=Pairing.of(analysis.mapping), info=info)
     views += blocks
     drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
     walked = len(layers) * walk + _walked(blocks, sides)
-    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked)
+    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked, info=info)
     every_side, every_view = with_steps(sides, views, steps)
     data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
     step_data(data.main, len(sides), steps)
@@ -141,7 +141,7 @@ def _module_payload(module: HloModule, stage: str, picture: Picture, *, text: st
         scope = side.scope_tree().get(path)
         label = plain_name(scope.display_path if scope is not None else path)
         pic = module_picture(module, options=ViewOptions(scope=path, budget=bounds.budget), marks=marks,
-                             title=f"{label} (layer)", timeout=bounds.timeout)
+                             title=f"{label} (layer)", timeout=bounds.timeout, info=info)
         if pic.svg is None:
             return None
         return label, [(0, pic.views[0][1])], pic.svg.decode("utf-8")
@@ -151,11 +151,11 @@ def _module_payload(module: HloModule, stage: str, picture: Picture, *, text: st
                               bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
     views += layers
     blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=_blocks_share(bounds),
-                              wrap=picture.wrap)
+                              wrap=picture.wrap, info=info)
     views += blocks
     drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
     views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds,
-                               walked=len(layers) * walk + _walked(blocks, [side]))
+                               walked=len(layers) * walk + _walked(blocks, [side]), info=info)
     every_side, every_view = with_steps([side], views, steps)
     data = explorer_data(every_side, every_view, lookup=lookup, title=picture.title)
     step_data(data.main, 1, steps)

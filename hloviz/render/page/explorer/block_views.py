@@ -50,7 +50,7 @@ Column = tuple[str, int, "View"]
 def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
                      marks: Sequence[Mapping[str, Mark] | None] = (), bounds: Bounds = Bounds(),
                      title: str = "", parent: str = "top", walked: int = 0, wrap: Wrap | None = None,
-                     pairing: Pairing | None = None) -> list[ViewSpec]:
+                     pairing: Pairing | None = None, info: Mapping | None = None) -> list[ViewSpec]:
     """The picture of ``columns`` with each closed block or repeat opened in place, biggest
     first, within ``bounds`` (``walked``: instructions other expansions walked): the same cut of
     the same column, the same options, one node opened (:func:`hloviz.render.cut.cut.open_in_place`:
@@ -59,7 +59,8 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
     from its picture in turn, breadth-first, so the top level's blocks are never crowded out by
     deep ones. A view's key and ``opens`` are ``t:<side>:<tree key>``, as the explorer's data
     names the box it opens (:func:`hloviz.render.page.explorer.data.explorer_data`). ``wrap``: as
-    the picture was laid out (:mod:`hloviz.render.layout.wrap`).
+    the picture was laid out (:mod:`hloviz.render.layout.wrap`); ``info``: the capture's, as the
+    picture was drawn with (a parameter keeps its name, ``stem/kernel``, when its block opens).
 
     ``pairing`` (a page of a module before and after optimization): a block opens in both
     columns — its counterpart in the other column opens with it
@@ -99,7 +100,7 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
             heading_title = old.scene.title[0].text if old.scene.title else sides[sk].module.name
             view = draw_module(sides[sk].module, marks=marks[sk] if sk < len(marks) else None,
                                options=replace(options, open=(*options.open, *keys)),
-                               title=heading_title if len(cols) > 1 else f"{heading_title} · {name}")
+                               title=heading_title if len(cols) > 1 else f"{heading_title} · {name}", info=info)
             return view
 
         def build(options: ViewOptions, extra: Sequence[str]):

@@ -28,9 +28,10 @@ __all__ = ["drawn_fusions", "fusion_expansions", "fusion_owners"]
 
 def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[str, View]], *,
                       marks: Mapping[str, Mark] | None = None, bounds: Bounds = Bounds(), parent: str = "top",
-                      walked: int = 0) -> list[ViewSpec]:
+                      walked: int = 0, info: Mapping | None = None) -> list[ViewSpec]:
     """A view of each fusion kernel of ``side`` that a picture shows, within ``bounds``
-    (``walked``: instructions the layer pictures walked). ``drawn`` is one picture (its view key
+    (``walked``: instructions the layer pictures walked; ``info``: the capture's, as the page's
+    other pictures are drawn with: the user's lines in the tooltips). ``drawn`` is one picture (its view key
     is ``parent``) or the pictures of the page in the order they were laid out, (view key, View).
 
     A fusion's view opens from a picture that draws the fusion as a box of its own (closed, or
@@ -87,7 +88,7 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
         try:
             return inst, where, module_picture(side.module,
                                                options=ViewOptions(computation=fused.name, budget=bounds.budget),
-                                               marks=marks, title=title, timeout=bounds.timeout)
+                                               marks=marks, title=title, timeout=bounds.timeout, info=info)
         except HlovizError:
             return inst, where, None  # no layout in time: the panel still shows the body as text
 
