@@ -150,14 +150,11 @@ def render(target: Any = None, output: str | Path | None = None, *, stage: str |
 
     The capture, drawing and page settings come as keywords or as ``capture=``/``drawing=``/``fit=``
     objects (:mod:`hloviz.api.options`), not both."""
-    from ..render.reuse import drawings_reused
-
-    with drawings_reused():  # a redrawn overview (_fitted) and the explorer draw the modules again
-        return _render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress,
-                       capture=chosen("capture", capture, CaptureOptions(pre, post, tuple(args), device, module, verbose)),
-                       drawing=chosen("drawing", drawing, DrawOptions(computation, focus, radius, expand_chains,
-                                                                      budget, timeout, scope, depth, color_by)),
-                       fit=chosen("fit", fit, FitOptions(theme, width, max_height, wrap, aspect, layout)))
+    return _render(target, output, stage=stage, fmt=fmt, notify=notify, progress=progress,
+                   capture=chosen("capture", capture, CaptureOptions(pre, post, tuple(args), device, module, verbose)),
+                   drawing=chosen("drawing", drawing, DrawOptions(computation, focus, radius, expand_chains, budget,
+                                                                  timeout, scope, depth, color_by)),
+                   fit=chosen("fit", fit, FitOptions(theme, width, max_height, wrap, aspect, layout)))
 
 
 def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: str | None,
@@ -264,12 +261,17 @@ def _fitted(draw: Callable[[ViewOptions], Picture], options: ViewOptions, *, fit
     """``draw(options)``; where ``fit`` (the default overview, as SVG) and its longer side is
     over :data:`OVERVIEW_LONGEST`, drawn again two boxes a column fewer each time while it is
     (the smallest drawn, where none fits)."""
-    picture = draw(options)
-    for _ in range(_FIT_TRIES if fit else 0):
-        if _longest(picture) <= OVERVIEW_LONGEST or options.budget <= 8:
-            break
-        options = replace(options, budget=options.budget - 2)
+    if not fit:
+        return draw(options)
+    from ..render.reuse import drawings_reused
+
+    with drawings_reused():  # a redraw starts from the first drawing's graphs and trees
         picture = draw(options)
+        for _ in range(_FIT_TRIES):
+            if _longest(picture) <= OVERVIEW_LONGEST or options.budget <= 8:
+                break
+            options = replace(options, budget=options.budget - 2)
+            picture = draw(options)
     return picture
 
 
