@@ -27,15 +27,16 @@ from .test_explorer import read_hlo
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
 
-def _counting(monkeypatch) -> list[int]:
+def _counting(monkeypatch, owner=layers, name: str = "scope_tree") -> list[int]:
+    """Count the calls of ``owner.name`` (default: the tree of units being built)."""
     calls = [0]
-    build = layers.scope_tree
+    build = getattr(owner, name)
 
     def counted(*args, **kwargs):
         calls[0] += 1
         return build(*args, **kwargs)
 
-    monkeypatch.setattr(layers, "scope_tree", counted)
+    monkeypatch.setattr(owner, name, counted)
     return calls
 
 
@@ -157,14 +158,7 @@ def test_layer_pictures_drawn_from_a_kept_graph_are_the_pictures_drawn_without(c
                     if n.count("/") >= 2 and not n.startswith(("gradient_tape", "jit(")))
     layers = sorted(p for p, k in paths.items() if k >= 3)[:6]
     assert len(layers) >= 3, paths
-    made = [0]
-    placed = view_graph._placed
-
-    def counted(*args, **kwargs):
-        made[0] += 1
-        return placed(*args, **kwargs)
-
-    monkeypatch.setattr(view_graph, "_placed", counted)
+    made = _counting(monkeypatch, view_graph, "_placed")
 
     def pictures() -> list[str]:
         out = [to_dot(draw_module(module, options=ViewOptions(budget=24), info=cap.info).scene)]
