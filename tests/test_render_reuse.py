@@ -174,3 +174,28 @@ def test_layer_pictures_drawn_from_a_kept_graph_are_the_pictures_drawn_without(c
     assert made[0] < made_alone and made[0] <= 3  # the first look, the whole (fusions open); nothing per layer
     assert len(set(alone)) == len(layers) + 2  # each layer's picture is its own
     assert kept == alone
+
+
+def test_a_copied_tree_keeps_every_field_of_every_node():
+    # a field added to TreeNode must be copied too: every field set to a value of its own
+    import dataclasses
+
+    from hloviz.render.tree.nodes import Tree, TreeNode
+
+    root = TreeNode("", "root", "")
+    given = {}
+    for f in dataclasses.fields(TreeNode):
+        if f.name in ("parent", "children"):
+            continue
+        given[f.name] = True if f.type in ("bool", bool) else (7 if f.type in ("int", int) else f"the {f.name}")
+    child = TreeNode(**given, parent=root)
+    root.children.append(child)
+    leaf = TreeNode("the key/u1", "leaf", "u1", parent=child)
+    child.children.append(leaf)
+    copied = Tree(root).copy()
+    twin = copied.root.children[0]
+    assert twin is not child and twin.children[0] is not leaf and twin.children is not child.children
+    assert twin.parent is copied.root and twin.children[0].parent is twin
+    for name, value in given.items():
+        assert getattr(twin, name) == value, name
+    assert copied.nodes["the key"] is twin and copied.nodes["the key/u1"] is twin.children[0]

@@ -37,7 +37,7 @@ class Step:
     label: str = ""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # slots: a big module's tree is tens of thousands of nodes, copied per picture
 class TreeNode:
     """A node of the tree. ``key`` is unique and stable (the route's names joined by ``/``);
     ``size`` counts the leaves below (1 for a leaf); ``order`` and ``last`` are the positions of
@@ -126,12 +126,11 @@ class Tree:
         (read only): what a cut may regroup (:func:`~hloviz.render.cut.cut.coarsen` splits a
         crowded node, :func:`~hloviz.render.cut.cut.open_in_place` a repeat) without touching
         the tree it came from, so one built tree serves many pictures (:mod:`hloviz.render.reuse`)."""
-        new = object.__new__
         twin: dict[int, TreeNode] = {}
         for n in parents_first(self.root):  # each parent's twin made before its children's
-            c = new(TreeNode)
-            c.__dict__.update(n.__dict__)
-            c.parent = twin[id(n.parent)] if n is not self.root else None
+            c = TreeNode(n.key, n.kind, n.name, n.path, n.label, twin[id(n.parent)] if n is not self.root else None,
+                         n.children, n.size, n.order, n.last, n.depth, n.structured, n.in_flow, n.waist, n.parallel,
+                         n.layer)
             twin[id(n)] = c
         for c in twin.values():
             c.children = [twin[id(k)] for k in c.children]
