@@ -2,16 +2,23 @@
 
 ``render`` draws its overview again with fewer boxes when the first is too long
 (:func:`hloviz.api.pictures._fitted`), and ``show``'s explorer draws the same module hundreds
-of times — searching a first view that fits the screen, each block opened in place — with
-options that differ only in the node budget and the nodes opened. Each of those pictures
-built the same tree of the module's units (:func:`hloviz.render.tree.layers.scope_tree`: the
-scopes, the blocks found by structure, a training step's forward order), 60 % of a picture's
-Python. Inside :func:`drawings_reused`, the first picture keeps its tree, untouched, and every
-later one with the same graph of units gets a copy of it (a cut regroups the tree it is given:
-:meth:`hloviz.render.tree.nodes.Tree.copy`). Outside such a block nothing is kept, as with
-:func:`hloviz.analysis.scopes.scope_trees_reused`, which the block also opens.
-"""
+of times — searching a first view that fits the screen, each block opened in place, each layer
+alone — with options that differ only in the node budget, the nodes opened and the scope. Each
+of those pictures made the same work again. Inside :func:`drawings_reused`, it is made once:
 
+* the **graph of units** (:mod:`hloviz.render.view_graph`): each picture draws on a copy
+  (:meth:`~hloviz.render.tree.model.ViewGraph.copy`: a cut merges units, a layer's picture hides
+  all but the layer) — :func:`kept_graph`;
+* the **tree of units** (:func:`hloviz.render.tree.layers.scope_tree`: the scopes, the blocks
+  found by structure, a training step's forward order; 60 % of a picture's Python): a copy each
+  (:meth:`~hloviz.render.tree.nodes.Tree.copy`: a cut regroups its tree) — :func:`kept_tree`;
+* answers nobody changes, the marks of a side-by-side picture — :func:`kept`;
+* each module's scope tree (:func:`hloviz.analysis.scopes.scope_trees_reused`, which the block
+  opens).
+
+Outside such a block nothing is kept, so a module edited between two pictures is never drawn
+from an old graph.
+"""
 from __future__ import annotations
 
 import threading
@@ -37,9 +44,9 @@ _lock = threading.Lock()
 
 @contextmanager
 def drawings_reused() -> Iterator[None]:
-    """Within this block each module's tree of units is built once per graph of units (and
-    its scope tree once per module, :func:`hloviz.analysis.scopes.scope_trees_reused`): for a
-    caller that draws one module many times and edits no module meanwhile."""
+    """Within this block each module's graph of units, tree of units, marks and scope tree are
+    made once (see the module docstring): for a caller that draws one module many times and
+    edits no module meanwhile. Blocks nest; threads drawing inside one share what it keeps."""
     from ..analysis.scopes import scope_trees_reused
 
     global _kept, _answers, _depth
@@ -84,11 +91,11 @@ def kept_tree(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...], phas
     ``alike``: what else the tree depends on, compared by value (each picture of a pair makes its
     own marks and its own copy of the capture's info). ``phases``: the graph's ``phases``, which
     building fills (a step counter drawn as its optimizer's work) and a hit fills the same way."""
-    kept = _kept
-    if kept is None:
+    trees = _kept
+    if trees is None:
         return build()
     with _lock:
-        hit = kept.get(key)
+        hit = trees.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)) and hit[1] == alike:
         phases.update(hit[3])
         return hit[2].copy()
@@ -96,7 +103,7 @@ def kept_tree(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...], phas
     tree = build()
     added = {k: v for k, v in phases.items() if before.get(k) != v}
     with _lock:
-        kept[key] = (held, alike, tree.copy(), added)
+        trees[key] = (held, alike, tree.copy(), added)
     return tree
 
 
