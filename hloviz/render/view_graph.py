@@ -53,6 +53,9 @@ def build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptio
 
 def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],
            *, nested: bool) -> ViewGraph:
+    """The units of ``roots`` (``nested``: with their fusions and bodies placed), made once per
+    :func:`~hloviz.render.reuse.drawings_reused` block; ``--scope`` hides all but the scope on
+    the copy a picture gets."""
     if options.focus or options.focus_names is not None:
         return _focused(module, marks, options, roots, nested)
     # every unit of the drawn computations, the same for each budget, opened node and scope
