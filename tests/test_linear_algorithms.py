@@ -45,7 +45,8 @@ def inception():
     return post, info["parameter_names"]
 
 
-def _count(monkeypatch, owner, name: str) -> list[int]:
+def count_calls(monkeypatch, owner, name: str) -> list[int]:
+    """Count the calls of ``owner.name`` from now on (``calls[0]``), for this test only."""
     calls = [0]
     inner = getattr(owner, name)
 
@@ -60,7 +61,7 @@ def _count(monkeypatch, owner, name: str) -> list[int]:
 def test_placing_parameters_matches_paths_linearly(inception, monkeypatch):
     post, numbered = inception
     base_params = len(post.entry.parameters)
-    calls = _count(monkeypatch, scopes_module, "_matches_path")
+    calls = count_calls(monkeypatch, scopes_module, "_matches_path")
     build_scope_tree(post, stage="post", parameter_names=_names_of(post, numbered))
     once = calls[0]
     assert once > 0, "the parameters' scopes were not looked up by path at all"
@@ -80,7 +81,7 @@ def test_placing_parameters_matches_paths_linearly(inception, monkeypatch):
 def test_layer_texts_of_stats_json_are_computed_once_per_kernel(tmp_path, monkeypatch):
     base = load_target(str(CAPTURES / "keras_cnn_train")).post_module()
     assert base is not None
-    calls = _count(monkeypatch, ScopeTree, "layers_with_phases")
+    calls = count_calls(monkeypatch, ScopeTree, "layers_with_phases")
     counts = []
     for copies in (1, 10):
         path = tmp_path / f"x{copies}.hlo"

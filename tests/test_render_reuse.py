@@ -23,21 +23,9 @@ from hloviz.render.tree import layers
 from hloviz.render.views import ViewOptions, draw_module
 
 from .test_explorer import read_hlo
+from .test_linear_algorithms import count_calls
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
-
-
-def _counting(monkeypatch, owner=layers, name: str = "scope_tree") -> list[int]:
-    """Count the calls of ``owner.name`` (default: the tree of units being built)."""
-    calls = [0]
-    build = getattr(owner, name)
-
-    def counted(*args, **kwargs):
-        calls[0] += 1
-        return build(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counted)
-    return calls
 
 
 def _pictures(module, info) -> list[str]:
@@ -64,7 +52,7 @@ def _pictures(module, info) -> list[str]:
 def test_pictures_drawn_from_a_kept_tree_are_the_pictures_drawn_without(capture, stage, monkeypatch):
     cap = load_target(str(CAPTURES / capture))
     module = cap.pre_module() if stage == "pre" else cap.post_module()
-    calls = _counting(monkeypatch)
+    calls = count_calls(monkeypatch, layers, "scope_tree")
     alone = _pictures(module, cap.info)
     assert calls[0] == len(alone)  # outside the block: a tree per picture
     calls[0] = 0
@@ -95,7 +83,7 @@ def test_other_marks_info_or_modules_build_their_own_tree(monkeypatch):
 
     cap = load_target(str(CAPTURES / "resblock_relu"))
     pre, post = cap.pre_module(), cap.post_module()
-    calls = _counting(monkeypatch)
+    calls = count_calls(monkeypatch, layers, "scope_tree")
     with drawings_reused():
         draw_module(pre, options=ViewOptions(budget=24), info=cap.info)
         draw_module(pre, options=ViewOptions(budget=12), info=dict(cap.info))  # an equal copy: kept
@@ -158,7 +146,7 @@ def test_layer_pictures_drawn_from_a_kept_graph_are_the_pictures_drawn_without(c
                     if n.count("/") >= 2 and not n.startswith(("gradient_tape", "jit(")))
     layers = sorted(p for p, k in paths.items() if k >= 3)[:6]
     assert len(layers) >= 3, paths
-    made = _counting(monkeypatch, view_graph, "_placed")
+    made = count_calls(monkeypatch, view_graph, "_placed")
 
     def pictures() -> list[str]:
         out = [to_dot(draw_module(module, options=ViewOptions(budget=24), info=cap.info).scene)]
