@@ -33,11 +33,9 @@ __all__ = ["drawings_reused", "kept", "kept_graph", "kept_tree"]
 
 T = TypeVar("T")
 
-#: While :func:`drawings_reused` is active: key → (the objects the key names by id, what was
-#: compared by value, the tree as built, what building it added to ``ViewGraph.phases``).
-_kept: dict[Hashable, tuple[tuple[Any, ...], tuple[Any, ...], Tree, dict[int, str]]] | None = None
-#: The same, for :func:`kept` and :func:`kept_graph`: key → (the objects the key names by id, the answer).
-_answers: dict[Hashable, tuple[tuple[Any, ...], Any]] | None = None
+#: While :func:`drawings_reused` is active: (what kind, key) → (the objects the key names by id,
+#: what was compared by value, what is kept).
+_kept: dict[tuple[str, Hashable], tuple[tuple[Any, ...], tuple[Any, ...], Any]] | None = None
 _depth = 0
 _lock = threading.Lock()
 
@@ -49,11 +47,11 @@ def drawings_reused() -> Iterator[None]:
     edits no module meanwhile. Blocks nest; threads drawing inside one share what it keeps."""
     from ..analysis.scopes import scope_trees_reused
 
-    global _kept, _answers, _depth
+    global _kept, _depth
     with _lock:
         _depth += 1
         if _kept is None:
-            _kept, _answers = {}, {}
+            _kept = {}
     try:
         with scope_trees_reused():
             yield
@@ -61,66 +59,71 @@ def drawings_reused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                _kept = _answers = None
+                _kept = None
+
+
+def _found(key: tuple[str, Hashable], held: tuple[Any, ...], alike: tuple[Any, ...]) -> Any | None:
+    """What was kept for ``key``, when ``held`` are the same objects (an id reused by a new object
+    is no hit) and ``alike`` equal values; else None."""
+    kept_now = _kept
+    if kept_now is None:
+        return None
+    with _lock:
+        hit = kept_now.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)) and hit[1] == alike:
+        return hit[2]
+    return None
+
+
+def _keep(key: tuple[str, Hashable], held: tuple[Any, ...], alike: tuple[Any, ...], value: Any) -> None:
+    kept_now = _kept
+    if kept_now is not None:
+        with _lock:
+            kept_now[key] = (held, alike, value)
 
 
 def kept(key: Hashable, held: tuple[Any, ...], build: Callable[[], T]) -> T:
     """``build()``, or what it gave for the same ``key`` earlier in this :func:`drawings_reused`
     block (the same object: for answers nobody changes, such as the marks of a side-by-side
     picture, :func:`hloviz.render.layout.sidebyside.pre_marks`, which each of the explorer's
-    layer pictures asked for again). ``held``: the objects ``key`` names by ``id``, as in
-    :func:`kept_tree`."""
-    answers = _answers
-    if answers is None:
-        return build()
-    with _lock:
-        hit = answers.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
-        return hit[1]
+    layer pictures asked for again). ``held``: the objects ``key`` names by ``id``."""
+    hit = _found(("answer", key), held, ())
+    if hit is not None:
+        return hit
     out = build()
-    with _lock:
-        answers[key] = (held, out)
+    _keep(("answer", key), held, (), out)
     return out
 
 
 def kept_tree(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...], phases: dict[int, str],
               build: Callable[[], Tree]) -> Tree:
     """``build()``, or a copy of the tree it gave for the same ``key`` and equal ``alike``
-    earlier in this :func:`drawings_reused` block. ``held``: the objects ``key`` names by ``id``
-    (kept, and checked to be the same objects, so an id reused by a new object is no hit).
+    earlier in this :func:`drawings_reused` block. ``held``: the objects ``key`` names by ``id``.
     ``alike``: what else the tree depends on, compared by value (each picture of a pair makes its
     own marks and its own copy of the capture's info). ``phases``: the graph's ``phases``, which
     building fills (a step counter drawn as its optimizer's work) and a hit fills the same way."""
-    trees = _kept
-    if trees is None:
-        return build()
-    with _lock:
-        hit = trees.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)) and hit[1] == alike:
-        phases.update(hit[3])
-        return hit[2].copy()
+    hit = _found(("tree", key), held, alike)
+    if hit is not None:
+        tree, added = hit
+        phases.update(added)
+        return tree.copy()
     before = dict(phases)
     tree = build()
-    added = {k: v for k, v in phases.items() if before.get(k) != v}
-    with _lock:
-        trees[key] = (held, alike, tree.copy(), added)
+    if _kept is not None:
+        _keep(("tree", key), held, alike, (tree.copy(), {k: v for k, v in phases.items() if before.get(k) != v}))
     return tree
 
 
 def kept_graph(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...],
                build: Callable[[], ViewGraph]) -> ViewGraph:
     """``build()``, or a copy of the graph of units it gave for the same ``key`` and equal
-    ``alike`` earlier in this :func:`drawings_reused` block (``held`` as in :func:`kept_tree`).
+    ``alike`` earlier in this :func:`drawings_reused` block (as :func:`kept_tree`).
     The explorer's layer pictures and opened blocks each made the whole module's graph again
     (a layer's picture then hides all but the layer): the one step every picture repeats."""
-    answers = _answers
-    if answers is None:
-        return build()
-    with _lock:
-        hit = answers.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)) and hit[1][0] == alike:
-        return hit[1][1].copy()
+    hit = _found(("graph", key), held, alike)
+    if hit is not None:
+        return hit.copy()
     g = build()
-    with _lock:
-        answers[key] = (held, (alike, g.copy()))
+    if _kept is not None:
+        _keep(("graph", key), held, alike, g.copy())
     return g
