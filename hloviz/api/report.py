@@ -11,7 +11,7 @@ kernels' layers, the explorer and XLA's pass history.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,17 +163,18 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
     layout = LayoutBudget(timeout, pictures=(pre_m is not None) + (post_m is not None)
                           + (pre_m is not None and post_m is not None))
     jobs: list[tuple[str, Callable[[], Picture]]] = []
+    marked: dict[str, Any] = {}  # each module's marks, for its picture and its explorer
     if pre_m is not None and post_m is not None:
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
                                                           title=f"{cap.label}: {analysis.verdict}",
                                                           color_by=color_by, info=cap.info, budget=layout)))
     if pre_m is not None:
-        marks = pre_marks(analysis, pre_m, color_by) if post_m is not None else None
+        marks = marked["pre"] = pre_marks(analysis, pre_m, color_by) if post_m is not None else None
         jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
                                                    title=f"{cap.label} · before optimization", info=cap.info,
                                                    budget=layout)))
     if post_m is not None:
-        pmarks = post_marks(analysis, post_m, color_by)
+        pmarks = marked["post"] = post_marks(analysis, post_m, color_by)
         jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
                                                     title=f"{cap.label} · after optimization", info=cap.info,
                                                     budget=layout)))
@@ -218,7 +219,7 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
             payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left(), steps,
-                                    color_by=color_by)
+                                    color_by=color_by, marked=marked)
         files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
@@ -274,27 +275,25 @@ def _memory_html(memory) -> str:
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,
                   post_m: HloModule | None, lookup, left: float, steps: PassSteps | None = None, *,
-                  color_by: str = "kernel"):
+                  color_by: str = "kernel", marked: Mapping[str, Any] | None = None):
     """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``,
-    its every view coloured as the report's pictures are (``color_by``).
+    its every view coloured as the report's pictures are (``color_by``; ``marked``: the marks
+    each module's picture was drawn with, by ``pre``/``post``).
 
     ``left``: the seconds of the command's one Graphviz budget (``--timeout``) the main pictures
     left; the explorer's extra pictures start only within it (a longer ``--timeout`` draws more
     of them: no other time limit applies)."""
-    from ..render.layout.sidebyside import post_marks, pre_marks
     from ..render.page.explorer import Bounds, module_payload, pair_payload
 
     bounds = Bounds(timeout=max(min(left, Bounds.timeout), 0.05), seconds=max(left, 0.0))
     if name == "side-by-side":
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
-                            post_marks=post_marks(analysis, post_m, color_by), bounds=bounds, steps=steps,
+                            post_marks=(marked or {}).get("post"), bounds=bounds, steps=steps,
                             info=cap.info, color_by=color_by)
     m = pre_m if name == "pre" else post_m
     assert m is not None
-    # marked as the report's picture of it was (_drawn): the unoptimized module only beside the other
-    marks = post_marks(analysis, m, color_by) if m is post_m else (
-        pre_marks(analysis, m, color_by) if post_m is not None else None)
+    marks = (marked or {}).get(name)
     return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
                           bounds=bounds, steps=steps, info=cap.info, marks=marks)
 
