@@ -237,10 +237,14 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
     if g.program_order is not None:  # the overview: ranked in program order (hloviz.render.cut.order)
         loose: set[str] = set()
-        back = order.program_order(scene, order.order_keys(g, g.program_order, loose), frozenset(loose))
+        keys = order.order_keys(g, g.program_order, loose)
+        back = order.program_order(scene, keys, frozenset(loose))
         if back:
             against = sum(1 for s in back if s.why == "back")
-            parts = [f"{n} {w}" for n, w in ((against, "against program order: a gradient flowing back"),
+            # (a gradient only where the view holds a backward pass: in an inference model such an
+            # arrow leaves a block found by structure that also holds later work)
+            why = ": a gradient flowing back" if order.trains(keys) else ""
+            parts = [f"{n} {w}" for n, w in ((against, f"against program order{why}"),
                                              (len(back) - against, f"reaching more than {order.REACH} boxes down"))
                      if n]
             notes.append(f"{len(back)} arrow{'s' if len(back) != 1 else ''} drawn as ← / → rows at their ends "

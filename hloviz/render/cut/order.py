@@ -43,6 +43,7 @@ its branches (Inception's towers) stand side by side.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from itertools import pairwise
 
@@ -55,7 +56,7 @@ from ..tree.model import Unit, ViewGraph
 from .arrows import Stub, write_rows
 from .loops import ROLES as HUNG
 
-__all__ = ["REACH", "order_keys", "program_order"]
+__all__ = ["REACH", "order_keys", "program_order", "trains"]
 
 _RANK = {p: i for i, p in enumerate(PHASES)}
 _OPTIMIZER = _RANK["optimizer"]
@@ -116,7 +117,49 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
             if after:
                 rank, spot = min(after)
                 keys[key] = (rank, spot - (BESIDE if _carries_a_parameter(u) else 0.25))
+    _after_what_feeds_them(g, keys, phase_of, inner)
     return keys
+
+
+def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
+                           phase_of: Callable[[Instruction], str], inner: set[str]) -> None:
+    """Move each forward unit below the forward units whose values its forward work reads,
+    where its median put it above one: the text's order runs every forward arrow down, a
+    median need not. A Keras LSTM's layer holds its loop's setup and its outputs' gathering
+    too, and its median stood below the ``dense`` layer that reads its output (an unseen text
+    classifier's step drew ``dense`` above ``lstm``). Moved units go right after their last
+    producer, in the order of their sources; units that feed each other (a tied embedding
+    read at the start and the end) keep their places, and so do those inside a loop's body
+    (placed in their caller's slot)."""
+    forward = _RANK["forward"]
+    owner = g.owners()
+    preds: dict[str, set[str]] = {}
+    for src, dst, _label, user, k in g.edges:
+        s, d = owner[src], owner[dst]
+        a, b = f"u{s}", f"u{d}"
+        if s == d or a in inner or b in inner or keys.get(a, (-1,))[0] != forward or keys.get(b, (-1,))[0] != forward:
+            continue
+        op = user.operands[k] if 0 <= k < len(user.operands) else None
+        if op is not None and phase_of(op) == "forward" and phase_of(user) == "forward":
+            preds.setdefault(b, set()).add(a)
+    if not preds:
+        return
+    waiting = {b: len(ps) for b, ps in preds.items()}
+    users: dict[str, list[str]] = {}
+    for b, ps in preds.items():
+        for a in ps:
+            users.setdefault(a, []).append(b)
+    ready = deque(sorted((a for a in users if a not in waiting), key=keys.__getitem__))
+    while ready:
+        a = ready.popleft()
+        for b in users.get(a, ()):
+            waiting[b] -= 1
+            if waiting[b]:
+                continue
+            last = max(keys[p][1] for p in preds[b])
+            if keys[b][1] <= last:
+                keys[b] = (forward, last + 0.5)
+            ready.append(b)
 
 
 def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str]) -> tuple[int, float] | None:
@@ -218,6 +261,12 @@ def _carries_a_parameter(u: Unit) -> bool:
 BESIDE = 0.5
 
 
+def trains(keys: dict[str, tuple[int, float]]) -> bool:
+    """Whether ``order_keys`` placed units of a backward pass or an optimizer of their own: a
+    training step, drawn as one file."""
+    return any(0 < k[0] < len(PHASES) for k in keys.values())
+
+
 def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: frozenset[str] = frozenset()) -> list[Stub]:
     """Rank ``scene`` by program order: an arrow against it between neighbours in that order
     stops ranking (drawn, dot does not rank by it); one reaching further back is not drawn but
@@ -227,8 +276,7 @@ def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: froze
     ordered = sorted((k for k in keys if k in scene.nodes), key=keys.__getitem__)
     place = {k: i for i, k in enumerate(ordered)}
     preds: dict[str, list[str]] = {}
-    # a training step (units of the backward pass or the optimizer of their own): one file
-    single = any(0 < k[0] < len(PHASES) for k in keys.values())
+    single = trains(keys)
     stubs: list[Stub] = []
     gone: set[int] = set()
     for e in scene.edges:

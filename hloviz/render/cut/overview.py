@@ -43,9 +43,12 @@ def fold_weights(g: ViewGraph) -> None:
             continue
         into = users.get(u.index, set())
         # what the optimizer reads is a weight or the optimizer's state, wherever it is drawn;
-        # outside an opened layer, anything else is the module's own input and stays a box
+        # outside an opened layer, anything else is the module's own input and stays a box —
+        # unless one box that is no single op reads it alone (a scanned stack's weights, passed
+        # to a JAX function beside its images: 12 boxes in a row above a ViT's loop)
         trained = bool(into) and _updated(g, into)
-        if not into or (home.get(u.index) is None and not trained):
+        if not into or (home.get(u.index) is None and not trained
+                        and (len(into) > 1 or g.units[next(iter(into))].kind == "inst")):
             continue
         near = sorted((g.units[i] for i in into if g.units[i].alive and (trained or (
             g.units[i].scope == u.scope and home.get(i) == home.get(u.index)))),

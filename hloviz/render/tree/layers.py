@@ -100,11 +100,14 @@ class _Routes:
         # instructions without a scope take the scope their users share (weights → their layer),
         # and so does what XLA made of them alone before their use without naming it: a copy of a
         # weight, an iota fusion, a transpose of a transposed weight (issue 33: a weight's
-        # preparation is drawn in the layer that uses it, never as a box of its own)
+        # preparation is drawn in the layer that uses it, never as a box of its own); so is the
+        # tuple XLA builds, unnamed, to start a loop or a call: it goes with the loop (a Flax
+        # dropout's random-bit loops had six such boxes above a remat CNN's optimized column)
         prep = self._preparation(comp)
         for inst in reversed(comp.instructions):
             if own[id(inst)] is not None or inst is comp.root or not (
-                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep):
+                    inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep
+                    or (inst.opcode == "tuple" and not inst.metadata.op_name)):
                 continue
             own[id(inst)] = self._users_scope(inst, users.get(inst, ()))
         # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand

@@ -1,0 +1,117 @@
+"""The overview on programs the rules were not built on: a loop's unnamed init tuple, a scanned
+stack's weights passed beside the images, and forward arrows that must run down.
+
+Found on held-out models (``benchmarks/heldout/apps_round4.py``, ``flax_remat_cnn.py``): a Flax
+CNN's dropout loops put six unnamed ``tuple`` boxes above its optimized column; an LSTM text
+classifier's ``dense`` stood above its ``lstm``, which feeds it; the samples' inference models
+said "a gradient flowing back" of arrows in programs with no gradient. The checks run on the
+samples' real captures. Oracles: the HLO text (which instruction reads which, by regex; which
+op names say backward work) — never the renderer's own order or grouping.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hloviz.parser import parse
+from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+
+def _entry(text: str) -> list[str]:
+    """The ENTRY computation's instruction lines."""
+    body = text[text.index("\nENTRY "):]
+    return [line for line in body[:body.index("\n}")].splitlines()[1:] if " = " in line]
+
+
+def _overview(text: str):
+    return draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET))
+
+
+#: (capture, stage) whose entry starts a loop or a call with an unnamed tuple.
+LOOPS = [("loops_vit", "post"), ("loops_vit_relu", "post"), ("tf_scan", "post")]
+
+
+@pytest.mark.parametrize(("capture", "stage"), LOOPS)
+def test_a_loops_unnamed_init_tuple_is_drawn_with_its_loop(capture, stage):
+    text = (CAPTURES / capture / f"{stage}.hlo").read_text()
+    lines = _entry(text)
+    tuples = [re.match(r"\s*%([\w.-]+) = ", line).group(1) for line in lines
+              if re.search(r" tuple\(", line) and "op_name=" not in line and not line.lstrip().startswith("ROOT")]
+    users = {t: [re.match(r"\s*(?:ROOT )?%([\w.-]+) = ", line).group(1) for line in lines
+                 if re.search(rf"(?:while|call)\(%{re.escape(t)}\)", line)] for t in tuples}
+    started = {t: u for t, u in users.items() if u}
+    assert started, f"{capture}: the test needs a loop started from an unnamed tuple"
+    view = _overview(text)
+    box = view.node_of
+    inside = {n: c.key for c in view.scene.all_clusters() for n in c.nodes}
+    for t, loop in started.items():
+        # in the loop's box, or beside it in the frame of the loop's scope (a small model drawn
+        # op by op) — not a box of its own outside every scope
+        frame = inside.get(box[t])
+        assert box[t] == box[loop[0]] or (frame is not None and frame == inside.get(box[loop[0]])), (t, loop[0])
+
+
+def test_a_scanned_stacks_weights_are_folded_into_the_box_of_its_loop():
+    """JAX's ViT forward takes its weights as arguments beside the images; the scanned blocks'
+    stacked weights are read by the loop alone. Drawn as boxes they made a row of 12 above the
+    loop, and the loop's box, with 13 arrows in, lost them all to rows: the patch embedding then
+    stood at the bottom of the optimized column."""
+    text = (CAPTURES / "loops_vit" / "post.hlo").read_text()
+    lines = _entry(text)
+    stacked = [re.match(r"\s*%([\w.-]+) = ", line).group(1) for line in lines
+               if "parameter(" in line and "params__blocks__" in line]
+    loop = next(re.match(r"\s*%([\w.-]+) = ", line).group(1) for line in lines if " while(" in line)
+    images = next(re.match(r"\s*%([\w.-]+) = ", line).group(1) for line in lines
+                  if "parameter(" in line and 'op_name="images"' in line)
+    assert len(stacked) == 16
+    box = _overview(text).node_of
+    assert {box[p] for p in stacked} == {box[loop]}
+    assert box[images] != box[loop]  # the data is no weight: it enters where the program starts
+
+
+#: Inference models (no backward op names) whose overviews had an arrow "against program order".
+INFERENCE = ["jax_mlp", "matmul_chain-tf2.21", "keras_small_classify", "flax_forward", "folded_by_both", "widen_64"]
+_BACKWARD = re.compile(r'op_name="[^"]*(?:gradient|transpose\(jvp|Grad)')
+
+
+@pytest.mark.parametrize("capture", INFERENCE)
+@pytest.mark.parametrize("stage", ["pre", "post"])
+def test_every_arrow_of_an_inference_overview_runs_down(capture, stage):
+    """In a program with no backward pass, every value is made above its reader in the text, so
+    the overview draws every arrow down: none turned into rows "against program order"."""
+    text = (CAPTURES / capture / f"{stage}.hlo").read_text()
+    assert not _BACKWARD.search(text)
+    notes = _overview(text).notes
+    assert not [n for n in notes if "against program order" in n], notes
+
+
+def test_a_forward_value_is_drawn_as_an_arrow_down_to_its_reader():
+    """matmul_chain's optimized ``sine`` (inside the fusion that reads ``MatMul.2``) was drawn
+    above the matmul, its input an ``← dot`` row; the arrow now runs down and ranks them."""
+    text = (CAPTURES / "matmul_chain-tf2.21" / "post.hlo").read_text()
+    comps = dict(re.findall(r"\n(?:ENTRY )?%([\w.-]+) .*?\{\n(.*?)\n\}", text, re.DOTALL))
+    fusion = re.search(r"= \S+ fusion\(%MatMul\.2\), kind=\w+, calls=%([\w.-]+)", text)
+    assert fusion and "sine(" in comps[fusion.group(1)]
+    sine = re.search(r"%([\w.-]+) = \S+ sine\(", comps[fusion.group(1)]).group(1)
+    view = _overview(text)
+    ranked = {(e.src, e.dst) for e in view.scene.edges if e.constraint and not e.invisible}
+    assert (view.node_of["MatMul.2"], view.node_of[sine]) in ranked
+
+
+def test_only_a_training_step_calls_an_arrow_against_the_order_a_gradient():
+    """Where an arrow still runs against program order (a block found by structure that holds
+    work on both sides of another box), an inference model's note says so without naming a
+    gradient; a training step's says "a gradient flowing back"."""
+    vit = (CAPTURES / "loops_vit" / "post.hlo").read_text()
+    assert not _BACKWARD.search(vit)
+    against = [n for n in _overview(vit).notes if "against program order" in n]
+    assert against and not any("gradient" in n for n in against), against
+    step = (CAPTURES / "loops_vit_train" / "pre.hlo").read_text()
+    assert _BACKWARD.search(step)
+    assert any("against program order: a gradient flowing back" in n for n in _overview(step).notes)
+
