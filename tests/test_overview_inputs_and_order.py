@@ -115,3 +115,50 @@ def test_only_a_training_step_calls_an_arrow_against_the_order_a_gradient():
     assert _BACKWARD.search(step)
     assert any("against program order: a gradient flowing back" in n for n in _overview(step).notes)
 
+
+
+def _model_and_loose_loss(layers: int = 12, loose: int = 14) -> str:
+    """A step written by the test: a model scope ``net`` of ``layers`` layers, then a loss
+    written op by op in the function itself (op names of no scope: ``sub_3``, ``Relu_3``…), as
+    a siamese model's contrastive loss is."""
+    meta = 'metadata={op_name="%s"}'
+    lines = ["HloModule loose", "", "ENTRY %main () -> f32[1,8] {", f'  %x = f32[1,8]{{1,0}} parameter(0), {meta % "x"}']
+    prev = "x"
+    for k in range(layers):  # no two layers alike (the activations spell k in binary): no repeat
+        lines += [f'  %w{k} = f32[8,8]{{1,0}} parameter({k + 1}), {meta % f"net/layer{k}/kernel"}',
+                  (f"  %mm{k} = f32[1,8]{{1,0}} dot(f32[1,8]{{1,0}} %{prev}, f32[8,8]{{1,0}} %w{k}), "
+                   f"lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, {meta % f'net/layer{k}/MatMul'}")]
+        prev = f"mm{k}"
+        for bit in range(4):
+            act = "tanh" if k >> bit & 1 else "logistic"
+            lines.append(f'  %a{k}_{bit} = f32[1,8]{{1,0}} {act}(f32[1,8]{{1,0}} %{prev}), {meta % f"net/layer{k}/{act}"}')
+            prev = f"a{k}_{bit}"
+    for k in range(loose):
+        op = ("negate", "exponential", "sine", "cosine")[k % 4]
+        lines.append(f'  %l{k} = f32[1,8]{{1,0}} {op}(f32[1,8]{{1,0}} %{prev}), {meta % f"{op}_{k}"}')
+        prev = f"l{k}"
+    lines += [f"  ROOT %out = f32[1,8]{{1,0}} copy(f32[1,8]{{1,0}} %{prev}), {meta % 'Identity'}", "}", ""]
+    return "\n".join(lines)
+
+
+def test_a_loss_written_op_by_op_beside_the_model_leaves_room_to_open_the_model():
+    """The model's layers get boxes of their own; the loose ops are blocked at their waists
+    instead of taking a box each (an unseen siamese step drew its model closed beside 20 of them)."""
+    text = _model_and_loose_loss()
+    layers = re.findall(r'%(mm\d+) = .*op_name="net/layer\d+/MatMul"', text)
+    loose = re.findall(r'%(l\d+) = .*op_name="(?:negate|exponential|sine|cosine)_\d+"', text)
+    assert len(layers) == 12 and len(loose) == 14
+    box = _overview(text).node_of
+    assert len({box[m] for m in layers}) > 1  # the model is opened
+    assert len({box[m] for m in loose}) < len(loose)  # its loss is not a box per op
+
+
+def test_a_small_training_step_is_drawn_as_one_file():
+    """A step whose every layer holds its own forward, backward and update has no box of the
+    backward pass alone; it is a training step all the same (its text names the tape's
+    gradients), read top to bottom as one file: its layers' updated weights, reaching down to
+    the ROOT past the boxes between, are rows at their ends, not long arrows crossing."""
+    text = (CAPTURES / "keras_grouped_train" / "pre.hlo").read_text()
+    assert _BACKWARD.search(text)
+    view = _overview(text)
+    assert any("reaching more than" in n for n in view.notes), view.notes

@@ -206,6 +206,10 @@ def _unnumbered(scope: str) -> str:
     return base if sep and base and n.isdigit() else scope
 
 
+#: The first segment of the ops of a function TensorFlow called (``PartitionedCall_3``).
+_CALL = re.compile(r"^(?:Stateful)?PartitionedCall(?:_\d+)?$")
+
+
 @lru_cache(maxsize=65536)
 def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     """Read one op name (see the module docstring). TF's names of merged ops
@@ -228,6 +232,12 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     if segments[0] in BACKWARD_PREFIXES and len(segments) > 1:
         phase = "backward"
         segments = segments[1:]
+    elif len(segments) > 2 and _CALL.match(segments[0]) and segments[1] in BACKWARD_PREFIXES:
+        # the gradient TensorFlow takes through a function it called (a grouped convolution's,
+        # ``PartitionedCall_3/gradients/convolution_grad/Conv2DBackpropFilter``): named by the
+        # call, not the layer, whose name the function never saw — backward work of no scope,
+        # placed by data flow (as the tape's sums), not a forward scope ``PartitionedCall``
+        return OpPath((), segments[-1], "backward", op_name)
     if segments[0].startswith(("jit(", "pjit(")):
         segments = _without_control_flow(segments)
     out: list[str] = []

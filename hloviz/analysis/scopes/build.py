@@ -21,6 +21,7 @@ from ..kernels import SYNTHETIC_OP_NAMES, KernelReport
 from ..kernels import kernels as find_kernels
 from ..opnames import OpPath, parse_op_name
 from ..phase_flow import mark_optimizer
+from .call_gradients import file_call_gradients
 from .labels import label_scopes
 from .order import order_children as _order_children
 from .order import order_like as _order_like
@@ -53,9 +54,10 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     callers, fusion_callers = _first_callers(module)
     plumbing: list[Instruction] = []
     named, unnamed, forward_scopes, sums = _read_op_names(module, callers, plumbing)
-    if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow
-        moved = {id(i) for i in sums}
-        named = [(i, op) for i, op in named if id(i) not in moved]
+    if sums:  # the tape's sums of two gradients (a top-level ``AddN``): placed by data flow;
+        filed, sums = file_call_gradients(sums)  # a called function's gradient: in its layer
+        moved, scoped = {id(i) for i in sums}, {id(i): op for i, op in filed}
+        named = [(i, scoped.get(id(i), op)) for i, op in named if id(i) not in moved]
         unnamed = sums + unnamed
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
@@ -391,10 +393,8 @@ def _first_callers(module: HloModule) -> tuple[dict[str, Instruction], dict[str,
     fusions: dict[str, Instruction] = {}
     for comp in module.computations:
         for inst in comp.instructions:
-            if inst.called_computations:
-                for c in inst.called_computations:
-                    out.setdefault(c.name, inst)
+            for c in inst.called_computations:
+                out.setdefault(c.name, inst)
                 if inst.opcode == "fusion":
-                    for c in inst.called_computations:
-                        fusions.setdefault(c.name, inst)
+                    fusions.setdefault(c.name, inst)
     return out, fusions

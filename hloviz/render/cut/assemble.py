@@ -238,12 +238,13 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     if g.program_order is not None:  # the overview: ranked in program order (hloviz.render.cut.order)
         loose: set[str] = set()
         keys = order.order_keys(g, g.program_order, loose)
-        back = order.program_order(scene, keys, frozenset(loose))
+        training = order.trains(keys, g)
+        back = order.program_order(scene, keys, frozenset(loose), training)
         if back:
             against = sum(1 for s in back if s.why == "back")
             # (a gradient only where the view holds a backward pass: in an inference model such an
             # arrow leaves a block found by structure that also holds later work)
-            why = ": a gradient flowing back" if order.trains(keys) else ""
+            why = ": a gradient flowing back" if training else ""
             parts = [f"{n} {w}" for n, w in ((against, f"against program order{why}"),
                                              (len(back) - against, f"reaching more than {order.REACH} boxes down"))
                      if n]

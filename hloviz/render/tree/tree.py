@@ -195,12 +195,28 @@ def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Map
     the zeros TensorFlow's gradients make and nothing reads, a step counter) are blocked at
     their waists once there are more than ``group_at`` of them, as :func:`split_crowded` blocks
     more than ``run_at``: each would be a box of its own, and an EfficientNetB0 step's 15 left
-    its model one closed box to stay within the budget."""
-    if not any(c.in_flow for c in root.children):
+    its model one closed box to stay within the budget. So are those beside a scope holding
+    most of the module (a siamese model's loss, written op by op in the step: 20 boxes beside
+    the model drawn closed)."""
+    if not any(c.in_flow for c in root.children) and not _holds_most(root):
         return
     leaves = [c for c in root.children if c.is_leaf]
     if group_at < len(leaves) <= run_at:
         split_at_waists(root, leaves, run_at, succ, names, most=max(1, len(leaves) // group_at))
+
+
+def _holds_most(root: TreeNode) -> bool:
+    """Whether one child scope of ``root`` holds more than half of its leaves."""
+    counts = []
+    for child in root.children:
+        n, stack = 0, [child]
+        while stack:
+            node = stack.pop()
+            n += node.is_leaf
+            stack.extend(node.children)
+        counts.append((n, child.is_leaf))
+    total = sum(n for n, _ in counts)
+    return any(not leaf and 2 * n > total for n, leaf in counts)
 
 
 def _mark_waist_repeats(root: TreeNode) -> None:
