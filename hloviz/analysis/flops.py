@@ -2,8 +2,8 @@
 
 In: an instruction (a ``dot``, ``convolution``, elementwise op, ``reduce``, or a library call
 such as cuBLAS's GEMM with its ``backend_config``). Out: an estimated count of floating-point
-operations: ``2·M·N·K`` for a dot, ``2 · output elements · (window × input features)`` for a
-convolution, one per output element for an elementwise op. Its own module because the estimate
+operations: ``2·M·N·K`` for a dot, two per input and kernel element that meet for a
+convolution (padding and dilation's gaps excluded, as XLA's cost analysis counts), one per output element for an elementwise op. Its own module because the estimate
 is arithmetic over one instruction's shapes, used by the kernel table (:mod:`.kernels`) and the
 per-scope statistics alike, and it knows nothing of which instructions form a kernel.
 """
@@ -71,18 +71,69 @@ def _window_sizes(text: str | None) -> list[int]:
 
 
 def _convolution_flops(inst: Instruction) -> int:
-    """2 · output elements · (rhs elements / output features): each output element is a dot
-    product over the kernel window and the input features of its group."""
-    rhs = inst.operands[1].shape
-    labels = inst.attributes.get("dim_labels", "")
+    """2 multiply-adds' worth per pair of an input element and a kernel element that meet: for
+    each output feature, each input feature of its group and each batch element of its group,
+    the product over spatial dimensions of the (output position, kernel position) pairs that
+    land on a real input element — not on padding, nor between the elements a base dilation
+    spreads. Counted so, as XLA's own cost analysis counts it: a weight-gradient convolution
+    (window the size of the activation, padded by one) does 16 % fewer than its full window
+    (an unseen Flax CNN's step was 10.6 % over XLA's figure)."""
+    lhs, rhs, out = inst.operands[0].shape, inst.operands[1].shape, _first_leaf(inst)
     try:
-        rhs_labels = labels.split("_", 1)[1].split("->", 1)[0]
-        out_features = rhs.dims[rhs_labels.index("o")]
+        lhs_labels, rest = inst.attributes.get("dim_labels", "").split("_", 1)
+        rhs_labels, out_labels = rest.split("->", 1)
+        batch, in_features = lhs.dims[lhs_labels.index("b")], lhs.dims[lhs_labels.index("f")]
+        out_features = out.dims[out_labels.index("f")]
+        spatial = [(lhs.dims[lhs_labels.index(d)], rhs.dims[rhs_labels.index(d)], out.dims[out_labels.index(d)])
+                   for d in sorted(c for c in lhs_labels if c.isdigit())]
     except (IndexError, ValueError):
         return 0
-    if out_features <= 0:
-        return 0
-    return 2 * _first_leaf(inst).element_count * (rhs.element_count // out_features)
+    window = _window(inst.attributes.get("window"), len(spatial))
+    groups = max(_int_attr(inst, "feature_group_count"), 1)
+    batch_groups = max(_int_attr(inst, "batch_group_count"), 1)
+    fma = (in_features // groups) * out_features * (batch // batch_groups)
+    for (size_in, size_k, size_out), dim in zip(spatial, window, strict=True):
+        fma *= _meeting_pairs(size_in, size_k, size_out, *dim)
+    return 2 * fma
+
+
+def _int_attr(inst: Instruction, name: str) -> int:
+    text = inst.attributes.get(name)
+    return int(text) if text and text.isdecimal() else 1
+
+
+def _window(text: str | None, rank: int) -> list[tuple[int, int, int, int]]:
+    """Per spatial dimension of a convolution's ``window={…}``: (stride, padding before, base
+    dilation, window dilation); absent fields are 1, 0, 1, 1."""
+    fields = dict(re.findall(r"(\w+)=([\d_x-]+)", text or ""))
+
+    def each(name: str, default: int) -> list[int]:
+        values = [int(v) for v in fields[name].split("x")] if name in fields else []
+        return values if len(values) == rank else [default] * rank
+
+    pads = [p.split("_")[0] for p in fields["pad"].split("x")] if "pad" in fields else []
+    low = [int(p) for p in pads] if len(pads) == rank else [0] * rank
+    return list(zip(each("stride", 1), low, each("lhs_dilate", 1), each("rhs_dilate", 1), strict=True))
+
+
+def _meeting_pairs(size_in: int, size_k: int, size_out: int, stride: int, pad_low: int, base_dilation: int,
+                   window_dilation: int) -> int:
+    """How many (output position, kernel position) pairs of one spatial dimension read a real
+    input element: at ``o·stride − pad_low + k·window_dilation``, a multiple of the base
+    dilation, inside the (dilated) input."""
+    stride, base_dilation = max(stride, 1), max(base_dilation, 1)
+    last = (size_in - 1) * base_dilation  # the last real element, in dilated coordinates
+    count = 0
+    for k in range(size_k):
+        start = k * window_dilation - pad_low  # the input position of output 0
+        if base_dilation == 1:  # the outputs o with 0 <= o·stride + start <= last: a range
+            first = max(0, -(start // stride) if start < 0 else 0)
+            end = min(size_out - 1, (last - start) // stride) if last >= start else -1
+            count += max(0, end - first + 1)
+        else:
+            count += sum(1 for o in range(size_out)
+                         if 0 <= o * stride + start <= last and (o * stride + start) % base_dilation == 0)
+    return count
 
 
 def _gemm_flops(inst: Instruction) -> int:
