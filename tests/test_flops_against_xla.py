@@ -1,14 +1,15 @@
-"""hloviz's FLOPs are XLA's own: every convolution counted as XLA's cost analysis counts it.
+"""hloviz's FLOPs are XLA's own: convolutions and reductions counted as XLA's cost analysis counts them.
 
 The oracle is XLA itself: JAX compiles each function and reports XLA's cost analysis of the
 optimized module (``compiled.cost_analysis()``: ``flops`` plus ``transcendentals``); hloviz
 parses the same optimized text (``compiled.as_text()``) and sums its kernels' FLOPs. Counting
 every convolution's full window, hloviz was 15-227 % over XLA on padded, strided and dilated
 convolutions, and an unseen Flax CNN's training step 10.6 % over (weight-gradient convolutions
-are windows the size of the activation, padded by one). The functions are written here, one
-convolution each (and the gradients of one), so nothing else in them costs a FLOP. XLA's
-figures for them, before and after optimization, are also recorded (``scripts/record_conv_costs.py`` →
-``tests/data/costs/convolutions.json``), so the fast tests check them without JAX.
+are windows the size of the activation, padded by one); counting a reducer once per value
+reduced rather than once per value combined (n - 1), the Flax CNN samples were 7-8 % over. The
+functions are written here, one convolution or reduction each (and the gradients of one). XLA's
+figures for them, before and after optimization, are also recorded (``scripts/record_xla_costs.py`` →
+``tests/data/costs/xla_costs.json``), so the fast tests check them without JAX.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 from hloviz.analysis.kernels import kernels
 from hloviz.parser import parse
 
-RECORDED = Path(__file__).resolve().parent / "data" / "costs" / "convolutions.json"
+RECORDED = Path(__file__).resolve().parent / "data" / "costs" / "xla_costs.json"
 NHWC = ("NHWC", "HWIO", "NHWC")
 PADDINGS = [((1, 1), (1, 1)), ((0, 0), (0, 0)), ((2, 1), (0, 3))]
 STRIDES = [(1, 1), (2, 3)]
@@ -53,27 +54,42 @@ def cases() -> dict:
     out["grouped weight gradient"] = (jax.grad(lambda w, x: loss(w, x, 3)), grouped, x)
     out["1-D"] = (lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")),
                   jnp.ones((4, 20, 5)), jnp.ones((5, 5, 7)))
+    # reductions: n values reduced to one are n - 1 applications of the reducer
+    pool = (1, 2, 2, 1)
+
+    def max_pool(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, pool, pool, "VALID")
+
+    out["reduce sum"] = (lambda x: x.sum(axis=(1, 2)), x)
+    out["softmax"] = (lambda x: jax.nn.softmax(x, axis=-1), x)
+    out["argmax (a reduce of two values)"] = (lambda x: jnp.argmax(x, axis=-1), x)
+    out["max pool (reduce-window)"] = (max_pool, x)
+    out["padded sum pool"] = (lambda x: lax.reduce_window(x, 0.0, lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME"), x)
+    out["cumulative sum"] = (lambda x: jnp.cumsum(x, axis=1), x)
+    out["max pool gradient (select-and-scatter, scatter)"] = (jax.grad(lambda x: max_pool(x).sum()), x)
     return out
 
 
 def _recorded() -> list[dict]:
-    """The record (none before ``scripts/record_conv_costs.py`` has written it: then the
+    """The record (none before ``scripts/record_xla_costs.py`` has written it: then the
     coverage test below fails)."""
     return json.loads(RECORDED.read_text(encoding="utf-8")) if RECORDED.exists() else []
 
 
 @pytest.mark.parametrize("record", _recorded(), ids=lambda r: r["case"])
-def test_each_recorded_convolution_costs_what_xla_said(record):
+def test_each_recorded_program_costs_what_xla_said(record):
     assert kernels(parse(record["hlo"])).flops == record["xla_flops"]
 
 
 def test_the_record_covers_padding_strides_dilations_groups_and_gradients():
     names = {r["case"] for r in _recorded()}
-    assert len(names) == 2 * (len(PADDINGS) * len(STRIDES) * len(DILATIONS) ** 2 + 5)
+    assert len(names) == 2 * (len(PADDINGS) * len(STRIDES) * len(DILATIONS) ** 2 + 12)
     assert {f"{n} ({stage})" for n in ("grouped", "weight gradient", "input gradient", "grouped weight gradient", "1-D")
             for stage in ("pre", "post")} <= names
     assert sum(r["xla_flops"] == 0 for r in _recorded()) <= 2  # (a stride past every input: nothing meets)
     assert any("batch_group_count=3" in r["hlo"] for r in _recorded())  # JAX's grouped weight gradient
+    for op in ("reduce(", "reduce-window(", "select-and-scatter(", "scatter("):
+        assert any(op in r["hlo"] for r in _recorded()), op
 
 
 @pytest.mark.requires_jax

@@ -6,8 +6,9 @@
 SGD the 1×1 convolution's gradient is read by nothing but ``sgd/AssignSubVariableOp_4``.
 
 The oracles: the convolutions and dots of ``post.hlo`` read with regular expressions, their
-FLOPs from their shapes (2 × output elements × contracted elements), each layer's contraction
-FLOPs written out by hand from the model, and XLA's per-pass snapshots read by regex.
+FLOPs from their shapes (2 × each output element's contracted elements, a convolution's kernel
+positions that fall on padding left out, by brute force over positions), each layer's
+contraction FLOPs written out by hand from the model, and XLA's per-pass snapshots read by regex.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ _SHAPE = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = \w+\[([\d,]*)\]", re.MULTILINE
 # Contraction FLOPs of each layer, by hand (2 × output elements × elements summed per output):
 #   conv1  forward 4·14·14·8 outputs × 3·3·3  = 338,688; weight gradient 3·3·3·8 × 4·14·14 = 338,688
 #          (the input's gradient is never used: dead)
-#   dw2    forward 4·12·12·8 × 3·3 = 82,944; input gradient 4·14·14·8 × 3·3 = 112,896;
+#   dw2    forward 4·12·12·8 × 3·3 = 82,944; input gradient the same pairs the other way round,
+#          82,944 (XLA pads the 12×12 gradient by 2; a 14×14 window over it meets 12·12 of 16·16);
 #          weight gradient as XLA writes it: a full 8×8 convolution 8·3·3·8 × 4·12·12 = 663,552
 #   pw2    forward, input and weight gradient: 576·16 × 8 = 576·8 × 16 = 8·16 × 576 → 147,456 each
 #   logits forward, input and weight gradient: 4·10 × 2304 = 2304·10 × 4 = 4·2304 × 10 → 184,320 each
-HAND = {"cnn_1/conv1_1": 338_688 + 338_688, "cnn_1/dw2_1": 82_944 + 112_896 + 663_552,
+HAND = {"cnn_1/conv1_1": 338_688 + 338_688, "cnn_1/dw2_1": 82_944 + 82_944 + 663_552,
         "cnn_1/pw2_1": 3 * 147_456, "cnn_1/logits_1": 3 * 184_320}
 #: The layer of each weight gradient, by its shape (from the model: conv1 3×3×3→8, dw2's full
 #: 8×8 depthwise filter, pw2 1×1×8→16).
@@ -64,8 +66,28 @@ def _contractions(name: str) -> dict[str, dict]:
             labels = _group(r"dim_labels=\w+_(\w+)->", rest)
             summed = math.prod(n for n, c in zip(shapes[rhs], labels) if c != "o")
         op = re.search(r'op_name="([^"]*)"', rest)
-        out[name_] = {"dims": tuple(dims_), "flops": 2 * math.prod(dims_) * summed, "op_name": op.group(1) if op else ""}
+        flops = 2 * math.prod(dims_) * summed
+        if opcode == "convolution":
+            meeting, full = _conv_pairs(shapes[lhs], dims_, rest)
+            flops = flops * meeting // full
+        out[name_] = {"dims": tuple(dims_), "flops": flops, "op_name": op.group(1) if op else ""}
     return out
+
+
+def _conv_pairs(lhs: list[int], out: list[int], rest: str) -> tuple[int, int]:
+    """(output and kernel position pairs that fall on the input, all pairs) over the spatial
+    dimensions of a ``b01f_01io->b01f`` convolution with no stride or dilation (what these
+    captures hold), counted one by one."""
+    window = _group(r"window=\{([^}]*)\}", rest)
+    assert "stride" not in window and "dilate" not in window and "dim_labels=b01f_01io->b01f" in rest, rest
+    sizes = [int(x) for x in _group(r"size=([\dx]+)", window).split("x")]
+    pads = [int(p.split("_")[0]) for p in _group(r"pad=([\d_x]+)", window).split("x")] if "pad=" in window \
+        else [0] * len(sizes)
+    meeting = full = 1
+    for i, (k, pad) in enumerate(zip(sizes, pads, strict=True)):
+        meeting *= sum(1 for o in range(out[1 + i]) for j in range(k) if 0 <= o - pad + j < lhs[1 + i])
+        full *= out[1 + i] * k
+    return meeting, full
 
 
 def _json(*args: str) -> dict:

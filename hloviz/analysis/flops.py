@@ -36,13 +36,19 @@ def flops(inst: Instruction) -> int:
     if op == "convolution" and len(inst.operands) >= 2:
         return _convolution_flops(inst)
     if op == "reduce" and inst.operands:
-        return inst.operands[0].shape.element_count * _reducer_ops(inst)
+        # n values reduced to one take n − 1 applications of the reducer (as XLA counts them)
+        reduced = inst.operands[0].shape.element_count - _first_leaf(inst).element_count
+        return max(reduced, 0) * _reducer_ops(inst)
     if op == "reduce-window" and inst.operands:
-        window = _window_sizes(inst.attributes.get("window"))
-        size = 1
-        for s in window:
-            size *= s
-        return _first_leaf(inst).element_count * size * _reducer_ops(inst)
+        return _first_leaf(inst).element_count * max(_window_size(inst) - 1, 0) * _reducer_ops(inst)
+    if op == "select-and-scatter" and len(inst.operands) >= 2:
+        # each source element picks one of its window's elements (window − 1 selections) and
+        # adds itself there (one scatter): a max pool's gradient
+        select, scatter = (_ops_of(inst, name) for name in ("select", "scatter"))
+        return inst.operands[1].shape.element_count * ((_window_size(inst) - 1) * select + scatter)
+    if op == "scatter" and len(inst.operands) >= 3:
+        # each update element combined into its place once (operands: inputs, indices, updates)
+        return inst.operands[(len(inst.operands) - 1) // 2 + 1].shape.element_count * _reducer_ops(inst)
     if op == "custom-call":
         return _gemm_flops(inst)
     return 0
@@ -65,9 +71,21 @@ def _reducer_ops(inst: Instruction) -> int:
     return max(n, 1)
 
 
-def _window_sizes(text: str | None) -> list[int]:
-    m = re.search(r"size=([\dx]+)", text or "")
-    return [int(x) for x in m.group(1).split("x") if x] if m else []
+def _window_size(inst: Instruction) -> int:
+    """How many elements a ``window={size=…}`` covers (1 where it names none)."""
+    m = re.search(r"size=([\dx]+)", inst.attributes.get("window") or "")
+    size = 1
+    for x in m.group(1).split("x") if m else ():
+        size *= int(x) if x else 1
+    return size
+
+
+def _ops_of(inst: Instruction, attribute: str) -> int:
+    """The work of the computation ``inst`` names by ``attribute`` (a select-and-scatter's
+    ``select=`` and ``scatter=``): its instructions doing work, at least one."""
+    name = (inst.attributes.get(attribute) or "").lstrip("%")
+    comps = [c for c in inst.called_computations if c.name == name]
+    return max(sum(1 for c in comps for i in c.instructions if not is_bookkeeping(i.opcode)), 1)
 
 
 def _convolution_flops(inst: Instruction) -> int:

@@ -1,10 +1,10 @@
-"""Record XLA's own cost analysis of the convolutions ``tests/test_flops_against_xla.py`` draws,
+"""Record XLA's own cost analysis of the convolutions and reductions ``tests/test_flops_against_xla.py`` draws,
 so that a fast test (no JAX) checks hloviz's FLOPs against XLA's figures.
 
 For each function of the test (one convolution each, or its gradient) JAX lowers and compiles
 it, and this writes the HLO text before and after optimization with XLA's cost analysis of each
 (``lowered.cost_analysis()``, ``compiled.cost_analysis()``: ``flops`` + ``transcendentals``)
-to ``tests/data/costs/convolutions.json``. Run: ``python scripts/record_conv_costs.py``.
+to ``tests/data/costs/xla_costs.json``. Run: ``python scripts/record_xla_costs.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-OUT = ROOT / "tests" / "data" / "costs" / "convolutions.json"
+OUT = ROOT / "tests" / "data" / "costs" / "xla_costs.json"
 
 
 def main() -> int:

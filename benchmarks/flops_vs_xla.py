@@ -1,0 +1,55 @@
+"""hloviz's FLOPs against XLA's own cost analysis, module by module (not a speed benchmark: a
+check of the numbers against XLA's records, on programs the tests do not hold).
+
+For every function a script names in ``HLOVIZ_ARGS`` (the JAX samples, the held-out models), JAX
+lowers and compiles it; this prints XLA's cost analysis of the module before and after
+optimization (``flops`` + ``transcendentals``) beside the sum of hloviz's kernels' FLOPs over
+the same HLO text, and the difference.
+
+Run: ``python benchmarks/flops_vs_xla.py [SCRIPT.py ...]`` (default: the JAX samples and the
+held-out JAX scripts). Figures: benchmarks/results/flops_vs_xla.txt.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT = ["samples/jax_mlp.py", "samples/jax_scopes.py", "samples/jax_gpt_step.py", "samples/flax_model.py",
+           "samples/flax_models.py", "samples/loops.py", "benchmarks/heldout/flax_remat_cnn.py",
+           "benchmarks/heldout/flax_scan_lm.py", "benchmarks/heldout/jax_round5.py"]
+
+
+def main(argv: list[str]) -> int:
+    import jax
+
+    from hloviz.analysis.kernels import kernels
+    from hloviz.capture.jax import _to_jax_arg
+    from hloviz.capture.specs import parse_convention
+    from hloviz.parser import parse
+
+    print(f"{'script':24} {'function':24} {'stage':5} {'XLA':>14} {'hloviz':>14}  difference")
+    for path in argv or DEFAULT:
+        scope = runpy.run_path(str(ROOT / path))
+        for name, entry in (scope.get("HLOVIZ_ARGS") or {}).items():
+            specs = parse_convention(entry, where=name)
+            args = [_to_jax_arg(jax, s, None) for s in specs.positional]
+            kwargs = {k: _to_jax_arg(jax, s, None) for k, s in specs.keyword}
+            f = scope[name]
+            lowered = (f if hasattr(f, "lower") else jax.jit(f)).lower(*args, **kwargs)
+            compiled = lowered.compile()
+            for stage, text, cost in (("pre", lowered.as_text(dialect="hlo"), lowered.cost_analysis()),
+                                      ("post", compiled.as_text(), compiled.cost_analysis())):
+                cost = cost[0] if isinstance(cost, list) else cost
+                xla = int((cost.get("flops") or 0) + (cost.get("transcendentals") or 0))
+                ours = kernels(parse(text)).flops
+                print(f"{Path(path).name:24} {name:24} {stage:5} {xla:14,} {ours:14,}  {100 * (ours - xla) / max(xla, 1):+.3f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
