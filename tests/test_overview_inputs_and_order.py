@@ -162,3 +162,17 @@ def test_a_small_training_step_is_drawn_as_one_file():
     assert _BACKWARD.search(text)
     view = _overview(text)
     assert any("reaching more than" in n for n in view.notes), view.notes
+
+
+def test_a_layer_stands_in_a_training_steps_file_right_below_the_layer_it_reads():
+    """A Keras text classifier's LSTM layer holds its loop's setup and its outputs' gathering:
+    by the middle of its instructions it stood below ``dense``, which reads its output. Moved
+    below the LSTM, ``dense`` keeps its place in the step's file (the chain of invisible arrows
+    that stacks the boxes in program order) right after it."""
+    text = (CAPTURES / "keras_text_train" / "pre.hlo").read_text()
+    entry = text[text.index("\nENTRY "):]
+    loop = re.search(r"%([\w.-]+) = [^\n]* while\(", entry).group(1)
+    dense = re.search(r'%([\w.-]+) = [^\n]* dot\([^\n]*op_name="[^"]*/dense[^"/]*/MatMul"', entry).group(1)
+    view = _overview(text)
+    chain = {(e.src, e.dst) for e in view.scene.edges if e.invisible}
+    assert (view.node_of[loop], view.node_of[dense]) in chain

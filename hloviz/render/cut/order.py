@@ -158,7 +158,7 @@ def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
                 continue
             last = max(keys[p][1] for p in preds[b])
             if keys[b][1] <= last:
-                keys[b] = (forward, last + 0.5)
+                keys[b] = (forward, last + AFTER)
             ready.append(b)
 
 
@@ -254,6 +254,11 @@ def _carries_a_parameter(u: Unit) -> bool:
     return all((m.opcode == "parameter" or m.opcode in VALUE_CARRIERS)
                and all(id(o) in inside or o.opcode in SCOPE_INPUTS for o in m.operands) for m in u.members)
 
+
+#: How far after the last unit feeding it a forward unit is moved (:func:`_after_what_feeds_them`):
+#: past a loop's body units (placed at most 0.45 after their caller), short of :data:`BESIDE`,
+#: which marks a parameter's place and keeps a unit out of a training step's file.
+AFTER = 0.475
 
 #: How far before its first user a unit of parameters alone is placed: a key whose position
 #: is this fraction below a whole number is a parameter's, kept out of a training step's file
