@@ -44,7 +44,7 @@ def flops(inst: Instruction) -> int:
     if op == "select-and-scatter" and len(inst.operands) >= 2:
         # each source element picks one of its window's elements (window − 1 selections) and
         # adds itself there (one scatter): a max pool's gradient
-        select, scatter = (_ops_of(inst, name) for name in ("select", "scatter"))
+        select, scatter = (_reducer_ops(inst, name) for name in ("select", "scatter"))
         return inst.operands[1].shape.element_count * ((_window_size(inst) - 1) * select + scatter)
     if op == "scatter" and len(inst.operands) >= 3:
         # each update element combined into its place once (operands: inputs, indices, updates)
@@ -66,8 +66,13 @@ def _contracted(lhs: Instruction, dims_text: str | None) -> int:
     return k
 
 
-def _reducer_ops(inst: Instruction) -> int:
-    n = sum(1 for c in inst.called_computations for i in c.instructions if not is_bookkeeping(i.opcode))
+def _reducer_ops(inst: Instruction, attribute: str | None = None) -> int:
+    """The work of one application of what ``inst`` calls (its reducer; with ``attribute``, the
+    computation it names so: a select-and-scatter's ``select=``, ``scatter=``): its
+    instructions doing work, at least one."""
+    name = (inst.attributes.get(attribute) or "").lstrip("%") if attribute else None
+    n = sum(1 for c in inst.called_computations if name is None or c.name == name
+            for i in c.instructions if not is_bookkeeping(i.opcode))
     return max(n, 1)
 
 
@@ -78,14 +83,6 @@ def _window_size(inst: Instruction) -> int:
     for x in m.group(1).split("x") if m else ():
         size *= int(x) if x else 1
     return size
-
-
-def _ops_of(inst: Instruction, attribute: str) -> int:
-    """The work of the computation ``inst`` names by ``attribute`` (a select-and-scatter's
-    ``select=`` and ``scatter=``): its instructions doing work, at least one."""
-    name = (inst.attributes.get(attribute) or "").lstrip("%")
-    comps = [c for c in inst.called_computations if c.name == name]
-    return max(sum(1 for c in comps for i in c.instructions if not is_bookkeeping(i.opcode)), 1)
 
 
 def _convolution_flops(inst: Instruction) -> int:

@@ -266,30 +266,29 @@ AFTER = 0.475
 BESIDE = 0.5
 
 
-def trains(keys: dict[str, tuple[int, float]], g: ViewGraph | None = None) -> bool:
+def trains(keys: dict[str, tuple[int, float]], g: ViewGraph) -> bool:
     """Whether the view is a training step, drawn as one file: ``order_keys`` placed units of a
-    backward pass or an optimizer of their own, or (``g``) a drawn unit holds backward work —
+    backward pass or an optimizer of their own, or a drawn unit holds backward work —
     a small step whose every layer holds its own forward, backward and update (a grouped CNN's:
     its layers' updated weights ran to the ROOT as long arrows, crossing)."""
     if any(0 < k[0] < len(PHASES) for k in keys.values()):
         return True
-    if g is None or g.program_order is None:
+    if g.program_order is None:
         return False
     phase = g.program_order
     return any(phase(m) == "backward" for u in g.units if u.alive for m in u.members)
 
 
-def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: frozenset[str] = frozenset(),
-                  single: bool | None = None) -> list[Stub]:
+def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: frozenset[str], single: bool) -> list[Stub]:
     """Rank ``scene`` by program order: an arrow against it between neighbours in that order
     stops ranking (drawn, dot does not rank by it); one reaching further back is not drawn but
     written as rows at its ends (``← conv2``, ``→ conv1``: a gradient flowing back past the
     layers between, which as an arrow crossed every one of them); units fed by parameters alone
-    hang under the unit before them. Returns the arrows written as rows."""
+    hang under the unit before them; ``single``: a training step (:func:`trains`), every unit
+    under the one before it. Returns the arrows written as rows."""
     ordered = sorted((k for k in keys if k in scene.nodes), key=keys.__getitem__)
     place = {k: i for i, k in enumerate(ordered)}
     preds: dict[str, list[str]] = {}
-    single = trains(keys) if single is None else single
     stubs: list[Stub] = []
     gone: set[int] = set()
     for e in scene.edges:
