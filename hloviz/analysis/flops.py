@@ -1,9 +1,11 @@
 """FLOPs of one instruction, estimated from its shapes and attributes.
 
 In: an instruction (a ``dot``, ``convolution``, elementwise op, ``reduce``, or a library call
-such as cuBLAS's GEMM with its ``backend_config``). Out: an estimated count of floating-point
-operations: ``2·M·N·K`` for a dot, two per input and kernel element that meet for a
-convolution (padding and dilation's gaps excluded, as XLA's cost analysis counts), one per output element for an elementwise op. Its own module because the estimate
+such as cuBLAS's GEMM with its ``backend_config`` or a cuDNN convolution). Out: an estimated
+count of floating-point operations: ``2·M·N·K`` for a dot, two per input and kernel element
+that meet for a convolution (padding and dilation's gaps excluded, as XLA's cost analysis
+counts; a cuDNN call as the convolution it replaced), one per output element for an
+elementwise op. Its own module because the estimate
 is arithmetic over one instruction's shapes, used by the kernel table (:mod:`.kernels`) and the
 per-scope statistics alike, and it knows nothing of which instructions form a kernel.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..ir import Instruction
+from ..ir import Instruction, Shape
 from ..opcodes import is_bookkeeping, is_elementwise
 
 #: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
@@ -34,7 +36,7 @@ def flops(inst: Instruction) -> int:
     if op == "dot" and len(inst.operands) >= 2:
         return 2 * inst.shape.element_count * _contracted(inst.operands[0], inst.attributes.get("lhs_contracting_dims"))
     if op == "convolution" and len(inst.operands) >= 2:
-        return _convolution_flops(inst)
+        return _convolution_flops(inst, inst.operands[0].shape, inst.operands[1].shape, _first_leaf(inst))
     if op == "reduce" and inst.operands:
         # n values reduced to one take n − 1 applications of the reducer (as XLA counts them)
         reduced = inst.operands[0].shape.element_count - _first_leaf(inst).element_count
@@ -50,7 +52,7 @@ def flops(inst: Instruction) -> int:
         # each update element combined into its place once (operands: inputs, indices, updates)
         return inst.operands[(len(inst.operands) - 1) // 2 + 1].shape.element_count * _reducer_ops(inst)
     if op == "custom-call":
-        return _gemm_flops(inst)
+        return _gemm_flops(inst) or _library_convolution_flops(inst)
     return 0
 
 
@@ -85,15 +87,15 @@ def _window_size(inst: Instruction) -> int:
     return size
 
 
-def _convolution_flops(inst: Instruction) -> int:
+def _convolution_flops(inst: Instruction, lhs: Shape, rhs: Shape, out: Shape) -> int:
     """2 multiply-adds' worth per pair of an input element and a kernel element that meet: for
     each output feature, each input feature of its group and each batch element of its group,
     the product over spatial dimensions of the (output position, kernel position) pairs that
     land on a real input element — not on padding, nor between the elements a base dilation
     spreads. Counted so, as XLA's own cost analysis counts it: a weight-gradient convolution
     (window the size of the activation, padded by one) does 16 % fewer than its full window
-    (an unseen Flax CNN's step was 10.6 % over XLA's figure)."""
-    lhs, rhs, out = inst.operands[0].shape, inst.operands[1].shape, _first_leaf(inst)
+    (an unseen Flax CNN's step was 10.6 % over XLA's figure). ``lhs``, ``rhs``, ``out``: the
+    shapes ``dim_labels`` names, the input, the kernel and the output of the convolution."""
     try:
         lhs_labels, rest = inst.attributes.get("dim_labels", "").split("_", 1)
         rhs_labels, out_labels = rest.split("->", 1)
@@ -110,6 +112,25 @@ def _convolution_flops(inst: Instruction) -> int:
     for (size_in, size_k, size_out), dim in zip(spatial, window, strict=True):
         fma *= _meeting_pairs(size_in, size_k, size_out, *dim)
     return 2 * fma
+
+
+def _library_convolution_flops(inst: Instruction) -> int:
+    """A convolution XLA handed to cuDNN (or MIOpen): its ``window`` and ``dim_labels`` are the
+    forward convolution's, and which of operands and result play its input, kernel and output
+    depends on the call — a filter gradient reads the input and the output's gradient and
+    writes the kernel's; an input gradient reads the output's gradient and the kernel and writes
+    the input's. Each does the forward convolution's multiply-adds, the count of the HLO
+    ``convolution`` it replaced (a GPU training step's convolutions counted no work at all)."""
+    target = (inst.attributes.get("custom_call_target") or "").strip('"').lower()
+    if not target.startswith(("__cudnn$conv", "__miopen$conv")) or len(inst.operands) < 2 \
+            or "dim_labels" not in inst.attributes:
+        return 0
+    first, second, result = inst.operands[0].shape, inst.operands[1].shape, _first_leaf(inst)
+    if "backwardfilter" in target:
+        return _convolution_flops(inst, first, result, second)
+    if "backwardinput" in target:
+        return _convolution_flops(inst, result, second, first)
+    return _convolution_flops(inst, first, second, result)
 
 
 def _int_attr(inst: Instruction, name: str) -> int:

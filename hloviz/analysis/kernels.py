@@ -95,6 +95,10 @@ class Kernel:
     target: str | None = None
     #: XLA's backend kind (``__triton_gemm``, ``__cudnn$fusion``, ``__cublas$gemm`` …) or None.
     backend_kind: str | None = None
+    #: How many times it runs when the entry runs once: a computation that two ``call``s share
+    #: runs twice (a module before optimization: a jitted function a model calls six times is one
+    #: computation); a loop body once a run of its loop (the trip count is not XLA's to say here).
+    runs: int = 1
 
     @property
     def backend(self) -> str | None:
@@ -164,17 +168,18 @@ class KernelReport:
     def unfused(self) -> tuple[Kernel, ...]:
         return tuple(k for k in self.kernels if not k.is_fusion)
 
+    # The totals count each kernel once a run (:attr:`Kernel.runs`), as XLA's cost analysis does.
     @property
     def bytes_read(self) -> int:
-        return sum(k.bytes_read for k in self.kernels)
+        return sum(k.bytes_read * k.runs for k in self.kernels)
 
     @property
     def bytes_written(self) -> int:
-        return sum(k.bytes_written for k in self.kernels)
+        return sum(k.bytes_written * k.runs for k in self.kernels)
 
     @property
     def flops(self) -> int:
-        return sum(k.flops for k in self.kernels)
+        return sum(k.flops * k.runs for k in self.kernels)
 
     def in_computation(self, name: str) -> tuple[Kernel, ...]:
         """The kernels that run in computation ``name`` (e.g. a while body)."""
@@ -196,11 +201,42 @@ def kernels(module: HloModule) -> KernelReport:
         return KernelReport(module.name, (), ())
     found: list[Kernel] = []
     executed: list[ExecutedComputation] = []
+    runs = _runs(module.entry)
     for comp in _executed(module.entry, None, "entry", set(), executed):
         for inst in comp.instructions:
             if is_kernel(inst):
-                found.append(_kernel(inst, comp))
+                found.append(_kernel(inst, comp, runs.get(comp.name, 1)))
     return KernelReport(module.name, tuple(found), tuple(executed))
+
+
+def _callees(comp: Computation) -> list[Computation]:
+    """What ``comp``'s calls, loops, branches and async starts run, once a call site."""
+    return [callee for inst in comp.instructions if inst.opcode in BODY_CALLERS
+            for called in inst.calls_by_attribute.values() for callee in called]
+
+
+def _runs(entry: Computation) -> dict[str, int]:
+    """How many times each computation runs when ``entry`` runs once: the sum over its call
+    sites of their computation's runs (callers summed before their callees: the reverse of a
+    depth-first post-order, with an explicit stack as calls may nest thousands deep)."""
+    order: list[Computation] = []
+    seen = {entry.name}
+    stack = [(entry, iter(_callees(entry)))]
+    while stack:
+        comp, callees = stack[-1]
+        callee = next(callees, None)
+        if callee is None:
+            order.append(comp)
+            stack.pop()
+        elif callee.name not in seen:
+            seen.add(callee.name)
+            stack.append((callee, iter(_callees(callee))))
+    runs = {entry.name: 1}
+    for comp in reversed(order):
+        n = runs.get(comp.name, 0)
+        for callee in _callees(comp):
+            runs[callee.name] = runs.get(callee.name, 0) + n
+    return runs
 
 
 def work_and_op_names(module: HloModule) -> tuple[int, set[str]]:
@@ -323,7 +359,7 @@ def _wrapped(inst: Instruction) -> Instruction:
     return inst
 
 
-def _kernel(inst: Instruction, comp: Computation) -> Kernel:
+def _kernel(inst: Instruction, comp: Computation, runs: int = 1) -> Kernel:
     op = _wrapped(inst)
     work = work_instructions(inst)
     if op.opcode == "fusion":
@@ -354,6 +390,7 @@ def _kernel(inst: Instruction, comp: Computation) -> Kernel:
         fused_computation=fused,
         target=target.strip('"') if target else None,
         backend_kind=op.backend_kind,
+        runs=runs,
     )
 
 
