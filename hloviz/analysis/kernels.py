@@ -22,14 +22,13 @@ command buffer (a CUDA graph): they are still one kernel each, reported in that 
 annotations (a Triton GEMM, a cuDNN graph, a cuBLAS call; see :mod:`hloviz.analysis.backends`).
 
 Executed computations are the entry and, transitively, the bodies, conditions, branches and
-callees of control flow. A fused computation runs inside its fusion, and a ``reduce``'s
-``to_apply`` inside the reduce: neither is a kernel of its own.
+callees of control flow (:mod:`.executed`: which, and how many times each runs). A fused
+computation runs inside its fusion, and a ``reduce``'s ``to_apply`` inside the reduce: neither
+is a kernel of its own.
 
 Bytes come from shapes (operands' byte sizes read, the result's written; no layout padding, no
-reuse). FLOPs are an estimate from shapes (:mod:`hloviz.analysis.flops`): ``2·M·N·K`` for dot, ``2 · output elements · (kernel
-window × input features)`` for convolution, one per output element for each elementwise op,
-and one per input element per op of the reducer for reduce / reduce-window. Everything else
-(data movement, custom calls other than GEMMs) counts 0.
+reuse). FLOPs are counted as XLA's cost analysis counts them (:mod:`hloviz.analysis.flops`);
+data movement counts 0. A report's totals count each kernel once a run (:attr:`Kernel.runs`).
 """
 
 from __future__ import annotations
@@ -40,28 +39,15 @@ from dataclasses import dataclass
 from ..ir import Computation, HloModule, Instruction, called_closure
 from ..opcodes import ASYNC_TAILS, BODY_CALLERS, is_bookkeeping
 from .backends import backend_name, kind_text
-
-#: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
+from .executed import ExecutedComputation, executed, runs_of
 from .flops import flops
 from .opnames import common_scope
 
+#: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
 #: display category); kept so code written against it keeps working.
 CONTROL_FLOW = BODY_CALLERS
 #: TensorFlow's names for the arguments and results plumbing; never a user's op.
 SYNTHETIC_OP_NAMES = frozenset({"XLA_Args", "XLA_Retvals"})
-
-
-@dataclass(frozen=True)
-class ExecutedComputation:
-    """A computation whose instructions run: the entry, or a body reached through control flow.
-
-    ``caller`` is the instruction that runs it (None for the entry) and ``role`` says how:
-    ``entry``, ``while body``, ``while condition``, ``branch 0``…, ``call``, ``async``.
-    """
-
-    name: str
-    caller: str | None
-    role: str
 
 
 @dataclass(frozen=True)
@@ -200,43 +186,13 @@ def kernels(module: HloModule) -> KernelReport:
     if module.entry is None:
         return KernelReport(module.name, (), ())
     found: list[Kernel] = []
-    executed: list[ExecutedComputation] = []
-    runs = _runs(module.entry)
-    for comp in _executed(module.entry, None, "entry", set(), executed):
+    ran: list[ExecutedComputation] = []
+    runs = runs_of(module.entry)
+    for comp in executed(module.entry, None, "entry", set(), ran):
         for inst in comp.instructions:
             if is_kernel(inst):
                 found.append(_kernel(inst, comp, runs.get(comp.name, 1)))
-    return KernelReport(module.name, tuple(found), tuple(executed))
-
-
-def _callees(comp: Computation) -> list[Computation]:
-    """What ``comp``'s calls, loops, branches and async starts run, once a call site."""
-    return [callee for inst in comp.instructions if inst.opcode in BODY_CALLERS
-            for called in inst.calls_by_attribute.values() for callee in called]
-
-
-def _runs(entry: Computation) -> dict[str, int]:
-    """How many times each computation runs when ``entry`` runs once: the sum over its call
-    sites of their computation's runs (callers summed before their callees: the reverse of a
-    depth-first post-order, with an explicit stack as calls may nest thousands deep)."""
-    order: list[Computation] = []
-    seen = {entry.name}
-    stack = [(entry, iter(_callees(entry)))]
-    while stack:
-        comp, callees = stack[-1]
-        callee = next(callees, None)
-        if callee is None:
-            order.append(comp)
-            stack.pop()
-        elif callee.name not in seen:
-            seen.add(callee.name)
-            stack.append((callee, iter(_callees(callee))))
-    runs = {entry.name: 1}
-    for comp in reversed(order):
-        n = runs.get(comp.name, 0)
-        for callee in _callees(comp):
-            runs[callee.name] = runs.get(callee.name, 0) + n
-    return runs
+    return KernelReport(module.name, tuple(found), tuple(ran))
 
 
 def work_and_op_names(module: HloModule) -> tuple[int, set[str]]:
@@ -249,7 +205,7 @@ def work_and_op_names(module: HloModule) -> tuple[int, set[str]]:
         return 0, set()
     work = 0
     names: set[str] = set()
-    for comp in _executed(module.entry, None, "entry", set(), []):
+    for comp in executed(module.entry, None, "entry", set(), []):
         for inst in comp.instructions:
             if not is_kernel(inst):
                 continue
@@ -268,45 +224,6 @@ def work_and_op_names(module: HloModule) -> tuple[int, set[str]]:
     return work, names
 
 
-def _executed(comp: Computation, caller: Instruction | None, role: str, seen: set[str],
-              out: list[ExecutedComputation]) -> Iterator[Computation]:
-    """Executed computations, depth first, each once (a body right after its caller's computation).
-
-    An explicit stack, not recursion: a module may nest calls or whiles thousands deep."""
-    stack: list[Iterator[tuple[Computation, Instruction | None, str]]] = [iter([(comp, caller, role)])]
-    while stack:
-        item = next(stack[-1], None)
-        if item is None:
-            stack.pop()
-            continue
-        comp, caller, role = item
-        if comp.name in seen:
-            continue
-        seen.add(comp.name)
-        out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
-        yield comp
-        stack.append(iter([(callee, inst, _role_of(inst, attr, index, callee))
-                           for inst in comp.instructions if inst.opcode in BODY_CALLERS
-                           for attr, called in inst.calls_by_attribute.items()
-                           for index, callee in enumerate(called)]))
-
-
-def _role(opcode: str, attribute: str, index: int) -> str:
-    if opcode == "while":
-        return "while condition" if attribute == "condition" else "while body"
-    if opcode == "conditional":
-        if attribute == "true_computation":
-            return "true branch"
-        if attribute == "false_computation":
-            return "false branch"
-        return f"branch {index}"
-    return "async" if opcode == "async-start" else opcode
-
-
-def _role_of(caller: Instruction, attribute: str, index: int, callee: Computation) -> str:
-    if caller.opcode == "call" and callee.name.startswith("command_buffer"):
-        return "command buffer"  # XLA's GPU backend records these kernels as one CUDA graph
-    return _role(caller.opcode, attribute, index)
 def kernel_instructions(inst: Instruction) -> list[Instruction]:
     """A kernel's instruction and every instruction that runs as part of it (fused
     computations, callees, reducers): where its op names (:attr:`Kernel.op_names`) come from."""

@@ -51,8 +51,7 @@ from ...analysis.opnames import PHASES
 from ...ir import Instruction
 from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
 from ..scene import Edge, Scene
-from ..tree.layers import leaf_edges
-from ..tree.model import Unit, ViewGraph
+from ..tree.model import Unit, ViewGraph, leaf_edges
 from .arrows import Stub, write_rows
 from .loops import ROLES as HUNG
 
@@ -76,6 +75,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     parameters (hung under their loop by :mod:`hloviz.render.cut.loops`, not one under another)."""
     top = g.computations[0] if g.computations else None
     last = len(PHASES)
+    readers = top.users() if top is not None else None
     keys: dict[str, tuple[int, float]] = {}
     inner: set[str] = set()  # units inside a while/conditional/call body: placed in their caller's slot
     for u in g.units:
@@ -92,7 +92,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
                 if loose is not None and all(m.opcode == "parameter" for m in u.members):
                     loose.add(f"u{u.index}")
                 continue
-        best = _top_key(g, u, top, phase_of)
+        best = _top_key(g, u, top, phase_of, readers)
         if best is not None:
             keys[f"u{u.index}"] = best
     # a unit of parameters alone goes right before its first user in that order: held there by
@@ -162,13 +162,20 @@ def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
             ready.append(b)
 
 
-def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str]) -> tuple[int, float] | None:
-    """The phase and median position of a unit's instructions of the top computation."""
+def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
+             readers: dict[Instruction, list[Instruction]] | None = None) -> tuple[int, float] | None:
+    """The phase and median position of a unit's instructions of the top computation
+    (``readers``: the top computation's users, :meth:`~hloviz.ir.Computation.users`)."""
     by_phase: dict[int, list[int]] = {}
     named: dict[int, list[int]] = {}
     working: dict[int, list[int]] = {}
     prepared = _weight_preparation(g, u, top)
-    for m in u.members:
+    # made of parameters and returned, nothing else reading it: an optimizer's step count
+    # incremented (JAX names it like the forward pass: an unseen MLP's optimizer box stood
+    # between its model and its loss by it)
+    aside = prepared & _returned_only(g, u, top, readers) if readers is not None else set()
+    members = [m for m in u.members if id(m) not in aside] if len(aside) < len(u.members) else u.members
+    for m in members:
         if m.parent is top and m.opcode not in _UNRANKED:
             rank, spot = _RANK.get(phase_of(m), 0), g.position(m)
             by_phase.setdefault(rank, []).append(spot)
@@ -199,6 +206,18 @@ def _weight_preparation(g: ViewGraph, u: Unit, top) -> set[int]:
         if all(id(o) in prepared or _sourced(o) for o in m.operands):
             prepared.add(id(m))
     return prepared
+
+
+def _returned_only(g: ViewGraph, u: Unit, top, users: dict[Instruction, list[Instruction]]) -> set[int]:
+    """Ids of ``u``'s members of the top computation whose values go nowhere but to the ROOT and
+    to other such members of ``u`` (users read before their operands: text order reversed)."""
+    root = top.root
+    out: set[int] = set()
+    for m in sorted((m for m in u.members if m.parent is top), key=g.position, reverse=True):
+        read_by = users.get(m, ())
+        if read_by and all(x is root or id(x) in out for x in read_by):
+            out.add(id(m))
+    return out
 
 
 def _sourced(inst: Instruction, depth: int = 4) -> bool:

@@ -21,7 +21,7 @@ from ...analysis.attribution import common_scope
 from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from .bookkeeping import credit_settings, place_counters
-from .model import Place, Unit, ViewGraph
+from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .tree import Step, Tree, build_tree
 
 if TYPE_CHECKING:
@@ -303,22 +303,29 @@ def _forward_leaves(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Ste
 
 
 #: The scopes a step without user scopes is split into first (``(forward)`` …).
-PHASE_SCOPES = ("(forward)", "(backward)", "(optimizer)")
+PHASE_SCOPES = ("(forward)", "(loss)", "(backward)", "(optimizer)")
 
 
 def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]],
               edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
     """A training step whose op names carry no user scope (``jit(train_step)/mul`` only): its
-    units go into a ``(forward)``, ``(backward)`` or ``(optimizer)`` scope by phase, so blocks
-    are then found on each phase's own graph (the forward pass's residual adds are its cuts;
-    the backward pass reads them all, which would hide them). ``edges``: :func:`leaf_edges` of ``g``."""
-    # (an optimizer update routed into the function's own ``(optimizer)`` scope, the scope tree
-    # having found its phase by data flow, is not a user scope)
+    units go into a :data:`PHASE_SCOPES` scope by phase, so blocks are found on each phase's own
+    graph (the forward pass's residual adds are its cuts; the backward pass reads them all,
+    which would hide them). ``edges``: :func:`leaf_edges` of ``g``. (An update the scope tree
+    routed into the function's own ``(optimizer)`` scope by data flow is no user scope.)"""
     scoped = sum(1 for route, _ in routes if len(route) > 1 and not _in_top_optimizer(route))
     if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
         return routes  # user scopes carry the structure (a few helper jits do not)
     phase = {leaf: scopes.phase_of(g.units[int(leaf[1:])].members[0]) for route, leaf in routes if len(route) <= 1}
-    _after_backward(phase, edges)
+    succ: dict[str, list[str]] = {}
+    pred: dict[str, list[str]] = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+        pred.setdefault(b, []).append(a)
+    roots = frozenset(leaf for _, leaf in routes if g.units[int(leaf[1:])].root)
+    _after_backward(phase, succ, pred, roots)
+    _loss_tail(phase, succ, pred, roots, {leaf for _, leaf in routes
+                                          if all(m.opcode in _INPUTS for m in g.units[int(leaf[1:])].members)})
     out = []
     for route, leaf in routes:
         if len(route) > 1:
@@ -335,15 +342,13 @@ def _in_top_optimizer(route: list[Step]) -> bool:
     return len(route) >= 2 and route[1].kind == "scope" and route[1].name == "(optimizer)"
 
 
-def _after_backward(phase: dict[str, str], edges: list[tuple[str, str]]) -> None:
+def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
+                    roots: frozenset[str]) -> None:
     """Work the op names call ``forward`` that reads the backward pass's results is the
     optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
     ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
-    every parameter; and what feeds only that work. Units only ``forward`` work reaches stay
-    where they are."""
-    succ: dict[str, list[str]] = {}
-    for a, b in edges:
-        succ.setdefault(a, []).append(b)
+    every parameter; and what feeds only that work — the ``roots`` aside (the ROOT returns the
+    new weights and the loss: an unseen MLP's loss was filed as the optimizer's)."""
     stack = [k for k, p in phase.items() if p == "backward"]
     seen = set(stack)
     while stack:
@@ -354,40 +359,42 @@ def _after_backward(phase: dict[str, str], edges: list[tuple[str, str]]) -> None
                 if phase.get(nxt) == "forward":
                     phase[nxt] = "optimizer"
     # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
-    pred: dict[str, list[str]] = {}
-    for a, b in edges:
-        pred.setdefault(b, []).append(a)
     stack = [k for k, p in phase.items() if p == "optimizer"]
     while stack:
         for src in pred.get(stack.pop(), ()):
-            if phase.get(src) == "forward" and all(phase.get(u) == "optimizer" for u in succ.get(src, ())):
+            users = [u for u in succ.get(src, ()) if u not in roots]
+            if phase.get(src) == "forward" and users and all(phase.get(u) == "optimizer" for u in users):
                 phase[src] = "optimizer"
                 stack.append(src)
 
 
-def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:
-    """The arrows between live units as leaf key pairs (what blocks are found on)."""
-    owner, units = g.owners(), g.units
-    out = []
-    for e in g.edges:  # (src, dst, label, instruction, operand index): the ends only
-        s, d = owner[e[0]], owner[e[1]]
-        if s != d and units[s].alive and units[d].alive:
-            out.append((f"u{s}", f"u{d}"))
-    return out
+def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
+               roots: frozenset[str], inputs: set[str]) -> None:
+    """Re-phase as ``loss`` the forward work whose values go only to the ``roots``, computed from
+    the model's forward work: the loss a step returns (its cross entropy's gather, sum, mean).
+    Left in ``(forward)``, it made the pass one region from input to loss, and a GPT step's
+    overview one closed box. From parameters alone, it is the optimizer's state carried on
+    (optax's step count + 1). ``inputs``: the units of parameters and constants."""
 
+    def feeds_only(key: str, tail: set[str]) -> bool:
+        users = succ.get(key, ())
+        return bool(users) and all(u in roots or u in tail for u in users)
 
-def leaf_labels(g: ViewGraph) -> tuple[dict[str, str], dict[str, str]]:
-    """What each live unit is, for the structure hash of repeats: its opcode (a fusion also its
-    kind, a chain its length); and its instruction's name (a block ending in it is named so)."""
-    out, names = {}, {}
-    for u in g.units:
-        if u.alive:
-            rep = u.members[0]
-            text = rep.opcode
-            if rep.opcode == "fusion":
-                text += ":" + rep.attributes.get("kind", "")
-            if u.kind == "chain":
-                text += f"*{len(u.members)}"
-            out[f"u{u.index}"] = text
-            names[f"u{u.index}"] = rep.name
-    return out, names
+    tail: set[str] = set()
+    stack = [k for k, p in phase.items() if p == "forward" and k not in inputs and feeds_only(k, tail)]
+    while stack:
+        if (key := stack.pop()) in tail:
+            continue
+        tail.add(key)
+        stack.extend(src for src in pred.get(key, ())
+                     if phase.get(src) == "forward" and src not in inputs and src not in tail and feeds_only(src, tail))
+    # only what the model's own forward work reaches
+    reached: set[str] = set()
+    stack = [b for b in tail if any(a not in tail and a not in inputs and phase.get(a) == "forward"
+                                    for a in pred.get(b, ()))]
+    while stack:
+        if (key := stack.pop()) not in reached:
+            reached.add(key)
+            stack.extend(b for b in succ.get(key, ()) if b in tail)
+    for key in tail:
+        phase[key] = "loss" if key in reached else "optimizer"

@@ -268,3 +268,31 @@ def _fused_root(fusion: Instruction) -> Instruction | None:
 def _tuple_index(inst: Instruction) -> int:
     raw = inst.attributes.get("index", "0").strip()
     return int(raw) if re.fullmatch(r"-?[0-9]+", raw) else -1
+
+
+def leaf_edges(g: ViewGraph) -> list[tuple[str, str]]:
+    """The arrows between live units as leaf key pairs (what blocks are found on)."""
+    owner, units = g.owners(), g.units
+    out = []
+    for e in g.edges:  # (src, dst, label, instruction, operand index): the ends only
+        s, d = owner[e[0]], owner[e[1]]
+        if s != d and units[s].alive and units[d].alive:
+            out.append((f"u{s}", f"u{d}"))
+    return out
+
+
+def leaf_labels(g: ViewGraph) -> tuple[dict[str, str], dict[str, str]]:
+    """What each live unit is, for the structure hash of repeats: its opcode (a fusion also its
+    kind, a chain its length); and its instruction's name (a block ending in it is named so)."""
+    out, names = {}, {}
+    for u in g.units:
+        if u.alive:
+            rep = u.members[0]
+            text = rep.opcode
+            if rep.opcode == "fusion":
+                text += ":" + rep.attributes.get("kind", "")
+            if u.kind == "chain":
+                text += f"*{len(u.members)}"
+            out[f"u{u.index}"] = text
+            names[f"u{u.index}"] = rep.name
+    return out, names

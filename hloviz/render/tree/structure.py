@@ -140,7 +140,7 @@ def _whole_function(node: TreeNode) -> bool:
         node = node.parent
     if node.kind == "root":
         return True
-    if node.kind == "scope" and node.name in (*_PASSES, "(optimizer)"):
+    if node.kind == "scope" and node.name in (*_PASSES, "(loss)", "(optimizer)"):
         return True  # one phase of a step without user scopes (layers.PHASE_SCOPES)
     return node.kind == "scope" and node.depth == 1 and node.name.startswith(("jit(", "pjit("))
 

@@ -1,0 +1,104 @@
+"""Which computations of a module run when its entry runs, how, and how many times.
+
+The entry runs once; a ``while``'s condition and body, a ``conditional``'s branches, a
+``call``'s callee and an ``async-start``'s wrapped computation run when their caller does. A
+computation two call sites share runs once a site: before optimization a jitted function a
+JAX model calls six times is one computation with six ``call``s (XLA inlines them later), and
+its work runs six times — as XLA's cost analysis counts it. A loop body counts once a run of
+its loop: the trip count is not the HLO's to say. Used by :mod:`.kernels`, which lists each
+executed computation's kernels once and weights the totals by the runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..ir import Computation, Instruction
+from ..opcodes import BODY_CALLERS
+
+__all__ = ["ExecutedComputation", "executed", "runs_of"]
+
+
+@dataclass(frozen=True)
+class ExecutedComputation:
+    """A computation whose instructions run: the entry, or a body reached through control flow.
+
+    ``caller`` is the instruction that runs it (None for the entry) and ``role`` says how:
+    ``entry``, ``while body``, ``while condition``, ``branch 0``…, ``call``, ``async``.
+    """
+
+    name: str
+    caller: str | None
+    role: str
+
+
+def executed(comp: Computation, caller: Instruction | None, role: str, seen: set[str],
+             out: list[ExecutedComputation]) -> Iterator[Computation]:
+    """Executed computations, depth first, each once (a body right after its caller's computation).
+
+    An explicit stack, not recursion: a module may nest calls or whiles thousands deep."""
+    stack: list[Iterator[tuple[Computation, Instruction | None, str]]] = [iter([(comp, caller, role)])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        comp, caller, role = item
+        if comp.name in seen:
+            continue
+        seen.add(comp.name)
+        out.append(ExecutedComputation(comp.name, caller.name if caller else None, role))
+        yield comp
+        stack.append(iter([(callee, inst, _role_of(inst, attr, index, callee))
+                           for inst in comp.instructions if inst.opcode in BODY_CALLERS
+                           for attr, called in inst.calls_by_attribute.items()
+                           for index, callee in enumerate(called)]))
+
+
+def _role(opcode: str, attribute: str, index: int) -> str:
+    if opcode == "while":
+        return "while condition" if attribute == "condition" else "while body"
+    if opcode == "conditional":
+        if attribute == "true_computation":
+            return "true branch"
+        if attribute == "false_computation":
+            return "false branch"
+        return f"branch {index}"
+    return "async" if opcode == "async-start" else opcode
+
+
+def _role_of(caller: Instruction, attribute: str, index: int, callee: Computation) -> str:
+    if caller.opcode == "call" and callee.name.startswith("command_buffer"):
+        return "command buffer"  # XLA's GPU backend records these kernels as one CUDA graph
+    return _role(caller.opcode, attribute, index)
+
+
+def _callees(comp: Computation) -> list[Computation]:
+    """What ``comp``'s calls, loops, branches and async starts run, once a call site."""
+    return [callee for inst in comp.instructions if inst.opcode in BODY_CALLERS
+            for called in inst.calls_by_attribute.values() for callee in called]
+
+
+def runs_of(entry: Computation) -> dict[str, int]:
+    """How many times each computation runs when ``entry`` runs once: the sum over its call
+    sites of their computation's runs (callers summed before their callees: the reverse of a
+    depth-first post-order, with an explicit stack as calls may nest thousands deep)."""
+    order: list[Computation] = []
+    seen = {entry.name}
+    stack = [(entry, iter(_callees(entry)))]
+    while stack:
+        comp, callees = stack[-1]
+        callee = next(callees, None)
+        if callee is None:
+            order.append(comp)
+            stack.pop()
+        elif callee.name not in seen:
+            seen.add(callee.name)
+            stack.append((callee, iter(_callees(callee))))
+    runs = {entry.name: 1}
+    for comp in reversed(order):
+        n = runs.get(comp.name, 0)
+        for callee in _callees(comp):
+            runs[callee.name] = runs.get(callee.name, 0) + n
+    return runs
