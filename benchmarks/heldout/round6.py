@@ -1,12 +1,13 @@
 """Held out (sixth round): models written as users write them, with layers, training loops and
-gradients no earlier round used, not looked at while any rule was built. TensorFlow: a GAN's
-training step (two Keras models, two optimizers, two tapes); a convolutional autoencoder
+gradients no earlier round used, not looked at while any rule was built. TensorFlow: a
+convolutional autoencoder
 (``Conv2DTranspose``, ``UpSampling2D``) trained with Nadam; a bidirectional GRU classifier
 with Adamax; a layer with a hand-written gradient (``tf.custom_gradient``: a clipped
-straight-through estimator) trained with SGD. Capture each with ``hloviz dump
+straight-through estimator) trained with SGD. The round's GAN step (two models, two
+optimizers, two tapes), whose discriminator's weights, read by both its calls, were drawn as
+boxes of their own, became the sample ``samples/keras_gan.py``. Capture each with ``hloviz dump
 benchmarks/heldout/round6.py:NAME --arg ... -o DIR``:
 
-* ``gan_step``: ``--arg "f32[8,16]" --arg "f32[8,2]"``
 * ``autoencoder_nadam_step``: ``--arg "f32[4,16,16,1]"``
 * ``bigru_adamax_step``: ``--arg "s32[4,12]" --arg "s32[4]"``
 * ``ste_sgd_step``: ``--arg "f32[8,10]" --arg "s32[8]"``
@@ -16,29 +17,6 @@ then ``python benchmarks/overview_bench.py --no-diffs --model DIR`` and
 """
 import keras
 import tensorflow as tf
-
-_generator = keras.Sequential([keras.Input((16,)), keras.layers.Dense(32, activation="relu", name="g_hidden"),
-                               keras.layers.Dense(2, name="g_out")], name="generator")
-_discriminator = keras.Sequential([keras.Input((2,)), keras.layers.Dense(32, activation="relu", name="d_hidden"),
-                                   keras.layers.Dense(1, name="d_out")], name="discriminator")
-_g_opt, _d_opt = keras.optimizers.Adam(2e-4), keras.optimizers.Adam(2e-4)
-_bce = keras.losses.BinaryCrossentropy(from_logits=True)
-
-
-@tf.function(jit_compile=True)
-def gan_step(noise, real):
-    with tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:
-        fake = _generator(noise, training=True)
-        real_logits = _discriminator(real, training=True)
-        fake_logits = _discriminator(fake, training=True)
-        d_loss = _bce(tf.ones_like(real_logits), real_logits) + _bce(tf.zeros_like(fake_logits), fake_logits)
-        g_loss = _bce(tf.ones_like(fake_logits), fake_logits)
-    _g_opt.apply_gradients(zip(g_tape.gradient(g_loss, _generator.trainable_variables),
-                               _generator.trainable_variables))
-    _d_opt.apply_gradients(zip(d_tape.gradient(d_loss, _discriminator.trainable_variables),
-                               _discriminator.trainable_variables))
-    return d_loss, g_loss
-
 
 _autoencoder = keras.Sequential([
     keras.Input((16, 16, 1)),

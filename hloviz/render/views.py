@@ -12,7 +12,7 @@ The drawing rules, familiar from XLA's own graph dumps:
   ``to_apply`` reducers are named in the caller's header (``reduce (add)``);
 * parameters are orange, the root says ``ROOT``; operand indices label arrows into ops whose
   operand order matters;
-* chains of one elementwise op become one node (:mod:`hloviz.render.tree.chains`).
+* chains of one elementwise op become one node (:func:`hloviz.render.tree.units.find_chains`).
 
 :mod:`~hloviz.render.tree.units` applies these rules: the module becomes a graph of units
 (:mod:`~hloviz.render.view_graph`, made once for many pictures of one module inside

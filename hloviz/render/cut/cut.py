@@ -211,7 +211,7 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
         scoped = any(n.kind == "scope" for n in cands)
 
         def rank(n: TreeNode, scoped: bool = scoped) -> tuple:
-            # … and a step's loss (the few ops after the model: ``layers.PHASE_SCOPES``) too
+            # … and a step's loss (the few ops after the model: ``phases.PHASE_SCOPES``) too
             if (n.kind in _GROUPS and scoped and not _names_a_part(n)) or (n.kind == "scope" and n.name == "(loss)"):
                 return (2, _delta(n), n.last, n.order)
             return (0 if n.kind in _GROUPS and not n.waist else 1, _delta(n), n.last, n.order)

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 
 from ...ir import Instruction
 from ...opcodes import SCOPE_PLUMBING, STAGING
-from ..tree import layers
 from ..tree.model import ViewGraph
+from ..tree.phases import PHASE_SCOPES
 from ..tree.tree import TreeNode
 from . import apply, labels
 from .cut import Cut
@@ -242,7 +242,7 @@ def _first_position(g: ViewGraph, unit) -> int:
 
 def unframe_phases(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
     """A training step's overview draws no frame around a scope split into phases (its
-    ``(forward)``, ``(backward)``, ``(optimizer)`` children, :func:`hloviz.render.tree.layers.scope_tree`):
+    :data:`~hloviz.render.tree.phases.PHASE_SCOPES` children, :func:`hloviz.render.tree.layers.scope_tree`):
     its children are drawn where program order puts them, each titled with the scope's name
     (``moments · forward``). Nor around a repeat or block holding such scopes
     (``moments_3 ×2``): it too spans both passes.
@@ -310,7 +310,7 @@ def _interleaved(units: set[int], keys: Mapping[str, tuple[int, float]]) -> bool
 
 def _splits(node: TreeNode) -> bool:
     """Is ``node`` a scope its children split by phase (``moments`` › ``(forward)``, ``(backward)``)?"""
-    return len({c.name for c in node.children if c.name in layers.PHASE_SCOPES}) > 1
+    return len({c.name for c in node.children if c.name in PHASE_SCOPES}) > 1
 
 
 def _phases_below(node: TreeNode) -> set[str]:
@@ -320,7 +320,7 @@ def _phases_below(node: TreeNode) -> set[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.kind == "scope" and n.name in layers.PHASE_SCOPES:
+        if n.kind == "scope" and n.name in PHASE_SCOPES:
             found.add(n.name)
         stack.extend(c for c in n.children if c.kind != "leaf")
     return found

@@ -53,7 +53,7 @@ from .nodes import TreeNode, leaves_below, rekey
 
 __all__ = ["split_backward"]
 
-#: The phase scopes a training step without user scopes is split into (``layers.PHASE_SCOPES``).
+#: The phase scopes a training step without user scopes is split into (``phases.PHASE_SCOPES``).
 _FORWARD, _BACKWARD = "(forward)", "(backward)"
 
 

@@ -14,6 +14,7 @@ tree its cut is chosen from; what a cut then does to the view's units is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from .bookkeeping import credit_settings, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
+from .phases import by_phase, forward_leaves
 from .tree import Step, Tree, build_tree
 
 if TYPE_CHECKING:
@@ -34,6 +36,8 @@ _QUIET = SCOPE_NEUTRAL
 #: Unnamed instructions that go with their users (a layer's weights), or with their operand.
 _INPUTS = SCOPE_INPUTS
 _PLUMBING = SCOPE_PLUMBING
+#: A layer's call suffix in Keras's op names (``discriminator_3``), one per path component.
+_CALL_SUFFIX = re.compile(r"_\d+(?=/|$)")
 
 def _named(s: Scope | None) -> Scope | None:
     """``s`` if it is a scope from op names (not the root, not a computation's unnamed ops)."""
@@ -109,7 +113,7 @@ class _Routes:
                     inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep
                     or (inst.opcode == "tuple" and not inst.metadata.op_name)):
                 continue
-            own[id(inst)] = self._users_scope(inst, users.get(inst, ()))
+            own[id(inst)] = self._users_scope(inst, users.get(inst, ()), prepared=id(inst) in prep)
         # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
         for inst in comp.instructions:
             if own[id(inst)] is None and inst is not comp.root and (
@@ -130,12 +134,14 @@ class _Routes:
                 prep.add(id(inst))
         return prep
 
-    def _users_scope(self, inst: Instruction, users: Iterable[Instruction]) -> Scope | None:
+    def _users_scope(self, inst: Instruction, users: Iterable[Instruction], prepared: bool = False) -> Scope | None:
         """The scope an input without one is drawn in: a parameter's first user's (a weight read by
-        its layer, its gradient and the optimizer is drawn with its layer), else the innermost
-        scope all its users share."""
+        its layer, its gradient and the optimizer is drawn with its layer), and so a weight's
+        copy's (``prepared``) where one layer called twice reads it (a GAN's discriminator on real
+        and generated samples drew its kernels' copies as boxes of their own), else the
+        innermost scope all its users share."""
         users = tuple(users)
-        if inst.opcode == "parameter":
+        if inst.opcode == "parameter" or (prepared and self._one_layer(users)):
             first = next((u for u in users if self.own.get(id(u)) is not None), None)
             if first is not None:
                 layer = self.updating.get(id(first))
@@ -150,6 +156,14 @@ class _Routes:
             if shared is None:
                 break
         return shared
+
+    def _one_layer(self, users: Iterable[Instruction]) -> bool:
+        """Do ``users``' forward work lie in one layer called more than once
+        (``discriminator_1/d_hidden``, ``discriminator_3/d_hidden``: the call suffixes aside)?"""
+        phase = self.scopes.phase_of if self.scopes is not None else None
+        paths = {_CALL_SUFFIX.sub("", s.path) if s is not None else None for u in users
+                 if phase is not None and phase(u) == "forward" for s in [self.own.get(id(u))]}
+        return len(paths) == 1 and None not in paths
 
     def scope_steps(self, s: Scope | None) -> list[Step]:
         """The steps from the top down to the named scope ``s``."""
@@ -280,121 +294,6 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
 
         updates = update_targets(scopes)
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
-    routes = _by_phase(g, scopes, unit_routes(g, scopes, updates), edges)
-    forward = _forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
+    routes = by_phase(g, scopes, unit_routes(g, scopes, updates), edges)
+    forward = forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
     return build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
-
-
-def _forward_leaves(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> frozenset[str]:
-    """The leaves of a training step's forward pass: its blocks are cut along them
-    (:func:`~.tree.build_tree`). A leaf :func:`_by_phase` put in a phase scope is that phase's;
-    another is its first instruction's."""
-    phase_of, units = scopes.phase_of, g.units
-    out = []
-    for route, leaf in routes:
-        if route and route[-1].name in PHASE_SCOPES:
-            forward = route[-1].name == "(forward)"
-        else:
-            members = units[int(leaf[1:])].members
-            forward = bool(members) and phase_of(members[0]) == "forward"
-        if forward:
-            out.append(leaf)
-    return frozenset(out)
-
-
-#: The scopes a step without user scopes is split into first (``(forward)`` …).
-PHASE_SCOPES = ("(forward)", "(loss)", "(backward)", "(optimizer)")
-
-
-def _by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]],
-              edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
-    """A training step whose op names carry no user scope (``jit(train_step)/mul`` only): its
-    units go into a :data:`PHASE_SCOPES` scope by phase, so blocks are found on each phase's own
-    graph (the forward pass's residual adds are its cuts; the backward pass reads them all,
-    which would hide them). ``edges``: :func:`leaf_edges` of ``g``. (An update the scope tree
-    routed into the function's own ``(optimizer)`` scope by data flow is no user scope.)"""
-    scoped = sum(1 for route, _ in routes if len(route) > 1 and not _in_top_optimizer(route))
-    if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
-        return routes  # user scopes carry the structure (a few helper jits do not)
-    phase = {leaf: scopes.phase_of(g.units[int(leaf[1:])].members[0]) for route, leaf in routes if len(route) <= 1}
-    succ: dict[str, list[str]] = {}
-    pred: dict[str, list[str]] = {}
-    for a, b in edges:
-        succ.setdefault(a, []).append(b)
-        pred.setdefault(b, []).append(a)
-    roots = frozenset(leaf for _, leaf in routes if g.units[int(leaf[1:])].root)
-    _after_backward(phase, succ, pred, roots)
-    _loss_tail(phase, succ, pred, roots, {leaf for _, leaf in routes
-                                          if all(m.opcode in _INPUTS for m in g.units[int(leaf[1:])].members)})
-    out = []
-    for route, leaf in routes:
-        if len(route) > 1:
-            out.append((route, leaf))
-            continue
-        base = route[0].path + "/" if route else ""
-        p = phase[leaf]
-        out.append(([*route, Step("scope", f"({p})", f"{base}({p})", p)], leaf))
-    return out
-
-
-def _in_top_optimizer(route: list[Step]) -> bool:
-    """Is ``route`` the traced function's own ``(optimizer)`` scope (``jit(f)`` › ``(optimizer)``)?"""
-    return len(route) >= 2 and route[1].kind == "scope" and route[1].name == "(optimizer)"
-
-
-def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
-                    roots: frozenset[str]) -> None:
-    """Work the op names call ``forward`` that reads the backward pass's results is the
-    optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
-    ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
-    every parameter; and what feeds only that work — the ``roots`` aside (the ROOT returns the
-    new weights and the loss: an unseen MLP's loss was filed as the optimizer's)."""
-    stack = [k for k, p in phase.items() if p == "backward"]
-    seen = set(stack)
-    while stack:
-        for nxt in succ.get(stack.pop(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-                if phase.get(nxt) == "forward":
-                    phase[nxt] = "optimizer"
-    # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
-    stack = [k for k, p in phase.items() if p == "optimizer"]
-    while stack:
-        for src in pred.get(stack.pop(), ()):
-            users = [u for u in succ.get(src, ()) if u not in roots]
-            if phase.get(src) == "forward" and users and all(phase.get(u) == "optimizer" for u in users):
-                phase[src] = "optimizer"
-                stack.append(src)
-
-
-def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
-               roots: frozenset[str], inputs: set[str]) -> None:
-    """Re-phase as ``loss`` the forward work whose values go only to the ``roots``, computed from
-    the model's forward work: the loss a step returns (its cross entropy's gather, sum, mean).
-    Left in ``(forward)``, it made the pass one region from input to loss, and a GPT step's
-    overview one closed box. From parameters alone, it is the optimizer's state carried on
-    (optax's step count + 1). ``inputs``: the units of parameters and constants."""
-
-    def feeds_only(key: str, tail: set[str]) -> bool:
-        users = succ.get(key, ())
-        return bool(users) and all(u in roots or u in tail for u in users)
-
-    tail: set[str] = set()
-    stack = [k for k, p in phase.items() if p == "forward" and k not in inputs and feeds_only(k, tail)]
-    while stack:
-        if (key := stack.pop()) in tail:
-            continue
-        tail.add(key)
-        stack.extend(src for src in pred.get(key, ())
-                     if phase.get(src) == "forward" and src not in inputs and src not in tail and feeds_only(src, tail))
-    # only what the model's own forward work reaches
-    reached: set[str] = set()
-    stack = [b for b in tail if any(a not in tail and a not in inputs and phase.get(a) == "forward"
-                                    for a in pred.get(b, ()))]
-    while stack:
-        if (key := stack.pop()) not in reached:
-            reached.add(key)
-            stack.extend(b for b in succ.get(key, ()) if b in tail)
-    for key in tail:
-        phase[key] = "loss" if key in reached else "optimizer"

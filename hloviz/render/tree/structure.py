@@ -22,7 +22,7 @@ from .repeat_runs import graph_hash, periodic, repeats, structure_hash
 
 __all__ = ["fold_repeats", "split_by_structure"]
 
-#: The passes of a step without user scopes (``layers.PHASE_SCOPES`` less the optimizer): each
+#: The passes of a step without user scopes (``phases.PHASE_SCOPES`` less the optimizer): each
 #: is one whole pass, whose spine runs to its end.
 _PASSES = ("(forward)", "(backward)")
 #: Nodes whose children never get blocks: computations keep XLA's own structure.
@@ -141,7 +141,7 @@ def _whole_function(node: TreeNode) -> bool:
     if node.kind == "root":
         return True
     if node.kind == "scope" and node.name in (*_PASSES, "(loss)", "(optimizer)"):
-        return True  # one phase of a step without user scopes (layers.PHASE_SCOPES)
+        return True  # one phase of a step without user scopes (phases.PHASE_SCOPES)
     return node.kind == "scope" and node.depth == 1 and node.name.startswith(("jit(", "pjit("))
 
 

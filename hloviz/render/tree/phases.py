@@ -1,0 +1,139 @@
+"""A training step whose op names carry no scope of its own, cut by phase.
+
+A JAX step written without a module library names its ops ``jit(train_step)/mul`` (forward),
+``…/transpose(jvp())/…`` (backward) and, for optax's update, like the forward pass again:
+nothing in the names says layer, loss or optimizer. Its units go into one scope per phase,
+:data:`PHASE_SCOPES` — ``(forward)``, ``(loss)`` (what the step returns of the forward pass),
+``(backward)``, ``(optimizer)`` — each phase found by data flow where the names cannot tell
+(:func:`by_phase`), and the forward pass's leaves are where a step's blocks are cut
+(:func:`forward_leaves`). Used by :mod:`.layers`' :func:`~.layers.scope_tree`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ...opcodes import SCOPE_INPUTS
+from .model import ViewGraph
+from .nodes import Step
+
+if TYPE_CHECKING:
+    from ...analysis.scopes import ScopeTree
+
+__all__ = ["PHASE_SCOPES", "by_phase", "forward_leaves"]
+
+
+def forward_leaves(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> frozenset[str]:
+    """The leaves of a training step's forward pass: its blocks are cut along them
+    (:func:`~.tree.build_tree`). A leaf :func:`by_phase` put in a phase scope is that phase's;
+    another is its first instruction's."""
+    phase_of, units = scopes.phase_of, g.units
+    out = []
+    for route, leaf in routes:
+        if route and route[-1].name in PHASE_SCOPES:
+            forward = route[-1].name == "(forward)"
+        else:
+            members = units[int(leaf[1:])].members
+            forward = bool(members) and phase_of(members[0]) == "forward"
+        if forward:
+            out.append(leaf)
+    return frozenset(out)
+
+
+#: The scopes a step without user scopes is split into first (``(forward)`` …).
+PHASE_SCOPES = ("(forward)", "(loss)", "(backward)", "(optimizer)")
+
+
+def by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]],
+              edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
+    """A training step whose op names carry no user scope (``jit(train_step)/mul`` only): its
+    units go into a :data:`PHASE_SCOPES` scope by phase, so blocks are found on each phase's own
+    graph (the forward pass's residual adds are its cuts; the backward pass reads them all,
+    which would hide them). ``edges``: :func:`leaf_edges` of ``g``. (An update the scope tree
+    routed into the function's own ``(optimizer)`` scope by data flow is no user scope.)"""
+    scoped = sum(1 for route, _ in routes if len(route) > 1 and not _in_top_optimizer(route))
+    if scoped * 10 > len(routes) or not scopes.root.phases.get("backward"):
+        return routes  # user scopes carry the structure (a few helper jits do not)
+    phase = {leaf: scopes.phase_of(g.units[int(leaf[1:])].members[0]) for route, leaf in routes if len(route) <= 1}
+    succ: dict[str, list[str]] = {}
+    pred: dict[str, list[str]] = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+        pred.setdefault(b, []).append(a)
+    roots = frozenset(leaf for _, leaf in routes if g.units[int(leaf[1:])].root)
+    _after_backward(phase, succ, pred, roots)
+    _loss_tail(phase, succ, pred, roots, {leaf for _, leaf in routes
+                                          if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)})
+    out = []
+    for route, leaf in routes:
+        if len(route) > 1:
+            out.append((route, leaf))
+            continue
+        base = route[0].path + "/" if route else ""
+        p = phase[leaf]
+        out.append(([*route, Step("scope", f"({p})", f"{base}({p})", p)], leaf))
+    return out
+
+
+def _in_top_optimizer(route: list[Step]) -> bool:
+    """Is ``route`` the traced function's own ``(optimizer)`` scope (``jit(f)`` › ``(optimizer)``)?"""
+    return len(route) >= 2 and route[1].kind == "scope" and route[1].name == "(optimizer)"
+
+
+def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
+                    roots: frozenset[str]) -> None:
+    """Work the op names call ``forward`` that reads the backward pass's results is the
+    optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
+    ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
+    every parameter; and what feeds only that work — the ``roots`` aside (the ROOT returns the
+    new weights and the loss: an unseen MLP's loss was filed as the optimizer's)."""
+    stack = [k for k, p in phase.items() if p == "backward"]
+    seen = set(stack)
+    while stack:
+        for nxt in succ.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+                if phase.get(nxt) == "forward":
+                    phase[nxt] = "optimizer"
+    # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
+    stack = [k for k, p in phase.items() if p == "optimizer"]
+    while stack:
+        for src in pred.get(stack.pop(), ()):
+            users = [u for u in succ.get(src, ()) if u not in roots]
+            if phase.get(src) == "forward" and users and all(phase.get(u) == "optimizer" for u in users):
+                phase[src] = "optimizer"
+                stack.append(src)
+
+
+def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
+               roots: frozenset[str], inputs: set[str]) -> None:
+    """Re-phase as ``loss`` the forward work whose values go only to the ``roots``, computed from
+    the model's forward work: the loss a step returns (its cross entropy's gather, sum, mean).
+    Left in ``(forward)``, it made the pass one region from input to loss, and a GPT step's
+    overview one closed box. From parameters alone, it is the optimizer's state carried on
+    (optax's step count + 1). ``inputs``: the units of parameters and constants."""
+
+    def feeds_only(key: str, tail: set[str]) -> bool:
+        users = succ.get(key, ())
+        return bool(users) and all(u in roots or u in tail for u in users)
+
+    tail: set[str] = set()
+    stack = [k for k, p in phase.items() if p == "forward" and k not in inputs and feeds_only(k, tail)]
+    while stack:
+        if (key := stack.pop()) in tail:
+            continue
+        tail.add(key)
+        stack.extend(src for src in pred.get(key, ())
+                     if phase.get(src) == "forward" and src not in inputs and src not in tail and feeds_only(src, tail))
+    # only what the model's own forward work reaches
+    reached: set[str] = set()
+    stack = [b for b in tail if any(a not in tail and a not in inputs and phase.get(a) == "forward"
+                                    for a in pred.get(b, ()))]
+    while stack:
+        if (key := stack.pop()) not in reached:
+            reached.add(key)
+            stack.extend(b for b in succ.get(key, ()) if b in tail)
+    for key in tail:
+        phase[key] = "loss" if key in reached else "optimizer"
