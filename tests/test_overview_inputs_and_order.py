@@ -176,3 +176,29 @@ def test_a_layer_stands_in_a_training_steps_file_right_below_the_layer_it_reads(
     view = _overview(text)
     chain = {(e.src, e.dst) for e in view.scene.edges if e.invisible}
     assert (view.node_of[loop], view.node_of[dense]) in chain
+
+
+def test_values_nothing_reads_are_one_closed_unused_box_in_the_overview():
+    """A Keras LSTM's training step leaves constants and loop-result elements nothing reads
+    (TensorFlow's ``zeros_like`` for the loop's gradient; XLA eliminates them): drawn one box
+    each, they stood as a column of dashed boxes beside the model (eleven in a bidirectional
+    GRU's step); one that a layer's scope names (``…/lstm/while_grad``) is drawn in its layer.
+    Oracle: the entry's text — an instruction no other line names as an operand, its op name
+    naming no scope."""
+    text = (CAPTURES / "keras_text_train" / "pre.hlo").read_text()
+    lines = _entry(text)
+    body = "\n".join(lines)
+    dead = []
+    for line in lines:
+        m = re.match(r"\s*%([\w.-]+) = .*? (constant|get-tuple-element|tuple)\(", line)
+        named = re.search(r'op_name="([^"]*)"', line)
+        if m and not line.lstrip().startswith("ROOT") and not re.search(rf"%{re.escape(m.group(1))}[,)]", body) \
+                and (named is None or "/" not in named.group(1)):
+            dead.append(m.group(1))
+    assert len(dead) >= 3, dead
+    view = _overview(text)
+    boxes = {view.node_of[name] for name in dead}
+    assert len(boxes) == 1, boxes
+    assert view.scene.nodes[boxes.pop()].rows[0].text == "unused"
+    detailed = draw_module(parse(text), options=ViewOptions(budget=300))
+    assert len({detailed.node_of[name] for name in dead}) == len(dead)  # a detailed picture draws each

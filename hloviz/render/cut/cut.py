@@ -129,6 +129,15 @@ def _expandable(node: TreeNode, max_depth: int | None, closed: frozenset[str] = 
     return not (node.kind == "scope" and max_depth is not None and node.depth >= max_depth)
 
 
+#: The budget from which the ``(unused)`` scope (values nothing reads: ``layers._unused``) opens:
+#: a detailed picture's, not an overview's (24) nor an explorer's first view (at most 60).
+UNUSED_OPENS = 100
+
+
+def _unused_closed(node: TreeNode, budget: int) -> bool:
+    return node.kind == "scope" and node.name == "(unused)" and budget < UNUSED_OPENS
+
+
 def _delta(node: TreeNode) -> int:
     return sum(_cost(c) for c in node.children) - _cost(node)
 
@@ -191,7 +200,7 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
         # stays closed without holding back the nodes beside it
         cands = [tree.nodes[k] for k in keys if (inside is None or k in inside)
                  and _expandable(tree.nodes[k], max_depth, closed) and _delta(tree.nodes[k]) < budget
-                 and not _wide(tree.nodes[k])]
+                 and not _wide(tree.nodes[k]) and not _unused_closed(tree.nodes[k], budget)]
         if not cands:
             break
         top = min(level[n.key] for n in cands)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ...analysis.attribution import common_scope
 from ...ir import Computation, Instruction
-from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
+from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
 from .bookkeeping import credit_settings, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .phases import by_phase, forward_leaves
@@ -294,6 +294,26 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
 
         updates = update_targets(scopes)
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
-    routes = by_phase(g, scopes, unit_routes(g, scopes, updates), edges)
+    routes = _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges)
     forward = forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
     return build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
+
+
+#: What an unused value's unit may hold to be filed as ``(unused)``: no work, only values.
+_UNUSED_KINDS = TUPLE | {"constant"}
+
+
+def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
+    """Units outside every scope that hold values nothing reads (constants, a loop result's
+    elements, tuples: what TensorFlow's gradient of a loop leaves behind, ``zeros_like``…, and
+    XLA eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's
+    step drew eleven such dashed boxes down its model's column."""
+    read = {a for a, _ in edges}
+    unused = [Step("scope", "(unused)", "(unused)", "unused")]
+    out = []
+    for route, leaf in routes:
+        u = g.units[int(leaf[1:])]
+        if not route and leaf not in read and not u.root and all(m.opcode in _UNUSED_KINDS for m in u.members):
+            route = unused
+        out.append((route, leaf))
+    return out
