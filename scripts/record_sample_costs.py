@@ -90,7 +90,7 @@ def main() -> int:
                 pre = _lines(texts["pre"])
                 shapes = {n: r.split(" ", 1)[0] for n, r in pre.items()}
                 by_op = {}
-                for name, rest in pre.items():
+                for rest in pre.values():
                     op = _OP_NAME.search(rest)
                     if op and " convolution(" in rest:
                         by_op.setdefault(op.group(1), []).append(rest)

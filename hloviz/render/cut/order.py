@@ -75,7 +75,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     parameters (hung under their loop by :mod:`hloviz.render.cut.loops`, not one under another)."""
     top = g.computations[0] if g.computations else None
     last = len(PHASES)
-    readers = top.users() if top is not None else None
+    readers = (g.users.get(top.name) or top.users()) if top is not None else None
     keys: dict[str, tuple[int, float]] = {}
     inner: set[str] = set()  # units inside a while/conditional/call body: placed in their caller's slot
     for u in g.units:
@@ -163,7 +163,7 @@ def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
 
 
 def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
-             readers: dict[Instruction, list[Instruction]] | None = None) -> tuple[int, float] | None:
+             readers: dict[Instruction, list[Instruction]] | None) -> tuple[int, float] | None:
     """The phase and median position of a unit's instructions of the top computation
     (``readers``: the top computation's users, :meth:`~hloviz.ir.Computation.users`)."""
     by_phase: dict[int, list[int]] = {}
