@@ -24,6 +24,7 @@ scope`` and ``--json`` list all of them in this order.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
@@ -42,6 +43,8 @@ _SOURCES = LITERAL_SOURCES
 _NOT_PLACED = NOT_PLACED_BY_FLOW
 #: How far data-flow evidence is followed through unnamed instructions inside a fusion.
 _INSIDE_DEPTH = 8
+#: A layer's call suffix in Keras's op names (``discriminator_3``), one per path component.
+_CALL_SUFFIX = re.compile(r"_\d+(?=/|$)")
 
 
 def literal_ids(comp: Computation, literal_params: Iterable[int] = ()) -> set[int]:
@@ -308,7 +311,9 @@ class FlowPlacer:
         for s, _p in evidence[1:]:
             shared = common_scope(shared, s)
             if shared is None:
-                return None
+                break
+        if shared is None:
+            shared = _one_layer_called_twice(evidence)
         if shared is None or shared.kind != "scope":
             return None
         phases = Counter(p for _s, p in evidence)
@@ -316,6 +321,18 @@ class FlowPlacer:
 
         phase = max(phases, key=lambda p: (phases[p], PHASES.index(p) if p in PHASES else -1))
         return shared, phase
+
+
+def _one_layer_called_twice(evidence: list[tuple[Scope, str]]) -> Scope | None:
+    """The first of the forward pass's scopes in ``evidence`` where they are one layer of a model
+    called more than once (``discriminator_1/d_hidden``, ``discriminator_3/d_hidden``: Keras's
+    call suffixes aside), else None. A GAN's discriminator, applied to real and to generated
+    samples, reads each kernel's copy in both calls: the copy stood outside every layer (a row
+    of its own in ``stats --by scope``, a box of its own in the pictures)."""
+    forward = [s for s, p in evidence if p == "forward"]
+    paths = {_CALL_SUFFIX.sub("", s.path) for s in forward}
+    # a layer of a model (``model/layer``): TensorFlow numbers its own ops so too (``AddN_1``)
+    return forward[0] if len(paths) == 1 and "/" in next(iter(paths)) else None
 
 
 def common_scope(a: Scope | None, b: Scope | None) -> Scope | None:

@@ -14,7 +14,6 @@ tree its cut is chosen from; what a cut then does to the view's units is
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -36,8 +35,6 @@ _QUIET = SCOPE_NEUTRAL
 #: Unnamed instructions that go with their users (a layer's weights), or with their operand.
 _INPUTS = SCOPE_INPUTS
 _PLUMBING = SCOPE_PLUMBING
-#: A layer's call suffix in Keras's op names (``discriminator_3``), one per path component.
-_CALL_SUFFIX = re.compile(r"_\d+(?=/|$)")
 
 def _named(s: Scope | None) -> Scope | None:
     """``s`` if it is a scope from op names (not the root, not a computation's unnamed ops)."""
@@ -113,7 +110,7 @@ class _Routes:
                     inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep
                     or (inst.opcode == "tuple" and not inst.metadata.op_name)):
                 continue
-            own[id(inst)] = self._users_scope(inst, users.get(inst, ()), prepared=id(inst) in prep)
+            own[id(inst)] = self._users_scope(inst, users.get(inst, ()))
         # what is still unplaced (results on their way out: XLA_Retvals) goes with its operand
         for inst in comp.instructions:
             if own[id(inst)] is None and inst is not comp.root and (
@@ -134,14 +131,12 @@ class _Routes:
                 prep.add(id(inst))
         return prep
 
-    def _users_scope(self, inst: Instruction, users: Iterable[Instruction], prepared: bool = False) -> Scope | None:
+    def _users_scope(self, inst: Instruction, users: Iterable[Instruction]) -> Scope | None:
         """The scope an input without one is drawn in: a parameter's first user's (a weight read by
-        its layer, its gradient and the optimizer is drawn with its layer), and so a weight's
-        copy's (``prepared``) where one layer called twice reads it (a GAN's discriminator on real
-        and generated samples drew its kernels' copies as boxes of their own), else the
-        innermost scope all its users share."""
+        its layer, its gradient and the optimizer is drawn with its layer), else the innermost
+        scope all its users share."""
         users = tuple(users)
-        if inst.opcode == "parameter" or (prepared and self._one_layer(users)):
+        if inst.opcode == "parameter":
             first = next((u for u in users if self.own.get(id(u)) is not None), None)
             if first is not None:
                 layer = self.updating.get(id(first))
@@ -156,14 +151,6 @@ class _Routes:
             if shared is None:
                 break
         return shared
-
-    def _one_layer(self, users: Iterable[Instruction]) -> bool:
-        """Do ``users``' forward work lie in one layer called more than once
-        (``discriminator_1/d_hidden``, ``discriminator_3/d_hidden``: the call suffixes aside)?"""
-        phase = self.scopes.phase_of if self.scopes is not None else None
-        paths = {_CALL_SUFFIX.sub("", s.path) if s is not None else None for u in users
-                 if phase is not None and phase(u) == "forward" for s in [self.own.get(id(u))]}
-        return len(paths) == 1 and None not in paths
 
     def scope_steps(self, s: Scope | None) -> list[Step]:
         """The steps from the top down to the named scope ``s``."""
