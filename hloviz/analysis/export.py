@@ -79,7 +79,7 @@ def kernel_dict(k: Kernel, lookup: SourceLookup | None = None) -> dict:
         "fused_computation": k.fused_computation, "target": k.target, "backend_kind": k.backend_kind,
         "shape": k.shape, "instructions": k.instructions, "ops": k.ops,
         "opcodes": dict(k.opcodes), "bytes_read": k.bytes_read, "bytes_written": k.bytes_written,
-        "flops": k.flops, "op_names": list(k.op_names), "layer": k.layer,
+        "flops": k.flops, "runs": k.runs, "op_names": list(k.op_names), "layer": k.layer,
         "source_lines": source_lines(k.op_names, k.sources, lookup),
     }
 
