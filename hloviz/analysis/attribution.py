@@ -24,13 +24,13 @@ scope`` and ``--json`` list all of them in this order.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from ..ir import Computation, Instruction, called_closure
 from ..opcodes import HEAVY_WORK, LITERAL_SOURCES, NOT_PLACED_BY_FLOW, SCOPE_NEUTRAL
+from .opnames import keras_layer_name
 
 if TYPE_CHECKING:
     from .scopes import Scope
@@ -43,8 +43,6 @@ _SOURCES = LITERAL_SOURCES
 _NOT_PLACED = NOT_PLACED_BY_FLOW
 #: How far data-flow evidence is followed through unnamed instructions inside a fusion.
 _INSIDE_DEPTH = 8
-#: A layer's call suffix in Keras's op names (``discriminator_3``), one per path component.
-_CALL_SUFFIX = re.compile(r"_\d+(?=/|$)")
 
 
 def literal_ids(comp: Computation, literal_params: Iterable[int] = ()) -> set[int]:
@@ -330,7 +328,7 @@ def _one_layer_called_twice(evidence: list[tuple[Scope, str]]) -> Scope | None:
     samples, reads each kernel's copy in both calls: the copy stood outside every layer (a row
     of its own in ``stats --by scope``, a box of its own in the pictures)."""
     forward = [s for s, p in evidence if p == "forward"]
-    paths = {_CALL_SUFFIX.sub("", s.path) for s in forward}
+    paths = {"/".join(keras_layer_name(part) for part in s.path.split("/")) for s in forward}
     # a layer of a model (``model/layer``): TensorFlow numbers its own ops so too (``AddN_1``)
     return forward[0] if len(paths) == 1 and "/" in next(iter(paths)) else None
 
