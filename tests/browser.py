@@ -62,20 +62,42 @@ document.addEventListener("securitypolicyviolation", function (e) {
 """
 
 
-def open_page(browser, path: Path, *, fragment: str = "", javascript: bool = True, ready: bool = True,
+@contextmanager
+def served(result) -> Iterator[str]:
+    """The report of ``result`` (an :class:`hloviz.api.ShowResult`) served as ``hloviz show --open``
+    serves it, in a thread, for as long as the block runs: its address."""
+    import threading
+
+    from hloviz.api.serve import ReportServer
+
+    server = ReportServer({p.name: p for p in result.files.values()}, result.on_demand)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.url
+    finally:
+        server.shutdown()
+        thread.join()
+        server.close()
+
+
+def open_page(browser, path: Path | str, *, fragment: str = "", javascript: bool = True, ready: bool = True,
               width: int = 1400, height: int = 1000) -> Loaded:
-    """Load ``path`` (with ``#fragment``); wait until the explorer says it is ready."""
+    """Load ``path`` (a file, or the address of a served report: :func:`served`; with
+    ``#fragment``); wait until the explorer says it is ready."""
     context = browser.new_context(java_script_enabled=javascript, viewport={"width": width, "height": height})
     page = context.new_page()
     loaded = Loaded(page)
     page.on("console", lambda m: loaded.problems.append(f"console.{m.type}: {m.text}"))
     page.on("pageerror", lambda e: loaded.problems.append(f"error: {e}"))
     page.on("requestfailed", lambda r: loaded.problems.append(f"request failed: {r.url}"))
-    page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:")) else
+    home = path.split("/report.html")[0] if isinstance(path, str) else "file:"
+    page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:", home)) else
             loaded.problems.append(f"request: {r.url}"))
     if javascript:
         page.add_init_script(_WATCH)
-    page.goto(path.resolve().as_uri() + (f"#{fragment}" if fragment else ""))
+    url = path if isinstance(path, str) else path.resolve().as_uri()
+    page.goto(url + (f"#{fragment}" if fragment else ""))
     if javascript and ready:
         page.wait_for_selector("#hv[data-ready]", state="attached", timeout=30000)
     return loaded

@@ -220,7 +220,7 @@ def test_a_graph_is_order_free_when_no_two_subgraphs_share_a_parent(text, free):
 
 
 def test_show_starts_a_handful_of_graphviz_processes_for_hundreds_of_layouts(tmp_path, monkeypatch):
-    """``show`` on a saved capture (issue 32): the explorer lays out hundreds of pictures, each
+    """``show --offline`` on a saved capture (issue 32): the explorer lays out hundreds of pictures, each
     once a ``dot`` of its own; now a running ``dot`` or a library server per drawing thread and
     command line lays them out, so the processes started do not grow with the page: at most the
     report's own pictures' runs (each column and its header at once: 3 for the side-by-side, 1
@@ -239,7 +239,7 @@ def test_show_starts_a_handful_of_graphviz_processes_for_hundreds_of_layouts(tmp
 
     monkeypatch.setattr(subprocess, "Popen", counted)
     served = _count_layouts(monkeypatch)
-    api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show")
+    api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show", offline=True)  # every picture drawn now
     assert served[0] >= 200  # the explorer's pictures (MobileNetV3Small: 435 graphs, each laid out once)
     assert starts <= 2 * (3 + 1 + 1) + 4 * 4, (starts, served[0])
 
@@ -280,7 +280,8 @@ def test_pinned_drawings_with_sibling_clusters_give_the_bytes_of_a_fresh_dot(tmp
         return pinned(self, dot_text, fmt, **kwargs)
 
     monkeypatch.setattr(DotServers, "run_pinned", recorded)
-    api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show")
+    # the detailed picture (--budget 300), whose first view is a cut wrapped to the screen
+    api.show(str(CAPTURES / "mobilenet_v3_small"), tmp_path / "show", offline=True, budget=300)
     clustered = [t for t in texts if not order_free(t)][:8]
     assert len(clustered) >= 4
     for history in (clustered, clustered[::-1]):  # each order in servers of its own (the same text twice is laid out once)

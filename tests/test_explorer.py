@@ -14,6 +14,7 @@ import gzip
 import hashlib
 import json
 import re
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from hloviz import api
 from hloviz.capture import load_target
 from hloviz.render.page.explorer.page import encode_block, json_for_script, script_hash, script_source
 
-from .browser import open_page, png_colours, problems, search
+from .browser import open_page, png_colours, problems, search, served
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "samples" / "captures"
@@ -173,22 +174,20 @@ def read_hlo(path: Path) -> str:
     return gzip.decompress(path.with_name(path.name + ".gz").read_bytes()).decode()
 
 
-def _show(capture: str, out: Path) -> Path:
-    return api.show(str(CAPTURES / capture), out).files["report"]
-
-
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory):
-    """``capture → report.html`` of ``hloviz show``, made once for this file (the tests only read
-    the page: each opens it in a browser context of its own)."""
-    made: dict[str, Path] = {}
+    """``capture → the address of its report``, served as ``hloviz show --open`` serves it (the
+    explorer draws what opens when it opens), made once for this file (the tests only read the
+    page: each opens it in a browser context of its own)."""
+    made: dict[str, str] = {}
+    with ExitStack() as servers:
+        def report(capture: str) -> str:
+            if capture not in made:
+                result = api.show(str(CAPTURES / capture), tmp_path_factory.mktemp(capture))
+                made[capture] = servers.enter_context(served(result))
+            return made[capture]
 
-    def report(capture: str) -> Path:
-        if capture not in made:
-            made[capture] = _show(capture, tmp_path_factory.mktemp(capture))
-        return made[capture]
-
-    return report
+        yield report
 
 
 REAL = [

@@ -17,7 +17,7 @@ import pytest
 
 from hloviz import api
 
-from .browser import chromium, open_page, problems
+from .browser import chromium, open_page, problems, served
 from .test_explorer import read_hlo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,14 +78,20 @@ def _kernels(hlo: str) -> dict[str, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory) -> Path:
-    return api.show(str(CAPTURE), tmp_path_factory.mktemp("inception")).files["report"]
+def shown(tmp_path_factory):
+    return api.show(str(CAPTURE), tmp_path_factory.mktemp("inception"))
 
 
 @pytest.fixture(scope="module")
-def page(report):
-    with chromium() as browser:
-        loaded = open_page(browser, report, width=1920, height=1080)
+def report(shown) -> Path:
+    return shown.files["report"]
+
+
+@pytest.fixture(scope="module")
+def page(shown):
+    # served as show --open serves it: the explorer draws each block when it opens
+    with chromium() as browser, served(shown) as url:
+        loaded = open_page(browser, url, width=1920, height=1080)
         yield loaded
         assert problems(loaded) == []
 

@@ -49,7 +49,10 @@ def _tooltips(svg: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def autonamed_page(tmp_path_factory) -> Path:
-    return api.show(str(CAPTURES / "keras_autonamed"), tmp_path_factory.mktemp("autonamed")).files["report"]
+    # every view drawn into the file (the views a served page draws on demand are the same:
+    # tests/test_explorer_on_demand.py)
+    return api.show(str(CAPTURES / "keras_autonamed"), tmp_path_factory.mktemp("autonamed"),
+                    offline=True).files["report"]
 
 
 def test_every_view_names_parameters_and_the_users_lines_as_the_capture_does(autonamed_page):
@@ -86,7 +89,8 @@ def test_show_colours_every_view_as_it_was_asked(tmp_path):
     from hloviz.render.style import KERNEL_PALETTE
 
     def palette_fills(by: str) -> dict[str, int]:
-        report = api.show(str(CAPTURES / "keras_autonamed"), tmp_path / by, color_by=by).files["report"]
+        report = api.show(str(CAPTURES / "keras_autonamed"), tmp_path / by, color_by=by,
+                          offline=True).files["report"]
         out: dict[str, int] = {}
         for view, svg in zip(*_views(report), strict=True):
             kind = view["key"].split(":", 1)[0]

@@ -4,7 +4,8 @@ The CLI only turns options into calls of these functions and results into output
 user calls the same functions. One module per command family:
 
 - :mod:`.stats` — :func:`stats` (``hloviz stats``), :func:`dump` (``hloviz dump``)
-- :mod:`.report` — :func:`show` (``hloviz show``); :mod:`.pictures` — :func:`render` (``hloviz render``)
+- :mod:`.report` — :func:`show` (``hloviz show``), :mod:`.serve` — :func:`serve_report` (``show --open``);
+  :mod:`.pictures` — :func:`render` (``hloviz render``)
 - :mod:`.diff` — :func:`diff` (``hloviz diff``)
 - :mod:`.versions` — :func:`versions` (``hloviz versions``)
 - :mod:`.memory` — :func:`memory` (``hloviz memory``)
@@ -22,8 +23,10 @@ from .options import FitOptions as FitOptions  # re-exported
 from .passes import PassesResult, passes
 from .pictures import render
 from .report import ShowResult, show
+from .serve import serve_report
 from .stats import Stats, dump, scope_trees, stats
 from .versions import VersionColumn, VersionsResult, versions
 
 __all__ = ["DiffResult", "DiffSide", "Memory", "PassesResult", "ShowResult", "Stats", "VersionColumn", "VersionsResult",
-           "diff", "dump", "memory", "passes", "render", "scope_trees", "show", "stats", "versions"]
+           "diff", "dump", "memory", "passes", "render", "scope_trees", "serve_report", "show", "stats",
+           "versions"]

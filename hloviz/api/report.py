@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..analysis.passes import PassHistory
     from ..capture import Capture
+    from ..render.page.explorer.on_demand import OnDemand
     from ..render.page.explorer.steps import PassSteps
     from ..render.page.html import ReportContent
     from ..render.pictures import Picture
@@ -51,6 +52,9 @@ class ShowResult:
     removed: list[Path] = field(default_factory=list)
     #: XLA's pass history, when the target held one or ``passes=True`` captured it.
     passes: PassHistory | None = None
+    #: Draws the explorer's detail pictures when the served report asks (:func:`hloviz.api.serve_report`);
+    #: None when ``offline`` drew them into the file, or the report has no explorer.
+    on_demand: OnDemand | None = None
 
     def _repr_html_(self) -> str:
         from ..render.page.html import report_fragment
@@ -86,7 +90,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
          focus: str | None = None, radius: int = 2, expand_chains: bool = False, budget: int | None = None,
          timeout: float = 30.0, scope: str | None = None, depth: int | None = None,
          color_by: str = "kernel", capture: CaptureOptions | None = None,
-         drawing: DrawOptions | None = None, passes: bool = False) -> ShowResult:
+         drawing: DrawOptions | None = None, passes: bool = False, offline: bool = False) -> ShowResult:
     """Capture (or read) ``target``, analyse it and write ``report.html``, ``pre.svg``,
     ``post.svg`` and ``side-by-side.svg`` to ``out_dir`` (default ``hloviz-out/<file>.<function>/``
     for a model file's function, ``hloviz-out/<name>/`` for a capture folder or HLO file).
@@ -96,8 +100,14 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
     temporary folder, removed before the pictures are drawn; :mod:`hloviz.api.pass_show`).
 
     The capture and drawing settings come as keywords or as ``capture=``/``drawing=`` objects
-    (:mod:`hloviz.api.options`), not both."""
-    return _show(target, out_dir, notify=notify, progress=progress, passes=passes,
+    (:mod:`hloviz.api.options`), not both.
+
+    The report's explorer opens the first picture's layers, blocks and fusions as pictures of
+    their own. By default they are drawn when opened, while :func:`hloviz.api.serve_report`
+    serves the report (``show --open``; :attr:`ShowResult.on_demand` draws them): laying out all
+    of a real model's made ``show`` many times slower than ``render`` (issue 32). ``offline``
+    draws them into the file now, within the ``timeout``, for a page that opens them anywhere."""
+    return _show(target, out_dir, notify=notify, progress=progress, passes=passes, offline=offline,
                  capture=chosen("capture", capture, CaptureOptions(pre, post, tuple(args), device, module, verbose)),
                  drawing=chosen("drawing", drawing, DrawOptions(computation, focus, radius, expand_chains, budget,
                                                                 timeout, scope, depth, color_by)))
@@ -105,7 +115,7 @@ def show(target: Any = None, out_dir: str | Path | None = None, *, pre: str | Pa
 
 def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], None] | None,
           progress: Callable[[str], None] | None, passes: bool, capture: CaptureOptions,
-          drawing: DrawOptions) -> ShowResult:
+          drawing: DrawOptions, offline: bool = False) -> ShowResult:
     """:func:`show`'s work, on its settings as the two option objects."""
     pre, post, args, device, module, verbose = (capture.pre, capture.post, capture.args, capture.device,
                                                 capture.module, capture.verbose)
@@ -115,10 +125,12 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     from ..render.page.files import refuse_foreign
 
     say = progress or (lambda _m: None)
-    from ..render.views import DETAIL_BUDGET
+    from ..render.views import default_budget
 
-    options = view_options(computation, focus, radius, expand_chains, DETAIL_BUDGET if budget is None else budget,
-                       timeout, scope, depth)
+    # no --budget: the overview of a whole module, as render draws it; the detail opens in the explorer
+    whole = computation is None and focus is None and scope is None and depth is None
+    options = view_options(computation, focus, radius, expand_chains, default_budget(budget, whole=whole),
+                           timeout, scope, depth)
     check_color_by(color_by)
     say("capturing" if isinstance(target, str) and ":" in target else "reading")
     from .pass_show import capture_for_show
@@ -144,12 +156,12 @@ def _show(target: Any, out_dir: str | Path | None, *, notify: Callable[[str], No
     # nothing edits a module meanwhile).
     with drawings_reused():
         return _drawn(target, cap, shown, analysis, pre_m, post_m, directory, lookup, options, timeout,
-                      color_by, say)
+                      color_by, say, offline)
 
 
 def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: HloModule | None,
            post_m: HloModule | None, directory: Path, lookup: Any, options: Any, timeout: float, color_by: str,
-           say: Callable[[str], None]) -> ShowResult:
+           say: Callable[[str], None], offline: bool = False) -> ShowResult:
     """:func:`_show`'s pictures, report and files, once the target is read and analysed."""
     from ..render.layout.runs.graphviz_run import LayoutBudget
     from ..render.layout.sidebyside import post_marks, pre_marks
@@ -209,9 +221,9 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
                              footer=_footer(cap.info), memory_html=_memory_html(memory), layers=layers,
                              layer_texts=layer_texts)
+    payload = None
     if missing is None or not (directory / "report.html").exists():
         # A degraded report (no picture) never replaces an earlier good one.
-        payload = None
         from .pass_show import report_section
 
         steps = report_section(shown, content, left=layout.left(), timeout=timeout, explorer=main is not None, say=say)
@@ -219,7 +231,7 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
             payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left(), steps,
-                                    color_by=color_by, marked=marked)
+                                    color_by=color_by, marked=marked, ahead=offline)
         files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
@@ -238,7 +250,8 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
         lines.append(f"memory: {binary_size(memory.total_bytes)} ({said}); peak {binary_size(memory.peak.bytes)} at "
                      f"{memory.peak.instruction}")
     history = passes_told(shown, lines, notes)
-    return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history)
+    return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history,
+                      payload.on_demand if payload is not None else None)
 
 
 def _kernel_layers(post_m: HloModule | None, analysis: Analysis, info: dict):
@@ -275,7 +288,7 @@ def _memory_html(memory) -> str:
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,
                   post_m: HloModule | None, lookup, left: float, steps: PassSteps | None = None, *,
-                  color_by: str = "kernel", marked: Mapping[str, Any] | None = None):
+                  color_by: str = "kernel", marked: Mapping[str, Any] | None = None, ahead: bool = True):
     """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``,
     its every view coloured as the report's pictures are (``color_by``; ``marked``: the marks
     each module's picture was drawn with, by ``pre``/``post``).
@@ -290,12 +303,12 @@ def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pr
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
                             post_marks=(marked or {}).get("post"), bounds=bounds, steps=steps,
-                            info=cap.info, color_by=color_by)
+                            info=cap.info, color_by=color_by, ahead=ahead)
     m = pre_m if name == "pre" else post_m
     assert m is not None
     marks = (marked or {}).get(name)
     return module_payload(m, name, main, text=cap.pre_text if name == "pre" else cap.post_text, lookup=lookup,
-                          bounds=bounds, steps=steps, info=cap.info, marks=marks)
+                          bounds=bounds, steps=steps, info=cap.info, marks=marks, ahead=ahead)
 
 
 def _footer(info: dict) -> str:

@@ -10,7 +10,6 @@ import typer
 
 from ..errors import visible
 from .render import (
-    BudgetOpt,
     ColorByOpt,
     ComputationOpt,
     DepthOpt,
@@ -18,6 +17,7 @@ from .render import (
     FocusOpt,
     Progress,
     RadiusOpt,
+    RenderBudgetOpt,
     ScopeOpt,
     TimeoutOpt,
 )
@@ -33,7 +33,12 @@ def show(
         "--output", "-o", help="Folder for report.html, pre.svg, post.svg and side-by-side.svg "
                                "[default: hloviz-out/<file>.<function>/ for model.py:function, "
                                "hloviz-out/<name>/ for a capture folder or HLO file].", show_default=False)] = None,
-    open_report: Annotated[bool, typer.Option("--open", help="Open the report in a web browser.")] = False,
+    open_report: Annotated[bool, typer.Option(
+        "--open", help="Open the report in a web browser, served by hloviz on this machine until Ctrl-C: the "
+                       "explorer draws a layer, block or fusion when you open it.")] = False,
+    offline: Annotated[bool, typer.Option(
+        "--offline", help="Draw every picture the explorer opens into report.html now (slower: hundreds of "
+                          "layouts on a big model), so the file opens them anywhere without hloviz.")] = False,
     computation: ComputationOpt = None,
     focus: FocusOpt = None,
     scope: ScopeOpt = None,
@@ -41,7 +46,7 @@ def show(
     color_by: ColorByOpt = "kernel",
     radius: RadiusOpt = 2,
     expand_chains: ExpandOpt = False,
-    budget: BudgetOpt = 300,
+    budget: RenderBudgetOpt = None,
     timeout: TimeoutOpt = 30.0,
     passes: Annotated[bool, typer.Option(
         "--passes", help="Add XLA's pass history to the report: capture model.py:function with per-pass "
@@ -69,8 +74,8 @@ def show(
     drawing = DrawOptions(computation=computation, focus=focus, radius=radius, expand_chains=expand_chains,
                           budget=budget, timeout=timeout, scope=scope, depth=depth, color_by=color_by)
     with Progress(live if live is None or isinstance(live, str) else live.label) as prog:
-        result = api.show(live, output, capture=settings, drawing=drawing, passes=passes, notify=prog.note,
-                          progress=prog.update)
+        result = api.show(live, output, capture=settings, drawing=drawing, passes=passes, offline=offline,
+                          notify=prog.note, progress=prog.update)
     print(visible(f"{result.label}: " + "\n".join(result.summary)))
     for n in result.notes:
         print(f"note: {visible(n)}", file=sys.stderr)
@@ -81,7 +86,9 @@ def show(
         print("removed (hloviz's own, from an earlier run):")
         for path in result.removed:
             print(f"  {visible(str(path))}")
-    if open_report:
+    if open_report and result.on_demand is not None:
+        api.serve_report(result, say=lambda line: print(visible(line), file=sys.stderr, flush=True))
+    elif open_report:
         import webbrowser
 
         report = Path(result.files["report"]).resolve()

@@ -287,6 +287,10 @@ def report_html(c: ReportContent, explorer: ExplorerPayload | None = None) -> st
         from dataclasses import replace
 
         c = replace(c, picture_svg=explorer.picture_svg, notes=list(explorer.picture_notes))
+    if explorer is not None and explorer.notes:
+        from dataclasses import replace
+
+        c = replace(c, notes=[*c.notes, *explorer.notes])
     return _page(c.title, report_fragment(c, explorer=explorer is not None), explorer)
 
 
@@ -297,6 +301,8 @@ def picture_page(title: str, svg: str, notes: Sequence[str] = (), explorer: Expl
     ``sections``: HTML made by this module (:func:`scope_diff_table`) to show under it."""
     if explorer is not None and explorer.picture_svg is not None:
         svg, notes = explorer.picture_svg, explorer.picture_notes
+    if explorer is not None:
+        notes = (*notes, *explorer.notes)
     body = [f"<h1>{esc(title)}</h1>"]
     if notes:
         body.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")

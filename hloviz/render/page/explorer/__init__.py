@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .block_views import block_expansions
 from .build import Bounds, Screen, first_view, top_view
+from .on_demand import ON_DEMAND_NOTE, OnDemand
 from .fusion_views import fusion_expansions
 from .scope_views import closed_scopes, scope_expansions
 from .data import ExplorerData, Side, ViewSpec, explorer_data, plain_name
@@ -48,7 +49,7 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
                   lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
                   post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
                   steps: PassSteps | None = None, info: Mapping | None = None,
-                  color_by: str = "kernel") -> ExplorerPayload:
+                  color_by: str = "kernel", ahead: bool = True) -> ExplorerPayload:
     """:func:`pair_payload`'s work."""
     from ...pictures import pair_picture
     from ...layout.sidebyside import pre_marks
@@ -70,7 +71,7 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
     views = [top_view(picture.title, columns)]
     walk = pre.instruction_count + post.instruction_count
     candidates: dict[str, int] = {}
-    if bounds.max_walk // 2 >= walk:
+    if not ahead or bounds.max_walk // 2 >= walk:  # drawn ahead, the layers' pictures are bounded
         candidates = closed_scopes(sides[0], columns[0][1])
         for path, n in closed_scopes(sides[1], columns[1][1]).items():
             candidates[path] = candidates.get(path, 0) + n
@@ -95,25 +96,32 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
                 found[sub] = found.get(sub, 0) + n
         return found
 
-    layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
-    views += layers
-    blocks = block_expansions(sides, [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])],
-                              marks=(pre_marks(analysis, pre, color_by), post_marks), bounds=_blocks_share(bounds),
-                              title=picture.title, wrap=picture.wrap, pairing=Pairing.of(analysis.mapping), info=info)
-    views += blocks
-    drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
-    walked = len(layers) * walk + _walked(blocks, sides)
-    views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked, info=info)
+    top = [(t, i, v) for i, (t, v) in enumerate(picture.views[:2])]
+    marks = (pre_marks(analysis, pre, color_by), post_marks)
+    demand: OnDemand | None = None
+    if ahead:
+        layers = scope_expansions(candidates, draw, walk=walk, bounds=bounds, inner=inner)
+        views += layers
+        blocks = block_expansions(sides, top, marks=marks, bounds=_blocks_share(bounds), title=picture.title,
+                                  wrap=picture.wrap, pairing=Pairing.of(analysis.mapping), info=info)
+        views += blocks
+        drawn = [("top", columns[1][1])] + [(v.key, view) for v in layers + blocks for i, view in v.columns if i == 1]
+        walked = len(layers) * walk + _walked(blocks, sides)
+        views += fusion_expansions(1, sides[1], drawn, marks=post_marks, bounds=bounds, walked=walked, info=info)
+    else:
+        demand = OnDemand(sides, layer=draw, inner=inner, marks=marks, budget=bounds.budget, timeout=bounds.timeout,
+                          title=picture.title, wrap=picture.wrap, pairing=Pairing.of(analysis.mapping), info=info)
     every_side, every_view = with_steps(sides, views, steps)
     data = explorer_data(every_side, every_view, analysis=analysis, lookup=lookup, title=picture.title)
     step_data(data.main, len(sides), steps)
-    return _shown(explorer_payload(data), picture, whole, bounds.screen)
+    return _on_demand(data, demand, top, candidates,
+                      lambda: _shown(explorer_payload(data), picture, whole, bounds.screen))
 
 
 def _module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
                     lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
                     bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None,
-                    info: Mapping | None = None) -> ExplorerPayload:
+                    info: Mapping | None = None, ahead: bool = True) -> ExplorerPayload:
     """:func:`module_payload`'s work."""
     from ....analysis.kernels import kernels
     from ...pictures import module_picture
@@ -147,30 +155,45 @@ def _module_payload(module: HloModule, stage: str, picture: Picture, *, text: st
         return label, [(0, pic.views[0][1])], pic.svg.decode("utf-8")
 
     walk = module.instruction_count
-    layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
-                              bounds=bounds, inner=lambda path, drawn: closed_scopes(side, drawn[0][1], within=path))
-    views += layers
-    blocks = block_expansions([side], [(picture.views[0][0], 0, view)], marks=(marks,), bounds=_blocks_share(bounds),
-                              wrap=picture.wrap, info=info)
-    views += blocks
-    drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
-    views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds,
-                               walked=len(layers) * walk + _walked(blocks, [side]), info=info)
+    top = [(picture.views[0][0], 0, view)]
+    demand: OnDemand | None = None
+    candidates: dict[str, int] = {}
+
+    def inner(path: str, drawn: list[tuple[int, View]]) -> dict[str, int]:
+        return closed_scopes(side, drawn[0][1], within=path)
+
+    if ahead:
+        layers = scope_expansions(closed_scopes(side, view) if bounds.max_walk // 2 >= walk else {}, draw, walk=walk,
+                                  bounds=bounds, inner=inner)
+        views += layers
+        blocks = block_expansions([side], top, marks=(marks,), bounds=_blocks_share(bounds), wrap=picture.wrap,
+                                  info=info)
+        views += blocks
+        drawn = [("top", view)] + [(v.key, v.columns[0][1]) for v in layers + blocks]
+        views += fusion_expansions(0, side, drawn, marks=marks, bounds=bounds,
+                                   walked=len(layers) * walk + _walked(blocks, [side]), info=info)
+    else:
+        demand = OnDemand([side], layer=draw, inner=inner, marks=(marks,), budget=bounds.budget,
+                          timeout=bounds.timeout, wrap=picture.wrap, info=info)
+        candidates = closed_scopes(side, view)
     every_side, every_view = with_steps([side], views, steps)
     data = explorer_data(every_side, every_view, lookup=lookup, title=picture.title)
     step_data(data.main, 1, steps)
-    return _shown(explorer_payload(data), picture, whole, bounds.screen)
+    return _on_demand(data, demand, top, candidates,
+                      lambda: _shown(explorer_payload(data), picture, whole, bounds.screen))
 
 
 def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: Picture, *,
                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
                  post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
                  steps: PassSteps | None = None, info: Mapping | None = None,
-                 color_by: str = "kernel") -> ExplorerPayload:
+                 color_by: str = "kernel", ahead: bool = True) -> ExplorerPayload:
     """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
     history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own).
     The page shows first the finest cut that fits a screen (:func:`first_view`; ``info`` and
     ``color_by`` as ``picture`` was drawn: the capture's parameter names, the kernels' colours).
+    ``ahead``: lay out what opens from it now, within ``bounds``; else the payload's
+    :attr:`~.page.ExplorerPayload.on_demand` draws each when the page asks (:mod:`.on_demand`).
 
     Every picture of the page redraws ``pre`` or ``post`` whole; their scope trees and trees of
     units are built once for all of them (:func:`~hloviz.render.reuse.drawings_reused`)."""
@@ -179,21 +202,34 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
 
     with drawings_reused(), dot_servers():
         return _pair_payload(pre, post, analysis, picture, lookup=lookup, texts=texts, post_marks=post_marks,
-                             bounds=bounds, steps=steps, info=info, color_by=color_by)
+                             bounds=bounds, steps=steps, info=info, color_by=color_by, ahead=ahead)
 
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,
                    lookup: SourceLookup | None = None, marks: Mapping[str, Mark] | None = None,
                    bounds: Bounds = DEFAULT_BOUNDS, steps: PassSteps | None = None,
-                   info: Mapping | None = None) -> ExplorerPayload:
-    """The explorer of one module drawn alone in ``picture`` (``steps``, ``info`` and the first
-    view as :func:`pair_payload`; the module's scope trees built once for all its pictures)."""
+                   info: Mapping | None = None, ahead: bool = True) -> ExplorerPayload:
+    """The explorer of one module drawn alone in ``picture`` (``steps``, ``info``, the first
+    view and ``ahead`` as :func:`pair_payload`; the module's scope trees built once for all its
+    pictures)."""
     from ...reuse import drawings_reused
     from ...layout.runs.dotserver import dot_servers
 
     with drawings_reused(), dot_servers():
         return _module_payload(module, stage, picture, text=text, lookup=lookup, marks=marks, bounds=bounds,
-                               steps=steps, info=info)
+                               steps=steps, info=info, ahead=ahead)
+
+
+def _on_demand(data: ExplorerData, demand: OnDemand | None, top: list, layers: Mapping[str, int],
+               payload: Callable[[], ExplorerPayload]) -> ExplorerPayload:
+    """The page's payload (``payload()``), its detail drawn when asked for where ``demand`` is
+    given: the placeholders of what the first picture opens follow the page's views, and the
+    page says how they open."""
+    offered = demand.start(data.boxes, top, layers) if demand is not None and data.boxes is not None else []
+    if not offered:  # nothing opens from the first picture: the page is whole as it is
+        return payload()
+    data.main["views"] += offered
+    return replace(payload(), notes=(ON_DEMAND_NOTE,), on_demand=demand)
 
 
 def _search_seconds(bounds: Bounds) -> float:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ...layout.wrap import Wrap
     from ...views import Mark, View
 
-__all__ = ["Column", "block_expansions"]
+__all__ = ["Column", "block_expansions", "block_name", "closed_blocks", "inner_blocks", "open_block"]
 
 
 def _closed(view: View, side: Side, under: str | None = None) -> list[tuple[int, str]]:
@@ -67,66 +67,22 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
     (:func:`hloviz.render.page.explorer.pairs.counterpart`: the same block by name, else the blocks
     holding its ops' kernels), and the view's ``pair`` says what opened there, or why nothing
     did."""
-    from dataclasses import replace
-
-    from ...layout.wrap import OFF
-
-    wrap = wrap if wrap is not None else OFF
-
-    from ...cut.apply import scope_title
-    from ...layout.dot import columns_drawing, to_drawing
-    from ...pictures import build_picture
-    from ...views import ViewOptions, draw_module
-
     walk = max(sum(sides[i].module.instruction_count for _, i, _ in columns[:1]), 1)
     left = min(bounds.max_views, max(bounds.max_walk - walked, 0) // walk)
     deadline = time.monotonic() + bounds.seconds
     # (parent view key, the picture's columns, which column opens, tree key)
-    level = [(parent, list(columns), c, key) for c, (_, s, view) in enumerate(columns)
-             for _, key in _closed(view, sides[s])]
+    level = [(parent, list(columns), c, key) for c, key in closed_blocks(sides, columns)]
 
     def draw(choice: tuple[str, list[Column], int, str]):
         _up, cols, c, key = choice
-        heading, s, drawn = cols[c]
-        opts = drawn.options
-        if time.monotonic() >= deadline or opts is None or drawn.cut is None:
+        if time.monotonic() >= deadline:
             return choice, None, None
-        name = plain_name(scope_title(drawn.cut.tree.nodes[key]))
-        pair = counterpart(pairing, sides, [(s2, v) for _, s2, v in cols], c, key) if pairing is not None else None
-
-        def redrawn(k: int, options: ViewOptions, keys: Sequence[str]) -> View:
-            """Column ``k`` drawn with ``keys`` opened in place (``options``: as the layout asks)."""
-            _, sk, old = cols[k]
-            heading_title = old.scene.title[0].text if old.scene.title else sides[sk].module.name
-            view = draw_module(sides[sk].module, marks=marks[sk] if sk < len(marks) else None,
-                               options=replace(options, open=(*options.open, *keys)),
-                               title=heading_title if len(cols) > 1 else f"{heading_title} · {name}", info=info)
-            return view
-
-        def build(options: ViewOptions, extra: Sequence[str]):
-            view = redrawn(c, options, (key,))
-            view.scene.notes[:0] = list(extra)
-            new = [*cols[:c], (heading, s, view), *cols[c + 1:]]
-            if pair is not None and pair.keys:
-                d = 1 - c
-                other = cols[d][2].options or options
-                new[d] = (cols[d][0], cols[d][1], redrawn(d, replace(other, coarse=options.coarse,
-                                                                      budget=min(other.budget, options.budget)),
-                                                          pair.keys))
-            if len(new) == 1:
-                return to_drawing(view.scene), [(heading, view)]
-            return (columns_drawing([(h, v.scene) for h, _, v in new], title=f"{title} · {name}" if title else name),
-                    [(h, v) for h, _, v in new])
-
-        try:
-            picture = build_picture(build, opts, "svg", bounds.timeout, name, wrap=wrap)
-        except HlovizError:
+        opened = open_block(sides, cols, c, key, marks=marks, timeout=bounds.timeout, title=title, wrap=wrap,
+                            pairing=pairing, info=info)
+        if opened is None:
             return choice, None, None
-        if picture.svg is None:
-            return choice, None, None
-        new = [(h, s2, v) for (h, s2, _), (_, v) in zip(cols, picture.views, strict=True)]
-        other_key = sides[cols[1 - c][1]].key if len(cols) == 2 else ""
-        return choice, (name, new, pair.to_json(other_key) if pair is not None else None), picture.svg.decode("utf-8")
+        name, new, pair, svg = opened
+        return choice, (name, new, pair), svg
 
     out: list[ViewSpec] = []
     seen: set[str] = set()
@@ -153,9 +109,84 @@ def block_expansions(sides: Sequence[Side], columns: Sequence[Column], *,
             out.append(ViewSpec(key=tag, title=name, columns=[(s, v) for _, s, v in new], svg=svg, parent=up,
                                 opens=tag, pair=pair))
             # what the opened node holds opens in turn (not the node naming a repeat's other copies)
-            level += [(tag, new, c, inner) for _, inner in _closed(new[c][2], sides[new[c][1]], under=key)
-                      if not inner.endswith("/x:more")]
+            level += [(tag, new, c, inner) for inner in inner_blocks(sides, new, c, key)]
     return out
+
+
+def closed_blocks(sides: Sequence[Side], columns: Sequence[Column]) -> list[tuple[int, str]]:
+    """``(column, tree key)`` of every closed node of the picture ``columns`` that opens in place."""
+    return [(c, key) for c, (_, s, view) in enumerate(columns) for _, key in _closed(view, sides[s])]
+
+
+def inner_blocks(sides: Sequence[Side], opened: Sequence[Column], c: int, key: str) -> list[str]:
+    """The tree keys of the closed nodes inside ``key``, which column ``c`` of ``opened`` drew open
+    (not the node naming a repeat's other copies): they open from that picture in turn."""
+    return [inner for _, inner in _closed(opened[c][2], sides[opened[c][1]], under=key)
+            if not inner.endswith("/x:more")]
+
+
+def block_name(cols: Sequence[Column], c: int, key: str) -> str:
+    """The name the explorer gives tree node ``key`` of column ``c`` opened (its breadcrumb)."""
+    from ...cut.apply import scope_title
+
+    cut = cols[c][2].cut
+    return plain_name(scope_title(cut.tree.nodes[key])) if cut is not None else key
+
+
+def open_block(sides: Sequence[Side], cols: Sequence[Column], c: int, key: str, *,
+               marks: Sequence[Mapping[str, Mark] | None] = (), timeout: float = 10.0, title: str = "",
+               wrap: Wrap | None = None, pairing: Pairing | None = None,
+               info: Mapping | None = None) -> tuple[str, list[Column], dict | None, str] | None:
+    """The picture ``cols`` with tree node ``key`` of column ``c`` opened in place (and its
+    counterpart in the other column, given a ``pairing``): its name, its columns, what the other
+    column opened (the view's ``pair``) and its SVG; None where it has no layout in ``timeout``
+    seconds. :func:`block_expansions` says how a node opens."""
+    from dataclasses import replace
+
+    from ...layout.dot import columns_drawing, to_drawing
+    from ...layout.wrap import OFF
+    from ...pictures import build_picture
+    from ...views import ViewOptions, draw_module
+
+    heading, s, drawn = cols[c]
+    opts = drawn.options
+    if opts is None or drawn.cut is None:
+        return None
+    name = block_name(cols, c, key)
+    pair = counterpart(pairing, sides, [(s2, v) for _, s2, v in cols], c, key) if pairing is not None else None
+
+    def redrawn(k: int, options: ViewOptions, keys: Sequence[str]) -> View:
+        """Column ``k`` drawn with ``keys`` opened in place (``options``: as the layout asks)."""
+        _, sk, old = cols[k]
+        heading_title = old.scene.title[0].text if old.scene.title else sides[sk].module.name
+        return draw_module(sides[sk].module, marks=marks[sk] if sk < len(marks) else None,
+                           options=replace(options, open=(*options.open, *keys)),
+                           title=heading_title if len(cols) > 1 else f"{heading_title} · {name}", info=info)
+
+    def build(options: ViewOptions, extra: Sequence[str]):
+        view = redrawn(c, options, (key,))
+        view.scene.notes[:0] = list(extra)
+        new = [*cols[:c], (heading, s, view), *cols[c + 1:]]
+        if pair is not None and pair.keys:
+            d = 1 - c
+            other = cols[d][2].options or options
+            new[d] = (cols[d][0], cols[d][1], redrawn(d, replace(other, coarse=options.coarse,
+                                                                  budget=min(other.budget, options.budget)),
+                                                      pair.keys))
+        if len(new) == 1:
+            return to_drawing(view.scene), [(heading, view)]
+        return (columns_drawing([(h, v.scene) for h, _, v in new], title=f"{title} · {name}" if title else name),
+                [(h, v) for h, _, v in new])
+
+    try:
+        picture = build_picture(build, opts, "svg", timeout, name, wrap=wrap if wrap is not None else OFF)
+    except HlovizError:
+        return None
+    if picture.svg is None:
+        return None
+    new = [(h, s2, v) for (h, s2, _), (_, v) in zip(cols, picture.views, strict=True)]
+    other_key = sides[cols[1 - c][1]].key if len(cols) == 2 else ""
+    return name, new, pair.to_json(other_key) if pair is not None else None, picture.svg.decode("utf-8")
 
 
 def _size(view: View, key: str) -> int:

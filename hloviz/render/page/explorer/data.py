@@ -39,6 +39,9 @@ class ExplorerData:
 
     main: dict
     texts: list[str] = field(default_factory=list)
+    #: A view drawn later (:mod:`.on_demand`) as :attr:`main`'s views are: its boxes' JSON, by the
+    #: same instruction ids and scope table.
+    boxes: Callable[[ViewSpec], dict] | None = field(default=None, repr=False)
 
 
 def _source(inst: Instruction, lookup: SourceLookup | None) -> str:
@@ -106,9 +109,11 @@ def explorer_data(sides: Sequence[Side], views: Sequence[ViewSpec], *, analysis:
         ga, gb = ids[0].get(a.name), ids[1].get(b.name)
         if ga is not None and gb is not None:
             main["pairs"].append([ga, gb, status])
-    for v in views:
-        main["views"].append(view_boxes(v, sides, ids, all_insts, offsets, out_sides, scopes))
-    return ExplorerData(main, texts)
+    def boxes(v: ViewSpec) -> dict:
+        return view_boxes(v, sides, ids, all_insts, offsets, out_sides, scopes)
+
+    main["views"] = [boxes(v) for v in views]
+    return ExplorerData(main, texts, boxes)
 
 
 def _side_columns(side: Side, insts: list[Instruction], offset: int, strings: StringTable, scopes: ScopeTable,

@@ -23,7 +23,7 @@ from .sides import Side, ViewSpec
 if TYPE_CHECKING:
     from ...views import Mark, View
 
-__all__ = ["drawn_fusions", "fusion_expansions", "fusion_owners"]
+__all__ = ["drawn_fusions", "fusion_expansions", "fusion_kernels", "fusion_owners", "fusion_view"]
 
 
 def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[str, View]], *,
@@ -41,9 +41,6 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
     that way come first, biggest first; a fusion only ever drawn inside a box of several ops
     (a closed layer, a group) gets a view after them, when the bounds leave room, opening from
     the first picture holding it."""
-    from ...pictures import module_picture
-    from ...views import ViewOptions
-
     pictures = [(parent, drawn)] if not isinstance(drawn, Sequence) else list(drawn)
     if side.kernels is None:
         return []
@@ -82,31 +79,56 @@ def fusion_expansions(side_index: int, side: Side, drawn: View | Sequence[tuple[
     def draw(choice: tuple[Instruction, str]):
         inst, where = choice
         if time.monotonic() >= deadline:
-            return inst, where, None
-        fused = inst.called_computations[0]
-        title = f"{inst.name} · {inst.attributes.get('kind', 'fusion')} fusion · {fused.name}"
-        try:
-            return inst, where, module_picture(side.module,
-                                               options=ViewOptions(computation=fused.name, budget=bounds.budget),
-                                               marks=marks, title=title, timeout=bounds.timeout, info=info)
-        except HlovizError:
-            return inst, where, None  # no layout in time: the panel still shows the body as text
+            return None
+        return fusion_view(side_index, side, inst, where, marks=marks, budget=bounds.budget, timeout=bounds.timeout,
+                           info=info)
 
     workers = max(1, min(4, os.cpu_count() or 1))
     with ThreadPoolExecutor(workers) as pool:
         drawn_all = list(pool.map(draw, chosen))
     out: list[ViewSpec] = []
     total = 0
-    for inst, where, picture in drawn_all:
-        if picture is None or picture.svg is None:
+    for view in drawn_all:
+        if view is None or view.svg is None or total + len(view.svg) > bounds.max_bytes:
             continue
-        svg = picture.svg.decode("utf-8")
-        if total + len(svg) > bounds.max_bytes:
+        total += len(view.svg)
+        out.append(view)
+    return out
+
+
+def fusion_view(side_index: int, side: Side, inst: Instruction, parent: str, *,
+                marks: Mapping[str, Mark] | None = None, budget: int = 200, timeout: float = 10.0,
+                info: Mapping | None = None) -> ViewSpec | None:
+    """The picture of fusion ``inst`` of ``side`` down to single instructions (its fused
+    computation), opening from view ``parent``; None where it has no layout in ``timeout``
+    seconds (the panel still shows the body as text)."""
+    from ...pictures import module_picture
+    from ...views import ViewOptions
+
+    fused = inst.called_computations[0]
+    title = f"{inst.name} · {inst.attributes.get('kind', 'fusion')} fusion · {fused.name}"
+    try:
+        picture = module_picture(side.module, options=ViewOptions(computation=fused.name, budget=budget),
+                                 marks=marks, title=title, timeout=timeout, info=info)
+    except HlovizError:
+        return None
+    if picture.svg is None:
+        return None
+    return ViewSpec(key=f"{side.key}:{inst.name}", title=inst.name, columns=[(side_index, picture.views[0][1])],
+                    svg=picture.svg.decode("utf-8"), parent=parent, opens=f"i:{side.key}:{inst.name}")
+
+
+def fusion_kernels(side: Side) -> dict[str, Instruction]:
+    """The fusion kernels of ``side`` worth a picture of their own (two instructions or more),
+    by name."""
+    out: dict[str, Instruction] = {}
+    for k in side.kernels.kernels if side.kernels is not None else ():
+        if k.fused_computation is None or k.instructions < 2:
             continue
-        total += len(svg)
-        out.append(ViewSpec(key=f"{side.key}:{inst.name}", title=inst.name,
-                            columns=[(side_index, picture.views[0][1])], svg=svg, parent=where,
-                            opens=f"i:{side.key}:{inst.name}"))
+        comp = side.module.get_computation(k.computation)
+        inst = comp.get(k.name) if comp is not None else None
+        if inst is not None:
+            out[k.name] = inst
     return out
 
 

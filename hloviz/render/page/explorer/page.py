@@ -37,8 +37,12 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from .data import ExplorerData
+
+if TYPE_CHECKING:
+    from .on_demand import OnDemand
 
 __all__ = ["SCRIPT_PARTS", "ExplorerPayload", "encode_block", "explorer_payload", "script_hash", "script_source",
            "style_source"]
@@ -103,6 +107,11 @@ class ExplorerPayload:
     #: first view, fitted to a screen: :func:`hloviz.render.page.explorer.build.first_view`), and its notes.
     picture_svg: str | None = None
     picture_notes: tuple[str, ...] = ()
+    #: What the page says of its explorer under its picture (how its detail opens).
+    notes: tuple[str, ...] = ()
+    #: Draws the detail pictures the page asks for, when they were not drawn ahead
+    #: (:mod:`.on_demand`; ``hloviz show --open`` serves them).
+    on_demand: OnDemand | None = None
 
     @property
     def csp_script_src(self) -> str:

@@ -22,7 +22,7 @@ from .sides import Side, ViewSpec
 if TYPE_CHECKING:
     from ...views import View
 
-__all__ = ["LayerDraw", "LayerInner", "closed_scopes", "scope_expansions"]
+__all__ = ["LayerDraw", "LayerInner", "ancestors", "closed_scopes", "scope_expansions"]
 
 
 def closed_scopes(side: Side, drawn: View, within: str | None = None) -> dict[str, int]:
@@ -104,7 +104,7 @@ def scope_expansions(candidates: Mapping[str, int], draw: LayerDraw, *, walk: in
         level = list({c[1]: c for c in level if c[1] not in seen}.values())  # one of each path
         paths = {c[1] for c in level}
         # a scope inside another of this level waits for the next: its ancestor's picture first
-        now = [c for c in level if not any(a in paths for a in _ancestors(c[1]))]
+        now = [c for c in level if not any(a in paths for a in ancestors(c[1]))]
         chosen = sorted(now, key=lambda c: (-c[2], c[1]))[:left]
         seen.update(c[1] for c in chosen)
         left -= len(chosen)
@@ -123,13 +123,13 @@ def scope_expansions(candidates: Mapping[str, int], draw: LayerDraw, *, walk: in
                 level += [(f"s:{path}", p, n) for p, n in inner(path, columns).items()]
     drawn_paths = {v.key for v in out}
     for v in out:  # each picture goes back up to its nearest drawn enclosing layer, for the breadcrumb
-        up = next((f"s:{a}" for a in reversed(_ancestors(v.key[2:])) if f"s:{a}" in drawn_paths), None)
+        up = next((f"s:{a}" for a in reversed(ancestors(v.key[2:])) if f"s:{a}" in drawn_paths), None)
         if up is not None:
             v.parent = up
     return out
 
 
-def _ancestors(path: str) -> list[str]:
+def ancestors(path: str) -> list[str]:
     """The scope paths enclosing ``path``, outermost first (``a/b/c`` → ``a``, ``a/b``)."""
     parts = path.split("/")
     return ["/".join(parts[:i]) for i in range(1, len(parts))]

@@ -151,7 +151,18 @@
       }
       if (target < 0) for (var cid in info.clusters) if (info.clusters[cid][1] === g) { target = v; break; }
     }
+    if (target < 0) target = layerToDraw(g);
     if (target < 0) target = indexView(state.view).byInst.has(g) ? state.view : 0;
     showView(target, function () { select(g, { centre: true }); });
+  }
+  // The innermost layer holding g whose picture the server has still to draw (a placeholder:
+  // its boxes are unknown until then, and a layer's own picture draws its ops), or -1.
+  function layerToDraw(g) {
+    var side = sides[sideOf(g)];
+    for (var si = side.sc[g - side.offset]; si >= 0; si = D.scopes.parent[si]) {
+      var v = viewByKey("s:" + D.scopes.path[si]);
+      if (v >= 0 && views[v].lazy) return v;
+    }
+    return -1;
   }
 

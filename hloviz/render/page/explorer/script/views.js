@@ -22,17 +22,49 @@
   }
   function svgOf(v) {
     if (viewEls[v]) return Promise.resolve(viewEls[v]);
-    return block("hv-svgs").then(function (svgs) {
-      var holder = doc.createElement("div");
-      holder.innerHTML = svgs[v];  // Graphviz's own SVG output, made when the page was written
-      var svg = holder.querySelector("svg");
-      prepare(svg);
-      focusable(v, svg);
-      viewEls[v] = svg;
+    if (views[v].lazy) return drawnOnDemand(v).then(function (text) { return made(v, text); });
+    return block("hv-svgs").then(function (svgs) { return made(v, svgs[v]); });
+  }
+  function made(v, text) {
+    var holder = doc.createElement("div");
+    holder.innerHTML = text;  // Graphviz's own SVG output, made by hloviz (when the page was written, or served)
+    var svg = holder.querySelector("svg");
+    prepare(svg);
+    focusable(v, svg);
+    viewEls[v] = svg;
+    return svg;
+  }
+  // A view the page offers but hloviz has not drawn yet (a placeholder, "lazy"): the server that
+  // serves the page (hloviz show --open) draws it; its boxes fill the placeholder, and what it
+  // opens in turn joins the views as placeholders of their own.
+  var asked = {};
+  function drawnOnDemand(v) {
+    var key = views[v].key;
+    if (asked[key]) return asked[key];
+    asked[key] = fetch("view?key=" + encodeURIComponent(key)).then(function (r) {
+      return r.json().then(function (body) {
+        if (!r.ok) throw new Error(body.error || "the server answered " + r.status);
+        return body;
+      });
+    }).then(function (body) {
+      var svg = body.view.svg;
+      delete body.view.svg;
+      Object.keys(body.view).forEach(function (k) { views[v][k] = body.view[k]; });
+      delete views[v].lazy;
+      (body.more || []).forEach(function (m) { if (viewByKey(m.key) < 0) views.push(m); });
       return svg;
     });
+    asked[key].catch(function () { delete asked[key]; });  // a failed drawing may be asked again
+    return asked[key];
+  }
+  function say(text) {
+    var status = doc.getElementById("hv-status");
+    if (!status) return;
+    status.textContent = text;
+    status.hidden = !text;
   }
   function showView(v, then) {
+    if (views[v].lazy) say("drawing " + views[v].title + "\u2026");
     return svgOf(v).then(function (svg) {
       if (state.view !== v || !viewport.contains(svg)) {
         var old = viewport.querySelector("svg");
@@ -45,6 +77,8 @@
       crumbs();
       pairNote(state.view);
       if (then) then();
+    }, function (e) {
+      say("could not draw " + views[v].title + ": " + (e && e.message ? e.message : e));
     });
   }
   // Graphviz writes each box's DOT id (n7, cluster_3) as its group's <title>, which browsers
