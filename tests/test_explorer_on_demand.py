@@ -128,7 +128,11 @@ def test_the_server_answers_only_its_own_report_and_views(reports, tmp_path):
     (lazy.directory / "private.txt").write_text("not hloviz's")
     with served(lazy) as url:
         base = url.rsplit("/", 1)[0]
-        assert urllib.request.urlopen(url).read().startswith(b"<!DOCTYPE html>")
+        page = urllib.request.urlopen(url).read().decode("utf-8")
+        csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+        # the page it sends may fetch from this server only, and knows it is served
+        assert "connect-src 'self'" in csp and "default-src 'none'" in csp
+        assert '<meta name="hloviz-server"' in page
         for path in ("/private.txt", "/../private.txt", "/%2e%2e/private.txt", "/report.html/../private.txt"):
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(base + path)
@@ -165,7 +169,7 @@ def test_served_a_double_click_draws_the_block_and_its_boxes_work(reports, brows
         page = loaded.page
         boxes = page.evaluate("window.hloviz.boxes()")
         block = next(b for b in boxes if b["opens"] and b["opens"].startswith("t:"))
-        page.dblclick(f'#hv-viewport g[data-box="{block["id"]}"]')
+        page.locator(f'#hv-viewport g[data-box="{block["id"]}"]').dispatch_event("dblclick")
         page.wait_for_function("k => window.hloviz.view() === k", arg=block["opens"], timeout=60000)
         inside = page.evaluate("window.hloviz.boxes()")
         held = {m["name"] for b in inside for m in b["members"]}
@@ -216,3 +220,17 @@ def test_show_open_serves_until_ctrl_c(tmp_path, capsys, monkeypatch):
     assert "serving the report at http://127.0.0.1:" in stderr
     page, (status, view) = answers[0]
     assert 'name="hloviz-server"' in page and status == 200 and view["view"]["nodes"]
+
+
+def test_the_report_draws_the_overview_render_draws_and_opens_on_it(reports, tmp_path):
+    """show's pictures are render's default, the overview (issue 33); the explorer opens on it,
+    not on a coarser cut of it, and show lays out no more than its own pictures."""
+    lazy, _ = reports
+    render = api.render(str(CAPTURES / CAPTURE), tmp_path / "render.svg", stage="both")
+    drawn = (lazy.directory / "side-by-side.svg").read_text(encoding="utf-8")
+    boxes = re.compile(r'<g id="node\d+" class="node">\s*<title>([^<]*)</title>')
+    assert sorted(boxes.findall(drawn)) == sorted(boxes.findall(render.data.decode("utf-8")))
+    html = lazy.files["report"].read_text(encoding="utf-8")
+    first = html[html.index("<svg"):html.index("</svg>")]
+    assert sorted(boxes.findall(first)) == sorted(boxes.findall(drawn))
+    assert "first view: the finest cut" not in html

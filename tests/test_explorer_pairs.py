@@ -79,7 +79,8 @@ def _kernels(hlo: str) -> dict[str, set[str]]:
 
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory):
-    return api.show(str(CAPTURE), tmp_path_factory.mktemp("inception"))
+    # the detailed picture (--budget 300), whose first view is the finest cut that fits a screen
+    return api.show(str(CAPTURE), tmp_path_factory.mktemp("inception"), budget=300)
 
 
 @pytest.fixture(scope="module")

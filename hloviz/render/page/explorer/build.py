@@ -102,8 +102,10 @@ class Bounds:
 
 def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen: Screen = Screen(),
                seconds: float = 8.0) -> Picture:
-    """The picture the explorer shows first: ``picture`` itself when it fits ``screen``, else
-    the finest cut of the same tree that does: the biggest node budget whose picture, laid out,
+    """The picture the explorer shows first: ``picture`` itself when it fits ``screen`` or is
+    drawn at the overview's budget or less (its boxes are the model's blocks, legible at full
+    size; the page opens at its top, the input, and pans), else the finest cut of the same tree
+    that does: the biggest node budget whose picture, laid out,
     fits (``redraw(budget, wrap)`` draws it, the same options otherwise).
 
     The explorer draws its pictures unwrapped (it pans and zooms), but a first view is meant to
@@ -122,6 +124,9 @@ def first_view(picture: Picture, redraw: Callable[[int, Wrap], Picture], screen:
     nodes = max((v.nodes for _, v in picture.views), default=0)
     if nodes <= screen.nodes and screen.shrink(picture.svg.decode("utf-8")) >= 1.0:
         return picture
+    budgets = [v.options.budget for _, v in picture.views if v.options is not None]
+    if budgets and max(budgets) <= screen.nodes:
+        return picture  # the overview (render's and show's default) is its own first view: a coarser cut says less
     wrap = screen.wrap(picture.wrap)
     deadline = time.monotonic() + seconds
     low, high = screen.least, max(screen.least, min(screen.nodes, nodes))  # the answer lies in [low, high]
