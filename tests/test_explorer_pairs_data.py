@@ -88,8 +88,8 @@ def _picture(budget: int, row_pt: float, wrap=None):
     from hloviz.render.layout.wrap import OFF
 
     svg = f'<svg width="400pt" height="{budget * row_pt:g}pt" viewBox="0 0 400 {budget * row_pt:g}"></svg>'
-    return SimpleNamespace(svg=svg.encode(), views=[("pre", SimpleNamespace(nodes=budget))], wrap=wrap or OFF,
-                           budget=budget)
+    view = SimpleNamespace(nodes=budget, options=SimpleNamespace(budget=budget))
+    return SimpleNamespace(svg=svg.encode(), views=[("pre", view)], wrap=wrap or OFF, budget=budget)
 
 
 #: the search's rules on a screen of one page, at half text size, up to 60 boxes (the figures below

@@ -24,6 +24,7 @@ from .pictures import capture_modules, capture_target, check_color_by, source_lo
 if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..analysis.passes import PassHistory
+    from ..analysis.scopes import ScopeTree
     from ..capture import Capture
     from ..render.page.explorer.on_demand import OnDemand
     from ..render.page.explorer.steps import PassSteps
@@ -215,7 +216,8 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
     memory, memory_note = _memory(cap, post_m)
     if memory_note:
         notes.append(memory_note)
-    layers, layer_texts = _kernel_layers(post_m, analysis, cap.info)
+    post_tree = _post_tree(post_m, analysis, cap.info)
+    layers, layer_texts = _kernel_layers(post_tree)
     content = report_content(cap.label, cap.info, analysis, svg=main.data.decode("utf-8") if main else None,
                              notes=notes, files=links, lookup=lookup,
                              picture_missing=f"no picture: {missing.args[0]}" if missing else None,
@@ -231,7 +233,7 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
             say("building the explorer")
             main_name = next(name for name, pic in pictures.items() if pic is main)
             payload = _show_payload(main, main_name, cap, analysis, pre_m, post_m, lookup, layout.left(), steps,
-                                    color_by=color_by, marked=marked, ahead=offline)
+                                    color_by=color_by, marked=marked, ahead=offline, post_tree=post_tree)
         files["report.html"] = report_html(content, payload)
     say("writing")
     # One set: hloviz's own files of an earlier run that this one does not make are removed,
@@ -254,15 +256,23 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
                       payload.on_demand if payload is not None else None)
 
 
-def _kernel_layers(post_m: HloModule | None, analysis: Analysis, info: dict):
+def _post_tree(post_m: HloModule | None, analysis: Analysis, info: dict) -> ScopeTree | None:
+    """The optimized module's scope tree with its kernels, its layers named as the capture
+    names them: built once for the report's table, its summary and the explorer."""
+    if post_m is None or analysis.kernels is None:
+        return None
+    from ..analysis.scopes import build_scope_tree
+
+    return build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels, layers=info.get("layer_scopes"))
+
+
+def _kernel_layers(tree: ScopeTree | None):
     """Each kernel's layers (the report's table) and its layer as one line (the summary), by the
     one rule every view follows (:meth:`hloviz.analysis.scopes.ScopeTree.layers_of`)."""
-    if post_m is None or analysis.kernels is None:
+    if tree is None:
         return None, None
-    from ..analysis.scopes import build_scope_tree
     from ..render.page.report import kernel_layer_texts, kernel_layers
 
-    tree = build_scope_tree(post_m, stage="post", kernel_report=analysis.kernels, layers=info.get("layer_scopes"))
     return kernel_layers(tree), kernel_layer_texts(tree)
 
 
@@ -288,7 +298,8 @@ def _memory_html(memory) -> str:
 
 def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pre_m: HloModule | None,
                   post_m: HloModule | None, lookup, left: float, steps: PassSteps | None = None, *,
-                  color_by: str = "kernel", marked: Mapping[str, Any] | None = None, ahead: bool = True):
+                  color_by: str = "kernel", marked: Mapping[str, Any] | None = None, ahead: bool = True,
+                  post_tree: ScopeTree | None = None):
     """The explorer of the report's picture: ``name`` is ``side-by-side``, ``pre`` or ``post``,
     its every view coloured as the report's pictures are (``color_by``; ``marked``: the marks
     each module's picture was drawn with, by ``pre``/``post``).
@@ -303,7 +314,7 @@ def _show_payload(main: Picture, name: str, cap: Capture, analysis: Analysis, pr
         assert pre_m is not None and post_m is not None
         return pair_payload(pre_m, post_m, analysis, main, lookup=lookup, texts=(cap.pre_text, cap.post_text),
                             post_marks=(marked or {}).get("post"), bounds=bounds, steps=steps,
-                            info=cap.info, color_by=color_by, ahead=ahead)
+                            info=cap.info, color_by=color_by, ahead=ahead, post_tree=post_tree)
     m = pre_m if name == "pre" else post_m
     assert m is not None
     marks = (marked or {}).get(name)

@@ -31,6 +31,7 @@ from .steps import PassSteps, pass_steps, step_data, with_steps
 
 if TYPE_CHECKING:
     from ....analysis import Analysis
+    from ....analysis.scopes import ScopeTree
     from ....ir import HloModule, Instruction
     from ...pictures import Picture
     from ...views import Mark, View
@@ -49,7 +50,8 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
                   lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
                   post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
                   steps: PassSteps | None = None, info: Mapping | None = None,
-                  color_by: str = "kernel", ahead: bool = True) -> ExplorerPayload:
+                  color_by: str = "kernel", ahead: bool = True,
+                  post_tree: ScopeTree | None = None) -> ExplorerPayload:
     """:func:`pair_payload`'s work."""
     from ...pictures import pair_picture
     from ...layout.sidebyside import pre_marks
@@ -66,7 +68,7 @@ def _pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: 
     picture, whole = shown, picture
 
     sides = [Side("pre", "before optimization", pre, None, texts[0]),
-             Side("post", "after optimization", post, analysis.kernels, texts[1])]
+             Side("post", "after optimization", post, analysis.kernels, texts[1], _tree=post_tree)]
     columns = [(i, view) for i, (_, view) in enumerate(picture.views[:2])]
     views = [top_view(picture.title, columns)]
     walk = pre.instruction_count + post.instruction_count
@@ -187,13 +189,15 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
                  lookup: SourceLookup | None = None, texts: tuple[str | None, str | None] = (None, None),
                  post_marks: Mapping[str, Mark] | None = None, bounds: Bounds = DEFAULT_BOUNDS,
                  steps: PassSteps | None = None, info: Mapping | None = None,
-                 color_by: str = "kernel", ahead: bool = True) -> ExplorerPayload:
+                 color_by: str = "kernel", ahead: bool = True,
+                 post_tree: ScopeTree | None = None) -> ExplorerPayload:
     """The explorer of a pre/post pair drawn side by side in ``picture`` (``steps``: the pass
     history's snapshots, drawn by :func:`pass_steps`, follow as sides and views of their own).
     The page shows first the finest cut that fits a screen (:func:`first_view`; ``info`` and
     ``color_by`` as ``picture`` was drawn: the capture's parameter names, the kernels' colours).
     ``ahead``: lay out what opens from it now, within ``bounds``; else the payload's
     :attr:`~.page.ExplorerPayload.on_demand` draws each when the page asks (:mod:`.on_demand`).
+    ``post_tree``: ``post``'s scope tree with ``analysis``' kernels, where the caller has built it.
 
     Every picture of the page redraws ``pre`` or ``post`` whole; their scope trees and trees of
     units are built once for all of them (:func:`~hloviz.render.reuse.drawings_reused`)."""
@@ -202,7 +206,8 @@ def pair_payload(pre: HloModule, post: HloModule, analysis: Analysis, picture: P
 
     with drawings_reused(), dot_servers():
         return _pair_payload(pre, post, analysis, picture, lookup=lookup, texts=texts, post_marks=post_marks,
-                             bounds=bounds, steps=steps, info=info, color_by=color_by, ahead=ahead)
+                             bounds=bounds, steps=steps, info=info, color_by=color_by, ahead=ahead,
+                             post_tree=post_tree)
 
 
 def module_payload(module: HloModule, stage: str, picture: Picture, *, text: str | None = None,

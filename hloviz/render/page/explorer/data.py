@@ -126,15 +126,24 @@ def _side_columns(side: Side, insts: list[Instruction], offset: int, strings: St
     tree = side.scope_tree()
     scope_ids: dict[int, int] = {}
     by_name: dict[str, int] = {}
+    sources: dict[tuple, int] = {}
     names, opcodes, shapes, opn, src, comp, calls, sc = [], [], [], [], [], [], [], []
     for k, inst in enumerate(insts):
         by_name.setdefault(inst.name, offset + k)
         names.append(inst.name)
         opcodes.append(strings(inst.opcode))
         shapes.append(strings(str(inst.shape)))
-        op = inst.metadata.op_name
+        md = inst.metadata
+        op = md.op_name
         opn.append(strings(op))
-        src.append(strings(_source(inst, lookup)) if (op or inst.metadata.source_file) else -1)
+        if op or md.source_file:  # ops of one line share it: looked up once (a model has thousands each)
+            where = (op, md.source_file, md.source_line)
+            line = sources.get(where)
+            if line is None:
+                line = sources[where] = strings(_source(inst, lookup))
+            src.append(line)
+        else:
+            src.append(-1)
         comp.append(comp_index.get(id(inst.parent), -1))
         called = inst.called_computations
         calls.append(comp_index.get(id(called[0]), -1) if called and inst.opcode == "fusion" else -1)

@@ -73,8 +73,10 @@ class Side:
         if self._tree is None:
             from ....analysis.scopes import build_scope_tree
 
+            # a module without kernels needs lookups only, not the program's order: the tree its
+            # pictures built (render/reuse.py keeps it while the page is drawn) serves
             self._tree = build_scope_tree(self.module, stage="post" if self.kernels is not None else "pre",
-                                          kernel_report=self.kernels)
+                                          kernel_report=self.kernels, ordered=self.kernels is not None)
         return self._tree
 
 
