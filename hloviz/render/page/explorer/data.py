@@ -127,12 +127,16 @@ def _side_columns(side: Side, insts: list[Instruction], offset: int, strings: St
     scope_ids: dict[int, int] = {}
     by_name: dict[str, int] = {}
     sources: dict[tuple, int] = {}
+    shape_ids: dict[int, int] = {}
     names, opcodes, shapes, opn, src, comp, calls, sc = [], [], [], [], [], [], [], []
     for k, inst in enumerate(insts):
         by_name.setdefault(inst.name, offset + k)
         names.append(inst.name)
         opcodes.append(strings(inst.opcode))
-        shapes.append(strings(str(inst.shape)))
+        si_shape = shape_ids.get(id(inst.shape))  # the parser shares one Shape per distinct shape
+        if si_shape is None:
+            si_shape = shape_ids[id(inst.shape)] = strings(str(inst.shape))
+        shapes.append(si_shape)
         md = inst.metadata
         op = md.op_name
         opn.append(strings(op))

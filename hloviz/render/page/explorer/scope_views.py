@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ....errors import HlovizError
-from ....ir import Instruction
 from .build import Bounds
 from .sides import Side, ViewSpec
 
@@ -35,23 +34,20 @@ def closed_scopes(side: Side, drawn: View, within: str | None = None) -> dict[st
     tree = side.scope_tree()
     total = side.module.instruction_count
     own: set[str] = set()
-    by_name = {i.name: i for i in side.module.instructions()}
-    boxes: dict[str, list[Instruction]] = {}
+    boxes: dict[str, list[str]] = {}  # drawn box → the scope path of each instruction it holds
     for name, key in drawn.node_of.items():
-        inst = by_name.get(name)
+        inst = side.instruction(name)
         if inst is not None:
-            boxes.setdefault(key, []).append(inst)
+            boxes.setdefault(key, []).append(tree.scope_of(inst).path)
     drawn_of: dict[str, int] = {}  # scope path → how many of its instructions the picture draws
-    for members in boxes.values():
-        for m in members:
-            p = tree.scope_of(m).path
+    for paths in boxes.values():
+        for p in paths:
             drawn_of[p] = drawn_of.get(p, 0) + 1
-    for members in boxes.values():
-        paths = {tree.scope_of(m).path for m in members}
-        if len(paths) != 1:
+    for paths in boxes.values():
+        path = paths[0]
+        if any(p != path for p in paths):
             continue
-        path = next(iter(paths))
-        if len(members) >= 2 and len(members) == drawn_of.get(path, 0):
+        if len(paths) >= 2 and len(paths) == drawn_of.get(path, 0):
             continue  # the whole layer closed into one box: worth opening in a picture of its own
         own.add(path)
     out: dict[str, int] = {}
