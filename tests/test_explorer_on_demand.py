@@ -158,6 +158,14 @@ def test_opened_as_a_file_the_page_offers_nothing_it_cannot_draw(reports, browse
     labels = loaded.page.eval_on_selector_all("#hv-viewport g.node[aria-label]",
                                               "els => els.map(e => e.getAttribute('aria-label'))")
     assert labels and not any("opens in place" in text for text in labels)
+    # a double-click on a closed block says how to get its picture
+    data = _data(lazy.files["report"])
+    offered = {v["opens"] for v in data["views"] if v.get("lazy")}
+    box = next(i for i, n in data["views"][0]["nodes"].items() if n[3] and f"t:{n[3]}" in offered)
+    loaded.page.locator(f'#hv-viewport g[data-box="{box}"]').dispatch_event("dblclick")
+    status = loaded.page.locator("#hv-status")
+    assert status.is_visible() and "hloviz show TARGET --open" in status.inner_text()
+    assert loaded.page.evaluate("window.hloviz.view()") == "top"
     assert problems(loaded) == []
 
 

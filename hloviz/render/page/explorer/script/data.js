@@ -35,6 +35,7 @@
   var base = 0;  // the page's own sides; a pass history's snapshots follow them (D.base)
   var state = { view: 0, sel: null, selScope: null };
   var views = [], viewEls = {}, viewIndex = {};
+  var undrawn = new Set();  // what the views drawn on demand open, which this page opened as a file cannot draw
 
   function sideOf(g) {
     for (var s = sides.length - 1; s >= 0; s--) if (g >= sides[s].offset) return s;

@@ -102,9 +102,9 @@
       var w = viewOpeningBlock(state.view, box.id);
       if (w >= 0) { openBlock(w, box.id, false); return; }
       var si = scopeBox(state.view, box.id);
-      if (si >= 0) { openScope(si); return; }
+      if (si >= 0) { if (!openScope(si)) notServed(box.id); return; }
       var g = primary(state.view, box.id);
-      if (g >= 0) expand(g);
+      if (!(g >= 0 && expand(g))) notServed(box.id);
     });
     var last = null;
     viewport.addEventListener("mouseover", function (e) {
@@ -117,6 +117,20 @@
       hover(g >= 0 ? g : null);
     });
     viewport.addEventListener("mouseleave", function () { last = null; hover(null); });
+  }
+  // A box of a page opened as a file whose picture hloviz would draw on demand: say how to get it.
+  function notServed(id) {
+    if (!undrawn.size) return;
+    var v = state.view, n = views[v].nodes[id], keys = [], si = scopeBox(v, id), g = primary(v, id);
+    if (n && n[3]) keys.push("t:" + n[3]);
+    if (si >= 0) keys.push("s:" + D.scopes.path[si]);
+    [g, g >= 0 ? ownerOf(g) : -1].forEach(function (x) {
+      if (x >= 0) { var i = inst(x); keys.push("i:" + i.side.key + ":" + i.name); }
+    });
+    if (keys.some(function (k) { return undrawn.has(k); })) {
+      say("hloviz draws this box's picture when it serves the report: hloviz show TARGET --open " +
+          "(or --offline, to draw every picture into the file)");
+    }
   }
   function expand(g) {
     var v = viewOpening(g);

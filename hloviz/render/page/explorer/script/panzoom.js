@@ -62,9 +62,9 @@
     var w = viewOpeningBlock(state.view, box.id);
     if (w >= 0) { openBlock(w, box.id, true); return; }
     var si = scopeBox(state.view, box.id);
-    if (si >= 0) { if (!openScope(si)) selectScope(si, { el: box.el }); return; }
+    if (si >= 0) { if (!openScope(si)) { selectScope(si, { el: box.el }); notServed(box.id); } return; }
     var g = primary(state.view, box.id);
-    if (g >= 0 && !expand(g)) select(g, { el: box.el });
+    if (g >= 0 && !expand(g)) { select(g, { el: box.el }); notServed(box.id); }
   }
   function initPanZoom() {
     var drag = null;

@@ -73,7 +73,10 @@
     performance.mark("hv-data-decoded");
     D = data; S = D.strings; sides = D.sides; views = D.views;
     // Placeholders (views drawn on demand) come last; only a page hloviz serves can draw them.
-    if (!doc.querySelector('meta[name="hloviz-server"]')) views = views.filter(function (v) { return !v.lazy; });
+    if (!doc.querySelector('meta[name="hloviz-server"]')) {
+      views.forEach(function (v) { if (v.lazy) undrawn.add(v.opens); });
+      views = views.filter(function (v) { return !v.lazy; });
+    }
     base = D.base !== undefined ? D.base : sides.length;
     sides.forEach(function (side) { total += side.count; });
     var svg = viewport.querySelector("svg");
