@@ -239,7 +239,8 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         loose: set[str] = set()
         keys = order.order_keys(g, g.program_order, loose)
         training = order.trains(keys, g)
-        back = order.program_order(scene, keys, frozenset(loose), training)
+        boxes = frozenset(f"u{u.index}" for u in units if u.alive and u.kind == "scope")  # closed blocks, layers
+        back = order.program_order(scene, keys, frozenset(loose), training, boxes)
         if back:
             against = sum(1 for s in back if s.why == "back")
             # (a gradient only where the view holds a backward pass: in an inference model such an

@@ -66,6 +66,9 @@ REACH = 3
 #: The space between rows of a training step's single file (inches; 0.3 elsewhere): measured
 #: on the Flax step, 2,654 pt tall at 0.3, 2,531 at 0.15; 0.1 gained nothing more.
 RANKSEP = "0.15"
+#: How many boxes far down (more than :data:`REACH` places) must read one value for those reads
+#: to be rows in an inference model's overview (:func:`_far_reads`).
+FAR_READS = 3
 
 
 def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
@@ -298,15 +301,37 @@ def trains(keys: dict[str, tuple[int, float]], g: ViewGraph) -> bool:
     return any(phase(m) == "backward" for u in g.units if u.alive for m in u.members)
 
 
-def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: frozenset[str], single: bool) -> list[Stub]:
+def _far_reads(scene: Scene, place: dict[str, int], boxes: frozenset[str]) -> set[int]:
+    """The arrows (``id``) from a unit whose value several closed boxes (``boxes``: a block, a
+    layer) far down the order read — more than :data:`REACH` places, :data:`FAR_READS` of them:
+    XLA's fusion duplicates a residual sum into every later block that adds to it
+    (InceptionResNetV2's optimized column: ``mixed_6a``'s output read by the kernels of all
+    twenty ``block17`` layers), and those arrows crossed every block between (0.20 crossings an
+    arrow). They are rows in an inference model's overview too. One or two long arrows stay
+    (a tower of an Inception module beside the others; a skip connection running beside the
+    boxes it skips: DenseNet-like ``concatenate`` blocks), and so does an arrow to anything but a closed
+    box (a loop's results, read where the loop ends; a loop body's calls)."""
+    far: dict[str, list[int]] = {}
+    for e in scene.edges:
+        if e.invisible or not e.constraint or e.dashed or e.dst not in boxes:
+            continue
+        if e.src in place and e.dst in place and place[e.dst] - place[e.src] > REACH:
+            far.setdefault(e.src, []).append(id(e))
+    return {i for arrows in far.values() if len(arrows) >= FAR_READS for i in arrows}
+
+
+def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: frozenset[str], single: bool,
+                  boxes: frozenset[str] = frozenset()) -> list[Stub]:
     """Rank ``scene`` by program order: an arrow against it between neighbours in that order
     stops ranking (drawn, dot does not rank by it); one reaching further back is not drawn but
     written as rows at its ends (``← conv2``, ``→ conv1``: a gradient flowing back past the
     layers between, which as an arrow crossed every one of them); units fed by parameters alone
     hang under the unit before them; ``single``: a training step (:func:`trains`), every unit
-    under the one before it. Returns the arrows written as rows."""
+    under the one before it; ``boxes``: the closed blocks and layers, whose far reads of one value are
+    rows in any overview (:func:`_far_reads`). Returns the arrows written as rows."""
     ordered = sorted((k for k in keys if k in scene.nodes), key=keys.__getitem__)
     place = {k: i for i, k in enumerate(ordered)}
+    fanned = _far_reads(scene, place, boxes)
     preds: dict[str, list[str]] = {}
     stubs: list[Stub] = []
     gone: set[int] = set()
@@ -320,7 +345,7 @@ def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: froze
                 gone.add(id(e))
             e.constraint = False
             continue
-        if single and ks is not None and kd is not None and place[e.dst] - place[e.src] > REACH:
+        if (single or id(e) in fanned) and ks is not None and kd is not None and place[e.dst] - place[e.src] > REACH:
             stubs.append(Stub(e.src, e.dst, e.label, "long"))
             gone.add(id(e))
             continue
