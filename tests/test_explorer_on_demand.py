@@ -242,3 +242,37 @@ def test_the_report_draws_the_overview_render_draws_and_opens_on_it(reports, tmp
     first = html[html.index("<svg"):html.index("</svg>")]
     assert sorted(boxes.findall(first)) == sorted(boxes.findall(drawn))
     assert "first view: the finest cut" not in html
+
+
+def test_show_draws_each_module_once_and_its_pictures_are_the_modules_drawn_alone(tmp_path, monkeypatch):
+    """``pre.svg`` and ``post.svg`` are the side-by-side picture's columns laid out alone: the same
+    bytes as each module drawn alone with the same options and marks, without drawing it twice."""
+    import hloviz.render.views as views
+    from hloviz.capture import load_target
+    from hloviz.render.layout.sidebyside import post_marks, pre_marks
+    from hloviz.render.page.page import page_picture
+    from hloviz.render.pictures import module_picture
+    from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions
+
+    drawn: list[str] = []
+    real = views._draw
+
+    def counted(module, *args, **kwargs):
+        drawn.append(module.name)
+        return real(module, *args, **kwargs)
+
+    monkeypatch.setattr(views, "_draw", counted)
+    result = api.show(str(CAPTURES / CAPTURE), tmp_path / "show")
+    monkeypatch.setattr(views, "_draw", real)
+    cap = load_target(str(CAPTURES / CAPTURE))
+    pre, post = cap.pre_module(), cap.post_module()
+    assert sorted(drawn) == sorted([pre.name, post.name])  # the side-by-side picture's two columns, no more
+    analysis = result.analysis
+    for stage, module, marks in (("pre", pre, pre_marks(analysis, pre)), ("post", post, post_marks(analysis, post))):
+        label = "before" if stage == "pre" else "after"
+        alone = page_picture(module_picture(module, options=ViewOptions(budget=OVERVIEW_BUDGET), marks=marks,
+                                            title=f"{result.label} · {label} optimization", info=cap.info),
+                             description=analysis.verdict)  # as show writes every picture
+        written = (tmp_path / "show" / f"{stage}.svg").read_bytes()
+        strip = re.compile(rb"<!--.*?-->", re.DOTALL)
+        assert strip.sub(b"", written) == strip.sub(b"", alone.data), stage

@@ -181,17 +181,22 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
         jobs.append(("side-by-side", lambda: pair_picture(pre_m, post_m, analysis, options=options, timeout=timeout,
                                                           title=f"{cap.label}: {analysis.verdict}",
                                                           color_by=color_by, info=cap.info, budget=layout)))
+    pictures: dict[str, Picture] = {}
+
+    def alone(name: str, index: int, draw: Callable[[], Picture]) -> Picture:
+        return _alone(pictures.get("side-by-side"), index, f"{cap.label} · {name} optimization", draw,
+                      options=options, timeout=timeout, layout=layout)
+
     if pre_m is not None:
         marks = marked["pre"] = pre_marks(analysis, pre_m, color_by) if post_m is not None else None
-        jobs.append(("pre", lambda: module_picture(pre_m, options=options, marks=marks, timeout=timeout,
-                                                   title=f"{cap.label} · before optimization", info=cap.info,
-                                                   budget=layout)))
+        jobs.append(("pre", lambda: alone("before", 0, lambda: module_picture(
+            pre_m, options=options, marks=marks, timeout=timeout, title=f"{cap.label} · before optimization",
+            info=cap.info, budget=layout))))
     if post_m is not None:
         pmarks = marked["post"] = post_marks(analysis, post_m, color_by)
-        jobs.append(("post", lambda: module_picture(post_m, options=options, marks=pmarks, timeout=timeout,
-                                                    title=f"{cap.label} · after optimization", info=cap.info,
-                                                    budget=layout)))
-    pictures: dict[str, Picture] = {}
+        jobs.append(("post", lambda: alone("after", 1, lambda: module_picture(
+            post_m, options=options, marks=pmarks, timeout=timeout, title=f"{cap.label} · after optimization",
+            info=cap.info, budget=layout))))
     missing: HlovizError | None = None
     dots: dict[str, str] = {}
     for name, job in jobs:
@@ -254,6 +259,23 @@ def _drawn(target: Any, cap: Capture, shown: Any, analysis: Analysis, pre_m: Hlo
     history = passes_told(shown, lines, notes)
     return ShowResult(cap.label, directory, written, analysis, lines, notes, content, folder.removed, history,
                       payload.on_demand if payload is not None else None)
+
+
+def _alone(pair: Picture | None, index: int, title: str, draw: Callable[[], Picture], *, options: Any,
+           timeout: float, layout: Any) -> Picture:
+    """``pre.svg`` (``index`` 0) or ``post.svg``: the side-by-side ``pair``'s column laid out alone
+    where there is one (the module is not drawn a second time), else ``draw()``: the module drawn
+    alone (no pair; a focus or computation, which the pair's columns may each read their own way;
+    no layout of the column in time)."""
+    from ..render.pictures import column_picture
+
+    if pair is None or options.focus is not None or options.computation is not None:
+        return draw()
+    try:
+        column = column_picture(pair, index, title=title, timeout=timeout, budget=layout)
+    except RenderError:
+        column = None
+    return column if column is not None else draw()
 
 
 def _post_tree(post_m: HloModule | None, analysis: Analysis, info: dict) -> ScopeTree | None:

@@ -301,6 +301,30 @@ def module_picture(module: HloModule, *, fmt: str = "svg", options: ViewOptions 
     return build_picture(build, options, fmt, timeout, shown, budget, wrap, layout)
 
 
+def column_picture(pair: Picture, index: int, *, title: str, timeout: float = DEFAULT_TIMEOUT,
+                   budget: LayoutBudget | None = None) -> Picture | None:
+    """Column ``index`` of the side-by-side ``pair`` (0: before optimization) as a picture of its
+    own, titled ``title``: the module as the pair drew it, laid out alone — the picture
+    :func:`module_picture` draws with the same options and marks, without drawing the module a
+    second time (``show``'s ``pre.svg`` and ``post.svg``). None where ``pair`` has no such column."""
+    from copy import copy
+
+    from .scene import Row
+
+    if index >= len(pair.views):
+        return None
+    source = pair.views[index][1]
+    view = copy(source)
+    view.scene = replace(source.scene, title=[Row(title, bold=True)], notes=list(source.scene.notes))
+
+    def build(opts: ViewOptions, extra: Sequence[str]) -> tuple[str | Drawing, list[tuple[str, View]]]:
+        if extra:  # no layout in time: the coarser view is drawn anew (build_picture's retry)
+            raise GraphvizTimeout(extra[0], seconds=timeout)
+        return to_drawing(view.scene), [(title, view)]
+
+    return build_picture(build, source.options or ViewOptions(), "svg", timeout, title, budget)
+
+
 def pair_picture(pre: HloModule, post: HloModule, analysis: Analysis, *, fmt: str = "svg",
                  options: ViewOptions = ViewOptions(), title: str = "", timeout: float = DEFAULT_TIMEOUT,
                  budget: LayoutBudget | None = None, color_by: str = "kernel",
