@@ -5,9 +5,11 @@ The page is the static report (verdict, picture, tables) plus one inline script
 instruction of the drawn modules, the kernels, the folds (strings and scopes in the shared
 tables of :mod:`.tables`), and which drawn box holds which instructions (:mod:`.boxes`); the
 drawn modules and views are :mod:`.sides`' :class:`Side` and :class:`ViewSpec`. Graphviz lays
-out every picture at build time (:mod:`.build` for the first view; :mod:`.block_views`,
-:mod:`.scope_views` and :mod:`.fusion_views` for what opens from it); the script only swaps
-SVGs, highlights, and fills a side panel. :mod:`.page` embeds script and data safely.
+out every picture in Python (:mod:`.build` for the first view; :mod:`.block_views`,
+:mod:`.scope_views` and :mod:`.fusion_views` for what opens from it): when the page is written
+(``ahead``: ``render -o x.html``, ``show --offline``), or when the served page asks for it
+(:mod:`.on_demand`: ``show``); the script only swaps SVGs, highlights, and fills a side panel.
+:mod:`.page` embeds script and data safely.
 
 Entry points, one per kind of page: :func:`pair_payload` (``show``, ``render --stage both``),
 :func:`module_payload` (``render`` of one module) and :func:`diff_payload` (``diff``).

@@ -1,8 +1,10 @@
 """The explorer's pictures: the page's first view plus pre-rendered expansions, bounded.
 
-Every picture is laid out by Graphviz's ``dot`` here, at build time; the browser only shows
-and swaps SVGs (see docs/explorer.md and benchmarks/results/explorer.md for why: a WebAssembly Graphviz
-would have to be fetched at install time and lays out big graphs no faster than ``dot``).
+Every picture is laid out by Graphviz's ``dot`` in Python — when the page is written, or, for
+what opens from the first view in ``show``'s report, when the served page asks (:mod:`.on_demand`);
+the browser only shows and swaps SVGs (see docs/explorer.md and benchmarks/results/explorer.md
+for why: a WebAssembly Graphviz would have to be fetched at install time and lays out big graphs
+no faster than ``dot``).
 
 The first view (:func:`first_view`) is the finest cut of the module's tree that fits a
 :class:`Screen`. An expansion is something it draws as one box: a block, ``×N`` repeat, group
