@@ -75,6 +75,7 @@ def test_show_writes_nothing_when_drawing_is_interrupted(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(pictures, "module_picture", interrupted)
+    monkeypatch.setattr(pictures, "column_picture", interrupted)  # pre.svg: the pair's column laid out alone
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):
         api.show(str(SEED), out)

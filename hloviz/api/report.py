@@ -266,10 +266,13 @@ def _alone(pair: Picture | None, index: int, title: str, draw: Callable[[], Pict
     """``pre.svg`` (``index`` 0) or ``post.svg``: the side-by-side ``pair``'s column laid out alone
     where there is one (the module is not drawn a second time), else ``draw()``: the module drawn
     alone (no pair; a focus or computation, which the pair's columns may each read their own way;
-    no layout of the column in time)."""
+    a pair drawn coarser after a Graphviz timeout, whose own picture retries the same way; no
+    layout of the column in time)."""
     from ..render.pictures import column_picture
 
-    if pair is None or options.focus is not None or options.computation is not None:
+    drawn_with = pair.views[index][1].options if pair is not None and index < len(pair.views) else None
+    if pair is None or options.focus is not None or options.computation is not None \
+            or (drawn_with is not None and drawn_with.coarse):
         return draw()
     try:
         column = column_picture(pair, index, title=title, timeout=timeout, budget=layout)
