@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote, urlsplit
 
 if TYPE_CHECKING:
+    from http.server import BaseHTTPRequestHandler
+
     from ..render.page.explorer.on_demand import OnDemand
     from .report import ShowResult
 
@@ -42,6 +43,8 @@ class ReportServer:
     """The report folder ``files`` (name → path) served at :attr:`url`, views drawn by ``on_demand``."""
 
     def __init__(self, files: Mapping[str, Path], on_demand: OnDemand | None, *, port: int = 0) -> None:
+        from http.server import HTTPServer  # on first use: every other command starts without it
+
         self.files = {name: Path(path) for name, path in files.items()}
         self.on_demand = on_demand
         self.token = secrets.token_urlsafe(16)
@@ -107,6 +110,8 @@ def served_page(html: str) -> str:
 
 
 def _handler(server: ReportServer) -> type[BaseHTTPRequestHandler]:
+    from http.server import BaseHTTPRequestHandler
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # the name http.server calls
             status, kind, body = server.answer(self.path)
