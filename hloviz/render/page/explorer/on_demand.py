@@ -136,8 +136,7 @@ class OnDemand:
         new: list[tuple[str, _Wanted]] = []
         keys: set[str] = set()
         for path in sorted(layers, key=lambda p: (p.count("/"), p)):  # a layer before the layers in it
-            tree = next((s.scope_tree() for s in self.sides if s.scope_tree().get(path) is not None), None)
-            scope = tree.get(path) if tree is not None else None
+            scope = next((sc for s in self.sides if (sc := s.scope_tree().get(path)) is not None), None)
             # its picture goes back up to the nearest layer around it with a picture of its own
             up = next((f"s:{a}" for a in reversed(ancestors(path)) if f"s:{a}" in self._wanted
                        or f"s:{a}" in keys), parent)
