@@ -12,41 +12,58 @@ The public API, top-down:
 - ``hloviz.api`` — what the commands do, as functions: ``stats``, ``dump``, ``show``, ``render``,
   ``diff``
 
-Importing hloviz never imports TensorFlow or JAX; capture does, when asked.
+Importing hloviz never imports TensorFlow or JAX; capture does, when asked. Nor does it import
+the names above until one is used (:func:`__getattr__`): a process that only captures — the
+capture child, ``hloviz dump`` — or only parses does not pay for the analyses' and the diff's
+imports (~45 ms of every capture's start, issue 32).
 """
 
 from __future__ import annotations
 
-from .errors import (
-    CaptureError,
-    DependencyError,
-    HloParseError,
-    HlovizError,
-    InputError,
-    RenderError,
-)
-from .ir import Computation, HloModule, Instruction, Layout, Metadata, Shape, summarize
-from .graph import check, to_networkx
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the names are, for type checkers and readers; imported on first use below
+    from .analysis import (
+        Analysis,
+        FoldedConstant,
+        FoldingReport,
+        Kernel,
+        KernelReport,
+        Mapping,
+        OpMapping,
+        analyze,
+        constant_folding,
+        kernels,
+        pre_to_post,
+    )
+    from .analysis.diff import ModuleDiff, diff_modules
+    from .analysis.pre_post.mapping import PrePostMapping
+    from .errors import CaptureError, DependencyError, HloParseError, HlovizError, InputError, RenderError
+    from .graph import check, to_networkx
+    from .ir import Computation, HloModule, Instruction, Layout, Metadata, Shape, summarize
+    from .parser import parse, parse_file, parse_shape
+    from .printer import to_text
+
+# ``verify`` shares its name with its package, hloviz.verify: imported lazily, the function would
+# be replaced by the package the moment anything imported hloviz.verify.*. It costs ~3 ms.
 from .verify import verify
-from .parser import parse, parse_file, parse_shape
-from .printer import to_text
-from .analysis import (
-    Analysis,
-    FoldedConstant,
-    FoldingReport,
-    Kernel,
-    KernelReport,
-    Mapping,
-    OpMapping,
-    analyze,
-    constant_folding,
-    kernels,
-    pre_to_post,
-)
-from .analysis.diff import ModuleDiff, diff_modules
-from .analysis.pre_post.mapping import PrePostMapping
 
 __version__ = "0.1.0"
+
+#: Each public name → the module that defines it (relative to this package).
+_HOMES = {
+    **dict.fromkeys(("CaptureError", "DependencyError", "HloParseError", "HlovizError", "InputError",
+                     "RenderError"), ".errors"),
+    **dict.fromkeys(("Computation", "HloModule", "Instruction", "Layout", "Metadata", "Shape", "summarize"), ".ir"),
+    **dict.fromkeys(("check", "to_networkx"), ".graph"),
+    **dict.fromkeys(("parse", "parse_file", "parse_shape"), ".parser"),
+    "to_text": ".printer",
+    **dict.fromkeys(("Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping",
+                     "OpMapping", "analyze", "constant_folding", "kernels", "pre_to_post"), ".analysis"),
+    **dict.fromkeys(("ModuleDiff", "diff_modules"), ".analysis.diff"),
+    "PrePostMapping": ".analysis.pre_post.mapping",
+}
 
 __all__ = [
     "CaptureError", "Computation", "DependencyError", "HloModule", "HloParseError", "HlovizError",
@@ -58,9 +75,16 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # `hloviz.api` on first use, so `import hloviz` stays light.
+    """A public name (or ``hloviz.api``), imported on first use and kept."""
     if name == "api":
-        import importlib
-
         return importlib.import_module(".api", __name__)
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home, __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'hloviz' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
