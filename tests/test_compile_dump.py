@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.capture import load_target
-from hloviz.capture.dumps.compile_dump import CompileDump
+from hloviz.capture.dumps.compile_dump import CompileDump, read_sent
 
 TF_DUMP = Path(__file__).resolve().parent / "data" / "memory" / "tf_dump"
 STEM = "module_0000.a_inference_f_25__.2.cpu_after_optimizations"
@@ -27,7 +27,8 @@ def test_the_dump_beside_the_returned_text_is_read_and_removed(monkeypatch):
     for p in TF_DUMP.glob("module_*"):  # what XLA writes there while compiling (TF 2.21, CPU)
         shutil.copy(p, dump.folder / p.name)
     post = (TF_DUMP / f"{STEM}.txt").read_text()
-    record = dump.buffer_assignment(post, "2.21.0")
+    sent = dump.buffer_assignment(post, "2.21.0")
+    record = read_sent(sent)  # the child sends the file's text; the process that started it reads it
     assignment = (TF_DUMP / f"{STEM}-buffer-assignment.txt").read_text()
     assert record is not None and "dumped by the compile" in record["origin"]
     total = re.search(r"^Total bytes used: (\d+)", assignment, re.MULTILINE)
@@ -36,6 +37,8 @@ def test_the_dump_beside_the_returned_text_is_read_and_removed(monkeypatch):
     assert record["live"]["sequence"]  # the live ranges XLA wrote come along
     # another module's text: that file is not its buffer assignment
     assert dump.buffer_assignment(post.replace("tanh(", "exponential("), "2.21.0") is None
+    assert read_sent({**sent, "dumped": assignment[: assignment.index("allocation 1:")]}) is None  # cut short
+    assert read_sent({"origin": "a proto", "total_bytes": 1}) == {"origin": "a proto", "total_bytes": 1}
     folder = dump.folder
     dump.close()
     assert not folder.exists() and os.environ["XLA_FLAGS"] == "--xla_cpu_enable_fast_math=false"

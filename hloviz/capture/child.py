@@ -12,7 +12,10 @@ captures in a child Python (:func:`capture_in_child`), which:
   lines on a pipe of its own, and errors as the same :class:`~hloviz.errors.HlovizError`
   class, message and hint; both pipes are read in one loop, so notes and output keep their
   order and a child writing megabytes of output while hloviz waits for the HLO never blocks;
-* ends with ``os._exit`` once the result is sent, so a stray thread cannot keep it alive;
+* ends with ``os._exit`` once the result is sent, so a stray thread cannot keep it alive; its
+  output is flushed before the result goes out, so hloviz, once it has the result, forwards what
+  is in the pipe and goes on without waiting for the child's exit (tearing down a process that
+  has TensorFlow loaded took ~50 ms, now spent while hloviz parses);
 * if the model ends it early (``os._exit``, a crash), the parent says so (exit 2); a process
   the model forks is ignored once the child has ended.
 
@@ -108,6 +111,7 @@ def capture_in_child(target: str, args: Sequence[str] = (), device: str | None =
 def _capture_in_child(target: str, args: Sequence[str], device: str | None, verbose: bool,
                       notify: Callable[[str], None] | None, *, python: str | None, isolated: bool,
                       under: str | None, temp: str):
+    from hloviz.capture.dumps.compile_dump import read_sent
     from hloviz.capture.result import Capture
 
     say = notify or (lambda _m: None)
@@ -136,8 +140,9 @@ def _capture_in_child(target: str, args: Sequence[str], device: str | None, verb
             proc.stdin.close()
         except BrokenPipeError:  # it died before reading: its output and exit status say why
             pass
+        import hloviz.analysis.memory.readers  # noqa: F401 - read_sent's reader: imported while the child starts
         result = _relay(proc, msg_read, out_read, say, output)
-        code = proc.wait()
+        code = proc.wait() if result is None else 0  # with a result, the child is only exiting
     except BaseException as reason:  # Ctrl-C, SIGTERM, anything: neither the child nor what it started
         stop_child(proc, reason)     # outlives us; it is told with the signal that stopped us first
         raise
@@ -153,7 +158,7 @@ def _capture_in_child(target: str, args: Sequence[str], device: str | None, verb
         raise cls(f"under {under}: {message}" if under else message, hint=result.get("hint"))
     cap = result["capture"]
     return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
-                   cap["post_filename"], memory=cap.get("memory"))
+                   cap["post_filename"], memory=read_sent(cap.get("memory")))
 
 
 #: Signals of a crash, on which faulthandler (on in the child) prints the Python stack first.
@@ -252,17 +257,17 @@ def _relay(proc: subprocess.Popen, msg_fd: int, out_fd: int, say: Callable[[str]
            output: _Output) -> dict | None:
     """Read the child's messages and output until it has ended; its result (or None).
 
-    Notes go to ``say`` and output to ``output`` as they come. A process the model forked may
-    hold the pipes open: once the child itself has ended, what is already in them is read and
-    no more is waited for.
+    Notes go to ``say`` and output to ``output`` as they come. Once the result has come (the
+    child flushed its output first) or the child has ended, what is already in the pipes is read
+    and no more is waited for: a process the model forked may hold them open.
     """
     messages = _Messages(say)
     open_fds = [msg_fd, out_fd]
     ended = False
     drained = 0
     while open_fds and drained < _DRAIN_LIMIT:
-        if not ended and proc.poll() is not None:
-            ended = True  # everything the child wrote is in the pipes now
+        if not ended and (proc.poll() is not None or messages.result is not None):
+            ended = True  # everything the child wrote is in the pipes now (it flushed before the result)
         ready, _, _ = select.select(open_fds, [], [], 0 if ended else 0.1)
         if not ready and ended:
             break
@@ -336,10 +341,12 @@ def _child(fd: int) -> None:
 
         cap = capture_function(request["target"], tuple(request["args"]), request["device"], request["verbose"],
                              lambda m: send({"note": m}))
+        _flush()  # all the model printed is in the output pipe before the result is in its own
         send({"capture": {"pre_text": cap.pre_text, "post_text": cap.post_text, "info": cap.info,
                           "label": cap.label, "pre_filename": cap.pre_filename,
                           "post_filename": cap.post_filename, "memory": cap.memory}})
     except HlovizError as err:
+        _flush()
         send({"error": type(err).__name__ if type(err).__name__ in _ERRORS else "CaptureError",
               "message": err.args[0] if err.args else str(err), "hint": err.hint})
     except KeyboardInterrupt:
@@ -347,15 +354,20 @@ def _child(fd: int) -> None:
     except BaseException as err:  # noqa: BLE001 - a bug: report it, as the parent would have
         import traceback
 
+        _flush()
         send({"error": "CaptureError", "message": f"capturing failed: {type(err).__name__}: {err}",
               "hint": "this is a bug in hloviz; the traceback was:\n" + traceback.format_exc()[-2000:]})
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:  # noqa: BLE001
-            pass
+        _flush()
     os._exit(code)  # no waiting for threads the model started
+
+
+def _flush() -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - a model may have closed or replaced them
+        pass
 
 
 if __name__ == "__main__":

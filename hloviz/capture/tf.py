@@ -252,7 +252,9 @@ DUMP_THE_COMPILE = False
 def _compile(generate: Any, texts: dict[str, str], name: str, user_files: tuple[str, ...],
              caller: frozenset[tuple[str, int]], dump: CompileDump | None, version: str) -> dict | None:
     """Both stages into ``texts``; returns XLA's buffer assignment of the optimized module (from
-    ``dump``, the compile's own, when it wrote one; else from one more compile, for the proto)."""
+    ``dump``, the compile's own, when it wrote one — its text, read by the process that started
+    the capture child, :func:`~hloviz.capture.dumps.compile_dump.read_sent`; else from one more
+    compile, for the proto)."""
     for stage in ("hlo", "optimized_hlo"):
         try:
             texts[stage] = generate(stage=stage)

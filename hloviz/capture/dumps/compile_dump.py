@@ -11,7 +11,7 @@ So, in a process of hloviz's own (the capture child, which ends after the captur
 compile is asked to dump: ``--xla_dump_to=<a fresh temporary folder>`` is added to
 ``XLA_FLAGS`` before TensorFlow compiles, XLA writes ``…after_optimizations-buffer-assignment.txt``
 (with the live ranges) next to the module's text while compiling for ``optimized_hlo``, and
-:meth:`CompileDump.buffer_assignment` reads it; the folder is removed. XLA reads ``XLA_FLAGS``
+:meth:`CompileDump.buffer_assignment` takes its text; the folder is removed. XLA reads ``XLA_FLAGS``
 once, at its first compile: when something compiled earlier in the process (or the user's
 ``XLA_FLAGS`` already dump somewhere), no file appears and the caller asks for the proto as
 before — the same record, one compile more.
@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["CompileDump", "fresh_folder", "same_text"]
+__all__ = ["CompileDump", "fresh_folder", "read_sent", "same_text"]
 
 _AFTER = "after_optimizations-buffer-assignment.txt"
 
@@ -42,12 +42,15 @@ class CompileDump:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_dump_to={self.folder}".strip()
 
     def buffer_assignment(self, post_text: str, version: str) -> dict | None:
-        """The record of the buffer assignment XLA dumped for the module ``post_text`` is the
-        optimized text of (:meth:`XlaAssignment.to_dict <hloviz.analysis.memory.records.XlaAssignment.to_dict>`);
-        None when XLA dumped none (flags read before) or the file cannot be read."""
-        from hloviz.analysis.memory.readers import from_dump_texts
-        from hloviz.analysis.memory.records import RecordError
+        """XLA's buffer assignment of the module ``post_text`` is the optimized text of, as it was
+        dumped: ``{"dumped": the file's text, "where": its name, "origin": …}``, for
+        :func:`read_sent` to turn into the record (:meth:`XlaAssignment.to_dict
+        <hloviz.analysis.memory.records.XlaAssignment.to_dict>`). None when XLA dumped none
+        (flags read before) or the file cannot be read.
 
+        The text is not read here: this runs in the capture child, and reading it there imported
+        the analyses (~35 ms) while hloviz's own process, waiting for the child to start
+        TensorFlow, had the time to import them (issue 32)."""
         if self.folder is None:
             return None
         path = next((p for p in sorted(self.folder.glob(f"module_*{_AFTER}"), reverse=True)
@@ -55,11 +58,11 @@ class CompileDump:
         if path is None:
             return None
         try:
-            record = from_dump_texts(path.read_text(encoding="utf-8", errors="replace"), where=path.name,
-                                     origin=f"XLA's buffer assignment (TensorFlow {version}, dumped by the compile)")
-        except (RecordError, OSError):
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
             return None
-        return record.to_dict()
+        return {"dumped": text, "where": path.name,
+                "origin": f"XLA's buffer assignment (TensorFlow {version}, dumped by the compile)"}
 
     def close(self) -> None:
         """Remove the folder and give ``XLA_FLAGS`` back its value (what the model starts after
@@ -89,3 +92,18 @@ def same_text(path: Path, text: str) -> bool:
         return path.read_text(encoding="utf-8", errors="replace").strip() == text.strip()
     except OSError:
         return False
+
+
+def read_sent(memory: dict | None) -> dict | None:
+    """The record of a buffer assignment :meth:`CompileDump.buffer_assignment` sent as text; any
+    other record (XLA's proto, read where it was asked for) as it is; None where the text is not
+    a buffer assignment (the memory report then estimates, as without one)."""
+    if memory is None or "dumped" not in memory:
+        return memory
+    from hloviz.analysis.memory.readers import from_dump_texts
+    from hloviz.analysis.memory.records import RecordError
+
+    try:
+        return from_dump_texts(memory["dumped"], where=memory["where"], origin=memory["origin"]).to_dict()
+    except RecordError:
+        return None
