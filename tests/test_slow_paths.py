@@ -113,7 +113,7 @@ class _Op:
 
 
 def test_an_ops_traceback_is_read_from_the_innermost_end_and_only_to_the_user_frame(tmp_path):
-    from hloviz.capture.tf_graph import _candidate_frames, _innermost_first
+    from hloviz.capture.tf_graph import _candidate_frames, _user_frame
 
     user = str(tmp_path / "model.py")
     library = os.__file__
@@ -122,13 +122,12 @@ def test_an_ops_traceback_is_read_from_the_innermost_end_and_only_to_the_user_fr
     _CountingFrame.reads = 0
     tb = _StackTrace(stack)  # no user-frame filter (older TensorFlow): the whole trace
     tb.get_user_frames = None  # type: ignore[method-assign]
-    found = frames.innermost_user_frame(_innermost_first(_candidate_frames(_Op(tb)), frozenset()),
-                                        always=[user], innermost_first=True)
+    found = _user_frame(_candidate_frames(_Op(tb)), frozenset(), (user,))
     assert found is not None and (found.file, found.line) == (user, 9)
     assert _CountingFrame.reads == 2  # the library frame, then the user's: the outer 500 never read
     # With TensorFlow's own filter, the caller's frames ((file, line) pairs) are still skipped.
     tb2 = _StackTrace(stack, user_frames=[stack[-3], stack[-2]])
-    found = frames.innermost_user_frame(_innermost_first(_candidate_frames(_Op(tb2)), frozenset({(user, 9)})),
-                                        always=[user], innermost_first=True)
+    found = _user_frame(_candidate_frames(_Op(tb2)), frozenset({(user, 9)}), (user,))
     assert found is not None and found.line == 7
+    assert _user_frame(_candidate_frames(_Op(tb2)), frozenset({(user, 9), (user, 7)}), (user,)) is None
     assert list(_candidate_frames(_Op(_StackTrace([])))) == []

@@ -157,8 +157,11 @@ def _capture_in_child(target: str, args: Sequence[str], device: str | None, verb
         message = str(result.get("message", ""))
         raise cls(f"under {under}: {message}" if under else message, hint=result.get("hint"))
     cap = result["capture"]
-    return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
-                   cap["post_filename"], memory=read_sent(cap.get("memory")))
+    try:
+        return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
+                       cap["post_filename"], memory=read_sent(cap.get("memory")))
+    except (KeyError, TypeError) as err:  # a model that wrote on hloviz's message pipe itself
+        raise CaptureError(f"capturing {target}: the capture process sent no capture hloviz can read ({err})") from None
 
 
 #: Signals of a crash, on which faulthandler (on in the child) prints the Python stack first.
@@ -335,16 +338,14 @@ def _child(fd: int) -> None:
             if p not in sys.path:
                 sys.path.append(p)
         from hloviz.capture import tf as tf_capture
-        from hloviz.capture.in_process import capture_function
+        from hloviz.capture.in_process import capture_fields
 
         tf_capture.DUMP_THE_COMPILE = True  # this process ends after the capture: one compile, dumped
 
-        cap = capture_function(request["target"], tuple(request["args"]), request["device"], request["verbose"],
-                             lambda m: send({"note": m}))
+        fields = capture_fields(request["target"], tuple(request["args"]), request["device"], request["verbose"],
+                                lambda m: send({"note": m}))
         _flush()  # all the model printed is in the output pipe before the result is in its own
-        send({"capture": {"pre_text": cap.pre_text, "post_text": cap.post_text, "info": cap.info,
-                          "label": cap.label, "pre_filename": cap.pre_filename,
-                          "post_filename": cap.post_filename, "memory": cap.memory}})
+        send({"capture": fields})  # checked where it is received, as a Capture
     except HlovizError as err:
         _flush()
         send({"error": type(err).__name__ if type(err).__name__ in _ERRORS else "CaptureError",
