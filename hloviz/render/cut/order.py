@@ -172,51 +172,56 @@ def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
     by_phase: dict[int, list[int]] = {}
     named: dict[int, list[int]] = {}
     working: dict[int, list[int]] = {}
-    prepared = _weight_preparation(g, u, top)
+    position = g.position
+    ranked = sorted((position(m), m) for m in u.members if m.parent is top)  # text order, once for all three
+    prepared = _weight_preparation(ranked)
     # made of parameters and returned, nothing else reading it: an optimizer's step count
     # incremented (JAX names it like the forward pass: an unseen MLP's optimizer box stood
     # between its model and its loss by it)
-    aside = prepared & _returned_only(g, u, top, readers) if readers is not None else set()
-    members = [m for m in u.members if id(m) not in aside] if len(aside) < len(u.members) else u.members
-    for m in members:
-        if m.parent is top and m.opcode not in _UNRANKED:
-            rank, spot = _RANK.get(phase_of(m), 0), g.position(m)
-            by_phase.setdefault(rank, []).append(spot)
-            if m.metadata.op_name:
-                named.setdefault(rank, []).append(spot)
-                if id(m) not in prepared:
-                    working.setdefault(rank, []).append(spot)
+    aside = prepared & _returned_only(ranked, top, readers) if readers is not None and prepared else set()
+    rank_of = _RANK.get
+    for spot, m in ranked:
+        if m.opcode in _UNRANKED or (aside and id(m) in aside and len(aside) < len(u.members)):
+            continue
+        rank = rank_of(phase_of(m), 0)
+        by_phase.setdefault(rank, []).append(spot)
+        if m.metadata.op_name:
+            named.setdefault(rank, []).append(spot)
+            if id(m) not in prepared:
+                working.setdefault(rank, []).append(spot)
     if by_phase:
         # the phase of its earliest work; where it is, by what does that work on the program's
         # values (not its weights' preparation), else by its named instructions, else all
         rank = min(named or by_phase)
-        spots = sorted(working.get(rank) or named.get(rank) or by_phase[rank])
+        spots = working.get(rank) or named.get(rank) or by_phase[rank]  # in text order already
         return (rank, spots[(len(spots) - 1) // 2])
     if u.members and u.members[0].parent is not top and u.members[0].opcode not in _UNRANKED:
         return (0, u.pos[1])  # a unit drawn from inside a fusion of the top computation
     return None
 
 
-def _weight_preparation(g: ViewGraph, u: Unit, top) -> set[int]:
-    """Ids of ``u``'s members of the top computation that read nothing computed by another unit:
-    parameters, constants and what the unit itself made of them (a kernel's transpose, a batch
-    norm's scale from its moving variance). XLA schedules such work wherever it likes, mostly
-    first: a batch norm's box holding the fusion that folds its statistics (scheduled at the
-    top) and the one applying them (after its convolution) stood above the convolution by the
-    median of two, and every later layer's arrow ran back up (Xception's optimized column)."""
+def _weight_preparation(ranked: list[tuple[int, Instruction]]) -> set[int]:
+    """Ids of a unit's members of the top computation (``ranked``: (position, member) in text
+    order) that read nothing computed by another unit: parameters, constants and what the unit
+    itself made of them (a kernel's transpose, a batch norm's scale from its moving variance).
+    XLA schedules such work wherever it likes, mostly first: a batch norm's box holding the
+    fusion that folds its statistics (scheduled at the top) and the one applying them (after its
+    convolution) stood above the convolution by the median of two, and every later layer's arrow
+    ran back up (Xception's optimized column)."""
     prepared: set[int] = set()
-    for m in sorted((m for m in u.members if m.parent is top), key=g.position):  # operands first
+    for _, m in ranked:  # operands first
         if all(id(o) in prepared or _sourced(o) for o in m.operands):
             prepared.add(id(m))
     return prepared
 
 
-def _returned_only(g: ViewGraph, u: Unit, top, users: dict[Instruction, list[Instruction]]) -> set[int]:
-    """Ids of ``u``'s members of the top computation whose values go nowhere but to the ROOT and
-    to other such members of ``u`` (users read before their operands: text order reversed)."""
+def _returned_only(ranked: list[tuple[int, Instruction]], top, users: dict[Instruction, list[Instruction]]) -> set[int]:
+    """Ids of a unit's members of the top computation (``ranked`` as for
+    :func:`_weight_preparation`) whose values go nowhere but to the ROOT and to other such
+    members (users read before their operands: text order reversed)."""
     root = top.root
     out: set[int] = set()
-    for m in sorted((m for m in u.members if m.parent is top), key=g.position, reverse=True):
+    for _, m in reversed(ranked):
         read_by = users.get(m, ())
         if read_by and all(x is root or id(x) in out for x in read_by):
             out.add(id(m))
