@@ -20,8 +20,9 @@ imports (~45 ms of every capture's start, issue 32).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .lazy import lazy_names
 
 if TYPE_CHECKING:  # what the names are, for type checkers and readers; imported on first use below
     from .analysis import (
@@ -51,19 +52,17 @@ from .verify import verify
 
 __version__ = "0.1.0"
 
-#: Each public name → the module that defines it (relative to this package).
-_HOMES = {
-    **dict.fromkeys(("CaptureError", "DependencyError", "HloParseError", "HlovizError", "InputError",
-                     "RenderError"), ".errors"),
-    **dict.fromkeys(("Computation", "HloModule", "Instruction", "Layout", "Metadata", "Shape", "summarize"), ".ir"),
-    **dict.fromkeys(("check", "to_networkx"), ".graph"),
-    **dict.fromkeys(("parse", "parse_file", "parse_shape"), ".parser"),
-    "to_text": ".printer",
-    **dict.fromkeys(("Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping",
-                     "OpMapping", "analyze", "constant_folding", "kernels", "pre_to_post"), ".analysis"),
-    **dict.fromkeys(("ModuleDiff", "diff_modules"), ".analysis.diff"),
-    "PrePostMapping": ".analysis.pre_post.mapping",
-}
+__getattr__, __dir__ = lazy_names(globals(), {
+    ".errors": ("CaptureError", "DependencyError", "HloParseError", "HlovizError", "InputError", "RenderError"),
+    ".ir": ("Computation", "HloModule", "Instruction", "Layout", "Metadata", "Shape", "summarize"),
+    ".graph": ("check", "to_networkx"),
+    ".parser": ("parse", "parse_file", "parse_shape"),
+    ".printer": ("to_text",),
+    ".analysis": ("Analysis", "FoldedConstant", "FoldingReport", "Kernel", "KernelReport", "Mapping", "OpMapping",
+                  "analyze", "constant_folding", "kernels", "pre_to_post"),
+    ".analysis.diff": ("ModuleDiff", "diff_modules"),
+    ".analysis.pre_post.mapping": ("PrePostMapping",),
+}, subpackages=("api",))
 
 __all__ = [
     "CaptureError", "Computation", "DependencyError", "HloModule", "HloParseError", "HlovizError",
@@ -73,18 +72,3 @@ __all__ = [
     "analyze", "constant_folding", "kernels", "pre_to_post", "ModuleDiff", "diff_modules",
 ]
 
-
-def __getattr__(name: str):
-    """A public name (or ``hloviz.api``), imported on first use and kept."""
-    if name == "api":
-        return importlib.import_module(".api", __name__)
-    home = _HOMES.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(home, __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'hloviz' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})

@@ -16,16 +16,35 @@ Results display themselves in Jupyter (``_repr_svg_`` / ``_repr_html_``).
 
 from __future__ import annotations
 
-from .diff import DiffResult, DiffSide, diff
-from .memory import Memory, memory
-from .options import CaptureOptions as CaptureOptions, DrawOptions as DrawOptions  # re-exported
-from .options import FitOptions as FitOptions  # re-exported
-from .passes import PassesResult, passes
-from .pictures import render
-from .report import ShowResult, show
-from .serve import serve_report
-from .stats import Stats, dump, scope_trees, stats
-from .versions import VersionColumn, VersionsResult, versions
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
+
+if TYPE_CHECKING:  # what the names are, for type checkers and readers; imported on first use below
+    from .diff import DiffResult, DiffSide, diff
+    from .memory import Memory, memory
+    from .options import CaptureOptions as CaptureOptions, DrawOptions as DrawOptions  # re-exported
+    from .options import FitOptions as FitOptions  # re-exported
+    from .passes import PassesResult, passes
+    from .pictures import render
+    from .report import ShowResult, show
+    from .serve import serve_report
+    from .stats import Stats, dump, scope_trees, stats
+    from .versions import VersionColumn, VersionsResult, versions
+
+# Each command's module is imported when its function is first used: the CLI names every command
+# at its start, and importing all of them took ~50 ms of each command's start (issue 32).
+__getattr__, __dir__ = lazy_names(globals(), {
+    ".diff": ("DiffResult", "DiffSide", "diff"),
+    ".memory": ("Memory", "memory"),
+    ".options": ("CaptureOptions", "DrawOptions", "FitOptions"),
+    ".passes": ("PassesResult", "passes"),
+    ".pictures": ("render",),
+    ".report": ("ShowResult", "show"),
+    ".serve": ("serve_report",),
+    ".stats": ("Stats", "dump", "scope_trees", "stats"),
+    ".versions": ("VersionColumn", "VersionsResult", "versions"),
+})
 
 __all__ = ["DiffResult", "DiffSide", "Memory", "PassesResult", "ShowResult", "Stats", "VersionColumn", "VersionsResult",
            "diff", "dump", "memory", "passes", "render", "scope_trees", "serve_report", "show", "stats",

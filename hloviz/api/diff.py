@@ -198,9 +198,12 @@ def diff(a: Any, b: Any, *, stage: str = "post", args: Sequence[str] = (), devic
          module: str | None = None, notify: Callable[[str], None] | None = None) -> DiffResult:
     """Diff ``a`` (before) against ``b`` (after); see the module docstring for what they may be."""
     from ..analysis.diff import diff_modules
-    from .passes import step_sides  # TARGET@PASS: snapshots of a pass history (hloviz passes)
 
-    steps = step_sides(a, b, args=args, device=device, module=module, notify=notify)
+    steps: tuple[DiffSide | None, DiffSide | None] = (None, None)
+    if any(isinstance(x, str) and "@" in x for x in (a, b)):  # TARGET@PASS: a pass history's snapshot
+        from .passes import step_sides  # (hloviz passes; its imports are for those sides only)
+
+        steps = step_sides(a, b, args=args, device=device, module=module, notify=notify)
     before = steps[0] or load_side(a, stage, args=args, device=device, module=module, notify=notify)
     after = steps[1] or load_side(b, stage, args=args, device=device, module=module, notify=notify)
     return DiffResult(diff_modules(before.module, after.module), before, after, stage)

@@ -27,18 +27,37 @@ Drawing a module with your own colours (what the diff picture does)::
 
 ``View.node_of`` maps instruction names to node keys, to add edges or clusters to a scene
 before it becomes DOT.
+
+The names below are imported on first use (:mod:`hloviz.lazy`): a command that needs one piece
+(``diff`` checking its ``--timeout``) does not import every stage.
 """
 
 from __future__ import annotations
 
-from .cut.cut import Cut, fit
-from .layout.dot import columns_to_dot, to_dot
-from .layout.runs.graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
-from .page.files import write_atomic
-from .pictures import Picture, build_picture, format_for, module_picture, pair_picture
-from .scene import Cluster, Edge, Node, Row, Scene
-from .tree.tree import Tree, TreeNode, build_tree
-from .views import Mark, View, ViewOptions, draw_module
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
+
+if TYPE_CHECKING:  # what the names are, for type checkers and readers; imported on first use below
+    from .cut.cut import Cut, fit
+    from .layout.dot import columns_to_dot, to_dot
+    from .layout.runs.graphviz_run import DEFAULT_TIMEOUT, GraphvizTimeout, find_dot, normalize_svg, run_dot
+    from .page.files import write_atomic
+    from .pictures import Picture, build_picture, format_for, module_picture, pair_picture
+    from .scene import Cluster, Edge, Node, Row, Scene
+    from .tree.tree import Tree, TreeNode, build_tree
+    from .views import Mark, View, ViewOptions, draw_module
+
+__getattr__, __dir__ = lazy_names(globals(), {
+    ".cut.cut": ("Cut", "fit"),
+    ".layout.dot": ("columns_to_dot", "to_dot"),
+    ".layout.runs.graphviz_run": ("DEFAULT_TIMEOUT", "GraphvizTimeout", "find_dot", "normalize_svg", "run_dot"),
+    ".page.files": ("write_atomic",),
+    ".pictures": ("Picture", "build_picture", "format_for", "module_picture", "pair_picture"),
+    ".scene": ("Cluster", "Edge", "Node", "Row", "Scene"),
+    ".tree.tree": ("Tree", "TreeNode", "build_tree"),
+    ".views": ("Mark", "View", "ViewOptions", "draw_module"),
+})
 
 __all__ = [
     "Cluster", "Cut", "DEFAULT_TIMEOUT", "Tree", "TreeNode", "build_tree", "fit", "Edge", "GraphvizTimeout", "Mark", "Node", "Picture", "Row", "Scene", "View",
