@@ -5,7 +5,9 @@ of milliseconds to import together; a command that needs one of them (``hloviz d
 its ``--timeout``, the capture child reading nothing but its request) paid for all of them
 (issue 32). A package lists where each public name lives and hands :func:`lazy_names` its
 namespace; ``__getattr__`` then imports a name's module when the name is first read and keeps
-the name, so the next read is a plain attribute.
+the name, so the next read is a plain attribute. A submodule not imported yet is imported when
+it is first read as an attribute (``hloviz.capture.load_target`` after ``import hloviz``), as it
+was when the package imported everything.
 
 A name that is also the name of one of the package's submodules (``hloviz.api.diff``, the
 function, and ``hloviz/api/diff.py``) would be rebound to the submodule the moment anything
@@ -16,6 +18,7 @@ module refuse that rebinding for the names it lists, so ``api.diff`` stays the f
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -24,26 +27,25 @@ from typing import Any
 __all__ = ["lazy_names"]
 
 
-def lazy_names(namespace: dict[str, Any], homes: Mapping[str, Iterable[str]], subpackages: Iterable[str] = ()
+def lazy_names(namespace: dict[str, Any], homes: Mapping[str, Iterable[str]]
                ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for the package whose globals are ``namespace``;
-    ``homes``: module (relative, ``".ir"``) → the public names it defines; ``subpackages``: names
-    that are subpackages themselves (``hloviz.api``), imported on first use too."""
+    ``homes``: module (relative, ``".ir"``) → the public names it defines."""
     package = namespace["__name__"]
     home_of = {name: module for module, names in homes.items() for name in names}
-    home_of.update((name, "." + name) for name in subpackages)
-    subpackages = frozenset(subpackages)
-    shadowed = frozenset(name for name, module in home_of.items()  # a name its home's package shares
-                         if name not in subpackages and module.split(".")[1] == name)
+    # names their home's package shares (``api.diff``, the function, in ``api/diff.py``)
+    shadowed = frozenset(name for name, module in home_of.items() if module.split(".")[1] == name)
     if shadowed:
         sys.modules[package].__class__ = _keeping(shadowed)
 
     def __getattr__(name: str) -> Any:
         module = home_of.get(name)
+        if module is None and not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:
+            return importlib.import_module(f"{package}.{name}")  # a submodule: ``hloviz.capture.load_target``
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         imported = importlib.import_module(module, package)
-        value = imported if name in subpackages else getattr(imported, name)
+        value = getattr(imported, name)
         namespace[name] = value
         return value
 

@@ -28,6 +28,7 @@ def test_public_names_are_the_defining_modules_objects_imported_on_first_use():
     code = ("import sys, hloviz\n"
             "print(sorted(m for m in sys.modules if m.startswith(('hloviz.analysis', 'hloviz.parser', "
             "'hloviz.capture'))))\n"
+            "read = hloviz.capture.load_target\n"  # a submodule read as an attribute, never imported by name
             "import hloviz.verify.structure\n"
             "from hloviz.analysis import analyze, kernels\n"
             "from hloviz.analysis.diff import diff_modules\n"
@@ -35,10 +36,14 @@ def test_public_names_are_the_defining_modules_objects_imported_on_first_use():
             "from hloviz.verify import verify\n"
             "print(all(getattr(hloviz, n) is f for n, f in [('analyze', analyze), ('kernels', kernels), "
             "('diff_modules', diff_modules), ('parse', parse), ('verify', verify)]))\n"
-            "print([n for n in hloviz.__all__ if getattr(hloviz, n, None) is None])")
+            "print([n for n in hloviz.__all__ if getattr(hloviz, n, None) is None])\n"
+            "import hloviz.api.diff, hloviz.api.stats\n"
+            "from hloviz.api.diff import diff\n"
+            "from hloviz.capture import load_target\n"
+            "print(hloviz.api.diff is diff, callable(hloviz.api.stats), read is load_target)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert out.stdout.split("\n")[:3] == ["[]", "True", "[]"]
+    assert out.stdout.split("\n")[:4] == ["[]", "True", "[]", "True True True"]
 
 
 def _commands() -> list[str]:
