@@ -157,11 +157,8 @@ def _capture_in_child(target: str, args: Sequence[str], device: str | None, verb
         message = str(result.get("message", ""))
         raise cls(f"under {under}: {message}" if under else message, hint=result.get("hint"))
     cap = result["capture"]
-    try:
-        return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
-                       cap["post_filename"], memory=read_sent(cap.get("memory")))
-    except (KeyError, TypeError) as err:  # a model that wrote on hloviz's message pipe itself
-        raise CaptureError(f"capturing {target}: the capture process sent no capture hloviz can read ({err})") from None
+    return Capture(cap["pre_text"], cap["post_text"], cap["info"], cap["label"], cap["pre_filename"],
+                   cap["post_filename"], memory=read_sent(cap.get("memory")))
 
 
 #: Signals of a crash, on which faulthandler (on in the child) prints the Python stack first.

@@ -77,18 +77,11 @@ def _realpath(path: str) -> str:
     return os.path.realpath(path)
 
 
-def innermost_user_frame(frames: Iterable[Frame], *, always: Iterable[str] = (),
-                         innermost_first: bool = False) -> Frame | None:
-    """The innermost frame of ``frames`` in a user file.
-
-    ``frames`` run outermost first, as in a traceback, unless ``innermost_first``: then the first
-    user frame is the answer and the rest of ``frames`` is never read.
-    """
+def innermost_user_frame(frames: Iterable[Frame], *, always: Iterable[str] = ()) -> Frame | None:
+    """The innermost frame of ``frames`` (outermost first, as in a traceback) in a user file."""
     always = tuple(always)
     found = None
     for fr in frames:
         if is_user_file(fr.file, always=always):
-            if innermost_first:
-                return fr
             found = fr
     return found
