@@ -14,7 +14,6 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import api
-from ..analysis.memory.report import kind_label
 from ..errors import visible
 from ..units import binary_size
 from .root import app
@@ -58,6 +57,8 @@ def size(n: int) -> str:
 
 def print_report(label: str, report, console: Console, rows: int | None) -> None:
     """The text report (``hloviz memory``; also used by ``stats``)."""
+    from ..analysis.memory.report import kind_label
+
     r = report
     console.print(f"[bold]{_t(label)}[/]: memory {'from ' if r.source == 'xla' else ''}{_t(r.origin)}")
     for line in r.notes:

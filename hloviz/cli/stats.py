@@ -8,7 +8,7 @@ comes from the HLO; source lines come from the capture's source map when it has 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,7 +17,6 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from .. import api
-from ..analysis.export import source_lines
 from ..analysis.glossary import (
     FOLDED,
     FOLDED_BY,
@@ -28,13 +27,16 @@ from ..analysis.glossary import (
     STATUSES,
     WORK_INSTRUCTION,
 )
-from ..analysis.kernels import KERNEL_SORTS, Kernel, sorted_kernels
-from ..analysis.loops import trips_text
-from ..analysis.summary import histogram_text, types_text
 from ..errors import InputError, visible
 from ..units import binary_size
 from .root import app
 from .targets import TargetOptions, note, print_json, target_options
+
+if TYPE_CHECKING:
+    from ..analysis.kernels import Kernel
+
+# (the analyses' helpers are imported in the functions that print: every command's start
+# imports this module, and `hloviz dump` prints none of its tables)
 
 #: Rows shown per table unless --all.
 ROWS = 20
@@ -97,6 +99,8 @@ def stats(
 def _check_kernel_options(sort: str | None, top: int | None, by: str, show_all: bool) -> None:
     """``--sort`` and ``--top`` order and cut the kernel table: one clear message for a value or
     a combination that means nothing."""
+    from ..analysis.kernels import KERNEL_SORTS
+
     if sort is not None and sort not in KERNEL_SORTS:
         raise InputError(f"--sort {sort!r}: expected one of {', '.join(KERNEL_SORTS)}")
     if top is not None and top < 1:
@@ -111,6 +115,8 @@ def _check_kernel_options(sort: str | None, top: int | None, by: str, show_all: 
 
 def _ordered(result: api.Stats, rows: list[dict], sort: str | None, top: int | None) -> list[dict]:
     """The JSON kernel rows in ``--sort`` order (as the table: :func:`sorted_kernels`), cut to ``--top``."""
+    from ..analysis.kernels import sorted_kernels
+
     kernels = result.analysis.kernels.kernels if result.analysis.kernels is not None else ()
     position = {id(k): i for i, k in enumerate(kernels)}  # the rows are the kernels, in execution order
     return [rows[position[id(k)]] for k in sorted_kernels(kernels, sort)[:top]]
@@ -199,6 +205,11 @@ def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | No
                    runs: dict[str, int | None] | None = None) -> None:
     """The kernel table: in execution order, or biggest first by ``sort``; each kernel's layer
     (its ops' common scope) beside its source lines, which on a Keras model are the model call."""
+    from ..analysis.export import source_lines
+    from ..analysis.kernels import sorted_kernels
+    from ..analysis.loops import trips_text
+    from ..analysis.summary import histogram_text
+
     several = len({k.computation for k in kernels}) > 1
     layer_of = layer_of if layer_of is not None else {k.name: k.layer for k in kernels}
     layers = any(layer_of.get(k.name) for k in kernels)
@@ -246,6 +257,8 @@ def _layer(text: str, segments: int = 3) -> str:
 
 def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str | None = None,
            top: int | None = None) -> None:
+    from ..analysis.export import source_lines
+
     a = result.analysis
     lookup = result.source if result.info.get("source_map") else None
     console.print(f"[bold]{_t(result.label)}[/]")
@@ -308,6 +321,8 @@ def _print_memory(m, console: Console) -> None:
 
 def _print_statuses(a, console: Console) -> None:
     """What became of the function's ops: one row per status, adding up to the op count."""
+    from ..analysis.summary import types_text
+
     assert a.mapping is not None
     counts = a.mapping.counts
     table = _Table("status", OP.plural, "which", title=f"{OP.plural} of the function ({len(a.mapping.ops)})")
