@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "hloviz"
 
 #: Layers from the bottom (0) up, as in design.md, and the modules or packages in each.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("errors", ("hloviz.errors", "hloviz.source", "hloviz.inputs", "hloviz.units")),
+    ("errors", ("hloviz.errors", "hloviz.source", "hloviz.inputs", "hloviz.units", "hloviz.collector")),
     ("ir", ("hloviz.ir", "hloviz.opcodes")),
     ("parser", ("hloviz.parser", "hloviz.printer")),
     ("graph", ("hloviz.graph", "hloviz.verify")),

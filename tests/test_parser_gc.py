@@ -9,11 +9,12 @@ The size threshold is lowered here so that a small real capture takes the large-
 from __future__ import annotations
 
 import gc
+import weakref
 from pathlib import Path
 
 import pytest
 
-from hloviz import parser
+from hloviz import collector, parser
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "memory" / "matmul_chain" / "post.hlo"
 
@@ -25,7 +26,7 @@ def large_path(monkeypatch):
     monkeypatch.setattr(parser, "KEEP_FROZEN_FROM_CHARS", 0)
     yield SAMPLE.read_text()
     gc.unfreeze()
-    monkeypatch.setattr(parser, "_left_frozen", None)
+    monkeypatch.setattr(collector, "_left_frozen", None)
 
 
 def test_a_large_module_stays_frozen_after_the_parse(large_path):
@@ -73,3 +74,43 @@ def test_a_small_module_is_not_left_frozen():
         pytest.skip("the process froze objects itself or paused the collector")
     parser.parse(SAMPLE.read_text())
     assert gc.get_freeze_count() == 0
+
+
+class _Node:
+    """An object in a reference cycle, watched by a weak reference."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_what_a_block_builds_on_a_frozen_module_joins_it_and_the_next_parse_gives_it_back(large_path):
+    parser.parse(large_path)
+    with collector.frozen_while_held():
+        built = [[i] for i in range(100)]
+        cycle = _Node()  # dropped below: only the collector can free it
+    assert gc.isenabled()
+    assert _is_frozen(built) and _is_frozen(cycle)
+    gone = weakref.ref(cycle)
+    del cycle
+    gc.collect()
+    assert gone() is not None  # frozen: no collection reaches it
+    parser.parse(large_path)
+    assert gone() is None  # the parse gave the frozen set back and collected
+
+
+def test_a_block_after_the_caller_froze_freezes_nothing_more(large_path):
+    parser.parse(large_path)
+    gc.freeze()  # the caller's own freeze (as before a fork)
+    with collector.frozen_while_held():
+        built = [object()]
+    assert not _is_frozen(built)
+
+
+def test_a_block_without_a_frozen_module_freezes_nothing():
+    if gc.get_freeze_count() or not gc.isenabled():
+        pytest.skip("the process froze objects itself or paused the collector")
+    parser.parse(SAMPLE.read_text())  # small: not left frozen
+    with collector.frozen_while_held():
+        built = [object()]
+        assert not gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and not _is_frozen(built)

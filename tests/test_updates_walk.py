@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import hloviz
-from hloviz.analysis.collector import collector_paused
 from hloviz.analysis.scopes import build_scope_tree
 from hloviz.analysis.updates import optimizer_targets, update_targets
+from hloviz.collector import collector_paused
 
 
 def _chain_module(n: int) -> str:

@@ -200,39 +200,42 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
     from ..render.layout.runs.graphviz_run import LayoutBudget
 
     layout_budget = LayoutBudget(timeout)  # one --timeout for the picture and the explorer's extra ones
-    try:
-        if stage == "both":
-            if pre_m is None or post_m is None:
-                raise InputError(f"--stage both needs both modules; {cap.label} has only the "
-                                 f"{'post' if pre_m is None else 'pre'}-optimization one")
-            from ..analysis import analyze
+    from ..collector import frozen_while_held
 
-            analysis = analyze(pre_m, post_m, info=cap.info)
-            both = analysis
-            picture = _fitted(lambda opts: pair_picture(
-                pre_m, post_m, both, fmt=chosen, options=opts, title=f"{cap.label}: {both.verdict}", timeout=timeout,
-                color_by=color_by, info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
-                options, fit=budget is None and whole and chosen == "svg")
-        else:
-            m = pre_m if stage == "pre" else post_m
-            if m is None:
-                raise InputError(f"{cap.label} has no {stage}-optimization module",
-                                 hint=f"use --stage {'post' if stage == 'pre' else 'pre'}")
-            marks = None
-            if color_by != "kernel":
+    try:
+        with frozen_while_held():  # what this one picture builds is frozen with a large module (not the explorer's)
+            if stage == "both":
+                if pre_m is None or post_m is None:
+                    raise InputError(f"--stage both needs both modules; {cap.label} has only the "
+                                     f"{'post' if pre_m is None else 'pre'}-optimization one")
                 from ..analysis import analyze
-                from ..render.layout.sidebyside import post_marks, pre_marks
 
                 analysis = analyze(pre_m, post_m, info=cap.info)
-                if post_m is not None and stage == "post":
-                    marks = post_marks(analysis, post_m, color_by)
-                elif post_m is not None and pre_m is not None:  # stage "pre": m is pre_m
-                    marks = pre_marks(analysis, pre_m, color_by)
-            one = m
-            picture = _fitted(lambda opts: module_picture(
-                one, fmt=chosen, options=opts, timeout=timeout, marks=marks, title=f"{cap.label} · {stage}-optimization",
-                info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
-                options, fit=budget is None and whole and chosen == "svg")
+                both = analysis
+                picture = _fitted(lambda opts: pair_picture(
+                    pre_m, post_m, both, fmt=chosen, options=opts, title=f"{cap.label}: {both.verdict}", timeout=timeout,
+                    color_by=color_by, info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
+                    options, fit=budget is None and whole and chosen == "svg")
+            else:
+                m = pre_m if stage == "pre" else post_m
+                if m is None:
+                    raise InputError(f"{cap.label} has no {stage}-optimization module",
+                                     hint=f"use --stage {'post' if stage == 'pre' else 'pre'}")
+                marks = None
+                if color_by != "kernel":
+                    from ..analysis import analyze
+                    from ..render.layout.sidebyside import post_marks, pre_marks
+
+                    analysis = analyze(pre_m, post_m, info=cap.info)
+                    if post_m is not None and stage == "post":
+                        marks = post_marks(analysis, post_m, color_by)
+                    elif post_m is not None and pre_m is not None:  # stage "pre": m is pre_m
+                        marks = pre_marks(analysis, pre_m, color_by)
+                one = m
+                picture = _fitted(lambda opts: module_picture(
+                    one, fmt=chosen, options=opts, timeout=timeout, marks=marks, title=f"{cap.label} · {stage}-optimization",
+                    info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
+                    options, fit=budget is None and whole and chosen == "svg")
     except (DependencyError, RenderError) as err:
         if output is not None:
             raise with_dot_written(err, Path(output).with_suffix(".dot")) from None

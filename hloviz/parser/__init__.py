@@ -18,11 +18,10 @@ read a block at a time; ``scan``, brackets; ``reflow``, one statement per line).
 from __future__ import annotations
 
 import gc
-import operator
-from functools import partial
 from pathlib import Path
 from typing import cast
 
+from ..collector import after_parse, thaw
 from ..errors import HloParseError
 from ..ir import HloModule, set_text_readers
 from ..source import SourceText, Span
@@ -47,7 +46,7 @@ def parse(text: str, filename: str | None = None) -> HloModule:
         raise HloParseError("a NUL byte: this is not HLO text", span=at)
     # The parse allocates hundreds of thousands of objects and frees none of them; pausing the
     # cyclic garbage collector meanwhile avoids repeated full scans of them (a 2-3x cost).
-    _thaw_previous_parse()
+    thaw()
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -62,71 +61,14 @@ def parse(text: str, filename: str | None = None) -> HloModule:
         raise HloParseError("nesting is too deep to parse", span=SourceText(text, filename).span(0, 0)) from None
     finally:
         if collecting:
-            _age_young_objects(keep_frozen=len(text) >= KEEP_FROZEN_FROM_CHARS)
+            after_parse(keep_frozen=len(text) >= KEEP_FROZEN_FROM_CHARS)
             gc.enable()
 
 
-# Texts from this size on (about 30k instructions) stay frozen after the parse; below it the full
-# collection the first reads may set off is short, and freezing would only delay freeing cycles.
+# Texts from this size on (about 30k instructions) stay frozen after the parse
+# (:func:`hloviz.collector.after_parse`); below it the full collection the first reads may set
+# off is short, and freezing would only delay freeing cycles.
 KEEP_FROZEN_FROM_CHARS = 4_000_000
-
-
-class _Canary:
-    """Made just after a parse froze everything; found frozen later, it says that the process has
-    frozen objects itself since (``gc.freeze`` before a fork, say)."""
-
-
-# The canary of the objects the last parse left frozen (None: it holds nothing frozen).
-_left_frozen: _Canary | None = None
-
-
-def _thaw_previous_parse() -> None:
-    """Give back to the collector what the previous parse froze (see ``_age_young_objects``).
-
-    Only when nothing was frozen since: a caller that froze objects (``gc.freeze`` before a
-    fork, say) keeps them frozen. The canary made after that parse's freeze is then frozen too:
-    it is no longer among the collector's generations. (Looked for here, where a full collection
-    follows, rather than counting the frozen objects after the parse: that count walks every one
-    of them, 0.075 s on the 312k-instruction benchmark module.)
-    """
-    global _left_frozen
-    canary, _left_frozen = _left_frozen, None
-    if canary is None or not gc.get_freeze_count():  # (cheap when nothing is frozen: nothing to walk)
-        return
-    same = partial(operator.is_, canary)
-    if not any(any(map(same, gc.get_objects(generation))) for generation in range(3)):
-        return  # frozen since, with the module: the caller's frozen set now
-    gc.unfreeze()
-    if gc.isenabled():
-        # Free the cycles dropped since (a previous large module) now: the freeze at the end of
-        # this parse would otherwise take them along.
-        gc.collect()
-
-
-def _age_young_objects(*, keep_frozen: bool) -> None:
-    """Put every object the collector tracks out of its reach: until the next parse if ``keep_frozen``.
-
-    With the collector paused, the whole new module (a few objects per instruction) sits in the
-    youngest generation. Left there, the first allocations after the parse walk all of it, and
-    again as it ages. Moved to the oldest generation, it is still walked once: the collector
-    starts a full collection when the objects that reached the oldest generation since the last
-    full one outnumber a quarter of those that survived it, and the module never counted in the
-    latter — so the objects made by the first reads of signatures, attributes and metadata (a
-    few hundred thousand on a 300k-instruction module) set off a full collection of the whole
-    module, 0.7 s of a 2.7 s parse-and-read. Frozen (``gc.freeze``: no object is visited), the
-    module is never walked; refcounting still frees what is dropped. The price: cycles dropped
-    meanwhile (a module's computations refer back to it) wait for the next parse, which
-    unfreezes and collects first, or for the caller's ``gc.unfreeze()``; so only large modules
-    stay frozen (``keep_frozen``), small ones go to the oldest generation at once. Skipped when
-    the process froze objects itself, so as not to take over its frozen set.
-    """
-    global _left_frozen
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        if keep_frozen:
-            _left_frozen = _Canary()  # made after the freeze: among the young objects, until something freezes them
-        else:
-            gc.unfreeze()
 
 
 def _parse_reflowed(text: str, filename: str | None) -> HloModule | None:

@@ -41,11 +41,11 @@ optimization, whole or focused (:func:`_draw_tree`):
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..collector import collector_paused
 from ..ir import HloModule, Instruction, called_closure
 from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
@@ -197,14 +197,9 @@ def draw_module(module: HloModule, *, marks: Mapping[str, Mark] | None = None,
     (``block_5_expand/kernel``) and its source map puts the user's ``file:line`` in tooltips.
     """
     # Building allocates many small objects next to a big module; Python's cyclic GC would walk
-    # the whole module again and again meanwhile. Nothing built here is cyclic garbage.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # the whole module again and again meanwhile (:mod:`hloviz.collector`).
+    with collector_paused():
         return _draw(module, marks, options, title, info)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOptions, title: str | None,

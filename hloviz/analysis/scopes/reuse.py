@@ -43,7 +43,7 @@ def build_scope_tree(module: HloModule, *, stage: str | None = None,
     instead of the program's order: for a caller that only looks instructions and scopes up
     and orders what it draws itself (the picture: a third of the 300k-instruction module's tree).
     """
-    from ..collector import collector_paused
+    from ...collector import collector_paused
     from .build import build  # on first use: ``import hloviz`` does not load the builder
 
     plain = kernel_report is None and parameter_names is None and order_like is None and layers is None

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from weakref import WeakKeyDictionary
 
+from ...collector import collector_paused
 from ...ir import Instruction
-from ..collector import collector_paused
 from ..scopes import Scope, ScopeTree
 from .reads import common_scope, users_in_computation
 from .tracer import UpdateTracer
