@@ -193,6 +193,35 @@ def test_a_lone_surrogate_in_capture_json_is_an_input_error(tmp_path, capsys, ch
     assert "capture.json" in err and says in err and out == ""
 
 
+def _holds_surrogate(value: object) -> bool:
+    """The oracle: any key or string of a parsed JSON value with a code point D800-DFFF."""
+    if isinstance(value, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+    if isinstance(value, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(map(_holds_surrogate, value))
+    return False
+
+
+ESCAPES = ['"\\ud800"', '"\\uD800"', '"\\uDbFf x"', '"a\\udc00"', '{"\\uDFFF": 1}', '"\\ud7ff"', '"\\ue000"',
+           '"\\\\ud800"', '"ud800"', '"\\u00e9\\u4e2d"', '["\\ud83d\\ude00"]', '"\\u0044800"']
+
+
+@pytest.mark.parametrize("text", ESCAPES)
+def test_a_capture_json_that_may_hold_a_surrogate_is_always_searched(text):
+    """The shortcut that skips the search for lone surrogates (a 5 MB capture.json written again
+    as JSON) is taken only where the bytes hold no surrogate escape: never for one that decodes
+    to a surrogate (a pair, valid text, may still be searched)."""
+    from hloviz.capture.info import surrogates_possible
+
+    raw = text.encode("utf-8")
+    if _holds_surrogate(json.loads(text)):
+        assert surrogates_possible(raw)
+    if text in ('"\\ud7ff"', '"\\ue000"', '"ud800"', '"\\u00e9\\u4e2d"', '"\\u0044800"'):
+        assert not surrogates_possible(raw)  # no surrogate escape: the shortcut is taken
+
+
 # --- standard output full or closed ------------------------------------------------------------
 
 def _hloviz(args: list[str], stdout) -> tuple[int, str]:

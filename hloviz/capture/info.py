@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from hloviz.errors import InputError
 
-__all__ = ["CaptureInfo", "SourceLocation"]
+__all__ = ["CaptureInfo", "SourceLocation", "surrogates_possible"]
 
 _HINT = "the file was edited or damaged; capture it again (hloviz dump)"
 
@@ -87,15 +88,18 @@ class CaptureInfo:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, info: object, *, where: str = "capture.json") -> CaptureInfo:
+    def from_dict(cls, info: object, *, where: str = "capture.json", text_known: bool = False) -> CaptureInfo:
         """Check ``info`` (a parsed ``capture.json``) and build the typed value.
 
         Raises :class:`InputError` naming ``where``, the key and what was found, e.g.
         ``run/capture.json: source_map["add"].line must be an integer, not a string``.
+        ``text_known``: the caller knows every string is text (:func:`surrogates_possible` said
+        no of the JSON it was read from), so the search for lone surrogates is skipped.
         """
         if not isinstance(info, Mapping):
             raise InputError(f"{where} must hold a JSON object, not {_kind(info)}", hint=_HINT)
-        _refuse_surrogates(info, where)
+        if not text_known:
+            _refuse_surrogates(info, where)
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         for key, value in info.items():
@@ -170,6 +174,18 @@ def _refuse_surrogates(info: Mapping[Any, Any], where: str) -> None:
                 stack.append((name, v))
         elif isinstance(value, (list, tuple)):
             stack.extend((f"{at}[{i}]", v) for i, v in enumerate(value))
+
+
+# A JSON escape of a UTF-16 surrogate (D800-DFFF): the only way JSON read from UTF-8 bytes can
+# hold one. (It also matches an escaped backslash before "ud8…", text: then the strings are checked.)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def surrogates_possible(raw: bytes) -> bool:
+    """Whether the JSON ``raw`` (UTF-8 bytes) may hold a lone surrogate: only through a
+    ``\\uD800``-``\\uDFFF`` escape. A capture.json of a training step is 5 MB, and writing it
+    again to look for one (:func:`_refuse_surrogates`) cost 36 ms of every command."""
+    return _SURROGATE_ESCAPE.search(raw) is not None
 
 
 def _all_text(info: Mapping[Any, Any]) -> bool:

@@ -75,7 +75,7 @@ def read_info(path: Path) -> dict:
 
 def read_checked_info(path: Path) -> tuple[dict, CaptureInfo]:
     """``capture.json`` as :func:`read_info` reads it, and the typed value the check made."""
-    from ..info import CaptureInfo
+    from ..info import CaptureInfo, surrogates_possible
 
     raw = read_bytes(path, what="JSON")
     try:
@@ -86,7 +86,7 @@ def read_checked_info(path: Path) -> tuple[dict, CaptureInfo]:
         raise InputError(f"{path} is not a capture.json hloviz can read: it nests too deeply") from None
     except ValueError as exc:  # JSONDecodeError, and NaN/Infinity (which JSON does not have)
         raise InputError(f"{path} is not valid JSON: {exc}") from None
-    typed = CaptureInfo.from_dict(info, where=str(path))  # as check_info checks it
+    typed = CaptureInfo.from_dict(info, where=str(path), text_known=not surrogates_possible(raw))  # as check_info checks it
     assert isinstance(info, dict)  # from_dict refuses anything else
     return info, typed
 
