@@ -187,3 +187,33 @@ def test_a_copied_tree_keeps_every_field_of_every_node():
     for name, value in given.items():
         assert getattr(twin, name) == value, name
     assert copied.nodes["the key"] is twin and copied.nodes["the key/u1"] is twin.children[0]
+
+
+@pytest.mark.parametrize("capture", ["mobilenet_v2", "keras_cnn_train", "jax_gpt_step"])
+def test_units_placed_from_kept_answers_are_placed_as_without(capture, monkeypatch):
+    """Each unit's place in the program order (:func:`hloviz.render.cut.order.order_keys`, kept
+    for a unit of the same members across pictures) is the place computed afresh."""
+    from hloviz.render.cut import order
+
+    placed: list[dict] = []
+    real = order.order_keys
+
+    def recording(*args, **kwargs):
+        keys = real(*args, **kwargs)
+        placed.append(dict(keys))
+        return keys
+
+    monkeypatch.setattr(order, "order_keys", recording)
+    cap = load_target(str(CAPTURES / capture))
+    module = cap.pre_module()
+
+    def draw_all() -> list[dict]:
+        placed.clear()
+        for budget in (24, 12, 6, 40, 24):
+            draw_module(module, options=ViewOptions(budget=budget), info=cap.info)
+        return list(placed)
+
+    alone = draw_all()
+    with drawings_reused():
+        kept = draw_all()
+    assert alone and kept == alone

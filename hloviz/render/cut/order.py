@@ -50,6 +50,7 @@ from itertools import pairwise
 from ...analysis.opnames import PHASES
 from ...ir import Instruction
 from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
+from ..reuse import kept
 from ..scene import Edge, Scene
 from ..tree.model import Unit, ViewGraph, leaf_edges
 from .arrows import Stub, write_rows
@@ -95,7 +96,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
                 if loose is not None and all(m.opcode == "parameter" for m in u.members):
                     loose.add(f"u{u.index}")
                 continue
-        best = _top_key(g, u, top, phase_of, readers)
+        best = _kept_top_key(g, u, top, phase_of, readers)
         if best is not None:
             keys[f"u{u.index}"] = best
     # a unit of parameters alone goes right before its first user in that order: held there by
@@ -163,6 +164,24 @@ def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
             if keys[b][1] <= last:
                 keys[b] = (forward, last + AFTER)
             ready.append(b)
+
+
+#: Units of fewer members than this are placed afresh each time: keeping them costs more.
+_KEPT_FROM = 64
+
+
+def _kept_top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
+                  readers: dict[Instruction, list[Instruction]] | None) -> tuple[int, float] | None:
+    """:func:`_top_key`, kept for a unit of the same members inside a
+    :func:`~hloviz.render.reuse.drawings_reused` block: the overview drawn again with fewer
+    boxes, and the explorer's pictures, close the same scopes again (an EfficientNetB0 step's
+    redraw placed its 17,000 members anew: a quarter of its Python). What it reads besides the
+    members — text positions, the top computation's readers, the phases of the scopes — is the
+    module's, but for the few instructions the graph draws in another phase (a step counter)."""
+    if len(u.members) < _KEPT_FROM:
+        return _top_key(g, u, top, phase_of, readers)
+    key = ("top_key", id(top), u.pos, tuple(map(id, u.members)), frozenset(g.phases.items()))
+    return kept(key, (g.module, top), lambda: _top_key(g, u, top, phase_of, readers))
 
 
 def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
