@@ -78,3 +78,22 @@ def test_a_budget_that_a_cut_fills_exactly_is_filled():
         assert all(n <= b for b, n in enumerate(nodes, 1))
         for size in set(nodes):
             assert nodes[size - 1] == size, (layers, per, size, nodes)
+
+
+def test_the_owner_of_each_unit_follows_every_merge_and_every_added_unit():
+    """``ViewGraph.owners()`` is kept between merges; after each merge or new unit it must be
+    :meth:`~hloviz.render.tree.model.ViewGraph.find` of every unit again."""
+    import hloviz
+    from hloviz.render.tree.model import ViewGraph
+
+    module = hloviz.parse("HloModule m\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n")
+    g = ViewGraph(module, {})
+    units = [g.new_unit("inst", None, i, []) for i in range(6)]
+    assert g.owners() == [0, 1, 2, 3, 4, 5]
+    g.merge([units[1], units[2]], units[0])
+    assert g.owners() == [0, 0, 0, 3, 4, 5]
+    g.merge([units[0]], units[4])  # a merged unit merged again: its members follow
+    assert g.owners() == [4, 4, 4, 3, 4, 5]
+    g.new_unit("inst", None, 6, [])
+    assert g.owners() == [4, 4, 4, 3, 4, 5, 6]
+    assert g.owners() == [g.find(i) for i in range(len(g.units))]

@@ -135,6 +135,7 @@ class ViewGraph:
         self.program_order: Callable[[Instruction], str] | None = None
         self._redirect: dict[int, int] = {}
         self._positions: dict[int, int] = {}
+        self._owners: list[int] | None = None  # owners(), until a unit is added or merged
 
     def copy(self) -> ViewGraph:
         """A graph drawn on apart from this one: every container and unit of its own, the module,
@@ -174,10 +175,12 @@ class ViewGraph:
             unit = Unit(len(self.units), kind, place.key if place.parent is not None else None, (place.order, pos),
                         members)
         self.units.append(unit)
+        self._owners = None
         return unit
 
     def merge(self, units: list[Unit], into: Unit) -> None:
         """Units ``units`` are drawn as ``into`` from now on."""
+        self._owners = None
         for u in units:
             if u is into:
                 continue
@@ -204,9 +207,14 @@ class ViewGraph:
 
     def owners(self) -> list[int]:
         """:meth:`find` of every unit, by index: for a loop over all the arrows, which reads
-        both ends of each (a list read, not two calls, per arrow)."""
-        find = self.find
-        return [find(i) for i in range(len(self.units))]
+        both ends of each (a list read, not two calls, per arrow). Made again only after a unit
+        was added or merged (a picture reads it five times between merges); read it, do not
+        change it."""
+        owners = self._owners
+        if owners is None or len(owners) != len(self.units):
+            find = self.find
+            owners = self._owners = [find(i) for i in range(len(self.units))]
+        return owners
 
     def alive_count(self) -> int:
         return sum(1 for u in self.units if u.alive)
