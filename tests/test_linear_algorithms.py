@@ -119,3 +119,24 @@ def test_the_index_finds_what_the_tree_finds(capture):
         assert len(queries) > 50
         for q in sorted(queries):
             assert [x.path for x in index.find(q)] == [x.path for x in tree.find(q, substring=False)], q
+
+
+def test_one_analysis_reads_the_pre_modules_names_and_live_values_once(monkeypatch):
+    """The folding and the mapping of one ``analyze`` both ask what each pre-optimization op is
+    called after inlining and which instructions are live: worked out once per module, and the
+    same answers as asked alone (outside an analysis nothing is kept)."""
+    from hloviz.analysis import analyze
+    from hloviz.analysis.pre_post import folded, names
+    from hloviz.capture import load_target
+
+    cap = load_target(str(Path(__file__).resolve().parent.parent / "samples" / "captures" / "keras_cnn_train"))
+    pre, post = cap.pre_module(), cap.post_module()
+    alone_names, alone_live = names.post_names(pre), folded.live_ids(pre)
+    assert names.post_names(pre) is not alone_names  # outside a block: worked out again
+    name_calls = count_calls(monkeypatch, names, "_post_names")
+    live_calls = count_calls(monkeypatch, folded, "_live_ids")
+    result = analyze(pre, post, info=cap.info)
+    assert name_calls[0] == 1 and live_calls[0] == 1
+    with names.facts_kept():
+        assert names.post_names(pre) == alone_names and folded.live_ids(pre) == alone_live
+    assert result.mapping is not None and result.folding is not None

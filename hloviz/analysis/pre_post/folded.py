@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ...ir import HloModule, Instruction
 from ..kernels import SYNTHETIC_OP_NAMES
+from .names import kept_fact
 
 #: Literals up to this many characters are shown as values; longer ones by their shape.
 SHORT_LITERAL = 80
@@ -94,7 +95,12 @@ def is_real_op(op_name: str) -> bool:
 
 def live_ids(module: HloModule) -> set[int]:
     """``id()`` of the instructions whose value flows into their computation's root (the rest
-    are dead: TensorFlow's bridge leaves unused copies of an op's constants behind)."""
+    are dead: TensorFlow's bridge leaves unused copies of an op's constants behind). Kept
+    inside :func:`~hloviz.analysis.pre_post.names.facts_kept`: read it, do not change it."""
+    return kept_fact("live_ids", module, _live_ids)
+
+
+def _live_ids(module: HloModule) -> set[int]:
     live: set[int] = set()
     for comp in module.computations:
         stack = [comp.root] if comp.root is not None else []
