@@ -81,9 +81,9 @@ def test_a_saved_capture_json_is_checked_once_as_it_is_read(monkeypatch):
     calls = []
     real = info_module.CaptureInfo.from_dict.__func__
 
-    def counted(cls, info, *, where="capture.json"):
+    def counted(cls, info, *, where="capture.json", text_known=False):
         calls.append(where)
-        return real(cls, info, where=where)
+        return real(cls, info, where=where, text_known=text_known)
 
     monkeypatch.setattr(info_module.CaptureInfo, "from_dict", classmethod(counted))
     cap = load_target(str(SMALL))
