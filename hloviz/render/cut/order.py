@@ -32,7 +32,8 @@ correction, a weight's reshape) is held under the unit before it in program orde
 invisible arrow instead of floating up to the first row.
 
 A training step (units of the backward pass or of the optimizer of their own) is drawn as one
-file: every unit under the one before it in program order (invisible arrows), forward arrows
+file: every unit under the one before it in program order (invisible arrows; boxes nothing
+links, one after another in one frame, side by side in one row), forward arrows
 reaching more than :data:`REACH` places down written as rows too (the ROOT's inputs as one
 row on the ROOT alone). Its
 layers, loss, backward blocks and optimizer then read top to bottom; measured on the saved
@@ -383,8 +384,32 @@ def program_order(scene: Scene, keys: dict[str, tuple[int, float]], loose: froze
     # the unit before its user
     chain = [k for k in ordered if keys[k][1] % 1 != BESIDE and k not in loose] if single else \
         [k for k in ordered if k not in loose]
+    if single:
+        _file(scene, chain, stubs)
+        return stubs
     for prev, key in pairwise(chain):
-        if single or not any(p in keys for p in preds.get(key, ())):
+        if not any(p in keys for p in preds.get(key, ())):
             # every arrow into it comes from a parameter (or none does): it would sit in the top row
             scene.edges.append(Edge(prev, key, invisible=True))
     return stubs
+
+
+def _file(scene: Scene, chain: list[str], stubs: list[Stub]) -> None:
+    """A training step's single file: each unit of ``chain`` (program order) in the row under the
+    one before it, but for boxes nothing links (no arrow drawn, none written as ``←``/``→`` rows
+    in ``stubs``) next to each other in one frame, which share one row: an EfficientNetB0 step's
+    four ``forward · block of 12`` broadcasts and a folded constant stood one under another, 300 pt
+    of a column otherwise empty beside them (and the overview over its 2,500 pt, drawn again
+    with fewer boxes). A layer whose arrows are rows keeps its own row: the file's order."""
+    touched = {k for e in scene.edges if not e.invisible for k in (e.src, e.dst)}
+    touched.update(k for stub in stubs for k in (stub.src, stub.dst))
+    home = {key: id(c) for c in scene.all_clusters() for key in c.nodes}  # (a row across two frames widens both)
+    rows: list[list[str]] = []
+    for key in chain:
+        last = rows[-1] if rows else []
+        if key not in touched and last and not any(k in touched for k in last) and home.get(key) == home.get(last[0]):
+            last.append(key)
+        else:
+            rows.append([key])
+    for above, row in pairwise(rows):
+        scene.edges.extend(Edge(prev, key, invisible=True) for prev in above for key in row)
