@@ -10,7 +10,7 @@ become rows is counted from the places, not asked of the code.
 
 from __future__ import annotations
 
-from hloviz.render.cut.order import FAR_READS, REACH, program_order
+from hloviz.render.cut.ranks import FAR_READS, REACH, program_order
 from hloviz.render.scene import Edge, Node, Row, Scene
 
 

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from hloviz.render.cut.order import program_order
+from hloviz.render.cut.ranks import program_order
 from hloviz.render.layout.dot import to_dot
 from hloviz.render.scene import Cluster, Edge, Node, Row, Scene
 
@@ -34,9 +34,9 @@ def _file(links: list[tuple[str, str]], framed: str = "bcd") -> dict[str, float]
     keys = {key: (0, float(i)) for i, key in enumerate("abcdef")}
     program_order(scene, keys, frozenset(), True)
     dot = to_dot(scene)
-    named = dict(re.findall(r"^\s*(n\d+) \[label=<.*?<TD>box (\w)</TD>", dot, re.M))
+    named = dict(re.findall(r"^\s*(n\d+) \[label=<.*?<TD>box (\w)</TD>", dot, re.MULTILINE))
     plain = subprocess.run(["dot", "-Tplain"], input=dot, capture_output=True, text=True, check=True).stdout
-    return {named[m[1]]: float(m[2]) for m in re.finditer(r"^node (\S+) \S+ (\S+)", plain, re.M) if m[1] in named}
+    return {named[m[1]]: float(m[2]) for m in re.finditer(r"^node (\S+) \S+ (\S+)", plain, re.MULTILINE) if m[1] in named}
 
 
 def test_boxes_nothing_links_share_a_row_in_program_order():

@@ -5,7 +5,7 @@ In: a :class:`~hloviz.render.tree.tree.Tree`, a node budget and the user's ``--s
 :mod:`.cut` finds the deepest cut through the tree that fits the budget; :mod:`.focus`
 moves it onto what the user asked about; :mod:`.overview` folds weights into their reader for
 the default overview; :mod:`.apply` turns closed nodes into single units and open ones into
-clusters; :mod:`.order` puts them in program order; :mod:`.assemble` writes the scene, with
+clusters; :mod:`.order` gives each its place in the program and :mod:`.ranks` ranks the picture by it; :mod:`.assemble` writes the scene, with
 :mod:`.labels` for each box's text and :mod:`.arrows` for arrows that become stubs;
 :mod:`.notes` says in the picture's notes what the cut closed and why.
 """

@@ -16,7 +16,7 @@ from ...opcodes import BODY_CALLERS, COMMUTATIVE, category
 from ..scene import Cluster, Edge, Node, Row, Scene
 from ..style import BODY_CLUSTER, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
 from ..tree.model import Place, Unit, ViewGraph
-from . import arrows, labels, loops, order
+from . import arrows, labels, loops, order, ranks
 
 __all__ = ["build_scene"]
 
@@ -235,19 +235,19 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
     for (s, d, label, head), n in counts.items():
         text = " ".join(x for x in (label, f"×{n}" if n > 1 else "") if x)
         scene.edges.append(Edge(f"u{s}", f"u{d}", label=text, head_label=head))
-    if g.program_order is not None:  # the overview: ranked in program order (hloviz.render.cut.order)
+    if g.program_order is not None:  # the overview: ranked in program order (hloviz.render.cut.order, .ranks)
         loose: set[str] = set()
         keys = order.order_keys(g, g.program_order, loose)
         training = order.trains(keys, g)
         boxes = frozenset(f"u{u.index}" for u in units if u.alive and u.kind == "scope")  # closed blocks, layers
-        back = order.program_order(scene, keys, frozenset(loose), training, boxes)
+        back = ranks.program_order(scene, keys, frozenset(loose), training, boxes)
         if back:
             against = sum(1 for s in back if s.why == "back")
             # (a gradient only where the view holds a backward pass: in an inference model such an
             # arrow leaves a block found by structure that also holds later work)
             why = ": a gradient flowing back" if training else ""
             parts = [f"{n} {w}" for n, w in ((against, f"against program order{why}"),
-                                             (len(back) - against, f"reaching more than {order.REACH} boxes down"))
+                                             (len(back) - against, f"reaching more than {ranks.REACH} boxes down"))
                      if n]
             notes.append(f"{len(back)} arrow{'s' if len(back) != 1 else ''} drawn as ← / → rows at their ends "
                          f"({', '.join(parts)})")
