@@ -254,7 +254,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
 
 
 #: The longer side, in points, the default overview keeps to (issue 33): where its boxes carry
-#: more rows than most (an EfficientNetB0 training step's: 24 boxes a column, 2,599 pt), it is
+#: more rows than most (an unseen ConvNeXtTiny's: 24 boxes a column, 2,520 pt), it is
 #: drawn again with fewer boxes, up to :data:`_FIT_TRIES` times.
 OVERVIEW_LONGEST = 2500
 _FIT_TRIES = 3
