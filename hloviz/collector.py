@@ -30,7 +30,7 @@ from __future__ import annotations
 import gc
 import operator
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 
 __all__ = ["after_parse", "collector_paused", "frozen_while_held", "thaw"]
@@ -46,15 +46,18 @@ _left_frozen: _Canary | None = None
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(*, join_frozen: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector inside the ``with`` block (re-entrant: only the
-    outermost pause resumes it, and only if it was running)."""
+    outermost pause resumes it, and only if it was running). ``join_frozen``: see
+    :func:`frozen_while_held`."""
     running = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if running:
+            if join_frozen and _holds_frozen():
+                _freeze()  # before the collector resumes: not one collection walks what was built
             gc.enable()
 
 
@@ -113,18 +116,9 @@ def after_parse(*, keep_frozen: bool) -> None:
             gc.unfreeze()
 
 
-@contextmanager
-def frozen_while_held() -> Iterator[None]:
+def frozen_while_held() -> AbstractContextManager[None]:
     """The collector paused inside the block; at its end, where hloviz holds a large module
     frozen (:func:`after_parse`), what the block built joins the frozen set, given back with it
     at the next parse. For one command's bounded work on the module (``render``'s analysis and
     picture), not for a loop of pictures: the cycles each one drops would pile up frozen."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if running:
-            if _holds_frozen():
-                _freeze()
-            gc.enable()
+    return collector_paused(join_frozen=True)
