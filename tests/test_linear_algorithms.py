@@ -140,3 +140,22 @@ def test_one_analysis_reads_the_pre_modules_names_and_live_values_once(monkeypat
     with names.facts_kept():
         assert names.post_names(pre) == alone_names and folded.live_ids(pre) == alone_live
     assert result.mapping is not None and result.folding is not None
+
+
+@pytest.mark.parametrize("capture", ["keras_cnn_train", "jax_gpt_step", "mobilenet_v3_adam"])
+def test_the_stats_layer_column_reads_the_tree_as_filed_alike(capture):
+    """``stats`` builds the optimized module's scope tree without putting it in program order
+    (its layer column and the JSON's scopes are looked up per kernel); the oracle is the same
+    lookups on the ordered tree, built as ``stats --by scope`` builds it."""
+    from hloviz.analysis.scopes import build_scope_tree
+    from hloviz.api import stats
+    from hloviz.render.page.report import kernel_layer_texts
+
+    result = stats(str(Path(__file__).resolve().parent.parent / "samples" / "captures" / capture))
+    filed = result.post_tree
+    assert filed is not None
+    ordered = build_scope_tree(result.capture.post_module(), stage="post", kernel_report=result.analysis.kernels,
+                               layers=result.info.get("layer_scopes") or None)
+    assert result.kernel_layers() == kernel_layer_texts(ordered)
+    for k in result.analysis.kernels.kernels:
+        assert [s.path for s in filed.scopes_of_kernel(k.name)] == [s.path for s in ordered.scopes_of_kernel(k.name)]

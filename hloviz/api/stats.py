@@ -127,8 +127,10 @@ class Stats:
             return None
         from ..analysis.scopes import build_scope_tree
 
+        # the layer column and the JSON's scopes are read per kernel, never in the tree's order:
+        # the tree is left as filed (a DenseNet121 step's 106k-instruction module: 0.2 s less)
         return build_scope_tree(post, stage="post", kernel_report=self.analysis.kernels,
-                                layers=self.info.get("layer_scopes") or None)
+                                layers=self.info.get("layer_scopes") or None, ordered=False)
 
     @cached_property
     def loop_runs(self) -> dict[str, int | None]:
