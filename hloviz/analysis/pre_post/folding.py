@@ -103,7 +103,7 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
     walked: dict[tuple, tuple[set[str], set[Instruction]]] = {}
 
     for comp in post.computations:
-        users = comp.users()
+        users = None  # made for a computation holding a new constant only (most hold none)
         for c in comp.instructions:
             if c.opcode != "constant":
                 continue
@@ -112,6 +112,8 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
                     continue
             elif value_key(c) in pre_constants:
                 continue
+            if users is None:
+                users = comp.users()
             into = _user_ops(c, users, callers)
             into_pre = {op for name in into for op in by_post_name.get(name, ())}
             seeds = [i for op in into_pre for i in pre_by_op.get(op, ())]
