@@ -103,17 +103,13 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
     walked: dict[tuple, tuple[set[str], set[Instruction]]] = {}
 
     for comp in post.computations:
-        users = None  # made for a computation holding a new constant only (most hold none)
-        for c in comp.instructions:
-            if c.opcode != "constant":
-                continue
-            if c.is_elided_constant:
-                if (c.shape.element_type, c.shape.dims) in pre_shapes:
-                    continue
-            elif value_key(c) in pre_constants:
-                continue
-            if users is None:
-                users = comp.users()
+        made = [c for c in comp.instructions if c.opcode == "constant" and not (
+            (c.shape.element_type, c.shape.dims) in pre_shapes if c.is_elided_constant
+            else value_key(c) in pre_constants)]
+        if not made:
+            continue  # (most fused computations: their users are not worked out)
+        users = comp.users()
+        for c in made:
             into = _user_ops(c, users, callers)
             into_pre = {op for name in into for op in by_post_name.get(name, ())}
             seeds = [i for op in into_pre for i in pre_by_op.get(op, ())]
