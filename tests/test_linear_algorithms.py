@@ -144,9 +144,9 @@ def test_one_analysis_reads_the_pre_modules_names_and_live_values_once(monkeypat
 
 @pytest.mark.parametrize("capture", ["keras_cnn_train", "jax_gpt_step", "mobilenet_v3_adam"])
 def test_the_stats_layer_column_reads_the_tree_as_filed_alike(capture):
-    """``stats`` builds the optimized module's scope tree without putting it in program order
-    (its layer column and the JSON's scopes are looked up per kernel); the oracle is the same
-    lookups on the ordered tree, built as ``stats --by scope`` builds it."""
+    """``stats`` builds both modules' scope trees without putting them in program order (its
+    layer column, the JSON's scopes and each op's layer are looked up per kernel or op); the
+    oracle is the same lookups on the ordered trees, built as ``stats --by scope`` builds them."""
     from hloviz.analysis.scopes import build_scope_tree
     from hloviz.api import stats
     from hloviz.render.page.report import kernel_layer_texts
@@ -159,3 +159,14 @@ def test_the_stats_layer_column_reads_the_tree_as_filed_alike(capture):
     assert result.kernel_layers() == kernel_layer_texts(ordered)
     for k in result.analysis.kernels.kernels:
         assert [s.path for s in filed.scopes_of_kernel(k.name)] == [s.path for s in ordered.scopes_of_kernel(k.name)]
+    # and the JSON's layer of each op, read on the pre-optimization tree as filed
+    from hloviz.analysis.scopes import TOP_LEVEL
+    from hloviz.analysis.scopes.stats import user_path
+
+    pre_ordered = build_scope_tree(result.capture.pre_module(), stage="pre",
+                                   layers=result.info.get("layer_scopes") or None)
+    mapping = result.to_dict()["mapping"]
+    assert mapping
+    for name, entry in mapping.items():
+        s = pre_ordered.scope_of_op(name, entry.get("type") or "")
+        assert entry["layer"] == (user_path(s, s.path) or TOP_LEVEL)

@@ -114,7 +114,8 @@ class Stats:
             return None
         from ..analysis.scopes import build_scope_tree
 
-        return build_scope_tree(pre, stage="pre", layers=self.info.get("layer_scopes") or None)
+        # read per op (:meth:`_name_layers`), never in the tree's order: left as filed
+        return build_scope_tree(pre, stage="pre", layers=self.info.get("layer_scopes") or None, ordered=False)
 
     @cached_property
     def post_tree(self) -> ScopeTree | None:
