@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 
-__all__ = ["after_parse", "collector_paused", "frozen_while_held", "thaw"]
+__all__ = ["after_parse", "collector_paused", "frozen_while_held", "one_thaw", "thaw"]
 
 
 class _Canary:
@@ -43,6 +43,8 @@ class _Canary:
 
 # The canary of what hloviz left frozen (None: it holds nothing frozen).
 _left_frozen: _Canary | None = None
+# Inside :func:`one_thaw`: whether its first thaw has run (None outside it).
+_thawed_once: bool | None = None
 
 
 @contextmanager
@@ -84,7 +86,11 @@ def thaw() -> None:
     """Give back to the collector what hloviz left frozen, and collect the cycles dropped since
     (a previous large module): called before a parse, whose own freeze would otherwise take them
     along. Only when nothing was frozen since: a caller that froze objects keeps them frozen."""
-    global _left_frozen
+    global _left_frozen, _thawed_once
+    if _thawed_once:
+        return
+    if _thawed_once is not None:
+        _thawed_once = True
     held = _holds_frozen()
     _left_frozen = None
     if not held:
@@ -92,6 +98,23 @@ def thaw() -> None:
     gc.unfreeze()
     if gc.isenabled():
         gc.collect()
+
+
+@contextmanager
+def one_thaw() -> Iterator[None]:
+    """Only the first :func:`thaw` inside the block runs: for parses that follow one another
+    (a capture's two modules), where nothing the first one froze was dropped before the next.
+    Each thaw's full collection walks every live object to free nothing here — the first
+    module's, 0.09 s before a DenseNet121 training step's optimized module was parsed."""
+    global _thawed_once
+    outer = _thawed_once
+    if outer is None:
+        _thawed_once = False
+    try:
+        yield
+    finally:
+        if outer is None:
+            _thawed_once = None
 
 
 def after_parse(*, keep_frozen: bool) -> None:

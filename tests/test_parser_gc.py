@@ -114,3 +114,37 @@ def test_a_block_without_a_frozen_module_freezes_nothing():
         built = [object()]
         assert not gc.isenabled()
     assert gc.isenabled() and gc.get_freeze_count() == 0 and not _is_frozen(built)
+
+
+def _full_collections(run) -> int:
+    full: list[int] = []
+
+    def count(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full.append(1)
+
+    gc.callbacks.append(count)
+    try:
+        run()
+    finally:
+        gc.callbacks.remove(count)
+    return len(full)
+
+
+def test_a_captures_two_modules_are_parsed_after_one_collection(large_path):
+    from hloviz.capture.result import Capture
+
+    parser.parse(large_path)  # a large module left frozen: each thaw would collect it
+    both = Capture(large_path, large_path, {}, "two")
+    assert _full_collections(both.modules) == 1
+    one_by_one = Capture(large_path, large_path, {}, "two")
+    assert _full_collections(lambda: (one_by_one.pre_module(), one_by_one.post_module())) == 2
+    assert all(m is not None and m.computations for m in both.modules())
+
+
+def test_one_thaw_nests_and_ends_with_its_block(large_path):
+    with collector.one_thaw():
+        with collector.one_thaw():
+            parser.parse(large_path)
+        assert _full_collections(lambda: parser.parse(large_path)) == 0
+    assert _full_collections(lambda: parser.parse(large_path)) == 1

@@ -192,6 +192,7 @@ class FlowPlacer:
         self._users: dict[int, dict[Instruction, list[Instruction]]] = {}
         self._literals: dict[int, set[int]] = {}
         self._contents: dict[int, list[tuple[Scope, str]]] = {}
+        self._params: dict[int, dict[int | None, list[Instruction]]] = {}
 
     def users(self, comp: Computation) -> dict[Instruction, list[Instruction]]:
         got = self._users.get(id(comp))
@@ -262,7 +263,7 @@ class FlowPlacer:
         ``k`` (through unnamed plumbing, a few steps deep)."""
         out: list[tuple[Scope, str]] = []
         for comp in fusion.called_computations:
-            params = [p for p in comp.parameters if p.parameter_number == k]
+            params = self._parameters(comp).get(k, ())
             users = self.users(comp)
             frontier = list(params)
             for _ in range(_INSIDE_DEPTH):
@@ -278,6 +279,17 @@ class FlowPlacer:
                     break
                 frontier = nxt
         return out
+
+    def _parameters(self, comp: Computation) -> dict[int | None, list[Instruction]]:
+        """``comp``'s parameters by number, found once (a concatenation's fusion has hundreds,
+        each one looked up by every operand that feeds it)."""
+        got = self._params.get(id(comp))
+        if got is None:
+            got = self._params[id(comp)] = {}
+            for p in comp.instructions:
+                if p.opcode == "parameter":
+                    got.setdefault(p.parameter_number, []).append(p)
+        return got
 
     def _fusion_contents(self, fusion: Instruction) -> list[tuple[Scope, str]]:
         """The scopes of the named, non-literal work inside ``fusion`` (memoised)."""

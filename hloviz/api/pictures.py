@@ -76,7 +76,7 @@ def capture_target(target: Any, *, pre, post, args, device, module, verbose, not
 
 
 def capture_modules(cap: Capture) -> tuple[HloModule | None, HloModule | None]:
-    return cap.pre_module(), cap.post_module()
+    return cap.modules()
 
 
 def source_lookup(info: dict) -> Callable[[str], dict | None] | None:

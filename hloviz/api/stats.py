@@ -51,7 +51,8 @@ class Stats:
         cap = self.capture
         if cap is None:
             return {}
-        modules = {"pre": cap.pre_module(), "post": cap.post_module()}  # type: ignore[attr-defined]
+        pre, post = cap.modules()  # type: ignore[attr-defined]
+        modules = {"pre": pre, "post": post}
         return {side: summarize(m) for side, m in modules.items() if m is not None}
 
     def to_dict(self) -> dict:
@@ -193,7 +194,7 @@ def stats(target: str | Capture | None = None, *, pre: str | Path | None = None,
 
     cap = target if isinstance(target, Capture) else load_target(
         target, pre=pre, post=post, args=args, device=device, verbose=verbose, module=module, notify=notify)
-    analysis = analyze(cap.pre_module(), cap.post_module(), info=cap.info)
+    analysis = analyze(*cap.modules(), info=cap.info)
     info = cap.info
     if not info.get("source_map"):  # HLO files and dumps: newer XLA prints stack-frame tables
         from ..capture.jax import source_map_from_text
@@ -236,7 +237,7 @@ def scope_trees(cap, info: dict, analysis: Analysis | None = None) -> tuple[Scop
     from ..analysis.provenance import parameter_names
     from ..analysis.scopes import build_scope_tree
 
-    pre_m, post_m = cap.pre_module(), cap.post_module()
+    pre_m, post_m = cap.modules()
     layers = info.get("layer_scopes") or None
     pre_t = build_scope_tree(pre_m, stage="pre", parameter_names=parameter_names(pre_m, info),
                              layers=layers) if pre_m is not None else None

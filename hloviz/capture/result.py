@@ -109,6 +109,14 @@ class Capture:
         """The post-optimization module, parsed on first use (None when this capture lacks it)."""
         return self._module("post", self.post_text, self.post_filename)
 
+    def modules(self) -> tuple[HloModule | None, HloModule | None]:
+        """The pre- and post-optimization modules, parsed on first use one after the other
+        (the collector's work between the two parses is done once: :func:`hloviz.collector.one_thaw`)."""
+        from hloviz.collector import one_thaw
+
+        with one_thaw():
+            return self.pre_module(), self.post_module()
+
     def xla_memory(self):  # -> XlaAssignment | None
         """XLA's buffer assignment (:class:`hloviz.analysis.memory.XlaAssignment`), read on first
         use; None when the capture has none. A damaged record is an :class:`InputError`."""

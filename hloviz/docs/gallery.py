@@ -67,7 +67,7 @@ def _opened(capture: Path, out: Path, pattern: str) -> None:
     from ..render.views import OVERVIEW_BUDGET, ViewOptions
 
     cap = load_target(str(capture))
-    pre, post = cap.pre_module(), cap.post_module()
+    pre, post = cap.modules()
     assert pre is not None and post is not None
     analysis = analyze(pre, post, info=cap.info)
     options = ViewOptions(budget=OVERVIEW_BUDGET)
