@@ -1,7 +1,10 @@
 """The ``hloviz`` command line: a thin Typer layer over :mod:`hloviz.api`.
 
 Each command lives in its own module below and registers itself on :data:`app`
-(:mod:`.root`, with the options that come before any command). Errors that a
+(:mod:`.root`, with the options that come before any command) when imported: a command line
+imports only the module of the command it runs (:func:`load_commands`; ``--help`` and an
+unknown name, every one), which spares each command some 40 ms of importing the others'
+dependencies. ``hloviz.cli.app``, read from outside, is the app with every command. Errors that a
 user can cause (:class:`hloviz.HlovizError`) are printed as one clear message on stderr with
 exit code 2; ``--debug`` shows the traceback instead. Ctrl-C exits with 130.
 
@@ -14,14 +17,52 @@ reader closed the pipe).
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from typing import NoReturn
 
+import typer
+
 from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, HlovizError, Terminated, visible
-from .root import app
+from . import root
+
+#: Each command's name → the module that registers it.
+COMMANDS = {"stats": "stats", "dump": "dump", "show": "show", "render": "render", "diff": "diff",
+            "versions": "versions", "envs": "envs", "memory": "memory", "passes": "passes"}
+#: The root options that take a value as the next argument (``--max-input 4GiB``).
+_ROOT_VALUES = ("--max-input",)
+
+
+def load_commands(args: Sequence[str] | None = None) -> typer.Typer:
+    """The app with the command ``args`` names registered (every command when they name none
+    known: ``--help``, a typo, which the app then answers with the full list)."""
+    name = _command_name(args) if args is not None else None
+    for module in [COMMANDS[name]] if name in COMMANDS else COMMANDS.values():
+        importlib.import_module(f"{__name__}.{module}")
+    return root.app
+
+
+def _command_name(args: Sequence[str]) -> str | None:
+    """The first argument that is not a root option (or its value)."""
+    value_next = False
+    for arg in args:
+        if value_next:
+            value_next = False
+        elif arg in _ROOT_VALUES:
+            value_next = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        return load_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fail(err: BaseException) -> None:
@@ -83,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     stdout = sys.stdout = _Stdout(sys.stdout)
     try:
         try:
-            rc = app(args=args, prog_name="hloviz", standalone_mode=False)
+            rc = load_commands(args)(args=args, prog_name="hloviz", standalone_mode=False)
             sys.stdout.flush()  # here, not at exit: a full disk is an error of this command
         except SystemExit as exc:
             if exc.code == 1:  # Typer's only sys.exit(1): stdout's reader went away (EPIPE)
@@ -254,15 +295,3 @@ def _traceback_if(debug: bool) -> None:
         import traceback
 
         traceback.print_exc()
-
-
-# Command modules register themselves on `app` when imported.
-from . import stats  # noqa: E402,F401
-from . import dump  # noqa: E402,F401
-from . import show  # noqa: E402,F401
-from . import render  # noqa: E402,F401
-from . import diff  # noqa: E402,F401
-from . import versions  # noqa: E402,F401
-from . import envs  # noqa: E402,F401
-from . import memory  # noqa: E402,F401
-from . import passes  # noqa: E402,F401

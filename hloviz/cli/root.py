@@ -1,7 +1,7 @@
 """The root of the command line: the Typer :data:`app` every command module registers on, and
 the options that come before any command (``--debug``, ``--version``, ``--max-input``).
 
-It sits apart from :mod:`hloviz.cli` (which runs the app and imports every command module) so
+It sits apart from :mod:`hloviz.cli` (which runs the app and imports the command modules it needs) so
 that a command module imports the app without importing the package that imports it.
 """
 
