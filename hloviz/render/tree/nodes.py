@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
+__all__ = ["KEEP", "STRUCTURAL", "adjacency", "child_edges", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
            "size_from_children", "size_tree"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
@@ -24,6 +24,8 @@ __all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "l
 # conditional or call body; ``leaf``: one drawn unit.
 #: Kinds that stand for a part of the model (closed: one node; open: a cluster).
 STRUCTURAL = frozenset({"scope", "group", "block", "repeat"})
+#: Nodes whose children never get blocks: computations keep XLA's own structure.
+KEEP = frozenset({"fusion", "body", "leaf"})
 
 
 @dataclass(frozen=True)
@@ -238,3 +240,21 @@ def rekey(group: TreeNode) -> None:
             n.key = base + key[key.rfind("/") + 1:]
             if n.children:
                 stack.append(n)
+
+
+def adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """``edges`` as leaf → the leaves it feeds, self-arrows left out."""
+    succ: dict[str, list[str]] = {}
+    for a, b in edges:
+        if a != b:
+            succ.setdefault(a, []).append(b)
+    return succ
+
+
+def child_edges(node: TreeNode, succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
+    """The arrows between ``node``'s children (the leaf arrows seen through them)."""
+    owner = leaf_owners(node.children)
+    get = owner.get
+    # one comprehension (a leaf outside ``node`` reads as its own owner, so it drops out with
+    # the arrows inside one child): the root of a big module has 37k leaves
+    return sorted({(i, j) for leaf, i in owner.items() for nxt in succ.get(leaf, ()) if (j := get(nxt, i)) != i})

@@ -16,39 +16,15 @@ from collections.abc import Mapping, Sequence
 
 from .blocks import MIN_BLOCK, find_blocks
 from .dominators import Graph, flow_order
-from .nodes import TreeNode, leaf_owners, rekey
+from .nodes import KEEP, TreeNode, adjacency, child_edges, rekey
 from .prefix_groups import names_agree
-from .repeat_runs import graph_hash, periodic, repeats, structure_hash
+from .repeat_runs import group_periods, layer_runs, probe, structure_hash
 
-__all__ = ["fold_repeats", "split_by_structure"]
+__all__ = ["split_by_structure"]
 
 #: The passes of a step without user scopes (``phases.PHASE_SCOPES`` less the optimizer): each
 #: is one whole pass, whose spine runs to its end.
 _PASSES = ("(forward)", "(backward)")
-#: Nodes whose children never get blocks: computations keep XLA's own structure.
-_KEEP = frozenset({"fusion", "body", "leaf"})
-#: Nodes that fold into a repeat when their neighbours are built the same way: blocks found by
-#: structure, and named ones (ResNet's ``conv3_block2_*`` group, a transformer's ``block_3``).
-#: A repeat costs one node closed and opens like any node, so :func:`~hloviz.render.cut.cut.fit`
-#: leaves it closed only where its copies would not fit.
-_FOLDED = frozenset({"block", "scope", "group"})
-
-
-def _adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
-    succ: dict[str, list[str]] = {}
-    for a, b in edges:
-        if a != b:
-            succ.setdefault(a, []).append(b)
-    return succ
-
-
-def _child_edges(node: TreeNode, succ: Mapping[str, list[str]]) -> list[tuple[int, int]]:
-    """The arrows between ``node``'s children (the leaf arrows seen through them)."""
-    owner = leaf_owners(node.children)
-    get = owner.get
-    # one comprehension (a leaf outside ``node`` reads as its own owner, so it drops out with
-    # the arrows inside one child): the root of a big module has 37k leaves
-    return sorted({(i, j) for leaf, i in owner.items() for nxt in succ.get(leaf, ()) if (j := get(nxt, i)) != i})
 
 
 def _crowded(node: TreeNode, group_at: int, run_at: int) -> bool:
@@ -66,14 +42,14 @@ def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, grou
     feeds, self-arrows left out, where the caller has it (one map of 78k arrows made once).
     ``forward``: in a training step, the arrows of its forward pass alone, which cut a node
     holding forward work (:func:`_split`)."""
-    succ = succ if succ is not None else _adjacency(edges)
+    succ = succ if succ is not None else adjacency(edges)
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.kind not in _KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at,
+        if node.kind not in KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at,
                                                                                  label or {}, forward):
             node.structured = True
-        stack.extend(c for c in node.children if c.kind not in _KEEP)
+        stack.extend(c for c in node.children if c.kind not in KEEP)
 
 
 def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int,
@@ -81,12 +57,12 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     """Blocks for ``node``'s children (along the ``forward`` pass's arrows where it has any
     between them); whether any were made."""
     kids = list(node.children)
-    flow = _child_edges(node, forward) if forward is not None else []
+    flow = child_edges(node, forward) if forward is not None else []
     # a training step's layers stand in the order its forward pass runs through them: text
     # order is each one's first instruction, and TensorFlow writes a layer's constants (a
     # hard-swish's 3.0, a dropout's rate) at the top of the module
     order = flow_order(Graph(len(kids), flow), len(kids)) if flow else None
-    edges = flow or _child_edges(node, succ)
+    edges = flow or child_edges(node, succ)
     if order is not None and order != list(range(len(kids))):
         kids = [kids[i] for i in order]
         at = {old: new for new, old in enumerate(order)}
@@ -99,15 +75,30 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
             node.children, node.in_flow = kids, True
         return False
     keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
+    groups = found.groups
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
-        return False  # many named scopes without a spine (an optimizer's updates): names group them
+        layered = _layered(node, kids, order, groups, edges, succ, label) if order is not None else None
+        if layered is None:
+            return False  # many named scopes without a spine (an optimizer's updates): names group them
+        groups = layered
     if keep_scopes and (not _whole_function(node) or any(not k.is_leaf for k in kids)
-                        or _drawn_after(kids, found.groups, edges, label, over=len(kids) // 3) * 3 > len(kids)):
+                        or _drawn_after(kids, groups, edges, label, over=len(kids) // 3) * 3 > len(kids)):
         # loose ops inside or beside named scopes, or in small blocks: runs of them say as
         # much in fewer nodes; blocks of ops are for a module without scopes
         return False
+    node.children = _blocks(node, kids, groups, order, names, keep_scopes)
+    node.in_flow = order is not None
+    if groups is not found.groups:  # layers that repeat: each copy a block, folded later
+        group_periods(node, layer_runs(node.children, succ, label))
+    return True
+
+
+def _blocks(node: TreeNode, kids: list[TreeNode], groups: list[list[int]], order: list[int] | None,
+            names: Mapping[str, str], keep_scopes: bool) -> list[TreeNode]:
+    """``node``'s new children: a block around each group of ``kids`` (a lone member stays as
+    it is; with ``keep_scopes``, a group holding a named scope stays as its members)."""
     children = []
-    for members in found.groups:
+    for members in groups:
         if keep_scopes and any(not kids[i].is_leaf for i in members):
             # crowded by loose ops only: the few named scopes stay as they are, the ops get blocks
             children.extend(kids[i] for i in members)
@@ -129,9 +120,7 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
             block.children.append(kids[i])
         rekey(block)
         children.append(block)
-    node.children = children
-    node.in_flow = order is not None
-    return True
+    return children
 
 
 def _whole_function(node: TreeNode) -> bool:
@@ -214,180 +203,34 @@ def _last(node: TreeNode) -> int:
     return best
 
 
-# --- repeats ------------------------------------------------------------------------------
-
-
-def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mapping[str, str],
-                 succ: Mapping[str, list[str]] | None = None) -> None:
-    """Put runs of two or more neighbouring children with the same structure under a
-    ``repeat`` node (children must already be in their final order). ``succ``: as
-    :func:`split_by_structure` takes it."""
-    stack = [root]
-    hashes: dict[str, str | None] = {}
-    succ = succ if succ is not None else _adjacency(edges)
-    while stack:
-        node = stack.pop()
-        if node.kind in _KEEP:
-            continue
-        kids = node.children
-        if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
-            hs = _hashes(kids, succ, label, hashes)
-            if all(h is None for h in hs):  # nothing here can fold (a block of loose ops)
-                stack.extend(c for c in kids if c.kind not in _KEEP)
-                continue
-            found = repeats(hs)
-            periods = periodic(hs)
-            # a layer of two blocks (attention, MLP) repeated beats a pair of equal neighbours
-            if sum(p * c for _s, p, c in periods) > sum(c for _s, c in found) and _group_periods(node, periods):
-                hs = _hashes(node.children, succ, label, hashes)
-                found = repeats(hs)
-            if found:
-                feeds = set(_child_edges(node, succ))
-                found = _chained(node, found, feeds)
-                _fold(node, found, feeds)
-        stack.extend(c for c in node.children if c.kind not in _KEEP)
-
-
-#: How far apart two children may be and still be compared (a period of up to three blocks).
-_REACH = 3
-
-
-def _hashes(kids: list[TreeNode], succ: Mapping[str, list[str]], label: Mapping[str, str],
-            memo: dict[str, str | None]) -> list[str | None]:
-    """:func:`_hash` of each child that has a child of the same size and kind within
-    :data:`_REACH` of it; None for the rest, which cannot repeat (a big module's phases and
-    its one decoder are not hashed leaf by leaf at every level above them)."""
-    sig = [(k.kind, k.size) for k in kids]
-    out: list[str | None] = []
-    for i, k in enumerate(kids):
-        if k.kind not in _FOLDED:  # a leaf or computation: never hashed (skipped before the neighbours are read)
-            out.append(None)
-            continue
-        near = sig[max(0, i - _REACH):i] + sig[i + 1:i + 1 + _REACH]
-        out.append(_hash(k, succ, label, memo) if sig[i] in near else None)
-    return out
-
-
-def _chained(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The runs of ``found`` cut where a named copy does not feed the next (``feeds``: the
-    child index pairs an arrow joins): named layers fold only as a sequence (ResNet's
-    ``conv3_block2`` → ``conv3_block3``), never as parallel branches built alike (a
-    bottleneck's shortcut convolution beside its first one; ``query``, ``key`` and
-    ``value``). Blocks found by structure fold either way (an optimizer's per-parameter
-    updates)."""
-    kids = node.children
-    if all(kids[start].kind == "block" for start, _n in found):
-        return found
-    out = []
-    for start, count in found:
-        if kids[start].kind == "block":
-            out.append((start, count))
-            continue
-        i = start
-        while i < start + count:
-            j = i + 1
-            while j < start + count and (j - 1, j) in feeds:
-                j += 1
-            if j - i >= 2:
-                out.append((i, j - i))
-            i = j
-    return out
-
-
-def _hash(node: TreeNode, succ: Mapping[str, list[str]], label: Mapping[str, str],
-          memo: dict[str, str | None]) -> str | None:
-    """The structure hash of the leaves below ``node`` (None for a leaf, a computation, or a
-    node of fewer than :data:`MIN_BLOCK` leaves: those are not folded)."""
-    if node.kind not in _FOLDED:
-        # a run is a slice of a list, a computation XLA's own
-        return None
-    if node.key in memo:
-        return memo[node.key]
-    leaves = []
-    stack = list(node.children)
-    while stack:
-        n = stack.pop()
-        if n.kind == "leaf":
-            leaves.append(n.name)
-        else:
-            stack.extend(n.children)
-    if len(leaves) < MIN_BLOCK:
-        memo[node.key] = None
-        return None
-    index = {name: i for i, name in enumerate(sorted(leaves, key=_leaf_order))}
-    inner = tuple((index[a], index[b]) for a in index for b in succ.get(a, ()) if b in index)
-    got = memo[node.key] = graph_hash(tuple(label.get(name, "") for name in index), inner)
-    return got
-
-
-def _leaf_order(name: str) -> tuple[int, str]:
-    digits = name[1:]
-    return (int(digits), name) if digits.isdigit() else (0, name)
-
-
-def _group_periods(node: TreeNode, found: list[tuple[int, int, int]]) -> bool:
-    """Wrap each period of a periodic run of blocks (a layer's attention then MLP) in a block
-    of its own, named after its last member, so the periods can fold as repeats."""
-    if not found:
-        return False
-    kids = node.children
-    starts = {start: (p, count) for start, p, count in found}
-    out: list[TreeNode] = []
-    i = 0
-    while i < len(kids):
-        if i not in starts:
-            out.append(kids[i])
-            i += 1
-            continue
-        p, count = starts[i]
-        for c in range(count):
-            members = kids[i + c * p:i + (c + 1) * p]
-            last = members[-1]
-            tail = last.key.rsplit("/", 1)[-1]
-            key = f"{node.key}/b:p{tail}" if node.key else f"b:p{tail}"
-            name = last.label or last.name
-            block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, order=members[0].order)
-            for m in members:
-                m.parent = block
-                block.children.append(m)
-            rekey(block)
-            out.append(block)
-        i += p * count
-    node.children = out
-    return True
-
-
-def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]]) -> None:
-    """Put each run of ``found`` under a repeat node; ``feeds`` (child index pairs) says
-    whether each copy feeds the next (a chain of layers) or not (parallel updates)."""
-    kids = node.children
-    out: list[TreeNode] = []
-    i = 0
-    runs = dict(found)
-    while i < len(kids):
-        count = runs.get(i)
-        if count is None:
-            out.append(kids[i])
-            i += 1
-            continue
-        members = kids[i:i + count]
-        chained = all((j, j + 1) in feeds for j in range(i, i + count - 1))
-        if not chained and count > 1 and all((j + 1, j) in feeds for j in range(i, i + count - 1)):
-            # copies that feed one another against text order (a JAX step's forward layers,
-            # ordered by their last use: the first layer's activations are read last, by the
-            # backward pass) stand in the order they run
-            members.reverse()
-            chained = True
-        first, last = members[0], members[-1]
-        tail = kids[i].key.rsplit("/", 1)[-1]
-        key = f"{node.key}/x:{tail}" if node.key else f"x:{tail}"
-        name = f"{first.label or first.name} … {last.label or last.name}"
-        rep = TreeNode(key, "repeat", name, node.path, f"{first.label or first.name} ×{count}", node,
-                       depth=node.depth, order=kids[i].order, parallel=not chained)
-        for m in members:
-            m.parent = rep
-            rep.children.append(m)
-        rekey(rep)
-        out.append(rep)
-        i += count
-    node.children = out
+def _layered(node: TreeNode, kids: list[TreeNode], order: list[int], groups: list[list[int]],
+             flow: Sequence[tuple[int, int]], succ: Mapping[str, list[str]],
+             label: Mapping[str, str]) -> list[list[int]] | None:
+    """The blocks of a node of many named layers (``kids`` in the forward pass's ``order``,
+    ``flow`` the arrows between them) where layers of several blocks repeat along it
+    (:func:`_layers`), each lone op no forward arrow reaches in the block whose work it sums:
+    a gradient summed where the residual stream forks, made of its layer's backward pass and
+    read by the layer before, joins the last block that feeds it (else the first that reads
+    it). None where no layer repeats."""
+    at = {old: new for new, old in enumerate(order)}
+    feeders: dict[int, list[int]] = {}
+    readers: dict[int, list[int]] = {}
+    for a, b in child_edges(node, succ):
+        readers.setdefault(at[a], []).append(at[b])
+        feeders.setdefault(at[b], []).append(at[a])
+    in_flow = {i for edge in flow for i in edge}
+    group_of = {i: g for g, members in enumerate(groups) for i in members}
+    loose = {members[0] for members in groups if len(members) == 1 and kids[members[0]].is_leaf
+             and members[0] not in in_flow}
+    joined: dict[int, int] = {}  # a loose op → the group it joins
+    for i in loose:
+        fed_by = [group_of[a] for a in feeders.get(i, ()) if a not in loose]
+        read_by = [group_of[r] for r in readers.get(i, ()) if r not in loose]
+        if fed_by or read_by:
+            joined[i] = max(fed_by) if fed_by else min(read_by)
+    out = [list(members) for members in groups]
+    for i, g in joined.items():
+        out[g].append(i)
+        out[group_of[i]].remove(i)
+    out = [sorted(members) for members in out if members]
+    return out if layer_runs([probe(kids, members) for members in out], succ, label) else None

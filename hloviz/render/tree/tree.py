@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from .backward import split_backward
 from .nodes import STRUCTURAL, Step, Tree, TreeNode, leaf_owners, parents_first, rekey, size_tree
 from .prefix_groups import group_by_prefix
-from .structure import fold_repeats, split_by_structure
+from .repeat_runs import fold_repeats
+from .structure import split_by_structure
 from .waists import split_at_waists, split_crowded
 
 __all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners", "parents_first", "rekey"]
