@@ -12,6 +12,16 @@ Capture each with ``hloviz dump benchmarks/heldout/round10.py:NAME --arg SPEC â€
   ``LossScaleOptimizer``): ``--arg "f32[8,32,32,3]" --arg "s32[8]"``
 * ``effnet_v2`` (EfficientNetV2B0, inference): ``--arg "f32[1,96,96,3]"``
 
+and, written and captured after the overview learnt the layers of ``encoder_step`` (not looked
+at while that was built):
+
+* ``gpt_step`` (six post-norm decoder layers with a causal mask and dropout, flat layer names,
+  RMSprop): ``--arg "s32[4,16]" --arg "s32[4]"``
+* ``mixer_step`` (an MLP-Mixer: token-mixing and channel-mixing MLPs, flat names, Adam):
+  ``--arg "f32[4,8,8,3]" --arg "s32[4]"``
+* ``flat_resnet_step`` (residual conv blocks, layers named ``conv_N``/``bn_N`` with no block
+  names, SGD): ``--arg "f32[4,32,32,3]" --arg "s32[4]"``
+
 then ``python benchmarks/overview_bench.py --no-diffs --model DIR`` and ``python
 benchmarks/commands_bench.py --captures DIR``. Figures: benchmarks/results/overview_bench.txt.
 """
@@ -98,3 +108,57 @@ _effnet_v2 = keras.applications.EfficientNetV2B0(weights=None, input_shape=(96, 
 @tf.function(jit_compile=True)
 def effnet_v2(images):
     return _effnet_v2(images, training=False)
+
+
+def _gpt() -> keras.Model:
+    tokens = keras.Input((16,), dtype="int32")
+    x = keras.layers.Embedding(200, 32, name="wte")(tokens)
+    for i in range(6):
+        attended = keras.layers.MultiHeadAttention(4, 8, dropout=0.1, name=f"h{i}_attn")(x, x, use_causal_mask=True)
+        x = keras.layers.LayerNormalization(name=f"h{i}_ln1")(x + keras.layers.Dropout(0.1)(attended))
+        h = keras.layers.Dense(64, activation="gelu", name=f"h{i}_fc")(x)
+        h = keras.layers.Dropout(0.1)(keras.layers.Dense(32, name=f"h{i}_proj")(h))
+        x = keras.layers.LayerNormalization(name=f"h{i}_ln2")(x + h)
+    x = keras.layers.Lambda(lambda t: t[:, -1], name="last_token")(x)
+    return keras.Model(tokens, keras.layers.Dense(5, name="lm_head")(x), name="gpt")
+
+
+gpt_step = _step(_gpt(), keras.optimizers.RMSprop(1e-3))
+
+
+def _mixer() -> keras.Model:
+    image = keras.Input((8, 8, 3))
+    x = keras.layers.Reshape((16, 12))(image)  # 16 patches of 2x2x3
+    x = keras.layers.Dense(32, name="stem")(x)
+    for i in range(4):
+        y = keras.layers.LayerNormalization(name=f"norm_tok_{i}")(x)
+        y = keras.layers.Permute((2, 1))(y)
+        y = keras.layers.Dense(32, activation="gelu", name=f"tok_mlp1_{i}")(y)
+        y = keras.layers.Permute((2, 1))(keras.layers.Dense(16, name=f"tok_mlp2_{i}")(y))
+        x = keras.layers.Add()([x, y])
+        y = keras.layers.LayerNormalization(name=f"norm_ch_{i}")(x)
+        y = keras.layers.Dense(64, activation="gelu", name=f"ch_mlp1_{i}")(y)
+        x = keras.layers.Add()([x, keras.layers.Dense(32, name=f"ch_mlp2_{i}")(y)])
+    x = keras.layers.GlobalAveragePooling1D()(keras.layers.LayerNormalization(name="pre_head_norm")(x))
+    return keras.Model(image, keras.layers.Dense(10, name="head")(x), name="mixer")
+
+
+mixer_step = _step(_mixer(), keras.optimizers.Adam(1e-3))
+
+
+def _flat_resnet() -> keras.Model:
+    image = keras.Input((32, 32, 3))
+    x = keras.layers.Conv2D(16, 3, padding="same", name="conv_0")(image)
+    n = 1
+    for _ in range(5):
+        y = keras.layers.Conv2D(16, 3, padding="same", name=f"conv_{n}")(x)
+        y = keras.layers.ReLU(name=f"relu_{n}")(keras.layers.BatchNormalization(name=f"bn_{n}")(y))
+        y = keras.layers.Conv2D(16, 3, padding="same", name=f"conv_{n + 1}")(y)
+        y = keras.layers.BatchNormalization(name=f"bn_{n + 1}")(y)
+        x = keras.layers.ReLU(name=f"relu_{n + 1}")(keras.layers.Add(name=f"add_{n}")([x, y]))
+        n += 2
+    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
+    return keras.Model(image, keras.layers.Dense(10, name="fc")(x), name="flat_resnet")
+
+
+flat_resnet_step = _step(_flat_resnet(), keras.optimizers.SGD(0.05))
