@@ -59,6 +59,10 @@ TRANSFORMS = frozenset({
 #: Segments that only say a transformation or a call happened (JAX's ``checkpoint`` /
 #: ``rematted_computation`` around a rematerialised function, ``closed_call`` around a call).
 TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2", "closed_call", "core_call"})
+#: An einsum's subscripts, which ``jnp.einsum`` writes into the name stack around its ops
+#: (``jvp(vmap(BTNH,BSNH->BNTS))/dot_general``): a name of the op, not of the model's structure.
+#: As a scope it gathered every layer's attention scores into one box above the model.
+_EINSUM = re.compile(r"[A-Za-z.]*(?:,[A-Za-z.]*)*->[A-Za-z.]*")
 
 #: Scope levels one op name may open. Real models nest a few dozen at most (a Keras model in a
 #: model, JAX's transformations, flax's modules); deeper levels are filed in the deepest one
@@ -137,7 +141,8 @@ def unwrap(segment: str) -> tuple[list[str], bool]:
                 break
             backward = backward or m.group(1) == "transpose"
             lo, hi, stripped = m.end(), hi - 1, True
-        if lo >= hi or (hi - lo <= _LONGEST_TRANSPARENT and segment[lo:hi] in TRANSPARENT):
+        if lo >= hi or (hi - lo <= _LONGEST_TRANSPARENT and segment[lo:hi] in TRANSPARENT) or (
+                _EINSUM.fullmatch(segment, lo, hi)):
             continue
         parts = _top_level_parts(segment, lo, hi, close) if stripped else [(lo, hi)]
         if len(parts) == 1:
@@ -247,7 +252,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
             out.append(seg)  # the traced function itself
             continue
         names, backward = _unwrapped(seg)
-        if not names and i == last and seg in TRANSPARENT:
+        if not names and i == last and (seg in TRANSPARENT or _EINSUM.fullmatch(seg)):
             names = [seg]  # the op itself (a ``closed_call``), not a wrapper of what follows
         if backward:
             phase = "backward"
