@@ -1,13 +1,12 @@
-"""The tree's structure where names do not give it: blocks and repeats in a :mod:`~hloviz.render.tree.tree` tree.
+"""The tree's structure where names do not give it: blocks in a :mod:`~hloviz.render.tree.tree` tree.
 
 :func:`split_by_structure` gives a crowded node (more children than a picture can name) a level
 of ``block`` nodes found on the graph of its children (:func:`hloviz.render.tree.blocks.find_blocks`),
 unless the children's own names already group them the same way (ResNet's ``conv2_block1_*``
-is exactly its bottleneck; InceptionV3's ``conv2d_*`` spans all eleven blocks and is not).
-
-:func:`fold_repeats` puts neighbouring children of the same structure (ResNet's
-``conv3_block2`` … ``conv3_block4``, a transformer's layers) under one ``repeat`` node, drawn once
-as ``×N`` when closed.
+is exactly its bottleneck; InceptionV3's ``conv2d_*`` spans all eleven blocks and is not). Where
+a training step's many named layers repeat along its forward pass in layers of several blocks
+(a transformer written as a Keras functional model), each layer becomes a block.
+Neighbouring blocks of the same structure fold into repeats in :mod:`.repeat_runs`.
 """
 
 from __future__ import annotations
@@ -123,6 +122,39 @@ def _blocks(node: TreeNode, kids: list[TreeNode], groups: list[list[int]], order
     return children
 
 
+def _layered(node: TreeNode, kids: list[TreeNode], order: list[int], groups: list[list[int]],
+             flow: Sequence[tuple[int, int]], succ: Mapping[str, list[str]],
+             label: Mapping[str, str]) -> list[list[int]] | None:
+    """The blocks of a node of many named layers (``kids`` in the forward pass's ``order``,
+    ``flow`` the arrows between them) where layers of several blocks repeat along it
+    (:func:`~.repeat_runs.layer_runs`), each lone op no forward arrow reaches in the block whose work it sums:
+    a gradient summed where the residual stream forks, made of its layer's backward pass and
+    read by the layer before, joins the last block that feeds it (else the first that reads
+    it). None where no layer repeats."""
+    at = {old: new for new, old in enumerate(order)}
+    feeders: dict[int, list[int]] = {}
+    readers: dict[int, list[int]] = {}
+    for a, b in child_edges(node, succ):
+        readers.setdefault(at[a], []).append(at[b])
+        feeders.setdefault(at[b], []).append(at[a])
+    in_flow = {i for edge in flow for i in edge}
+    group_of = {i: g for g, members in enumerate(groups) for i in members}
+    loose = {members[0] for members in groups if len(members) == 1 and kids[members[0]].is_leaf
+             and members[0] not in in_flow}
+    joined: dict[int, int] = {}  # a loose op → the group it joins
+    for i in loose:
+        fed_by = [group_of[a] for a in feeders.get(i, ()) if a not in loose]
+        read_by = [group_of[r] for r in readers.get(i, ()) if r not in loose]
+        if fed_by or read_by:
+            joined[i] = max(fed_by) if fed_by else min(read_by)
+    out = [list(members) for members in groups]
+    for i, g in joined.items():
+        out[g].append(i)
+        out[group_of[i]].remove(i)
+    out = [sorted(members) for members in out if members]
+    return out if layer_runs([probe(kids, members) for members in out], succ, label) else None
+
+
 def _whole_function(node: TreeNode) -> bool:
     """The root, or JAX's ``jit(f)`` scope around everything: a module without user scopes."""
     while node.kind == "block" and node.parent is not None:  # a block found inside one
@@ -201,36 +233,3 @@ def _last(node: TreeNode) -> int:
         best = max(best, n.order)
         stack.extend(n.children)
     return best
-
-
-def _layered(node: TreeNode, kids: list[TreeNode], order: list[int], groups: list[list[int]],
-             flow: Sequence[tuple[int, int]], succ: Mapping[str, list[str]],
-             label: Mapping[str, str]) -> list[list[int]] | None:
-    """The blocks of a node of many named layers (``kids`` in the forward pass's ``order``,
-    ``flow`` the arrows between them) where layers of several blocks repeat along it
-    (:func:`_layers`), each lone op no forward arrow reaches in the block whose work it sums:
-    a gradient summed where the residual stream forks, made of its layer's backward pass and
-    read by the layer before, joins the last block that feeds it (else the first that reads
-    it). None where no layer repeats."""
-    at = {old: new for new, old in enumerate(order)}
-    feeders: dict[int, list[int]] = {}
-    readers: dict[int, list[int]] = {}
-    for a, b in child_edges(node, succ):
-        readers.setdefault(at[a], []).append(at[b])
-        feeders.setdefault(at[b], []).append(at[a])
-    in_flow = {i for edge in flow for i in edge}
-    group_of = {i: g for g, members in enumerate(groups) for i in members}
-    loose = {members[0] for members in groups if len(members) == 1 and kids[members[0]].is_leaf
-             and members[0] not in in_flow}
-    joined: dict[int, int] = {}  # a loose op → the group it joins
-    for i in loose:
-        fed_by = [group_of[a] for a in feeders.get(i, ()) if a not in loose]
-        read_by = [group_of[r] for r in readers.get(i, ()) if r not in loose]
-        if fed_by or read_by:
-            joined[i] = max(fed_by) if fed_by else min(read_by)
-    out = [list(members) for members in groups]
-    for i, g in joined.items():
-        out[g].append(i)
-        out[group_of[i]].remove(i)
-    out = [sorted(members) for members in out if members]
-    return out if layer_runs([probe(kids, members) for members in out], succ, label) else None
