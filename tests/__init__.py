@@ -8,6 +8,7 @@ of None, and the type checker knows what the test goes on to use.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,22 @@ def run_cli_process(*args: str, timeout: float = 300) -> subprocess.CompletedPro
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     return subprocess.run([sys.executable, "-m", "hloviz", *args], env=env, capture_output=True, text=True,
                           timeout=timeout)
+
+
+_SVG_NODE = re.compile(r'<g id="node\d+" class="node">(.*?)</g>', re.DOTALL)
+_SVG_NUM = re.compile(r"-?\d+(?:\.\d+)?")
+_SVG_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
+
+
+def box_labels(svg: str) -> list[tuple[float, str]]:
+    """(top y, first line of the label) of every box Graphviz drew in ``svg``, top to bottom:
+    read from the SVG itself, not from what hloviz meant to draw."""
+    out = []
+    for body in _SVG_NODE.findall(svg):
+        shape = re.search(r'\s(?:points|d)="([^"]+)"', body)
+        texts = _SVG_TEXT.findall(body)
+        if shape is None or not texts:
+            continue
+        ys = [float(v) for v in _SVG_NUM.findall(shape.group(1))][1::2]
+        out.append((min(ys), texts[0]))
+    return sorted(out)

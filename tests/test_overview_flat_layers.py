@@ -26,26 +26,12 @@ import pytest
 from hloviz.render.tree.nodes import TreeNode
 from hloviz.render.tree.repeat_runs import layer_runs
 
+from . import box_labels
+
 FIXTURE = Path(__file__).resolve().parent / "data" / "orders" / "flat_encoder_step.hlo"
 
-_NODE = re.compile(r'<g id="node\d+" class="node">(.*?)</g>', re.DOTALL)
-_NUM = re.compile(r"-?\d+(?:\.\d+)?")
-_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
 _LAYER_OP = re.compile(r'op_name="(?:gradient_tape/)?functional_1/(?:attn|ln1|ln2|mlp_up|mlp_down)_(\d+)_1/')
 _REPEAT = re.compile(r"^([a-z_]+?)_(\d+) ×(\d+) \(([a-z_]+?)_(\d+) … ([a-z_]+?)_(\d+)\)$")
-
-
-def _boxes(svg: str) -> list[tuple[float, str]]:
-    """(top y, first line of the label) of every drawn box, top to bottom."""
-    out = []
-    for body in _NODE.findall(svg):
-        shape = re.search(r'\s(?:points|d)="([^"]+)"', body)
-        texts = _TEXT.findall(body)
-        if shape is None or not texts:
-            continue
-        ys = [float(v) for v in _NUM.findall(shape.group(1))][1::2]
-        out.append((min(ys), texts[0]))
-    return sorted(out)
 
 
 def test_the_fixture_is_a_training_step_of_flat_numbered_layers():
@@ -61,7 +47,7 @@ def test_the_layers_are_one_repeat_of_single_layers_between_the_embedding_and_th
 
     out = tmp_path / "pre.svg"
     main(["render", str(FIXTURE), "-o", str(out)])
-    labels = [label for _, label in _boxes(out.read_text(encoding="utf-8"))]
+    labels = [label for _, label in box_labels(out.read_text(encoding="utf-8"))]
     layers = sorted({int(n) for n in _LAYER_OP.findall(FIXTURE.read_text(encoding="utf-8"))})
     repeats = [m for label in labels if (m := _REPEAT.match(label))]
     assert len(repeats) == 1, labels

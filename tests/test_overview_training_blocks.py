@@ -22,26 +22,12 @@ import pytest
 
 from hloviz.cli import main
 
+from . import box_labels
+
 FIXTURE = Path(__file__).resolve().parent / "data" / "orders" / "dropout_blocks_step.hlo"
 
 pytestmark = pytest.mark.requires_dot
 
-_NODE = re.compile(r'<g id="node\d+" class="node">(.*?)</g>', re.DOTALL)
-_NUM = re.compile(r"-?\d+(?:\.\d+)?")
-_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
-
-
-def _boxes(svg: str) -> list[tuple[float, str]]:
-    """(top y, first line of the label) of every drawn box, top to bottom."""
-    out = []
-    for body in _NODE.findall(svg):
-        shape = re.search(r'\s(?:points|d)="([^"]+)"', body)
-        texts = _TEXT.findall(body)
-        if shape is None or not texts:
-            continue
-        ys = [float(v) for v in _NUM.findall(shape.group(1))][1::2]
-        out.append((min(ys), texts[0]))
-    return sorted(out)
 
 
 def _blocks() -> list[int]:
@@ -63,7 +49,7 @@ def test_the_fixture_is_a_training_step_whose_dropouts_come_first_in_the_text():
 def test_the_blocks_stand_in_the_forward_pass_order_and_no_box_holds_every_dropout(tmp_path, capsys):
     out = tmp_path / "pre.svg"
     main(["render", str(FIXTURE), "-o", str(out)])
-    boxes = _boxes(out.read_text(encoding="utf-8"))
+    boxes = box_labels(out.read_text(encoding="utf-8"))
     labels = [label for _, label in boxes]
     assert not [b for b in labels if re.search(r"_drop\b.*block of", b)], labels
     # each block named on the page, top to bottom in its number's order (a repeat names its range)
@@ -140,7 +126,7 @@ def test_a_model_of_more_blocks_than_boxes_beside_a_big_optimizer_is_drawn_open(
     assert numbers == list(range(1, 25)) and 'op_name="adam/' in text
     out = tmp_path / "pre.svg"
     main(["render", str(MANY), "-o", str(out)])
-    labels = [label for _, label in _boxes(out.read_text(encoding="utf-8"))]
+    labels = [label for _, label in box_labels(out.read_text(encoding="utf-8"))]
     seen = [int(n) for label in labels for n in re.findall(r"blk(\d+)_", label)]
     assert len(set(seen)) >= 8 and seen == sorted(seen), labels
     assert not [b for b in labels if b.split(" ")[0] == "functional"], labels

@@ -10,7 +10,7 @@ tree; :mod:`.structure`, :mod:`.backward`, :mod:`.waists` and :mod:`.prefix_grou
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["KEEP", "STRUCTURAL", "adjacency", "child_edges", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
@@ -242,7 +242,7 @@ def rekey(group: TreeNode) -> None:
                 stack.append(n)
 
 
-def adjacency(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+def adjacency(edges: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     """``edges`` as leaf → the leaves it feeds, self-arrows left out."""
     succ: dict[str, list[str]] = {}
     for a, b in edges:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from .backward import split_backward
-from .nodes import STRUCTURAL, Step, Tree, TreeNode, leaf_owners, parents_first, rekey, size_tree
+from .nodes import STRUCTURAL, Step, Tree, TreeNode, adjacency, leaf_owners, parents_first, rekey, size_tree
 from .prefix_groups import group_by_prefix
 from .repeat_runs import fold_repeats
 from .structure import split_by_structure
@@ -83,13 +83,13 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         node = TreeNode(f"{key}/{leaf}" if key else leaf, "leaf", leaf, parent.path, "", parent, order=order,
                         depth=parent.depth)
         parent.children.append(node)
-    succ = _successors(edges or ())
+    succ = adjacency(edges or ())
     names = names or {}
     if edges is not None:
         # a training step's layers are cut into blocks along its forward pass: the backward
         # pass's arrows run from each layer back to the one before it, joining every layer to
         # its neighbours (a phase without forward work is cut along its own arrows)
-        flow = None if forward is None else _successors((a, b) for a, b in edges if a in forward and b in forward)
+        flow = None if forward is None else adjacency((a, b) for a, b in edges if a in forward and b in forward)
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ,
                            forward=flow)
     group_by_prefix(root, group_at, succ)
@@ -232,11 +232,3 @@ def _mark_waist_repeats(root: TreeNode) -> None:
     for node in reversed(post):
         if node.kind in ("repeat", "block") and node.children and not node.layer and all(c.waist for c in node.children):
             node.waist = True
-
-
-def _successors(edges: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    succ: dict[str, list[str]] = {}
-    for a, b in edges:
-        if a != b:
-            succ.setdefault(a, []).append(b)
-    return succ
