@@ -43,12 +43,44 @@ __all__ = [
 
 def entry_signature(module: HloModule) -> str:
     """``(param shapes) -> result`` of the entry, without layouts: what makes modules comparable."""
+    if module.entry is None:
+        return "()"
+    params, result = _shapes(module)
+    return "(" + ", ".join(params) + ") -> " + result
+
+
+#: Signatures up to this long (both together) are quoted whole in the warning.
+_WHOLE_SIGNATURES = 200
+#: How many changed parameters the warning names.
+_NAMED_CHANGES = 3
+
+
+def signature_change(a: HloModule, b: HloModule, sa: str, sb: str) -> str:
+    """What differs between the entry signatures ``sa`` of ``a`` and ``sb`` of ``b``: both whole
+    when short, else the parameters that changed. A training step's signature lists every
+    weight: doubling its batch wrote two signatures of 4,500 characters each, one line of the
+    diff picture's header 36,888 pt wide."""
+    if len(sa) + len(sb) <= _WHOLE_SIGNATURES:
+        return f"{sa} (before) vs {sb} (after)"
+    (pa, ra), (pb, rb) = _shapes(a), _shapes(b)
+    changed = [f"parameter {k} {x} → {y}" for k, (x, y) in enumerate(zip(pa, pb, strict=False)) if x != y]
+    parts = changed[:_NAMED_CHANGES]
+    if len(changed) > _NAMED_CHANGES:
+        parts.append(f"{len(changed) - _NAMED_CHANGES} more parameters changed")
+    if len(pa) != len(pb):
+        parts.append(f"{len(pa)} parameters before, {len(pb)} after")
+    if ra != rb:
+        parts.append("the result changed" if len(ra) + len(rb) > _WHOLE_SIGNATURES else f"the result {ra} → {rb}")
+    return ", ".join(parts) + f" (of {len(pa)} parameters)"
+
+
+def _shapes(module: HloModule) -> tuple[list[str], str]:
+    """The entry's parameter shapes and its result shape, as :func:`entry_signature` writes them."""
     entry = module.entry
     if entry is None:
-        return "()"
+        return [], "?"
     params, result = entry.program_shape
-    res = result.to_text(layout=False) if result is not None else "?"
-    return "(" + ", ".join(p.to_text(layout=False) for p in params) + ") -> " + res
+    return [p.to_text(layout=False) for p in params], result.to_text(layout=False) if result is not None else "?"
 
 
 def diff_modules(a: HloModule, b: HloModule) -> ModuleDiff:
@@ -62,7 +94,7 @@ def diff_modules(a: HloModule, b: HloModule) -> ModuleDiff:
     comparable = sa == sb
     if not comparable:
         warnings.append(f"the entry signatures differ, so these may not be the same function: "
-                        f"{sa} (before) vs {sb} (after); the diff matches what it can")
+                        f"{signature_change(a, b, sa, sb)}; the diff matches what it can")
     # The diff allocates millions of small acyclic objects on big modules; pausing the cyclic
     # garbage collector meanwhile saves its repeated full scans (a third of the time at 300k).
     was_enabled = gc.isenabled()

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..quoting import colour
-from ..scene import Row, Scene
+from ..scene import Scene
 from .dot import Drawing
-from .dot_writer import COLUMN_BORDER, LARGE, DotWriter, Ids, column_rows, label_html
+from .dot_writer import COLUMN_BORDER, LARGE, DotWriter, Ids, column_rows, header_rows, label_html
 
 __all__ = ["Placed", "PlacedColumn", "frame_dot", "header_dot", "part_dot", "placed_dot"]
 
@@ -84,7 +84,7 @@ def placed_dot(drawing: Drawing, columns: Sequence[PlacedColumn], ids: Ids, note
     w.lines.extend(extra)
     w.written = 0
     w.small_pt = drawing.small_pt
-    return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
+    return w.finish(list(drawing.header) + header_rows((), notes))
 
 
 def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequence[str],
@@ -108,7 +108,7 @@ def frame_dot(drawing: Drawing, clusters: Sequence[tuple[int, str]], boxes: Sequ
                        f"width={(x1 - x0) / 72:.4f}, height={(y1 - y0) / 72:.4f}];")
     w.lines.extend(extra)
     w.small_pt = drawing.small_pt
-    return w.finish(list(drawing.header) + [Row(n, small=True, italic=True) for n in notes])
+    return w.finish(list(drawing.header) + header_rows((), notes))
 
 
 def header_dot(drawing: Drawing) -> str:

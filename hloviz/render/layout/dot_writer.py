@@ -232,8 +232,31 @@ class DotWriter:
 
 def header_rows(title: Sequence[Row] | str, notes: Sequence[str]) -> list[Row]:
     rows = [Row(title, bold=True)] if isinstance(title, str) and title else list(title or [])
-    rows.extend(Row(n, small=True, italic=True) for n in notes)
+    rows.extend(Row(line, small=True, italic=True) for n in notes for line in note_lines(n))
     return rows
+
+
+#: The longest line of a note over a picture, and how many lines one note may take.
+NOTE_WIDTH, NOTE_LINES = 300, 4
+
+
+def note_lines(note: str) -> list[str]:
+    """``note`` as lines of at most :data:`NOTE_WIDTH` characters, broken at spaces, at most
+    :data:`NOTE_LINES` of them (the last then ends in ``…``): a note is one line of the
+    picture's header, and one of 9,179 characters (two training steps' signatures) made a
+    diff picture 36,888 pt wide."""
+    lines: list[str] = []
+    rest = note
+    while len(rest) > NOTE_WIDTH and len(lines) < NOTE_LINES:
+        cut = rest.rfind(" ", NOTE_WIDTH // 2, NOTE_WIDTH + 1)
+        cut = cut if cut > 0 else NOTE_WIDTH
+        lines.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if len(lines) == NOTE_LINES and rest:
+        lines[-1] = lines[-1][:NOTE_WIDTH - 1] + "…"
+    elif rest or not lines:
+        lines.append(rest)
+    return lines
 
 
 COLUMN_BORDER = "#bdbdbd"
