@@ -131,14 +131,15 @@ def test_the_buffers_at_the_peak_come_largest_first_as_xlas_live_range_report_li
 @pytest.mark.parametrize("name", ["keras_mha", "keras_transformer", "jax_scopes"])
 def test_each_layers_bytes_at_the_peak_hold_its_inner_layers(name, capsys):
     """A layer's bytes at the peak are those of the buffers filed under it or under any layer
-    inside it, at every depth (keras_transformer and jax_scopes nest 4-5 levels), and every
+    inside it, at every depth (keras_transformer nests 4 levels, jax_scopes 3: ``Transformer/
+    Block_0/Attention``; its einsums' subscripts, once read as a fourth, name ops), and every
     layer of every such buffer is listed."""
     got = _json(capsys, str(SAMPLES / name))
     scopes = {s["scope"]: s["bytes"] for s in got["scopes"]}
     buffers = got["buffers_at_peak"]
     paths = {"/".join(b["scope"].split("/")[:k]) for b in buffers if b["scope"] != "(top level)"
              for k in range(1, len(b["scope"].split("/")) + 1)}
-    assert max(p.count("/") for p in paths) >= (1 if name == "keras_mha" else 3)
+    assert max(p.count("/") for p in paths) >= {"keras_mha": 1, "jax_scopes": 2}.get(name, 3)
     for path in paths:
         inside = sum(b["bytes"] for b in buffers if b["scope"] == path or b["scope"].startswith(path + "/"))
         assert scopes.get(path) == inside, path

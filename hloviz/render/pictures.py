@@ -233,10 +233,13 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
         started = time.monotonic()
         try:
             laid = lay_out(what, fmt, timeout, wrap, run=_run_dot, run_many=many, pinned=pinned, mode=layout)
-            if not (what.tied and fmt == "svg" and wrap.active and _wants_wrap(laid[0], wrap)):
+            if not (what.tied and fmt == "svg" and wrap.active and _too_flat(laid[0], wrap)):
                 return laid
-            # tied columns are one layout, which cannot be cut into parts: a picture whose shape
-            # asks for a wrap (a diff of two flat columns) is laid out apart, and wrapped
+            # tied columns are one layout, which cannot be cut into parts: a picture too flat for
+            # the page (a diff of two flat columns) is laid out apart, and wrapped. A tall one is
+            # left whole, its matched kernels level: the diff's overview keeps to 24 boxes a
+            # column, and once its notes broke into lines the TF transformer step's diff, 1,136 pt
+            # wide and 2,181 tall, was laid out apart for being taller than the page's shape
             apart = replace(what, tied=False)
             return lay_out(apart, fmt, max(timeout - (time.monotonic() - started), _MIN_RUN), wrap, run=_run_dot,
                            run_many=many, pinned=pinned, mode=layout)
@@ -254,12 +257,12 @@ def _layout(what: Drawing | str, fmt: str, timeout: float, wrap: Wrap, layout: s
     return _run_dot(what, fmt, timeout), []
 
 
-def _wants_wrap(svg: bytes, wrap: Wrap) -> bool:
-    """Whether ``wrap`` would cut a picture of the laid-out ``svg``'s size."""
-    from .layout.wrap import wants_wrap
+def _too_flat(svg: bytes, wrap: Wrap) -> bool:
+    """Whether ``wrap`` would cut a picture of the laid-out ``svg``'s size for being too flat."""
+    from .layout.wrap import ACROSS, direction
 
     size = _SVG_SIZE.search(svg[:2000].decode("utf-8", "replace"))
-    return size is not None and wants_wrap([(float(size.group(1)), float(size.group(2)))], wrap, 0.0)
+    return size is not None and direction([(float(size.group(1)), float(size.group(2)))], wrap, 0.0) == ACROSS
 
 
 #: The least time a layout is given (a budget spent to nothing still lets a tiny graph through).

@@ -237,14 +237,16 @@ def header_rows(title: Sequence[Row] | str, notes: Sequence[str]) -> list[Row]:
 
 
 #: The longest line of a note over a picture, and how many lines one note may take.
-NOTE_WIDTH, NOTE_LINES = 300, 4
+NOTE_WIDTH, NOTE_LINES = 120, 4
 
 
 def note_lines(note: str) -> list[str]:
     """``note`` as lines of at most :data:`NOTE_WIDTH` characters, broken at spaces, at most
-    :data:`NOTE_LINES` of them (the last then ends in ``…``): a note is one line of the
-    picture's header, and one of 9,179 characters (two training steps' signatures) made a
-    diff picture 36,888 pt wide."""
+    :data:`NOTE_LINES` of them (the last then ends in ``…``). Left whole, a note set its
+    column's width: a training step's two columns' notes (``… closed into single nodes to stay
+    within 8 nodes; --scope PATH draws a scope open``) were 1,429 pt wide together, so the
+    explorer found no first view that fit a 1,900 px screen; and one note of 9,179 characters
+    (two training steps' signatures) made a diff picture 36,888 pt wide."""
     lines: list[str] = []
     rest = note
     while len(rest) > NOTE_WIDTH and len(lines) < NOTE_LINES:

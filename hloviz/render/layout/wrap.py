@@ -32,7 +32,7 @@ from ..scene import Cluster, Edge, Node, Row, Scene
 
 __all__ = ["ACROSS", "AUTO", "DEFAULT_ASPECT", "DOWN", "MAX_PARTS", "MAX_STACKED", "OFF", "SLACK", "WIDE_FLOOR", "WRAP_CHOICES", "Span", "Wrap",
            "band_widths", "stacked_heights", "choose_parts", "cut_limit", "direction", "parse_wrap", "split_scene",
-           "transposed", "wants_wrap", "connector_node", "far_name"]
+           "transposed", "connector_node", "far_name"]
 
 #: Height / width a wrapped picture aims at: a page in portrait (A4 is 297 / 210 = 1.41).
 DEFAULT_ASPECT = 1.4
@@ -106,11 +106,6 @@ def direction(sizes: Sequence[tuple[float, float]], wrap: Wrap, gap: float) -> s
     if shape > wrap.aspect * SLACK:
         return DOWN
     return ACROSS if flat and width > WIDE_FLOOR else None
-
-
-def wants_wrap(sizes: Sequence[tuple[float, float]], wrap: Wrap, gap: float) -> bool:
-    """Whether ``wrap`` may cut columns of these (width, height) (:func:`direction`)."""
-    return direction(sizes, wrap, gap) is not None
 
 
 def choose_parts(sizes: Sequence[tuple[float, float]], wrap: Wrap, limits: Sequence[int], gap: float,
