@@ -160,7 +160,8 @@ def pages(models: list[str], repeat: int, reference: Path | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", nargs="*", default=None, help="captures (default: every one with both stages)")
+    parser.add_argument("--model", action="extend", nargs="*", default=None,
+                        help="captures, after one flag or each after its own (default: every one with both stages)")
     parser.add_argument("--html", nargs="*", default=[], help="captures whose explorer page to time and size")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--reference", type=Path, default=None,
