@@ -74,12 +74,12 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
             node.children, node.in_flow = kids, True
         return False
     keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
-    groups = found.groups
+    groups, layers = found.groups, None
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
         layered = _layered(node, kids, order, groups, edges, succ, label) if order is not None else None
         if layered is None:
             return False  # many named scopes without a spine (an optimizer's updates): names group them
-        groups = layered
+        groups, layers = layered
     if keep_scopes and (not _whole_function(node) or any(not k.is_leaf for k in kids)
                         or _drawn_after(kids, groups, edges, label, over=len(kids) // 3) * 3 > len(kids)):
         # loose ops inside or beside named scopes, or in small blocks: runs of them say as
@@ -87,8 +87,8 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         return False
     node.children = _blocks(node, kids, groups, order, names, keep_scopes)
     node.in_flow = order is not None
-    if groups is not found.groups:  # layers that repeat: each copy a block, folded later
-        group_periods(node, layer_runs(node.children, succ, label))
+    if layers is not None:  # layers that repeat (one child per group): each copy a block, folded later
+        group_periods(node, layers)
     return True
 
 
@@ -124,13 +124,14 @@ def _blocks(node: TreeNode, kids: list[TreeNode], groups: list[list[int]], order
 
 def _layered(node: TreeNode, kids: list[TreeNode], order: list[int], groups: list[list[int]],
              flow: Sequence[tuple[int, int]], succ: Mapping[str, list[str]],
-             label: Mapping[str, str]) -> list[list[int]] | None:
+             label: Mapping[str, str]) -> tuple[list[list[int]], list[tuple[int, int, int]]] | None:
     """The blocks of a node of many named layers (``kids`` in the forward pass's ``order``,
     ``flow`` the arrows between them) where layers of several blocks repeat along it
     (:func:`~.repeat_runs.layer_runs`), each lone op no forward arrow reaches in the block whose work it sums:
     a gradient summed where the residual stream forks, made of its layer's backward pass and
     read by the layer before, joins the last block that feeds it (else the first that reads
-    it). None where no layer repeats."""
+    it); and the runs of layers among them (:func:`~.repeat_runs.layer_runs`). None where no
+    layer repeats."""
     at = {old: new for new, old in enumerate(order)}
     feeders: dict[int, list[int]] = {}
     readers: dict[int, list[int]] = {}
@@ -152,7 +153,8 @@ def _layered(node: TreeNode, kids: list[TreeNode], order: list[int], groups: lis
         out[g].append(i)
         out[group_of[i]].remove(i)
     out = [sorted(members) for members in out if members]
-    return out if layer_runs([probe(kids, members) for members in out], succ, label) else None
+    runs = layer_runs([probe(kids, members) for members in out], succ, label)
+    return (out, runs) if runs else None
 
 
 def _whole_function(node: TreeNode) -> bool:
