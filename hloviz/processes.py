@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["STOP_GRACE", "die_with_parent", "own_group", "stop_child"]
+__all__ = ["STOP_GRACE", "die_with_parent", "own_group", "stop_child", "threads"]
 
 #: Seconds a child has to end once told that hloviz is stopping, before it and its own children
 #: are killed: short enough that hloviz, cleanup included, ends well inside the 10 s that
@@ -63,7 +63,7 @@ def die_with_parent() -> Callable[[], None] | None:
     """A ``preexec_fn`` that has the kernel SIGKILL the child when hloviz dies (Linux's
     ``PR_SET_PDEATHSIG``; it covers SIGKILL of hloviz, where no cleanup of ours can run), or
     None elsewhere."""
-    if not sys.platform.startswith("linux") or _threads() != 1:
+    if not sys.platform.startswith("linux") or threads() != 1:
         # A preexec_fn makes subprocess fork with Python's fork hooks, which is unsafe (and JAX
         # warns) in a process with other threads, say a notebook that imported JAX: there the
         # child relies on hloviz's own cleanup (Ctrl-C, SIGTERM, SIGHUP) alone.
@@ -84,7 +84,7 @@ def die_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
-def _threads() -> int:
+def threads() -> int:
     """How many OS threads this process has (native ones too), or 0 when it cannot tell."""
     try:
         with open("/proc/self/status", encoding="ascii", errors="replace") as f:

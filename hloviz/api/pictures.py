@@ -209,13 +209,14 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
                     raise InputError(f"--stage both needs both modules; {cap.label} has only the "
                                      f"{'post' if pre_m is None else 'pre'}-optimization one")
                 from ..analysis import analyze
+                from ..render.beside import columns_beside
 
-                analysis = analyze(pre_m, post_m, info=cap.info)
-                both = analysis
-                picture = _fitted(lambda opts: pair_picture(
-                    pre_m, post_m, both, fmt=chosen, options=opts, title=f"{cap.label}: {both.verdict}", timeout=timeout,
-                    color_by=color_by, info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
-                    options, fit=budget is None and whole and chosen == "svg")
+                both = analysis = analyze(pre_m, post_m, info=cap.info)
+                with columns_beside(not html and chosen != "json"):  # (the explorer, JSON: each cut is read)
+                    picture = _fitted(lambda opts: pair_picture(
+                        pre_m, post_m, both, fmt=chosen, options=opts, title=f"{cap.label}: {both.verdict}",
+                        timeout=timeout, color_by=color_by, info=cap.info, budget=layout_budget, wrap=wrapping,
+                        layout=layout_mode), options, fit=budget is None and whole and chosen == "svg")
             else:
                 m = pre_m if stage == "pre" else post_m
                 if m is None:

@@ -14,7 +14,9 @@ of those pictures made the same work again. Inside :func:`drawings_reused`, it i
   (:meth:`~hloviz.render.tree.nodes.Tree.copy`: a cut regroups its tree) — :func:`kept_tree`;
 * answers nobody changes, the marks of a side-by-side picture — :func:`kept`;
 * each module's scope tree (:func:`hloviz.analysis.scopes.scope_trees_reused`, which the block
-  opens).
+  opens);
+* the forked copy that draws a side-by-side picture's other column (:mod:`hloviz.render.beside`),
+  which keeps its own trees for the next picture — :func:`kept_beside`, ended with the block.
 
 Outside such a block nothing is kept, so a module edited between two pictures is never drawn
 from an old graph.
@@ -26,10 +28,11 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from .beside import Beside
 from .tree.model import ViewGraph
 from .tree.nodes import Tree
 
-__all__ = ["drawings_reused", "kept", "kept_graph", "kept_tree"]
+__all__ = ["drawings_reused", "kept", "kept_beside", "kept_graph", "kept_tree"]
 
 T = TypeVar("T")
 
@@ -56,10 +59,14 @@ def drawings_reused() -> Iterator[None]:
         with scope_trees_reused():
             yield
     finally:
+        ended = None
         with _lock:
             _depth -= 1
             if _depth == 0:
-                _kept = None
+                ended, _kept = _kept, None
+        for key, (_held, _alike, value) in (ended or {}).items():
+            if key[0] == "beside":
+                value.close()
 
 
 def _found(key: tuple[str, Hashable], held: tuple[Any, ...], alike: tuple[Any, ...]) -> Any | None:
@@ -127,3 +134,32 @@ def kept_graph(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...],
     if _kept is not None:
         _keep(("graph", key), held, alike, g.copy())
     return g
+
+
+@contextmanager
+def kept_beside(key: Hashable, held: tuple[Any, ...], alike: tuple[Any, ...],
+                work: Callable[..., T]) -> Iterator[Beside[T]]:
+    """A :class:`~hloviz.render.beside.Beside` answering ``work``: the one started for the same
+    ``key`` (``held``, ``alike`` as :func:`kept_tree`) earlier in this :func:`drawings_reused`
+    block, whose copy drew from the trees it kept, else a new one — ended with the block, or
+    on leaving the ``with`` outside any block."""
+    hit = _found(("beside", key), held, alike)
+    if hit is not None and hit.claim():  # (one thread at a time asks a copy)
+        try:
+            yield hit
+        finally:
+            hit.release()
+        return
+    beside = Beside(work)
+    if _kept is None or hit is not None:
+        try:
+            yield beside
+        finally:
+            beside.close()
+        return
+    beside.claim()
+    _keep(("beside", key), held, alike, beside)
+    try:
+        yield beside
+    finally:
+        beside.release()

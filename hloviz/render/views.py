@@ -42,7 +42,7 @@ optimization, whole or focused (:func:`_draw_tree`):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..collector import collector_paused
@@ -148,16 +148,15 @@ class View:
     and for a 300k-instruction module it is a dict of every instruction's name.
     ``cut`` and ``drawn_as`` (cut node key → scene node key) let an explorer move the cut
     (``ViewOptions(open=…)``, :func:`hloviz.render.cut.cut.open_in_place`) and redraw.
+    A column drawn in a forked copy (:mod:`hloviz.render.beside`) comes back as its scene;
+    its ``cut``, ``drawn_as`` and ``node_of`` come from ``drawn_here`` (the same view drawn in
+    this process) on first read.
     """
 
     scene: Scene
     notes: list[str]
     instructions: int = 0
     levels: tuple[str, ...] = ()
-    #: the cut through the module's tree this picture draws (:mod:`hloviz.render.cut.cut`), and
-    #: which scene node draws each node of the cut
-    cut: Cut | None = None
-    drawn_as: dict[str, str] = field(default_factory=dict)
     #: the options it was drawn with (the same options with ``open`` extended redraw it with a
     #: node of its cut opened in place)
     options: ViewOptions | None = None
@@ -165,15 +164,47 @@ class View:
     def __init__(self, scene: Scene, notes: list[str], node_of: dict[str, str] | None = None,
                  instructions: int = 0, levels: tuple[str, ...] = (), cut: Cut | None = None,
                  drawn_as: dict[str, str] | None = None, options: ViewOptions | None = None, *,
-                 node_of_from: Callable[[], dict[str, str]] | None = None) -> None:
+                 node_of_from: Callable[[], dict[str, str]] | None = None,
+                 drawn_here: Callable[[], View] | None = None) -> None:
         self.scene, self.notes, self.instructions, self.levels = scene, notes, instructions, levels
-        self.cut, self.drawn_as, self.options = cut, drawn_as if drawn_as is not None else {}, options
+        self._cut, self._drawn_as, self.options = cut, drawn_as if drawn_as is not None else {}, options
         self._node_of = node_of if node_of is not None or node_of_from is not None else {}
         self._node_of_from = node_of_from
+        self._drawn_here = drawn_here
+
+    def _here(self) -> None:
+        """Take ``cut``, ``drawn_as`` and ``node_of`` from the view drawn here, once."""
+        if self._drawn_here is not None:
+            here, self._drawn_here = self._drawn_here(), None
+            self._cut, self._drawn_as = here.cut, here.drawn_as
+            self._node_of, self._node_of_from = here._node_of, here._node_of_from
+
+    @property
+    def cut(self) -> Cut | None:
+        """The cut through the module's tree this picture draws (:mod:`hloviz.render.cut.cut`)."""
+        self._here()
+        return self._cut
+
+    @cut.setter
+    def cut(self, value: Cut | None) -> None:
+        self._here()
+        self._cut = value
+
+    @property
+    def drawn_as(self) -> dict[str, str]:
+        """Which scene node draws each node of :attr:`cut`."""
+        self._here()
+        return self._drawn_as
+
+    @drawn_as.setter
+    def drawn_as(self, value: dict[str, str]) -> None:
+        self._here()
+        self._drawn_as = value
 
     @property
     def node_of(self) -> dict[str, str]:
         """Instruction name → scene node key (made on first read, then kept)."""
+        self._here()
         if self._node_of is None:
             assert self._node_of_from is not None
             self._node_of, self._node_of_from = self._node_of_from(), None
@@ -181,6 +212,7 @@ class View:
 
     @node_of.setter
     def node_of(self, value: dict[str, str]) -> None:
+        self._here()
         self._node_of, self._node_of_from = value, None
 
     @property

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from ...analysis.glossary import FOLDED_BY
 from ...ir import HloModule
+from ..beside import wanted as beside_wanted
 from ..cut.labels import kernel_badge
 from ..quoting import shorten
-from ..reuse import kept
+from ..reuse import kept, kept_beside
+from ..scene import Scene
 from ..style import ELIMINATED, FOLDED, HIGHLIGHT, heat_colour, kernel_colour
 from ..views import Mark, View, ViewOptions, draw_module
 from .dot import Drawing, columns_drawing
@@ -201,20 +203,44 @@ def side_by_side(pre: HloModule, post: HloModule, analysis: Analysis, *, options
     """Draw ``pre`` and ``post`` as two columns with kernel numbers and folds (each column gets
     the full node budget of ``options``); ``color_by`` ``flops``/``bytes`` colours kernels by
     a heat scale of the kernel table's numbers instead of one colour per kernel. ``info`` (a
-    capture's) names parameters and gives tooltips the user's lines."""
+    capture's) names parameters and gives tooltips the user's lines. Inside
+    :func:`hloviz.render.beside.columns_beside` the post column may be drawn in a forked copy
+    meanwhile (the same view; its cut drawn here only when read)."""
     hot = heat(analysis, color_by)
     if hot is not None:
         notes = tuple(notes) + (hot.legend(),)
     pre_opts, post_opts = _for(pre, options), _for(post, options)
     if options.focus:
         pre_opts, post_opts = _focus_both(pre, post, analysis, options)
-    pre_view = draw_module(pre, marks=pre_marks(analysis, pre, color_by), options=pre_opts, title=pre.name,
-                           info=info)
-    post_view = draw_module(post, marks=post_marks(analysis, post, color_by), options=post_opts, title=post.name,
-                            info=info)
+
+    def draw_pre() -> View:
+        return draw_module(pre, marks=pre_marks(analysis, pre, color_by), options=pre_opts, title=pre.name, info=info)
+
+    def draw_post(opts: ViewOptions) -> View:
+        return draw_module(post, marks=post_marks(analysis, post, color_by), options=opts, title=post.name, info=info)
+
+    if beside_wanted():  # the post column in a forked copy meanwhile, where one can be made
+        with kept_beside(("post column", id(post), id(analysis)), (post, analysis), (color_by, info),
+                         lambda opts: _sent(draw_post(opts))) as other:
+            if other.forked:
+                other.ask(post_opts)
+                pre_view = draw_pre()
+                scene, post_notes, count, levels = other.answer()
+                return _drawn(pre_view, View(scene, post_notes, None, count, levels, options=post_opts,
+                                             drawn_here=lambda: draw_post(post_opts)), title=title, notes=notes)
+    pre_view = draw_pre()
+    return _drawn(pre_view, draw_post(post_opts), title=title, notes=notes)
+
+
+def _drawn(pre_view: View, post_view: View, *, title: str, notes: tuple[str, ...]) -> SideBySide:
     drawing = columns_drawing([("before optimization", pre_view.scene), ("after optimization", post_view.scene)],
                               title=title, notes=notes)
     return SideBySide(pre_view, post_view, drawing.text, drawing)
+
+
+def _sent(view: View) -> tuple[Scene, list[str], int, tuple[str, ...]]:
+    """What a forked copy sends back of the column it drew: the plain part of its view."""
+    return view.scene, view.notes, view.instructions, view.levels
 
 
 def _for(module: HloModule, options: ViewOptions) -> ViewOptions:
