@@ -220,7 +220,12 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
         scoped = any(n.kind == "scope" for n in cands)
 
         def rank(n: TreeNode, scoped: bool = scoped) -> tuple:
-            # … and a step's loss (the few ops after the model: ``phases.PHASE_SCOPES``) too
+            # … and a step's loss (the few ops after the model: ``phases.PHASE_SCOPES``) too;
+            # its forward pass, where that is the whole model, before the backward pass and the
+            # optimizer, which cost fewer boxes (a Flax NNX step drew its model one closed box
+            # beside ten of its backward pass)
+            if _whole_forward(n):
+                return (-1, _delta(n), n.last, n.order)
             if (n.kind in _GROUPS and scoped and not _names_a_part(n)) or (n.kind == "scope" and n.name == "(loss)"):
                 return (2, _delta(n), n.last, n.order)
             return (0 if n.kind in _GROUPS and not n.waist else 1, _delta(n), n.last, n.order)
@@ -238,6 +243,17 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
                 cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth, closed)], key=rank)
         break
     return Cut(tree, frozenset(keys))
+
+
+def _whole_forward(node: TreeNode) -> bool:
+    """Is ``node`` a training step's forward pass as one phase scope (``(forward)``,
+    :mod:`~hloviz.render.tree.phases`), with no scope beside it holding forward work of its own
+    (a hand-written TensorFlow model's ``moments_4`` › ``(forward)``, ``(backward)``: there the
+    phase scope holds only what no layer names)?"""
+    if node.kind != "scope" or node.name != "(forward)" or node.parent is None:
+        return False
+    return not any(s is not node and s.kind == "scope" and any(c.kind == "scope" and c.name == "(forward)"
+                                                               for c in s.children) for s in node.parent.children)
 
 
 def _names_a_part(node: TreeNode) -> bool:

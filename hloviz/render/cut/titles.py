@@ -140,6 +140,8 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
                 break
             shared += (parts[0],)
         shared = shared[1:]
+    while shared and shared[0].isdigit():  # an index first (optax's ``opt_state[0].nu``, a Flax NNX
+        shared = shared[1:]                # state's ``model.states[0][5]``) names no weight
     if shared:
         weight = "/".join(shared)
         return f"{weight} · {phase} · {count}" if phase != "forward" else f"{weight} · {count}"
@@ -147,8 +149,9 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
 
 
 def _components(name: str) -> list[str]:
-    """``adamw_state['mu']['blocks']['kernel']`` → ``adamw_state``, ``mu``, ``blocks``, ``kernel``."""
-    return [p for p in re.split(r"[\[\]'\"/]+", name) if p]
+    """``adamw_state['mu']['blocks']['kernel']`` → ``adamw_state``, ``mu``, ``blocks``, ``kernel``;
+    ``opt_state[0].nu['k']`` → ``opt_state``, ``0``, ``nu``, ``k``."""
+    return [p for p in re.split(r"[\[\]'\"/]+|(?<=\])\.(?=[A-Za-z_])", name) if p]
 
 
 def _fused_ops(fusion: Instruction) -> int:
