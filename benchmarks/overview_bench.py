@@ -158,7 +158,9 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for model in models:
             for label, extra in (("overview", []), ("--budget 300", ["--budget", "300"])):
-                out = folder / f"{model.replace(':', '--')}-{'overview' if not extra else 'b300'}.svg"
+                # (a model given as a path is named by its folders: written inside ``folder``, not beside it)
+                safe = model.replace(":", "--").replace("/", "_")
+                out = folder / f"{safe}-{'overview' if not extra else 'b300'}.svg"
                 svg, seconds = draw(model, out, extra)
                 name = "diff " + model.replace(":", " ").replace("-tf", "@") if ":" in model else model
                 line = row(name, label.replace("--budget ", "b"), measure(svg, seconds))

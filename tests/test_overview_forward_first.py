@@ -85,3 +85,36 @@ def test_no_block_is_titled_by_a_state_index():
     blocks = [t for t in titles if " · block of " in t]
     assert len(blocks) >= 6, titles
     assert not [t for t in blocks if re.match(r"[\d.]", t)], blocks
+
+
+def test_the_scope_holding_most_of_a_step_opens_before_its_optimizer():
+    """A Keras transformer's training step: the model's scope holds two thirds of the step, the
+    optimizer's the rest. Opening the optimizer into blocks of its updates cost fewer boxes, so
+    the overview drew the whole model as one closed box under six of Adam's (issue 33: the
+    model's structure first)."""
+    import gzip
+
+    folder = Path(__file__).resolve().parent.parent / "samples" / "captures" / "keras_transformer"
+    text = gzip.decompress((folder / "pre.hlo.gz").read_bytes()).decode()
+    layer_of = {name: op.split("/")[1] for name, op in _OP_NAME.findall(text)
+                if op.startswith("transformer_1/") and op.count("/") >= 2}
+    layers = set(layer_of.values())
+    assert {"token_embedding_1", "block_0_1", "block_1_1", "logits_1"} <= layers
+    module = parse(text)
+    for budget in (OVERVIEW_BUDGET, OVERVIEW_BUDGET - 2):  # and as render draws it again, two fewer
+        _each_part_in_a_box(draw_module(module, options=ViewOptions(budget=budget)).node_of, layer_of)
+
+
+def _each_part_in_a_box(box: dict[str, str], layer_of: dict[str, str]) -> None:
+    boxes_of: dict[str, Counter[str]] = {}
+    for name, layer in layer_of.items():
+        if name in box:
+            boxes_of.setdefault(layer, Counter())[box[name]] += 1
+    # each part in a box of its own: the box holding most of one part's ops holds no other's
+    # most (the two transformer blocks, alike, may share one: ``block_0 ×2``)
+    main: dict[str, set[str]] = {}
+    for layer, boxes in boxes_of.items():
+        main.setdefault(re.sub(r"^block_\d+_1$", "blocks", layer), set()).add(boxes.most_common(1)[0][0])
+    assert len(main) >= 5, main
+    for part, boxes in main.items():
+        assert not any(boxes & other for p, other in main.items() if p != part), main

@@ -224,7 +224,7 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
             # its forward pass, where that is the whole model, before the backward pass and the
             # optimizer, which cost fewer boxes (a Flax NNX step drew its model one closed box
             # beside ten of its backward pass)
-            if _whole_forward(n):
+            if _whole_forward(n) or (n.kind == "scope" and n.size * 2 > tree.root.size):
                 return (-1, _delta(n), n.last, n.order)
             if (n.kind in _GROUPS and scoped and not _names_a_part(n)) or (n.kind == "scope" and n.name == "(loss)"):
                 return (2, _delta(n), n.last, n.order)
