@@ -17,10 +17,11 @@ column's tree of units and which box each instruction went into. A caller that r
 
 A copy is made only for a caller that asked (:func:`columns_beside`: ``render`` writing a
 picture, which reads each column's scene and nothing else; the explorer, ``show`` and a JSON
-export read every column's cut, which would then be drawn twice), and only where forking is safe and pays: POSIX ``fork`` with this process running
-one thread (``fork`` copies only the calling thread; a library's thread — TensorFlow's, a
-notebook's, an explorer's worker — may hold a lock the copy would wait on forever), and two
-CPUs this process may use. ``HLOVIZ_PROCESSES=1`` turns it off. Whatever goes wrong in the copy
+export read every column's cut, which would then be drawn twice), and only where forking is
+safe and pays: POSIX ``fork`` with this process running one thread (``fork`` copies only the
+calling thread; a library's thread — TensorFlow's, a notebook's, an explorer's worker — may
+hold a lock the copy would wait on forever), and two CPUs this process may use.
+``HLOVIZ_PROCESSES=1`` turns it off. Whatever goes wrong in the copy
 (an error, a crash, an answer that does not pickle) and the column is drawn here instead, so
 the picture, and any error, are those of one process.
 

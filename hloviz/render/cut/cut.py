@@ -220,10 +220,11 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
         scoped = any(n.kind == "scope" for n in cands)
 
         def rank(n: TreeNode, scoped: bool = scoped) -> tuple:
-            # … and a step's loss (the few ops after the model: ``phases.PHASE_SCOPES``) too;
-            # its forward pass, where that is the whole model, before the backward pass and the
-            # optimizer, which cost fewer boxes (a Flax NNX step drew its model one closed box
-            # beside ten of its backward pass)
+            # … and a step's loss (the few ops after the model: ``phases.PHASE_SCOPES``) too.
+            # First of all: a step's forward pass where that is the whole model, and a scope
+            # holding most of the picture, before the backward pass and the optimizer, which
+            # cost fewer boxes (a Flax NNX step drew its model one closed box beside ten of its
+            # backward pass; a Keras transformer's, under six of Adam's)
             if _whole_forward(n) or (n.kind == "scope" and n.size * 2 > tree.root.size):
                 return (-1, _delta(n), n.last, n.order)
             if (n.kind in _GROUPS and scoped and not _names_a_part(n)) or (n.kind == "scope" and n.name == "(loss)"):
