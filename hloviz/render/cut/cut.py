@@ -17,7 +17,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ...analysis.opnames import OPTIMIZER_SCOPES
 from ..tree.nodes import Tree, TreeNode, rekey, size_tree
+from ..tree.phases import PHASE_SCOPES
 from ..tree.waists import WHOLE, split_at_waists
 
 __all__ = ["Cut", "coarsen", "fit", "open_in_place"]
@@ -225,7 +227,7 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
             # holding most of the picture, before the backward pass and the optimizer, which
             # cost fewer boxes (a Flax NNX step drew its model one closed box beside ten of its
             # backward pass; a Keras transformer's, under six of Adam's)
-            if _whole_forward(n) or (n.kind == "scope" and n.size * 2 > tree.root.size):
+            if _whole_forward(n) or _most_of_the_model(n, tree):
                 return (-1, _delta(n), n.last, n.order)
             if (n.kind in _GROUPS and scoped and not _names_a_part(n)) or (n.kind == "scope" and n.name == "(loss)"):
                 return (2, _delta(n), n.last, n.order)
@@ -255,6 +257,18 @@ def _whole_forward(node: TreeNode) -> bool:
         return False
     return not any(s is not node and s.kind == "scope" and any(c.kind == "scope" and c.name == "(forward)"
                                                                for c in s.children) for s in node.parent.children)
+
+
+def _most_of_the_model(node: TreeNode, tree: Tree) -> bool:
+    """Is ``node`` a scope of the model holding more than half of the picture's leaves (a Keras
+    model's own scope beside its loss and optimizer), not a pass of a step
+    (:data:`~hloviz.render.tree.phases.PHASE_SCOPES`) nor an optimizer's scope: a small JAX
+    step's update, opened first, drew one of its blocks (``forward · block of 3``, the step
+    count) after the optimizer's, under the loss."""
+    if node.kind != "scope" or node.size * 2 <= tree.root.size or node.name in PHASE_SCOPES:
+        return False
+    base, sep, n = node.name.rpartition("_")
+    return (base if sep and base and n.isdigit() else node.name).lower() not in OPTIMIZER_SCOPES
 
 
 def _names_a_part(node: TreeNode) -> bool:
