@@ -164,6 +164,12 @@ def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str
     otherwise: an op of the root (its op name names no scope) joins such a model; an op of
     the model joins only a group of its layers (:func:`_group_children`: a name prefix, no scope
     of the op's name)."""
+    if node.kind == "root":
+        takes = lambda c: c.in_flow  # noqa: E731
+    elif node.in_flow:
+        takes = lambda c: c.kind == "group"  # noqa: E731
+    else:
+        return  # (before reading every leaf below: most nodes take nothing)
     owner: dict[str, TreeNode] = {}
     loose: dict[str, TreeNode] = {}
     for c in node.children:
@@ -172,12 +178,6 @@ def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str
         else:
             for leaf in leaves_below(c):
                 owner[leaf.name] = c
-    if node.kind == "root":
-        takes = lambda c: c.in_flow  # noqa: E731
-    elif node.in_flow:
-        takes = lambda c: c.kind == "group"  # noqa: E731
-    else:
-        return
     moved = True
     changed: dict[int, TreeNode] = {}
     while moved and loose:
