@@ -199,25 +199,39 @@ def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Map
     its model one closed box to stay within the budget. So are those beside a scope holding
     most of the module (a siamese model's loss, written op by op in the step: 20 boxes beside
     the model drawn closed)."""
-    if not any(c.in_flow for c in root.children) and not _holds_most(root):
+    if not any(c.in_flow for c in root.children) and _holds_most(root) is None:
         return
-    leaves = [c for c in root.children if c.is_leaf]
-    if group_at < len(leaves) <= run_at:
-        split_at_waists(root, leaves, run_at, succ, names, most=max(1, len(leaves) // group_at))
+    total = _leaf_count(root)
+    node: TreeNode | None = root
+    while node is not None:
+        # … and so are the loose ops of that scope beside more than ``group_at`` named layers,
+        # where with them it has more children than a picture's budget can open (a wide-and-deep
+        # model's ``ids[:, i]`` slices and their gradients: 13 boxes beside 15 layers left the
+        # model one closed box beside its loss, opened op by op). Where the ops are most of
+        # what it holds (a ``tf.scan``'s), they are its content: blocks by structure show them.
+        leaves = [c for c in node.children if c.is_leaf]
+        beside_layers = len(node.children) - len(leaves) > group_at and len(node.children) > run_at
+        if group_at < len(leaves) <= run_at and (node is root or beside_layers):
+            split_at_waists(node, leaves, run_at, succ, names, most=max(1, len(leaves) // group_at))
+        node = _holds_most(node, total)
+        node = node if node is not None and node.kind == "scope" else None
 
 
-def _holds_most(root: TreeNode) -> bool:
-    """Whether one child scope of ``root`` holds more than half of its leaves."""
-    counts = []
-    for child in root.children:
-        n, stack = 0, [child]
-        while stack:
-            node = stack.pop()
-            n += node.is_leaf
-            stack.extend(node.children)
-        counts.append((n, child.is_leaf))
-    total = sum(n for n, _ in counts)
-    return any(not leaf and 2 * n > total for n, leaf in counts)
+def _holds_most(root: TreeNode, of: int | None = None) -> TreeNode | None:
+    """The child scope of ``root`` holding more than half of its leaves (or of ``of`` leaves),
+    if one does."""
+    counts = [(_leaf_count(child), child) for child in root.children]
+    total = sum(n for n, _ in counts) if of is None else of
+    return next((child for n, child in counts if not child.is_leaf and 2 * n > total), None)
+
+
+def _leaf_count(node: TreeNode) -> int:
+    n, stack = 0, [node]
+    while stack:
+        node = stack.pop()
+        n += node.is_leaf
+        stack.extend(node.children)
+    return n
 
 
 def _mark_waist_repeats(root: TreeNode) -> None:
