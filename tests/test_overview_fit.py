@@ -46,3 +46,25 @@ def test_an_overview_over_the_longest_side_is_drawn_again_with_fewer_boxes(tmp_p
     m = _measure(text)
     assert max(m.width, m.height) <= limit, (m.width, m.height, limit)
     assert re.search(r"within (18|20|22) nodes", text.replace("&#160;", " ")), "the picture says its budget"
+
+
+def test_where_no_redraw_fits_the_one_drawn_shortest_is_kept(tmp_path, monkeypatch):
+    """Fewer boxes can lay out wider (a box of loose ops pushed beside the column): where no
+    redraw comes within the goal, ``render`` keeps the picture whose longer side is shortest,
+    not the last one drawn. The oracle is the same pictures drawn at each ``--budget`` the
+    refitting tries (24, 22, 20, 18), measured from their SVGs."""
+    import hloviz.api.pictures as pictures
+
+    capture = str(CAPTURES / "keras_cnn_train")
+    longest = {}
+    for budget in (24, 22, 20, 18):
+        asked = tmp_path / f"b{budget}.svg"
+        main(["render", capture, "--stage", "both", "--budget", str(budget), "-o", str(asked)])
+        m = _measure(asked.read_text(encoding="utf-8"))
+        longest[budget] = max(m.width, m.height)
+    assert min(longest.values()) < longest[18]  # the last drawn is not the shortest here
+    monkeypatch.setattr(pictures, "OVERVIEW_LONGEST", 100)  # nothing fits
+    fitted = tmp_path / "fitted.svg"
+    main(["render", capture, "--stage", "both", "-o", str(fitted)])
+    m = _measure(fitted.read_text(encoding="utf-8"))
+    assert max(m.width, m.height) == pytest.approx(min(longest.values()), abs=1)

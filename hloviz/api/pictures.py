@@ -262,21 +262,21 @@ _FIT_TRIES = 3
 
 
 def _fitted(draw: Callable[[ViewOptions], Picture], options: ViewOptions, *, fit: bool) -> Picture:
-    """``draw(options)``; where ``fit`` (the default overview, as SVG) and its longer side is
-    over :data:`OVERVIEW_LONGEST`, drawn again two boxes a column fewer each time while it is
-    (the smallest drawn, where none fits)."""
+    """``draw(options)``; where ``fit`` (the default overview, as SVG) and it is over :data:`OVERVIEW_LONGEST`,
+    drawn again two boxes a column fewer while it is (none fitting, the shortest: fewer can lay out wider)."""
     if not fit:
         return draw(options)
     from ..render.reuse import drawings_reused
 
     with drawings_reused():  # a redraw starts from the first drawing's graphs and trees
-        picture = draw(options)
+        picture = best = draw(options)
         for _ in range(_FIT_TRIES):
             if _longest(picture) <= OVERVIEW_LONGEST or options.budget <= 8:
                 break
             options = replace(options, budget=options.budget - 2)
             picture = draw(options)
-    return picture
+            best = min(best, picture, key=_longest)
+    return best
 
 
 def _longest(picture: Picture) -> float:
