@@ -24,7 +24,7 @@ from collections.abc import Callable
 from ..ir import Computation, HloModule, Instruction
 from ..opcodes import BODY_CALLERS, VALUE_FORWARDING_CALLERS
 
-__all__ = ["mark_optimizer"]
+__all__ = ["mark_after_gradients", "mark_optimizer"]
 
 
 def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
@@ -42,6 +42,47 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
         phase_of[inst] = "optimizer"
     found = walk.found + _feeding_only_the_optimizer(module, phase_of, candidate, walk.visited)
     return found
+
+
+def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
+                         groups: list[list[Instruction]]) -> list[Instruction]:
+    """Set ``phase_of[i] = "optimizer"`` for every forward instruction of each group (a scope
+    the step names beside the model: TensorFlow's ``clip_by_global_norm``, ``global_norm``) whose
+    every instruction of the entry that computes something reads gradients, directly or
+    not: the gradients' processing before the update, named like forward ops. A group with
+    one value computed without them (a loss: its ``div_no_nan``, fused in the optimized module
+    with its own gradient) keeps its phase. (A gradient penalty's norm reads gradients too, but
+    the loss adds it and the outer tape differentiates it: its scope holds backward work, and
+    the caller passes no such scope.) Return those re-phased."""
+    entry = module.entry
+    if entry is None or "backward" not in phase_of.values() or not groups:
+        return []
+    members = {id(i) for group in groups for i in group}
+    walk = _Walk(phase_of, lambda i: id(i) in members)
+    walk.computation(entry, frozenset())
+    read = {id(i) for i in walk.found}
+    in_entry = {id(i) for i in entry.instructions}
+    fixed = _from_constants(entry)
+    out = []
+    for group in groups:
+        work = [i for i in group if id(i) in in_entry and id(i) not in fixed and i.opcode != "parameter"
+                and phase_of.get(i) == "forward"]
+        if work and all(id(i) in read for i in work):
+            for inst in group:
+                if phase_of.get(inst) == "forward":
+                    phase_of[inst] = "optimizer"
+                    out.append(inst)
+    return out
+
+
+def _from_constants(comp: Computation) -> set[int]:
+    """The ids of ``comp``'s instructions computed from constants alone (a reduction's
+    ``convert`` of its zero): they read nothing, gradients included."""
+    out: set[int] = set()
+    for inst in comp.instructions:
+        if inst.opcode in ("constant", "iota") or (inst.operands and all(id(o) in out for o in inst.operands)):
+            out.add(id(inst))
+    return out
 
 
 def _feeding_only_the_optimizer(module: HloModule, phase_of: dict[Instruction, str],

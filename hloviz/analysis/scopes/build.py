@@ -20,7 +20,7 @@ from ..attribution import FlowPlacer
 from ..kernels import SYNTHETIC_OP_NAMES, KernelReport
 from ..kernels import kernels as find_kernels
 from ..opnames import OpPath, parse_op_name
-from ..phase_flow import mark_optimizer
+from ..phase_flow import mark_after_gradients, mark_optimizer
 from .call_gradients import file_call_gradients
 from .labels import label_scopes
 from .order import order_children as _order_children
@@ -298,9 +298,32 @@ def _optax_phase(module: HloModule, filing: _Filing) -> None:
         return s is not None and (s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit("))
                                   and "jvp(" not in name if jax else s.kind == "top" and "/" not in name)
 
-    for inst in mark_optimizer(module, filing.phase_of, top):
-        scope, _phase = filing.votes[inst]
-        filing.votes[inst] = (scope, "optimizer")
+    found = mark_optimizer(module, filing.phase_of, top)
+    if not jax:  # the gradients' clipping, in scopes of its own beside the model
+        found += mark_after_gradients(module, filing.phase_of, _step_scopes(filing))
+    for inst in found:
+        if inst in filing.votes:
+            scope, _phase = filing.votes[inst]
+            filing.votes[inst] = (scope, "optimizer")
+
+
+def _step_scopes(filing: _Filing) -> list[list[Instruction]]:
+    """The named instructions of each scope under the root (by the root's child they sit in)
+    that holds no backward or optimizer work by its names: what the step itself names and
+    does not differentiate (TensorFlow names a scope's gradient ``gradient_tape/<scope>/…``,
+    filed under that scope: a loss, a gradient penalty)."""
+    root = filing.root
+    groups: dict[int, list[Instruction]] = {}
+    mixed: set[int] = set()
+    for inst, scope in filing.of.items():
+        while scope.parent is not None and scope.parent is not root:
+            scope = scope.parent
+        if scope.parent is not root or scope.kind != "scope":
+            continue
+        groups.setdefault(id(scope), []).append(inst)
+        if filing.phase_of.get(inst) != "forward":
+            mixed.add(id(scope))
+    return [g for k, g in groups.items() if k not in mixed]
 
 
 def _flow_placer(module: HloModule, callers: dict[str, Instruction], filing: _Filing) -> FlowPlacer:
