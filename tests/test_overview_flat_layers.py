@@ -109,3 +109,26 @@ def test_copies_end_where_the_run_of_layers_ends():
 def test_two_copies_are_no_run():
     kids, succ, label = _chain("E" + "ANFN" * 2 + "H")
     assert layer_runs(kids, succ, label) == []
+
+
+def test_no_box_holds_only_the_gradients_summed_along_the_residual_stream():
+    """Each gradient sum TensorFlow names at the top (``AddN_7``: where the residual stream
+    forks, the backward pass adds the gradients of both branches) is drawn in a box with the
+    layer work around it, never in a box of sums alone (``add ×3``, nine of them). The oracle:
+    the op names, read with a regular expression; which box holds each instruction is the
+    picture's own record."""
+    from hloviz.parser import parse
+    from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
+
+    text = FIXTURE.read_text(encoding="utf-8")
+    op_of = dict(re.findall(r'^\s*(?:ROOT\s+)?%?([\w.\-]+) = .*op_name="([^"]*)"', text, re.MULTILINE))
+    sums = [n for n, op in op_of.items() if re.fullmatch(r"AddN(_\d+)?", op)]
+    assert len(sums) > 20  # the fixture is the step it says
+    view = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET))
+    held: dict[str, set[str]] = {}
+    for name, box in view.node_of.items():
+        if name in op_of:
+            held.setdefault(box, set()).add(op_of[name])
+    alone = {box for n in sums if (box := view.node_of.get(n)) is not None
+             and all(re.fullmatch(r"AddN(_\d+)?", op) for op in held[box])}
+    assert not alone, sorted(alone)

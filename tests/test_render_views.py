@@ -189,3 +189,23 @@ def test_node_of_is_made_on_first_read_and_keeps_no_graph_alive():
     drawn = view.node_of
     assert drawn is view.node_of  # made once
     assert drawn and set(drawn) <= names and set(drawn.values()) <= set(view.scene.nodes)
+
+
+def test_chains_never_span_two_scopes():
+    """A layer's bias add feeding a sum of skip connections (a WaveNet's ``skip_sum``: eight
+    layers' outputs added in a row) is the layer's, not the sum's first term: drawn in one
+    chain, every later skip arrow pointed back into the first layer's box. The module is
+    written here; the scopes are its op names."""
+    lines = ["HloModule skips", "", "ENTRY main {"]
+    for k in range(5):
+        lines.append(f'  p{k} = f32[8]{{0}} parameter({k})')
+        lines.append(f'  b{k} = f32[8]{{0}} add(p{k}, p{k}), metadata={{op_type="BiasAdd" op_name="net/skip_{k}/BiasAdd"}}')
+    lines.append('  s1 = f32[8]{0} add(b0, b1), metadata={op_type="AddV2" op_name="net/skip_sum/Add"}')
+    for k in range(2, 5):
+        lines.append(f'  s{k} = f32[8]{{0}} add(s{k - 1}, b{k}), metadata={{op_type="AddV2" op_name="net/skip_sum/Add_{k}"}}')
+    lines.append("  ROOT out = f32[8]{0} negate(s4)")
+    lines.append("}")
+    v = draw_module(hloviz.parse("\n".join(lines)), options=ViewOptions(budget=300))
+    sums = {v.node_of[f"s{k}"] for k in range(1, 5)}
+    assert len(sums) == 1  # the sum's four adds: one chain
+    assert all(v.node_of[f"b{k}"] not in sums for k in range(5))

@@ -20,12 +20,12 @@ from ..attribution import FlowPlacer
 from ..kernels import SYNTHETIC_OP_NAMES, KernelReport
 from ..kernels import kernels as find_kernels
 from ..opnames import OpPath, parse_op_name
-from ..phase_flow import mark_after_gradients, mark_optimizer
 from .call_gradients import file_call_gradients
 from .labels import label_scopes
 from .order import order_children as _order_children
 from .order import order_like as _order_like
 from .scope import TOP_LEVEL, Scope
+from .step_phases import mark_step_optimizer
 from .totals import attribute_kernels, count_phases
 from .tree import ScopeTree
 from .weights import place_parameters
@@ -61,7 +61,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         unnamed = sums + unnamed
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
-    _optax_phase(module, filing)
+    mark_step_optimizer(module, filing.root, filing.of, filing.phase_of, filing.votes)
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
@@ -281,49 +281,6 @@ class _Filing:
         owner.instructions.append(inst)
         self.of[inst] = owner
         return owner
-
-
-def _optax_phase(module: HloModule, filing: _Filing) -> None:
-    """A JAX step's optimizer (optax) is written in the traced function itself, its ops named like
-    forward ops at the top (``jit(step)/mul``), as are TF's top-level ops (Keras's LossScaleOptimizer
-    checks the gradients with ``IsFinite``, ``All``): those that read gradients are the optimizer's
-    (:func:`hloviz.analysis.phase_flow.mark_optimizer`), before data flow places the rest by phase."""
-    root = filing.root
-    jax = any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children)
-    if not jax and "optimizer" not in filing.phase_of.values():
-        return  # TF: only beside an optimizer named as one (a hand-written update keeps its names' phase)
-
-    def top(inst: Instruction) -> bool:  # in ``jit(f)`` itself (TF: named at the top: ``All_3``), in no model scope
-        s, name = filing.of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work)
-        return s is not None and (s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit("))
-                                  and "jvp(" not in name if jax else s.kind == "top" and "/" not in name)
-
-    found = mark_optimizer(module, filing.phase_of, top)
-    if not jax:  # the gradients' clipping, in scopes of its own beside the model
-        found += mark_after_gradients(module, filing.phase_of, _step_scopes(filing))
-    for inst in found:
-        if inst in filing.votes:
-            scope, _phase = filing.votes[inst]
-            filing.votes[inst] = (scope, "optimizer")
-
-
-def _step_scopes(filing: _Filing) -> list[list[Instruction]]:
-    """The named instructions of each scope under the root (by the root's child they sit in)
-    that holds no backward or optimizer work by its names: what the step itself names and
-    does not differentiate (TensorFlow names a scope's gradient ``gradient_tape/<scope>/…``,
-    filed under that scope: a loss, a gradient penalty)."""
-    root = filing.root
-    groups: dict[int, list[Instruction]] = {}
-    mixed: set[int] = set()
-    for inst, scope in filing.of.items():
-        while scope.parent is not None and scope.parent is not root:
-            scope = scope.parent
-        if scope.parent is not root or scope.kind != "scope":
-            continue
-        groups.setdefault(id(scope), []).append(inst)
-        if filing.phase_of.get(inst) != "forward":
-            mixed.add(id(scope))
-    return [g for k, g in groups.items() if k not in mixed]
 
 
 def _flow_placer(module: HloModule, callers: dict[str, Instruction], filing: _Filing) -> FlowPlacer:

@@ -131,13 +131,14 @@ def _expandable(node: TreeNode, max_depth: int | None, closed: frozenset[str] = 
     return not (node.kind == "scope" and max_depth is not None and node.depth >= max_depth)
 
 
-#: The budget from which the ``(unused)`` scope (values nothing reads: ``layers._unused``) opens:
-#: a detailed picture's, not an overview's (24) nor an explorer's first view (at most 60).
+#: The budget from which the ``(unused)`` scope (values nothing reads: ``layers._unused``) and a
+#: TensorFlow op's scope (``tf.nn.softmax`` after the model: ``layers._one_op``) open: a detailed
+#: picture's, not an overview's (24) nor an explorer's first view (at most 60).
 UNUSED_OPENS = 100
 
 
 def _unused_closed(node: TreeNode, budget: int) -> bool:
-    return node.kind == "scope" and node.name == "(unused)" and budget < UNUSED_OPENS
+    return node.kind == "scope" and (node.name == "(unused)" or node.op) and budget < UNUSED_OPENS
 
 
 def _delta(node: TreeNode) -> int:

@@ -281,7 +281,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
 
         updates = update_targets(scopes)
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
-    routes = _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges)
+    routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges))
     forward = forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
     return build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
 
@@ -304,3 +304,31 @@ def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tupl
             route = unused
         out.append((route, leaf))
     return out
+
+
+#: Units of one op outside every scope from which the op is a scope of its own (``_one_op``): as many
+#: as a scope holds before it is split (``build_tree``'s ``group_at``); fewer stay loose ops, blocked
+#: with their neighbours (a VAE's loss written op by op: five such scopes beside it drew the model closed).
+_OP_UNITS = 10
+
+
+def _one_op(g: ViewGraph, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
+    """Units outside every scope whose instructions are one TensorFlow op's (its op name, with
+    no ``/``, on each: ``tf.nn.softmax`` after a model is ``Softmax``, thirteen instructions)
+    go into a scope named after that op, drawn closed in an overview (``TreeNode.op``): opened
+    beside a WaveNet, its thirteen boxes took the room the model's blocks needed. A JAX op
+    name without ``/`` names a primitive (``mul``), used many times: TensorFlow alone writes
+    ``op_type``."""
+    def op_of(leaf: str) -> str | None:
+        names = {(m.metadata.op_name, bool(m.metadata.op_type)) for m in g.units[int(leaf[1:])].members}
+        if len(names) != 1:
+            return None
+        name, typed = next(iter(names))
+        return name if typed and name and "/" not in name and not name.startswith("XLA_") else None
+
+    ops = {leaf: op for route, leaf in routes if not route and (op := op_of(leaf)) is not None}
+    counts: dict[str, int] = {}
+    for op in ops.values():
+        counts[op] = counts.get(op, 0) + 1
+    steps = {op: [Step("scope", op, op, op, op=True)] for op, n in counts.items() if n >= _OP_UNITS}
+    return [(route or steps.get(ops.get(leaf, ""), route), leaf) for route, leaf in routes]

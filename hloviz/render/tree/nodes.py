@@ -37,6 +37,8 @@ class Step:
     name: str
     path: str = ""
     label: str = ""
+    #: a scope standing for one TensorFlow op XLA lowered into several instructions
+    op: bool = False
 
 
 @dataclass(eq=False, slots=True)  # slots: a big module's tree is tens of thousands of nodes, copied per picture
@@ -70,6 +72,9 @@ class TreeNode:
     #: a block standing for one layer though waists split it (a layer's optimized backward pass,
     #: :mod:`~hloviz.render.tree.backward`): drawn open, it stays a titled cluster
     layer: bool = False
+    #: a scope standing for one TensorFlow op outside every layer (``tf.nn.softmax``: thirteen
+    #: instructions, :func:`~.layers.scope_tree`): an overview draws it closed
+    op: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -132,7 +137,7 @@ class Tree:
         for n in parents_first(self.root):  # each parent's twin made before its children's
             c = TreeNode(n.key, n.kind, n.name, n.path, n.label, twin[id(n.parent)] if n is not self.root else None,
                          n.children, n.size, n.order, n.last, n.depth, n.structured, n.in_flow, n.waist, n.parallel,
-                         n.layer)
+                         n.layer, n.op)
             twin[id(n)] = c
         for c in twin.values():
             c.children = [twin[id(k)] for k in c.children]

@@ -76,7 +76,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
                 if node is None:
                     depth = parent.depth + (1 if step.kind == "scope" else 0)
                     node = index[key] = TreeNode(key, step.kind, step.name, step.path, step.label, parent,
-                                                 order=order, depth=depth)
+                                                 order=order, depth=depth, op=step.op)
                     parent.children.append(node)
                 parent = node
             ends[id(route)] = (route, parent, key)

@@ -139,8 +139,10 @@ def make_units(g: ViewGraph, options: ViewOptions, targets: list[Instruction]) -
         nodes = [i for i in comp.instructions if kind.get(id(i)) == NODE]
         chained: dict[int, Chain] = {}
         if not options.expand_chains:
+            # a chain stays in one kernel and one scope: a layer's bias add feeding a sum of
+            # skip connections (WaveNet's ``skip_sum``) is not that sum's first term
             for chain in find_chains(nodes, g.users[comp.name], lambda i: kind.get(id(i)) == NODE,
-                                     lambda i: marks.get(i.name), min_length=options.min_chain,
+                                     lambda i: (marks.get(i.name), _op_scope(i)), min_length=options.min_chain,
                                      keep=lambda i: id(i) in keep):
                 for m in chain.members + chain.absorbed:
                     chained[id(m)] = chain
@@ -214,6 +216,12 @@ def hide(g: ViewGraph, visible: set[int]) -> None:
             g.units[src].hidden_users += 1
         elif dst in keep and src not in keep:
             g.units[dst].hidden_operands += 1
+
+
+def _op_scope(inst: Instruction) -> str:
+    """The scope of ``inst``'s op name: all of it but the op's own name (``dense/BiasAdd`` → ``dense``)."""
+    md = inst.metadata
+    return md.op_name.rpartition("/")[0] if md is not None and md.op_name else ""
 
 
 @dataclass

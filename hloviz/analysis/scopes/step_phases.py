@@ -1,0 +1,58 @@
+"""The optimizer's work in a training step whose names do not say it: what reads gradients.
+
+A JAX step's optimizer (optax) is written in the traced function itself, its ops named like
+forward ops at the top (``jit(step)/mul``); so are TensorFlow's top-level ops (Keras's
+LossScaleOptimizer checks the gradients with ``IsFinite``, ``All``) and the scopes a step names
+beside its model to process the gradients (``tf.clip_by_global_norm``). Those that read gradients
+are the optimizer's (:mod:`hloviz.analysis.phase_flow`); this runs while the scope tree is built
+(:mod:`.build`), after named instructions are filed and before data flow places the rest by phase.
+"""
+
+from __future__ import annotations
+
+from ...ir import HloModule, Instruction
+from ..phase_flow import mark_after_gradients, mark_optimizer
+from .scope import Scope
+
+__all__ = ["mark_step_optimizer"]
+
+
+def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
+                        votes: dict[Instruction, tuple[Scope, str]]) -> None:
+    """Re-phase as ``optimizer`` the forward-named instructions that read gradients: a JAX
+    step's ops in ``jit(f)`` itself, TF's named at the top, and TF's scopes beside the model
+    (``of``, ``phase_of``, ``votes``: the filing so far, updated in place)."""
+    jax = any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children)
+    if not jax and "optimizer" not in phase_of.values():
+        return  # TF: only beside an optimizer named as one (a hand-written update keeps its names' phase)
+
+    def top(inst: Instruction) -> bool:  # in ``jit(f)`` itself (TF: named at the top: ``All_3``), in no model scope
+        s, name = of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work)
+        return s is not None and (s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit("))
+                                  and "jvp(" not in name if jax else s.kind == "top" and "/" not in name)
+
+    found = mark_optimizer(module, phase_of, top)
+    if not jax:  # the gradients' clipping, in scopes of its own beside the model
+        found += mark_after_gradients(module, phase_of, _step_scopes(root, of, phase_of))
+    for inst in found:
+        if inst in votes:
+            scope, _phase = votes[inst]
+            votes[inst] = (scope, "optimizer")
+
+
+def _step_scopes(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str]) -> list[list[Instruction]]:
+    """The named instructions of each scope under the root (by the root's child they sit in)
+    that holds no backward or optimizer work by its names: what the step itself names and
+    does not differentiate (TensorFlow names a scope's gradient ``gradient_tape/<scope>/…``,
+    filed under that scope: a loss, a gradient penalty)."""
+    groups: dict[int, list[Instruction]] = {}
+    mixed: set[int] = set()
+    for inst, scope in of.items():
+        while scope.parent is not None and scope.parent is not root:
+            scope = scope.parent
+        if scope.parent is not root or scope.kind != "scope":
+            continue
+        groups.setdefault(id(scope), []).append(inst)
+        if phase_of.get(inst) != "forward":
+            mixed.add(id(scope))
+    return [g for k, g in groups.items() if k not in mixed]
