@@ -33,26 +33,32 @@ def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Sc
 
     found = mark_optimizer(module, phase_of, top)
     if not jax:  # the gradients' clipping, in scopes of its own beside the model
-        found += mark_after_gradients(module, phase_of, _step_scopes(root, of, phase_of))
+        found += mark_after_gradients(module, phase_of, _step_scopes(root, phase_of))
     for inst in found:
         if inst in votes:
             scope, _phase = votes[inst]
             votes[inst] = (scope, "optimizer")
 
 
-def _step_scopes(root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str]) -> list[list[Instruction]]:
-    """The named instructions of each scope under the root (by the root's child they sit in)
-    that holds no backward or optimizer work by its names: what the step itself names and
-    does not differentiate (TensorFlow names a scope's gradient ``gradient_tape/<scope>/…``,
-    filed under that scope: a loss, a gradient penalty)."""
-    groups: dict[int, list[Instruction]] = {}
-    mixed: set[int] = set()
-    for inst, scope in of.items():
-        while scope.parent is not None and scope.parent is not root:
-            scope = scope.parent
-        if scope.parent is not root or scope.kind != "scope":
+def _step_scopes(root: Scope, phase_of: dict[Instruction, str]) -> list[list[Instruction]]:
+    """The instructions filed under each scope below the root, with its subscopes', where none
+    is backward or optimizer work by its names: what the step itself names and does not
+    differentiate (TensorFlow names a scope's gradient ``gradient_tape/<scope>/…``, filed under
+    that scope: a loss, a gradient penalty). A model's scope stops at its first gradient."""
+    out = []
+    for top in root.children:
+        if top.kind != "scope":
             continue
-        groups.setdefault(id(scope), []).append(inst)
-        if phase_of.get(inst) != "forward":
-            mixed.add(id(scope))
-    return [g for k, g in groups.items() if k not in mixed]
+        group: list[Instruction] = []
+        stack, mixed = [top], False
+        while stack and not mixed:
+            scope = stack.pop()
+            for inst in scope.instructions:
+                if phase_of.get(inst) != "forward":
+                    mixed = True
+                    break
+                group.append(inst)
+            stack.extend(scope.children)
+        if not mixed:
+            out.append(group)
+    return out
