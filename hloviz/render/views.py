@@ -357,9 +357,9 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
     g.cut = cut
     if options.budget <= OVERVIEW_BUDGET:
         g.program_order = phase_of
+        name_blocks(g, cut, phase_of)  # before folding: a block folded away must not title the box it joined
         fold_weights(g)
         fold_plumbing(g)
-        name_blocks(g, cut, phase_of)
         unframe_phases(g, cut, phase_of)
     note_cut(g, cut, options, notes, levels)
 

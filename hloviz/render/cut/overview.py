@@ -108,8 +108,7 @@ def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) 
 
     def title(node: TreeNode) -> str | None:
         members = members_of(node)
-        ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
-        return apply.block_title(node, members, g.param_names, Counter(phase_of(m) for m in ops))
+        return apply.block_title(node, members, g.param_names, Counter(phase_of(m) for m in _ops(members)))
 
     def repeat_title(node: TreeNode) -> str | None:
         # copies of a block named by an instruction (an optimizer's per-tensor update,
@@ -118,8 +117,7 @@ def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) 
         first = node.children[0] if node.children else None
         if first is None or first.kind != "block" or title(first) is None:
             return None
-        ops = [m for m in members_of(node) if m.opcode not in ("parameter", "get-tuple-element", "tuple")]
-        phases = Counter(phase_of(m) for m in ops)
+        phases = Counter(phase_of(m) for m in _ops(members_of(node)))
         phase = max(phases, key=lambda p: phases[p]) if phases else "forward"
         return f"{phase} · block of {len(first.children)} ×{len(node.children)}"
 
@@ -139,6 +137,15 @@ def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) 
             name = named(sc.node)
             if name is not None:
                 sc.rows[0] = replace(sc.rows[0], text=name)
+
+
+def _ops(members: list[Instruction]) -> list[Instruction]:
+    """The members whose phase titles a block: not parameters nor tuple plumbing, nor TensorFlow's
+    handling of the function's arguments and results (``XLA_Args``, ``XLA_Retvals``), which run in
+    no pass: a block of the weights a ``tf.cond`` applying Adam hands back was titled
+    ``forward · block of 12``."""
+    return [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")
+            and m.metadata.op_name not in ("XLA_Args", "XLA_Retvals")]
 
 
 #: What XLA adds without an op name to stage a value: no work of the model's.
@@ -203,8 +210,10 @@ def _plumbing(u) -> bool:
 
 
 def _result(u) -> bool:
-    """TensorFlow's reshape and copy of a value on its way out of the function."""
-    return (u.alive and not u.root and u.kind == "inst"
+    """TensorFlow's reshape and copy of a value on its way out of the function (or a closed
+    block of them: the six weights a ``tf.cond`` applying Adam hands back, blocked at waists
+    into four ``forward · block of 12`` boxes under the unscoped ``cond``)."""
+    return (u.alive and not u.root and u.kind in ("inst", "scope")
             and all(m.opcode in SCOPE_PLUMBING and m.metadata.op_name == "XLA_Retvals" for m in u.members))
 
 
