@@ -118,8 +118,12 @@ def hubs(scene: Scene, edges: list[Edge]) -> set[str]:
     return {k for k in scene.nodes if ins[k] > in_limit or outs[k] > out_limit}
 
 
-def shorten(scene: Scene, *, span: int = SPAN, settle: Callable[[], object] | None = None) -> list[Stub]:
+def shorten(scene: Scene, *, span: int = SPAN, settle: Callable[[], object] | None = None,
+            hub_rows: bool = True) -> list[Stub]:
     """Replace the scene's long and hub arrows by stub rows at their ends; returns the stubs.
+    ``hub_rows=False`` (an overview, ranked in program order): a hub's arrows stay arrows — a
+    loop's init tuple read from twelve parameters and its results read by thirteen users are the
+    spine of a greedy decoder's picture, which without them stood in one row.
 
     Rows are counted again after each round of stubs (at most :data:`_ROUNDS`): a node whose
     far inputs became stubs moves down next to its users, which can stretch another of its
@@ -129,7 +133,7 @@ def shorten(scene: Scene, *, span: int = SPAN, settle: Callable[[], object] | No
     drawn = [e for e in scene.edges if not e.invisible and not e.dashed and e.constraint]
     if not drawn:
         return []
-    hub = hubs(scene, drawn)
+    hub = hubs(scene, drawn) if hub_rows else set()
     long_ok = len(scene.nodes) <= SMALL
     stubs: list[Stub] = []
     for _ in range(_ROUNDS):

@@ -253,7 +253,7 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
                          f"({', '.join(parts)})")
     stacked = _stack(g, scene)
     # after the stacking: its invisible arrows push rows apart as in dot
-    _stubs(scene, notes, settle=lambda: _hold_down(scene, stacked))
+    _stubs(scene, notes, settle=lambda: _hold_down(scene, stacked), hub_rows=g.program_order is None)
     visible = sum(1 for e in scene.edges if not e.invisible)
     if visible > SPLINE_EDGES and visible > 1.5 * len(scene.nodes):
         # curved routing around clusters is most of dot's time on a densely linked picture (a
@@ -346,9 +346,9 @@ def _hold_down(scene: Scene, stacked: list[tuple[list[str], list[str]]]) -> None
 SPLINE_EDGES = 150
 
 
-def _stubs(scene: Scene, notes: list[str], settle: Callable[[], object] | None = None) -> None:
+def _stubs(scene: Scene, notes: list[str], settle: Callable[[], object] | None = None, *, hub_rows: bool = True) -> None:
     """Long and hub arrows become stub rows at their ends (:mod:`hloviz.render.cut.arrows`)."""
-    stubs = arrows.shorten(scene, settle=settle)
+    stubs = arrows.shorten(scene, settle=settle, hub_rows=hub_rows)
     if stubs:
         hub = sum(1 for s in stubs if s.why == "hub")
         across = sum(1 for s in stubs if s.why == "across")
