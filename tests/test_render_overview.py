@@ -183,9 +183,10 @@ def test_the_cnn_training_step_reads_forward_loss_optimizer_top_to_bottom_before
     assert set(rows) >= set(names), (sorted(rows), names)
     drawn = sorted(rows, key=rows.__getitem__)
     assert drawn == [*names, "sparse_categorical_crossentropy"], drawn
-    # Adam's per-variable bias corrections (ops ``adam/truediv_2`` …): a repeat the overview titles
-    # by the pass it runs in
-    adam = min(float(m.group(1)) for m in _TITLE.finditer(before) if m.group(2).startswith("optimizer · "))
+    # Adam's own work left beside the layers (its step count: Keras's per-variable bias
+    # corrections, ``adam/truediv_2`` …, are drawn in the layers whose variables they correct)
+    # comes after the loss and before the ROOT
+    adam = min(float(m.group(1)) for m in _TITLE.finditer(before) if m.group(2) == "adam")
     root = max(float(m.group(1)) for m in _TITLE.finditer(before) if m.group(2).startswith("ROOT"))
     assert rows["sparse_categorical_crossentropy"] < adam < root
 

@@ -67,6 +67,7 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     phase = tree.phases.get
     feeds, scopes, walked = tracer.feeds, tracer.scopes, tracer.memo.get
     narrowed: set[int] = set()  # id() of the common scopes a loop's update was narrowed from
+    unfed: list[Instruction] = []  # updates reading no layer's values: a momentum's decay ``0.9 * v``
     for comp in tree.module.computations:
         for inst in comp.instructions:
             if phase(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
@@ -84,9 +85,41 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
                     narrowed.add(id(common[ids]))
                     common[ids] = innermost
             out[inst] = common[ids]
+            if not ids:
+                unfed.append(inst)
     if narrowed:
         _credit_by_what_they_feed(tree, out, narrowed, tracer.callers)
+    if unfed:
+        _credit_unfed(tree, out, unfed, tracer.callers, narrowed)
     return out
+
+
+def _credit_unfed(tree: ScopeTree, out: dict[Instruction, Scope | None], unfed: list[Instruction],
+                  callers: Mapping[str, Instruction], narrowed: set[int]) -> None:
+    """An update that reads no layer's values — a hand-written momentum's ``0.9 * v``, reading
+    only the velocity, which no layer reads; Keras's bias correction of one variable, reading
+    only the step count — updates the one layer every optimizer user it feeds updates
+    (``0.9 * v + g`` reads that layer's gradient); one feeding several (a step count) stays
+    shared, and so does one feeding a loop's scope that updates were narrowed from (``ViT``
+    around a scan: no one layer). A plain-JAX transformer's momentum decays were blocks of
+    their own, each drawn beside the next block's layer."""
+    phase = tree.phases
+    users_of: dict[int, dict[Instruction, list[Instruction]]] = {}
+
+    def users(inst: Instruction) -> list[Instruction]:
+        here = users_in_computation(inst, users_of)
+        comp = inst.parent
+        if comp is not None and inst is comp.root:
+            caller = callers.get(comp.name)
+            if caller is not None:
+                return [*here, *users(caller)]
+        return here
+
+    for inst in unfed:
+        if out.get(inst) is None:
+            fed = _fed_layer(inst, None, users, out, phase, one=True)
+            if fed is not None and id(fed) not in narrowed:
+                out[inst] = fed
 
 
 #: How many instructions :func:`_credit_by_what_they_feed` follows from one update.
@@ -127,10 +160,11 @@ def _credit_by_what_they_feed(tree: ScopeTree, out: dict[Instruction, Scope | No
     out.update(refined)
 
 
-def _fed_layer(inst: Instruction, at: Scope, users: Callable[[Instruction], list[Instruction]], out: dict[Instruction, Scope | None],
-               phase: Mapping[Instruction, str]) -> Scope | None:
-    """The layer strictly inside ``at`` that every optimizer user ``inst`` feeds (followed through
-    users placed at ``at`` too) lies in; None when one of them lies elsewhere or is shared."""
+def _fed_layer(inst: Instruction, at: Scope | None, users: Callable[[Instruction], list[Instruction]],
+               out: dict[Instruction, Scope | None], phase: Mapping[Instruction, str], *, one: bool = False) -> Scope | None:
+    """The layer strictly inside ``at`` (None: anywhere) that every optimizer user ``inst`` feeds
+    (followed through users placed at ``at`` too) lies in; None when one of them lies elsewhere or
+    is shared. ``one``: the users must all lie in that very layer, not only below it."""
     reached: list[Scope] = []
     todo, seen = [inst], {inst}
     while todo:
@@ -146,14 +180,16 @@ def _fed_layer(inst: Instruction, at: Scope, users: Callable[[Instruction], list
             there = out.get(u)
             if there is at:
                 todo.append(u)
-            elif there is not None and at.contains(there):
+            elif there is not None and (at is None or at.contains(there)):
                 reached.append(there)
             else:
                 return None  # shared or elsewhere: what it feeds says nothing more
         if len(seen) > _MAX_FED:
             return None
+    if one and len({id(s) for s in reached}) != 1:
+        return None
     common = common_scope(reached)
-    return common if common is not None and common is not at and at.contains(common) else None
+    return common if common is not None and common is not at and (at is None or at.contains(common)) else None
 
 
 def _innermost_of_chain(found: list[Scope], common: Scope | None) -> Scope | None:
