@@ -104,17 +104,7 @@ def _credit_unfed(tree: ScopeTree, out: dict[Instruction, Scope | None], unfed: 
     around a scan: no one layer). A plain-JAX transformer's momentum decays were blocks of
     their own, each drawn beside the next block's layer."""
     phase = tree.phases
-    users_of: dict[int, dict[Instruction, list[Instruction]]] = {}
-
-    def users(inst: Instruction) -> list[Instruction]:
-        here = users_in_computation(inst, users_of)
-        comp = inst.parent
-        if comp is not None and inst is comp.root:
-            caller = callers.get(comp.name)
-            if caller is not None:
-                return [*here, *users(caller)]
-        return here
-
+    users = _users_through_calls(callers)
     for inst in unfed:
         if out.get(inst) is None:
             fed = _fed_layer(inst, None, users, out, phase, one=True)
@@ -140,6 +130,19 @@ def _credit_by_what_they_feed(tree: ScopeTree, out: dict[Instruction, Scope | No
     updates that layer. A user placed anywhere else (shared work, another scope) leaves it where
     it was. The users of a fused computation's root are its fusion's users."""
     phase = tree.phases
+    users = _users_through_calls(callers)
+    refined: dict[Instruction, Scope] = {}
+    for inst, at in out.items():
+        if at is not None and id(at) in narrowed:
+            fed = _fed_layer(inst, at, users, out, phase)
+            if fed is not None:
+                refined[inst] = fed
+    out.update(refined)
+
+
+def _users_through_calls(callers: Mapping[str, Instruction]) -> Callable[[Instruction], list[Instruction]]:
+    """An instruction's users in its computation, and — for a computation's root — its caller's
+    users (a fused computation's root: its fusion's users)."""
     users_of: dict[int, dict[Instruction, list[Instruction]]] = {}
 
     def users(inst: Instruction) -> list[Instruction]:
@@ -151,13 +154,7 @@ def _credit_by_what_they_feed(tree: ScopeTree, out: dict[Instruction, Scope | No
                 return [*here, *users(caller)]
         return here
 
-    refined: dict[Instruction, Scope] = {}
-    for inst, at in out.items():
-        if at is not None and id(at) in narrowed:
-            fed = _fed_layer(inst, at, users, out, phase)
-            if fed is not None:
-                refined[inst] = fed
-    out.update(refined)
+    return users
 
 
 def _fed_layer(inst: Instruction, at: Scope | None, users: Callable[[Instruction], list[Instruction]],
