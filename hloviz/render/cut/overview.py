@@ -30,6 +30,7 @@ def fold_weights(g: ViewGraph) -> None:
     from ..scene import Row
 
     home = {i: sc.key for sc in g.scope_clusters for i in sc.units}
+    top = g.computations[0] if g.computations else None  # (a loop body's parameters start its drawing)
     users: dict[int, set[int]] = {}
     owner = g.owners()
     for src, dst, *_ in g.edges:
@@ -46,7 +47,7 @@ def fold_weights(g: ViewGraph) -> None:
         # outside an opened layer, anything else is the module's own input and stays a box —
         # unless one box that is no single op reads it alone (a scanned stack's weights, passed
         # to a JAX function beside its images: 12 boxes in a row above a ViT's loop)
-        trained = bool(into) and _updated(g, into)
+        trained = bool(into) and (_updated(g, into) or (u.members[0].parent is top and _carried_by_a_loop(g, into, users)))
         if not into or (home.get(u.index) is None and not trained
                         and (len(into) > 1 or g.units[next(iter(into))].kind == "inst")):
             continue
@@ -77,6 +78,20 @@ def fold_weights(g: ViewGraph) -> None:
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def _carried_by_a_loop(g: ViewGraph, into: set[int], users: dict[int, set[int]]) -> bool:
+    """Whether the units reading a parameter are loops and the tuples that start them, read by
+    loops alone: a weight loops carry (a ``tf.map_fn`` over examples whose body runs the model,
+    and its gradient's loop, which holds the update after optimization); four such weights stood
+    as boxes in a row above the loops."""
+    def loop(i: int) -> bool:
+        return any(m.opcode == "while" for m in g.units[i].members)
+
+    return any(loop(i) for i in into) and all(
+        loop(i) or (all(m.opcode == "tuple" for m in g.units[i].members) and bool(users.get(i))
+                    and all(loop(j) for j in users[i]))
+        for i in into)
 
 
 def _optimizer(g: ViewGraph, u) -> bool:
