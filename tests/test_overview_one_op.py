@@ -38,3 +38,25 @@ def test_a_softmax_after_the_model_is_one_box_in_the_overview():
         assert box not in held, layer
     detailed = draw_module(parse(text), options=ViewOptions(budget=300))
     assert len({detailed.node_of[n] for n in softmax if n in detailed.node_of}) > 5
+
+
+def test_a_jax_primitive_used_many_times_is_no_op_scope():
+    """JAX names an instruction after its primitive (``mul``), the same name for every use:
+    twelve multiplies at the top of a traced function are twelve ops, not one. The module is
+    written here, its metadata as JAX writes it (an op name, no ``op_type``); TensorFlow's
+    ``op_type`` is what marks one op's instructions."""
+    lines = ["HloModule jit_f", "", "ENTRY main {", "  x = f32[8]{0} parameter(0)"]
+    prev = "x"
+    for k in range(4):  # a model's scope first, as Flax names it
+        lines.append(f'  d{k} = f32[8]{{0}} add({prev}, x), metadata={{op_name="jit(f)/Model/Dense_{k}/add"}}')
+        prev = f"d{k}"
+    lines.append(f'  p0 = f32[8]{{0}} negate({prev}), metadata={{op_name="neg"}}')
+    prev = "p0"
+    for k in range(12):
+        lines.append(f'  m{k} = f32[8]{{0}} multiply({prev}, p0), metadata={{op_name="mul"}}')
+        lines.append(f'  e{k} = f32[8]{{0}} exponential(m{k}), metadata={{op_name="exp"}}')
+        prev = f"e{k}"
+    lines += ["  ROOT out = f32[8]{0} negate(" + prev + ")", "}"]
+    view = draw_module(parse("\n".join(lines)), options=ViewOptions(budget=OVERVIEW_BUDGET))
+    titles = {node.rows[0].text for node in view.scene.nodes.values()}
+    assert "mul" not in titles, titles  # no closed box titled by the primitive holds them all

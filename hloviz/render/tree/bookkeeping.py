@@ -114,8 +114,10 @@ def credit_settings(comp: Computation, updating: MutableMapping[int, Scope],
     parameter or constant on (a broadcast, a convert: :data:`~hloviz.opcodes.VALUE_CARRIERS`),
     directly or through other such — to the one layer all its users update, in ``updating``
     (id(instruction) → that layer). Read backwards, so a chain of them (a cast, then a
-    broadcast) follows its last link. What computes with the settings (Adam's per-variable bias
-    correction) is the optimizer's work and keeps its own box."""
+    broadcast) follows its last link. (What computes with the settings, Adam's per-variable bias
+    correction, is credited to its variable's layer by
+    :func:`hloviz.analysis.updates.update_targets` itself: it reads no layer's values, and its
+    users update that layer.)"""
     settings: set[int] = set()
     for inst in comp.instructions:
         if inst in updates and inst.opcode in VALUE_CARRIERS and id(inst) not in updating and all(
