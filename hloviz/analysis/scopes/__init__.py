@@ -6,7 +6,8 @@ layers whose work they run, and ``stats --by scope``'s numbers per scope.
 
 :func:`build_scope_tree` is the entry point (:mod:`.reuse`: built once per module inside a
 :func:`scope_trees_reused` block). :mod:`.scope` is the model (``Scope``) and :mod:`.tree` the
-queries over a module's tree (``ScopeTree``); :mod:`.build` files instructions under scopes, then
+queries over a module's tree (``ScopeTree``); :mod:`.build` files instructions under scopes
+(:mod:`.step_phases` re-phases as the optimizer's what reads gradients under forward names), then
 :mod:`.order` orders siblings as the program runs them, :mod:`.labels` gives scopes their Keras
 layer names, :mod:`.weights` files parameters in their layers and :mod:`.totals` counts phases
 and attributes kernels per scope. Reading a tree: :mod:`.find` (scopes by name), :mod:`.graph`
