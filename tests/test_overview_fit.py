@@ -1,5 +1,5 @@
 """The default overview keeps to issue 33's longer side (2,500 pt) where its boxes carry more rows
-than most: it is drawn again with fewer boxes (``hloviz.api.pictures``).
+than most: it is drawn again with fewer boxes (``hloviz.api.fit``).
 
 The oracle is the SVG's own geometry as the benchmark reads it (:func:`overview_bench.measure`)
 of a picture drawn at an explicit ``--budget``, which is never refitted.
@@ -28,7 +28,7 @@ def test_an_overview_over_the_longest_side_is_drawn_again_with_fewer_boxes(tmp_p
     ``render`` draws it again two boxes a column fewer, up to three times. Here the goal is set
     just above what ``--budget 18`` draws of ResNet50 (read from that picture, drawn as asked,
     never refitted): the default must come out within it, and say it kept to fewer nodes."""
-    import hloviz.api.pictures as pictures
+    import hloviz.api.fit as pictures
 
     capture = str(CAPTURES / "resnet50")
     asked = tmp_path / "b18.svg"
@@ -53,7 +53,7 @@ def test_where_no_redraw_fits_the_one_drawn_shortest_is_kept(tmp_path, monkeypat
     redraw comes within the goal, ``render`` keeps the picture whose longer side is shortest,
     not the last one drawn. The oracle is the same pictures drawn at each ``--budget`` the
     refitting tries (24, 22, 20, 18), measured from their SVGs."""
-    import hloviz.api.pictures as pictures
+    import hloviz.api.fit as pictures
 
     capture = str(CAPTURES / "keras_cnn_train")
     longest = {}

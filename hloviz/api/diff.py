@@ -271,6 +271,7 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
     from ..render.layout.wrap import OFF, parse_wrap
     from ..render.pictures import build_picture
     from ..render.views import OVERVIEW_BUDGET, ViewOptions, default_budget, draw_module
+    from .fit import fitted
 
     colours = _pair_colours()
     marks_a, marks_b = picture_marks(result.diff)
@@ -293,12 +294,14 @@ def diff_picture(result: DiffResult, fmt: str = "svg", *, budget: int | None = N
                                   notes=[*extra, *facts, legend.format(" and, where Graphviz can, a level" if align else "")], align=align)
         return drawing, [(heads[0], va), (heads[1], vb)]
 
+    asked = budget
     budget = default_budget(budget, whole=True)
     if budget < 1:
         raise InputError(f"--budget must be at least 1 node, not {budget}")
     overview = budget <= OVERVIEW_BUDGET and fmt != "html"  # the explorer pans and zooms one long picture
-    picture = build_picture(build, ViewOptions(budget=budget), "svg" if fmt == "html" else fmt,
-                            timeout or DEFAULT_TIMEOUT, title, wrap=parse_wrap("auto") if overview else OFF)
+    picture = fitted(lambda opts: build_picture(build, opts, "svg" if fmt == "html" else fmt, timeout or DEFAULT_TIMEOUT,
+                                                title, wrap=parse_wrap("auto") if overview else OFF),
+                     ViewOptions(budget=budget), fit=asked is None and fmt == "svg")
     if fmt != "html":
         return picture
     from dataclasses import replace

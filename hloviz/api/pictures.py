@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DependencyError, HlovizError, InputError, RenderError
 from ..ir import HloModule
+from .fit import fitted
 from .options import CaptureOptions, DrawOptions, FitOptions, chosen
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
 
                 both = analysis = analyze(pre_m, post_m, info=cap.info)
                 with columns_beside(not html and chosen != "json"):  # (the explorer, JSON: each cut is read)
-                    picture = _fitted(lambda opts: pair_picture(
+                    picture = fitted(lambda opts: pair_picture(
                         pre_m, post_m, both, fmt=chosen, options=opts, title=f"{cap.label}: {both.verdict}",
                         timeout=timeout, color_by=color_by, info=cap.info, budget=layout_budget, wrap=wrapping,
                         layout=layout_mode), options, fit=budget is None and whole and chosen == "svg")
@@ -233,7 +234,7 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
                     elif post_m is not None and pre_m is not None:  # stage "pre": m is pre_m
                         marks = pre_marks(analysis, pre_m, color_by)
                 one = m
-                picture = _fitted(lambda opts: module_picture(
+                picture = fitted(lambda opts: module_picture(
                     one, fmt=chosen, options=opts, timeout=timeout, marks=marks, title=f"{cap.label} · {stage}-optimization",
                     info=cap.info, budget=layout_budget, wrap=wrapping, layout=layout_mode),
                     options, fit=budget is None and whole and chosen == "svg")
@@ -252,40 +253,6 @@ def _render(target: Any, output: str | Path | None, *, stage: str | None, fmt: s
         say("writing")
         picture.save(output)
     return picture
-
-
-#: The longer side, in points, the default overview keeps to (issue 33): where its boxes carry
-#: more rows than most (an unseen ConvNeXtTiny's: 24 boxes a column, 2,520 pt), it is
-#: drawn again with fewer boxes, up to :data:`_FIT_TRIES` times.
-OVERVIEW_LONGEST = 2500
-_FIT_TRIES = 3
-
-
-def _fitted(draw: Callable[[ViewOptions], Picture], options: ViewOptions, *, fit: bool) -> Picture:
-    """``draw(options)``; where ``fit`` (the default overview, as SVG) and it is over :data:`OVERVIEW_LONGEST`,
-    drawn again two boxes a column fewer while it is (none fitting, the shortest: fewer can lay out wider)."""
-    if not fit:
-        return draw(options)
-    from ..render.reuse import drawings_reused
-
-    with drawings_reused():  # a redraw starts from the first drawing's graphs and trees
-        picture = best = draw(options)
-        for _ in range(_FIT_TRIES):
-            if _longest(picture) <= OVERVIEW_LONGEST or options.budget <= 8:
-                break
-            options = replace(options, budget=options.budget - 2)
-            picture = draw(options)
-            best = min(best, picture, key=_longest)
-    return best
-
-
-def _longest(picture: Picture) -> float:
-    """The longer side of ``picture``'s SVG in points (0 where it has none)."""
-    import re
-
-    head = (picture.svg or b"")[:2000].decode("utf-8", "replace")
-    m = re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"[^>]*\bheight="([\d.]+)pt"', head)
-    return max(float(m.group(1)), float(m.group(2))) if m else 0.0
 
 
 def _wrapping(wrap: str | int, aspect: float | None, fmt: str, *, overview: bool = False) -> tuple[Wrap, list[str]]:
@@ -368,7 +335,6 @@ def _explorer_picture(picture: Picture, cap: Capture, stage: str, pre_m: HloModu
     """``picture`` (an SVG) as the explorer page of ``render -o x.html``; its extra pictures
     start only within the ``left`` seconds of the command's Graphviz budget (``color_by``: as
     the picture was coloured, for the explorer's first view)."""
-    from dataclasses import replace
 
     from ..render.page.explorer import Bounds, module_payload, pair_payload
     from ..render.page.html import picture_page

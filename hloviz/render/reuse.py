@@ -1,7 +1,7 @@
 """One module drawn many times over: the work that does not depend on the cut, done once.
 
 ``render`` draws its overview again with fewer boxes when the first is too long
-(:func:`hloviz.api.pictures._fitted`), and ``show``'s explorer draws the same module hundreds
+(:func:`hloviz.api.fit.fitted`), and ``show``'s explorer draws the same module hundreds
 of times — searching a first view that fits the screen, each block opened in place, each layer
 alone — with options that differ only in the node budget, the nodes opened and the scope. Each
 of those pictures made the same work again. Inside :func:`drawings_reused`, it is made once:

@@ -65,6 +65,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
+    for inst in sums:  # data flow gave each its layer; its op name says it sums gradients, fused
+        phase_of[inst] = "backward"  # into an optimizer's kernel (the caller's phase) or not
     for inst in plumbing:  # the layer data flow found answers for the op name (the mapping's lookups)
         op_scope.setdefault(inst.metadata.op_name, of[inst])
 

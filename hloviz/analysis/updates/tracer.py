@@ -128,7 +128,7 @@ class UpdateTracer:
                 else:
                     walk.append(elem)
             return frozenset(sources), tuple(walk)
-        if self.is_optimizer(op):
+        if self.is_optimizer(op) or _tape_sum(op):
             return _NONE, (op,)
         return self._layer_source(op), ()
 
@@ -164,6 +164,15 @@ class UpdateTracer:
                 got = self._ids[id(s)] = frozenset({id(s)})
             return got
         return _NONE
+
+
+def _tape_sum(op: Instruction) -> bool:
+    """A gradient tape's sum of two gradients (TensorFlow's top-level ``AddN``): backward work of
+    no layer, followed to the gradients it adds. XLA fuses it into the update it feeds, where it
+    is filed with the update's kernel, in the optimizer's scope: as a source there, it named
+    the optimizer as the layer the update updates."""
+    md = op.metadata
+    return md.op_type == "AddN" and "/" not in md.op_name
 
 
 def _union(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
