@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ...analysis.attribution import common_scope
 from ...ir import Computation, Instruction
-from ...opcodes import SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
+from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
 from .bookkeeping import place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .phases import by_phase, forward_leaves
@@ -304,29 +304,57 @@ def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tupl
     return out
 
 
-#: Units of one op outside every scope from which the op is a scope of its own (``_one_op``): as many
-#: as a scope holds before it is split (``build_tree``'s ``group_at``); fewer stay loose ops, blocked
-#: with their neighbours (a VAE's loss written op by op: five such scopes beside it drew the model closed).
+#: Units of one op from which the op is a scope of its own (``_one_op``): as many as a scope holds
+#: before it is split (``build_tree``'s ``group_at``); fewer stay loose ops, blocked with their
+#: neighbours (a VAE's loss written op by op: five such scopes beside it drew the model closed).
 _OP_UNITS = 10
+_GRADIENT_PREFIXES = ("gradient_tape/", "gradients/")
 
 
 def _one_op(g: ViewGraph, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
-    """Units outside every scope whose instructions are one TensorFlow op's (its op name, with
-    no ``/``, on each: ``tf.nn.softmax`` after a model is ``Softmax``, thirteen instructions)
-    go into a scope named after that op, drawn closed in an overview (``TreeNode.op``): opened
-    beside a WaveNet, its thirteen boxes took the room the model's blocks needed. A JAX op
-    name without ``/`` names a primitive (``mul``), used many times: TensorFlow alone writes
-    ``op_type``."""
-    def op_of(leaf: str) -> str | None:
-        names = {(m.metadata.op_name, bool(m.metadata.op_type)) for m in g.units[int(leaf[1:])].members}
-        if len(names) != 1:
-            return None
-        name, typed = next(iter(names))
-        return name if typed and name and "/" not in name and not name.startswith("XLA_") else None
+    """Units whose instructions are one TensorFlow op's, outside every scope or loose in a
+    top-level scope beside the scopes it holds (a model's own ops beside its layers), go into a scope named after that op, drawn closed in an overview
+    (``TreeNode.op``): the op's own instructions (``tf.nn.softmax`` after a model is ``Softmax``,
+    thirteen of them; opened beside a WaveNet, its boxes took the room the model's blocks
+    needed) and its gradient's, which TensorFlow names after it (``gradient_tape/<scope>/<op>/…``:
+    a language model's output projection, ``tf.matmul`` with its embedding, was eleven boxes
+    beside four layers). Inside a layer its ops stay its own rows. A JAX op name without ``/``
+    names a primitive (``mul``), used many times: TensorFlow alone writes ``op_type``."""
+    # a model: a top-level scope with two or more layers, scopes holding a parameter each (a
+    # loss's scope holds its labels in one at most: a loss's ops stay as they are)
+    layers: dict[str, set[str]] = {}
+    for route, leaf in routes:
+        if len(route) > 1 and route[0].kind == route[1].kind == "scope" and not route[1].name.startswith("(") \
+                and any(m.opcode == "parameter" for m in g.units[int(leaf[1:])].members):
+            layers.setdefault(route[0].path, set()).add(route[1].path)
+    holders = {path for path, held in layers.items() if len(held) >= 2}
 
-    ops = {leaf: op for route, leaf in routes if not route and (op := op_of(leaf)) is not None}
-    counts: dict[str, int] = {}
-    for op in ops.values():
-        counts[op] = counts.get(op, 0) + 1
-    steps = {op: [Step("scope", op, op, op, op=True)] for op, n in counts.items() if n >= _OP_UNITS}
-    return [(route or steps.get(ops.get(leaf, ""), route), leaf) for route, leaf in routes]
+    def op_of(route: list[Step], leaf: str) -> str | None:
+        if route and (len(route) > 1 or route[0].kind != "scope" or route[0].op or route[0].path not in holders):
+            return None
+        base = route[-1].path + "/" if route else ""
+        found = None
+        for m in g.units[int(leaf[1:])].members:
+            if m.opcode in BODY_CALLERS:
+                return None  # a loop (``tf.map_fn``'s, and its gradient's) is drawn as a loop
+            name, typed = m.metadata.op_name, bool(m.metadata.op_type)
+            backward = name.startswith(_GRADIENT_PREFIXES)
+            rest = name.split("/", 1)[1] if backward else name
+            if not typed or not rest.startswith(base):
+                return None
+            rest = rest[len(base):]
+            op = rest.split("/", 1)[0]
+            if not op or op.startswith("XLA_") or (not backward and "/" in rest) or (backward and "/" not in rest):
+                return None
+            if found is not None and op != found:
+                return None
+            found = op
+        return found
+
+    ops = {leaf: (route[-1].path if route else "", op) for route, leaf in routes if (op := op_of(route, leaf)) is not None}
+    counts: dict[tuple[str, str], int] = {}
+    for key in ops.values():
+        counts[key] = counts.get(key, 0) + 1
+    steps = {key: Step("scope", key[1], f"{key[0]}/{key[1]}" if key[0] else key[1], key[1], op=True)
+             for key, n in counts.items() if n >= _OP_UNITS}
+    return [([*route, steps[ops[leaf]]] if ops.get(leaf) in steps else route, leaf) for route, leaf in routes]
