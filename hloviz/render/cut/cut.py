@@ -42,7 +42,12 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
             split_at_waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
             return Tree(tree.root, tree.succ, tree.names)
         big = max(kids, key=lambda c: (c.size, -c.order))
-        if not _expandable(big, max_depth) or big.kind in WHOLE or big.size * 10 < node.size * 9:
+        # (or a training step's model, its layers in its forward pass's order, holding most of
+        # them, whose children the rest of the budget cannot draw: beside a big optimizer it was
+        # drawn closed, and the budget went to the zeros TensorFlow's gradients leave unread)
+        crowded = (big.in_flow and big.size * 2 > node.size
+                   and len(big.children) > budget - (cost - _cost(big)))
+        if not _expandable(big, max_depth) or big.kind in WHOLE or (big.size * 10 < node.size * 9 and not crowded):
             break
         used = cost - _cost(big)
         node = big
