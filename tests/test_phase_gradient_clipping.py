@@ -61,3 +61,20 @@ def test_a_gradient_penalty_stays_forward_beside_clipped_gradients():
     phases = _phases_by_prefix(text)
     assert phases["clip_by_global_norm"]["optimizer"] > 0 and "forward" not in phases["clip_by_global_norm"]
     assert phases["penalty"]["forward"] > 0 and "optimizer" not in phases["penalty"], phases["penalty"]
+
+
+def test_a_clipped_steps_model_is_drawn_in_blocks_not_one_closed_box():
+    """Beside its optimizer (clipping the gradients by their global norm, then SGD with Nesterov
+    momentum: 390 of the step's 851 ops), the model holds too little of the step for the
+    overview's rule of nine tenths to open it; with more layers than the overview has boxes,
+    it was drawn as one closed box of 851 ops. Its layers (``multitask_1/<layer>_1/…``, a
+    regex over the op names) are spread over blocks of the model."""
+    from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
+
+    text = FIXTURE.read_text()
+    names = dict(re.findall(r'^\s*(?:ROOT\s+)?%?([\w.\-]+) = .*?op_name="(multitask_1/[^"]*)"', text, re.MULTILINE))
+    layers = {n: m.group(1) for n, op in names.items() if (m := re.match(r"multitask_1/(\w+?)_1/", op))}
+    assert len(set(layers.values())) >= 12
+    boxes = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
+    holding = {boxes[n] for n in layers if n in boxes}
+    assert len(holding) >= 6, len(holding)

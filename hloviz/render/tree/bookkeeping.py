@@ -15,9 +15,11 @@ count: ``adam``), else the scope the parameter's own name designates, exactly
 (``sgd_1/iteration`` → ``sgd_1``; a name, never a guess) — :func:`place_counters`.
 
 **Settings made ready for one layer.** SGD and Adagrad broadcast the learning rate to the shape
-of each weight before that weight's update reads it; what it feeds says which layer it serves,
-and :func:`hloviz.analysis.updates.update_targets` credits it there (with Adam's per-variable
-bias corrections: updates that read no layer's values).
+of each weight (``adagrad/Mul``: ``broadcast(learning_rate)``) before that weight's update reads
+it. Such an instruction reads no layer, so it updates none by what it reads, and was left in
+the optimizer's own box — opened, a row of ``broadcast`` boxes. What it feeds says which layer
+it serves: a setting carried on (broadcast, converted) from parameters and constants alone
+whose every user updates one layer updates that layer too (:func:`credit_settings`).
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...ir import Computation, Instruction
-from ...opcodes import SCOPE_INPUTS
+from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
 
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope
 
-__all__ = ["MOST", "place_counters"]
+__all__ = ["MOST", "credit_settings", "place_counters"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
 #: results on their way out are six; past a dozen it is work, not bookkeeping.
@@ -104,3 +106,27 @@ def _counter(comp: Computation, param: Instruction, own: Mapping[int, object],
     return members if len(members) > 1 else None
 
 
+def credit_settings(comp: Computation, updating: MutableMapping[int, Scope],
+                    updates: Mapping[Instruction, Scope | None],
+                    users: Mapping[Instruction, Sequence[Instruction]]) -> None:
+    """Credit each setting of the optimizer in ``comp`` made ready for its use — an optimizer
+    instruction (``updates``: :func:`hloviz.analysis.updates.update_targets`) that only carries a
+    parameter or constant on (a broadcast, a convert: :data:`~hloviz.opcodes.VALUE_CARRIERS`),
+    directly or through other such — to the one layer all its users update, in ``updating``
+    (id(instruction) → that layer). Read backwards, so a chain of them (a cast, then a
+    broadcast) follows its last link. (What computes with the settings, Adam's per-variable bias
+    correction, is credited to its variable's layer by
+    :func:`hloviz.analysis.updates.update_targets` itself: it reads no layer's values, and its
+    users update that layer.)"""
+    settings: set[int] = set()
+    for inst in comp.instructions:
+        if inst in updates and inst.opcode in VALUE_CARRIERS and id(inst) not in updating and all(
+                op.opcode in SCOPE_INPUTS or id(op) in settings for op in inst.operands):
+            settings.add(id(inst))
+    for inst in reversed(comp.instructions):
+        if id(inst) not in settings:
+            continue
+        readers = users.get(inst, ())
+        layer = updating.get(id(readers[0])) if readers else None
+        if layer is not None and all(updating.get(id(u)) is layer for u in readers):
+            updating[id(inst)] = layer

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ...analysis.attribution import common_scope
 from ...ir import Computation, Instruction
 from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
-from .bookkeeping import place_counters
+from .bookkeeping import credit_settings, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .phases import by_phase, forward_leaves
 from .tree import Step, Tree, build_tree
@@ -96,6 +96,8 @@ class _Routes:
         own = self.own
         for inst in comp.instructions:
             self.scope_of(inst)
+        if self.updates:  # a learning rate made ready for one layer's update goes with it (.bookkeeping)
+            credit_settings(comp, self.updating, self.updates, users)
         # instructions without a scope take the scope their users share (weights → their layer),
         # and so does what XLA made of them alone before their use without naming it: a copy of a
         # weight, an iota fusion, a transpose of a transposed weight (issue 33: a weight's
