@@ -314,8 +314,8 @@ _GRADIENT_PREFIXES = ("gradient_tape/", "gradients/")
 
 
 def _one_op(g: ViewGraph, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
-    """Units whose instructions are one TensorFlow op's, outside every scope or loose in a
-    top-level scope beside the scopes it holds (a model's own ops beside its layers), go into a scope named after that op, drawn closed in an overview
+    """Units whose instructions are one TensorFlow op's, outside every scope or loose in a model's
+    own scope beside its layers, go into a scope named after that op, drawn closed in an overview
     (``TreeNode.op``): the op's own instructions (``tf.nn.softmax`` after a model is ``Softmax``,
     thirteen of them; opened beside a WaveNet, its boxes took the room the model's blocks
     needed) and its gradient's, which TensorFlow names after it (``gradient_tape/<scope>/<op>/…``:
