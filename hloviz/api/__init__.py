@@ -6,7 +6,8 @@ user calls the same functions. One module per command family:
 - :mod:`.stats` — :func:`stats` (``hloviz stats``), :func:`dump` (``hloviz dump``)
 - :mod:`.report` — :func:`show` (``hloviz show``), :mod:`.serve` — :func:`serve_report` (``show --open``);
   :mod:`.pictures` — :func:`render` (``hloviz render``)
-- :mod:`.diff` — :func:`diff` (``hloviz diff``)
+- :mod:`.diff` — :func:`diff` (``hloviz diff``); :mod:`.fit` keeps both commands' default
+  overview within a page
 - :mod:`.versions` — :func:`versions` (``hloviz versions``)
 - :mod:`.memory` — :func:`memory` (``hloviz memory``)
 - :mod:`.passes` — :func:`passes` (``hloviz passes``), :mod:`.pass_versions` (``hloviz versions --passes``)
