@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ...analysis.attribution import common_scope
+from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction
 from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
 from .bookkeeping import credit_settings, place_counters
@@ -310,7 +311,6 @@ def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tupl
 #: before it is split (``build_tree``'s ``group_at``); fewer stay loose ops, blocked with their
 #: neighbours (a VAE's loss written op by op: five such scopes beside it drew the model closed).
 _OP_UNITS = 10
-_GRADIENT_PREFIXES = ("gradient_tape/", "gradients/")
 
 
 def _one_op(g: ViewGraph, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
@@ -340,8 +340,9 @@ def _one_op(g: ViewGraph, routes: list[tuple[list[Step], str]]) -> list[tuple[li
             if m.opcode in BODY_CALLERS:
                 return None  # a loop (``tf.map_fn``'s, and its gradient's) is drawn as a loop
             name, typed = m.metadata.op_name, bool(m.metadata.op_type)
-            backward = name.startswith(_GRADIENT_PREFIXES)
-            rest = name.split("/", 1)[1] if backward else name
+            head, _, tail = name.partition("/")
+            backward = head in BACKWARD_PREFIXES and bool(tail)  # ``gradient_tape/<scope>/<op>/…``
+            rest = tail if backward else name
             if not typed or not rest.startswith(base):
                 return None
             rest = rest[len(base):]
