@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...analysis.opnames import OPTIMIZER_SCOPES
-from ..tree.nodes import Tree, TreeNode, rekey, size_tree
+from ..tree.nodes import UNUSED, Tree, TreeNode, rekey, size_tree
 from ..tree.phases import PHASE_SCOPES
 from ..tree.waists import WHOLE, split_at_waists
 
@@ -138,7 +138,7 @@ UNUSED_OPENS = 100
 
 
 def _unused_closed(node: TreeNode, budget: int) -> bool:
-    return node.kind == "scope" and (node.name == "(unused)" or node.op) and budget < UNUSED_OPENS
+    return node.kind == "scope" and (node.name == UNUSED or node.op) and budget < UNUSED_OPENS
 
 
 def _delta(node: TreeNode) -> int:

@@ -40,9 +40,12 @@ def fold_weights(g: ViewGraph) -> None:
     folded: dict[int, list[str]] = {}
     cut_edges: dict[int, set[int]] = {}  # parameter unit → the later users its arrows no longer reach
     for u in g.units:
-        if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode != "parameter":
+        if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode not in ("parameter", "constant"):
             continue
         into = users.get(u.index, set())
+        if u.members[0].opcode == "constant":
+            _fold_constant(g, u, into, folded, cut_edges)
+            continue
         # what the optimizer reads is a weight or the optimizer's state, wherever it is drawn;
         # outside an opened layer, anything else is the module's own input and stays a box —
         # unless one box that is no single op reads it alone (a scanned stack's weights, passed
@@ -73,11 +76,38 @@ def fold_weights(g: ViewGraph) -> None:
     if cut_edges:
         g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
     for index, names in folded.items():
-        shown = ", ".join(layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+        shown = ", ".join(n if " = " in n else layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
         g.units[index].extra_rows.append(Row(f"+ {shown}", small=True, italic=True))
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def _fold_constant(g: ViewGraph, u, into: set[int], folded: dict[int, list[str]],
+                   cut_edges: dict[int, set[int]]) -> None:
+    """A constant drawn as a box of its own (:func:`fold_weights`) folded, as a row naming it, into
+    the one unit that reads it, or where the optimizer reads it (a weight a JAX function closed
+    over is a constant of its module: six stood in a column beside a Flax model's blocks) into
+    its first reader, named on the others too. A constant several ops read and no optimizer
+    stays a box: where it goes is not one place; so does one a fold made or holds (highlighted:
+    what XLA or TensorFlow folded is what the picture is for). (``cond_1 = {300, 32}``, a sparse
+    gradient's shape, and five more stood as boxes in a seq2seq step's RMSprop frame.)"""
+    if g.shows_a_fold(u):
+        return
+    alive = sorted((g.units[i] for i in into if g.units[i].alive), key=lambda t: (_optimizer(g, t), _first_position(g, t)))
+    if not alive or len(alive) < len(into) or (len(into) > 1 and not _updated(g, into)):
+        return
+    inst = u.members[0]
+    value = labels.literal_text(inst, 14)
+    shown = f"{inst.name} = {value}" if len(value) <= 12 else inst.name
+    target = alive[0]
+    g.merge([u], target)
+    folded.setdefault(target.index, []).append(shown)
+    others = into - {target.index}
+    if others:
+        cut_edges[u.index] = others
+        for i in others:
+            folded.setdefault(i, []).append(shown)
 
 
 def _carried_by_a_loop(g: ViewGraph, into: set[int], users: dict[int, set[int]]) -> bool:

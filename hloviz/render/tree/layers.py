@@ -23,6 +23,7 @@ from ...ir import Computation, Instruction
 from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
 from .bookkeeping import credit_settings, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
+from .nodes import UNUSED
 from .phases import by_phase, forward_leaves
 from .tree import Step, Tree, build_tree
 
@@ -297,13 +298,25 @@ def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tupl
     XLA eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's
     step drew eleven such dashed boxes down its model's column."""
     read = {a for a, _ in edges}
-    unused = [Step("scope", "(unused)", "(unused)", "unused")]
+    unused = [Step("scope", UNUSED, UNUSED, "unused")]
     out = []
+    inside: dict[str, list[int]] = {}  # a scope's path → where its unused values are in ``out``
     for route, leaf in routes:
         u = g.units[int(leaf[1:])]
-        if not route and leaf not in read and not u.root and all(m.opcode in _UNUSED_KINDS for m in u.members):
-            route = unused
+        if leaf not in read and not u.root and all(m.opcode in _UNUSED_KINDS for m in u.members):
+            if not route:
+                route = unused
+            elif route[-1].kind == "scope" and not g.shows_a_fold(u):
+                inside.setdefault(route[-1].path, []).append(len(out))
         out.append((route, leaf))
+    # ... and so do two or more in a scope, within it (RMSprop's sparse update of an embedding
+    # left six constants, its shapes, that nothing reads: six boxes in the optimizer's frame)
+    for path, at in inside.items():
+        if len(at) >= 2:
+            step = Step("scope", UNUSED, f"{path}/{UNUSED}", "unused")
+            for i in at:
+                route, leaf = out[i]
+                out[i] = ([*route, step], leaf)
     return out
 
 

@@ -205,6 +205,15 @@ class ViewGraph:
             redirect[p] = index
         return index
 
+    def shows_a_fold(self, unit: Unit) -> bool:
+        """Whether ``unit`` is marked as what a fold made or took (a highlighted constant, an op
+        folded away): what the picture is for, so a box of its own wherever it stands."""
+        for m in unit.members:
+            mark = self.marks.get(m.name)
+            if mark is not None and (getattr(mark, "highlight", False) or "folded" in (getattr(mark, "note", None) or "")):
+                return True
+        return False
+
     def owners(self) -> list[int]:
         """:meth:`find` of every unit, by index: for a loop over all the arrows, which reads
         both ends of each (a list read, not two calls, per arrow). Made again only after a unit

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["KEEP", "STRUCTURAL", "adjacency", "child_edges", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
+__all__ = ["KEEP", "STRUCTURAL", "UNUSED", "adjacency", "child_edges", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
            "size_from_children", "size_tree"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
@@ -26,6 +26,8 @@ __all__ = ["KEEP", "STRUCTURAL", "adjacency", "child_edges", "Step", "Tree", "Tr
 STRUCTURAL = frozenset({"scope", "group", "block", "repeat"})
 #: Nodes whose children never get blocks: computations keep XLA's own structure.
 KEEP = frozenset({"fusion", "body", "leaf"})
+#: The scope of values nothing reads (:func:`~.layers.scope_tree`): never a block's exit, so never its name.
+UNUSED = "(unused)"
 
 
 @dataclass(frozen=True)

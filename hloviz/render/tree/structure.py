@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from .blocks import MIN_BLOCK, find_blocks
 from .dominators import Graph, flow_order
-from .nodes import KEEP, TreeNode, adjacency, child_edges, rekey
+from .nodes import KEEP, UNUSED, TreeNode, adjacency, child_edges, rekey
 from .prefix_groups import names_agree
 from .repeat_runs import group_periods, layer_runs, probe, structure_hash
 
@@ -46,15 +46,21 @@ def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, grou
     while stack:
         node = stack.pop()
         if node.kind not in KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at,
-                                                                                 label or {}, forward):
+                                                                                 label or {}, forward, run_at):
             node.structured = True
         stack.extend(c for c in node.children if c.kind not in KEEP)
 
 
 def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int,
-           label: Mapping[str, str], forward: Mapping[str, list[str]] | None = None) -> bool:
+           label: Mapping[str, str], forward: Mapping[str, list[str]] | None = None, run_at: int = 24) -> bool:
     """Blocks for ``node``'s children (along the ``forward`` pass's arrows where it has any
-    between them); whether any were made."""
+    between them); whether any were made. Children that form one chain along the forward pass
+    (no blocks to find), no more than ``run_at`` of them, are drawn each as a box: they are
+    put in that chain's order, not where each one's work ends, which for a training step is
+    its backward pass or its update, running the other way (an L2-regularized CNN's
+    parameterless ``relu_2``, ``relu_1``, ``relu_0`` then stood side by side and folded into one
+    ``×3`` box between ``bn_1`` and ``conv_2``). (More of them are cut into blocks at waists,
+    by the order of their ends.)"""
     kids = list(node.children)
     flow = child_edges(node, forward) if forward is not None else []
     # a training step's layers stand in the order its forward pass runs through them: text
@@ -68,6 +74,8 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         edges = sorted((at[a], at[b]) for a, b in edges)
     found = find_blocks(len(kids), edges, whole_pass=node.kind == "scope" and node.name in _PASSES)
     if found is None:
+        if order is not None and len(kids) <= run_at:  # one chain of layers: in its order
+            node.in_flow, node.children = True, kids
         return False
     if found.how != "dominators" and names_agree(kids, found.groups, MIN_BLOCK):
         if order is not None:  # the names group them (group_by_prefix), in the forward pass's order
@@ -106,11 +114,12 @@ def _blocks(node: TreeNode, kids: list[TreeNode], groups: list[list[int]], order
             children.append(kids[members[0]])
             continue
         # named by its exit: the last member the data reaches (where the children stand in flow
-        # order), else the one whose work ends last
+        # order), else the one whose work ends last; never the values nothing reads
+        named = [kids[i] for i in members if kids[i].name != UNUSED] or [kids[i] for i in members]
         if order is not None:  # its last layer, where a loose op follows it
-            exit_node = next((kids[i] for i in reversed(members) if not kids[i].is_leaf), kids[members[-1]])
+            exit_node = next((k for k in reversed(named) if not k.is_leaf), named[-1])
         else:
-            exit_node = max((kids[i] for i in members), key=lambda c: (_last(c), c.order))
+            exit_node = max(named, key=lambda c: (_last(c), c.order))
         name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
         key = f"{node.key}/b:{exit_node.key.rsplit('/', 1)[-1]}" if node.key else f"b:{exit_node.key.rsplit('/', 1)[-1]}"
         block = TreeNode(key, "block", name, node.path, name, node, depth=node.depth, in_flow=order is not None)

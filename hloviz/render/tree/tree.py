@@ -213,8 +213,27 @@ def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Map
         beside_layers = len(node.children) - len(leaves) > group_at and len(node.children) > run_at
         if group_at < len(leaves) <= run_at and (node is root or beside_layers):
             split_at_waists(node, leaves, run_at, succ, names, most=max(1, len(leaves) // group_at))
+        elif node is root and _crowding_out(root, read := [c for c in leaves if succ.get(c.name)], total, run_at):
+            split_at_waists(node, read, run_at, succ, names, most=1)  # (the output stays the last box)
         node = _holds_most(node, total)
         node = node if node is not None and node.kind == "scope" else None
+
+
+def _crowding_out(root: TreeNode, leaves: Sequence[TreeNode], total: int, run_at: int) -> bool:
+    """Whether the root's few loose ops ``leaves`` (more than :data:`_FEW`, each read by another)
+    are what keeps the scope holding most of the module from opening in an overview of ``run_at``
+    boxes: one box each beside it, they left room for its closed box only (an L2-regularized
+    CNN's optimized step: eight weight copies and penalty fusions beside ``reg_cnn``, drawn as
+    one box of 164 kernels); as one block, it opens."""
+    most = _holds_most(root, total)
+    if most is None or len(leaves) <= _FEW:
+        return False
+    others = len(root.children) - 1
+    return others + len(most.children) > run_at >= others - len(leaves) + 1 + len(most.children)
+
+
+#: Loose ops beside the model that stay boxes of their own even where they crowd it out.
+_FEW = 3
 
 
 def _holds_most(root: TreeNode, of: int | None = None) -> TreeNode | None:

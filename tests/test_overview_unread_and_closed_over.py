@@ -1,0 +1,83 @@
+"""Two kinds of value the overview no longer draws as boxes of their own.
+
+* A weight a JAX function closes over is a constant of its module (``jax.jit`` bakes it in), read
+  by its layer and by the update: drawn as a box above them with arrows to both, it is now
+  folded, as a row naming it, into its first reader (and named on the others), as a weight
+  passed as an argument is. Fixture: ``tests/data/orders/closed_over_step.hlo``, made by
+  ``tests/data/orders/closed_over.py`` (JAX, CPU).
+* Values nothing reads inside a scope (TensorFlow's ``tf.scan`` leaves its ``TensorArray``
+  sizes and a loop's unused results in ``rnn/scan``; a seq2seq step's RMSprop left six
+  constants of a sparse gradient's shape in its frame) are one closed ``unused`` box of that
+  scope, as those outside every scope were already; what a fold made stays a box of its own
+  (the picture is for it). Fixture: the ``tf_scan`` sample capture.
+
+Oracles: the HLO text, read with regular expressions — which instructions read each value
+(``%name`` as an operand), each one's ``op_name`` and shape.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hloviz.api import render
+from hloviz.parser import parse
+from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
+
+ROOT = Path(__file__).resolve().parent
+CLOSED = ROOT / "data" / "orders" / "closed_over_step.hlo"
+SCAN = ROOT.parent / "samples" / "captures" / "tf_scan"
+_LINE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+) = (\S+) (\S+?)\((.*)$", re.MULTILINE)
+
+
+def _instructions(text: str) -> dict[str, tuple[str, str, str]]:
+    """name → (shape, opcode, rest of the line) for every instruction of every computation."""
+    return {name: (shape, op, rest) for name, shape, op, rest in _LINE.findall(text)}
+
+
+def _readers(text: str, name: str) -> set[str]:
+    pattern = re.compile(rf"[(,]\s*%?{re.escape(name)}[,)\s]")
+    return {n for n, (_s, _op, rest) in _instructions(text).items() if n != name and pattern.search("(" + rest)}
+
+
+def _held(node_of: dict[str, str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for inst, box in node_of.items():
+        out.setdefault(box, set()).add(inst)
+    return out
+
+
+def test_a_closed_over_weight_is_folded_into_the_layer_that_reads_it():
+    text = CLOSED.read_text(encoding="utf-8")
+    insts = _instructions(text)
+    weights = [n for n, (shape, op, _r) in insts.items() if op == "constant" and re.search(r"\[\d+,\d+\]", shape)]
+    assert len(weights) == 2  # the two layers' kernels
+    node_of = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
+    held = _held(node_of)
+    for w in weights:
+        readers = _readers(text, w)
+        assert len(readers) >= 2  # its layer and the update
+        box = node_of[w]
+        assert held[box] != {w}, f"{w} is a box of its own"
+        assert held[box] & readers, f"{w} is folded into a box that does not read it"
+
+
+def test_values_nothing_reads_in_a_scope_are_one_unused_box():
+    text = (SCAN / "pre.hlo").read_text(encoding="utf-8")
+    entry = text.split("\nENTRY ", 1)[1]
+    unread = [name for name, op_name in re.findall(r'^\s*%?([\w.\-]+) = (?:\([^=]*?\)|\S+) (?:constant|get-tuple-element)\(.*?op_name="(rnn/scan/[^"]*)"',
+                                                    entry, re.MULTILINE)
+              if not _readers(entry, name)]
+    assert len(unread) >= 6  # the situation: TensorArray sizes, a loop's results nobody reads
+    picture = render(str(SCAN), stage="both", fmt="dot")
+    node_of = picture.views[0][1].node_of  # the pre-optimization column
+    drawn = [n for n in unread if n in node_of]
+    held = _held(node_of)
+    shared = {node_of[n] for n in drawn if len(held[node_of[n]] & set(unread)) >= 2}
+    assert len(shared) == 1, {n: node_of[n] for n in drawn}
+    [box] = shared
+    assert held[box] <= set(unread), held[box] - set(unread)  # the unused box holds nothing read
+    # the rest stand alone: what TensorFlow folded (four ``TensorArrayV2`` sizes), the picture's point
+    alone = [n for n in drawn if node_of[n] != box]
+    assert all(held[node_of[n]] == {n} for n in alone)
+    assert 1 <= len(alone) < len(held[box]), alone
