@@ -296,7 +296,8 @@ def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tupl
     """Units outside every scope that hold values nothing reads (constants, a loop result's
     elements, tuples: what TensorFlow's gradient of a loop leaves behind, ``zeros_like``…, and
     XLA eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's
-    step drew eleven such dashed boxes down its model's column."""
+    step drew eleven such dashed boxes down its model's column. So do two constants or more that
+    nothing reads in one scope, within it; not what a fold made or took (:meth:`ViewGraph.shows_a_fold`)."""
     read = {a for a, _ in edges}
     unused = [Step("scope", UNUSED, UNUSED, "unused")]
     out = []
@@ -306,11 +307,13 @@ def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tupl
         if leaf not in read and not u.root and all(m.opcode in _UNUSED_KINDS for m in u.members):
             if not route:
                 route = unused
-            elif route[-1].kind == "scope" and not g.shows_a_fold(u):
+            elif route[-1].kind == "scope" and all(m.opcode == "constant" for m in u.members) and not g.shows_a_fold(u):
                 inside.setdefault(route[-1].path, []).append(len(out))
         out.append((route, leaf))
-    # ... and so do two or more in a scope, within it (RMSprop's sparse update of an embedding
-    # left six constants, its shapes, that nothing reads: six boxes in the optimizer's frame)
+    # ... and so do two or more constants in a scope, within it (RMSprop's sparse update of an
+    # embedding left six, its shapes, that nothing reads: six boxes in the optimizer's frame); a
+    # loop's unread results there stay with the loop's blocks (drawn apart, a JAX scan's counted
+    # the loop's 36 kernels as theirs)
     for path, at in inside.items():
         if len(at) >= 2:
             step = Step("scope", UNUSED, f"{path}/{UNUSED}", "unused")
