@@ -66,6 +66,10 @@ SCOPE_NEUTRAL = frozenset({"parameter", "constant", "get-tuple-element", "tuple"
 SCOPE_INPUTS = frozenset({"parameter", "constant", "iota"})
 #: Unnamed instructions drawn with their operand's layer (layout changes and tuple plumbing).
 SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+#: What an entry computation that only calls another holds beside that ``call`` (a JAX function
+#: calling a jitted step: its arguments passed in, closed-over arrays as constants, the results
+#: taken apart and put together).
+CALL_WRAPPING = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "copy", "bitcast", "reshape"})
 #: Ops that carry a value on to its use without computing with it: spread to a shape, laid out
 #: anew, converted. A folded constant is the work of the op that uses it *through* them: XLA
 #: merges equal broadcasts across layers and keeps one op name, which is no user's.

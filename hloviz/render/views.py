@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..collector import collector_paused
-from ..ir import HloModule, Instruction, called_closure
+from ..ir import Computation, HloModule, Instruction, called_closure
 from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
 from .cut.cut import Cut, coarsen, fit, open_in_place
@@ -56,7 +56,7 @@ from .reuse import kept_tree
 from .scene import Scene
 from .tree import layers
 from .tree.model import ViewGraph
-from .tree.units import place_computations, root_computation
+from .tree.units import place_computations, root_computation, wrapping_call
 from .view_graph import build_graph
 
 __all__ = ["DETAIL_BUDGET", "OVERVIEW_BUDGET", "Mark", "View", "ViewOptions", "default_budget", "draw_module",
@@ -244,6 +244,10 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
     g.param_names = {p.name: name for p, name in parameter_names(module, info).items()}
     g.source_map = (info or {}).get("source_map") or {}
     notes = list(g.notes)
+    top = g.computations[0] if g.computations else None
+    if options.computation is None and top is not None and top is not module.entry:
+        _name_through_the_call(g, module, top)
+        notes.append(f"the entry computation only calls {top.name}: drawn is what it calls")
     levels = list(g.levels)
     _draw_tree(g, marks, options, notes, levels, alike)
     scene = build_scene(g, title if title is not None else _default_title(module, options), notes)
@@ -260,6 +264,19 @@ def _draw(module: HloModule, marks: Mapping[str, Mark] | None, options: ViewOpti
                     drawn_as[node.key] = f"u{index}"
     return View(scene, notes, None, sum(len(c.instructions) for c in g.computations), tuple(levels),
                 g.cut, drawn_as, options, node_of_from=_node_of_later(g))
+
+
+def _name_through_the_call(g: ViewGraph, module: HloModule, top: Computation) -> None:
+    """``top``'s parameters named as the entry's arguments the wrapping call passes them
+    (:func:`~.tree.units.unwrapped`): ``x``, ``y``, a weight's path, not ``Arg_14.17``."""
+    call = wrapping_call(module, top)
+    if call is None:
+        return
+    params = {p.parameter_number: p for p in top.instructions if p.opcode == "parameter"}
+    for k, op in enumerate(call.operands):
+        name = g.param_names.get(op.name)
+        if name is not None and k in params:
+            g.param_names.setdefault(params[k].name, name)
 
 
 def _node_of_later(g: ViewGraph) -> Callable[[], dict[str, str]]:

@@ -26,6 +26,7 @@ from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .nodes import UNUSED
 from .phases import by_phase, forward_leaves
 from .tree import Step, Tree, build_tree
+from .units import unwrapped
 
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope, ScopeTree
@@ -98,6 +99,11 @@ class _Routes:
         own = self.own
         for inst in comp.instructions:
             self.scope_of(inst)
+        entry = self.g.module.entry
+        if entry is not None and comp is not entry and comp is unwrapped(entry):
+            for inst in comp.instructions:  # what the entry only calls: its parameters are the arguments,
+                if inst.opcode == "parameter":  # drawn with their users, not in the call's scope
+                    own[id(inst)] = None
         if self.updates:  # a learning rate made ready for one layer's update goes with it (.bookkeeping)
             credit_settings(comp, self.updating, self.updates, users)
         # instructions without a scope take the scope their users share (weights → their layer),

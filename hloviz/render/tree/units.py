@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...ir import Computation, HloModule, Instruction
-from ...opcodes import BODY_CALLERS, is_elementwise
+from ...opcodes import BODY_CALLERS, CALL_WRAPPING, is_elementwise
 from .model import FPARAM, FUSION, GTE, INLINE, NODE, PLUMB, Place, Unit, ViewGraph
 
 if TYPE_CHECKING:
     from ..views import ViewOptions
 
 __all__ = ["classify", "draw_focus_targets", "fix_roots", "hide", "make_edges", "make_units", "place_computations",
+           "unwrapped", "wrapping_call",
            "root_computation"]
 
 
@@ -48,7 +49,7 @@ def root_computation(module: HloModule, name: str | None) -> Computation:
     if name is None:
         if module.entry is None:
             raise InputError(f"module {module.name} has no entry computation to draw")
-        return module.entry
+        return unwrapped(module.entry)
     comp = module.get_computation(name)
     if comp is None:
         import difflib
@@ -57,6 +58,36 @@ def root_computation(module: HloModule, name: str | None) -> Computation:
         hint = f"did you mean {', '.join(close)}?" if close else "hloviz stats lists the module's computations"
         raise InputError(f"module {module.name} has no computation named {name!r}", hint=hint)
     return comp
+
+
+def unwrapped(comp: Computation) -> Computation:
+    """What ``comp`` stands for in a picture: itself, or, where all it does is call one other
+    computation (its arguments passed in, the results handed out: a JAX function calling a
+    jitted step, traced as one ``call``), what that computation stands for. Drawn as it is,
+    such an entry is two boxes — the call, closed over hundreds of instructions, and the ROOT
+    (an unseen Flax step drew so before optimization; XLA inlines the call, so after it did
+    not). Only a call the user's code made (it has an op name) is looked through: XLA's own
+    (the CPU backend's call of a ``parallel_fusion``) is part of what it did."""
+    seen = {comp.name}
+    while True:
+        calls = [i for i in comp.instructions if i.opcode == "call"]
+        if len(calls) != 1 or len(calls[0].called_computations) != 1 or not calls[0].metadata.op_name or any(
+                i.opcode not in CALL_WRAPPING for i in comp.instructions if i is not calls[0]):
+            return comp  # (a call without an op name is XLA's own: the CPU's ``parallel_fusion``)
+        comp = calls[0].called_computations[0]
+        if comp.name in seen:
+            return comp
+        seen.add(comp.name)
+
+
+def wrapping_call(module: HloModule, comp: Computation) -> Instruction | None:
+    """The ``call`` of ``comp`` in the computations :func:`unwrapped` looked through (None where
+    ``comp`` is the entry or no such call)."""
+    for c in module.computations:
+        for i in c.instructions:
+            if i.opcode == "call" and comp in i.called_computations:
+                return i
+    return None
 
 
 def place_computations(g: ViewGraph, roots: list[Computation], *, nested: bool = True) -> None:
