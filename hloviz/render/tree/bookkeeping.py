@@ -20,6 +20,10 @@ it. Such an instruction reads no layer, so it updates none by what it reads, and
 the optimizer's own box — opened, a row of ``broadcast`` boxes. What it feeds says which layer
 it serves: a setting carried on (broadcast, converted) from parameters and constants alone
 whose every user updates one layer updates that layer too (:func:`credit_settings`).
+
+**What is left in the optimizer's scope.** Before optimization, an optimizer's scope that holds
+loose ops only once every update went to its layer is drawn closed in an overview
+(:func:`close_bookkeeping`).
 """
 
 from __future__ import annotations
@@ -27,13 +31,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
+from ...analysis.opnames import OPTIMIZER_SCOPES
 from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
+from .nodes import UNUSED, TreeNode
 
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope
 
-__all__ = ["MOST", "credit_settings", "place_counters"]
+__all__ = ["MOST", "close_bookkeeping", "credit_settings", "place_counters"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
 #: results on their way out are six; past a dozen it is work, not bookkeeping.
@@ -130,3 +136,20 @@ def credit_settings(comp: Computation, updating: MutableMapping[int, Scope],
         layer = updating.get(id(readers[0])) if readers else None
         if layer is not None and all(updating.get(id(u)) is layer for u in readers):
             updating[id(inst)] = layer
+
+
+def close_bookkeeping(root: TreeNode) -> None:
+    """Before optimization, an optimizer's own scope holding loose ops only — its step count, the
+    bias corrections of its learning rate, constants nothing reads; every update went to the layer
+    it updates — is drawn closed in an overview, as a TensorFlow op's scope is (``TreeNode.op``):
+    opened, an unseen text CNN's Nadam was a column of eight scalar boxes (issue 33: an optimizer's
+    bias corrections are never laid out as rows of their own). After optimization its kernels stay
+    open: closing them made room the overview spent opening a layer op by op."""
+    for top in root.children:
+        if top.kind != "scope" or not top.children:
+            continue
+        base, sep, n = top.name.rpartition("_")
+        name = base if sep and base and n.isdigit() else top.name
+        if name.lower() in OPTIMIZER_SCOPES and all(c.is_leaf or (c.kind == "scope" and c.name == UNUSED)
+                                                    for c in top.children):
+            top.op = True

@@ -21,7 +21,7 @@ from ...analysis.attribution import common_scope
 from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction
 from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
-from .bookkeeping import credit_settings, place_counters
+from .bookkeeping import close_bookkeeping, credit_settings, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .nodes import UNUSED
 from .phases import by_phase, forward_leaves
@@ -291,7 +291,10 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
     routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges))
     forward = forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
-    return build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
+    tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
+    if not g.module.is_scheduled:
+        close_bookkeeping(tree.root)
+    return tree
 
 
 #: What an unused value's unit may hold to be filed as ``(unused)``: no work, only values.
