@@ -204,6 +204,12 @@ def _unwrapped(segment: str) -> tuple[tuple[str, ...], bool]:
     return tuple(names), backward
 
 
+def is_optimizer_scope(name: str) -> bool:
+    """Whether scope ``name`` is an optimizer's own (``adam``, ``sgd_1``: :data:`OPTIMIZER_SCOPES`,
+    Keras's ``_N`` aside)."""
+    return _unnumbered(name.lower()) in OPTIMIZER_SCOPES
+
+
 def _unnumbered(scope: str) -> str:
     """A scope's name without the ``_N`` Keras appends to make it unique (``sgd_1``: the
     optimizer of a model built a second time in the process)."""

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...analysis.opnames import OPTIMIZER_SCOPES
+from ...analysis.opnames import is_optimizer_scope
 from ..tree.nodes import UNUSED, Tree, TreeNode, rekey, size_tree
 from ..tree.phases import PHASE_SCOPES
 from ..tree.waists import WHOLE, split_at_waists
@@ -268,8 +268,7 @@ def _most_of_the_model(node: TreeNode, tree: Tree) -> bool:
     count) after the optimizer's, under the loss."""
     if node.kind != "scope" or node.size * 2 <= tree.root.size or node.name in PHASE_SCOPES:
         return False
-    base, sep, n = node.name.rpartition("_")
-    return (base if sep and base and n.isdigit() else node.name).lower() not in OPTIMIZER_SCOPES
+    return not is_optimizer_scope(node.name)
 
 
 def _names_a_part(node: TreeNode) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
-from ...analysis.opnames import OPTIMIZER_SCOPES
+from ...analysis.opnames import is_optimizer_scope
 from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
 from .nodes import UNUSED, TreeNode
@@ -146,10 +146,6 @@ def close_bookkeeping(root: TreeNode) -> None:
     bias corrections are never laid out as rows of their own). After optimization its kernels stay
     open: closing them made room the overview spent opening a layer op by op."""
     for top in root.children:
-        if top.kind != "scope" or not top.children:
-            continue
-        base, sep, n = top.name.rpartition("_")
-        name = base if sep and base and n.isdigit() else top.name
-        if name.lower() in OPTIMIZER_SCOPES and all(c.is_leaf or (c.kind == "scope" and c.name == UNUSED)
-                                                    for c in top.children):
+        if top.kind == "scope" and top.children and is_optimizer_scope(top.name) and all(
+                c.is_leaf or (c.kind == "scope" and c.name == UNUSED) for c in top.children):
             top.op = True

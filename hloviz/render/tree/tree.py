@@ -198,7 +198,8 @@ def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Map
     more than ``run_at``: each would be a box of its own, and an EfficientNetB0 step's 15 left
     its model one closed box to stay within the budget. So are those beside a scope holding
     most of the module (a siamese model's loss, written op by op in the step: 20 boxes beside
-    the model drawn closed)."""
+    the model drawn closed), and, as one block, fewer of them where they alone keep that scope
+    from opening in an overview (:func:`_crowding_out`)."""
     if not any(c.in_flow for c in root.children) and _holds_most(root) is None:
         return
     total = _leaf_count(root)
