@@ -63,16 +63,8 @@ def fold_weights(g: ViewGraph) -> None:
         # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
         # kernel): folded into its first reader in its own layer, named on the others as a row;
         # as a box it reached past the layers between (resblock_relu's stem_bn → res_bn)
-        target = near[0]
-        g.merge([u], target)
         name = u.members[0].name
-        shown = g.param_names.get(name, name)
-        folded.setdefault(target.index, []).append(shown)
-        others = into - {target.index}
-        if others:
-            cut_edges[u.index] = others
-            for i in others:
-                folded.setdefault(i, []).append(shown)
+        _fold(g, u, near[0], into, g.param_names.get(name, name), folded, cut_edges)
     if cut_edges:
         g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
     for index, names in folded.items():
@@ -90,8 +82,7 @@ def _fold_constant(g: ViewGraph, u, into: set[int], folded: dict[int, list[str]]
     over is a constant of its module: six stood in a column beside a Flax model's blocks) into
     its first reader, named on the others too. A constant several ops read and no optimizer
     stays a box: where it goes is not one place; so does one a fold made or holds (highlighted:
-    what XLA or TensorFlow folded is what the picture is for). (``cond_1 = {300, 32}``, a sparse
-    gradient's shape, and five more stood as boxes in a seq2seq step's RMSprop frame.)"""
+    what XLA or TensorFlow folded is what the picture is for)."""
     if g.shows_a_fold(u):
         return
     alive = sorted((g.units[i] for i in into if g.units[i].alive), key=lambda t: (_optimizer(g, t), _first_position(g, t)))
@@ -99,8 +90,13 @@ def _fold_constant(g: ViewGraph, u, into: set[int], folded: dict[int, list[str]]
         return
     inst = u.members[0]
     value = labels.literal_text(inst, 14)
-    shown = f"{inst.name} = {value}" if len(value) <= 12 else inst.name
-    target = alive[0]
+    _fold(g, u, alive[0], into, f"{inst.name} = {value}" if len(value) <= 12 else inst.name, folded, cut_edges)
+
+
+def _fold(g: ViewGraph, u, target, into: set[int], shown: str, folded: dict[int, list[str]],
+          cut_edges: dict[int, set[int]]) -> None:
+    """Fold ``u`` into ``target`` and name it (``shown``) on every unit that reads it; the arrows
+    to the other readers (``into``) go (``cut_edges``): the row on each says where it comes in."""
     g.merge([u], target)
     folded.setdefault(target.index, []).append(shown)
     others = into - {target.index}
