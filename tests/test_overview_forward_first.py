@@ -118,3 +118,23 @@ def _each_part_in_a_box(box: dict[str, str], layer_of: dict[str, str]) -> None:
     assert len(main) >= 5, main
     for part, boxes in main.items():
         assert not any(boxes & other for p, other in main.items() if p != part), main
+
+
+def test_an_optimized_flax_steps_model_opens_before_its_optimizer():
+    """The optimized Flax CNN step of ``benchmarks/heldout/jax_round6.py:flax_cond_step`` (fixture
+    ``flax_cond_step_post.hlo``: its capture's ``post.hlo``, JAX on the CPU): ``SmallCNN``, the
+    scope holding most of the step, opens first — its layers a box each — not the optimizer's
+    updates, which cost fewer boxes (drawn so, the model was one closed box of all seven
+    layers). Oracle: each instruction's layer from its op name (``jvp(SmallCNN)/<layer>``, not
+    transposed: the forward pass)."""
+    text = (FIXTURE.parent / "flax_cond_step_post.hlo").read_text()
+    entry = text.split("\nENTRY ", 1)[1]
+    layer = {}
+    for name, op in _OP_NAME.findall(entry):
+        m = re.search(r"jvp\(SmallCNN\)/(\w+)", op)
+        if m and "transpose(" not in op:
+            layer[name] = m.group(1)
+    assert {"conv_a", "bn_a", "conv_b", "logits"} <= set(layer.values())
+    box = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
+    held = {box[n] for n in layer if n in box}
+    assert len(held) >= 5, held
