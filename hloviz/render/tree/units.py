@@ -81,12 +81,17 @@ def unwrapped(comp: Computation) -> Computation:
 
 
 def wrapping_call(module: HloModule, comp: Computation) -> Instruction | None:
-    """The ``call`` of ``comp`` in the computations :func:`unwrapped` looked through (None where
-    ``comp`` is the entry or no such call)."""
-    for c in module.computations:
-        for i in c.instructions:
-            if i.opcode == "call" and comp in i.called_computations:
-                return i
+    """The ``call`` of ``comp`` in the computations :func:`unwrapped` looks through from the entry
+    (None where ``comp`` is the entry or not reached so)."""
+    c, seen = module.entry, set()
+    while c is not None and c is not comp and c.name not in seen:
+        seen.add(c.name)
+        calls = [i for i in c.instructions if i.opcode == "call" and len(i.called_computations) == 1]
+        if len(calls) != 1:
+            return None
+        if calls[0].called_computations[0] is comp:
+            return calls[0]
+        c = calls[0].called_computations[0]
     return None
 
 
