@@ -66,8 +66,8 @@ print(json.dumps({"forks": len(forks), "draws": draws}))
 
 
 def test_a_forked_column_makes_the_one_process_picture(tmp_path):
-    # the GAN step's first overview is too long, so render draws it again with fewer boxes
-    capture = str(CAPTURES / "keras_gan_train")
+    # the ViT step's first overview is too long, so render draws it again with fewer boxes
+    capture = str(CAPTURES / "loops_vit_train")
     forked = _python(_RENDER, capture, str(tmp_path / "forked.svg"))
     alone = _python(_RENDER, capture, str(tmp_path / "alone.svg"), processes="1")
     assert alone["forks"] == 0

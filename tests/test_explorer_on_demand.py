@@ -30,7 +30,7 @@ from .test_explorer import read_hlo
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "samples" / "captures"
-CAPTURE = "cnn_sgd"  # layers, blocks and fusions to open, small enough to draw them all
+CAPTURE = "keras_small_classify"  # layers, blocks and fusions to open, small enough to draw them all
 
 pytestmark = pytest.mark.requires_dot
 

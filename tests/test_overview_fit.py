@@ -55,7 +55,7 @@ def test_where_no_redraw_fits_the_one_drawn_shortest_is_kept(tmp_path, monkeypat
     refitting tries (24, 22, 20, 18), measured from their SVGs."""
     import hloviz.api.fit as pictures
 
-    capture = str(CAPTURES / "keras_cnn_train")
+    capture = str(CAPTURES / "keras_text_train")
     longest = {}
     for budget in (24, 22, 20, 18):
         asked = tmp_path / f"b{budget}.svg"

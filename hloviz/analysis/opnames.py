@@ -45,6 +45,16 @@ OPTIMIZER_SCOPES = frozenset({
     "multi_optimizer", "loss_scale_optimizer", "optimizer", "optax", "training",
 })
 
+#: First segments that name a Keras loss: the ``name`` of each loss class of Keras 3.15 (a loss
+#: called on its own, or by ``compile``, runs under its name: ``sparse_categorical_crossentropy/…``).
+LOSS_SCOPES = frozenset({
+    "binary_crossentropy", "binary_focal_crossentropy", "categorical_crossentropy",
+    "categorical_focal_crossentropy", "categorical_generalized_cross_entropy", "categorical_hinge", "circle",
+    "cosine_similarity", "ctc", "dice", "hinge", "huber_loss", "kl_divergence", "log_cosh",
+    "mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_error",
+    "mean_squared_logarithmic_error", "poisson", "sparse_categorical_crossentropy", "squared_hinge", "tversky",
+})
+
 #: The scopes TensorFlow's control flow wraps the ops of its branches and bodies in
 #: (``cond/adam/Mul``: Keras's LossScaleOptimizer updates only when the gradients are finite).
 TF_CONTROL_FLOW = frozenset({"cond", "while", "case"})
@@ -208,6 +218,12 @@ def is_optimizer_scope(name: str) -> bool:
     """Whether scope ``name`` is an optimizer's own (``adam``, ``sgd_1``: :data:`OPTIMIZER_SCOPES`,
     Keras's ``_N`` aside)."""
     return _unnumbered(name.lower()) in OPTIMIZER_SCOPES
+
+
+def is_loss_scope(name: str) -> bool:
+    """Whether scope ``name`` is a Keras loss's own (``binary_crossentropy_1``: :data:`LOSS_SCOPES`,
+    Keras's ``_N`` aside)."""
+    return _unnumbered(name.lower()) in LOSS_SCOPES
 
 
 def _unnumbered(scope: str) -> str:

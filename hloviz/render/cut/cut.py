@@ -186,7 +186,19 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozen
     budget only when the root's children alone are (:func:`coarsen` first prevents that).
     """
     cut = Cut(tree, frozenset(c.key for c in tree.root.children) or frozenset({tree.root.key}))
-    return _deepen(cut, budget, max_depth=max_depth, closed=closed)
+    cut = _deepen(cut, budget, max_depth=max_depth, closed=closed)
+    return _shut(cut) if budget < UNUSED_OPENS else cut
+
+
+def _shut(cut: Cut) -> Cut:
+    """``cut`` with each open node marked ``shut`` (a step's loss, a layer split between the two
+    passes: :mod:`~hloviz.render.tree.phases`) drawn closed. After fitting, not before: the room
+    it took goes to nothing else (closed before, its room opened the next nodes in line — an
+    unseen encoder's repeat of layers into ``mlp_down_2 · block of 2`` frames)."""
+    for node in sorted((n for n in cut.open() if n.shut), key=lambda n: n.depth + sum(1 for _ in n.ancestors())):
+        if not any(a.key in cut.keys for a in node.ancestors()) and node.key not in cut.keys:
+            cut = cut.collapse(node.key)
+    return cut
 
 
 def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset(),

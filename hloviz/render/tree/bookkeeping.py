@@ -22,8 +22,9 @@ it serves: a setting carried on (broadcast, converted) from parameters and const
 whose every user updates one layer updates that layer too (:func:`credit_settings`).
 
 **What is left in the optimizer's scope.** Before optimization, an optimizer's scope that holds
-loose ops only once every update went to its layer is drawn closed in an overview
-(:func:`close_bookkeeping`).
+loose ops only once every update went to its layer is drawn closed in an overview; after
+optimization, whatever it holds (:func:`close_bookkeeping`). So is a Keras loss's own scope, a step's one line of loss
+(:func:`close_losses`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
-from ...analysis.opnames import is_optimizer_scope
+from ...analysis.opnames import is_loss_scope, is_optimizer_scope
 from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
 from .nodes import UNUSED, TreeNode
@@ -39,7 +40,7 @@ from .nodes import UNUSED, TreeNode
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope
 
-__all__ = ["MOST", "close_bookkeeping", "credit_settings", "place_counters"]
+__all__ = ["MOST", "close_bookkeeping", "close_losses", "credit_settings", "place_counters"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
 #: results on their way out are six; past a dozen it is work, not bookkeeping.
@@ -138,14 +139,29 @@ def credit_settings(comp: Computation, updating: MutableMapping[int, Scope],
             updating[id(inst)] = layer
 
 
-def close_bookkeeping(root: TreeNode) -> None:
-    """Before optimization, an optimizer's own scope holding loose ops only — its step count, the
-    bias corrections of its learning rate, constants nothing reads; every update went to the layer
-    it updates — is drawn closed in an overview, as a TensorFlow op's scope is (``TreeNode.op``):
-    opened, an unseen text CNN's Nadam was a column of eight scalar boxes (issue 33: an optimizer's
-    bias corrections are never laid out as rows of their own). After optimization its kernels stay
-    open: closing them made room the overview spent opening a layer op by op."""
+def close_bookkeeping(root: TreeNode, *, optimized: bool) -> None:
+    """An optimizer's own scope is drawn closed in an overview. Before optimization, where it
+    holds loose ops only — its step count, the bias corrections of its learning rate, constants
+    nothing reads; every update went to the layer it updates — as a TensorFlow op's scope is
+    (``TreeNode.op``): opened, an unseen text CNN's Nadam was a column of eight scalar boxes
+    (issue 33: an optimizer's bias corrections are never laid out as rows of their own). After
+    optimization, whatever its kernels, once the cut is fitted (``TreeNode.shut``): closed
+    before, the room it left went to opening ``cnn_adam``'s ``logits`` op by op."""
     for top in root.children:
-        if top.kind == "scope" and top.children and is_optimizer_scope(top.name) and all(
-                c.is_leaf or (c.kind == "scope" and c.name == UNUSED) for c in top.children):
+        if top.kind != "scope" or not top.children or not is_optimizer_scope(top.name):
+            continue
+        if optimized:
+            top.shut = True
+        elif all(c.is_leaf or (c.kind == "scope" and c.name == UNUSED) for c in top.children):
             top.op = True
+
+
+def close_losses(root: TreeNode) -> None:
+    """A Keras loss's own scope (``sparse_categorical_crossentropy``) beside the model is drawn
+    closed in an overview (``TreeNode.shut``): the loss is one line of the user's code and one box
+    of a training step (issue 33: forward, loss, backward, optimizer). Opened, an unseen LSTM
+    tagger's cross entropy was six ``forward · block of 12`` boxes beside its closed layers, their
+    arrows crossing (0.12 a line); a Conv3D classifier's, ten kernels in a column."""
+    for top in root.children:
+        if top.kind == "scope" and top.children and is_loss_scope(top.name):
+            top.shut = True

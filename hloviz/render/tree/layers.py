@@ -21,10 +21,10 @@ from ...analysis.attribution import common_scope
 from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction
 from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
-from .bookkeeping import close_bookkeeping, credit_settings, place_counters
+from .bookkeeping import close_bookkeeping, close_losses, credit_settings, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .nodes import UNUSED
-from .phases import by_phase, forward_leaves
+from .phases import by_phase, close_split_layers, forward_leaves
 from .tree import Step, Tree, build_tree
 from .units import unwrapped
 
@@ -292,8 +292,11 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges))
     forward = forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
     tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
-    if not g.module.is_scheduled:
-        close_bookkeeping(tree.root)
+    close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
+    close_losses(tree.root)
+    if forward is not None:
+        close_split_layers(tree.root, lambda leaf: frozenset(
+            g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members))
     return tree
 
 

@@ -77,6 +77,10 @@ class TreeNode:
     #: a scope standing for one TensorFlow op outside every layer (``tf.nn.softmax``: thirteen
     #: instructions, :func:`~.layers.scope_tree`): an overview draws it closed
     op: bool = False
+    #: drawn closed in an overview once its cut is fitted (:func:`~hloviz.render.cut.cut.fit`): a
+    #: step's loss, a layer whose work runs in both passes. Unlike :attr:`op`, the room it would
+    #: have taken open goes to nothing else, so closing it moves nothing else in the picture
+    shut: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -139,7 +143,7 @@ class Tree:
         for n in parents_first(self.root):  # each parent's twin made before its children's
             c = TreeNode(n.key, n.kind, n.name, n.path, n.label, twin[id(n.parent)] if n is not self.root else None,
                          n.children, n.size, n.order, n.last, n.depth, n.structured, n.in_flow, n.waist, n.parallel,
-                         n.layer, n.op)
+                         n.layer, n.op, n.shut)
             twin[id(n)] = c
         for c in twin.values():
             c.children = [twin[id(k)] for k in c.children]

@@ -6,22 +6,24 @@ nothing in the names says layer, loss or optimizer. Its units go into one scope 
 :data:`PHASE_SCOPES` — ``(forward)``, ``(loss)`` (what the step returns of the forward pass),
 ``(backward)``, ``(optimizer)`` — each phase found by data flow where the names cannot tell
 (:func:`by_phase`), and the forward pass's leaves are where a step's blocks are cut
-(:func:`forward_leaves`). Used by :mod:`.layers`' :func:`~.layers.scope_tree`.
+(:func:`forward_leaves`). Used by :mod:`.layers`' :func:`~.layers.scope_tree`, which also
+draws closed, in an overview, a layer whose own work runs in both passes
+(:func:`close_split_layers`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...opcodes import SCOPE_INPUTS
 from .model import ViewGraph
-from .nodes import Step
+from .nodes import UNUSED, Step, TreeNode, parents_first
 
 if TYPE_CHECKING:
     from ...analysis.scopes import ScopeTree
 
-__all__ = ["PHASE_SCOPES", "by_phase", "forward_leaves"]
+__all__ = ["PHASE_SCOPES", "by_phase", "close_split_layers", "forward_leaves"]
 
 
 def forward_leaves(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> frozenset[str]:
@@ -137,3 +139,45 @@ def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mappi
             stack.extend(b for b in succ.get(key, ()) if b in tail)
     for key in tail:
         phase[key] = "loss" if key in reached else "optimizer"
+
+
+def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]]) -> None:
+    """In a training step, a scope (a layer: ``conv1``, ``pool_1``) whose children, opened,
+    would stand both where the forward pass runs and where only the backward pass or the
+    optimizer does is drawn closed in an overview. Opened, its forward boxes stand near the top
+    of the picture and its gradient's near the bottom, and its frame spans everything between:
+    each next layer's frame nests inside that span, so dot stands them side by side (the Keras
+    CNN step's ``conv1``, ``conv2``, ``pool``, ``flatten`` were a staircase of frames 2,400 pt
+    wide; an unseen Conv3D step's ``pool_1`` frame held one kernel at the top of the column and
+    two at the bottom). Closed (``TreeNode.shut``: once the cut is fitted, so that nothing else
+    opens in its place), its box counts its kernels by pass; ``--scope``, ``--budget 100`` or a
+    click in the explorer opens it.
+
+    Not the model: a scope holding half the picture or more, or two parts named below it (a GAN's
+    generator); nor a scope :func:`by_phase` split into its passes (``moments_4`` ›
+    ``(forward)``, ``(backward)``: its boxes, unframed, stand where each pass runs).
+    ``phases_of(leaf)``: the phases of the instructions leaf ``u<index>`` holds."""
+    below: dict[int, frozenset[str]] = {}
+    layers = []  # marked after the walk: a model's layers, once closed, would not name parts of it
+    for node in reversed(parents_first(root)):
+        if node.is_leaf:
+            below[id(node)] = phases_of(node.name)
+            continue
+        kids = [below[id(c)] for c in node.children]
+        below[id(node)] = frozenset().union(*kids)
+        if (node.kind == "scope" and node.name not in PHASE_SCOPES and node.size * 2 < root.size
+                and any("forward" in k for k in kids) and any(k and "forward" not in k for k in kids)
+                and sum(c.name in PHASE_SCOPES for c in node.children) < 2
+                and sum(_names_a_part(c) for c in node.children) < 2):
+            layers.append(node)
+    for node in layers:
+        node.shut = True
+
+
+def _names_a_part(node: TreeNode) -> bool:
+    """Is ``node`` a part a user named (a scope or a group of them, not a TensorFlow op's nor the
+    ``(unused)`` one), or a block or repeat holding one?"""
+    for n in parents_first(node):
+        if n.kind in ("scope", "group") and not n.op and n.name != UNUSED and n.name not in PHASE_SCOPES:
+            return True
+    return False
