@@ -25,6 +25,12 @@ whose every user updates one layer updates that layer too (:func:`credit_setting
 loose ops only once every update went to its layer is drawn closed in an overview; after
 optimization, whatever it holds (:func:`close_bookkeeping`). So is a Keras loss's own scope, a step's one line of loss
 (:func:`close_losses`).
+
+**What TensorFlow's gradient folds.** The backward pass of a loss written inline starts from
+a constant TensorFlow builds op by op (the gradient of ``tf.reduce_mean``: a reshape of 1.0,
+tiles to the batch, a divide by its size), and a tape's unconnected gradients are broadcast
+zeros: all folded at compile time, outside every layer. Three or more such ops are one
+``(folded)`` box of a training step's overview before optimization (:func:`file_folded`).
 """
 
 from __future__ import annotations
@@ -35,12 +41,13 @@ from typing import TYPE_CHECKING
 from ...analysis.opnames import is_loss_scope, is_optimizer_scope
 from ...ir import Computation, Instruction
 from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
-from .nodes import UNUSED, TreeNode
+from .nodes import FOLDED, UNUSED, Step, TreeNode
 
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope
+    from .model import Unit, ViewGraph
 
-__all__ = ["MOST", "close_bookkeeping", "close_losses", "credit_settings", "place_counters"]
+__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "place_counters"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
 #: results on their way out are six; past a dozen it is work, not bookkeeping.
@@ -165,3 +172,37 @@ def close_losses(root: TreeNode) -> None:
     for top in root.children:
         if top.kind == "scope" and top.children and is_loss_scope(top.name):
             top.shut = True
+
+
+#: The fewest folded ops outside every layer that :func:`file_folded` draws as one box.
+FOLDED_LEAST = 3
+
+
+def file_folded(g: ViewGraph, routes: list[tuple[list[Step], str]]) -> list[tuple[list[Step], str]]:
+    """A training step's units outside every scope whose every instruction was folded at compile
+    time (marked so: :class:`~hloviz.render.views.Mark`), :data:`FOLDED_LEAST` or more, go into
+    one ``(folded)`` scope, drawn closed in an overview as a TensorFlow op's scope is
+    (``Step.op``): an unseen PINN's column held ten dashed boxes of its loss's gradient seed, a
+    ResNet step six broadcast zeros in a row, and the room they took kept the model closed.
+    ``--budget 100`` and the explorer open it; what each was folded into is said there, and
+    the constants holding the values are drawn after optimization. Call it on a training step
+    before optimization only: an inference function's folds are what its picture shows."""
+    at = [i for i, (route, leaf) in enumerate(routes) if not route and _folded_away(g, g.units[int(leaf[1:])])]
+    if len(at) < FOLDED_LEAST:
+        return routes
+    step = [Step("scope", FOLDED, FOLDED, "folded", op=True)]
+    out = list(routes)
+    for i in at:
+        out[i] = (step, out[i][1])
+    return out
+
+
+def _folded_away(g: ViewGraph, unit: Unit) -> bool:
+    """Is every instruction of ``unit`` marked as folded at compile time (not the ROOT)?"""
+    if unit.root or not unit.members:
+        return False
+    for m in unit.members:
+        mark = g.marks.get(m.name)
+        if mark is None or "folded" not in (getattr(mark, "note", None) or ""):
+            return False
+    return True

@@ -21,7 +21,7 @@ from ...analysis.attribution import common_scope
 from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction
 from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
-from .bookkeeping import close_bookkeeping, close_losses, credit_settings, place_counters
+from .bookkeeping import close_bookkeeping, close_losses, credit_settings, file_folded, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .nodes import UNUSED
 from .phases import by_phase, close_split_layers, forward_leaves
@@ -290,6 +290,8 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
         updates = update_targets(scopes)
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
     routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges))
+    if scopes.root.phases.get("backward") and not g.module.is_scheduled:
+        routes = file_folded(g, routes)
     forward = forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
     tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)

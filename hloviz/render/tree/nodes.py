@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["KEEP", "STRUCTURAL", "UNUSED", "adjacency", "child_edges", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
+__all__ = ["FOLDED", "KEEP", "STRUCTURAL", "UNUSED", "adjacency", "child_edges", "Step", "Tree", "TreeNode", "by_end", "leaf_owners", "leaves_below", "parents_first", "rekey",
            "size_from_children", "size_tree"]
 
 # Kinds of tree nodes (TreeNode.kind): ``root``; ``scope``: a component of ``op_name``; ``group``:
@@ -28,6 +28,9 @@ STRUCTURAL = frozenset({"scope", "group", "block", "repeat"})
 KEEP = frozenset({"fusion", "body", "leaf"})
 #: The scope of values nothing reads (:func:`~.layers.scope_tree`): never a block's exit, so never its name.
 UNUSED = "(unused)"
+#: The scope of a training step's ops outside every layer that were folded at compile time
+#: (:func:`~.bookkeeping.file_folded`): never a block's name either.
+FOLDED = "(folded)"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from .blocks import MIN_BLOCK, find_blocks
 from .dominators import Graph, flow_order
-from .nodes import KEEP, UNUSED, TreeNode, adjacency, child_edges, rekey
+from .nodes import FOLDED, KEEP, UNUSED, TreeNode, adjacency, child_edges, rekey
 from .prefix_groups import names_agree
 from .repeat_runs import group_periods, layer_runs, probe, structure_hash
 
@@ -115,7 +115,7 @@ def _blocks(node: TreeNode, kids: list[TreeNode], groups: list[list[int]], order
             continue
         # named by its exit: the last member the data reaches (where the children stand in flow
         # order), else the one whose work ends last; never the values nothing reads
-        named = [kids[i] for i in members if kids[i].name != UNUSED] or [kids[i] for i in members]
+        named = [kids[i] for i in members if kids[i].name not in (UNUSED, FOLDED)] or [kids[i] for i in members]
         if order is not None:  # its last layer, where a loose op follows it
             exit_node = next((k for k in reversed(named) if not k.is_leaf), named[-1])
         else:

@@ -14,7 +14,7 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from .nodes import UNUSED, TreeNode, by_end, leaf_owners, rekey, size_from_children
+from .nodes import FOLDED, UNUSED, TreeNode, by_end, leaf_owners, rekey, size_from_children
 
 __all__ = ["WHOLE", "split_at_waists", "split_crowded"]
 
@@ -105,7 +105,7 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
             continue
         # named by its last member; in flow order by its last layer, where a loose op follows it;
         # never by the values nothing reads
-        named = [m for m in members if m.name != UNUSED] or members
+        named = [m for m in members if m.name not in (UNUSED, FOLDED)] or members
         exit_node = next((m for m in reversed(named) if not m.is_leaf), named[-1]) if node.in_flow else named[-1]
         tail = exit_node.key.rsplit("/", 1)[-1]
         name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
