@@ -60,19 +60,23 @@ def _counted_draw(*a, **k):
         draws.append(k["options"].budget)
     return _draw(*a, **k)
 sbs.draw_module = _counted_draw
+if len(sys.argv) > 3:  # a goal the first picture misses, so that it is drawn again
+    import hloviz.api.fit as fit
+    fit.OVERVIEW_LONGEST = int(sys.argv[3])
 api.render(sys.argv[1], sys.argv[2], stage="both")
 print(json.dumps({"forks": len(forks), "draws": draws}))
 """
 
 
 def test_a_forked_column_makes_the_one_process_picture(tmp_path):
-    # the ViT step's first overview is too long, so render draws it again with fewer boxes
-    capture = str(CAPTURES / "loops_vit_train")
-    forked = _python(_RENDER, capture, str(tmp_path / "forked.svg"))
-    alone = _python(_RENDER, capture, str(tmp_path / "alone.svg"), processes="1")
+    # the GAN step's first overview misses a goal of 1,200 pt, so render draws it again with
+    # fewer boxes
+    capture = str(CAPTURES / "keras_gan_train")
+    forked = _python(_RENDER, capture, str(tmp_path / "forked.svg"), "1200")
+    alone = _python(_RENDER, capture, str(tmp_path / "alone.svg"), "1200", processes="1")
     assert alone["forks"] == 0
-    assert forked["forks"] == 1, "one copy, kept for the redraw"
-    assert len(alone["draws"]) == 4, "both columns, twice: a picture that is drawn again"
+    assert forked["forks"] == 1, "one copy, kept for the redraws"
+    assert len(alone["draws"]) >= 4, "both columns, twice or more: a picture that is drawn again"
     assert forked["draws"] == alone["draws"][::2], "here, only the pre-optimization column"
     assert (tmp_path / "forked.svg").read_bytes() == (tmp_path / "alone.svg").read_bytes()
 

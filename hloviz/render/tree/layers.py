@@ -24,7 +24,7 @@ from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING
 from .bookkeeping import close_bookkeeping, close_losses, credit_settings, file_folded, place_counters
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .nodes import UNUSED
-from .phases import by_phase, close_split_layers, forward_leaves
+from .phases import by_phase, close_loose_blocks, close_split_layers, forward_leaves
 from .tree import Step, Tree, build_tree
 from .units import unwrapped
 
@@ -297,6 +297,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
     if forward is not None:
+        close_loose_blocks(tree.root, g)
         close_split_layers(tree.root, lambda leaf: frozenset(
             g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members))
     return tree

@@ -1,0 +1,76 @@
+"""A training step's blocks of loose ops beside its named layers — a loss written inline in the
+step, its gradient — are closed boxes of its overview, not opened op by op where room is left.
+
+An unseen Flax sequence classifier (held-out round 20: ``nn.RNN`` between an embedding and a
+head, ``optax.softmax_cross_entropy_with_integer_labels`` in the step) drew its inline loss as
+a column of thirteen single-op boxes (``reduce_max``, ``is_finite``, ``select``, ``sub`` …)
+beside the model: 34 boxes, 2,073 pt tall. Closed after the cut is fitted, nothing else opens
+in their place. The ROOT (the output, the last box), a block holding a loop or a branch, and a
+block of argument and result handling stay as they were.
+
+Fixtures: ``tests/data/orders/jax_inline_loss_step.hlo`` (a Flax MLP's step, its loss inline,
+made by ``jax_inline_loss.py``) and ``inline_loss_step.hlo`` (a Keras autoencoder's, its mean
+squared error inline, made by ``inline_loss.py``). Oracles from the HLO text by regular
+expression: the loss's instructions (op names under the step's ``jvp()`` and
+``transpose(jvp())`` with no module, JAX's names for the forward and backward work of code
+outside every module) and the layers (``jvp(_MLP)/<layer>/``); the picture read from the SVG.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hloviz.cli import main
+
+from . import box_labels
+
+HERE = Path(__file__).resolve().parent / "data" / "orders"
+JAX = HERE / "jax_inline_loss_step.hlo"
+KERAS = HERE / "inline_loss_step.hlo"
+
+pytestmark = pytest.mark.requires_dot
+
+_INST = re.compile(r'^\s*(?:ROOT\s+)?%?([\w.\-]+) = [^\n]*?op_name="([^"]*)"', re.MULTILINE)
+_TOOLTIP = re.compile(r'<g id="node\d+" class="node">.*?xlink:title="([^"=\s]+) =', re.DOTALL)
+
+
+def _render(path: Path, out: Path, *extra: str) -> str:
+    try:
+        code = main(["render", str(path), *extra, "-o", str(out)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    return out.read_text(encoding="utf-8")
+
+
+def _loss(text: str) -> set[str]:
+    entry = text.split("\nENTRY ", 1)[1]
+    return {name for name, op in _INST.findall(entry)
+            if re.match(r"jit\(inline_loss_step\)/(?:jvp|transpose\(jvp)\(\)\)?/", op)}
+
+
+def test_an_inline_loss_is_closed_beside_the_layers(tmp_path):
+    text = JAX.read_text(encoding="utf-8")
+    loss = _loss(text)
+    assert len(loss) >= 10  # the situation: the loss's forward and backward work, outside the model
+    layers = set(re.findall(r'op_name="jit\(inline_loss_step\)/jvp\(_MLP\)/(\w+)/', text))
+    assert layers == {"hidden", "middle", "head"}
+    svg = _render(JAX, tmp_path / "o.svg")
+    assert not set(_TOOLTIP.findall(svg)) & loss, sorted(set(_TOOLTIP.findall(svg)) & loss)
+    assert layers <= {label for _, label in box_labels(svg)}
+    detailed = _render(JAX, tmp_path / "d.svg", "--budget", "100")
+    assert set(_TOOLTIP.findall(detailed)) & loss  # detail on demand
+
+
+def test_the_output_stays_the_last_box_of_its_own(tmp_path):
+    """The Keras autoencoder's inline mean squared error is blocked with the results it hands
+    out and the ROOT: that block is not closed, and the ROOT is the picture's last box."""
+    text = KERAS.read_text(encoding="utf-8")
+    [root] = re.findall(r"^\s*ROOT %?([\w.\-]+) =", text.split("\nENTRY ", 1)[1], re.MULTILINE)
+    svg = _render(KERAS, tmp_path / "k.svg")
+    boxes = box_labels(svg)
+    assert boxes[-1][1] == "ROOT tuple"
+    assert root in _TOOLTIP.findall(svg)
