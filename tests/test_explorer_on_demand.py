@@ -230,11 +230,13 @@ def test_show_open_serves_until_ctrl_c(tmp_path, capsys, monkeypatch):
     assert 'name="hloviz-server"' in page and status == 200 and view["view"]["nodes"]
 
 
-def test_the_report_draws_the_overview_render_draws_and_opens_on_it(reports, tmp_path):
+@pytest.mark.parametrize("capture", [CAPTURE, "jax_gpt_step12"])
+def test_the_report_draws_the_overview_render_draws_and_opens_on_it(capture, reports, tmp_path):
     """show's pictures are render's default, the overview (issue 33); the explorer opens on it,
-    not on a coarser cut of it, and show lays out no more than its own pictures."""
-    lazy, _ = reports
-    render = api.render(str(CAPTURES / CAPTURE), tmp_path / "render.svg", stage="both")
+    not on a coarser cut of it, and show lays out no more than its own pictures — also where the
+    overview is taller than the screen (the GPT step's)."""
+    lazy = reports[0] if capture == CAPTURE else api.show(str(CAPTURES / capture), tmp_path / "show")
+    render = api.render(str(CAPTURES / capture), tmp_path / "render.svg", stage="both")
     drawn = (lazy.directory / "side-by-side.svg").read_text(encoding="utf-8")
     boxes = re.compile(r'<g id="node\d+" class="node">\s*<title>([^<]*)</title>')
     assert sorted(boxes.findall(drawn)) == sorted(boxes.findall(render.data.decode("utf-8")))

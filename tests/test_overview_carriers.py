@@ -124,23 +124,36 @@ def line_is_root(lines: list[str], name: str) -> bool:
                for line in lines)
 
 
-def test_a_weight_the_optimizer_reads_is_no_box_of_its_own(tmp_path):
+_PER_EXAMPLE = Path(__file__).resolve().parent / "data" / "orders" / "per_example_step_post.hlo"
+
+
+@pytest.mark.parametrize(("source", "optimizer"), [("jax_scopes", "/sgd/"), ("per_example_step", 'op_name="rm_sprop/')])
+def test_a_weight_the_optimizer_reads_is_no_box_of_its_own(source, optimizer, tmp_path):
     """A parameter the optimizer updates is a weight (or the optimizer's state), never the
     program's input: the overview folds it into its layer's box even where several boxes read it
     (the JAX scopes step's ``params['Head']['kernel']``, read by its forward ``dot``, its
     gradient's and SGD's ``sub``, stood as a box of its own; an unseen Flax step's head bias and
-    AdamW count widened its optimized column past 2,500 pt). Oracle: the entry's parameters that
-    an instruction named by the optimizer (``…/sgd/…``) reads, by regex over ``post.hlo``."""
-    capture = "jax_scopes"
-    lines = _entry(_post_text(capture))
+    AdamW count widened its optimized column past 2,500 pt; an unseen per-example-gradient step's
+    seven RMSprop slots stood as boxes). Oracle: the entry's parameters that an instruction named
+    by the optimizer (``…/sgd/…``, ``rm_sprop/…``) reads, by regex over the optimized module."""
+    text = _PER_EXAMPLE.read_text(encoding="utf-8") if source == "per_example_step" else _post_text(source)
+    lines = _entry(text)
     params = {m.group(1) for m in map(_INST.match, lines) if m and m.group(2) == "parameter"}
     updated = set()
     for line in lines:
-        if "/sgd/" in line:
+        if optimizer in line:
             m = _INST.match(line)
             args = set(re.findall(r"%([\w.\-]+)", m.group(3))) if m else set()
             updated |= args & params
-    assert updated, "SGD reads the weights it updates"
-    svg = _post_overview(capture, tmp_path / "x.svg")
+    assert updated, "the optimizer reads the weights it updates"
+    if source == "per_example_step":  # the optimized module alone, as render reads a .hlo file
+        out = tmp_path / "x.svg"
+        try:
+            main(["render", str(_PER_EXAMPLE), "-o", str(out)])
+        except SystemExit as stop:
+            assert stop.code in (0, None)
+        svg = out.read_text(encoding="utf-8")
+    else:
+        svg = _post_overview(source, tmp_path / "x.svg")
     alone = [t.split(" ", 1)[0] for t in _TOOLTIP.findall(svg) if t.split(" ", 1)[0] in updated]
     assert not alone

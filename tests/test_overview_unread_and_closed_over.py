@@ -52,7 +52,12 @@ def test_a_closed_over_weight_is_folded_into_the_layer_that_reads_it():
     insts = _instructions(text)
     weights = [n for n, (shape, op, _r) in insts.items() if op == "constant" and re.search(r"\[\d+,\d+\]", shape)]
     assert len(weights) == 2  # the two layers' kernels
-    node_of = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
+    # each layer opened in place, as a double-click in the explorer opens it (the overview draws
+    # a layer that runs in both passes closed, its weight inside)
+    module = parse(text)
+    shut = [n.key for n in draw_module(module, options=ViewOptions(budget=OVERVIEW_BUDGET)).cut.nodes if n.shut]
+    assert len(shut) == 2, shut
+    node_of = draw_module(module, options=ViewOptions(budget=OVERVIEW_BUDGET, open=tuple(shut))).node_of
     held = _held(node_of)
     for w in weights:
         readers = _readers(text, w)

@@ -165,7 +165,7 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
             continue
         kids = [below[id(c)] for c in node.children]
         below[id(node)] = frozenset().union(*kids)
-        if (node.kind == "scope" and node.name not in PHASE_SCOPES and node.size * 2 < root.size
+        if (node.kind == "scope" and node.name not in (*PHASE_SCOPES, UNUSED) and node.size * 2 < root.size
                 and any("forward" in k for k in kids) and any(k and "forward" not in k for k in kids)
                 and sum(c.name in PHASE_SCOPES for c in node.children) < 2
                 and sum(_names_a_part(c) for c in node.children) < 2):
