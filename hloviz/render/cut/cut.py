@@ -191,12 +191,14 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozen
 
 
 def _shut(cut: Cut) -> Cut:
-    """``cut`` with each open node marked ``shut`` (a step's loss, a layer split between the two
-    passes: :mod:`~hloviz.render.tree.phases`) drawn closed. After fitting, not before: the room
-    it took goes to nothing else (closed before, its room opened the next nodes in line — an
-    unseen encoder's repeat of layers into ``mlp_down_2 · block of 2`` frames)."""
-    for node in sorted((n for n in cut.open() if n.shut), key=lambda n: n.depth + sum(1 for _ in n.ancestors())):
-        if not any(a.key in cut.keys for a in node.ancestors()) and node.key not in cut.keys:
+    """``cut`` with each open node marked ``shut`` drawn closed (a training step's loss, a layer
+    split between the two passes, the optimized optimizer, an inline loss's blocks:
+    :mod:`~hloviz.render.tree.phases`, :mod:`~hloviz.render.tree.bookkeeping`), outermost first.
+    After fitting, not before: the room it took goes to nothing else (closed before, its room
+    opened the next nodes in line — an unseen encoder's repeat of layers into
+    ``mlp_down_2 · block of 2`` frames)."""
+    for node in sorted((n for n in cut.open() if n.shut), key=lambda n: sum(1 for _ in n.ancestors())):
+        if not any(a.key in cut.keys for a in node.ancestors()):  # (not inside one closed already)
             cut = cut.collapse(node.key)
     return cut
 

@@ -290,9 +290,10 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
         updates = update_targets(scopes)
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
     routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges))
-    if scopes.root.phases.get("backward") and not g.module.is_scheduled:
+    step = bool(scopes.root.phases.get("backward"))  # a training step
+    if step and not g.module.is_scheduled:
         routes = file_folded(g, routes)
-    forward = forward_leaves(g, scopes, routes) if scopes.root.phases.get("backward") else None
+    forward = forward_leaves(g, scopes, routes) if step else None
     tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)

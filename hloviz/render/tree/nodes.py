@@ -81,8 +81,9 @@ class TreeNode:
     #: instructions, :func:`~.layers.scope_tree`): an overview draws it closed
     op: bool = False
     #: drawn closed in an overview once its cut is fitted (:func:`~hloviz.render.cut.cut.fit`): a
-    #: step's loss, a layer whose work runs in both passes. Unlike :attr:`op`, the room it would
-    #: have taken open goes to nothing else, so closing it moves nothing else in the picture
+    #: training step's loss, a layer whose work runs in both passes, the optimized optimizer, an
+    #: inline loss's blocks. Unlike :attr:`op`, the room it would have taken open goes to nothing
+    #: else, so closing it moves nothing else in the picture
     shut: bool = False
 
     @property

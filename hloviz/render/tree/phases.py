@@ -7,8 +7,9 @@ nothing in the names says layer, loss or optimizer. Its units go into one scope 
 ``(backward)``, ``(optimizer)`` — each phase found by data flow where the names cannot tell
 (:func:`by_phase`), and the forward pass's leaves are where a step's blocks are cut
 (:func:`forward_leaves`). Used by :mod:`.layers`' :func:`~.layers.scope_tree`, which also
-draws closed, in an overview, a layer whose own work runs in both passes
-(:func:`close_split_layers`).
+draws closed, in a training step's overview, a layer whose own work runs in both passes
+(:func:`close_split_layers`) and a block of loose ops beside named layers
+(:func:`close_loose_blocks`): once the cut is fitted, so that nothing opens in their place.
 """
 
 from __future__ import annotations
@@ -155,7 +156,8 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
 
     Not the model: a scope holding half the picture or more, or two parts named below it (a GAN's
     generator); nor a scope :func:`by_phase` split into its passes (``moments_4`` ›
-    ``(forward)``, ``(backward)``: its boxes, unframed, stand where each pass runs).
+    ``(forward)``, ``(backward)``: its boxes, unframed, stand where each pass runs); nor the
+    ``(unused)`` scope, closed in an overview by a rule of its own.
     ``phases_of(leaf)``: the phases of the instructions leaf ``u<index>`` holds."""
     below: dict[int, frozenset[str]] = {}
     layers = []  # marked after the walk: a model's layers, once closed, would not name parts of it
