@@ -5,8 +5,8 @@ An unseen Flax sequence classifier (held-out round 20: ``nn.RNN`` between an emb
 head, ``optax.softmax_cross_entropy_with_integer_labels`` in the step) drew its inline loss as
 a column of thirteen single-op boxes (``reduce_max``, ``is_finite``, ``select``, ``sub`` …)
 beside the model: 34 boxes, 2,073 pt tall. Closed after the cut is fitted, nothing else opens
-in their place. The ROOT (the output, the last box), a block holding a loop or a branch, and a
-block of argument and result handling stay as they were.
+in their place. The ROOT (the output, the last box) stays a box of its own, after its block;
+a block holding a loop or a branch, and a block of argument and result handling stay as they were.
 
 Fixtures: ``tests/data/orders/jax_inline_loss_step.hlo`` (a Flax MLP's step, its loss inline,
 made by ``jax_inline_loss.py``) and ``inline_loss_step.hlo`` (a Keras autoencoder's, its mean
@@ -66,11 +66,23 @@ def test_an_inline_loss_is_closed_beside_the_layers(tmp_path):
 
 
 def test_the_output_stays_the_last_box_of_its_own(tmp_path):
-    """The Keras autoencoder's inline mean squared error is blocked with the results it hands
-    out and the ROOT: that block is not closed, and the ROOT is the picture's last box."""
+    """The Keras autoencoder's inline mean squared error is blocked with the ROOT, which returns
+    it: the ROOT leaves that block and is the picture's last box, of its own, and the loss's
+    ops are one closed box, not a column of single ops above the ROOT (seven of them, the
+    ``Mean`` and the gradient's first multiplies, before)."""
     text = KERAS.read_text(encoding="utf-8")
-    [root] = re.findall(r"^\s*ROOT %?([\w.\-]+) =", text.split("\nENTRY ", 1)[1], re.MULTILINE)
+    entry = text.split("\nENTRY ", 1)[1]
+    [root] = re.findall(r"^\s*ROOT %?([\w.\-]+) =", entry, re.MULTILINE)
+    # the loss's forward ops: TensorFlow op names of no scope (``sub``, ``Square``, ``Mean``)
+    loss = {name for name, op in _INST.findall(entry) if "/" not in op and not op.startswith("XLA_")
+            and op != "Add"}
+    assert {op for _, op in _INST.findall(entry) if op in ("sub", "Square", "Mean")} == {"sub", "Square", "Mean"}
+    assert len(loss) >= 8
     svg = _render(KERAS, tmp_path / "k.svg")
     boxes = box_labels(svg)
     assert boxes[-1][1] == "ROOT tuple"
-    assert root in _TOOLTIP.findall(svg)
+    drawn = set(_TOOLTIP.findall(svg))
+    assert root in drawn
+    assert not drawn & loss, sorted(drawn & loss)
+    detailed = _render(KERAS, tmp_path / "d.svg", "--budget", "100")
+    assert set(_TOOLTIP.findall(detailed)) & loss  # detail on demand

@@ -298,7 +298,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
     if forward is not None:
-        close_loose_blocks(tree.root, g)
+        close_loose_blocks(tree, g)
         close_split_layers(tree.root, lambda leaf: frozenset(
             g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members))
     return tree

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from ...opcodes import SCOPE_INPUTS, SCOPE_PLUMBING
 from .model import Unit, ViewGraph
-from .nodes import UNUSED, Step, TreeNode, parents_first
+from .blocks import MIN_BLOCK
+from .nodes import UNUSED, Step, Tree, TreeNode, parents_first, size_from_children
 
 if TYPE_CHECKING:
     from ...analysis.scopes import ScopeTree
@@ -176,7 +177,7 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
         node.shut = True
 
 
-def close_loose_blocks(root: TreeNode, g: ViewGraph) -> None:
+def close_loose_blocks(tree: Tree, g: ViewGraph) -> None:
     """In a training step whose layers are named, a block of loose ops beside them (found by
     structure, holding no named part: a loss written inline, its gradient) is drawn closed in an
     overview once the cut is fitted (``TreeNode.shut``). Opened where room was left, an unseen
@@ -186,11 +187,14 @@ def close_loose_blocks(root: TreeNode, g: ViewGraph) -> None:
     scope (JAX's ``jit(step)``) too; a step without named layers is cut by phase instead
     (:func:`by_phase`), and its blocks are its structure.
 
-    Not a block holding the ROOT (the output is the picture's last box, of its own), nor one
-    mostly of parameters, constants, reshapes and copies (the function's argument and result
-    handling, which goes into the box whose values it hands out: an unseen step's results of a
-    ``tf.cond`` applying Adam were drawn apart from it). ``g``: the graph whose units the leaves
-    ``u<index>`` are."""
+    The ROOT (the output, the picture's last box) stands alone: a block holding it beside its
+    own block's work (a loss written inline and returned) gives it up to the level above first
+    (:func:`_give_up_root`; an unseen autoencoder's ``tf.reduce_mean(tf.square(…))`` was nine
+    single-op boxes above its ROOT). Not a block mostly of parameters, constants, reshapes and
+    copies (the function's argument and result handling, which goes into the box whose values
+    it hands out: an unseen step's results of a ``tf.cond`` applying Adam were drawn apart from
+    it). ``g``: the graph whose units the leaves ``u<index>`` are."""
+    root = tree.root
     tops = [root, *(c for c in root.children if c.kind == "scope" and c.name.startswith(("jit(", "pjit(")))]
     kids = [c for top in tops for c in top.children if c.kind != "scope" or not c.name.startswith(("jit(", "pjit("))]
     if not any(c.kind in ("scope", "group") and _names_a_part(c) for c in kids):
@@ -198,9 +202,35 @@ def close_loose_blocks(root: TreeNode, g: ViewGraph) -> None:
     for c in kids:
         if c.kind not in ("block", "repeat") or _names_a_part(c):
             continue
-        roles = [_role(g.units[int(n.name[1:])]) for n in parents_first(c) if n.is_leaf]
+        leaves = [n for n in parents_first(c) if n.is_leaf]
+        roles = [_role(g.units[int(n.name[1:])]) for n in leaves]
+        if "root" in roles and c.kind == "block":
+            rest = [r for r in roles if r != "root"]
+            if rest.count("work") < MIN_BLOCK or rest.count("plumbing") * 2 > len(rest):
+                continue
+            _give_up_root(tree, c, leaves[roles.index("root")])
+            roles = rest
         if "root" not in roles and roles.count("plumbing") * 2 <= len(roles):
             c.shut = True
+
+
+def _give_up_root(tree: Tree, block: TreeNode, leaf: TreeNode) -> None:
+    """Move the ROOT's ``leaf`` out of ``block`` to stand after it, in the block's parent; the
+    block, named by its exit (the ROOT), is named by its new last leaf."""
+    parent, top = leaf.parent, block.parent
+    assert parent is not None and top is not None
+    parent.children.remove(leaf)
+    del tree.nodes[leaf.key]
+    leaf.parent, leaf.key = top, f"{top.key}/{leaf.name}" if top.key else leaf.name
+    top.children.insert(top.children.index(block) + 1, leaf)
+    tree.nodes[leaf.key] = leaf
+    node: TreeNode | None = parent
+    while node is not None and node is not top:
+        size_from_children(node)
+        node = node.parent
+    last = max((n for n in block.children if n.is_leaf), key=lambda n: (n.last, n.order), default=None)
+    if last is not None:
+        block.name = block.label = tree.names.get(last.name, last.name)
 
 
 def _role(u: Unit) -> str:
