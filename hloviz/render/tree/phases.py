@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...opcodes import SCOPE_INPUTS, SCOPE_PLUMBING
-from .model import Unit, ViewGraph
 from .blocks import MIN_BLOCK
+from .model import Unit, ViewGraph
 from .nodes import UNUSED, Step, Tree, TreeNode, parents_first, size_from_children
 
 if TYPE_CHECKING:
