@@ -66,6 +66,9 @@ SCOPE_NEUTRAL = frozenset({"parameter", "constant", "get-tuple-element", "tuple"
 SCOPE_INPUTS = frozenset({"parameter", "constant", "iota"})
 #: Unnamed instructions drawn with their operand's layer (layout changes and tuple plumbing).
 SCOPE_PLUMBING = frozenset({"copy", "reshape", "bitcast", "get-tuple-element", "transpose"})
+#: What a block of a training step's loose ops never takes in (:mod:`hloviz.render.tree.phases`):
+#: the function's input, a loop, a branch: each stays a box of its own.
+LOOSE_APART = frozenset({"parameter", "while", "conditional"})
 #: What an entry computation that only calls another holds beside that ``call`` (a JAX function
 #: calling a jitted step: its arguments passed in, closed-over arrays as constants, the results
 #: taken apart and put together).

@@ -9,8 +9,9 @@ in their place. The ROOT (the output, the last box) stays a box of its own, afte
 a block holding a loop or a branch, and a block of argument and result handling stay as they were.
 
 Fixtures: ``tests/data/orders/jax_inline_loss_step.hlo`` (a Flax MLP's step, its loss inline,
-made by ``jax_inline_loss.py``) and ``inline_loss_step.hlo`` (a Keras autoencoder's, its mean
-squared error inline, made by ``inline_loss.py``). Oracles from the HLO text by regular
+made by ``jax_inline_loss.py``), ``inline_loss_step.hlo`` (a Keras autoencoder's, its mean
+squared error inline, made by ``inline_loss.py``) and ``two_term_loss_step.hlo`` (a Keras CNN's,
+two Keras losses weighted and summed inline, made by ``two_term_loss.py``). Oracles from the HLO text by regular
 expression: the loss's instructions (op names under the step's ``jvp()`` and
 ``transpose(jvp())`` with no module, JAX's names for the forward and backward work of code
 outside every module) and the layers (``jvp(_MLP)/<layer>/``); the picture read from the SVG.
@@ -86,3 +87,26 @@ def test_the_output_stays_the_last_box_of_its_own(tmp_path):
     assert not drawn & loss, sorted(drawn & loss)
     detailed = _render(KERAS, tmp_path / "d.svg", "--budget", "100")
     assert set(_TOOLTIP.findall(detailed)) & loss  # detail on demand
+
+
+TWO_TERMS = HERE / "two_term_loss_step.hlo"
+
+
+def test_loose_ops_beside_a_few_layers_are_one_closed_block(tmp_path):
+    """A step's loss summed inline from two Keras losses (``0.7 * ce + 0.3 * mse``): its
+    weighting and sum are loose ops beside the model, too few to crowd the picture's top level
+    into blocks, and were three single-op boxes (``mul``, ``mul_1``, ``add``) under the losses.
+    They are one closed block now; the layers and both losses stay boxes of their own."""
+    text = TWO_TERMS.read_text(encoding="utf-8")
+    entry = text.split("\nENTRY ", 1)[1]
+    summed = {name for name, op in _INST.findall(entry) if op in ("mul", "mul_1", "add")
+              and not re.search(rf"%{re.escape(name)} = \S+ constant\(", entry)}
+    assert len(summed) == 3, summed  # the situation: two weightings and their sum
+    svg = _render(TWO_TERMS, tmp_path / "t.svg")
+    drawn = set(_TOOLTIP.findall(svg))
+    assert not drawn & summed, sorted(drawn & summed)
+    labels = {label for _, label in box_labels(svg)}
+    assert {"conv", "flat", "logits", "mean_squared_error", "sparse_categorical_crossentropy"} <= labels
+    assert box_labels(svg)[-1][1] == "ROOT tuple"
+    detailed = _render(TWO_TERMS, tmp_path / "d.svg", "--budget", "100")
+    assert set(_TOOLTIP.findall(detailed)) >= summed  # detail on demand

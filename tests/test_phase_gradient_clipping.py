@@ -9,7 +9,8 @@ The oracle is the op names, read with a regular expression, and the step each te
 names. The fixture is the pre-optimization module of
 ``benchmarks/heldout/round13.py:multitask_step`` (TensorFlow 2.21; ``hloviz dump … -o DIR``,
 ``DIR/pre.hlo``); the critic step's is ``data/orders/critic_penalty_step.hlo``, made by
-``critic_penalty.py`` beside it.
+``critic_penalty.py`` beside it; the per-example step's is ``data/orders/per_example_step_pre.hlo``
+(``benchmarks/heldout/round15.py:per_example_step``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hloviz.parser import parse
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "orders" / "clipped_multitask_step.hlo"
 PENALTY = FIXTURE.parent / "critic_penalty_step.hlo"
+PER_EXAMPLE = FIXTURE.parent / "per_example_step_pre.hlo"
 
 
 def _phases_by_prefix(text: str) -> dict[str, Counter]:
@@ -78,3 +80,21 @@ def test_a_clipped_steps_model_is_drawn_in_blocks_not_one_closed_box():
     boxes = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
     holding = {boxes[n] for n in layers if n in boxes}
     assert len(holding) >= 6, len(holding)
+
+
+def test_the_mean_of_what_a_forward_loop_returns_stays_forward():
+    """``loss = tf.reduce_mean(tf.map_fn(one_loss, (x, y)))`` then RMSprop: the ``map_fn``'s
+    forward loop carries the tape's accumulators (``gradient_tape/…/accumulator``, backward by
+    name) beside the losses it computes, and TensorFlow takes the loop's results apart and puts
+    them together again before reading them. The ``Mean`` of the losses reads no gradient: it
+    is forward work, not the optimizer's (as which the overview titled its block)."""
+    text = PER_EXAMPLE.read_text()
+    entry = text.split("\nENTRY ", 1)[1]
+    # the situation: the top-level Mean reads a tuple element of the forward loop's results,
+    # and the loop's initial tuple holds the tape's accumulators
+    assert re.search(r'op_name="Mean"', entry)
+    assert re.search(r'= \(.*\) while\(', entry) and 'op_name="gradient_tape/map/while/map/while/' in entry
+    phases = _phases_by_prefix(text)
+    assert set(phases["Mean"]) == {"forward"}, phases["Mean"]
+    assert set(phases["rm_sprop"]) == {"optimizer"}, phases["rm_sprop"]
+    assert phases["gradient_tape"]["backward"] > 50

@@ -183,8 +183,11 @@ class _Walk:
         if inst.opcode == "parameter":
             return inst.parameter_number in params
         if inst.opcode == "get-tuple-element" and inst.operands:
-            parts = self._elements.get(id(inst.operands[0]))
+            whole = inst.operands[0]
+            parts = self._elements.get(id(whole))
             index = inst.attributes.get("index", "")
+            if parts is None and whole.opcode == "tuple":  # the element it takes (TF takes a loop's
+                parts = tuple(id(o) in tainted for o in whole.operands)  # results apart, then puts them together)
             if parts is not None and index.isdigit() and int(index) < len(parts):
                 return parts[int(index)] or self.phase_of.get(inst) == "backward"
         reads = [id(o) in tainted for o in inst.operands]
@@ -200,9 +203,43 @@ class _Walk:
                     self._elements[id(inst)] = inner
                 return out or any(inner)
             return out or inner
+        if inst.opcode == "while" and len(inst.operands) == 1:
+            carried = self._carried(inst, tainted)
+            if carried is not None:
+                if self.phase_of.get(inst) != "backward":
+                    self._elements[id(inst)] = carried
+                return self.phase_of.get(inst) == "backward" or any(carried)
         if inst.opcode in BODY_CALLERS:  # a loop, a branch: what runs inside counts
             return out or any(self.has_backward(c) for c in called)
         return out  # a reducer or comparator: its caller's value
+
+    def _carried(self, loop: Instruction, tainted: set[int]) -> tuple[bool, ...] | None:
+        """Which elements of ``loop``'s tuple (a ``while``) carry gradients: those its initial
+        tuple does, and those its body computes from them, to a fixed point. TensorFlow's
+        forward loop (``tf.map_fn`` over a per-example loss, a Keras RNN) carries the tape's
+        accumulators, named ``gradient_tape/…``, beside the values it computes: read whole, the
+        loop's results were gradients, and an unseen step's ``tf.reduce_mean`` of the losses a
+        ``map_fn`` returned was titled the optimizer's work. None where the body or the initial
+        tuple's elements are not to be seen (the caller then reads the loop whole)."""
+        init = loop.operands[0]
+        bodies = [c for c in loop.called_computations if c.root is not None and c.root.opcode == "tuple"]
+        if init.opcode != "tuple" or len(bodies) != 1 or self._depth > 64:
+            return None
+        body, root = bodies[0], bodies[0].root
+        params = [i for i in body.instructions if i.opcode == "parameter"]
+        if root is None or len(params) != 1 or len(root.operands) != len(init.operands):
+            return None
+        carried = tuple(id(o) in tainted for o in init.operands)
+        for _ in range(len(carried) + 1):  # each round taints one more element at least, or stops
+            self._elements[id(params[0])] = carried
+            out = self.computation(body, frozenset())
+            if not isinstance(out, tuple) or len(out) != len(carried):
+                return None
+            grown = tuple(a or b for a, b in zip(carried, out, strict=True))
+            if grown == carried:
+                break
+            carried = grown
+        return carried
 
     def has_backward(self, comp: Computation) -> bool:
         """Whether ``comp`` or anything it calls holds a backward instruction."""

@@ -96,6 +96,13 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
                 rank, spot = min(after)
                 keys[key] = (rank, spot - (BESIDE if _carries_a_parameter(u) else 0.25))
     _after_what_feeds_them(g, keys, phase_of, inner)
+    if loose is not None:
+        # a forward value nothing reads (TF's ``zeros_like`` of a loop's unused results) hangs
+        # under what computes it, off the file: moved right after its producer, it took the
+        # row between a Keras text classifier's ``lstm`` and the ``dense`` reading its output
+        at_top = {f"u{u.index}" for u in g.units if u.alive and u.members and u.members[0].parent is top}
+        loose.update(k for k, (rank, _spot) in keys.items()
+                     if rank == _RANK["forward"] and k in fed and k not in users and k in at_top)
     return keys
 
 

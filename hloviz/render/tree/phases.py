@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ...opcodes import SCOPE_INPUTS, SCOPE_PLUMBING
+from ...opcodes import LOOSE_APART, SCOPE_INPUTS, SCOPE_PLUMBING
 from .blocks import MIN_BLOCK
 from .model import Unit, ViewGraph
-from .nodes import UNUSED, Step, Tree, TreeNode, parents_first, size_from_children
+from .nodes import UNUSED, Step, Tree, TreeNode, by_end, parents_first, size_from_children
 
 if TYPE_CHECKING:
     from ...analysis.scopes import ScopeTree
@@ -199,6 +199,8 @@ def close_loose_blocks(tree: Tree, g: ViewGraph) -> None:
     kids = [c for top in tops for c in top.children if c.kind != "scope" or not c.name.startswith(("jit(", "pjit("))]
     if not any(c.kind in ("scope", "group") and _names_a_part(c) for c in kids):
         return  # no layer is named beside them
+    if not g.module.is_scheduled:  # optimized, a loose op is a kernel of its own: it stays a box
+        kids = [*kids, *(b for top in tops for b in _block_loose_ops(tree, top, g))]
     for c in kids:
         if c.kind not in ("block", "repeat") or _names_a_part(c):
             continue
@@ -212,6 +214,63 @@ def close_loose_blocks(tree: Tree, g: ViewGraph) -> None:
             roles = rest
         if "root" not in roles and roles.count("plumbing") * 2 <= len(roles):
             c.shut = True
+
+
+#: Loose ops, connected by their arrows, that :func:`_block_loose_ops` makes a block of: fewer stay boxes.
+_LOOSE_BLOCK = 3
+
+
+def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
+    """Blocks of ``top``'s loose ops (leaves of its own that do work, and the reshapes and copies
+    between them, a reshape of the labels among them; not an input, a loop or a branch: a
+    ``lax.cond`` smoothing the labels of an unseen Flax step's loss stays a box between its
+    blocks), one per run of them connected by their arrows, holding
+    :data:`_LOOSE_BLOCK` or more that do work: what structure leaves unblocked
+    beside a few named scopes (a node is cut into blocks only when crowded). An unseen distilled
+    student's step drew its loss's sum (``mul``, ``mul_1``, ``add``) and the softmax's gradient
+    (``Sum`` ×5, ``sub``, ``Mul``) as fourteen single-op boxes below its layers."""
+    units = {c.name: g.units[int(c.name[1:])] for c in top.children if c.is_leaf}
+    roles = {name: _role(u) for name, u in units.items() if not any(m.opcode in LOOSE_APART for m in u.members)}
+    loose = [c for c in top.children if roles.get(c.name, "root") != "root"]  # reshapes between them too
+    if sum(1 for r in roles.values() if r == "work") < _LOOSE_BLOCK:
+        return []
+    at = {c.name: i for i, c in enumerate(loose)}
+    up = list(range(len(loose)))
+
+    def find(i: int) -> int:
+        while up[i] != i:
+            up[i] = i = up[up[i]]
+        return i
+
+    for c in loose:
+        for nxt in tree.succ.get(c.name, ()):
+            j = at.get(nxt)
+            if j is not None:
+                up[find(j)] = find(at[c.name])
+    runs: dict[int, list[TreeNode]] = {}
+    for i, c in enumerate(loose):
+        runs.setdefault(find(i), []).append(c)
+    blocks = []
+    for members in runs.values():
+        exit_leaf = max(members, key=lambda n: (n.last, n.order))
+        key = f"{top.key}/b:{exit_leaf.name}" if top.key else f"b:{exit_leaf.name}"
+        if sum(1 for n in members if roles[n.name] == "work") < _LOOSE_BLOCK or key in tree.nodes:
+            continue
+        name = tree.names.get(exit_leaf.name, exit_leaf.name)
+        block = TreeNode(key, "block", name, top.path, name, top, depth=top.depth)
+        top.children[top.children.index(exit_leaf)] = block
+        for leaf in members:
+            if leaf is not exit_leaf:
+                top.children.remove(leaf)
+            del tree.nodes[leaf.key]
+            leaf.parent, leaf.key = block, f"{key}/{leaf.name}"
+            tree.nodes[leaf.key] = leaf
+            block.children.append(leaf)
+        block.children.sort(key=by_end)
+        size_from_children(block)
+        tree.nodes[key] = block
+        blocks.append(block)
+    return blocks
 
 
 def _give_up_root(tree: Tree, block: TreeNode, leaf: TreeNode) -> None:
