@@ -168,7 +168,9 @@ def test_a_layer_stands_in_a_training_steps_file_right_below_the_layer_it_reads(
     """A Keras text classifier's LSTM layer holds its loop's setup and its outputs' gathering:
     by the middle of its instructions it stood below ``dense``, which reads its output. Moved
     below the LSTM, ``dense`` keeps its place in the step's file (the chain of invisible arrows
-    that stacks the boxes in program order) right after it."""
+    that stacks the boxes in program order) right after it; so it does past the values of the
+    loop nothing reads (TensorFlow's ``zeros_like`` of them, forward work read by nothing),
+    which hang off the file under the LSTM."""
     text = (CAPTURES / "keras_text_train" / "pre.hlo").read_text()
     entry = text[text.index("\nENTRY "):]
     loop = re.search(r"%([\w.-]+) = [^\n]* while\(", entry).group(1)
