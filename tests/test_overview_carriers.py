@@ -161,3 +161,35 @@ def test_a_weight_the_optimizer_reads_is_no_box_of_its_own(source, optimizer, tm
         svg = _post_overview(source, tmp_path / "x.svg")
     alone = [t.split(" ", 1)[0] for t in _TOOLTIP.findall(svg) if t.split(" ", 1)[0] in updated]
     assert not alone
+
+
+_L2 = Path(__file__).resolve().parent / "data" / "orders" / "l2_penalty_step_post.hlo"
+
+
+def test_a_weights_layout_copy_is_folded_with_it(tmp_path):
+    """A Keras MLP whose loss adds an L2 penalty over its kernels (``data/orders/l2_penalty.py``):
+    optimized, XLA copies the first kernel (a layout copy, no op name) and its layer's ``dot``,
+    the penalty's gradient and Adam read the copy. The parameter and its copy stood as two boxes
+    above the optimized column; they are the weight, folded into its layer (where the other
+    readers name it). Oracle: by regex over the module, the parameters whose one reader is such a
+    copy, which something Adam's (``op_name="adam/…"``) reads."""
+    lines = _entry(_L2.read_text(encoding="utf-8"))
+    inst = {m.group(1): (m.group(2), m.group(3), line) for line in lines if (m := _INST.match(line))}
+    readers: dict[str, set[str]] = {}
+    for name, (_op, args, _line) in inst.items():
+        for a in re.findall(r"%([\w.\-]+)", args):
+            readers.setdefault(a, set()).add(name)
+    copies = {name: args.strip().lstrip("%") for name, (op, args, line) in inst.items()
+              if op == "copy" and "op_name=" not in line and inst.get(args.strip().lstrip("%"), ("",))[0] == "parameter"}
+    weights = {param: copy for copy, param in copies.items() if readers.get(param) == {copy}
+               and any('op_name="adam/' in inst[r][2] for r in readers.get(copy, ()))
+               and any(inst[r][0] != "copy" and 'op_name="adam/' not in inst[r][2] for r in readers.get(copy, ()))}
+    assert weights, "a weight reaches its layer and Adam through XLA's copy"
+    out = tmp_path / "x.svg"
+    try:
+        main(["render", str(_L2), "-o", str(out)])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    svg = out.read_text(encoding="utf-8")
+    drawn = {t.split(" ", 1)[0] for t in _TOOLTIP.findall(svg)}
+    assert not drawn & (set(weights) | set(weights.values())), sorted(drawn & (set(weights) | set(weights.values())))

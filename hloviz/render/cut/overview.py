@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from ...ir import Instruction
-from ...opcodes import SCOPE_PLUMBING, STAGING
+from ...opcodes import LAYOUT_ONLY, SCOPE_PLUMBING, STAGING
 from ..tree.model import ViewGraph
 from ..tree.phases import PHASE_SCOPES
 from ..tree.tree import TreeNode
@@ -51,6 +51,14 @@ def fold_weights(g: ViewGraph) -> None:
         # unless one box that is no single op reads it alone (a scanned stack's weights, passed
         # to a JAX function beside its images: 12 boxes in a row above a ViT's loop)
         trained = bool(into) and (_updated(g, into) or (u.members[0].parent is top and _carried_by_a_loop(g, into, users)))
+        name = u.members[0].name
+        via = g.units[next(iter(into))] if len(into) == 1 and not trained else None
+        if via is not None and via.kind == "inst" and _updated(g, users.get(via.index, set())) and all(
+                m.opcode in LAYOUT_ONLY and not m.metadata.op_name for m in via.members):
+            # a weight's layout copy XLA made, read by its layer and the optimizer (a Keras
+            # model's ``fuse/kernel``: two boxes above an unseen step's optimized column): the weight
+            g.merge([u], via)
+            u, into, trained = via, users.get(via.index, set()), True
         if not into or (home.get(u.index) is None and not trained
                         and (len(into) > 1 or g.units[next(iter(into))].kind == "inst")):
             continue
@@ -63,7 +71,6 @@ def fold_weights(g: ViewGraph) -> None:
         # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
         # kernel): folded into its first reader in its own layer, named on the others as a row;
         # as a box it reached past the layers between (resblock_relu's stem_bn → res_bn)
-        name = u.members[0].name
         _fold(g, u, near[0], into, g.param_names.get(name, name), folded, cut_edges)
     if cut_edges:
         g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
