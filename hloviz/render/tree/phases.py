@@ -251,6 +251,7 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
     for i, c in enumerate(loose):
         runs.setdefault(find(i), []).append(c)
     blocks = []
+    stands: dict[int, TreeNode | None] = {}  # id of a member → its block where its exit stood, else None
     for members in runs.values():
         exit_leaf = max(members, key=lambda n: (n.last, n.order))
         key = f"{top.key}/b:{exit_leaf.name}" if top.key else f"b:{exit_leaf.name}"
@@ -258,18 +259,17 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
             continue
         name = tree.names.get(exit_leaf.name, exit_leaf.name)
         block = TreeNode(key, "block", name, top.path, name, top, depth=top.depth)
-        top.children[top.children.index(exit_leaf)] = block
-        for leaf in members:
-            if leaf is not exit_leaf:
-                top.children.remove(leaf)
+        for leaf in sorted(members, key=by_end):
+            stands[id(leaf)] = block if leaf is exit_leaf else None
             del tree.nodes[leaf.key]
             leaf.parent, leaf.key = block, f"{key}/{leaf.name}"
             tree.nodes[leaf.key] = leaf
             block.children.append(leaf)
-        block.children.sort(key=by_end)
         size_from_children(block)
         tree.nodes[key] = block
         blocks.append(block)
+    if stands:  # one pass over the children, however many there are
+        top.children = [b for c in top.children if (b := stands.get(id(c), c)) is not None]
     return blocks
 
 
