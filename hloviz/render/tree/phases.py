@@ -261,9 +261,7 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
         block = TreeNode(key, "block", name, top.path, name, top, depth=top.depth)
         for leaf in sorted(members, key=by_end):
             stands[id(leaf)] = block if leaf is exit_leaf else None
-            del tree.nodes[leaf.key]
-            leaf.parent, leaf.key = block, f"{key}/{leaf.name}"
-            tree.nodes[leaf.key] = leaf
+            _rehome(tree, leaf, block)
             block.children.append(leaf)
         size_from_children(block)
         tree.nodes[key] = block
@@ -273,16 +271,22 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
     return blocks
 
 
+def _rehome(tree: Tree, leaf: TreeNode, parent: TreeNode) -> None:
+    """``leaf`` belongs to ``parent`` now: its key route-shaped under it, in :attr:`Tree.nodes`
+    (the caller puts it among ``parent``'s children)."""
+    del tree.nodes[leaf.key]
+    leaf.parent, leaf.key = parent, f"{parent.key}/{leaf.name}" if parent.key else leaf.name
+    tree.nodes[leaf.key] = leaf
+
+
 def _give_up_root(tree: Tree, block: TreeNode, leaf: TreeNode) -> None:
     """Move the ROOT's ``leaf`` out of ``block`` to stand after it, in the block's parent; the
     block, named by its exit (the ROOT), is named by its new last leaf."""
     parent, top = leaf.parent, block.parent
     assert parent is not None and top is not None
     parent.children.remove(leaf)
-    del tree.nodes[leaf.key]
-    leaf.parent, leaf.key = top, f"{top.key}/{leaf.name}" if top.key else leaf.name
+    _rehome(tree, leaf, top)
     top.children.insert(top.children.index(block) + 1, leaf)
-    tree.nodes[leaf.key] = leaf
     node: TreeNode | None = parent
     while node is not None and node is not top:
         size_from_children(node)
