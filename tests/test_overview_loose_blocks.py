@@ -110,3 +110,49 @@ def test_loose_ops_beside_a_few_layers_are_one_closed_block(tmp_path):
     assert box_labels(svg)[-1][1] == "ROOT tuple"
     detailed = _render(TWO_TERMS, tmp_path / "d.svg", "--budget", "100")
     assert set(_TOOLTIP.findall(detailed)) >= summed  # detail on demand
+
+
+TRANSFORMER = Path(__file__).resolve().parent.parent / "samples" / "captures" / "keras_transformer"
+
+
+def test_loose_gradient_sums_beside_the_models_layers_are_one_block():
+    """Inside the model's own scope too (pre-optimization): the Keras transformer's gradient
+    sums TensorFlow adds outside every layer (``AddN``, ``Sum``: where a value read by several
+    layers gets its gradients added up) stood as fourteen single-op boxes below its layers;
+    connected by their arrows, they are one block. Each box holding one holds a block or a
+    layer: three instructions or more, never one alone."""
+    import gzip
+
+    from hloviz.api import render
+
+    text = gzip.decompress((TRANSFORMER / "pre.hlo.gz").read_bytes()).decode("utf-8")
+    entry = text[text.index("\nENTRY "):]
+    sums = [n for n, op_name in _INST.findall(entry) if re.fullmatch(r"(AddN|Sum)(_\d+)?", op_name)]
+    assert len(sums) >= 10  # the situation
+    node_of = render(str(TRANSFORMER), stage="both", fmt="dot").views[0][1].node_of
+    held: dict[str, set[str]] = {}
+    for inst, box in node_of.items():
+        held.setdefault(box, set()).add(inst)
+    sizes = {node_of[n]: len(held[node_of[n]]) for n in sums if n in node_of}
+    assert sizes and min(sizes.values()) >= 3, sorted(sizes.values())
+
+
+def test_loose_ops_inside_the_models_scope_are_blocked():
+    """The same inside the model's own scope: an unseen Flax CNN (held-out round 21, ``bn_step``)
+    applies ``nn.relu`` and ``.mean()`` in its ``__call__``, outside every layer; their gradients
+    (``transpose(jvp(_Net))/div``, ``broadcast_in_dim``, ``select_n``) stood as single boxes at
+    the foot of its model. Connected by their arrows, three or more that do work are one block.
+    Fixture: ``tests/data/orders/bn_step_pre.hlo`` (see ``test_overview_unread_and_closed_over``)."""
+    from collections import Counter
+
+    from hloviz.parser import parse
+    from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
+
+    text = (HERE / "bn_step_pre.hlo").read_text(encoding="utf-8")
+    entry = text[text.index("\nENTRY "):]
+    backward = [n for n, op_name in _INST.findall(entry)
+                if re.fullmatch(r"jit\(bn_step\)/transpose\(jvp\(_Net\)\)/[a-z_]+", op_name)]
+    assert len(backward) >= 3  # the situation: the model's own backward ops, in no layer
+    node_of = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
+    shared = Counter(node_of[n] for n in backward if n in node_of)
+    assert max(shared.values()) >= 3, shared

@@ -4,7 +4,16 @@
   by its layer and by the update: drawn as a box above them with arrows to both, it is now
   folded, as a row naming it, into its first reader (and named on the others), as a weight
   passed as an argument is. Fixture: ``tests/data/orders/closed_over_step.hlo``, made by
-  ``tests/data/orders/closed_over.py`` (JAX, CPU).
+  ``tests/data/orders/closed_over.py`` (JAX, CPU). A Flax CNN closing over its weights draws its
+  layers (``conv1`` … ``head``) as boxes of their own, each with its weight; they were cut into
+  waist blocks of two (``conv1 · block of 2``) while its inline ops' gradients stood as single
+  boxes beside them (now blocked: ``test_overview_loose_blocks``). Fixture:
+  ``tests/data/orders/bn_step_pre.hlo``, the pre-optimization module of
+  ``benchmarks/heldout/round21_jax.py:bn_step`` (JAX, CPU; ``hloviz dump … -o DIR``).
+* Weights that structure closed into a block of their own (the twelve stacked weights a ViT's
+  ``lax.scan`` carries, ``blocks · parameter · block of 12``; a Flax ``nn.scan`` layer's kernel
+  and bias, seven such blocks in a row 3,466 pt wide) are folded into their reader as one
+  parameter is. Fixture: the ``loops_vit`` sample capture.
 * Constants nothing reads inside a scope (TensorFlow's ``tf.scan`` leaves its ``TensorArray``
   sizes and loop bounds in ``rnn/scan``; a seq2seq step's RMSprop left six constants of a
   sparse gradient's shape in its frame) are one closed ``unused`` box of that scope, as values
@@ -26,7 +35,9 @@ from hloviz.render.views import OVERVIEW_BUDGET, ViewOptions, draw_module
 
 ROOT = Path(__file__).resolve().parent
 CLOSED = ROOT / "data" / "orders" / "closed_over_step.hlo"
+CNN = ROOT / "data" / "orders" / "bn_step_pre.hlo"
 SCAN = ROOT.parent / "samples" / "captures" / "tf_scan"
+VIT = ROOT.parent / "samples" / "captures" / "loops_vit"
 _LINE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+) = (\S+) (\S+?)\((.*)$", re.MULTILINE)
 
 
@@ -65,6 +76,50 @@ def test_a_closed_over_weight_is_folded_into_the_layer_that_reads_it():
         box = node_of[w]
         assert held[box] != {w}, f"{w} is a box of its own"
         assert held[box] & readers, f"{w} is folded into a box that does not read it"
+
+
+def test_a_closed_over_cnns_layers_are_boxes_of_their_own_with_their_weights():
+    text = CNN.read_text(encoding="utf-8")
+    entry = text[text.index("\nENTRY "):]
+    insts = _instructions(entry)
+    layer_of = {n: m.group(1) for n, (_s, _op, rest) in insts.items()
+                if (m := re.search(r'op_name="[^"]*/jvp\(_Net\)/(\w+)/', rest))}
+    layers = list(dict.fromkeys(layer_of.values()))  # in the entry's instruction order
+    assert layers == ["conv1", "bn1", "conv2", "bn2", "drop", "head"], layers
+    weights = {n: next(layer_of[r] for r in insts if r in _readers(entry, n) and r in layer_of)
+               for n, (shape, op, _r) in insts.items()
+               if op == "constant" and re.search(r"\[\d+(,\d+)*\]", shape) and _readers(entry, n) & set(layer_of)}
+    assert {"conv1", "conv2", "head"} <= set(weights.values())  # the situation: kernels closed over
+    view = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET))
+    cut_key = {scene: key for key, scene in view.drawn_as.items()}
+    box_of = {n: cut_key.get(k, k) for n, k in view.node_of.items()}
+    forward = [(i, layer) for i, layer in layer_of.items() if "transpose(" not in insts[i][2] and i in box_of]
+    assert {layer for _i, layer in forward} == set(layers)
+    for inst, layer in forward:  # each layer's forward ops are a box (or a frame) of that layer
+        assert f"s:{layer}" in box_of[inst].split("/"), (inst, layer, box_of[inst])
+    for w, layer in weights.items():  # and its weight is with it
+        assert f"s:{layer}" in box_of[w].split("/"), (w, layer, box_of[w])
+
+
+def test_no_box_holds_weights_alone():
+    text = (VIT / "pre.hlo").read_text(encoding="utf-8")
+    entry = text[text.index("\nENTRY "):]
+    params = {n for n, (_s, op, _r) in _instructions(entry).items() if op == "parameter"}
+    # the situation: weights only a tuple reads (the loop's start: the scanned blocks' stack;
+    # a tuple-shaped line has spaces in its shape, so lines are searched whole here)
+    lines = entry.splitlines()
+    carried = []
+    for p in params:
+        readers = [ln for ln in lines if re.search(rf"[(,]\s*%?{re.escape(p)}[,)]", ln)]
+        if readers and all(re.search(r"\)\S* tuple\(", ln) for ln in readers):
+            carried.append(p)
+    assert len(carried) >= 2, carried
+    picture = render(str(VIT), stage="both", fmt="dot")
+    node_of = picture.views[0][1].node_of  # the pre-optimization column
+    for box, held in _held(node_of).items():
+        assert not (len(held) >= 2 and held <= params), f"{box} holds parameters alone: {sorted(held)}"
+    drawn = [p for p in carried if p in node_of]
+    assert drawn and all(_held(node_of)[node_of[p]] - params for p in drawn)  # each is with what reads it
 
 
 def test_values_nothing_reads_in_a_scope_are_one_unused_box():

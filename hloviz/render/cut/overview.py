@@ -40,7 +40,11 @@ def fold_weights(g: ViewGraph) -> None:
     folded: dict[int, list[str]] = {}
     cut_edges: dict[int, set[int]] = {}  # parameter unit → the later users its arrows no longer reach
     for u in g.units:
-        if not u.alive or u.root or u.kind != "inst" or u.members[0].opcode not in ("parameter", "constant"):
+        if not u.alive or u.root or not u.members:
+            continue
+        if u.kind != "inst" and not all(m.opcode == "parameter" for m in u.members):
+            continue  # a closed block of parameters alone (a scanned layer's kernel and bias) is folded as one
+        if u.members[0].opcode not in ("parameter", "constant"):
             continue
         into = users.get(u.index, set())
         if u.members[0].opcode == "constant":
@@ -51,8 +55,8 @@ def fold_weights(g: ViewGraph) -> None:
         # unless one box that is no single op reads it alone (a scanned stack's weights, passed
         # to a JAX function beside its images: 12 boxes in a row above a ViT's loop)
         trained = bool(into) and (_updated(g, into) or (u.members[0].parent is top and _carried_by_a_loop(g, into, users)))
-        name = u.members[0].name
-        via = g.units[next(iter(into))] if len(into) == 1 and not trained else None
+        names = [g.param_names.get(m.name, m.name) for m in u.members]
+        via = g.units[next(iter(into))] if len(into) == 1 and not trained and u.kind == "inst" else None
         if via is not None and via.kind == "inst" and _updated(g, users.get(via.index, set())) and all(
                 m.opcode in LAYOUT_ONLY and not m.metadata.op_name for m in via.members):
             # a weight's layout copy XLA made, read by its layer and the optimizer (a Keras
@@ -71,7 +75,7 @@ def fold_weights(g: ViewGraph) -> None:
         # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
         # kernel): folded into its first reader in its own layer, named on the others as a row;
         # as a box it reached past the layers between (resblock_relu's stem_bn → res_bn)
-        _fold(g, u, near[0], into, g.param_names.get(name, name), folded, cut_edges)
+        _fold(g, u, near[0], into, names, folded, cut_edges)
     if cut_edges:
         g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
     for index, names in folded.items():
@@ -97,20 +101,21 @@ def _fold_constant(g: ViewGraph, u, into: set[int], folded: dict[int, list[str]]
         return
     inst = u.members[0]
     value = labels.literal_text(inst, 14)
-    _fold(g, u, alive[0], into, f"{inst.name} = {value}" if len(value) <= 12 else inst.name, folded, cut_edges)
+    _fold(g, u, alive[0], into, [f"{inst.name} = {value}" if len(value) <= 12 else inst.name], folded, cut_edges)
 
 
-def _fold(g: ViewGraph, u, target, into: set[int], shown: str, folded: dict[int, list[str]],
+def _fold(g: ViewGraph, u, target, into: set[int], shown: list[str], folded: dict[int, list[str]],
           cut_edges: dict[int, set[int]]) -> None:
-    """Fold ``u`` into ``target`` and name it (``shown``) on every unit that reads it; the arrows
-    to the other readers (``into``) go (``cut_edges``): the row on each says where it comes in."""
+    """Fold ``u`` into ``target`` and name what it holds (``shown``) on every unit that reads it;
+    the arrows to the other readers (``into``) go (``cut_edges``): the row on each says where it
+    comes in."""
     g.merge([u], target)
-    folded.setdefault(target.index, []).append(shown)
+    folded.setdefault(target.index, []).extend(shown)
     others = into - {target.index}
     if others:
         cut_edges[u.index] = others
         for i in others:
-            folded.setdefault(i, []).append(shown)
+            folded.setdefault(i, []).extend(shown)
 
 
 def _carried_by_a_loop(g: ViewGraph, into: set[int], users: dict[int, set[int]]) -> bool:

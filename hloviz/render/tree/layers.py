@@ -298,9 +298,11 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
     if forward is not None:
-        close_loose_blocks(tree, g)
-        close_split_layers(tree.root, lambda leaf: frozenset(
-            g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members))
+        def phases_of(leaf: str) -> frozenset[str]:
+            return frozenset(g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members)
+
+        close_loose_blocks(tree, g, phases_of)
+        close_split_layers(tree.root, phases_of)
     return tree
 
 

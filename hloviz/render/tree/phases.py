@@ -177,7 +177,7 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
         node.shut = True
 
 
-def close_loose_blocks(tree: Tree, g: ViewGraph) -> None:
+def close_loose_blocks(tree: Tree, g: ViewGraph, phases_of: Callable[[str], frozenset[str]]) -> None:
     """In a training step whose layers are named, a block of loose ops beside them (found by
     structure, holding no named part: a loss written inline, its gradient) is drawn closed in an
     overview once the cut is fitted (``TreeNode.shut``). Opened where room was left, an unseen
@@ -200,7 +200,11 @@ def close_loose_blocks(tree: Tree, g: ViewGraph) -> None:
     if not any(c.kind in ("scope", "group") and _names_a_part(c) for c in kids):
         return  # no layer is named beside them
     if not g.module.is_scheduled:  # optimized, a loose op is a kernel of its own: it stays a box
-        kids = [*kids, *(b for top in tops for b in _block_loose_ops(tree, top, g))]
+        # and beside the layers of the model's own scope (a Flax module's inline activations, its
+        # ``.mean()``, their gradients: TensorFlow's AddN and Sum of a Keras transformer's
+        # gradients were fourteen single-op boxes below its layers)
+        models = [c for c in kids if c.kind == "scope" and sum(_names_a_part(k) for k in c.children) >= 2]
+        kids = [*kids, *(b for top in (*tops, *models) for b in _block_loose_ops(tree, top, g, phases_of))]
     for c in kids:
         if c.kind not in ("block", "repeat") or _names_a_part(c):
             continue
@@ -220,7 +224,8 @@ def close_loose_blocks(tree: Tree, g: ViewGraph) -> None:
 _LOOSE_BLOCK = 3
 
 
-def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
+def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph,
+                     phases_of: Callable[[str], frozenset[str]]) -> list[TreeNode]:
     """Blocks of ``top``'s loose ops (leaves of its own that do work, and the reshapes and copies
     between them, a reshape of the labels among them; not an input, a loop or a branch: a
     ``lax.cond`` smoothing the labels of an unseen Flax step's loss stays a box between its
@@ -228,7 +233,10 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
     :data:`_LOOSE_BLOCK` or more that do work: what structure leaves unblocked
     beside a few named scopes (a node is cut into blocks only when crowded). An unseen distilled
     student's step drew its loss's sum (``mul``, ``mul_1``, ``add``) and the softmax's gradient
-    (``Sum`` ×5, ``sub``, ``Mul``) as fourteen single-op boxes below its layers."""
+    (``Sum`` ×5, ``sub``, ``Mul``) as fourteen single-op boxes below its layers. A run holds no
+    forward work beside the optimizer's (``phases_of``: a step counter's increment, named like
+    the forward pass, is read by Adam's bias corrections; one block of both stood among the
+    forward pass, by its earliest phase)."""
     units = {c.name: g.units[int(c.name[1:])] for c in top.children if c.is_leaf}
     roles = {name: _role(u) for name, u in units.items() if not any(m.opcode in LOOSE_APART for m in u.members)}
     loose = [c for c in top.children if roles.get(c.name, "root") != "root"]  # reshapes between them too
@@ -236,6 +244,7 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
         return []
     at = {c.name: i for i, c in enumerate(loose)}
     up = list(range(len(loose)))
+    phases = [phases_of(c.name) for c in loose]  # of each run, at its representative
 
     def find(i: int) -> int:
         while up[i] != i:
@@ -245,8 +254,12 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph) -> list[TreeNode]:
     for c in loose:
         for nxt in tree.succ.get(c.name, ()):
             j = at.get(nxt)
-            if j is not None:
-                up[find(j)] = find(at[c.name])
+            if j is None:
+                continue
+            a, b = find(at[c.name]), find(j)
+            both = phases[a] | phases[b]
+            if a != b and not ("forward" in both and "optimizer" in both):
+                up[b], phases[a] = a, both
     runs: dict[int, list[TreeNode]] = {}
     for i, c in enumerate(loose):
         runs.setdefault(find(i), []).append(c)
