@@ -141,7 +141,8 @@ def test_loose_ops_inside_the_models_scope_are_blocked():
     """The same inside the model's own scope: an unseen Flax CNN (held-out round 21, ``bn_step``)
     applies ``nn.relu`` and ``.mean()`` in its ``__call__``, outside every layer; their gradients
     (``transpose(jvp(_Net))/div``, ``broadcast_in_dim``, ``select_n``) stood as single boxes at
-    the foot of its model. Connected by their arrows, three or more that do work are one block.
+    the foot of its model. Connected by their arrows, three or more that do work are one block,
+    of one pass.
     Fixture: ``tests/data/orders/bn_step_pre.hlo`` (see ``test_overview_unread_and_closed_over``)."""
     from collections import Counter
 
@@ -155,4 +156,69 @@ def test_loose_ops_inside_the_models_scope_are_blocked():
     assert len(backward) >= 3  # the situation: the model's own backward ops, in no layer
     node_of = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
     shared = Counter(node_of[n] for n in backward if n in node_of)
+    box, most = shared.most_common(1)[0]
+    assert most >= 3, shared
+    # of one pass: the relu's forward ops (``jvp(_Net)/gt``) run right after their layer, far
+    # above; in one block with its gradient, the block stood up there
+    forward = {n for n, op_name in _INST.findall(entry) if re.fullmatch(r"jit\(bn_step\)/jvp\(_Net\)/[a-z_]+", op_name)}
+    assert forward and not {n for n, b in node_of.items() if b == box} & forward
+
+
+def test_an_optimized_steps_loose_kernels_are_blocked():
+    """After optimization too, where each loose op is a kernel: the ViT training step's cross
+    entropy, written in the step (``jvp()`` and ``transpose(jvp())``: JAX's names for the forward
+    and backward work outside every module), was eight single fusion boxes between its head and
+    its labels; connected by their arrows, they are one block (``--budget 100`` opens it)."""
+    import gzip
+    from collections import Counter
+
+    from hloviz.api import render
+
+    capture = TRANSFORMER.parent / "loops_vit_train"
+    path = capture / "post.hlo"
+    text = path.read_text(encoding="utf-8") if path.exists() else gzip.decompress(
+        (capture / "post.hlo.gz").read_bytes()).decode("utf-8")
+    entry = text[text.index("\nENTRY "):]
+    loss = [n for n, op_name in _INST.findall(entry)
+            if re.match(r"jit\(vit_train_step\)/(transpose\()?jvp\(\)\)?/", op_name)]
+    assert len(loss) >= 3  # the situation
+    node_of = render(str(capture), stage="both", fmt="dot").views[1][1].node_of
+    shared = Counter(node_of[n] for n in loss if n in node_of)
     assert max(shared.values()) >= 3, shared
+
+
+_POINT = re.compile(r"(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)")
+
+
+def test_a_step_counter_does_not_take_the_optimizers_loose_kernels_up_to_the_input(tmp_path):
+    """A loose block never holds forward work beside the optimizer's: AdamW's step count,
+    incremented by a fusion JAX names like the forward pass (``jit(_where)/select_n``), is read
+    by Adam's bias corrections (``pow``); blocked together, the optimizer's block stood above the
+    ViT's patch embedding, the first layer, by its earliest phase. Oracles: the fusion reading
+    the ``count`` parameter, from the optimized module's text; the boxes' places, from the SVG
+    (each box's tooltip names its first instruction)."""
+    import gzip
+
+    capture = TRANSFORMER.parent / "loops_vit_train"
+    path = capture / "post.hlo"
+    text = path.read_text(encoding="utf-8") if path.exists() else gzip.decompress(
+        (capture / "post.hlo.gz").read_bytes()).decode("utf-8")
+    entry = text[text.index("\nENTRY "):]
+    count = re.search(r"%([\w.\-]+) = \S+ parameter\(\d+\).*op_name=\"adamw_state\[\\'count\\'\]\"", entry)
+    assert count
+    [counter] = re.findall(rf"%([\w.\-]+) = \S+ fusion\(%{re.escape(count.group(1))}\)", entry)
+    out = tmp_path / "x.svg"
+    try:
+        main(["render", str(capture), "--stage", "post", "-o", str(out)])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    tops = {}
+    for node in out.read_text(encoding="utf-8").split('<g id="node')[1:]:
+        title = re.search(r'xlink:title="([^"]*)"', node)
+        ys = [float(y) for _x, y in _POINT.findall(node)]  # its outline's path or polygon
+        if title and ys:
+            tops[title.group(1)] = min(ys)
+    [counter_top] = [y for t, y in tops.items() if re.match(rf"({re.escape(counter)} =|\d+ instructions \({re.escape(counter)} )", t)]
+    # the first layer's box: the one its kernel is folded into (its tooltip names it first)
+    [first_layer] = [y for t, y in tops.items() if re.match(r"\d+ instructions \(params__patch_embed____kernel__", t)]
+    assert counter_top > first_layer  # SVG y grows downward

@@ -107,8 +107,7 @@ def _fold_constant(g: ViewGraph, u, into: set[int], folded: dict[int, list[str]]
 def _fold(g: ViewGraph, u, target, into: set[int], shown: list[str], folded: dict[int, list[str]],
           cut_edges: dict[int, set[int]]) -> None:
     """Fold ``u`` into ``target`` and name what it holds (``shown``) on every unit that reads it;
-    the arrows to the other readers (``into``) go (``cut_edges``): the row on each says where it
-    comes in."""
+    the arrows to the other readers (``into``) go (``cut_edges``): the row on each says why."""
     g.merge([u], target)
     folded.setdefault(target.index, []).extend(shown)
     others = into - {target.index}
@@ -133,8 +132,10 @@ def _carried_by_a_loop(g: ViewGraph, into: set[int], users: dict[int, set[int]])
 
 
 def _optimizer(g: ViewGraph, u) -> bool:
+    """Whether ``u`` is the optimizer's, by its first member not an input (not Adam's moment)."""
     phase = g.program_order
-    return phase is not None and bool(u.members) and phase(u.members[0]) == "optimizer"
+    first = next((m for m in u.members if m.opcode not in ("parameter", "constant")), None)
+    return phase is not None and first is not None and phase(first) == "optimizer"
 
 
 def _updated(g: ViewGraph, units: set[int]) -> bool:

@@ -199,12 +199,13 @@ def close_loose_blocks(tree: Tree, g: ViewGraph, phases_of: Callable[[str], froz
     kids = [c for top in tops for c in top.children if c.kind != "scope" or not c.name.startswith(("jit(", "pjit("))]
     if not any(c.kind in ("scope", "group") and _names_a_part(c) for c in kids):
         return  # no layer is named beside them
-    if not g.module.is_scheduled:  # optimized, a loose op is a kernel of its own: it stays a box
-        # and beside the layers of the model's own scope (a Flax module's inline activations, its
-        # ``.mean()``, their gradients: TensorFlow's AddN and Sum of a Keras transformer's
-        # gradients were fourteen single-op boxes below its layers)
-        models = [c for c in kids if c.kind == "scope" and sum(_names_a_part(k) for k in c.children) >= 2]
-        kids = [*kids, *(b for top in (*tops, *models) for b in _block_loose_ops(tree, top, g, phases_of))]
+    # and beside the layers of the model's own scope (a Flax module's inline activations, its
+    # ``.mean()``, their gradients: TensorFlow's AddN and Sum of a Keras transformer's gradients
+    # were fourteen single-op boxes below its layers); optimized too, where each is a kernel (a
+    # ViT step's inline cross entropy was eight single fusion boxes between its head and its labels)
+    models = [c for c in kids if c.kind == "scope" and sum(_names_a_part(k) for k in c.children) >= 2]
+    kids = [*kids, *(b for top in tops for b in _block_loose_ops(tree, top, g, phases_of))]
+    kids = [*kids, *(b for top in models for b in _block_loose_ops(tree, top, g, phases_of, one_pass=True))]
     for c in kids:
         if c.kind not in ("block", "repeat") or _names_a_part(c):
             continue
@@ -224,8 +225,8 @@ def close_loose_blocks(tree: Tree, g: ViewGraph, phases_of: Callable[[str], froz
 _LOOSE_BLOCK = 3
 
 
-def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph,
-                     phases_of: Callable[[str], frozenset[str]]) -> list[TreeNode]:
+def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph, phases_of: Callable[[str], frozenset[str]],
+                     one_pass: bool = False) -> list[TreeNode]:
     """Blocks of ``top``'s loose ops (leaves of its own that do work, and the reshapes and copies
     between them, a reshape of the labels among them; not an input, a loop or a branch: a
     ``lax.cond`` smoothing the labels of an unseen Flax step's loss stays a box between its
@@ -236,7 +237,10 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph,
     (``Sum`` ×5, ``sub``, ``Mul``) as fourteen single-op boxes below its layers. A run holds no
     forward work beside the optimizer's (``phases_of``: a step counter's increment, named like
     the forward pass, is read by Adam's bias corrections; one block of both stood among the
-    forward pass, by its earliest phase)."""
+    forward pass, by its earliest phase). ``one_pass`` (the model's own scope): a run holds work
+    of one pass only — an activation written inline runs forward right after its layer and its
+    gradient far below, so a block of both stood where the forward pass runs (a Keras CNN's
+    ``tf.nn.relu`` after its stem, with its ``ReluGrad``, ``AddN`` and ``select``)."""
     units = {c.name: g.units[int(c.name[1:])] for c in top.children if c.is_leaf}
     roles = {name: _role(u) for name, u in units.items() if not any(m.opcode in LOOSE_APART for m in u.members)}
     loose = [c for c in top.children if roles.get(c.name, "root") != "root"]  # reshapes between them too
@@ -258,7 +262,7 @@ def _block_loose_ops(tree: Tree, top: TreeNode, g: ViewGraph,
                 continue
             a, b = find(at[c.name]), find(j)
             both = phases[a] | phases[b]
-            if a != b and not ("forward" in both and "optimizer" in both):
+            if a != b and not ("forward" in both and "optimizer" in both) and (len(both) < 2 or not one_pass):
                 up[b], phases[a] = a, both
     runs: dict[int, list[TreeNode]] = {}
     for i, c in enumerate(loose):
