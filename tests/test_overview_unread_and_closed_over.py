@@ -14,6 +14,12 @@
   ``lax.scan`` carries, ``blocks · parameter · block of 12``; a Flax ``nn.scan`` layer's kernel
   and bias, seven such blocks in a row 3,466 pt wide) are folded into their reader as one
   parameter is. Fixture: the ``loops_vit`` sample capture.
+* After optimization, such weights (XLA keeps them constants of the optimized module) are filed
+  with the layer that first reads them, as a parameter is: left beside the model, structure
+  closed twelve of an unseen Flax MLP-Mixer's into a block of their own above it (``forward ·
+  block of 12``, ``constant ×12``, a row of weights). Fixture:
+  ``tests/data/orders/mixer_step_post.hlo.gz``, the optimized module of
+  ``benchmarks/heldout/round22_jax.py:mixer_step`` less its source locations.
 * Constants nothing reads inside a scope (TensorFlow's ``tf.scan`` leaves its ``TensorArray``
   sizes and loop bounds in ``rnn/scan``; a seq2seq step's RMSprop left six constants of a
   sparse gradient's shape in its frame) are one closed ``unused`` box of that scope, as values
@@ -101,6 +107,23 @@ def test_a_closed_over_cnns_layers_are_boxes_of_their_own_with_their_weights():
         assert f"s:{layer}" in box_of[inst].split("/"), (inst, layer, box_of[inst])
     for w, layer in weights.items():  # and its weight is with it
         assert f"s:{layer}" in box_of[w].split("/"), (w, layer, box_of[w])
+
+
+def test_no_optimized_box_holds_weight_constants_alone():
+    import gzip
+
+    text = gzip.decompress((ROOT / "data" / "orders" / "mixer_step_post.hlo.gz").read_bytes()).decode("utf-8")
+    entry = text[text.index("\nENTRY "):]
+    insts = _instructions(entry)
+    layer = {n: m.group(1) for n, (_s, _op, rest) in insts.items()
+             if (m := re.search(r'op_name="[^"]*/jvp\(_Mixer\)/(\w+)/', rest))}
+    weights = {n for n, (shape, op, _r) in insts.items() if op == "constant" and re.search(r"\[\d+(,\d+)+\]", shape)}
+    read_by = {w: {layer[r] for r in _readers(entry, w) if r in layer} for w in weights}
+    assert len({frozenset(v) for v in read_by.values() if v}) >= 2  # the situation: weights of several layers
+    node_of = draw_module(parse(text), options=ViewOptions(budget=OVERVIEW_BUDGET)).node_of
+    held = _held(node_of)
+    for box, members in held.items():
+        assert not (len(members) >= 2 and members <= weights), f"{box} holds weights alone: {sorted(members)}"
 
 
 @pytest.mark.parametrize(("capture", "column"), [("loops_vit", 0), ("loops_vit_train", 1)])

@@ -141,10 +141,12 @@ class _Routes:
 
     def _users_scope(self, inst: Instruction, users: Iterable[Instruction]) -> Scope | None:
         """The scope an input without one is drawn in: a parameter's first user's (a weight read by
-        its layer, its gradient and the optimizer is drawn with its layer), else the innermost
-        scope all its users share."""
+        its layer, its gradient and the optimizer is drawn with its layer), and so, optimized, an
+        array constant's (a weight a JAX function closed over: beside the model, structure closed
+        twelve of an MLP-Mixer's into a block of their own; before optimization, ``fold_weights``
+        names it in its layer's box); else the innermost scope all its users share."""
         users = tuple(users)
-        if inst.opcode == "parameter":
+        if inst.opcode == "parameter" or (inst.opcode == "constant" and inst.shape.dims and self.g.module.is_scheduled):
             first = next((u for u in users if self.own.get(id(u)) is not None), None)
             if first is not None:
                 layer = self.updating.get(id(first))
