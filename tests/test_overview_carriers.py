@@ -131,16 +131,22 @@ def line_is_root(lines: list[str], name: str) -> bool:
 _PER_EXAMPLE = Path(__file__).resolve().parent / "data" / "orders" / "per_example_step_post.hlo"
 
 
-@pytest.mark.parametrize(("source", "optimizer"), [("jax_scopes", "/sgd/"), ("per_example_step", 'op_name="rm_sprop/')])
+_FLAX_COND = Path(__file__).resolve().parent / "data" / "orders" / "flax_cond_step_post.hlo"
+
+
+@pytest.mark.parametrize(("source", "optimizer"), [("jax_scopes", "/sgd/"), ("per_example_step", 'op_name="rm_sprop/'),
+                                                  ("flax_cond_step", 'op_name="jit(flax_cond_step)/add"')])
 def test_a_weight_the_optimizer_reads_is_no_box_of_its_own(source, optimizer, tmp_path):
     """A parameter the optimizer updates is a weight (or the optimizer's state), never the
     program's input: the overview folds it into its layer's box even where several boxes read it
     (the JAX scopes step's ``params['Head']['kernel']``, read by its forward ``dot``, its
     gradient's and SGD's ``sub``, stood as a box of its own; an unseen Flax step's head bias and
     AdamW count widened its optimized column past 2,500 pt; an unseen per-example-gradient step's
-    seven RMSprop slots stood as boxes). Oracle: the entry's parameters that an instruction named
+    seven RMSprop slots stood as boxes; an unseen Flax CNN's conv bias, its SGD update fused by
+    XLA into kernels drawn in its layer's box, stood alone). Oracle: the entry's parameters that an instruction named
     by the optimizer (``…/sgd/…``, ``rm_sprop/…``) reads, by regex over the optimized module."""
-    text = _PER_EXAMPLE.read_text(encoding="utf-8") if source == "per_example_step" else _post_text(source)
+    files = {"per_example_step": _PER_EXAMPLE, "flax_cond_step": _FLAX_COND}
+    text = files[source].read_text(encoding="utf-8") if source in files else _post_text(source)
     lines = _entry(text)
     params = {m.group(1) for m in map(_INST.match, lines) if m and m.group(2) == "parameter"}
     updated = set()
@@ -150,10 +156,10 @@ def test_a_weight_the_optimizer_reads_is_no_box_of_its_own(source, optimizer, tm
             args = set(re.findall(r"%([\w.\-]+)", m.group(3))) if m else set()
             updated |= args & params
     assert updated, "the optimizer reads the weights it updates"
-    if source == "per_example_step":  # the optimized module alone, as render reads a .hlo file
+    if source in files:  # the optimized module alone, as render reads a .hlo file
         out = tmp_path / "x.svg"
         try:
-            main(["render", str(_PER_EXAMPLE), "-o", str(out)])
+            main(["render", str(files[source]), "-o", str(out)])
         except SystemExit as stop:
             assert stop.code in (0, None)
         svg = out.read_text(encoding="utf-8")

@@ -130,8 +130,8 @@ def test_no_optimized_box_holds_weight_constants_alone():
 def test_no_box_holds_weights_alone(capture, column):
     """``column`` 0 is the pre-optimization one, 1 the optimized one (the ViT training step's
     stacked weights, there a repeat of blocks of parameters read by a block of AdamW's updates:
-    a box of its own until the updates were known for the optimizer's by their first
-    instruction, not by the moment they read first)."""
+    a box of its own until a weight was known as one by the optimizer's instructions that read
+    it, not by the first member of the box they are drawn in, one of Adam's moments)."""
     import gzip
 
     path = VIT.parent / capture / ("pre.hlo" if column == 0 else "post.hlo")

@@ -51,7 +51,8 @@ from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
 from .cut.cut import Cut, coarsen, fit, open_in_place
 from .cut.notes import note_cut
-from .cut.overview import fold_plumbing, fold_weights, name_blocks, unframe_phases
+from .cut.overview import fold_plumbing, name_blocks, unframe_phases
+from .cut.weights import fold_weights
 from .reuse import kept_tree
 from .scene import Scene
 from .tree import layers
@@ -285,7 +286,7 @@ def _node_of_later(g: ViewGraph) -> Callable[[], dict[str, str]]:
     drawn computations' names), so a view kept unread (the explorer holds a page's pictures)
     does not keep the whole graph of units alive."""
     units = [(f"u{u.index}", u.members) for u in g.units if u.alive]
-    # and those folded into another unit's box (a weight, an optimizer's setting: overview.fold_weights)
+    # and those folded into another unit's box (a weight, an optimizer's setting: weights.fold_weights)
     units += [(f"u{g.find(u.index)}", u.members) for u in g.units
               if not u.alive and g.find(u.index) != u.index and g.units[g.find(u.index)].alive]
     kind = g.kind
