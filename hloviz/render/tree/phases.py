@@ -199,12 +199,13 @@ def close_loose_blocks(tree: Tree, g: ViewGraph, phases_of: Callable[[str], froz
     kids = [c for top in tops for c in top.children if c.kind != "scope" or not c.name.startswith(("jit(", "pjit("))]
     if not any(c.kind in ("scope", "group") and _names_a_part(c) for c in kids):
         return  # no layer is named beside them
-    # and beside the layers of the model's own scope (a Flax module's inline activations, its
-    # ``.mean()``, their gradients: TensorFlow's AddN and Sum of a Keras transformer's gradients
-    # were fourteen single-op boxes below its layers); optimized too, where each is a kernel (a
-    # ViT step's inline cross entropy was eight single fusion boxes between its head and its labels)
-    models = [c for c in kids if c.kind == "scope" and sum(_names_a_part(k) for k in c.children) >= 2]
+    # loose ops beside the layers, optimized too, where each is a kernel (a ViT step's inline
+    # cross entropy was eight single fusion boxes between its head and its labels) …
     kids = [*kids, *(b for top in tops for b in _block_loose_ops(tree, top, g, phases_of))]
+    # … and inside the model's own scope, a block of one pass each (a Flax module's inline
+    # activations, its ``.mean()``, their gradients; TensorFlow's AddN and Sum of a Keras
+    # transformer's gradients were fourteen single-op boxes below its layers)
+    models = [c for c in kids if c.kind == "scope" and sum(_names_a_part(k) for k in c.children) >= 2]
     kids = [*kids, *(b for top in models for b in _block_loose_ops(tree, top, g, phases_of, one_pass=True))]
     for c in kids:
         if c.kind not in ("block", "repeat") or _names_a_part(c):
