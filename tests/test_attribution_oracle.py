@@ -1,8 +1,8 @@
 """Which layer a kernel or an unnamed instruction belongs to (hloviz/analysis/attribution.py),
 on small modules written by hand, each built so that one rule decides and the answer is
 obvious from the text: a tie goes to the layer nearest the result, broadcasts do not vote, the
-optimizer's reading of a weight does not pull it out of its layer, and an even forward/backward
-vote is the backward pass. The picture, panel, table and JSON all ask this function
+optimizer's reading of a weight does not pull it out of its layer, and an instruction read by a
+layer and by its gradient is the forward pass (it runs before both). The picture, panel, table and JSON all ask this function
 (tests/test_scratch_models.py checks they agree); these tests check the function's answer itself."""
 
 from __future__ import annotations
@@ -81,10 +81,28 @@ def test_a_weight_read_by_its_layer_and_by_the_optimizer_stays_in_its_layer():
     assert _filed(module, "c") == ("model/dense", "forward")
 
 
-def test_an_even_forward_and_backward_vote_is_the_backward_pass():
+def test_an_instruction_read_by_a_layer_and_by_its_gradient_is_the_forward_pass():
     module = _entry_module(
         '  %m = f32[4]{0} multiply(%c, %c), metadata={op_name="model/dense/MatMul"}\n'
         '  %g = f32[4]{0} add(%c, %c), metadata={op_name="gradient_tape/model/dense/MatMul/MatMul_1"}\n'
-        '  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%m, %g)')
-    # one forward reader, one backward reader of the same layer: the later phase
-    assert _filed(module, "c") == ("model/dense", "backward")
+        '  %h = f32[4]{0} subtract(%c, %g), metadata={op_name="gradient_tape/model/dense/MatMul/MatMul"}\n'
+        '  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%m, %h)')
+    # one forward reader, two backward readers of the same layer: the copy runs before the
+    # forward multiply reads it, so it is forward work however many gradients read it too
+    assert _filed(module, "c") == ("model/dense", "forward")
+
+
+def test_an_instruction_no_layer_reads_follows_the_latest_of_its_producers():
+    module = hloviz.parse("""HloModule m, is_scheduled=true
+
+ENTRY %main (w: f32[4]) -> f32[4] {
+  %w = f32[4]{0} parameter(0)
+  %m = f32[4]{0} multiply(%w, %w), metadata={op_name="model/dense/MatMul"}
+  %n = f32[4]{0} add(%m, %w), metadata={op_name="model/dense/BiasAdd"}
+  %p = pred[4]{0} compare(%m, %n), direction=GT, metadata={op_name="model/dense/Greater"}
+  %g = f32[4]{0} negate(%m), metadata={op_name="gradient_tape/model/dense/MatMul/MatMul_1"}
+  ROOT %j = f32[4]{0} select(%p, %n, %g)
+}
+""")
+    # the unnamed ROOT reads two forward values and one gradient: it runs after the gradient
+    assert _filed(module, "j") == ("model/dense", "backward")

@@ -24,7 +24,6 @@ scope`` and ``--json`` list all of them in this order.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -217,10 +216,10 @@ class FlowPlacer:
         todo = [i for i in comp.instructions if i not in self.named and i.opcode not in _NOT_PLACED
                 and id(i) not in self.literals(comp) and i not in by_work]
         for inst in reversed(todo):
-            self.placed[id(inst)] = self._from(inst, self._consumers(inst, comp))
+            self.placed[id(inst)] = self._from(self._consumers(inst, comp), readers=True)
         for inst in todo:
             if self.placed.get(id(inst)) is None:
-                self.placed[id(inst)] = self._from(inst, self._producers(inst, comp))
+                self.placed[id(inst)] = self._from(self._producers(inst, comp), readers=False)
 
     def result(self, inst: Instruction) -> tuple[Scope, str] | None:
         """The scope and phase data flow gives ``inst`` (None: it names no layer)."""
@@ -308,10 +307,14 @@ class FlowPlacer:
         return hit[1] if hit is not None else "forward"
 
     @staticmethod
-    def _from(inst: Instruction, evidence: list[tuple[Scope, str]]) -> tuple[Scope, str] | None:
-        """The innermost named scope holding every piece of evidence, and the evidence's most
-        common phase (the later phase on a tie); None when no named scope holds them all. The
-        optimizer's evidence counts only when there is no other (it reads every weight)."""
+    def _from(evidence: list[tuple[Scope, str]], *, readers: bool) -> tuple[Scope, str] | None:
+        """The innermost named scope holding every piece of evidence, and the phase an
+        instruction has between its ``readers`` (``True``) or its operands' producers: it runs
+        before every reader, so it is the earliest of their phases (an input's ``reshape`` read by
+        a layer's ``dot`` and by that dot's gradient is forward work, as is a weight's layout
+        ``copy`` read by both convolutions), and after every producer, the latest of theirs.
+        None when no named scope holds them all. The optimizer's evidence counts only when there
+        is no other (it reads every weight)."""
         if not evidence:
             return None
         layer_work = [e for e in evidence if e[1] != "optimizer"]
@@ -326,11 +329,10 @@ class FlowPlacer:
             shared = _one_layer_called_twice(evidence)
         if shared is None or shared.kind != "scope":
             return None
-        phases = Counter(p for _s, p in evidence)
         from .opnames import PHASES
 
-        phase = max(phases, key=lambda p: (phases[p], PHASES.index(p) if p in PHASES else -1))
-        return shared, phase
+        order = [PHASES.index(p) if p in PHASES else -1 for _s, p in evidence]
+        return shared, evidence[order.index(min(order) if readers else max(order))][1]
 
 
 def _one_layer_called_twice(evidence: list[tuple[Scope, str]]) -> Scope | None:

@@ -39,7 +39,15 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
         if cost > budget and len(kids) >= 2 and budget - used < 2 and node is not tree.root:
             break  # room for one node only: one block of all of them would be ``node`` itself, renamed
         if cost > budget and len(kids) >= 2:
-            split_at_waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
+            loose = [c for c in kids if c.is_leaf]
+            room = budget - used - (len(kids) - len(loose))
+            if 2 <= room < len(loose) and sum(c.kind == "scope" for c in kids) >= 2:
+                # a model's layers beside loose ops (an inline ``nn.relu`` between two ``Dense``,
+                # its mask in the backward pass): the loose ops are blocked, every layer stays
+                # a box of its own (cut with them at waists, a VAE's ``mean`` box held three layers)
+                split_at_waists(node, loose, room, tree.succ, tree.names, most=room)
+            else:
+                split_at_waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
             return Tree(tree.root, tree.succ, tree.names)
         big = max(kids, key=lambda c: (c.size, -c.order))
         # (or a training step's model, its layers in its forward pass's order, holding most of

@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from ...analysis.opnames import PHASES
 from ...ir import Instruction
-from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
+from ...opcodes import CONTRACTIONS, SCOPE_INPUTS, VALUE_CARRIERS, WEIGHT_CARRIERS
 from ..reuse import kept
 from ..tree.model import Unit, ViewGraph, leaf_edges
 from .loops import ROLES as HUNG
@@ -54,6 +54,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     top = g.computations[0] if g.computations else None
     last = len(PHASES)
     readers = (g.users.get(top.name) or top.users()) if top is not None else None
+    data = _data_inputs(top, readers, phase_of) if top is not None and readers is not None else frozenset()
     keys: dict[str, tuple[int, float]] = {}
     inner: set[str] = set()  # units inside a while/conditional/call body: placed in their caller's slot
     for u in g.units:
@@ -70,7 +71,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
                 if loose is not None and all(m.opcode == "parameter" for m in u.members):
                     loose.add(f"u{u.index}")
                 continue
-        best = _kept_top_key(g, u, top, phase_of, readers)
+        best = _kept_top_key(g, u, top, phase_of, readers, data)
         if best is not None:
             keys[f"u{u.index}"] = best
     # a unit of parameters alone goes right before its first user in that order: held there by
@@ -152,7 +153,7 @@ _KEPT_FROM = 64
 
 
 def _kept_top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
-                  readers: dict[Instruction, list[Instruction]] | None) -> tuple[int, float] | None:
+                  readers: dict[Instruction, list[Instruction]] | None, data: frozenset[int]) -> tuple[int, float] | None:
     """:func:`_top_key`, kept for a unit of the same members inside a
     :func:`~hloviz.render.reuse.drawings_reused` block: the overview drawn again with fewer
     boxes, and the explorer's pictures, close the same scopes again (an EfficientNetB0 step's
@@ -160,21 +161,22 @@ def _kept_top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], 
     members — text positions, the top computation's readers, the phases of the scopes — is the
     module's, but for the few instructions the graph draws in another phase (a step counter)."""
     if len(u.members) < _KEPT_FROM:
-        return _top_key(g, u, top, phase_of, readers)
+        return _top_key(g, u, top, phase_of, readers, data)
     key = ("top_key", id(top), u.pos, tuple(map(id, u.members)), frozenset(g.phases.items()))
-    return kept(key, (g.module, top), lambda: _top_key(g, u, top, phase_of, readers))
+    return kept(key, (g.module, top), lambda: _top_key(g, u, top, phase_of, readers, data))
 
 
 def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
-             readers: dict[Instruction, list[Instruction]] | None) -> tuple[int, float] | None:
+             readers: dict[Instruction, list[Instruction]] | None, data: frozenset[int]) -> tuple[int, float] | None:
     """The phase and median position of a unit's instructions of the top computation
-    (``readers``: the top computation's users, :meth:`~hloviz.ir.Computation.users`)."""
+    (``readers``: the top computation's users, :meth:`~hloviz.ir.Computation.users`; ``data``:
+    :func:`_data_inputs`)."""
     by_phase: dict[int, list[int]] = {}
     named: dict[int, list[int]] = {}
     working: dict[int, list[int]] = {}
     position = g.position
     ranked = sorted((position(m), m) for m in u.members if m.parent is top)  # text order, once for all three
-    prepared = _weight_preparation(ranked)
+    prepared = _weight_preparation(ranked, data)
     # made of parameters and returned, nothing else reading it: an optimizer's step count
     # incremented (JAX names it like the forward pass: an unseen MLP's optimizer box stood
     # between its model and its loss by it)
@@ -200,19 +202,45 @@ def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
     return None
 
 
-def _weight_preparation(ranked: list[tuple[int, Instruction]]) -> set[int]:
+def _data_inputs(top, readers: dict[Instruction, list[Instruction]], phase_of: Callable[[Instruction], str]) -> frozenset[int]:
+    """Ids of the parameters of a training step's ``top`` computation that the optimizer reads
+    none of, directly or through a copy: the program's data (images, labels), not its weights.
+    The first layer's convolution reads parameters alone, and taken for its weights' preparation
+    it did not count: an unseen U-Net step's ``down_1`` stood below ``up_1`` by the one fusion of
+    its own that reads a later layer (the skip connection's concatenation)."""
+    if not any(phase_of(i) == "optimizer" for i in top.instructions):
+        return frozenset()
+
+    def updated(value: Instruction, depth: int = 4) -> bool:  # through the copies XLA lays weights out in
+        return any(phase_of(r) == "optimizer" or (depth > 0 and r.opcode in WEIGHT_CARRIERS and updated(r, depth - 1))
+                   for r in readers.get(value, ()))
+
+    return frozenset(id(p) for p in top.instructions if p.opcode == "parameter" and not updated(p))
+
+
+def _weight_preparation(ranked: list[tuple[int, Instruction]], data: frozenset[int]) -> set[int]:
     """Ids of a unit's members of the top computation (``ranked``: (position, member) in text
     order) that read nothing computed by another unit: parameters, constants and what the unit
     itself made of them (a kernel's transpose, a batch norm's scale from its moving variance).
     XLA schedules such work wherever it likes, mostly first: a batch norm's box holding the
     fusion that folds its statistics (scheduled at the top) and the one applying them (after its
     convolution) stood above the convolution by the median of two, and every later layer's arrow
-    ran back up (Xception's optimized column)."""
+    ran back up (Xception's optimized column). A convolution or a ``dot`` of a training step's
+    ``data`` (:func:`_data_inputs`) is no such preparation: it is the first layer's work, which
+    reads parameters alone (a loss's conversion of the labels stays preparation)."""
     prepared: set[int] = set()
     for _, m in ranked:  # operands first
-        if all(id(o) in prepared or _sourced(o) for o in m.operands):
+        if all(id(o) in prepared or _sourced(o) for o in m.operands) and not (data and _contracts_data(m, data)):
             prepared.add(id(m))
     return prepared
+
+
+def _contracts_data(inst: Instruction, data: frozenset[int]) -> bool:
+    """Does ``inst`` read one of ``data`` into a convolution or a ``dot`` (itself, or fused)?"""
+    if not any(id(o) in data for o in inst.operands):
+        return False
+    return inst.opcode in CONTRACTIONS or any(i.opcode in CONTRACTIONS for c in inst.called_computations
+                                               for i in c.instructions)
 
 
 def _returned_only(ranked: list[tuple[int, Instruction]], top, users: dict[Instruction, list[Instruction]]) -> set[int]:
