@@ -131,3 +131,19 @@ def test_the_programs_data_are_the_parameters_no_update_reads():
     phase_of = build_scope_tree(module, stage="post").phase_of
     data = _data_inputs(top, top.users(), phase_of)
     assert {i.name for i in top.instructions if id(i) in data} == params - read == {"arg0.1", "arg1.1"}
+
+
+def test_a_sparse_update_of_an_embedding_is_drawn_with_the_embedding(tmp_path):
+    """Adagrad's update of an embedding's rows (``ResourceScatterSub``, a ``scatter`` after
+    optimization) reads the embedding and its gradient, which the convolution reading the
+    embedding's output computes: by what it reads, it updated the model, and stood as a box of
+    its own below the layers. It writes the embedding: the oracle is the parameter the scatter's
+    fusion takes first and the layer whose ``GatherV2`` reads that parameter."""
+    path = HERE / "two_head_step_post.hlo.gz"
+    entry = _text(path).split("\nENTRY ", 1)[1]
+    [(written, scatter_op)] = re.findall(r"= \S+ fusion\(%(arg[\d.]+), [^\n]*op_name=\"(adagrad/ResourceScatterSub)\"", entry)
+    readers = set(re.findall(rf"fusion\(%{re.escape(written)}[,)][^\n]*op_name=\"two_head_1/(\w+?)_1/GatherV2\"", entry))
+    assert readers == {"embed"}
+    svg = _render(path, tmp_path / "t.svg")
+    [title] = [title for title, names in _boxes(svg) if scatter_op in names]
+    assert title == "embed"

@@ -9,8 +9,9 @@ from weakref import WeakKeyDictionary
 
 from ...collector import collector_paused
 from ...ir import Instruction
+from ...opcodes import WEIGHT_CARRIERS
 from ..scopes import Scope, ScopeTree
-from .reads import common_scope, users_in_computation
+from .reads import common_scope, reading_layer, users_in_computation
 from .tracer import UpdateTracer
 
 
@@ -68,6 +69,7 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     feeds, scopes, walked = tracer.feeds, tracer.scopes, tracer.memo.get
     narrowed: set[int] = set()  # id() of the common scopes a loop's update was narrowed from
     unfed: list[Instruction] = []  # updates reading no layer's values: a momentum's decay ``0.9 * v``
+    read_by: dict[int, dict[Instruction, list[Instruction]]] = {}  # each computation's users, for reading_layer
     for comp in tree.module.computations:
         for inst in comp.instructions:
             if phase(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
@@ -87,11 +89,41 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
             out[inst] = common[ids]
             if not ids:
                 unfed.append(inst)
+            elif (written := _scattered_into(inst, tracer.callers)) is not None:
+                layer, shared = reading_layer(tree, written, read_by), common[ids]
+                if layer is not None and (shared is None or shared.contains(layer)):
+                    out[inst] = layer
     if narrowed:
         _credit_by_what_they_feed(tree, out, narrowed, tracer.callers)
     if unfed:
         _credit_unfed(tree, out, unfed, tracer.callers, narrowed)
     return out
+
+
+def _scattered_into(inst: Instruction, callers: Mapping[str, Instruction]) -> Instruction | None:
+    """The entry parameter a ``scatter`` (fused or not, or a fusion whose root is one) writes
+    its rows into, as a sparse update writes a weight (Adagrad's ``ResourceScatterSub`` of an
+    embedding's rows); None for any other instruction. What the update reads — the weight and
+    its gradient, which the layer reading the embedding's output computes — named the model, not
+    the embedding. ``callers``: the fusion calling each fused computation."""
+    if inst.opcode == "fusion":
+        root = inst.called_computations[0].root if inst.called_computations else None
+        if root is None:
+            return None
+        inst = root
+    if inst.opcode != "scatter" or not inst.operands:
+        return None
+    target = inst.operands[0]
+    while True:
+        if target.opcode in WEIGHT_CARRIERS and target.operands:
+            target = target.operands[0]
+            continue
+        caller = callers.get(target.parent.name) if target.opcode == "parameter" and target.parent is not None else None
+        number = target.parameter_number
+        if caller is None or number is None or number >= len(caller.operands):
+            break
+        target = caller.operands[number]  # a fused parameter: what the fusion was handed
+    return target if target.opcode == "parameter" else None
 
 
 def _credit_unfed(tree: ScopeTree, out: dict[Instruction, Scope | None], unfed: list[Instruction],
