@@ -12,6 +12,11 @@ oracle taken from the HLO text by regular expression.
 * ``unet_step_post.hlo.gz``: a Keras U-Net's optimized step. The first layer's work reads the
   program's inputs alone and was taken for weight preparation; placed by the one fusion of its
   own that reads a later layer (the skip connection's concatenation), ``down_1`` stood below ``up_1``.
+* ``two_head_step_post.hlo.gz``: a Keras text model trained with Adagrad, whose sparse update of
+  the embedding (a ``scatter``) was placed by what it reads (the model) and stood as a box of its
+  own below the layers, not in ``embed``.
+
+And the GPT sample step's ROOT, which stood under an ``optimizer`` header.
 """
 
 from __future__ import annotations
@@ -147,3 +152,22 @@ def test_a_sparse_update_of_an_embedding_is_drawn_with_the_embedding(tmp_path):
     svg = _render(path, tmp_path / "t.svg")
     [title] = [title for title, names in _boxes(svg) if scatter_op in names]
     assert title == "embed"
+
+
+def test_the_root_stands_in_no_phase(tmp_path):
+    """The ROOT hands out every pass's results (the loss, the new weights): it is no phase's
+    work. Filed by data flow with the optimizer, it stood in a step's ``(optimizer)`` frame
+    (the hand-written TF step's optimized column) or under an ``optimizer`` header (the GPT
+    step's). The oracle: the ENTRY's ROOT by regular expression, its box by its tooltip."""
+    capture = Path(__file__).resolve().parent.parent / "samples" / "captures" / "jax_gpt_step12"
+    entry = _text(capture / "post.hlo.gz").split("\nENTRY ", 1)[1]
+    [root] = re.findall(r"^\s*ROOT %?([\w.\-]+) = ", entry, re.MULTILINE)
+    try:
+        code = main(["render", str(capture), "--stage", "post", "-o", str(tmp_path / "g.svg")])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    svg = (tmp_path / "g.svg").read_text(encoding="utf-8")
+    [first] = [_TEXT.findall(body)[0] for body in _NODE.findall(svg)
+               if (t := _TITLE.search(body)) is not None and t.group(1).startswith(f"{root} =")]
+    assert first == "ROOT tuple"

@@ -71,7 +71,7 @@ def by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str
                                           if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)})
     out = []
     for route, leaf in routes:
-        if len(route) > 1:
+        if len(route) > 1 or leaf in roots:  # the ROOT hands out every phase's results: none holds it
             out.append((route, leaf))
             continue
         base = route[0].path + "/" if route else ""
