@@ -296,7 +296,8 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     if step and not g.module.is_scheduled:
         routes = file_folded(g, routes)
     forward = forward_leaves(g, scopes, routes) if step else None
-    tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward)
+    tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward,
+                      output=next((f"u{u.index}" for u in g.units if u.alive and u.root), None))
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
     if forward is not None:

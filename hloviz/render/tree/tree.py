@@ -33,7 +33,8 @@ __all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners"
 
 def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 10, run_at: int = 24,
                edges: Sequence[tuple[str, str]] | None = None, label: Mapping[str, str] | None = None,
-               names: Mapping[str, str] | None = None, forward: frozenset[str] | None = None) -> Tree:
+               names: Mapping[str, str] | None = None, forward: frozenset[str] | None = None,
+               output: str | None = None) -> Tree:
     """The tree of ``(route, leaf key)`` pairs, leaves in the order given.
 
     A scope with more than ``group_at`` children is split, by the first rule that works:
@@ -55,6 +56,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     to call it) names a block that ends in a leaf. ``forward``: a training step's forward-pass
     leaves; a node holding them is cut into blocks along the forward arrows alone, its children
     in the order that pass runs through them (``in_flow``), so its blocks are runs of layers.
+    ``output``: the ROOT's leaf, which stays a box of its own.
     """
     if edges is not None:
         leaves = prepared_where_read(list(leaves), edges)
@@ -93,7 +95,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ,
                            forward=flow)
     group_by_prefix(root, group_at, succ)
-    _left_beside_the_model(root, run_at, group_at, succ, names)
+    _left_beside_the_model(root, run_at, group_at, succ, names, output)
     size_tree(root)
     if split_crowded(root, run_at, group_at, succ, names, every=False, label=label):
         size_tree(root)
@@ -191,7 +193,7 @@ def _from_main_input(at: Mapping[str, int], preds: Mapping[str, list[str]],
 
 
 def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str, Sequence[str]],
-                           names: Mapping[str, str]) -> None:
+                           names: Mapping[str, str], output: str | None = None) -> None:
     """The root's ops a training step's model did not take (:func:`~.prefix_groups.group_by_prefix`:
     the zeros TensorFlow's gradients make and nothing reads, a step counter) are blocked at
     their waists once there are more than ``group_at`` of them, as :func:`split_crowded` blocks
@@ -199,7 +201,8 @@ def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Map
     its model one closed box to stay within the budget. So are those beside a scope holding
     most of the module (a siamese model's loss, written op by op in the step: 20 boxes beside
     the model drawn closed), and, as one block, fewer of them where they alone keep that scope
-    from opening in an overview (:func:`_crowding_out`)."""
+    from opening in an overview (:func:`_crowding_out`). The ROOT (``output``) is never blocked
+    with them: an Adafactor step's eleven unused slots it returns drew it as ``parameter · block of 12``."""
     if not any(c.in_flow for c in root.children) and _holds_most(root) is None:
         return
     total = _leaf_count(root)
@@ -210,7 +213,7 @@ def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Map
         # model's ``ids[:, i]`` slices and their gradients: 13 boxes beside 15 layers left the
         # model one closed box beside its loss, opened op by op). Where the ops are most of
         # what it holds (a ``tf.scan``'s), they are its content: blocks by structure show them.
-        leaves = [c for c in node.children if c.is_leaf]
+        leaves = [c for c in node.children if c.is_leaf and c.name != output]
         beside_layers = len(node.children) - len(leaves) > group_at and len(node.children) > run_at
         if group_at < len(leaves) <= run_at and (node is root or beside_layers):
             split_at_waists(node, leaves, run_at, succ, names, most=max(1, len(leaves) // group_at))

@@ -1,6 +1,6 @@
-"""Three training steps of held-out round 23 (``benchmarks/heldout/round23*.py``), each drawn
-wrong before this round's fixes, each read back from the SVG of ``hloviz render`` against an
-oracle taken from the HLO text by regular expression.
+"""Training steps of held-out rounds 23 and 24 (``benchmarks/heldout/round23*.py``,
+``round24*.py``), each drawn wrong before this round's fixes, each read back from the SVG of
+``hloviz render`` against an oracle taken from the HLO text by regular expression.
 
 * ``module_step_pre.hlo``: a ``tf.Module`` MLP trained by hand (``assign_sub``). The input's
   unnamed ``reshape``, read by the first layer's ``dot`` and by that dot's gradient, was filed
@@ -15,6 +15,8 @@ oracle taken from the HLO text by regular expression.
 * ``two_head_step_post.hlo.gz``: a Keras text model trained with Adagrad, whose sparse update of
   the embedding (a ``scatter``) was placed by what it reads (the model) and stood as a box of its
   own below the layers, not in ``embed``.
+* ``adafactor_step_pre.hlo.gz``: a Keras attention classifier trained with Adafactor, whose ROOT
+  was blocked with the eleven unused slots it returns.
 
 And the GPT sample step's ROOT, which stood under an ``optimizer`` header.
 """
@@ -168,6 +170,25 @@ def test_the_root_stands_in_no_phase(tmp_path):
         code = stop.code
     assert code in (0, None)
     svg = (tmp_path / "g.svg").read_text(encoding="utf-8")
+    [first] = [_TEXT.findall(body)[0] for body in _NODE.findall(svg)
+               if (t := _TITLE.search(body)) is not None and t.group(1).startswith(f"{root} =")]
+    assert first == "ROOT tuple"
+
+
+def test_the_root_is_never_blocked_with_the_values_it_returns(tmp_path):
+    """Keras's Adafactor keeps a velocity slot per weight that it never uses: eleven parameters
+    the step hands back unchanged, read by nothing but the ROOT. Blocked at their waists beside
+    the model, they took the ROOT with them (``parameter · block of 12``: no ROOT box). The
+    oracle: the ENTRY's ROOT and the parameters only it reads, by regular expression
+    (``adafactor_step_pre.hlo.gz``: held-out round 24's ``attention_step``)."""
+    path = HERE / "adafactor_step_pre.hlo.gz"
+    entry = _text(path).split("\nENTRY ", 1)[1]
+    [root] = re.findall(r"^\s*ROOT %?([\w.\-]+) = ", entry, re.MULTILINE)
+    params = re.findall(r"^\s*%?([\w.\-]+) = \S+ parameter\(", entry, re.MULTILINE)
+    body = "\n".join(line for line in entry.splitlines() if " parameter(" not in line and not line.lstrip().startswith("ROOT"))
+    returned_only = [p for p in params if not re.search(rf"[(, ]%?{re.escape(p)}[,)]", body)]
+    assert len(returned_only) > 10  # the situation: a dozen values the ROOT alone reads
+    svg = _render(path, tmp_path / "a.svg")
     [first] = [_TEXT.findall(body)[0] for body in _NODE.findall(svg)
                if (t := _TITLE.search(body)) is not None and t.group(1).startswith(f"{root} =")]
     assert first == "ROOT tuple"
