@@ -192,3 +192,29 @@ def test_the_root_is_never_blocked_with_the_values_it_returns(tmp_path):
     [first] = [_TEXT.findall(body)[0] for body in _NODE.findall(svg)
                if (t := _TITLE.search(body)) is not None and t.group(1).startswith(f"{root} =")]
     assert first == "ROOT tuple"
+
+
+def test_an_optax_helper_reading_the_update_is_the_optimizers_work():
+    """``optax.lamb`` scales each update by a trust ratio, the norm of the weight over the norm of
+    the update, computed by ``jnp.linalg.norm``: ops named ``jit(step)/jit(norm)/…``, a scope of
+    their own inside the step. Only ops at the step's own top level were looked at for the
+    optimizer's phase, so the update's norms were called forward work. The oracle: the ``norm``
+    fusions that read the update's division (``jit(step)/div``, Adam's ``m / (√v + ε)`` inside
+    LAMB), by regular expression over the optimized module (held-out round 24's ``dropout_cnn_step``)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from hloviz.cli import app
+
+    path = HERE / "lamb_step_post.hlo.gz"
+    entry = _text(path).split("\nENTRY ", 1)[1]
+    named = dict(re.findall(r'^\s*%?([\w.\-]+) = [^\n]*?op_name="([^"]*)"', entry, re.MULTILINE))
+    reading_the_update = {name for name, operands in re.findall(
+        r'^\s*%?([\w.\-]+) = \S+ fusion\(([^)]*)\)[^\n]*op_name="jit\(dropout_cnn_step\)/jit\(norm\)/', entry, re.MULTILINE)
+        if any(named.get(o) == "jit(dropout_cnn_step)/div" for o in re.findall(r"%([\w.\-]+)", operands))}
+    assert len(reading_the_update) >= 5  # the situation: one update norm per weight
+    result = CliRunner().invoke(app, ["stats", str(path), "--by", "scope", "--json"])
+    assert result.exit_code == 0, result.output
+    [norm] = [r for r in json.loads(result.stdout)["scopes"] if r["label"] == "norm"]
+    assert reading_the_update <= set(norm["phases"].get("optimizer", {}).get("kernels", []))

@@ -1,7 +1,8 @@
 """The optimizer's work in a training step whose names do not say it: what reads gradients.
 
 A JAX step's optimizer (optax) is written in the traced function itself, its ops named like
-forward ops at the top (``jit(step)/mul``); so are TensorFlow's top-level ops (Keras's
+forward ops at the top (``jit(step)/mul``) or in the helpers it calls (``jit(step)/jit(norm)/…``,
+LAMB's trust ratio), never under ``jvp(…)``; so are TensorFlow's top-level ops (Keras's
 LossScaleOptimizer checks the gradients with ``IsFinite``, ``All``) and the scopes a step names
 beside its model to process the gradients (``tf.clip_by_global_norm``). Those that read gradients
 are the optimizer's (:mod:`hloviz.analysis.phase_flow`); this runs while the scope tree is built
@@ -26,10 +27,11 @@ def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Sc
     if not jax and "optimizer" not in phase_of.values():
         return  # TF: only beside an optimizer named as one (a hand-written update keeps its names' phase)
 
-    def top(inst: Instruction) -> bool:  # in ``jit(f)`` itself (TF: named at the top: ``All_3``), in no model scope
-        s, name = of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work)
-        return s is not None and (s.parent is root and s.kind == "scope" and s.name.startswith(("jit(", "pjit("))
-                                  and "jvp(" not in name if jax else s.kind == "top" and "/" not in name)
+    def top(inst: Instruction) -> bool:  # JAX: in ``jit(f)``, not differentiated (TF: named at the top: ``All_3``)
+        s, name = of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work; a helper
+        # optax calls, ``jit(f)/jit(norm)/…`` — LAMB's trust ratio — is no layer: what reads gradients is the update)
+        return s is not None and (s.kind == "scope" and name.startswith(("jit(", "pjit(")) and "jvp(" not in name
+                                  if jax else s.kind == "top" and "/" not in name)
 
     found = mark_optimizer(module, phase_of, top)
     if not jax:  # the gradients' clipping, in scopes of its own beside the model
