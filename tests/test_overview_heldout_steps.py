@@ -1,5 +1,5 @@
-"""Training steps of held-out rounds 23 and 24 (``benchmarks/heldout/round23*.py``,
-``round24*.py``), each drawn wrong before this round's fixes, each read back from the SVG of
+"""Training steps of held-out rounds 23 to 25 (``benchmarks/heldout/round23*.py`` …
+``round25*.py``), each drawn wrong before this round's fixes, each read back from the SVG of
 ``hloviz render`` against an oracle taken from the HLO text by regular expression.
 
 * ``module_step_pre.hlo``: a ``tf.Module`` MLP trained by hand (``assign_sub``). The input's
@@ -17,6 +17,10 @@
   own below the layers, not in ``embed``.
 * ``adafactor_step_pre.hlo.gz``: a Keras attention classifier trained with Adafactor, whose ROOT
   was blocked with the eleven unused slots it returns.
+* ``lamb_step_post.hlo.gz``: a Flax CNN trained with ``optax.lamb``, whose trust-ratio norms were
+  called forward work.
+* ``accumulate_scan_step_pre.hlo``: plain JAX summing gradients over micro-batches in a
+  ``lax.scan``, whose call of ``jax.grad``'s computation was called the optimizer's.
 
 And the GPT sample step's ROOT, which stood under an ``optimizer`` header.
 """
@@ -218,3 +222,30 @@ def test_an_optax_helper_reading_the_update_is_the_optimizers_work():
     assert result.exit_code == 0, result.output
     [norm] = [r for r in json.loads(result.stdout)["scopes"] if r["label"] == "norm"]
     assert reading_the_update <= set(norm["phases"].get("optimizer", {}).get("kernels", []))
+
+
+def test_a_call_that_computes_the_gradients_is_not_the_optimizers_work():
+    """Gradients summed over micro-batches by ``lax.scan`` (held-out round 25's
+    ``accumulate_step``): the scan's body calls ``jax.grad``'s computation as a ``closed_call``
+    named like the step's own ops (``jit(step)/while/body/closed_call``). Its results derive from
+    gradients because it computes them; it was called the optimizer's, and with it the slicing
+    of each micro-batch, so the step's forward and backward passes were one ``optimizer`` box.
+    The oracle, by regular expression: the call whose callee holds the backward pass
+    (``transpose(jvp(…))`` op names), and the update after the loop (``jit(step)/mul``, ``sub``
+    outside it)."""
+    from hloviz import parse
+    from hloviz.analysis.scopes import build_scope_tree
+
+    text = (HERE / "accumulate_scan_step_pre.hlo").read_text(encoding="utf-8")
+    bodies = dict(re.findall(r"^(\S+) \{\n(.*?)\n\}", text, re.MULTILINE | re.DOTALL))
+    calls = re.findall(r"^\s*(closed_call[\w.]*) = [^\n]*? call\([^\n]*to_apply=([\w.]+)", text, re.MULTILINE)
+    grads = [name for name, callee in calls if "transpose(jvp(" in bodies.get(callee, "")]
+    assert grads  # the situation: jax.grad's computation called from the scan's body
+    entry = text.split("\nENTRY ", 1)[1]
+    update = re.findall(r'^\s*([\w.]+) = [^\n]*op_name="jit\(accumulate_step\)/(?:mul|sub)"', entry, re.MULTILINE)
+    assert update
+    module = parse(text)
+    tree = build_scope_tree(module, stage="pre")
+    by_name = {i.name: i for i in module.instructions()}
+    assert {tree.phase_of(by_name[name]) for name in grads} == {"forward"}
+    assert {tree.phase_of(by_name[name]) for name in update} == {"optimizer"}
