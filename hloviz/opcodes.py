@@ -95,9 +95,10 @@ LITERAL_SOURCES = frozenset({"constant", "iota"})
 #: Ops never placed in a layer by their data flow: the views place them (weights with their
 #: users, results with their operands), or they are literals.
 NOT_PLACED_BY_FLOW = SCOPE_INPUTS | TUPLE
-#: A layer's own arithmetic on what it reads: a training step's first layer runs it on the
-#: program's inputs, which are parameters (:mod:`hloviz.render.cut.order`).
-CONTRACTIONS = frozenset({"convolution", "dot"})
+#: A layer's own work on what it reads — a convolution, a ``dot``, an embedding's ``gather`` of
+#: its rows: a training step's first layer runs it on the program's inputs, which are parameters
+#: (:mod:`hloviz.render.cut.order`).
+LAYER_WORK = frozenset({"convolution", "dot", "gather"})
 #: Opcodes whose instructions are a fusion's heavy work, with the weight of their vote for the
 #: fusion's layer (every other working opcode counts 1): a conv + batch norm + relu fusion is the
 #: convolution's layer's first (:mod:`hloviz.analysis.attribution`).

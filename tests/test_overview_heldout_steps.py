@@ -21,6 +21,8 @@
   called forward work.
 * ``accumulate_scan_step_pre.hlo``: plain JAX summing gradients over micro-batches in a
   ``lax.scan``, whose call of ``jax.grad``'s computation was called the optimizer's.
+* ``causal_lm_step_post.hlo.gz``: a Flax causal LM whose embedding (a ``gather`` of parameters
+  alone) stood below its attention after optimization.
 
 And the GPT sample step's ROOT, which stood under an ``optimizer`` header.
 """
@@ -249,3 +251,20 @@ def test_a_call_that_computes_the_gradients_is_not_the_optimizers_work():
     by_name = {i.name: i for i in module.instructions()}
     assert {tree.phase_of(by_name[name]) for name in grads} == {"forward"}
     assert {tree.phase_of(by_name[name]) for name in update} == {"optimizer"}
+
+
+def test_an_embedding_first_stands_first_after_optimization(tmp_path):
+    """A Flax causal LM's first layer is its embedding, a ``gather`` of the table's rows by the
+    tokens — parameters alone, taken for weight preparation: its box stood below the attention
+    it feeds (held-out round 25's ``causal_lm_step``). The oracle: each layer by the first
+    instruction of the optimized entry its forward op names (``jvp(_Lm)/<layer>``) place."""
+    path = HERE / "causal_lm_step_post.hlo.gz"
+    entry = _text(path).split("\nENTRY ", 1)[1]
+    first: dict[str, int] = {}
+    for at, layer in enumerate(re.findall(r'op_name="jit\(causal_lm_step\)/jvp\(_Lm\)/(embed|attention|norm|logits)\b', entry)):
+        first.setdefault(layer, at)
+    order = sorted(first, key=first.__getitem__)
+    assert order[0] == "embed" and len(order) == 4
+    svg = _render(path, tmp_path / "c.svg")
+    tops = {label.split("/")[0]: y for y, label in box_labels(svg) if label.split("/")[0] in first}
+    assert sorted(order, key=tops.__getitem__) == order, tops

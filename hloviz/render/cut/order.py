@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from ...analysis.opnames import PHASES
 from ...ir import Instruction
-from ...opcodes import CONTRACTIONS, SCOPE_INPUTS, VALUE_CARRIERS, WEIGHT_CARRIERS
+from ...opcodes import LAYER_WORK, SCOPE_INPUTS, VALUE_CARRIERS, WEIGHT_CARRIERS
 from ..reuse import kept
 from ..tree.model import Unit, ViewGraph, leaf_edges
 from .loops import ROLES as HUNG
@@ -225,9 +225,10 @@ def _weight_preparation(ranked: list[tuple[int, Instruction]], data: frozenset[i
     XLA schedules such work wherever it likes, mostly first: a batch norm's box holding the
     fusion that folds its statistics (scheduled at the top) and the one applying them (after its
     convolution) stood above the convolution by the median of two, and every later layer's arrow
-    ran back up (Xception's optimized column). A convolution or a ``dot`` of a training step's
-    ``data`` (:func:`_data_inputs`) is no such preparation: it is the first layer's work, which
-    reads parameters alone (a loss's conversion of the labels stays preparation)."""
+    ran back up (Xception's optimized column). A convolution, a ``dot`` or an embedding's
+    ``gather`` of a training step's ``data`` (:func:`_data_inputs`) is no such preparation: it is
+    the first layer's work, which reads parameters alone (a loss's conversion of the labels stays
+    preparation; an unseen causal LM's ``embed`` stood below its attention after optimization)."""
     prepared: set[int] = set()
     for _, m in ranked:  # operands first
         if all(id(o) in prepared or _sourced(o) for o in m.operands) and not (data and _contracts_data(m, data)):
@@ -236,10 +237,10 @@ def _weight_preparation(ranked: list[tuple[int, Instruction]], data: frozenset[i
 
 
 def _contracts_data(inst: Instruction, data: frozenset[int]) -> bool:
-    """Does ``inst`` read one of ``data`` into a convolution or a ``dot`` (itself, or fused)?"""
+    """Does ``inst`` read one of ``data`` into a layer's work (:data:`LAYER_WORK`; itself, or fused)?"""
     if not any(id(o) in data for o in inst.operands):
         return False
-    return inst.opcode in CONTRACTIONS or any(i.opcode in CONTRACTIONS for c in inst.called_computations
+    return inst.opcode in LAYER_WORK or any(i.opcode in LAYER_WORK for c in inst.called_computations
                                                for i in c.instructions)
 
 
