@@ -213,14 +213,36 @@ def _left_beside_the_model(root: TreeNode, run_at: int, group_at: int, succ: Map
         # model's ``ids[:, i]`` slices and their gradients: 13 boxes beside 15 layers left the
         # model one closed box beside its loss, opened op by op). Where the ops are most of
         # what it holds (a ``tf.scan``'s), they are its content: blocks by structure show them.
-        leaves = [c for c in node.children if c.is_leaf and c.name != output]
+        leaves = [c for c in node.children if c.is_leaf]
         beside_layers = len(node.children) - len(leaves) > group_at and len(node.children) > run_at
         if group_at < len(leaves) <= run_at and (node is root or beside_layers):
             split_at_waists(node, leaves, run_at, succ, names, most=max(1, len(leaves) // group_at))
+            _output_apart(node, output, names)
         elif node is root and _crowding_out(root, read := [c for c in leaves if succ.get(c.name)], total, run_at):
             split_at_waists(node, read, run_at, succ, names, most=1)  # (the output stays the last box)
         node = _holds_most(node, total)
         node = node if node is not None and node.kind == "scope" else None
+
+
+def _output_apart(node: TreeNode, output: str | None, names: Mapping[str, str]) -> None:
+    """Take the ROOT's leaf ``output`` out of the block a split at waists put it in, back among
+    ``node``'s children (sized by the caller); the block, named after its last member as such
+    blocks are, is named after the one now last."""
+    for block in node.children:
+        if block.kind != "block":
+            continue
+        kept = [c for c in block.children if c.name != output]
+        if len(kept) == len(block.children):
+            continue
+        leaf = next(c for c in block.children if c.name == output)
+        block.children = kept
+        last = kept[-1]
+        block.name = block.label = names.get(last.name, last.name) if last.is_leaf else last.label or last.name
+        block.key = f"{node.key}/b:{last.key.rsplit('/', 1)[-1]}" if node.key else f"b:{last.key.rsplit('/', 1)[-1]}"
+        leaf.parent = node
+        node.children.append(leaf)
+        rekey(node)
+        return
 
 
 def _crowding_out(root: TreeNode, leaves: Sequence[TreeNode], total: int, run_at: int) -> bool:
