@@ -106,3 +106,16 @@ ENTRY %main (w: f32[4]) -> f32[4] {
 """)
     # the unnamed ROOT reads two forward values and one gradient: it runs after the gradient
     assert _filed(module, "j") == ("model/dense", "backward")
+
+
+def test_a_weight_read_by_its_layer_and_by_a_jax_update_stays_in_its_layer():
+    """JAX names an update in the traced function itself (``jit(step)/sub``, the optimizer's by
+    what it reads), which holds every layer: the layer and the update share that scope, and a
+    copy both read would be filed in the function, not in the layer."""
+    module = _entry_module(
+        '  %m = f32[4]{0} multiply(%c, %c), metadata={op_name="jit(step)/jvp(Net)/dense/dot_general"}\n'
+        '  %g = f32[4]{0} add(%c, %m), metadata={op_name="jit(step)/transpose(jvp(Net))/dense/dot_general"}\n'
+        '  %s = f32[4]{0} subtract(%c, %g), metadata={op_name="jit(step)/sub"}\n'
+        '  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(%m, %s)')
+    assert _filed(module, "s") == ("jit(step)", "optimizer")  # the situation: the update is the optimizer's
+    assert _filed(module, "c") == ("jit(step)/Net/dense", "forward")

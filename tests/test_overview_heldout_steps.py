@@ -21,6 +21,8 @@
   called forward work.
 * ``accumulate_scan_step_pre.hlo``: plain JAX summing gradients over micro-batches in a
   ``lax.scan``, whose call of ``jax.grad``'s computation was called the optimizer's.
+* ``gnn_step_post.hlo.gz``: a Flax GNN step (round 13) whose loss block must not take in an
+  update fusion beside it.
 * ``causal_lm_step_post.hlo.gz``: a Flax causal LM whose embedding (a ``gather`` of parameters
   alone) stood below its attention after optimization.
 
@@ -268,3 +270,21 @@ def test_an_embedding_first_stands_first_after_optimization(tmp_path):
     svg = _render(path, tmp_path / "c.svg")
     tops = {label.split("/")[0]: y for y, label in box_labels(svg) if label.split("/")[0] in first}
     assert sorted(order, key=tops.__getitem__) == order, tops
+
+
+def test_a_block_of_loose_ops_never_holds_forward_work_beside_the_optimizers(tmp_path):
+    """A Flax GNN step's optimized column (held-out round 13): the loss's fusions beside its
+    layers are one block of forward work; optax's step-count update (``jit(train_step)/add``, a
+    fusion reading the loss's ``norm_2`` values through the graph's last layer) is the
+    optimizer's and stays out of it. The oracle: the blocks' own phase lines in the SVG, and
+    the update fusion, by regular expression, a box of its own."""
+    path = HERE / "gnn_step_post.hlo.gz"
+    entry = _text(path).split("\nENTRY ", 1)[1]
+    [update] = re.findall(r'^\s*%?(multiply_add_fusion\.45) = [^\n]*op_name="jit\(train_step\)/add"', entry, re.MULTILINE)
+    svg = _render(path, tmp_path / "g.svg")
+    for body in _NODE.findall(svg):
+        texts = _TEXT.findall(body)
+        if texts and re.search(r" · block of \d+$", texts[0]):
+            passes = " ".join(t for t in texts if re.match(r"^(?:forward|backward|optimizer) \d", t))
+            assert not ("forward" in passes and "optimizer" in passes), texts
+    assert [body for body in _NODE.findall(svg) if (t := _TITLE.search(body)) and t.group(1).startswith(f"{update} =")]
