@@ -243,11 +243,11 @@ class _Walk:
 
     def _computes_gradients(self, inst: Instruction) -> bool:
         """Whether ``inst`` is a ``call`` of the backward pass itself (or takes an element of what
-        such a call returns; a fusion keeps the phase its name gives): ``jax.grad`` called in a ``lax.scan`` over micro-batches is a
-        ``closed_call`` named like the step's own ops, whose results derive from gradients
-        because it computes them. It is no update: called the optimizer's, it and the slicing of
-        each micro-batch that feeds it made a gradient-accumulating step's passes an
-        ``optimizer`` box."""
+        such a call returns; a fusion keeps the phase its name gives). ``jax.grad`` called in a
+        ``lax.scan`` over micro-batches is a ``closed_call`` named like the step's own ops, whose
+        results derive from gradients because it computes them. It is no update: called the
+        optimizer's, it and the slicing of each micro-batch that feeds it made a
+        gradient-accumulating step's passes an ``optimizer`` box."""
         if inst.opcode == "get-tuple-element" and inst.operands:
             inst = inst.operands[0]
         return inst.opcode == "call" and any(self.has_backward(c) for c in inst.called_computations)

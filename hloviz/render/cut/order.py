@@ -231,12 +231,12 @@ def _weight_preparation(ranked: list[tuple[int, Instruction]], data: frozenset[i
     preparation; an unseen causal LM's ``embed`` stood below its attention after optimization)."""
     prepared: set[int] = set()
     for _, m in ranked:  # operands first
-        if all(id(o) in prepared or _sourced(o) for o in m.operands) and not (data and _contracts_data(m, data)):
+        if all(id(o) in prepared or _sourced(o) for o in m.operands) and not (data and _works_on_data(m, data)):
             prepared.add(id(m))
     return prepared
 
 
-def _contracts_data(inst: Instruction, data: frozenset[int]) -> bool:
+def _works_on_data(inst: Instruction, data: frozenset[int]) -> bool:
     """Does ``inst`` read one of ``data`` into a layer's work (:data:`LAYER_WORK`; itself, or fused)?"""
     if not any(id(o) in data for o in inst.operands):
         return False
