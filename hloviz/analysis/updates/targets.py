@@ -89,7 +89,7 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
             out[inst] = common[ids]
             if not ids:
                 unfed.append(inst)
-            elif (written := _scattered_into(inst, tracer.callers)) is not None:
+            elif (written := _scattered_into(inst, tracer)) is not None:
                 layer, shared = reading_layer(tree, written, read_by), common[ids]
                 if layer is not None and (shared is None or shared.contains(layer)):
                     out[inst] = layer
@@ -100,29 +100,22 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     return out
 
 
-def _scattered_into(inst: Instruction, callers: Mapping[str, Instruction]) -> Instruction | None:
-    """The entry parameter a ``scatter`` (fused or not, or a fusion whose root is one) writes
-    its rows into, as a sparse update writes a weight (Adagrad's ``ResourceScatterSub`` of an
-    embedding's rows); None for any other instruction. What the update reads — the weight and
-    its gradient, which the layer reading the embedding's output computes — named the model, not
-    the embedding. ``callers``: the fusion calling each fused computation."""
+def _scattered_into(inst: Instruction, tracer: UpdateTracer) -> Instruction | None:
+    """The parameter a ``scatter`` (fused or not, or a fusion whose root is one) writes its rows
+    into, as a sparse update writes a weight (Adagrad's ``ResourceScatterSub`` of an embedding's
+    rows), followed through the weight's carriers and fusions (:meth:`UpdateTracer.inputs`); None
+    for any other instruction. What the update reads — the weight and its gradient, which the
+    layer reading the embedding's output computes — named the model, not the embedding."""
     if inst.opcode == "fusion":
-        root = inst.called_computations[0].root if inst.called_computations else None
-        if root is None:
-            return None
-        inst = root
+        inst = next(iter(tracer.inputs(inst)), inst)  # its fused root
     if inst.opcode != "scatter" or not inst.operands:
         return None
     target = inst.operands[0]
-    while True:
-        if target.opcode in WEIGHT_CARRIERS and target.operands:
-            target = target.operands[0]
-            continue
-        caller = callers.get(target.parent.name) if target.opcode == "parameter" and target.parent is not None else None
-        number = target.parameter_number
-        if caller is None or number is None or number >= len(caller.operands):
+    while target.opcode in WEIGHT_CARRIERS or target.opcode == "parameter":
+        handed = tracer.inputs(target)  # a fused parameter: what its fusion was handed
+        if not handed:
             break
-        target = caller.operands[number]  # a fused parameter: what the fusion was handed
+        target = handed[0]
     return target if target.opcode == "parameter" else None
 
 
