@@ -41,6 +41,8 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
     for inst in walk.found:
         phase_of[inst] = "optimizer"
     found = walk.found + _feeding_only_the_optimizer(module, phase_of, candidate, walk.visited)
+    if found:
+        found += _bookkeeping(entry, phase_of, candidate)
     return found
 
 
@@ -125,6 +127,41 @@ def _feeding_only_the_optimizer(module: HloModule, phase_of: dict[Instruction, s
                 phase_of[inst] = "optimizer"
                 out.append(inst)
     return out
+
+
+def _bookkeeping(entry: Computation, phase_of: dict[Instruction, str],
+                 candidate: Callable[[Instruction], bool]) -> list[Instruction]:
+    """The candidates of ``entry`` computed from the optimizer's own state alone, whose values go
+    nowhere but to the optimizer, to other such candidates and to the ROOT (the new state): the
+    optimizer's bookkeeping, re-phased ``optimizer``. The state is what only candidates read —
+    a parameter neither the model nor the loss reads, a constant — and what candidates make of
+    it alone. ``optax.MultiSteps`` counts its micro-steps so (``mini_step + 1``, its
+    ``remainder``, the ``_where`` that wraps it round) and returns the count: read by no update
+    and by no gradient, the counter was titled the forward pass's (``forward · block of 18``
+    beside the model, holding ``state.gradient_step``). A metric reads the model's outputs, a
+    loss its labels: neither is made of the state alone."""
+    users = entry.users()
+    root, get = entry.root, phase_of.get
+    state: set[int] = set()
+    for inst in entry.instructions:
+        if inst.opcode == "parameter":
+            if users[inst] and all(candidate(u) for u in users[inst]):
+                state.add(id(inst))
+        elif inst.opcode in ("constant", "iota") or (
+                candidate(inst) and all(id(o) in state for o in inst.operands)):
+            state.add(id(inst))
+    serves: set[int] = set()  # made of the state, read by the optimizer or returned (users first)
+    out: list[Instruction] = []
+    for inst in reversed(entry.instructions):
+        if id(inst) not in state or inst.opcode in ("parameter", "constant", "iota"):
+            continue
+        read_by = users[inst]
+        if read_by and all(u is root or get(u) == "optimizer" or id(u) in serves for u in read_by):
+            serves.add(id(inst))
+            if get(inst) == "forward":
+                phase_of[inst] = "optimizer"
+                out.append(inst)
+    return out[::-1]
 
 
 class _Walk:

@@ -187,7 +187,7 @@ def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
             continue
         rank = rank_of(phase_of(m), 0)
         by_phase.setdefault(rank, []).append(spot)
-        if m.metadata.op_name:
+        if m.metadata.op_name or m.opcode in LAYER_WORK:  # (a dot XLA split off lost its name, not its work)
             named.setdefault(rank, []).append(spot)
             if id(m) not in prepared:
                 working.setdefault(rank, []).append(spot)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 from .nodes import TreeNode, leaves_below, rekey
 
@@ -38,6 +39,7 @@ def group_by_prefix(root: TreeNode, group_at: int, succ: Mapping[str, Sequence[s
         for b in bs:
             preds.setdefault(b, []).append(a)
     stack = [root]
+    numbered: dict[int, str] = {}  # (a group's scopes were counted with their siblings)
     while stack:
         node = stack.pop()
         scopes = [c for c in node.children if c.kind == "scope"]
@@ -48,8 +50,9 @@ def group_by_prefix(root: TreeNode, group_at: int, succ: Mapping[str, Sequence[s
             place = ({id(c): i for i, c in enumerate(node.children)} if node.in_flow
                      else {id(c): _last(c) if not c.is_leaf else c.order for c in node.children})
             ranked = sorted(scopes, key=lambda s: place[id(s)])
+            numbered.update(_numbered_kinds(ranked))
             _group_children(node, scopes, 1, group_at,
-                            _Run({id(s): i for i, s in enumerate(ranked)}, place, preds, succ or {}))
+                            _Run({id(s): i for i, s in enumerate(ranked)}, place, preds, succ or {}, numbered))
         _adopt(node, succ or {}, preds)
         stack.extend(c for c in node.children if not c.is_leaf)
 
@@ -64,8 +67,11 @@ class _Run:
     structure, never by a shared name prefix alone)."""
 
     def __init__(self, rank: dict[int, int], place: dict[int, int], preds: Mapping[str, Sequence[str]],
-                 succ: Mapping[str, Sequence[str]]) -> None:
+                 succ: Mapping[str, Sequence[str]], numbered: Mapping[int, str] | None = None) -> None:
         self.rank, self.place, self.preds, self.succ = rank, place, preds, succ
+        #: rank → kind of the scopes of one layer kind numbered by Keras (:func:`_numbered_kinds`),
+        #: one of which may stand between a group's members and join it
+        self.numbered = {rank[i]: kind for i, kind in (numbered or {}).items() if i in rank}
 
     def closes(self, leaf: TreeNode, inside: set[str]) -> bool:
         """Whether ``leaf`` reads a value of the group (leaf names ``inside``) and otherwise only
@@ -80,7 +86,11 @@ class _Run:
 
     def consecutive(self, members: list[TreeNode]) -> bool:
         ranks = sorted(self.rank[id(m)] for m in members)
-        return ranks[-1] - ranks[0] == len(ranks) - 1
+        kinds = [kind for r, kind in self.numbered.items() if ranks[0] < r < ranks[-1]]
+        # one layer of a kind between them, not a whole run of such layers: WaveNet's
+        # ``filter_0`` … ``filter_9`` stand between its ``skip_*`` layers, which are no group
+        between = len(kinds) if len(set(kinds)) == len(kinds) < len(ranks) else 0
+        return ranks[-1] - ranks[0] == len(ranks) - 1 + between
 
     def span(self, members: list[TreeNode]) -> tuple[int, int]:
         return (min(self.place[id(m)] for m in members), max(self.place[id(m)] for m in members))
@@ -89,6 +99,29 @@ class _Run:
         """Whether ``child`` (of the grouped node) runs strictly inside ``span``."""
         at = self.place.get(id(child))
         return at is not None and span[0] < at < span[1]
+
+
+def _numbered_kinds(ranked: list[TreeNode]) -> dict[int, str]:
+    """Id → first name word of the scopes (``ranked``: in program order) of one layer kind
+    numbered by Keras (``max_pooling2d_1``, ``max_pooling2d_1_2``: several layers, one base
+    name) of which no name family's stretch of the program holds two: no block of the model, such a
+    layer belongs to the group it runs inside. ResNet50V2's last bottleneck of each stage pools
+    its shortcut (``max_pooling2d_*``), which stood between ``conv2_block3``'s layers:
+    ``conv2_*`` was no run of the program and fell apart into ``conv2_block3_1_*``,
+    ``conv2_block3_2_*`` … (InceptionResNetV2's ``custom_scale_layer_*``, one in each
+    ``block35_<n>``, ten in ``block35``'s stretch, stay as they were.)"""
+    kinds: dict[str, set[str]] = {}
+    at: dict[str, list[int]] = {}
+    for i, s in enumerate(ranked):
+        word = _first_word(s.name)
+        kinds.setdefault(word, set()).add(numbered_base(s.name))
+        at.setdefault(word, []).append(i)
+    # (several of them: a lone layer's ``_1`` is Keras 3 naming every layer of a traced call so,
+    # and MobileNetV2's ``bn_Conv1_1`` is no numbered kind)
+    numbered = {w for w, bases in kinds.items() if len(bases) == 1 and len(at[w]) > 1}
+    spans = [(places[0], places[-1]) for w, places in at.items() if w not in numbered and len(kinds[w]) > 1]
+    lone = {w for w in numbered if all(sum(1 for p in at[w] if lo < p < hi) <= 1 for lo, hi in spans)}
+    return {id(s): _first_word(s.name) for s in ranked if _first_word(s.name) in lone}
 
 
 def _last(node: TreeNode) -> int:
@@ -103,12 +136,16 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
     inside a group's span (a residual ``Add`` of the model's own between two of its layers) go
     into it."""
     longest = max(len(_tokens(s.name)) for s in scopes)
+    # (a layer of a numbered kind among them is grouped by none of their prefixes: it joins the
+    # group it runs inside, and beside a ResNet50V2 stage's bottlenecks it made ``conv2_*`` a
+    # group of its own again inside ``conv2_*``)
+    named = [s for s in scopes if run.rank.get(id(s)) not in run.numbered] or scopes
     while ntok < longest:
         by: dict[str, list[TreeNode]] = {}
-        for s in scopes:
+        for s in named:
             toks = _tokens(s.name)
             by.setdefault("_".join(toks[:ntok]) if len(toks) > ntok else s.name, []).append(s)
-        if 1 < len(by) < len(scopes):
+        if 1 < len(by) < len(named):
             break
         ntok += 1
     else:
@@ -130,7 +167,8 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
         at = min(i for i, c in enumerate(node.children) if id(c) in inside)
         names = {leaf.name for m in members for leaf in leaves_below(m)}
         for c in (list(node.children) if node.in_flow else sorted(node.children, key=lambda c: c.order)):
-            if id(c) in inside or (c.is_leaf and (run.inside(c, span) or run.closes(c, names))):
+            if id(c) in inside or (c.is_leaf and (run.inside(c, span) or run.closes(c, names))) \
+                    or (run.rank.get(id(c)) in run.numbered and run.inside(c, span)):
                 node.children.remove(c)
                 c.parent = group
                 group.children.append(c)
@@ -221,9 +259,10 @@ def numbered_base(name: str) -> str:
 
 
 def names_agree(kids: list[TreeNode], groups: list[list[int]], least: int) -> bool:
-    """Whether grouping ``kids`` by their names' first word would draw the same blocks as
-    ``groups`` (those of ``least`` members or more): no block mixes layers of two name families
-    that each have several members, and the children are named scopes at all."""
+    """Whether grouping ``kids`` (in program order) by their names' first word would draw the
+    same blocks as ``groups`` (those of ``least`` members or more): the children are named
+    scopes at all, and no block mixes layers of two name families that each have several
+    members — or each such family is one stretch of the program (:func:`_stretches`)."""
     scoped = [k for k in kids if k.kind == "scope"]
     if len(scoped) * 2 < len(kids):
         return False
@@ -235,5 +274,51 @@ def names_agree(kids: list[TreeNode], groups: list[list[int]], least: int) -> bo
             continue
         seen = {_first_word(kids[i].name) for i in members if kids[i].kind == "scope"}
         if sum(1 for f in seen if family[f] > 1) > 1:
-            return False
+            return _stretches(scoped, family)
     return True
+
+
+def _stretches(scoped: list[TreeNode], family: Mapping[str, int]) -> bool:
+    """Whether the name families of several layers (``family``: first word → how many; not one
+    layer kind numbered by Keras) are several, each one stretch of ``scoped`` (in program
+    order): the names then say the model's blocks even where its data flow's waists fall a
+    layer off their edges. ResNet50V2 runs each stage's first pre-activation (``conv3_block1_preact_bn``,
+    ``…_relu``) before the stage's shortcut forks, so a waist falls inside the block's names;
+    drawn by its waists the training step's overview was 14 blocks titled
+    ``conv4_block1_preact_bn · block of 2`` (the last ``conv3`` bottleneck with it) instead of
+    ResNet50's ``conv2_*`` … ``conv5_*`` stages."""
+    bases: dict[str, set[str]] = {}
+    for k in scoped:
+        bases.setdefault(_first_word(k.name), set()).add(numbered_base(k.name))
+    # (one layer kind numbered by Keras is no block: ResNet50V2's ``max_pooling2d_*`` in each
+    # stage's last shortcut)
+    several = {f for f, n in family.items() if n > 1 and len(bases[f]) > 1}
+    if len(several) < 3:
+        return False
+    words = [_first_word(k.name) for k in scoped]
+    ends: dict[str, list[int]] = {}
+    for at, word in enumerate(words):
+        if word in several:
+            ends.setdefault(word, [at, at])[1] = at
+    stretches = sorted(ends.values())
+    if any(a[1] > b[0] for a, b in pairwise(stretches)):
+        return False  # a family come back after another ran
+    # a layer of no family between two stretches: the names do not say whose it is. A few are a
+    # stem's pooling (DenseNet121's ``zero_padding2d_1``, ``pool1``); Xception's shortcuts (its
+    # ``conv2d_*``, ``batch_normalization_*``, ``add_*`` between ``block2_*`` … ``block13_*``)
+    # are the blocks' own, and drawn by names its ×8 middle flow was no repeat any more
+    # … and inside a stretch, one layer of a kind at most (:class:`_Run` takes it into the group:
+    # ResNet50V2's ``max_pooling2d_*``); InceptionResNetV2's ``conv2d_*`` fill its ``block35_*``
+    start, end = stretches[0][0], stretches[-1][1]
+    between, inside = 0, set()
+    for at, word in enumerate(words):
+        if word in several or not start < at < end:
+            continue
+        home = next((lo for lo, hi in stretches if lo < at < hi), None)
+        if home is None:
+            between += 1
+        elif (home, word) in inside:
+            return False
+        else:
+            inside.add((home, word))
+    return between * 2 < len(several)

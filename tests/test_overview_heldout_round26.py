@@ -1,0 +1,140 @@
+"""Training steps of held-out round 26 (``benchmarks/heldout/round26*.py``), drawn wrong before
+this round's fixes, each read back from the SVG of ``hloviz render`` against an oracle taken
+from the HLO text by regular expression.
+
+* ``resnet_v2_step_pre.hlo.gz``: ``keras.applications.ResNet50V2`` trained one step with Lion.
+  Each stage's first pre-activation runs before the stage's shortcut forks, and its last
+  bottleneck pools the shortcut with a ``max_pooling2d_*`` layer: drawn by its data flow's
+  waists the column was 14 blocks titled like ``conv4_block1_preact_bn · block of 2``, not the
+  ``conv2_*`` … ``conv5_*`` stages its names say (ResNet50's own picture).
+* ``multisteps_step_pre.hlo.gz`` / ``_post``: a Flax MLP whose updates ``optax.MultiSteps``
+  accumulates. Its micro-step counter reads no gradient and feeds no update: titled
+  ``forward · block of 18`` before optimization; after it, the ``out`` layer, whose ``dot``
+  XLA left without an op name, was placed by its update and stood below the loss.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+
+from hloviz.cli import main
+
+from . import box_labels
+
+HERE = Path(__file__).resolve().parent / "data" / "orders"
+
+pytestmark = pytest.mark.requires_dot
+
+_NODE = re.compile(r'<g id="node\d+" class="node">(.*?)</g>\n</g>', re.DOTALL)
+_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
+_TITLE = re.compile(r'xlink:title="([^"]*)"')
+_SHAPE = re.compile(r'\s(?:points|d)="([^"]+)"')
+
+
+def _text(path: Path) -> str:
+    return gzip.open(path, "rt", encoding="utf-8").read()
+
+
+def _render(path: Path, out: Path) -> str:
+    try:
+        code = main(["render", str(path), "-o", str(out)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    return out.read_text(encoding="utf-8")
+
+
+def _boxes(svg: str) -> list[tuple[float, list[str], set[str]]]:
+    """(top y, text lines, op names its tooltip lists) of every box in ``svg``."""
+    out = []
+    for body in _NODE.findall(svg):
+        texts, title, shape = _TEXT.findall(body), _TITLE.search(body), _SHAPE.search(body)
+        if not texts or title is None or shape is None:
+            continue
+        tip = title.group(1)
+        names = tip.split(" · op_name: ", 1)[1].split("\\n", 1)[0] if " · op_name: " in tip else ""
+        ys = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", shape.group(1))][1::2]
+        out.append((min(ys), texts, {n.strip() for n in names.split(",") if n.strip()}))
+    return out
+
+
+def test_resnet50v2s_stages_are_the_boxes_its_names_say(tmp_path):
+    path = HERE / "resnet_v2_step_pre.hlo.gz"
+    text = _text(path)
+    stages = sorted(set(re.findall(r'op_name="[^"]*resnet50v2_1/(conv\d)_block\d+_', text)))
+    assert stages == ["conv2", "conv3", "conv4", "conv5"]
+    # the situation: a max pool of its own kind in a stage's last block (its shortcut)
+    assert len(set(re.findall(r'op_name="[^"]*resnet50v2_1/(max_pooling2d[\w]*)/', text))) == 3
+    svg = _render(path, tmp_path / "r.svg")
+    labels = box_labels(svg)
+    tops: dict[str, list[float]] = {}
+    for y, label in labels:
+        found = re.match(r"(conv\d)_\* ", label)
+        if found and found.group(1) in stages:
+            tops.setdefault(found.group(1), []).append(y)
+    assert sorted(tops) == stages and all(len(ys) == 1 for ys in tops.values()), labels
+    assert sorted(tops, key=lambda s: tops[s][0]) == stages  # and in program order
+    assert not [label for _, label in labels if " · block of " in label and label.startswith(tuple(stages))], labels
+
+
+def _entry_lines(text: str) -> list[str]:
+    return text.split("\nENTRY ", 1)[1].split("\n}", 1)[0].splitlines()[1:]
+
+
+def test_an_accumulating_optimizers_step_counter_is_no_forward_work(tmp_path):
+    path = HERE / "multisteps_step_pre.hlo.gz"
+    text = _text(path)
+    # the oracle: what the entry computes from the counters and constants alone (operands read
+    # off each line), and the parameters holding the counters
+    made: dict[str, set[str]] = {}
+    counters = {"state.mini_step", "state.gradient_step"}
+    from_counters: set[str] = set()
+    params: set[str] = set()
+    for line in _entry_lines(text):
+        found = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\((.*?)\)(?:,|$)", line)
+        if found is None:
+            continue
+        name, opcode, operands = found.groups()
+        op_name = re.search(r'op_name="([^"]*)"', line)
+        if opcode == "parameter":
+            if op_name and op_name.group(1) in counters:
+                from_counters.add(name)
+                params.add(name)
+            continue
+        reads = set(re.findall(r"%?([\w.\-]+)(?:,|$)", operands.replace(" ", "")))
+        if opcode == "constant" or (reads and reads <= from_counters | {n for n in made if made[n] == {"constant"}}):
+            from_counters.add(name)
+        made[name] = {opcode}
+    counted = from_counters - params
+    assert len(params) == 2 and len(counted) >= 6  # the situation: the counters' own arithmetic
+    svg = _render(path, tmp_path / "m.svg")
+    seen = 0
+    for _y, texts, _names in _boxes(svg):
+        listed = " ".join(t for t in texts if "parameter" in t or t.startswith("+ "))  # its own, or read
+        if any(c in listed for c in counters) and texts[0] not in ("hidden", "out"):
+            seen += 1
+            assert not texts[0].startswith("forward"), texts
+            assert not any(re.fullmatch(r"forward \d+(?: · .*)?", t) for t in texts), texts
+    assert seen  # the counters are drawn in a box of their own (not only in the layers' updates)
+
+
+def test_a_layer_whose_dot_lost_its_name_stands_before_the_loss(tmp_path):
+    path = HERE / "multisteps_step_post.hlo.gz"
+    text = _text(path)
+    entry = "\n".join(_entry_lines(text))
+    # the situation: the entry's dots carry no op name (XLA made them), and the loss is named
+    # at the top (``jvp()``, no model scope)
+    unnamed_dots = re.findall(r"^\s*%?(dot[\w.]*) = [^\n]* dot\((?![^\n]*op_name)[^\n]*$", entry, re.MULTILINE)
+    assert len(unnamed_dots) >= 2
+    loss = set(re.findall(r'op_name="(jit\(multisteps_step\)/jvp\(\)/[\w/]+)"', entry))
+    assert loss
+    svg = _render(path, tmp_path / "m.svg")
+    boxes = _boxes(svg)
+    tops = {texts[0]: y for y, texts, _ in boxes}
+    loss_tops = [y for y, _texts, names in boxes if names & loss]
+    assert "hidden" in tops and "out" in tops and loss_tops, [b[1][0] for b in boxes]
+    assert tops["hidden"] < tops["out"] < min(loss_tops)
