@@ -62,10 +62,9 @@ TF_CONTROL_FLOW = frozenset({"cond", "while", "case"})
 #: JAX transformations that wrap a name without being one: ``jvp(f)`` is f's forward pass under
 #: differentiation, ``transpose(…)`` the backward pass, the rest are calls or rewrites of f.
 TRANSFORMS = frozenset({
-    "jvp", "transpose", "vmap", "pmap", "xmap", "pjit", "jit", "remat", "checkpoint", "custom_jvp_call",
-    "custom_vjp_call", "custom_vjp_call_jaxpr", "shard_map", "named_call", "core_call", "closed_call",
-    "linearize", "vjp", "grad", "value_and_grad",
-})
+    "jvp", "transpose", "vmap", "pmap", "xmap", "pjit", "jit", "remat", "checkpoint", "custom_jvp_call", "custom_vjp_call",
+    "custom_vjp_call_jaxpr", "shard_map", "named_call", "core_call", "closed_call", "linearize", "vjp", "grad",
+    "value_and_grad"})
 #: Segments that only say a transformation or a call happened (JAX's ``checkpoint`` /
 #: ``rematted_computation`` around a rematerialised function, ``closed_call`` around a call).
 TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2", "closed_call", "core_call"})
@@ -267,18 +266,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         return OpPath((), segments[-1], "backward", op_name)
     if segments[0].startswith(("jit(", "pjit(")):
         segments = _without_control_flow(segments)
-    out: list[str] = []
-    last = len(segments) - 1
-    for i, seg in enumerate(segments):
-        if i == 0 and seg.startswith(("jit(", "pjit(")) and seg.endswith(")"):
-            out.append(seg)  # the traced function itself
-            continue
-        names, backward = _unwrapped(seg)
-        if not names and i == last and (seg in TRANSPARENT or _EINSUM.fullmatch(seg)):
-            names = [seg]  # the op itself (a ``closed_call``), not a wrapper of what follows
-        if backward:
-            phase = "backward"
-        out.extend(names)
+    out, phase = _unwrapped_path(segments, phase)
     if not out:
         return OpPath((), "", phase, op_name)
     if phase == "forward":
@@ -290,6 +278,26 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         elif len(out) == 1 and op_type == "AddN":
             phase = "backward"
     return OpPath(tuple(out[:-1][:MAX_SCOPE_DEPTH]), out[-1], phase, op_name)
+
+
+def _unwrapped_path(segments: list[str], phase: str) -> tuple[list[str], str]:
+    """The path of ``segments`` with JAX's transformations taken off (:func:`unwrap`), and the phase."""
+    out: list[str] = []
+    last = len(segments) - 1
+    for i, seg in enumerate(segments):
+        if i == 0 and seg.startswith(("jit(", "pjit(")) and seg.endswith(")"):
+            out.append(seg)  # the traced function itself
+            continue
+        names, backward = _unwrapped(seg)
+        if not names and i == last and (seg in TRANSPARENT or _EINSUM.fullmatch(seg)):
+            names = (seg,)  # the op itself (a ``closed_call``), not a wrapper of what follows
+        if backward:
+            phase = "backward"
+        if names and len(names) < len(out) and seg != "/".join(names) and tuple(out[-len(names):]) == names:
+            continue  # a transformation re-entering its scope: remat's ``transpose(jvp(Net))/jvp(Net)/
+            # checkpoint/block_0`` (read as ``Net/Net/block_0``, the blocks' gradients were no block's)
+        out.extend(names)
+    return out, phase
 
 
 #: What JAX writes for the computations of its control flow, after the primitive's own segment:

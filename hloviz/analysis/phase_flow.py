@@ -279,15 +279,17 @@ class _Walk:
         return carried
 
     def _computes_gradients(self, inst: Instruction) -> bool:
-        """Whether ``inst`` is a ``call`` of the backward pass itself (or takes an element of what
-        such a call returns; a fusion keeps the phase its name gives). ``jax.grad`` called in a
+        """Whether ``inst`` is a ``call`` (a loop, a branch) of the backward pass itself (or takes an
+        element of what such a call returns; a fusion keeps the phase its name gives). ``jax.grad`` called in a
         ``lax.scan`` over micro-batches is a ``closed_call`` named like the step's own ops, whose
         results derive from gradients because it computes them. It is no update: called the
         optimizer's, it and the slicing of each micro-batch that feeds it made a
-        gradient-accumulating step's passes an ``optimizer`` box."""
+        gradient-accumulating step's passes an ``optimizer`` box. So is a loop whose body does (a
+        ``lax.fori_loop`` of whole training steps: called the optimizer's, the loop was filed as
+        its first weight's update, a frame ``hidden/optimizer`` around the whole program)."""
         if inst.opcode == "get-tuple-element" and inst.operands:
             inst = inst.operands[0]
-        return inst.opcode == "call" and any(self.has_backward(c) for c in inst.called_computations)
+        return inst.opcode in BODY_CALLERS and any(self.has_backward(c) for c in inst.called_computations)
 
     def has_backward(self, comp: Computation) -> bool:
         """Whether ``comp`` or anything it calls holds a backward instruction."""

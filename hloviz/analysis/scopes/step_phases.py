@@ -15,7 +15,7 @@ from ...ir import HloModule, Instruction
 from ..phase_flow import mark_after_gradients, mark_optimizer
 from .scope import Scope
 
-__all__ = ["mark_step_optimizer"]
+__all__ = ["mark_recomputed_forward", "mark_step_optimizer"]
 
 
 def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
@@ -64,3 +64,25 @@ def _step_scopes(root: Scope, phase_of: dict[Instruction, str]) -> list[list[Ins
         if not mixed:
             out.append(group)
     return out
+
+
+def mark_recomputed_forward(module: HloModule, phase_of: dict[Instruction, str],
+                            votes: dict[Instruction, tuple[Scope, str]]) -> None:
+    """Re-phase as ``forward`` a ``jax.remat`` recomputation (``…/rematted_computation/…``, named
+    inside the backward pass) whose value forward work reads: XLA merges the recomputation with
+    the first run where no loop keeps them apart, and the merged kernel keeps the recomputation's
+    name (an unseen Flax step's ``block_0/dense`` was backward work after optimization, and its
+    box stood below the loss). One only the backward pass reads stays backward (a scanned
+    block's, run again in the backward loop: remat's cost is the backward pass's). ``votes`` as
+    for :func:`mark_step_optimizer`."""
+    for comp in module.computations:
+        again = {id(i) for i in comp.instructions
+                 if phase_of.get(i) == "backward" and "/rematted_computation/" in i.metadata.op_name}
+        if not again:
+            continue
+        users = comp.users()
+        for inst in reversed(comp.instructions):  # users first: a chain of them turns at once
+            if id(inst) in again and any(phase_of.get(u) == "forward" for u in users[inst]):
+                phase_of[inst] = "forward"
+                if inst in votes:
+                    votes[inst] = (votes[inst][0], "forward")

@@ -285,11 +285,9 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
         from ...analysis.scopes import build_scope_tree
 
         scopes = build_scope_tree(g.module, stage="pre", ordered=False)  # kernels: the marks
-    updates = None
-    if scopes.root.phases.get("optimizer"):
-        from ...analysis.updates import update_targets
+    from ...analysis.updates import update_targets
 
-        updates = update_targets(scopes)
+    updates = update_targets(scopes) if scopes.root.phases.get("optimizer") else None
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
     routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges))
     step = bool(scopes.root.phases.get("backward"))  # a training step
@@ -301,11 +299,13 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
     if forward is not None:
-        def phases_of(leaf: str) -> frozenset[str]:
-            return frozenset(g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members)
+        def phases_of(leaf: str, work: bool = False) -> frozenset[str]:  # work: a parameter runs in no pass
+            return frozenset(g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members
+                             if not work or m.opcode != "parameter")
 
         close_loose_blocks(tree, g, phases_of)
-        close_split_layers(tree.root, phases_of)
+        close_split_layers(tree.root, phases_of)  # (an optimizer's scope of its state and its update, too)
+        close_split_layers(tree.root, lambda leaf: phases_of(leaf, work=True))
     return tree
 
 

@@ -1,6 +1,6 @@
-"""Training steps of held-out round 26 (``benchmarks/heldout/round26*.py``), drawn wrong before
-this round's fixes, each read back from the SVG of ``hloviz render`` against an oracle taken
-from the HLO text by regular expression.
+"""Training steps of held-out rounds 26 and 27 (``benchmarks/heldout/round26*.py``,
+``round27*.py``), drawn wrong before this round's fixes, each read back from the SVG of
+``hloviz render`` against an oracle taken from the HLO text by regular expression.
 
 * ``resnet_v2_step_pre.hlo.gz``: ``keras.applications.ResNet50V2`` trained one step with Lion.
   Each stage's first pre-activation runs before the stage's shortcut forks, and its last
@@ -11,6 +11,14 @@ from the HLO text by regular expression.
   accumulates. Its micro-step counter reads no gradient and feeds no update: titled
   ``forward · block of 18`` before optimization; after it, the ``out`` layer, whose ``dot``
   XLA left without an op name, was placed by its update and stood below the loss.
+* ``fori_steps_pre.hlo.gz``: plain JAX training five steps in a ``lax.fori_loop``. The loop,
+  whose body computes gradients, was called the optimizer's and filed as the first layer's
+  update: a frame ``hidden/optimizer`` around the whole program.
+* ``remat_step_pre.hlo.gz`` / ``_post``: a Flax MLP of ``nn.remat``'d blocks with a masked
+  AdamW. Their gradients are named ``transpose(jvp(_Net))/jvp(_Net)/checkpoint/block_0/…``,
+  read as a scope ``_Net/_Net/block_0``: a dozen ``backward · block of N`` boxes beside blocks
+  holding forward work alone; after optimization the forward ``dense`` kernel (merged with its
+  recomputation, ``…/rematted_computation/…``) was backward work.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ _NODE = re.compile(r'<g id="node\d+" class="node">(.*?)</g>\n</g>', re.DOTALL)
 _TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
 _TITLE = re.compile(r'xlink:title="([^"]*)"')
 _SHAPE = re.compile(r'\s(?:points|d)="([^"]+)"')
+_CLUSTER = re.compile(r'<g id="clust\d+" class="cluster">.*?<text[^>]*>([^<]*)</text>', re.DOTALL)
 
 
 def _text(path: Path) -> str:
@@ -138,3 +147,60 @@ def test_a_layer_whose_dot_lost_its_name_stands_before_the_loss(tmp_path):
     loss_tops = [y for y, _texts, names in boxes if names & loss]
     assert "hidden" in tops and "out" in tops and loss_tops, [b[1][0] for b in boxes]
     assert tops["hidden"] < tops["out"] < min(loss_tops)
+
+
+def test_a_loop_of_training_steps_is_no_update(tmp_path):
+    path = HERE / "fori_steps_pre.hlo.gz"
+    text = _text(path)
+    # the situation: the entry's one while loop, whose body calls the computation that holds the
+    # backward pass (its op names say transpose)
+    assert len(re.findall(r"^\s*%?while[\w.]* = [^\n]* while\(", "\n".join(_entry_lines(text)), re.MULTILINE)) == 1
+    called = re.search(r"call\([^\n]*to_apply=%?(closed_call[\w.]*)", text)  # the step the loop runs
+    assert called is not None
+    body = text.split(f"\n{called.group(1)} ", 1)[1].split("\n}", 1)[0]
+    assert "transpose(jvp(" in body
+    svg = _render(path, tmp_path / "f.svg")
+    frames = _CLUSTER.findall(svg)
+    assert not [f for f in frames if "optimizer" in f], frames
+    assert not [texts for _y, texts, _ in _boxes(svg) if any(re.fullmatch(r"optimizer(?: \d+)?", t) for t in texts)]
+
+
+def test_rematerialised_blocks_hold_their_own_gradients(tmp_path):
+    path = HERE / "remat_step_pre.hlo.gz"
+    text = _text(path)
+    blocks = sorted(set(re.findall(r'op_name="jit\(masked_adamw_step\)/jvp\(_Net\)/(block_\d)/', text)))
+    regrad = sorted(set(re.findall(r'op_name="[^"]*/transpose\(jvp\(_Net\)\)/jvp\(_Net\)/checkpoint/(block_\d)/', text)))
+    assert blocks == regrad == ["block_0", "block_1"]  # the situation: each block's gradient under remat
+    svg = _render(path, tmp_path / "r.svg")
+    boxes = _boxes(svg)
+    for block in blocks:
+        [texts] = [texts for _y, texts, _ in boxes if texts[0] == block]
+        assert any(re.search(r"\bbackward \d+", t) for t in texts), texts
+    assert not [texts[0] for _y, texts, _ in boxes if texts[0].startswith("backward ·")]
+
+
+def test_a_rematerialised_kernel_is_forward_work(tmp_path):
+    path = HERE / "remat_step_post.hlo.gz"
+    entry = "\n".join(_entry_lines(_text(path)))
+    # the situation: XLA merged each block's forward dense with its recomputation, whose name it kept
+    merged = set(re.findall(r'op_name="([^"]*/rematted_computation/block_\d/dense/dot_general)"', entry))
+    assert len(merged) == 2
+    assert not re.search(r'op_name="jit\(masked_adamw_step\)/jvp\(_Net\)/block_\d/dense/dot_general"', entry)
+    svg = _render(path, tmp_path / "r.svg")
+    carrying = [texts for _y, texts, names in _boxes(svg) if names & merged]
+    assert len(carrying) == 2, carrying
+    for texts in carrying:
+        phases = next(t for t in texts if re.match(r"(?:forward|backward|optimizer) \d+", t))
+        assert phases.startswith("forward"), texts
+
+
+def test_an_embedding_updated_in_place_is_one_box(tmp_path):
+    path = HERE / "tagger_step_post.hlo.gz"
+    text = _text(path)
+    # the situation: the embedding's forward gather, and its sparse update (a scatter) by AdamW
+    assert re.search(r'op_name="functional_1/embed_1/GatherV2"', text)
+    assert re.search(r'scatter\([^\n]*op_name="adam_w/', text)
+    svg = _render(path, tmp_path / "t.svg")
+    assert not [f for f in _CLUSTER.findall(svg) if f.startswith("embed")]  # no frame spanning the step
+    [texts] = [texts for _y, texts, _ in _boxes(svg) if texts[0] == "embed"]
+    assert any(re.search(r"\bforward \d+.*\boptimizer \d+", t) for t in texts), texts
