@@ -304,8 +304,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
                              if not work or m.opcode != "parameter")
 
         close_loose_blocks(tree, g, phases_of)
-        close_split_layers(tree.root, phases_of)  # (an optimizer's scope of its state and its update, too)
-        close_split_layers(tree.root, lambda leaf: phases_of(leaf, work=True))
+        close_split_layers(tree.root, phases_of, lambda leaf: phases_of(leaf, work=True))
     return tree
 
 

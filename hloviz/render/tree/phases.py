@@ -143,7 +143,13 @@ def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mappi
         phase[key] = "loss" if key in reached else "optimizer"
 
 
-def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]]) -> None:
+def _split(kids: list[frozenset[str]]) -> bool:
+    """Do children of these phases stand both where the forward pass runs and elsewhere?"""
+    return any("forward" in k for k in kids) and any(k and "forward" not in k for k in kids)
+
+
+def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]],
+                       work_of: Callable[[str], frozenset[str]]) -> None:
     """In a training step, a scope (a layer: ``conv1``, ``pool_1``) whose children, opened,
     would stand both where the forward pass runs and where only the backward pass or the
     optimizer does is drawn closed in an overview. Opened, its forward boxes stand near the top
@@ -159,17 +165,20 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
     generator); nor a scope :func:`by_phase` split into its passes (``moments_4`` ›
     ``(forward)``, ``(backward)``: its boxes, unframed, stand where each pass runs); nor the
     ``(unused)`` scope, closed in an overview by a rule of its own.
-    ``phases_of(leaf)``: the phases of the instructions leaf ``u<index>`` holds."""
-    below: dict[int, frozenset[str]] = {}
+    ``phases_of(leaf)``: the phases of the instructions leaf ``u<index>`` holds; ``work_of``: those
+    of its instructions but parameters, which run in no pass (read either way: an optimizer's scope
+    of its state and its update is closed by the parameters' phase, an embedding holding its
+    forward work and its in-place update only without them)."""
+    below: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
     layers = []  # marked after the walk: a model's layers, once closed, would not name parts of it
     for node in reversed(parents_first(root)):
         if node.is_leaf:
-            below[id(node)] = phases_of(node.name)
+            below[id(node)] = (phases_of(node.name), work_of(node.name))
             continue
         kids = [below[id(c)] for c in node.children]
-        below[id(node)] = frozenset().union(*kids)
+        below[id(node)] = (frozenset().union(*(k[0] for k in kids)), frozenset().union(*(k[1] for k in kids)))
         if (node.kind == "scope" and node.name not in (*PHASE_SCOPES, UNUSED) and node.size * 2 < root.size
-                and any("forward" in k for k in kids) and any(k and "forward" not in k for k in kids)
+                and any(_split([k[i] for k in kids]) for i in (0, 1))
                 and sum(c.name in PHASE_SCOPES for c in node.children) < 2
                 and sum(_names_a_part(c) for c in node.children) < 2):
             layers.append(node)
