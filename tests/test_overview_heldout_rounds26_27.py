@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import gzip
+import html
 import re
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def _boxes(svg: str) -> list[tuple[float, list[str], set[str]]]:
     """(top y, text lines, op names its tooltip lists) of every box in ``svg``."""
     out = []
     for body in _NODE.findall(svg):
-        texts, title, shape = _TEXT.findall(body), _TITLE.search(body), _SHAPE.search(body)
+        texts, title, shape = [html.unescape(t) for t in _TEXT.findall(body)], _TITLE.search(body), _SHAPE.search(body)
         if not texts or title is None or shape is None:
             continue
         tip = title.group(1)
@@ -204,3 +205,18 @@ def test_an_embedding_updated_in_place_is_one_box(tmp_path):
     assert not [f for f in _CLUSTER.findall(svg) if f.startswith("embed")]  # no frame spanning the step
     [texts] = [texts for _y, texts, _ in _boxes(svg) if texts[0] == "embed"]
     assert any(re.search(r"\bforward \d+.*\boptimizer \d+", t) for t in texts), texts
+
+
+def test_a_loop_conditions_unread_elements_are_one_box(tmp_path):
+    path = HERE / "fori_steps_pre.hlo.gz"
+    text = _text(path)
+    condition = re.search(r"condition=%?([\w.]+)", text)
+    assert condition is not None
+    body = text.split(f"\n{condition.group(1)} ", 1)[1].split("\n}", 1)[0]
+    taken = re.findall(r"^\s*%?([\w.\-]+) = \S+ get-tuple-element\(", body, re.MULTILINE)
+    unread = [n for n in taken if not re.search(rf"[(,\s]%?{re.escape(n)}[,)]", body)]
+    assert len(taken) == 7 and len(unread) == 6  # the situation: all taken, the counter alone read
+    svg = _render(path, tmp_path / "f.svg")
+    boxes = [texts for _y, texts, _ in _boxes(svg)]
+    assert ["unused", f"{len(unread)} get-tuple-elements"] in [texts[:2] for texts in boxes], boxes
+    assert not [texts for texts in boxes if texts[0] == "get-tuple-element" and texts[1] in unread]

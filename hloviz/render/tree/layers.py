@@ -314,10 +314,11 @@ _UNUSED_KINDS = TUPLE | {"constant"}
 
 def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
     """Units outside every scope that hold values nothing reads (constants, a loop result's
-    elements, tuples: what TensorFlow's gradient of a loop leaves behind, ``zeros_like``…, and
-    XLA eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's
-    step drew eleven such dashed boxes down its model's column. So do two constants or more that
-    nothing reads in one scope, within it; not what a fold made or took (:meth:`ViewGraph.shows_a_fold`)."""
+    elements, tuples: what TensorFlow's gradient of a loop leaves behind, ``zeros_like``…, and XLA
+    eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's step
+    drew eleven such dashed boxes down its model's column. So, within them, do two constants or more
+    nothing reads in one scope (not what a fold made or took: :meth:`ViewGraph.shows_a_fold`), and two
+    elements or more a loop's condition or body takes unread (JAX's condition takes all: six boxes)."""
     read = {a for a, _ in edges}
     unused = [Step("scope", UNUSED, UNUSED, "unused")]
     out = []
@@ -329,11 +330,11 @@ def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tupl
                 route = unused
             elif route[-1].kind == "scope" and all(m.opcode == "constant" for m in u.members) and not g.shows_a_fold(u):
                 inside.setdefault(route[-1].path, []).append(len(out))
+            elif route[-1].kind == "body" and all(m.opcode == "get-tuple-element" for m in u.members):
+                inside.setdefault(route[-1].name, []).append(len(out))
         out.append((route, leaf))
-    # ... and so do two or more constants in a scope, within it (RMSprop's sparse update of an
-    # embedding left six, its shapes, that nothing reads: six boxes in the optimizer's frame); a
-    # loop's unread results there stay with the loop's blocks (drawn apart, a JAX scan's counted
-    # the loop's 36 kernels as theirs)
+    # ... and so do two or more constants in a scope, within it (RMSprop's sparse update of an embedding
+    # left six); a loop's unread results stay with its blocks (apart, a scan's counted its 36 kernels)
     for path, at in inside.items():
         if len(at) >= 2:
             step = Step("scope", UNUSED, f"{path}/{UNUSED}", "unused")
