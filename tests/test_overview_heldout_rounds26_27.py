@@ -14,6 +14,8 @@
 * ``fori_steps_pre.hlo.gz``: plain JAX training five steps in a ``lax.fori_loop``. The loop,
   whose body computes gradients, was called the optimizer's and filed as the first layer's
   update: a frame ``hidden/optimizer`` around the whole program.
+* ``gated_step_post.hlo.gz`` (round 25): a Keras step whose ``pool`` is one fusion after
+  optimization (and a parameter it reads), drawn as a frame around that one box between boxes.
 * ``remat_step_pre.hlo.gz`` / ``_post``: a Flax MLP of ``nn.remat``'d blocks with a masked
   AdamW. Their gradients are named ``transpose(jvp(_Net))/jvp(_Net)/checkpoint/block_0/…``,
   read as a scope ``_Net/_Net/block_0``: a dozen ``backward · block of N`` boxes beside blocks
@@ -220,3 +222,16 @@ def test_a_loop_conditions_unread_elements_are_one_box(tmp_path):
     boxes = [texts for _y, texts, _ in _boxes(svg)]
     assert ["unused", f"{len(unread)} get-tuple-elements"] in [texts[:2] for texts in boxes], boxes
     assert not [texts for texts in boxes if texts[0] == "get-tuple-element" and texts[1] in unread]
+
+
+def test_a_layer_of_one_kernel_is_a_box(tmp_path):
+    path = HERE / "gated_step_post.hlo.gz"
+    entry = "\n".join(_entry_lines(_text(path)))
+    # the situation: one instruction of the entry named in ``pool``, a fusion
+    assert re.findall(r'^\s*%?([\w.]+) = \S+ fusion\([^\n]*op_name="gated_1/pool_1/', entry, re.MULTILINE) \
+        == ["broadcast_multiply_fusion.1"]
+    assert len(re.findall(r'op_name="gated_1/pool_1/', entry)) == 1
+    svg = _render(path, tmp_path / "g.svg")
+    assert not [f for f in _CLUSTER.findall(svg) if f.strip() == "pool"]
+    [texts] = [texts for _y, texts, _ in _boxes(svg) if texts[0] == "pool"]
+    assert "1 fusion of" in texts[1], texts  # its one kernel, closed

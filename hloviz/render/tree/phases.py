@@ -168,7 +168,8 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
     ``phases_of(leaf)``: the phases of the instructions leaf ``u<index>`` holds; ``work_of``: those
     of its instructions but parameters, which run in no pass (read either way: an optimizer's scope
     of its state and its update is closed by the parameters' phase, an embedding holding its
-    forward work and its in-place update only without them)."""
+    forward work and its in-place update only without them). So is a scope of one leaf that works
+    and its parameters (an unseen step's optimized ``pool``: a frame around one fusion)."""
     below: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
     layers = []  # marked after the walk: a model's layers, once closed, would not name parts of it
     for node in reversed(parents_first(root)):
@@ -182,6 +183,8 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
                 and sum(c.name in PHASE_SCOPES for c in node.children) < 2
                 and sum(_names_a_part(c) for c in node.children) < 2):
             layers.append(node)
+        elif node.kind == "scope" and all(c.is_leaf for c in node.children) and sum(bool(k[1]) for k in kids) == 1:
+            layers.append(node)  # one kernel and its parameters: opened, a frame around one box
     for node in layers:
         node.shut = True
 
