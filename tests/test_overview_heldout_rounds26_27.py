@@ -25,39 +25,20 @@
 
 from __future__ import annotations
 
-import gzip
 import html
 import re
 from pathlib import Path
 
 import pytest
 
-from hloviz.cli import main
-
 from . import box_labels
+from .test_overview_heldout_steps import _CLUSTER, _NODE, _TEXT, _TITLE, _render, _text
 
 HERE = Path(__file__).resolve().parent / "data" / "orders"
 
 pytestmark = pytest.mark.requires_dot
 
-_NODE = re.compile(r'<g id="node\d+" class="node">(.*?)</g>\n</g>', re.DOTALL)
-_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
-_TITLE = re.compile(r'xlink:title="([^"]*)"')
 _SHAPE = re.compile(r'\s(?:points|d)="([^"]+)"')
-_CLUSTER = re.compile(r'<g id="clust\d+" class="cluster">.*?<text[^>]*>([^<]*)</text>', re.DOTALL)
-
-
-def _text(path: Path) -> str:
-    return gzip.open(path, "rt", encoding="utf-8").read()
-
-
-def _render(path: Path, out: Path) -> str:
-    try:
-        code = main(["render", str(path), "-o", str(out)])
-    except SystemExit as stop:
-        code = stop.code
-    assert code in (0, None)
-    return out.read_text(encoding="utf-8")
 
 
 def _boxes(svg: str) -> list[tuple[float, list[str], set[str]]]:
