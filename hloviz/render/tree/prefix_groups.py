@@ -110,18 +110,25 @@ def _numbered_kinds(ranked: list[TreeNode]) -> dict[int, str]:
     ``conv2_*`` was no run of the program and fell apart into ``conv2_block3_1_*``,
     ``conv2_block3_2_*`` … (InceptionResNetV2's ``custom_scale_layer_*``, one in each
     ``block35_<n>``, ten in ``block35``'s stretch, stay as they were.)"""
-    kinds: dict[str, set[str]] = {}
-    at: dict[str, list[int]] = {}
-    for i, s in enumerate(ranked):
-        word = _first_word(s.name)
-        kinds.setdefault(word, set()).add(numbered_base(s.name))
-        at.setdefault(word, []).append(i)
+    kinds, at = _families(ranked)
     # (several of them: a lone layer's ``_1`` is Keras 3 naming every layer of a traced call so,
     # and MobileNetV2's ``bn_Conv1_1`` is no numbered kind)
     numbered = {w for w, bases in kinds.items() if len(bases) == 1 and len(at[w]) > 1}
     spans = [(places[0], places[-1]) for w, places in at.items() if w not in numbered and len(kinds[w]) > 1]
     lone = {w for w in numbered if all(sum(1 for p in at[w] if lo < p < hi) <= 1 for lo, hi in spans)}
     return {id(s): _first_word(s.name) for s in ranked if _first_word(s.name) in lone}
+
+
+def _families(ranked: list[TreeNode]) -> tuple[dict[str, set[str]], dict[str, list[int]]]:
+    """Each first name word of ``ranked`` (in program order) → the base names of its layers
+    (:func:`numbered_base`), and → where they stand."""
+    kinds: dict[str, set[str]] = {}
+    at: dict[str, list[int]] = {}
+    for i, s in enumerate(ranked):
+        word = _first_word(s.name)
+        kinds.setdefault(word, set()).add(numbered_base(s.name))
+        at.setdefault(word, []).append(i)
+    return kinds, at
 
 
 def _last(node: TreeNode) -> int:
@@ -274,33 +281,27 @@ def names_agree(kids: list[TreeNode], groups: list[list[int]], least: int) -> bo
             continue
         seen = {_first_word(kids[i].name) for i in members if kids[i].kind == "scope"}
         if sum(1 for f in seen if family[f] > 1) > 1:
-            return _stretches(scoped, family)
+            return _stretches(scoped)
     return True
 
 
-def _stretches(scoped: list[TreeNode], family: Mapping[str, int]) -> bool:
-    """Whether the name families of several layers (``family``: first word → how many; not one
-    layer kind numbered by Keras) are several, each one stretch of ``scoped`` (in program
+def _stretches(scoped: list[TreeNode]) -> bool:
+    """Whether the name families of several layers (a first word; not one layer kind numbered by
+    Keras) are several, each one stretch of ``scoped`` (in program
     order): the names then say the model's blocks even where its data flow's waists fall a
     layer off their edges. ResNet50V2 runs each stage's first pre-activation (``conv3_block1_preact_bn``,
     ``…_relu``) before the stage's shortcut forks, so a waist falls inside the block's names;
     drawn by its waists the training step's overview was 14 blocks titled
     ``conv4_block1_preact_bn · block of 2`` (the last ``conv3`` bottleneck with it) instead of
     ResNet50's ``conv2_*`` … ``conv5_*`` stages."""
-    bases: dict[str, set[str]] = {}
-    for k in scoped:
-        bases.setdefault(_first_word(k.name), set()).add(numbered_base(k.name))
+    bases, places = _families(scoped)
     # (one layer kind numbered by Keras is no block: ResNet50V2's ``max_pooling2d_*`` in each
     # stage's last shortcut)
-    several = {f for f, n in family.items() if n > 1 and len(bases[f]) > 1}
+    several = {f for f, at in places.items() if len(at) > 1 and len(bases[f]) > 1}
     if len(several) < 3:
         return False
     words = [_first_word(k.name) for k in scoped]
-    ends: dict[str, list[int]] = {}
-    for at, word in enumerate(words):
-        if word in several:
-            ends.setdefault(word, [at, at])[1] = at
-    stretches = sorted(ends.values())
+    stretches = sorted((places[f][0], places[f][-1]) for f in several)
     if any(a[1] > b[0] for a, b in pairwise(stretches)):
         return False  # a family come back after another ran
     # a layer of no family between two stretches: the names do not say whose it is. A few are a
