@@ -216,3 +216,18 @@ def test_a_layer_of_one_kernel_is_a_box(tmp_path):
     assert not [f for f in _CLUSTER.findall(svg) if f.strip() == "pool"]
     [texts] = [texts for _y, texts, _ in _boxes(svg) if texts[0] == "pool"]
     assert "1 fusion of" in texts[1], texts  # its one kernel, closed
+
+
+def test_an_accumulating_optimizers_counter_stands_above_the_updates_it_feeds(tmp_path):
+    path = HERE / "multisteps_step_pre.hlo.gz"
+    text = _text(path)
+    # the situation: optax's updates of the parameters (``p + u``, named at the step's top) and
+    # MultiSteps' counter, made of the optimizer's state and returned, which the updates read
+    assert len(re.findall(r'op_name="jit\(multisteps_step\)/add"', text)) >= 4
+    svg = _render(path, tmp_path / "m.svg")
+    boxes = _boxes(svg)
+    counters = [y for y, texts, _ in boxes if any("state.mini_step" in t and "state.gradient_step" in t for t in texts)]
+    updates = [y for y, _texts, names in boxes if "jit(multisteps_step)/add" in names]
+    assert len(counters) == 1 and updates, [b[1][0] for b in boxes]
+    assert counters[0] < min(updates)  # in program order: the count first (returned only, it was placed last)
+
