@@ -15,12 +15,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from ...ir import Instruction
-from ...opcodes import SCOPE_PLUMBING, STAGING
+from ...opcodes import LAYOUT_ONLY, SCOPE_PLUMBING, STAGING
 from ..tree.model import ViewGraph
 from ..tree.phases import PHASE_SCOPES
 from ..tree.tree import TreeNode
 from . import apply, labels
 from .cut import Cut
+from .titles import main_pass
 
 
 def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
@@ -47,7 +48,7 @@ def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) 
         if first is None or first.kind != "block" or title(first) is None:
             return None
         phases = Counter(phase_of(m) for m in _ops(members_of(node)))
-        phase = max(phases, key=lambda p: phases[p]) if phases else "forward"
+        phase = main_pass(phases) if phases else "forward"
         return f"{phase} · block of {len(first.children)} ×{len(node.children)}"
 
     def named(node: TreeNode) -> str | None:
@@ -72,9 +73,12 @@ def _ops(members: list[Instruction]) -> list[Instruction]:
     """The members whose phase titles a block: not parameters nor tuple plumbing, nor TensorFlow's
     handling of the function's arguments and results (``XLA_Args``, ``XLA_Retvals``), which run in
     no pass: a block of the weights a ``tf.cond`` applying Adam hands back was titled
-    ``forward · block of 12``."""
-    return [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")
-            and m.metadata.op_name not in ("XLA_Args", "XLA_Retvals")]
+    ``forward · block of 12``. Nor, beside other work, the copies and bitcasts XLA made (no op
+    name) that carry a value on: a Flax ``nn.RNN``'s backward loop, beside the seven zero accumulators XLA copies into
+    its tuple (no op name: forward), was titled ``forward · block of 12``."""
+    ops = [m for m in members if m.opcode not in ("parameter", "get-tuple-element", "tuple")
+           and m.metadata.op_name not in ("XLA_Args", "XLA_Retvals")]
+    return [m for m in ops if m.opcode not in LAYOUT_ONLY or m.metadata.op_name] or ops
 
 
 #: What XLA adds without an op name to stage a value: no work of the model's.

@@ -10,12 +10,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from ...analysis.loops import runs_of, trips_text
+from ...analysis.opnames import PHASES
 from ...ir import Instruction
 from ..scene import Row
 from ..tree.tree import STRUCTURAL, TreeNode
 from . import labels
 
-__all__ = ["block_title", "display_path", "scope_rows", "scope_title"]
+__all__ = ["block_title", "display_path", "main_pass", "scope_rows", "scope_title"]
 
 
 def scope_title(node: TreeNode) -> str:
@@ -135,7 +136,7 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
     shared: tuple[str, ...] = max((e for e, n in ends.items() if n >= 2 and len(e) >= 2),
                                   key=lambda e: (len(e), ends[e]), default=())
     # no op of its own (parameters, a loop's results read from its tuple): what it holds
-    phase = max(phases, key=lambda p: phases[p]) if phases else Counter(m.opcode for m in members).most_common(1)[0][0]
+    phase = main_pass(phases) if phases else Counter(m.opcode for m in members).most_common(1)[0][0]
     count = f"block of {len(node.children)}"
     if not shared and len(paths) > 1:  # else the start all share, less the argument's name (``params``)
         for parts in zip(*paths, strict=False):
@@ -149,6 +150,15 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
         weight = "/".join(shared)
         return f"{weight} · {phase} · {count}" if phase != "forward" else f"{weight} · {count}"
     return f"{phase} · {count}"
+
+
+def main_pass(phases: Mapping[str, int]) -> str:
+    """The pass most of a block's ops run in; of passes with as many, the one that runs first
+    (an L2 penalty's two squares beside two of the optimizer's kernels: ``forward``)."""
+    return max(phases, key=lambda p: (phases[p], -_RUNS.get(p, len(_RUNS))))
+
+
+_RUNS = {p: k for k, p in enumerate(PHASES)}
 
 
 def _components(name: str) -> list[str]:

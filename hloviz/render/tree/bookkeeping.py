@@ -14,6 +14,18 @@ goes where its parameter is drawn: the scope its users share (Adam's bias correc
 count: ``adam``), else the scope the parameter's own name designates, exactly
 (``sgd_1/iteration`` → ``sgd_1``; a name, never a guess) — :func:`place_counters`.
 
+**A weight's preparation.** What XLA or JAX made of a layer's inputs alone before their use is
+drawn with what reads it: one without a name or scope (a weight's copy, an iota fusion), and a
+change of layout (a copy, transpose, bitcast or reshape; a fusion of nothing else) read once,
+either named after the weight it reads and read by a layer (JAX:
+``params['members']['hidden_1']['kernel']``, a transposed copy of a ``vmap``-ped ensemble's
+stacked kernel, stood alone above the optimized column) or in a scope that holds not its reader
+(a Flax ``nn.RNN``'s biases, reshaped once outside the loop that reads them, are named
+``GRUCell_0.scan_fn/GRUCell_0/iz/reshape`` beside ``_Classifier/gru``: a box of four reshapes
+at the top of the step) — :func:`weight_preparation`. One read in several places, or by no
+layer, stays where it was: a graph network's ``receivers`` in another shape, read by each
+round, and a step's ``x`` reshaped for the loop that accumulates its gradients are the input's.
+
 **Settings made ready for one layer.** SGD and Adagrad broadcast the learning rate to the shape
 of each weight (``adagrad/Mul``: ``broadcast(learning_rate)``) before that weight's update reads
 it. Such an instruction reads no layer, so it updates none by what it reads, and was left in
@@ -40,14 +52,15 @@ from typing import TYPE_CHECKING
 
 from ...analysis.opnames import is_loss_scope, is_optimizer_scope
 from ...ir import Computation, Instruction
-from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
+from ...opcodes import LAYOUT_ONLY, SCOPE_INPUTS, VALUE_CARRIERS
 from .nodes import FOLDED, UNUSED, Step, TreeNode
 
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope
     from .model import Unit, ViewGraph
 
-__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "place_counters"]
+__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "place_counters",
+           "weight_preparation"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
 #: results on their way out are six; past a dozen it is work, not bookkeeping.
@@ -118,6 +131,49 @@ def _counter(comp: Computation, param: Instruction, own: Mapping[int, object],
             if len(members) > MOST:
                 return None
     return members if len(members) > 1 else None
+
+
+def weight_preparation(comp: Computation, own: MutableMapping[int, Scope | None],
+                       users: Mapping[Instruction, Sequence[Instruction]]) -> set[int]:
+    """ids of ``comp``'s instructions computed from inputs alone (parameters, constants, iotas
+    and other such instructions) that are drawn where they are read (see the module docstring);
+    a named one's scope is taken back in ``own`` (None)."""
+    prep: set[int] = set()
+    for inst in comp.instructions:
+        if inst is comp.root or inst.opcode in SCOPE_INPUTS or not all(
+                op.opcode in SCOPE_INPUTS or id(op) in prep for op in inst.operands):
+            continue
+        scope = own.get(id(inst))
+        if scope is None and not inst.metadata.op_name:
+            prep.add(id(inst))
+        elif _layout_only(inst) and len(readers := users.get(inst, ())) == 1 and (
+                _named_after_its_weight(inst) and _in_a_layer(own.get(id(readers[0]))) if scope is None
+                else not _within(own.get(id(readers[0])), scope)):
+            own[id(inst)] = None
+            prep.add(id(inst))
+    return prep
+
+
+def _layout_only(inst: Instruction) -> bool:
+    if inst.opcode == "fusion" and len(inst.called_computations) == 1:
+        return all(i.opcode in LAYOUT_ONLY or i.opcode == "parameter" for i in inst.called_computations[0].instructions)
+    return inst.opcode in LAYOUT_ONLY
+
+
+def _named_after_its_weight(inst: Instruction) -> bool:
+    name = inst.metadata.op_name
+    return any(op.opcode == "parameter" and op.metadata.op_name == name for op in inst.operands)
+
+
+def _in_a_layer(scope: Scope | None) -> bool:
+    """Whether ``scope`` lies inside another named one: a layer of a model, not the traced
+    function's own scope, which holds every op of a Flax NNX model (filed there, the copies of
+    its 16 kernels crowded its optimized forward pass, which then stayed closed)."""
+    return scope is not None and any(a.kind == "scope" for a in scope.ancestors())
+
+
+def _within(scope: Scope | None, outer: Scope) -> bool:
+    return scope is not None and (scope is outer or outer in scope.ancestors())
 
 
 def credit_settings(comp: Computation, updating: MutableMapping[int, Scope],

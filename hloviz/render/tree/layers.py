@@ -21,7 +21,14 @@ from ...analysis.attribution import common_scope
 from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction
 from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
-from .bookkeeping import close_bookkeeping, close_losses, credit_settings, file_folded, place_counters
+from .bookkeeping import (
+    close_bookkeeping,
+    close_losses,
+    credit_settings,
+    file_folded,
+    place_counters,
+    weight_preparation,
+)
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .nodes import UNUSED
 from .phases import by_phase, close_loose_blocks, close_split_layers, forward_leaves
@@ -107,12 +114,10 @@ class _Routes:
         if self.updates:  # a learning rate made ready for one layer's update goes with it (.bookkeeping)
             credit_settings(comp, self.updating, self.updates, users)
         # instructions without a scope take the scope their users share (weights → their layer),
-        # and so does what XLA made of them alone before their use without naming it: a copy of a
-        # weight, an iota fusion, a transpose of a transposed weight (issue 33: a weight's
-        # preparation is drawn in the layer that uses it, never as a box of its own); so is the
-        # tuple XLA builds, unnamed, to start a loop or a call: it goes with the loop (a Flax
-        # dropout's random-bit loops had six such boxes above a remat CNN's optimized column)
-        prep = self._preparation(comp)
+        # and so does a weight's preparation (.bookkeeping); so is the tuple XLA builds, unnamed,
+        # to start a loop or a call: it goes with the loop (a Flax dropout's random-bit loops had
+        # six such boxes above a remat CNN's optimized column)
+        prep = weight_preparation(comp, own, users)
         for inst in reversed(comp.instructions):
             if own[id(inst)] is not None or inst is comp.root or not (
                     inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep
@@ -126,18 +131,6 @@ class _Routes:
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
         if self.scopes is not None:  # a step counter goes where its parameter is drawn (.bookkeeping)
             self.g.phases.update(place_counters(comp, own, users, self.g.param_names, self.scopes.get))
-
-    def _preparation(self, comp: Computation) -> set[int]:
-        """ids of ``comp``'s unnamed instructions computed from inputs alone (parameters,
-        constants, iotas and other such instructions): a weight's copy, an iota fusion."""
-        prep: set[int] = set()
-        own = self.own
-        for inst in comp.instructions:
-            if (own.get(id(inst)) is None and not inst.metadata.op_name and inst is not comp.root
-                    and inst.opcode not in _INPUTS
-                    and all(op.opcode in _INPUTS or id(op) in prep for op in inst.operands)):
-                prep.add(id(inst))
-        return prep
 
     def _users_scope(self, inst: Instruction, users: Iterable[Instruction]) -> Scope | None:
         """The scope an input without one is drawn in: a parameter's first user's (a weight read by
