@@ -35,6 +35,8 @@ from pathlib import Path
 import pytest
 
 from hloviz.cli import main
+from hloviz.render.tree.nodes import TreeNode
+from hloviz.render.tree.prefix_groups import block_families
 
 from .test_overview_heldout_rounds26_27 import _boxes, _entry_lines
 from .test_overview_heldout_steps import _render, _text
@@ -209,3 +211,51 @@ def test_a_block_with_as_much_of_two_passes_is_titled_by_the_first(tmp_path):
     # of the kernels, no op's work): as many ops of each pass, the forward's running first
     assert any(re.fullmatch(r"forward \d+ · optimizer 2", t) for t in texts), texts
     assert not texts[0].startswith("optimizer"), texts
+
+
+def test_an_efficientnets_optimized_step_is_drawn_by_its_blocks_in_order(tmp_path):
+    path = HERE / "effnet_v2_step_post.hlo.gz"
+    text = _text(path)
+    # the oracle: the blocks the op names say (``efficientnetv2-b0_1/block4b_…``), in the order
+    # their names give (Keras numbers the stages, then letters the blocks of each)
+    entry = "\n".join(_entry_lines(text))
+    blocks = sorted(set(re.findall(r'op_name="efficientnetv2-b0_1/(block\d[a-z])_', entry)))
+    assert len(blocks) >= 16
+    # the situation: XLA fused the forward work of two blocks into one kernel (the end of one
+    # block and the start of the next), so the blocks' layers feed each other both ways
+    fused = [body for body in text.split("\nENTRY ", 1)[0].split("\n\n") if body.startswith("%fused")]
+    mixed = [body for body in fused
+             if len(set(re.findall(r'op_name="efficientnetv2-b0_1/(block\d[a-z])_', body))) > 1]
+    assert len(mixed) >= 5
+    svg = _render(path, tmp_path / "e.svg")
+    tops: dict[str, float] = {}
+    for y, texts, _names in _boxes(svg):
+        found = re.match(r"(block\d[a-z])_\* ", texts[0])
+        if found:
+            assert found.group(1) not in tops, texts[0]  # one box a block (or a run of blocks)
+            tops[found.group(1)] = y
+    assert len(tops) >= 8, [b[1][0] for b in _boxes(svg)]
+    drawn = sorted(tops, key=tops.__getitem__)
+    assert drawn == [b for b in blocks if b in tops]  # top to bottom as the program runs them
+    assert not [b[1][0] for b in _boxes(svg) if re.match(r"top_dropout · block of", b[1][0])]
+
+
+def _scopes(*names: str) -> list[TreeNode]:
+    return [TreeNode(f"s:{n}", "scope", n) for n in names]
+
+
+def test_a_block_family_is_a_block_not_a_kind_of_layer():
+    # the oracle: Keras's own names — ``block4b_*`` layers are one block, each of a kind of its
+    # own; ``attn_1``, ``attn_2`` are one kind numbered; ``mlp_up_1`` … ``mlp_down_2`` the
+    # kinds of a flat encoder's repeated layers (Keras 3 adds ``_1`` to each layer it calls)
+    scoped = _scopes("attn_1_1", "attn_2_1", "mlp_up_1_1", "mlp_down_1_1", "mlp_up_2_1", "mlp_down_2_1",
+                     "block4b_expand_conv_1", "block4b_expand_bn_1", "block4b_add_1",
+                     "ln_1_1", "ln_2_1", "head_1", "embed_1", "pool_1", "final_ln_1", "out_1", "drop_1")
+    assert block_families(scoped) == {"block4b"}
+
+
+def test_a_word_every_block_shares_names_no_block():
+    # MobileNetV3's ``expanded_conv_<n>_<layer>``: ``expanded`` is every block's
+    scoped = _scopes(*(f"expanded_conv_{n}_{part}" for n in range(1, 5) for part in ("expand", "depthwise", "project")),
+                     "conv_1", "activation_1", "block_head_a", "block_head_b")
+    assert block_families(scoped) == {"block"}

@@ -17,14 +17,14 @@ from itertools import pairwise
 
 from .nodes import TreeNode, leaves_below, rekey
 
-__all__ = ["group_by_prefix", "names_agree", "numbered_base"]
+__all__ = ["block_families", "first_word", "group_by_prefix", "names_agree", "numbered_base"]
 
 
 def _tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[_.\-]", name) if t]
 
 
-def _first_word(name: str) -> str:
+def first_word(name: str) -> str:
     toks = _tokens(name)
     return toks[0] if toks else name
 
@@ -116,7 +116,7 @@ def _numbered_kinds(ranked: list[TreeNode]) -> dict[int, str]:
     numbered = {w for w, bases in kinds.items() if len(bases) == 1 and len(at[w]) > 1}
     spans = [(places[0], places[-1]) for w, places in at.items() if w not in numbered and len(kinds[w]) > 1]
     lone = {w for w in numbered if all(sum(1 for p in at[w] if lo < p < hi) <= 1 for lo, hi in spans)}
-    return {id(s): _first_word(s.name) for s in ranked if _first_word(s.name) in lone}
+    return {id(s): first_word(s.name) for s in ranked if first_word(s.name) in lone}
 
 
 def _families(ranked: list[TreeNode]) -> tuple[dict[str, set[str]], dict[str, list[int]]]:
@@ -125,10 +125,20 @@ def _families(ranked: list[TreeNode]) -> tuple[dict[str, set[str]], dict[str, li
     kinds: dict[str, set[str]] = {}
     at: dict[str, list[int]] = {}
     for i, s in enumerate(ranked):
-        word = _first_word(s.name)
+        word = first_word(s.name)
         kinds.setdefault(word, set()).add(numbered_base(s.name))
         at.setdefault(word, []).append(i)
     return kinds, at
+
+
+def block_families(scoped: Sequence[TreeNode]) -> set[str]:
+    """The first name words of ``scoped`` that name one block (``block4b``, ``top``): several
+    layers, each of a name of its own once Keras's numbers are taken off (``block4b_expand_conv``,
+    ``block4b_add``), at most half of them — not a kind of layer Keras numbers (``attn_1``,
+    ``attn_2``), nor the kinds of a model's repeated layers (a flat encoder's ``mlp_up_1`` …
+    ``mlp_down_5``: ``mlp``), nor a word the blocks share (MobileNetV3's ``expanded_conv_6_*``)."""
+    bases, places = _families(list(scoped))
+    return {f for f, at in places.items() if 1 < len(at) <= len(scoped) // 2 and len(bases[f]) == len(at)}
 
 
 def _last(node: TreeNode) -> int:
@@ -275,11 +285,11 @@ def names_agree(kids: list[TreeNode], groups: list[list[int]], least: int) -> bo
         return False
     family: dict[str, int] = {}
     for k in scoped:
-        family[_first_word(k.name)] = family.get(_first_word(k.name), 0) + 1
+        family[first_word(k.name)] = family.get(first_word(k.name), 0) + 1
     for members in groups:
         if len(members) < least:
             continue
-        seen = {_first_word(kids[i].name) for i in members if kids[i].kind == "scope"}
+        seen = {first_word(kids[i].name) for i in members if kids[i].kind == "scope"}
         if sum(1 for f in seen if family[f] > 1) > 1:
             return _stretches(scoped)
     return True
@@ -300,7 +310,7 @@ def _stretches(scoped: list[TreeNode]) -> bool:
     several = {f for f, at in places.items() if len(at) > 1 and len(bases[f]) > 1}
     if len(several) < 3:
         return False
-    words = [_first_word(k.name) for k in scoped]
+    words = [first_word(k.name) for k in scoped]
     stretches = sorted((places[f][0], places[f][-1]) for f in several)
     if any(a[1] > b[0] for a, b in pairwise(stretches)):
         return False  # a family come back after another ran

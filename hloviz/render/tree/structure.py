@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from .blocks import MIN_BLOCK, find_blocks
 from .dominators import Graph, flow_order
 from .nodes import FOLDED, KEEP, UNUSED, TreeNode, adjacency, child_edges, rekey
-from .prefix_groups import names_agree
+from .prefix_groups import block_families, first_word, names_agree
 from .repeat_runs import group_periods, layer_runs, probe, structure_hash
 
 __all__ = ["split_by_structure"]
@@ -81,6 +81,12 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         if order is not None:  # the names group them (group_by_prefix), in the forward pass's order
             node.children, node.in_flow = kids, True
         return False
+    if flow:  # … or would, each family's layers drawn together (:func:`_beside_their_names`)
+        first = order or list(range(len(kids)))
+        regrouped = [node.children[i] for i in _beside_their_names(first, node.children, flow)]
+        if regrouped != kids and names_agree(regrouped, [list(range(len(regrouped)))], MIN_BLOCK):
+            node.children, node.in_flow = regrouped, True
+            return False
     keep_scopes = sum(1 for k in kids if not k.is_leaf) <= group_at
     groups, layers = found.groups, None
     if not keep_scopes and found.how != "cuts" and node.kind != "block":
@@ -98,6 +104,67 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
     if layers is not None:  # layers that repeat (one child per group): each copy a block, folded later
         group_periods(node, layers)
     return True
+
+
+def _beside_their_names(order: list[int], kids: list[TreeNode], flow: Sequence[tuple[int, int]]) -> list[int]:
+    """``order`` with the layers of each name family (:func:`~.prefix_groups.block_families`:
+    ``block4b_*``, never one kind of layer Keras numbers) drawn together: one the forward pass
+    reads nothing into (a dropout's random mask) just before the family's first layer it does
+    read into, and one that comes back to its family after other families ran just after the
+    family's run — where every layer it reads in the forward pass stands before it, or where
+    three layers at most stood between (the next block's first kernel, holding the end of this
+    one). After optimization XLA fuses most of such a layer's forward work into another layer's
+    kernels (EfficientNetV2's ``block4b_se_squeeze``, ``block4b_add``): what was left of it ran
+    after the head, every ``block*`` family came back there, and the names grouped nothing — the
+    step's optimized column was nine boxes, ``top_dropout · block of 10`` holding 1,582 kernels."""
+    preds: dict[int, list[int]] = {}
+    for a, b in flow:
+        preds.setdefault(b, []).append(a)
+    pos = {i: p for p, i in enumerate(order)}
+    families = block_families([k for k in kids if k.kind == "scope"])
+    family = {i: w for i in order if kids[i].kind == "scope" and (w := first_word(kids[i].name)) in families}
+    first: dict[str, int] = {}  # family → its first layer the forward pass reads into
+    for i in order:
+        if i in preds and i in family:
+            first.setdefault(family[i], i)
+    before: dict[int, list[int]] = {}
+    for i in order:
+        home = first.get(family[i]) if i not in preds and i in family else None
+        if home is not None and pos[home] > pos[i] + 1:
+            before.setdefault(home, []).append(i)
+    order = _moved(order, before, after={})
+    pos = {i: p for p, i in enumerate(order)}
+    at = {i: p for p, i in enumerate(i for i in order if kids[i].kind == "scope")}  # layers between
+    anchor: dict[str, int] = {}  # family → the last member of its run
+    after: dict[int, list[int]] = {}
+    previous = moving = None  # (the family whose members are being moved back, one after another)
+    for i in order:
+        word = family.get(i)
+        home = anchor.get(word) if word is not None else None
+        if home is not None and (word == moving or (previous != word and (
+                at[i] - at[home] <= 4 or all(pos[a] <= pos[home] for a in preds.get(i, ()))))):
+            after.setdefault(home, []).append(i)
+            pos[i], moving = pos[home], word  # (what reads it stands after it)
+        else:
+            moving = None
+            if word is not None:
+                anchor[word] = i
+        previous = word
+    return _moved(order, before={}, after=after)
+
+
+def _moved(order: list[int], before: Mapping[int, list[int]], after: Mapping[int, list[int]]) -> list[int]:
+    """``order`` with the nodes listed in ``before[i]`` (``after[i]``) moved to just before (after) ``i``."""
+    if not before and not after:
+        return order
+    moved = {i for joined in (*before.values(), *after.values()) for i in joined}
+    out: list[int] = []
+    for i in order:
+        if i not in moved:
+            out.extend(before.get(i, ()))
+            out.append(i)
+            out.extend(after.get(i, ()))
+    return out
 
 
 def _blocks(node: TreeNode, kids: list[TreeNode], groups: list[list[int]], order: list[int] | None,
