@@ -60,20 +60,62 @@ def _boxes(svg: str) -> list[tuple[float, list[str], set[str]]]:
 def test_resnet50v2s_stages_are_the_boxes_its_names_say(tmp_path):
     path = HERE / "resnet_v2_step_pre.hlo.gz"
     text = _text(path)
-    stages = sorted(set(re.findall(r'op_name="[^"]*resnet50v2_1/(conv\d)_block\d+_', text)))
+    blocks: dict[str, set[int]] = {}
+    for stage, block in re.findall(r'op_name="[^"]*resnet50v2_1/(conv\d)_block(\d+)_', text):
+        blocks.setdefault(stage, set()).add(int(block))
+    stages = sorted(blocks)
     assert stages == ["conv2", "conv3", "conv4", "conv5"]
+    assert [len(blocks[s]) for s in stages] == [3, 4, 6, 3]  # ResNet50's bottlenecks a stage
     # the situation: a max pool of its own kind in a stage's last block (its shortcut)
     assert len(set(re.findall(r'op_name="[^"]*resnet50v2_1/(max_pooling2d[\w]*)/', text))) == 3
     svg = _render(path, tmp_path / "r.svg")
     labels = box_labels(svg)
-    tops: dict[str, list[float]] = {}
-    for y, label in labels:
-        found = re.match(r"(conv\d)_\* ", label)
-        if found and found.group(1) in stages:
-            tops.setdefault(found.group(1), []).append(y)
-    assert sorted(tops) == stages and all(len(ys) == 1 for ys in tops.values()), labels
-    assert sorted(tops, key=lambda s: tops[s][0]) == stages  # and in program order
+    frames = _frames(svg)
+    tops: dict[str, float] = {}
+    for stage in stages:
+        closed = [y for y, label in labels if label.startswith(f"{stage}_* ")]
+        framed = [(top, bottom) for title, top, bottom in frames if title.startswith(f"{stage}_* ")]
+        assert len(closed) + len(framed) == 1, (stage, labels, frames)  # one box, or one frame
+        if closed:
+            tops[stage] = closed[0]
+            continue
+        # drawn open: its blocks, each once, top to bottom, every one of them, nothing else inside
+        top, bottom = framed[0]
+        inside = [(y, label) for y, label in labels if top < y < bottom]
+        drawn = [_block_numbers(label, stage) for _y, label in inside]
+        assert all(drawn), inside
+        assert sorted(n for ns in drawn for n in ns) == sorted(blocks[stage]), inside
+        assert [min(ns) for ns in drawn] == sorted(min(ns) for ns in drawn), inside  # in program order
+        tops[stage] = top
+    assert sorted(tops, key=lambda s: tops[s]) == stages  # and in program order
+    # what a training step's loss beside the model left room for: stages open into their blocks
+    # (``conv4_block2_* ×4``), as a ResNet's own picture reads, not four closed boxes
+    assert any(title.startswith(tuple(f"{s}_* " for s in stages)) for title, _top, _bottom in frames), frames
     assert not [label for _, label in labels if " · block of " in label and label.startswith(tuple(stages))], labels
+
+
+def _frames(svg: str) -> list[tuple[str, float, float]]:
+    """(title, top y, bottom y) of every frame (Graphviz cluster) in ``svg``."""
+    out = []
+    for body in re.findall(r'<g id="clust\d+" class="cluster">(.*?)</g>', svg, re.DOTALL):
+        title, shape = re.search(r"<text[^>]*>([^<]*)</text>", body), _SHAPE.search(body)
+        if title and shape:
+            ys = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", shape.group(1))][1::2]
+            out.append((html.unescape(title.group(1)), min(ys), max(ys)))
+    return out
+
+
+def _block_numbers(label: str, stage: str) -> list[int]:
+    """The blocks of ``stage`` a box's title names: ``conv4_block1_* (6 scopes)`` → 1;
+    ``conv4_block2_* ×4 (conv4_block2_* … conv4_block5_*)`` → 2 … 5."""
+    one = re.match(rf"{stage}_block(\d+)_\* (?!×)", label)
+    if one:
+        return [int(one.group(1))]
+    run = re.match(rf"{stage}_block(\d+)_\* ×(\d+) \({stage}_block\1_\* … {stage}_block(\d+)_\*\)", label)
+    if run is None:
+        return []
+    first, count, last = (int(g) for g in run.groups())
+    return list(range(first, last + 1)) if last - first + 1 == count else []
 
 
 def _entry_lines(text: str) -> list[str]:

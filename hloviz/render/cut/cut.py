@@ -220,12 +220,14 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
     keys = set(cut.keys)
     level = _levels(tree)
     inside = set(tree.subtree_root(under).nodes) if under is not None else None
+    passed: set[str] = set()  # shut nodes a round could not open: closed, they hold back no deeper round
     while True:
         # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
         # stays closed without holding back the nodes beside it
-        cands = [tree.nodes[k] for k in keys if (inside is None or k in inside)
+        cands = [tree.nodes[k] for k in keys if (inside is None or k in inside) and k not in passed
                  and _expandable(tree.nodes[k], max_depth, closed) and _delta(tree.nodes[k]) < budget
-                 and not _wide(tree.nodes[k]) and not _unused_closed(tree.nodes[k], budget)]
+                 and not _wide(tree.nodes[k]) and not _unused_closed(tree.nodes[k], budget)
+                 and (not passed or (tree.nodes[k].kind != "repeat" and _only_named_parts(tree.nodes[k])))]
         if not cands:
             break
         top = min(level[n.key] for n in cands)
@@ -257,17 +259,25 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
             return (0 if n.kind in _GROUPS and not n.waist else 1, _delta(n), n.last, n.order)
 
         cands.sort(key=rank)
+        left: list[TreeNode] = []
         while cands:
             n = cands.pop(0)
             d = _delta(n)
             if count + d > budget:
+                left.append(n)
                 continue  # a cheaper one after it may still fit (groups come first)
             keys.discard(n.key)
             keys.update(c.key for c in n.children)
             count += d
             if n.kind == "repeat":  # its copies stand at its level: they compete in this round
                 cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth, closed)], key=rank)
-        break
+        # what this round could not open is all drawn closed anyway (a training step's loss,
+        # ``shut``): the next levels go on, opening only what shows named parts (a DenseNet121
+        # step's stages into their dense blocks ×10, not a backward block into its loose adds)
+        # and no repeat (``residual_0 ×5`` stays one box, not five)
+        if not left or not all(n.shut for n in left):
+            break
+        passed.update(n.key for n in left)
     return Cut(tree, frozenset(keys))
 
 
@@ -291,6 +301,24 @@ def _most_of_the_model(node: TreeNode, tree: Tree) -> bool:
     if node.kind != "scope" or node.size * 2 <= tree.root.size or node.name in PHASE_SCOPES:
         return False
     return not is_optimizer_scope(node.name)
+
+
+def _only_named_parts(node: TreeNode) -> bool:
+    """Does opening ``node`` show two or more named parts of the model (each child a scope, a
+    group, or a block or repeat with one inside: :func:`_names_a_part`), no loose ops and no
+    pass of a step alone (a Flax ``nn.scan`` layer's scope holding only its weights' updates,
+    one ``Dense_0`` › ``(optimizer)`` a weight)?"""
+    def named(c: TreeNode) -> bool:
+        return (c.kind in ("scope", "group") or (c.kind in _GROUPS and _names_a_part(c))) and not _one_pass(c)
+
+    return len(node.children) > 1 and all(named(c) for c in node.children)
+
+
+def _one_pass(node: TreeNode) -> bool:
+    """Is ``node`` a pass's scope (``(optimizer)``), or a scope holding only one?"""
+    while node.kind == "scope" and len(node.children) == 1 and node.name not in PHASE_SCOPES:
+        node = node.children[0]
+    return node.kind == "scope" and node.name in PHASE_SCOPES
 
 
 def _names_a_part(node: TreeNode) -> bool:
