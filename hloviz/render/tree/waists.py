@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from .nodes import FOLDED, UNUSED, TreeNode, by_end, leaf_owners, rekey, size_from_children
+from .phases import PHASE_SCOPES
 
 __all__ = ["WHOLE", "split_at_waists", "split_crowded"]
 
@@ -103,10 +104,16 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
             blocks.append(members[0])
             starts[id(members[0])] = members[0]
             continue
-        # named by its last member; in flow order by its last layer, where a loose op follows it;
-        # never by the values nothing reads
+        # named by its last member; in flow order by its last layer, where a loose op follows it
+        # (not by a pass's scope after layers: an EfficientNetV2 step's blocks 5b … 6i, its head
+        # and ``predictions`` were ``optimizer · block of 16`` after the step counter's
+        # ``(optimizer)``; with no layer beside it, it names the block); never by the values
+        # nothing reads
         named = [m for m in members if m.name not in (UNUSED, FOLDED)] or members
-        exit_node = next((m for m in reversed(named) if not m.is_leaf), named[-1]) if node.in_flow else named[-1]
+        inner = [m for m in reversed(named) if not m.is_leaf]
+        exit_node = (inner[0] if inner else named[-1]) if node.in_flow else named[-1]
+        if node.in_flow and _a_pass(exit_node):
+            exit_node = next((m for m in inner if m.kind in ("scope", "group") and not _a_pass(m)), exit_node)
         tail = exit_node.key.rsplit("/", 1)[-1]
         name = names.get(exit_node.name, exit_node.name) if exit_node.is_leaf else exit_node.label or exit_node.name
         key = f"{node.key}/b:{tail}" if node.key else f"b:{tail}"
@@ -128,6 +135,11 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
     # block by its own call above): a whole-subtree size_tree here walked every leaf below
     # ``node`` once per crowded node above it.
     _resize([b for b in blocks if b.kind == "block" and b.parent is node] + [node])
+
+
+def _a_pass(node: TreeNode) -> bool:
+    """Is ``node`` the scope of one pass of a step (``(optimizer)``: :mod:`~.phases`)?"""
+    return node.kind == "scope" and node.name in PHASE_SCOPES
 
 
 def _resize(nodes: Sequence[TreeNode]) -> None:
