@@ -49,7 +49,7 @@ from ..collector import collector_paused
 from ..ir import Computation, HloModule, Instruction, called_closure
 from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
-from .cut.cut import Cut, coarsen, fit, open_in_place
+from .cut.cut import UNUSED_OPENS, Cut, coarsen, fit, open_in_place
 from .cut.notes import note_cut
 from .cut.overview import fold_plumbing, name_blocks, unframe_phases
 from .cut.weights import fold_weights
@@ -350,9 +350,12 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
 
         # kernels come from the marks; parameters are placed with their users (layers.unit_routes)
         scopes = build_scope_tree(g.module, stage="pre", ordered=False)
-    # the same units whatever the budget and the nodes opened (but for the first look's choice)
-    key = (id(g.module), replace(options, budget=0, open=()), g.closed_fusions, scopes is not None)
-    tree = kept_tree(key, (g.module,), alike, g.phases, lambda: layers.scope_tree(g, scopes, named=scopes is not None))
+    # the same units whatever the budget and the nodes opened (but for the first look's choice),
+    # an overview's or a detailed picture's (a layer's lone bitcast: .tree.bookkeeping.lone_relabels)
+    overview = options.budget < UNUSED_OPENS
+    key = (id(g.module), replace(options, budget=0, open=()), g.closed_fusions, scopes is not None, overview)
+    tree = kept_tree(key, (g.module,), alike, g.phases,
+                     lambda: layers.scope_tree(g, scopes, named=scopes is not None, overview=overview))
     depth = options.depth + scopes.model_depth if options.depth is not None and scopes is not None else options.depth
     tree = coarsen(tree, options.budget, max_depth=depth)
     closed = _KEPT_CLOSED if options.coarse else frozenset()

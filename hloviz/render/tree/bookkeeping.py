@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from ...analysis.scopes import Scope
     from .model import Unit, ViewGraph
 
-__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "place_counters",
+__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "lone_relabels", "place_counters",
            "weight_preparation"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
@@ -152,6 +152,34 @@ def weight_preparation(comp: Computation, own: MutableMapping[int, Scope | None]
             own[id(inst)] = None
             prep.add(id(inst))
     return prep
+
+
+def lone_relabels(comp: Computation, own: Mapping[int, Scope | None],
+                  users: Mapping[Instruction, Sequence[Instruction]]) -> dict[int, Scope]:
+    """The bitcasts of ``comp`` alone in their scope, each with the layer it goes with: the
+    layer of the value whose bytes it relabels, else of its one user. After optimization XLA
+    fuses a layer's work into another layer's kernel and may leave of it only a bitcast of that
+    kernel's output, named after the layer: a box of one ``bitcast`` (a MobileNetV3 step's
+    ``re_lu_3``, ``expanded_conv_2_add``, six of them side by side in its optimized column, or
+    one ``… · block of 6`` of them), standing apart from the data flow. Drawn with the kernel
+    it relabels (or the one reading it), it says nothing false: the layer's work is there."""
+    held: dict[int, int] = {}
+    for inst in comp.instructions:
+        scope = own.get(id(inst))
+        while scope is not None:  # each scope counts what it and the scopes below it hold
+            held[id(scope)] = held.get(id(scope), 0) + 1
+            scope = scope.parent
+    out = {}
+    for inst in comp.instructions:
+        scope = own.get(id(inst))
+        if inst.opcode != "bitcast" or scope is None or held[id(scope)] != 1 or not inst.operands:
+            continue
+        readers = users.get(inst, ())
+        for to in (own.get(id(inst.operands[0])), own.get(id(readers[0])) if len(readers) == 1 else None):
+            if _in_a_layer(to) and to is not scope:
+                out[id(inst)] = to
+                break
+    return out
 
 
 def _layout_only(inst: Instruction) -> bool:

@@ -26,12 +26,13 @@ from .bookkeeping import (
     close_losses,
     credit_settings,
     file_folded,
+    lone_relabels,
     place_counters,
     weight_preparation,
 )
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
 from .nodes import UNUSED
-from .phases import by_phase, close_loose_blocks, close_split_layers, forward_leaves
+from .phases import by_phase, close_loose_blocks, close_one_kernel_scopes, close_split_layers, forward_leaves
 from .tree import Step, Tree, build_tree
 from .units import unwrapped
 
@@ -51,16 +52,18 @@ def _named(s: Scope | None) -> Scope | None:
     return s if s is not None and s.kind == "scope" else None
 
 
-def unit_routes(g: ViewGraph, scopes: ScopeTree | None,
-                updates: Mapping[Instruction, Scope | None] | None = None) -> list[tuple[list[Step], str]]:
+def unit_routes(g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruction, Scope | None] | None = None,
+                *, overview: bool = False) -> list[tuple[list[Step], str]]:
     """``(route, "u<index>")`` for every live unit of ``g``, in drawing order (``scopes`` None:
     a module drawn without its op names' scopes, routed by fusion and body alone).
 
     ``updates`` (:func:`hloviz.analysis.updates.update_targets`) says which layer each optimizer
     instruction updates: those go into an ``(optimizer)`` scope inside that layer, so a training
-    step's layer holds its forward, backward and optimizer work.
+    step's layer holds its forward, backward and optimizer work. ``overview``: a layer's lone
+    bitcast goes with what it relabels (:func:`~.bookkeeping.lone_relabels`).
     """
     routes = _Routes(g, scopes, updates or {})
+    routes.relabel = overview
     for comp in [c for c in g.computations if g.places[c.name].parent is None] if scopes is not None else ():
         routes.place_computation(comp)
     out = []
@@ -77,6 +80,7 @@ class _Routes:
 
     def __init__(self, g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruction, Scope | None]) -> None:
         self.g, self.scopes, self.updates = g, scopes, updates
+        self.relabel = False
         self.of: Mapping[Instruction, Scope] = scopes.filing if scopes is not None else {}
         #: id(instruction) → the named scope it is drawn in (None: outside every scope).
         self.own: dict[int, Scope | None] = {}
@@ -129,6 +133,8 @@ class _Routes:
             if own[id(inst)] is None and inst is not comp.root and (
                     inst.metadata.op_name == "XLA_Retvals" or (inst.opcode in _PLUMBING and not inst.metadata.op_name)):
                 own[id(inst)] = next((p for p in map(own.get, map(id, inst.operands)) if p is not None), None)
+        if self.relabel:  # an overview: a layer's bitcast left alone goes with what it relabels
+            own.update(lone_relabels(comp, own, users))
         if self.scopes is not None:  # a step counter goes where its parameter is drawn (.bookkeeping)
             self.g.phases.update(place_counters(comp, own, users, self.g.param_names, self.scopes.get))
 
@@ -266,11 +272,11 @@ def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
     return _named(scopes.filing.get(fusion))
 
 
-def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = True) -> Tree:
+def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = True, overview: bool = False) -> Tree:
     """The tree of ``g``'s live units (leaves ``u<index>``), scopes as ``scopes`` (default: built
     from ``g.module``) files its instructions; a training step's optimizer updates go to the
     layers they update. ``named=False``: no scopes from op names (a module without them, or
-    drawn without them): fusions, bodies and blocks found by structure only."""
+    drawn without them): fusions, bodies and blocks found by structure only (``overview``: :func:`unit_routes`)."""
     labels_, names = leaf_labels(g)
     if not named:
         return build_tree(unit_routes(g, None), edges=leaf_edges(g), label=labels_, names=names)
@@ -282,7 +288,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
 
     updates = update_targets(scopes) if scopes.root.phases.get("optimizer") else None
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
-    routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates), edges), edges))
+    routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates, overview=overview), edges), edges))
     step = bool(scopes.root.phases.get("backward"))  # a training step
     if step and not g.module.is_scheduled:
         routes = file_folded(g, routes)
@@ -291,6 +297,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
                       output=next((f"u{u.index}" for u in g.units if u.alive and u.root), None))
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
+    close_one_kernel_scopes(tree.root, lambda leaf: any(m.opcode != "parameter" for m in g.units[int(leaf[1:])].members))
     if forward is not None:
         def phases_of(leaf: str, work: bool = False) -> frozenset[str]:  # work: a parameter runs in no pass
             return frozenset(g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members

@@ -25,7 +25,7 @@ from .nodes import UNUSED, Step, Tree, TreeNode, by_end, parents_first, size_fro
 if TYPE_CHECKING:
     from ...analysis.scopes import ScopeTree
 
-__all__ = ["PHASE_SCOPES", "by_phase", "close_loose_blocks", "close_split_layers", "forward_leaves"]
+__all__ = ["PHASE_SCOPES", "by_phase", "close_loose_blocks", "close_one_kernel_scopes", "close_split_layers", "forward_leaves"]
 
 
 def forward_leaves(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str]]) -> frozenset[str]:
@@ -148,6 +148,18 @@ def _split(kids: list[frozenset[str]]) -> bool:
     return any("forward" in k for k in kids) and any(k and "forward" not in k for k in kids)
 
 
+def close_one_kernel_scopes(root: TreeNode, works: Callable[[str], bool]) -> None:
+    """A scope of one leaf that works (``works(leaf)``: it holds more than parameters) and the
+    parameters it reads is drawn closed in an overview (``shut``): opened, its weights fold into
+    that leaf's box and its frame stands around one box (an unseen step's optimized ``pool``,
+    DenseNet121's optimized ``avg_pool``: ``fusion kLoop · multiply_bitcast_fusion`` framed,
+    instead of ``avg_pool · 1 kernel · 1 fusion of 15 ops``)."""
+    for node in parents_first(root):
+        if node.kind == "scope" and node.children and all(c.is_leaf for c in node.children) \
+                and sum(works(c.name) for c in node.children) == 1:
+            node.shut = True
+
+
 def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]],
                        work_of: Callable[[str], frozenset[str]]) -> None:
     """In a training step, a scope (a layer: ``conv1``, ``pool_1``) whose children, opened,
@@ -168,8 +180,7 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
     ``phases_of(leaf)``: the phases of the instructions leaf ``u<index>`` holds; ``work_of``: those
     of its instructions but parameters, which run in no pass (read either way: an optimizer's scope
     of its state and its update is closed by the parameters' phase, an embedding holding its
-    forward work and its in-place update only without them). So is a scope of one leaf that works
-    and its parameters (an unseen step's optimized ``pool``: a frame around one fusion)."""
+    forward work and its in-place update only without them)."""
     below: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
     layers = []  # marked after the walk: a model's layers, once closed, would not name parts of it
     for node in reversed(parents_first(root)):
@@ -183,8 +194,6 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
                 and sum(c.name in PHASE_SCOPES for c in node.children) < 2
                 and sum(_names_a_part(c) for c in node.children) < 2):
             layers.append(node)
-        elif node.kind == "scope" and all(c.is_leaf for c in node.children) and sum(bool(k[1]) for k in kids) == 1:
-            layers.append(node)  # one kernel and its parameters: opened, a frame around one box
     for node in layers:
         node.shut = True
 
