@@ -107,3 +107,52 @@ def test_a_layer_of_one_kernel_is_a_box_in_an_inference_overview(tmp_path):
     frames = re.findall(r'<g id="clust\d+" class="cluster">.*?<text[^>]*>([^<]*)</text>', svg, re.DOTALL)
     assert "avg_pool" not in [f.strip() for f in frames], frames
     assert [label for _y, label in box_labels(svg)].count("avg_pool") == 1
+
+
+@pytest.mark.parametrize("name", ["keras_lstm", "tf_scan"])
+def test_the_output_stays_the_last_box_of_its_own(tmp_path, name):
+    """Neither rule takes the module's output into a box: a Keras LSTM's output is a bitcast alone
+    in ``TensorArrayV2Stack``; a ``tf.scan``'s, its scope's one instruction."""
+    text = (CAPTURES / name / "post.hlo").read_text(encoding="utf-8")
+    root = re.search(r"^\s*ROOT %?([\w.\-]+) = \S+ (\w[\w\-]*)\(", text.split("\nENTRY ", 1)[1], re.MULTILINE)
+    assert root is not None and root.group(2) in ("bitcast", "get-tuple-element")
+    _render(tmp_path / "o.json", CAPTURES / name)
+    boxes = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))["nodes"]
+    holding = [b for b in boxes if root.group(1) in b["instructions"]]
+    assert len(holding) == 1 and holding[0]["instructions"] == [root.group(1)], holding
+    assert any(str(row).startswith("ROOT ") for row in holding[0]["rows"][:2]), holding  # (under its scope's name)
+
+
+_OUTPUT_BITCAST = """HloModule m, is_scheduled=true
+
+%fused_exp (p: f32[4,4]) -> f32[4,4] {
+  %p = f32[4,4]{1,0} parameter(0)
+  ROOT %e = f32[4,4]{1,0} exponential(%p), metadata={op_name="net/dense/Exp"}
+}
+
+%fused_mul (q: f32[4,4]) -> f32[4,4] {
+  %q = f32[4,4]{1,0} parameter(0)
+  ROOT %m = f32[4,4]{1,0} multiply(%q, %q), metadata={op_name="net/square/Mul"}
+}
+
+ENTRY %main (a: f32[4,4]) -> f32[16] {
+  %a = f32[4,4]{1,0} parameter(0), metadata={op_name="XLA_Args"}
+  %f = f32[4,4]{1,0} fusion(%a), kind=kLoop, calls=%fused_exp, metadata={op_name="net/dense/Exp"}
+  %g = f32[4,4]{1,0} fusion(%f), kind=kLoop, calls=%fused_mul, metadata={op_name="net/square/Mul"}
+  ROOT %b = f32[16]{0} bitcast(%g), metadata={op_name="net/out/Reshape"}
+}
+"""
+
+
+def test_an_output_bitcast_keeps_its_layers_name(tmp_path):
+    """The output, a bitcast alone in its layer (``net/out``, made here), is not moved to the
+    layer it relabels: its box says which layer hands the result out."""
+    path = tmp_path / "m.hlo"
+    path.write_text(_OUTPUT_BITCAST, encoding="utf-8")
+    try:
+        main(["render", str(path), "-o", str(tmp_path / "m.json")])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    boxes = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["nodes"]
+    [box] = [b for b in boxes if "b" in b["instructions"]]
+    assert box["instructions"] == ["b"] and [str(r) for r in box["rows"][:2]] == ["out", "ROOT bitcast"], box

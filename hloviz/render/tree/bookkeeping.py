@@ -172,7 +172,7 @@ def lone_relabels(comp: Computation, own: Mapping[int, Scope | None],
     out = {}
     for inst in comp.instructions:
         scope = own.get(id(inst))
-        if inst.opcode != "bitcast" or scope is None or held[id(scope)] != 1 or not inst.operands:
+        if inst.opcode != "bitcast" or scope is None or held[id(scope)] != 1 or not inst.operands or inst is comp.root:
             continue
         readers = users.get(inst, ())
         for to in (own.get(id(inst.operands[0])), own.get(id(readers[0])) if len(readers) == 1 else None):

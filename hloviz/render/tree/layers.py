@@ -297,7 +297,7 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
                       output=next((f"u{u.index}" for u in g.units if u.alive and u.root), None))
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
-    close_one_kernel_scopes(tree.root, lambda leaf: any(m.opcode != "parameter" for m in g.units[int(leaf[1:])].members))
+    close_one_kernel_scopes(tree.root, g)
     if forward is not None:
         def phases_of(leaf: str, work: bool = False) -> frozenset[str]:  # work: a parameter runs in no pass
             return frozenset(g.phases.get(id(m)) or scopes.phase_of(m) for m in g.units[int(leaf[1:])].members

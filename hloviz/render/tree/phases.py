@@ -148,15 +148,20 @@ def _split(kids: list[frozenset[str]]) -> bool:
     return any("forward" in k for k in kids) and any(k and "forward" not in k for k in kids)
 
 
-def close_one_kernel_scopes(root: TreeNode, works: Callable[[str], bool]) -> None:
-    """A scope of one leaf that works (``works(leaf)``: it holds more than parameters) and the
-    parameters it reads is drawn closed in an overview (``shut``): opened, its weights fold into
-    that leaf's box and its frame stands around one box (an unseen step's optimized ``pool``,
-    DenseNet121's optimized ``avg_pool``: ``fusion kLoop · multiply_bitcast_fusion`` framed,
-    instead of ``avg_pool · 1 kernel · 1 fusion of 15 ops``)."""
+def close_one_kernel_scopes(root: TreeNode, g: ViewGraph) -> None:
+    """A scope of one leaf that works (it holds more than parameters) and the parameters it
+    reads is drawn closed in an overview (``shut``): opened, its weights fold into that leaf's
+    box and its frame stands around one box (an unseen step's optimized ``pool``, DenseNet121's
+    optimized ``avg_pool``: ``fusion kLoop · multiply_bitcast_fusion`` framed, instead of
+    ``avg_pool · 1 kernel · 1 fusion of 15 ops``). Not one holding the module's output, which is
+    drawn as such (``ROOT …``, the last box)."""
+    def unit(leaf: TreeNode) -> Unit:
+        return g.units[int(leaf.name[1:])]
+
     for node in parents_first(root):
-        if node.kind == "scope" and node.children and all(c.is_leaf for c in node.children) \
-                and sum(works(c.name) for c in node.children) == 1:
+        if (node.kind == "scope" and node.children and all(c.is_leaf for c in node.children)
+                and sum(any(m.opcode != "parameter" for m in unit(c).members) for c in node.children) == 1
+                and not any(unit(c).root for c in node.children)):
             node.shut = True
 
 
