@@ -15,33 +15,24 @@ import tensorflow as tf
 
 _xent = keras.losses.SparseCategoricalCrossentropy(from_logits=False)
 
-_resnet = keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=5)
-_sgd = keras.optimizers.SGD(0.01, momentum=0.9)
-_sgd.build(_resnet.trainable_variables)
+
+def _step(model, opt):
+    opt.build(model.trainable_variables)
+
+    @tf.function(jit_compile=True)
+    def step(images, labels):
+        with tf.GradientTape() as tape:
+            loss = _xent(labels, model(images, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+    return step
 
 
-@tf.function(jit_compile=True)
-def resnet50_step(images, labels):
-    with tf.GradientTape() as tape:
-        loss = _xent(labels, _resnet(images, training=True))
-    grads = tape.gradient(loss, _resnet.trainable_variables)
-    _sgd.apply_gradients(zip(grads, _resnet.trainable_variables))
-    return loss
-
-
-_densenet = keras.applications.DenseNet169(weights=None, input_shape=(64, 64, 3), classes=5)
-_rmsprop = keras.optimizers.RMSprop(1e-3)
-_rmsprop.build(_densenet.trainable_variables)
-
-
-@tf.function(jit_compile=True)
-def densenet169_step(images, labels):
-    with tf.GradientTape() as tape:
-        loss = _xent(labels, _densenet(images, training=True))
-    grads = tape.gradient(loss, _densenet.trainable_variables)
-    _rmsprop.apply_gradients(zip(grads, _densenet.trainable_variables))
-    return loss
-
+resnet50_step = _step(keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=5),
+                      keras.optimizers.SGD(0.01, momentum=0.9))
+densenet169_step = _step(keras.applications.DenseNet169(weights=None, input_shape=(64, 64, 3), classes=5),
+                         keras.optimizers.RMSprop(1e-3))
 
 _vgg = keras.applications.VGG16(weights=None, input_shape=(64, 64, 3), classes=5)
 
