@@ -62,8 +62,7 @@ def unit_routes(g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruc
     step's layer holds its forward, backward and optimizer work. ``overview``: a layer's lone
     bitcast goes with what it relabels (:func:`~.bookkeeping.lone_relabels`).
     """
-    routes = _Routes(g, scopes, updates or {})
-    routes.relabel = overview
+    routes = _Routes(g, scopes, updates or {}, relabel=overview)
     for comp in [c for c in g.computations if g.places[c.name].parent is None] if scopes is not None else ():
         routes.place_computation(comp)
     out = []
@@ -78,9 +77,9 @@ class _Routes:
     """The scope of every instruction of one view, and the routes built from them (memoised:
     thousands of units share a few hundred scopes and places)."""
 
-    def __init__(self, g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruction, Scope | None]) -> None:
-        self.g, self.scopes, self.updates = g, scopes, updates
-        self.relabel = False
+    def __init__(self, g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruction, Scope | None], *,
+                 relabel: bool = False) -> None:
+        self.g, self.scopes, self.updates, self.relabel = g, scopes, updates, relabel
         self.of: Mapping[Instruction, Scope] = scopes.filing if scopes is not None else {}
         #: id(instruction) → the named scope it is drawn in (None: outside every scope).
         self.own: dict[int, Scope | None] = {}

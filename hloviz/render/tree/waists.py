@@ -105,8 +105,8 @@ def split_at_waists(node: TreeNode, kids: list[TreeNode], run_at: int, succ: Map
             starts[id(members[0])] = members[0]
             continue
         # named by its last member; in flow order by its last layer, where a loose op follows it
-        # (not by a pass's scope after layers: an EfficientNetV2 step's blocks 5b … 6i, its head
-        # and ``predictions`` were ``optimizer · block of 16`` after the step counter's
+        # (not by a pass's scope after layers: an EfficientNetV2B1 step's blocks 5b … 6i, its head
+        # and ``predictions`` were ``optimizer · block of 8`` after the step counter's
         # ``(optimizer)``; with no layer beside it, it names the block); never by the values
         # nothing reads
         named = [m for m in members if m.name not in (UNUSED, FOLDED)] or members
