@@ -133,6 +133,10 @@ NOT_FOLDABLE = frozenset({
 })
 #: Ops whose operand order does not matter (their arrows in a picture carry no operand index).
 COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+#: Ops whose arrows in a picture carry no operand index: the order does not change the result
+#: (:data:`COMMUTATIVE`), or it is XLA's own, not the user's (a fusion's operands are its fused
+#: computation's parameters, in the order XLA gave them; a closed fusion's box shows none of them).
+NO_OPERAND_INDEX = COMMUTATIVE | {"fusion"}
 
 #: Ops that define no buffer of their own (XLA's dataflow analysis): they pass an operand's value
 #: along (bitcast, get-tuple-element) or stand for the buffers of their bodies (while, call).

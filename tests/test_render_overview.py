@@ -432,3 +432,20 @@ def test_the_diff_of_the_transformer_step_fits_a_page_in_one_piece(tmp_path):
     assert max(_boxes_per_column(svg)) <= 40
     assert _cover(svg) >= 0.08
     assert _crossings_per_arrow(svg) <= 0.1
+
+
+def test_a_weight_row_is_as_short_as_a_parameters_row(tmp_path):
+    """ConvNeXtTiny's optimized column folds each stage-3 block's layer-scale weight into the
+    residual fusion that reads it; the row naming the two weights was 106 characters, the widest
+    box of the column. Every row of the overview is at most 60 characters (the parameters
+    row's limit), and the shortened row keeps the end of the weight's name, which capture.json
+    (the oracle) holds in full."""
+    svg = _render("convnext_tiny", tmp_path / "x.svg")
+    info = (CAPTURES / "convnext_tiny" / "capture.json").read_text(encoding="utf-8")
+    name = "convnext_tiny_stage_3_block_0_layer_scale/variable_15"
+    assert f'"{name}"' in info
+    rows = [t.replace("&amp;", "&").replace("&#45;", "-") for node in _NODE.finditer(svg)
+            for t in re.findall(r"<text[^>]*>([^<]*)</text>", node.group(1))]
+    assert rows and max(len(t) for t in rows) <= 60, max(rows, key=len)
+    weights = [t for t in rows if t.startswith("+ ") and t.endswith(name[-20:])]
+    assert weights and all("…" in t for t in weights), weights

@@ -209,3 +209,35 @@ def test_chains_never_span_two_scopes():
     sums = {v.node_of[f"s{k}"] for k in range(1, 5)}
     assert len(sums) == 1  # the sum's four adds: one chain
     assert all(v.node_of[f"b{k}"] not in sums for k in range(5))
+
+
+_CLOSED_FUSIONS = """HloModule closed_fusions
+
+%fused_sub (a: f32[8], b: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  %b = f32[8]{0} parameter(1)
+  ROOT %d = f32[8]{0} subtract(%a, %b)
+}
+
+ENTRY %main (p: f32[8], q: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %q = f32[8]{0} parameter(1)
+  %e = f32[8]{0} exponential(%p)
+  %l = f32[8]{0} log(%q)
+  %f = f32[8]{0} fusion(%e, %l), kind=kLoop, calls=%fused_sub
+  ROOT %s = f32[8]{0} subtract(%f, %e)
+}
+"""
+
+
+def test_a_closed_fusion_takes_no_operand_index():
+    # a fusion's operand order is its fused computation's parameter order, XLA's own: "0" and
+    # "1" next to a closed fusion's box say nothing the box shows (a ConvNeXt's optimized column
+    # drew a lone "0" on one of a residual fusion's two arrows); a subtract's operands still do
+    module = hloviz.parse(_CLOSED_FUSIONS)
+    v = draw_module(module, options=ViewOptions(coarse=True))
+    assert v.node_of["d"] == v.node_of["f"] in v.scene.nodes  # the fusion drawn closed: one box
+    assert {e.head_label for e in edges_between(v, "e", "f")} == {""}
+    assert {e.head_label for e in edges_between(v, "l", "f")} == {""}
+    assert {e.head_label for e in edges_between(v, "f", "s")} == {"0"}
+    assert {e.head_label for e in edges_between(v, "e", "s")} == {"1"}

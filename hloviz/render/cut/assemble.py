@@ -12,7 +12,7 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from ...analysis.loops import known_trip_count
-from ...opcodes import BODY_CALLERS, COMMUTATIVE, category
+from ...opcodes import BODY_CALLERS, NO_OPERAND_INDEX, category
 from ..scene import Cluster, Edge, Node, Row, Scene
 from ..style import BODY_CLUSTER, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
 from ..tree.model import Place, Unit, ViewGraph
@@ -228,7 +228,7 @@ def _scene_edges(g: ViewGraph, scene: Scene, clusters: dict[str, Cluster], notes
         du = units[d]
         unmerged = s == src and d == dst
         head = ""
-        if unmerged and du.kind == "inst" and user.opcode not in COMMUTATIVE and len(user.operands) - len(du.inline) >= 2:
+        if unmerged and du.kind == "inst" and user.opcode not in NO_OPERAND_INDEX and len(user.operands) - len(du.inline) >= 2:
             head = str(k)
         key = (s, d, label if unmerged else "", head)
         counts[key] = counts.get(key, 0) + 1

@@ -74,7 +74,9 @@ def fold_weights(g: ViewGraph) -> None:
         g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
     for index, names in folded.items():
         shown = ", ".join(n if " = " in n else layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
-        g.units[index].extra_rows.append(Row(f"+ {shown}", small=True, italic=True))
+        # as short as a box's parameters row: a ConvNeXt's residual fusion named two 50-character
+        # weights on one 106-character row, the widest box of its column
+        g.units[index].extra_rows.append(Row(labels.shorten(f"+ {shown}", 60), small=True, italic=True))
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
