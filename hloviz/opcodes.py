@@ -80,6 +80,9 @@ VALUE_CARRIERS = frozenset({"broadcast", "bitcast", "reshape", "convert", "copy"
 #: What hands a weight on without computing with it: the value carriers, and a slice (a scan's
 #: ``dynamic-slice`` of a stacked weight is that step's weight).
 WEIGHT_CARRIERS = VALUE_CARRIERS | frozenset({"dynamic-slice", "slice"})
+#: Ops that run nothing themselves: an argument, an element of a tuple, a buffer's bytes read under
+#: another shape (no kernel in an optimized module; a weight's ``bitcast`` is its layer's preparation).
+RUNS_NOTHING = frozenset({"parameter", "get-tuple-element", "bitcast"})
 #: Ops that only lay a value out anew: the same elements, another shape or order. A weight
 #: gradient reads the forward activation through them (XLA transposes it for the convolution).
 LAYOUT_ONLY = frozenset({"copy", "transpose", "bitcast", "reshape"})

@@ -449,3 +449,17 @@ def test_a_weight_row_is_as_short_as_a_parameters_row(tmp_path):
     assert rows and max(len(t) for t in rows) <= 60, max(rows, key=len)
     weights = [t for t in rows if t.startswith("+ ") and t.endswith(name[-20:])]
     assert weights and all("…" in t for t in weights), weights
+
+
+def test_a_layers_box_is_titled_by_the_layer_not_by_tensorflows_scope_in_it(inception):
+    """A Keras BatchNormalization layer's math runs in ``tf.nn.batch_normalization``'s own name
+    scope, ``batchnorm``; where that is all the layer holds after optimization, its box was
+    titled ``batch_normalization_1/batchnorm`` (four of InceptionV3's), where the unoptimized
+    column says ``batch_normalization_1``. Oracle: the layers whose optimized op names run
+    through ``batchnorm`` (regex over the HLO text), Keras's ``_1`` suffix dropped."""
+    layers = set(re.findall(r'op_name="inception_v3_1/(batch_normalization_\d+)_1/batchnorm/', _hlo("inception_v3", "post")))
+    assert len(layers) >= 20
+    titles = [t.strip() for _y, t in _BOLD.findall(inception)]
+    assert not [t for t in titles if "/" in t], [t for t in titles if "/" in t]
+    after = inception[inception.index(">after optimization<"):]
+    assert len({t.strip() for _y, t in _BOLD.findall(after)} & layers) >= 4

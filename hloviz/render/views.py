@@ -49,7 +49,7 @@ from ..collector import collector_paused
 from ..ir import Computation, HloModule, Instruction, called_closure
 from .cut import apply
 from .cut.assemble import BODY_CALLERS, build_scene
-from .cut.cut import UNUSED_OPENS, Cut, coarsen, fit, open_in_place
+from .cut.cut import UNUSED_OPENS, Cut, coarsen, fit, open_in_place, overview_closed
 from .cut.notes import note_cut
 from .cut.overview import fold_plumbing, name_blocks, unframe_phases
 from .cut.weights import fold_weights
@@ -358,7 +358,7 @@ def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, no
                      lambda: layers.scope_tree(g, scopes, named=scopes is not None, overview=overview))
     depth = options.depth + scopes.model_depth if options.depth is not None and scopes is not None else options.depth
     tree = coarsen(tree, options.budget, max_depth=depth)
-    closed = _KEPT_CLOSED if options.coarse else frozenset()
+    closed = _KEPT_CLOSED if options.coarse else overview_closed(tree) if options.budget <= OVERVIEW_BUDGET else frozenset()
     cut = fit(tree, options.budget, max_depth=depth, closed=closed)
     for key in options.open:
         tree, cut = open_in_place(cut, key, options.budget)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from ...analysis.loops import known_trip_count
+from ...ir import Instruction
 from ...opcodes import BODY_CALLERS, NO_OPERAND_INDEX, category
 from ..scene import Cluster, Edge, Node, Row, Scene
 from ..style import BODY_CLUSTER, FOCUS, FUSION_CLUSTER, HIGHLIGHT, SCOPE, SCOPE_CLUSTER, category_style, tint
@@ -95,6 +96,8 @@ def _cluster(g: ViewGraph, place: Place) -> Cluster:
 def _node(g: ViewGraph, u: Unit) -> Node:
     rep = u.members[0]
     rows = list(u.rows) if u.rows is not None else _unit_rows(g, u)
+    if g.program_order is not None and u.members[0].opcode == "fusion":  # the overview: kernels closed
+        rows.extend(_folded_inside(g, u.members[0]))
     rows.extend(u.extra_rows)
     if u.caption:
         rows.insert(0, Row(u.caption, bold=True, color="#0d47a1"))
@@ -192,6 +195,19 @@ def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
         if rep.opcode in BODY_CALLERS:
             rows.extend(labels.body_rows(rep, [c for c in rep.called_computations if c.name not in g.places]))
     rows.extend(_inline_rows(g, u))
+    return rows
+
+
+def _folded_inside(g: ViewGraph, fusion: Instruction, limit: int = 1) -> list[Row]:
+    """Rows for the constants a fold made inside a closed fusion (highlighted where the fusion
+    is drawn open): what the picture is for, so the overview's closed kernel shows them too
+    (a Flax MLP's mean, ``constant.8 = 0.00390625``)."""
+    folded = [(i, mark) for comp in fusion.called_computations for i in comp.instructions
+              if i.opcode == "constant" and (mark := g.marks.get(i.name)) is not None and mark.highlight]
+    rows = [Row(f"{labels.shorten(i.name, 24)} = {labels.literal_text(i, 20)} · {(mark.note or 'folded').split(' (')[0]}",
+                small=True, background=HIGHLIGHT) for i, mark in folded[:limit]]
+    if len(folded) > limit:
+        rows.append(Row(f"… {len(folded) - limit} more folded constants", small=True, italic=True))
     return rows
 
 

@@ -22,7 +22,7 @@ from ..tree.nodes import UNUSED, Tree, TreeNode, rekey, size_tree
 from ..tree.phases import PHASE_SCOPES
 from ..tree.waists import WHOLE, split_at_waists
 
-__all__ = ["Cut", "coarsen", "fit", "open_in_place"]
+__all__ = ["Cut", "coarsen", "fit", "open_in_place", "overview_closed"]
 
 
 def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
@@ -180,6 +180,20 @@ def _wide(node: TreeNode) -> bool:
 
 #: Nodes that stand for several named parts; :func:`fit` opens them first.
 _GROUPS = frozenset({"group", "block", "repeat"})
+
+
+def overview_closed(tree: Tree) -> frozenset[str]:
+    """The kinds of node an overview keeps closed (:func:`fit`'s ``closed``): a fusion, where op
+    names name a part of the model (a layer, a Flax module, a loop's scope; not only the function
+    JAX traced, ``jit(f)``). There a kernel is the smallest box and the layers the structure.
+    Opened, a small model's fusions stood as frames of one or two instructions among its layers,
+    with its weights as boxes beside them (their reader inside a fusion), out of program order (a
+    Flax MLP's, a small Keras CNN's optimized column). Where nothing is named but the function
+    (the 1000 chained additions, ``jit(narrow)``), the open fusion is the picture's point: which
+    ops went into one kernel."""
+    if any(not (n.label or n.name).startswith(("jit(", "pjit(")) for n in tree.scopes()):
+        return frozenset({"fusion"})
+    return frozenset()
 
 
 def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset()) -> Cut:

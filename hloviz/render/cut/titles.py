@@ -67,7 +67,20 @@ def _title(node: TreeNode) -> str:
         if not name.startswith(("jit(", "pjit(")):  # JAX's traced function is no layer: ``ViT``, not ``jit(f)/ViT``
             names.append(name)
         parent = parent.parent
+    if len(names) > 1 and not _traced_by_jax(node):
+        # TensorFlow: the outer name is the one the model's author gave (a Keras layer, a
+        # ``tf.name_scope``), the inner one TensorFlow's own around that layer's math
+        # (``tf.nn.batch_normalization``'s ``batchnorm``, ``tf.nn.gelu``'s ``Gelu``): InceptionV3's
+        # optimized column titled four boxes ``batch_normalization_1/batchnorm`` beside
+        # ``conv2d_2``, where its unoptimized column says ``batch_normalization_1``
+        return names[-1]
     return "/".join(reversed(names))
+
+
+def _traced_by_jax(node: TreeNode) -> bool:
+    """Whether ``node`` is inside JAX's traced function (``jit(f)``), whose nested names are
+    all the author's (``blocks/mlp``: a Flax module's submodule)."""
+    return any(a.kind == "scope" and (a.label or a.name).startswith(("jit(", "pjit(")) for a in node.ancestors())
 
 
 def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[[Instruction], tuple[int, ...]],

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ...opcodes import LOOSE_APART, SCOPE_INPUTS, SCOPE_PLUMBING
+from ...opcodes import LOOSE_APART, RUNS_NOTHING, SCOPE_INPUTS, SCOPE_PLUMBING
 from .blocks import MIN_BLOCK
 from .model import Unit, ViewGraph
 from .nodes import UNUSED, Step, Tree, TreeNode, by_end, parents_first, size_from_children
@@ -149,18 +149,20 @@ def _split(kids: list[frozenset[str]]) -> bool:
 
 
 def close_one_kernel_scopes(root: TreeNode, g: ViewGraph) -> None:
-    """A scope of one leaf that works (it holds more than parameters) and the parameters it
-    reads is drawn closed in an overview (``shut``): opened, its weights fold into that leaf's
-    box and its frame stands around one box (an unseen step's optimized ``pool``, DenseNet121's
-    optimized ``avg_pool``: ``fusion kLoop · multiply_bitcast_fusion`` framed, instead of
-    ``avg_pool · 1 kernel · 1 fusion of 15 ops``). Not one holding the module's output, which is
-    drawn as such (``ROOT …``, the last box)."""
+    """A scope of one leaf that works (it holds more than :data:`~hloviz.opcodes.RUNS_NOTHING`:
+    parameters, tuple elements, bitcasts) and the parameters it reads is drawn closed in an
+    overview (``shut``): opened, its weights fold into that leaf's box and its frame stands around
+    one box (an unseen step's optimized ``pool``, DenseNet121's optimized ``avg_pool``:
+    ``fusion kLoop · multiply_bitcast_fusion`` framed, instead of ``avg_pool · 1 kernel · 1
+    fusion of 15 ops``), or around that box and its weight's bitcast (a Keras model's optimized
+    ``conv2d_4``: ``bitcast`` over ``dot``, where its sibling layers were one box each). Not one
+    holding the module's output, which is drawn as such (``ROOT …``, the last box)."""
     def unit(leaf: TreeNode) -> Unit:
         return g.units[int(leaf.name[1:])]
 
     for node in parents_first(root):
         if (node.kind == "scope" and node.children and all(c.is_leaf for c in node.children)
-                and sum(any(m.opcode != "parameter" for m in unit(c).members) for c in node.children) == 1
+                and sum(any(m.opcode not in RUNS_NOTHING for m in unit(c).members) for c in node.children) == 1
                 and not any(unit(c).root for c in node.children)):
             node.shut = True
 

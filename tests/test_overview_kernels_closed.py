@@ -1,0 +1,108 @@
+"""In the overview of a model whose op names name its parts, a kernel is the smallest box.
+
+A small model fits the overview's budget with its fusions opened, and the cut opened them: a
+Flax MLP's optimized column (sample ``flax_forward``) stood as frames of one or two instructions
+among its layers, its weights as parameter boxes beside them (their reader inside a fusion), its
+first kernel halfway down. Now an overview keeps fusions closed where op names name a part of the
+model (``render.cut.cut.overview_closed``), and a closed fusion's box names the constant a fold
+made inside it; where nothing is named but the traced function (``jit(narrow)``), the fusion is
+still drawn open, its ops inside: which ops went into one kernel is that picture's point. And
+a box standing for a scope and the one scope it holds is titled by the path inside JAX's traced
+function, every name there the author's.
+
+Oracles: the HLO text by regular expression (the entry's fusions in program order, the
+constants inside fused computations, the op names), read back from ``hloviz render``'s JSON and
+SVG.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hloviz.cli import main
+
+CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+
+pytestmark = pytest.mark.requires_dot
+
+
+def _render(capture: str, out: Path, *args: str) -> str:
+    try:
+        main(["render", str(CAPTURES / capture), *args, "-o", str(out)])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    return out.read_text(encoding="utf-8")
+
+
+def _entry(text: str) -> str:
+    return text.split("\nENTRY ", 1)[1].split("\n}", 1)[0]
+
+
+def test_a_flax_models_kernels_are_closed_boxes_in_program_order(tmp_path):
+    text = (CAPTURES / "flax_forward" / "post.hlo").read_text(encoding="utf-8")
+    assert re.search(r'op_name="jit\(forward\)/Net/Dense_0/', text)  # the situation: named parts
+    fusions = re.findall(r"^\s*(?:ROOT )?%?([\w.\-]+) = [^\n]*? fusion\(", _entry(text), re.MULTILINE)
+    fused = set(re.findall(r"^\s*(?:ROOT )?%?([\w.\-]+) = ",
+                           "\n".join(c for c in re.split(r"\n(?=%|ENTRY )", text) if c.startswith("%fused")), re.MULTILINE))
+    assert len(fusions) >= 8 and fused
+    picture = json.loads(_render("flax_forward", tmp_path / "p.json", "--stage", "post"))
+    boxes = picture["nodes"]
+    # every fusion of the entry is one box, and no box holds an instruction of a fused
+    # computation without the fusion that runs it
+    holding = {f: [b for b in boxes if f in b["instructions"]] for f in fusions}
+    assert all(len(held) == 1 for held in holding.values()), holding
+    assert not [b["rows"][:2] for b in boxes if set(b["instructions"]) & fused
+                and not set(b["instructions"]) & set(fusions)]
+    assert not [c["rows"][0] for c in picture["clusters"] if c["rows"][0].startswith("fusion ")]
+    # weights are no boxes of their own: every parameter box is gone into its reader's
+    params = re.findall(r"^\s*%?([\w.\-]+) = [^\n]*? parameter\(", _entry(text), re.MULTILINE)
+    assert not [b["rows"][0] for b in boxes if set(b["instructions"]) <= set(params)]
+    # and the kernels run down the column in the entry's order (the SVG's boxes, top to bottom)
+    svg = _render("flax_forward", tmp_path / "p.svg", "--stage", "post")
+    tops = {}
+    for node in re.finditer(r'<g id="node\d+" class="node">(.*?)</g>', svg, re.DOTALL):
+        y = min(float(v) for v in re.findall(r'<text [^>]*?y="([-\d.]+)"', node.group(1)))
+        for name in fusions:
+            if re.search(rf">{re.escape(name)}<", node.group(1)):
+                tops[name] = y
+    drawn = [f for f in fusions if f in tops]
+    assert len(drawn) >= 6 and [tops[f] for f in drawn] == sorted(tops[f] for f in drawn), tops
+
+
+def test_a_closed_kernels_box_names_the_constant_folded_inside_it(tmp_path):
+    text = (CAPTURES / "flax_forward" / "post.hlo").read_text(encoding="utf-8")
+    # the oracle: a constant inside a fused computation whose value the unoptimized module does
+    # not hold (XLA computed 1/256 for a mean: the pre-optimization module divides by 256)
+    pre = (CAPTURES / "flax_forward" / "pre.hlo").read_text(encoding="utf-8")
+    inside = re.findall(r"^\s*%?(constant[\w.\-]*) = f32\[\] constant\(([\d.e\-]+)\)",
+                        "\n".join(c for c in re.split(r"\n(?=%|ENTRY )", text) if c.startswith("%fused")), re.MULTILINE)
+    made = [(name, value) for name, value in inside if f"constant({value})" not in pre]
+    assert made == [("constant.8", "0.00390625")]
+    svg = _render("flax_forward", tmp_path / "p.svg", "--stage", "both")  # (what was folded: both modules)
+    assert ">constant.8 = 0.00390625 · folded by XLA<" in svg
+
+
+def test_a_function_with_no_named_part_still_opens_its_fusions(tmp_path):
+    text = (CAPTURES / "widen_64" / "post.hlo").read_text(encoding="utf-8")
+    names = set(re.findall(r'op_name="([^"]*)"', text))
+    assert names and not [n for n in names if n.count("/") > 1 or (n.count("/") == 1 and not n.startswith("jit("))]
+    picture = json.loads(_render("widen_64", tmp_path / "w.json", "--stage", "post"))
+    assert [c["rows"][0] for c in picture["clusters"] if c["rows"][0].startswith("fusion ")]
+
+
+def test_a_jax_scopes_title_keeps_its_path(tmp_path):
+    """Where a scope holds one other and nothing else, one box stands for both. Inside JAX's
+    traced function every name is the author's (a function it traced, ``jit(block)``), so the
+    box is titled by the path (``block/optimizer``: the block's part of the optimizer, beside the
+    ``optimizer`` box of the rest); a TensorFlow layer's box by the layer alone (its inner name is
+    TensorFlow's: ``test_render_overview``'s ``batchnorm``)."""
+    text = (CAPTURES / "jax_resmlp_train" / "pre.hlo").read_text(encoding="utf-8")
+    assert re.search(r'op_name="jit\(resmlp_step\)/(?:\w+\()*jit\(block\)', text)
+    svg = _render("jax_resmlp_train", tmp_path / "r.svg", "--stage", "both")
+    before = svg[:svg.index(">after optimization<")]
+    titles = re.findall(r'<text [^>]*font-weight="bold"[^>]*>([^<]*)</text>', before)
+    assert [t for t in titles if t.startswith("block/")], titles
