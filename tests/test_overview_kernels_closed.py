@@ -106,3 +106,26 @@ def test_a_jax_scopes_title_keeps_its_path(tmp_path):
     before = svg[:svg.index(">after optimization<")]
     titles = re.findall(r'<text [^>]*font-weight="bold"[^>]*>([^<]*)</text>', before)
     assert [t for t in titles if t.startswith("block/")], titles
+
+
+def test_a_layers_box_says_what_was_folded_in_it(tmp_path):
+    """A Keras GlobalAveragePooling2D divides by the number of pixels, which TensorFlow computes
+    from the shape (16 × 16); XLA folds that into one constant, 1/256. The layer's box before
+    optimization says its ops were folded and into which constant (issue 33: each box says
+    what was folded); after optimization, the box holding that constant names it. Oracles: the
+    HLO texts by regex, and arithmetic (the constant is the reciprocal of the product of the
+    integer constants the unoptimized layer multiplies)."""
+    post = (CAPTURES / "keras_autonamed" / "post.hlo").read_text(encoding="utf-8")
+    pre = (CAPTURES / "keras_autonamed" / "pre.hlo").read_text(encoding="utf-8")
+    made = re.search(r'%(constant[\w.]*) = f32\[\] constant\(([\d.]+)\), metadata=\{op_type="Mean" '
+                     r'op_name="functional_1/global_average_pooling2d_1/Mean"', post)
+    assert made is not None
+    sides = [int(v) for v in re.findall(r'= s32\[\] constant\((\d+)\), metadata=\{op_type="Mean" '
+                                        r'op_name="functional_1/global_average_pooling2d_1/Mean"', pre)]
+    assert len(sides) == 2 and float(made.group(2)) == 1 / (sides[0] * sides[1])
+    svg = _render("keras_autonamed", tmp_path / "k.svg", "--stage", "both")
+    split = svg.index(">after optimization<")
+    box = next(m.group(1) for m in re.finditer(r'<g id="node\d+" class="node">(.*?)</g>', svg[:split], re.DOTALL)
+               if ">global_average_pooling2d<" in m.group(1))
+    assert re.search(rf">\d+ ops folded → {re.escape(made.group(1))} = {re.escape(made.group(2))}<", box), box
+    assert f">{made.group(1)} = {made.group(2)} · folded by XLA<" in svg[split:]

@@ -96,8 +96,8 @@ def _cluster(g: ViewGraph, place: Place) -> Cluster:
 def _node(g: ViewGraph, u: Unit) -> Node:
     rep = u.members[0]
     rows = list(u.rows) if u.rows is not None else _unit_rows(g, u)
-    if g.program_order is not None and u.members[0].opcode == "fusion":  # the overview: kernels closed
-        rows.extend(_folded_inside(g, u.members[0]))
+    if g.program_order is not None:  # the overview
+        rows.extend(_fold_row(g, u))
     rows.extend(u.extra_rows)
     if u.caption:
         rows.insert(0, Row(u.caption, bold=True, color="#0d47a1"))
@@ -198,17 +198,36 @@ def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
     return rows
 
 
-def _folded_inside(g: ViewGraph, fusion: Instruction, limit: int = 1) -> list[Row]:
-    """Rows for the constants a fold made inside a closed fusion (highlighted where the fusion
-    is drawn open): what the picture is for, so the overview's closed kernel shows them too
-    (a Flax MLP's mean, ``constant.8 = 0.00390625``)."""
-    folded = [(i, mark) for comp in fusion.called_computations for i in comp.instructions
-              if i.opcode == "constant" and (mark := g.marks.get(i.name)) is not None and mark.highlight]
-    rows = [Row(f"{labels.shorten(i.name, 24)} = {labels.literal_text(i, 20)} · {(mark.note or 'folded').split(' (')[0]}",
-                small=True, background=HIGHLIGHT) for i, mark in folded[:limit]]
-    if len(folded) > limit:
-        rows.append(Row(f"… {len(folded) - limit} more folded constants", small=True, italic=True))
-    return rows
+def _fold_row(g: ViewGraph, u: Unit) -> list[Row]:
+    """The overview's row saying what a fold did in this box (issue 33: each box says what was
+    folded), one row whatever the box holds: after optimization the constants a fold made, in
+    the box or inside its closed fusions (a Flax MLP's mean, ``constant.8 = 0.00390625 · folded by
+    XLA``), highlighted as they are where drawn open; before it, the ops folded and the constant
+    they became. None for a single instruction: its own rows say it (:func:`_inline_rows`)."""
+    if len(u.members) == 1 and u.members[0].opcode != "fusion":
+        return []
+    made: dict[str, tuple[Instruction, str]] = {}
+    taken: dict[str, str] = {}
+    for m in u.members:
+        inner = m.called_computations[0].instructions if m.opcode == "fusion" and m.called_computations else ()
+        for i in (m, *inner):
+            mark = g.marks.get(i.name)
+            note = (mark.note or "") if mark is not None else ""
+            if mark is not None and mark.highlight and i.opcode == "constant":
+                made[i.name] = (i, note.split(" (")[0] or "folded")
+            elif note.startswith("folded") and not note.startswith("folded by"):
+                taken[i.name] = note
+    if made:
+        i, note = next(iter(made.values()))
+        text = f"{labels.shorten(i.name, 24)} = {labels.literal_text(i, 20)} · {note}"
+        more = len(made) - 1
+    elif taken:
+        into = sorted({n.split(" → ", 1)[1] for n in taken.values() if " → " in n})
+        text = f"{len(taken)} op{'s' if len(taken) != 1 else ''} folded" + (f" → {into[0]}" if into else "")
+        more = max(len(into) - 1, 0)
+    else:
+        return []
+    return [Row(labels.shorten(text, 56) + (f" +{more}" if more else ""), small=True, background=HIGHLIGHT)]
 
 
 def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:

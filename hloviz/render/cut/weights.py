@@ -73,13 +73,26 @@ def fold_weights(g: ViewGraph) -> None:
     if cut_edges:
         g.edges = [e for e in g.edges if g.find(e[1]) not in cut_edges.get(e[0], ())]
     for index, names in folded.items():
-        shown = ", ".join(n if " = " in n else layers_short(n) for n in names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
-        # as short as a box's parameters row: a ConvNeXt's residual fusion named two 50-character
-        # weights on one 106-character row, the widest box of its column
-        g.units[index].extra_rows.append(Row(labels.shorten(f"+ {shown}", 60), small=True, italic=True))
+        g.units[index].extra_rows.append(Row(_named(names), small=True, italic=True))
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def _named(names: list[str], limit: int = 60) -> str:
+    """``+ conv2d_1/kernel, conv2d_1/bias``: the weights folded into a box, as many whole names
+    as fit in ``limit`` characters (a box's parameters row's), the rest counted (``+4``); one
+    name longer than that is cut in its middle. A ConvNeXt's residual fusion named two
+    50-character weights on one 106-character row, the widest box of its column; cut at 60 in the
+    middle, a GRU's row read ``params['GRUCell_0']['hn']['k…RUCell_0']['hr']['kernel'] +4``."""
+    shown = [n if " = " in n else layers_short(n) for n in names]
+    text = "+ " + labels.shorten(shown[0], limit - 6)
+    for k, name in enumerate(shown[1:], start=1):
+        rest = len(shown) - k - 1
+        if len(text) + 2 + len(name) + (len(f" +{rest}") if rest else 0) > limit:
+            return f"{text} +{len(shown) - k}"
+        text += f", {name}"
+    return text
 
 
 def _fold_constant(g: ViewGraph, u, into: set[int], folded: dict[int, list[str]],
