@@ -129,3 +129,57 @@ def test_a_layers_box_says_what_was_folded_in_it(tmp_path):
                if ">global_average_pooling2d<" in m.group(1))
     assert re.search(rf">\d+ ops folded → {re.escape(made.group(1))} = {re.escape(made.group(2))}<", box), box
     assert f">{made.group(1)} = {made.group(2)} · folded by XLA<" in svg[split:]
+
+
+_READ_TWICE = """HloModule m, is_scheduled=true
+
+ENTRY %main (x: f32[4,8], w: f32[8]) -> f32[4,8] {
+  %x = f32[4,8]{1,0} parameter(0), metadata={op_name="x"}
+  %w = f32[8]{0} parameter(1), metadata={op_name="net/layer/w"}
+  %wb = f32[4,8]{1,0} broadcast(%w), dimensions={1}, metadata={op_name="net/layer/add"}
+  %a = f32[4,8]{1,0} add(%x, %wb), metadata={op_name="net/layer/add"}
+  %e = f32[4,8]{1,0} exponential(%a), metadata={op_name="net/layer/exp"}
+  %wc = f32[4,8]{1,0} broadcast(%w), dimensions={1}, metadata={op_name="net/layer/mul"}
+  %m = f32[4,8]{1,0} multiply(%e, %wc), metadata={op_name="net/layer/mul"}
+  %s = f32[4,8]{1,0} subtract(%m, %x), metadata={op_name="net/layer/sub"}
+  ROOT %t = f32[4,8]{1,0} tanh(%s), metadata={op_name="net/out/tanh"}
+}
+"""
+
+
+def test_a_weight_read_twice_in_its_layer_folds_and_the_input_stays(tmp_path):
+    """A weight (its name a path: ``net/layer/w``) that two ops of its layer read is folded into
+    the first of them and named on the other (a Keras classifier's ``classifier/bias``, which XLA
+    duplicates into the softmax's two kernels, stood as a box between them); the module's input
+    (``x``), read twice in that layer too, stays the box the column starts with."""
+    path = tmp_path / "m.hlo"
+    path.write_text(_READ_TWICE, encoding="utf-8")
+    try:
+        main(["render", str(path), "-o", str(tmp_path / "m.json")])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    boxes = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["nodes"]
+    assert [b["instructions"] for b in boxes if "x" in b["instructions"]] == [["x"]]
+    assert not [b for b in boxes if b["instructions"] == ["w"]]
+    named = [b for b in boxes if any(str(r).startswith("+ ") and "layer/w" in str(r) for r in b["rows"])]
+    assert len(named) == 2, boxes  # its first reader's box holds it; the other names it
+    assert sum("w" in b["instructions"] for b in boxes) == 1
+
+
+def test_a_keras_classifiers_bias_is_no_box_between_its_kernels(tmp_path):
+    """The situation in a sample: XLA duplicated the classifier's bias add into the two kernels
+    of its softmax; the bias (parameter number from capture.json, its readers from the HLO
+    text) is folded, named on both."""
+    info = json.loads((CAPTURES / "keras_small_classify" / "capture.json").read_text(encoding="utf-8"))
+    number = next(k for k, v in info["parameter_names"].items() if v.endswith("classifier/bias"))
+    entry = _entry((CAPTURES / "keras_small_classify" / "post.hlo").read_text(encoding="utf-8"))
+    param = re.search(rf"^\s*%?([\w.\-]+) = \S+ parameter\({number}\)", entry, re.MULTILINE)
+    assert param is not None
+    readers = re.findall(rf"^\s*(?:ROOT )?%?([\w.\-]+) = [^\n]*?[(, ]%?{re.escape(param.group(1))}[,)]", entry, re.MULTILINE)
+    assert len(readers) >= 2
+    picture = json.loads(_render("keras_small_classify", tmp_path / "k.json", "--stage", "both"))
+    boxes = picture["columns"][1]["picture"]["nodes"]
+    assert not [b for b in boxes if b["instructions"] == [param.group(1)]]
+    for r in readers:
+        [box] = [b for b in boxes if r in b["instructions"]]
+        assert any(str(row) == "+ classifier/bias" for row in box["rows"]), box["rows"]

@@ -63,9 +63,9 @@ def fold_weights(g: ViewGraph) -> None:
         near = sorted((g.units[i] for i in into if g.units[i].alive and (trained or (
             g.units[i].scope == u.scope and home.get(i) == home.get(u.index)))),
             key=lambda t: (_optimizer(g, t), _first_position(g, t)))
-        if not near or (not trained and len(into) > 1
-                        and (not all(g.units[i].alive for i in into) or len(near) == len(into))):
-            continue  # several readers, all in its own layer: it stays a box (a module's input)
+        if not near or (not trained and len(into) > 1 and (not all(g.units[i].alive for i in into) or (
+                len(near) == len(into) and not all(map(_a_weight, names))))):
+            continue  # several readers, all in its own layer: a module's input stays a box (the first)
         # read by several kernels (XLA's fusion duplicated a batch norm into the next layer's
         # kernel): folded into its first reader in its own layer, named on the others as a row;
         # as a box it reached past the layers between (resblock_relu's stem_bn → res_bn)
@@ -77,6 +77,15 @@ def fold_weights(g: ViewGraph) -> None:
     if folded:
         g.stacking = [[(([i for i in idx if g.units[i].alive]), c, cp) for idx, c, cp in slots
                        if any(g.units[i].alive for i in idx)] for slots in g.stacking]
+
+
+def _a_weight(name: str) -> bool:
+    """Whether a parameter's name is a weight's path (``tabular/head/bias``,
+    ``params['head']['bias']``), not an argument's own (``images``, ``tokens``). A weight several
+    kernels of its layer read is folded into the first (a Keras classifier's ``head/bias``, which
+    XLA duplicates into the softmax's two kernels, stood as a box between them); the module's
+    input stays the box the column starts with."""
+    return "/" in name or "['" in name
 
 
 def _named(names: list[str], limit: int = 60) -> str:
