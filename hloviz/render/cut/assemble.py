@@ -227,7 +227,7 @@ def _fold_row(g: ViewGraph, u: Unit) -> list[Row]:
         more = max(len(into) - 1, 0)
     else:
         return []
-    return [Row(labels.shorten(text, 56) + (f" +{more}" if more else ""), small=True, background=HIGHLIGHT)]
+    return [Row(labels.shorten(text, 50) + (f" (+{more} more)" if more else ""), small=True, background=HIGHLIGHT)]
 
 
 def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
