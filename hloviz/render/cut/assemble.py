@@ -200,10 +200,14 @@ def _unit_rows(g: ViewGraph, u: Unit) -> list[Row]:
 
 def _fold_row(g: ViewGraph, u: Unit) -> list[Row]:
     """The overview's row saying what a fold did in this box (issue 33: each box says what was
-    folded), one row whatever the box holds: after optimization the constants a fold made, in
-    the box or inside its closed fusions (a Flax MLP's mean, ``constant.8 = 0.00390625 · folded by
-    XLA``), highlighted as they are where drawn open; before it, the ops folded and the constant
-    they became. None for a single instruction: its own rows say it (:func:`_inline_rows`)."""
+    folded), where it made one constant: after optimization that constant, in the box or inside
+    its closed fusions (a Flax MLP's mean, ``constant.8 = 0.00390625 · folded by XLA``),
+    highlighted as it is where drawn open; before it, the ops folded into it (``4 ops folded →
+    constant.3 = 0.00390625``): a layer's mean, a loss's scale. A box where folds made several
+    (a training step's backward pass: hundreds) gets none: counted on a row of their own, the
+    rows took EfficientNetB0's and DenseNet121's steps over a page, drawn again with fewer
+    boxes; ``--scope`` shows them, the verdict counts them. None for a single instruction
+    either: its own rows say it (:func:`_inline_rows`)."""
     if len(u.members) == 1 and u.members[0].opcode != "fusion":
         return []
     made: dict[str, tuple[Instruction, str]] = {}
@@ -215,19 +219,16 @@ def _fold_row(g: ViewGraph, u: Unit) -> list[Row]:
             note = (mark.note or "") if mark is not None else ""
             if mark is not None and mark.highlight and i.opcode == "constant":
                 made[i.name] = (i, note.split(" (")[0] or "folded")
-            elif note.startswith("folded") and not note.startswith("folded by"):
-                taken[i.name] = note
-    if made:
-        i, note = next(iter(made.values()))
+            elif note.startswith("folded → "):
+                taken[i.name] = note.split(" → ", 1)[1]
+    if len(made) == 1:
+        [(i, note)] = made.values()
         text = f"{labels.shorten(i.name, 24)} = {labels.literal_text(i, 20)} · {note}"
-        more = len(made) - 1
-    elif taken:
-        into = sorted({n.split(" → ", 1)[1] for n in taken.values() if " → " in n})
-        text = f"{len(taken)} op{'s' if len(taken) != 1 else ''} folded" + (f" → {into[0]}" if into else "")
-        more = max(len(into) - 1, 0)
+    elif not made and len(set(taken.values())) == 1:
+        text = f"{len(taken)} op{'s' if len(taken) != 1 else ''} folded → {next(iter(taken.values()))}"
     else:
         return []
-    return [Row(labels.shorten(text, 50) + (f" (+{more} more)" if more else ""), small=True, background=HIGHLIGHT)]
+    return [Row(labels.shorten(text, 60), small=True, background=HIGHLIGHT)]
 
 
 def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
