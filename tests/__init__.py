@@ -76,3 +76,19 @@ def box_labels(svg: str) -> list[tuple[float, str]]:
         ys = [float(v) for v in _SVG_NUM.findall(shape.group(1))][1::2]
         out.append((min(ys), texts[0]))
     return sorted(out)
+
+
+def drawn_boxes(hlo_text: str, tmp_path: Path) -> list[dict]:
+    """The boxes of ``hloviz render`` of an HLO text made by a test (its default picture, read
+    back from the JSON export): each with its rows and every instruction it holds."""
+    import json
+
+    from hloviz.cli import main
+
+    path = tmp_path / "m.hlo"
+    path.write_text(hlo_text, encoding="utf-8")
+    try:
+        main(["render", str(path), "-o", str(tmp_path / "m.json")])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    return json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["nodes"]

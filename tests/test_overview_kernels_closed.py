@@ -25,6 +25,8 @@ import pytest
 
 from hloviz.cli import main
 
+from . import drawn_boxes
+
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 
 pytestmark = pytest.mark.requires_dot
@@ -152,13 +154,7 @@ def test_a_weight_read_twice_in_its_layer_folds_and_the_input_stays(tmp_path):
     the first of them and named on the other (a Keras classifier's ``classifier/bias``, which XLA
     duplicates into the softmax's two kernels, stood as a box between them); the module's input
     (``x``), read twice in that layer too, stays the box the column starts with."""
-    path = tmp_path / "m.hlo"
-    path.write_text(_READ_TWICE, encoding="utf-8")
-    try:
-        main(["render", str(path), "-o", str(tmp_path / "m.json")])
-    except SystemExit as stop:
-        assert stop.code in (0, None)
-    boxes = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["nodes"]
+    boxes = drawn_boxes(_READ_TWICE, tmp_path)
     assert [b["instructions"] for b in boxes if "x" in b["instructions"]] == [["x"]]
     assert not [b for b in boxes if b["instructions"] == ["w"]]
     named = [b for b in boxes if any(str(r).startswith("+ ") and "layer/w" in str(r) for r in b["rows"])]

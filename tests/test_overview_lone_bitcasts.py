@@ -30,7 +30,7 @@ import pytest
 
 from hloviz.cli import main
 
-from . import box_labels
+from . import box_labels, drawn_boxes
 
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 CAPTURE = CAPTURES / "mobilenet_train_sgd"
@@ -147,12 +147,6 @@ ENTRY %main (a: f32[4,4]) -> f32[16] {
 def test_an_output_bitcast_keeps_its_layers_name(tmp_path):
     """The output, a bitcast alone in its layer (``net/out``, made here), is not moved to the
     layer it relabels: its box says which layer hands the result out."""
-    path = tmp_path / "m.hlo"
-    path.write_text(_OUTPUT_BITCAST, encoding="utf-8")
-    try:
-        main(["render", str(path), "-o", str(tmp_path / "m.json")])
-    except SystemExit as stop:
-        assert stop.code in (0, None)
-    boxes = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["nodes"]
+    boxes = drawn_boxes(_OUTPUT_BITCAST, tmp_path)
     [box] = [b for b in boxes if "b" in b["instructions"]]
     assert box["instructions"] == ["b"] and [str(r) for r in box["rows"][:2]] == ["out", "ROOT bitcast"], box
