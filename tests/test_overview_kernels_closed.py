@@ -179,3 +179,23 @@ def test_a_keras_classifiers_bias_is_no_box_between_its_kernels(tmp_path):
     for r in readers:
         [box] = [b for b in boxes if r in b["instructions"]]
         assert any(str(row) == "+ classifier/bias" for row in box["rows"]), box["rows"]
+
+
+def test_a_loops_one_kernel_condition_stays_in_its_loops_box(tmp_path):
+    """A Keras LSTM's optimized loop: its condition is one fusion (the counter's compare), its
+    body the cell's matrix products and kernels. The overview opened the condition, the cheaper,
+    and left the body closed for want of boxes; now the condition stays in the loop's box, which
+    names it, and the body's kernels are drawn. Oracle: the computations of the HLO text."""
+    text = (CAPTURES / "keras_lstm" / "post.hlo").read_text(encoding="utf-8")
+    loop = re.search(r" while\(%?[\w.\-]+\), condition=%?([\w.\-]+), body=%?([\w.\-]+)", text)
+    assert loop is not None
+    comps = {c.split(" ", 1)[0].lstrip("%"): c for c in re.split(r"\n(?=%|ENTRY )", text)}
+    cond = re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = \S+ ([\w\-]+)\(", comps[loop.group(1)], re.MULTILINE)
+    assert [op for op in cond if op not in ("parameter", "get-tuple-element")] == ["fusion"]
+    dots = re.findall(r"^\s*%?([\w.\-]+) = \S+ dot\(", comps[loop.group(2)], re.MULTILINE)
+    assert len(dots) == 2
+    picture = json.loads(_render("keras_lstm", tmp_path / "l.json", "--stage", "post"))
+    frames = [c["rows"][0] for c in picture["clusters"]]
+    assert not [f for f in frames if f.startswith("condition of")], frames
+    assert [f for f in frames if f.startswith("body of")], frames
+    assert all(any(b["instructions"] == [d] for b in picture["nodes"]) for d in dots)

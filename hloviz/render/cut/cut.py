@@ -136,6 +136,9 @@ class Cut:
 def _expandable(node: TreeNode, max_depth: int | None, closed: frozenset[str] = frozenset()) -> bool:
     if node.is_leaf or not node.children or node.kind in closed:
         return False
+    if (CONDITION in closed and node.kind == "body" and node.label.startswith(f"{CONDITION} of ")
+            and len(node.children) <= 2):
+        return False  # (a loop's condition, ``tree.layers`` labels it so, of one compare and its tuple)
     return not (node.kind == "scope" and max_depth is not None and node.depth >= max_depth)
 
 
@@ -190,10 +193,20 @@ def overview_closed(tree: Tree) -> frozenset[str]:
     with its weights as boxes beside them (their reader inside a fusion), out of program order (a
     Flax MLP's, a small Keras CNN's optimized column). Where nothing is named but the function
     (the 1000 chained additions, ``jit(narrow)``), the open fusion is the picture's point: which
-    ops went into one kernel."""
+    ops went into one kernel. There, too, a loop's condition of one kernel or op (a counter's
+    ``compare``) stays folded into its loop's box, which names it: a Keras LSTM's optimized
+    column opened ``condition of while.3``, the cheaper to open, while the body running the
+    cell's kernels, too big for the boxes left, stayed closed. A condition that computes more
+    (Newton's convergence test before optimization) still opens; so do other small bodies (closed
+    too, the boxes they left opened a JAX scan's library calls side by side, 1,415 pt wide → 1,784)."""
     if any(not (n.label or n.name).startswith(("jit(", "pjit(")) for n in tree.scopes()):
-        return frozenset({"fusion"})
+        return frozenset({"fusion", CONDITION})
     return frozenset()
+
+
+#: In :func:`fit`'s ``closed``: a loop's condition of one kernel stays closed (not a kind of node:
+#: a ``body`` so labelled).
+CONDITION = "condition"
 
 
 def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset()) -> Cut:
