@@ -219,6 +219,8 @@ def _fold_row(g: ViewGraph, u: Unit) -> list[Row]:
             note = (mark.note or "") if mark is not None else ""
             if mark is not None and mark.highlight and i.opcode == "constant":
                 made[i.name] = (i, note.split(" (")[0] or "folded")
+                if len(made) > 1:  # several: no row (a backward pass's box holds hundreds)
+                    return []
             elif note.startswith("folded → "):
                 taken[i.name] = note.split(" → ", 1)[1]
     if len(made) == 1:
