@@ -231,9 +231,21 @@ def _weight_preparation(ranked: list[tuple[int, Instruction]], data: frozenset[i
     preparation; an unseen causal LM's ``embed`` stood below its attention after optimization)."""
     prepared: set[int] = set()
     for _, m in ranked:  # operands first
-        if all(id(o) in prepared or _sourced(o) for o in m.operands) and not (data and _works_on_data(m, data)):
+        if (all(id(o) in prepared or _sourced(o) or id(_tuple_of(o)) in prepared for o in m.operands)
+                and not (data and _works_on_data(m, data))):
             prepared.add(id(m))
     return prepared
+
+
+def _tuple_of(inst: Instruction) -> Instruction:
+    """What made the tuple ``inst`` is an element of (itself where it is none). An element is
+    drawn apart from its tuple, in a unit of its own: a dropout's ``rng-bit-generator``, drawing
+    its bits from the seed, is preparation, and the bits taken from its tuple were read as the
+    work of another unit (an unseen MobileNet step's ``dropout`` box stood first, above the
+    layers whose output it masks)."""
+    while inst.opcode == "get-tuple-element" and inst.operands:
+        inst = inst.operands[0]
+    return inst
 
 
 def _works_on_data(inst: Instruction, data: frozenset[int]) -> bool:
