@@ -130,10 +130,11 @@ _FOLDED = frozenset({"block", "scope", "group"})
 
 
 def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mapping[str, str],
-                 succ: Mapping[str, list[str]] | None = None) -> None:
+                 succ: Mapping[str, list[str]] | None = None, flow: Mapping[str, list[str]] | None = None) -> None:
     """Put runs of two or more neighbouring children with the same structure under a
     ``repeat`` node (children must already be in their final order). ``succ``: as
-    :func:`~.structure.split_by_structure` takes it."""
+    :func:`~.structure.split_by_structure` takes it; ``flow``: a training step's forward arrows
+    alone, which say the order of copies that feed one another both ways."""
     stack = [root]
     hashes: dict[str, str | None] = {}
     succ = succ if succ is not None else adjacency(edges)
@@ -156,7 +157,7 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             if found:
                 feeds = set(child_edges(node, succ))
                 found = _chained(node, found, feeds)
-                _fold(node, found, feeds)
+                _fold(node, found, feeds, set(child_edges(node, flow)) if flow is not None else None)
         stack.extend(c for c in node.children if c.kind not in KEEP)
 
 
@@ -311,9 +312,12 @@ def group_periods(node: TreeNode, found: list[tuple[int, int, int]]) -> bool:
     return True
 
 
-def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]]) -> None:
+def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]],
+          forward: set[tuple[int, int]] | None = None) -> None:
     """Put each run of ``found`` under a repeat node; ``feeds`` (child index pairs) says
-    whether each copy feeds the next (a chain of layers) or not (parallel updates)."""
+    whether each copy feeds the next (a chain of layers) or not (parallel updates), and
+    ``forward`` (the same along the forward pass alone), where copies feed one another both
+    ways, which runs first."""
     kids = node.children
     out: list[TreeNode] = []
     i = 0
@@ -326,7 +330,16 @@ def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, in
             continue
         members = kids[i:i + count]
         chained = all((j, j + 1) in feeds for j in range(i, i + count - 1))
-        if not chained and count > 1 and all((j + 1, j) in feeds for j in range(i, i + count - 1)):
+        back = count > 1 and all((j + 1, j) in feeds for j in range(i, i + count - 1))
+        if back and chained and forward is not None:
+            # both ways (a training step's layers: activations forward, gradients back): the
+            # forward pass says which runs first (an unseen plain-JAX ResNet's optimized
+            # ``block0`` and ``block1``, in text order the other way round, were titled
+            # ``block1 ×2 (block1 … block0)`` above ``block0`` drawn first)
+            back = all((j + 1, j) in forward for j in range(i, i + count - 1)) and not all(
+                (j, j + 1) in forward for j in range(i, i + count - 1))
+            chained = not back
+        if not chained and back:
             # copies that feed one another against text order (a JAX step's forward layers,
             # ordered by their last use: the first layer's activations are read last, by the
             # backward pass) stand in the order they run

@@ -87,11 +87,13 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         parent.children.append(node)
     succ = adjacency(edges or ())
     names = names or {}
+    # a training step's forward arrows alone: the backward pass's run from each layer back to
+    # the one before it, joining every layer to its neighbours both ways
+    flow = None if forward is None or edges is None else adjacency(
+        (a, b) for a, b in edges if a in forward and b in forward)
     if edges is not None:
-        # a training step's layers are cut into blocks along its forward pass: the backward
-        # pass's arrows run from each layer back to the one before it, joining every layer to
-        # its neighbours (a phase without forward work is cut along its own arrows)
-        flow = None if forward is None else adjacency((a, b) for a, b in edges if a in forward and b in forward)
+        # its layers are cut into blocks along its forward pass (a phase without forward work
+        # is cut along its own arrows), and its repeats' copies stand in that pass's order
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ,
                            forward=flow)
     group_by_prefix(root, group_at, succ)
@@ -100,13 +102,13 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     if split_crowded(root, run_at, group_at, succ, names, every=False, label=label):
         size_tree(root)
     if edges is not None:
-        fold_repeats(root, edges, label or {}, succ)
+        fold_repeats(root, edges, label or {}, succ, flow)
         size_tree(root)
         if split_backward(root, succ):  # the optimized backward pass, one block per layer
             split_crowded(root, run_at, group_at, succ, names, every=False, label=label)
             size_tree(root)
     if split_crowded(root, run_at, group_at, succ, names, every=True, label=label) and edges is not None:
-        fold_repeats(root, edges, label or {}, succ)  # blocks cut at a period's starts fold too
+        fold_repeats(root, edges, label or {}, succ, flow)  # blocks cut at a period's starts fold too
         size_tree(root)
     _mark_waist_repeats(root)
     return Tree(root, succ, names)
