@@ -404,3 +404,36 @@ def test_a_dict_argument_of_weights_is_traced_and_named(tmp_path, weights):
     shapes = {int(n): s for s, n in re.findall(r"= (f32\[[\d,]*\])\{?[\d,]*\}? parameter\((\d+)\)", entry)}
     assert shapes == {0: "f32[4,8]", 1: "f32[2]", 2: "f32[8,2]"}, shapes
     assert cap.info["parameter_names"] == {"0": "x", "1": "w['b']", "2": "w['k']"}
+
+
+def test_captured_tensors_are_named_where_the_code_keeps_them(tmp_path):
+    # a tf.constant at module level and an adapted Keras Normalization (which normalizes by
+    # tensors it keeps as attributes, not by its variables) are captured by the function as
+    # tensors: their entry parameters were named by XLA alone (arg1.1). Oracle: the names this
+    # test's own model file gives them, each checked against its parameter's shape by regex.
+    model = tmp_path / "scaled.py"
+    model.write_text(textwrap.dedent('''
+        import keras
+        import numpy as np
+        import tensorflow as tf
+
+        scale_table = tf.constant(np.full((3, 5), 0.5, dtype="float32"))
+        norm = keras.layers.Normalization(name="standardize")
+        norm.adapt(np.arange(12, dtype="float32").reshape(4, 3))
+
+        @tf.function(jit_compile=True)
+        def f(x):
+            return norm(x) @ scale_table
+
+        HLOVIZ_ARGS = {"f": ["f32[2,3]"]}
+    '''))
+    cap = load_target(f"{model}:f")
+    entry = cap.pre_text[cap.pre_text.index("ENTRY"):]
+    shapes = {int(n): s for s, n in re.findall(r"= (f32\[[\d,]*\])\{?[\d,]*\}? parameter\((\d+)\)", entry)}
+    names = cap.info["parameter_names"]
+    assert names.get("0") == "x" and shapes[0] == "f32[2,3]"
+    by_name = {v: int(k) for k, v in names.items()}
+    assert {"scale_table", "standardize/mean", "standardize/variance"} <= set(by_name), names
+    assert shapes[by_name["scale_table"]] == "f32[3,5]"
+    assert shapes[by_name["standardize/mean"]] == shapes[by_name["standardize/variance"]] == "f32[1,3]"
+    assert not any(re.fullmatch(r"arg\d+(\.\d+)?", v) for v in names.values()), names

@@ -93,19 +93,28 @@ def source_map(concrete_fn: Any, user_files: tuple[str, ...],
     return smap, types, inputs
 
 
-def _keras_paths(tf: Any, fn: Any) -> dict[int, str]:
-    """id(tf.Variable handle) → Keras 3 variable path (``model/dense/kernel``), for the Keras
-    layers, models and optimizers the function can reach (its module's globals, its closure, the
-    object of a method): a ``tf.Variable``'s own name (``model/kernel:0``) leaves the layer out."""
+def _roots(fn: Any) -> list[tuple[str, Any]]:
+    """What the function can reach by name: its module's globals, its closure's variables and
+    the object of a method (named ``self``)."""
     py = python_function(fn)
     py = getattr(py, "__wrapped__", py)
-    roots: list[Any] = list((getattr(py, "__globals__", None) or {}).values())
-    roots += [c.cell_contents for c in (getattr(py, "__closure__", None) or ()) if _cell_set(c)]
+    roots: list[tuple[str, Any]] = list((getattr(py, "__globals__", None) or {}).items())
+    code = getattr(py, "__code__", None)
+    free = code.co_freevars if code is not None else ()
+    cells = getattr(py, "__closure__", None) or ()
+    roots += [(name, c.cell_contents) for name, c in zip(free, cells, strict=False) if _cell_set(c)]
     owner = getattr(py, "__self__", None) or getattr(fn, "__self__", None)  # a model's own method
     if owner is not None:
-        roots.append(owner)
+        roots.append(("self", owner))
+    return roots
+
+
+def _keras_paths(tf: Any, fn: Any) -> dict[int, str]:
+    """id(tf.Variable handle) → Keras 3 variable path (``model/dense/kernel``), for the Keras
+    layers, models and optimizers the function can reach (:func:`_roots`): a ``tf.Variable``'s
+    own name (``model/kernel:0``) leaves the layer out."""
     out: dict[int, str] = {}
-    for obj in roots:
+    for _name, obj in _roots(fn):
         variables = getattr(obj, "variables", None) if _is_keras(obj) else None
         if not isinstance(variables, (list, tuple)):
             continue
@@ -115,6 +124,34 @@ def _keras_paths(tf: Any, fn: Any) -> dict[int, str]:
             handle = getattr(inner, "handle", None)
             if isinstance(path, str) and handle is not None:
                 out.setdefault(id(handle), path)
+    return out
+
+
+def _tensor_names(tf: Any, fn: Any) -> dict[int, str]:
+    """id(tensor) → where the function's code keeps a tensor it captures, not a variable: the
+    global or closure variable holding it (``_we``, a ``tf.constant`` at module level), else
+    the Keras layer attribute (``normalize/mean``: an adapted ``Normalization`` normalizes by
+    tensors, its variables only store them). Without these an entry parameter was named by
+    XLA alone (``arg1.1``)."""
+    out: dict[int, str] = {}
+    keras: list[Any] = []
+    for name, obj in _roots(fn):
+        if isinstance(obj, tf.Tensor):
+            out.setdefault(id(obj), name)
+        elif _is_keras(obj) and callable(getattr(obj, "_flatten_layers", None)):
+            keras.append(obj)
+    for obj in keras:
+        try:
+            layers = list(obj._flatten_layers(include_self=True, recursive=True))
+        except Exception:  # noqa: BLE001 - the names are a nicety; the capture stands without them
+            continue
+        for layer in layers:
+            path = getattr(layer, "path", None) or getattr(layer, "name", None)
+            if not isinstance(path, str):
+                continue
+            for attr, value in vars(layer).items():
+                if not attr.startswith("_") and isinstance(value, tf.Tensor):
+                    out.setdefault(id(value), f"{path}/{attr}")
     return out
 
 
@@ -159,7 +196,8 @@ def layer_scopes(reads: list[tuple[str, str]]) -> dict[str, str]:
 def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_text: str,
                     reads: list[tuple[str, str]] | None = None) -> dict[str, str]:
     """HLO entry parameter number (as text, for JSON) → what it is: the function argument
-    (``images``, ``params['w']``) or the variable (Keras path, else the ``tf.Variable`` name).
+    (``images``, ``params['w']``), the variable (Keras path, else the ``tf.Variable`` name), or
+    where the code keeps a captured tensor (:func:`_tensor_names`).
 
     XLA's entry parameters are the concrete function's graph inputs, in order: the flattened
     arguments, then the captured variables. The names are written only when the pre-opt module's
@@ -174,6 +212,7 @@ def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_t
     captured = {id(internal): external for external, internal in concrete.graph.captures}
     variables = {id(v.handle): v for v in concrete.variables}
     keras = _keras_paths(tf, fn)
+    tensors: dict[int, str] | None = None  # what names a captured tensor, made on first need
     structured = concrete.structured_input_signature
     arg_names = _argument_names(tf, structured, params)
     names: dict[str, str] = {}
@@ -185,11 +224,17 @@ def parameter_names(tf: Any, concrete: Any, fn: Any, params: list[str], module_t
         else:
             var = variables.get(id(external))
             if var is None:
-                continue
-            name = keras.get(id(external)) or var.name.rsplit(":", 1)[0]
-            expected = tuple(var.shape)
-            if reads is not None and name:  # a Keras path, or a TF name such as ``Conv1/kernel``
-                reads.append((tensor.name, name))
+                if tensors is None:
+                    tensors = _tensor_names(tf, fn)
+                name = tensors.get(id(external))
+                if name is None:
+                    continue
+                expected = tuple(external.shape)
+            else:
+                name = keras.get(id(external)) or var.name.rsplit(":", 1)[0]
+                expected = tuple(var.shape)
+                if reads is not None and name:  # a Keras path, or a TF name such as ``Conv1/kernel``
+                    reads.append((tensor.name, name))
         if expected is None:
             continue
         if tuple(shape.dims) != tuple(int(d) for d in expected):
