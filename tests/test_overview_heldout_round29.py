@@ -22,7 +22,8 @@ And the limits of those changes, on earlier rounds' steps drawn right: a graph n
 model's kernel copies, read in the traced function's own scope (``nnx_step_post.hlo.gz``), stay
 where they were; a Keras CNN's L2 penalties, in a block with as many of the optimizer's ops
 (``l2_step_*``, a capture: its ``capture.json`` names what the block holds), keep the title
-``forward``.
+``forward``: once thought a tie with two of the optimizer's kernels, their own work since a zero
+the backward pass names is no gradient; the tie itself goes to the pass that runs first.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 import pytest
 
 from hloviz.cli import main
+from hloviz.render.cut.titles import main_pass
 from hloviz.render.tree.nodes import TreeNode
 from hloviz.render.tree.prefix_groups import block_families
 
@@ -207,10 +209,19 @@ def test_a_block_with_as_much_of_two_passes_is_titled_by_the_first(tmp_path):
     assert len(squares) >= 2  # the situation: the penalties' squares of the kernels, forward work
     svg = _render(capture, tmp_path / "l.svg")
     [texts] = [texts for _y, texts, names in _unescaped(svg) if names & squares]
-    # the situation: the block holds two of the optimizer's kernels as well (and XLA's copies
-    # of the kernels, no op's work): as many ops of each pass, the forward's running first
-    assert any(re.fullmatch(r"forward \d+ · optimizer 2", t) for t in texts), texts
-    assert not texts[0].startswith("optimizer"), texts
+    # the penalties are the loss's work, not the optimizer's: their squares read the kernels'
+    # copies alone, no gradient (two of their kernels were once counted as the optimizer's,
+    # through a zero the backward pass names: ``forward 4 · optimizer 2``)
+    for on in squares:
+        readers = [ops for _name, (_opcode, ops, op_name) in insts.items() if op_name == on]
+        assert readers and all(insts[o][0] == "copy" and insts[insts[o][1][0]][0] == "parameter"
+                               for ops in readers for o in ops), on
+    assert texts[0].startswith("forward"), texts
+    assert not any(re.search(r"\boptimizer \d+", t) for t in texts), texts
+    # and a block of as many ops of two passes is titled by the one that runs first, whatever
+    # order they were counted in
+    assert main_pass({"optimizer": 2, "forward": 2}) == main_pass({"forward": 2, "optimizer": 2}) == "forward"
+    assert main_pass({"optimizer": 3, "backward": 3}) == "backward" and main_pass({"optimizer": 3, "forward": 2}) == "optimizer"
 
 
 def test_an_efficientnets_optimized_step_is_drawn_by_its_blocks_in_order(tmp_path):

@@ -128,3 +128,48 @@ def test_the_gpt_steps_forward_pass_stays_open_beside_its_loss():
     frames = {c.rows[0].text: c for c in view.scene.all_clusters() if c.rows}
     assert len(frames["forward"].nodes) >= 8
     assert "loss" in titles or "loss" in frames
+
+
+_COUNTED_STEP = """HloModule counted_step
+
+ENTRY %step (x: f32[4,3], w: f32[3,2], it: s64[]) -> (f32[], f32[3,2], s64[]) {
+  %x = f32[4,3]{1,0} parameter(0), metadata={op_name="XLA_Args"}
+  %w = f32[3,2]{1,0} parameter(1), metadata={op_name="XLA_Args"}
+  %it = s64[] parameter(2), metadata={op_name="XLA_Args"}
+  %y = f32[4,2]{1,0} dot(f32[4,3]{1,0} %x, f32[3,2]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="model/dense/MatMul"}
+  %zero = f32[] constant(0), metadata={op_name="Mean"}
+  %sum = f32[] reduce(f32[4,2]{1,0} %y, f32[] %zero), dimensions={0,1}, to_apply=%add, metadata={op_name="Mean"}
+  %g1 = f32[4,2]{1,0} broadcast(f32[] %zero), dimensions={}, metadata={op_name="gradient_tape/Mean/Tile"}
+  %dw = f32[3,2]{1,0} dot(f32[4,3]{1,0} %x, f32[4,2]{1,0} %g1), lhs_contracting_dims={0}, rhs_contracting_dims={0}, metadata={op_name="gradient_tape/model/dense/MatMul_1"}
+  %lr = f32[] constant(0.1), metadata={op_name="sgd/Mul"}
+  %lrb = f32[3,2]{1,0} broadcast(f32[] %lr), dimensions={}, metadata={op_name="sgd/Mul"}
+  %step = f32[3,2]{1,0} multiply(f32[3,2]{1,0} %lrb, f32[3,2]{1,0} %dw), metadata={op_name="sgd/Mul"}
+  %new_w = f32[3,2]{1,0} subtract(f32[3,2]{1,0} %w, f32[3,2]{1,0} %step), metadata={op_name="sgd/AssignSubVariableOp"}
+  %one = s64[] constant(1), metadata={op_name="Add_1"}
+  %next = s64[] add(s64[] %it, s64[] %one), metadata={op_name="Add_1"}
+  ROOT %out = (f32[], f32[3,2]{1,0}, s64[]) tuple(f32[] %sum, f32[3,2]{1,0} %new_w, s64[] %next), metadata={op_name="XLA_Retvals"}
+}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+"""
+
+
+def test_a_named_optimizers_step_count_is_its_work_where_nothing_else_reads_gradients():
+    # a Keras step whose optimizer is named (``sgd/…``) and whose top-level ops read no
+    # gradient: its step count, TensorFlow's unscoped ``Add_1`` of the iteration parameter and a
+    # one, is returned by the ROOT and read by nothing else — the optimizer's bookkeeping, which
+    # was forward work once no other op was re-phased (an unseen multi-task step's ``sgd/iteration``,
+    # after its sum of losses stopped being taken for the optimizer's). Oracle: this module, as
+    # written here: the add reads the parameter and a constant, and only the ROOT reads it.
+    from hloviz.analysis.scopes import build_scope_tree
+
+    module = parse(_COUNTED_STEP)
+    scopes = build_scope_tree(module, stage="pre", ordered=False)
+    by_name = {i.name: i for i in module.entry.instructions}
+    assert scopes.phase_of(by_name["next"]) == "optimizer"
+    assert scopes.phase_of(by_name["sum"]) == "forward"  # the loss reads no gradient
+    assert scopes.phase_of(by_name["dw"]) == "backward" and scopes.phase_of(by_name["step"]) == "optimizer"

@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..ir import Computation, HloModule, Instruction
-from ..opcodes import BODY_CALLERS, VALUE_FORWARDING_CALLERS
+from ..opcodes import BODY_CALLERS, LITERAL_SOURCES, VALUE_FORWARDING_CALLERS
 
-__all__ = ["mark_after_gradients", "mark_optimizer"]
+__all__ = ["made_of_literals", "mark_after_gradients", "mark_optimizer"]
 
 
 def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
@@ -41,7 +41,7 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
     for inst in walk.found:
         phase_of[inst] = "optimizer"
     found = walk.found + _feeding_only_the_optimizer(module, phase_of, candidate, walk.visited)
-    if found:
+    if found or "optimizer" in phase_of.values():  # (a Keras optimizer is named: its step count is not)
         found += _bookkeeping(entry, phase_of, candidate)
     return found
 
@@ -64,7 +64,7 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
     walk.computation(entry, frozenset())
     read = {id(i) for i in walk.found}
     in_entry = {id(i) for i in entry.instructions}
-    fixed = _from_constants(entry)
+    fixed = made_of_literals(entry)
     out = []
     for group in groups:
         work = [i for i in group if id(i) in in_entry and id(i) not in fixed and i.opcode != "parameter"
@@ -77,12 +77,17 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
     return out
 
 
-def _from_constants(comp: Computation) -> set[int]:
-    """The ids of ``comp``'s instructions computed from constants alone (a reduction's
-    ``convert`` of its zero): they read nothing, gradients included."""
+def made_of_literals(comp: Computation) -> set[int]:
+    """The ids of ``comp``'s instructions that read nothing: literals, and what is computed from
+    them alone (a reduction's ``convert`` of its zero; a fusion of no operands, XLA's
+    ``wrapped_broadcast`` of one). Named backward, such a value is still no gradient: it is an
+    empty buffer the backward pass fills (TensorFlow's accumulators of a while loop's values,
+    which the forward loop takes in its tuple: read as gradients, a hand-written RNN's forward
+    loop was the optimizer's work)."""
     out: set[int] = set()
     for inst in comp.instructions:
-        if inst.opcode in ("constant", "iota") or (inst.operands and all(id(o) in out for o in inst.operands)):
+        if inst.opcode in LITERAL_SOURCES or ((inst.operands or inst.opcode == "fusion") and inst.opcode not in BODY_CALLERS
+                                              and all(id(o) in out for o in inst.operands)):
             out.add(id(inst))
     return out
 
@@ -186,6 +191,7 @@ class _Walk:
         its root does (for a root ``tuple``, each element: a multi-output fusion computes a
         forward value and a gradient side by side)."""
         tainted: set[int] = set()
+        fixed = made_of_literals(comp)  # reads nothing: no gradient, whatever its name
         if id(comp) not in self._seen:
             self._seen.add(id(comp))
             self.visited.append(comp)
@@ -193,6 +199,8 @@ class _Walk:
         phase = self.phase_of.get
         try:
             for inst in comp.instructions:
+                if id(inst) in fixed:
+                    continue
                 if not inst.called_computations and inst.opcode != "parameter" and inst.opcode != "get-tuple-element":
                     # what _tainted says of a plain instruction, without the call
                     hit = phase(inst) == "backward"

@@ -9,6 +9,8 @@ its other readers (:func:`fold_weights`).
 
 from __future__ import annotations
 
+import re
+
 from ...ir import Instruction
 from ...opcodes import LAYOUT_ONLY
 from ..tree.model import ViewGraph
@@ -62,7 +64,7 @@ def fold_weights(g: ViewGraph) -> None:
             continue
         near = sorted((g.units[i] for i in into if g.units[i].alive and (trained or (
             g.units[i].scope == u.scope and home.get(i) == home.get(u.index)))),
-            key=lambda t: (_optimizer(g, t), _first_position(g, t)))
+            key=lambda t: (_optimizer(g, t), not _its_layer(t, names), _first_position(g, t)))
         if not near or (not trained and len(into) > 1 and (not all(g.units[i].alive for i in into) or (
                 len(near) == len(into) and not all(map(_a_weight, names))))):
             continue  # several readers, all in its own layer: a module's input stays a box (the first)
@@ -136,8 +138,12 @@ def _fold(g: ViewGraph, u, target, into: set[int], shown: list[str], folded: dic
 
 
 def _optimizer(g: ViewGraph, u) -> bool:
+    """Whether ``u`` is the optimizer's: by its first instruction that runs (a closed ``adam``
+    box starts with the step count's parameter, in no pass: the weight copies its update reads
+    stood as eight boxes above an unseen two-input step's optimized column)."""
     phase = g.program_order
-    return phase is not None and bool(u.members) and phase(u.members[0]) == "optimizer"
+    first = next((m for m in u.members if m.opcode != "parameter"), None)
+    return phase is not None and first is not None and phase(first) == "optimizer"
 
 
 def _updated(g: ViewGraph, units: set[int]) -> bool:
@@ -156,6 +162,15 @@ def _read_by_the_optimizer(g: ViewGraph, inst: Instruction) -> bool:
     comp, phase = inst.parent, g.program_order
     readers = (g.users.get(comp.name) or comp.users()).get(inst, ()) if comp is not None else ()
     return phase is not None and any(phase(r) == "optimizer" for r in readers)
+
+
+def _its_layer(unit, names: list[str]) -> bool:
+    """Whether ``unit``'s box is titled by a layer these weights' paths name (``prob`` for
+    ``prob/kernel``, ``Dense_0`` for ``params['Dense_0']['kernel']``): the weight goes there
+    before any earlier reader (an L2 penalty XLA schedules first put ``prob/kernel`` in the
+    loss's box)."""
+    title = unit.rows[0].text.split(" · ")[0] if unit.rows else ""
+    return bool(title) and any(title in [p for p in re.split(r"[/\[\]'\"]+", n) if p][:-1] for n in names)
 
 
 def _first_position(g: ViewGraph, unit) -> int:

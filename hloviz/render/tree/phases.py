@@ -66,7 +66,7 @@ def by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str
         succ.setdefault(a, []).append(b)
         pred.setdefault(b, []).append(a)
     roots = frozenset(leaf for _, leaf in routes if g.units[int(leaf[1:])].root)
-    _after_backward(phase, succ, pred, roots)
+    _after_backward(phase, succ, pred, roots, _reading_nothing(g, phase))
     _loss_tail(phase, succ, pred, roots, {leaf for _, leaf in routes
                                           if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)})
     out = []
@@ -85,14 +85,40 @@ def _in_top_optimizer(route: list[Step]) -> bool:
     return len(route) >= 2 and route[1].kind == "scope" and route[1].name == "(optimizer)"
 
 
+def _reading_nothing(g: ViewGraph, phase: Mapping[str, str]) -> frozenset[str]:
+    """The backward leaves of ``phase`` whose every instruction is made of literals alone
+    (:func:`hloviz.analysis.phase_flow.made_of_literals`): buffers the backward pass fills, no
+    gradients."""
+    from ...analysis.phase_flow import made_of_literals
+
+    fixed: dict[int, set[int]] = {}
+    out = set()
+    for leaf, p in phase.items():
+        members = g.units[int(leaf[1:])].members
+        if p != "backward" or not members:
+            continue
+        for m in members:
+            comp = m.parent
+            if comp is None:
+                break
+            if id(comp) not in fixed:
+                fixed[id(comp)] = made_of_literals(comp)
+            if id(m) not in fixed[id(comp)]:
+                break
+        else:
+            out.add(leaf)
+    return frozenset(out)
+
+
 def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
-                    roots: frozenset[str]) -> None:
+                    roots: frozenset[str], empty: frozenset[str] = frozenset()) -> None:
     """Work the op names call ``forward`` that reads the backward pass's results is the
     optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
     ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
     every parameter; and what feeds only that work — the ``roots`` aside (the ROOT returns the
-    new weights and the loss: an unseen MLP's loss was filed as the optimizer's)."""
-    stack = [k for k, p in phase.items() if p == "backward"]
+    new weights and the loss: an unseen MLP's loss was filed as the optimizer's). ``empty``:
+    backward leaves made of literals alone, which carry no gradient (:func:`_reading_nothing`)."""
+    stack = [k for k, p in phase.items() if p == "backward" and k not in empty]
     seen = set(stack)
     while stack:
         for nxt in succ.get(stack.pop(), ()):
