@@ -167,6 +167,11 @@ def test_a_weight_copied_for_the_loss_and_the_optimizer_is_no_box(tmp_path):
     alone = _tooltip_names(svg)
     for copy, param in copied.items():
         assert copy not in alone and param not in alone, alone
+    # nor any other parameter's copy XLA made (no op name), the step count's (``s64[]``) included,
+    # which the optimizer's ``cond`` alone reads: it belongs to the optimizer's settings
+    copies = {n for n, (opcode, operands, on) in insts.items()
+              if opcode == "copy" and not on and insts[operands[0]][0] == "parameter"}
+    assert len(copies) >= 10 and not copies & set(alone), sorted(copies & set(alone))
 
 
 # The limits of a weight's preparation, on earlier rounds' steps whose pictures were right:

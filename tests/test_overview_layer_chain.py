@@ -94,3 +94,60 @@ def test_the_layers_stand_top_to_bottom_in_the_forward_passs_order(tmp_path):
     order = list(_forward_layers(PRE.read_text(encoding="utf-8")))
     assert set(tops) == set(order)
     assert sorted(order, key=lambda layer: tops[layer]) == order, tops
+
+
+def test_a_few_loose_ops_beside_the_model_are_one_block_so_that_it_opens():
+    # the rule the fixture above first needed (its penalties, now the loss's, no longer stand
+    # beside the model): six loose ops at the root, each read by a layer — weight copies —
+    # beside a model of twenty layers that a budget of 24 could open but for them. Built here
+    # (``group_at`` above twenty: no block by structure inside the model), the tree must hold
+    # them as one block, and the fitted cut opens the model.
+    from hloviz.render.cut.cut import fit
+    from hloviz.render.tree.tree import Step, build_tree
+
+    model = Step("scope", "reg_cnn", "reg_cnn")
+    names = [f"{kind}_{stage}" for stage in range(5) for kind in ("conv", "bn", "relu", "pool")]
+    routes, edges = [], []
+    for k, name in enumerate(names):  # a chain of ops each, no two stages alike (no repeat to fold)
+        layer = [model, Step("scope", name, f"reg_cnn/{name}")]
+        ops = [f"{name}.{j}" for j in range(2 + k % 7)]
+        routes += [(layer, op) for op in ops]
+        edges += list(zip(ops, ops[1:]))
+        if k:
+            edges.append((f"{names[k - 1]}.{1 + (k - 1) % 7}", ops[0]))
+    copies = [f"copy.{i}" for i in range(6)]
+    routes = [([], c) for c in copies] + routes
+    edges += [(c, f"{names[4 * i % len(names)]}.0") for i, c in enumerate(copies)]
+    tree = build_tree(routes, group_at=30, run_at=24, edges=edges)
+    kids = tree.root.children
+    assert sorted(c.kind for c in kids) == ["block", "scope"], [(c.kind, c.name) for c in kids]
+    [block] = [c for c in kids if c.kind == "block"]
+    assert sorted(leaf.name for leaf in block.children) == sorted(copies)
+    cut = fit(tree, 24)
+    opened = {n.name for n in cut.nodes}
+    assert set(names) <= opened, sorted(opened)
+
+
+def test_a_scopes_own_ops_that_are_most_of_it_are_not_blocked_beside_its_few_parts():
+    # a ``tf.scan``'s scope: twenty ops of its own, a chain, beside six small sub-scopes —
+    # more children than the overview's 24, but the ops are what the scope holds, not loose ops
+    # beside many layers (a wide-and-deep model's slices beside 15 layers): they stay its
+    # children for blocks by structure to show, not two closed blocks of ten cut at waists.
+    # Oracle: the tree built here.
+    from hloviz.render.tree.tree import Step, build_tree
+
+    top = Step("scope", "step", "step")
+    scan = [top, Step("scope", "scan", "step/scan")]
+    ops = [f"op{i}" for i in range(20)]
+    routes = [(scan, o) for o in ops]
+    edges = list(zip(ops, ops[1:]))
+    for k in range(6):
+        part = [f"p{k}.{j}" for j in range(2 + k)]
+        routes += [([*scan, Step("scope", f"part{k}", f"step/scan/part{k}")], leaf) for leaf in part]
+        edges += [*zip(part, part[1:]), (ops[3 * k], part[0])]
+    routes.append(([top], "loss"))
+    edges.append((ops[-1], "loss"))
+    tree = build_tree(routes, edges=edges)
+    [step] = tree.root.children
+    [node] = [c for c in step.children if c.name == "scan"]
+    assert sorted(c.name for c in node.children if c.is_leaf) == sorted(ops), [(c.kind, c.name) for c in node.children]

@@ -98,3 +98,68 @@ def test_the_mean_of_what_a_forward_loop_returns_stays_forward():
     assert set(phases["Mean"]) == {"forward"}, phases["Mean"]
     assert set(phases["rm_sprop"]) == {"optimizer"}, phases["rm_sprop"]
     assert phases["gradient_tape"]["backward"] > 50
+
+
+def test_adding_a_loops_gradients_into_their_sum_is_the_optimizers_work():
+    # ``benchmarks/heldout/round25_jax.py:accumulate_step``, optimized (``accumulate_dict_step_post
+    # .hlo.gz``): plain JAX summing an MLP's gradients over micro-batches in a loop whose tuple
+    # carries forward values and the gradients' sums side by side. Each ``…/while/body/closed_call/add``
+    # reads a gradient (a ``transpose(jvp(…))`` dot, by regex) and the sum the loop carries: the
+    # optimizer's work, found element by element of the loop's tuple (read whole, the tuple's
+    # forward elements hid it).
+    import gzip
+
+    text = gzip.open(FIXTURE.parent / "accumulate_dict_step_post.hlo.gz", "rt", encoding="utf-8").read()
+    op_name = dict(re.findall(r'^\s*(?:ROOT )?%([\w.\-]+) = [^\n]*?op_name="([^"]*)"', text, re.MULTILINE))
+    adds = {}
+    for name, operands in re.findall(r'^\s*%([\w.\-]+) = \S+ fusion\(([^)]*)\)[^\n]*op_name="[^"]*/while/body/closed_call/add"',
+                                     text, re.MULTILINE):
+        grads = [o for o in re.findall(r"%([\w.\-]+)", operands) if "transpose(jvp(" in op_name.get(o, "")]
+        if grads:
+            adds[name] = grads
+    assert len(adds) >= 2, adds  # the situation: sums of weights' gradients
+    module = parse(text)
+    tree = build_scope_tree(module)
+    by_name = {i.name: i for c in module.computations for i in c.instructions}
+    assert {n: tree.phase_of(by_name[n]) for n in adds} == dict.fromkeys(adds, "optimizer")
+
+
+_TUPLE_STEP = """HloModule tupled
+
+ENTRY %step (x: f32[4,3], w: f32[3,2]) -> (f32[], f32[3,2]) {
+  %x = f32[4,3]{1,0} parameter(0), metadata={op_name="XLA_Args"}
+  %w = f32[3,2]{1,0} parameter(1), metadata={op_name="XLA_Args"}
+  %y = f32[4,2]{1,0} dot(f32[4,3]{1,0} %x, f32[3,2]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="model/dense/MatMul"}
+  %dw = f32[3,2]{1,0} dot(f32[4,3]{1,0} %x, f32[4,2]{1,0} %y), lhs_contracting_dims={0}, rhs_contracting_dims={0}, metadata={op_name="gradient_tape/model/dense/MatMul_1"}
+  %both = (f32[4,2]{1,0}, f32[3,2]{1,0}) tuple(f32[4,2]{1,0} %y, f32[3,2]{1,0} %dw)
+  %out = f32[4,2]{1,0} get-tuple-element((f32[4,2]{1,0}, f32[3,2]{1,0}) %both), index=0
+  %grad = f32[3,2]{1,0} get-tuple-element((f32[4,2]{1,0}, f32[3,2]{1,0}) %both), index=1
+  %zero = f32[] constant(0)
+  %loss = f32[] reduce(f32[4,2]{1,0} %out, f32[] %zero), dimensions={0,1}, to_apply=%sum, metadata={op_name="Mean"}
+  %lr = f32[] constant(0.1)
+  %lrb = f32[3,2]{1,0} broadcast(f32[] %lr), dimensions={}, metadata={op_name="sgd/Mul"}
+  %step = f32[3,2]{1,0} multiply(f32[3,2]{1,0} %lrb, f32[3,2]{1,0} %grad), metadata={op_name="sgd/Mul"}
+  %norm = f32[] reduce(f32[3,2]{1,0} %grad, f32[] %zero), dimensions={0,1}, to_apply=%sum, metadata={op_name="Sum"}
+  %scaled = f32[3,2]{1,0} broadcast(f32[] %norm), dimensions={}, metadata={op_name="Sum"}
+  %new_w = f32[3,2]{1,0} subtract(f32[3,2]{1,0} %w, f32[3,2]{1,0} %step), metadata={op_name="sgd/AssignSubVariableOp"}
+  %clipped = f32[3,2]{1,0} multiply(f32[3,2]{1,0} %new_w, f32[3,2]{1,0} %scaled), metadata={op_name="sgd/mul_1"}
+  ROOT %r = (f32[], f32[3,2]{1,0}) tuple(f32[] %loss, f32[3,2]{1,0} %clipped)
+}
+
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+"""
+
+
+def test_an_element_taken_from_a_tuple_reads_a_gradient_only_where_that_element_is_one():
+    # TensorFlow takes a loop's results apart and puts them together as a tuple; an op named at
+    # the top (``Mean``: the loss) that reads the tuple's forward element reads no gradient, one
+    # (``Sum``) that reads its gradient element does. Oracle: this module, as written here.
+    module = parse(_TUPLE_STEP)
+    tree = build_scope_tree(module)
+    by_name = {i.name: i for i in module.entry.instructions}
+    assert tree.phase_of(by_name["loss"]) == "forward"
+    assert tree.phase_of(by_name["norm"]) == "optimizer"
