@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -112,7 +113,7 @@ def test_a_few_loose_ops_beside_the_model_are_one_block_so_that_it_opens():
         layer = [model, Step("scope", name, f"reg_cnn/{name}")]
         ops = [f"{name}.{j}" for j in range(2 + k % 7)]
         routes += [(layer, op) for op in ops]
-        edges += list(zip(ops, ops[1:]))
+        edges += list(pairwise(ops))
         if k:
             edges.append((f"{names[k - 1]}.{1 + (k - 1) % 7}", ops[0]))
     copies = [f"copy.{i}" for i in range(6)]
@@ -140,11 +141,11 @@ def test_a_scopes_own_ops_that_are_most_of_it_are_not_blocked_beside_its_few_par
     scan = [top, Step("scope", "scan", "step/scan")]
     ops = [f"op{i}" for i in range(20)]
     routes = [(scan, o) for o in ops]
-    edges = list(zip(ops, ops[1:]))
+    edges = list(pairwise(ops))
     for k in range(6):
         part = [f"p{k}.{j}" for j in range(2 + k)]
         routes += [([*scan, Step("scope", f"part{k}", f"step/scan/part{k}")], leaf) for leaf in part]
-        edges += [*zip(part, part[1:]), (ops[3 * k], part[0])]
+        edges += [*pairwise(part), (ops[3 * k], part[0])]
     routes.append(([top], "loss"))
     edges.append((ops[-1], "loss"))
     tree = build_tree(routes, edges=edges)

@@ -109,7 +109,8 @@ def test_adding_a_loops_gradients_into_their_sum_is_the_optimizers_work():
     # forward elements hid it).
     import gzip
 
-    text = gzip.open(FIXTURE.parent / "accumulate_dict_step_post.hlo.gz", "rt", encoding="utf-8").read()
+    with gzip.open(FIXTURE.parent / "accumulate_dict_step_post.hlo.gz", "rt", encoding="utf-8") as f:
+        text = f.read()
     op_name = dict(re.findall(r'^\s*(?:ROOT )?%([\w.\-]+) = [^\n]*?op_name="([^"]*)"', text, re.MULTILINE))
     adds = {}
     for name, operands in re.findall(r'^\s*%([\w.\-]+) = \S+ fusion\(([^)]*)\)[^\n]*op_name="[^"]*/while/body/closed_call/add"',
