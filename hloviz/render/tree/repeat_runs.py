@@ -157,7 +157,7 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
             if found:
                 feeds = set(child_edges(node, succ))
                 found = _chained(node, found, feeds)
-                _fold(node, found, feeds, set(child_edges(node, flow)) if flow is not None else None)
+                _fold(node, found, feeds, (lambda n=node: set(child_edges(n, flow))) if flow is not None else None)
         stack.extend(c for c in node.children if c.kind not in KEEP)
 
 
@@ -313,11 +313,12 @@ def group_periods(node: TreeNode, found: list[tuple[int, int, int]]) -> bool:
 
 
 def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, int]],
-          forward: set[tuple[int, int]] | None = None) -> None:
+          forward_feeds: Callable[[], set[tuple[int, int]]] | None = None) -> None:
     """Put each run of ``found`` under a repeat node; ``feeds`` (child index pairs) says
     whether each copy feeds the next (a chain of layers) or not (parallel updates), and
-    ``forward`` (the same along the forward pass alone), where copies feed one another both
-    ways, which runs first."""
+    ``forward_feeds`` (the same along the forward pass alone, asked for where needed), where
+    copies feed one another both ways, which runs first."""
+    forward: set[tuple[int, int]] | None = None
     kids = node.children
     out: list[TreeNode] = []
     i = 0
@@ -331,7 +332,8 @@ def _fold(node: TreeNode, found: list[tuple[int, int]], feeds: set[tuple[int, in
         members = kids[i:i + count]
         chained = all((j, j + 1) in feeds for j in range(i, i + count - 1))
         back = count > 1 and all((j + 1, j) in feeds for j in range(i, i + count - 1))
-        if back and chained and forward is not None:
+        if back and chained and forward_feeds is not None:
+            forward = forward_feeds() if forward is None else forward
             # both ways (a training step's layers: activations forward, gradients back): the
             # forward pass says which runs first (an unseen plain-JAX ResNet's optimized
             # ``block0`` and ``block1``, in text order the other way round, were titled
