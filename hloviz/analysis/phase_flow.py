@@ -86,10 +86,15 @@ def made_of_literals(comp: Computation) -> set[int]:
     loop was the optimizer's work)."""
     out: set[int] = set()
     for inst in comp.instructions:
-        if inst.opcode in LITERAL_SOURCES or ((inst.operands or inst.opcode == "fusion") and inst.opcode not in BODY_CALLERS
-                                              and all(id(o) in out for o in inst.operands)):
+        if _reads_nothing(inst, out):
             out.add(id(inst))
     return out
+
+
+def _reads_nothing(inst: Instruction, fixed: set[int]) -> bool:
+    """Whether ``inst`` is a literal or computed from ``fixed`` (ids of such values) alone."""
+    return inst.opcode in LITERAL_SOURCES or ((bool(inst.operands) or inst.opcode == "fusion") and inst.opcode not in BODY_CALLERS
+                                              and all(id(o) in fixed for o in inst.operands))
 
 
 def _feeding_only_the_optimizer(module: HloModule, phase_of: dict[Instruction, str],
@@ -191,7 +196,7 @@ class _Walk:
         its root does (for a root ``tuple``, each element: a multi-output fusion computes a
         forward value and a gradient side by side)."""
         tainted: set[int] = set()
-        fixed = made_of_literals(comp)  # reads nothing: no gradient, whatever its name
+        fixed: set[int] = set()  # what reads nothing (made_of_literals): no gradient, whatever its name
         if id(comp) not in self._seen:
             self._seen.add(id(comp))
             self.visited.append(comp)
@@ -199,7 +204,8 @@ class _Walk:
         phase = self.phase_of.get
         try:
             for inst in comp.instructions:
-                if id(inst) in fixed:
+                if _reads_nothing(inst, fixed):
+                    fixed.add(id(inst))
                     continue
                 if not inst.called_computations and inst.opcode != "parameter" and inst.opcode != "get-tuple-element":
                     # what _tainted says of a plain instruction, without the call
