@@ -180,3 +180,32 @@ def test_a_weights_copy_read_by_the_loss_too_is_folded_into_its_layer(tmp_path):
         assert holding[copy] == [weight.split("/")[0]], (copy, weight, holding[copy])
         [box] = [n for n in post if copy in n["instructions"]]
         assert f"arg{number}.1" in box["instructions"], (weight, box["instructions"])
+
+
+def test_a_layers_nameless_gradient_convolutions_do_not_place_it(tmp_path):
+    # held-out round 10's mixed-precision residual CNN step (``mixed_cnn_step_*``), optimized: XLA
+    # left the convolutions of some layers' gradients without op names; counted as layer work
+    # (a dot XLA split off keeps its layer's work, not its name) and, unnamed, as forward work,
+    # they placed ``res_1_a`` and ``res_2_a`` after the loss. Oracle: where the entry runs each
+    # layer's named forward convolution (regex), and the unnamed convolutions' presence.
+    capture = _capture(tmp_path, "mixed_cnn_step")
+    lines = _entry_lines((capture / "post.hlo").read_text(encoding="utf-8"))
+    forward: dict[str, int] = {}
+    for k, line in enumerate(lines):
+        found = re.search(r' convolution\(.*op_name="mixed_cnn_1/(res_\d_[ab])_1/convolution"', line)
+        if found:
+            forward.setdefault(found.group(1), k)
+    loss = min(k for k, line in enumerate(lines) if 'op_name="sparse_categorical_crossentropy/' in line)
+    assert len(forward) >= 4 and all(k < loss for k in forward.values())
+    assert any(" convolution(" in line and "op_name" not in line for line in lines)  # the situation
+    try:
+        main(["render", str(capture), "--stage", "both", "-o", str(tmp_path / "m.svg")])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    whole = (tmp_path / "m.svg").read_text(encoding="utf-8")
+    post = whole[whole.rfind('<g class="part"', 0, whole.index(">after optimization<")):]
+    top = {texts[0]: y for y, texts, _names in _boxes(post)}
+    drawn = [layer for layer in forward if layer in top]
+    assert len(drawn) >= 3 and "sparse_categorical_crossentropy" in top, sorted(top)
+    assert sorted(drawn, key=top.get) == sorted(drawn, key=forward.get), {d: top[d] for d in drawn}
+    assert all(top[d] < top["sparse_categorical_crossentropy"] for d in drawn), {d: top[d] for d in drawn}

@@ -182,15 +182,26 @@ def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
     # between its model and its loss by it)
     aside = prepared & _returned_only(ranked, top, readers) if readers is not None and prepared else set()
     rank_of = _RANK.get
+    unnamed: dict[int, list[tuple[int, Instruction]]] = {}
     for spot, m in ranked:
         if m.opcode in _UNRANKED or (aside and id(m) in aside and len(aside) < len(u.members)):
             continue
         rank = rank_of(phase_of(m), 0)
         by_phase.setdefault(rank, []).append(spot)
-        if m.metadata.op_name or m.opcode in LAYER_WORK:  # (a dot XLA split off lost its name, not its work)
+        if m.metadata.op_name:
             named.setdefault(rank, []).append(spot)
             if id(m) not in prepared:
                 working.setdefault(rank, []).append(spot)
+        elif m.opcode in LAYER_WORK:
+            unnamed.setdefault(rank, []).append((spot, m))
+    # a layer's work XLA left without a name (a dot it split off) counts in a pass where nothing
+    # named does: beside named work it is mostly the gradient's convolutions, which lost their
+    # names and read as forward (an unseen mixed-precision step's optimized res_1_a and res_2_a
+    # stood after the loss by them)
+    for rank, work in unnamed.items():
+        if rank not in named:
+            named[rank] = [spot for spot, _m in work]
+            working[rank] = [spot for spot, m in work if id(m) not in prepared]
     if by_phase:
         # the phase of its earliest work; where it is, by what does that work on the program's
         # values (not its weights' preparation), else by its named instructions, else all
