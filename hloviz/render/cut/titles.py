@@ -16,7 +16,7 @@ from ..scene import Row
 from ..tree.tree import STRUCTURAL, TreeNode
 from . import labels
 
-__all__ = ["block_title", "display_path", "main_pass", "scope_rows", "scope_title"]
+__all__ = ["block_title", "display_path", "main_pass", "path_parts", "scope_rows", "scope_title"]
 
 
 def scope_title(node: TreeNode) -> str:
@@ -138,7 +138,7 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
     its title (a traced function's name)."""
     if node.kind != "block" or not any(m.name == node.label for m in members):
         return None  # named by JAX's traced function, or by no instruction of its own
-    paths = [_components(names[m.name]) for m in members if m.opcode == "parameter" and m.name in names]
+    paths = [path_parts(names[m.name]) for m in members if m.opcode == "parameter" and m.name in names]
     # the weight: the longest path end two or more parameters share, each with a head of its
     # own (``params``, ``adamw_state/mu``, ``adamw_state/nu``); a step count or a learning rate
     # among them names nothing
@@ -174,7 +174,7 @@ def main_pass(phases: Mapping[str, int]) -> str:
 _RUNS = {p: k for k, p in enumerate(PHASES)}
 
 
-def _components(name: str) -> list[str]:
+def path_parts(name: str) -> list[str]:
     """``adamw_state['mu']['blocks']['kernel']`` → ``adamw_state``, ``mu``, ``blocks``, ``kernel``;
     ``opt_state[0].nu['k']`` → ``opt_state``, ``0``, ``nu``, ``k``."""
     return [p for p in re.split(r"[\[\]'\"/]+|(?<=\])\.(?=[A-Za-z_])", name) if p]

@@ -9,12 +9,11 @@ its other readers (:func:`fold_weights`).
 
 from __future__ import annotations
 
-import re
-
 from ...ir import Instruction
 from ...opcodes import LAYOUT_ONLY
 from ..tree.model import ViewGraph
 from . import labels
+from .titles import path_parts
 
 __all__ = ["fold_weights", "layers_short"]
 
@@ -170,7 +169,7 @@ def _its_layer(unit, names: list[str]) -> bool:
     before any earlier reader (an L2 penalty XLA schedules first put ``prob/kernel`` in the
     loss's box)."""
     title = unit.rows[0].text.split(" · ")[0] if unit.rows else ""
-    return bool(title) and any(title in [p for p in re.split(r"[/\[\]'\"]+", n) if p][:-1] for n in names)
+    return bool(title) and any(title in path_parts(n)[:-1] for n in names)
 
 
 def _first_position(g: ViewGraph, unit) -> int:
