@@ -110,7 +110,8 @@ def fold_plumbing(g: ViewGraph) -> None:
                 inputs.setdefault(d, set()).add(s)
         for index in sorted(users.keys() | inputs.keys()):
             u = g.units[index]
-            found = _fold_target(u, users.get(index, set()), inputs.get(index, set()))
+            found = _fold_target(u, users.get(index, set()), inputs.get(index, set())) or _kept_for_gradient(
+                g, u, users.get(index, set()), inputs.get(index, set()))
             if found is None:
                 continue
             target, why = g.units[g.find(found[0])], found[1]
@@ -132,7 +133,27 @@ def fold_plumbing(g: ViewGraph) -> None:
 
 #: Why a unit was folded, as its target's row says.
 _STAGED, _HANDED, _VIEWED = "no op_name", "XLA_Retvals: handing it out", "its value in another shape"
-_WHY = (_STAGED, _HANDED, _VIEWED)
+_KEPT = "kept for the gradient"
+_WHY = (_STAGED, _HANDED, _VIEWED, _KEPT)
+
+
+def _kept_for_gradient(g: ViewGraph, u, into: set[int], inputs: set[int]) -> tuple[int, str] | None:
+    """A comparison the forward pass makes of one box's value for the backward pass alone —
+    JAX's ``relu`` keeps ``x > 0`` for its derivative (``jvp(CNN)/gt``, named in the model's scope,
+    not the layer's): folded into the box whose value it compares (the layer it follows), not a
+    box of its own. A Flax CNN calling ``nn.relu`` between its layers drew a ``compare GT`` box
+    per layer beside the model's blocks, before optimization (after it, XLA fuses each into the
+    gradient's kernel)."""
+    phase_of = g.program_order
+    if phase_of is None or len(inputs) != 1 or not into or not u.alive or u.root or u.kind != "inst":
+        return None
+    if len(u.members) != 1 or u.members[0].opcode != "compare" or phase_of(u.members[0]) != "forward":
+        return None
+    value = u.members[0]
+    readers = [m for d in into for m in g.units[d].members if any(op is value for op in m.operands)]
+    if not readers or any(phase_of(m) != "backward" for m in readers):
+        return None
+    return next(iter(inputs)), _KEPT
 
 
 def _plumbing(u) -> bool:

@@ -112,8 +112,8 @@ def _counter(comp: Computation, param: Instruction, own: Mapping[int, object],
             if id(user) in inside or user is comp.root:
                 continue  # the root is everyone's
             if own.get(id(user)) is not None:
-                if value is param:
-                    continue  # a scoped reader of the counter itself (Adam's bias correction)
+                if value is param or _copy_of(value, param):
+                    continue  # a scoped reader of the counter itself (Adam's bias correction, a schedule)
                 return None  # what it computed is read by a layer's work (a weight's bitcast): work
             private = []
             for op in user.operands:
@@ -131,6 +131,13 @@ def _counter(comp: Computation, param: Instruction, own: Mapping[int, object],
             if len(members) > MOST:
                 return None
     return members if len(members) > 1 else None
+
+
+def _copy_of(value: Instruction, param: Instruction) -> bool:
+    """Whether ``value`` is ``param`` itself under another buffer: an unnamed ``copy`` XLA made
+    of it (the step's count is written back in place, so the updates that read the old count —
+    a learning-rate schedule's — read a copy taken first)."""
+    return value.opcode == "copy" and not value.metadata.op_name and value.operands == [param]
 
 
 def weight_preparation(comp: Computation, own: MutableMapping[int, Scope | None],

@@ -99,7 +99,7 @@ def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, st
         # loose ops inside or beside named scopes, or in small blocks: runs of them say as
         # much in fewer nodes; blocks of ops are for a module without scopes
         return False
-    node.children = _blocks(node, kids, groups, order, names, keep_scopes)
+    node.children = _blocks(node, kids, _chains_joined(groups, kids, edges), order, names, keep_scopes)
     node.in_flow = order is not None
     if layers is not None:  # layers that repeat (one child per group): each copy a block, folded later
         group_periods(node, layers)
@@ -164,6 +164,27 @@ def _moved(order: list[int], before: Mapping[int, list[int]], after: Mapping[int
             out.extend(before.get(i, ()))
             out.append(i)
             out.extend(after.get(i, ()))
+    return out
+
+
+def _chains_joined(groups: list[list[int]], kids: list[TreeNode], edges: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """``groups`` with each run of lone ops one after another, each feeding the next, made one
+    group: the cuts that bound blocks are single ops, and a chain of them (DP-SGD's clipping
+    factor, ``sqrt`` → ``add`` → ``divide`` → ``minimum``, each on every way to the update) was as
+    many boxes of one instruction in a row."""
+    feeds = set(edges)
+    out: list[list[int]] = []
+    run = False  # whether out[-1] is a run of lone ops
+    for members in groups:
+        lone = len(members) == 1 and kids[members[0]].is_leaf
+        last = out[-1] if out else None
+        if lone and last is not None and (run or (len(last) == 1 and kids[last[0]].is_leaf)) \
+                and (last[-1], members[0]) in feeds:
+            last.append(members[0])
+            run = True
+        else:
+            out.append(list(members))
+            run = False
     return out
 
 

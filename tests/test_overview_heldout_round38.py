@@ -1,0 +1,110 @@
+"""What held-out round 38 (``benchmarks/heldout/round38*.py``, written before any change) showed
+drawn wrong, on captures of earlier rounds that hold the same thing, read back from ``hloviz
+render``'s JSON against an oracle taken from the HLO text by regular expression.
+
+* ``sequential_step_*`` (round 24; a capture, its ``memory.json`` left out): a ``keras.Sequential``
+  CNN trained by SGD. XLA writes the step count back in place, so it copies the count first;
+  the updates read the copy (round 38's cosine-decay schedule: every layer's update). The copy
+  and the count's increment were boxes of their own at the top of the optimized column, above
+  the stem (round 38's ResNeXt step), not the ``sgd`` box the count's name designates.
+* ``samples/captures/flax_train_step``: a Flax CNN calling ``nn.relu`` between its layers. JAX's
+  ``relu`` keeps ``x > 0`` for its derivative, named in the model's scope, not the layer's
+  (``jvp(Net)/gt``): each was a ``compare GT`` box of its own before optimization (round 38's
+  segmentation net: three, in a column of their own beside the model).
+
+And one of round 38's own: ``dp_sgd_step_*`` (a capture, its ``memory.json`` left out), DP-SGD in
+plain JAX, no scopes: per-example gradients by ``vmap``, each clipped by a factor computed op by
+op (``sqrt`` → ``add`` → ``divide`` → ``minimum``). Each of those is on every way from the
+gradients to the update — a cut between blocks — and each was a box of one instruction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hloviz.cli import main
+
+from .test_overview_heldout_rounds26_27 import _entry_lines
+from .test_overview_heldout_rounds34_36 import _capture
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "captures"
+
+pytestmark = pytest.mark.requires_dot
+
+
+def _render_json(capture: Path, out: Path) -> list[list[dict]]:
+    try:
+        main(["render", str(capture), "--stage", "both", "-o", str(out)])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    return [c["picture"]["nodes"] for c in json.loads(out.read_text(encoding="utf-8"))["columns"]]
+
+
+def test_a_step_count_copied_before_its_update_is_the_optimizers(tmp_path):
+    capture = _capture(tmp_path, "sequential_step")
+    names = json.loads((capture / "capture.json").read_text(encoding="utf-8"))["parameter_names"]
+    lines = _entry_lines((capture / "post.hlo").read_text(encoding="utf-8"))
+    # the oracle: the parameter capture.json names ``<optimizer>/iteration``, the copy XLA makes of
+    # it (no op name), and what reads that copy: the count's increment, unscoped, and updates
+    [(number, counter)] = [(n, name) for n, name in names.items() if name.endswith("/iteration")]
+    optimizer = counter.split("/")[0]
+    [copy] = [m.group(1) for line in lines if (m := re.match(rf"\s*%?([\w.]+) = s64\[\] copy\(%arg{number}\.1\)$", line))]
+    readers = {m.group(1): line for line in lines if re.search(rf"[(, ]%{re.escape(copy)}[,)]", line)
+               and (m := re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = ", line))}
+    increments = [r for r, line in readers.items() if 'op_name="Add"' in line]
+    assert len(increments) == 1  # the situation: the count's increment reads the copy ...
+    assert any(f'op_name="{optimizer}/' in line for line in readers.values())  # ... and so do updates
+    post = _render_json(capture, tmp_path / "s.json")[1]
+    [box] = [n for n in post if copy in n["instructions"]]
+    # the copy, the count and its increment are one box, the optimizer's the count's name designates
+    assert box["rows"][0] == optimizer, box["rows"]
+    assert f"arg{number}.1" in box["instructions"] and increments[0] in box["instructions"], box["instructions"]
+
+
+def test_a_relus_mask_kept_for_its_gradient_is_drawn_with_the_value_it_compares(tmp_path):
+    capture = SAMPLES / "flax_train_step"
+    lines = (capture / "pre.hlo").read_text(encoding="utf-8").splitlines()
+    # the oracle: each forward ``compare(x, 0)`` named in a scope but no layer's (``jvp(Net)/gt``),
+    # read only by the gradient (``transpose(jvp(Net))/…/select_n``), and the value x it compares
+    defined = {m.group(1): line for line in lines if (m := re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = ", line))}
+    masks = {}
+    for name, line in defined.items():
+        found = re.search(r" compare\(%?([\w.\-]+), %?[\w.\-]+\), direction=GT, .*op_name=\"[^\"]*/jvp\([^\"]*/gt\"", line)
+        if found is None:
+            continue
+        readers = [d for d in defined.values() if re.search(rf"[(, ]%?{re.escape(name)}[,)]", d)]
+        assert readers and all("transpose(jvp(" in r and " select(" in r for r in readers), name
+        masks[name] = found.group(1)
+    assert len(masks) == 2, masks
+    pre = _render_json(capture, tmp_path / "f.json")[0]
+    for mask, value in masks.items():
+        [box] = [n for n in pre if mask in n["instructions"]]
+        assert value in box["instructions"], (mask, box["rows"][:1])
+        assert not box["rows"][0].startswith("compare"), box["rows"][:1]
+
+
+def test_a_chain_of_lone_ops_between_blocks_is_one_block(tmp_path):
+    capture = _capture(tmp_path, "dp_sgd_step")
+    lines = _entry_lines((capture / "pre.hlo").read_text(encoding="utf-8"))
+    # the oracle: the entry's ``sqrt`` (the per-example norms) and the instructions after it, each
+    # the one reader of the last, that compute the clipping factor
+    defined: dict[str, tuple[str, list[str]]] = {}
+    for line in lines:
+        found = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\((.*?)\)(?:,|$)", line)
+        if found:
+            defined[found.group(1)] = (found.group(2), re.findall(r"%?([\w.\-]+)", found.group(3)))
+    readers: dict[str, list[str]] = {}
+    for name, (_opcode, operands) in defined.items():
+        for op in operands:
+            readers.setdefault(op, []).append(name)
+    [chain] = [[n] for n, (opcode, _ops) in defined.items() if opcode == "sqrt"]
+    while len(readers.get(chain[-1], [])) == 1 and defined[readers[chain[-1]][0]][0] in ("add", "divide", "minimum"):
+        chain.append(readers[chain[-1]][0])
+    assert [defined[n][0] for n in chain] == ["sqrt", "add", "divide", "minimum"], chain
+    pre = _render_json(capture, tmp_path / "d.json")[0]
+    boxes = [n for n in pre if any(c in n["instructions"] for c in chain)]
+    assert len(boxes) == 1 and all(c in boxes[0]["instructions"] for c in chain), [b["rows"][:1] for b in boxes]
