@@ -155,3 +155,36 @@ def test_top_cuts_the_kernel_table_only(capsys):
     for f in every["folded"]:
         assert re.search(rf"^│ {re.escape(f['constant'])} +│", out, re.MULTILINE), f["constant"]
     assert f"… {len(every['kernels']) - 2} more kernels" in out
+
+
+_BITCASTS_ONLY = """HloModule reshaped_kernel
+
+%fused_computation (param_0: f32[16,1]) -> f32[16,1] {
+  %param_0 = f32[16,1]{1,0} parameter(0)
+  %bitcast.1 = f32[16]{0} bitcast(%param_0)
+  ROOT %bitcast.2 = f32[16,1]{1,0} bitcast(%bitcast.1)
+}
+
+ENTRY %main (kernel: f32[16,1], x: f32[16,1]) -> f32[16,1] {
+  %kernel = f32[16,1]{1,0} parameter(0)
+  %x = f32[16,1]{1,0} parameter(1)
+  %bitcast_fusion = f32[16,1]{1,0} fusion(%kernel), kind=kLoop, calls=%fused_computation
+  ROOT %add = f32[16,1]{1,0} add(%bitcast_fusion, %x)
+}
+"""
+
+
+def test_a_fusion_of_bitcasts_is_said_to_move_data(tmp_path, capsys):
+    # a Flax Dense(1)'s [16] kernel as [16,1] (round 39's Fourier operator): a kLoop fusion whose
+    # body holds bitcasts alone still writes its buffer; "kLoop fusion (0 instructions)" said nothing
+    path = tmp_path / "after.hlo"
+    path.write_text(_BITCASTS_ONLY)
+    body = _BITCASTS_ONLY.split("%fused_computation", 1)[1].split("\n}\n", 1)[0]
+    assert set(re.findall(r"\b([a-z\-]+)\(", body)) == {"parameter", "bitcast"}  # the oracle: nothing computed
+    code, out, err = run_cli(["show", str(path), "-o", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if " bitcast_fusion: " in ln)
+    assert "kLoop fusion: moves data, computes nothing (0 instructions)" in line, line
+    code, out, err = run_cli(["render", str(path), "--budget", "300", "-o", str(tmp_path / "p.svg")], capsys)
+    assert code == 0, err
+    assert "no instruction doing work: moves data" in (tmp_path / "p.svg").read_text()

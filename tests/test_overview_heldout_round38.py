@@ -16,6 +16,16 @@ And one of round 38's own: ``dp_sgd_step_*`` (a capture, its ``memory.json`` lef
 plain JAX, no scopes: per-example gradients by ``vmap``, each clipped by a factor computed op by
 op (``sqrt`` → ``add`` → ``divide`` → ``minimum``). Each of those is on every way from the
 gradients to the update — a cut between blocks — and each was a box of one instruction.
+
+And one of round 39's (``benchmarks/heldout/round39_jax.py``, written after those fixes):
+``fno_step_post.hlo.gz``, a Flax Fourier neural operator's step, optimized. Its last
+``nn.Dense(1)`` (``project``) has a ``[16]`` kernel XLA reshapes by a fusion of bitcasts named
+after the weight and scheduled first; the layer's forward ``dot`` XLA left unnamed. The named
+preparation alone placed the layer: ``project`` was the first box of the optimized column, above
+``lift``, the layer the input enters. And ``moe_step_*`` (a capture, its ``memory.json`` left
+out), a Flax mixture of experts whose ``w_in`` and ``w_out`` are the model's own: the block
+holding both was titled by what their paths share, ``params['params']`` less the argument's
+name — Flax's collection, ``params``.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ import pytest
 
 from hloviz.cli import main
 
-from .test_overview_heldout_rounds26_27 import _entry_lines
-from .test_overview_heldout_rounds34_36 import _capture
+from .test_overview_heldout_rounds26_27 import _boxes, _entry_lines
+from .test_overview_heldout_rounds34_36 import HERE, _capture
+from .test_overview_heldout_steps import _render, _text
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "captures"
 
@@ -108,3 +119,51 @@ def test_a_chain_of_lone_ops_between_blocks_is_one_block(tmp_path):
     pre = _render_json(capture, tmp_path / "d.json")[0]
     boxes = [n for n in pre if any(c in n["instructions"] for c in chain)]
     assert len(boxes) == 1 and all(c in boxes[0]["instructions"] for c in chain), [b["rows"][:1] for b in boxes]
+
+
+def test_a_layer_placed_by_its_unnamed_work_not_its_weights_preparation(tmp_path):
+    path = HERE / "fno_step_post.hlo.gz"
+    text = _text(path)
+    lines = _entry_lines(text)
+    # the oracle: where the entry runs the first work of each layer, read from the fusions' bodies
+    # (a fused computation's op names say whose work it is) and the instructions' own op names
+    body_ops: dict[str, set[str]] = {}
+    for header, body in re.findall(r"\n%?([\w.\-]+) \([^\n]*\{\n(.*?)\n\}", text, re.DOTALL):
+        body_ops[header] = set(re.findall(r'op_name="([^"]*)"', body))
+    first: dict[str, int] = {}
+    prep: dict[str, int] = {}
+    for k, line in enumerate(lines):
+        called = re.search(r"calls=%?([\w.\-]+)", line)
+        names = body_ops.get(called.group(1), set()) if called else set(re.findall(r'op_name="([^"]*)"', line))
+        for layer in ("lift", "project"):
+            if any(f"/{layer}/" in n for n in names):
+                first.setdefault(layer, k)
+            if any(n.replace("\\", "") == f"params['params']['{layer}']['kernel']" for n in names):  # (quotes escaped)
+                prep.setdefault(layer, k)
+        if re.search(r"\bdot\(", line) and "op_name" not in line and "%bitcast_bitcast_fusion" in line:
+            first.setdefault("project (unnamed dot)", k)
+    # the situation: project's kernel reshaped (named after it) before lift's first work; its own
+    # forward dot unnamed, after lift's
+    assert prep["project"] < first["lift"] < first["project (unnamed dot)"], (prep, first)
+    svg = _render(path, tmp_path / "f.svg")
+    titles = [texts[0] for _y, texts, _names in sorted(_boxes(svg))]
+    assert "project" in titles and "lift" in titles, titles
+    assert titles.index("lift") < titles.index("project"), titles
+
+
+def test_a_block_is_not_titled_by_flaxs_collection(tmp_path):
+    capture = _capture(tmp_path, "moe_step")
+    names = json.loads((capture / "capture.json").read_text(encoding="utf-8"))["parameter_names"]
+    text = (capture / "pre.hlo").read_text(encoding="utf-8")
+    # the oracle: the parameters (read off the entry's text, by number) holding the weights the model
+    # declares itself: paths of three keys, the argument, Flax's collection and the weight's name
+    own = {int(k): v for k, v in names.items() if re.fullmatch(r"params\['params'\]\['\w+'\]", v)}
+    assert sorted(own.values()) == ["params['params']['w_in']", "params['params']['w_out']"]
+    params = {m.group(1): int(m.group(2)) for line in _entry_lines(text)
+              if (m := re.match(r"\s*%?([\w.\-]+) = \S+ parameter\((\d+)\)", line)) and int(m.group(2)) in own}
+    assert len(params) == 2
+    pre = _render_json(capture, tmp_path / "m.json")[0]
+    holding = [n for n in pre if any(p in n["instructions"] for p in params)]
+    assert holding
+    for box in holding:
+        assert not box["rows"][0].startswith(("params ", "params/")), box["rows"][:1]

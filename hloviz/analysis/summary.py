@@ -212,7 +212,13 @@ def describe_kernel(k: Kernel, top: int = 3) -> str:
     kernel in a few words, its kind written as everywhere (:attr:`Kernel.kind_text`)."""
     if not k.is_fusion:
         return k.kind_text
-    return f"{k.kind_text}: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else k.kind_text
+    # a fusion of bitcasts alone (Flax's ``[16]`` kernel of a ``Dense(1)`` as ``[16,1]``) still
+    # runs: it writes its output buffer from its operand's bytes
+    return f"{k.kind_text}: {opcode_counts_text(k.opcodes, top)}" if k.opcodes else f"{k.kind_text}: {MOVES_DATA}"
+
+
+#: What a kernel with no instruction doing work does (:func:`describe_kernel`).
+MOVES_DATA = "moves data, computes nothing"
 
 
 def opcode_counts_text(opcodes: tuple[tuple[str, int], ...], top: int = 3) -> str:

@@ -116,7 +116,7 @@ def instruction_count(fusion: Instruction) -> str:
     """``10 instructions``: the fusion's size as every output states it — its instructions doing
     work (:func:`hloviz.analysis.kernels.work_instructions`), not its constants or parameters."""
     n = len(work_instructions(fusion))
-    return f"{n} instruction{'s' if n != 1 else ''}"
+    return f"{n} instruction{'s' if n != 1 else ''}" if n else "no instruction doing work: moves data"
 
 
 def fusion_title(fusion: Instruction) -> str:
@@ -130,7 +130,8 @@ def fusion_rows(fusion: Instruction, *, root: bool = False) -> list[Row]:
     """A fusion drawn as one node: kind, name, how many instructions of which kinds, shape."""
     work = [i.opcode for i in work_instructions(fusion)]
     return [Row(("ROOT " if root else "") + fusion_title(fusion), bold=True),
-            Row(shorten(fusion.name, 48)), Row(f"{instruction_count(fusion)}: {histogram_text(work)}", small=True),
+            Row(shorten(fusion.name, 48)),
+            Row(f"{instruction_count(fusion)}: {histogram_text(work)}" if work else instruction_count(fusion), small=True),
             Row(shape_text(fusion), small=True)]
 
 

@@ -195,12 +195,14 @@ def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
         elif m.opcode in LAYER_WORK:
             unnamed.setdefault(rank, []).append((spot, m))
     # a layer's work XLA left without a name (a dot it split off) counts in a pass where nothing
-    # named does: beside named work it is mostly the gradient's convolutions, which lost their
+    # named works: beside named work it is mostly the gradient's convolutions, which lost their
     # names and read as forward (an unseen mixed-precision step's optimized res_1_a and res_2_a
-    # stood after the loss by them)
+    # stood after the loss by them); beside its weight's preparation alone, it is the layer's
+    # work (a Flax Dense(1)'s forward dot, unnamed, beside its kernel's named bitcast, scheduled
+    # first: an unseen Fourier operator's optimized ``project`` stood above its ``lift``)
     for rank, work in unnamed.items():
-        if rank not in named:
-            named[rank] = [spot for spot, _m in work]
+        if rank not in working:
+            named[rank] = sorted([*named.get(rank, ()), *(spot for spot, _m in work)])
             working[rank] = [spot for spot, m in work if id(m) not in prepared]
     if by_phase:
         # the phase of its earliest work; where it is, by what does that work on the program's

@@ -157,12 +157,20 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
                 break
             shared += (parts[0],)
         shared = shared[1:]
+        if shared and shared[0] in _COLLECTIONS:  # nor Flax's collection (``params['params']``)
+            shared = shared[1:]
     while shared and shared[0].isdigit():  # an index first (optax's ``opt_state[0].nu``, a Flax NNX
         shared = shared[1:]                # state's ``model.states[0][5]``) names no weight
     if shared:
         weight = "/".join(shared)
         return f"{weight} · {phase} · {count}" if phase != "forward" else f"{weight} · {count}"
     return f"{phase} · {count}"
+
+
+#: The collections a Flax ``linen`` model's variables come in: the first key of its variables,
+#: no weight's name (an unseen mixture of experts' block of ``w_in`` and ``w_out``, the model's
+#: own, was titled ``params · block of 10``).
+_COLLECTIONS = frozenset({"params", "batch_stats", "cache", "intermediates"})
 
 
 def main_pass(phases: Mapping[str, int]) -> str:
