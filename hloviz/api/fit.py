@@ -23,8 +23,9 @@ _FIT_TRIES = 3
 
 def fitted(draw: Callable[[ViewOptions], Picture], options: ViewOptions, *, fit: bool) -> Picture:
     """``draw(options)``; where ``fit`` (the default overview, as SVG: ``render``'s and ``diff``'s) and
-    it is over :data:`OVERVIEW_LONGEST`, drawn again two boxes a column fewer while it is (none
-    fitting, the shortest: fewer can lay out wider)."""
+    it is over :data:`OVERVIEW_LONGEST`, drawn again with fewer boxes a column — as many fewer as
+    it is too long, two at least — while it is (none fitting, the shortest: fewer can lay out
+    wider)."""
     if not fit:
         return draw(options)
     from ..render.reuse import drawings_reused
@@ -32,9 +33,13 @@ def fitted(draw: Callable[[ViewOptions], Picture], options: ViewOptions, *, fit:
     with drawings_reused():  # a redraw starts from the first drawing's graphs and trees
         picture = best = draw(options)
         for _ in range(_FIT_TRIES):
-            if _longest(picture) <= OVERVIEW_LONGEST or options.budget <= 8:
+            longest = _longest(picture)
+            if longest <= OVERVIEW_LONGEST or options.budget <= 8:
                 break
-            options = replace(options, budget=options.budget - 2)
+            # as many boxes fewer as the column is too long, two at least: a step 11% over went
+            # 24 → 22 boxes (2,531 pt) → 20 (three drawings); 21 fits (two)
+            fewer = max(2, options.budget - int(options.budget * OVERVIEW_LONGEST / longest))
+            options = replace(options, budget=max(8, options.budget - fewer))
             picture = draw(options)
             best = min(best, picture, key=_longest)
     return best
