@@ -31,6 +31,9 @@ ELEMENTWISE_BINARY = frozenset({
     "remainder", "shift-left", "shift-right-arithmetic", "shift-right-logical", "subtract", "xor",
 })
 ELEMENTWISE = ELEMENTWISE_UNARY | ELEMENTWISE_BINARY | frozenset({"clamp", "select", "map"})
+#: The activations that are one instruction (``jax.nn.tanh``, ``jax.nn.sigmoid``); a ``convert`` or
+#: a ``log`` after a layer is the next op's work (a global average pool's, a loss's).
+ACTIVATIONS = frozenset({"tanh", "logistic"})
 
 DATA_MOVEMENT = frozenset({
     "broadcast", "concatenate", "copy", "copy-start", "copy-done", "dynamic-slice", "dynamic-update-slice",

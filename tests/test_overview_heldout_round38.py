@@ -26,6 +26,11 @@ preparation alone placed the layer: ``project`` was the first box of the optimiz
 out), a Flax mixture of experts whose ``w_in`` and ``w_out`` are the model's own: the block
 holding both was titled by what their paths share, ``params['params']`` less the argument's
 name — Flax's collection, ``params``.
+
+And one of round 40's (``benchmarks/heldout/round40_jax.py``): ``gan_step_*`` (a capture, its
+``memory.json`` left out), a Flax GAN trained in one step, its generator applied twice.
+``nn.relu(…)`` is a function JAX traces on its own (``jit(relu)``, a ``call``), named in the
+generator's scope, not its ``norm`` layer's: each application was a ``call`` box of its own.
 """
 
 from __future__ import annotations
@@ -167,3 +172,24 @@ def test_a_block_is_not_titled_by_flaxs_collection(tmp_path):
     assert holding
     for box in holding:
         assert not box["rows"][0].startswith(("params ", "params/")), box["rows"][:1]
+
+
+def test_an_activation_traced_as_a_function_is_drawn_with_the_layer_it_follows(tmp_path):
+    capture = _capture(tmp_path, "gan_step")
+    text = (capture / "pre.hlo").read_text(encoding="utf-8")
+    # the oracle: computations doing elementwise work alone (read off their bodies), the entry's
+    # calls of them named ``…/jit(relu)``, and the value each is applied to
+    bodies = dict(re.findall(r"\n%?([\w.\-]+) \{\n(.*?)\n\}", text, re.DOTALL))
+    elementwise = {name for name, body in bodies.items()
+                   if set(re.findall(r" = \S+ ([a-z\-]+)\(", body)) <= {"parameter", "constant", "broadcast", "maximum"}}
+    calls = {}
+    for line in _entry_lines(text):
+        found = re.match(r"\s*%?([\w.\-]+) = \S+ call\(%?([\w.\-]+)\), to_apply=%?([\w.\-]+), .*op_name=\"[^\"]*/jit\(relu\)\"", line)
+        if found and found.group(3) in elementwise:
+            calls[found.group(1)] = found.group(2)
+    assert len(calls) == 2, calls  # the generator applied twice
+    pre = _render_json(capture, tmp_path / "g.json")[0]
+    for call, value in calls.items():
+        [box] = [n for n in pre if call in n["instructions"]]
+        assert value in box["instructions"], (call, box["rows"][:1])
+        assert any("relu" in row and "applied to its output" in row for row in box["rows"]), box["rows"]

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from ...ir import Instruction
-from ...opcodes import LAYOUT_ONLY, SCOPE_PLUMBING, STAGING
+from ...opcodes import ACTIVATIONS, ELEMENTWISE, LAYOUT_ONLY, SCOPE_INPUTS, SCOPE_PLUMBING, STAGING
 from ..tree.model import ViewGraph
 from ..tree.phases import PHASE_SCOPES
 from ..tree.tree import TreeNode
@@ -111,14 +111,14 @@ def fold_plumbing(g: ViewGraph) -> None:
         for index in sorted(users.keys() | inputs.keys()):
             u = g.units[index]
             found = _fold_target(u, users.get(index, set()), inputs.get(index, set())) or _kept_for_gradient(
-                g, u, users.get(index, set()), inputs.get(index, set()))
+                g, u, users.get(index, set()), inputs.get(index, set())) or _activation(g, u, inputs.get(index, set()))
             if found is None:
                 continue
             target, why = g.units[g.find(found[0])], found[1]
             if not target.alive or target is u:
                 continue
             g.merge([u], target)
-            rows[why].setdefault(target.index, []).extend(m.opcode for m in u.members)
+            rows[why].setdefault(target.index, []).extend(_called(m) if why == _APPLIED else m.opcode for m in u.members)
             for kept in rows.values():
                 kept.setdefault(target.index, []).extend(kept.pop(u.index, []))
             changed = True  # the broadcast the copies read has one user now: another round
@@ -134,7 +134,39 @@ def fold_plumbing(g: ViewGraph) -> None:
 #: Why a unit was folded, as its target's row says.
 _STAGED, _HANDED, _VIEWED = "no op_name", "XLA_Retvals: handing it out", "its value in another shape"
 _KEPT = "kept for the gradient"
-_WHY = (_STAGED, _HANDED, _VIEWED, _KEPT)
+_APPLIED = "applied to its output"
+_WHY = (_STAGED, _HANDED, _VIEWED, _KEPT, _APPLIED)
+
+
+def _activation(g: ViewGraph, u, inputs: set[int]) -> tuple[int, str] | None:
+    """An activation JAX traced as a function of its own (``nn.relu(nn.Dense(…)(x))`` calls
+    ``jit(relu)``: a ``call`` of a computation doing elementwise work alone) applied to one
+    layer's value: folded into that layer's box (``+ relu ×1 (applied to its output)``), as a Keras
+    layer's ``activation=`` is part of the layer. A Flax GAN's generator, applied twice, drew two
+    ``call`` boxes of ``jit_relu`` and two of ``tanh`` beside its layers. So is an activation
+    that is one instruction in the forward pass (``nn.tanh``: ``lax.tanh``, no call)."""
+    if len(inputs) != 1 or not u.alive or u.root or u.kind != "inst" or len(u.members) != 1:
+        return None
+    call = u.members[0]
+    if sum(o.opcode not in SCOPE_INPUTS for o in call.operands) != 1 or g.program_order is None \
+            or g.program_order(call) != "forward":
+        return None
+    if call.opcode == "call":
+        if not call.called_computations or not all(
+                i.opcode in ELEMENTWISE or i.opcode in SCOPE_INPUTS or i.opcode == "broadcast"
+                for c in call.called_computations for i in c.instructions):
+            return None
+    elif call.opcode not in ACTIVATIONS:  # (``nn.tanh`` is ``lax.tanh`` itself: no call)
+        return None
+    target = g.units[g.find(next(iter(inputs)))]
+    return (target.index, _APPLIED) if target.alive and target.kind == "scope" else None
+
+
+def _called(call: Instruction) -> str:
+    """What a traced function's ``call`` is called (``relu`` of ``jit(f)/jit(relu)``); another
+    instruction, by its opcode."""
+    last = call.metadata.op_name.rsplit("/", 1)[-1]
+    return last[4:-1] if last.startswith("jit(") and last.endswith(")") else call.opcode
 
 
 def _kept_for_gradient(g: ViewGraph, u, into: set[int], inputs: set[int]) -> tuple[int, str] | None:
