@@ -3,8 +3,8 @@ a drawn cut so that it reads at a glance (issue 33).
 
 In: a :class:`~hloviz.render.tree.model.ViewGraph` whose cut has been applied (its units, edges and
 scope clusters), the cut, and each instruction's phase. Out: the same graph, changed in place —
-blocks titled by what they hold (:func:`name_blocks`), plumbing folded into the box it feeds
-(:func:`fold_plumbing`), and no frame around a scope whose forward and backward work program order
+blocks titled by what they hold (:func:`name_blocks`), plumbing folded into the box it feeds and
+a layer's activation into the layer (:func:`fold_plumbing`), and no frame around a scope whose forward and backward work program order
 puts apart (:func:`unframe_phases`), so a training step reads top to bottom as it runs. Weights
 are folded into their layers by :mod:`.weights`.
 """
@@ -93,7 +93,9 @@ def fold_plumbing(g: ViewGraph) -> None:
     into that unit, repeatedly (copies first, then the broadcast they copied), and the user gets
     a row counting them (issue 33: the first boxes are the program's, in program order). So are
     TF's results on their way out and the bitcasts XLA left at the top level
-    (:func:`_fold_target`), into the unit whose value they hand on."""
+    (:func:`_fold_target`), into the unit whose value they hand on; and, of a JAX model, a
+    comparison kept for the gradient (:func:`_kept_for_gradient`) and an activation
+    (:func:`_activation`), into the layer whose value they read."""
     from ..scene import Row
 
     rows: dict[str, dict[int, list[str]]] = {why: {} for why in _WHY}
