@@ -31,6 +31,10 @@ And one of round 40's (``benchmarks/heldout/round40_jax.py``): ``gan_step_*`` (a
 ``memory.json`` left out), a Flax GAN trained in one step, its generator applied twice.
 ``nn.relu(…)`` is a function JAX traces on its own (``jit(relu)``, a ``call``), named in the
 generator's scope, not its ``norm`` layer's: each application was a ``call`` box of its own.
+
+And the ``keras_lstm`` sample, whose ``(unused)`` box — constants TensorFlow's loop lowering writes
+and nothing reads — said ``7 ops → 8 kernels`` with those kernels' numbers: the kernels of the
+ops' other instructions, counted by op name.
 """
 
 from __future__ import annotations
@@ -193,3 +197,20 @@ def test_an_activation_traced_as_a_function_is_drawn_with_the_layer_it_follows(t
         [box] = [n for n in pre if call in n["instructions"]]
         assert value in box["instructions"], (call, box["rows"][:1])
         assert any("relu" in row and "applied to its output" in row for row in box["rows"]), box["rows"]
+
+
+def test_values_nothing_reads_are_in_no_kernel(tmp_path):
+    capture = SAMPLES / "keras_lstm"
+    lines = _entry_lines(_text(capture / "pre.hlo.gz") if (capture / "pre.hlo.gz").exists()
+                         else (capture / "pre.hlo").read_text(encoding="utf-8"))
+    # the oracle: the entry's constants no instruction of the entry reads (regex over operands)
+    defined = {m.group(1): m.group(2) for line in lines
+               if (m := re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\(", line))}
+    read = {name for line in lines for name in re.findall(r"[(, ]%?([\w.\-]+)(?=[,)])", line.split(" = ", 1)[-1])}
+    unread = {n for n, opcode in defined.items() if opcode == "constant" and n not in read}
+    assert unread
+    pre = _render_json(capture, tmp_path / "l.json")[0]
+    boxes = [n for n in pre if n["instructions"] and set(n["instructions"]) <= unread]
+    assert boxes, "the constants nothing reads stand in a box of their own"
+    for box in boxes:
+        assert not box["badge"] and not any("kernel" in row for row in box["rows"]), box

@@ -18,6 +18,7 @@ from ...analysis.loops import known_trip_count
 from ...ir import Instruction
 from ..scene import Row
 from ..tree.model import Place, Unit, ViewGraph
+from ..tree.nodes import UNUSED
 from ..tree.tree import STRUCTURAL, Tree, TreeNode, parents_first
 from . import labels
 from .cut import Cut
@@ -130,8 +131,11 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
     unit = g.new_unit("scope", None, 0, members)
     unit.scope, unit.pos = first.scope, first.pos
     unit.root = any(u.root for u in units)
-    unit.rows = scope_rows(node, members, kernels_of, after=g.module.is_scheduled, phase_of=phase_of,
-                           names=g.param_names, listed=2 if brief else 3)
+    # values nothing reads are in no kernel, though their op's other instructions are: an unseen
+    # LSTM step's seven unread constants said "7 ops → 8 kernels"
+    unit.unread = node.kind == "scope" and node.name == UNUSED
+    unit.rows = scope_rows(node, members, (lambda _i: ()) if unit.unread else kernels_of, after=g.module.is_scheduled,
+                           phase_of=phase_of, names=g.param_names, listed=2 if brief else 3)
     g.merge(units, unit)
     for p in places:
         g.collapsed_places.add(p.key)

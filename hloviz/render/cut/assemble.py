@@ -110,7 +110,8 @@ def _node(g: ViewGraph, u: Unit) -> Node:
     marks = [g.marks.get(m.name) for m in (u.members if groups else u.members[:1])]
     distinct = {m for m in marks if m is not None}
     if u.kind == "scope":
-        _scope_marks(node, [m for m in marks if m is not None])
+        if not u.unread:  # (values nothing reads: no kernel's colour or number)
+            _scope_marks(node, [m for m in marks if m is not None])
     elif len(distinct) == 1:
         mark = next(iter(distinct))
         if mark.fill:

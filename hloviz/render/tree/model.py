@@ -62,7 +62,7 @@ class Unit:
     """
 
     __slots__ = ("index", "kind", "scope", "pos", "members", "alive", "root", "chain", "rows", "extra_rows",
-                 "inline", "hidden_operands", "hidden_users", "caption")
+                 "inline", "hidden_operands", "hidden_users", "caption", "unread")
 
     def __init__(self, index: int, kind: UnitKind, scope: str | None, pos: tuple[int, int],
                  members: list[Instruction]) -> None:
@@ -81,6 +81,8 @@ class Unit:
         self.hidden_users = 0
         #: the scope this unit alone stands for ("block_1_pad"), shown above its own label
         self.caption: str | None = None
+        #: values nothing reads (the ``(unused)`` scope closed): in no kernel, whatever their op's name
+        self.unread = False
 
     def copy(self) -> Unit:
         """The same unit with lists of its own (a cut merges members into it, adds rows)."""
@@ -90,6 +92,7 @@ class Unit:
         new.rows = self.rows.copy() if self.rows is not None else None
         new.extra_rows, new.inline = self.extra_rows.copy(), self.inline.copy()
         new.hidden_operands, new.hidden_users, new.caption = self.hidden_operands, self.hidden_users, self.caption
+        new.unread = self.unread
         return new
 
 
