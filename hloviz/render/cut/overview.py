@@ -21,7 +21,7 @@ from ..tree.phases import PHASE_SCOPES
 from ..tree.tree import TreeNode
 from . import apply, labels
 from .cut import Cut
-from .titles import main_pass
+from .titles import function_name, main_pass
 
 
 def name_blocks(g: ViewGraph, cut: Cut, phase_of: Callable[[Instruction], str]) -> None:
@@ -168,7 +168,8 @@ def _called(call: Instruction) -> str:
     """What a traced function's ``call`` is called (``relu`` of ``jit(f)/jit(relu)``); another
     instruction, by its opcode."""
     last = call.metadata.op_name.rsplit("/", 1)[-1]
-    return last[4:-1] if last.startswith("jit(") and last.endswith(")") else call.opcode
+    name = function_name(last)
+    return name if name != last else call.opcode
 
 
 def _kept_for_gradient(g: ViewGraph, u, into: set[int], inputs: set[int]) -> tuple[int, str] | None:

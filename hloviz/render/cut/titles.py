@@ -16,7 +16,7 @@ from ..scene import Row
 from ..tree.tree import STRUCTURAL, TreeNode
 from . import labels
 
-__all__ = ["block_title", "display_path", "main_pass", "path_parts", "scope_rows", "scope_title"]
+__all__ = ["block_title", "display_path", "function_name", "main_pass", "path_parts", "scope_rows", "scope_title"]
 
 
 def scope_title(node: TreeNode) -> str:
@@ -30,7 +30,7 @@ def scope_title(node: TreeNode) -> str:
     return _title(node)
 
 
-def _function_name(label: str) -> str:
+def function_name(label: str) -> str:
     """``jit(train_step)`` → ``train_step``: JAX's wrapper around the traced function is no
     layer name (:attr:`hloviz.analysis.scopes.Scope.display_path`); other labels as they are."""
     for wrapper in ("jit(", "pjit("):
@@ -54,12 +54,12 @@ def _title(node: TreeNode) -> str:
         n = sum(1 for c in node.children if c.kind in STRUCTURAL)
         return f"{node.label or node.name} ({n} scopes)"
     if node.kind == "block":  # named after its last node: JAX's traced function by its name
-        return f"{_function_name(node.label) or '(ops)'} · block of {len(node.children)}"
+        return f"{function_name(node.label) or '(ops)'} · block of {len(node.children)}"
     if node.kind == "repeat":
         return f"{node.label} ({node.name})"
     if node.kind == "root":
         return "(no scope)"
-    names = [_function_name(node.label or node.name)]
+    names = [function_name(node.label or node.name)]
     parent = node.parent
     # an open scope holding only this one is not drawn: its name goes into this one's
     while parent is not None and parent.kind == "scope" and len(parent.children) == 1:
