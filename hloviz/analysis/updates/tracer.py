@@ -84,12 +84,12 @@ class UpdateTracer:
                         stack.append(child)
                         break
                     got = memo[step] = child[4]  # nothing to walk: done at once
-                if got and got is not found:
+                if got and got is not found and not _shared_coefficient(step, got, frame[0]):
                     found = frame[4] = _union(found, got)
             else:
                 stack.pop()
                 done = memo[frame[0]] = found
-                if stack and done:
+                if stack and done and not _shared_coefficient(frame[0], done, stack[-1][0]):
                     stack[-1][4] = _union(stack[-1][4], done)
         return memo[inst]
 
@@ -173,6 +173,22 @@ def _tape_sum(op: Instruction) -> bool:
     the optimizer as the layer the update updates."""
     md = op.metadata
     return md.op_type == "AddN" and "/" not in md.op_name
+
+
+def _shared_coefficient(step: Instruction, layers: frozenset[int], reader: Instruction) -> bool:
+    """Whether ``reader``, an array, reads through ``step`` a scalar the optimizer
+    computed from several layers' values — a global-norm clip's factor ``clip_norm /
+    max(global_norm, clip_norm)`` — which scales every update alike, as a learning rate does:
+    what an update reads through it says nothing of the layer it updates. Followed, it named the
+    model for every update after ``clip_by_global_norm`` (a two-input Keras step: Adam's moments
+    of all ten weights in one ``optimizer`` box of the model, their weight decays in the
+    layers). The numbers computing the factor read it on: the norm stays where it was."""
+    return len(layers) > 1 and _scalar(step) and not _scalar(reader)
+
+
+def _scalar(inst: Instruction) -> bool:
+    """A rank-0 array: a factor, not a weight's value (a ``Dense(1)``'s bias is an ``f32[1]``)."""
+    return inst.shape.is_array and not inst.shape.dims
 
 
 def _union(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:

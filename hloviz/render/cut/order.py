@@ -262,11 +262,23 @@ def _tuple_of(inst: Instruction) -> Instruction:
 
 
 def _works_on_data(inst: Instruction, data: frozenset[int]) -> bool:
-    """Does ``inst`` read one of ``data`` into a layer's work (:data:`LAYER_WORK`; itself, or fused)?"""
-    if not any(id(o) in data for o in inst.operands):
+    """Does ``inst`` read one of ``data`` — itself, or laid out anew (:data:`VALUE_CARRIERS`: the
+    ``bitcast`` folding a sequence's batch and time into the rows a ``dot`` reads; an unseen
+    linear-RNN step's optimized ``layer_0`` stood below ``layer_1`` by it) — into a layer's work
+    (:data:`LAYER_WORK`; itself, or fused)?"""
+    if not any(_of_data(o, data) for o in inst.operands):
         return False
     return inst.opcode in LAYER_WORK or any(i.opcode in LAYER_WORK for c in inst.called_computations
                                                for i in c.instructions)
+
+
+def _of_data(value: Instruction, data: frozenset[int], depth: int = 3) -> bool:
+    """``value`` is one of ``data``, or one laid out anew from it (a few carriers deep)."""
+    while id(value) not in data:
+        if depth == 0 or value.opcode not in VALUE_CARRIERS or len(value.operands) != 1:
+            return False
+        value, depth = value.operands[0], depth - 1
+    return True
 
 
 def _returned_only(ranked: list[tuple[int, Instruction]], top, users: dict[Instruction, list[Instruction]]) -> set[int]:

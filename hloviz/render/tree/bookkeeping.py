@@ -52,14 +52,14 @@ from typing import TYPE_CHECKING
 
 from ...analysis.opnames import is_loss_scope, is_optimizer_scope
 from ...ir import Computation, Instruction
-from ...opcodes import LAYOUT_ONLY, SCOPE_INPUTS, VALUE_CARRIERS
+from ...opcodes import LAYOUT_ONLY, SCOPE_INPUTS, SCOPE_NEUTRAL, VALUE_CARRIERS
 from .nodes import FOLDED, UNUSED, Step, TreeNode
 
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope
     from .model import Unit, ViewGraph
 
-__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "lone_relabels", "place_counters",
+__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "lone_relabels", "place_counters", "update_target",
            "weight_preparation"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
@@ -297,3 +297,61 @@ def _folded_away(g: ViewGraph, unit: Unit) -> bool:
         if mark is None or "folded" not in (getattr(mark, "note", None) or ""):
             return False
     return True
+
+
+def update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]) -> Scope | None:
+    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates.
+
+    A fusion's work is every instruction of its fused computations, nested fusions' included
+    (each computation once), bookkeeping aside; it updates a layer when most of that work is
+    the optimizer's and all of it that updates a layer updates the same one. One pass over
+    each fused computation, which stops at a second layer (the answer is then None whatever
+    follows): this runs over every fused instruction of the module. Work of a scope holding that
+    layer is the layer's in a kernel writing the layer's update: a global-norm clip's factor,
+    which XLA computes again inside each update's kernel (an unseen JAX step's updates after
+    ``optax.clip_by_global_norm`` were 96 kernels of no layer); elsewhere it is shared (a
+    mixed-precision step's loss-scale update, reading every layer's finiteness). ``updates``
+    (:func:`hloviz.analysis.updates.update_targets`) holds every optimizer instruction but the
+    parameters and constants, which are bookkeeping here: being in it is being the optimizer's,
+    one dict read where the phase was a second."""
+    if inst.opcode != "fusion":
+        return updates.get(inst)
+    quiet = SCOPE_NEUTRAL
+    target: Scope | None = None
+    wider = False  # work of a scope holding ``target`` met beside it (the model's)
+    work = optimizer = 0
+    pending = list(inst.called_computations)
+    seen = {id(c) for c in pending}
+    while pending:
+        for i in pending.pop().instructions:
+            op = i.opcode
+            if op == "fusion":
+                for c in i.called_computations:
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        pending.append(c)
+                continue
+            if op in quiet:
+                continue
+            work += 1
+            if i in updates:
+                optimizer += 1
+                t = updates[i]
+                if t is not None and t is not target:
+                    if target is None:
+                        target = t
+                    elif target.contains(t) or t.contains(target):
+                        target, wider = (t if target.contains(t) else target), True
+                    else:
+                        return None  # two layers: shared work
+    # a fusion whose result is an optimizer's update (SGD's ``w - lr * grad`` fused with the
+    # gradient it reads: mostly backward work, but it writes the layer's new weight) updates
+    # that layer too: its optimizer phase shows, as Adam's separate update kernel's does
+    roots = [c.root for c in inst.called_computations[:1] if c.root is not None]
+    if roots and roots[0].opcode == "tuple":
+        roots = list(roots[0].operands)
+    ends = {updates.get(r) for r in roots} if roots and all(r in updates for r in roots) else {None}
+    writes = len(ends) == 1 and target is not None and ends == {target}
+    if wider and not writes:
+        return None  # the model's work beside one layer's, not writing that layer: shared
+    return target if optimizer * 2 > work or writes else None

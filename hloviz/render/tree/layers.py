@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ...analysis.attribution import common_scope
 from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction
-from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_NEUTRAL, SCOPE_PLUMBING, TUPLE
+from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
 from .bookkeeping import (
     close_bookkeeping,
     close_losses,
@@ -28,6 +28,7 @@ from .bookkeeping import (
     file_folded,
     lone_relabels,
     place_counters,
+    update_target,
     weight_preparation,
 )
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["scope_tree", "unit_routes"]
 
-#: Opcodes that never decide a scope (bookkeeping).
-_QUIET = SCOPE_NEUTRAL
 #: Unnamed instructions that go with their users (a layer's weights), or with their operand.
 _INPUTS = SCOPE_INPUTS
 _PLUMBING = SCOPE_PLUMBING
@@ -97,7 +96,7 @@ class _Routes:
             self.own[key] = None
         elif key not in self.own and scopes is not None:
             self.own[key] = _fusion_scope(inst, scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
-            target = _update_target(inst, self.updates) if self.updates else None
+            target = update_target(inst, self.updates) if self.updates else None
             if target is not None:
                 self.updating[key] = target
         return self.own[key]
@@ -210,55 +209,6 @@ class _Routes:
                 p = p.parent
             pos = self._top_pos[place.key] = self.g.position(p.owner) if p.owner is not None else 0
         return (pos, 1, u.pos)
-
-
-def _update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]) -> Scope | None:
-    """The layer an optimizer instruction (or a fusion of mostly optimizer work) updates.
-
-    A fusion's work is every instruction of its fused computations, nested fusions' included
-    (each computation once), bookkeeping aside; it updates a layer when most of that work is
-    the optimizer's and all of it that updates a layer updates the same one. One pass over
-    each fused computation, which stops at a second layer (the answer is then None whatever
-    follows): this runs over every fused instruction of the module. ``updates``
-    (:func:`hloviz.analysis.updates.update_targets`) holds every optimizer instruction but the
-    parameters and constants, which are bookkeeping here: being in it is being the optimizer's,
-    one dict read where the phase was a second."""
-    if inst.opcode != "fusion":
-        return updates.get(inst)
-    quiet = _QUIET
-    target: Scope | None = None
-    work = optimizer = 0
-    pending = list(inst.called_computations)
-    seen = {id(c) for c in pending}
-    while pending:
-        for i in pending.pop().instructions:
-            op = i.opcode
-            if op == "fusion":
-                for c in i.called_computations:
-                    if id(c) not in seen:
-                        seen.add(id(c))
-                        pending.append(c)
-                continue
-            if op in quiet:
-                continue
-            work += 1
-            if i in updates:
-                optimizer += 1
-                t = updates[i]
-                if t is not None and t is not target:
-                    if target is not None:
-                        return None  # two layers: shared work
-                    target = t
-    if optimizer * 2 > work:
-        return target
-    # a fusion whose result is an optimizer's update (SGD's ``w - lr * grad`` fused with the
-    # gradient it reads: mostly backward work, but it writes the layer's new weight) updates
-    # that layer too: its optimizer phase shows, as Adam's separate update kernel's does
-    roots = [c.root for c in inst.called_computations[:1] if c.root is not None]
-    if roots and roots[0].opcode == "tuple":
-        roots = list(roots[0].operands)
-    ends = {updates.get(r) for r in roots} if roots and all(r in updates for r in roots) else {None}
-    return target if len(ends) == 1 and target is not None and ends == {target} else None
 
 
 def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
