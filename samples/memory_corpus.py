@@ -760,6 +760,20 @@ def keras_vit_tiny_train():
                         tf.zeros((4,), tf.int32), "vit_tiny_train")
 
 
+# --- added after the estimate's rules were tuned (each lands in whichever half comes next) -------
+
+@program
+def jax_random_beta():
+    import jax
+    import jax.numpy as jnp
+
+    def random_beta(key, x):
+        # a sampler XLA runs as loops inside loops: an inner loop's state handed the outer's through
+        lam = jax.random.beta(key, 0.4, 0.4, shape=(8,))
+        return lam[:, None] * x + (1 - lam[:, None]) * x[::-1]
+    return _jax_compile(random_beta, jax.random.PRNGKey(0), jnp.ones((8, 32)))
+
+
 # --- the builder ------------------------------------------------------------------------------
 
 def _child(name: str) -> None:
