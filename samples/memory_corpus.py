@@ -774,6 +774,19 @@ def jax_random_beta():
     return _jax_compile(random_beta, jax.random.PRNGKey(0), jnp.ones((8, 32)))
 
 
+@program
+def jax_debug_print():
+    import jax
+    import jax.numpy as jnp
+
+    def debug_print(w, x):
+        # a host callback with side effects: an empty tuple, a buffer of no bytes in the block
+        y = jnp.tanh(x @ w)
+        jax.debug.print("mean {m}", m=y.mean())
+        return y * 2.0
+    return _jax_compile(debug_print, jnp.ones((8, 8)), jnp.ones((4, 8)))
+
+
 # --- the builder ------------------------------------------------------------------------------
 
 def _child(name: str) -> None:

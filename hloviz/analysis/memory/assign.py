@@ -133,7 +133,8 @@ def assign(flow: Dataflow) -> Assignment:
         return _fits(a, b, rules, live_out(b))
 
     for b in sorted(flow.buffers, key=order):
-        if not b.size:
+        if not b.size:  # (an empty tuple: a side-effecting custom call's) a place in the block, at its end
+            delayed.append(b)
             continue
         if any(v.instruction.opcode == "constant" for v in b.values):
             new(b, "constants", False)
