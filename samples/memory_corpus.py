@@ -787,6 +787,18 @@ def jax_debug_print():
     return _jax_compile(debug_print, jnp.ones((8, 8)), jnp.ones((4, 8)))
 
 
+@program
+def jax_linalg():
+    import jax.numpy as jnp
+
+    def linalg(a, b):
+        # LAPACK custom calls that write their result into their operand (output_to_operand_aliasing)
+        sym = a @ a.T + 8.0 * jnp.eye(a.shape[0])
+        values, _ = jnp.linalg.eigh(sym)
+        return values.sum() + jnp.linalg.solve(sym, b).sum() + jnp.linalg.cholesky(sym).sum()
+    return _jax_compile(linalg, jnp.arange(256.0).reshape(16, 16) / 256.0, jnp.ones((16,)))
+
+
 # --- the builder ------------------------------------------------------------------------------
 
 def _child(name: str) -> None:
