@@ -344,6 +344,8 @@ def update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]
                         target, wider = (t if target.contains(t) else target), True
                     else:
                         return None  # two layers: shared work
+    if optimizer * 2 > work and not wider:
+        return target
     # a fusion whose result is an optimizer's update (SGD's ``w - lr * grad`` fused with the
     # gradient it reads: mostly backward work, but it writes the layer's new weight) updates
     # that layer too: its optimizer phase shows, as Adam's separate update kernel's does
