@@ -47,7 +47,7 @@ import pytest
 
 from hloviz.cli import main
 
-from .test_overview_heldout_rounds26_27 import _boxes, _entry_lines
+from .test_overview_heldout_rounds26_27 import _boxes, _entry_lines, _entry_op_names
 from .test_overview_heldout_rounds34_36 import HERE, _capture
 from .test_overview_heldout_steps import _render, _text
 
@@ -136,14 +136,9 @@ def test_a_layer_placed_by_its_unnamed_work_not_its_weights_preparation(tmp_path
     lines = _entry_lines(text)
     # the oracle: where the entry runs the first work of each layer, read from the fusions' bodies
     # (a fused computation's op names say whose work it is) and the instructions' own op names
-    body_ops: dict[str, set[str]] = {}
-    for header, body in re.findall(r"\n%?([\w.\-]+) \([^\n]*\{\n(.*?)\n\}", text, re.DOTALL):
-        body_ops[header] = set(re.findall(r'op_name="([^"]*)"', body))
     first: dict[str, int] = {}
     prep: dict[str, int] = {}
-    for k, line in enumerate(lines):
-        called = re.search(r"calls=%?([\w.\-]+)", line)
-        names = body_ops.get(called.group(1), set()) if called else set(re.findall(r'op_name="([^"]*)"', line))
+    for k, (line, names) in enumerate(zip(lines, _entry_op_names(text))):
         for layer in ("lift", "project"):
             if any(f"/{layer}/" in n for n in names):
                 first.setdefault(layer, k)

@@ -31,7 +31,7 @@ from hloviz.analysis.updates import update_targets
 from hloviz.cli import main
 from hloviz.parser import parse
 
-from .test_overview_heldout_rounds26_27 import _boxes, _entry_lines
+from .test_overview_heldout_rounds26_27 import _boxes, _entry_lines, _entry_op_names
 from .test_overview_heldout_steps import _render, _text
 
 HERE = Path(__file__).resolve().parent / "data" / "orders"
@@ -101,13 +101,8 @@ def test_a_layer_reading_its_input_through_a_bitcast_stands_first(tmp_path):
     lines = _entry_lines(text)
     # the oracle: where the entry runs each layer's first forward work (a fused computation's op
     # names say whose work it is), and what layer_0's dots read
-    body_ops: dict[str, set[str]] = {}
-    for header, body in re.findall(r"\n%?([\w.\-]+) \([^\n]*\{\n(.*?)\n\}", text, re.DOTALL):
-        body_ops[header] = set(re.findall(r'op_name="([^"]*)"', body))
     first: dict[str, int] = {}
-    for k, line in enumerate(lines):
-        called = re.search(r"calls=%?([\w.\-]+)", line)
-        names = set(re.findall(r'op_name="([^"]*)"', line)) | (body_ops.get(called.group(1), set()) if called else set())
+    for k, names in enumerate(_entry_op_names(text)):
         for layer in ("layer_0", "layer_1"):
             if any(f"jvp(_Recurrent)/{layer}/in_proj/dot_general" in n for n in names):
                 first.setdefault(layer, k)

@@ -122,6 +122,18 @@ def _entry_lines(text: str) -> list[str]:
     return text.split("\nENTRY ", 1)[1].split("\n}", 1)[0].splitlines()[1:]
 
 
+def _entry_op_names(text: str) -> list[set[str]]:
+    """The op names of each line of the entry (:func:`_entry_lines`): its own, and those of the
+    computation it calls (a fused computation's op names say whose work a fusion does)."""
+    bodies = {header: set(re.findall(r'op_name="([^"]*)"', body))
+              for header, body in re.findall(r"\n%?([\w.\-]+) \([^\n]*\{\n(.*?)\n\}", text, re.DOTALL)}
+    out = []
+    for line in _entry_lines(text):
+        called = re.search(r"calls=%?([\w.\-]+)", line)
+        out.append(set(re.findall(r'op_name="([^"]*)"', line)) | (bodies.get(called.group(1), set()) if called else set()))
+    return out
+
+
 def test_an_accumulating_optimizers_step_counter_is_no_forward_work(tmp_path):
     path = HERE / "multisteps_step_pre.hlo.gz"
     text = _text(path)
