@@ -133,7 +133,7 @@ def assign(flow: Dataflow) -> Assignment:
         return _fits(a, b, rules, live_out(b))
 
     for b in sorted(flow.buffers, key=order):
-        if not b.size:  # (an empty tuple: a side-effecting custom call's) a place in the block, at its end
+        if not b.size:  # no bytes (a side-effecting custom call's empty tuple): a place at the block's end all the same
             delayed.append(b)
             continue
         if any(v.instruction.opcode == "constant" for v in b.values):
