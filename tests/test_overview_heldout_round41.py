@@ -16,6 +16,12 @@ drawn wrong, each checked against an oracle read from the HLO text by regular ex
   ``bitcast`` of the parameter folding batch and time — so its ``dot``s read the data through that
   bitcast, not the parameter, and were taken for its weights' preparation: ``layer_0`` stood
   below ``layer_1`` in the optimized column.
+
+And one of round 42's (``benchmarks/heldout/round42.py``): ``preprocess_classify_post.hlo.gz``, a
+Keras model whose preprocessing layers come first, optimized. Its input's resize and its
+``Normalization``'s square root of a variance both feed the normalizing kernel and read nothing
+drawn; placed right before it, they tied, and the one made first stood first — the ``sqrt``,
+above the input: the column did not start with the input.
 """
 
 from __future__ import annotations
@@ -116,3 +122,25 @@ def test_a_layer_reading_its_input_through_a_bitcast_stands_first(tmp_path):
     titles = [texts[0] for _y, texts, _names in sorted(_boxes(svg))]
     assert "layer_0" in titles and "layer_1" in titles, titles
     assert titles.index("layer_0") < titles.index("layer_1"), titles
+
+
+@pytest.mark.requires_dot
+def test_two_sources_of_one_kernel_stand_in_the_programs_order(tmp_path):
+    path = HERE / "preprocess_classify_post.hlo.gz"
+    text = _text(path)
+    lines = _entry_lines(text)
+    # the oracle: the entry's text; the input is parameter 0, the first line reading it is the
+    # resize's; the normalizer's square root reads a parameter of its own, later in the text
+    [input_name] = [m.group(1) for line in lines if (m := re.match(r"\s*%?([\w.\-]+) = \S+ parameter\(0\)", line))]
+    reads_input = [k for k, line in enumerate(lines) if re.search(rf"[(, ]%{re.escape(input_name)}[,)]", line)]
+    [sqrt_at] = [k for k, line in enumerate(lines) if 'op_name="classify_1/normalize_1/Sqrt"' in line]
+    first_op = re.search(r'op_name="([^"]*)"', lines[reads_input[0]]).group(1)
+    assert "resize" in first_op and reads_input[0] < sqrt_at
+    # the situation: both feed one kernel, the normalizer's division
+    [division] = [line for line in lines if 'op_name="classify_1/normalize_1/truediv"' in line and " fusion(" in line]
+    sqrt_name = re.match(r"\s*%?([\w.\-]+) = ", lines[sqrt_at]).group(1)
+    assert f"%{sqrt_name}" in division
+    svg = _render(path, tmp_path / "p.svg")
+    boxes = sorted(_boxes(svg))
+    top_names = boxes[0][2]
+    assert first_op in top_names, [(texts[0], names) for _y, texts, names in boxes[:3]]

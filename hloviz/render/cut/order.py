@@ -89,13 +89,18 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     sources = [k for k in keys if k not in fed and users.get(k) and k not in inner and keys[k][0] != _OPTIMIZER]
     for key in sources:
         del keys[key]  # no operands drawn (an iota, a broadcast of a constant): placed as a parameter
+    was = {key: _first_work(g, g.units[int(key[1:])], top) for key in sources}
     for u in g.units:
         key = f"u{u.index}"
         if u.alive and key not in keys:
             after = [keys[d] for d in users.get(key, ()) if d in keys]
             if after:
                 rank, spot = min(after)
-                keys[key] = (rank, spot - (BESIDE if _carries_a_parameter(u) else 0.25))
+                if _carries_a_parameter(u):
+                    keys[key] = (rank, spot - BESIDE)
+                else:  # sources before one user stay in the program's order (a preprocessing model's input
+                    # and its normalizer's ``sqrt`` of a variance: the ``sqrt`` stood above the input)
+                    keys[key] = (rank, spot - 0.25 - _EARLIER * (spot - was.get(key, spot)))
     _after_what_feeds_them(g, keys, phase_of, inner)
     if loose is not None:
         # a forward value nothing reads (TF's ``zeros_like`` of a loop's unused results) hangs
@@ -105,6 +110,11 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
         loose.update(k for k, (rank, _spot) in keys.items()
                      if rank == _RANK["forward"] and k in fed and k not in users and k in at_top)
     return keys
+
+
+def _first_work(g: ViewGraph, u: Unit, top) -> float:
+    """Where ``u``'s first instruction of the top computation that is no parameter sits in the text."""
+    return min((g.position(m) for m in u.members if m.parent is top and m.opcode not in _UNRANKED), default=u.pos[1])
 
 
 def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
@@ -352,6 +362,11 @@ def _carries_a_parameter(u: Unit) -> bool:
 #: past a loop's body units (placed at most 0.45 after their caller), short of :data:`BESIDE`,
 #: which marks a parameter's place and keeps a unit out of a training step's file.
 AFTER = 0.475
+
+#: Per position between a source's own place in the text and its first user's, how much further
+#: before that user it goes (:func:`order_keys`): small enough that a whole module's distance
+#: keeps it within a quarter of its user.
+_EARLIER = 1e-7
 
 #: How far before its first user a unit of parameters alone is placed: a key whose position
 #: is this fraction below a whole number is a parameter's, kept out of a training step's file
