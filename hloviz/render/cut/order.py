@@ -89,7 +89,9 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     sources = [k for k in keys if k not in fed and users.get(k) and k not in inner and keys[k][0] != _OPTIMIZER]
     for key in sources:
         del keys[key]  # no operands drawn (an iota, a broadcast of a constant): placed as a parameter
-    was = {key: _first_work(g, g.units[int(key[1:])], top) for key in sources}
+    # (of those that do a layer's work: a resize's dot, a stem's convolution, before the square
+    # root of a variance placed by it)
+    was = {key: first for key in sources if (first := _first_layer_work(g.units[int(key[1:])], top, g)) is not None}
     for u in g.units:
         key = f"u{u.index}"
         if u.alive and key not in keys:
@@ -98,8 +100,9 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
                 rank, spot = min(after)
                 if _carries_a_parameter(u):
                     keys[key] = (rank, spot - BESIDE)
-                else:  # sources before one user stay in the program's order (a preprocessing model's input
-                    # and its normalizer's ``sqrt`` of a variance: the ``sqrt`` stood above the input)
+                else:  # a source doing a layer's work stands first among those before one user, in the
+                    # program's order (a preprocessing model's input, read by a resize, and its normalizer's
+                    # ``sqrt`` of a variance: the ``sqrt``, made first, stood above the input)
                     keys[key] = (rank, spot - 0.25 - _EARLIER * (spot - was.get(key, spot)))
     _after_what_feeds_them(g, keys, phase_of, inner)
     if loose is not None:
@@ -112,9 +115,11 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     return keys
 
 
-def _first_work(g: ViewGraph, u: Unit, top) -> float:
-    """Where ``u``'s first instruction of the top computation that is no parameter sits in the text."""
-    return min((g.position(m) for m in u.members if m.parent is top and m.opcode not in _UNRANKED), default=u.pos[1])
+def _first_layer_work(u: Unit, top, g: ViewGraph) -> float | None:
+    """Where ``u``'s first instruction of the top computation doing a layer's work (:data:`LAYER_WORK`,
+    itself or fused) sits in the text; None where it does none."""
+    return min((g.position(m) for m in u.members if m.parent is top and (m.opcode in LAYER_WORK or any(
+        i.opcode in LAYER_WORK for c in m.called_computations for i in c.instructions))), default=None)
 
 
 def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
@@ -363,9 +368,9 @@ def _carries_a_parameter(u: Unit) -> bool:
 #: which marks a parameter's place and keeps a unit out of a training step's file.
 AFTER = 0.475
 
-#: Per position between a source's own place in the text and its first user's, how much further
-#: before that user it goes (:func:`order_keys`): small enough that a whole module's distance
-#: keeps it within a quarter of its user.
+#: Per position between a source's first layer work in the text and its first user, how much
+#: further before that user it goes (:func:`order_keys`): small enough that a whole module's
+#: distance keeps it within a quarter of its user.
 _EARLIER = 1e-7
 
 #: How far before its first user a unit of parameters alone is placed: a key whose position
