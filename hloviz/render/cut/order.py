@@ -118,8 +118,7 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
 def _first_layer_work(u: Unit, top, g: ViewGraph) -> float | None:
     """Where ``u``'s first instruction of the top computation doing a layer's work (:data:`LAYER_WORK`,
     itself or fused) sits in the text; None where it does none."""
-    return min((g.position(m) for m in u.members if m.parent is top and (m.opcode in LAYER_WORK or any(
-        i.opcode in LAYER_WORK for c in m.called_computations for i in c.instructions))), default=None)
+    return min((g.position(m) for m in u.members if m.parent is top and _does_layer_work(m)), default=None)
 
 
 def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
@@ -283,6 +282,11 @@ def _works_on_data(inst: Instruction, data: frozenset[int]) -> bool:
     (:data:`LAYER_WORK`; itself, or fused)?"""
     if not any(_of_data(o, data) for o in inst.operands):
         return False
+    return _does_layer_work(inst)
+
+
+def _does_layer_work(inst: Instruction) -> bool:
+    """``inst`` is a layer's work (:data:`LAYER_WORK`), itself or in the computation it fuses."""
     return inst.opcode in LAYER_WORK or any(i.opcode in LAYER_WORK for c in inst.called_computations
                                                for i in c.instructions)
 
