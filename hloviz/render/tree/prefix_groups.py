@@ -29,11 +29,12 @@ def first_word(name: str) -> str:
     return toks[0] if toks else name
 
 
-def group_by_prefix(root: TreeNode, group_at: int, succ: Mapping[str, Sequence[str]] | None = None) -> None:
+def group_by_prefix(root: TreeNode, group_at: int, succ: Mapping[str, Sequence[str]] | None = None,
+                    output: str | None = None) -> None:
     """Group the scope children of every node with more than ``group_at`` of them by name
     prefix (:func:`_group_children`); ``succ`` (leaf → the leaves it feeds) lets an unscoped
     instruction that closes a group (a residual ``Add`` reading only the group's values) join it,
-    with the parameters only the group reads."""
+    with the parameters only the group reads. ``output``: the ROOT's leaf (:func:`_adopt`)."""
     preds: dict[str, list[str]] = {}
     for a, bs in (succ or {}).items():
         for b in bs:
@@ -53,7 +54,7 @@ def group_by_prefix(root: TreeNode, group_at: int, succ: Mapping[str, Sequence[s
             numbered.update(_numbered_kinds(ranked))
             _group_children(node, scopes, 1, group_at,
                             _Run({id(s): i for i, s in enumerate(ranked)}, place, preds, succ or {}, numbered))
-        _adopt(node, succ or {}, preds)
+        _adopt(node, succ or {}, preds, output)
         stack.extend(c for c in node.children if not c.is_leaf)
 
 
@@ -204,7 +205,8 @@ def _group_children(node: TreeNode, scopes: list[TreeNode], ntok: int, group_at:
             _group_children(group, members, ntok + 1, group_at, run)
 
 
-def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str, Sequence[str]]) -> None:
+def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str, Sequence[str]],
+           output: str | None = None) -> None:
     """An unscoped op beside ``node``'s other children that works only with the ops of one of
     them (what it reads, less parameters and constants, and what reads it) joins that child: a
     gradient summed where a layer's output fed two layers (TensorFlow's ``AddN``), an
@@ -218,7 +220,13 @@ def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str
     (``in_flow``: :func:`~.structure.split_by_structure`), and only where no op name says
     otherwise: an op of the root (its op name names no scope) joins such a model; an op of
     the model joins only a group of its layers (:func:`_group_children`: a name prefix, no scope
-    of the op's name)."""
+    of the op's name).
+
+    Never the step's own result: the root's ops on the way to its ROOT (``output``) through
+    loose ops alone, and those reading them through loose ops — a loss written op by op in the
+    step (a soft Dice loss: ``Sum``, ``truediv``, ``Mean``, no scope) and its gradient, which
+    the model's backward pass reads: adopted, the whole loss was drawn inside the U-Net's frame
+    before optimization, and beside it after."""
     if node.kind == "root":
         takes = lambda c: c.in_flow  # noqa: E731
     elif node.in_flow:
@@ -233,11 +241,14 @@ def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str
         else:
             for leaf in leaves_below(c):
                 owner[leaf.name] = c
+    kept = _the_result(loose, succ, preds, output) if node.kind == "root" else set()
     moved = True
     changed: dict[int, TreeNode] = {}
     while moved and loose:
         moved = False
         for name, leaf in list(loose.items()):
+            if name in kept:
+                continue
             # its readers decide (a gradient's sum belongs to the layer whose backward reads it);
             # an op read only by other loose ops goes where what it reads is computed
             near = _children_of(succ.get(name, ()), loose, owner, node)
@@ -257,6 +268,27 @@ def _adopt(node: TreeNode, succ: Mapping[str, Sequence[str]], preds: Mapping[str
             moved = True
     for child in changed.values():
         rekey(child)
+
+
+def _the_result(loose: Mapping[str, TreeNode], succ: Mapping[str, Sequence[str]],
+                preds: Mapping[str, Sequence[str]], output: str | None) -> set[str]:
+    """The loose leaves that reach ``output`` through loose leaves alone, and those that read
+    them, through loose leaves alone (see :func:`_adopt`)."""
+    if output is None or output not in loose:
+        return set()
+    result, stack = {output}, [output]
+    while stack:
+        for p in preds.get(stack.pop(), ()):
+            if p in loose and p not in result:
+                result.add(p)
+                stack.append(p)
+    stack = list(result)
+    while stack:
+        for u in succ.get(stack.pop(), ()):
+            if u in loose and u not in result:
+                result.add(u)
+                stack.append(u)
+    return result
 
 
 def _children_of(names: Sequence[str], loose: Mapping[str, TreeNode], owner: Mapping[str, TreeNode],

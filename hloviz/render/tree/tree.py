@@ -96,7 +96,7 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
         # is cut along its own arrows), and its repeats' copies stand in that pass's order
         split_by_structure(root, edges, group_at=group_at, run_at=run_at, names=names, label=label, succ=succ,
                            forward=flow)
-    group_by_prefix(root, group_at, succ)
+    group_by_prefix(root, group_at, succ, output)
     _left_beside_the_model(root, run_at, group_at, succ, names, output)
     size_tree(root)
     if split_crowded(root, run_at, group_at, succ, names, every=False, label=label):
