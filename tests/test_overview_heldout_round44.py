@@ -6,6 +6,10 @@ drawn wrong, each checked against an oracle read from the HLO text by regular ex
   backward pass reads the loss's gradient, and an unscoped op read only by the model joins it
   (a gradient summed where a layer's output forks): the whole loss, and its gradient, were drawn
   inside the ``unet`` frame — and beside it in the optimized column.
+* ``quantized_pool_{pre,post}.hlo.gz``: a JAX function quantizing by ``round(x * 8) / 8``. XLA
+  turns the division into a multiplication by 0.125, a constant it folds from the 8 both ops
+  read; the multiplication by 8 still reads the 8. Both boxes said ``operand 1 = 8 (broadcast) ·
+  constant.29 · folded → constant.44 = 0.125``: the multiplication's, wrongly.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from .test_overview_heldout_steps import _text
 HERE = Path(__file__).resolve().parent / "data" / "orders"
 
 
-def _export(path: Path, out: Path) -> dict:
+def _export(path: Path, out: Path, *extra: str) -> dict:
     try:
-        code = main(["render", str(path), "-o", str(out)])
+        code = main(["render", *([str(path)] if path.name else []), *extra, "-o", str(out)])
     except SystemExit as stop:
         code = stop.code
     assert code in (0, None)
@@ -58,3 +62,34 @@ def test_a_loss_written_in_the_step_is_drawn_beside_the_model_not_in_it(tmp_path
     assert len(model & inside) > 200  # the model is drawn in its frame
     assert loss & drawn  # and the loss is drawn …
     assert not loss & inside, sorted(loss & inside)[:8]  # … beside it
+
+
+def _readers_of_broadcast_constants(text: str) -> dict[str, list[tuple[str, str]]]:
+    """Scalar constant → (reader, its op name) of each broadcast of it, by regular expression."""
+    consts = dict(re.findall(r"^\s*%?([\w.\-]+) = f32\[\] constant\(([-\d.e]+)\)", text, re.MULTILINE))
+    spread = dict(re.findall(r"^\s*%?([\w.\-]+) = f32\[[\d,]+\]\S* broadcast\(%?([\w.\-]+)\)", text, re.MULTILINE))
+    out: dict[str, list[tuple[str, str]]] = {}
+    for name, operands, op in re.findall(r'^\s*(?:ROOT\s+)?%?([\w.\-]+) = \S+ (?:multiply|divide|add)\(([^)]*)\)'
+                                         r'[^\n]*?op_name="([^"]*)"', text, re.MULTILINE):
+        for operand in re.findall(r"%?([\w.\-]+)", operands):
+            if spread.get(operand) in consts:
+                out.setdefault(consts[spread[operand]], []).append((name, op))
+    return out
+
+
+def test_a_fold_is_told_on_the_user_that_reads_the_folded_constant_only(tmp_path):
+    pre = _text(HERE / "quantized_pool_pre.hlo.gz")
+    post = _text(HERE / "quantized_pool_post.hlo.gz")
+    # the oracle: before, one broadcast 8 read by the multiplication and the division; after, the
+    # division's op reads 0.125 (a constant the module did not have), the multiplication's still 8
+    before = _readers_of_broadcast_constants(pre)
+    after = _readers_of_broadcast_constants(post)
+    assert "0.125" not in before and sorted(op.rsplit("/", 1)[1] for _n, op in before["8"]) == ["div", "mul"]
+    reads_folded = {op for _n, op in after["0.125"]}
+    assert {op.rsplit("/", 1)[1] for op in reads_folded} == {"div"} and {op for _n, op in after["8"]} - reads_folded
+    scene = _export(Path(""), tmp_path / "q.json", "--pre", str(HERE / "quantized_pool_pre.hlo.gz"),
+                    "--post", str(HERE / "quantized_pool_post.hlo.gz"), "--stage", "both")
+    rows = {i: node["rows"] for node in scene["columns"][0]["picture"]["nodes"] for i in node["instructions"]}
+    for name, op in before["8"]:
+        told = [r for r in rows[name] if r.startswith("operand") and "folded →" in r]
+        assert bool(told) == (op in reads_folded), (name, op, rows[name])

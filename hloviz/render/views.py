@@ -92,7 +92,10 @@ class Mark:
     user's label); ``dashed`` a dashed border; ``kernels`` the kernel numbers the instruction's
     work went into (a closed scope counts and badges them). Chains only join instructions with
     equal marks. ``heat`` is the value a heat overlay coloured it by (a closed scope takes the
-    colour of its hottest kernel).
+    colour of its hottest kernel). ``into``: for a value XLA folded into a constant, the op names
+    whose work reads that constant now; a user outside them still reads the value as it was
+    (``round(x * 8) / 8``: the division reads 0.125, folded from the 8, the multiplication
+    the 8 itself) and is not told of the fold (None: every user is).
     """
 
     fill: str | None = None
@@ -105,6 +108,7 @@ class Mark:
     dashed: bool = False
     kernels: tuple[int, ...] = ()
     heat: int | None = None
+    into: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

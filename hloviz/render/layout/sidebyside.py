@@ -144,8 +144,10 @@ def _pre_marks(analysis: Analysis, pre: HloModule, color_by: str) -> dict[str, M
         for f in folding.folded:
             values.setdefault(f.constant, f.value)
             note = _fold_note(f.constant, f.value)
+            # (TensorFlow's folds are constants of the pre-optimization module: every user reads them)
+            into = frozenset(f.into) if f.by == "xla" and f.into else None
             for name in f.from_instructions:
-                folded_inst.setdefault(name, _folded_mark(note))
+                folded_inst.setdefault(name, _folded_mark(note, into))
     by_op = {m.op_name: m for m in mapping.ops} if mapping is not None else {}
     marks: dict[str, Mark] = {}
     cache: dict[str, Mark | None] = {}
@@ -161,8 +163,8 @@ def _pre_marks(analysis: Analysis, pre: HloModule, color_by: str) -> dict[str, M
     return marks
 
 
-def _folded_mark(note: str) -> Mark:
-    return Mark(fill=FOLDED.fill, border=FOLDED.border, dashed=True, note=note)
+def _folded_mark(note: str, into: frozenset[str] | None = None) -> Mark:
+    return Mark(fill=FOLDED.fill, border=FOLDED.border, dashed=True, note=note, into=into)
 
 
 def _op_mark(m, numbers: dict[str, int], values: dict[str, str], hot: Heat | None = None) -> Mark | None:
