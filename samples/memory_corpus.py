@@ -799,6 +799,32 @@ def jax_linalg():
     return _jax_compile(linalg, jnp.arange(256.0).reshape(16, 16) / 256.0, jnp.ones((16,)))
 
 
+@in_place_program
+def tf_retrieval_topk():
+    import tensorflow as tf
+
+    users = tf.Variable(tf.random.normal([100, 24], stddev=0.1, seed=1))
+    items = tf.Variable(tf.random.normal([300, 24], stddev=0.1, seed=2))
+
+    @tf.function(jit_compile=True)
+    def retrieval_topk(user_ids, item_ids):
+        # gathers, a sort (argsort: TopK and its comparator), a cumulative sum (reduce-window),
+        # scatters of the sparse gradients into zeros, variables updated in place
+        with tf.GradientTape() as tape:
+            u = tf.math.l2_normalize(tf.nn.embedding_lookup(users, user_ids), axis=-1)
+            v = tf.math.l2_normalize(tf.nn.embedding_lookup(items, item_ids), axis=-1)
+            logits = tf.matmul(u, v, transpose_b=True) / 0.1
+            labels = tf.range(tf.shape(logits)[0])
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+        order = tf.argsort(logits, axis=-1, direction="DESCENDING")
+        hit = tf.cast(tf.equal(order, labels[:, None]), tf.float32)
+        recall = tf.reduce_mean(tf.reduce_sum(tf.math.cumsum(hit, axis=-1)[:, :5], axis=-1))
+        for var, g in zip([users, items], tape.gradient(loss, [users, items])):
+            var.assign_sub(0.05 * tf.convert_to_tensor(g))
+        return loss, recall
+    return _tf_run(retrieval_topk, tf.range(16) % 100, tf.range(16) * 7 % 300)
+
+
 # --- the builder ------------------------------------------------------------------------------
 
 def _child(name: str) -> None:

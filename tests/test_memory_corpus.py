@@ -130,3 +130,39 @@ def test_accuracy_said_in_the_report_is_measured():
     assert CORPUS_ACCURACY.median == round(statistics.median(abs(e) for e in errors), 2)
     report = _estimate(PROGRAMS[0])
     assert f"within ±{CORPUS_ACCURACY.worst:.2f}% on {len(PROGRAMS)} programs" in report.origin
+
+
+def _xla_peak(name: str) -> int:
+    """The most bytes XLA's own record has live at one position: at each position, the values its
+    ``HloLiveRange`` lists as live, stored where its buffer assignment put them (allocation,
+    offset, size), bytes overlapping in one allocation counted once."""
+    text = _read(name, "buffer-assignment.txt.gz")
+    _, ranges = _xla_live(name)
+    where: dict[str, tuple[int, int, int]] = {}
+    for block in re.split(r"^(?=allocation \d+:)", text, flags=re.MULTILINE):
+        head = _ALLOCATION.match(block)
+        if head is not None:
+            for v in _VALUE.finditer(block):
+                where[v.group(1) + (v.group(2) or "{}")] = (int(head.group(1)), int(v.group(4)), int(v.group(3)))
+    best = 0
+    for t in range(max(e for _s, e in ranges.values()) + 1):
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for key, (s, e) in ranges.items():
+            if s <= t <= e and key in where:
+                allocation, offset, size = where[key]
+                spans.setdefault(allocation, []).append((offset, offset + size))
+        live = 0
+        for pieces in spans.values():
+            reach = -1
+            for a, b in sorted(pieces):
+                live += max(0, b - max(a, reach))
+                reach = max(reach, b)
+        best = max(best, live)
+    return best
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_the_peak_is_the_most_xlas_record_has_live_at_once(name):
+    """The estimate's peak (from the HLO text alone) is the most bytes XLA's own live ranges and
+    buffer assignment have live at one position."""
+    assert _estimate(name).peak.bytes == _xla_peak(name), name

@@ -115,13 +115,16 @@ def can_share_operand(operand: Instruction, index: tuple[int, ...], user: Instru
                        user_index: tuple[int, ...]) -> bool:
     """XLA's ``CanShareOperandBufferWithUser``: same shape (and layout), and the user reads each
     element of the operand only where it writes the same element (elementwise ops, fusions whose
-    parameter flows through elementwise ops only, in-place updates of their first operand)."""
+    parameter flows through elementwise ops only, in-place updates of their first operand, a
+    sort's operands)."""
     a, b = _subshape(operand, index), _subshape(user, user_index)
     if a is None or b is None or a != b or a.is_tuple:
         return False
     number = user.operands.index(operand)
     if user.opcode in IN_PLACE:
         return number == 0
+    if user.opcode == "sort":
+        return _sorts_in_place(operand, number, user, user_index)
     if user.opcode == "fusion":
         fused = user.called_computations[0] if user.called_computations else None
         if fused is None:
@@ -129,6 +132,18 @@ def can_share_operand(operand: Instruction, index: tuple[int, ...], user: Instru
         param = next((p for p in fused.parameters if p.parameter_number == number), None)
         return param is not None and _elementwise_uses(fused, param)
     return user.opcode in ELEMENTWISE
+
+
+def _sorts_in_place(operand: Instruction, number: int, user: Instruction, user_index: tuple[int, ...]) -> bool:
+    """A ``sort`` permutes its operands where they are: the operand it alone reads (read once)
+    becomes the result at that operand's own index — an ``argsort``'s iota its indices, the
+    keys the sorted keys (XLA's rule; a TopK's two 1 KiB arrays took no bytes of their own in
+    XLA's record of a retrieval step, and two in hloviz's estimate)."""
+    if user.operands.count(operand) != 1 or operand.parent is None:
+        return False
+    if sum(1 for i in operand.parent.instructions if operand in i.operands) != 1:
+        return False  # (another user still reads the unsorted operand)
+    return len(user.operands) == 1 or user_index[:1] == (number,)
 
 
 def _elementwise_uses(fused: Computation, param: Instruction) -> bool:
