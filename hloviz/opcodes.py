@@ -155,9 +155,11 @@ DEFINES_TOP_LEVEL_ONLY = frozenset({"tuple"})
 #: Ops that update their first operand in place: the result takes over the operand's buffer.
 IN_PLACE = frozenset({"dynamic-update-slice", "scatter"})
 #: Ops whose called computations run once per element or window, on each thread's own stack:
-#: XLA gives their values thread-local allocations (the fused computations of fusions excepted).
+#: XLA gives their values thread-local allocations (the fused computations of fusions excepted;
+#: a custom call's comparator too: ``lax.top_k``'s ``TopK`` call on the CPU).
 THREAD_LOCAL_CALLERS = frozenset({
     "reduce", "reduce-window", "map", "sort", "scatter", "select-and-scatter", "all-reduce", "reduce-scatter",
+    "custom-call",
     "all-reduce-start",
 })
 #: Every opcode XLA's HLO text parser knows (xla/hlo/ir/hlo_opcode.h); anything else is a newer

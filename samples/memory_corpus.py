@@ -825,6 +825,27 @@ def tf_retrieval_topk():
     return _tf_run(retrieval_topk, tf.range(16) % 100, tf.range(16) * 7 % 300)
 
 
+@program
+def jax_lexsort_topk_scans():
+    import jax
+    import jax.numpy as jnp
+
+    def lexsort_topk_scans(x, keys):
+        # a sort of three operands (lexsort), lax.top_k (a TopK custom call whose comparator's
+        # values take thread-local slots), an associative scan and a reversed scan
+        running_max = jax.lax.associative_scan(jnp.maximum, x, axis=1)
+
+        def back(carry, row):
+            a, b = carry
+            a = a * 0.9 + row
+            return (a, jnp.maximum(b, a)), a.sum()
+        (a, b), sums = jax.lax.scan(back, (jnp.zeros(x.shape[1]), jnp.zeros(x.shape[1])), x, reverse=True)
+        top, idx = jax.lax.top_k(x.reshape(-1), 7)
+        return running_max.sum() + a.sum() + b.sum() + sums.sum(), jnp.lexsort((keys[1], keys[0])), top, idx
+    return _jax_compile(lexsort_topk_scans, jnp.arange(96.0).reshape(12, 8) / 96.0,
+                        jnp.stack([jnp.arange(12) % 3, jnp.arange(12) % 5]))
+
+
 # --- the builder ------------------------------------------------------------------------------
 
 def _child(name: str) -> None:
