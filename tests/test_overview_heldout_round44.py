@@ -10,6 +10,12 @@ drawn wrong, each checked against an oracle read from the HLO text by regular ex
   turns the division into a multiplication by 0.125, a constant it folds from the 8 both ops
   read; the multiplication by 8 still reads the 8. Both boxes said ``operand 1 = 8 (broadcast) ·
   constant.29 · folded → constant.44 = 0.125``: the multiplication's, wrongly.
+
+And one of round 45's (``benchmarks/heldout/round45_jax.py``): ``lexsort_scans_post.hlo.gz``,
+optimized. XLA:CPU wraps its scan's loop in a ``call``, drawn with its computation open beside
+it; that computation's parameter and loop were placed in the program by their own text
+positions — first of all — and the arrow into the frame closed a cycle: dot drew the
+``lexsort``'s inputs (the keys and their slices) below the sort that reads them.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from pathlib import Path
 
 from hloviz.cli import main
 
-from .test_overview_heldout_steps import _text
+from .test_overview_heldout_rounds26_27 import _boxes
+from .test_overview_heldout_steps import _render, _text
 
 HERE = Path(__file__).resolve().parent / "data" / "orders"
 
@@ -93,3 +100,29 @@ def test_a_fold_is_told_on_the_user_that_reads_the_folded_constant_only(tmp_path
     for name, op in before["8"]:
         told = [r for r in rows[name] if r.startswith("operand") and "folded →" in r]
         assert bool(told) == (op in reads_folded), (name, op, rows[name])
+
+
+def test_a_loop_xla_wraps_in_a_call_keeps_the_columns_program_order(tmp_path):
+    path = HERE / "lexsort_scans_post.hlo.gz"
+    text = _text(path)
+    entry = text.split("\nENTRY ", 1)[1].split("\n}", 1)[0]
+    # the oracle: the entry's lines, in order, and what each reads
+    lines = re.findall(r"^\s*(?:ROOT\s+)?%?([\w.\-]+) = [^\n]*?\b[\w\-]+\(([^)]*)\)", entry, re.MULTILINE)
+    at = {name: k for k, (name, _ops) in enumerate(lines)}
+    reads = {name: re.findall(r"%?([\w.\-]+)", ops) for name, ops in lines}
+    # the situation: a call of the loop's computation, and a sort reading two slices of the keys
+    assert re.search(r"\scall\([^)]*\), to_apply=%?while", entry)
+    sort = next(name for name, _ in lines if re.search(rf"%?{re.escape(name)} = [^\n]*?\ssort\(", entry))
+    slices = [o for o in reads[sort] if "slice" in o]
+    assert len(slices) == 2 and all(at[s] < at[sort] for s in slices)
+    svg = _render(path, tmp_path / "s.svg")
+    top: dict[str, float] = {}
+    for y, texts, _ops in _boxes(svg):
+        for t in texts:
+            if t in at:
+                top.setdefault(t, y)
+    # every arrow between two drawn entry instructions runs down the page, as the text runs
+    pairs = [(a, b) for b in top for a in reads.get(b, ()) if a in top]
+    assert (slices[0], sort) in pairs and len(pairs) >= 8
+    wrong = [(a, b) for a, b in pairs if not top[a] < top[b]]
+    assert not wrong, wrong

@@ -37,7 +37,6 @@ from ...ir import Instruction
 from ...opcodes import LAYER_WORK, SCOPE_INPUTS, VALUE_CARRIERS, WEIGHT_CARRIERS
 from ..reuse import kept
 from ..tree.model import Unit, ViewGraph, leaf_edges
-from .loops import ROLES as HUNG
 
 __all__ = ["AFTER", "BESIDE", "order_keys", "trains"]
 
@@ -327,17 +326,19 @@ def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruc
     right after its caller in the top computation (between it and the next instruction), a
     condition's instructions before the body's, each computation's in its own text order
     (nested bodies the same way, inside their caller's slot). Parameters included: a body's
-    parameter starts its body, it is not placed before the loop. Inside a fusion, a call or a
-    conditional branch: its caller's place (called from the top computation: None, as before)."""
+    parameter starts its body, it is not placed before the loop. A call's or a conditional
+    branch's computation drawn open is placed the same way, after its caller (XLA:CPU wraps a
+    loop in a ``call``: placed by their own text positions, its parameter and loop stood first
+    in the program, the arrow into the frame made a cycle with the rest, and dot drew a
+    ``lexsort``'s inputs below it). Inside a fusion: its fusion's place (called from the top
+    computation: None, as before)."""
     path: list[Instruction] = []
     x = inst
     while x.parent is not top:
         place = g.place_of(x)
         if place is None or place.owner is None:
             return None
-        if place.role not in HUNG:
-            # a fused instruction stands where its fusion does, a called computation's (a call's,
-            # a conditional branch's) where its caller does
+        if place.role == "fusion":  # a fused instruction stands where its fusion does
             path.clear()
         else:
             path.append(x)
