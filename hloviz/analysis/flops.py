@@ -51,6 +51,11 @@ def flops(inst: Instruction) -> int:
     if op == "scatter" and len(inst.operands) >= 3:
         # each update element combined into its place once (operands: inputs, indices, updates)
         return inst.operands[(len(inst.operands) - 1) // 2 + 1].shape.element_count * _reducer_ops(inst)
+    if op == "sort" and inst.operands:
+        # a comparison sort: n·⌈log2 n⌉ for n elements of the first operand, as XLA's cost
+        # analysis counts it (whatever the other operands, the dimension sorted)
+        n = inst.operands[0].shape.element_count
+        return n * max(n - 1, 0).bit_length()
     if op == "custom-call":
         return _gemm_flops(inst) or _library_convolution_flops(inst)
     return 0
