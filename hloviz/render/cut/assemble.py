@@ -242,8 +242,7 @@ def _inline_rows(g: ViewGraph, u: Unit, limit: int = 3) -> list[Row]:
     for user, k, op in u.inline:
         const, via = (op.operands[0], op) if op.opcode == "broadcast" else (op, None)
         mark = g.marks.get(const.name) or (g.marks.get(via.name) if via is not None else None)
-        user_op = user.metadata.op_name
-        if mark is not None and mark.into is not None and user_op and user_op not in mark.into:
+        if mark is not None and mark.into and user.metadata.op_name and user.metadata.op_name not in mark.into:
             mark = None  # folded for another of its users: this one reads the value as it was
         telling = mark is not None and (mark.highlight or (mark.note and mark.note != own_note))
         text = labels.inline_text(k, const, via, named=bool(telling) and u.kind != "chain")
