@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from ..ir import Computation, HloModule, Instruction, called_closure
 from ..opcodes import ASYNC_TAILS, BODY_CALLERS, is_bookkeeping
 from .backends import backend_name, kind_text
-from .executed import ExecutedComputation, executed, runs_of
+from .executed import ExecutedComputation, executed, runs_of, totals
 from .flops import flops
 from .opnames import common_scope
 
@@ -141,6 +141,9 @@ class KernelReport:
     module: str
     kernels: tuple[Kernel, ...]
     computations: tuple[ExecutedComputation, ...]
+    #: Bytes read, bytes written and FLOPs when the entry runs once (:func:`~.executed.totals`:
+    #: one branch of a conditional); None: each kernel once a run.
+    totals: tuple[int, int, int] | None = None
 
     @property
     def count(self) -> int:
@@ -154,18 +157,19 @@ class KernelReport:
     def unfused(self) -> tuple[Kernel, ...]:
         return tuple(k for k in self.kernels if not k.is_fusion)
 
-    # The totals count each kernel once a run (:attr:`Kernel.runs`), as XLA's cost analysis does.
+    # The totals count each kernel once a run (:attr:`Kernel.runs`), a conditional's largest
+    # branch only, as XLA's cost analysis does.
     @property
     def bytes_read(self) -> int:
-        return sum(k.bytes_read * k.runs for k in self.kernels)
+        return self.totals[0] if self.totals is not None else sum(k.bytes_read * k.runs for k in self.kernels)
 
     @property
     def bytes_written(self) -> int:
-        return sum(k.bytes_written * k.runs for k in self.kernels)
+        return self.totals[1] if self.totals is not None else sum(k.bytes_written * k.runs for k in self.kernels)
 
     @property
     def flops(self) -> int:
-        return sum(k.flops * k.runs for k in self.kernels)
+        return self.totals[2] if self.totals is not None else sum(k.flops * k.runs for k in self.kernels)
 
     def in_computation(self, name: str) -> tuple[Kernel, ...]:
         """The kernels that run in computation ``name`` (e.g. a while body)."""
@@ -188,11 +192,13 @@ def kernels(module: HloModule) -> KernelReport:
     found: list[Kernel] = []
     ran: list[ExecutedComputation] = []
     runs = runs_of(module.entry)
+    own: dict[str, tuple[int, int, int]] = {}
     for comp in executed(module.entry, None, "entry", set(), ran):
-        for inst in comp.instructions:
-            if is_kernel(inst):
-                found.append(_kernel(inst, comp, runs.get(comp.name, 1)))
-    return KernelReport(module.name, tuple(found), tuple(ran))
+        mine = [_kernel(inst, comp, runs.get(comp.name, 1)) for inst in comp.instructions if is_kernel(inst)]
+        own[comp.name] = (sum(k.bytes_read for k in mine), sum(k.bytes_written for k in mine), sum(k.flops for k in mine))
+        found.extend(mine)
+    read, written, flop = totals(module.entry, own, 3)
+    return KernelReport(module.name, tuple(found), tuple(ran), (read, written, flop))
 
 
 def work_and_op_names(module: HloModule) -> tuple[int, set[str]]:
