@@ -16,6 +16,11 @@ optimized. XLA:CPU wraps its scan's loop in a ``call``, drawn with its computati
 it; that computation's parameter and loop were placed in the program by their own text
 positions — first of all — and the arrow into the frame closed a cycle: dot drew the
 ``lexsort``'s inputs (the keys and their slices) below the sort that reads them.
+
+And one of round 48's (``benchmarks/heldout/round48.py``): ``augment_classify_{pre,post}.hlo.gz``,
+an augmenting classifier ending in a ``tf.reduce_mean``. XLA folds the mean's count into a
+constant, 1/9; walked back from it, the ``convert`` of the reduction's start value 0 was
+labelled ``folded → constant.16 = 0.111111112`` too — it stays the reduction's own literal.
 """
 
 from __future__ import annotations
@@ -126,3 +131,23 @@ def test_a_loop_xla_wraps_in_a_call_keeps_the_columns_program_order(tmp_path):
     assert (slices[0], sort) in pairs and len(pairs) >= 8
     wrong = [(a, b) for a, b in pairs if not top[a] < top[b]]
     assert not wrong, wrong
+
+
+def test_a_reductions_start_value_is_not_folded_into_the_constant_beside_it(tmp_path):
+    pre = _text(HERE / "augment_classify_pre.hlo.gz")
+    # the oracle: the instructions a reduce reads as its start value (its second operand) and
+    # nothing else reads, by regular expression over the text
+    line = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+) = [^\n]*?\s([\w\-]+)\(([^)]*)\)", re.MULTILINE)
+    reads = {name: (opcode, re.findall(r"%([\w.\-]+)", ops)) for name, opcode, ops in line.findall(pre)}
+    inits = {ops[1] for opcode, ops in reads.values() if opcode == "reduce" and len(ops) == 2}
+    elsewhere = {o for opcode, ops in reads.values() for k, o in enumerate(ops) if not (opcode == "reduce" and k == 1)}
+    starts = inits - elsewhere
+    # the situation: a mean whose start value is a convert of 0, beside its count's fold
+    assert any(reads[s][0] == "convert" for s in starts)
+    scene = _export(Path(""), tmp_path / "a.json", "--pre", str(HERE / "augment_classify_pre.hlo.gz"),
+                    "--post", str(HERE / "augment_classify_post.hlo.gz"), "--stage", "both")
+    rows = {i: node["rows"] for node in scene["columns"][0]["picture"]["nodes"] for i in node["instructions"]}
+    folded = [i for i, r in rows.items() if any(t.startswith("folded →") for t in r)]
+    assert folded and any(re.match(r"Mean\.", i) for i in folded)  # the count's fold is told
+    drawn = [s for s in starts if s in rows]
+    assert drawn and not [s for s in drawn if any("folded" in t for t in rows[s])], {s: rows[s] for s in drawn}

@@ -98,6 +98,7 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
                              for i in pre_by_op[op])}
     order = {i: n for n, i in enumerate(pre.instructions())}
     callers = post.callers()
+    reached = foldable - _init_values(pre)  # (a reduction's start value stays its own literal)
     # constants read by the same ops walk back from the same seeds to the same stops (a GPT
     # step's 295 folded constants: 5 distinct walks); each walk's answer is copied, not shared
     walked: dict[tuple, tuple[set[str], set[Instruction]]] = {}
@@ -118,7 +119,7 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
                 seeds.extend(pre_by_op[op])
             key = (tuple(map(id, seeds)), frozenset(into_pre))
             if key not in walked:
-                walked[key] = _walk_back(seeds, vanished, with_constants, foldable, into_pre)
+                walked[key] = _walk_back(seeds, vanished, with_constants, reached, into_pre)
             ops, insts = set(walked[key][0]), walked[key][1]
             ops.update(own)
             where = f"`{into[0]}`" if into else "the module"
@@ -198,6 +199,20 @@ def _walk_back(seeds: list[Instruction], vanished: set[str], with_constants: set
             insts.add(i)
         stack.extend(i.operands)
     return ops, insts
+
+
+def _init_values(module: HloModule) -> set[Instruction]:
+    """Instructions read only as a reduction's start value (``reduce``, ``reduce-window``: the
+    second half of their operands). XLA keeps that value a literal of its own; walked back from
+    a constant a reduction's op also made, a ``tf.reduce_mean``'s ``convert`` of its 0 was
+    labelled folded into the mean's 1/9."""
+    inits: set[Instruction] = set()
+    other: set[Instruction] = set()
+    for inst in module.instructions():
+        half = len(inst.operands) // 2 if inst.opcode in ("reduce", "reduce-window") else len(inst.operands)
+        other.update(inst.operands[:half])
+        inits.update(inst.operands[half:])
+    return inits - other
 
 
 def _constant_computable(module: HloModule) -> set[Instruction]:
