@@ -21,6 +21,13 @@ And one of round 48's (``benchmarks/heldout/round48.py``): ``augment_classify_{p
 an augmenting classifier ending in a ``tf.reduce_mean``. XLA folds the mean's count into a
 constant, 1/9; walked back from it, the ``convert`` of the reduction's start value 0 was
 labelled ``folded → constant.16 = 0.111111112`` too — it stays the reduction's own literal.
+
+And one of round 49's (``benchmarks/heldout/round49_jax.py``): ``diffusion_step_post.hlo.gz``, a
+Flax U-Net's training step, optimized. The weight gradient of ``up1``'s 1×1 skip convolution
+(over a concatenation) lost its name; its forward convolution is fused with its bias, so the
+only forward convolution found reading the same values was ``down1/conv1`` (through the
+residual): the kernel table filed the gradient there, and the update of that weight, with its
+moving average, became a box of its own after the model.
 """
 
 from __future__ import annotations
@@ -151,3 +158,34 @@ def test_a_reductions_start_value_is_not_folded_into_the_constant_beside_it(tmp_
     assert folded and any(re.match(r"Mean\.", i) for i in folded)  # the count's fold is told
     drawn = [s for s in starts if s in rows]
     assert drawn and not [s for s in drawn if any("folded" in t for t in rows[s])], {s: rows[s] for s in drawn}
+
+
+def test_an_unnamed_weight_gradient_is_the_layer_whose_weight_has_its_shape(capsys):
+    path = HERE / "diffusion_step_post.hlo.gz"
+    text = _text(path)
+    entry = text.split("\nENTRY ", 1)[1].split("\n}", 1)[0]
+    # the oracle: the entry's convolutions without an op name (XLA's rebuilt weight gradients)
+    # and the Flax kernels (``params['params']['up1']['skip']['kernel']``, named in the
+    # parameter's own name), matched by their number of elements where that is one layer's
+    def elements(dims: str) -> int:
+        n = 1
+        for d in dims.split(","):
+            n *= int(d)
+        return n
+
+    unnamed = {name: elements(dims) for name, dims in re.findall(
+        r"^\s*%?(convolution[\w.\-]*) = f32\[([\d,]+)\]\S* convolution\((?![^\n]*op_name)", entry, re.MULTILINE)}
+    kernels: dict[int, list[str]] = {}
+    for layer, dims in re.findall(r"%params__params____(\w+?)____kernel__\.\d+ = f32\[([\d,]+)\]", entry):
+        kernels.setdefault(elements(dims), []).append(layer.replace("____", "/"))
+    owned = {name: kernels[n][0] for name, n in unnamed.items() if len(kernels.get(n, ())) == 1}
+    # the situation: a 1×1 skip convolution over a concatenation (its forward convolution fused
+    # with its bias), whose weight gradient lost its name
+    assert owned.get("convolution.18") == "up1/skip"
+    try:
+        main(["stats", "--post", str(path), "--json"])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    layer_of = {k["name"]: k["layer"] for k in json.loads(capsys.readouterr().out)["kernels"]}
+    wrong = {name: layer_of.get(name) for name, layer in owned.items() if f"/{layer} " not in f"/{layer_of.get(name)} "}
+    assert not wrong, wrong

@@ -139,7 +139,7 @@ def forward_partners(comp: Computation, phase: Callable[[Instruction], str | Non
     sources = _Sources(phase, literals)
     by_source: dict[int, list[Instruction]] = {}
     for f in comp.instructions:
-        if not _is_contraction(f) or phase(f) != "forward":
+        if not (_is_contraction(f) or _wraps_contraction(f)) or phase(f) != "forward":
             continue
         for o in f.operands:
             if id(o) not in literals:
@@ -160,6 +160,14 @@ def forward_partners(comp: Computation, phase: Callable[[Instruction], str | Non
         if partner is not None:
             out[x] = (partner, "backward" if backward else "forward")
     return out
+
+
+def _wraps_contraction(f: Instruction) -> bool:
+    """A fusion whose computation convolves or multiplies matrices: its operands are the
+    contraction's (XLA:CPU fuses a 1×1 convolution with its bias; alone in the entry, a U-Net
+    skip convolution's weight gradient found only another layer reading the same residual)."""
+    return f.opcode == "fusion" and any(_is_contraction(i) for c in called_closure(f.called_computations)
+                                        for i in c.instructions)
 
 
 def _one_layer(x: Instruction, forward: list[Instruction], mine: set[int], sources: _Sources,
