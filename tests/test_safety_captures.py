@@ -195,3 +195,31 @@ def test_a_target_name_too_long_to_look_up_is_a_clear_error(tmp_path, capsys, co
     code, _, err = run_cli([part.format(name) for part in command], capsys)
     assert code == 2, err
     assert "internal error" not in err and "Traceback" not in err and "File name too long" not in err, err
+
+
+# --- pre and post of two compiles -------------------------------------------------------------
+
+def test_pre_and_post_of_two_compiles_are_refused_with_both_names(tmp_path, capsys):
+    """A capture folder (or --pre/--post) whose two modules come from two compiles — one
+    function's pre.hlo beside another's post.hlo — is one clear message naming both modules,
+    exit 2, no traceback, no picture written: compared, every op of one was "eliminated" from
+    the other. The oracle for the names: the files' own ``HloModule`` lines."""
+    captures = ROOT / "samples" / "captures"
+    pre_text = (captures / "jax_mlp" / "pre.hlo").read_text(encoding="utf-8")
+    post_text = (captures / "loops_newton" / "post.hlo").read_text(encoding="utf-8")
+    names = [re.match(r"HloModule ([^\s,]+)", t).group(1) for t in (pre_text, post_text)]  # type: ignore[union-attr]
+    assert names[0] != names[1]
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "pre.hlo").write_text(pre_text, encoding="utf-8")
+    (folder / "post.hlo").write_text(post_text, encoding="utf-8")
+    out = tmp_path / "x.svg"
+    for args in (["show", str(folder)], ["stats", str(folder), "--json"], ["render", str(folder), "--stage", "both", "-o", str(out)],
+                 ["show", "--pre", str(folder / "pre.hlo"), "--post", str(folder / "post.hlo")]):
+        code, stdout, stderr = run_cli(args, capsys)
+        assert code == 2, (args, stderr)
+        assert all(n in stderr for n in names) and "Traceback" not in stderr + stdout, stderr
+    assert not out.exists()
+    # each module alone is still drawn
+    code, _out, stderr = run_cli(["render", "--post", str(folder / "post.hlo"), "-o", str(out)], capsys)
+    assert code == 0 and out.exists(), stderr

@@ -115,7 +115,18 @@ class Capture:
         from hloviz.collector import one_thaw
 
         with one_thaw():
-            return self.pre_module(), self.post_module()
+            pre, post = self.pre_module(), self.post_module()
+        if pre is not None and post is not None and pre.name and post.name and pre.name != post.name:
+            from hloviz.errors import InputError
+
+            # XLA keeps the module's name through its passes: two names are two compiles, and
+            # every "folded" and "eliminated" said of one against the other would be false
+            raise InputError(f"{self.label}: the pre-optimization module is {pre.name} and the optimized one "
+                             f"{post.name}: not the two stages of one compile",
+                             hint="give the HLO before and after optimization of one function (hloviz dump "
+                                  "writes both; XLA's dumps name them module_N.NAME.before_optimizations.txt "
+                                  "and …after_optimizations.txt)")
+        return pre, post
 
     def xla_memory(self):  # -> XlaAssignment | None
         """XLA's buffer assignment (:class:`hloviz.analysis.memory.XlaAssignment`), read on first
