@@ -223,3 +223,19 @@ def test_pre_and_post_of_two_compiles_are_refused_with_both_names(tmp_path, caps
     # each module alone is still drawn
     code, _out, stderr = run_cli(["render", "--post", str(folder / "post.hlo"), "-o", str(out)], capsys)
     assert code == 0 and out.exists(), stderr
+
+
+def test_a_byte_order_mark_is_no_part_of_the_hlo(tmp_path, capsys):
+    """An HLO file a Windows editor saved with a UTF-8 byte-order mark reads as the same module:
+    the same statistics, as a file and in a capture folder (it was 'expected HloModule name' at
+    1:1, the mark printed as ``\\ufeff``)."""
+    source = ROOT / "samples" / "captures" / "jax_mlp" / "post.hlo"
+    marked = tmp_path / "post.hlo"
+    marked.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    outs = []
+    for path in (source, marked, tmp_path):
+        code, stdout, stderr = run_cli(["stats", *(["--post", str(path)] if path.is_file() else [str(path)]), "--json"],
+                                       capsys)
+        assert code == 0, stderr
+        outs.append({k: v for k, v in json.loads(stdout).items() if k in ("kernel_count", "flops", "bytes_read", "post")})
+    assert outs[0] == outs[1] == outs[2] and outs[0]["kernel_count"] > 0

@@ -91,7 +91,7 @@ def read_text(path: Path) -> str:
         return read_proto_text(path)
     data = read_bytes(path)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # (a byte-order mark, as Windows editors write one, is no HLO)
     except UnicodeDecodeError:
         raise InputError(f"{path} is not a text file (HLO text expected)") from None
 
