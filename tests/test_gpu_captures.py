@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from . import run_cli
+from .xla_records import most_live
 
 ROOT = Path(__file__).resolve().parent.parent
 GPU = ROOT / "samples" / "captures" / "gpu"
@@ -102,21 +103,7 @@ def _peak(assignment: str, live: str) -> int:
             where[f"{m.group(1)}{m.group(2) or '{}'}"] = (allocation, int(m.group(4)), int(m.group(3)))
     ranges = [(v, int(a), int(b)) for v, a, b in re.findall(r"^    (\S+?\{[\d,]*\}):(-?\d+)-(-?\d+)$", live, re.MULTILINE)]
     assert ranges and all(v in where for v, _, _ in ranges)
-    best = 0
-    for t in range(max(b for _, _, b in ranges) + 1):
-        spans: dict[int, list[tuple[int, int]]] = {}
-        for v, a, b in ranges:
-            if a <= t <= b:
-                alloc, offset, size = where[v]
-                spans.setdefault(alloc, []).append((offset, offset + size))
-        total = 0
-        for intervals in spans.values():
-            reach = -1
-            for lo, hi in sorted(intervals):
-                total += max(0, hi - max(lo, reach))
-                reach = max(reach, hi)
-        best = max(best, total)
-    return best
+    return most_live(ranges, where)
 
 
 @pytest.mark.parametrize("name", CAPTURES)

@@ -20,6 +20,8 @@ import hloviz
 from hloviz.analysis.memory import memory_report
 from hloviz.analysis.memory.estimate import CORPUS_ACCURACY
 
+from .xla_records import most_live
+
 CORPUS = Path(__file__).resolve().parent / "data" / "memory_corpus"
 PROGRAMS = sorted(p.name for p in CORPUS.iterdir() if (p / "post.hlo.gz").is_file())
 
@@ -144,21 +146,7 @@ def _xla_peak(name: str) -> int:
         if head is not None:
             for v in _VALUE.finditer(block):
                 where[v.group(1) + (v.group(2) or "{}")] = (int(head.group(1)), int(v.group(4)), int(v.group(3)))
-    best = 0
-    for t in range(max(e for _s, e in ranges.values()) + 1):
-        spans: dict[int, list[tuple[int, int]]] = {}
-        for key, (s, e) in ranges.items():
-            if s <= t <= e and key in where:
-                allocation, offset, size = where[key]
-                spans.setdefault(allocation, []).append((offset, offset + size))
-        live = 0
-        for pieces in spans.values():
-            reach = -1
-            for a, b in sorted(pieces):
-                live += max(0, b - max(a, reach))
-                reach = max(reach, b)
-        best = max(best, live)
-    return best
+    return most_live(((key, s, e) for key, (s, e) in ranges.items()), where)
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
