@@ -19,7 +19,7 @@ their names give; so does all of a module without a backward pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..ir import Computation, HloModule, Instruction
 from ..opcodes import BODY_CALLERS, LITERAL_SOURCES, VALUE_FORWARDING_CALLERS
@@ -47,7 +47,7 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
 
 
 def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
-                         groups: list[list[Instruction]]) -> list[Instruction]:
+                         groups: list[list[Instruction]], *, every: bool = True) -> list[Instruction]:
     """Set ``phase_of[i] = "optimizer"`` for every forward instruction of each group (a scope
     the step names beside the model: TensorFlow's ``clip_by_global_norm``, ``global_norm``) whose
     every instruction of the entry that computes something reads gradients, directly or
@@ -55,7 +55,12 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
     one value computed without them (a loss: its ``div_no_nan``, fused in the optimized module
     with its own gradient) keeps its phase. (A gradient penalty's norm reads gradients too, but
     the loss adds it and the outer tape differentiates it: its scope holds backward work, and
-    the caller passes no such scope.) Return those re-phased."""
+    the caller passes no such scope.) ``every=False``, for a group the caller knows writes
+    variables: one value reading gradients is enough when nothing outside the group reads its
+    values but the module's result (TensorFlow's ``XLA_Retvals``) — a momentum's decay
+    ``0.9 * v`` reads no gradient and is the update's; a model's forward work, read by its
+    backward pass, is not, nor TF's densifying of an embedding's gradient, which the tape's
+    ``AddN`` sums after it. Return those re-phased."""
     entry = module.entry
     if entry is None or "backward" not in phase_of.values() or not groups:
         return []
@@ -65,16 +70,24 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
     read = {id(i) for i in walk.found}
     in_entry = {id(i) for i in entry.instructions}
     fixed = made_of_literals(entry)
+    users = entry.users() if not every else {}
     out = []
     for group in groups:
         work = [i for i in group if id(i) in in_entry and id(i) not in fixed and i.opcode != "parameter"
                 and phase_of.get(i) == "forward"]
-        if work and all(id(i) in read for i in work):
+        mine = {id(i) for i in group} | {id(entry.root)}
+        if work and (all(id(i) in read for i in work) if every else
+                     any(id(i) in read for i in work) and all(_kept_in(users.get(i, ()), mine) for i in work)):
             for inst in group:
                 if phase_of.get(inst) == "forward":
                     phase_of[inst] = "optimizer"
                     out.append(inst)
     return out
+
+
+def _kept_in(users: Iterable[Instruction], mine: set[int]) -> bool:
+    """Whether every one of ``users`` is in ``mine`` (ids) or hands the module's result out."""
+    return all(id(u) in mine or u.metadata.op_name == "XLA_Retvals" for u in users)
 
 
 def made_of_literals(comp: Computation) -> set[int]:

@@ -62,7 +62,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
     mark_recomputed_forward(module, filing.phase_of, filing.votes)
-    mark_step_optimizer(module, filing.root, filing.of, filing.phase_of, filing.votes)
+    own_updates = mark_step_optimizer(module, filing.root, filing.of, filing.phase_of, filing.votes)
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)
     root, of, phase_of = filing.root, filing.of, filing.phase_of
@@ -78,7 +78,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         _order_like(root, order_like)
     # the entry's literals: found while placing by data flow
     tree = ScopeTree(module, root, of, phase_of, stage, None, op_scope=op_scope, votes=filing.votes,
-                     literals=filing.flow._literals, fusion_callers=fusion_callers)
+                     literals=filing.flow._literals, fusion_callers=fusion_callers, own_updates=own_updates)
     if parameter_names:
         place_parameters(tree, parameter_names)
     count_phases(root, phase_of)

@@ -12,6 +12,7 @@ are the optimizer's (:mod:`hloviz.analysis.phase_flow`); this runs while the sco
 from __future__ import annotations
 
 from ...ir import HloModule, Instruction
+from ..memory.aliasing import entry_aliases
 from ..phase_flow import mark_after_gradients, mark_optimizer
 from .scope import Scope
 
@@ -19,13 +20,22 @@ __all__ = ["mark_recomputed_forward", "mark_step_optimizer"]
 
 
 def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
-                        votes: dict[Instruction, tuple[Scope, str]]) -> None:
+                        votes: dict[Instruction, tuple[Scope, str]]) -> list[Scope]:
     """Re-phase as ``optimizer`` the forward-named instructions that read gradients: a JAX
     step's ops in ``jit(f)`` itself, TF's named at the top, and TF's scopes beside the model
-    (``of``, ``phase_of``, ``votes``: the filing so far, updated in place)."""
+    (``of``, ``phase_of``, ``votes``: the filing so far, updated in place). Return the scopes
+    of a TensorFlow update written by hand (no optimizer named; DP-SGD's clip, noise and
+    ``assign_sub`` in a scope of the user's): the user named them, so their update stays in
+    them rather than going to the layers it updates (:mod:`hloviz.analysis.updates`)."""
     jax = any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children)
     if not jax and "optimizer" not in phase_of.values():
-        return  # TF: only beside an optimizer named as one (a hand-written update keeps its names' phase)
+        # a scope beside the model that reads gradients and writes a variable: the update
+        scopes, groups = _step_scopes(root, phase_of)
+        writing = _writing(module, groups)
+        found = mark_after_gradients(module, phase_of, [groups[k] for k in writing], every=False)
+        _vote(found, votes)
+        turned = {id(i) for i in found}
+        return [scopes[k] for k in writing if any(id(i) in turned for i in groups[k])]
 
     def top(inst: Instruction) -> bool:  # JAX: in ``jit(f)``, not differentiated (TF: named at the top: ``All_3``)
         s, name = of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work; a helper
@@ -35,19 +45,43 @@ def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Sc
 
     found = mark_optimizer(module, phase_of, top)
     if not jax:  # the gradients' clipping, in scopes of its own beside the model
-        found += mark_after_gradients(module, phase_of, _step_scopes(root, phase_of))
+        found += mark_after_gradients(module, phase_of, _step_scopes(root, phase_of)[1])
+    _vote(found, votes)
+    return []
+
+
+def _vote(found: list[Instruction], votes: dict[Instruction, tuple[Scope, str]]) -> None:
     for inst in found:
         if inst in votes:
-            scope, _phase = votes[inst]
-            votes[inst] = (scope, "optimizer")
+            votes[inst] = (votes[inst][0], "optimizer")
 
 
-def _step_scopes(root: Scope, phase_of: dict[Instruction, str]) -> list[list[Instruction]]:
+def _writing(module: HloModule, groups: list[list[Instruction]]) -> list[int]:
+    """The indexes of the ``groups`` with an instruction whose value reaches an output the entry writes into one
+    of its parameters (``input_output_alias``: TensorFlow's resource variables). Reading gradients
+    alone says too little without an optimizer: a gradient norm the step returns is no update."""
+    entry = module.entry
+    outputs = {index for index, _number, _at in entry_aliases(module)}
+    if entry is None or entry.root is None or not outputs:
+        return []
+    starts = [entry.root] if () in outputs or entry.root.opcode != "tuple" else \
+        [entry.root.operands[i[0]] for i in outputs if len(entry.root.operands) > i[0]]
+    feeds: set[int] = set()
+    while starts:
+        inst = starts.pop()
+        if id(inst) not in feeds:
+            feeds.add(id(inst))
+            starts.extend(inst.operands)
+    return [k for k, g in enumerate(groups) if any(id(i) in feeds for i in g)]
+
+
+def _step_scopes(root: Scope, phase_of: dict[Instruction, str]) -> tuple[list[Scope], list[list[Instruction]]]:
     """The instructions filed under each scope below the root, with its subscopes', where none
     is backward or optimizer work by its names: what the step itself names and does not
     differentiate (TensorFlow names a scope's gradient ``gradient_tape/<scope>/…``, filed under
-    that scope: a loss, a gradient penalty). A model's scope stops at its first gradient."""
-    out = []
+    that scope: a loss, a gradient penalty). A model's scope stops at its first gradient.
+    Returned as the scopes and, by the same index, their instructions."""
+    tops, out = [], []
     for top in root.children:
         if top.kind != "scope":
             continue
@@ -62,8 +96,9 @@ def _step_scopes(root: Scope, phase_of: dict[Instruction, str]) -> list[list[Ins
                 group.append(inst)
             stack.extend(scope.children)
         if not mixed:
+            tops.append(top)
             out.append(group)
-    return out
+    return tops, out
 
 
 def mark_recomputed_forward(module: HloModule, phase_of: dict[Instruction, str],

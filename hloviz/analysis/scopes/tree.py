@@ -39,7 +39,7 @@ instruction; a kernel's layers; a cut and its graph).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...ir import HloModule, Instruction
@@ -63,7 +63,7 @@ class ScopeTree:
                  op_scope: dict[str, Scope] | None = None,
                  votes: dict[Instruction, tuple[Scope, str]] | None = None,
                  literals: Mapping[int, set[int]] | None = None,
-                 fusion_callers: dict[str, Instruction] | None = None) -> None:
+                 fusion_callers: dict[str, Instruction] | None = None, own_updates: Sequence[Scope] = ()) -> None:
         self.module = module
         self.root = root
         self.stage = stage
@@ -85,6 +85,9 @@ class ScopeTree:
         self._literals: dict[int, set[int]] = dict(literals) if literals is not None else {}
         #: Fused computation name → the first fusion calling it (None: not gathered while building).
         self._fusion_callers: dict[str, Instruction] | None = fusion_callers
+        #: The scopes holding an update the user wrote and named (TensorFlow, no optimizer named):
+        #: their optimizer work stays in them (:func:`hloviz.analysis.updates.update_targets`).
+        self.own_updates: tuple[Scope, ...] = tuple(own_updates)
         #: Optimizer op name → path of the layer whose variables it updates
         #: (:func:`hloviz.analysis.updates.optimizer_targets`; empty until computed).
         self.updates: dict[str, str] = {}

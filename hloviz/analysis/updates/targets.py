@@ -70,9 +70,14 @@ def _update_targets(tree: ScopeTree) -> dict[Instruction, Scope | None]:
     narrowed: set[int] = set()  # id() of the common scopes a loop's update was narrowed from
     unfed: list[Instruction] = []  # updates reading no layer's values: a momentum's decay ``0.9 * v``
     read_by: dict[int, dict[Instruction, list[Instruction]]] = {}  # each computation's users, for reading_layer
+    own = tree.own_updates
+    filed = tree.filing.get
     for comp in tree.module.computations:
         for inst in comp.instructions:
             if phase(inst) != "optimizer" or inst.opcode in ("parameter", "constant"):
+                continue
+            if own and (at := filed(inst)) is not None and any(s.contains(at) for s in own):
+                out[inst] = None  # an update the user wrote in a scope of theirs stays in it
                 continue
             ids = walked(inst)  # about half were walked already, as inputs of earlier ones
             if ids is None:
