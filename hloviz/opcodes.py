@@ -114,6 +114,9 @@ HEAVY_WORK = {"convolution": 16, "dot": 16, "custom-call": 8, "reduce": 4, "redu
 #: Ops whose called computations run as bodies: the body's instructions are the kernels (and are
 #: drawn as a body cluster); the op itself runs nothing. Fusions are kernels of their own.
 BODY_CALLERS = frozenset({"while", "conditional", "call", "async-start"})
+#: Ops whose FLOPs their shapes do not say alone, counted by the formula XLA's cost analysis
+#: gives each (:func:`hloviz.analysis.flops.flops`): an all-reduce, an FFT, random bits.
+COUNTED_BY_XLAS_FORMULA = frozenset({"all-reduce", "all-reduce-start", "fft", "rng", "rng-bit-generator"})
 #: Ops that finish work counted at their ``*-start`` partner (or only wait on it): never kernels.
 ASYNC_TAILS = frozenset({
     "async-update", "async-done", "copy-done", "send-done", "recv-done", "all-reduce-done",

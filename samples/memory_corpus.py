@@ -53,10 +53,11 @@ def in_place_program(f: Callable[[], object]) -> Callable[[], object]:
 
 # --- JAX / Flax -------------------------------------------------------------------------------
 
-def _jax_compile(fn, *args, donate=()):
+def _jax_compile(fn, *args, donate=(), shardings=None):
     import jax
 
-    compiled = jax.jit(fn, donate_argnums=donate).lower(*args).compile()
+    placed = {"in_shardings": shardings[0], "out_shardings": shardings[1]} if shardings else {}
+    compiled = jax.jit(fn, donate_argnums=donate, **placed).lower(*args).compile()
     m = compiled.memory_analysis()
     keys = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes",
             "generated_code_size_in_bytes")
@@ -846,6 +847,37 @@ def jax_lexsort_topk_scans():
                         jnp.stack([jnp.arange(12) % 3, jnp.arange(12) % 5]))
 
 
+@program
+def jax_sharded_step():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    # one device's share of a program partitioned over a 2 × 2 mesh (data and tensor parallel):
+    # its gradients' all-reduces and the sharded parameters' shapes (DEVICES gives it four)
+    mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("data", "model"))
+
+    def sharded_step(params, x, y):
+        def loss(p):
+            h = jax.nn.relu(x @ p["w1"] + p["b1"])
+            return jnp.mean((h @ p["w2"] - y) ** 2)
+        value, grads = jax.value_and_grad(loss)(params)
+        return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads), value
+
+    shard = {"w1": NamedSharding(mesh, P(None, "model")), "b1": NamedSharding(mesh, P("model")),
+             "w2": NamedSharding(mesh, P("model", None))}
+    batch = NamedSharding(mesh, P("data", None))
+    params = {"w1": jnp.ones((16, 32)) * 0.01, "b1": jnp.zeros((32,)), "w2": jnp.ones((32, 8)) * 0.01}
+    return _jax_compile(sharded_step, params, jnp.ones((8, 16)), jnp.ones((8, 8)),
+                        shardings=((shard, batch, batch), (shard, None)))
+
+
+#: Programs compiled for several CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count).
+DEVICES = {"jax_sharded_step": 4}
+
+
 # --- the builder ------------------------------------------------------------------------------
 
 def _child(name: str) -> None:
@@ -871,7 +903,8 @@ def _pick(dump: Path, fn: str) -> Path:
 
 def build(name: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp}", TF_CPP_MIN_LOG_LEVEL="2",
+        devices = f" --xla_force_host_platform_device_count={DEVICES[name]}" if name in DEVICES else ""
+        env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp}{devices}", TF_CPP_MIN_LOG_LEVEL="2",
                    JAX_PLATFORMS="cpu", CUDA_VISIBLE_DEVICES="")
         run = subprocess.run([sys.executable, __file__, "--child", name], env=env, capture_output=True, text=True,
                              check=False)

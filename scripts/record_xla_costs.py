@@ -19,6 +19,10 @@ OUT = ROOT / "tests" / "data" / "costs" / "xla_costs.json"
 
 
 def main() -> int:
+    import os
+
+    # four CPU devices, for the collectives (an all-reduce, a reduce-scatter): set before JAX starts
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
     import jax
 
     from tests.test_flops_against_xla import cases

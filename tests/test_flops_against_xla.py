@@ -8,7 +8,10 @@ convolutions, and an unseen Flax CNN's training step 10.6 % over (weight-gradien
 are windows the size of the activation, padded by one); counting a reducer once per value
 reduced rather than once per value combined (n - 1), the Flax CNN samples were 7-8 % over; counting
 a sort as no work, an unseen quantizer's ``argsort`` left it 2.8 % under; summing a conditional's
-branches (XLA counts the largest: one runs), a ``lax.switch`` in a scan came out 5 % over. The
+branches (XLA counts the largest: one runs), a ``lax.switch`` in a scan came out 5 % over;
+counting an all-reduce as no work, a sharded training step's optimized module was 4.8 % under
+(XLA counts one combination per element; a reduce-scatter and an all-gather none); counting
+an FFT as no work, a Fourier layer's step was 97 % under, random bits 8 %. The
 functions are written here, one convolution or reduction each (and the gradients of one). XLA's
 figures for them, before and after optimization, are also recorded (``scripts/record_xla_costs.py`` →
 ``tests/data/costs/xla_costs.json``), so the fast tests check them without JAX.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -75,7 +79,40 @@ def cases() -> dict:
     # a conditional: one branch runs, the largest counts
     branches = [lambda h: (jnp.tanh(h @ h.T) @ h).sum(axis=0), lambda h: jax.nn.relu(h).sum(axis=0), lambda h: h[0] * 2.0]
     out["switch of three branches"] = (lambda h: lax.switch(jnp.argmax(h[0, :3]), branches, h), x.reshape(-1, 6)[:9])
+    # an FFT (8 per input element a factor ⌊log2 n⌋ of its length) and random bits (one per element)
+    out["fft (rfft2 and irfft2)"] = (lambda x: jnp.fft.irfft2(jnp.fft.rfft2(x[..., 0]) * 0.5, s=(9, 11)), x)
+    out["rng-bit-generator (rbg keys)"] = (
+        lambda x: jax.random.bernoulli(jax.random.key(7, impl="rbg"), 0.9, x.shape) * x, x)
+    if jax.device_count() >= 4:  # collectives: over four devices (XLA_FLAGS, as the record is made)
+        out.update(_collectives(x.reshape(-1, 6)[:8]))
     return out
+
+
+def _collectives(h) -> dict:
+    """A data-parallel gradient's ``psum`` (an all-reduce: one combination per element, as XLA
+    counts it) and a ``psum_scatter`` beside an ``all_gather`` (data moved: none)."""
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()[:4]), ("d",))
+    sharded = functools.partial(jax.shard_map, mesh=mesh, in_specs=(P(), P("d")), out_specs=P())
+
+    @sharded
+    def data_parallel_gradient(w, x):
+        return jax.lax.psum(jax.grad(lambda w: (jnp.tanh(x @ w) ** 2).sum())(w), "d")
+
+    @functools.partial(jax.shard_map, mesh=mesh, in_specs=P("d"), out_specs=P("d"))
+    def scatter_and_gather(x):
+        return jax.lax.psum_scatter(jax.lax.all_gather(x, "d", tiled=True) * 2.0, "d", tiled=True)
+
+    w = h[:6].T @ h[:6]
+    return {"all-reduce of a data-parallel gradient": (data_parallel_gradient, w, h),
+            "reduce-scatter and all-gather": (scatter_and_gather, h)}
 
 
 def _recorded() -> list[dict]:
@@ -84,19 +121,27 @@ def _recorded() -> list[dict]:
     return json.loads(RECORDED.read_text(encoding="utf-8")) if RECORDED.exists() else []
 
 
+def _unknowns(hlo: str) -> int:
+    """The custom calls of ``hlo`` (each computation here runs once): XLA's cost analysis counts
+    each as -1 FLOP, "unknown", and sums that into its total (shard_map's
+    ``xla.sdy.GlobalToLocalShape`` before optimization, LAPACK's ``geqrf``), which hloviz does not."""
+    return len(re.findall(r"\bcustom-call\(", hlo))
+
+
 @pytest.mark.parametrize("record", _recorded(), ids=lambda r: r["case"])
 def test_each_recorded_program_costs_what_xla_said(record):
-    assert kernels(parse(record["hlo"])).flops == record["xla_flops"]
+    assert kernels(parse(record["hlo"])).flops == record["xla_flops"] + _unknowns(record["hlo"])
 
 
 def test_the_record_covers_padding_strides_dilations_groups_and_gradients():
     names = {r["case"] for r in _recorded()}
-    assert len(names) == 2 * (len(PADDINGS) * len(STRIDES) * len(DILATIONS) ** 2 + 15)
+    assert len(names) == 2 * (len(PADDINGS) * len(STRIDES) * len(DILATIONS) ** 2 + 19)
     assert {f"{n} ({stage})" for n in ("grouped", "weight gradient", "input gradient", "grouped weight gradient", "1-D")
             for stage in ("pre", "post")} <= names
     assert sum(r["xla_flops"] == 0 for r in _recorded()) <= 2  # (a stride past every input: nothing meets)
     assert any("batch_group_count=3" in r["hlo"] for r in _recorded())  # JAX's grouped weight gradient
-    for op in ("reduce(", "reduce-window(", "select-and-scatter(", "scatter(", "sort(", "conditional("):
+    for op in ("reduce(", "reduce-window(", "select-and-scatter(", "scatter(", "sort(", "conditional(",
+               "all-reduce(", "reduce-scatter(", "all-gather(", "fft(", "rng-bit-generator("):
         assert any(op in r["hlo"] for r in _recorded()), op
 
 
@@ -110,4 +155,4 @@ def test_every_case_costs_what_xla_says_today():
         cost = compiled.cost_analysis()
         cost = cost[0] if isinstance(cost, list) else cost
         xla = (cost.get("flops") or 0) + (cost.get("transcendentals") or 0)
-        assert kernels(parse(compiled.as_text())).flops == xla, name
+        assert kernels(parse(compiled.as_text())).flops == xla + _unknowns(compiled.as_text()), name

@@ -16,7 +16,7 @@ import json
 import re
 
 from ..ir import Instruction, Shape
-from ..opcodes import is_bookkeeping, is_elementwise
+from ..opcodes import COUNTED_BY_XLAS_FORMULA, is_bookkeeping, is_elementwise
 
 #: Deprecated name of :data:`hloviz.opcodes.BODY_CALLERS` (``opcodes.CONTROL_FLOW`` is the wider
 
@@ -51,6 +51,8 @@ def flops(inst: Instruction) -> int:
     if op == "scatter" and len(inst.operands) >= 3:
         # each update element combined into its place once (operands: inputs, indices, updates)
         return inst.operands[(len(inst.operands) - 1) // 2 + 1].shape.element_count * _reducer_ops(inst)
+    if op in COUNTED_BY_XLAS_FORMULA:
+        return _by_xlas_formula(inst)
     if op == "sort" and inst.operands:
         # a comparison sort: n·⌈log2 n⌉ for n elements of the first operand, as XLA's cost
         # analysis counts it (whatever the other operands, the dimension sorted)
@@ -58,6 +60,33 @@ def flops(inst: Instruction) -> int:
         return n * max(n - 1, 0).bit_length()
     if op == "custom-call":
         return _gemm_flops(inst) or _library_convolution_flops(inst)
+    return 0
+
+
+def _by_xlas_formula(inst: Instruction) -> int:
+    """The FLOPs XLA's cost analysis gives ops whose work their shapes do not say alone (its
+    ``flops`` and ``transcendentals`` summed, as everywhere here):
+
+    * an all-reduce: one combination per element of its result (XLA supposes two devices,
+      whatever their number); a reduce-scatter, an all-gather and a permute move data, none;
+    * an ``fft``: 8 per element of its input for each factor ⌊log2 n⌋ of its ``fft_length``
+      (four complex multiply-adds);
+    * an ``rng``, an ``rng-bit-generator``: one per element made (its new state's included).
+
+    (XLA:CPU makes a ``cholesky`` or a ``triangular-solve`` a LAPACK call before its cost is
+    read: no CPU program shows XLA's count of them, and none is made up here.)
+    """
+    op, operands = inst.opcode, inst.operands
+    if op in ("rng", "rng-bit-generator", "all-reduce", "all-reduce-start"):
+        return sum(leaf.element_count for leaf in inst.shape.leaves() if leaf.is_array)
+    if not operands:
+        return 0
+    first = next(iter(operands[0].shape.leaves()))
+    if op == "fft":
+        factors = 1
+        for n in _ints(inst.attributes.get("fft_length")):
+            factors *= max(n, 1).bit_length() - 1
+        return 8 * factors * first.element_count
     return 0
 
 

@@ -93,6 +93,11 @@ class Summary:
     folded_with_ops_by: dict[str, int] = field(default_factory=dict)
     folded_without_ops_by: dict[str, int] = field(default_factory=dict)
     folded_without_ops_value: str | None = None
+    #: The devices the optimized module runs on, each on its share (its header's
+    #: ``num_partitions`` × ``replica_count``, where over 1): every number after optimization is
+    #: one device's. ``partitioned``: that header's words, for the verdict.
+    devices: int | None = None
+    partitioned: str | None = None
 
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -159,13 +164,19 @@ def analyze(pre: HloModule | None, post: HloModule | None, *, info: _Mapping | N
         with facts_kept():  # both read what the pre-optimization module's names become, and what is live
             folding = constant_folding(pre, post, info)
             mapping = pre_to_post(pre, post, info=info, kernel_report=post_kernels, folding=folding)
-    summary = summarize(pre_counts, post_kernels, folding, mapping)
+    summary = summarize(pre_counts, post_kernels, folding, mapping, *_devices(post))
     return Analysis(pre_counts, post_counts, post_kernels, folding, mapping, summary)
 
 
+def _devices(post: HloModule | None) -> tuple[int | None, str | None]:
+    """:attr:`hloviz.ir.HloModule.devices` of the optimized module, as the summary keeps it."""
+    said = post.devices if post is not None else None
+    return (None, None) if said is None else said
+
+
 def summarize(pre: ModuleCounts | None, report: KernelReport | None, folding: FoldingReport | None,
-              mapping: Mapping | None) -> Summary:
-    """The verdict's numbers, from the analyses."""
+              mapping: Mapping | None, devices: int | None = None, partitioned: str | None = None) -> Summary:
+    """The verdict's numbers, from the analyses (``devices``, ``partitioned``: :func:`_devices`)."""
     folded = folding.folded if folding else ()
     with_ops = [f for f in folded if f.from_ops]
     without_ops = [f for f in folded if not f.from_ops]
@@ -190,7 +201,7 @@ def summarize(pre: ModuleCounts | None, report: KernelReport | None, folding: Fo
         unfused_kernels=report.count - (fusions or 0) if report is not None else None,
         folded_into_no_constant=none, folded_constants_with_ops=len(with_ops),
         folded_with_ops_by=_by_whom(with_ops), folded_without_ops_by=_by_whom(without_ops),
-        folded_without_ops_value=_sole_value(without_ops),
+        folded_without_ops_value=_sole_value(without_ops), devices=devices, partitioned=partitioned,
     )
 
 
@@ -246,7 +257,7 @@ def _verdict(s: Summary) -> str:
     if s.ops is None:
         if s.kernels is not None:
             return (f"{kernel_words}: {FUSION.count(s.fusions or 0)}, {s.unfused_kernels} unfused "
-                    f"(optimized module only; no pre-optimization module to compare)")
+                    f"(optimized module only; no pre-optimization module to compare)" + _per_device(s))
         return f"{WORK_INSTRUCTION.count(s.pre_work or 0)} before optimization (no optimized module, so no kernels)"
     st = s.statuses or {}
     parts = []
@@ -277,7 +288,14 @@ def _verdict(s: Summary) -> str:
         value = f" ({s.folded_without_ops_value})" if s.folded_without_ops_value is not None else ""
         verb = "holds" if n == 1 else "hold"
         text += f"; {FOLDED_CONSTANT.count(n)}{value} {_who(s.folded_without_ops_by)} {verb} part of an op's work"
-    return text
+    return text + _per_device(s)
+
+
+def _per_device(s: Summary) -> str:
+    """What a partitioned program's numbers are: one device's (see :attr:`Summary.devices`)."""
+    if not s.devices:
+        return ""
+    return f"; the optimized module is one device's share of {s.devices} ({s.partitioned}): its numbers are per device"
 
 
 def _who(by: _Mapping[str, int]) -> str:

@@ -83,7 +83,10 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
     name = target.function_name
     specs = resolve_specs(target, arg_options)
     dev = _device(jax, device)
-    sharding = jax.sharding.SingleDeviceSharding(dev)
+    # --device places every argument on that device; without it the function's own shardings
+    # decide (``jit(in_shardings=…)``, ``shard_map``, ``pmap``: a program for several devices),
+    # and a plain function runs on the first device, as JAX runs it
+    sharding = jax.sharding.SingleDeviceSharding(dev) if device else None
     args = [_to_jax_arg(jax, s, sharding) for s in specs.positional]
     kwargs = {k: _to_jax_arg(jax, s, sharding) for k, s in specs.keyword}
 
@@ -98,7 +101,9 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
         notify(f"{name} is a plain Python function; wrapped it in jax.jit")
         wrapped = "jax.jit"
 
-    with user_code(f"tracing {name}", file=target.file, hint=tracing_hint(specs)):
+    hint = tracing_hint(specs) + ("; --device puts every argument on that one device: leave it out where the "
+                                  "function places its own (jit's in_shardings, shard_map, pmap)" if device else "")
+    with user_code(f"tracing {name}", file=target.file, hint=hint):
         lowered = jitted.lower(*args, **kwargs)
     try:
         pre = lowered.as_text(dialect="hlo", debug_info=True)

@@ -56,6 +56,20 @@ class HloModule:
         return self.attributes.get("is_scheduled") == "true"
 
     @property
+    def devices(self) -> tuple[int, str] | None:
+        """How many devices run this module, each on its share, and the header's words for it
+        (``(4, "num_partitions=4")``: XLA's SPMD partitioner wrote one device's program; a
+        ``replica_count`` runs it on each replica): None for one device."""
+        said = [(key, int(value)) for key in ("num_partitions", "replica_count")
+                if (value := str(self.attributes.get(key, "1")).strip()).isdecimal() and int(value) > 1]
+        if not said:
+            return None
+        count = 1
+        for _key, n in said:
+            count *= n
+        return count, ", ".join(f"{key}={n}" for key, n in said)
+
+    @property
     def entry_computation_layout(self) -> str | None:
         return self.attributes.get("entry_computation_layout")
 

@@ -19,7 +19,7 @@ XLA's buffer assignment starts from three analyses, which this module redoes on 
   (a loop's init until its condition starts, the condition's phi until the body starts, the
   body's root until the loop); entry parameters live throughout (a donated one until its last
   use) and outputs until the end. ``tests/test_memory_corpus.py`` checks every range against
-  XLA's own ``HloLiveRange`` on 46 programs.
+  XLA's own ``HloLiveRange`` on 47 programs.
 
 The computations fusions and reducers call are not in the schedule: their values live in
 registers or in thread-local slots (:func:`thread_local_slots`).

@@ -28,6 +28,10 @@ __all__ = ["memory_notes"]
 def memory_notes(flow: Dataflow, xla: XlaAssignment | None, reused_outputs: int = 0) -> list[str]:
     """The notes that apply to ``flow``'s module (see the module docstring)."""
     notes: list[str] = []
+    devices = flow.module.devices
+    if devices is not None:
+        notes.append(f"per device: the module is one device's share of a program run on {devices[0]} devices ({devices[1]}); "
+                     "these are one device's buffers")
     in_place = [v for b in flow.buffers for v in b.values if _in_place(v.instruction) and len(b.values) > 1]
     if in_place:
         names = ", ".join(sorted({v.instruction.name for v in in_place})[:3])
