@@ -11,7 +11,8 @@ a sort as no work, an unseen quantizer's ``argsort`` left it 2.8 % under; summin
 branches (XLA counts the largest: one runs), a ``lax.switch`` in a scan came out 5 % over;
 counting an all-reduce as no work, a sharded training step's optimized module was 4.8 % under
 (XLA counts one combination per element; a reduce-scatter and an all-gather none); counting
-an FFT as no work, a Fourier layer's step was 97 % under, random bits 8 %. The
+an FFT as no work, a Fourier layer's step was 97 % under, random bits 8 %; a scatter that sets
+counted one per element, 90 FLOPs over. The
 functions are written here, one convolution or reduction each (and the gradients of one). XLA's
 figures for them, before and after optimization, are also recorded (``scripts/record_xla_costs.py`` →
 ``tests/data/costs/xla_costs.json``), so the fast tests check them without JAX.
@@ -79,6 +80,9 @@ def cases() -> dict:
     # a conditional: one branch runs, the largest counts
     branches = [lambda h: (jnp.tanh(h @ h.T) @ h).sum(axis=0), lambda h: jax.nn.relu(h).sum(axis=0), lambda h: h[0] * 2.0]
     out["switch of three branches"] = (lambda h: lax.switch(jnp.argmax(h[0, :3]), branches, h), x.reshape(-1, 6)[:9])
+    # a scatter that sets (``.at[].set``: its combiner returns the update) does no work; one that adds, one each
+    out["scatter that sets, scatter that adds"] = (
+        lambda x: jnp.zeros((2, 12, 11, 6)).at[:, 1:10].set(x).at[0, 2].add(x[1, 3]), x)
     # an FFT (8 per input element a factor ⌊log2 n⌋ of its length) and random bits (one per element)
     out["fft (rfft2 and irfft2)"] = (lambda x: jnp.fft.irfft2(jnp.fft.rfft2(x[..., 0]) * 0.5, s=(9, 11)), x)
     out["rng-bit-generator (rbg keys)"] = (
@@ -135,7 +139,7 @@ def test_each_recorded_program_costs_what_xla_said(record):
 
 def test_the_record_covers_padding_strides_dilations_groups_and_gradients():
     names = {r["case"] for r in _recorded()}
-    assert len(names) == 2 * (len(PADDINGS) * len(STRIDES) * len(DILATIONS) ** 2 + 19)
+    assert len(names) == 2 * (len(PADDINGS) * len(STRIDES) * len(DILATIONS) ** 2 + 20)
     assert {f"{n} ({stage})" for n in ("grouped", "weight gradient", "input gradient", "grouped weight gradient", "1-D")
             for stage in ("pre", "post")} <= names
     assert sum(r["xla_flops"] == 0 for r in _recorded()) <= 2  # (a stride past every input: nothing meets)

@@ -49,8 +49,9 @@ def flops(inst: Instruction) -> int:
         select, scatter = (_reducer_ops(inst, name) for name in ("select", "scatter"))
         return inst.operands[1].shape.element_count * ((_window_size(inst) - 1) * select + scatter)
     if op == "scatter" and len(inst.operands) >= 3:
-        # each update element combined into its place once (operands: inputs, indices, updates)
-        return inst.operands[(len(inst.operands) - 1) // 2 + 1].shape.element_count * _reducer_ops(inst)
+        # each update element combined into its place once (operands: inputs, indices, updates);
+        # a combiner that returns the update (``.at[].set``) does no work, as XLA counts it
+        return inst.operands[(len(inst.operands) - 1) // 2 + 1].shape.element_count * _reducer_ops(inst, least=0)
     if op in COUNTED_BY_XLAS_FORMULA:
         return _by_xlas_formula(inst)
     if op == "sort" and inst.operands:
@@ -102,14 +103,14 @@ def _contracted(lhs: Instruction, dims_text: str | None) -> int:
     return k
 
 
-def _reducer_ops(inst: Instruction, attribute: str | None = None) -> int:
+def _reducer_ops(inst: Instruction, attribute: str | None = None, least: int = 1) -> int:
     """The work of one application of what ``inst`` calls (its reducer; with ``attribute``, the
     computation it names so: a select-and-scatter's ``select=``, ``scatter=``): its
-    instructions doing work, at least one."""
+    instructions doing work, at least ``least``."""
     name = (inst.attributes.get(attribute) or "").lstrip("%") if attribute else None
     n = sum(1 for c in inst.called_computations if name is None or c.name == name
             for i in c.instructions if not is_bookkeeping(i.opcode))
-    return max(n, 1)
+    return max(n, least)
 
 
 def _window_size(inst: Instruction) -> int:
