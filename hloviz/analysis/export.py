@@ -30,19 +30,23 @@ SourceLookup = Callable[[str], "dict | None"]
 
 def source_lines(op_names: Iterable[str], metadata_sources: Iterable[tuple[str, int]],
                  lookup: SourceLookup | None = None) -> list[str]:
-    """Distinct ``file:line`` strings, in op order: the user's lines where ``lookup`` knows the op,
-    else the metadata's. Paths under the current folder are shown relative to it."""
-    seen: dict[str, None] = {}
-    for op in op_names:
-        hit = lookup(op) if lookup else None
-        if hit and hit.get("file"):
-            seen[f"{_short(hit['file'])}:{hit.get('line', 0)}"] = None
-    if not seen:
-        from .provenance import is_library_path
+    """Distinct ``file:line`` strings: where the instructions themselves say they were written
+    (``metadata_sources``: each one's own stack frame or metadata position; JAX's name an
+    instruction's line exactly, an op name stands for every line of a scope using one
+    primitive), else the user's lines ``lookup`` knows for the ops, in op order (TensorFlow's
+    metadata points into its own ``ops.py``, never the user's line). Paths under the current
+    folder are shown relative to it."""
+    from .provenance import is_library_path
 
-        for file, line in metadata_sources:
-            if not is_library_path(file):  # TF's metadata points into ops.py: never the user's line
-                seen[f"{_short(file)}:{line}"] = None
+    seen: dict[str, None] = {}
+    for file, line in metadata_sources:
+        if not is_library_path(file):
+            seen[f"{_short(file)}:{line}"] = None
+    if not seen:
+        for op in op_names:
+            hit = lookup(op) if lookup else None
+            if hit and hit.get("file"):
+                seen[f"{_short(hit['file'])}:{hit.get('line', 0)}"] = None
     return list(seen)
 
 

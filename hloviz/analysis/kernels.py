@@ -33,7 +33,7 @@ data movement counts 0. A report's totals count each kernel once a run (:attr:`K
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ..ir import Computation, HloModule, Instruction, called_closure
@@ -193,8 +193,11 @@ def kernels(module: HloModule) -> KernelReport:
     ran: list[ExecutedComputation] = []
     runs = runs_of(module.entry)
     own: dict[str, tuple[int, int, int]] = {}
+    from .frames import frame_lines
+
+    frames = frame_lines(module)  # (each instruction's own line, where XLA printed frame tables)
     for comp in executed(module.entry, None, "entry", set(), ran):
-        mine = [_kernel(inst, comp, runs.get(comp.name, 1)) for inst in comp.instructions if is_kernel(inst)]
+        mine = [_kernel(inst, comp, runs.get(comp.name, 1), frames) for inst in comp.instructions if is_kernel(inst)]
         own[comp.name] = (sum(k.bytes_read for k in mine), sum(k.bytes_written for k in mine), sum(k.flops for k in mine))
         found.extend(mine)
     read, written, flop = totals(module.entry, own, 3)
@@ -282,7 +285,8 @@ def _wrapped(inst: Instruction) -> Instruction:
     return inst
 
 
-def _kernel(inst: Instruction, comp: Computation, runs: int = 1) -> Kernel:
+def _kernel(inst: Instruction, comp: Computation, runs: int = 1,
+            frames: Mapping[int, tuple[str, int]] | None = None) -> Kernel:
     op = _wrapped(inst)
     work = work_instructions(inst)
     if op.opcode == "fusion":
@@ -295,7 +299,7 @@ def _kernel(inst: Instruction, comp: Computation, runs: int = 1) -> Kernel:
     for w in work:
         counts[w.opcode] = counts.get(w.opcode, 0) + 1
     histogram = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    names, sources = _provenance([inst, *_inner(inst)])
+    names, sources = _provenance([inst, *_inner(inst)], frames or {})
     target = inst.attributes.get("custom_call_target")
     return Kernel(
         name=inst.name,
@@ -317,7 +321,12 @@ def _kernel(inst: Instruction, comp: Computation, runs: int = 1) -> Kernel:
     )
 
 
-def _provenance(insts: Iterable[Instruction]) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+def _provenance(insts: Iterable[Instruction],
+                frames: Mapping[int, tuple[str, int]]) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """The op names of ``insts`` and where each was written (its own stack frame, ``frames``,
+    or its metadata's source position)."""
+    from .frames import instruction_source
+
     names: dict[str, None] = {}
     sources: dict[tuple[str, int], None] = {}
     for i in insts:
@@ -326,8 +335,9 @@ def _provenance(insts: Iterable[Instruction]) -> tuple[tuple[str, ...], tuple[tu
         md = i.metadata
         if md.op_name and md.op_name not in SYNTHETIC_OP_NAMES:
             names[md.op_name] = None
-        if md.source_file:
-            sources[(md.source_file, md.source_line)] = None
+        where = instruction_source(i, frames)
+        if where is not None:
+            sources[where] = None
     return tuple(names), tuple(sources)
 
 

@@ -16,23 +16,13 @@ an installed library (TensorFlow, Keras, JAX): a wrong line is worse than none.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from ..ir import HloModule, Instruction, Metadata
+from .frames import frame_lines, instruction_source, is_library_path
 from .kernels import SYNTHETIC_OP_NAMES
 
-#: Path fragments of frames inside the frameworks (as absolute paths or as XLA's metadata
-#: writes them, relative to the package root).
-_LIBRARY = re.compile(
-    r"(^|/)(site-packages|dist-packages)/|(^|/)(tensorflow|keras|tf_keras|jax|jaxlib|flax|optax|absl)/"
-)
-
-
-def is_library_path(path: str) -> bool:
-    """Is ``path`` inside an installed library (never the user's line)?"""
-    return not path or path.startswith("<") or bool(_LIBRARY.search(path))
-
+__all__ = ["instruction_user_source", "is_library_path", "lookup_source", "parameter_names", "user_source"]
 
 def lookup_source(op_name: str, source_map: Mapping[str, dict]) -> dict | None:
     """The source-map entry for an HLO ``op_name``, tolerating XLA's and TF's renaming.
@@ -66,6 +56,18 @@ def user_source(op_name: str, metadata: Metadata | None = None,
     if metadata is not None and metadata.source_file and not is_library_path(metadata.source_file):
         return metadata.source_file, metadata.source_line
     return None
+
+
+def instruction_user_source(inst: Instruction, module: HloModule,
+                            source_map: Mapping[str, dict] | None = None) -> tuple[str, int] | None:
+    """``(file, line)`` in the user's code for one instruction: its own stack frame where the
+    module's tables give one (:func:`~hloviz.analysis.frames.frame_lines`: an op name stands
+    for every line of a scope using one primitive), else :func:`user_source` of its op name."""
+    if module.stack_frame_tables:
+        own = instruction_source(inst, frame_lines(module))
+        if own is not None and not is_library_path(own[0]):
+            return own
+    return user_source(inst.metadata.op_name, inst.metadata, source_map) if source_map else None
 
 
 def parameter_names(module: HloModule, info: Mapping | None = None) -> dict[Instruction, str]:

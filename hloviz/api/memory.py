@@ -75,9 +75,8 @@ def _namers(module: HloModule, info: dict):
     """
     from ..analysis.kernels import SYNTHETIC_OP_NAMES
     from ..analysis.opnames import parse_op_name
-    from ..analysis.provenance import parameter_names
+    from ..analysis.provenance import instruction_user_source, parameter_names
     from ..analysis.scopes import TOP_LEVEL
-    from ..capture import source_for
 
     params = parameter_names(module, info)
     smap = info.get("source_map") or {}
@@ -103,9 +102,9 @@ def _namers(module: HloModule, info: dict):
         return shown.display(path.scope, path.phase)
 
     def source_of(inst) -> str:
-        hit = source_for(inst.metadata.op_name, smap) if smap and inst.metadata.op_name else None
-        if hit:
-            return f"{Path(str(hit.get('file', ''))).name}:{hit.get('line')}"
+        where = instruction_user_source(inst, module, smap)  # its own line first (JAX's frames)
+        if where is not None:
+            return f"{Path(where[0]).name}:{where[1]}"
         if inst.metadata.source_file:
             return f"{Path(inst.metadata.source_file).name}:{inst.metadata.source_line}"
         return ""

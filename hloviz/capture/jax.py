@@ -27,7 +27,7 @@ from hloviz.capture.live import resolve_specs
 from hloviz.capture.specs import LiteralArg, PytreeArg, TensorSpec
 from hloviz.capture.target import PythonTarget, missing_dependency, tracing_hint, user_code
 from hloviz.errors import CaptureError, HlovizError, InputError
-from hloviz.ir import quoted_string_pattern, unescape_string
+from hloviz.ir import quoted_string_pattern, stack_frames, unescape_string
 
 JAX_DTYPES = {
     "pred": "bool", "s4": "int4", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64",
@@ -294,7 +294,6 @@ def _jaxlib_version() -> str | None:
 
 
 _TABLE_ROW = re.compile(r"^(\d+)\s+(.*)$")
-_KV = re.compile(r"(?<!\w)(\w++)=(\d+)")
 # op_name's string without backtracking (see quoted_string_pattern): hostile dumps hold huge names.
 _META_FRAME = re.compile(r'metadata=\{[^{}]*?op_name=(' + quoted_string_pattern(newlines=True)
                          + r')[^{}]*?stack_frame_id=(\d+)')
@@ -319,39 +318,20 @@ def _tables(text: str) -> dict[str, dict[int, str]]:
     return tables
 
 
-def _unquote(s: str) -> str:
-    return s[1:-1].replace('\\"', '"').replace("\\\\", "\\") if s.startswith('"') else s
-
-
 def source_map_from_text(text: str, user_files: tuple[str, ...] = ()) -> dict[str, dict]:
-    """op_name → {file, line, function} of the innermost user frame, from JAX's frame tables."""
-    t = _tables(text)
-    files = {k: _unquote(v) for k, v in t.get("FileNames", {}).items()}
-    funcs = {k: _unquote(v) for k, v in t.get("FunctionNames", {}).items()}
-    locs = {k: {a: int(b) for a, b in _KV.findall(v)} for k, v in t.get("FileLocations", {}).items()}
-    frames = {k: {a: int(b) for a, b in _KV.findall(v)} for k, v in t.get("StackFrames", {}).items()}
+    """op_name → {file, line, function} of the innermost user frame, from JAX's frame tables:
+    the first instruction's of each name (the kernel table reads each instruction's own frame,
+    :func:`hloviz.analysis.provenance.frame_lines`; this map serves an op name alone)."""
+    frames = stack_frames(_tables(text))
     if not frames:
         return {}
-
-    def chain(frame_id: int) -> list[Frame]:
-        out: list[Frame] = []
-        seen: set[int] = set()
-        while frame_id in frames and frame_id not in seen:
-            seen.add(frame_id)
-            loc = locs.get(frames[frame_id].get("file_location_id", -1), {})
-            out.append(Frame(files.get(loc.get("file_name_id", -1), ""), loc.get("line", 0),
-                             funcs.get(loc.get("function_name_id", -1), "")))
-            # XLA prints the parent as (parent row + 1); 1 means "no parent". Verified on
-            # JAX 0.10: a helper's frame points at its caller's row this way.
-            frame_id = frames[frame_id].get("parent_frame_id", 0) - 1
-        return list(reversed(out))  # outermost first
-
     smap: dict[str, dict] = {}
     for quoted, frame_id in _META_FRAME.findall(text):
         op_name = unescape_string(quoted[1:-1])
         if op_name in smap:
             continue
-        fr = innermost_user_frame(chain(int(frame_id)), always=user_files)
+        chain = [Frame(*f) for f in frames.get(int(frame_id), ())]
+        fr = innermost_user_frame(chain, always=user_files)
         if fr is not None:
             smap[op_name] = {"file": fr.file, "line": fr.line, "function": fr.function}
     return smap

@@ -16,14 +16,16 @@ sizes), :mod:`.metadata` (where an instruction came from), :mod:`.instruction`,
 """
 
 from .shapes import DYNAMIC, ELEMENT_BITS, INFERRED, Layout, Shape
-from .metadata import EMPTY_METADATA, Metadata, escape_string, parse_metadata, quoted_string_pattern, unescape_string
+from .metadata import (EMPTY_METADATA, Metadata, escape_string, parse_metadata, quoted_string_pattern, stack_frames,
+                       unescape_string)
 from .instruction import CALLED_COMPUTATION_ATTRIBUTES, EMPTY_ATTRIBUTES, LIST_CALL_ATTRIBUTES, Instruction
 from .computation import Computation, called_closure, set_text_readers
 from .module import HloModule, ModuleSummary, summarize
 
 __all__ = [
     "DYNAMIC", "ELEMENT_BITS", "INFERRED", "Layout", "Shape",
-    "EMPTY_METADATA", "Metadata", "escape_string", "parse_metadata", "quoted_string_pattern", "unescape_string",
+    "EMPTY_METADATA", "Metadata", "escape_string", "parse_metadata", "quoted_string_pattern", "stack_frames",
+    "unescape_string",
     "CALLED_COMPUTATION_ATTRIBUTES", "EMPTY_ATTRIBUTES", "LIST_CALL_ATTRIBUTES", "Instruction",
     "Computation", "called_closure", "set_text_readers",
     "HloModule", "ModuleSummary", "summarize",

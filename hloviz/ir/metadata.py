@@ -115,3 +115,35 @@ def unescape_string(s: str) -> str:
 def escape_string(s: str) -> str:
     """Quote-safe form of ``s`` for HLO text (inverse of :func:`unescape_string`)."""
     return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+
+
+#: ``key=number`` pairs of a stack-frame table row (``file_location_id=3 parent_frame_id=1``).
+_FRAME_FIELD = re.compile(r"(?<!\w)(\w+)=(\d+)")
+
+
+def stack_frames(tables: dict[str, dict[int, str]]) -> dict[int, tuple[tuple[str, int, str], ...]]:
+    """Each ``stack_frame_id`` of a module's tables (``FileNames``, ``FunctionNames``,
+    ``FileLocations``, ``StackFrames``: newer XLA prints them after the header, and metadata
+    names a frame by id) → its call stack, outermost first, as (file, line, function). XLA prints
+    a frame's parent as the parent's row + 1; 0 or 1 ends the stack (checked on JAX 0.10: a
+    helper's frame points at its caller's row so)."""
+    def unquote(v: str) -> str:
+        v = v.strip()
+        return v[1:-1].replace('\\"', '"').replace("\\\\", "\\") if v.startswith('"') and v.endswith('"') else v
+
+    files = {k: unquote(v) for k, v in tables.get("FileNames", {}).items()}
+    funcs = {k: unquote(v) for k, v in tables.get("FunctionNames", {}).items()}
+    locs = {k: {a: int(b) for a, b in _FRAME_FIELD.findall(v)} for k, v in tables.get("FileLocations", {}).items()}
+    frames = {k: {a: int(b) for a, b in _FRAME_FIELD.findall(v)} for k, v in tables.get("StackFrames", {}).items()}
+    out: dict[int, tuple[tuple[str, int, str], ...]] = {}
+    for start in frames:
+        chain: list[tuple[str, int, str]] = []
+        frame_id, seen = start, set[int]()
+        while frame_id in frames and frame_id not in seen:
+            seen.add(frame_id)
+            loc = locs.get(frames[frame_id].get("file_location_id", -1), {})
+            chain.append((files.get(loc.get("file_name_id", -1), ""), loc.get("line", 0),
+                          funcs.get(loc.get("function_name_id", -1), "")))
+            frame_id = frames[frame_id].get("parent_frame_id", 0) - 1
+        out[start] = tuple(reversed(chain))
+    return out

@@ -160,11 +160,9 @@ def _scope_marks(node: Node, marks: list) -> None:
 
 
 def _tooltip(g: ViewGraph, inst) -> str:
-    source = None
-    if g.source_map:
-        from ...analysis.provenance import user_source
+    from ...analysis.provenance import instruction_user_source
 
-        source = user_source(inst.metadata.op_name, inst.metadata, g.source_map)
+    source = instruction_user_source(inst, g.module, g.source_map)
     return labels.tooltip(inst, source=source, name=g.param_names.get(inst.name))
 
 

@@ -17,7 +17,7 @@ Drawn boxes are named by the DOT identifiers of :func:`hloviz.render.layout.dot.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -44,12 +44,14 @@ class ExplorerData:
     boxes: Callable[[ViewSpec], dict] | None = field(default=None, repr=False)
 
 
-def _source(inst: Instruction, lookup: SourceLookup | None) -> str:
+def _source(inst: Instruction, lookup: SourceLookup | None, frames: Mapping[int, tuple[str, int]]) -> str:
+    """``inst``'s line: its own (stack frame or metadata), else its op name's (``lookup``)."""
     from ....analysis.export import source_lines
+    from ....analysis.frames import instruction_source
 
     md = inst.metadata
-    sources = ((md.source_file, md.source_line),) if md.source_file else ()
-    lines = source_lines((md.op_name,) if md.op_name else (), sources, lookup)
+    where = instruction_source(inst, frames)
+    lines = source_lines((md.op_name,) if md.op_name else (), (where,) if where else (), lookup)
     return lines[0] if lines else ""
 
 
@@ -126,7 +128,10 @@ def _side_columns(side: Side, insts: list[Instruction], offset: int, strings: St
     tree = side.scope_tree()
     scope_ids: dict[int, int] = {}
     by_name: dict[str, int] = {}
-    sources: dict[tuple, int] = {}
+    sources: dict[int, int] = {}
+    from ....analysis.frames import frame_lines
+
+    frames = frame_lines(side.module)
     shape_ids: dict[int, int] = {}
     names, opcodes, shapes, opn, src, comp, calls, sc = [], [], [], [], [], [], [], []
     for k, inst in enumerate(insts):
@@ -140,11 +145,10 @@ def _side_columns(side: Side, insts: list[Instruction], offset: int, strings: St
         md = inst.metadata
         op = md.op_name
         opn.append(strings(op))
-        if op or md.source_file:  # ops of one line share it: looked up once (a model has thousands each)
-            where = (op, md.source_file, md.source_line)
-            line = sources.get(where)
+        if op or md.source_file or md.extra:  # ops of one line share it: looked up once (a model has thousands each)
+            line = sources.get(id(md))  # (the parser shares one Metadata per distinct text)
             if line is None:
-                line = sources[where] = strings(_source(inst, lookup))
+                line = sources[id(md)] = strings(_source(inst, lookup, frames))
             src.append(line)
         else:
             src.append(-1)
