@@ -51,7 +51,7 @@ def _boxes(svg: str) -> list[tuple[float, list[str], set[str]]]:
         if not texts or title is None or shape is None:
             continue
         tip = title.group(1)
-        names = tip.split(" · op_name: ", 1)[1].split("\\n", 1)[0] if " · op_name: " in tip else ""
+        names = tip.split(" · op_name: ", 1)[1].split("\\n", 1)[0].split(" · source: ", 1)[0] if " · op_name: " in tip else ""
         ys = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", shape.group(1))][1::2]
         out.append((min(ys), texts, {n.strip() for n in names.split(",") if n.strip()}))
     return out

@@ -71,7 +71,8 @@ def _boxes(svg: str) -> list[tuple[str, set[str]]]:
         texts, title = _TEXT.findall(body), _TITLE.search(body)
         if not texts or title is None:
             continue
-        names = title.group(1).split(" · op_name: ", 1)[1].split("\\n", 1)[0] if " · op_name: " in title.group(1) else ""
+        names = (title.group(1).split(" · op_name: ", 1)[1].split("\\n", 1)[0].split(" · source: ", 1)[0]
+                 if " · op_name: " in title.group(1) else "")
         out.append((texts[0], {n.strip() for n in names.split(",") if n.strip()}))
     return out
 
