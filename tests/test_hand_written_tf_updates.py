@@ -91,3 +91,24 @@ def test_the_update_is_drawn_in_the_users_scope_and_titled_as_the_optimizers(tmp
     assert "update" in texts  # the user's frame
     titles = [t for t in texts if re.match(r"(forward|backward|optimizer) · block of", t)]
     assert titles and all(t.startswith("optimizer ·") for t in titles), titles
+
+
+def test_stats_by_scope_counts_the_updates_ops_as_the_optimizers(tmp_path, capsys):
+    """``stats --by scope`` counted each op's phase by its name alone: the ``update`` row said
+    ``forward`` ops beside ``optimizer`` kernels (and a JAX step's row ``optimizer: 0 ops, 17
+    kernels``); an op's phase is its instructions' in the scope tree, as the pictures draw it."""
+    pre = _text(HERE / "momentum_by_hand_pre.hlo.gz")
+    ops = set(re.findall(r'op_name="(update/[^"]+)"', pre))
+    assert len(ops) >= 20
+    files = []
+    for stage in ("pre", "post"):
+        path = tmp_path / f"{stage}.hlo"
+        path.write_text(_text(HERE / f"momentum_by_hand_{stage}.hlo.gz"), encoding="utf-8")
+        files += [f"--{stage}", str(path)]
+    try:
+        code = main(["stats", *files, "--by", "scope", "--json"])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    row = next(r for r in json.loads(capsys.readouterr().out)["scopes"] if r["scope"] == "update")
+    assert set(row["phases"]) == {"optimizer"} and row["phases"]["optimizer"]["ops"] == len(ops), row["phases"]
