@@ -30,14 +30,15 @@ from .test_overview_heldout_steps import _text
 HERE = Path(__file__).resolve().parent / "data" / "orders"
 
 
-def _stats(tmp_path: Path, capsys, name: str) -> dict:
+def stats_json(tmp_path: Path, capsys, name: str, *extra: str) -> dict:
+    """``hloviz stats --pre … --post … --json`` (and ``extra``) of the fixture pair ``name``."""
     files = []
     for stage in ("pre", "post"):
         path = tmp_path / f"{name}_{stage}.hlo"
         path.write_text(_text(HERE / f"{name}_{stage}.hlo.gz"), encoding="utf-8")
         files += [f"--{stage}", str(path)]
     try:
-        code = main(["stats", *files, "--json"])
+        code = main(["stats", *files, *extra, "--json"])
     except SystemExit as stop:
         code = stop.code
     assert code in (0, None)
@@ -59,7 +60,7 @@ def test_a_scope_that_writes_variables_from_gradients_is_the_optimizers(tmp_path
     assert _aliased(pre) >= 4
     assert not re.search(r'op_name="(?i:sgd|adam|momentum|optimizer)\b', pre)
     assert re.search(rf'op_name="{scope}/', pre)
-    report = _stats(tmp_path, capsys, name)
+    report = stats_json(tmp_path, capsys, name)
     ours = [k for k in report["kernels"] if k["op_names"] and all(o.startswith(f"{scope}/") for o in k["op_names"])]
     assert len(ours) >= 4
     for k in ours:  # each kernel of the user's update is filed under their scope, as the optimizer's
@@ -73,7 +74,7 @@ def test_gradient_norms_returned_without_an_update_stay_forward_work(tmp_path, c
     pre = _text(HERE / "gradient_report_pre.hlo.gz")
     assert _aliased(pre) == 0  # no variable written
     assert re.search(r'op_name="grad_report/', pre)
-    report = _stats(tmp_path, capsys, "gradient_report")
+    report = stats_json(tmp_path, capsys, "gradient_report")
     assert any(o.startswith("grad_report/") for k in report["kernels"] for o in k["op_names"])
     assert not [k["name"] for k in report["kernels"] if "optimizer" in k["layer"]]
 
@@ -100,15 +101,6 @@ def test_stats_by_scope_counts_the_updates_ops_as_the_optimizers(tmp_path, capsy
     pre = _text(HERE / "momentum_by_hand_pre.hlo.gz")
     ops = set(re.findall(r'op_name="(update/[^"]+)"', pre))
     assert len(ops) >= 20
-    files = []
-    for stage in ("pre", "post"):
-        path = tmp_path / f"{stage}.hlo"
-        path.write_text(_text(HERE / f"momentum_by_hand_{stage}.hlo.gz"), encoding="utf-8")
-        files += [f"--{stage}", str(path)]
-    try:
-        code = main(["stats", *files, "--by", "scope", "--json"])
-    except SystemExit as stop:
-        code = stop.code
-    assert code in (0, None)
-    row = next(r for r in json.loads(capsys.readouterr().out)["scopes"] if r["scope"] == "update")
+    scopes = stats_json(tmp_path, capsys, "momentum_by_hand", "--by", "scope")["scopes"]
+    row = next(r for r in scopes if r["scope"] == "update")
     assert set(row["phases"]) == {"optimizer"} and row["phases"]["optimizer"]["ops"] == len(ops), row["phases"]

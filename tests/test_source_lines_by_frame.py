@@ -13,12 +13,12 @@ The oracle: the frame tables read here by regular expression, and the script's o
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from hloviz.cli import main
 
+from .test_hand_written_tf_updates import stats_json
 from .test_overview_heldout_steps import _text
 
 HERE = Path(__file__).resolve().parent / "data" / "orders"
@@ -51,17 +51,7 @@ def test_each_fft_kernel_names_the_line_of_its_own_call(tmp_path, capsys):
     irfft2 = next(i for i, line in enumerate(script, 1) if "jnp.fft.irfft2(" in line and "=" in line)
     want = {name: _frame_line(post, int(frame), "round53_jax.py") for name, _op, frame in ffts}
     assert set(want.values()) == {rfft2, irfft2}  # the forward transform's line, and the inverse's
-    paths = []
-    for stage in ("pre", "post"):
-        path = tmp_path / f"{stage}.hlo"
-        path.write_text(_text(HERE / f"spectral_conv_{stage}.hlo.gz"), encoding="utf-8")
-        paths += [f"--{stage}", str(path)]
-    try:
-        code = main(["stats", *paths, "--json"])
-    except SystemExit as stop:
-        code = stop.code
-    assert code in (0, None)
-    kernels = {k["name"]: k for k in json.loads(capsys.readouterr().out)["kernels"]}
+    kernels = {k["name"]: k for k in stats_json(tmp_path, capsys, "spectral_conv")["kernels"]}
     for name, line in want.items():
         assert [s.rsplit(":", 1)[1] for s in kernels[name]["source_lines"]] == [str(line)], kernels[name]["source_lines"]
 

@@ -24,11 +24,15 @@ _velocity = [tf.Variable(tf.zeros_like(w), trainable=False, name=f"velocity_{k}"
              for k, w in enumerate(_cnn.trainable_variables)]
 
 
-@tf.function(jit_compile=True)
-def momentum_by_hand(images, labels):
+def _gradients(images, labels):
     with tf.GradientTape() as tape:
         loss = _xent(labels, _cnn(images, training=True))
-    grads = tape.gradient(loss, _cnn.trainable_variables)
+    return loss, tape.gradient(loss, _cnn.trainable_variables)
+
+
+@tf.function(jit_compile=True)
+def momentum_by_hand(images, labels):
+    loss, grads = _gradients(images, labels)
     with tf.name_scope("update"):
         for w, v, g in zip(_cnn.trainable_variables, _velocity, grads):
             g = tf.clip_by_norm(g, 1.0)
@@ -39,9 +43,7 @@ def momentum_by_hand(images, labels):
 
 @tf.function(jit_compile=True)
 def gradient_report(images, labels):
-    with tf.GradientTape() as tape:
-        loss = _xent(labels, _cnn(images, training=True))
-    grads = tape.gradient(loss, _cnn.trainable_variables)
+    loss, grads = _gradients(images, labels)
     with tf.name_scope("grad_report"):
         norms = tf.stack([tf.norm(g) for g in grads])
     return loss, norms
@@ -49,9 +51,7 @@ def gradient_report(images, labels):
 
 @tf.function(jit_compile=True)
 def sgd_with_report(images, labels):
-    with tf.GradientTape() as tape:
-        loss = _xent(labels, _cnn(images, training=True))
-    grads = tape.gradient(loss, _cnn.trainable_variables)
+    loss, grads = _gradients(images, labels)
     with tf.name_scope("grad_report"):
         norms = tf.stack([tf.norm(g) for g in grads])
     with tf.name_scope("update"):
