@@ -69,6 +69,10 @@ def instruction_source(inst: Instruction, frames: Mapping[int, tuple[str, int]])
     return (md.source_file, md.source_line) if md.source_file else None
 
 
+#: hloviz's own package folder (its frames are never the user's line).
+_HLOVIZ = Path(__file__).resolve().parent.parent
+
+
 @lru_cache(maxsize=256)
 def _ours(file: str) -> bool:
     """Whether ``file`` is one of hloviz's own (the capture's frames run through it: an op JAX
@@ -77,6 +81,3 @@ def _ours(file: str) -> bool:
         return Path(file).resolve().is_relative_to(_HLOVIZ)
     except (OSError, ValueError):
         return False
-
-
-_HLOVIZ = Path(__file__).resolve().parent.parent

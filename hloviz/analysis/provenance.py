@@ -24,6 +24,7 @@ from .kernels import SYNTHETIC_OP_NAMES
 
 __all__ = ["instruction_user_source", "is_library_path", "lookup_source", "parameter_names", "user_source"]
 
+
 def lookup_source(op_name: str, source_map: Mapping[str, dict]) -> dict | None:
     """The source-map entry for an HLO ``op_name``, tolerating XLA's and TF's renaming.
 

@@ -164,19 +164,15 @@ def analyze(pre: HloModule | None, post: HloModule | None, *, info: _Mapping | N
         with facts_kept():  # both read what the pre-optimization module's names become, and what is live
             folding = constant_folding(pre, post, info)
             mapping = pre_to_post(pre, post, info=info, kernel_report=post_kernels, folding=folding)
-    summary = summarize(pre_counts, post_kernels, folding, mapping, *_devices(post))
+    devices = post.devices if post is not None else None  # (count, the header's words), or None
+    summary = summarize(pre_counts, post_kernels, folding, mapping, *(devices or (None, None)))
     return Analysis(pre_counts, post_counts, post_kernels, folding, mapping, summary)
-
-
-def _devices(post: HloModule | None) -> tuple[int | None, str | None]:
-    """:attr:`hloviz.ir.HloModule.devices` of the optimized module, as the summary keeps it."""
-    said = post.devices if post is not None else None
-    return (None, None) if said is None else said
 
 
 def summarize(pre: ModuleCounts | None, report: KernelReport | None, folding: FoldingReport | None,
               mapping: Mapping | None, devices: int | None = None, partitioned: str | None = None) -> Summary:
-    """The verdict's numbers, from the analyses (``devices``, ``partitioned``: :func:`_devices`)."""
+    """The verdict's numbers, from the analyses (``devices``, ``partitioned``: the optimized
+    module's :attr:`~hloviz.ir.HloModule.devices`)."""
     folded = folding.folded if folding else ()
     with_ops = [f for f in folded if f.from_ops]
     without_ops = [f for f in folded if not f.from_ops]

@@ -321,7 +321,7 @@ def _tables(text: str) -> dict[str, dict[int, str]]:
 def source_map_from_text(text: str, user_files: tuple[str, ...] = ()) -> dict[str, dict]:
     """op_name → {file, line, function} of the innermost user frame, from JAX's frame tables:
     the first instruction's of each name (the kernel table reads each instruction's own frame,
-    :func:`hloviz.analysis.provenance.frame_lines`; this map serves an op name alone)."""
+    :func:`hloviz.analysis.frames.frame_lines`; this map serves an op name alone)."""
     frames = stack_frames(_tables(text))
     if not frames:
         return {}

@@ -129,7 +129,7 @@ def stack_frames(tables: dict[str, dict[int, str]]) -> dict[int, tuple[tuple[str
     helper's frame points at its caller's row so)."""
     def unquote(v: str) -> str:
         v = v.strip()
-        return v[1:-1].replace('\\"', '"').replace("\\\\", "\\") if v.startswith('"') and v.endswith('"') else v
+        return unescape_string(v[1:-1]) if len(v) > 1 and v[0] == v[-1] == '"' else v
 
     files = {k: unquote(v) for k, v in tables.get("FileNames", {}).items()}
     funcs = {k: unquote(v) for k, v in tables.get("FunctionNames", {}).items()}

@@ -51,6 +51,7 @@ def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Sc
 
 
 def _vote(found: list[Instruction], votes: dict[Instruction, tuple[Scope, str]]) -> None:
+    """Record the new phase of each re-phased instruction filed by its op name's vote."""
     for inst in found:
         if inst in votes:
             votes[inst] = (votes[inst][0], "optimizer")
