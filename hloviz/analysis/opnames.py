@@ -241,7 +241,8 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
     """Read one op name (see the module docstring). TF's names of merged ops
     (``Cos;PartitionedCall/Cos``) are read by their first part.
 
-    * ``gradient_tape/<path>`` (or ``gradients/<path>``) → scope ``<path>``, phase ``backward``;
+    * ``gradient_tape/<path>`` (or ``gradients/<path>``) → scope ``<path>``, phase ``backward``; so is
+      ``gradient_tape/gradient_tape/<path>``, a tape's gradient of another's (the work is ``<path>``'s);
     * a first segment in :data:`OPTIMIZER_SCOPES` → phase ``optimizer`` (the scope stays), TensorFlow's
       ``_N`` suffix ignored (``sgd_1``, the optimizer of a model built a second time);
     * JAX segments are unwrapped (:func:`unwrap`), a ``transpose`` among them making the op
@@ -257,7 +258,8 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         return OpPath((), "", phase, op_name)
     if segments[0] in BACKWARD_PREFIXES and len(segments) > 1:
         phase = "backward"
-        segments = segments[1:]
+        while segments[0] in BACKWARD_PREFIXES and len(segments) > 1:
+            segments = segments[1:]  # a gradient of a gradient (nested tapes: a PINN's ``u_xx``) is still the layer's
     elif len(segments) > 2 and _CALL.match(segments[0]) and segments[1] in BACKWARD_PREFIXES:
         # the gradient TensorFlow takes through a function it called (a grouped convolution's,
         # ``PartitionedCall_3/gradients/convolution_grad/Conv2DBackpropFilter``): named by the

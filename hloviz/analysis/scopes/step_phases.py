@@ -11,7 +11,7 @@ are the optimizer's (:mod:`hloviz.analysis.phase_flow`); this runs while the sco
 
 from __future__ import annotations
 
-from ...ir import HloModule, Instruction
+from ...ir import Computation, HloModule, Instruction
 from ..memory.aliasing import entry_aliases
 from ..phase_flow import mark_after_gradients, mark_optimizer
 from .scope import Scope
@@ -37,11 +37,22 @@ def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Sc
         turned = {id(i) for i in found}
         return [scopes[k] for k in writing if any(id(i) in turned for i in groups[k])]
 
+    # TF: an op at the top that reads gradients is the update's only where its value reaches a variable the
+    # step writes (a LossScaleOptimizer's ``All_3``) and no backward work reads it; a loss made of gradients
+    # (a PINN's residual ``u_t - 0.1 * u_xx``, taken by inner tapes) is returned, not written, and the outer
+    # tape differentiates it: the gradient of its ``Square`` reads the residual
+    writes = None if jax else _written_from(module)
+    differentiated = set() if jax else _read_by_backward(module, phase_of)
+
     def top(inst: Instruction) -> bool:  # JAX: in ``jit(f)``, not differentiated (TF: named at the top: ``All_3``)
         s, name = of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work; a helper
         # optax calls, ``jit(f)/jit(norm)/…`` — LAMB's trust ratio — is no layer: what reads gradients is the update)
-        return s is not None and (s.kind == "scope" and name.startswith(("jit(", "pjit(")) and "jvp(" not in name
-                                  if jax else s.kind == "top" and "/" not in name)
+        if s is None:
+            return False
+        if jax:
+            return s.kind == "scope" and name.startswith(("jit(", "pjit(")) and "jvp(" not in name
+        return s.kind == "top" and "/" not in name and (writes is None or id(inst) in writes) \
+            and id(inst) not in differentiated
 
     found = mark_optimizer(module, phase_of, top)
     if not jax:  # the gradients' clipping, in scopes of its own beside the model
@@ -61,19 +72,59 @@ def _writing(module: HloModule, groups: list[list[Instruction]]) -> list[int]:
     """The indexes of the ``groups`` with an instruction whose value reaches an output the entry writes into one
     of its parameters (``input_output_alias``: TensorFlow's resource variables). Reading gradients
     alone says too little without an optimizer: a gradient norm the step returns is no update."""
+    feeds = _written_from(module) or set()
+    return [k for k, g in enumerate(groups) if any(id(i) in feeds for i in g)]
+
+
+def _written_from(module: HloModule) -> set[int] | None:
+    """The ids of the instructions whose values reach an output the entry writes into one of its parameters
+    (``input_output_alias``), with those of the computations they call (a fusion's ``Mean`` after
+    optimization); None for a module that writes none (nothing to tell an update by)."""
     entry = module.entry
     outputs = {index for index, _number, _at in entry_aliases(module)}
     if entry is None or entry.root is None or not outputs:
-        return []
+        return None
     starts = [entry.root] if () in outputs or entry.root.opcode != "tuple" else \
         [entry.root.operands[i[0]] for i in outputs if len(entry.root.operands) > i[0]]
     feeds: set[int] = set()
+    called: list = []
     while starts:
         inst = starts.pop()
         if id(inst) not in feeds:
             feeds.add(id(inst))
             starts.extend(inst.operands)
-    return [k for k, g in enumerate(groups) if any(id(i) in feeds for i in g)]
+            called.extend(inst.called_computations)
+    seen: set[int] = set()
+    while called:
+        comp = called.pop()
+        if id(comp) not in seen:
+            seen.add(id(comp))
+            for inst in comp.instructions:
+                feeds.add(id(inst))
+                called.extend(inst.called_computations)
+    return feeds
+
+
+def _read_by_backward(module: HloModule, phase_of: dict[Instruction, str]) -> set[int]:
+    """The ids of the instructions whose values backward work reads, directly or through other
+    instructions of their computation (and every instruction of a computation whose caller's value
+    it reads): forward work, the loss's included, never the update's, which nothing differentiates."""
+    out: set[int] = set()
+    if module.entry is None:
+        return out
+    todo: list[tuple[Computation, bool]] = [(module.entry, False)]
+    seen: set[int] = set()
+    while todo:
+        comp, whole = todo.pop()
+        if id(comp) in seen:
+            continue
+        seen.add(id(comp))
+        users = comp.users()
+        for inst in reversed(comp.instructions):  # users first
+            if whole or any(phase_of.get(u) == "backward" or id(u) in out for u in users[inst]):
+                out.add(id(inst))
+            todo.extend((c, id(inst) in out) for c in inst.called_computations)
+    return out
 
 
 def _step_scopes(root: Scope, phase_of: dict[Instruction, str]) -> tuple[list[Scope], list[list[Instruction]]]:

@@ -329,6 +329,8 @@ def _one_op(g: ViewGraph, routes: list[tuple[list[Step], str]]) -> list[tuple[li
             head, _, tail = name.partition("/")
             backward = head in BACKWARD_PREFIXES and bool(tail)  # ``gradient_tape/<scope>/<op>/…``
             rest = tail if backward else name
+            while backward and rest.partition("/")[0] in BACKWARD_PREFIXES and "/" in rest:
+                rest = rest.partition("/")[2]  # a tape's gradient of another's: ``gradient_tape/gradient_tape/…``
             if not typed or not rest.startswith(base):
                 return None
             rest = rest[len(base):]
