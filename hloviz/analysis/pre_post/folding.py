@@ -98,7 +98,9 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
                              for i in pre_by_op[op])}
     order = {i: n for n, i in enumerate(pre.instructions())}
     callers = post.callers()
-    reached = foldable - _init_values(pre)  # (a reduction's start value stays its own literal)
+    # (a reduction's start value stays its own literal; what an iota the optimized module still runs computes
+    # was not folded either: a bilinear resize's weights, computed from iotas, came out "folded into -1.5")
+    reached = foldable - _init_values(pre) - _from_running_iotas(pre, post, names, foldable)
     # constants read by the same ops walk back from the same seeds to the same stops (a GPT
     # step's 295 folded constants: 5 distinct walks); each walk's answer is copied, not shared
     walked: dict[tuple, tuple[set[str], set[Instruction]]] = {}
@@ -199,6 +201,28 @@ def _walk_back(seeds: list[Instruction], vanished: set[str], with_constants: set
             insts.add(i)
         stack.extend(i.operands)
     return ops, insts
+
+
+def _from_running_iotas(pre: HloModule, post: HloModule, names: dict[str, frozenset[str]],
+                        foldable: set[Instruction]) -> set[Instruction]:
+    """The constant-computable instructions of ``pre`` computed from an ``iota`` of an op that has an
+    ``iota`` in ``post`` too (``names``: each pre-opt op's possible post-opt names): XLA computes
+    those at run time (a ``tf.image.resize``'s interpolation weights, in its fusions), folding
+    only their scalar constants."""
+    running = {i.metadata.op_name for i in post.instructions() if i.opcode == "iota"}
+    if not running:
+        return set()
+    out: set[Instruction] = set()
+    for comp in pre.computations:
+        for inst in comp.instructions:  # operands first
+            if inst not in foldable:
+                continue
+            if inst.opcode == "iota":
+                if names.get(inst.metadata.op_name, frozenset()) & running:
+                    out.add(inst)
+            elif any(o in out for o in inst.operands):
+                out.add(inst)
+    return out
 
 
 def _init_values(module: HloModule) -> set[Instruction]:
