@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import shutil
@@ -76,6 +77,41 @@ def _to_jax_arg(jax: Any, spec: TensorSpec | LiteralArg | PytreeArg, sharding: A
     return jax.ShapeDtypeStruct(spec.dims, dtype, sharding=sharding)
 
 
+def _foreign_jit(fn: Any) -> bool:
+    """Whether ``fn`` is a library's wrapper of ``jax.jit`` that traces arrays only (Equinox's
+    ``filter_jit``): its ``lower`` gives no JAX ``Lowered`` and takes shape structs for values
+    ("A ShapeDtypeStruct does not have a value"), so the function it wraps is lowered here."""
+    return not type(fn).__module__.startswith(("jax", "jaxlib")) and callable(getattr(fn, "__wrapped__", None))
+
+
+def _filtered_jit(jax: Any, fn: Callable, args: list, kwargs: dict) -> tuple[Any, list, dict]:
+    """``jax.jit`` of ``fn`` tracing the arrays and shape structs among the leaves of ``args`` and
+    ``kwargs`` (a model object's weights, as their shapes: nothing copied) and holding every other
+    leaf static (a layer's sizes, its activation function), its result's non-array leaves
+    dropped; with the arguments to lower it on. The traced leaves keep their places in the
+    user's objects, so JAX names each parameter by its path (``model.conv1.weight``)."""
+    import numpy as np
+
+    flat, tree = jax.tree_util.tree_flatten((args, kwargs))
+    traced = [isinstance(leaf, (jax.ShapeDtypeStruct, jax.Array, np.ndarray)) for leaf in flat]
+    shapes = [(leaf if isinstance(leaf, jax.ShapeDtypeStruct) else jax.ShapeDtypeStruct(leaf.shape, leaf.dtype))
+              if t else None for leaf, t in zip(flat, traced, strict=True)]
+    # two trees of one shape, each None where the other holds the leaf (an optimizer's state holds Nones
+    # of its own, in both): the traced part, handed to jit, and the static part, kept here
+    dynamic_args, dynamic_kwargs = jax.tree_util.tree_unflatten(tree, shapes)
+    static = jax.tree_util.tree_unflatten(tree, [None if t else leaf for leaf, t in zip(flat, traced, strict=True)])
+
+    def none(x: Any) -> bool:
+        return x is None
+
+    @functools.wraps(fn)  # the user's signature and name: ``jit_<name>``, parameters by argument
+    def staged(*a: Any, **k: Any) -> list:
+        a2, k2 = jax.tree_util.tree_map(lambda d, s: s if d is None else d, (list(a), k), static, is_leaf=none)
+        return [leaf for leaf in jax.tree_util.tree_leaves(fn(*a2, **k2)) if isinstance(leaf, jax.Array)]
+
+    return jax.jit(staged), list(dynamic_args), dict(dynamic_kwargs)
+
+
 def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: str | None,
                 notify: Callable[[str], None]) -> tuple[str, str, dict]:
     """Lower and compile ``target`` with JAX; returns (pre text, post text, info)."""
@@ -92,7 +128,12 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
 
     fn = target.obj
     wrapped = None
-    if hasattr(fn, "lower"):
+    if hasattr(fn, "lower") and _foreign_jit(fn):
+        jitted, args, kwargs = _filtered_jit(jax, fn.__wrapped__, args, kwargs)
+        notify(f"{name} is {type(fn).__module__.split('.')[0]}'s jit; lowered its function with jax.jit, "
+               "arrays traced and everything else static, as it does")
+        wrapped = "jax.jit (arrays traced)"
+    elif hasattr(fn, "lower"):
         jitted = fn
     else:
         static_nums = tuple(i for i, s in enumerate(specs.positional) if isinstance(s, LiteralArg))

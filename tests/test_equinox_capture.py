@@ -1,0 +1,95 @@
+"""A step written with Equinox (``eqx.filter_jit``) is captured, its parameters named as the user's.
+
+Round 57 (``benchmarks/heldout/round57_jax.py``): ``hloviz dump`` of an ``eqx.filter_jit`` step
+failed ("A ShapeDtypeStruct does not have a value and cannot be used as a constant"):
+``filter_jit`` traces arrays only and held hloviz's shape structs static, and its ``lower``
+gives no JAX ``Lowered``. The function it wraps is now lowered by ``jax.jit`` as ``filter_jit``
+lowers it — arrays traced, every other leaf (a layer's sizes, its activation) static.
+
+Oracles: JAX's own paths of the model's arrays (``jax.tree_util.keystr`` over
+``eqx.filter(model, eqx.is_array)``, computed by the test script, not by hloviz) against the
+entry parameters' names in the pre-optimization text, read by regular expression; XLA's FLOPs
+(``flops`` + ``transcendentals``) of the same function jitted by the test itself, beside ``hloviz stats``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.requires_jax
+
+SCRIPT = textwrap.dedent('''
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    _model = eqx.nn.MLP(4, 2, 8, depth=2, activation=jax.nn.gelu, key=jax.random.PRNGKey(0))
+
+
+    @eqx.filter_jit
+    def step(model, x, y):
+        def loss(m):
+            return jnp.mean((jax.vmap(m)(x) - y) ** 2)
+
+        value, grads = eqx.filter_value_and_grad(loss)(model)
+        return eqx.apply_updates(model, jax.tree_util.tree_map(lambda g: -0.1 * g, grads)), value
+
+
+    HLOVIZ_ARGS = {"step": (_model, jnp.ones((16, 4)), jnp.zeros((16, 2)))}
+
+    if __name__ == "__main__":  # the oracle: JAX's paths of the arrays, XLA's FLOPs of the step it compiles
+        import json
+        import sys
+
+        arrays = eqx.filter(_model, eqx.is_array)
+        paths = ["model" + jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(arrays)[0]]
+        params, static = eqx.partition(_model, eqx.is_array)
+        def arrays_of_step(p, x, y):
+            new, value = step.__wrapped__(eqx.combine(p, static), x, y)
+            return eqx.filter(new, eqx.is_array), value
+
+        jitted = jax.jit(arrays_of_step)
+        costs = jitted.lower(params, *HLOVIZ_ARGS["step"][1:]).compile().cost_analysis()
+        costs = costs[0] if isinstance(costs, list) else costs
+        json.dump({"paths": paths, "xla_flops": costs.get("flops", 0.0) + costs.get("transcendentals", 0.0)}, sys.stdout)
+''')
+
+
+def test_an_equinox_step_is_captured_with_its_parameters_named(tmp_path):
+    pytest.importorskip("equinox")
+    script = tmp_path / "eqx_step.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    oracle = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True)
+    paths = json.loads(oracle.stdout)["paths"]
+    assert len(paths) == 6 and paths[0].startswith("model.layers[0]")  # 3 layers, a weight and a bias each
+    out = tmp_path / "cap"
+    run = subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "arrays traced and everything else static" in " ".join(run.stderr.split())
+    pre = (out / "pre.hlo").read_text(encoding="utf-8")
+    assert re.match(r"HloModule jit_step\b", pre)
+    entry = pre[pre.index("\nENTRY"):]
+    named = dict(re.findall(r"parameter\((\d+)\)[^\n]*?op_name=\"([^\"]+)\"", entry))
+    assert sorted(v for v in named.values() if v.startswith("model")) == sorted(paths)
+    assert {"x", "y"} <= set(named.values())
+
+
+def test_an_equinox_steps_flops_are_xlas(tmp_path):
+    pytest.importorskip("equinox")
+    script = tmp_path / "eqx_step.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    oracle = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True)
+    xla = json.loads(oracle.stdout)["xla_flops"]
+    out = tmp_path / "cap"
+    subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
+                   capture_output=True, text=True, timeout=300, check=True)
+    stats = subprocess.run([sys.executable, "-m", "hloviz", "stats", str(out), "--json"],
+                           capture_output=True, text=True, timeout=300, check=True)
+    assert xla > 1000 and json.loads(stats.stdout)["flops"] == round(xla)
