@@ -93,3 +93,48 @@ def test_an_equinox_steps_flops_are_xlas(tmp_path):
     stats = subprocess.run([sys.executable, "-m", "hloviz", "stats", str(out), "--json"],
                            capture_output=True, text=True, timeout=300, check=True)
     assert xla > 1000 and json.loads(stats.stdout)["flops"] == round(xla)
+
+
+NNX_SCRIPT = textwrap.dedent('''
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+
+    model = nnx.Sequential(nnx.Linear(4, 8, rngs=nnx.Rngs(0)), nnx.Linear(8, 2, rngs=nnx.Rngs(1)))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+
+    @nnx.jit
+    def step(model, optimizer, x, y):
+        loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
+        optimizer.update(model, grads)  # in place: nnx.jit hands the new state out
+        return loss
+
+
+    HLOVIZ_ARGS = {"step": [model, optimizer, jnp.ones((16, 4)), jnp.zeros((16, 2))]}
+
+    if __name__ == "__main__":  # the oracle: how many parameters the update writes
+        print(len(jax.tree_util.tree_leaves(nnx.state(model, nnx.Param))))
+''')
+
+
+def test_a_flax_nnx_step_keeps_the_update_it_makes_in_place(tmp_path):
+    """Flax's ``nnx.jit`` is not lowered as Equinox's is: it hands back the state an NNX step
+    changes in place. Lowered as ``filter_jit`` is, the step returned its loss alone and XLA
+    dropped the optimizer's update as dead code."""
+    pytest.importorskip("flax.nnx")
+    script = tmp_path / "nnx_step.py"
+    script.write_text(NNX_SCRIPT, encoding="utf-8")
+    params = int(subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                                check=True).stdout.split()[-1])
+    assert params == 4
+    out = tmp_path / "cap"
+    run = subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    post = (out / "post.hlo").read_text(encoding="utf-8")
+    layout = re.search(r"entry_computation_layout=\{\((.*)\)->\((.*?)\)\}", post.split("\n", 1)[0])
+    assert layout is not None  # a tuple of results: the loss and the new state
+    results = re.findall(r"[a-z]\w*\[[\d,]*\]", layout.group(2))
+    assert len(results) > params and re.search(r"\bsqrt\(", post)  # Adam's update, run

@@ -78,10 +78,12 @@ def _to_jax_arg(jax: Any, spec: TensorSpec | LiteralArg | PytreeArg, sharding: A
 
 
 def _foreign_jit(fn: Any) -> bool:
-    """Whether ``fn`` is a library's wrapper of ``jax.jit`` that traces arrays only (Equinox's
-    ``filter_jit``): its ``lower`` gives no JAX ``Lowered`` and takes shape structs for values
-    ("A ShapeDtypeStruct does not have a value"), so the function it wraps is lowered here."""
-    return not type(fn).__module__.startswith(("jax", "jaxlib")) and callable(getattr(fn, "__wrapped__", None))
+    """Whether ``fn`` is Equinox's ``filter_jit``, which traces arrays only: its ``lower`` gives no
+    JAX ``Lowered`` and takes shape structs for values ("A ShapeDtypeStruct does not have a
+    value"), so the function it wraps is lowered here. (Not Flax's ``nnx.jit``: it lowers as JAX
+    does, and hands the state an NNX step changes in place — the optimizer's update — back out,
+    which a function lowered here would drop as dead code.)"""
+    return type(fn).__module__.split(".")[0] == "equinox" and callable(getattr(fn, "__wrapped__", None))
 
 
 def _filtered_jit(jax: Any, fn: Callable, args: list, kwargs: dict) -> tuple[Any, list, dict]:
@@ -130,8 +132,8 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
     wrapped = None
     if hasattr(fn, "lower") and _foreign_jit(fn):
         jitted, args, kwargs = _filtered_jit(jax, fn.__wrapped__, args, kwargs)
-        notify(f"{name} is {type(fn).__module__.split('.')[0]}'s jit; lowered its function with jax.jit, "
-               "arrays traced and everything else static, as it does")
+        notify(f"{name} is Equinox's filter_jit; lowered its function with jax.jit, arrays traced and "
+               "everything else static, as filter_jit does")
         wrapped = "jax.jit (arrays traced)"
     elif hasattr(fn, "lower"):
         jitted = fn
