@@ -28,15 +28,17 @@ __all__ = ["made_of_literals", "mark_after_gradients", "mark_optimizer"]
 
 
 def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
-                   candidate: Callable[[Instruction], bool]) -> list[Instruction]:
+                   candidate: Callable[[Instruction], bool],
+                   updating: Callable[[Instruction], bool] | None = None) -> list[Instruction]:
     """Set ``phase_of[i] = "optimizer"`` for each instruction ``i`` with ``candidate(i)`` (a
     forward op named at the traced function's top level) that reads, directly or through other
-    instructions, a value the backward pass computes; return them in text order. Nothing is
-    done when no instruction is ``backward``."""
+    instructions, a value the backward pass computes (and, where given, ``updating(i)``: asked
+    of those alone, as it may cost more); return them in text order. Nothing is done when no
+    instruction is ``backward``."""
     entry = module.entry
     if entry is None or "backward" not in phase_of.values():
         return []
-    walk = _Walk(phase_of, candidate)
+    walk = _Walk(phase_of, candidate if updating is None else (lambda i: candidate(i) and updating(i)))
     walk.computation(entry, frozenset())
     for inst in walk.found:
         phase_of[inst] = "optimizer"

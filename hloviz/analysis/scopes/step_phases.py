@@ -11,6 +11,8 @@ are the optimizer's (:mod:`hloviz.analysis.phase_flow`); this runs while the sco
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...ir import Computation, HloModule, Instruction
 from ..memory.aliasing import entry_aliases
 from ..phase_flow import mark_after_gradients, mark_optimizer
@@ -41,8 +43,14 @@ def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Sc
     # step writes (a LossScaleOptimizer's ``All_3``) and no backward work reads it; a loss made of gradients
     # (a PINN's residual ``u_t - 0.1 * u_xx``, taken by inner tapes) is returned, not written, and the outer
     # tape differentiates it: the gradient of its ``Square`` reads the residual
-    writes = None if jax else _written_from(module)
-    differentiated = set() if jax else _read_by_backward(module, phase_of)
+    # (worked out on the first op at the top that reads gradients: most steps have none)
+    facts: list[tuple[Callable[[Instruction], bool] | None, set[int]]] = []
+
+    def update_only(inst: Instruction) -> bool:
+        if not facts:
+            facts.append((_written_from(module), _read_by_backward(module, phase_of)))
+        writes, differentiated = facts[0]
+        return (writes is None or writes(inst)) and id(inst) not in differentiated
 
     def top(inst: Instruction) -> bool:  # JAX: in ``jit(f)``, not differentiated (TF: named at the top: ``All_3``)
         s, name = of.get(inst), inst.metadata.op_name  # (``jvp(…)``: differentiated forward work; a helper
@@ -51,10 +59,9 @@ def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Sc
             return False
         if jax:
             return s.kind == "scope" and name.startswith(("jit(", "pjit(")) and "jvp(" not in name
-        return s.kind == "top" and "/" not in name and (writes is None or id(inst) in writes) \
-            and id(inst) not in differentiated
+        return s.kind == "top" and "/" not in name
 
-    found = mark_optimizer(module, phase_of, top)
+    found = mark_optimizer(module, phase_of, top, None if jax else update_only)
     if not jax:  # the gradients' clipping, in scopes of its own beside the model
         found += mark_after_gradients(module, phase_of, _step_scopes(root, phase_of)[1])
     _vote(found, votes)
@@ -72,14 +79,14 @@ def _writing(module: HloModule, groups: list[list[Instruction]]) -> list[int]:
     """The indexes of the ``groups`` with an instruction whose value reaches an output the entry writes into one
     of its parameters (``input_output_alias``: TensorFlow's resource variables). Reading gradients
     alone says too little without an optimizer: a gradient norm the step returns is no update."""
-    feeds = _written_from(module) or set()
-    return [k for k, g in enumerate(groups) if any(id(i) in feeds for i in g)]
+    feeds = _written_from(module)
+    return [] if feeds is None else [k for k, g in enumerate(groups) if any(feeds(i) for i in g)]
 
 
-def _written_from(module: HloModule) -> set[int] | None:
-    """The ids of the instructions whose values reach an output the entry writes into one of its parameters
-    (``input_output_alias``), with those of the computations they call (a fusion's ``Mean`` after
-    optimization); None for a module that writes none (nothing to tell an update by)."""
+def _written_from(module: HloModule) -> Callable[[Instruction], bool] | None:
+    """Whether an instruction's value reaches an output the entry writes into one of its parameters
+    (``input_output_alias``), or it runs in a computation such an instruction calls (a fusion's
+    ``Mean`` after optimization); None for a module that writes none (nothing to tell an update by)."""
     entry = module.entry
     outputs = {index for index, _number, _at in entry_aliases(module)}
     if entry is None or entry.root is None or not outputs:
@@ -87,22 +94,21 @@ def _written_from(module: HloModule) -> set[int] | None:
     starts = [entry.root] if () in outputs or entry.root.opcode != "tuple" else \
         [entry.root.operands[i[0]] for i in outputs if len(entry.root.operands) > i[0]]
     feeds: set[int] = set()
-    called: list = []
+    called: list[Computation] = []
     while starts:
         inst = starts.pop()
         if id(inst) not in feeds:
             feeds.add(id(inst))
             starts.extend(inst.operands)
             called.extend(inst.called_computations)
-    seen: set[int] = set()
+    inside: set[int] = set()  # the computations those call, and what they call
     while called:
         comp = called.pop()
-        if id(comp) not in seen:
-            seen.add(id(comp))
+        if id(comp) not in inside:
+            inside.add(id(comp))
             for inst in comp.instructions:
-                feeds.add(id(inst))
                 called.extend(inst.called_computations)
-    return feeds
+    return lambda inst: id(inst) in feeds or id(inst.parent) in inside
 
 
 def _read_by_backward(module: HloModule, phase_of: dict[Instruction, str]) -> set[int]:
@@ -119,11 +125,16 @@ def _read_by_backward(module: HloModule, phase_of: dict[Instruction, str]) -> se
         if id(comp) in seen:
             continue
         seen.add(id(comp))
-        users = comp.users()
-        for inst in reversed(comp.instructions):  # users first
-            if whole or any(phase_of.get(u) == "backward" or id(u) in out for u in users[inst]):
-                out.add(id(inst))
-            todo.extend((c, id(inst) in out) for c in inst.called_computations)
+        insts = comp.instructions
+        if whole:
+            out.update(id(i) for i in insts)
+        else:
+            for inst in reversed(insts):  # users first (HLO text lists operands before their users)
+                if id(inst) in out or phase_of.get(inst) == "backward":
+                    out.update(id(o) for o in inst.operands)
+        for inst in insts:
+            for c in inst.called_computations:
+                todo.append((c, whole or id(inst) in out))
     return out
 
 
