@@ -209,18 +209,17 @@ def _from_running_iotas(pre: HloModule, post: HloModule, names: dict[str, frozen
     ``iota`` in ``post`` too (``names``: each pre-opt op's possible post-opt names): XLA computes
     those at run time (a ``tf.image.resize``'s interpolation weights, in its fusions), folding
     only their scalar constants."""
-    running = {i.metadata.op_name for i in post.instructions() if i.opcode == "iota"}
-    if not running:
+    iotas = [i for i in foldable if i.opcode == "iota"]
+    if not iotas:
         return set()
-    out: set[Instruction] = set()
-    for comp in pre.computations:
+    running = {i.metadata.op_name for c in post.computations for i in c.instructions if i.opcode == "iota"}
+    seeds = {i for i in iotas if names.get(i.metadata.op_name, frozenset()) & running}
+    if not seeds:
+        return seeds
+    out: set[Instruction] = set(seeds)
+    for comp in {i.parent for i in seeds if i.parent is not None}:  # (what an iota computes stays in its computation)
         for inst in comp.instructions:  # operands first
-            if inst not in foldable:
-                continue
-            if inst.opcode == "iota":
-                if names.get(inst.metadata.op_name, frozenset()) & running:
-                    out.add(inst)
-            elif any(o in out for o in inst.operands):
+            if inst not in out and inst in foldable and any(o in out for o in inst.operands):
                 out.add(inst)
     return out
 
