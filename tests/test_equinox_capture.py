@@ -138,3 +138,43 @@ def test_a_flax_nnx_step_keeps_the_update_it_makes_in_place(tmp_path):
     assert layout is not None  # a tuple of results: the loss and the new state
     results = re.findall(r"[a-z]\w*\[[\d,]*\]", layout.group(2))
     assert len(results) > params and re.search(r"\bsqrt\(", post)  # Adam's update, run
+
+
+DONATING = textwrap.dedent('''
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    _model = eqx.nn.MLP(4, 2, 8, depth=2, key=jax.random.PRNGKey(0))
+
+
+    def _shrink(model, x):
+        return jax.tree_util.tree_map(lambda p: p * 0.9 if eqx.is_array(p) else p, model), x.sum()
+
+
+    step = eqx.filter_jit(donate="DONATE")(_shrink)
+    HLOVIZ_ARGS = {"step": (_model, jnp.ones((16, 4)))}
+''')
+
+
+@pytest.mark.parametrize("donate, model_aliased", [("all", True), ("all-except-first", False), ("none", False)])
+def test_an_equinox_steps_donation_is_kept(tmp_path, donate, model_aliased):
+    """``filter_jit(donate="all")`` lets XLA write the new weights into the old ones' buffers:
+    the optimized module's ``input_output_alias`` names the model's six arrays (parameters 0–5).
+    With "all-except-first" only ``x`` (parameter 6) may be reused, with "none" nothing."""
+    pytest.importorskip("equinox")
+    script = tmp_path / "donating.py"
+    script.write_text(DONATING.replace("DONATE", donate), encoding="utf-8")
+    out = tmp_path / "cap"
+    run = subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    header = (out / "post.hlo").read_text(encoding="utf-8").split("\n", 1)[0]
+    m = re.search(r"input_output_alias=\{(.*?)\}\s*,\s*entry_computation_layout", header)
+    reused = {int(n) for n in re.findall(r"\{[\d,]*\}\s*:\s*\((\d+)", m.group(1))} if m else set()
+    if model_aliased:
+        assert set(range(6)) <= reused, header[:400]
+    else:
+        assert not reused & set(range(6)), header[:400]
+    if donate == "none":
+        assert not reused

@@ -86,12 +86,14 @@ def _foreign_jit(fn: Any) -> bool:
     return type(fn).__module__.split(".")[0] == "equinox" and callable(getattr(fn, "__wrapped__", None))
 
 
-def _filtered_jit(jax: Any, fn: Callable, args: list, kwargs: dict) -> tuple[Any, list, dict]:
+def _filtered_jit(jax: Any, fn: Callable, args: list, kwargs: dict,
+                  donated: tuple[int, ...] = ()) -> tuple[Any, list, dict]:
     """``jax.jit`` of ``fn`` tracing the arrays and shape structs among the leaves of ``args`` and
     ``kwargs`` (a model object's weights, as their shapes: nothing copied) and holding every other
     leaf static (a layer's sizes, its activation function), its result's non-array leaves
     dropped; with the arguments to lower it on. The traced leaves keep their places in the
-    user's objects, so JAX names each parameter by its path (``model.conv1.weight``)."""
+    user's objects, so JAX names each parameter by its path (``model.conv1.weight``). ``donated``:
+    the positional arguments whose buffers the function may reuse (``jit``'s ``donate_argnums``)."""
     import numpy as np
 
     flat, tree = jax.tree_util.tree_flatten((args, kwargs))
@@ -111,7 +113,7 @@ def _filtered_jit(jax: Any, fn: Callable, args: list, kwargs: dict) -> tuple[Any
         a2, k2 = jax.tree_util.tree_map(lambda d, s: s if d is None else d, (list(a), k), static, is_leaf=none)
         return [leaf for leaf in jax.tree_util.tree_leaves(fn(*a2, **k2)) if isinstance(leaf, jax.Array)]
 
-    return jax.jit(staged), list(dynamic_args), dict(dynamic_kwargs)
+    return jax.jit(staged, donate_argnums=donated), list(dynamic_args), dict(dynamic_kwargs)
 
 
 def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: str | None,
@@ -131,7 +133,10 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
     fn = target.obj
     wrapped = None
     if hasattr(fn, "lower") and _foreign_jit(fn):
-        jitted, args, kwargs = _filtered_jit(jax, fn.__wrapped__, args, kwargs)
+        # its donate= ("all": every argument's arrays; "all-except-first"), as filter_jit donates them
+        first, rest = bool(getattr(fn, "donate_first", False)), bool(getattr(fn, "donate_rest", False))
+        donated = tuple(i for i in range(len(args)) if (first if i == 0 else rest))
+        jitted, args, kwargs = _filtered_jit(jax, fn.__wrapped__, args, kwargs, donated)
         notify(f"{name} is Equinox's filter_jit; lowered its function with jax.jit, arrays traced and "
                "everything else static, as filter_jit does")
         wrapped = "jax.jit (arrays traced)"
