@@ -83,6 +83,9 @@ VALUE_CARRIERS = frozenset({"broadcast", "bitcast", "reshape", "convert", "copy"
 #: What hands a weight on without computing with it: the value carriers, and a slice (a scan's
 #: ``dynamic-slice`` of a stacked weight is that step's weight).
 WEIGHT_CARRIERS = VALUE_CARRIERS | frozenset({"dynamic-slice", "slice"})
+#: ... and a convolution's input gradient reads its kernel flipped (``reverse``): the weight still
+#: (:mod:`hloviz.analysis.scopes.instances` follows a layer's reads back to its weights through these).
+FLIPPED_WEIGHT_CARRIERS = WEIGHT_CARRIERS | frozenset({"reverse"})
 #: Ops that run nothing themselves: an argument, an element of a tuple, a buffer's bytes read under
 #: another shape (no kernel in an optimized module; a weight's ``bitcast`` is its layer's preparation).
 RUNS_NOTHING = frozenset({"parameter", "get-tuple-element", "bitcast"})

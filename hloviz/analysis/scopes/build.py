@@ -21,6 +21,7 @@ from ..kernels import SYNTHETIC_OP_NAMES, KernelReport
 from ..kernels import kernels as find_kernels
 from ..opnames import OpPath, parse_op_name
 from .call_gradients import file_call_gradients
+from .instances import split_instances
 from .labels import label_scopes
 from .order import order_children as _order_children
 from .order import order_like as _order_like
@@ -59,6 +60,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         moved, scoped = {id(i) for i in sums}, {id(i): op for i, op in filed}
         named = [(i, scoped.get(id(i), op)) for i, op in named if id(i) not in moved]
         unnamed = sums + unnamed
+    named = split_instances(module, named, callers)  # Equinox's layers of one class, by the weights they read
+    forward_scopes.update(op.scope for _i, op in named if op.phase == "forward")
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
     mark_recomputed_forward(module, filing.phase_of, filing.votes)
