@@ -70,3 +70,25 @@ def test_two_convolutions_of_one_class_are_two_scopes(tmp_path, capsys):
     kernels = {k["name"]: k for k in stats_json(tmp_path, capsys, "eqx_cnn_step")["kernels"]}
     for name in pooled:
         assert kernels[name]["layer"].startswith("eqx.nn.MaxPool2d/eqx.nn.Pool"), kernels[name]["layer"]
+
+
+def test_an_encoders_layers_are_named_by_their_blocks(tmp_path, capsys):
+    """Round 63 (``benchmarks/heldout/round63_jax.py``, written after the rule, unseen while it was
+    built): two blocks of ``LayerNorm``, ``MultiheadAttention``, two ``Linear``s. Each block's
+    layers come out under the block's own path (``blocks[0]/up``), not the class; the
+    attention's query, key and value projections, which read one input, stay together in the
+    class (no holder of their own can be told), and so do the residual gradients JAX sums under
+    ``eqx.nn.LayerNorm``."""
+    post = _text(HERE / "eqx_encoder_step_post.hlo.gz")
+    weights = _weights(post)
+    assert {f"model.blocks[{b}].{layer}.weight" for b in (0, 1) for layer in ("up", "down", "norm1", "norm2")} <= set(weights)
+    batch, tokens = (int(n) for n in re.search(r"s32\[(\d+),(\d+)\]\{[\d,]*\} parameter\(\d+\), metadata=\{op_name=\"tokens\"", post).groups())
+    rows = {r["scope"]: r for r in stats_json(tmp_path, capsys, "eqx_encoder_step", "--by", "scope", "--all")["scopes"]}
+    for b in (0, 1):
+        for layer in ("norm1", "norm2", "up", "down"):
+            assert f"blocks[{b}]/{layer}" in rows, sorted(rows)
+        for layer in ("up", "down"):
+            out_dim, in_dim = weights[f"model.blocks[{b}].{layer}.weight"]
+            one_product = 2 * batch * tokens * in_dim * out_dim
+            assert rows[f"blocks[{b}]/{layer}"]["flops"] >= one_product  # its forward product at least
+    assert rows["blocks[0]"]["flops"] < rows["eqx_encoder_step"]["flops"]

@@ -11,9 +11,11 @@ user's path (the entry parameter ``model.layers[2].weight``).
 an instruction with its operands in the scope, and instructions reading one value from outside
 it (a layer's forward ``dot`` and its weight gradient read the same activation, or argument; its
 input gradient and its weight gradient the same incoming gradient) — and names each group that reads
-the weights of one holder alone after that holder (``layers[2]``, ``conv1``). A group reading
+the weights of one holder alone after that holder: inside the one layer holding them by its last
+attribute (``eqx.nn.MLP/layers[2]``), else by its whole path (``conv1``; two blocks' attention
+output projections ``blocks[0]/attn/output_proj``, beside ``blocks[0]/norm1``). A group reading
 two holders' weights, or none, stays in the class's scope: q, k and v projections reading one
-input stay together, as before.
+input stay together, and the gradient sums JAX names after a layer (``add_any``) join nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ __all__ = ["split_instances"]
 
 #: How JAX begins the scope segment of an Equinox layer: its class (``eqx.nn.Linear``).
 _CLASS = "eqx.nn."
+#: The op JAX names a sum of gradients by (``…/add_any``).
+_SUM = "add_any"
 #: The last attribute or index of a weight's path (``.weight``, ``['kernel']``, ``[0]``).
 _LEAF = re.compile(r"(?:\.\w+|\[[^\]]*\])$")
 
@@ -52,18 +56,39 @@ def split_instances(module: HloModule, named: list[tuple[Instruction, OpPath]],
     holder_of = _holders(module)
     out = list(named)
     for scope, ks in by_scope.items():
-        groups = _groups([named[k][0] for k in ks], holder_of, callers)
+        groups = _groups([named[k][0] for k in ks], holder_of, callers,
+                         {j for j, k in enumerate(ks) if named[k][1].op == _SUM})
         forward = {h for members, h in groups if h is not None and any(named[ks[j]][1].phase == "forward" for j in members)}
         if len(forward) < 2:
             continue  # one layer of this class, or a layer of no weights (a pool called twice): as JAX wrote it
+        # inside one layer holding them (an ``eqx.nn.MLP``): named in it; inside several (the two
+        # blocks' ``eqx.nn.MultiheadAttention``): by the whole path, ``blocks[0]/attn/output_proj``
+        containers = {_segments(h)[:-1] for _m, h in groups if h is not None}
         for members, holder in groups:
             if holder is None:
                 continue
-            renamed = scope[:-1] + (holder,)
+            renamed = _renamed(scope, holder, whole=len(containers) > 1)
             for j in members:
                 op = named[ks[j]][1]
                 out[ks[j]] = (named[ks[j]][0], OpPath(renamed, op.op, op.phase, op.raw))
     return out
+
+
+def _renamed(scope: tuple[str, ...], holder: str, *, whole: bool) -> tuple[str, ...]:
+    """``scope`` with its Equinox layer (``eqx.nn.Linear``) named as the holder of its weights:
+    below the layers holding it by the holder's last attribute (``eqx.nn.MLP/layers[2]``), or,
+    ``whole``, with every Equinox class in the path given as the attributes the user wrote
+    (``blocks[0].attn.output_proj`` → ``blocks[0]/attn/output_proj``), which JAX's names leave out."""
+    parts = _segments(holder)
+    if not whole:
+        return scope[:-1] + parts[-1:]
+    first = next(k for k, part in enumerate(scope) if part.startswith(_CLASS))
+    return scope[:first] + parts
+
+
+def _segments(holder: str) -> tuple[str, ...]:
+    """A holder's attributes (``blocks[0].attn`` → ``blocks[0]``, ``attn``; dots inside brackets kept)."""
+    return tuple(p for p in re.split(r"\.(?![^\[]*\])", holder) if p)
 
 
 def _holders(module: HloModule) -> dict[int, str]:
@@ -84,49 +109,23 @@ def _holders(module: HloModule) -> dict[int, str]:
     return out
 
 
-def _groups(insts: list[Instruction], holder_of: Mapping[int, str], callers: Mapping[str, Instruction]
-            ) -> list[tuple[list[int], str | None]]:
+def _groups(insts: list[Instruction], holder_of: Mapping[int, str], callers: Mapping[str, Instruction],
+            apart: set[int]) -> list[tuple[list[int], str | None]]:
     """``insts`` (one scope's) joined by data flow, each group with the one holder whose weights
-    it reads (None: none, or two)."""
-    index = {id(i): j for j, i in enumerate(insts)}
-    parent = list(range(len(insts)))
-
-    def find(j: int) -> int:
-        while parent[j] != j:
-            parent[j] = parent[parent[j]]
-            j = parent[j]
-        return j
-
-    readers: dict[int, int] = {}  # id(value from outside the scope) → the first instruction reading it
-    reads: list[set[str]] = [set() for _ in insts]
-    for j, inst in enumerate(insts):
-        comp = inst.parent
-        caller = callers.get(comp.name) if comp is not None else None
-        if caller is not None and id(caller) in index:  # a reducer's ``add``: its reduce's
-            parent[find(j)] = find(index[id(caller)])
-        for o in inst.operands:
-            if id(o) in index:
-                parent[find(j)] = find(index[id(o)])
-                continue
-            source = _source(o, callers)
-            if id(source) in holder_of:
-                reads[j].add(holder_of[id(source)])
-                continue
-            if source.opcode in ("constant", "iota") or (source.opcode == "broadcast" and source.operands
-                                                         and source.operands[0].opcode == "constant"):
-                continue  # a literal XLA shares between layers
-            # the same value read (a whole argument, ``x``; an activation, transposed or not): joined
-            first = readers.setdefault(id(source), j)
-            parent[find(j)] = find(first)
+    it reads (None: none, or two). ``apart``: the indexes of sums of gradients, which join nothing
+    (JAX names the sum of the gradients two layers send back to one value after the first of
+    them: a pre-norm block's residual gradient, ``…/eqx.nn.LayerNorm/add_any``, joined its two norms)."""
+    joins = _Joins(len(insts))
+    reads = _join(insts, holder_of, callers, apart, joins)
     members: dict[int, list[int]] = {}
     for j in range(len(insts)):
-        members.setdefault(find(j), []).append(j)
-    groups = [(group, set().union(*(reads[j] for j in group))) for group in members.values()]
+        members.setdefault(joins.find(j), []).append(j)
     # a group reading no weight, in a kernel that reads one layer's weights, is that layer's: after
     # optimization a bias gradient's ``reduce`` shares its fusion with the update of that bias
     by_kernel: dict[int, set[str]] = {}
     out = []
-    for group, holders in groups:
+    for group in members.values():
+        holders = set().union(*(reads[j] for j in group))
         if not holders:
             near: set[str] = set()
             for comp in {id(insts[j].parent): insts[j].parent for j in group}.values():
@@ -136,6 +135,74 @@ def _groups(insts: list[Instruction], holder_of: Mapping[int, str], callers: Map
                     near |= by_kernel[id(comp)]
             holders = near if len(near) == 1 else holders
         out.append((group, next(iter(holders)) if len(holders) == 1 else None))
+    return _with_call_sites(insts, out, apart)
+
+
+class _Joins:
+    """Which instructions data flow joins (union-find over their indexes)."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, j: int) -> int:
+        parent = self.parent
+        while parent[j] != j:
+            parent[j] = parent[parent[j]]
+            j = parent[j]
+        return j
+
+    def join(self, a: int, b: int) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+
+def _join(insts: list[Instruction], holder_of: Mapping[int, str], callers: Mapping[str, Instruction],
+          apart: set[int], joins: _Joins) -> list[set[str]]:
+    """Join ``insts`` by their operands in the scope, their reducer's caller, and the values from
+    outside they read alike; return the holders whose weights each reads."""
+    index = {id(i): j for j, i in enumerate(insts)}
+    readers: dict[int, int] = {}  # id(value from outside the scope) → the first instruction reading it
+    reads: list[set[str]] = [set() for _ in insts]
+    for j, inst in enumerate(insts):
+        if j in apart or inst.opcode == "fusion":
+            continue  # (a kernel's call site: its fused instructions join by what they read, one
+            # layer's each where XLA put several layers' bias gradients in one multi-output fusion)
+        caller = callers.get(inst.parent.name) if inst.parent is not None else None
+        if caller is not None and caller.opcode != "fusion" and index.get(id(caller), -1) not in apart | {-1}:
+            joins.join(j, index[id(caller)])  # a reducer's ``add``: its reduce's
+        for o in inst.operands:
+            if id(o) in index:
+                if index[id(o)] not in apart:
+                    joins.join(j, index[id(o)])
+                continue
+            source = _source(o, callers)
+            if id(source) in holder_of:
+                reads[j].add(holder_of[id(source)])
+            elif not _literal(source):  # (a literal XLA shares between layers joins none)
+                # the same value read (a whole argument, ``x``; an activation, transposed or not): joined
+                joins.join(j, readers.setdefault(id(source), j))
+    return reads
+
+
+def _literal(inst: Instruction) -> bool:
+    return inst.opcode in ("constant", "iota") or (inst.opcode == "broadcast" and bool(inst.operands)
+                                                   and inst.operands[0].opcode == "constant")
+
+
+def _with_call_sites(insts: list[Instruction], groups: list[tuple[list[int], str | None]],
+                     apart: set[int]) -> list[tuple[list[int], str | None]]:
+    """``groups`` with each kernel's call site (a ``fusion`` of the scope) given the holder of its
+    fused work, where that is one layer's."""
+    inside: dict[int, set[str]] = {}
+    for group, holder in groups:
+        for j in group:
+            if insts[j].parent is not None:
+                inside.setdefault(id(insts[j].parent), set()).add(holder or "")
+    out = list(groups)
+    for j, inst in enumerate(insts):
+        if inst.opcode == "fusion" and j not in apart:
+            found = set().union(*(inside.get(id(c), set()) for c in inst.called_computations))
+            one = next(iter(found)) if len(found) == 1 else ""
+            out = [(g, h) for g, h in out if g != [j]] + [([j], one or None)]
     return out
 
 
