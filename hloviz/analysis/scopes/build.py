@@ -60,8 +60,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
         moved, scoped = {id(i) for i in sums}, {id(i): op for i, op in filed}
         named = [(i, scoped.get(id(i), op)) for i, op in named if id(i) not in moved]
         unnamed = sums + unnamed
-    named = split_instances(module, named, callers)  # Equinox's layers of one class, by the weights they read
-    forward_scopes.update(op.scope for _i, op in named if op.phase == "forward")
+    named = split_instances(module, named, callers, forward_scopes)  # Equinox's layers of one class, by their weights
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
     mark_recomputed_forward(module, filing.phase_of, filing.votes)

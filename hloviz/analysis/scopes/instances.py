@@ -38,14 +38,19 @@ _LEAF = re.compile(r"(?:\.\w+|\[[^\]]*\])$")
 
 
 def split_instances(module: HloModule, named: list[tuple[Instruction, OpPath]],
-                    callers: Mapping[str, Instruction]) -> list[tuple[Instruction, OpPath]]:
+                    callers: Mapping[str, Instruction], forward_scopes: set[tuple[str, ...]]
+                    ) -> list[tuple[Instruction, OpPath]]:
     """``named`` with the op paths of Equinox layers' instructions renamed after the holder of the
     weights they read, where one class scope holds the work of two or more holders
     (``callers``: computation name → an instruction calling it, to follow a fused parameter out
-    to the entry parameter it is)."""
+    to the entry parameter it is); the new scopes of forward work are added to ``forward_scopes``."""
     by_scope: dict[tuple[str, ...], list[int]] = {}
+    layer: dict[int, bool] = {}  # id(OpPath) → an Equinox layer's (instructions of one op share one)
     for k, (_inst, op) in enumerate(named):
-        if len(op.scope) > 1 and op.scope[-1].startswith(_CLASS):
+        hit = layer.get(id(op))
+        if hit is None:
+            hit = layer[id(op)] = len(op.scope) > 1 and op.scope[-1].startswith(_CLASS)
+        if hit:
             by_scope.setdefault(op.scope, []).append(k)
     # a layer holding layers (``eqx.nn.MLP`` of ``eqx.nn.Linear``s) reads none of its own weights: its
     # sub-layers' scopes are split, not it (its activations, fused with their bias adds, would be)
@@ -71,6 +76,8 @@ def split_instances(module: HloModule, named: list[tuple[Instruction, OpPath]],
             for j in members:
                 op = named[ks[j]][1]
                 out[ks[j]] = (named[ks[j]][0], OpPath(renamed, op.op, op.phase, op.raw))
+                if op.phase == "forward":
+                    forward_scopes.update(renamed[:n] for n in range(1, len(renamed) + 1))
     return out
 
 
