@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -61,38 +62,34 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def test_an_equinox_step_is_captured_with_its_parameters_named(tmp_path):
-    pytest.importorskip("equinox")
-    script = tmp_path / "eqx_step.py"
-    script.write_text(SCRIPT, encoding="utf-8")
-    oracle = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True)
-    paths = json.loads(oracle.stdout)["paths"]
-    assert len(paths) == 6 and paths[0].startswith("model.layers[0]")  # 3 layers, a weight and a bias each
+def _dumped(tmp_path: Path, source: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """``hloviz dump`` of ``source``'s ``step`` (written to a file of its own): the run and its folder."""
+    script = tmp_path / "user_step.py"
+    script.write_text(source, encoding="utf-8")
     out = tmp_path / "cap"
     run = subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
                          capture_output=True, text=True, timeout=300, check=False)
+    return run, out
+
+
+def test_an_equinox_step_is_captured_with_its_parameters_named_and_xlas_flops(tmp_path):
+    pytest.importorskip("equinox")
+    run, out = _dumped(tmp_path, SCRIPT)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "arrays traced and everything else static" in " ".join(run.stderr.split())
+    oracle = json.loads(subprocess.run([sys.executable, str(tmp_path / "user_step.py")], capture_output=True,
+                                       text=True, timeout=300, check=True).stdout)
+    paths = oracle["paths"]
+    assert len(paths) == 6 and paths[0].startswith("model.layers[0]")  # 3 layers, a weight and a bias each
     pre = (out / "pre.hlo").read_text(encoding="utf-8")
     assert re.match(r"HloModule jit_step\b", pre)
     entry = pre[pre.index("\nENTRY"):]
     named = dict(re.findall(r"parameter\((\d+)\)[^\n]*?op_name=\"([^\"]+)\"", entry))
     assert sorted(v for v in named.values() if v.startswith("model")) == sorted(paths)
     assert {"x", "y"} <= set(named.values())
-
-
-def test_an_equinox_steps_flops_are_xlas(tmp_path):
-    pytest.importorskip("equinox")
-    script = tmp_path / "eqx_step.py"
-    script.write_text(SCRIPT, encoding="utf-8")
-    oracle = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True)
-    xla = json.loads(oracle.stdout)["xla_flops"]
-    out = tmp_path / "cap"
-    subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
-                   capture_output=True, text=True, timeout=300, check=True)
     stats = subprocess.run([sys.executable, "-m", "hloviz", "stats", str(out), "--json"],
                            capture_output=True, text=True, timeout=300, check=True)
-    assert xla > 1000 and json.loads(stats.stdout)["flops"] == round(xla)
+    assert oracle["xla_flops"] > 1000 and json.loads(stats.stdout)["flops"] == round(oracle["xla_flops"])
 
 
 NNX_SCRIPT = textwrap.dedent('''
@@ -124,15 +121,11 @@ def test_a_flax_nnx_step_keeps_the_update_it_makes_in_place(tmp_path):
     changes in place. Lowered as ``filter_jit`` is, the step returned its loss alone and XLA
     dropped the optimizer's update as dead code."""
     pytest.importorskip("flax.nnx")
-    script = tmp_path / "nnx_step.py"
-    script.write_text(NNX_SCRIPT, encoding="utf-8")
-    params = int(subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                                check=True).stdout.split()[-1])
-    assert params == 4
-    out = tmp_path / "cap"
-    run = subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
-                         capture_output=True, text=True, timeout=300, check=False)
+    run, out = _dumped(tmp_path, NNX_SCRIPT)
     assert run.returncode == 0, run.stderr[-2000:]
+    params = int(subprocess.run([sys.executable, str(tmp_path / "user_step.py")], capture_output=True, text=True,
+                                timeout=300, check=True).stdout.split()[-1])
+    assert params == 4
     post = (out / "post.hlo").read_text(encoding="utf-8")
     layout = re.search(r"entry_computation_layout=\{\((.*)\)->\((.*?)\)\}", post.split("\n", 1)[0])
     assert layout is not None  # a tuple of results: the loss and the new state
@@ -163,11 +156,7 @@ def test_an_equinox_steps_donation_is_kept(tmp_path, donate, model_aliased):
     the optimized module's ``input_output_alias`` names the model's six arrays (parameters 0–5).
     With "all-except-first" only ``x`` (parameter 6) may be reused, with "none" nothing."""
     pytest.importorskip("equinox")
-    script = tmp_path / "donating.py"
-    script.write_text(DONATING.replace("DONATE", donate), encoding="utf-8")
-    out = tmp_path / "cap"
-    run = subprocess.run([sys.executable, "-m", "hloviz", "dump", f"{script}:step", "-o", str(out)],
-                         capture_output=True, text=True, timeout=300, check=False)
+    run, out = _dumped(tmp_path, DONATING.replace("DONATE", donate))
     assert run.returncode == 0, run.stderr[-2000:]
     header = (out / "post.hlo").read_text(encoding="utf-8").split("\n", 1)[0]
     m = re.search(r"input_output_alias=\{(.*?)\}\s*,\s*entry_computation_layout", header)
