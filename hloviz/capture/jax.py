@@ -77,7 +77,7 @@ def _to_jax_arg(jax: Any, spec: TensorSpec | LiteralArg | PytreeArg, sharding: A
     return jax.ShapeDtypeStruct(spec.dims, dtype, sharding=sharding)
 
 
-def _foreign_jit(fn: Any) -> bool:
+def _equinox_jit(fn: Any) -> bool:
     """Whether ``fn`` is Equinox's ``filter_jit``, which traces arrays only: its ``lower`` gives no
     JAX ``Lowered`` and takes shape structs for values ("A ShapeDtypeStruct does not have a
     value"), so the function it wraps is lowered here. (Not Flax's ``nnx.jit``: it lowers as JAX
@@ -132,7 +132,7 @@ def capture_jax(target: PythonTarget, arg_options: tuple[str, ...], *, device: s
 
     fn = target.obj
     wrapped = None
-    if hasattr(fn, "lower") and _foreign_jit(fn):
+    if hasattr(fn, "lower") and _equinox_jit(fn):
         # its donate= ("all": every argument's arrays; "all-except-first"), as filter_jit donates them
         first, rest = bool(getattr(fn, "donate_first", False)), bool(getattr(fn, "donate_rest", False))
         donated = tuple(i for i in range(len(args)) if (first if i == 0 else rest))
