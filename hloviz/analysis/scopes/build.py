@@ -4,7 +4,8 @@ In: a module (and, optionally, its kernels, its parameters' names, another tree 
 like, the Keras layers a capture recorded). Out: its :class:`~.tree.ScopeTree`. The rules are
 :func:`hloviz.analysis.scopes.build_scope_tree`'s; this module reads op names
 (:mod:`hloviz.analysis.opnames`) and places unnamed instructions (by their caller, or by data
-flow: :class:`hloviz.analysis.attribution.FlowPlacer`), then hands the tree to the steps of
+flow: :class:`hloviz.analysis.attribution.FlowPlacer`; an Equinox layer's op names are first told
+apart from its class's other layers by :mod:`.instances`), then hands the tree to the steps of
 their own modules: :mod:`.order` (scopes as the program runs them), :mod:`.labels` (Keras layer
 names), :mod:`.weights` (parameters into their layers) and :mod:`.totals` (phases and kernels
 per scope).
