@@ -42,6 +42,9 @@ DATA_MOVEMENT = frozenset({
 })
 DOT = frozenset({"dot", "ragged-dot", "scaled-dot", "sparse-dot"})
 CONVOLUTION = frozenset({"convolution", "fft", "triangular-solve", "cholesky"})
+#: A pass's products: a loop whose body runs them both forward and backward runs micro-batches
+#: (:func:`hloviz.render.tree.layers._passes_run`), not a recurrence.
+PRODUCTS = DOT | CONVOLUTION
 REDUCE = frozenset({"reduce", "reduce-window", "select-and-scatter", "sort", "top-k", "all-reduce",
                     "reduce-scatter", "all-reduce-start", "all-reduce-done"})
 #: The "control-flow" display category: ops that run other computations, or start and finish

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from ..ir import Computation, HloModule, Instruction
 from ..opcodes import BODY_CALLERS, LITERAL_SOURCES, VALUE_FORWARDING_CALLERS
 
-__all__ = ["made_of_literals", "mark_after_gradients", "mark_optimizer"]
+__all__ = ["has_backward", "made_of_literals", "mark_after_gradients", "mark_optimizer", "runs_backward"]
 
 
 def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
@@ -42,9 +42,13 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
     walk.computation(entry, frozenset())
     for inst in walk.found:
         phase_of[inst] = "optimizer"
-    found = walk.found + _feeding_only_the_optimizer(module, phase_of, candidate, walk.visited)
+    # a loop that computes gradients serves the optimizer, and is not its work: TF's ``for i in
+    # tf.range(4)`` accumulating four micro-batches' gradients (its ``while`` at the top, whose
+    # results Adam alone reads) was called the optimizer's, its forward and backward passes with it
+    kept = lambda i: candidate(i) and not walk.computes_gradients(i)  # noqa: E731
+    found = walk.found + _feeding_only_the_optimizer(module, phase_of, kept, walk.visited)
     if found or "optimizer" in phase_of.values():  # (a Keras optimizer is named: its step count is not)
-        found += _bookkeeping(entry, phase_of, candidate)
+        found += _bookkeeping(entry, phase_of, kept)
     return found
 
 
@@ -235,7 +239,7 @@ class _Walk:
                 if hit:
                     tainted.add(id(inst))
                     if id(inst) not in self._marked and self.phase_of.get(inst) == "forward" \
-                            and self.candidate(inst) and not self._computes_gradients(inst):
+                            and self.candidate(inst) and not self.computes_gradients(inst):
                         self._marked.add(id(inst))
                         self.found.append(inst)
         finally:
@@ -307,7 +311,7 @@ class _Walk:
             carried = grown
         return carried
 
-    def _computes_gradients(self, inst: Instruction) -> bool:
+    def computes_gradients(self, inst: Instruction) -> bool:
         """Whether ``inst`` is a ``call`` (a loop, a branch) of the backward pass itself (or takes an
         element of what such a call returns; a fusion keeps the phase its name gives). ``jax.grad`` called in a
         ``lax.scan`` over micro-batches is a ``closed_call`` named like the step's own ops, whose
@@ -318,15 +322,27 @@ class _Walk:
         its first weight's update, a frame ``hidden/optimizer`` around the whole program)."""
         if inst.opcode == "get-tuple-element" and inst.operands:
             inst = inst.operands[0]
-        return inst.opcode in BODY_CALLERS and any(self.has_backward(c) for c in inst.called_computations)
+        return runs_backward(inst, self.phase_of.get, self._has_backward)
 
     def has_backward(self, comp: Computation) -> bool:
         """Whether ``comp`` or anything it calls holds a backward instruction."""
-        key = id(comp)
-        hit = self._has_backward.get(key)
-        if hit is None:
-            self._has_backward[key] = False  # cycle guard
-            hit = any(self.phase_of.get(i) == "backward" or any(self.has_backward(c) for c in i.called_computations)
-                      for i in comp.instructions)
-            self._has_backward[key] = hit
-        return hit
+        return has_backward(comp, self.phase_of.get, self._has_backward)
+
+
+def has_backward(comp: Computation, phase: Callable[[Instruction], str | None], memo: dict[int, bool]) -> bool:
+    """Whether ``comp`` or anything it calls holds an instruction ``phase`` calls ``backward``
+    (``memo``: id(computation) → the answer, shared by the calls of one question)."""
+    key = id(comp)
+    hit = memo.get(key)
+    if hit is None:
+        memo[key] = False  # cycle guard
+        hit = any(phase(i) == "backward" or any(has_backward(c, phase, memo) for c in i.called_computations)
+                  for i in comp.instructions)
+        memo[key] = hit
+    return hit
+
+
+def runs_backward(inst: Instruction, phase: Callable[[Instruction], str | None], memo: dict[int, bool]) -> bool:
+    """Whether ``inst`` is a loop, a branch or a call whose computations hold backward work: it
+    computes gradients (TF's ``for`` over micro-batches), whatever its own name says."""
+    return inst.opcode in BODY_CALLERS and any(has_backward(c, phase, memo) for c in inst.called_computations)

@@ -14,13 +14,13 @@ tree its cut is chosen from; what a cut then does to the view's units is
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ...analysis.attribution import common_scope
 from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction
-from ...opcodes import BODY_CALLERS, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
+from ...opcodes import BODY_CALLERS, PRODUCTS, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
 from .bookkeeping import (
     close_bookkeeping,
     close_losses,
@@ -87,6 +87,8 @@ class _Routes:
         self._steps: dict[int, list[Step]] = {}
         self._places: dict[str, list[Step]] = {}
         self._top_pos: dict[str, int] = {}
+        #: The op names of the module's ``while`` ops (:meth:`_outside_loops`), once asked.
+        self._loops: set[str] | None = None
 
     def scope_of(self, inst: Instruction) -> Scope | None:
         """``inst``'s own scope (from its op name, or its fusion's), noting the layer it updates."""
@@ -97,9 +99,34 @@ class _Routes:
         elif key not in self.own and scopes is not None:
             self.own[key] = _fusion_scope(inst, scopes) if inst.opcode == "fusion" else _named(self.of.get(inst))
             target = update_target(inst, self.updates) if self.updates else None
-            if target is not None:
+            if target is not None and (target := self._outside_loops(target, self.own[key])) is not None:
                 self.updating[key] = target
         return self.own[key]
+
+    def _outside_loops(self, layer: Scope, own: Scope | None) -> Scope | None:
+        """``layer``, or where ``layer`` lies below the scope of a loop of micro-batches (a ``while``
+        op named as the scope is, :meth:`_loop_names`) that the update, filed in ``own``, is not in, the scope holding the outermost
+        such loop (None: the top). A layer run only inside a loop of micro-batches (TF's ``for``
+        over ``tf.range``: the loop's scope ``while`` above the layer's) is updated once, after
+        it: drawn in the layer, Adam's update stood inside a frame ``while`` that the loop never
+        ran. A Keras LSTM's update goes to ``lstm``, which holds its loop ``lstm/while``."""
+        loops = self._loop_names()  # (the loop itself is filed at the level its op name's scope is in)
+        out: Scope | None = layer
+        for scope in layer.ancestors():
+            if scope.kind == "scope" and scope.path in loops and (own is None or not scope.contains(own)):
+                out = _named(scope.parent)
+        return out
+
+    def _loop_names(self) -> set[str]:
+        """The op names of the module's ``while`` ops whose bodies run a forward and a backward
+        pass, their products both (TF names a loop's tuples as the loop): loops of micro-batches.
+        Not a recurrence: an RNN's forward loop only stacks what its gradient will read, and a
+        hand-written one's ``while/cell`` is its loop's own layer."""
+        if self._loops is None:
+            phase = self.scopes.phase_of if self.scopes is not None else (lambda _i: "forward")
+            self._loops = {i.metadata.op_name for c in self.g.module.computations for i in c.instructions
+                           if i.opcode == "while" and _passes_run(i, phase) >= {"forward", "backward"}}
+        return self._loops
 
     def place_computation(self, comp: Computation) -> None:
         """Give every instruction of the top-level ``comp`` a scope: its own; for inputs without
@@ -144,6 +171,9 @@ class _Routes:
         names it in its layer's box); else the innermost scope all its users share."""
         users = tuple(users)
         if inst.opcode == "parameter" or (inst.opcode == "constant" and inst.shape.dims and self.g.module.is_scheduled):
+            if self.updates and any(self.own.get(id(u)) is None and u.opcode in ("while", "tuple")
+                                     and u.metadata.op_name in self._loop_names() for u in users):
+                return None  # a weight a loop of micro-batches at the top reads is drawn with it
             first = next((u for u in users if self.own.get(id(u)) is not None), None)
             if first is not None:
                 layer = self.updating.get(id(first))
@@ -219,6 +249,19 @@ def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
         if s.kind == "scope":
             return s
     return _named(scopes.filing.get(fusion))
+
+
+def _passes_run(loop: Instruction, phase: Callable[[Instruction], str]) -> set[str]:
+    """The phases of the products (dots, convolutions) ``loop``'s computations run, nested ones too."""
+    found: set[str] = set()
+    todo, seen = list(loop.called_computations), set()
+    while todo:
+        comp = todo.pop()
+        if id(comp) not in seen:
+            seen.add(id(comp))
+            found.update(phase(i) for i in comp.instructions if i.opcode in PRODUCTS)
+            todo += [c for i in comp.instructions for c in i.called_computations]
+    return found
 
 
 def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = True, overview: bool = False) -> Tree:

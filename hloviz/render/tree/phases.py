@@ -1,23 +1,24 @@
 """A training step whose op names carry no scope of its own, cut by phase.
 
 A JAX step written without a module library names its ops ``jit(train_step)/mul`` (forward),
-``…/transpose(jvp())/…`` (backward) and, for optax's update, like the forward pass again:
-nothing in the names says layer, loss or optimizer. Its units go into one scope per phase,
-:data:`PHASE_SCOPES` — ``(forward)``, ``(loss)`` (what the step returns of the forward pass),
-``(backward)``, ``(optimizer)`` — each phase found by data flow where the names cannot tell
-(:func:`by_phase`), and the forward pass's leaves are where a step's blocks are cut
-(:func:`forward_leaves`). Used by :mod:`.layers`' :func:`~.layers.scope_tree`, which also
-draws closed, in a training step's overview, a layer whose own work runs in both passes
-(:func:`close_split_layers`) and a block of loose ops beside named layers
-(:func:`close_loose_blocks`): once the cut is fitted, so that nothing opens in their place.
+``…/transpose(jvp())/…`` (backward) and, for optax's update, like the forward pass again: nothing
+in the names says layer, loss or optimizer. Its units go into one scope per phase, :data:`PHASE_SCOPES`
+— ``(forward)``, ``(loss)`` (what the step returns of the forward pass), ``(backward)``,
+``(optimizer)`` — each phase found by data flow where the names cannot tell (:func:`by_phase`), and
+the forward pass's leaves are where a step's blocks are cut (:func:`forward_leaves`). Used by
+:mod:`.layers`' :func:`~.layers.scope_tree`, which also draws closed, in a training step's overview,
+a layer whose own work runs in both passes (:func:`close_split_layers`) and a block of loose ops
+beside named layers (:func:`close_loose_blocks`): once the cut is fitted, so that nothing opens there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
-from ...opcodes import LOOSE_APART, RUNS_NOTHING, SCOPE_INPUTS, SCOPE_PLUMBING
+from ...analysis.phase_flow import made_of_literals, runs_backward
+from ...opcodes import LOOSE_APART, RUNS_NOTHING, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
 from .blocks import MIN_BLOCK
 from .model import Unit, ViewGraph
 from .nodes import UNUSED, Step, Tree, TreeNode, by_end, parents_first, size_from_children
@@ -66,9 +67,12 @@ def by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str
         succ.setdefault(a, []).append(b)
         pred.setdefault(b, []).append(a)
     roots = frozenset(leaf for _, leaf in routes if g.units[int(leaf[1:])].root)
-    _after_backward(phase, succ, pred, roots, _reading_nothing(g, phase))
-    _loss_tail(phase, succ, pred, roots, {leaf for _, leaf in routes
-                                          if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)})
+    memo: dict[int, bool] = {}  # a loop that computes gradients serves the optimizer: it keeps its phase
+    loops = {k for k in phase if any(runs_backward(m, scopes.phase_of, memo) for m in g.units[int(k[1:])].members)}
+    idle = {k for k in phase if all(m.opcode in RUNS_NOTHING or m.opcode in TUPLE for m in g.units[int(k[1:])].members)}
+    _after_backward(phase, succ, pred, roots, _reading_nothing(g, phase), keep=loops, idle=idle)
+    _loss_tail(phase, succ, pred, roots, loops | {leaf for _, leaf in routes
+                                                  if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)})
     out = []
     for route, leaf in routes:
         if len(route) > 1 or leaf in roots:  # the ROOT hands out every phase's results: none holds it
@@ -89,8 +93,6 @@ def _reading_nothing(g: ViewGraph, phase: Mapping[str, str]) -> frozenset[str]:
     """The backward leaves of ``phase`` whose every instruction is made of literals alone
     (:func:`hloviz.analysis.phase_flow.made_of_literals`): buffers the backward pass fills, no
     gradients."""
-    from ...analysis.phase_flow import made_of_literals
-
     fixed: dict[int, set[int]] = {}
     out = set()
     for leaf, p in phase.items():
@@ -111,30 +113,44 @@ def _reading_nothing(g: ViewGraph, phase: Mapping[str, str]) -> frozenset[str]:
 
 
 def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
-                    roots: frozenset[str], empty: frozenset[str] = frozenset()) -> None:
+                    roots: frozenset[str], empty: AbstractSet[str] = frozenset(), keep: AbstractSet[str] = frozenset(),
+                    idle: AbstractSet[str] = frozenset()) -> None:
     """Work the op names call ``forward`` that reads the backward pass's results is the
     optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
     ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
     every parameter; and what feeds only that work — the ``roots`` aside (the ROOT returns the
-    new weights and the loss: an unseen MLP's loss was filed as the optimizer's). ``empty``:
-    backward leaves made of literals alone, which carry no gradient (:func:`_reading_nothing`)."""
-    stack = [k for k, p in phase.items() if p == "backward" and k not in empty]
-    seen = set(stack)
-    while stack:
-        for nxt in succ.get(stack.pop(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-                if phase.get(nxt) == "forward":
-                    phase[nxt] = "optimizer"
+    new weights and the loss: an unseen MLP's loss was filed as the optimizer's). ``empty``: backward
+    leaves made of literals alone, which carry no gradient (:func:`_reading_nothing`); ``keep``: leaves
+    that keep their phase (loops that compute gradients). Nor is work the backward pass reads the
+    optimizer's, which nothing differentiates (``idle`` tuples aside: they go where their users go):
+    ``tf.recompute_grad`` runs its block again from a dummy ``x + 0 · gradient`` (its data dependency
+    on the gradient; XLA keeps no control dependency), and the recomputed layers were titled
+    ``res_in_5 · optimizer``; nor work whose value reaches no result (the recomputed block's output)."""
+    backward = [k for k, p in phase.items() if p == "backward" and k not in empty]
+    read, live = _reaching(backward, pred), _reaching(roots, pred)
+    for nxt in _reaching(backward, succ) - set(backward):
+        if phase.get(nxt) == "forward" and nxt not in keep and (nxt not in read or nxt in idle) and nxt in live:
+            phase[nxt] = "optimizer"
     # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
     stack = [k for k, p in phase.items() if p == "optimizer"]
     while stack:
         for src in pred.get(stack.pop(), ()):
             users = [u for u in succ.get(src, ()) if u not in roots]
-            if phase.get(src) == "forward" and users and all(phase.get(u) == "optimizer" for u in users):
+            if phase.get(src) == "forward" and src not in keep and users and all(
+                    phase.get(u) == "optimizer" for u in users):
                 phase[src] = "optimizer"
                 stack.append(src)
+
+
+def _reaching(starts: Iterable[str], edges: Mapping[str, list[str]]) -> set[str]:
+    """``starts`` and every leaf ``edges`` lead to from them."""
+    out, stack = set(starts), list(starts)
+    while stack:
+        for nxt in edges.get(stack.pop(), ()):
+            if nxt not in out:
+                out.add(nxt)
+                stack.append(nxt)
+    return out
 
 
 def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
