@@ -141,3 +141,60 @@ def test_a_loops_plumbing_read_by_the_gradient_loop_is_no_box_of_its_own(tmp_pat
     for picture in (c["picture"] for c in json.loads(out.read_text(encoding="utf-8"))["columns"]):
         empty = [n["rows"] for n in picture["nodes"] if not n["instructions"] or "0 instructions" in n["rows"]]
         assert empty == [], empty
+
+
+def test_a_losss_element_count_is_the_losss_work(tmp_path):
+    # ``tf.reduce_mean(tf.square(out - target))``: the mean's count (``4 * 16``, made of literals,
+    # read by the loss alone) was drawn in an ``optimizer`` frame above the loss
+    pre = _text(HERE / "recompute_step_pre.hlo.gz")
+    names = _op_names(pre)
+    loss = {n for n, op in names.items() if op in ("Mean", "Square", "sub")}
+    count = re.findall(r"^\s*%?([\w.]+) = s32\[\] multiply\(s32\[\] %[\w.]+, s32\[\] %[\w.]+\)[^\n]*op_name=\"Mean\"",
+                       pre, re.MULTILINE)
+    assert count and set(count) <= loss  # the situation
+    picture = _columns(tmp_path, "recompute_step")[0]
+    holders = [n for n in picture["nodes"] if loss & set(n["instructions"])]
+    assert holders
+    for node in holders:
+        assert "optimizer" not in node["rows"][0], node["rows"]
+        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))
+
+
+def test_a_loss_a_step_returns_computed_again_is_not_the_optimizers_work(tmp_path):
+    # round 56 (``benchmarks/heldout/round56_jax.py:newton_step``): one Newton step returns
+    # ``f(flat)``, the loss at the old parameters, computed from them alone, beside the update; its
+    # two products (``jit(newton_step)/dot_general``, no ``jvp``) stood in an ``optimizer`` frame
+    pre = _text(HERE / "newton_step_pre.hlo.gz")
+    names = _op_names(pre)
+    dots = set(re.findall(r'^\s*%?([\w.]+) = f32\[[\d,]*\]\S* dot\([^\n]*op_name="jit\(newton_step\)/dot_general"',
+                          pre, re.MULTILINE))
+    assert len(dots) == 2 and all(names[d] == "jit(newton_step)/dot_general" for d in dots)
+    picture = _columns(tmp_path, "newton_step")[0]
+    holders = [n for n in picture["nodes"] if dots & set(n["instructions"])]
+    assert holders
+    for node in holders:
+        assert "optimizer" not in node["rows"][0], node["rows"]
+        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))
+
+
+@pytest.mark.parametrize("capture", ["transformer_train-tf2.21", "transformer_train-tf2.17"])
+def test_no_box_in_a_passs_frame_is_titled_with_another_pass(tmp_path, capture):
+    # the sample's hand-written Adam (``tf.Variable``s updated by the step's own ops, named like
+    # forward ops): its per-weight update, 28 blocks alike, stands in the ``optimizer`` frame data
+    # flow finds; titled by the names' pass it read ``forward · block of 24 ×28`` there
+    out = tmp_path / "t.json"
+    try:
+        main(["render", str(Path(__file__).resolve().parent.parent / "samples" / "captures" / capture),
+              "--stage", "both", "-o", str(out)])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    passes = ("forward", "loss", "backward", "optimizer")
+    checked = 0
+    for picture in (c["picture"] for c in json.loads(out.read_text(encoding="utf-8"))["columns"]):
+        for node in picture["nodes"]:
+            frame = next((f for f in _frames(picture, node) if f in passes), None)
+            said = [p for p in passes if node["rows"][0].startswith(f"{p} · ") or f" · {p} · " in node["rows"][0]]
+            if frame is not None and said:
+                checked += 1
+                assert said == [frame], (node["rows"][0], frame)
+    assert checked >= 2

@@ -3,16 +3,18 @@
 In: a graph of nodes ``0 … n-1`` (:class:`Graph`, or successor lists) and a root. Out: each
 node's immediate dominator (:func:`dominators`), its depth in the dominator tree
 (:func:`depths`), its nearest marked dominator (:func:`nearest_marked`), and a topological order
-(:func:`topological`). Plain lists instead of a networkx graph: a big module's picture asks
-these hundreds of times (:mod:`.blocks` is the caller).
+(:func:`topological`); and what a set of nodes of any graph leads to (:func:`reaching`). Plain
+lists instead of a networkx graph: a big module's picture asks these hundreds of times
+(:mod:`.blocks` is the caller).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
-__all__ = ["Graph", "depths", "dominators", "flow_order", "nearest_marked", "topological"]
+__all__ = ["Graph", "depths", "dominators", "flow_order", "nearest_marked", "reaching", "topological"]
 
 
 class Graph:
@@ -139,3 +141,18 @@ def nearest_marked(idom: dict[int, int], root: int, marked: dict[int, int]) -> d
         for p in path:
             out[p] = k
     return {v: k for v, k in out.items() if k >= 0 and v != root}
+
+
+_K = TypeVar("_K", bound=Hashable)
+
+
+def reaching(starts: Iterable[_K], edges: Mapping[_K, list[_K]]) -> set[_K]:
+    """``starts`` and every node ``edges`` (successor lists, any keys) lead to from them."""
+    stack = list(starts)
+    out = set(stack)
+    while stack:
+        for nxt in edges.get(stack.pop(), ()):
+            if nxt not in out:
+                out.add(nxt)
+                stack.append(nxt)
+    return out

@@ -13,13 +13,14 @@ beside named layers (:func:`close_loose_blocks`): once the cut is fitted, so tha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from ...analysis.phase_flow import made_of_literals, runs_backward
-from ...opcodes import LOOSE_APART, RUNS_NOTHING, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
+from ...opcodes import LOOSE_APART, PRODUCTS, RUNS_NOTHING, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
 from .blocks import MIN_BLOCK
+from .dominators import reaching
 from .model import Unit, ViewGraph
 from .nodes import UNUSED, Step, Tree, TreeNode, by_end, parents_first, size_from_children
 
@@ -72,7 +73,8 @@ def by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str
     idle = {k for k in phase if all(m.opcode in RUNS_NOTHING or m.opcode in TUPLE for m in g.units[int(k[1:])].members)}
     _after_backward(phase, succ, pred, roots, _reading_nothing(g, phase), keep=loops, idle=idle)
     _loss_tail(phase, succ, pred, roots, loops | {leaf for _, leaf in routes
-                                                  if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)})
+                                                  if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)},
+               {k for k in phase if any(m.opcode in PRODUCTS for m in g.units[int(k[1:])].members)})
     out = []
     for route, leaf in routes:
         if len(route) > 1 or leaf in roots:  # the ROOT hands out every phase's results: none holds it
@@ -127,8 +129,8 @@ def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: 
     on the gradient; XLA keeps no control dependency), and the recomputed layers were titled
     ``res_in_5 · optimizer``; nor work whose value reaches no result (the recomputed block's output)."""
     backward = [k for k, p in phase.items() if p == "backward" and k not in empty]
-    read, live = _reaching(backward, pred), _reaching(roots, pred)
-    for nxt in _reaching(backward, succ) - set(backward):
+    read, live = reaching(backward, pred), reaching(roots, pred)
+    for nxt in reaching(backward, succ) - set(backward):
         if phase.get(nxt) == "forward" and nxt not in keep and (nxt not in read or nxt in idle) and nxt in live:
             phase[nxt] = "optimizer"
     # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
@@ -142,24 +144,15 @@ def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: 
                 stack.append(src)
 
 
-def _reaching(starts: Iterable[str], edges: Mapping[str, list[str]]) -> set[str]:
-    """``starts`` and every leaf ``edges`` lead to from them."""
-    out, stack = set(starts), list(starts)
-    while stack:
-        for nxt in edges.get(stack.pop(), ()):
-            if nxt not in out:
-                out.add(nxt)
-                stack.append(nxt)
-    return out
-
-
 def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
-               roots: frozenset[str], inputs: set[str]) -> None:
+               roots: frozenset[str], inputs: set[str], products: AbstractSet[str] = frozenset()) -> None:
     """Re-phase as ``loss`` the forward work whose values go only to the ``roots``, computed from
     the model's forward work: the loss a step returns (its cross entropy's gather, sum, mean).
     Left in ``(forward)``, it made the pass one region from input to loss, and a GPT step's
-    overview one closed box. From parameters alone, it is the optimizer's state carried on
-    (optax's step count + 1). ``inputs``: the units of parameters and constants."""
+    overview one closed box. From parameters alone, and returned, it is the optimizer's state
+    carried on (optax's step count + 1), unless it computes products (``products``: leaves with a
+    dot or a convolution; a Newton step's ``f(params)`` it returns). ``inputs``: the units of
+    parameters and constants."""
 
     def feeds_only(key: str, tail: set[str]) -> bool:
         users = succ.get(key, ())
@@ -175,12 +168,19 @@ def _loss_tail(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mappi
                      if phase.get(src) == "forward" and src not in inputs and src not in tail and feeds_only(src, tail))
     # only what the model's own forward work reaches
     reached: set[str] = set()
-    stack = [b for b in tail if any(a not in tail and a not in inputs and phase.get(a) == "forward"
-                                    for a in pred.get(b, ()))]
+    stack = [b for b in tail if b in products or any(a not in tail and a not in inputs and phase.get(a) == "forward"
+                                                     for a in pred.get(b, ()))]
     while stack:
         if (key := stack.pop()) not in reached:
             reached.add(key)
             stack.extend(b for b in succ.get(key, ()) if b in tail)
+    # and what is made of literals for the loss alone (a mean's element count ``4 * 16``, which
+    # an unseen TF step's overview drew in an ``optimizer`` frame)
+    grown = True
+    while grown:
+        more = {k for k in tail - reached if all(u in reached for u in succ.get(k, ()))}
+        reached |= more
+        grown = bool(more)
     for key in tail:
         phase[key] = "loss" if key in reached else "optimizer"
 
