@@ -198,3 +198,41 @@ def test_no_box_in_a_passs_frame_is_titled_with_another_pass(tmp_path, capture):
                 checked += 1
                 assert said == [frame], (node["rows"][0], frame)
     assert checked >= 2
+
+
+@pytest.mark.parametrize("stage", ["pre", "post"])
+def test_the_model_evaluated_at_the_new_weights_is_not_the_update(stage):
+    # round 67 (``benchmarks/heldout/round67_jax.py:step_then_eval``): one SGD step of a plain JAX
+    # MLP that returns ``_loss(new, x, y)`` beside ``new``; the evaluation's ops, named like the
+    # update's at the top of ``jit(step_then_eval)``, read gradients through the new weights
+    text = _text(HERE / f"step_then_eval_{stage}.hlo.gz")
+    module = parse(text)
+    tree = build_scope_tree(module, stage=stage)
+    top = "jit(step_then_eval)/"
+    entry = module.entry
+    assert entry is not None
+    # the oracle: the update is ``w - 0.1 * g``, a subtract of a weight (an entry parameter JAX names
+    # ``params['w1']`` …); the evaluation multiplies the data by the new weights, ``x @ new['w1']``
+    names = _op_names(text)
+    weights = {n for n, op in names.items() if op.startswith("params[")}
+    update = [i for i in module.instructions() if i.opcode == "subtract" and names.get(i.name) == top + "sub"
+              and any(o.opcode == "parameter" and o.name in weights for o in i.operands)]
+    assert {tree.phase_of(i) for i in update} <= {"optimizer"}
+    if stage == "pre":  # (after optimization XLA fuses the update into the evaluation's products)
+        assert len(update) == 4
+        products = [i for i in entry.instructions if i.opcode == "dot" and names.get(i.name) == top + "dot_general"]
+        assert len(products) == 2
+        assert [i.name for i in products if tree.phase_of(i) == "optimizer"] == []
+
+
+def test_the_model_evaluated_at_the_new_weights_is_drawn_as_the_loss_not_the_update(tmp_path):
+    pre = _text(HERE / "step_then_eval_pre.hlo.gz")
+    names = _op_names(pre)
+    evaluation = {n for n, op in names.items() if op in ("jit(step_then_eval)/dot_general", "jit(step_then_eval)/tanh")}
+    assert len(evaluation) == 3
+    picture = _columns(tmp_path, "step_then_eval")[0]
+    holders = [n for n in picture["nodes"] if evaluation & set(n["instructions"])]
+    assert holders
+    for node in holders:
+        assert "optimizer" not in node["rows"][0], node["rows"]
+        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))

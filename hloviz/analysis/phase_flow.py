@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..ir import Computation, HloModule, Instruction
-from ..opcodes import BODY_CALLERS, LITERAL_SOURCES, VALUE_FORWARDING_CALLERS
+from ..opcodes import BODY_CALLERS, LITERAL_SOURCES, PRODUCTS, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
 
 __all__ = ["has_backward", "made_of_literals", "mark_after_gradients", "mark_optimizer", "runs_backward"]
 
@@ -40,6 +40,8 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
         return []
     walk = _Walk(phase_of, candidate if updating is None else (lambda i: candidate(i) and updating(i)))
     walk.computation(entry, frozenset())
+    evaluated = _evaluation(entry, walk.found)
+    walk.found = [i for i in walk.found if id(i) not in evaluated]
     for inst in walk.found:
         phase_of[inst] = "optimizer"
     # a loop that computes gradients serves the optimizer, and is not its work: TF's ``for i in
@@ -88,6 +90,34 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
                 if phase_of.get(inst) == "forward":
                     phase_of[inst] = "optimizer"
                     out.append(inst)
+    return out
+
+
+def _evaluation(entry: Computation, found: list[Instruction]) -> set[int]:
+    """The ids of ``found`` (forward-named ops of the entry reading gradients) that evaluate the
+    model at the updated weights: a product of the program's data (an entry parameter no update
+    reads, through layout changes) and what follows it, or feeds it alone. A step that returns
+    ``loss(new_params)`` beside them read as the optimizer's work, its second forward pass with
+    it; no optimizer multiplies the data (its updates are elementwise on weights and gradients)."""
+    mine = {id(i) for i in found if i.parent is entry}
+    if not mine:
+        return set()
+    users = entry.users()
+
+    def source(value: Instruction) -> Instruction:
+        while value.opcode in VALUE_CARRIERS and len(value.operands) == 1:
+            value = value.operands[0]
+        return value
+
+    weights = {id(source(o)) for i in found if id(i) in mine and i.opcode not in PRODUCTS for o in i.operands}
+    out = {id(i) for i in entry.instructions if id(i) in mine and i.opcode in PRODUCTS and any(
+        (p := source(o)).opcode == "parameter" and id(p) not in weights for o in i.operands)}
+    for inst in entry.instructions:  # what follows (operands come first in the text)
+        if id(inst) in mine and id(inst) not in out and any(id(o) in out for o in inst.operands):
+            out.add(id(inst))
+    for inst in reversed(entry.instructions):  # and what feeds it alone (the new bias's broadcast)
+        if id(inst) in mine and id(inst) not in out and users[inst] and all(id(u) in out for u in users[inst]):
+            out.add(id(inst))
     return out
 
 

@@ -71,10 +71,11 @@ def by_phase(g: ViewGraph, scopes: ScopeTree, routes: list[tuple[list[Step], str
     memo: dict[int, bool] = {}  # a loop that computes gradients serves the optimizer: it keeps its phase
     loops = {k for k in phase if any(runs_backward(m, scopes.phase_of, memo) for m in g.units[int(k[1:])].members)}
     idle = {k for k in phase if all(m.opcode in RUNS_NOTHING or m.opcode in TUPLE for m in g.units[int(k[1:])].members)}
-    _after_backward(phase, succ, pred, roots, _reading_nothing(g, phase), keep=loops, idle=idle)
+    products = {k for k in phase if any(m.opcode in PRODUCTS for m in g.units[int(k[1:])].members)}
+    _after_backward(phase, succ, pred, roots, _reading_nothing(g, phase), keep=loops, idle=idle, products=products)
     _loss_tail(phase, succ, pred, roots, loops | {leaf for _, leaf in routes
                                                   if all(m.opcode in SCOPE_INPUTS for m in g.units[int(leaf[1:])].members)},
-               {k for k in phase if any(m.opcode in PRODUCTS for m in g.units[int(k[1:])].members)})
+               products)
     out = []
     for route, leaf in routes:
         if len(route) > 1 or leaf in roots:  # the ROOT hands out every phase's results: none holds it
@@ -116,21 +117,25 @@ def _reading_nothing(g: ViewGraph, phase: Mapping[str, str]) -> frozenset[str]:
 
 def _after_backward(phase: dict[str, str], succ: Mapping[str, list[str]], pred: Mapping[str, list[str]],
                     roots: frozenset[str], empty: AbstractSet[str] = frozenset(), keep: AbstractSet[str] = frozenset(),
-                    idle: AbstractSet[str] = frozenset()) -> None:
-    """Work the op names call ``forward`` that reads the backward pass's results is the
-    optimizer's (JAX names an update ``jit(train_step)/mul``, like the forward pass's
-    ``jit(train_step)/jvp()/mul`` without the ``jvp``): gradient clipping and the update of
-    every parameter; and what feeds only that work — the ``roots`` aside (the ROOT returns the
-    new weights and the loss: an unseen MLP's loss was filed as the optimizer's). ``empty``: backward
-    leaves made of literals alone, which carry no gradient (:func:`_reading_nothing`); ``keep``: leaves
-    that keep their phase (loops that compute gradients). Nor is work the backward pass reads the
-    optimizer's, which nothing differentiates (``idle`` tuples aside: they go where their users go):
-    ``tf.recompute_grad`` runs its block again from a dummy ``x + 0 · gradient`` (its data dependency
-    on the gradient; XLA keeps no control dependency), and the recomputed layers were titled
-    ``res_in_5 · optimizer``; nor work whose value reaches no result (the recomputed block's output)."""
+                    idle: AbstractSet[str] = frozenset(), products: AbstractSet[str] = frozenset()) -> None:
+    """Work the op names call ``forward`` that reads the backward pass's results is the optimizer's
+    (JAX names an update ``jit(train_step)/mul``, like the forward pass's ``…/jvp()/mul``): gradient
+    clipping and every update; and what feeds only that work, the ``roots`` aside (the ROOT returns
+    the new weights and the loss). ``empty``: backward leaves made of literals alone, no gradients
+    (:func:`_reading_nothing`); ``keep``: leaves that keep their phase (loops computing gradients).
+    Nor is the optimizer's what the backward pass reads (``idle`` tuples aside: they go with their
+    users) — ``tf.recompute_grad`` runs its block again from ``x + 0 · gradient``, its data dependency
+    on the gradient — what reaches no result, or the model evaluated at the new weights (a step
+    returning ``loss(new_params)``): a product the names call forward there (``products``: leaves with
+    a dot or a convolution; :func:`hloviz.analysis.phase_flow.mark_optimizer`), what follows it and
+    what feeds it alone."""
     backward = [k for k, p in phase.items() if p == "backward" and k not in empty]
-    read, live = reaching(backward, pred), reaching(roots, pred)
-    for nxt in reaching(backward, succ) - set(backward):
+    read, live, after = reaching(backward, pred), reaching(roots, pred), reaching(backward, succ) - set(backward)
+    evaluated, more = reaching({k for k in after & products if phase.get(k) == "forward"}, succ), {""}
+    while more:
+        more = {k for k in after - evaluated if succ.get(k) and all(u in evaluated for u in succ[k])}
+        evaluated |= more
+    for nxt in after - evaluated:
         if phase.get(nxt) == "forward" and nxt not in keep and (nxt not in read or nxt in idle) and nxt in live:
             phase[nxt] = "optimizer"
     # what feeds only the optimizer is the optimizer's too (the moments' decay ``b1 · m``)
@@ -214,22 +219,19 @@ def close_split_layers(root: TreeNode, phases_of: Callable[[str], frozenset[str]
     """In a training step, a scope (a layer: ``conv1``, ``pool_1``) whose children, opened,
     would stand both where the forward pass runs and where only the backward pass or the
     optimizer does is drawn closed in an overview. Opened, its forward boxes stand near the top
-    of the picture and its gradient's near the bottom, and its frame spans everything between:
-    each next layer's frame nests inside that span, so dot stands them side by side (the Keras
-    CNN step's ``conv1``, ``conv2``, ``pool``, ``flatten`` were a staircase of frames 2,400 pt
-    wide; an unseen Conv3D step's ``pool_1`` frame held one kernel at the top of the column and
-    two at the bottom). Closed (``TreeNode.shut``: once the cut is fitted, so that nothing else
-    opens in its place), its box counts its kernels by pass; ``--scope``, ``--budget 100`` or a
-    click in the explorer opens it.
+    and its gradient's near the bottom, its frame spanning everything between, and each next
+    layer's frame nests inside that span: dot stands them side by side (the Keras CNN step's
+    frames were a staircase 2,400 pt wide). Closed (``TreeNode.shut``: once the cut is fitted,
+    so that nothing else opens in its place), its box counts its kernels by pass; ``--scope``,
+    ``--budget 100`` or a click in the explorer opens it.
 
     Not the model: a scope holding half the picture or more, or two parts named below it (a GAN's
     generator); nor a scope :func:`by_phase` split into its passes (``moments_4`` ›
     ``(forward)``, ``(backward)``: its boxes, unframed, stand where each pass runs); nor the
     ``(unused)`` scope, closed in an overview by a rule of its own.
     ``phases_of(leaf)``: the phases of the instructions leaf ``u<index>`` holds; ``work_of``: those
-    of its instructions but parameters, which run in no pass (read either way: an optimizer's scope
-    of its state and its update is closed by the parameters' phase, an embedding holding its
-    forward work and its in-place update only without them)."""
+    but of parameters, which run in no pass (an optimizer's scope of its state and update is
+    closed by the parameters' phase, an embedding with its in-place update only without them)."""
     below: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
     layers = []  # marked after the walk: a model's layers, once closed, would not name parts of it
     for node in reversed(parents_first(root)):
@@ -251,11 +253,9 @@ def close_loose_blocks(tree: Tree, g: ViewGraph, phases_of: Callable[[str], froz
     """In a training step whose layers are named, a block of loose ops beside them (found by
     structure, holding no named part: a loss written inline, its gradient) is drawn closed in an
     overview once the cut is fitted (``TreeNode.shut``). Opened where room was left, an unseen
-    Flax RNN classifier's inline cross entropy was a column of thirteen single-op boxes beside
-    its model (34 boxes, 2,073 pt tall; closed, 25 and 1,382). Closed before the cut was fitted,
-    their room would go to opening other scopes op by op. Beside the traced function's own
-    scope (JAX's ``jit(step)``) too; a step without named layers is cut by phase instead
-    (:func:`by_phase`), and its blocks are its structure.
+    Flax RNN classifier's inline cross entropy was a column of thirteen single-op boxes beside its
+    model (closed before the cut was fitted, their room would open other scopes). Beside JAX's
+    ``jit(step)`` too; a step without named layers is cut by phase (:func:`by_phase`) instead.
 
     The ROOT (the output, the picture's last box) stands alone: a block holding it beside its
     own block's work (a loss written inline and returned) gives it up to the level above first
