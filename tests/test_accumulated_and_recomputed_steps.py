@@ -29,6 +29,7 @@ from hloviz.analysis.scopes import build_scope_tree
 from hloviz.cli import main
 from hloviz.parser import parse
 
+from .test_overview_heldout_rounds34_36 import _capture
 from .test_overview_heldout_steps import _text
 
 HERE = Path(__file__).resolve().parent / "data" / "orders"
@@ -60,6 +61,16 @@ def _frames(picture: dict, node: dict) -> list[str]:
         out.append(by_id[at]["rows"][0])
         at = by_id[at]["parent"]
     return out
+
+
+def _not_the_optimizers(picture: dict, instructions: set[str]) -> int:
+    """Check that no box holding one of ``instructions`` is titled or framed as the optimizer's;
+    return how many boxes hold them."""
+    holders = [n for n in picture["nodes"] if instructions & set(n["instructions"])]
+    for node in holders:
+        assert "optimizer" not in node["rows"][0], node["rows"]
+        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))
+    return len(holders)
 
 
 @pytest.mark.parametrize("stage", ["pre", "post"])
@@ -113,11 +124,7 @@ def test_a_block_recomputed_for_its_gradient_is_not_the_optimizers_work(tmp_path
     scopes = {f"res_{kind}_{k}" for kind in ("in", "out") for k in again}
     recomputed = {n for n, op in names.items() if op.split("/")[0] in scopes}
     picture = _columns(tmp_path, "recompute_step")[0]
-    holders = [n for n in picture["nodes"] if recomputed & set(n["instructions"])]
-    assert len(holders) >= 2
-    for node in holders:
-        assert "optimizer" not in node["rows"][0], node["rows"]
-        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))
+    assert _not_the_optimizers(picture, recomputed) >= 2
     update = [n for n in picture["nodes"] if any(names.get(i, "").startswith("sgd/") for i in n["instructions"])]
     assert update and all("optimizer" in n["rows"][0] or any("optimizer" in f for f in _frames(picture, n))
                           or n["rows"][0].startswith("sgd") for n in update)
@@ -126,11 +133,7 @@ def test_a_block_recomputed_for_its_gradient_is_not_the_optimizers_work(tmp_path
 def test_a_loops_plumbing_read_by_the_gradient_loop_is_no_box_of_its_own(tmp_path):
     # a hand-written RNN (round 34): its forward loop's results go to its gradient loop in a tuple
     # (no work: read by the backward pass, it goes with what reads it, as every tuple does)
-    capture = tmp_path / "loop_rnn_step"
-    capture.mkdir()
-    for part, name in (("pre.hlo", "loop_rnn_step_pre.hlo.gz"), ("post.hlo", "loop_rnn_step_post.hlo.gz"),
-                       ("capture.json", "loop_rnn_step_capture.json.gz")):
-        (capture / part).write_text(_text(HERE / name), encoding="utf-8")
+    capture = _capture(tmp_path, "loop_rnn_step")
     post = _text(capture / "post.hlo")
     assert re.search(r'op_name="gradient_tape/while/while_grad"', post)  # the situation: a loop and its gradient loop
     out = tmp_path / "l.json"
@@ -153,11 +156,7 @@ def test_a_losss_element_count_is_the_losss_work(tmp_path):
                        pre, re.MULTILINE)
     assert count and set(count) <= loss  # the situation
     picture = _columns(tmp_path, "recompute_step")[0]
-    holders = [n for n in picture["nodes"] if loss & set(n["instructions"])]
-    assert holders
-    for node in holders:
-        assert "optimizer" not in node["rows"][0], node["rows"]
-        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))
+    assert _not_the_optimizers(picture, loss)
 
 
 def test_a_loss_a_step_returns_computed_again_is_not_the_optimizers_work(tmp_path):
@@ -170,11 +169,7 @@ def test_a_loss_a_step_returns_computed_again_is_not_the_optimizers_work(tmp_pat
                           pre, re.MULTILINE))
     assert len(dots) == 2 and all(names[d] == "jit(newton_step)/dot_general" for d in dots)
     picture = _columns(tmp_path, "newton_step")[0]
-    holders = [n for n in picture["nodes"] if dots & set(n["instructions"])]
-    assert holders
-    for node in holders:
-        assert "optimizer" not in node["rows"][0], node["rows"]
-        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))
+    assert _not_the_optimizers(picture, dots)
 
 
 @pytest.mark.parametrize("capture", ["transformer_train-tf2.21", "transformer_train-tf2.17"])
@@ -231,8 +226,24 @@ def test_the_model_evaluated_at_the_new_weights_is_drawn_as_the_loss_not_the_upd
     evaluation = {n for n, op in names.items() if op in ("jit(step_then_eval)/dot_general", "jit(step_then_eval)/tanh")}
     assert len(evaluation) == 3
     picture = _columns(tmp_path, "step_then_eval")[0]
-    holders = [n for n in picture["nodes"] if evaluation & set(n["instructions"])]
-    assert holders
-    for node in holders:
-        assert "optimizer" not in node["rows"][0], node["rows"]
-        assert not [f for f in _frames(picture, node) if "optimizer" in f], (node["rows"], _frames(picture, node))
+    assert _not_the_optimizers(picture, evaluation)
+
+
+def test_an_embeddings_gradient_densified_for_the_tapes_sum_is_not_the_update(tmp_path):
+    # the sample TF transformer step: TensorFlow densifies the embedding's sparse gradient with a
+    # ``scatter`` into zeros, which the tape's ``AddN`` then sums with the tied output layer's; read
+    # by that backward sum (nothing differentiates the update), it is no optimizer's work, though
+    # it reads a gradient and feeds Adam (it was drawn ``AddN · optimizer``)
+    capture = Path(__file__).resolve().parent.parent / "samples" / "captures" / "transformer_train-tf2.21"
+    pre = (capture / "pre.hlo").read_text(encoding="utf-8")
+    names = _op_names(pre)
+    scatters = re.findall(r"^\s*%?([\w.]+) = f32\[[\d,]+\]\S* scatter\(", pre, re.MULTILINE)
+    summed = [s for s in scatters
+              if re.search(rf"^\s*%?[\w.]+ = \S+ add\([^\n]*%{re.escape(s)}[,)][^\n]*op_name=\"AddN", pre, re.MULTILINE)]
+    assert summed and all(names[s].startswith("AddN") for s in summed)  # the situation
+    out = tmp_path / "t.json"
+    try:
+        main(["render", str(capture), "--stage", "both", "-o", str(out)])
+    except SystemExit as stop:
+        assert stop.code in (0, None)
+    assert _not_the_optimizers(json.loads(out.read_text(encoding="utf-8"))["columns"][0]["picture"], set(summed))
