@@ -104,12 +104,13 @@ class _Routes:
         return self.own[key]
 
     def _outside_loops(self, layer: Scope, own: Scope | None) -> Scope | None:
-        """``layer``, or where ``layer`` lies below the scope of a loop of micro-batches (a ``while``
-        op named as the scope is, :meth:`_loop_names`) that the update, filed in ``own``, is not in, the scope holding the outermost
-        such loop (None: the top). A layer run only inside a loop of micro-batches (TF's ``for``
-        over ``tf.range``: the loop's scope ``while`` above the layer's) is updated once, after
-        it: drawn in the layer, Adam's update stood inside a frame ``while`` that the loop never
-        ran. A Keras LSTM's update goes to ``lstm``, which holds its loop ``lstm/while``."""
+        """``layer``, or, where ``layer`` lies below the scope of a loop of micro-batches (a
+        ``while`` op named as the scope is: :meth:`_loop_names`) that the update, filed in ``own``,
+        is not in, the scope holding the outermost such loop (None: the top). A layer run only
+        inside such a loop (TF's ``for`` over ``tf.range``: the loop's scope ``while`` above the
+        layer's) is updated once, after it: drawn in the layer, Adam's update stood inside a frame
+        ``while`` that the loop never ran. A recurrence (a Keras LSTM's ``lstm/while``) is no such
+        loop: its update stays in its layer."""
         loops = self._loop_names()  # (the loop itself is filed at the level its op name's scope is in)
         out: Scope | None = layer
         for scope in layer.ancestors():
