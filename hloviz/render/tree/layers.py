@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ...analysis.attribution import common_scope
 from ...analysis.opnames import BACKWARD_PREFIXES
-from ...ir import Computation, Instruction
+from ...ir import Computation, Instruction, called_closure
 from ...opcodes import BODY_CALLERS, PRODUCTS, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
 from .bookkeeping import (
     close_bookkeeping,
@@ -254,15 +254,8 @@ def _fusion_scope(fusion: Instruction, scopes: ScopeTree) -> Scope | None:
 
 def _passes_run(loop: Instruction, phase: Callable[[Instruction], str]) -> set[str]:
     """The phases of the products (dots, convolutions) ``loop``'s computations run, nested ones too."""
-    found: set[str] = set()
-    todo, seen = list(loop.called_computations), set()
-    while todo:
-        comp = todo.pop()
-        if id(comp) not in seen:
-            seen.add(id(comp))
-            found.update(phase(i) for i in comp.instructions if i.opcode in PRODUCTS)
-            todo += [c for i in comp.instructions for c in i.called_computations]
-    return found
+    return {phase(i) for comp in called_closure(loop.called_computations) for i in comp.instructions
+            if i.opcode in PRODUCTS}
 
 
 def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = True, overview: bool = False) -> Tree:
