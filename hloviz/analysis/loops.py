@@ -14,15 +14,20 @@ module: the product of the trip counts of the loops around it, or None when one 
 known (a ``while_loop`` until convergence; a pre-optimization module, where XLA has not
 analysed the loops yet). Kernels in a loop are drawn and listed once, with ``×N``
 (:func:`trips_text`); their FLOPs and bytes are one iteration's.
+
+:func:`runs_steps` tells a loop of training steps (or micro-batches) from the loops inside
+one step (a scan over layers, an RNN), by the names TensorFlow gives its ops.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..ir import Computation, HloModule, Instruction
+from ..ir import Computation, HloModule, Instruction, called_closure
+from ..opcodes import PRODUCTS
+from .opnames import BACKWARD_PREFIXES, parse_op_name
 
-__all__ = ["known_trip_count", "loop_runs", "runs_of", "trips_text"]
+__all__ = ["known_trip_count", "loop_runs", "runs_of", "runs_steps", "trips_text"]
 
 _TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)"?')
 
@@ -94,3 +99,33 @@ def runs_of(instructions: list[Instruction]) -> tuple[bool, int | None]:
         return False, None
     counts = {runs[c.name] for c in comps.values()}
     return True, counts.pop() if len(counts) == 1 else None
+
+
+def runs_steps(loop: Instruction) -> bool:
+    """Does ``loop`` run whole training steps (or micro-batches of one): a ``while`` whose body
+    runs products (dots, convolutions) named inside the loop (TensorFlow's ``while/cnn_1/…``,
+    JAX's ``jit(f)/while/body/jvp(…)/…``) and their gradients, taken inside it too
+    (``gradient_tape/while/cnn_1/…``, ``jit(f)/while/body/transpose(jvp(…))/…``): a ``for``
+    over ``tf.range`` around a step (``steps_per_execution``), a ``lax.scan`` of steps over
+    batches, a gradient accumulation. Not a loop inside one pass (an RNN's or a scan over
+    layers, whose gradient is a loop of its own, named as the backward pass's), nor a body that
+    only calls the step (JAX's ``closed_call`` before optimization, whose ops are named from the
+    call, ``jvp()/dot_general``: opened, the body would show the call closed beside the fan of
+    the carried tuple into it)."""
+    name = loop.metadata.op_name
+    bodies = loop.calls_by_attribute.get("body", ()) if loop.opcode == "while" and name else ()
+    if not bodies:
+        return False
+    inside = f"{name}/"
+    passes = set()
+    for comp in called_closure(bodies):
+        for inst in comp.instructions:
+            if inst.opcode not in PRODUCTS:
+                continue
+            op_name = inst.metadata.op_name
+            head, _, rest = op_name.partition("/")
+            if head in BACKWARD_PREFIXES and rest.startswith(inside):
+                passes.add("backward")
+            elif op_name.startswith(inside):  # JAX's ``jit(f)/while/body/transpose(jvp(…))/…``: backward
+                passes.add(parse_op_name(op_name, inst.metadata.op_type).phase)
+    return {"forward", "backward"} <= passes

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..analysis.loops import runs_steps
 from ..ir import Computation, HloModule, Instruction
 from .cut.focus import focus_set, scope_set
 from .reuse import kept_graph
@@ -45,10 +46,18 @@ def build_graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptio
         # is over budget, no cut that fits could open a fusion or a body, so this is the answer,
         # found without touching the (usually far larger) fused computations.
         g = _graph(module, marks, options, roots, nested=False)
-        if g.alive_count() > options.budget or options.coarse:
+        if (g.alive_count() > options.budget and not _steps_in_loops(roots[0])) or options.coarse:
             g.closed_fusions = True
             return g
     return _graph(module, marks, options, roots, nested=True)
+
+
+def _steps_in_loops(comp: Computation) -> bool:
+    """Does ``comp`` run training steps, or micro-batches of one, in a loop
+    (:func:`~hloviz.analysis.loops.runs_steps`)? Then the first look's count says nothing: the
+    loop's body is most of the picture, its layers grouped as a step's are (over budget at the
+    top, the loop was one closed box holding every layer)."""
+    return any(inst.opcode == "while" and runs_steps(inst) for inst in comp.instructions)
 
 
 def _graph(module: HloModule, marks: Mapping[str, Mark], options: ViewOptions, roots: list[Computation],

@@ -45,6 +45,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..analysis.loops import runs_steps
 from ..collector import collector_paused
 from ..ir import Computation, HloModule, Instruction, called_closure
 from .cut import apply
@@ -338,7 +339,12 @@ def _has_scopes(g: ViewGraph, options: ViewOptions) -> bool:
     if not options.layers:
         return False
     top = g.computations[0].instructions if g.computations else []
-    return any("/" in i.metadata.op_name for i in top[:: max(1, len(top) // 2000)])
+    if any("/" in i.metadata.op_name for i in top[:: max(1, len(top) // 2000)]):
+        return True
+    # (or the body of a loop running the steps, below a top level that only starts it)
+    bodies = [i for p in g.places.values() if p.role == "body" and p.owner is not None and runs_steps(p.owner)
+              for i in p.computation.instructions]
+    return any("/" in i.metadata.op_name for i in bodies[:: max(1, len(bodies) // 2000)])
 
 
 def _draw_tree(g: ViewGraph, marks: Mapping[str, Mark], options: ViewOptions, notes: list[str],

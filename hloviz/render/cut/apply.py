@@ -129,7 +129,9 @@ def _close_scope(g: ViewGraph, node: TreeNode, tree: Tree, units: list[Unit],
         return
     first = min(units, key=lambda u: u.pos)
     unit = g.new_unit("scope", None, 0, members)
-    unit.scope, unit.pos = first.scope, first.pos
+    # drawn in the body of a loop of steps it lies in (its first unit may be in a fusion there)
+    body = next((a for a in node.ancestors() if a.kind == "body"), None)
+    unit.scope, unit.pos = body.name if body is not None else first.scope, first.pos
     unit.root = any(u.root for u in units)
     # values nothing reads are in no kernel, though their op's other instructions are: an unseen
     # LSTM step's seven unread constants said "7 ops → 8 kernels"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ...analysis.opnames import is_optimizer_scope
 from ..tree.nodes import UNUSED, Tree, TreeNode, rekey, size_tree
 from ..tree.phases import PHASE_SCOPES
-from ..tree.waists import WHOLE, split_at_waists
+from ..tree.waists import WHOLE, room_for_steps, split_at_waists
 
 __all__ = ["Cut", "coarsen", "fit", "open_in_place", "overview_closed"]
 
@@ -32,6 +32,8 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
     JAX's ``jit(f)``) and so says nothing closed — that child's children, and so on down.
     Returns ``tree`` itself when nothing needs it."""
     budget = max(budget, 1)
+    if room_for_steps(tree.root, budget, tree.succ, tree.names):
+        return Tree(tree.root, tree.succ, tree.names)
     node, used = tree.root, 0
     while node.children:
         kids = list(node.children)
@@ -55,7 +57,7 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
         # drawn closed, and the budget went to the zeros TensorFlow's gradients leave unread)
         crowded = (big.in_flow and big.size * 2 > node.size
                    and len(big.children) > budget - (cost - _cost(big)))
-        if not _expandable(big, max_depth) or big.kind in WHOLE or (big.size * 10 < node.size * 9 and not crowded):
+        if not _expandable(big, max_depth) or (big.kind in WHOLE and not big.steps_body) or (big.size * 10 < node.size * 9 and not crowded):
             break
         used = cost - _cost(big)
         node = big
@@ -325,6 +327,8 @@ def _most_of_the_model(node: TreeNode, tree: Tree) -> bool:
     (:data:`~hloviz.render.tree.phases.PHASE_SCOPES`) nor an optimizer's scope: a small JAX
     step's update, opened first, drew one of its blocks (``forward · block of 3``, the step
     count) after the optimizer's, under the loss."""
+    if node.steps_body:  # the body of a loop of steps: its layers
+        return True
     if node.kind != "scope" or node.size * 2 <= tree.root.size or node.name in PHASE_SCOPES:
         return False
     return not is_optimizer_scope(node.name)

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from ...analysis.loops import runs_of, trips_text
+from ...analysis.loops import runs_of, runs_steps, trips_text
 from ...analysis.opnames import PHASES
 from ...ir import Instruction
 from ..scene import Row
@@ -148,9 +148,12 @@ def block_title(node: TreeNode, members: list[Instruction], names: Mapping[str, 
             ends[tuple(parts[-k:])] += 1
     shared: tuple[str, ...] = max((e for e, n in ends.items() if n >= 2 and len(e) >= 2),
                                   key=lambda e: (len(e), ends[e]), default=())
+    count = f"block of {len(node.children)}"
+    loop = next((m for m in members if m.opcode == "while" and runs_steps(m)), None)
+    if loop is not None:  # a loop of steps or micro-batches, the forward and the backward pass in its
+        return f"{loop.name} · {count}"  # body (drawn open beside it): no one pass's block
     # no op of its own (parameters, a loop's results read from its tuple): what it holds
     phase = main_pass(phases) if phases else Counter(m.opcode for m in members).most_common(1)[0][0]
-    count = f"block of {len(node.children)}"
     if not shared and len(paths) > 1:  # else the start all share, less the argument's name (``params``)
         for parts in zip(*paths, strict=False):
             if len(set(parts)) != 1:

@@ -42,7 +42,8 @@ optimization, whatever it holds (:func:`close_bookkeeping`). So is a Keras loss'
 a constant TensorFlow builds op by op (the gradient of ``tf.reduce_mean``: a reshape of 1.0,
 tiles to the batch, a divide by its size), and a tape's unconnected gradients are broadcast
 zeros: all folded at compile time, outside every layer. Three or more such ops are one
-``(folded)`` box of a training step's overview before optimization (:func:`file_folded`).
+``(folded)`` box of a training step's overview before optimization (:func:`file_folded`);
+values nothing reads, one ``(unused)`` box (:func:`file_unused`).
 """
 
 from __future__ import annotations
@@ -52,14 +53,14 @@ from typing import TYPE_CHECKING
 
 from ...analysis.opnames import is_loss_scope, is_optimizer_scope
 from ...ir import Computation, Instruction
-from ...opcodes import LAYOUT_ONLY, SCOPE_INPUTS, SCOPE_NEUTRAL, VALUE_CARRIERS
+from ...opcodes import LAYOUT_ONLY, SCOPE_INPUTS, SCOPE_NEUTRAL, TUPLE, VALUE_CARRIERS
 from .nodes import FOLDED, UNUSED, Step, TreeNode
 
 if TYPE_CHECKING:
     from ...analysis.scopes import Scope
     from .model import Unit, ViewGraph
 
-__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "lone_relabels", "place_counters", "update_target",
+__all__ = ["FOLDED_LEAST", "MOST", "close_bookkeeping", "close_losses", "credit_settings", "file_folded", "file_unused", "lone_relabels", "place_counters", "update_target",
            "weight_preparation"]
 
 #: The most instructions a counter holds: a read, an add, its constant, a convert and the
@@ -357,3 +358,39 @@ def update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]
     if wider and not writes:
         return None  # the model's work beside one layer's, not writing that layer: shared
     return target if optimizer * 2 > work or writes else None
+
+
+#: What an unused value's unit may hold to be filed as ``(unused)``: no work, only values.
+_UNUSED_KINDS = TUPLE | {"constant"}
+
+
+def file_unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
+    """Units outside every scope that hold values nothing reads (constants, a loop result's
+    elements, tuples: what TensorFlow's gradient of a loop leaves behind, ``zeros_like``…, and XLA
+    eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's step
+    drew eleven such dashed boxes down its model's column. So, within them, do two constants or more
+    nothing reads in one scope (not what a fold made or took: :meth:`ViewGraph.shows_a_fold`), and two
+    elements or more a loop's condition or body takes unread (JAX's condition takes all: six boxes)."""
+    read = {a for a, _ in edges}
+    unused = [Step("scope", UNUSED, UNUSED, "unused")]
+    out = []
+    inside: dict[str, list[int]] = {}  # a scope's path → where its unused values are in ``out``
+    for route, leaf in routes:
+        u = g.units[int(leaf[1:])]
+        if leaf not in read and not u.root and all(m.opcode in _UNUSED_KINDS for m in u.members):
+            if not route:
+                route = unused
+            elif route[-1].kind == "scope" and all(m.opcode == "constant" for m in u.members) and not g.shows_a_fold(u):
+                inside.setdefault(route[-1].path, []).append(len(out))
+            elif route[-1].kind == "body" and all(m.opcode == "get-tuple-element" for m in u.members):
+                inside.setdefault(route[-1].name, []).append(len(out))
+        out.append((route, leaf))
+    # ... and so do two or more constants in a scope, within it (RMSprop's sparse update of an embedding
+    # left six); a loop's unread results stay with its blocks (apart, a scan's counted its 36 kernels)
+    for path, at in inside.items():
+        if len(at) >= 2:
+            step = Step("scope", UNUSED, f"{path}/{UNUSED}", "unused")
+            for i in at:
+                route, leaf = out[i]
+                out[i] = ([*route, step], leaf)
+    return out

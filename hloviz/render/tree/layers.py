@@ -18,21 +18,22 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ...analysis.attribution import common_scope
+from ...analysis.loops import runs_steps
 from ...analysis.opnames import BACKWARD_PREFIXES
 from ...ir import Computation, Instruction, called_closure
-from ...opcodes import BODY_CALLERS, PRODUCTS, SCOPE_INPUTS, SCOPE_PLUMBING, TUPLE
+from ...opcodes import BODY_CALLERS, PRODUCTS, SCOPE_INPUTS, SCOPE_PLUMBING
 from .bookkeeping import (
     close_bookkeeping,
     close_losses,
     credit_settings,
     file_folded,
+    file_unused,
     lone_relabels,
     place_counters,
     update_target,
     weight_preparation,
 )
 from .model import Place, Unit, ViewGraph, leaf_edges, leaf_labels
-from .nodes import UNUSED
 from .phases import by_phase, close_loose_blocks, close_one_kernel_scopes, close_split_layers, forward_leaves
 from .tree import Step, Tree, build_tree
 from .units import unwrapped
@@ -64,10 +65,13 @@ def unit_routes(g: ViewGraph, scopes: ScopeTree | None, updates: Mapping[Instruc
     routes = _Routes(g, scopes, updates or {}, relabel=overview)
     for comp in [c for c in g.computations if g.places[c.name].parent is None] if scopes is not None else ():
         routes.place_computation(comp)
+    routes.open_step_bodies()
     out = []
     for u in sorted((u for u in g.units if u.alive), key=routes.order):
         place = g.place_by_key.get(u.scope) if u.scope else None
         route = routes.of_place(place) if place is not None else routes.inst_steps(u.members[0])
+        if place is not None and place.key in routes.opened:
+            route = route + routes.within(place, u.members[0])
         out.append((route, f"u{u.index}"))
     return out
 
@@ -89,6 +93,41 @@ class _Routes:
         self._top_pos: dict[str, int] = {}
         #: The op names of the module's ``while`` ops (:meth:`_outside_loops`), once asked.
         self._loops: set[str] | None = None
+        #: The keys of the bodies of loops of steps (:meth:`open_step_bodies`); those no scope below the loop names.
+        self.opened: set[str] = set()
+        self.unnamed: set[str] = set()
+
+    def open_step_bodies(self) -> None:
+        """Place the drawn bodies of the loops that run training steps or micro-batches
+        (:func:`~hloviz.analysis.loops.runs_steps`), whose units are routed by their own scopes
+        below the body (:meth:`within`): such a body is a step's layers, not one row of anonymous
+        boxes."""
+        found = [p for p in self.g.places.values() if p.role == "body" and p.owner is not None
+                 and p.owner.opcode == "while" and runs_steps(p.owner)] if self.scopes is not None else []
+        self.opened = {p.key for p in found}
+        for p in found:
+            self.place_computation(p.computation, body=True)
+        self.unnamed = {p.key for p in found if not any(not s.name.startswith("(") for i in p.computation.instructions
+                                                        for s in self.below(p, i))}  # ((optimizer) names no part)
+
+    def within(self, body: Place, inst: Instruction) -> list[Step]:
+        """``inst``'s scope steps below the loop whose ``body`` holds it (the loop's own name,
+        which TensorFlow puts above every op of its body, dropped); in a body where no scope
+        below the loop names anything (a JAX step's ``jvp()/dot_general``), the pass it runs in,
+        as a step's work outside every layer is grouped (:func:`~.phases.by_phase`)."""
+        steps = self.below(body, inst)
+        if steps or body.key not in self.unnamed or inst.opcode in SCOPE_INPUTS or inst.opcode == "tuple":
+            return steps
+        phase = self.g.phases.get(id(inst)) or self.scopes.phase_of(inst)  # type: ignore[union-attr]
+        return [Step("scope", f"({phase})", f"{body.key}/({phase})", phase)]
+
+    def below(self, body: Place, inst: Instruction) -> list[Step]:
+        name = body.owner.metadata.op_name if body.owner is not None else ""
+        steps = self.inst_steps(inst)
+        k = 0
+        while k < len(steps) and (steps[k].path == name or name.startswith(steps[k].path + "/")):
+            k += 1
+        return steps[k:]
 
     def scope_of(self, inst: Instruction) -> Scope | None:
         """``inst``'s own scope (from its op name, or its fusion's), noting the layer it updates."""
@@ -129,14 +168,17 @@ class _Routes:
                            if i.opcode == "while" and _passes_run(i, phase) >= {"forward", "backward"}}
         return self._loops
 
-    def place_computation(self, comp: Computation) -> None:
-        """Give every instruction of the top-level ``comp`` a scope: its own; for inputs without
-        one, the scope their users share; for results on their way out, their operand's."""
+    def place_computation(self, comp: Computation, *, body: bool = False) -> None:
+        """Give every instruction of the top-level ``comp`` (or a loop of steps' ``body``) a scope:
+        its own; for inputs without one, the scope their users share; for results on their way
+        out, their operand's."""
         users = self.g.users.get(comp.name) or comp.users()
         own = self.own
         for inst in comp.instructions:
             self.scope_of(inst)
         entry = self.g.module.entry
+        # a loop of steps' carried tuple stays a box of its own: it is no layer's (it was the loss's input)
+        carried = {id(i) for i in comp.instructions if i.opcode == "parameter"} if body else set()
         if entry is not None and comp is not entry and comp is unwrapped(entry):
             for inst in comp.instructions:  # what the entry only calls: its parameters are the arguments,
                 if inst.opcode == "parameter":  # drawn with their users, not in the call's scope
@@ -149,7 +191,7 @@ class _Routes:
         # six such boxes above a remat CNN's optimized column)
         prep = weight_preparation(comp, own, users)
         for inst in reversed(comp.instructions):
-            if own[id(inst)] is not None or inst is comp.root or not (
+            if own[id(inst)] is not None or inst is comp.root or id(inst) in carried or not (
                     inst.opcode in _INPUTS or inst.metadata.op_name == "XLA_Args" or id(inst) in prep
                     or (inst.opcode == "tuple" and not inst.metadata.op_name)):
                 continue
@@ -222,9 +264,11 @@ class _Routes:
                 r: list[Step] = []
             else:
                 base = self._places[parent.key] if parent.parent is not None else self.inst_steps(owner)
+                if parent.key in self.opened:
+                    base = base + self.within(parent, owner)
                 kind = "fusion" if p.role == "fusion" else "body"
                 label = owner.name if kind == "fusion" else f"{p.role} of {owner.name}"
-                r = base + [Step(kind, p.key, label=label)]
+                r = base + [Step(kind, p.key, owner.metadata.op_name if p.key in self.opened else "", label)]
             self._places[p.key] = r
         return self._places[place.key]
 
@@ -274,12 +318,14 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
 
     updates = update_targets(scopes) if scopes.root.phases.get("optimizer") else None
     edges = leaf_edges(g)  # one list for the phases and the tree: g does not change between
-    routes = _one_op(g, _unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates, overview=overview), edges), edges))
+    routes = _one_op(g, file_unused(g, by_phase(g, scopes, unit_routes(g, scopes, updates, overview=overview), edges), edges))
     step = bool(scopes.root.phases.get("backward"))  # a training step
     if step and not g.module.is_scheduled:
         routes = file_folded(g, routes)
     forward = forward_leaves(g, scopes, routes) if step else None
-    tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward,
+    loops = [f"u{g.unit_of[id(p.owner)]}" for p in g.places.values() if p.parent is not None and p.parent.parent is None
+             and p.role == "body" and p.owner is not None and id(p.owner) in g.unit_of and runs_steps(p.owner)]
+    tree = build_tree(routes, edges=edges, label=labels_, names=names, forward=forward, apart=loops,
                       output=next((f"u{u.index}" for u in g.units if u.alive and u.root), None))
     close_bookkeeping(tree.root, optimized=g.module.is_scheduled)
     close_losses(tree.root)
@@ -292,42 +338,6 @@ def scope_tree(g: ViewGraph, scopes: ScopeTree | None = None, *, named: bool = T
         close_loose_blocks(tree, g, phases_of)
         close_split_layers(tree.root, phases_of, lambda leaf: phases_of(leaf, work=True))
     return tree
-
-
-#: What an unused value's unit may hold to be filed as ``(unused)``: no work, only values.
-_UNUSED_KINDS = TUPLE | {"constant"}
-
-
-def _unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
-    """Units outside every scope that hold values nothing reads (constants, a loop result's
-    elements, tuples: what TensorFlow's gradient of a loop leaves behind, ``zeros_like``…, and XLA
-    eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's step
-    drew eleven such dashed boxes down its model's column. So, within them, do two constants or more
-    nothing reads in one scope (not what a fold made or took: :meth:`ViewGraph.shows_a_fold`), and two
-    elements or more a loop's condition or body takes unread (JAX's condition takes all: six boxes)."""
-    read = {a for a, _ in edges}
-    unused = [Step("scope", UNUSED, UNUSED, "unused")]
-    out = []
-    inside: dict[str, list[int]] = {}  # a scope's path → where its unused values are in ``out``
-    for route, leaf in routes:
-        u = g.units[int(leaf[1:])]
-        if leaf not in read and not u.root and all(m.opcode in _UNUSED_KINDS for m in u.members):
-            if not route:
-                route = unused
-            elif route[-1].kind == "scope" and all(m.opcode == "constant" for m in u.members) and not g.shows_a_fold(u):
-                inside.setdefault(route[-1].path, []).append(len(out))
-            elif route[-1].kind == "body" and all(m.opcode == "get-tuple-element" for m in u.members):
-                inside.setdefault(route[-1].name, []).append(len(out))
-        out.append((route, leaf))
-    # ... and so do two or more constants in a scope, within it (RMSprop's sparse update of an embedding
-    # left six); a loop's unread results stay with its blocks (apart, a scan's counted its 36 kernels)
-    for path, at in inside.items():
-        if len(at) >= 2:
-            step = Step("scope", UNUSED, f"{path}/{UNUSED}", "unused")
-            for i in at:
-                route, leaf = out[i]
-                out[i] = ([*route, step], leaf)
-    return out
 
 
 #: Units of one op from which the op is a scope of its own (``_one_op``): as many as a scope holds

@@ -90,6 +90,17 @@ class TreeNode:
     def is_leaf(self) -> bool:
         return self.kind == "leaf"
 
+    @property
+    def steps_body(self) -> bool:
+        """Is it the body of a loop of training steps, routed by its own scopes (it has a path, the
+        loop's op name: :meth:`~.layers._Routes.open_step_bodies`), its layers grouped as a step's are?"""
+        return self.kind == "body" and bool(self.path)
+
+    @property
+    def sealed(self) -> bool:
+        """Its children never get blocks (:data:`KEEP`: a fusion, a body, a leaf; not a :attr:`steps_body`)."""
+        return self.kind in KEEP and not self.steps_body
+
     def ancestors(self) -> Iterator[TreeNode]:
         """Parent, grandparent, … up to the root."""
         node = self.parent

@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 
 from .blocks import MIN_BLOCK
-from .nodes import KEEP, TreeNode, adjacency, child_edges, rekey
+from .nodes import TreeNode, adjacency, child_edges, rekey
 
 __all__ = ["child_hashes", "fold_repeats", "graph_hash", "group_periods", "layer_runs", "periodic", "probe", "repeats",
            "structure_hash"]
@@ -140,13 +140,13 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
     succ = succ if succ is not None else adjacency(edges)
     while stack:
         node = stack.pop()
-        if node.kind in KEEP:
+        if node.sealed:
             continue
         kids = node.children
         if len(kids) >= 2 and node.kind != "repeat":  # a repeat's children are its copies
             hs = child_hashes(kids, succ, label, hashes)
             if all(h is None for h in hs):  # nothing here can fold (a block of loose ops)
-                stack.extend(c for c in kids if c.kind not in KEEP)
+                stack.extend(c for c in kids if not c.sealed)
                 continue
             found = repeats(hs)
             periods = periodic(hs)
@@ -158,7 +158,7 @@ def fold_repeats(root: TreeNode, edges: Sequence[tuple[str, str]], label: Mappin
                 feeds = set(child_edges(node, succ))
                 found = _chained(node, found, feeds)
                 _fold(node, found, feeds, (lambda n=node: set(child_edges(n, flow))) if flow is not None else None)
-        stack.extend(c for c in node.children if c.kind not in KEEP)
+        stack.extend(c for c in node.children if not c.sealed)
 
 
 #: How far apart two children may be and still be compared (a period of up to three blocks).

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from .blocks import MIN_BLOCK, find_blocks
 from .dominators import Graph, flow_order
-from .nodes import FOLDED, KEEP, UNUSED, TreeNode, adjacency, child_edges, rekey
+from .nodes import FOLDED, UNUSED, TreeNode, adjacency, child_edges, rekey
 from .prefix_groups import block_families, first_word, names_agree
 from .repeat_runs import group_periods, layer_runs, probe, structure_hash
 
@@ -45,10 +45,10 @@ def split_by_structure(root: TreeNode, edges: Sequence[tuple[str, str]], *, grou
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.kind not in KEEP and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at,
+        if not node.sealed and _crowded(node, group_at, run_at) and _split(node, succ, names, group_at,
                                                                                  label or {}, forward, run_at):
             node.structured = True
-        stack.extend(c for c in node.children if c.kind not in KEEP)
+        stack.extend(c for c in node.children if not c.sealed)
 
 
 def _split(node: TreeNode, succ: Mapping[str, list[str]], names: Mapping[str, str], group_at: int,

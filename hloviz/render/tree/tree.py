@@ -34,7 +34,7 @@ __all__ = ["STRUCTURAL", "Step", "Tree", "TreeNode", "build_tree", "leaf_owners"
 def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 10, run_at: int = 24,
                edges: Sequence[tuple[str, str]] | None = None, label: Mapping[str, str] | None = None,
                names: Mapping[str, str] | None = None, forward: frozenset[str] | None = None,
-               output: str | None = None) -> Tree:
+               output: str | None = None, apart: Sequence[str] = ()) -> Tree:
     """The tree of ``(route, leaf key)`` pairs, leaves in the order given.
 
     A scope with more than ``group_at`` children is split, by the first rule that works:
@@ -56,7 +56,9 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
     to call it) names a block that ends in a leaf. ``forward``: a training step's forward-pass
     leaves; a node holding them is cut into blocks along the forward arrows alone, its children
     in the order that pass runs through them (``in_flow``), so its blocks are runs of layers.
-    ``output``: the ROOT's leaf, which stays a box of its own.
+    ``output``: the ROOT's leaf, which stays a box of its own; so do the top-level leaves
+    ``apart`` (a loop of training steps, whose body hangs open below it: in a block with the
+    step's results, the block stood after the optimizer and the body above it).
     """
     if edges is not None:
         leaves = prepared_where_read(list(leaves), edges)
@@ -109,6 +111,10 @@ def build_tree(leaves: Iterable[tuple[Sequence[Step], str]], *, group_at: int = 
             size_tree(root)
     if split_crowded(root, run_at, group_at, succ, names, every=True, label=label) and edges is not None:
         fold_repeats(root, edges, label or {}, succ, flow)  # blocks cut at a period's starts fold too
+        size_tree(root)
+    for leaf in [*apart, output] if apart else ():  # (the ROOT too: a block holding it stood beside the body)
+        _output_apart(root, leaf, names)
+    if apart:
         size_tree(root)
     _mark_waist_repeats(root)
     return Tree(root, succ, names)

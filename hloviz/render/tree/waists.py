@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from .nodes import FOLDED, UNUSED, TreeNode, by_end, leaf_owners, rekey, size_from_children
 from .phases import PHASE_SCOPES
 
-__all__ = ["WHOLE", "split_at_waists", "split_crowded"]
+__all__ = ["WHOLE", "room_for_steps", "split_at_waists", "split_crowded"]
 
 
 #: Nodes whose children are never split: a fused computation or a body is XLA's own unit (it
@@ -36,7 +36,7 @@ def split_crowded(root: TreeNode, run_at: int, group_at: int, succ: Mapping[str,
     split = False
     while stack:
         node = stack.pop()
-        if node.kind in WHOLE:
+        if node.kind in WHOLE and not node.steps_body:
             continue
         leaves = [c for c in node.children if c.kind == "leaf"]
         if not every and len(leaves) > run_at:
@@ -209,3 +209,27 @@ def _period(signatures: Sequence[object], *, candidates: int = 6) -> tuple[int, 
     if best is None or best[1] * best[2] * 2 < len(seq):
         return None
     return best
+
+
+def room_for_steps(root: TreeNode, budget: int, succ: Mapping[str, Sequence[str]], names: Mapping[str, str]) -> bool:
+    """Where ``root`` holds the body of a loop of steps (:attr:`TreeNode.steps_body`) that
+    ``budget`` cannot open beside the ops around the loop (reshapes of the batch, the loop's
+    tuples, the gradients' averaging), block those ops at the data flow's waists so that it can:
+    the loop's layers are the picture, not one closed box below rows of plumbing. The loop itself
+    stays a box, its body hanging below it, and so does the ROOT. Whether any were blocked. (A closed body is folded
+    into its caller's node: it costs no node.)"""
+    kids = root.children
+    steps = next((c for c in kids if c.steps_body), None)
+    if steps is None:
+        return False
+    drawn = sum(c.kind != "body" for c in kids)
+    opened = sum(c.kind != "body" for c in steps.children)
+    loop = steps.label.rpartition(" of ")[2]
+    leaves = [c for c in kids if c.is_leaf]
+    last = max(leaves, key=lambda c: c.order, default=None)  # the ROOT: last, read by nothing
+    loose = [c for c in leaves if names.get(c.name) != loop and (c is not last or succ.get(c.name))]
+    room = budget - opened - (len(kids) - len(loose))
+    if drawn + opened <= budget or not 2 <= room < len(loose):
+        return False
+    split_at_waists(root, loose, room, succ, names, most=room)
+    return True

@@ -1,0 +1,129 @@
+"""A function that runs whole training steps in a loop (round 66's ``several_steps``,
+``benchmarks/heldout/round66.py``: ``for i in tf.range(3)`` around a Keras CNN's forward pass,
+its gradient and RMSprop's update, as ``steps_per_execution`` runs them).
+
+Its overview was one closed box: before optimization a ``forward · block`` of the loop's
+plumbing holding the while, 25 kernels and every layer; after it the ``while`` alone, its body
+(341 instructions) folded into it. The top level is a few parameters and the loop, so the
+picture is the loop's body, its layers grouped as a step's are.
+
+Oracles from the HLO text by regular expression (the ``while`` ops and their ``body=``, the
+instructions whose op names put them in the loop's layers) and the script's own names (the
+model ``cnn``, Keras' loss ``sparse_categorical_crossentropy``), never from hloviz. Fixtures:
+``data/orders/several_steps_{pre,post}.hlo.gz`` (``hloviz dump
+benchmarks/heldout/round66.py:several_steps --arg "f32[3,4,8,8,1]" --arg "s32[3,4]" -o DIR``, TF 2.21);
+``data/orders/fori_steps_plain_{pre,post}.hlo.gz`` (JAX 0.8: three SGD steps of a plain-JAX CNN
+by ``lax.fori_loop``, ``benchmarks/heldout/round68_jax.py``, whose docstring has the command).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hloviz.analysis.loops import runs_steps
+from hloviz.ir import Instruction
+from hloviz.parser import parse
+
+from .test_accumulated_and_recomputed_steps import HERE, _columns, _frames, _op_names
+from .test_overview_heldout_steps import _text
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "captures"
+_WHILE = re.compile(r"^\s*%?([\w.]+) = \(.*\) while\(.*?body=%?([\w.]+)", re.MULTILINE)
+_CONV = re.compile(r"^\s*(?:ROOT )?%?([\w.]+) = \S+ convolution\(", re.MULTILINE)
+
+
+def _entry(text: str) -> str:
+    """The ENTRY computation's text."""
+    return text[text.index("\nENTRY"):].split("\n}\n", 1)[0]
+
+
+@pytest.mark.parametrize("stage", ["pre", "post"])
+def test_the_overview_of_a_loop_of_steps_is_the_loops_body_by_layer(tmp_path, stage):
+    text = _text(HERE / f"several_steps_{stage}.hlo.gz")
+    names = _op_names(text)
+    loops = _WHILE.findall(_entry(text))
+    convolutions = _CONV.findall(text)
+    # the situation: one loop at the top; the model's convolutions (forward and gradient) run in it
+    assert len(loops) == 1, loops
+    assert convolutions and all(re.match(r"(gradient_tape/)?while/cnn", names.get(c, "")) for c in convolutions)
+    picture = _columns(tmp_path, "several_steps")[0 if stage == "pre" else 1]
+    loop, _body = loops[0]
+    bodies = [c for c in picture["clusters"] if c["rows"][0] == f"body of {loop}"]
+    assert len(bodies) == 1, [c["rows"][0] for c in picture["clusters"]]
+    title = bodies[0]["rows"][0]
+    by_title = {n["rows"][0]: n for n in picture["nodes"]}
+    for part in ("cnn", "sparse_categorical_crossentropy"):  # the script's model and Keras' loss
+        assert part in by_title, sorted(by_title)
+        assert title in _frames(picture, by_title[part]), (part, _frames(picture, by_title[part]))
+    # every convolution (fused ones too) is drawn in the loop's body, the model's box holding them all
+    holders = [n for n in picture["nodes"] if set(n["instructions"]) & set(convolutions)]
+    assert [n["rows"][0] for n in holders] == ["cnn"]
+    assert set(convolutions) <= set(holders[0]["instructions"])
+
+
+@pytest.mark.parametrize("name", ["several_steps", "accumulated_step"])
+def test_the_tuple_a_loop_of_steps_carries_is_a_box_of_its_own(tmp_path, name):
+    # ``accumulated_step`` (round 64): four micro-batches' gradients summed by ``for i in
+    # tf.range(4)``; its optimized loop's carried tuple was drawn in the loss's box, as its input
+    text = _text(HERE / f"{name}_post.hlo.gz")
+    (loop, body), = _WHILE.findall(_entry(text))
+    block = re.search(rf"^%?{re.escape(body)} .*?\n}}", text, re.MULTILINE | re.DOTALL).group(0)
+    carried = re.findall(r"^\s*%?([\w.]+) = \S.* parameter\(0\)", block, re.MULTILINE)
+    assert len(carried) == 1  # the situation: the body's one parameter, the loop's tuple
+    picture = _columns(tmp_path, name)[1]
+    holders = [n for n in picture["nodes"] if carried[0] in n["instructions"]]
+    assert len(holders) == 1 and holders[0]["rows"][0] == "parameter 0", [n["rows"][0] for n in holders]
+    assert f"body of {loop}" in _frames(picture, holders[0])
+
+
+def _loops(path: Path) -> list[Instruction]:
+    module = parse(_text(path))
+    return [i for i in module.instructions() if i.opcode == "while"]
+
+
+def test_loops_of_steps_are_told_from_the_loops_inside_a_step():
+    # by construction of the programs (benchmarks/heldout/round66.py, round68_jax.py and the
+    # samples' scripts): three TF steps in a loop, four TF micro-batches, three JAX steps by
+    # ``fori_loop`` (optimized: its step inlined); a ViT's scan over layers and its gradient's
+    # scan, an RNN's scan, a Keras LSTM's loops, which run inside one pass
+    steps = [HERE / "several_steps_pre.hlo.gz", HERE / "several_steps_post.hlo.gz",
+             HERE / "accumulated_step_pre.hlo.gz", HERE / "accumulated_step_post.hlo.gz",
+             HERE / "fori_steps_plain_post.hlo.gz"]
+    for path in steps:
+        loops = _loops(path)
+        assert len(loops) == 1 and runs_steps(loops[0]), path.name
+    # JAX's step before optimization is a ``closed_call`` its loop's body only calls: one box
+    (loop,) = _loops(HERE / "fori_steps_plain_pre.hlo.gz")
+    assert not runs_steps(loop)
+    inside = [SAMPLES / n / "pre.hlo" for n in ("loops_vit_train", "loops_rnn_scan", "keras_lstm")]
+    inside += [SAMPLES / n / "post.hlo" for n in ("loops_vit_train", "loops_rnn_scan", "keras_lstm")]
+    for path in inside:
+        loops = _loops(path)
+        assert loops and not any(runs_steps(w) for w in loops), path
+
+
+def test_a_jax_loop_of_steps_is_drawn_open_by_pass(tmp_path):
+    text = _text(HERE / "fori_steps_plain_post.hlo.gz")
+    (loop, _body), = _WHILE.findall(_entry(text))
+    convolutions = _CONV.findall(text)
+    names = _op_names(text)
+    # the situation: the forward and the gradient convolutions, both in the loop's step
+    assert {("transpose(" in names[c]) for c in convolutions} == {True, False}
+    picture = _columns(tmp_path, "fori_steps_plain")[1]
+    holders = [n for n in picture["nodes"] if set(n["instructions"]) & set(convolutions)]
+    assert len(holders) == 2 and all(f"body of {loop}" in _frames(picture, n) for n in holders)
+
+
+@pytest.mark.parametrize("name", ["several_steps", "accumulated_step"])
+def test_the_box_of_a_loop_of_steps_is_named_by_the_loop_not_a_pass(tmp_path, name):
+    # a block holding the loop (before optimization, the four micro-batches' loop with the
+    # reshapes of the batch) was titled ``forward · block of 4``: its body runs both passes
+    for stage, picture in zip(("pre", "post"), _columns(tmp_path, name), strict=True):
+        (loop, _body), = _WHILE.findall(_entry(_text(HERE / f"{name}_{stage}.hlo.gz")))
+        holders = [n for n in picture["nodes"] if loop in n["instructions"]]
+        assert len(holders) == 1, stage
+        title = holders[0]["rows"][0]
+        assert title == "while" or title.startswith(f"{loop} · "), (stage, title)
