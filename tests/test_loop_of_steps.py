@@ -18,12 +18,14 @@ by ``lax.fori_loop``, ``benchmarks/heldout/round68_jax.py``, whose docstring has
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from hloviz.analysis.loops import runs_steps
+from hloviz.cli import main
 from hloviz.ir import Instruction
 from hloviz.parser import parse
 
@@ -127,3 +129,33 @@ def test_the_box_of_a_loop_of_steps_is_named_by_the_loop_not_a_pass(tmp_path, na
         assert len(holders) == 1, stage
         title = holders[0]["rows"][0]
         assert title == "while" or title.startswith(f"{loop} · "), (stage, title)
+
+
+_READ = re.compile(r"^\s*%?([\w.-]+) = \S+ get-tuple-element\(%?([\w.-]+)\)", re.MULTILINE)
+
+
+@pytest.mark.parametrize("name", ["scan_steps", "loops_rnn_scan"])
+def test_a_loops_results_read_out_of_its_tuple_are_drawn_in_the_loops_box(tmp_path, name):
+    # ``scan_steps`` (round 68: a lax.scan of Adam steps over batches) handed its eleven results
+    # to the ROOT as a row of eleven get-tuple-element boxes, 2,834 pt wide; an RNN's scan drew
+    # its one unread element as a box at the bottom, an arrow from its loop across the column
+    if name == "scan_steps":
+        pre = HERE / "scan_steps_pre.hlo.gz"
+        picture = _columns(tmp_path, name)[0]
+    else:
+        pre = SAMPLES / name / "pre.hlo"
+        out = tmp_path / "x.json"
+        try:
+            main(["render", str(SAMPLES / name), "--stage", "both", "-o", str(out)])
+        except SystemExit as stop:
+            assert not stop.code
+        picture = json.loads(out.read_text(encoding="utf-8"))["columns"][0]["picture"]
+    entry = _entry(_text(pre))
+    loops = {n for n, _ in _WHILE.findall(entry)}
+    reads = [(gte, loop) for gte, loop in _READ.findall(entry) if loop in loops]
+    drawn = [(gte, loop, n) for gte, loop in reads for n in picture["nodes"] if gte in n["instructions"]]
+    # the situation: the entry reads the loop's results out of its tuple, some into a unit of their
+    # own (the others are drawn as an arrow's [index])
+    assert drawn
+    for gte, loop, holder in drawn:
+        assert loop in holder["instructions"], (gte, holder["rows"][0])

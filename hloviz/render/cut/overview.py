@@ -145,7 +145,8 @@ def fold_plumbing(g: ViewGraph) -> None:
 _STAGED, _HANDED, _VIEWED = "no op_name", "XLA_Retvals: handing it out", "its value in another shape"
 _KEPT = "kept for the gradient"
 _APPLIED = "applied to its output"
-_WHY = (_STAGED, _HANDED, _VIEWED, _KEPT, _APPLIED)
+_READ = "its results, read out"
+_WHY = (_STAGED, _HANDED, _VIEWED, _KEPT, _APPLIED, _READ)
 
 
 def _activation(g: ViewGraph, u, inputs: set[int]) -> tuple[int, str] | None:
@@ -228,7 +229,17 @@ def _fold_target(u, into: set[int], inputs: set[int]) -> tuple[int, str] | None:
         return next(iter(into)), _STAGED
     if len(inputs) == 1 and (_result(u) or (_relabel(u) and into)):
         return next(iter(inputs)), _HANDED if _result(u) else _VIEWED
+    if len(inputs) == 1 and _loop_read(u):
+        return next(iter(inputs)), _READ
     return None
+
+
+def _loop_read(u) -> bool:
+    """An element of a loop's results read out of its tuple, one box each: a JAX step's
+    ``lax.scan`` of steps handed its eleven results to the ROOT as a row of eleven
+    ``get-tuple-element`` boxes, 2,834 pt wide."""
+    return (u.alive and not u.root and u.kind == "inst" and all(
+        m.opcode == "get-tuple-element" and m.operands and m.operands[0].opcode == "while" for m in u.members))
 
 
 def _stages_a_value(fusion: Instruction) -> bool:
