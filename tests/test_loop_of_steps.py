@@ -90,7 +90,8 @@ def test_loops_of_steps_are_told_from_the_loops_inside_a_step():
     # by construction of the programs (benchmarks/heldout/round66.py, round68_jax.py and the
     # samples' scripts): three TF steps in a loop, four TF micro-batches, three JAX steps by
     # ``fori_loop`` (optimized: its step inlined); a ViT's scan over layers and its gradient's
-    # scan, an RNN's scan, a Keras LSTM's loops, which run inside one pass
+    # scan, an RNN's scan, a Keras LSTM's loops and the loop TF's gradient of one runs (a text
+    # model's training step), a tf.scan, a residual block in a loop: loops inside one pass
     steps = [HERE / "several_steps_pre.hlo.gz", HERE / "several_steps_post.hlo.gz",
              HERE / "accumulated_step_pre.hlo.gz", HERE / "accumulated_step_post.hlo.gz",
              HERE / "fori_steps_plain_post.hlo.gz"]
@@ -100,8 +101,8 @@ def test_loops_of_steps_are_told_from_the_loops_inside_a_step():
     # JAX's step before optimization is a ``closed_call`` its loop's body only calls: one box
     (loop,) = _loops(HERE / "fori_steps_plain_pre.hlo.gz")
     assert not runs_steps(loop)
-    inside = [SAMPLES / n / "pre.hlo" for n in ("loops_vit_train", "loops_rnn_scan", "keras_lstm")]
-    inside += [SAMPLES / n / "post.hlo" for n in ("loops_vit_train", "loops_rnn_scan", "keras_lstm")]
+    inner = ("loops_vit_train", "loops_rnn_scan", "keras_lstm", "keras_text_train", "tf_scan", "resblock_loop")
+    inside = [SAMPLES / n / f"{stage}.hlo" for n in inner for stage in ("pre", "post")]
     for path in inside:
         loops = _loops(path)
         assert loops and not any(runs_steps(w) for w in loops), path
