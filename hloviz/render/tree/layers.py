@@ -161,7 +161,8 @@ class _Routes:
         """The op names of the module's ``while`` ops whose bodies run a forward and a backward
         pass, their products both (TF names a loop's tuples as the loop): loops of micro-batches.
         Not a recurrence: an RNN's forward loop only stacks what its gradient will read, and a
-        hand-written one's ``while/cell`` is its loop's own layer."""
+        hand-written one's ``while/cell`` is its loop's own layer. By the scope tree's phases, not
+        :func:`~hloviz.analysis.loops.runs_steps`' op names: a JAX body calling its step counts too."""
         if self._loops is None:
             phase = self.scopes.phase_of if self.scopes is not None else (lambda _i: "forward")
             self._loops = {i.metadata.op_name for c in self.g.module.computations for i in c.instructions
