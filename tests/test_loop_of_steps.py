@@ -13,7 +13,9 @@ model ``cnn``, Keras' loss ``sparse_categorical_crossentropy``), never from hlov
 ``data/orders/several_steps_{pre,post}.hlo.gz`` (``hloviz dump
 benchmarks/heldout/round66.py:several_steps --arg "f32[3,4,8,8,1]" --arg "s32[3,4]" -o DIR``, TF 2.21);
 ``data/orders/fori_steps_plain_{pre,post}.hlo.gz`` (JAX 0.8: three SGD steps of a plain-JAX CNN
-by ``lax.fori_loop``, ``benchmarks/heldout/round68_jax.py``, whose docstring has the command).
+by ``lax.fori_loop``, ``benchmarks/heldout/round68_jax.py``, whose docstring has the command);
+``data/orders/while_loop_steps_{pre,post}.hlo.gz`` (``hloviz dump
+benchmarks/heldout/round69.py:while_loop_steps --arg "f32[4,8,12]" --arg "s32[4,8]" -o DIR``, TF 2.21).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from hloviz.cli import main
 from hloviz.ir import Instruction
 from hloviz.parser import parse
 
+from . import box_labels
 from .test_accumulated_and_recomputed_steps import HERE, _columns, _frames, _op_names
 from .test_overview_heldout_steps import _text
 
@@ -160,3 +163,35 @@ def test_a_loops_results_read_out_of_its_tuple_are_drawn_in_the_loops_box(tmp_pa
     assert drawn
     for gte, loop, holder in drawn:
         assert loop in holder["instructions"], (gte, holder["rows"][0])
+
+
+_LAYER_OP = re.compile(r'op_name="while/tabular_1/(enc|norm|cls)_1/(?:MatMul|moments/mean)"')
+
+
+def test_an_optimized_loop_bodys_layers_stand_in_forward_order(tmp_path):
+    # round 69's ``while_loop_steps`` (benchmarks/heldout/round69.py): a hand-written
+    # tf.while_loop of four Adam steps of enc → norm → act → drop → cls. Its optimized body drew
+    # cls, drop, enc, norm: each layer's box placed by whichever of its instructions came first
+    text = _text(HERE / "while_loop_steps_post.hlo.gz")
+    (_loop, body), = _WHILE.findall(_entry(text))
+    block = re.search(rf"^%?{re.escape(body)} .*?\n}}", text, re.MULTILINE | re.DOTALL).group(0)
+    # the oracle: each layer by its forward work's first place in the body's text (XLA's schedule)
+    first: dict[str, int] = {}
+    for at, layer in enumerate(_LAYER_OP.findall(block)):
+        first.setdefault(layer, at)
+    order = sorted(first, key=first.__getitem__)
+    assert order == ["enc", "norm", "cls"]  # the situation
+    pre, post = HERE / "while_loop_steps_pre.hlo.gz", HERE / "while_loop_steps_post.hlo.gz"
+    out = tmp_path / "w.svg"
+    try:
+        code = main(["render", "--pre", str(pre), "--post", str(post), "--stage", "post", "-o", str(out)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    tops = {label: y for y, label in box_labels(out.read_text(encoding="utf-8"))}
+    drawn = [*order, "sparse_categorical_crossentropy"]  # Keras' loss, after the model
+    assert set(drawn) <= set(tops), sorted(tops)
+    assert sorted(drawn, key=tops.__getitem__) == drawn
+    # the dropout, applied to the batch norm's output and read by ``cls``, stands between ``enc`` and ``cls``
+    # (its random bits, drawn from the seed the loop carries, are scheduled first of all)
+    assert tops["enc"] < tops["drop"] < tops["cls"]

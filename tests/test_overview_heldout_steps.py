@@ -132,7 +132,7 @@ def test_the_programs_data_are_the_parameters_no_update_reads():
     the optimizer (``adam/…``) reads it, or reads XLA's layout ``copy`` of it."""
     from hloviz import parse
     from hloviz.analysis.scopes import build_scope_tree
-    from hloviz.render.cut.order import _data_inputs
+    from hloviz.render.cut.median import data_inputs as _data_inputs
 
     text = _text(HERE / "unet_step_post.hlo.gz")
     entry = text.split("\nENTRY ", 1)[1]

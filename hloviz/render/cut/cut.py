@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ...analysis.opnames import is_optimizer_scope
 from ..tree.nodes import UNUSED, Tree, TreeNode, rekey, size_tree
 from ..tree.phases import PHASE_SCOPES
-from ..tree.waists import WHOLE, room_for_steps, split_at_waists
+from ..tree.waists import WHOLE, around_steps, room_for_steps, split_at_waists, steps_first
 
 __all__ = ["Cut", "coarsen", "fit", "open_in_place", "overview_closed"]
 
@@ -151,7 +151,7 @@ UNUSED_OPENS = 100
 
 
 def _unused_closed(node: TreeNode, budget: int) -> bool:
-    return node.kind == "scope" and (node.name == UNUSED or node.op) and budget < UNUSED_OPENS
+    return budget < UNUSED_OPENS and ((node.kind == "scope" and (node.name == UNUSED or node.op)) or around_steps(node))
 
 
 def _delta(node: TreeNode) -> int:
@@ -220,11 +220,18 @@ def fit(tree: Tree, budget: int, *, max_depth: int | None = None, closed: frozen
     module larger than the budget fills it instead of drawing a fraction of it. ``max_depth``
     keeps scopes at that depth closed (``--depth``); ``closed`` keeps nodes of those kinds
     closed (``fusion``, ``body``: the coarser view after a Graphviz timeout). The cut is over
-    budget only when the root's children alone are (:func:`coarsen` first prevents that).
-    """
+    budget only when the root's children alone are (:func:`coarsen` first prevents that). A loop of
+    steps' body and its model open first (:func:`~hloviz.render.tree.waists.steps_first`)."""
     cut = Cut(tree, frozenset(c.key for c in tree.root.children) or frozenset({tree.root.key}))
-    cut = _deepen(cut, budget, max_depth=max_depth, closed=closed)
-    return _shut(cut) if budget < UNUSED_OPENS else cut
+    first, hold = steps_first(tree.root)
+    for node in first:
+        if not _expandable(node, max_depth, closed) or (opened := cut.expand(node.key)).count > budget:
+            break
+        cut = opened
+    overview = budget < UNUSED_OPENS  # (where nothing more of that loop opens)
+    held = frozenset(k for n in hold for k in tree.subtree_root(n).nodes) - {n.key for n in first} if overview else frozenset()
+    cut = _deepen(cut, budget, max_depth=max_depth, closed=closed, held=held)
+    return _shut(cut) if overview else cut
 
 
 def _shut(cut: Cut) -> Cut:
@@ -241,19 +248,17 @@ def _shut(cut: Cut) -> Cut:
 
 
 def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: frozenset[str] = frozenset(),
-            under: TreeNode | None = None) -> Cut:
+            under: TreeNode | None = None, held: frozenset[str] = frozenset()) -> Cut:
     """Open nodes of ``cut`` level by level while it fits ``budget`` (see :func:`fit`);
-    ``under``: only nodes below that one."""
-    tree = cut.tree
-    count = cut.count
-    keys = set(cut.keys)
+    ``under``: only nodes below that one; ``held``: never those."""
+    tree, count, keys = cut.tree, cut.count, set(cut.keys)
     level = _levels(tree)
     inside = set(tree.subtree_root(under).nodes) if under is not None else None
     passed: set[str] = set()  # shut nodes a round could not open: closed, they hold back no deeper round
     while True:
         # a node that would not fit even in an empty picture (an optimizer's ×2250 updates)
         # stays closed without holding back the nodes beside it
-        cands = [tree.nodes[k] for k in keys if (inside is None or k in inside) and k not in passed
+        cands = [tree.nodes[k] for k in keys if (inside is None or k in inside) and k not in passed and k not in held
                  and _expandable(tree.nodes[k], max_depth, closed) and _delta(tree.nodes[k]) < budget
                  and not _wide(tree.nodes[k]) and not _unused_closed(tree.nodes[k], budget)
                  and (not passed or (tree.nodes[k].kind != "repeat" and _only_named_parts(tree.nodes[k])))]

@@ -34,9 +34,9 @@ from collections.abc import Callable
 
 from ...analysis.opnames import PHASES
 from ...ir import Instruction
-from ...opcodes import LAYER_WORK, SCOPE_INPUTS, VALUE_CARRIERS, WEIGHT_CARRIERS
-from ..reuse import kept
+from ...opcodes import SCOPE_INPUTS, VALUE_CARRIERS
 from ..tree.model import Unit, ViewGraph, leaf_edges
+from .median import data_inputs, first_layer_work, kept_median_key, median_key
 
 __all__ = ["AFTER", "BESIDE", "order_keys", "trains"]
 
@@ -53,9 +53,11 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     top = g.computations[0] if g.computations else None
     last = len(PHASES)
     readers = (g.users.get(top.name) or top.users()) if top is not None else None
-    data = _data_inputs(top, readers, phase_of) if top is not None and readers is not None else frozenset()
+    data = data_inputs(top, readers, phase_of) if top is not None and readers is not None else frozenset()
     keys: dict[str, tuple[int, float]] = {}
     inner: set[str] = set()  # units inside a while/conditional/call body: placed in their caller's slot
+    carried: set[str] = set()  # ... of a body's parameters alone: at the body's start
+    callers: set[int] = set()  # the instructions of the top computation whose bodies are drawn open
     for u in g.units:
         if not u.alive:
             continue
@@ -63,16 +65,16 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
             keys[f"u{u.index}"] = (last, 0)
             continue
         if u.members and u.members[0].parent is not top:
-            spot = _inner_key(g, u.members[0], top, phase_of)
+            spot = _inner_key(g, _representative(g, u, phase_of), top, phase_of, callers)
             if spot is not None:
                 keys[f"u{u.index}"] = spot
-                inner.add(f"u{u.index}")
-                if loose is not None and all(m.opcode == "parameter" for m in u.members):
-                    loose.add(f"u{u.index}")
+                (carried if all(m.opcode == "parameter" for m in u.members) else inner).add(f"u{u.index}")
                 continue
-        best = _kept_top_key(g, u, top, phase_of, readers, data)
+        best = kept_median_key(g, u, top, phase_of, readers, data)
         if best is not None:
             keys[f"u{u.index}"] = best
+    # a box holding a loop drawn open stands where the loop does, its body after it
+    looping = _at_the_loop(g, keys, callers, inner | carried, phase_of) if callers else set()
     # a unit of parameters alone goes right before its first user in that order: held there by
     # an invisible arrow, it no longer stretches the rows of a cluster it sits in above the
     # cluster before it (the Flax step's loss cluster held a Dense bias, and dot stood the two
@@ -82,15 +84,21 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     for a, b in leaf_edges(g):
         users.setdefault(a, []).append(b)
         fed.add(b)
+    _inner_sources_first(keys, inner - fed, inner, users)
+    _feeding_the_loop_first(keys, looping, users)
+    inner |= carried
+    if loose is not None:
+        loose |= carried
     # (the optimizer's own work keeps its place: an Adam step's bias corrections closed into one
     # box read only the step count and the learning rate, and stood above the model, before the
     # layers whose updates use them, in the explorer's first view)
-    sources = [k for k in keys if k not in fed and users.get(k) and k not in inner and keys[k][0] != _OPTIMIZER]
+    sources = [k for k in keys if k not in fed and users.get(k) and k not in inner and k not in looping
+               and keys[k][0] != _OPTIMIZER]
     for key in sources:
         del keys[key]  # no operands drawn (an iota, a broadcast of a constant): placed as a parameter
     # (of those that do a layer's work: a resize's dot, a stem's convolution, before the square
     # root of a variance placed by it)
-    was = {key: first for key in sources if (first := _first_layer_work(g.units[int(key[1:])], top, g)) is not None}
+    was = {key: first for key in sources if (first := first_layer_work(g.units[int(key[1:])], top, g)) is not None}
     for u in g.units:
         key = f"u{u.index}"
         if u.alive and key not in keys:
@@ -114,10 +122,20 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     return keys
 
 
-def _first_layer_work(u: Unit, top, g: ViewGraph) -> float | None:
-    """Where ``u``'s first instruction of the top computation doing a layer's work (:data:`LAYER_WORK`,
-    itself or fused) sits in the text; None where it does none."""
-    return min((g.position(m) for m in u.members if m.parent is top and _does_layer_work(m)), default=None)
+
+
+def _inner_sources_first(keys: dict[str, tuple[int, float]], sources: set[str], inner: set[str],
+                         users: dict[str, list[str]]) -> None:
+    """Place each unit inside a loop's body that no drawn arrow feeds (``sources``) just before
+    its first user in the body, as a source of the top computation is placed before its user:
+    XLA schedules a dropout's random bits, drawn from the seed the loop carries, first of all,
+    and by their median an optimized loop body of training steps drew ``drop`` above ``enc``.
+    Two before one user keep their order (the earlier, the further before)."""
+    for key in sorted(sources):
+        after = [keys[d] for d in users.get(key, ()) if d in inner]
+        if after:
+            rank, spot = min(after)
+            keys[key] = (rank, spot - _JUST_BEFORE * (1 + max(0.0, spot - keys[key][1])))
 
 
 def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
@@ -161,167 +179,8 @@ def _after_what_feeds_them(g: ViewGraph, keys: dict[str, tuple[int, float]],
             ready.append(b)
 
 
-#: Units of fewer members than this are placed afresh each time: keeping them costs more.
-_KEPT_FROM = 64
-
-
-def _kept_top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
-                  readers: dict[Instruction, list[Instruction]] | None, data: frozenset[int]) -> tuple[int, float] | None:
-    """:func:`_top_key`, kept for a unit of the same members inside a
-    :func:`~hloviz.render.reuse.drawings_reused` block: the overview drawn again with fewer
-    boxes, and the explorer's pictures, close the same scopes again (an EfficientNetB0 step's
-    redraw placed its 17,000 members anew: a quarter of its Python). What it reads besides the
-    members — text positions, the top computation's readers, the phases of the scopes — is the
-    module's, but for the few instructions the graph draws in another phase (a step counter)."""
-    if len(u.members) < _KEPT_FROM:
-        return _top_key(g, u, top, phase_of, readers, data)
-    key = ("top_key", id(top), u.pos, tuple(map(id, u.members)), frozenset(g.phases.items()))
-    return kept(key, (g.module, top), lambda: _top_key(g, u, top, phase_of, readers, data))
-
-
-def _top_key(g: ViewGraph, u: Unit, top, phase_of: Callable[[Instruction], str],
-             readers: dict[Instruction, list[Instruction]] | None, data: frozenset[int]) -> tuple[int, float] | None:
-    """The phase and median position of a unit's instructions of the top computation
-    (``readers``: the top computation's users, :meth:`~hloviz.ir.Computation.users`; ``data``:
-    :func:`_data_inputs`)."""
-    by_phase: dict[int, list[int]] = {}
-    named: dict[int, list[int]] = {}
-    working: dict[int, list[int]] = {}
-    position = g.position
-    ranked = sorted((position(m), m) for m in u.members if m.parent is top)  # text order, once for all three
-    prepared = _weight_preparation(ranked, data)
-    # made of parameters and returned, nothing else reading it: an optimizer's step count
-    # incremented (JAX names it like the forward pass: an unseen MLP's optimizer box stood
-    # between its model and its loss by it)
-    aside = prepared & _returned_only(ranked, top, readers) if readers is not None and prepared else set()
-    rank_of = _RANK.get
-    unnamed: dict[int, list[tuple[int, Instruction]]] = {}
-    for spot, m in ranked:
-        if m.opcode in _UNRANKED or (aside and id(m) in aside and len(aside) < len(u.members)):
-            continue
-        rank = rank_of(phase_of(m), 0)
-        by_phase.setdefault(rank, []).append(spot)
-        if m.metadata.op_name:
-            named.setdefault(rank, []).append(spot)
-            if id(m) not in prepared:
-                working.setdefault(rank, []).append(spot)
-        elif m.opcode in LAYER_WORK:
-            unnamed.setdefault(rank, []).append((spot, m))
-    # a layer's work XLA left without a name (a dot it split off) counts in a pass where nothing
-    # named works: beside named work it is mostly the gradient's convolutions, which lost their
-    # names and read as forward (an unseen mixed-precision step's optimized res_1_a and res_2_a
-    # stood after the loss by them); beside its weight's preparation alone, it is the layer's
-    # work (a Flax Dense(1)'s forward dot, unnamed, beside its kernel's named bitcast, scheduled
-    # first: an unseen Fourier operator's optimized ``project`` stood above its ``lift``)
-    for rank, work in unnamed.items():
-        if rank not in working:
-            named[rank] = sorted([*named.get(rank, ()), *(spot for spot, _m in work)])
-            working[rank] = [spot for spot, m in work if id(m) not in prepared]
-    if by_phase:
-        # the phase of its earliest work; where it is, by what does that work on the program's
-        # values (not its weights' preparation), else by its named instructions, else all
-        rank = min(named or by_phase)
-        spots = working.get(rank) or named.get(rank) or by_phase[rank]  # in text order already
-        return (rank, spots[(len(spots) - 1) // 2])
-    if u.members and u.members[0].parent is not top and u.members[0].opcode not in _UNRANKED:
-        return (0, u.pos[1])  # a unit drawn from inside a fusion of the top computation
-    return None
-
-
-def _data_inputs(top, readers: dict[Instruction, list[Instruction]], phase_of: Callable[[Instruction], str]) -> frozenset[int]:
-    """Ids of the parameters of a training step's ``top`` computation that the optimizer reads
-    none of, directly or through a copy: the program's data (images, labels), not its weights.
-    The first layer's convolution reads parameters alone, and taken for its weights' preparation
-    it did not count: an unseen U-Net step's ``down_1`` stood below ``up_1`` by the one fusion of
-    its own that reads a later layer (the skip connection's concatenation)."""
-    if not any(phase_of(i) == "optimizer" for i in top.instructions):
-        return frozenset()
-
-    def updated(value: Instruction, depth: int = 4) -> bool:  # through the copies XLA lays weights out in
-        return any(phase_of(r) == "optimizer" or (depth > 0 and r.opcode in WEIGHT_CARRIERS and updated(r, depth - 1))
-                   for r in readers.get(value, ()))
-
-    return frozenset(id(p) for p in top.instructions if p.opcode == "parameter" and not updated(p))
-
-
-def _weight_preparation(ranked: list[tuple[int, Instruction]], data: frozenset[int]) -> set[int]:
-    """Ids of a unit's members of the top computation (``ranked``: (position, member) in text
-    order) that read nothing computed by another unit: parameters, constants and what the unit
-    itself made of them (a kernel's transpose, a batch norm's scale from its moving variance).
-    XLA schedules such work wherever it likes, mostly first: a batch norm's box holding the
-    fusion that folds its statistics (scheduled at the top) and the one applying them (after its
-    convolution) stood above the convolution by the median of two, and every later layer's arrow
-    ran back up (Xception's optimized column). A convolution, a ``dot`` or an embedding's
-    ``gather`` of a training step's ``data`` (:func:`_data_inputs`) is no such preparation: it is
-    the first layer's work, which reads parameters alone (a loss's conversion of the labels stays
-    preparation; an unseen causal LM's ``embed`` stood below its attention after optimization)."""
-    prepared: set[int] = set()
-    for _, m in ranked:  # operands first
-        if (all(id(o) in prepared or _sourced(o) or id(_tuple_of(o)) in prepared for o in m.operands)
-                and not (data and _works_on_data(m, data))):
-            prepared.add(id(m))
-    return prepared
-
-
-def _tuple_of(inst: Instruction) -> Instruction:
-    """What made the tuple ``inst`` is an element of (itself where it is none). An element is
-    drawn apart from its tuple, in a unit of its own: a dropout's ``rng-bit-generator``, drawing
-    its bits from the seed, is preparation, and the bits taken from its tuple were read as the
-    work of another unit (an unseen MobileNet step's ``dropout`` box stood first, above the
-    layers whose output it masks)."""
-    while inst.opcode == "get-tuple-element" and inst.operands:
-        inst = inst.operands[0]
-    return inst
-
-
-def _works_on_data(inst: Instruction, data: frozenset[int]) -> bool:
-    """Does ``inst`` read one of ``data`` — itself, or laid out anew (:data:`VALUE_CARRIERS`: the
-    ``bitcast`` folding a sequence's batch and time into the rows a ``dot`` reads; an unseen
-    linear-RNN step's optimized ``layer_0`` stood below ``layer_1`` by it) — into a layer's work
-    (:data:`LAYER_WORK`; itself, or fused)?"""
-    if not any(_of_data(o, data) for o in inst.operands):
-        return False
-    return _does_layer_work(inst)
-
-
-def _does_layer_work(inst: Instruction) -> bool:
-    """``inst`` is a layer's work (:data:`LAYER_WORK`), itself or in the computation it fuses."""
-    return inst.opcode in LAYER_WORK or any(i.opcode in LAYER_WORK for c in inst.called_computations
-                                               for i in c.instructions)
-
-
-def _of_data(value: Instruction, data: frozenset[int], depth: int = 3) -> bool:
-    """``value`` is one of ``data``, or one laid out anew from it (a few carriers deep)."""
-    while id(value) not in data:
-        if depth == 0 or value.opcode not in VALUE_CARRIERS or len(value.operands) != 1:
-            return False
-        value, depth = value.operands[0], depth - 1
-    return True
-
-
-def _returned_only(ranked: list[tuple[int, Instruction]], top, users: dict[Instruction, list[Instruction]]) -> set[int]:
-    """Ids of a unit's members of the top computation (``ranked`` as for
-    :func:`_weight_preparation`) whose values go nowhere but to the ROOT and to other such
-    members (users read before their operands: text order reversed)."""
-    root = top.root
-    out: set[int] = set()
-    for _, m in reversed(ranked):
-        read_by = users.get(m, ())
-        if read_by and all(x is root or id(x) in out for x in read_by):
-            out.add(id(m))
-    return out
-
-
-def _sourced(inst: Instruction, depth: int = 4) -> bool:
-    """A parameter, a constant or an iota, or such a value carried on (a ``broadcast`` of a
-    constant, a ``convert`` of a parameter: TF's dropout draws its random bits from its seed
-    and broadcast literals, each drawn as a box of its own)."""
-    if inst.opcode in SCOPE_INPUTS:
-        return True
-    return depth > 0 and inst.opcode in VALUE_CARRIERS and all(_sourced(o, depth - 1) for o in inst.operands)
-
-
-def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruction], str]) -> tuple[int, float] | None:
+def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruction], str],
+               callers: set[int]) -> tuple[int, float] | None:
     """The place in the program of an instruction drawn inside a while loop's condition or body:
     right after its caller in the top computation (between it and the next instruction), a
     condition's instructions before the body's, each computation's in its own text order
@@ -331,7 +190,7 @@ def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruc
     loop in a ``call``: placed by their own text positions, its parameter and loop stood first
     in the program, the arrow into the frame made a cycle with the rest, and dot drew a
     ``lexsort``'s inputs below it). Inside a fusion: its fusion's place (called from the top
-    computation: None, as before)."""
+    computation: None, as before). ``callers`` gets the caller's id."""
     path: list[Instruction] = []
     x = inst
     while x.parent is not top:
@@ -345,6 +204,7 @@ def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruc
         x = place.owner
     if not path:
         return None
+    callers.add(id(x))
     last = x is top.root  # the root is drawn last (order_keys): its bodies after it
     lo, width = (0 if last else g.position(x)) + 0.05, 0.4
     for y in reversed(path):
@@ -356,6 +216,62 @@ def _inner_key(g: ViewGraph, inst: Instruction, top, phase_of: Callable[[Instruc
         if y is not path[0]:  # an owner on the way: at its slot's start, its bodies inside
             lo, width = lo + width * 0.1, width * 0.8
     return (len(PHASES) if last else _RANK.get(phase_of(x), 0), lo)
+
+
+def _at_the_loop(g: ViewGraph, keys: dict[str, tuple[int, float]], callers: set[int], inner: set[str],
+                 phase_of: Callable[[Instruction], str]) -> set[str]:
+    """Key each unit of the top computation holding a loop (a call) whose body is drawn open at
+    that instruction: its body's units are keyed just after it (:func:`_inner_key`). A block of
+    a TensorFlow loop's plumbing — the reshapes into the loop and out of it, the ``while`` among
+    them — stood by its median after its own body, and the body floated above the loop. Returns
+    their keys: each keeps that place (fed by nothing drawn, it is no source placed by its user)."""
+    placed: set[str] = set()
+    for key in keys.keys() - inner:
+        u = g.units[int(key[1:])]
+        held = next((m for m in u.members if id(m) in callers), None) if not u.root else None
+        if held is not None:
+            keys[key] = (_RANK.get(phase_of(held), 0), g.position(held))
+            placed.add(key)
+    return placed
+
+
+def _feeding_the_loop_first(keys: dict[str, tuple[int, float]], looping: set[str], users: dict[str, list[str]]) -> None:
+    """Move each unit feeding a loop's box (``looping``: :func:`_at_the_loop`), and what feeds
+    it in turn, that the order puts after the loop (a later phase: a JAX accumulation's zeroed
+    gradients, named as the backward pass, going into the loop) just before the loop: they
+    stood below the loop's body, their arrows running back up to the loop."""
+    feeders: dict[str, list[str]] = {}
+    for a, readers in users.items():
+        for b in readers:
+            feeders.setdefault(b, []).append(a)
+    stack = sorted(looping)
+    while stack:
+        b = stack.pop()
+        for a in feeders.get(b, ()):
+            if a in keys and a not in looping and keys[a] > keys[b]:
+                keys[a] = (keys[b][0], keys[b][1] - _BEFORE_THE_LOOP)
+                stack.append(a)
+
+
+def _representative(g: ViewGraph, u: Unit, phase_of: Callable[[Instruction], str]) -> Instruction:
+    """The instruction standing for a unit drawn inside a loop's body in :func:`_inner_key`: the
+    one at the unit's place in its body by :func:`~hloviz.render.cut.median.median_key` (the phase
+    of its earliest work, the median of that work), each fused member counted as its fusion.
+    The unit's first member stood for it before: a training step's layers in an optimized loop
+    body, each holding its forward, backward and update, stood ``cls``, ``drop``, ``enc``,
+    ``norm`` by whichever instruction came first."""
+    lifted: dict[int, Instruction] = {}
+    for m in u.members:
+        place = g.place_of(m)
+        while place is not None and place.role == "fusion" and place.owner is not None:
+            m = place.owner
+            place = g.place_of(m)
+        lifted[id(m)] = m
+    first = next(iter(lifted.values()))
+    spot = median_key(g, list(lifted.values()), first.parent, phase_of, None, frozenset()) if len(lifted) > 1 else None
+    if spot is None:
+        return u.members[0]
+    return next((m for m in lifted.values() if m.parent is first.parent and g.position(m) == spot[1]), u.members[0])
 
 
 def _carries_a_parameter(u: Unit) -> bool:
@@ -377,6 +293,14 @@ AFTER = 0.475
 #: further before that user it goes (:func:`order_keys`): small enough that a whole module's
 #: distance keeps it within a quarter of its user.
 _EARLIER = 1e-7
+
+#: How far before a loop's box a unit feeding it is moved (:func:`_feeding_the_loop_first`): well
+#: within the positions between it and the instruction before it.
+_BEFORE_THE_LOOP = 0.01
+
+#: How far before its first user a unit inside a loop's body with no drawn operands is placed
+#: (:func:`order_keys`): within the user's slot, whose width is a fraction of the body's.
+_JUST_BEFORE = 1e-9
 
 #: How far before its first user a unit of parameters alone is placed: a key whose position
 #: is this fraction below a whole number is a parameter's, kept out of a training step's file

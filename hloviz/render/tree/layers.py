@@ -93,9 +93,8 @@ class _Routes:
         self._top_pos: dict[str, int] = {}
         #: The op names of the module's ``while`` ops (:meth:`_outside_loops`), once asked.
         self._loops: set[str] | None = None
-        #: The keys of the bodies of loops of steps (:meth:`open_step_bodies`); those no scope below the loop names.
+        #: The keys of the bodies of loops of steps (:meth:`open_step_bodies`).
         self.opened: set[str] = set()
-        self.unnamed: set[str] = set()
 
     def open_step_bodies(self) -> None:
         """Place the drawn bodies of the loops that run training steps or micro-batches
@@ -107,16 +106,15 @@ class _Routes:
         self.opened = {p.key for p in found}
         for p in found:
             self.place_computation(p.computation, body=True)
-        self.unnamed = {p.key for p in found if not any(not s.name.startswith("(") for i in p.computation.instructions
-                                                        for s in self.below(p, i))}  # ((optimizer) names no part)
 
     def within(self, body: Place, inst: Instruction) -> list[Step]:
         """``inst``'s scope steps below the loop whose ``body`` holds it (the loop's own name,
-        which TensorFlow puts above every op of its body, dropped); in a body where no scope
-        below the loop names anything (a JAX step's ``jvp()/dot_general``), the pass it runs in,
-        as a step's work outside every layer is grouped (:func:`~.phases.by_phase`)."""
+        which TensorFlow puts above every op of its body, dropped); where none is left (a JAX
+        step's loss, ``jvp()/exp``; a TensorFlow step's counter), the pass it runs in, as a
+        step's work outside every layer is grouped (:func:`~.phases.by_phase`): loose, a Flax
+        loop of steps' softmax, gradient and counters were a column of boxes beside its model."""
         steps = self.below(body, inst)
-        if steps or body.key not in self.unnamed or inst.opcode in SCOPE_INPUTS or inst.opcode == "tuple":
+        if steps or inst.opcode in SCOPE_INPUTS or inst.opcode == "tuple":
             return steps
         phase = self.g.phases.get(id(inst)) or self.scopes.phase_of(inst)  # type: ignore[union-attr]
         return [Step("scope", f"({phase})", f"{body.key}/({phase})", phase)]

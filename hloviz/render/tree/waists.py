@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from .nodes import FOLDED, UNUSED, TreeNode, by_end, leaf_owners, rekey, size_from_children
 from .phases import PHASE_SCOPES
 
-__all__ = ["WHOLE", "room_for_steps", "split_at_waists", "split_crowded"]
+__all__ = ["WHOLE", "around_steps", "room_for_steps", "split_at_waists", "split_crowded", "steps_first"]
 
 
 #: Nodes whose children are never split: a fused computation or a body is XLA's own unit (it
@@ -212,24 +212,76 @@ def _period(signatures: Sequence[object], *, candidates: int = 6) -> tuple[int, 
 
 
 def room_for_steps(root: TreeNode, budget: int, succ: Mapping[str, Sequence[str]], names: Mapping[str, str]) -> bool:
-    """Where ``root`` holds the body of a loop of steps (:attr:`TreeNode.steps_body`) that
+    """Where the tree holds the body of a loop of steps (:attr:`TreeNode.steps_body`) that
     ``budget`` cannot open beside the ops around the loop (reshapes of the batch, the loop's
-    tuples, the gradients' averaging), block those ops at the data flow's waists so that it can:
-    the loop's layers are the picture, not one closed box below rows of plumbing. The loop itself
-    stays a box, its body hanging below it, and so does the ROOT. Whether any were blocked. (A closed body is folded
-    into its caller's node: it costs no node.)"""
-    kids = root.children
-    steps = next((c for c in kids if c.steps_body), None)
-    if steps is None:
-        return False
-    drawn = sum(c.kind != "body" for c in kids)
+    tuples, the gradients' averaging, a JAX step's parameters initialised in the jit), block
+    those ops at the data flow's waists so that it can: the loop's layers are the picture, not
+    one closed box below rows of plumbing. The loop itself stays a box, its body hanging below
+    it, and so does the ROOT. The body is the root's child, or — in a JAX module, whose
+    ``jit(f)`` scope holds nearly everything — that scope's. Whether any were blocked. (A closed
+    body is folded into its caller's node: it costs no node.)"""
+    node, used = root, 0
+    while not any(c.steps_body for c in node.children):
+        big = max(node.children, key=lambda c: c.size, default=None)
+        if big is None or big.kind != "scope" or big.size * 10 < node.size * 9:
+            return False
+        used += sum(c.kind != "body" for c in node.children if c is not big)
+        node = big
+    kids = node.children
+    steps = next(c for c in kids if c.steps_body)
+    drawn = used + sum(c.kind != "body" for c in kids)
     opened = sum(c.kind != "body" for c in steps.children)
+    model = max(steps.children, key=lambda c: c.size, default=None)  # ... its model's layers too (a Flax module's)
+    if model is not None and model.kind == "scope" and model.size * 2 > steps.size:
+        opened += len(model.children) - 1
     loop = steps.label.rpartition(" of ")[2]
-    leaves = [c for c in kids if c.is_leaf]
-    last = max(leaves, key=lambda c: c.order, default=None)  # the ROOT: last, read by nothing
-    loose = [c for c in leaves if names.get(c.name) != loop and (c is not last or succ.get(c.name))]
-    room = budget - opened - (len(kids) - len(loose))
+    last = max((c for c in kids if c.is_leaf), key=lambda c: c.order, default=None)  # the ROOT: last, read by nothing
+    loose = [c for c in kids if c.kind != "body" and not _holds(c, loop, names) and (c is not last or succ.get(c.name))
+             and (c.is_leaf or node is not root)]
+    room = budget - used - opened - sum(c.kind != "body" for c in kids if c not in loose)  # (a body folded: no node)
     if drawn + opened <= budget or not 2 <= room < len(loose):
         return False
-    split_at_waists(root, loose, room, succ, names, most=room)
+    split_at_waists(node, loose, room, succ, names, most=room)
     return True
+
+
+def steps_first(root: TreeNode) -> tuple[list[TreeNode], list[TreeNode]]:
+    """Where the tree holds the body of a loop of steps: what a fitted cut opens first — the
+    scopes down to it (JAX's ``jit(f)``), the body, and its model where one scope holds most of
+    the body (a Flax module) — before anything beside them, however near the root; and the
+    nodes an overview opens nothing more of (the body, the loop's condition). Opened level by
+    level with the rest, a Flax loop of AdamW steps spent the budget on the parameters'
+    initialisation beside the loop (its ``Encoder``, its ``_threefry_split``) and the model in
+    the body stood one closed box; left to open after the model, a TensorFlow body's slicing of
+    the batch opened into its eliminated reshapes, and the condition into its call."""
+    steps = next((n for n in _walk(root) if n.steps_body), None)
+    if steps is None or steps.parent is None:
+        return [], []
+    chain = [*reversed([a for a in steps.ancestors() if a is not root]), steps]
+    model = max(steps.children, key=lambda c: c.size, default=None)
+    if model is not None and model.kind == "scope" and model.size * 2 > steps.size:
+        chain.append(model)
+    condition = f"condition of {steps.label.rpartition(' of ')[2]}"
+    return chain, [steps, *(c for c in steps.parent.children if c.kind == "body" and c.label == condition)]
+
+
+def _walk(root: TreeNode):
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _holds(node: TreeNode, name: str, names: Mapping[str, str]) -> bool:
+    """Is ``node`` the leaf called ``name`` (the loop's), or a block or scope holding it?"""
+    return any(n.is_leaf and names.get(n.name) == name for n in _walk(node))
+
+
+def around_steps(node: TreeNode) -> bool:
+    """Is ``node`` a block of the ops around a loop of steps (one :func:`room_for_steps` made: a
+    waist block beside the loop's body, at the top)? An overview draws it closed and leaves its
+    room to the body's layers: opened, an unseen CNN's loop inputs (five momentum slots, the
+    step count, the tuple they make) took the room, and the model in the body stood one box."""
+    top = node.parent
+    return node.waist and top is not None and any(c.steps_body for c in top.children)

@@ -1,0 +1,145 @@
+"""The model inside a loop of training steps, drawn layer by layer in program order, the loop
+above its body (held-out rounds 69 and 70: ``benchmarks/heldout/round69.py``, ``round70.py``,
+``round70_jax.py``, and rounds 65 and 68, whose docstrings have the capture commands; TF 2.21, JAX 0.10).
+
+* ``conv_steps``: a Sequential CNN's three SGD-with-momentum steps in a ``for`` over ``tf.range``.
+  Its optimized loop's inputs — five momentum slots, the step count, the tuple they make —
+  were a row of boxes above the loop, and the model in the body one closed box.
+* ``while_loop_steps``: a functional model's four Adam steps in a ``tf.while_loop``. Before
+  optimization the box of the loop's plumbing (the ``while`` among its reshapes) stood below
+  its own body, and the body's layers stood closed in one ``tabular`` box.
+* ``flax_fori_steps``: a Flax encoder's four AdamW steps by ``lax.fori_loop``, the parameters
+  initialised in the jit. After optimization the loop stayed one closed box (it is under the
+  ``jit(f)`` scope), the initialisation's ``Encoder`` drawn open beside it.
+
+Oracles: TensorFlow's order of the forward pass (each layer's first forward op in the
+pre-optimization text), the Flax module's own definition (``embed``, ``norm``, ``dropout``,
+``classify``), the ``while`` ops of the HLO text by regular expression; positions from the SVG
+Graphviz drew; frames from the JSON picture.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hloviz.cli import main
+
+from . import box_labels
+from .test_accumulated_and_recomputed_steps import HERE, _frames
+from .test_overview_heldout_steps import _text
+
+_WHILE = re.compile(r'^\s*%?([\w.]+) = \(.*\) while\(.*?op_name="([^"]*)"', re.MULTILINE)
+
+
+def _top_loop(text: str, op_name: str = "while") -> str:
+    """The name of the ENTRY computation's ``while`` of that op name (the function's own loop,
+    not one of the random number generator's)."""
+    entry = text[text.index("\nENTRY"):].split("\n}\n", 1)[0]
+    (loop,), = [[name for name, op in _WHILE.findall(entry) if op == op_name]]
+    return loop
+
+
+def _render(tmp_path, name: str, stage: str) -> tuple[dict[str, float], dict]:
+    """(first line of each box → its top y in the SVG, the JSON picture) of one column."""
+    pre, post = HERE / f"{name}_pre.hlo.gz", HERE / f"{name}_post.hlo.gz"
+    out = {}
+    for fmt in ("svg", "json"):
+        path = tmp_path / f"{name}_{stage}.{fmt}"
+        try:
+            code = main(["render", "--pre", str(pre), "--post", str(post), "--stage", stage, "-o", str(path)])
+        except SystemExit as stop:
+            code = stop.code
+        assert code in (0, None)
+        out[fmt] = path.read_text(encoding="utf-8")
+    tops: dict[str, float] = {}
+    for y, label in box_labels(out["svg"]):
+        tops.setdefault(label, y)
+    return tops, json.loads(out["json"])  # (one column: the picture itself)
+
+
+def _forward_order(text: str, scope: str, ops: str) -> list[str]:
+    """Each layer of ``scope`` by its first forward op (one of ``ops``) in the text."""
+    first: dict[str, int] = {}
+    for at, layer in enumerate(re.findall(rf'op_name="{scope}/(\w+?)_1/(?:{ops})"', text)):
+        first.setdefault(layer, at)
+    return sorted(first, key=first.__getitem__)
+
+
+def _in_body(picture: dict, title: str, loop: str) -> bool:
+    return any(f"body of {loop}" in _frames(picture, n) for n in picture["nodes"] if n["rows"][0] == title)
+
+
+def test_an_optimized_loop_of_cnn_steps_is_the_models_layers_in_order(tmp_path):
+    order = _forward_order(_text(HERE / "conv_steps_pre.hlo.gz"), "while/convnet_1", "Conv2D|MatMul|Reshape")
+    assert order == ["conv_a", "conv_b", "flat", "logits"]  # the situation
+    loop = _top_loop(_text(HERE / "conv_steps_post.hlo.gz"))
+    tops, picture = _render(tmp_path, "conv_steps", "post")
+    drawn = [layer for layer in order if layer in tops]  # (XLA fused ``flat``'s reshape into its reader)
+    assert drawn == ["conv_a", "conv_b", "logits"], sorted(tops)
+    assert sorted(drawn, key=tops.__getitem__) == drawn
+    assert all(_in_body(picture, layer, loop) for layer in drawn)
+    # the momentum slots and the step count going into the loop are no row of boxes of their own
+    slots = [t for t in tops if t.startswith("parameter ")]
+    assert len(slots) <= 1, slots
+
+
+def test_a_loops_box_stands_above_its_body_before_optimization(tmp_path):
+    text = _text(HERE / "while_loop_steps_pre.hlo.gz")
+    order = _forward_order(text, "while/tabular_1", "MatMul|moments/mean|stateless_dropout/SelectV2|Relu")
+    assert order == ["enc", "norm", "drop", "act", "cls"]  # the situation: the model's forward pass
+    loop = _top_loop(text)
+    tops, picture = _render(tmp_path, "while_loop_steps", "pre")
+    assert sorted(order, key=lambda layer: tops[layer]) == order
+    assert all(_in_body(picture, layer, loop) for layer in order)
+    (holder,), = [[t for t in tops if t == loop or t.startswith(f"{loop} ·")]]
+    assert tops[holder] < min(tops[layer] for layer in order)
+    # an overview opens nothing more of the body than its model: no box of one instruction
+    # but the body's parameter and its tuple (its slicing of the batch opened into the reshapes
+    # TensorFlow folds away, one box each)
+    ones = [n["rows"][:2] for n in picture["nodes"] if _in_body(picture, n["rows"][0], loop)
+            and len(n["instructions"]) == 1 and n["rows"][0] not in ("parameter 0", "tuple")]
+    assert not ones, ones
+
+
+def test_a_flax_loop_of_steps_is_drawn_open_by_layer_after_optimization(tmp_path):
+    loop = _top_loop(_text(HERE / "flax_fori_steps_post.hlo.gz"), "jit(flax_fori_steps)/while")
+    tops, picture = _render(tmp_path, "flax_fori_steps", "post")
+    order = ["embed", "norm", "dropout", "classify"]  # the module's own definition
+    assert set(order) <= set(tops), sorted(tops)
+    assert sorted(order, key=tops.__getitem__) == order
+    assert all(_in_body(picture, layer, loop) for layer in order)
+    # the parameters' initialisation beside the loop stays one box: no second ``embed``
+    assert sum(n["rows"][0] == "embed" for n in picture["nodes"]) == 1
+
+
+def test_a_scan_of_steps_beside_its_parameters_initialisation_is_drawn_open(tmp_path):
+    # round 68's ``scan_steps`` (``benchmarks/heldout/round68_jax.py``): a ``lax.scan`` of Adam
+    # steps of an MLP, its parameters initialised in the jit, the loop under the ``jit(f)``
+    # scope beside the random initialisation; the loop was one closed box there
+    text = _text(HERE / "scan_steps_post.hlo.gz")
+    loop = _top_loop(text, "jit(scan_steps)/while")
+    dots = re.findall(r'^\s*%?([\w.]+) = \S+ dot\(.*?op_name="([^"]*)"', text, re.MULTILINE)
+    steps = [name for name, op in dots if op.startswith("jit(scan_steps)/while/body/")]
+    assert len(steps) >= 2  # the situation: the step's dots, in the loop's body
+    _tops, picture = _render(tmp_path, "scan_steps", "post")
+    holders = [n for n in picture["nodes"] if set(n["instructions"]) & set(steps)]
+    assert holders and all(f"body of {loop}" in _frames(picture, n) for n in holders), [n["rows"][0] for n in holders]
+
+
+def test_what_a_loop_of_steps_reads_stands_above_it(tmp_path):
+    # round 65's ``accumulated_flax_step`` (``benchmarks/heldout/round65_jax.py``): a Flax MLP
+    # (norm → up → out) whose gradients four micro-batches sum by ``lax.fori_loop``, applied by
+    # SGD after it. The batch and the zeroed sums going into the loop, named as the backward
+    # pass, stood below the loop's body, their arrows running back up to the loop
+    text = _text(HERE / "accumulated_flax_step_post.hlo.gz")
+    loop = _top_loop(text, "jit(accumulated_flax_step)/while")
+    data = re.findall(r'^\s*%?([\w.]+) = \S+ parameter\(\d+\), metadata=\{op_name="[xy]"', text, re.MULTILINE)
+    assert len(data) == 2  # the situation: the batch, x and y
+    tops, picture = _render(tmp_path, "accumulated_flax_step", "post")
+    (holder,), = [[n["rows"][0] for n in picture["nodes"] if loop in n["instructions"]]]
+    readers = [n["rows"][0] for n in picture["nodes"] if set(n["instructions"]) & set(data)]
+    assert readers and all(tops[r] < tops[holder] for r in readers), (readers, holder)
+    order = ["norm", "up", "out"]  # the module's own definition
+    assert sorted(order, key=tops.__getitem__) == order
+    assert all(_in_body(picture, layer, loop) and tops[layer] > tops[holder] for layer in order)
