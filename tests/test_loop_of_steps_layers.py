@@ -1,6 +1,7 @@
 """The model inside a loop of training steps, drawn layer by layer in program order, the loop
 above its body (held-out rounds 69 and 70: ``benchmarks/heldout/round69.py``, ``round70.py``,
-``round70_jax.py``, and rounds 65 and 68, whose docstrings have the capture commands; TF 2.21, JAX 0.10).
+``round70_jax.py``, and rounds 65, 68, 71 and 72, whose docstrings have the capture commands; TF 2.21,
+JAX 0.10).
 
 * ``conv_steps``: a Sequential CNN's three SGD-with-momentum steps in a ``for`` over ``tf.range``.
   Its optimized loop's inputs — five momentum slots, the step count, the tuple they make —
@@ -143,3 +144,45 @@ def test_what_a_loop_of_steps_reads_stands_above_it(tmp_path):
     order = ["norm", "up", "out"]  # the module's own definition
     assert sorted(order, key=tops.__getitem__) == order
     assert all(_in_body(picture, layer, loop) and tops[layer] > tops[holder] for layer in order)
+
+
+def test_a_layer_that_is_most_of_a_loop_body_is_no_model_to_open(tmp_path):
+    # round 71's ``haiku_scan_steps`` (``benchmarks/heldout/round71_jax.py``): a ``lax.scan`` of
+    # SGD steps of a Haiku MLP, hidden → ln → head, no module around them. Its LayerNorm is most
+    # of the optimized body, and was opened as the body's model: its variance and five loose
+    # fusions in place of one ``ln`` box
+    text = _text(HERE / "haiku_scan_steps_post.hlo.gz")
+    loop = _top_loop(text, "jit(haiku_scan_steps)/while")
+    norm = re.findall(r'^\s*%?([\w.-]+) = .*?op_name="jit\(haiku_scan_steps\)/while/body/closed_call/jvp\(ln\)/', text,
+                      re.MULTILINE)
+    assert len(norm) >= 5  # the situation: the layer norm's instructions in the loop's step
+    tops, picture = _render(tmp_path, "haiku_scan_steps", "post")
+    order = ["hidden", "ln", "head"]  # the function's own order
+    assert sorted(order, key=tops.__getitem__) == order
+    assert all(_in_body(picture, layer, loop) for layer in order)
+    holders = {n["rows"][0] for n in picture["nodes"] if set(n["instructions"]) & set(norm)}
+    assert holders <= {"ln", "backward", "optimizer"}, holders  # (its gradient's and its update's boxes)
+
+
+def test_values_a_loop_of_steps_body_never_reads_are_one_box(tmp_path):
+    # round 72's ``gru_steps`` (``benchmarks/heldout/round72.py``): a Keras GRU classifier's SGD
+    # steps in a ``for`` over ``tf.range``. TensorFlow's gradient of the GRU's own loop leaves
+    # ``zeros_like`` constants in the body that nothing reads: they were a row of dashed boxes
+    # between ``embed`` and ``gru``
+    text = _text(HERE / "gru_steps_pre.hlo.gz")
+    entry = text[text.index("\nENTRY"):].split("\n}\n", 1)[0]
+    (body,), = [re.findall(r"^\s*%?[\w.]+ = \(.*\) while\(.*?body=%?([\w.]+)", entry, re.MULTILINE)]
+    block = re.search(rf"^%?{re.escape(body)} .*?\n}}", text, re.MULTILINE | re.DOTALL).group(0)
+    constants = re.findall(r"^\s*%?(zeros_like[\w.]*) = \S+ constant\(", block, re.MULTILINE)
+    unread = [c for c in constants if not re.search(rf"(?<![\w.]){re.escape(c)}[,)]", block)]  # (as an operand)
+    assert len(unread) >= 2  # the situation
+    loop = _top_loop(text)
+    tops, picture = _render(tmp_path, "gru_steps", "pre")
+    holders = [n for n in picture["nodes"] if set(n["instructions"]) & set(unread)]
+    assert len(holders) == 1 and set(unread) <= set(holders[0]["instructions"]), [n["rows"][:2] for n in holders]
+    assert f"body of {loop}" in _frames(picture, holders[0])
+    order = ["embed", "gru", "out"]  # the model's own definition
+    assert sorted(order, key=tops.__getitem__) == order
+    # the body's own tuple, which nothing in the body reads either, stays a box of its own
+    root = re.search(r"^\s*ROOT %?([\w.]+) = ", block, re.MULTILINE).group(1)
+    assert [n["rows"][0] for n in picture["nodes"] if root in n["instructions"]] == ["tuple"]

@@ -370,7 +370,8 @@ def file_unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[
     eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's step
     drew eleven such dashed boxes down its model's column. So, within them, do two constants or more
     nothing reads in one scope (not what a fold made or took: :meth:`ViewGraph.shows_a_fold`), and two
-    elements or more a loop's condition or body takes unread (JAX's condition takes all: six boxes)."""
+    elements or more a loop's condition or body takes unread (JAX's condition takes all: six boxes).
+    A loop of steps' body is a step's top (``zeros_like`` were dashed boxes between a GRU's ``embed`` and ``gru``)."""
     read = {a for a, _ in edges}
     unused = [Step("scope", UNUSED, UNUSED, "unused")]
     out = []
@@ -380,6 +381,9 @@ def file_unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[
         if leaf not in read and not u.root and all(m.opcode in _UNUSED_KINDS for m in u.members):
             if not route:
                 route = unused
+            elif (len(route) == 1 and route[0].kind == "body" and route[0].path  # a loop of steps' body: as the top
+                  and not any(m is m.parent.root for m in u.members if m.parent is not None)):  # (but its tuple)
+                route = [*route, Step("scope", UNUSED, f"{route[0].name}/{UNUSED}", "unused")]
             elif route[-1].kind == "scope" and all(m.opcode == "constant" for m in u.members) and not g.shows_a_fold(u):
                 inside.setdefault(route[-1].path, []).append(len(out))
             elif route[-1].kind == "body" and all(m.opcode == "get-tuple-element" for m in u.members):

@@ -231,8 +231,8 @@ def room_for_steps(root: TreeNode, budget: int, succ: Mapping[str, Sequence[str]
     steps = next(c for c in kids if c.steps_body)
     drawn = used + sum(c.kind != "body" for c in kids)
     opened = sum(c.kind != "body" for c in steps.children)
-    model = max(steps.children, key=lambda c: c.size, default=None)  # ... its model's layers too (a Flax module's)
-    if model is not None and model.kind == "scope" and model.size * 2 > steps.size:
+    model = _model_in(steps)  # ... its model's layers too (a Flax module's)
+    if model is not None:
         opened += len(model.children) - 1
     loop = steps.label.rpartition(" of ")[2]
     last = max((c for c in kids if c.is_leaf), key=lambda c: c.order, default=None)  # the ROOT: last, read by nothing
@@ -258,11 +258,22 @@ def steps_first(root: TreeNode) -> tuple[list[TreeNode], list[TreeNode]]:
     if steps is None or steps.parent is None:
         return [], []
     chain = [*reversed([a for a in steps.ancestors() if a is not root]), steps]
-    model = max(steps.children, key=lambda c: c.size, default=None)
-    if model is not None and model.kind == "scope" and model.size * 2 > steps.size:
+    model = _model_in(steps)
+    if model is not None:
         chain.append(model)
     condition = f"condition of {steps.label.rpartition(' of ')[2]}"
     return chain, [steps, *(c for c in steps.parent.children if c.kind == "body" and c.label == condition)]
+
+
+def _model_in(body: TreeNode) -> TreeNode | None:
+    """The scope of ``body`` that is its model: most of the body, and made mostly of two or
+    more scopes of its own (its layers). Not a big layer: a Haiku MLP's LayerNorm, most of an
+    optimized body of its steps, opened into its variance and its loose fusions."""
+    model = max(body.children, key=lambda c: c.size, default=None)
+    if model is None or model.kind != "scope" or model.size * 2 <= body.size:
+        return None
+    layers = [c for c in model.children if c.kind == "scope"]
+    return model if len(layers) >= 2 and sum(c.size for c in layers) * 2 > model.size else None
 
 
 def _walk(root: TreeNode):
