@@ -60,12 +60,13 @@ def test_the_overview_of_a_loop_of_steps_is_the_loops_body_by_layer(tmp_path, st
     assert len(bodies) == 1, [c["rows"][0] for c in picture["clusters"]]
     title = bodies[0]["rows"][0]
     by_title = {n["rows"][0]: n for n in picture["nodes"]}
-    for part in ("cnn", "sparse_categorical_crossentropy"):  # the script's model and Keras' loss
+    # the script's model's layers (``cnn``: ``conv``, ``pool``, ``head``) and Keras' loss
+    for part in ("conv", "pool", "head", "sparse_categorical_crossentropy"):
         assert part in by_title, sorted(by_title)
         assert title in _frames(picture, by_title[part]), (part, _frames(picture, by_title[part]))
-    # every convolution (fused ones too) is drawn in the loop's body, the model's box holding them all
+    # every convolution (fused ones too) is drawn in the loop's body, the ``conv`` layer's box holding them all
     holders = [n for n in picture["nodes"] if set(n["instructions"]) & set(convolutions)]
-    assert [n["rows"][0] for n in holders] == ["cnn"]
+    assert [n["rows"][0] for n in holders] == ["conv"]
     assert set(convolutions) <= set(holders[0]["instructions"])
 
 

@@ -83,6 +83,13 @@ def test_an_optimized_loop_of_cnn_steps_is_the_models_layers_in_order(tmp_path):
     # the momentum slots and the step count going into the loop are no row of boxes of their own
     slots = [t for t in tops if t.startswith("parameter ")]
     assert len(slots) <= 1, slots
+    # nor are the dropout's random bits TensorFlow drew before the loop (named inside it: ``while/…``)
+    text = _text(HERE / "conv_steps_post.hlo.gz")
+    entry = text[text.index("\nENTRY"):].split("\n}\n", 1)[0]
+    hoisted = re.findall(r'^\s*%?([\w.-]+) = [^\n]*op_name="while/', entry, re.MULTILINE)
+    assert len(hoisted) >= 3  # the situation
+    holders = [n["rows"][0] for n in picture["nodes"] if set(n["instructions"]) & set(hoisted)]
+    assert len(holders) == 1, holders
 
 
 def test_a_loops_box_stands_above_its_body_before_optimization(tmp_path):

@@ -14,6 +14,7 @@ import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from ...analysis.opnames import is_optimizer_scope
 from .nodes import FOLDED, UNUSED, TreeNode, by_end, leaf_owners, rekey, size_from_children
 from .phases import PHASE_SCOPES
 
@@ -249,7 +250,8 @@ def steps_first(root: TreeNode) -> tuple[list[TreeNode], list[TreeNode]]:
     """Where the tree holds the body of a loop of steps: what a fitted cut opens first — the
     scopes down to it (JAX's ``jit(f)``), the body, and its model where one scope holds most of
     the body (a Flax module) — before anything beside them, however near the root; and the
-    nodes an overview opens nothing more of (the body, the loop's condition). Opened level by
+    nodes an overview opens nothing more of (the body, the loop's condition, the scope named as
+    the loop: a dropout's random bits TensorFlow drew before the loop were four boxes). Opened level by
     level with the rest, a Flax loop of AdamW steps spent the budget on the parameters'
     initialisation beside the loop (its ``Encoder``, its ``_threefry_split``) and the model in
     the body stood one closed box; left to open after the model, a TensorFlow body's slicing of
@@ -262,18 +264,23 @@ def steps_first(root: TreeNode) -> tuple[list[TreeNode], list[TreeNode]]:
     if model is not None:
         chain.append(model)
     condition = f"condition of {steps.label.rpartition(' of ')[2]}"
-    return chain, [steps, *(c for c in steps.parent.children if c.kind == "body" and c.label == condition)]
+    return chain, [steps, *(c for c in steps.parent.children if (c.kind == "body" and c.label == condition)
+                            or (c.kind == "scope" and c.path == steps.path))]  # (its ops XLA hoisted out of it)
 
 
 def _model_in(body: TreeNode) -> TreeNode | None:
-    """The scope of ``body`` that is its model: most of the body, and made mostly of two or
-    more scopes of its own (its layers). Not a big layer: a Haiku MLP's LayerNorm, most of an
-    optimized body of its steps, opened into its variance and its loose fusions."""
-    model = max(body.children, key=lambda c: c.size, default=None)
-    if model is None or model.kind != "scope" or model.size * 2 <= body.size:
-        return None
-    layers = [c for c in model.children if c.kind == "scope"]
-    return model if len(layers) >= 2 and sum(c.size for c in layers) * 2 > model.size else None
+    """The scope of ``body`` that is its model: the biggest made mostly of two or more scopes of
+    its own (its layers), not a pass's nor an optimizer's. Not merely the biggest scope: a Haiku
+    MLP's LayerNorm, most of an optimized body of its steps, opened into its variance and its
+    loose fusions; and not only one holding most of the body: a small Keras CNN's loss was more
+    of its body than the model, which stood closed."""
+    def layered(node: TreeNode) -> bool:
+        layers = [c for c in node.children if c.kind == "scope" and not c.name.startswith("(")]
+        return len(layers) >= 2 and sum(c.size for c in layers) * 2 > node.size
+
+    models = [c for c in body.children if c.kind == "scope" and not c.name.startswith("(")
+              and not is_optimizer_scope(c.name) and layered(c)]
+    return max(models, key=lambda c: c.size, default=None)
 
 
 def _walk(root: TreeNode):
