@@ -61,6 +61,7 @@ class ShapeParser:
         #: Shape text → shape, for every distinct text seen (the parser looks here first).
         self.cache: dict[str, Shape] = {} if cache is None else cache
         self._depth = 0
+        self._last_tuple = ""  # the text of the last tuple shape read (:meth:`parse`)
 
     def array(self, element_type: str, dims_text: str, layout_text: str | None, offset: int) -> Shape:
         key = f"{element_type}[{dims_text}]{layout_text or ''}"
@@ -112,6 +113,9 @@ class ShapeParser:
         if pos < n and text[pos] == "(":
             if self._depth >= self.MAX_TUPLE_DEPTH:
                 raise ShapeError(f"tuple shapes nested more than {self.MAX_TUPLE_DEPTH} levels deep", pos)
+            last = self._last_tuple  # (the one before: a loop's tuple shape, on each of its thousand reads)
+            if last and text.startswith(last, pos) and (limit is None or pos + len(last) <= limit):
+                return self.cache[last], pos + len(last)
             end = find_close(text, pos, limit)
             key = text[pos : end + 1]
             shape = self.cache.get(key)
@@ -122,6 +126,7 @@ class ShapeParser:
                 finally:
                     self._depth -= 1
                 self.cache[key] = shape
+            self._last_tuple = key
             return shape, end + 1
         m = ARRAY_SHAPE.match(text, pos)
         if not m:

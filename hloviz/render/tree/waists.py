@@ -268,6 +268,11 @@ def steps_first(root: TreeNode) -> tuple[list[TreeNode], list[TreeNode]]:
                             or (c.kind == "scope" and c.path == steps.path))]  # (its ops XLA hoisted out of it)
 
 
+#: What a model's children are when they are its layers: scopes, and groups and repeats of them
+#: (a Keras application's ``block_*``, sixteen inverted residual blocks).
+_LAYERS = frozenset({"scope", "group", "repeat"})
+
+
 def _model_in(body: TreeNode) -> TreeNode | None:
     """The scope of ``body`` that is its model: the biggest made mostly of two or more scopes of
     its own (its layers), not a pass's nor an optimizer's. Not merely the biggest scope: a Haiku
@@ -275,7 +280,7 @@ def _model_in(body: TreeNode) -> TreeNode | None:
     loose fusions; and not only one holding most of the body: a small Keras CNN's loss was more
     of its body than the model, which stood closed."""
     def layered(node: TreeNode) -> bool:
-        layers = [c for c in node.children if c.kind == "scope" and not c.name.startswith("(")]
+        layers = [c for c in node.children if c.kind in _LAYERS and not c.name.startswith("(")]
         return len(layers) >= 2 and sum(c.size for c in layers) * 2 > node.size
 
     models = [c for c in body.children if c.kind == "scope" and not c.name.startswith("(")
