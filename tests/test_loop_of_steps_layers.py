@@ -193,3 +193,19 @@ def test_values_a_loop_of_steps_body_never_reads_are_one_box(tmp_path):
     # the body's own tuple, which nothing in the body reads either, stays a box of its own
     root = re.search(r"^\s*ROOT %?([\w.]+) = ", block, re.MULTILINE).group(1)
     assert [n["rows"][0] for n in picture["nodes"] if root in n["instructions"]] == ["tuple"]
+
+
+def test_a_box_of_tuples_alone_says_so(tmp_path):
+    # round 71's ``text_steps`` (``benchmarks/heldout/round71.py``): a Conv1D text classifier's
+    # RMSprop steps in a ``for`` over ``tf.range``; RMSprop's sparse update of the embedding
+    # leaves two tuples in the optimized body, drawn as a box of their own that said "0 instructions"
+    text = _text(HERE / "text_steps_post.hlo.gz")
+    tuples = set(re.findall(r"^\s*%?([\w.-]+) = \(.*?\) tuple\(", text, re.MULTILINE))
+    _tops, picture = _render(tmp_path, "text_steps", "post")
+    assert not [n["rows"][:2] for n in picture["nodes"] if re.match(r"0 (?:instructions|ops)\b", n["rows"][1])]
+    alone = [n for n in picture["nodes"] if n["instructions"] and set(n["instructions"]) <= tuples
+             and n["rows"][0] != "tuple" and not n["rows"][0].startswith("ROOT")]
+    assert alone  # the situation: a box holding tuples and nothing else
+    for node in alone:
+        k = len(node["instructions"])
+        assert node["rows"][1] == f"{k} tuple{'s' if k != 1 else ''}", node["rows"]

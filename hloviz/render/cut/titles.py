@@ -102,9 +102,9 @@ def scope_rows(node: TreeNode, members: list[Instruction], kernels_of: Callable[
         what = f"{len(ops)} op{'s' if len(ops) != 1 else ''}"
         if kernels:
             what += f" → {len(kernels)} kernel{'s' if len(kernels) != 1 else ''}"
-    taken = sum(1 for m in members if m.opcode == "get-tuple-element")
-    if not ops and taken:  # elements a loop's condition takes and never reads: no "0 ops"
-        what = f"{taken} get-tuple-element{'s' if taken != 1 else ''}"
+    moved = Counter(m.opcode for m in members if m.opcode in ("get-tuple-element", "tuple"))
+    if not ops and moved:  # elements a loop's condition takes and never reads, tuples alone: no "0 ops"
+        what = ", ".join(f"{n} {op}{'s' if n != 1 else ''}" for op, n in sorted(moved.items(), key=lambda kv: kv[0] != "tuple"))
     in_loop, runs = runs_of(ops)
     if in_loop:  # a loop's body (a scanned block): drawn once, run this many times
         what += f" · {trips_text(runs)}"
