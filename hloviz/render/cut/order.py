@@ -122,8 +122,6 @@ def order_keys(g: ViewGraph, phase_of: Callable[[Instruction], str],
     return keys
 
 
-
-
 def _inner_sources_first(keys: dict[str, tuple[int, float]], sources: set[str], inner: set[str],
                          users: dict[str, list[str]]) -> None:
     """Place each unit inside a loop's body that no drawn arrow feeds (``sources``) just before

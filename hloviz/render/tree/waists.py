@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from ...analysis.opnames import is_optimizer_scope
 from .nodes import FOLDED, UNUSED, TreeNode, by_end, leaf_owners, rekey, size_from_children
@@ -248,8 +248,8 @@ def room_for_steps(root: TreeNode, budget: int, succ: Mapping[str, Sequence[str]
 
 def steps_first(root: TreeNode) -> tuple[list[TreeNode], list[TreeNode]]:
     """Where the tree holds the body of a loop of steps: what a fitted cut opens first — the
-    scopes down to it (JAX's ``jit(f)``), the body, and its model where one scope holds most of
-    the body (a Flax module) — before anything beside them, however near the root; and the
+    scopes down to it (JAX's ``jit(f)``), the body, and its model (:func:`_model_in`) — before
+    anything beside them, however near the root; and the
     nodes an overview opens nothing more of (the body, the loop's condition, the scope named as
     the loop: a dropout's random bits TensorFlow drew before the loop were four boxes). Opened level by
     level with the rest, a Flax loop of AdamW steps spent the budget on the parameters'
@@ -288,7 +288,8 @@ def _model_in(body: TreeNode) -> TreeNode | None:
     return max(models, key=lambda c: c.size, default=None)
 
 
-def _walk(root: TreeNode):
+def _walk(root: TreeNode) -> Iterator[TreeNode]:
+    """``root`` and every node below it."""
     stack = [root]
     while stack:
         n = stack.pop()
@@ -303,7 +304,7 @@ def _holds(node: TreeNode, name: str, names: Mapping[str, str]) -> bool:
 
 def around_steps(node: TreeNode) -> bool:
     """Is ``node`` a block of the ops around a loop of steps (one :func:`room_for_steps` made: a
-    waist block beside the loop's body, at the top)? An overview draws it closed and leaves its
+    waist block beside the loop's body)? An overview draws it closed and leaves its
     room to the body's layers: opened, an unseen CNN's loop inputs (five momentum slots, the
     step count, the tuple they make) took the room, and the model in the body stood one box."""
     top = node.parent
