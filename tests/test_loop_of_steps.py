@@ -31,8 +31,8 @@ from hloviz.cli import main
 from hloviz.ir import Instruction
 from hloviz.parser import parse
 
-from . import box_labels
 from .test_accumulated_and_recomputed_steps import HERE, _columns, _frames, _op_names
+from .test_loop_of_steps_layers import _render
 from .test_overview_heldout_steps import _text
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "captures"
@@ -182,14 +182,7 @@ def test_an_optimized_loop_bodys_layers_stand_in_forward_order(tmp_path):
         first.setdefault(layer, at)
     order = sorted(first, key=first.__getitem__)
     assert order == ["enc", "norm", "cls"]  # the situation
-    pre, post = HERE / "while_loop_steps_pre.hlo.gz", HERE / "while_loop_steps_post.hlo.gz"
-    out = tmp_path / "w.svg"
-    try:
-        code = main(["render", "--pre", str(pre), "--post", str(post), "--stage", "post", "-o", str(out)])
-    except SystemExit as stop:
-        code = stop.code
-    assert code in (0, None)
-    tops = {label: y for y, label in box_labels(out.read_text(encoding="utf-8"))}
+    tops, _picture = _render(tmp_path, "while_loop_steps", "post")
     drawn = [*order, "sparse_categorical_crossentropy"]  # Keras' loss, after the model
     assert set(drawn) <= set(tops), sorted(tops)
     assert sorted(drawn, key=tops.__getitem__) == drawn
