@@ -121,6 +121,38 @@ def test_a_live_capture_leaves_nothing_in_tmpdir_or_the_working_folder(tmp_path,
 
 # --- 8. --save on a file or a FIFO; step numbers ------------------------------------------------
 
+#: Modules of the standard library a user's project may well have a file of its own for; each
+#: one here raises when imported, so that a capture which reads it fails.
+_SHADOWS = ("grp", "random", "queue", "signal", "selectors", "tempfile", "json", "logging", "inspect", "types")
+
+
+@pytest.mark.requires_jax
+@pytest.mark.slow
+def test_a_capture_from_a_folder_whose_files_are_named_like_the_standard_library(tmp_path):
+    """The user stands in a project folder holding its own ``grp.py``, ``random.py``, ``json.py``
+    …: the capture's child Python reads the standard library's modules, not theirs (``python -m``
+    would have put the folder first on its path), and the model beside them still imports its
+    own sibling module, as ``python model.py`` would."""
+    work = tmp_path / "project"
+    work.mkdir()
+    for name in _SHADOWS:
+        (work / f"{name}.py").write_text(f"raise RuntimeError('this project: its own {name}.py was imported')\n")
+    (work / "layers.py").write_text("import jax.numpy as jnp\n\ndef dense(x, w):\n    return jnp.tanh(x @ w)\n")
+    (work / "model.py").write_text(_MODEL.replace("import tempfile\n", "").replace(
+        "_, _NAME = tempfile.mkstemp(prefix=\"__autograph_generated_file\", suffix=\".py\")\n", "").replace(
+        "return jnp.sum(jnp.tanh(x @ w))", "return jnp.sum(layers.dense(x, w))").replace(
+        "import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport layers\n", 1))
+    script = Path(sys.executable).with_name("hloviz")  # as a user runs it: not `python -m`, which adds the folder
+    if not script.exists():
+        pytest.skip(f"no hloviz script beside {sys.executable}")
+    done = subprocess.run([str(script), "stats", "model.py:f", "--json"], cwd=work, env=_env(), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "its own" not in done.stderr
+    kernels = json.loads(done.stdout)["kernels"]
+    assert kernels and any("dot" in json.dumps(k) for k in kernels)
+
+
 @pytest.mark.parametrize("kind", ["file", "fifo", "under a file"])
 def test_save_naming_a_file_or_a_fifo_is_a_clear_error(tmp_path, capsys, kind):
     mine = tmp_path / "mine.txt"

@@ -66,6 +66,15 @@ _ERRORS = {name: getattr(errors, name) for name in ("HlovizError", "InputError",
 _TEMP_VARS = ("TMPDIR", "TMP", "TEMP")
 
 
+#: How the child starts: ``python -m`` (and ``-c``) put the current folder first on ``sys.path``,
+#: where a ``grp.py`` or ``types.py`` of the user's would stand in for the standard library's
+#: (``shutil`` imports ``grp``); it is taken off before anything else is imported. The model's
+#: own folder goes on the path when it is imported, as ``python model.py`` puts it
+#: (:func:`hloviz.capture.target.import_file`).
+_START = ("import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
+          "import runpy\nrunpy.run_module('hloviz.capture.child', run_name='__main__', alter_sys=True)")
+
+
 def _env(isolated: bool, temp: str | None = None) -> dict[str, str]:
     """The child's environment: its output unbuffered and unfiltered (the parent filters it, see
     the module docstring), and this hloviz first on its path (the child imports the same code) —
@@ -120,7 +129,7 @@ def _capture_in_child(target: str, args: Sequence[str], device: str | None, verb
                "sys_path": [] if isolated else [p for p in sys.path if isinstance(p, str)]}
     msg_read, msg_write = os.pipe()
     out_read, out_write = os.pipe()
-    cmd = [exe, *(["-I"] if isolated else []), "-m", "hloviz.capture.child", str(msg_write)]
+    cmd = [exe, *(["-I"] if isolated else []), "-c", _START, str(msg_write)]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out_write, stderr=out_write,
                                 pass_fds=(msg_write,), env=_env(isolated, temp), preexec_fn=die_with_parent(),

@@ -84,6 +84,7 @@ def _run(cmd: Sequence[str], on_line: Callable[[str], None], what: str) -> None:
     env.pop("PYTHONPATH", None)
     env.pop("PYTHONHOME", None)
     env.setdefault("UV_NO_PROGRESS", "1")
+    env["PYTHONSAFEPATH"] = "1"  # `python -m pip` run where the user stands: their `grp.py` is not the standard library's
     tail: deque[str] = deque(maxlen=25)
     proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             text=True, encoding="utf-8", errors="replace", env=env, preexec_fn=die_with_parent(),
