@@ -7,6 +7,11 @@ optimization (``flops`` + ``transcendentals``, and 1 for each custom call run: X
 -1, "unknown", and sums it in) beside the sum of hloviz's kernels' FLOPs over the same HLO
 text, and the difference.
 
+XLA keeps each of those sums in a 32-bit float (``HloCostAnalysis::Properties``), exact only up
+to 2**24: above it each instruction's addition rounds to the float's spacing there (16 at 134M).
+Where the total is that large, the line says how far XLA's own rounding may take it — the count
+of instructions summed times half that spacing — and whether the difference is within it.
+
 Run: ``python benchmarks/flops_vs_xla.py [SCRIPT.py ...]`` (default: the JAX samples and the
 held-out JAX scripts). Figures: benchmarks/results/flops_vs_xla.txt.
 """
@@ -59,8 +64,19 @@ def main(argv: list[str]) -> int:
                 xla = int((cost.get("flops") or 0) + (cost.get("transcendentals") or 0)) + calls
                 ours = kernels(module).flops
                 print(f"{Path(path).name:24} {name:24} {stage:5} {xla:14,} {ours:14,}  {100 * (ours - xla) / max(xla, 1):+.3f} %"
-                      + (f"  ({calls} added back)" if calls else ""))
+                      + (f"  ({calls} added back)" if calls else "") + _float32_note(xla, ours, module))
     return 0
+
+
+def _float32_note(xla: int, ours: int, module) -> str:
+    """Where XLA's float32 sums round: ``  (XLA's float32 sums: ±N; within)``; empty below 2**24."""
+    import math
+
+    if xla < 2 ** 24:
+        return ""
+    spacing = 2.0 ** (math.floor(math.log2(xla)) - 23)
+    bound = int(module.instruction_count * spacing / 2)
+    return f"  (XLA's float32 sums: ±{bound:,}; {'within' if abs(ours - xla) <= bound else 'OUTSIDE'})"
 
 
 if __name__ == "__main__":

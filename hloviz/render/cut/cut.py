@@ -173,9 +173,8 @@ def _levels(tree: Tree) -> dict[str, int]:
     return out
 
 
-#: A repeat of more parallel copies than this stays closed in :func:`fit`: open, its copies
-#: would stand side by side in one row (an optimizer's 132 updates: a picture 57,000 pt
-#: wide). :meth:`Cut.expand` still opens it.
+#: A repeat of more parallel copies than this stays closed in :func:`fit`: open, its copies would stand
+#: side by side in one row (an optimizer's 132 updates: 57,000 pt wide). :meth:`Cut.expand` opens it.
 WIDE_REPEAT = 16
 
 
@@ -206,8 +205,7 @@ def overview_closed(tree: Tree) -> frozenset[str]:
     return frozenset()
 
 
-#: In :func:`fit`'s ``closed``: a loop's condition of one kernel stays closed (not a kind of node:
-#: a ``body`` so labelled).
+#: In :func:`fit`'s ``closed``: a loop's condition of one kernel stays closed (a ``body`` so labelled).
 CONDITION = "condition"
 
 
@@ -273,19 +271,18 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
                 keys.update(c.key for c in n.children)
             count += total
             continue
-        # groups of layers (and blocks, repeats) before the layers' own insides: a picture that
-        # cannot open everything names every layer first
-        # … but a model's own scope (JAX's ``ViT``) before a block or repeat of loose ops no
-        # scope names (an optimizer's per-weight updates ×8, a loss's dozen ops): opened, those
-        # are rows of anonymous boxes that crowd out the model's structure (issue 33)
+        # groups of layers (and blocks, repeats) before the layers' own insides: a picture that cannot
+        # open everything names every layer first … but a model's own scope (JAX's ``ViT``) before a
+        # block or repeat of loose ops no scope names (an optimizer's per-weight updates ×8, a loss's
+        # dozen ops): opened, those are rows of anonymous boxes crowding out the model (issue 33)
         scoped = any(n.kind == "scope" for n in cands)
 
         def rank(n: TreeNode, scoped: bool = scoped) -> tuple:
-            # … and a step's loss (the few ops after the model: ``phases.PHASE_SCOPES``) too.
-            # First of all: a step's forward pass where that is the whole model, and a scope
-            # holding most of the picture, before the backward pass and the optimizer, which
-            # cost fewer boxes (a Flax NNX step drew its model one closed box beside ten of its
-            # backward pass; a Keras transformer's, under six of Adam's)
+            # … and a step's loss (the few ops after the model: ``phases.PHASE_SCOPES``) too. First of
+            # all: a step's forward pass where that is the whole model, and a scope holding most of the
+            # picture, before the backward pass and the optimizer, which cost fewer boxes (a Flax NNX
+            # step drew its model one closed box beside ten of its backward pass; a Keras transformer's,
+            # under six of Adam's)
             if _whole_forward(n) or _most_of_the_model(n, tree):
                 return (-1, _delta(n), n.last, n.order)
             if (n.kind in _GROUPS and scoped and not _names_a_part(n)) or (n.kind == "scope" and n.name == "(loss)"):
@@ -294,24 +291,26 @@ def _deepen(cut: Cut, budget: int, *, max_depth: int | None = None, closed: froz
 
         cands.sort(key=rank)
         left: list[TreeNode] = []
+        # (an overview's shut nodes that fit are drawn closed anyway: their room is held in this round
+        # only, not from the next rounds' named parts — a diffusion step's PRNG ops, its U-Net's layers)
+        spared: list[TreeNode] = []
         while cands:
             n = cands.pop(0)
             d = _delta(n)
-            if count + d > budget:
-                left.append(n)
+            if (over := count + sum(map(_delta, spared)) + d > budget) or (n.shut and budget < UNUSED_OPENS):
+                (left if over else spared).append(n)
                 continue  # a cheaper one after it may still fit (groups come first)
             keys.discard(n.key)
             keys.update(c.key for c in n.children)
             count += d
             if n.kind == "repeat":  # its copies stand at its level: they compete in this round
                 cands = sorted(cands + [c for c in n.children if _expandable(c, max_depth, closed)], key=rank)
-        # what this round could not open is all drawn closed anyway (a training step's loss,
-        # ``shut``): the next levels go on, opening only what shows named parts (a DenseNet121
-        # step's stages into their dense blocks ×10, not a backward block into its loose adds)
-        # and no repeat (``residual_0 ×5`` stays one box, not five)
+        # what this round could not open is all drawn closed anyway (a training step's loss, ``shut``):
+        # the next levels go on, opening only what shows named parts (a DenseNet121 step's stages into
+        # their dense blocks ×10, not a backward block into its loose adds) and no repeat
         if not left or not all(n.shut for n in left):
             break
-        passed.update(n.key for n in left)
+        passed.update(n.key for n in left + spared)
     return Cut(tree, frozenset(keys))
 
 
@@ -340,14 +339,15 @@ def _most_of_the_model(node: TreeNode, tree: Tree) -> bool:
 
 
 def _only_named_parts(node: TreeNode) -> bool:
-    """Does opening ``node`` show two or more named parts of the model (each child a scope, a
-    group, or a block or repeat with one inside: :func:`_names_a_part`), no loose ops and no
-    pass of a step alone (a Flax ``nn.scan`` layer's scope holding only its weights' updates,
-    one ``Dense_0`` › ``(optimizer)`` a weight)?"""
+    """Does opening ``node`` show two or more named parts of the model (each child a scope, a group,
+    or a block or repeat with one inside: :func:`_names_a_part`), at most one loose op among them
+    (a U-Net's ``concatenate`` of its skip) and no pass of a step alone (a Flax ``nn.scan`` layer's
+    scope holding only its weights' updates, one ``Dense_0`` › ``(optimizer)`` a weight)?"""
     def named(c: TreeNode) -> bool:
         return (c.kind in ("scope", "group") or (c.kind in _GROUPS and _names_a_part(c))) and not _one_pass(c)
 
-    return len(node.children) > 1 and all(named(c) for c in node.children)
+    loose = [c for c in node.children if not named(c)]
+    return len(node.children) - len(loose) > 1 and (not loose or (len(loose) == 1 and loose[0].is_leaf))
 
 
 def _one_pass(node: TreeNode) -> bool:

@@ -185,7 +185,24 @@ def _chains_joined(groups: list[list[int]], kids: list[TreeNode], edges: Sequenc
         else:
             out.append(list(members))
             run = False
-    return out
+    return _loose_joined(out, kids, feeds) if any(not k.is_leaf for k in kids) else out
+
+
+def _loose_joined(groups: list[list[int]], kids: list[TreeNode], feeds: set[tuple[int, int]]) -> list[list[int]]:
+    """Beside named layers, neighbouring groups of loose ops with an arrow between them (either
+    way: two strands meeting) made one: a diffusion U-Net's time embedding (``arange`` → ``exp``,
+    the time steps' ``convert``, ``sin``/``cos`` → ``concatenate``) was four boxes ``forward ·
+    block of 2 … of 3`` in a row, which took the room its layers needed. (Without layers those
+    blocks are the picture, and stay.)"""
+    out: list[list[int]] = []
+    for members in groups:
+        last = out[-1] if out else None
+        if (last is not None and all(kids[i].is_leaf for i in members) and all(kids[i].is_leaf for i in last)
+                and any((a, b) in feeds or (b, a) in feeds for a in last for b in members)):
+            last.extend(members)
+        else:
+            out.append(list(members))
+    return out if len(out) == len(groups) else _loose_joined(out, kids, feeds)
 
 
 def _blocks(node: TreeNode, kids: list[TreeNode], groups: list[list[int]], order: list[int] | None,
