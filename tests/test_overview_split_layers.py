@@ -98,11 +98,14 @@ def test_the_loss_and_a_split_layer_are_one_box_each_and_nothing_opens_in_their_
     closed = {n.name: n for n in view.cut.nodes if n.kind == "scope"}
     assert {"sparse_categorical_crossentropy", "tags_1"} <= set(closed), sorted(closed)
     assert not {n.name for n in view.cut.open()} & {"sparse_categorical_crossentropy", "tags_1"}
-    # drawn with nothing closed after fitting, the picture is this one with those opened
+    # drawn with nothing closed after fitting, the picture is this one with the loss opened (its
+    # level opened whole); ``tags_1``, among a level that did not, was left closed by fitting itself
+    # (its room held from the layers beside it, given to none)
     monkeypatch.setattr(cut_module, "_shut", lambda cut: cut)
     opened = draw_module(module, options=ViewOptions(budget=OVERVIEW_BUDGET))
     assert opened.cut is not None
-    assert {"sparse_categorical_crossentropy", "tags_1"} <= {n.name for n in opened.cut.open()}
+    assert "sparse_categorical_crossentropy" in {n.name for n in opened.cut.open()}
+    assert "tags_1" in {n.name for n in opened.cut.nodes}
     again = opened.cut
     for node in view.cut.nodes:
         if node.key in again.tree.nodes and node.key not in again.keys:
