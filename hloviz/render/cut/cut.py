@@ -52,10 +52,10 @@ def coarsen(tree: Tree, budget: int, *, max_depth: int | None = None) -> Tree:
                 split_at_waists(node, kids, max(budget - used, 2), tree.succ, tree.names, most=max(budget - used, 1))
             return Tree(tree.root, tree.succ, tree.names)
         big = max(kids, key=lambda c: (c.size, -c.order))
-        # (or a training step's model, its layers in its forward pass's order, holding most of
-        # them, whose children the rest of the budget cannot draw: beside a big optimizer it was
-        # drawn closed, and the budget went to the zeros TensorFlow's gradients leave unread)
-        crowded = (big.in_flow and big.size * 2 > node.size
+        # (or a model holding most of them, whose children the rest of the budget cannot draw: a
+        # training step's, beside a big optimizer, was drawn closed, the budget going to the zeros
+        # TensorFlow's gradients leave unread; a contrastive step's Encoder, beside its loss's ops)
+        crowded = ((big.in_flow or sum(c.kind == "scope" for c in big.children) >= 2) and big.size * 2 > node.size
                    and len(big.children) > budget - (cost - _cost(big)))
         if not _expandable(big, max_depth) or (big.kind in WHOLE and not big.steps_body) or (big.size * 10 < node.size * 9 and not crowded):
             break
