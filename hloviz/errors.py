@@ -7,6 +7,7 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 # visible lives next to Span.format, which escapes error excerpts with it; re-exported here
@@ -110,3 +111,10 @@ class Terminated(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+def why_unwritable(path: Path, err: OSError) -> str:
+    """Why ``path`` (a file or folder to make) could not be: ``out is a file, not a folder`` where
+    one of its folders is a file (``mkdir`` says only "File exists"), else the system's words."""
+    blocker = next((a for a in path.parents if a.exists() and not a.is_dir()), None)
+    return f"{blocker} is a file, not a folder" if blocker is not None else (err.strerror or str(err))

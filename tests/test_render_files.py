@@ -80,3 +80,27 @@ def test_show_writes_nothing_when_drawing_is_interrupted(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         api.show(str(SEED), out)
     assert not out.exists() or list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_an_output_under_a_file_says_which_file_is_in_the_way(tmp_path, depth):
+    # ``mkdir`` says only "File exists"; the file in the way is what the user has to change
+    blocker = tmp_path / "plots"
+    blocker.write_text("a file the user has")
+    target = blocker.joinpath(*["sub"] * (depth - 1), "pic.svg")
+    with pytest.raises(RenderError) as err:
+        write_atomic(target, "x")
+    assert str(err.value).startswith(f"cannot write {target}: {blocker} is a file, not a folder")
+    assert blocker.read_text() == "a file the user has"
+
+
+def test_a_capture_under_a_file_says_which_file_is_in_the_way(tmp_path):
+    from hloviz.capture.saved.write import write_folder
+    from hloviz.errors import InputError
+
+    blocker = tmp_path / "captures"
+    blocker.write_text("a file the user has")
+    with pytest.raises(InputError) as err:
+        write_folder(blocker / "mlp", "HloModule m", None, {})
+    assert f"{blocker} is a file, not a folder" in str(err.value)
+    assert blocker.read_text() == "a file the user has"

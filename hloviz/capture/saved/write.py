@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hloviz.errors import InputError
+from hloviz.errors import InputError, why_unwritable
 
 from .folder import CAPTURE_FILES, INFO_NAME, MEMORY_NAME, POST_NAME, PRE_NAME
 
@@ -94,7 +94,7 @@ def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict,
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create {parent}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write the capture to {out_dir}: {why_unwritable(out_dir, exc)}") from None
     try:
         return _write_atomically(out_dir, parent, pre, post, info, memory)
     except OSError as exc:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import InputError, RenderError
+from ...errors import InputError, RenderError, why_unwritable
 
 __all__ = ["REPORT_FILES", "REPORT_RECORD", "ReportFolder", "foreign_files", "proven_files", "refuse_foreign",
            "write_atomic", "write_all", "write_report_folder"]
@@ -43,7 +43,7 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as err:
-        raise RenderError(f"cannot write {target}: {err.strerror or err}") from None
+        raise RenderError(f"cannot write {target}: {why_unwritable(target, err)}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
