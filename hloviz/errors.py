@@ -113,8 +113,10 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def why_unwritable(path: Path, err: OSError) -> str:
-    """Why ``path`` (a file or folder to make) could not be: ``out is a file, not a folder`` where
-    one of its folders is a file (``mkdir`` says only "File exists"), else the system's words."""
-    blocker = next((a for a in path.parents if a.exists() and not a.is_dir()), None)
+def why_unwritable(path: Path, err: OSError, *, folder: bool = False) -> str:
+    """Why ``path`` (a file, or with ``folder`` a folder, to make) could not be: ``out is a file,
+    not a folder`` where it or one of its folders is a file (``mkdir`` says only "File exists",
+    or "Not a directory"), else the system's words."""
+    ways = ((path,) if folder else ()) + tuple(path.parents)
+    blocker = next((a for a in ways if a.exists() and not a.is_dir()), None)
     return f"{blocker} is a file, not a folder" if blocker is not None else (err.strerror or str(err))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -103,4 +104,16 @@ def test_a_capture_under_a_file_says_which_file_is_in_the_way(tmp_path):
     with pytest.raises(InputError) as err:
         write_folder(blocker / "mlp", "HloModule m", None, {})
     assert f"{blocker} is a file, not a folder" in str(err.value)
+    assert blocker.read_text() == "a file the user has"
+
+
+@pytest.mark.parametrize("where", ["plots", "plots/report"])
+def test_a_report_folder_that_is_or_sits_under_a_file_names_that_file(tmp_path, capsys, where):
+    from tests import run_cli
+
+    blocker = tmp_path / "plots"
+    blocker.write_text("a file the user has")
+    sample = Path(__file__).resolve().parents[1] / "samples" / "captures" / "resblock_gelu"
+    code, _, err = run_cli(["show", str(sample), "-o", str(tmp_path / where)], capsys)
+    assert code == 2 and f"{blocker} is a file, not a folder" in err and "Traceback" not in err
     assert blocker.read_text() == "a file the user has"

@@ -94,7 +94,7 @@ def write_folder(out_dir: Path, pre: str | None, post: str | None, info: dict,
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot write the capture to {out_dir}: {why_unwritable(out_dir, exc)}") from None
+        raise InputError(f"cannot write the capture to {out_dir}: {why_unwritable(out_dir, exc, folder=True)}") from None
     try:
         return _write_atomically(out_dir, parent, pre, post, info, memory)
     except OSError as exc:

@@ -254,7 +254,7 @@ def write_report_folder(folder: str | Path, files: Mapping[str, bytes | str], *,
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise RenderError(f"cannot write {out}: {err.strerror or err}") from None
+        raise RenderError(f"cannot write {out}: {why_unwritable(out, err, folder=True)}") from None
     refuse_foreign(out, files)
     record = _recorded(out)
     proven = proven_files(out)
