@@ -314,7 +314,12 @@ class FlowPlacer:
         a layer's ``dot`` and by that dot's gradient is forward work, as is a weight's layout
         ``copy`` read by both convolutions), and after every producer, the latest of theirs.
         None when no named scope holds them all. The optimizer's evidence counts only when there
-        is no other (it reads every weight)."""
+        is no other (it reads every weight). Ops named outside every scope (the top level) place
+        it there only as optimizer work: a mixed-precision step's unnamed ``reduce-window``
+        between ``IsFinite_n`` and ``All_n`` (its loss scaling's check of one gradient), filed as
+        forward work in the module's unnamed scope, stopped the update walk that takes those
+        checks into the layer they check. (Forward or backward work at the top level stays
+        unplaced: answering there moved a tenth of the samples' scope trees.)"""
         if not evidence:
             return None
         layer_work = [e for e in evidence if e[1] != "optimizer"]
@@ -327,12 +332,13 @@ class FlowPlacer:
                 break
         if shared is None:
             shared = _one_layer_called_twice(evidence)
-        if shared is None or shared.kind != "scope":
+        if shared is None or shared.kind not in ("scope", "top"):
             return None
         from .opnames import PHASES
 
         order = [PHASES.index(p) if p in PHASES else -1 for _s, p in evidence]
-        return shared, evidence[order.index(min(order) if readers else max(order))][1]
+        phase = evidence[order.index(min(order) if readers else max(order))][1]
+        return (shared, phase) if shared.kind == "scope" or phase == "optimizer" else None
 
 
 def _one_layer_called_twice(evidence: list[tuple[Scope, str]]) -> Scope | None:
