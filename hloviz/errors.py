@@ -7,6 +7,7 @@ class and prints its message without a traceback; anything else is a bug in hlov
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,10 +114,16 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+def file_in_the_way(path: Path, *, folder: bool = False) -> Path | None:
+    """The file (or anything not a folder) standing where one of ``path``'s folders should be —
+    or ``path`` itself, where it is to be a ``folder`` — else None."""
+    ways = ((path,) if folder else ()) + tuple(path.parents)
+    return next((a for a in ways if os.path.lexists(a) and not a.is_dir()), None)
+
+
 def why_unwritable(path: Path, err: OSError, *, folder: bool = False) -> str:
     """Why ``path`` (a file, or with ``folder`` a folder, to make) could not be: ``out is a file,
-    not a folder`` where it or one of its folders is a file (``mkdir`` says only "File exists",
-    or "Not a directory"), else the system's words."""
-    ways = ((path,) if folder else ()) + tuple(path.parents)
-    blocker = next((a for a in ways if a.exists() and not a.is_dir()), None)
+    not a folder`` where :func:`file_in_the_way` finds one (``mkdir`` says only "File exists", or
+    "Not a directory"), else the system's words."""
+    blocker = file_in_the_way(path, folder=folder)
     return f"{blocker} is a file, not a folder" if blocker is not None else (err.strerror or str(err))

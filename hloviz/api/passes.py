@@ -27,7 +27,7 @@ from ..capture.dumps.pass_dump import (
     pass_dump_capture,
     pick_pass_module,
 )
-from ..errors import HloParseError, HlovizError, InputError
+from ..errors import HloParseError, HlovizError, InputError, file_in_the_way, why_unwritable
 from ..ir import HloModule
 from .sides import DiffSide
 
@@ -225,11 +225,10 @@ def _check_save(out: Path) -> None:
     except FileNotFoundError:
         mode = None
     except OSError as err:  # a name too long, a file where a parent folder should be, no permission
-        raise InputError(f"--save {out}: {err.strerror or err}", hint="name a new folder") from None
+        raise InputError(f"--save {out}: {why_unwritable(out, err)}", hint="name a new folder") from None
     if mode is None:
-        parent = next((p for p in out.parents if os.path.lexists(p)), None)
-        if parent is not None and not parent.is_dir():
-            raise InputError(f"--save {out}: {parent} is a file, not a folder", hint="name a new folder")
+        if (blocker := file_in_the_way(out)) is not None:
+            raise InputError(f"--save {out}: {blocker} is a file, not a folder", hint="name a new folder")
         return
     if not stat.S_ISDIR(mode):
         kind = "a FIFO" if stat.S_ISFIFO(mode) else "a symbolic link" if stat.S_ISLNK(mode) else \
