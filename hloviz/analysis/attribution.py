@@ -192,6 +192,8 @@ class FlowPlacer:
         self._literals: dict[int, set[int]] = {}
         self._contents: dict[int, list[tuple[Scope, str]]] = {}
         self._params: dict[int, dict[int | None, list[Instruction]]] = {}
+        #: the phase data flow gives an instruction it places in no layer (see :meth:`phase`)
+        self.phases: dict[int, str] = {}
 
     def users(self, comp: Computation) -> dict[Instruction, list[Instruction]]:
         got = self._users.get(id(comp))
@@ -216,14 +218,25 @@ class FlowPlacer:
         todo = [i for i in comp.instructions if i not in self.named and i.opcode not in _NOT_PLACED
                 and id(i) not in self.literals(comp) and i not in by_work]
         for inst in reversed(todo):
-            self.placed[id(inst)] = self._from(self._consumers(inst, comp), readers=True)
+            self.placed[id(inst)] = self._from(evidence := self._consumers(inst, comp), readers=True)
+            if evidence:
+                self.phases[id(inst)] = _phase(evidence, readers=True)
         for inst in todo:
             if self.placed.get(id(inst)) is None:
-                self.placed[id(inst)] = self._from(self._producers(inst, comp), readers=False)
+                self.placed[id(inst)] = self._from(evidence := self._producers(inst, comp), readers=False)
+                if evidence and id(inst) not in self.phases:
+                    self.phases[id(inst)] = _phase(evidence, readers=False)
 
     def result(self, inst: Instruction) -> tuple[Scope, str] | None:
         """The scope and phase data flow gives ``inst`` (None: it names no layer)."""
         return self.placed.get(id(inst))
+
+    def phase(self, inst: Instruction) -> str | None:
+        """The pass of an instruction :meth:`result` places in no layer, from the same evidence
+        (None: none). XLA's split of a large reduction (an unnamed ``reduce-window`` between a
+        gradient's multiply and its ``Sum``) reads and feeds only backward work: filed as forward
+        by default, it drew ten of a transformer step's gradient reductions in its forward box."""
+        return self.phases.get(id(inst))
 
     def _known(self, inst: Instruction) -> tuple[Scope, str] | None:
         hit = self.named.get(inst)
@@ -315,11 +328,8 @@ class FlowPlacer:
         ``copy`` read by both convolutions), and after every producer, the latest of theirs.
         None when no named scope holds them all. The optimizer's evidence counts only when there
         is no other (it reads every weight). Ops named outside every scope (the top level) place
-        it there only as optimizer work: a mixed-precision step's unnamed ``reduce-window``
-        between ``IsFinite_n`` and ``All_n`` (its loss scaling's check of one gradient), filed as
-        forward work in the module's unnamed scope, stopped the update walk that takes those
-        checks into the layer they check. (Forward or backward work at the top level stays
-        unplaced: answering there moved a tenth of the samples' scope trees.)"""
+        it in no layer: it stays in the module's unnamed scope, with the pass :meth:`phase` gives
+        (placing it at the top level moved a tenth of the samples' scope trees)."""
         if not evidence:
             return None
         layer_work = [e for e in evidence if e[1] != "optimizer"]
@@ -332,13 +342,19 @@ class FlowPlacer:
                 break
         if shared is None:
             shared = _one_layer_called_twice(evidence)
-        if shared is None or shared.kind not in ("scope", "top"):
+        if shared is None or shared.kind != "scope":
             return None
-        from .opnames import PHASES
+        return shared, _phase(evidence, readers=readers)
 
-        order = [PHASES.index(p) if p in PHASES else -1 for _s, p in evidence]
-        phase = evidence[order.index(min(order) if readers else max(order))][1]
-        return (shared, phase) if shared.kind == "scope" or phase == "optimizer" else None
+
+def _phase(evidence: list[tuple[Scope, str]], *, readers: bool) -> str:
+    """The earliest pass among an instruction's ``readers``, or the latest among its producers
+    (the optimizer's evidence only where there is no other: it reads every weight)."""
+    from .opnames import PHASES
+
+    layer_work = [e for e in evidence if e[1] != "optimizer"] or evidence
+    order = [PHASES.index(p) if p in PHASES else -1 for _s, p in layer_work]
+    return layer_work[order.index(min(order) if readers else max(order))][1]
 
 
 def _one_layer_called_twice(evidence: list[tuple[Scope, str]]) -> Scope | None:

@@ -283,7 +283,7 @@ class _Filing:
             owner = self.root.child(key)
             if owner is None:
                 owner = self.root.add_child(Scope(key, key, 1, self.root, label=key, kind="unnamed"))
-            self.phase_of[inst] = "forward"
+            self.phase_of[inst] = (self.flow.phase(inst) if self.flow is not None else None) or "forward"
         owner.instructions.append(inst)
         self.of[inst] = owner
         return owner
