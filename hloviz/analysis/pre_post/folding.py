@@ -92,10 +92,15 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
     pre_constants = {value_key(i) for i in pre.instructions() if i.opcode == "constant"}
     pre_shapes = {(i.shape.element_type, i.shape.dims) for i in pre.instructions() if i.opcode == "constant"}
     # Vanished ops that computed something from a constant (an op that is only a literal, like a
-    # JAX constant or TF Const with its own name, is an input of the fold, not folded work).
+    # JAX constant or TF Const with its own name, is an input of the fold, not folded work). Of
+    # those, an op XLA computes once under another op's name (a common subexpression) was not
+    # folded: it runs, in the other op's kernel; walked back from a fold, it stops the walk as
+    # that op would.
     with_constants = {op for op in vanished
                       if any(i.opcode != "constant" and (i in foldable or any(o in foldable for o in i.operands))
                              for i in pre_by_op[op])}
+    merged = _merged_ops(with_constants, pre_by_op, vanished)
+    walked_through, with_constants = vanished - merged, with_constants - merged
     order = {i: n for n, i in enumerate(pre.instructions())}
     callers = post.callers()
     # (a reduction's start value stays its own literal; what an iota the optimized module still runs computes
@@ -121,7 +126,7 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
                 seeds.extend(pre_by_op[op])
             key = (tuple(map(id, seeds)), frozenset(into_pre))
             if key not in walked:
-                walked[key] = _walk_back(seeds, vanished, with_constants, reached, into_pre)
+                walked[key] = _walk_back(seeds, walked_through, with_constants, reached, into_pre)
             ops, insts = set(walked[key][0]), walked[key][1]
             ops.update(own)
             where = f"`{into[0]}`" if into else "the module"
@@ -146,6 +151,56 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
                 from_instructions=tuple(i.name for i in sorted(insts, key=order.__getitem__)),
                 into=tuple(into), note=note,
             )
+
+
+def _merged_ops(candidates: set[str], pre_by_op: dict[str, list[Instruction]], vanished: set[str]) -> set[str]:
+    """The ``candidates`` (vanished ops) whose every instruction computes what an instruction of
+    a surviving op computes: the same opcode, shape and attributes on the same operands (a literal
+    by its value, a parameter by its number). XLA's common-subexpression pass keeps one of them,
+    under the survivor's name. Keras's Adafactor computes ``1 - (step + 1) ** -0.8`` once per
+    weight (``adafactor/Sub``, ``adafactor/Sub_23`` …): the copies read the step counter, so they
+    were no fold, but walked back from the mean's new constant ``1/48`` they were reported
+    folded into it."""
+    work = {op: [i for i in pre_by_op.get(op, ()) if i.opcode not in ("constant", "parameter")] for op in candidates}
+    work = {op: insts for op, insts in work.items() if insts}
+    kinds = {(i.opcode, i.shape) for insts in work.values() for i in insts}
+    if not kinds:
+        return set()
+    number: dict[object, int] = {}  # each distinct computation → a number: a key of keys would
+    key: dict[int, int] = {}  # hash whole subgraphs again at every level
+
+    def key_of(inst: Instruction) -> int:
+        stack = [inst]
+        while stack:  # operands first, without recursion (a chain of 1000 adds)
+            i = stack[-1]
+            if id(i) in key:
+                stack.pop()
+                continue
+            deep = i.opcode not in ("constant", "parameter") and i.opcode not in _NEVER_EQUAL
+            pending = [o for o in i.operands if id(o) not in key] if deep else []
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if i.opcode == "constant":
+                what: object = ("constant", i.shape, i.literal)
+            elif i.opcode == "parameter":
+                what = ("parameter", i.parent.name if i.parent is not None else "", i.parameter_number)
+            elif not deep:
+                what = ("once", id(i))  # (a random draw, a collective: never one of two equal ones)
+            else:
+                what = (i.opcode, i.shape, tuple(kv for kv in i.attributes.items() if kv[0] != "metadata"),
+                        tuple(c.name for c in i.called_computations), tuple(key[id(o)] for o in i.operands))
+            key[id(i)] = number.setdefault(what, len(number))
+        return key[id(inst)]
+
+    surviving = {key_of(i) for op, insts in pre_by_op.items() if op not in vanished and is_real_op(op)
+                 for i in insts if (i.opcode, i.shape) in kinds}
+    return {op for op, insts in work.items() if all(key_of(i) in surviving for i in insts)}
+
+
+#: Opcodes two instructions of which never compute the same value, whatever their operands.
+_NEVER_EQUAL = NOT_FOLDABLE - {"fusion", "call"}
 
 
 def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:

@@ -114,7 +114,8 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     for k in report.kernels:
         for op in k.op_names:
             where.setdefault(op, []).append(k.name)
-    ordered = sorted(where)  # for scope lookups by prefix
+    read_out = _read_out_of_kernels(post, report)
+    ordered, ordered_read = sorted(where), sorted(read_out)  # for scope lookups by prefix
     names = post_names(pre)
     computed = set(folds.computed)
     folded_into: dict[str, list[str]] = {}
@@ -132,6 +133,8 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
         ks = _kernels_of(names.get(op, frozenset({op})), where, ordered)
         if op in by_flow:
             ks = tuple(dict.fromkeys((*by_flow[op], *ks)))
+        if not ks:
+            ks = _kernels_of(names.get(op, frozenset({op})), read_out, ordered_read)
         cs = tuple(folded_into.get(op, ()))
         if not typ:
             typ = ", ".join(opcodes.get(op, ())) or "?"
@@ -147,6 +150,26 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
             status = "no_op_name" if op in heavy else "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
     return PrePostMapping(tuple(out))
+
+
+def _read_out_of_kernels(post: HloModule, report: KernelReport) -> dict[str, list[str]]:
+    """Op name → the kernels whose result a ``get-tuple-element`` of that name takes out. A kernel
+    with several results carries its first op's name; XLA leaves another op's name on the
+    element holding that op's result (an argmax's two-result reduction fusion, ``reduce_max``'s
+    name on the element holding the max): that op's work runs in the kernel. (A ``bitcast`` of a
+    kernel's result is no such element: a reshape that became one was eliminated.)"""
+    kernels = {k.name for k in report.kernels}
+    out: dict[str, list[str]] = {}
+    for comp in post.computations:
+        for inst in comp.instructions:
+            if inst.opcode != "get-tuple-element" or not inst.metadata.op_name:
+                continue
+            source = inst
+            while source.opcode in ("get-tuple-element", "bitcast") and source.operands:
+                source = source.operands[0]
+            if source.name in kernels and source is not inst:
+                out.setdefault(inst.metadata.op_name, []).append(source.name)
+    return out
 
 
 def _ops_with_contractions(report: KernelReport) -> set[str]:

@@ -37,11 +37,14 @@ def _find_path(root: Scope, path: str) -> Scope | None:
 
 
 def _keras_labels(parent: Scope) -> None:
-    """Label the children of ``parent`` by their Keras layer names (``block_0_1`` → ``block_0``)
-    unless that would give two of them one label (``Block_0``, ``Block_1`` are two scopes)."""
+    """Label the children of ``parent`` by their Keras layer names (``block_0_1`` → ``block_0``),
+    each one whose label no sibling would share: a layer called twice (``shared_embed_1``,
+    ``shared_embed_3``) keeps its scopes' names, and its siblings still lose their suffix
+    (``cross_attention_1`` → ``cross_attention``; all of them kept it, beside a shared embedding)."""
     kids = [c for c in parent.children if c.kind == "scope"]
     names = {c.name for c in parent.children}
     labels = [keras_layer_name(c.name, names) for c in kids]
-    if len(set(labels)) == len(labels):
-        for c, label in zip(kids, labels):
+    shared = {label for label in labels if labels.count(label) > 1}
+    for c, label in zip(kids, labels):
+        if label not in shared:
             c.label = label

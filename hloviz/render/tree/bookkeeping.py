@@ -361,13 +361,13 @@ def update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]
 
 
 #: What an unused value's unit may hold to be filed as ``(unused)``: no work, only values.
-_UNUSED_KINDS = TUPLE | {"constant"}
+_UNUSED_KINDS = TUPLE | {"constant", "parameter"}
 
 
 def file_unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
-    """Units outside every scope that hold values nothing reads (constants, a loop result's
-    elements, tuples: what TensorFlow's gradient of a loop leaves behind, ``zeros_like``…, and XLA
-    eliminates) go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's step
+    """Units outside every scope that hold values nothing reads (constants, a loop result's elements,
+    tuples, parameters: an optimizer's unread slots, what TF's gradient of a loop leaves behind…)
+    go into one ``(unused)`` scope, closed like any other: a bidirectional GRU's step
     drew eleven such dashed boxes down its model's column. So, within them, do two constants or more
     nothing reads in one scope (not what a fold made or took: :meth:`ViewGraph.shows_a_fold`), and two
     elements or more a loop's condition or body takes unread (JAX's condition takes all: six boxes).

@@ -1,0 +1,64 @@
+"""Two ways an op's work survives optimization without its own kernel, neither of them a fold nor
+an elimination (held-out round 76: ``benchmarks/heldout/round76.py:ctc_step``, TF 2.21, and
+``round76_jax.py:viterbi_decode``, XLA:CPU; ``tests/data/steps/``).
+
+* **Merged.** Keras's Adafactor computes the step's decay, ``1 - (step + 1) ** -0.8``, once per
+  weight: ``adafactor/Add`` … ``adafactor/Add_31`` are the same ``add`` of the step counter and 1.
+  XLA's common-subexpression pass keeps one (``adafactor/Add``'s); the others' names are gone.
+  They read the step counter, a parameter: no compile-time value. Walked back from the new
+  constant of a mean nearby (``1/48``), they were reported folded into it.
+* **Read out of a kernel.** An argmax's two-result reduction fusion carries one op's name; XLA
+  leaves ``reduce_max``'s name on the ``get-tuple-element`` that takes the max out of it. The op
+  was listed under "no op name after XLA's passes", and its box drawn "eliminated".
+
+Oracles: the HLO text by regular expression.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+from hloviz.analysis.pre_post.folding import constant_folding
+from hloviz.analysis.pre_post.mapping import pre_to_post
+from hloviz.parser import parse
+
+STEPS = Path(__file__).resolve().parent / "data" / "steps"
+#: ``%Add_31.3 = s64[] add(s64[] %arg13.1, s64[] %Add_31.2), … op_name="adafactor/Add_31"``
+_COUNTER_PLUS = re.compile(r'^\s*%([\w.-]+) = s64\[\] add\(s64\[\] %(arg[\d.]+), s64\[\] %([\w.-]+)\), '
+                           r'metadata=\{op_type="AddV2" op_name="(adafactor/Add(?:_\d+)?)"', re.MULTILINE)
+_CONSTANT = re.compile(r'^\s*%([\w.-]+) = s64\[\] constant\((\d+)\)', re.MULTILINE)
+
+
+def _texts(name: str) -> tuple[str, str]:
+    return tuple(gzip.decompress((STEPS / name / f"{s}.hlo.gz").read_bytes()).decode() for s in ("pre", "post"))
+
+
+def test_an_op_xla_computes_once_under_another_name_is_not_folded():
+    pre, post = _texts("ctc_step")
+    literals = dict(_CONSTANT.findall(pre))
+    adds = [(op, counter) for _name, counter, one, op in _COUNTER_PLUS.findall(pre) if literals.get(one) == "1"]
+    assert len(adds) >= 8 and len({counter for _op, counter in adds}) == 1  # the situation: one counter + 1, again and again
+    kept = [op for op, _counter in adds if f'op_name="{op}"' in post]
+    assert kept, "one of the equal adds keeps its name"
+    copies = {op for op, _counter in adds} - set(kept)
+    pre_m, post_m = parse(pre), parse(post)
+    folding = constant_folding(pre_m, post_m)
+    credited = {op for f in folding.folded for op in f.from_ops}
+    assert not copies & credited, sorted(copies & credited)
+    status = {m.op_name: m.status for m in pre_to_post(pre_m, post_m, folding=folding).ops}
+    assert {status[op] for op in copies} == {"eliminated"}
+
+
+def test_an_op_whose_result_is_read_out_of_a_kernel_runs_in_that_kernel():
+    pre, post = _texts("viterbi_decode")
+    read = re.findall(r'^\s*%[\w.-]+ = \S+ get-tuple-element\(%([\w.-]+)\), index=\d+, '
+                      r'metadata=\{op_name="(jit\(viterbi_decode\)/reduce_max)"', post, re.MULTILINE)
+    assert len(read) == 1  # the situation
+    fusion, op = read[0]
+    assert re.search(rf'^\s*%{re.escape(fusion)} = \([^)]*\) fusion\(', post, re.MULTILINE)  # a kernel of two results
+    assert f'op_name="{op}"' in pre
+    mapping = {m.op_name: m for m in pre_to_post(parse(pre), parse(post)).ops}
+    assert mapping[op].status == "kernels"
+    assert fusion in mapping[op].kernels
