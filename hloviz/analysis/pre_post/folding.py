@@ -95,11 +95,11 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
     # JAX constant or TF Const with its own name, is an input of the fold, not folded work). Of
     # those, an op XLA computes once under another op's name (a common subexpression) was not
     # folded: it runs, in the other op's kernel; walked back from a fold, it stops the walk as
-    # that op would.
+    # that op would. (One computed from constants only was folded, merged or not.)
     with_constants = {op for op in vanished
                       if any(i.opcode != "constant" and (i in foldable or any(o in foldable for o in i.operands))
                              for i in pre_by_op[op])}
-    merged = _merged_ops(with_constants, pre_by_op, vanished)
+    merged = _merged_ops({op for op in with_constants if not all(i in foldable for i in pre_by_op[op])}, pre_by_op, vanished)
     walked_through, with_constants = vanished - merged, with_constants - merged
     order = {i: n for n, i in enumerate(pre.instructions())}
     callers = post.callers()
