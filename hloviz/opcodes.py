@@ -56,6 +56,9 @@ COLLECTIVE = frozenset({
     "send", "send-done", "recv", "recv-done", "partition-id", "replica-id",
 })
 TUPLE = frozenset({"tuple", "get-tuple-element"})
+#: What a value nothing reads may be and still go into an overview's one ``unused`` box (a loop's
+#: unread results, ``zeros_like`` constants, an optimizer's unread slots): no work of its own.
+UNREAD_HOLDERS = TUPLE | {"constant", "parameter"}
 
 #: Ops that move no data and run no code on their own: never kernels.
 BOOKKEEPING = frozenset({

@@ -66,9 +66,10 @@ COMPUTED_AT_COMPILE_TIME = Term("computed at compile time", "computed at compile
 # --- What became of an op: every op of the traced function has exactly one status -------------
 
 IN_KERNELS = Term("in kernels", "in kernels",
-                  "the op's work runs in one or more kernels: a kernel's instructions carry its name, or (a "
-                  "weight gradient XLA rebuilt without its name) a kernel's data flow shows it computes the "
-                  "op's value.")
+                  "the op's work runs in one or more kernels: a kernel's instructions carry its name, or its "
+                  "name is on the `get-tuple-element` that takes its result out of a kernel of several results "
+                  "(an argmax's reduction fusion, which computes the `reduce_max` beside it), or (a weight "
+                  "gradient XLA rebuilt without its name) a kernel's data flow shows it computes the op's value.")
 FOLDED = Term("folded", "folded",
               "the op was computed at compile time (by XLA or TensorFlow's bridge): its value is in a "
               "folded constant, or in a constant that was already there (XLA merged the equal values), "
@@ -77,7 +78,8 @@ ELIMINATED = Term("eliminated", "eliminated",
                   "the op did work before optimization but left no trace: no kernel carries it or computes "
                   "its value, and it was not computed at compile time — a reshape that became a `bitcast`, a transpose folded into "
                   "a layout, dead code (a gradient nothing uses), or work identical to another op's that XLA "
-                  "computes once (Adam's `Pow` for each variable).")
+                  "computes once (Adam's `Pow` for each variable, Adafactor's `1 - (step + 1) ** -0.8` for "
+                  "each weight: never *folded*, even next to a folded constant, as they read the step counter).")
 NO_OP_NAME = Term("no op name after XLA's passes", "no op name after XLA's passes",
                   "the op did work before optimization and its result was used, but no instruction of the "
                   "optimized module carries its name and hloviz could not follow its work there by data flow: "

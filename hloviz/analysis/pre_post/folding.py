@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...ir import HloModule, Instruction
-from ...opcodes import NOT_FOLDABLE, VALUE_CARRIERS
+from ...opcodes import NOT_FOLDABLE, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
 from .folded import FoldedConstant, FoldingReport, is_real_op, literal_value, value_key
 from .names import post_names
 from .tf_folding import tf_folds
@@ -200,7 +200,7 @@ def _merged_ops(candidates: set[str], pre_by_op: dict[str, list[Instruction]], v
 
 
 #: Opcodes two instructions of which never compute the same value, whatever their operands.
-_NEVER_EQUAL = NOT_FOLDABLE - {"fusion", "call"}
+_NEVER_EQUAL = NOT_FOLDABLE - VALUE_FORWARDING_CALLERS
 
 
 def _user_ops(c: Instruction, users: dict, callers: dict) -> list[str]:

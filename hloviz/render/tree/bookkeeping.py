@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 
 from ...analysis.opnames import is_loss_scope, is_optimizer_scope
 from ...ir import Computation, Instruction
-from ...opcodes import LAYOUT_ONLY, SCOPE_INPUTS, SCOPE_NEUTRAL, TUPLE, VALUE_CARRIERS
+from ...opcodes import LAYOUT_ONLY, SCOPE_INPUTS, SCOPE_NEUTRAL, UNREAD_HOLDERS, VALUE_CARRIERS
 from .nodes import FOLDED, UNUSED, Step, TreeNode
 
 if TYPE_CHECKING:
@@ -361,7 +361,7 @@ def update_target(inst: Instruction, updates: Mapping[Instruction, Scope | None]
 
 
 #: What an unused value's unit may hold to be filed as ``(unused)``: no work, only values.
-_UNUSED_KINDS = TUPLE | {"constant", "parameter"}
+_UNUSED_KINDS = UNREAD_HOLDERS
 
 
 def file_unused(g: ViewGraph, routes: list[tuple[list[Step], str]], edges: list[tuple[str, str]]) -> list[tuple[list[Step], str]]:
