@@ -7,7 +7,10 @@ pre-optimization HLO; without a graph (JAX, plain HLO files) the names in the HL
 is. Each op gets exactly one status (the words of :mod:`hloviz.analysis.glossary`):
 
 * ``kernels``: its name is on (or inside) one or more kernels of the optimized module (names
-  as XLA's inlining rewrites them, see :mod:`hloviz.analysis.pre_post.names`);
+  as XLA's inlining rewrites them, see :mod:`hloviz.analysis.pre_post.names`). A loop or a call
+  counts the kernels named below it that its callees' ops (or no op) carry, not another op's
+  written below its name (JAX's ``jvp()``); a marker for XLA's partitioner (a ``Sharding``
+  custom call) counts none;
 * ``folded``: computed at compile time, by XLA or TensorFlow's bridge (see
   :mod:`hloviz.analysis.pre_post.folding`);
 * ``no_work``: an op that never computes anything — a ``Const`` literal, an argument or result,
@@ -30,10 +33,11 @@ not ops of the function and are left out.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
 
-from ...ir import HloModule
+from ...ir import HloModule, Instruction, called_closure
 from ...opcodes import DOT, is_bookkeeping
 from ..glossary import STATUSES as _STATUS_TERMS
 from ..kernels import KernelReport
@@ -110,12 +114,6 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
     report = kernel_report if kernel_report is not None else find_kernels(post)
     folds = folding if folding is not None else constant_folding(pre, post, info)
 
-    where: dict[str, list[str]] = {}
-    for k in report.kernels:
-        for op in k.op_names:
-            where.setdefault(op, []).append(k.name)
-    read_out = _read_out_of_kernels(post, report)
-    ordered, ordered_read = sorted(where), sorted(read_out)  # for scope lookups by prefix
     names = post_names(pre)
     computed = set(folds.computed)
     folded_into: dict[str, list[str]] = {}
@@ -124,17 +122,14 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
             folded_into.setdefault(op, []).append(f.constant)
 
     types, counts, opcodes, computes = _pre_ops(pre, names, info)
+    lookup = _KernelLookup(pre, post, report, names,
+                           markers={op for op, kinds in opcodes.items() if op not in computes and "custom-call" in kinds})
     folded_ops = folds.folded_ops
-    by_flow = unnamed_kernels(pre, post, _ops_with_contractions(report))
     heavy: set[str] | None = None  # worked out when the first op would be called eliminated
 
     out = []
     for op, typ in types.items():
-        ks = _kernels_of(names.get(op, frozenset({op})), where, ordered)
-        if op in by_flow:
-            ks = tuple(dict.fromkeys((*by_flow[op], *ks)))
-        if not ks:
-            ks = _kernels_of(names.get(op, frozenset({op})), read_out, ordered_read)
+        ks = lookup.kernels(op)
         cs = tuple(folded_into.get(op, ()))
         if not typ:
             typ = ", ".join(opcodes.get(op, ())) or "?"
@@ -172,6 +167,40 @@ def _read_out_of_kernels(post: HloModule, report: KernelReport) -> dict[str, lis
     return out
 
 
+class _KernelLookup:
+    """The kernels holding each op's work, by its names after optimization (see the module
+    docstring): its own names; else, for a loop, a call or a scope's own op, the names written
+    below its own that are its callees' or nobody's; an unnamed kernel data flow gives it; else
+    the kernel a ``get-tuple-element`` of its name takes its result out of."""
+
+    def __init__(self, pre: HloModule, post: HloModule, report: KernelReport,
+                 names: _Mapping[str, frozenset[str]], markers: set[str]) -> None:
+        self.names, self.markers = names, markers
+        self.where: dict[str, list[str]] = {}
+        for k in report.kernels:
+            for op in k.op_names:
+                self.where.setdefault(op, []).append(k.name)
+        self.ordered = sorted(self.where)  # for scope lookups by prefix
+        self.read_out = _read_out_of_kernels(post, report)
+        self.inside = _callee_ops(pre)
+        self.carried_by: dict[str, set[str]] = {}  # a post-opt name → the pre-opt ops that may carry it
+        for pre_op, candidates in names.items():
+            for c in candidates:
+                self.carried_by.setdefault(c, set()).add(pre_op)
+        self.by_flow = unnamed_kernels(pre, post, _ops_with_contractions(report))
+
+    def kernels(self, op: str) -> tuple[str, ...]:
+        own_names = self.names.get(op, frozenset({op}))
+        ks = _kernels_of(own_names, self.where)
+        if not ks and op not in self.markers:  # a loop, a call, a scope's own op: what runs under its name
+            own = self.inside.get(op)  # (a caller: not another op's kernels its name is written above)
+            ks = _kernels_below(own_names, self.where, self.ordered,
+                                None if own is None else (lambda n: not self.carried_by.get(n, own).isdisjoint(own)))
+        if op in self.by_flow:
+            ks = tuple(dict.fromkeys((*self.by_flow[op], *ks)))
+        return ks or _kernels_of(own_names, self.read_out)
+
+
 def _ops_with_contractions(report: KernelReport) -> set[str]:
     """Op names a convolution or dot kernel of the optimized module carries (they need no data flow)."""
     return {op for k in report.kernels if k.opcode == "convolution" or k.opcode in DOT for op in k.op_names}
@@ -192,7 +221,7 @@ def _pre_ops(pre: HloModule, names: _Mapping[str, frozenset[str]], info: _Mappin
             continue
         counts[op] = counts.get(op, 0) + 1
         opcodes.setdefault(op, {})[inst.opcode] = None
-        if not is_bookkeeping(inst.opcode):
+        if not is_bookkeeping(inst.opcode) and not _annotation(inst):
             computes.add(op)
         if not types.get(op):
             types[op] = inst.metadata.op_type
@@ -205,19 +234,52 @@ def _pre_ops(pre: HloModule, names: _Mapping[str, frozenset[str]], info: _Mappin
     return types, counts, opcodes, computes
 
 
-def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]], ordered: list[str]) -> tuple[str, ...]:
-    """Kernels carrying one of the op's post-opt names; failing that, a name inside its scope
-    (``jit(f)/jit(relu)`` → ``jit(f)/jit(relu)/max``: a call inlined into its body's ops)."""
+#: Custom calls that only mark a value for XLA's partitioner (``jax.lax.with_sharding_constraint``,
+#: NNX's sharding of a dropout key): XLA removes them; they compute nothing, and no kernel named
+#: below theirs is theirs (NNX's marker named ``jit(f)`` had all 185 kernels of its step).
+_ANNOTATION_TARGETS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+
+
+def _annotation(inst: Instruction) -> bool:
+    return inst.opcode == "custom-call" and inst.attributes.get("custom_call_target", "").strip('"') in _ANNOTATION_TARGETS
+
+
+def _kernels_of(candidates: frozenset[str], where: dict[str, list[str]]) -> tuple[str, ...]:
+    """Kernels carrying one of the op's post-opt names."""
     found: dict[str, None] = {}
     for name in sorted(candidates):
         for k in where.get(name, ()):
             found[k] = None
-    if not found:
-        for c in sorted(candidates):
-            scope = f"{c}/"
-            i = bisect_left(ordered, scope)
-            while i < len(ordered) and ordered[i].startswith(scope):
+    return tuple(found)
+
+
+def _kernels_below(candidates: frozenset[str], where: dict[str, list[str]], ordered: list[str],
+                   keep: Callable[[str], bool] | None = None) -> tuple[str, ...]:
+    """Kernels carrying a name inside one of the op's names (``lstm/while`` → its body's
+    ``lstm/while/body/MatMul``: a loop runs its body's kernels; ``jit(f)/jit(relu)`` → the
+    ``jit(f)/jit(relu)/max`` XLA's inlining named), the names ``keep`` keeps."""
+    found: dict[str, None] = {}
+    for c in sorted(candidates):
+        scope = f"{c}/"
+        i = bisect_left(ordered, scope)
+        while i < len(ordered) and ordered[i].startswith(scope):
+            if keep is None or keep(ordered[i]):
                 for k in where[ordered[i]]:
                     found[k] = None
-                i += 1
+            i += 1
     return tuple(found)
+
+
+def _callee_ops(pre: HloModule) -> dict[str, set[str]]:
+    """A calling op (a ``call``, ``while``, ``conditional``) → the op names inside what it calls.
+    A name below the caller's that is another op's, outside its callees, is not the caller's
+    work: JAX's ``jit(f)/jvp()``, a ``call`` of an argmax, had every kernel of the forward pass
+    (``jit(f)/jvp()/Siamese/…``, 13 for 2)."""
+    out: dict[str, set[str]] = {}
+    for inst in pre.instructions():
+        op = inst.metadata.op_name
+        if op and inst.called_computations and inst.opcode != "fusion":
+            names = out.setdefault(op, set())
+            for comp in called_closure(inst.called_computations):
+                names.update(i.metadata.op_name for i in comp.instructions)
+    return out
