@@ -38,7 +38,7 @@ from collections.abc import Mapping as _Mapping
 from dataclasses import dataclass
 
 from ...ir import HloModule, Instruction, called_closure
-from ...opcodes import DOT, is_bookkeeping
+from ...opcodes import BODY_CALLERS, DOT, is_bookkeeping
 from ..glossary import STATUSES as _STATUS_TERMS
 from ..kernels import KernelReport
 from ..kernels import kernels as find_kernels
@@ -278,7 +278,7 @@ def _callee_ops(pre: HloModule) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for inst in pre.instructions():
         op = inst.metadata.op_name
-        if op and inst.called_computations and inst.opcode != "fusion":
+        if op and inst.opcode in BODY_CALLERS:
             names = out.setdefault(op, set())
             for comp in called_closure(inst.called_computations):
                 names.update(i.metadata.op_name for i in comp.instructions)
