@@ -10,11 +10,10 @@ Oracle: the HLO text by regular expression (the call's computation, the while in
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from pathlib import Path
 
-from hloviz.cli import main
+from .test_unused_parameters_box import post_picture
 
 STEP = Path(__file__).resolve().parent / "data" / "steps" / "viterbi_decode"
 
@@ -30,13 +29,6 @@ def test_a_call_box_names_the_loop_it_runs_and_its_trips(tmp_path):
                                       body.group(1)):
             found.append((call, loop, trips))
     assert found  # the situation: a call around a loop of known trips
-    out = tmp_path / "post.json"
-    try:
-        code = main(["render", "--pre", str(STEP / "pre.hlo.gz"), "--post", str(STEP / "post.hlo.gz"),
-                     "--stage", "post", "-o", str(out)])
-    except SystemExit as stop:
-        code = stop.code
-    assert code in (0, None)
-    rows = {r for n in json.loads(out.read_text())["nodes"] for r in n["rows"]}
+    rows = {r for n in post_picture(STEP, tmp_path)["nodes"] for r in n["rows"]}
     for _call, loop, trips in found:
         assert any(r.endswith(f"runs {loop}, {trips} trips") for r in rows), sorted(r for r in rows if "runs" in r)

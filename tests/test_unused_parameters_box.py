@@ -20,20 +20,25 @@ from hloviz.cli import main
 STEP = Path(__file__).resolve().parent / "data" / "steps" / "ctc_step"
 
 
+def post_picture(step: Path, tmp_path: Path) -> dict:
+    """The JSON picture of the optimized module of a step kept as ``pre.hlo.gz`` / ``post.hlo.gz``."""
+    out = tmp_path / "post.json"
+    try:
+        code = main(["render", "--pre", str(step / "pre.hlo.gz"), "--post", str(step / "post.hlo.gz"),
+                     "--stage", "post", "-o", str(out)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code in (0, None)
+    return json.loads(out.read_text())
+
+
 def test_unread_parameters_are_one_unused_box(tmp_path):
     post = gzip.decompress((STEP / "post.hlo.gz").read_bytes()).decode()
     entry = post[post.index("\nENTRY"):].split("\n}\n", 1)[0]
     params = re.findall(r"^\s*%([\w.-]+) = \S+ parameter\(\d+\)", entry, re.MULTILINE)
     unread = [p for p in params if not re.search(rf"%{re.escape(p)}[,)]", entry)]
     assert len(unread) >= 6  # the situation
-    out = tmp_path / "post.json"
-    try:
-        code = main(["render", "--pre", str(STEP / "pre.hlo.gz"), "--post", str(STEP / "post.hlo.gz"),
-                     "--stage", "post", "-o", str(out)])
-    except SystemExit as stop:
-        code = stop.code
-    assert code in (0, None)
-    nodes = json.loads(out.read_text())["nodes"]
+    nodes = post_picture(STEP, tmp_path)["nodes"]
     holding = [n for n in nodes if set(n["instructions"]) & set(unread)]
     assert len(holding) == 1, [n["rows"][:2] for n in holding]
     assert set(unread) <= set(holding[0]["instructions"])
