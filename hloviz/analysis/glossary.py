@@ -68,7 +68,9 @@ COMPUTED_AT_COMPILE_TIME = Term("computed at compile time", "computed at compile
 IN_KERNELS = Term("in kernels", "in kernels",
                   "the op's work runs in one or more kernels: a kernel's instructions carry its name, or its "
                   "name is on the `get-tuple-element` that takes its result out of a kernel of several results "
-                  "(an argmax's reduction fusion, which computes the `reduce_max` beside it), or (a weight "
+                  "(an argmax's reduction fusion, which computes the `reduce_max` beside it), or it is a loop or "
+                  "a conditional XLA kept, whose bodies run kernels without a name of their own (a backward "
+                  "`while_grad`, whose body's ops TensorFlow names under the forward loop), or (a weight "
                   "gradient XLA rebuilt without its name) a kernel's data flow shows it computes the op's value.")
 FOLDED = Term("folded", "folded",
               "the op was computed at compile time (by XLA or TensorFlow's bridge): its value is in a "

@@ -9,8 +9,10 @@ is. Each op gets exactly one status (the words of :mod:`hloviz.analysis.glossary
 * ``kernels``: its name is on (or inside) one or more kernels of the optimized module (names
   as XLA's inlining rewrites them, see :mod:`hloviz.analysis.pre_post.names`). A loop or a call
   counts the kernels named below it that its callees' ops (or no op) carry, not another op's
-  written below its name (JAX's ``jvp()``); a marker for XLA's partitioner (a ``Sharding``
-  custom call) counts none;
+  written below its name (JAX's ``jvp()``), and the kernels without an op name its bodies run
+  where XLA kept it (a TF ``while_grad``, whose body's ops are named under the forward loop; a
+  ``lax.cond`` between two constants); a marker for XLA's partitioner (a ``Sharding`` custom
+  call) counts none;
 * ``folded``: computed at compile time, by XLA or TensorFlow's bridge (see
   :mod:`hloviz.analysis.pre_post.folding`);
 * ``no_work``: an op that never computes anything — a ``Const`` literal, an argument or result,
@@ -188,6 +190,7 @@ class _KernelLookup:
             for c in candidates:
                 self.carried_by.setdefault(c, set()).add(pre_op)
         self.by_flow = unnamed_kernels(pre, post, _ops_with_contractions(report))
+        self.run_by = _run_by_callers(post, report)
 
     def kernels(self, op: str) -> tuple[str, ...]:
         own_names = self.names.get(op, frozenset({op}))
@@ -196,9 +199,33 @@ class _KernelLookup:
             own = self.inside.get(op)  # (a caller: not another op's kernels its name is written above)
             ks = _kernels_below(own_names, self.where, self.ordered,
                                 None if own is None else (lambda n: not self.carried_by.get(n, own).isdisjoint(own)))
+        if run := _kernels_of(own_names, self.run_by):  # what its surviving loop or branches run unnamed
+            ks = tuple(dict.fromkeys((*ks, *run)))
         if op in self.by_flow:
             ks = tuple(dict.fromkeys((*self.by_flow[op], *ks)))
         return ks or _kernels_of(own_names, self.read_out)
+
+
+def _run_by_callers(post: HloModule, report: KernelReport) -> dict[str, list[str]]:
+    """Op name → the kernels without an op name that run in the bodies of the nearest ``while``,
+    ``conditional`` or ``call`` of that name above them. A loop or a branch XLA keeps runs its
+    kernels, named or not: a ``lax.cond`` choosing between two constants kept its conditional,
+    whose branches each run one unnamed ``copy``, and it was called eliminated."""
+    callers = {c.name: c.caller for c in report.computations}
+    by_name = {inst.name: inst for comp in post.computations for inst in comp.instructions
+               if inst.opcode in BODY_CALLERS}
+    out: dict[str, list[str]] = {}
+    for k in report.kernels:
+        if k.op_names:
+            continue
+        comp, seen = k.computation, set()
+        while (caller := by_name.get(callers.get(comp) or "")) is not None and comp not in seen:
+            seen.add(comp)
+            if caller.metadata.op_name:
+                out.setdefault(caller.metadata.op_name, []).append(k.name)
+                break
+            comp = caller.parent.name if caller.parent is not None else ""
+    return out
 
 
 def _ops_with_contractions(report: KernelReport) -> set[str]:
