@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...ir import HloModule, Instruction
-from ...opcodes import NOT_FOLDABLE, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
+from ...opcodes import BODY_CALLERS, NOT_FOLDABLE, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
 from .folded import FoldedConstant, FoldingReport, is_real_op, literal_value, value_key
 from .names import post_names
 from .tf_folding import tf_folds
@@ -103,6 +103,7 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
     walked_through, with_constants = vanished - merged, with_constants - merged
     order = {i: n for n, i in enumerate(pre.instructions())}
     callers = post.callers()
+    calls = {op for op, insts in pre_by_op.items() if any(i.opcode in BODY_CALLERS for i in insts)}
     # (a reduction's start value stays its own literal; what an iota the optimized module still runs computes
     # was not folded either: a bilinear resize's weights, computed from iotas, came out "folded into -1.5")
     reached = foldable - _init_values(pre) - _from_running_iotas(pre, post, names, foldable)
@@ -121,7 +122,9 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
             into = _user_ops(c, users, callers)
             into_pre = {op for name in into for op in by_post_name.get(name, ())}
             seeds = [i for op in into_pre for i in pre_by_op.get(op, ())]
-            own = [op for op in by_post_name.get(c.metadata.op_name, ()) if op in vanished]
+            # (not a call's op: XLA names what it writes while inlining a call after the call, whose
+            # work is its callee's ops' — threefry's rotation width, 32, in a loop in ``jit(_uniform)``)
+            own = [op for op in by_post_name.get(c.metadata.op_name, ()) if op in vanished and op not in calls]
             for op in own:
                 seeds.extend(pre_by_op[op])
             key = (tuple(map(id, seeds)), frozenset(into_pre))

@@ -3,7 +3,9 @@
 Ops are linked across optimization by ``metadata.op_name``. When XLA inlines a called
 computation (``call``, a ``conditional`` branch), it prefixes the inlined instructions' op names
 with the caller's: JAX's ``max`` inside ``jit(relu)`` comes out as ``jit(mlp)/jit(relu)/max``, and
-TF's ``cond/Sin`` inside a branch as ``cond/cond/Sin``. :func:`post_names` lists, for each
+TF's ``cond/Sin`` inside a branch as ``cond/cond/Sin``. A loop inside the inlined computation keeps
+its body, which XLA renames alike: JAX's ``while/body/add`` in the threefry loop of
+``jit(_uniform)`` comes out as ``jit(step)/jit(_bernoulli)/jit(_uniform)/while/body/add``. :func:`post_names` lists, for each
 pre-opt op name, the names it may have afterwards, so lookups need no guessing beyond that rule.
 """
 
@@ -64,10 +66,11 @@ def post_names(module: HloModule) -> dict[str, frozenset[str]]:
 
 def _post_names(module: HloModule) -> dict[str, frozenset[str]]:
     callers: dict[str, list[Instruction]] = {}
+    loops: dict[str, list[Instruction]] = {}  # a body or condition → its loops (named as where they sit)
     for inst in module.instructions():
-        if inst.opcode in INLINING_CALLERS:
+        if inst.opcode in INLINING_CALLERS or inst.opcode == "while":
             for c in inst.called_computations:
-                callers.setdefault(c.name, []).append(inst)
+                (callers if inst.opcode != "while" else loops).setdefault(c.name, []).append(inst)
     memo: dict[str, frozenset[str]] = {}
 
     def prefixes(comp: Computation | None, depth: int = 0) -> frozenset[str]:
@@ -84,6 +87,8 @@ def _post_names(module: HloModule) -> dict[str, frozenset[str]]:
                     out.update(f"{p}/{name}" for p in outer)
                 else:
                     out.update(outer)
+            for loop in loops.get(comp.name, ()):
+                out.update(prefixes(loop.parent, depth + 1))
             memo[comp.name] = frozenset(out)
         return memo[comp.name]
 

@@ -133,10 +133,11 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction], plumbing:
                 op = paths[key]
             else:
                 op = _op_path(inst)
-                if op is not None and prefix and not op.raw.startswith(prefix + "/"):
+                if op is not None and prefix and op.raw != prefix and not op.raw.startswith(prefix + "/"):
                     # a called function's ops, named relative to the call (JAX); TensorFlow's
                     # branch functions name theirs in full already (``while/cond/mul`` in the
-                    # branch of ``while/cond``), which prefixing would make ``while/cond/while/cond``
+                    # branch of ``while/cond``), which prefixing would make ``while/cond/while/cond``; and
+                    # XLA's own calls name theirs as the call (a CPU ``xla_cpu_small_call`` of a loop)
                     op = parse_op_name(f"{prefix}/{op.raw}", md.op_type)
                 if op is not None and op.scope and op.scope[-1] in _LOOP_PLUMBING:
                     op = None  # a scan's slicing of its stacked inputs: the layer reading them (data flow)
@@ -359,7 +360,12 @@ def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dic
         if comp_name in out:
             return out[comp_name]
         caller = callers.get(comp_name)
-        if caller is None or caller.opcode not in _INLINED or depth > 64:
+        if caller is None or depth > 64:
+            return ""
+        if caller.opcode == "while":  # renamed with the computation holding the loop (see names.py)
+            out[comp_name] = prefix(caller.parent.name, depth + 1) if caller.parent is not None else ""
+            return out[comp_name]
+        if caller.opcode not in _INLINED:
             return ""
         name = caller.metadata.op_name
         name = "" if name in SYNTHETIC_OP_NAMES else name
