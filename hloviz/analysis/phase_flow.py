@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..ir import Computation, HloModule, Instruction
+from ..ir import Computation, HloModule, Instruction, called_closure
 from ..opcodes import BODY_CALLERS, LITERAL_SOURCES, PRODUCTS, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
 
 __all__ = ["has_backward", "made_of_literals", "mark_after_gradients", "mark_optimizer", "runs_backward"]
@@ -40,7 +40,7 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
         return []
     walk = _Walk(phase_of, candidate if updating is None else (lambda i: candidate(i) and updating(i)))
     walk.computation(entry, frozenset())
-    evaluated = _evaluation(entry, walk.found)
+    evaluated = _evaluation(entry, walk.found, phase_of)
     walk.found = [i for i in walk.found if id(i) not in evaluated]
     for inst in walk.found:
         phase_of[inst] = "optimizer"
@@ -48,10 +48,21 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
     # tf.range(4)`` accumulating four micro-batches' gradients (its ``while`` at the top, whose
     # results Adam alone reads) was called the optimizer's, its forward and backward passes with it
     kept = lambda i: candidate(i) and not walk.computes_gradients(i)  # noqa: E731
-    found = walk.found + _feeding_only_the_optimizer(module, phase_of, kept, walk.visited)
-    if found or "optimizer" in phase_of.values():  # (a Keras optimizer is named: its step count is not)
-        found += _bookkeeping(entry, phase_of, kept)
-    return found
+    serving = _feeding_only_the_optimizer(module, phase_of, kept, walk.visited)
+    if walk.found or serving or "optimizer" in phase_of.values():  # (a Keras optimizer is named: its step count is not)
+        serving += _bookkeeping(entry, phase_of, kept)
+    # and what their fusions hold: optimized, optax's ``count + 1`` and RAdam's rectification are
+    # fusions, re-phased whole while what they held stayed forward (their kernels the forward pass's)
+    held = [i for inst in serving if inst.opcode == "fusion" for i in _held(inst)
+            if phase_of.get(i) == "forward" and candidate(i)]
+    for inst in held:
+        phase_of[inst] = "optimizer"
+    return walk.found + serving + held
+
+
+def _held(inst: Instruction) -> list[Instruction]:
+    """The instructions of what ``inst`` calls (nested calls and fusions too)."""
+    return [i for c in called_closure(inst.called_computations) for i in c.instructions]
 
 
 def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
@@ -93,7 +104,7 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
     return out
 
 
-def _evaluation(entry: Computation, found: list[Instruction]) -> set[int]:
+def _evaluation(entry: Computation, found: list[Instruction], phase_of: dict[Instruction, str]) -> set[int]:
     """The ids of ``found`` (forward-named ops of the entry reading gradients) that evaluate the
     model at the updated weights: a product of the program's data (an entry parameter no update
     reads, through layout changes) and what follows it, or feeds it alone. A step that returns
@@ -109,16 +120,27 @@ def _evaluation(entry: Computation, found: list[Instruction]) -> set[int]:
             value = value.operands[0]
         return value
 
-    weights = {id(source(o)) for i in found if id(i) in mine and i.opcode not in PRODUCTS for o in i.operands}
-    out = {id(i) for i in entry.instructions if id(i) in mine and i.opcode in PRODUCTS and any(
+    weights = {id(source(o)) for i in found if id(i) in mine and not _product(i) for o in i.operands}
+    out = {id(i) for i in entry.instructions if id(i) in mine and _product(i) and any(
         (p := source(o)).opcode == "parameter" and id(p) not in weights for o in i.operands)}
-    for inst in entry.instructions:  # what follows (operands come first in the text)
-        if id(inst) in mine and id(inst) not in out and any(id(o) in out for o in inst.operands):
-            out.add(id(inst))
+    # what follows (operands come first in the text), through the forward work that is not a
+    # candidate: a DQN's greedy action, ``argmax`` of the Q-values at the new weights, is a ``call``
+    # named ``jit(step)`` alone, and the ε-greedy ``jnp.where`` reading it was the optimizer's
+    follows = set(out)
+    for inst in entry.instructions:
+        if id(inst) not in follows and any(id(o) in follows for o in inst.operands) and (
+                id(inst) in mine or phase_of.get(inst) == "forward"):
+            follows.add(id(inst))
+    out |= follows & mine
     for inst in reversed(entry.instructions):  # and what feeds it alone (the new bias's broadcast)
         if id(inst) in mine and id(inst) not in out and users[inst] and all(id(u) in out for u in users[inst]):
             out.add(id(inst))
-    return out
+    return out | {id(i) for inst in entry.instructions if id(inst) in out for i in _held(inst)}  # (the walk's too)
+
+
+def _product(inst: Instruction) -> bool:
+    """A ``dot`` or a convolution, or (optimized) a fusion computing one (XLA:CPU's YNNPACK ``dot``)."""
+    return inst.opcode in PRODUCTS or (inst.opcode == "fusion" and any(i.opcode in PRODUCTS for i in _held(inst)))
 
 
 def _kept_in(users: Iterable[Instruction], mine: set[int]) -> bool:
