@@ -32,6 +32,32 @@ _STEP = "jit(double_dqn_step)"
 _ACTING = re.compile(rf"^{re.escape(_STEP)}/(QNetwork/|jit\(_bernoulli\)|jit\(_randint\)|jit\(_where\))")
 
 
+#: Held-out round 79 (``benchmarks/heldout/round79_jax.py``), optimized: a Reptile step that
+#: evaluates the new weights on query points gathered by task (the gather is the data: no parameter
+#: reaches the product directly), its first layer's ``dot_general`` of one contracted element
+#: rewritten by XLA into a ``multiply``; a REINFORCE step that samples the next actions
+#: (``jax.random.categorical``, ``_gumbel``) from the policy at the new weights and the rollout's
+#: last state (a loop's result, not a parameter).
+_AFTER_UPDATE = {
+    "reptile_lion_step": re.compile(r"^jit\(reptile_lion_step\)/vmap\(Regressor\)/"),
+    "reinforce_step": re.compile(r"^jit\(reinforce_step\)/(ActorCritic/|jit\(_gumbel\))"),
+}
+
+
+@pytest.mark.parametrize("step", sorted(_AFTER_UPDATE))
+def test_the_model_evaluated_after_the_update_is_forward_work(step):
+    text = gzip.decompress((STEPS / step / "post.hlo.gz").read_bytes()).decode()
+    after = {n for n in re.findall(r'op_name="([^"]+)"', text)
+             if _AFTER_UPDATE[step].match(n) and "jvp(" not in n and "/while/" not in n}
+    assert any(n.endswith("/dot_general") for n in after)  # the situation: the model, not differentiated
+    module = parse(text)
+    tree = build_scope_tree(module, stage="post")
+    assert "optimizer" in tree.phases.values()
+    wrong = sorted({inst.metadata.op_name for inst in module.instructions()
+                    if inst.metadata.op_name in after and tree.phases.get(inst) == "optimizer"})
+    assert not wrong, wrong
+
+
 @pytest.mark.parametrize("stage", ["pre", "post"])
 def test_the_actions_picked_after_the_update_are_forward_work(stage):
     text = gzip.decompress((STEPS / "double_dqn_step" / f"{stage}.hlo.gz").read_bytes()).decode()

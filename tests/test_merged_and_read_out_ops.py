@@ -11,7 +11,7 @@ an elimination (held-out round 76: ``benchmarks/heldout/round76.py:ctc_step``, T
   leaves ``reduce_max``'s name on the ``get-tuple-element`` that takes the max out of it. The op
   was listed under "no op name after XLA's passes", and its box drawn "eliminated".
 
-Oracles: the HLO text by regular expression.
+Oracles: the HLO text by regular expression. (And a reshape of an iota that still runs, round 79: below.)
 """
 
 from __future__ import annotations
@@ -62,3 +62,25 @@ def test_an_op_whose_result_is_read_out_of_a_kernel_runs_in_that_kernel():
     mapping = {m.op_name: m for m in pre_to_post(parse(pre), parse(post)).ops}
     assert mapping[op].status == "kernels"
     assert fusion in mapping[op].kernels
+
+
+def test_an_op_reshaping_an_iota_that_runs_is_not_folded():
+    """Held-out round 79 (``round79_jax.py:reptile_lion_step``): ``jax.random.permutation``'s
+    ``vmap()/broadcast_in_dim`` reshapes threefry's ``iota_2x32_shape``. The iota runs after
+    optimization (a kernel), and the reshape became a bitcast of it: eliminated, not computed at
+    compile time (it was called folded, into no constant, as work on constants alone)."""
+    pre, post = _texts("reptile_lion_step")
+    reshapes = re.findall(r'^\s*[\w.-]+ = \S+ reshape\((iota_2x32_shape[\w.-]*)\), metadata=\{op_name="vmap\(\)/broadcast_in_dim"\}',
+                          pre, re.MULTILINE)
+    assert reshapes  # the situation: the op reshapes (a conversion of) an iota
+
+    def made_of_iota(name: str, steps: int = 8) -> bool:  # through its first operands (a convert, a shift)
+        m = re.search(rf"^\s*{re.escape(name)} = \S+ ([\w-]+)\(([\w.-]*)", pre, re.MULTILINE)
+        return m is not None and (m.group(1) == "iota" or (steps > 0 and made_of_iota(m.group(2), steps - 1)))
+
+    assert all(made_of_iota(i) for i in reshapes)
+    assert re.search(r'^\s*%[\w.-]+ = \S+ iota\(\), iota_dimension=\d+, metadata=\{op_name="[^"]*/iota_2x32_shape"', post,
+                     re.MULTILINE)  # and the iota runs after optimization
+    op = pre_to_post(parse(pre), parse(post)).get("vmap()/broadcast_in_dim")
+    assert op is not None
+    assert op.status == "eliminated"

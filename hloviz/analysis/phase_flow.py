@@ -11,10 +11,9 @@ gradient.
 
 :func:`mark_optimizer` follows values from the backward pass's instructions through the module
 (into fused and called computations by their parameters; a loop or a branch carries what its
-computations read) and re-phases as ``optimizer`` the forward ops named at the function's top
-level that such values reach, and then those whose every user is the optimizer's (Adam's step
-count and bias correction read no gradient, and serve only the update). Ops inside a scope of the model (``ViT/blocks/…``) keep the phase
-their names give; so does all of a module without a backward pass.
+computations read) and re-phases as ``optimizer`` the forward ops named in the function itself that
+such values reach, but for the model evaluated at the new weights (a product of the data), and then
+those serving only the update (Adam's step count and bias correction). Without a backward pass, nothing.
 """
 
 from __future__ import annotations
@@ -51,8 +50,7 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
     serving = _feeding_only_the_optimizer(module, phase_of, kept, walk.visited)
     if walk.found or serving or "optimizer" in phase_of.values():  # (a Keras optimizer is named: its step count is not)
         serving += _bookkeeping(entry, phase_of, kept)
-    # and what their fusions hold: optimized, optax's ``count + 1`` and RAdam's rectification are
-    # fusions, re-phased whole while what they held stayed forward (their kernels the forward pass's)
+    # and what their fusions hold (optax's fused ``count + 1``: its kernel was the forward pass's)
     held = [i for inst in serving if inst.opcode == "fusion" for i in _held(inst)
             if phase_of.get(i) == "forward" and candidate(i)]
     for inst in held:
@@ -60,26 +58,22 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
     return walk.found + serving + held
 
 
-def _held(inst: Instruction) -> list[Instruction]:
-    """The instructions of what ``inst`` calls (nested calls and fusions too)."""
+def _held(inst: Instruction) -> list[Instruction]:  # what ``inst`` calls holds (nested calls and fusions too)
     return [i for c in called_closure(inst.called_computations) for i in c.instructions]
 
 
 def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
                          groups: list[list[Instruction]], *, every: bool = True) -> list[Instruction]:
-    """Set ``phase_of[i] = "optimizer"`` for every forward instruction of each group (a scope
-    the step names beside the model: TensorFlow's ``clip_by_global_norm``, ``global_norm``) whose
-    every instruction of the entry that computes something reads gradients, directly or
-    not: the gradients' processing before the update, named like forward ops. A group with
-    one value computed without them (a loss: its ``div_no_nan``, fused in the optimized module
-    with its own gradient) keeps its phase. (A gradient penalty's norm reads gradients too, but
-    the loss adds it and the outer tape differentiates it: its scope holds backward work, and
+    """Set ``phase_of[i] = "optimizer"`` for every forward instruction of each group (a scope the
+    step names beside the model: TensorFlow's ``clip_by_global_norm``) whose every instruction of
+    the entry that computes something reads gradients, directly or not: the gradients' processing
+    before the update. A group with one value computed without them (a loss: its ``div_no_nan``,
+    fused with its own gradient) keeps its phase. (A gradient penalty's scope holds backward work:
     the caller passes no such scope.) ``every=False``, for a group the caller knows writes
     variables: one value reading gradients is enough when nothing outside the group reads its
-    values but the module's result (TensorFlow's ``XLA_Retvals``) — a momentum's decay
-    ``0.9 * v`` reads no gradient and is the update's; a model's forward work, read by its
-    backward pass, is not, nor TF's densifying of an embedding's gradient, which the tape's
-    ``AddN`` sums after it. Return those re-phased."""
+    values but the module's result (``XLA_Retvals``) — a momentum's decay ``0.9 * v`` is the
+    update's; a model's forward work, read by its backward pass, is not, nor TF's densifying of an
+    embedding's gradient, which the tape's ``AddN`` sums after it. Return those re-phased."""
     entry = module.entry
     if entry is None or "backward" not in phase_of.values() or not groups:
         return []
@@ -105,27 +99,29 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
 
 
 def _evaluation(entry: Computation, found: list[Instruction], phase_of: dict[Instruction, str]) -> set[int]:
-    """The ids of ``found`` (forward-named ops of the entry reading gradients) that evaluate the
-    model at the updated weights: a product of the program's data (an entry parameter no update
-    reads, through layout changes) and what follows it, or feeds it alone. A step that returns
-    ``loss(new_params)`` beside them read as the optimizer's work, its second forward pass with
-    it; no optimizer multiplies the data (its updates are elementwise on weights and gradients)."""
+    """The ids of ``found`` (forward-named ops of the entry reading gradients) that evaluate the model at
+    the new weights (``loss(new_params)``, no optimizer's work): a product of an update (reading the weight
+    it updates) and the program's data (a parameter no update reads, or forward work made of one: a
+    batch gathered by task, a rollout's last state), what follows it, and what feeds it alone."""
     mine = {id(i) for i in found if i.parent is entry}
     if not mine:
         return set()
     users = entry.users()
-
-    def source(value: Instruction) -> Instruction:
-        while value.opcode in VALUE_CARRIERS and len(value.operands) == 1:
-            value = value.operands[0]
-        return value
-
-    weights = {id(source(o)) for i in found if id(i) in mine and not _product(i) for o in i.operands}
-    out = {id(i) for i in entry.instructions if id(i) in mine and _product(i) and any(
-        (p := source(o)).opcode == "parameter" and id(p) not in weights for o in i.operands)}
-    # what follows (operands come first in the text), through the forward work that is not a
-    # candidate: a DQN's greedy action, ``argmax`` of the Q-values at the new weights, is a ``call``
-    # named ``jit(step)`` alone, and the ε-greedy ``jnp.where`` reading it was the optimizer's
+    weights = {id(_source(o)) for i in found if id(i) in mine and not _product(i) for o in i.operands}
+    data = {id(i) for i in entry.instructions if i.opcode == "parameter" and id(i) not in weights}
+    updates: set[int] = set()  # (a Newton step's solve, fused with forward values, reads no weight)
+    out: set[int] = set()
+    for inst in entry.instructions:  # (operands come first in the text)
+        if id(inst) not in mine:
+            if phase_of.get(inst) in (None, "forward") and any(id(o) in data for o in inst.operands):
+                data.add(id(inst))
+        elif not _product(inst):
+            if any(_source(o).opcode == "parameter" for o in inst.operands):
+                updates.add(id(inst))
+        elif any(id(p := _source(o)) not in weights and id(p) in data for o in inst.operands) and any(
+                id(_source(o)) in updates for o in inst.operands):
+            out.add(id(inst))
+    # what follows, through forward work no candidate (a DQN's greedy ``argmax``, a call named ``jit(step)``)
     follows = set(out)
     for inst in entry.instructions:
         if id(inst) not in follows and any(id(o) in follows for o in inst.operands) and (
@@ -138,9 +134,17 @@ def _evaluation(entry: Computation, found: list[Instruction], phase_of: dict[Ins
     return out | {id(i) for inst in entry.instructions if id(inst) in out for i in _held(inst)}  # (the walk's too)
 
 
+def _source(value: Instruction) -> Instruction:
+    """``value`` before its layout changes."""
+    while value.opcode in VALUE_CARRIERS and len(value.operands) == 1:
+        value = value.operands[0]
+    return value
+
+
 def _product(inst: Instruction) -> bool:
-    """A ``dot`` or a convolution, or (optimized) a fusion computing one (XLA:CPU's YNNPACK ``dot``)."""
-    return inst.opcode in PRODUCTS or (inst.opcode == "fusion" and any(i.opcode in PRODUCTS for i in _held(inst)))
+    """A ``dot``, a convolution or one XLA rewrote (a ``dot_general`` of one element: a ``multiply``), fused or not."""
+    return any(i.opcode in PRODUCTS or i.metadata.op_name.endswith(("/dot_general", "/conv_general_dilated"))
+               for i in ([inst, *_held(inst)] if inst.opcode == "fusion" else [inst]))
 
 
 def _kept_in(users: Iterable[Instruction], mine: set[int]) -> bool:
@@ -150,11 +154,9 @@ def _kept_in(users: Iterable[Instruction], mine: set[int]) -> bool:
 
 def made_of_literals(comp: Computation) -> set[int]:
     """The ids of ``comp``'s instructions that read nothing: literals, and what is computed from
-    them alone (a reduction's ``convert`` of its zero; a fusion of no operands, XLA's
-    ``wrapped_broadcast`` of one). Named backward, such a value is still no gradient: it is an
-    empty buffer the backward pass fills (TensorFlow's accumulators of a while loop's values,
-    which the forward loop takes in its tuple: read as gradients, a hand-written RNN's forward
-    loop was the optimizer's work)."""
+    them alone (a reduction's ``convert`` of its zero; XLA's ``wrapped_broadcast`` of one). Named
+    backward, such a value is still no gradient but an empty buffer the backward pass fills (TF's
+    accumulators of a loop's values: read as gradients, an RNN's forward loop was the optimizer's)."""
     out: set[int] = set()
     for inst in comp.instructions:
         if _reads_nothing(inst, out):
@@ -214,13 +216,11 @@ def _bookkeeping(entry: Computation, phase_of: dict[Instruction, str],
                  candidate: Callable[[Instruction], bool]) -> list[Instruction]:
     """The candidates of ``entry`` computed from the optimizer's own state alone, whose values go
     nowhere but to the optimizer, to other such candidates and to the ROOT (the new state): the
-    optimizer's bookkeeping, re-phased ``optimizer``. The state is what only candidates read —
-    a parameter neither the model nor the loss reads, a constant — and what candidates make of
-    it alone. ``optax.MultiSteps`` counts its micro-steps so (``mini_step + 1``, its
-    ``remainder``, the ``_where`` that wraps it round) and returns the count: read by no update
-    and by no gradient, the counter was titled the forward pass's (``forward · block of 18``
-    beside the model, holding ``state.gradient_step``). A metric reads the model's outputs, a
-    loss its labels: neither is made of the state alone."""
+    optimizer's bookkeeping, re-phased ``optimizer``. The state is what only candidates read — a
+    parameter neither the model nor the loss reads, a constant — and what candidates make of it
+    alone. ``optax.MultiSteps`` counts its micro-steps so (``mini_step + 1``, the ``_where`` that
+    wraps it round) and returns the count, read by no update: it was titled the forward pass's.
+    A metric reads the model's outputs, a loss its labels: neither is made of the state alone."""
     users = entry.users()
     root, get = entry.root, phase_of.get
     state: set[int] = set()

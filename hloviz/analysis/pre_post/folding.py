@@ -49,12 +49,13 @@ def constant_folding(pre: HloModule, post: HloModule, info: Mapping | None = Non
     folds, new = [], []
     # both readings below start from the same vanished ops and constant-computable instructions
     vanished, foldable = _vanished(pre, post), _constant_computable(pre)
-    for f in _xla_folds(pre, post, vanished, foldable):
+    running = _from_running_iotas(pre, post, vanished[0], foldable)  # computed at run time: never folded
+    for f in _xla_folds(pre, post, vanished, foldable, running):
         (folds if f.from_ops or f.from_instructions else new).append(f)
     if info:
         folds.extend(tf_folds(pre, post, info))
     linked = {op for f in folds for op in f.from_ops}
-    computed = tuple(op for op in _constant_subgraph_ops(pre, vanished[1], foldable) if op not in linked)
+    computed = tuple(op for op in _constant_subgraph_ops(pre, vanished[1], foldable - running) if op not in linked)
     return FoldingReport(tuple(folds), computed, tuple(new))
 
 
@@ -78,9 +79,10 @@ def _constant_subgraph_ops(pre: HloModule, vanished: set[str], foldable: set[Ins
 
 
 def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, frozenset[str]], set[str]],
-               foldable: set[Instruction]):
+               foldable: set[Instruction], running: set[Instruction]):
     """The constants of ``post`` XLA computed (``vanishing``: :func:`_vanished` of the pair,
-    ``foldable``: :func:`_constant_computable` of ``pre``)."""
+    ``foldable``: :func:`_constant_computable` of ``pre``, ``running``: those of them
+    :func:`_from_running_iotas`)."""
     pre_by_op: dict[str, list[Instruction]] = {}
     for inst in pre.instructions():
         pre_by_op.setdefault(inst.metadata.op_name, []).append(inst)
@@ -106,7 +108,7 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
     calls = {op for op, insts in pre_by_op.items() if any(i.opcode in BODY_CALLERS for i in insts)}
     # (a reduction's start value stays its own literal; what an iota the optimized module still runs computes
     # was not folded either: a bilinear resize's weights, computed from iotas, came out "folded into -1.5")
-    reached = foldable - _init_values(pre) - _from_running_iotas(pre, post, names, foldable)
+    reached = foldable - _init_values(pre) - running
     # constants read by the same ops walk back from the same seeds to the same stops (a GPT
     # step's 295 folded constants: 5 distinct walks); each walk's answer is copied, not shared
     walked: dict[tuple, tuple[set[str], set[Instruction]]] = {}
