@@ -84,3 +84,26 @@ def test_an_op_reshaping_an_iota_that_runs_is_not_folded():
     op = pre_to_post(parse(pre), parse(post)).get("vmap()/broadcast_in_dim")
     assert op is not None
     assert op.status == "eliminated"
+
+
+def test_a_reduction_xla_computes_once_is_eliminated_not_unnamed():
+    """Held-out round 79 (``round79.py:seq2seq_attention_step``, TF 2.21): the step sums its
+    target mask twice (``Sum_1``, ``Sum_3``: the same ``reduce`` of the same ``Cast_1``, each by a
+    reducer computation of its own). XLA computes it once, under ``Sum_1``'s name. ``Sum_3`` is a
+    heavy op whose result is used and no kernel carries its name: it was listed under "no op name
+    after XLA's passes" (hloviz could not tell), while its work is ``Sum_1``'s kernel's."""
+    pre, post = _texts("seq2seq_attention_step")
+    sums = {}
+    for op in ("Sum_1", "Sum_3"):
+        reduce = re.search(rf'^\s*%[\w.-]+ = f32\[\] reduce\(f32\[8,10\]\{{1,0\}} %(Sum_\d+\.\d+), f32\[\] %[\w.-]+\), '
+                           rf'dimensions=\{{0,1\}}, to_apply=%([\w.-]+), metadata=\{{op_type="Sum" op_name="{op}"', pre, re.MULTILINE)
+        assert reduce is not None
+        converted = re.search(rf"^\s*%{re.escape(reduce.group(1))} = \S+ convert\(\S+ %([\w.-]+)\)", pre, re.MULTILINE)
+        assert converted is not None
+        sums[op] = (converted.group(1), reduce.group(2))
+    assert sums["Sum_1"][0] == sums["Sum_3"][0]  # the situation: the same mask, summed twice
+    assert sums["Sum_1"][1] != sums["Sum_3"][1]  # by two reducers
+    assert 'op_name="Sum_1"' in post and 'op_name="Sum_3"' not in post  # one survives
+    op = pre_to_post(parse(pre), parse(post)).get("Sum_3")
+    assert op is not None
+    assert op.status == "eliminated"

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...ir import HloModule, Instruction
+from ...ir import Computation, HloModule, Instruction
 from ...opcodes import BODY_CALLERS, NOT_FOLDABLE, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
 from .folded import FoldedConstant, FoldingReport, is_real_op, literal_value, value_key
 from .names import post_names
@@ -158,6 +158,28 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
             )
 
 
+def merged_ops(pre: HloModule, post: HloModule, ops: set[str]) -> set[str]:
+    """The ``ops`` that left no trace because XLA computes their work once, under another op's
+    name (:func:`_merged_ops`): a second ``reduce_sum`` of the same mask."""
+    vanished = _vanished(pre, post)[1]
+    pre_by_op: dict[str, list[Instruction]] = {}
+    for inst in pre.instructions():
+        pre_by_op.setdefault(inst.metadata.op_name, []).append(inst)
+    return _merged_ops(ops & vanished, pre_by_op, vanished)
+
+
+#: Attributes that name rather than compute: two reductions by equal reducers are equal.
+_NAMING = frozenset({"metadata", "to_apply", "calls", "called_computations"})
+
+
+def _structure(comp: Computation) -> tuple:
+    """What ``comp`` computes, by its instructions (opcode, shape, operands by position) and
+    literals, not its name: TensorFlow gives each ``Sum`` a reducer of its own (``Sum_1-reduction``)."""
+    at = {id(i): k for k, i in enumerate(comp.instructions)}
+    return tuple((i.opcode, i.shape, i.literal if i.opcode == "constant" else i.parameter_number,
+                  tuple(at.get(id(o), -1) for o in i.operands)) for i in comp.instructions)
+
+
 def _merged_ops(candidates: set[str], pre_by_op: dict[str, list[Instruction]], vanished: set[str]) -> set[str]:
     """The ``candidates`` (vanished ops) whose every instruction computes what an instruction of
     a surviving op computes: the same opcode, shape and attributes on the same operands (a literal
@@ -194,8 +216,8 @@ def _merged_ops(candidates: set[str], pre_by_op: dict[str, list[Instruction]], v
             elif not deep:
                 what = ("once", id(i))  # (a random draw, a collective: never one of two equal ones)
             else:
-                what = (i.opcode, i.shape, tuple(kv for kv in i.attributes.items() if kv[0] != "metadata"),
-                        tuple(c.name for c in i.called_computations), tuple(key[id(o)] for o in i.operands))
+                what = (i.opcode, i.shape, tuple(kv for kv in i.attributes.items() if kv[0] not in _NAMING),
+                        tuple(map(_structure, i.called_computations)), tuple(key[id(o)] for o in i.operands))
             key[id(i)] = number.setdefault(what, len(number))
         return key[id(inst)]
 

@@ -22,7 +22,8 @@ is. Each op gets exactly one status (the words of :mod:`hloviz.analysis.glossary
   bitcast, dead code);
 * ``no_op_name``: no kernel carries its name, but it did heavy work whose result was used, so
   hloviz cannot tell that nothing computes it (XLA rebuilds some instructions without their
-  ``op_name``): never called eliminated.
+  ``op_name``): never called eliminated, unless each of its instructions computes what one of a
+  surviving op does (XLA computes it once, under that op's name: a second ``Sum`` of one mask).
 
 An unnamed kernel whose data flow shows which op it computes (a weight-gradient convolution
 XLA rebuilt, :mod:`hloviz.analysis.pre_post.unnamed_work`) counts as that op's kernel.
@@ -37,14 +38,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from collections.abc import Mapping as _Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...ir import HloModule, Instruction, called_closure
 from ...opcodes import BODY_CALLERS, DOT, is_bookkeeping
 from ..glossary import STATUSES as _STATUS_TERMS
 from ..kernels import KernelReport
 from ..kernels import kernels as find_kernels
-from .folding import FoldingReport, constant_folding
+from .folding import FoldingReport, constant_folding, merged_ops
 from .names import post_names
 from .unnamed_work import may_run_unnamed, unnamed_kernels
 
@@ -146,6 +147,9 @@ def pre_to_post(pre: HloModule, post: HloModule, *, info: _Mapping | None = None
                 heavy = may_run_unnamed(pre)
             status = "no_op_name" if op in heavy else "eliminated"
         out.append(OpMapping(op, typ, status, ks, cs, counts.get(op, 0)))
+    unsure = {m.op_name for m in out if m.status == "no_op_name"}
+    if unsure and (merged := merged_ops(pre, post, unsure)):  # computed once, under another op's name
+        out = [replace(m, status="eliminated") if m.op_name in merged else m for m in out]
     return PrePostMapping(tuple(out))
 
 
