@@ -150,12 +150,15 @@ def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
     named scope holding them all, by the names users know, as ``stats --by scope`` writes them
     (:attr:`Scope.plain_path`: ``resblock/res_bn``, not the op names' ``resblock_1/res_bn_1``), else their top-level scopes joined by
     `` + `` (a layer's gradient fused with the optimizer's update: ``model + adam``); the phase
-    follows in parentheses unless it is the forward pass alone. "" when none is named."""
+    follows in parentheses unless it is the forward pass alone — alone where no scope is named (a
+    TensorFlow step's gradient of an op written at its top level: ``(backward)``, not "")."""
     from .opnames import PHASES
 
+    phases = set().union(*(p for _s, p in found)) if found else set()
+    phase = " (" + "+".join(p for p in PHASES if p in phases) + ")" if phases and phases != {"forward"} else ""
     named = [s for s, _p in found if s.kind == "scope"]
     if not named:
-        return ""
+        return phase.strip()
     shared: Scope | None = named[0]
     for s in named[1:]:
         shared = common_scope(shared, s)
@@ -170,10 +173,7 @@ def layer_text(found: list[tuple[Scope, set[str]]]) -> str:
             tops.setdefault(top.plain_path or top.path, None)
         names = list(tops)
         text = " + ".join(names[:3]) + (f" + {len(names) - 3} more" if len(names) > 3 else "")
-    phases = set().union(*(p for _s, p in found))
-    if phases and phases != {"forward"}:
-        text += " (" + "+".join(p for p in PHASES if p in phases) + ")"
-    return text
+    return text + phase
 
 
 class FlowPlacer:

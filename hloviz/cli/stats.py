@@ -245,14 +245,14 @@ def _print_kernels(kernels: tuple[Kernel, ...], console: Console, rows: int | No
 def _layer(text: str, segments: int = 3) -> str:
     """A kernel's layer for a table cell: its last ``segments`` scopes (the model's name and outer
     blocks are the same on every row; ``--json`` keeps the whole path) and the phase, short."""
-    path, paren, phase = text.partition(" (")
+    path, paren, phase = (" " + text if text.startswith("(") else text).partition(" (")  # ("(backward)": no scope)
     parts = path.split("/")
     if len(parts) > segments and " + " not in path:
         path = "…/" + "/".join(parts[-segments:])
     if paren:
         phase = phase.rstrip(")").replace("forward", "fwd").replace("backward", "bwd").replace("optimizer", "opt")
         path += f" ({phase})"
-    return path
+    return path.strip()
 
 
 def _print(result: api.Stats, console: Console, rows: int | None, *, sort: str | None = None,

@@ -98,7 +98,7 @@ def summary_lines(analysis: Analysis, lookup: SourceLookup | None = None, *, lim
         lines.append(f"kernels: {len(ks)}")
         for r in ks[:limit]:
             # the layer first: on a Keras model every kernel's source line is the model call
-            where = f" in {r.layer}" if r.layer else ""
+            where = (f" ({r.layer[1:-1]} pass)" if r.layer.startswith("(") else f" in {r.layer}") if r.layer else ""
             where += f"  ← {', '.join(r.sources[:2])}" if r.sources else ""
             n = r.instructions
             lines.append(f"  #{r.number} {r.name}: {r.what} ({n} instruction{'s' if n != 1 else ''}){where}")
