@@ -15,18 +15,12 @@ kernels of the optimized module and the op names inside each).
 
 from __future__ import annotations
 
-import gzip
 import re
-from pathlib import Path
 
 from hloviz.analysis.pre_post.mapping import pre_to_post
 from hloviz.parser import parse
 
-STEPS = Path(__file__).resolve().parent / "data" / "steps"
-
-
-def _texts(name: str) -> tuple[str, str]:
-    return tuple(gzip.decompress((STEPS / name / f"{s}.hlo.gz").read_bytes()).decode() for s in ("pre", "post"))
+from .step_texts import step_texts
 
 
 def _computations(text: str) -> dict[str, str]:
@@ -36,7 +30,7 @@ def _computations(text: str) -> dict[str, str]:
 
 
 def test_a_call_is_credited_with_the_kernels_of_what_it_calls():
-    pre, post = _texts("siamese_topk_step")
+    pre, post = step_texts("siamese_topk_step")
     op = "jit(siamese_topk_step)/jvp()"
     calls = re.findall(rf'= \S+ call\([^\n]*to_apply=([\w.-]+), metadata=\{{op_name="{re.escape(op)}"', pre)
     assert len(calls) == 1  # the situation: the op is one call
@@ -62,7 +56,7 @@ def test_a_call_is_credited_with_the_kernels_of_what_it_calls():
 
 
 def test_a_sharding_marker_computes_nothing():
-    pre, post = _texts("nnx_cnn_lars_step")
+    pre, post = step_texts("nnx_cnn_lars_step")
     op = "jit(nnx_cnn_lars_step)"
     lines = re.findall(rf'^\s*[\w.-]+ = [^\n]*metadata=\{{op_name="{re.escape(op)}"[ }}]', pre, re.MULTILINE)
     assert lines and all('custom_call_target="Sharding"' in line for line in lines)  # the situation

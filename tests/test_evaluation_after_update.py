@@ -25,7 +25,8 @@ import pytest
 from hloviz.analysis.scopes import build_scope_tree
 from hloviz.parser import parse
 
-STEPS = Path(__file__).resolve().parent / "data" / "steps"
+from .step_texts import step_text
+
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 _STEP = "jit(double_dqn_step)"
 #: what picks the next actions: the Q-network at the new weights, the random draws, the ε-greedy choice
@@ -46,7 +47,7 @@ _AFTER_UPDATE = {
 
 @pytest.mark.parametrize("step", sorted(_AFTER_UPDATE))
 def test_the_model_evaluated_after_the_update_is_forward_work(step):
-    text = gzip.decompress((STEPS / step / "post.hlo.gz").read_bytes()).decode()
+    text = step_text(step, "post")
     after = {n for n in re.findall(r'op_name="([^"]+)"', text)
              if _AFTER_UPDATE[step].match(n) and "jvp(" not in n and "/while/" not in n}
     assert any(n.endswith("/dot_general") for n in after)  # the situation: the model, not differentiated
@@ -60,7 +61,7 @@ def test_the_model_evaluated_after_the_update_is_forward_work(step):
 
 @pytest.mark.parametrize("stage", ["pre", "post"])
 def test_the_actions_picked_after_the_update_are_forward_work(stage):
-    text = gzip.decompress((STEPS / "double_dqn_step" / f"{stage}.hlo.gz").read_bytes()).decode()
+    text = step_text("double_dqn_step", stage)
     acting = {n for n in re.findall(r'op_name="([^"]+)"', text) if _ACTING.match(n) and "jvp(" not in n}
     assert any(n.startswith(f"{_STEP}/QNetwork/torso1/dot_general") for n in acting)  # the situation
     module = parse(text)

@@ -16,7 +16,6 @@ Oracles: the HLO text by regular expression.
 
 from __future__ import annotations
 
-import gzip
 import re
 from pathlib import Path
 
@@ -24,17 +23,14 @@ from hloviz.analysis.pre_post.mapping import pre_to_post
 from hloviz.analysis.scopes import build_scope_tree
 from hloviz.parser import parse
 
+from .step_texts import step_texts
+
 TESTS = Path(__file__).resolve().parent
-STEPS = TESTS / "data" / "steps"
 CAPTURES = TESTS.parent / "samples" / "captures"
 
 
-def _texts(name: str) -> tuple[str, str]:
-    return tuple(gzip.decompress((STEPS / name / f"{s}.hlo.gz").read_bytes()).decode() for s in ("pre", "post"))
-
-
 def test_an_op_of_a_loop_in_an_inlined_function_keeps_its_kernels():
-    pre, post = _texts("double_dqn_step")
+    pre, post = step_texts("double_dqn_step")
     assert 'op_name="while/body/add"' in pre  # the situation: named relative to its function before
     kernels = re.findall(r'^\s*%([\w.-]+) = \S+ fusion\([^)]*\), kind=\w+, calls=%[\w.-]+, '
                          r'metadata=\{op_name="jit\(double_dqn_step\)/[^"]*/while/body/add"', post, re.MULTILINE)
@@ -58,7 +54,7 @@ def test_every_scope_of_a_loop_in_an_xla_call_is_written_by_an_op_name():
 
 
 def test_a_loop_in_a_called_function_opens_no_scope_of_its_own():
-    pre, _post = _texts("double_dqn_step")
+    pre, _post = step_texts("double_dqn_step")
     entry = pre[pre.index("\nENTRY "):]
     entry = entry[:entry.index("\n}")]
     outermost = {name.split("/")[0] for name in re.findall(r'op_name="([^"]+)"', entry) if "/" in name}

@@ -16,27 +16,22 @@ Oracles: the HLO text by regular expression. (And a reshape of an iota that stil
 
 from __future__ import annotations
 
-import gzip
 import re
-from pathlib import Path
 
 from hloviz.analysis.pre_post.folding import constant_folding
 from hloviz.analysis.pre_post.mapping import pre_to_post
 from hloviz.parser import parse
 
-STEPS = Path(__file__).resolve().parent / "data" / "steps"
+from .step_texts import step_texts
+
 #: ``%Add_31.3 = s64[] add(s64[] %arg13.1, s64[] %Add_31.2), … op_name="adafactor/Add_31"``
 _COUNTER_PLUS = re.compile(r'^\s*%([\w.-]+) = s64\[\] add\(s64\[\] %(arg[\d.]+), s64\[\] %([\w.-]+)\), '
                            r'metadata=\{op_type="AddV2" op_name="(adafactor/Add(?:_\d+)?)"', re.MULTILINE)
 _CONSTANT = re.compile(r'^\s*%([\w.-]+) = s64\[\] constant\((\d+)\)', re.MULTILINE)
 
 
-def _texts(name: str) -> tuple[str, str]:
-    return tuple(gzip.decompress((STEPS / name / f"{s}.hlo.gz").read_bytes()).decode() for s in ("pre", "post"))
-
-
 def test_an_op_xla_computes_once_under_another_name_is_not_folded():
-    pre, post = _texts("ctc_step")
+    pre, post = step_texts("ctc_step")
     literals = dict(_CONSTANT.findall(pre))
     adds = [(op, counter) for _name, counter, one, op in _COUNTER_PLUS.findall(pre) if literals.get(one) == "1"]
     assert len(adds) >= 8 and len({counter for _op, counter in adds}) == 1  # the situation: one counter + 1, again and again
@@ -52,7 +47,7 @@ def test_an_op_xla_computes_once_under_another_name_is_not_folded():
 
 
 def test_an_op_whose_result_is_read_out_of_a_kernel_runs_in_that_kernel():
-    pre, post = _texts("viterbi_decode")
+    pre, post = step_texts("viterbi_decode")
     read = re.findall(r'^\s*%[\w.-]+ = \S+ get-tuple-element\(%([\w.-]+)\), index=\d+, '
                       r'metadata=\{op_name="(jit\(viterbi_decode\)/reduce_max)"', post, re.MULTILINE)
     assert len(read) == 1  # the situation
@@ -69,7 +64,7 @@ def test_an_op_reshaping_an_iota_that_runs_is_not_folded():
     ``vmap()/broadcast_in_dim`` reshapes threefry's ``iota_2x32_shape``. The iota runs after
     optimization (a kernel), and the reshape became a bitcast of it: eliminated, not computed at
     compile time (it was called folded, into no constant, as work on constants alone)."""
-    pre, post = _texts("reptile_lion_step")
+    pre, post = step_texts("reptile_lion_step")
     reshapes = re.findall(r'^\s*[\w.-]+ = \S+ reshape\((iota_2x32_shape[\w.-]*)\), metadata=\{op_name="vmap\(\)/broadcast_in_dim"\}',
                           pre, re.MULTILINE)
     assert reshapes  # the situation: the op reshapes (a conversion of) an iota
@@ -92,7 +87,7 @@ def test_a_reduction_xla_computes_once_is_eliminated_not_unnamed():
     reducer computation of its own). XLA computes it once, under ``Sum_1``'s name. ``Sum_3`` is a
     heavy op whose result is used and no kernel carries its name: it was listed under "no op name
     after XLA's passes" (hloviz could not tell), while its work is ``Sum_1``'s kernel's."""
-    pre, post = _texts("seq2seq_attention_step")
+    pre, post = step_texts("seq2seq_attention_step")
     sums = {}
     for op in ("Sum_1", "Sum_3"):
         reduce = re.search(rf'^\s*%[\w.-]+ = f32\[\] reduce\(f32\[8,10\]\{{1,0\}} %(Sum_\d+\.\d+), f32\[\] %[\w.-]+\), '

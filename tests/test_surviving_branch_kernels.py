@@ -15,20 +15,16 @@ Oracles: the HLO text by regular expression.
 
 from __future__ import annotations
 
-import gzip
 import re
 from pathlib import Path
 
 from hloviz.analysis.pre_post.mapping import pre_to_post
 from hloviz.parser import parse
 
-STEPS = Path(__file__).resolve().parent / "data" / "steps"
+from .step_texts import step_texts
+
 CAPTURES = Path(__file__).resolve().parent.parent / "samples" / "captures"
 _OP = "jit(siamese_topk_step)/jvp()/cond"
-
-
-def _texts(name: str) -> tuple[str, str]:
-    return tuple(gzip.decompress((STEPS / name / f"{s}.hlo.gz").read_bytes()).decode() for s in ("pre", "post"))
 
 
 def _branch_copies(post: str) -> list[str]:
@@ -45,7 +41,7 @@ def _branch_copies(post: str) -> list[str]:
 
 
 def test_a_kept_conditional_runs_its_branches_unnamed_kernels():
-    pre, post = _texts("siamese_topk_step")
+    pre, post = step_texts("siamese_topk_step")
     copies = _branch_copies(post)
     assert len(copies) == 2  # one unnamed copy a branch
     assert f'op_name="{_OP}"' in pre
