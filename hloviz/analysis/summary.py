@@ -159,8 +159,9 @@ def analyze(pre: HloModule | None, post: HloModule | None, *, info: _Mapping | N
     post_counts = count(post, post_kernels) if post is not None else None
     folding = mapping = None
     if pre is not None and post is not None:
-        from .pre_post.names import facts_kept
+        from .pre_post.names import facts_kept, pair
 
+        pair(pre, post)  # (a capture's modules are paired already; modules given here may not be)
         with facts_kept():  # both read what the pre-optimization module's names become, and what is live
             folding = constant_folding(pre, post, info)
             mapping = pre_to_post(pre, post, info=info, kernel_report=post_kernels, folding=folding)

@@ -126,6 +126,10 @@ class Capture:
                              hint="give the HLO before and after optimization of one function (hloviz dump "
                                   "writes both; XLA's dumps name them module_N.NAME.before_optimizations.txt "
                                   "and …after_optimizations.txt)")
+        if pre is not None and post is not None:
+            from hloviz.analysis.pre_post.names import pair
+
+            pair(pre, post)  # the optimized module's scopes named as the program named them
         return pre, post
 
     def xla_memory(self):  # -> XlaAssignment | None

@@ -26,7 +26,7 @@ class HloModule:
     """
 
     __slots__ = ("name", "attributes", "computations", "entry", "filename", "by_name", "stack_frame_tables",
-                 "parsed_metadata")
+                 "parsed_metadata", "inlined_origins")
 
     def __init__(self, name: str, *, filename: str = "<string>") -> None:
         self.name = name
@@ -42,6 +42,11 @@ class HloModule:
         #: ``metadata={...}`` text → its :class:`Metadata`, filled as instructions' metadata is
         #: read: a module of 300k instructions has a few thousand distinct texts.
         self.parsed_metadata: dict[str, Metadata] = {}
+        #: In an optimized module paired with its pre-optimization one
+        #: (:func:`hloviz.analysis.pre_post.names.pair`): a name XLA wrote by inlining a call whose
+        #: op was already named under the caller (``cond/cond/adadelta/Mul``) → the op's own name
+        #: (``cond/adadelta/Mul``). None: not paired.
+        self.inlined_origins: dict[str, str] | None = None
 
     def metadata_of(self, raw: str) -> Metadata:
         """The :class:`Metadata` of a ``metadata={...}`` text of this module, parsed once per

@@ -39,12 +39,14 @@ def _guess_stage(module: HloModule) -> str:
     return "post" if any(i.opcode == "fusion" for i in module.instructions()) else "pre"
 
 
-def _op_path(inst: Instruction) -> OpPath | None:
+def _op_path(inst: Instruction, origins: Mapping[str, str] | None = None) -> OpPath | None:
+    """``inst``'s op path; ``origins``: an optimized module's names XLA doubled by inlining → the
+    program's own (:attr:`~hloviz.ir.HloModule.inlined_origins`)."""
     md = inst.metadata
     name = md.op_name
     if not name or name in SYNTHETIC_OP_NAMES:
         return None
-    return parse_op_name(name, md.op_type)
+    return parse_op_name(origins.get(name, name) if origins else name, md.op_type)
 
 
 def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelReport | None = None,
@@ -132,7 +134,7 @@ def _read_op_names(module: HloModule, callers: dict[str, Instruction], plumbing:
             if key in paths:
                 op = paths[key]
             else:
-                op = _op_path(inst)
+                op = _op_path(inst, module.inlined_origins)
                 if op is not None and prefix and op.raw != prefix and not op.raw.startswith(prefix + "/"):
                     # a called function's ops, named relative to the call (JAX); TensorFlow's
                     # branch functions name theirs in full already (``while/cond/mul`` in the
