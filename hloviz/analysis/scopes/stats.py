@@ -8,7 +8,9 @@ One row per scope of the model (:mod:`hloviz.analysis.scopes`), at every depth:
 * ``kernels`` — the kernels holding at least one instruction of the scope (a kernel that spans
   two scopes is listed in both);
 * ``flops`` — the FLOP estimates of the kernels' work instructions that belong to the scope
-  (each instruction counts where its op name puts it, so siblings add up to their parent);
+  (each instruction counts where its op name puts it, so siblings add up to their parent), as
+  many times as the module's totals count its kernel: a computation two calls share twice, a loop
+  body once, and of a conditional's branches only the one the totals take (the largest);
 * ``bytes`` — bytes read and written by the kernels whose own instruction (the fusion, or the
   unfused op) belongs to the scope: each kernel is counted once, at home.
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 
 from ...ir import HloModule, Instruction
 from ..kernels import KernelReport, work_instructions
+from ..executed import counted_runs
 from ..kernels import flops as instruction_flops
 from ..loops import loop_runs, trips_text
 from ..pre_post.mapping import Mapping
@@ -285,16 +288,25 @@ def _kernel_numbers(post: ScopeTree) -> tuple[dict[str, int], dict[str, int]]:
     if report is None:
         return flops, nbytes
     module: HloModule = post.module
+    # each kernel counted as often as the report's totals count it (a computation two calls
+    # share: twice; of a conditional's branches, the one the totals take), so the rows add up to them
+    own: dict[str, tuple[int, int, int]] = {}
+    for k in report.kernels:
+        r, w, f = own.get(k.computation, (0, 0, 0))
+        own[k.computation] = (r + k.bytes_read, w + k.bytes_written, f + k.flops)
+    read_runs, written_runs, flop_runs = counted_runs(module.entry, own, 3) if module.entry is not None else ({}, {}, {})
     for k in report.kernels:
         comp = module.get_computation(k.computation)
         inst = comp.get(k.name) if comp is not None else None
         if inst is None:
             continue
-        for w in work_instructions(inst):
+        times = flop_runs.get(k.computation, 0)
+        for w in work_instructions(inst) if times else ():
             n = instruction_flops(w)
             if n:
-                _add_up(post.scope_of(w), flops, n)
-        _add_up(post.scope_of(inst), nbytes, k.bytes_read + k.bytes_written)
+                _add_up(post.scope_of(w), flops, n * times)
+        moved = k.bytes_read * read_runs.get(k.computation, 0) + k.bytes_written * written_runs.get(k.computation, 0)
+        _add_up(post.scope_of(inst), nbytes, moved)
     return flops, nbytes
 
 
