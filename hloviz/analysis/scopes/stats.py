@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...ir import HloModule, Instruction
-from ..kernels import KernelReport, work_instructions
 from ..executed import counted_runs
+from ..kernels import KernelReport, work_instructions
 from ..kernels import flops as instruction_flops
 from ..loops import loop_runs, trips_text
 from ..pre_post.mapping import Mapping
