@@ -80,4 +80,9 @@ def _float32_note(xla: int, ours: int, module) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    import argparse
+
+    parser = argparse.ArgumentParser(description="hloviz's FLOPs against XLA's cost analysis, module by module.")
+    parser.add_argument("scripts", nargs="*", metavar="SCRIPT.py",
+                        help="scripts naming their functions in HLOVIZ_ARGS (default: the JAX samples and held-out scripts)")
+    raise SystemExit(main(parser.parse_args().scripts))
