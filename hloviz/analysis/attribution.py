@@ -261,7 +261,14 @@ class FlowPlacer:
         out: list[tuple[Scope, str]] = []
         lits = self.literals(comp)
         for op in inst.operands:
-            if id(op) in lits or op.opcode in _NOT_PLACED:
+            # an element of a kernel's result is that kernel's, or its own name's where it has one
+            # (a step's returned variables: copies of its optimizer's conditional's results)
+            for _ in range(_INSIDE_DEPTH):
+                if op.opcode != "get-tuple-element" or op in self.named:
+                    break
+                op = op.operands[0]
+            element = op.opcode == "get-tuple-element"  # (named, then)
+            if id(op) in lits or (op.opcode in _NOT_PLACED and not element):
                 continue
             hit = self._known(op)
             if hit is not None:

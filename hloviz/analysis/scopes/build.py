@@ -27,7 +27,7 @@ from .labels import label_scopes
 from .order import order_children as _order_children
 from .order import order_like as _order_like
 from .scope import TOP_LEVEL, Scope
-from .step_phases import mark_recomputed_forward, mark_step_optimizer
+from .step_phases import mark_custom_gradients, mark_recomputed_forward, mark_step_optimizer
 from .totals import attribute_kernels, count_phases
 from .tree import ScopeTree
 from .weights import place_parameters
@@ -67,6 +67,8 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     filing = _Filing(module, callers)
     op_scope = filing.file_named(named, forward_scopes)
     mark_recomputed_forward(module, filing.phase_of, filing.votes)
+    if "backward" in filing.phase_of.values():
+        mark_custom_gradients(module, filing.root, filing.of, filing.phase_of, filing.votes, fusion_callers)
     own_updates = mark_step_optimizer(module, filing.root, filing.of, filing.phase_of, filing.votes)
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)

@@ -11,14 +11,14 @@ are the optimizer's (:mod:`hloviz.analysis.phase_flow`); this runs while the sco
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from ...ir import Computation, HloModule, Instruction
 from ..memory.aliasing import entry_aliases
 from ..phase_flow import mark_after_gradients, mark_optimizer
 from .scope import Scope
 
-__all__ = ["mark_recomputed_forward", "mark_step_optimizer"]
+__all__ = ["mark_custom_gradients", "mark_recomputed_forward", "mark_step_optimizer"]
 
 
 def mark_step_optimizer(module: HloModule, root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
@@ -184,3 +184,45 @@ def mark_recomputed_forward(module: HloModule, phase_of: dict[Instruction, str],
                 phase_of[inst] = "forward"
                 if inst in votes:
                     votes[inst] = (votes[inst][0], "forward")
+
+
+def mark_custom_gradients(module: HloModule, root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
+                          votes: dict[Instruction, tuple[Scope, str]], fused: Collection[str]) -> None:
+    """Re-phase as ``backward`` the ops a TensorFlow step names at the top (``sub``, ``mul_3``: no
+    scope, not ``gradient_tape/…``) whose values only backward work reads, directly or through
+    others of them: a custom gradient's. ``tf.nn.silu`` computes its gradient, σ(x)·(1 + x·(1 − σ(x)))
+    times the incoming one, in ops TensorFlow names outside every scope (and the gradient of its
+    constant β, which reads the incoming gradient and nothing reads); they were the forward
+    pass's, and a Keras CNN's swish gradients made two "forward" boxes among its backward ones.
+    A loss the step computes from gradients (a PINN's residual, taken by inner tapes) is read by
+    its forward ``Square`` as well, and stays. JAX names a custom rule's work under ``jvp(…)``.
+    Fused computations (``fused``: their names) are left alone: there a forward op XLA recomputes
+    for a gradient's kernel is read by backward work alone, and is still forward work.
+    ``votes`` as for :func:`mark_step_optimizer`."""
+    if any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children):
+        return
+    for comp in module.computations:
+        if comp.name in fused:
+            continue
+        insts = comp.instructions
+        top = {id(i) for i in insts if phase_of.get(i) == "forward" and "/" not in i.metadata.op_name
+               and (s := of.get(i)) is not None and s.kind == "top"}
+        if not top:
+            continue
+        reads: set[int] = set()  # reads gradients, directly or through others of them (operands first)
+        for inst in insts:
+            if id(inst) in top and any(phase_of.get(o) == "backward" or id(o) in reads for o in inst.operands):
+                reads.add(id(inst))
+        users = comp.users()
+        turned: set[int] = set()
+        for inst in reversed(insts):  # users first: a chain of them turns at once
+            if id(inst) in top:
+                read_by = users.get(inst, ())
+                if (read_by or id(inst) in reads) and all(phase_of.get(u) == "backward" or id(u) in turned
+                                                          for u in read_by):
+                    turned.add(id(inst))  # (read by nothing: the gradient of a constant, ``silu``'s β)
+        for inst in insts:
+            if id(inst) in turned:
+                phase_of[inst] = "backward"
+                if inst in votes:
+                    votes[inst] = (votes[inst][0], "backward")
