@@ -9,6 +9,10 @@ swish activations, max pooling and ``AdamW(gradient_accumulation_steps=4)``) sho
 * the step returns its variables through copies named ``XLA_Retvals`` of what the optimizer's
   conditional computes: "forward 96 · optimizer 3" in the ``adam_w`` box.
 
+Held-out round 81 (``round81.py:recompute_mha_lion_step``) showed a third: a ``tf.custom_gradient``
+that clips its incoming gradient, in a scope of its own beside the model, taken for the update's
+clipping (the last test).
+
 Fixture ``tests/data/steps/swish_pool_step`` (TensorFlow 2.21, XLA:CPU), the same two in a small
 step (``hloviz dump FILE:swish_pool_step --arg "f32[2,8,8,3]" --arg "s32[2]"``; its max pooling is
 there for a third, left as it is: XLA:CPU's unnamed argmax ``reduce-window`` of ``MaxPoolGrad`` is
@@ -104,3 +108,55 @@ def test_the_returned_variables_are_the_optimizers():
     entry = module.entry
     assert entry is not None
     assert {tree.phase_of(i) for i in entry.instructions if i.name in returned} == {"optimizer"}
+
+
+def test_a_custom_gradient_in_a_scope_of_its_own_is_backward():
+    """``tf.custom_gradient`` whose gradient function clips the incoming gradient
+    (``tf.clip_by_norm(dy, 1.0)``; held-out round 81's residual clip in a text classifier): its
+    ``clip_by_norm/…`` ops read the gradient and only the layer's gradient below reads them. They
+    were the optimizer's, as a step's gradient clipping beside the model is.
+
+    Fixture ``tests/data/steps/clipped_grad_step`` (TensorFlow 2.21, XLA:CPU; ``hloviz dump
+    FILE:clipped_grad_step --arg "f32[4,6]" --arg "s32[4]"``)::
+
+        @tf.custom_gradient
+        def clip_grad_norm(x):
+            def grad(dy):
+                return tf.clip_by_norm(dy, 1.0)
+            return tf.identity(x), grad
+
+        class ClipGrad(layers.Layer):
+            def call(self, x):
+                return clip_grad_norm(x)
+
+        inputs = keras.Input((6,))
+        x = layers.Dense(8, activation="relu", name="hidden")(inputs)
+        x = ClipGrad(name="clip")(x)
+        outputs = layers.Add(name="sum")([layers.Dense(3, name="head")(x), layers.Dense(3, name="skip")(x)])
+        model = keras.Model(inputs, outputs, name="net")  # two readers: the tape sums their gradients
+        # a GradientTape step, SGD(0.1)
+    """
+    pre, _post = step_texts("clipped_grad_step")
+    insts = _instructions(pre)
+    clip = {n for n, (_op, name, _) in insts.items() if name.startswith("clip_by_norm/")}
+    readers: dict[str, set[str]] = {}
+    for n, (_op, _name, operands) in insts.items():
+        for o in operands:
+            readers.setdefault(o, set()).add(n)
+    # what reads the gradient, through others of them (operands first)
+    reading: set[str] = set()
+    for n in insts:
+        if n in clip and any(o in insts and (insts[o][1].startswith(("gradient_tape/", "AddN")) or o in reading)
+                             for o in insts[n][2]):
+            reading.add(n)
+    # the situation: the clip reads the tape's sum of the two heads' gradients, and only the tape's
+    # ops read what it computes
+    assert any(insts[o][1].startswith("AddN") for n in reading for o in insts[n][2] if o in insts)
+    assert len(reading) >= 8
+    outside = {r for n in reading for r in readers.get(n, ()) if r not in clip}
+    assert outside and all(insts[r][1].startswith("gradient_tape/net_1/hidden_1/") for r in outside)
+    module = parse(pre)
+    tree = build_scope_tree(module, stage="pre")
+    entry = module.entry
+    assert entry is not None
+    assert {tree.phase_of(i) for i in entry.instructions if i.name in reading} == {"backward"}

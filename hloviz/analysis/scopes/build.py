@@ -68,7 +68,7 @@ def build(module: HloModule, *, stage: str | None = None, kernel_report: KernelR
     op_scope = filing.file_named(named, forward_scopes)
     mark_recomputed_forward(module, filing.phase_of, filing.votes)
     if "backward" in filing.phase_of.values():
-        mark_custom_gradients(module, filing.root, filing.of, filing.phase_of, filing.votes, fusion_callers)
+        mark_custom_gradients(module, filing.root, filing.of, filing.phase_of, filing.votes, fusion_callers, sums)
     own_updates = mark_step_optimizer(module, filing.root, filing.of, filing.phase_of, filing.votes)
     filing.flow = _flow_placer(module, callers, filing)
     filing.place_all(unnamed)

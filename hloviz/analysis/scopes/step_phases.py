@@ -11,7 +11,7 @@ are the optimizer's (:mod:`hloviz.analysis.phase_flow`); this runs while the sco
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
 from ...ir import Computation, HloModule, Instruction
 from ..memory.aliasing import entry_aliases
@@ -187,42 +187,77 @@ def mark_recomputed_forward(module: HloModule, phase_of: dict[Instruction, str],
 
 
 def mark_custom_gradients(module: HloModule, root: Scope, of: dict[Instruction, Scope], phase_of: dict[Instruction, str],
-                          votes: dict[Instruction, tuple[Scope, str]], fused: Collection[str]) -> None:
+                          votes: dict[Instruction, tuple[Scope, str]], fused: Mapping[str, Instruction],
+                          sums: Collection[Instruction] = ()) -> None:
     """Re-phase as ``backward`` the ops a TensorFlow step names at the top (``sub``, ``mul_3``: no
     scope, not ``gradient_tape/…``) whose values only backward work reads, directly or through
     others of them: a custom gradient's. ``tf.nn.silu`` computes its gradient, σ(x)·(1 + x·(1 − σ(x)))
     times the incoming one, in ops TensorFlow names outside every scope (and the gradient of its
     constant β, which reads the incoming gradient and nothing reads); they were the forward
     pass's, and a Keras CNN's swish gradients made two "forward" boxes among its backward ones.
-    A loss the step computes from gradients (a PINN's residual, taken by inner tapes) is read by
-    its forward ``Square`` as well, and stays. JAX names a custom rule's work under ``jvp(…)``.
-    Fused computations (``fused``: their names) are left alone: there a forward op XLA recomputes
-    for a gradient's kernel is read by backward work alone, and is still forward work.
+    So is what a ``tf.custom_gradient``'s gradient function computes in a scope of its own
+    (``clip_by_norm/…`` of the incoming gradient, read by the layer's gradient below): ops that
+    read gradients and only backward work reads, where the update's clipping beside the model is
+    read by the optimizer. A loss the step computes from gradients (a PINN's residual, taken by
+    inner tapes) is read by its forward ``Square`` as well, and stays. JAX names a custom rule's work under ``jvp(…)``.
+    ``sums``: the tape's sums of two gradients (``AddN``), backward work not yet filed.
+    Fused computations (``fused``: name → the fusion running it) are not read this way: there a
+    forward op XLA recomputes for a gradient's kernel is read by backward work alone, and is still
+    forward work; a turned fusion's ops named under its scope turn with it.
     ``votes`` as for :func:`mark_step_optimizer`."""
     if any(c.kind == "scope" and c.name.startswith(("jit(", "pjit(")) for c in root.children):
         return
+    added = {id(i) for i in sums}
+    # the scopes a step names beside its model that its names do not differentiate (the update's
+    # clipping, usually: :func:`mark_step_optimizer` makes what reads gradients there the optimizer's)
+    beside = {id(i) for group in _step_scopes(root, phase_of)[1] for i in group}
+    kernels: set[int] = set()  # the turned (any of them may be a fusion: after optimization)
     for comp in module.computations:
         if comp.name in fused:
             continue
         insts = comp.instructions
         top = {id(i) for i in insts if phase_of.get(i) == "forward" and "/" not in i.metadata.op_name
                and (s := of.get(i)) is not None and s.kind == "top"}
-        if not top:
-            continue
         reads: set[int] = set()  # reads gradients, directly or through others of them (operands first)
         for inst in insts:
-            if id(inst) in top and any(phase_of.get(o) == "backward" or id(o) in reads for o in inst.operands):
+            if (id(inst) in top or id(inst) in beside) and any(
+                    phase_of.get(o) == "backward" or id(o) in added or id(o) in reads for o in inst.operands):
                 reads.add(id(inst))
+        if not top and not reads:
+            continue
         users = comp.users()
         turned: set[int] = set()
         for inst in reversed(insts):  # users first: a chain of them turns at once
-            if id(inst) in top:
+            # at the top: what only backward work reads (or, read by nothing, what reads gradients:
+            # ``silu``'s gradient of its constant β); in a scope beside the model (a ``tf.custom_gradient``'s
+            # ``clip_by_norm``): what reads gradients and only backward work reads
+            if id(inst) in top or id(inst) in reads:
                 read_by = users.get(inst, ())
-                if (read_by or id(inst) in reads) and all(phase_of.get(u) == "backward" or id(u) in turned
-                                                          for u in read_by):
-                    turned.add(id(inst))  # (read by nothing: the gradient of a constant, ``silu``'s β)
+                if (read_by or id(inst) in reads) and all(phase_of.get(u) == "backward" or id(u) in added
+                                                          or id(u) in turned for u in read_by):
+                    turned.add(id(inst))
         for inst in insts:
             if id(inst) in turned:
-                phase_of[inst] = "backward"
-                if inst in votes:
-                    votes[inst] = (votes[inst][0], "backward")
+                _turn(inst, phase_of, votes)
+                kernels.add(id(inst))
+    _turn_fused(module, fused, kernels, phase_of, votes)
+
+
+def _turn_fused(module: HloModule, fused: Mapping[str, Instruction], turned: set[int], phase_of: dict[Instruction, str],
+                votes: dict[Instruction, tuple[Scope, str]]) -> None:
+    """A fused kernel :func:`mark_custom_gradients` turned (``turned``: ids): its own ops inside it
+    too, those named under its scope (not a layer's forward work XLA recomputes there)."""
+    for name, fusion in fused.items():
+        head = fusion.metadata.op_name.partition("/")[0]
+        comp = module.get_computation(name)
+        if id(fusion) not in turned or comp is None or not head:
+            continue
+        for inst in comp.instructions:
+            if phase_of.get(inst) in ("forward", "optimizer") and inst.metadata.op_name.partition("/")[0] == head:
+                _turn(inst, phase_of, votes)
+
+
+def _turn(inst: Instruction, phase_of: dict[Instruction, str], votes: dict[Instruction, tuple[Scope, str]]) -> None:
+    phase_of[inst] = "backward"
+    if inst in votes:
+        votes[inst] = (votes[inst][0], "backward")
