@@ -61,6 +61,12 @@ MODEL = textwrap.dedent(f'''
         os._exit(3)
 
 
+    def bad_xla_flag(x):  # what XLA writes, and does, on a flag of XLA_FLAGS it does not know
+        os.write(2, b"F0000 00:00:1.0  1 parse_flags_from_env.cc:234] Unknown flag in XLA_FLAGS: "
+                    b"--xla_dump_buffer_assignment_analysis=true\\n")
+        os._exit(1)
+
+
     def noisy(x):
         os.write(2, {NOISE!r}.encode())
         os.write(2, b"E0000 00:00:1.0  1 x.cc:1] a real error\\n")
@@ -86,7 +92,7 @@ MODEL = textwrap.dedent(f'''
         return x + 1
 
 
-    HLOVIZ_ARGS = {{name: ["f32[4]"] for name in ("aborts", "segfaults", "exits", "noisy", "chatty",
+    HLOVIZ_ARGS = {{name: ["f32[4]"] for name in ("aborts", "segfaults", "exits", "bad_xla_flag", "noisy", "chatty",
                                                   "forks_a_chatterer")}}
 ''')
 
@@ -117,6 +123,23 @@ def test_the_last_words_of_a_model_that_kills_the_process_reach_the_user(model, 
     assert "ended before hloviz got the HLO" in message and how in message
     assert "its last output is above" in message
     assert err.count("hloviz: error:") == 1 and "Traceback" not in err
+
+
+def test_an_exit_is_not_blamed_on_the_model_but_said_as_it_is(model):
+    run = run_cli_process("stats", "--json", f"{model}:exits")
+    message = run.stderr[run.stderr.rindex("hloviz: error:"):]
+    assert "exit status 3" in message and "the model called" not in message
+
+
+def test_an_xla_flag_xla_does_not_know_is_named_as_the_cause(model):
+    # held-out round 81: TensorFlow's XLA stops on a flag only JAX's knows, and the error said the
+    # model had called exit
+    run = run_cli_process("stats", "--json", f"{model}:bad_xla_flag")
+    assert run.returncode == 2
+    assert "Unknown flag in XLA_FLAGS: --xla_dump_buffer_assignment_analysis=true" in run.stderr  # its own words
+    message = run.stderr[run.stderr.rindex("hloviz: error:"):]
+    assert "exit status 1: XLA stopped it, XLA_FLAGS names a flag it does not know" in message
+    assert "take that flag out of XLA_FLAGS" in message
 
 
 @pytest.mark.parametrize("verbose", [False, True])

@@ -183,9 +183,13 @@ def _ended_early(target: str, code: int, output: _Output) -> CaptureError:
     how it ended and says where its words are.
     """
     hint: str | None
-    if code >= 0:
-        how = f"the process ended with exit status {code} (the model called os._exit or exit)"
-        hint = "keep process exits under `if __name__ == \"__main__\":` in the model file"
+    if code >= 0 and output.unknown_xla_flag:
+        how = f"the process ended with exit status {code}: XLA stopped it, XLA_FLAGS names a flag it does not know"
+        hint = "take that flag out of XLA_FLAGS (the line above names it): TensorFlow's XLA and JAX's know different flags"
+    elif code >= 0:  # (the model, or a library it calls: the output above says which, if anything does)
+        how = f"the process ended with exit status {code}"
+        hint = ("a model file that ends its process (os._exit, sys.exit) should do it under "
+                "`if __name__ == \"__main__\":`; a library's fatal error is printed above")
     else:
         try:
             sig = signal.Signals(-code)
@@ -225,6 +229,9 @@ class _Output:
     def __init__(self, verbose: bool) -> None:
         self._lines = LineFilter(keep_noise=verbose)
         self.shown = False  # whether anything was passed on to the user
+        #: whether XLA said it stopped on a flag of XLA_FLAGS it does not know (its fatal log line)
+        self.unknown_xla_flag = False
+        self._tail = b""  # the last bytes fed, where that line may start
 
     @property
     def dropped(self) -> bool:
@@ -232,6 +239,9 @@ class _Output:
         return self._lines.dropped > 0
 
     def feed(self, chunk: bytes) -> None:
+        if not self.unknown_xla_flag:
+            self.unknown_xla_flag = _UNKNOWN_XLA_FLAG in self._tail + chunk
+            self._tail = chunk[-len(_UNKNOWN_XLA_FLAG):]
         self._write(self._lines.feed(chunk))
 
     def end(self) -> None:
@@ -257,6 +267,11 @@ class _Output:
         except (OSError, ValueError):  # stderr closed: the capture goes on without it
             pass
 
+
+#: What XLA logs when XLA_FLAGS holds a flag it does not know, before it ends the process
+#: (``F… parse_flags_from_env.cc:…] Unknown flag in XLA_FLAGS: --xla_…``): JAX's XLA knows flags
+#: TensorFlow's does not (``--xla_dump_buffer_assignment_analysis``).
+_UNKNOWN_XLA_FLAG = b"Unknown flag in XLA_FLAGS"
 
 #: Most bytes read from the pipes once the child has ended (a process it forked may go on writing).
 _DRAIN_LIMIT = 1 << 24
