@@ -225,19 +225,25 @@ def mark_custom_gradients(module: HloModule, root: Scope, of: dict[Instruction, 
                 reads.add(id(inst))
         if not top and not reads:
             continue
+        literal: set[int] = set()  # in a scope beside the model, what constants alone make (its shapes)
+        for inst in insts:
+            if id(inst) in beside and (inst.opcode == "constant" or
+                                       (inst.operands and all(id(o) in literal for o in inst.operands))):
+                literal.add(id(inst))
         users = comp.users()
         turned: set[int] = set()
         for inst in reversed(insts):  # users first: a chain of them turns at once
             # at the top: what only backward work reads (or, read by nothing, what reads gradients:
             # ``silu``'s gradient of its constant β); in a scope beside the model (a ``tf.custom_gradient``'s
             # ``clip_by_norm``): what reads gradients and only backward work reads
-            if id(inst) in top or id(inst) in reads:
+            if id(inst) in top or id(inst) in reads or id(inst) in literal:
                 read_by = users.get(inst, ())
                 if (read_by or id(inst) in reads) and all(phase_of.get(u) == "backward" or id(u) in added
                                                           or id(u) in turned for u in read_by):
                     turned.add(id(inst))
+        scopes = {id(of[i]) for i in insts if id(i) in turned and i in of}  # (their unread literals with them)
         for inst in insts:
-            if id(inst) in turned:
+            if id(inst) in turned or (id(inst) in literal and not users.get(inst) and id(of[inst]) in scopes):
                 _turn(inst, phase_of, votes)
                 kernels.add(id(inst))
     _turn_fused(module, fused, kernels, phase_of, votes)
