@@ -192,16 +192,23 @@ def kernels(module: HloModule) -> KernelReport:
     found: list[Kernel] = []
     ran: list[ExecutedComputation] = []
     runs = runs_of(module.entry)
-    own: dict[str, tuple[int, int, int]] = {}
     from .frames import frame_lines
 
     frames = frame_lines(module)  # (each instruction's own line, where XLA printed frame tables)
     for comp in executed(module.entry, None, "entry", set(), ran):
-        mine = [_kernel(inst, comp, runs.get(comp.name, 1), frames) for inst in comp.instructions if is_kernel(inst)]
-        own[comp.name] = (sum(k.bytes_read for k in mine), sum(k.bytes_written for k in mine), sum(k.flops for k in mine))
-        found.extend(mine)
-    read, written, flop = totals(module.entry, own, 3)
+        found.extend(_kernel(inst, comp, runs.get(comp.name, 1), frames) for inst in comp.instructions if is_kernel(inst))
+    read, written, flop = totals(module.entry, computation_sums(found), 3)
     return KernelReport(module.name, tuple(found), tuple(ran), (read, written, flop))
+
+
+def computation_sums(kernels: Iterable[Kernel]) -> dict[str, tuple[int, int, int]]:
+    """Computation → the bytes read, bytes written and FLOPs of its kernels, once each: what
+    :func:`~.executed.totals` and :func:`~.executed.counted_runs` weigh by the computation's runs."""
+    own: dict[str, tuple[int, int, int]] = {}
+    for k in kernels:
+        r, w, f = own.get(k.computation, (0, 0, 0))
+        own[k.computation] = (r + k.bytes_read, w + k.bytes_written, f + k.flops)
+    return own
 
 
 def work_and_op_names(module: HloModule) -> tuple[int, set[str]]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ...ir import HloModule, Instruction
 from ..executed import counted_runs
-from ..kernels import KernelReport, work_instructions
+from ..kernels import KernelReport, computation_sums, work_instructions
 from ..kernels import flops as instruction_flops
 from ..loops import loop_runs, trips_text
 from ..pre_post.mapping import Mapping
@@ -290,10 +290,7 @@ def _kernel_numbers(post: ScopeTree) -> tuple[dict[str, int], dict[str, int]]:
     module: HloModule = post.module
     # each kernel counted as often as the report's totals count it (a computation two calls
     # share: twice; of a conditional's branches, the one the totals take), so the rows add up to them
-    own: dict[str, tuple[int, int, int]] = {}
-    for k in report.kernels:
-        r, w, f = own.get(k.computation, (0, 0, 0))
-        own[k.computation] = (r + k.bytes_read, w + k.bytes_written, f + k.flops)
+    own = computation_sums(report.kernels)
     read_runs, written_runs, flop_runs = counted_runs(module.entry, own, 3) if module.entry is not None else ({}, {}, {})
     for k in report.kernels:
         comp = module.get_computation(k.computation)
