@@ -70,8 +70,10 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
     ``id()`` of the literal instructions of the kernel's computation, :func:`literal_ids`).
     Ties go to the scope whose work comes nearest the kernel's result (latest in the fused
     computation, which XLA writes operands first): a fusion that recomputes one batch norm to
-    finish the next is the next one's. ``scope_of`` returns None for instructions that name no scope
-    (they do not vote). Empty when nothing votes.
+    finish the next is the next one's. A broadcast gives its scope a phase only where that scope
+    does no other work in the kernel: XLA copies a forward broadcast of a weight into the backward
+    fusion that reads it (an RMSNorm's scale), which runs no forward work. ``scope_of`` returns
+    None for instructions that name no scope (they do not vote). Empty when nothing votes.
     """
     def filed(i: Instruction) -> tuple[Scope, str] | None:
         s = scope_of(i)
@@ -88,6 +90,7 @@ def kernel_votes(kernel: Instruction, filed: Callable[[Instruction], tuple[Scope
     votes: dict[int, int] = {}
     last: dict[int, int] = {}
     found: dict[int, tuple[Scope, set[str]]] = {}
+    spread: dict[int, set[str]] = {}  # the phases of a scope's broadcasts, where it has no other work
     heavy = HEAVY_WORK
     spreads = _SPREADS
     for n, i in _working(kernel, literals or set()):
@@ -100,10 +103,14 @@ def kernel_votes(kernel: Instruction, filed: Callable[[Instruction], tuple[Scope
         if slot is None:
             slot = found[key] = (s, set())
             votes[key] = 0
-        slot[1].add(phase)
         op = i.opcode
-        votes[key] += heavy.get(op, 0 if op in spreads else 1)
+        weight = heavy.get(op, 0 if op in spreads else 1)
+        (slot[1] if weight else spread.setdefault(key, set())).add(phase)
+        votes[key] += weight
         last[key] = n
+    for key, phases in spread.items():
+        if not found[key][1]:
+            found[key][1].update(phases)
     return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
 
 
