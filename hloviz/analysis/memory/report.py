@@ -214,6 +214,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
             slot_of[v.key] = (a.index, v.offset, v.size)
     live = xla.live
     peak_time = None
+    notes_peak = None  # what XLA's own list at its peak adds up to
     if live is not None and live.ranges:
         intervals = []
         by_name = {i.name: i for i in module.instructions()}
@@ -229,6 +230,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
                                        shape_bytes(inst.shape) if inst is not None else size, slot_of.get(key), inst))
         sequence = list(live.sequence) or [i.name for i in flow.sequence]
         peak_time = live.peak_time
+        notes_peak = sum(size for _name, size in live.peak)
     else:
         intervals = []
         for b in flow.buffers:
@@ -240,7 +242,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
                                            slot_of.get(v.key), v.instruction, v.last_use))
         sequence = [i.name for i in flow.sequence]
     return _build("xla", xla.origin, xla.total_bytes, by_kind, flow, sequence, intervals, peak_time, notes,
-                  scope_of, source_of, dict(xla.stats))
+                  scope_of, source_of, dict(xla.stats), xla_listed=notes_peak)
 
 
 def _timeline_kind(kind: str | None) -> str:
@@ -250,7 +252,7 @@ def _timeline_kind(kind: str | None) -> str:
 def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: Dataflow, sequence: list[str],
            intervals: list[Interval], peak_time: int | None, notes: list[str],
            scope_of: Callable[[Instruction], str] | None, source_of: Callable[[Instruction], str] | None,
-           stats: dict[str, int]) -> MemoryReport:
+           stats: dict[str, int], xla_listed: int | None = None) -> MemoryReport:
     n = max(len(sequence), max((i.end for i in intervals), default=-1) + 1, 1)
     deltas = {k: [0] * (n + 1) for k in TIMELINE_KINDS}
     for kind, start, end, size in occupancy(intervals):
@@ -275,9 +277,12 @@ def _build(source: str, origin: str, total: int, by_kind: dict[str, int], flow: 
         peak_time = peak_moment(intervals)
     if totals[peak_time] != highest:  # XLA's sweep stopped below the highest point: report the highest
         first = totals.index(highest)
-        if xla_said:
-            notes.append(f"XLA's live-range report calls position {peak_time} the peak ({totals[peak_time]} bytes "
-                         f"live); the highest point is position {first} ({highest} bytes), reported here")
+        if xla_said:  # XLA's own figure there: its list counts twice the bytes of a slot two values share
+            there = (f"its list there adds up to {xla_listed} bytes, counting twice a slot two values share: "
+                     f"{totals[peak_time]} are live" if xla_listed not in (None, totals[peak_time])
+                     else f"{totals[peak_time]} bytes live")
+            notes.append(f"XLA's live-range report calls position {peak_time} the peak ({there}); the highest point is "
+                         f"position {first} ({highest} bytes), reported here")
         peak_time = first
     # largest first, then by name: the order of XLA's own live-range report
     at_peak = sorted(live_at(intervals, peak_time), key=lambda iv: (-iv.bytes, iv.instruction, iv.index))
