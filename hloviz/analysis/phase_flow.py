@@ -53,8 +53,7 @@ def mark_optimizer(module: HloModule, phase_of: dict[Instruction, str],
     # and what their fusions hold (optax's fused ``count + 1``: its kernel was the forward pass's)
     held = [i for inst in serving if inst.opcode == "fusion" for i in _held(inst)
             if phase_of.get(i) == "forward" and candidate(i)]
-    for inst in held:
-        phase_of[inst] = "optimizer"
+    phase_of.update(dict.fromkeys(held, "optimizer"))
     return walk.found + serving + held
 
 
@@ -91,10 +90,9 @@ def mark_after_gradients(module: HloModule, phase_of: dict[Instruction, str],
         mine = {id(i) for i in group} | {id(entry.root)}
         if work and (all(id(i) in read for i in work) if every else
                      any(id(i) in read for i in work) and all(_kept_in(users.get(i, ()), mine) for i in work)):
-            for inst in group:
-                if phase_of.get(inst) == "forward":
-                    phase_of[inst] = "optimizer"
-                    out.append(inst)
+            for inst in (i for i in group if phase_of.get(i) == "forward"):
+                phase_of[inst] = "optimizer"
+                out.append(inst)
     return out
 
 
@@ -219,17 +217,19 @@ def _bookkeeping(entry: Computation, phase_of: dict[Instruction, str],
     optimizer's bookkeeping, re-phased ``optimizer``. The state is what only candidates read — a
     parameter neither the model nor the loss reads, a constant — and what candidates make of it
     alone. ``optax.MultiSteps`` counts its micro-steps so (``mini_step + 1``, the ``_where`` that
-    wraps it round) and returns the count, read by no update: it was titled the forward pass's.
-    A metric reads the model's outputs, a loss its labels: neither is made of the state alone."""
-    users = entry.users()
-    root, get = entry.root, phase_of.get
+    wraps it round) and returns the count, read by no update: it was titled the forward pass's. So is
+    XLA's unnamed copy of the state on its way there. A metric reads the model's outputs, a loss its
+    labels: neither is made of the state alone."""
+    users, root, get = entry.users(), entry.root, phase_of.get
+    staged = lambda i: i.opcode in ("copy", "bitcast") and not i.metadata.op_name  # noqa: E731
+    reads = lambda u: candidate(u) or (staged(u) and bool(users[u]) and all(map(reads, users[u])))  # noqa: E731
     state: set[int] = set()
     for inst in entry.instructions:
         if inst.opcode == "parameter":
-            if users[inst] and all(candidate(u) for u in users[inst]):
+            if users[inst] and all(map(reads, users[inst])):
                 state.add(id(inst))
         elif inst.opcode in ("constant", "iota") or (
-                candidate(inst) and all(id(o) in state for o in inst.operands)):
+                (candidate(inst) or staged(inst)) and all(id(o) in state for o in inst.operands)):
             state.add(id(inst))
     serves: set[int] = set()  # made of the state, read by the optimizer or returned (users first)
     out: list[Instruction] = []
