@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..ir import Computation, HloModule, Instruction, called_closure
-from ..opcodes import BODY_CALLERS, LITERAL_SOURCES, PRODUCTS, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
+from ..opcodes import BODY_CALLERS, LAYOUT_ONLY, LITERAL_SOURCES, PRODUCTS, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
 
 __all__ = ["has_backward", "made_of_literals", "mark_after_gradients", "mark_optimizer", "runs_backward"]
 
@@ -221,7 +221,7 @@ def _bookkeeping(entry: Computation, phase_of: dict[Instruction, str],
     XLA's unnamed copy of the state on its way there. A metric reads the model's outputs, a loss its
     labels: neither is made of the state alone."""
     users, root, get = entry.users(), entry.root, phase_of.get
-    staged = lambda i: i.opcode in ("copy", "bitcast") and not i.metadata.op_name  # noqa: E731
+    staged = lambda i: i.opcode in LAYOUT_ONLY and not i.metadata.op_name  # noqa: E731
     reads = lambda u: candidate(u) or (staged(u) and bool(users[u]) and all(map(reads, users[u])))  # noqa: E731
     state: set[int] = set()
     for inst in entry.instructions:

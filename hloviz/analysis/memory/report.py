@@ -214,7 +214,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
             slot_of[v.key] = (a.index, v.offset, v.size)
     live = xla.live
     peak_time = None
-    notes_peak = None  # what XLA's own list at its peak adds up to
+    xla_listed = None  # what XLA's own list at its peak adds up to
     if live is not None and live.ranges:
         intervals = []
         by_name = {i.name: i for i in module.instructions()}
@@ -230,7 +230,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
                                        shape_bytes(inst.shape) if inst is not None else size, slot_of.get(key), inst))
         sequence = list(live.sequence) or [i.name for i in flow.sequence]
         peak_time = live.peak_time
-        notes_peak = sum(size for _name, size in live.peak)
+        xla_listed = sum(size for _name, size in live.peak)
     else:
         intervals = []
         for b in flow.buffers:
@@ -242,7 +242,7 @@ def _from_xla(module: HloModule, flow: Dataflow, xla: XlaAssignment, notes: list
                                            slot_of.get(v.key), v.instruction, v.last_use))
         sequence = [i.name for i in flow.sequence]
     return _build("xla", xla.origin, xla.total_bytes, by_kind, flow, sequence, intervals, peak_time, notes,
-                  scope_of, source_of, dict(xla.stats), xla_listed=notes_peak)
+                  scope_of, source_of, dict(xla.stats), xla_listed=xla_listed)
 
 
 def _timeline_kind(kind: str | None) -> str:
