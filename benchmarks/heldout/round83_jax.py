@@ -204,8 +204,8 @@ _dkl_params = _dkl.init(jax.random.PRNGKey(1), jnp.zeros((SUPPORT, 1)), jnp.zero
 _dkl_state = train_state.TrainState.create(
     apply_fn=_dkl.apply, params=_dkl_params,
     tx=optax.chain(optax.clip_by_global_norm(1.0),
-                   optax.amsgrad(optax.sgdr_schedule([dict(init_value=0.0, peak_value=1e-3, warmup_steps=20,
-                                                           decay_steps=200, end_value=1e-5)] * 3))))
+                   optax.amsgrad(optax.sgdr_schedule([{"init_value": 0.0, "peak_value": 1e-3, "warmup_steps": 20,
+                                                        "decay_steps": 200, "end_value": 1e-5}] * 3))))
 
 
 @jax.jit
