@@ -80,6 +80,23 @@ def test_op_names_are_read_as_paths_with_phases():
     assert split_segments("jit(f)//x") == ["jit(f)", "x"]
 
 
+def test_a_remat_block_below_a_submodule_gets_its_own_gradient():
+    # held-out round 83's BYOL (``benchmarks/heldout/round83_jax.py``): ``nn.remat`` blocks inside
+    # an ``encoder`` submodule; JAX names their gradient by the path to the remat call, then the
+    # call's forward path again. Read as ``ByolNet/encoder/ByolNet/encoder/block1`` it matched no
+    # scope, and 64 % of the encoder's FLOPs (its blocks' gradients) were the encoder's own
+    name = ("jit(byol_lars_step)/transpose(jvp(ByolNet.predict))/ByolNet/encoder/jvp(ByolNet.predict)/"
+            "ByolNet/encoder/checkpoint/block1/conv/conv_general_dilated")
+    forward = parse_op_name("jit(byol_lars_step)/jvp(ByolNet.predict)/ByolNet/encoder/checkpoint/block1/conv/"
+                            "conv_general_dilated")
+    back = parse_op_name(name)
+    assert back.scope == forward.scope == ("jit(byol_lars_step)", "ByolNet.predict", "ByolNet", "encoder", "block1",
+                                           "conv")
+    assert back.phase == "backward" and forward.phase == "forward"
+    # a module that shares a name with a transformation's function, not re-entered, stays
+    assert parse_op_name("jit(f)/jvp(Net)/Net/Dense_0/dot_general").scope == ("jit(f)", "Net", "Net", "Dense_0")
+
+
 def test_keras_reentry_suffix():
     assert keras_layer_name("block_5_expand_1") == "block_5_expand"
     assert keras_layer_name("einsum_1", {"einsum", "einsum_1"}) == "einsum_1"

@@ -35,10 +35,10 @@ GRADIENT_TAPE = "gradient_tape"
 #: ``gradients/dense/MatMul_grad/MatMul``).
 BACKWARD_PREFIXES = frozenset({GRADIENT_TAPE, "gradients"})
 
-#: First segments that name an optimizer's update, matched case-insensitively: Keras 2 names an
-#: optimizer by its class (``RMSprop``, ``AdamW``), Keras 3 by the class in snake case, its own
-#: way (``rm_sprop``, ``adam_w``, ``schedule_free_adam_w``: the ``name`` of each optimizer class
-#: of Keras 3.15). A user's own ``name_scope("optimizer")`` counts too.
+#: First segments that name an optimizer's update, matched case-insensitively: Keras 2 names an optimizer
+#: by its class (``RMSprop``, ``AdamW``), Keras 3 by the class in snake case, its own way (``rm_sprop``,
+#: ``adam_w``, ``schedule_free_adam_w``: each optimizer class's ``name`` in Keras 3.15). A user's own
+#: ``name_scope("optimizer")`` counts too, and a name ending in one of these (:func:`is_optimizer_scope`).
 OPTIMIZER_SCOPES = frozenset({
     "adam", "adamw", "adam_w", "adamax", "nadam", "sgd", "rmsprop", "rm_sprop", "adagrad", "adadelta",
     "adafactor", "ftrl", "lion", "lamb", "muon", "schedule_free_adam_w", "schedulefreeadamw",
@@ -73,11 +73,10 @@ TRANSPARENT = frozenset({"remat", "checkpoint", "rematted_computation", "remat2"
 #: As a scope it gathered every layer's attention scores into one box above the model.
 _EINSUM = re.compile(r"[A-Za-z.]*(?:,[A-Za-z.]*)*->[A-Za-z.]*")
 
-#: Scope levels one op name may open. Real models nest a few dozen at most (a Keras model in a
-#: model, JAX's transformations, flax's modules); deeper levels are filed in the deepest one
-#: kept, so the tree, the paths kept for every scope and each picture's nested clusters stay
-#: linear in the op name's length (40,000 levels of ``a/`` cost 6-8 GB when each of 40,000
-#: scopes kept its whole path).
+#: Scope levels one op name may open. Real models nest a few dozen at most (a Keras model in a model,
+#: JAX's transformations, flax's modules); deeper levels are filed in the deepest one kept, so the tree,
+#: the paths kept for every scope and each picture's nested clusters stay linear in the op name's
+#: length (40,000 levels of ``a/`` cost 6-8 GB when each of 40,000 scopes kept its whole path).
 MAX_SCOPE_DEPTH = 64
 
 #: Keras's numbering of a second layer of one name (``dense_1``): the name and the number.
@@ -107,8 +106,7 @@ def split_segments(name: str) -> list[str]:
     if "(" not in name:
         return [s for s in name.split("/") if s]
     out: list[str] = []
-    depth = 0
-    start = 0
+    depth = start = 0
     for m in _SLASH_OR_PAREN.finditer(name):
         ch = m.group()
         if ch == "(":
@@ -213,10 +211,12 @@ def _unwrapped(segment: str) -> tuple[tuple[str, ...], bool]:
     return tuple(names), backward
 
 
+@lru_cache(maxsize=4096)
 def is_optimizer_scope(name: str) -> bool:
-    """Whether scope ``name`` is an optimizer's own (``adam``, ``sgd_1``: :data:`OPTIMIZER_SCOPES`,
-    Keras's ``_N`` aside)."""
-    return _unnumbered(name.lower()) in OPTIMIZER_SCOPES
+    """Whether scope ``name`` is an optimizer's own (``adam``, ``sgd_1``: :data:`OPTIMIZER_SCOPES`, Keras's ``_N``
+    aside), or one its author named ending in the class's (a GAN's ``c_adam``: its update was forward work)."""
+    name = _unnumbered(name.lower())
+    return name in OPTIMIZER_SCOPES or any(name.endswith("_" + o) for o in OPTIMIZER_SCOPES if o != "training")
 
 
 def is_loss_scope(name: str) -> bool:
@@ -275,7 +275,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
         k = 1 if out[0].startswith(("jit(", "pjit(")) and len(out) > 2 else 0
         while k < len(out) - 2 and _unnumbered(out[k]) in TF_CONTROL_FLOW:
             k += 1  # ``cond/adam/Mul``: a LossScaleOptimizer applies its update in a tf.cond
-        if len(out) > 1 and _unnumbered(out[k].lower()) in OPTIMIZER_SCOPES:
+        if len(out) > 1 and is_optimizer_scope(out[k]):
             phase = "optimizer"
         elif len(out) == 1 and op_type == "AddN":
             phase = "backward"
@@ -285,6 +285,7 @@ def parse_op_name(op_name: str, op_type: str = "") -> OpPath:
 def _unwrapped_path(segments: list[str], phase: str) -> tuple[list[str], str]:
     """The path of ``segments`` with JAX's transformations taken off (:func:`unwrap`), and the phase."""
     out: list[str] = []
+    entered: list[int] = []  # where in ``out`` each transformation's names end
     last = len(segments) - 1
     for i, seg in enumerate(segments):
         if i == 0 and seg.startswith(("jit(", "pjit(")) and seg.endswith(")"):
@@ -295,9 +296,15 @@ def _unwrapped_path(segments: list[str], phase: str) -> tuple[list[str], str]:
             names = (seg,)  # the op itself (a ``closed_call``), not a wrapper of what follows
         if backward:
             phase = "backward"
-        if names and len(names) < len(out) and seg != "/".join(names) and tuple(out[-len(names):]) == names:
-            continue  # a transformation re-entering its scope: remat's ``transpose(jvp(Net))/jvp(Net)/
-            # checkpoint/block_0`` (read as ``Net/Net/block_0``, the blocks' gradients were no block's)
+        if names and seg != "/".join(names):  # a transformation re-entering a function it is inside: remat's
+            # ``transpose(jvp(Net))/jvp(Net)/checkpoint/block_0`` (read as ``Net/Net/block_0``, the blocks'
+            # gradients were no block's), also below a module (``…(Net)/enc/jvp(Net)/enc/checkpoint/block1``)
+            at = next((p for p in reversed(entered) if p + 1 >= len(names) and tuple(out[p + 1 - len(names):p + 1]) == names), None)
+            if at is not None:
+                del out[at + 1:]
+                entered = [p for p in entered if p <= at]
+                continue
+            entered.append(len(out) + len(names) - 1)
         out.extend(names)
     return out, phase
 
@@ -363,13 +370,11 @@ def segment_matches(segment: str, query: str) -> bool:
 def common_scope(op_names: Iterable[str]) -> str:
     """The layer a group of ops belongs to (a kernel's), read from their names.
 
-    The longest scope path all of them share (``transformer/block_0/attention``); when they
-    share none, their distinct top-level scopes joined by `` + `` (a fusion of a layer's
-    gradient and the optimizer's update: ``model + adam``). The phase follows in parentheses
-    unless it is the forward pass alone (``model/dense (backward)``,
-    ``model/dense (forward+backward)``). "" when no op name has a scope. This is what the
-    terminal's kernel lists show beside the source line, which on a Keras model is the same
-    model call for every kernel.
+    The longest scope path all of them share (``transformer/block_0/attention``); when they share
+    none, their distinct top-level scopes joined by `` + `` (a fusion of a layer's gradient and the
+    optimizer's update: ``model + adam``). The phase follows in parentheses unless it is the forward
+    pass alone (``model/dense (backward)``, ``model/dense (forward+backward)``). "" when no op name has
+    a scope. The terminal's kernel lists show it beside the source line (on a Keras model, one call).
     """
     paths: list[tuple[str, ...]] = []
     phases: set[str] = set()
@@ -381,13 +386,8 @@ def common_scope(op_names: Iterable[str]) -> str:
     if not paths:
         return ""
     common = paths[0]
-    for path in paths[1:]:
-        n = 0
-        for a, b in zip(common, path):
-            if a != b:
-                break
-            n += 1
-        common = common[:n]
+    for path in paths[1:]:  # the longest start they share
+        common = common[:next((n for n, (a, b) in enumerate(zip(common, path)) if a != b), min(len(common), len(path)))]
         if not common:
             break
     if common:
