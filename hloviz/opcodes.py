@@ -141,6 +141,9 @@ VALUE_FORWARDING_CALLERS = frozenset({"fusion", "call"})
 #: Callers whose work is their called computations' (a fusion's, a loop body's): a diff compares
 #: that work through the computations, not by the caller's own FLOPs.
 CALLEE_WORK_CALLERS = BODY_CALLERS | VALUE_FORWARDING_CALLERS | {"async-done"}
+#: Ops that draw random numbers: never folded. XLA expands a generator into bit arithmetic whose
+#: constants (a shift by 9, a scale by 2**-23) carry its name, while the draw runs on every call.
+RANDOM = frozenset({"rng", "rng-bit-generator", "rng-get-and-update-state"})
 #: Ops never evaluated at compile time, even when every operand is a constant: they read state,
 #: talk to other devices or the host, or run other computations.
 NOT_FOLDABLE = frozenset({

@@ -86,8 +86,9 @@ NO_OP_NAME = Term("no op name after XLA's passes", "no op name after XLA's passe
                   "the op did work before optimization and its result was used, but no instruction of the "
                   "optimized module carries its name and hloviz could not follow its work there by data flow: "
                   "XLA rebuilds some instructions without their `op_name` (a weight gradient that "
-                  "`convolution-canonicalization` rewrote). Its work may well run; hloviz does not call it "
-                  "eliminated.")
+                  "`convolution-canonicalization` rewrote; a random draw, `tf.random.uniform`, which XLA expands "
+                  "into unnamed bit arithmetic and never folds, though the constants of that arithmetic carry its "
+                  "name). Its work may well run; hloviz does not call it eliminated.")
 NO_WORK = Term("no work", "no work",
                "the op never computes anything, so it has no kernel: a literal (`Const`), the function's "
                "arguments and results (`_Arg`, `_Retval`, `Placeholder`), plumbing (`Identity`, `NoOp`, "

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...ir import Computation, HloModule, Instruction
-from ...opcodes import BODY_CALLERS, NOT_FOLDABLE, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
+from ...opcodes import BODY_CALLERS, NOT_FOLDABLE, RANDOM, VALUE_CARRIERS, VALUE_FORWARDING_CALLERS
 from .folded import FoldedConstant, FoldingReport, is_real_op, literal_value, value_key
 from .names import kept_fact, post_names
 from .tf_folding import tf_folds
@@ -116,7 +116,10 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
                       if any(i.opcode != "constant" and (i in foldable or any(o in foldable for o in i.operands))
                              for i in pre_by_op[op])}
     merged = _merged_ops({op for op in with_constants if not all(i in foldable for i in pre_by_op[op])}, pre_by_op, vanished)
-    walked_through, with_constants = vanished - merged, with_constants - merged
+    # nor is a random draw folded, though XLA names after it the constants of the bit arithmetic it
+    # expands the draw into (``tf.random.uniform``'s shift by 9 and scale by 2**-23): it runs every call
+    drawn = {op for op, insts in pre_by_op.items() if any(i.opcode in RANDOM for i in insts)}
+    walked_through, with_constants = vanished - merged - drawn, with_constants - merged - drawn
     order = {i: n for n, i in enumerate(pre.instructions())}
     callers = post.callers()
     calls = {op for op, insts in pre_by_op.items() if any(i.opcode in BODY_CALLERS for i in insts)}
@@ -140,7 +143,7 @@ def _xla_folds(pre: HloModule, post: HloModule, vanishing: tuple[dict[str, froze
             seeds = [i for op in into_pre for i in pre_by_op.get(op, ())]
             # (not a call's op: XLA names what it writes while inlining a call after the call, whose
             # work is its callee's ops' — threefry's rotation width, 32, in a loop in ``jit(_uniform)``)
-            own = [op for op in by_post_name.get(c.metadata.op_name, ()) if op in vanished and op not in calls]
+            own = [op for op in by_post_name.get(c.metadata.op_name, ()) if op in vanished and op not in calls | drawn]
             for op in own:
                 seeds.extend(pre_by_op[op])
             key = (tuple(map(id, seeds)), frozenset(into_pre))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...ir import Computation, HloModule, Instruction
-from ...opcodes import BODY_CALLERS, DOT, HEAVY_WORK
+from ...opcodes import BODY_CALLERS, DOT, HEAVY_WORK, RANDOM
 from ..kernels import SYNTHETIC_OP_NAMES
 from ..opnames import OpPath, parse_op_name
 
@@ -108,15 +108,16 @@ def _within(path: OpPath | None, scope: tuple[str, ...]) -> bool:
 
 
 def may_run_unnamed(pre: HloModule) -> set[str]:
-    """Op names of ``pre`` with heavy work (a convolution, dot, reduction or custom call) whose
-    value is used (it reaches its computation's result): if no instruction of the optimized
-    module carries their name, hloviz cannot tell that nothing computes them."""
+    """Op names of ``pre`` with heavy work (a convolution, dot, reduction or custom call) or a
+    random draw (XLA expands ``rng`` into unnamed bit arithmetic) whose value is used (it reaches
+    its computation's result): if no instruction of the optimized module carries their name,
+    hloviz cannot tell that nothing computes them."""
     from .folded import live_ids
 
     live = live_ids(pre)
     out: set[str] = set()
     for inst in pre.instructions():
-        if inst.opcode in HEAVY_WORK and id(inst) in live:
+        if (inst.opcode in HEAVY_WORK or inst.opcode in RANDOM) and id(inst) in live:
             name = inst.metadata.op_name
             if name and name not in SYNTHETIC_OP_NAMES:
                 out.add(name)
