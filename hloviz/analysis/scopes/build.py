@@ -374,7 +374,8 @@ def _inlined_prefixes(module: HloModule, callers: dict[str, Instruction]) -> dic
         name = caller.metadata.op_name
         name = "" if name in SYNTHETIC_OP_NAMES else name
         outer = prefix(caller.parent.name, depth + 1) if caller.parent is not None else ""
-        out[comp_name] = "/".join(p for p in (outer, name) if p)
+        # (TF names a branch's nested ``tf.cond`` in full: ``rm_sprop/cond/cond`` inside ``rm_sprop/cond``)
+        out[comp_name] = name if outer and name.startswith(outer + "/") else "/".join(p for p in (outer, name) if p)
         return out[comp_name]
 
     for comp in module.computations:
