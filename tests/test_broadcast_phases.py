@@ -52,6 +52,26 @@ _ONLY_A_BROADCAST = _HEAD + """ENTRY %main (x: f32[8,16], w: f32[16], g: f32[8,1
 """
 
 
+#: layer ``d_3``'s work reading a bias broadcast named by another call of the layer, ``d_1`` (XLA
+#: computes equal broadcasts once): ``d_1`` does no work in this kernel
+_SHARED_BROADCAST = _HEAD + """%fused_computation (p0: f32[8,16], p1: f32[16], p2: f32[8,16]) -> f32[8,16] {
+  %p0 = f32[8,16]{1,0} parameter(0)
+  %p1 = f32[16]{0} parameter(1)
+  %b = f32[8,16]{1,0} broadcast(%p1), dimensions={1}, metadata={op_name="gan/d_1/hidden/BiasAdd"}
+  %a = f32[8,16]{1,0} add(%p0, %b), metadata={op_name="gan/d_3/hidden/BiasAdd"}
+  %p2 = f32[8,16]{1,0} parameter(2)
+  ROOT %m = f32[8,16]{1,0} maximum(%a, %p2), metadata={op_name="gan/d_3/hidden/Relu"}
+}
+
+ENTRY %main (x: f32[8,16], w: f32[16], g: f32[8,16]) -> f32[8,16] {
+  %x = f32[8,16]{1,0} parameter(0)
+  %w = f32[16]{0} parameter(1)
+  %g = f32[8,16]{1,0} parameter(2)
+  ROOT %f = f32[8,16]{1,0} fusion(%x, %w, %g), kind=kLoop, calls=%fused_computation, metadata={op_name="gan/d_3/hidden/Relu"}
+}
+"""
+
+
 def _layer(tmp_path, capsys, text: str, kernel: str) -> str:
     path = tmp_path / "post.hlo"
     path.write_text(text)
@@ -81,3 +101,16 @@ def test_forward_work_beside_the_gradient_still_counts(tmp_path, capsys):
 
 def test_a_kernel_that_only_broadcasts_keeps_the_broadcasts_phase(tmp_path, capsys):
     assert _layer(tmp_path, capsys, _ONLY_A_BROADCAST, "b") == "model/rms"
+
+
+def test_a_layer_whose_only_part_is_a_shared_broadcast_is_not_listed(tmp_path, capsys):
+    path = tmp_path / "post.hlo"
+    path.write_text(_SHARED_BROADCAST)
+    code, out, err = run_cli(["stats", str(path), "--json"], capsys)
+    assert code == 0, err
+    (k,) = json.loads(out)["kernels"]
+    assert k["scopes"] == ["gan/d_3/hidden"], k["scopes"]
+    code, out, err = run_cli(["stats", str(path), "--by", "scope", "--json"], capsys)
+    assert code == 0, err
+    rows = {r["scope"]: r["kernels"] for r in json.loads(out)["scopes"] if r["depth"] > 0}
+    assert rows.get("gan/d_1/hidden", []) == [] and rows["gan/d_3/hidden"] == ["f"], rows

@@ -72,7 +72,9 @@ def kernel_scopes(kernel: Instruction, scope_of: Callable[[Instruction], Scope |
     computation, which XLA writes operands first): a fusion that recomputes one batch norm to
     finish the next is the next one's. A broadcast gives its scope a phase only where that scope
     does no other work in the kernel: XLA copies a forward broadcast of a weight into the backward
-    fusion that reads it (an RMSNorm's scale), which runs no forward work. ``scope_of`` returns
+    fusion that reads it (an RMSNorm's scale), which runs no forward work; a scope with nothing but
+    broadcasts in a kernel where others work is not listed (a bias broadcast XLA shared between two
+    calls of one layer). ``scope_of`` returns
     None for instructions that name no scope (they do not vote). Empty when nothing votes.
     """
     def filed(i: Instruction) -> tuple[Scope, str] | None:
@@ -91,8 +93,7 @@ def kernel_votes(kernel: Instruction, filed: Callable[[Instruction], tuple[Scope
     last: dict[int, int] = {}
     found: dict[int, tuple[Scope, set[str]]] = {}
     spread: dict[int, set[str]] = {}  # the phases of a scope's broadcasts, where it has no other work
-    heavy = HEAVY_WORK
-    spreads = _SPREADS
+    heavy, spreads = HEAVY_WORK, _SPREADS
     for n, i in _working(kernel, literals or set()):
         hit = filed(i)
         if hit is None:
@@ -109,8 +110,9 @@ def kernel_votes(kernel: Instruction, filed: Callable[[Instruction], tuple[Scope
         votes[key] += weight
         last[key] = n
     for key, phases in spread.items():
-        if not found[key][1]:
-            found[key][1].update(phases)
+        found[key][1].update(() if found[key][1] else phases)
+    if any(votes.values()):  # a scope whose only part is a broadcast XLA shared with it does no work here
+        found = {k: v for k, v in found.items() if votes[k]}
     return [found[k] for k in sorted(found, key=lambda k: (-votes[k], -last[k]))]
 
 
