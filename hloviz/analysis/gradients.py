@@ -122,7 +122,37 @@ def gradient_layers(comp: Computation, named: Mapping[Instruction, tuple[Scope, 
         return got
 
     found = forward_partners(comp, phase, lambda f: id(named[f][0]), literals)
-    return {x: (named[f][0], p) for x, (f, p) in found.items() if x not in named and f in named}
+    out = {x: (named[f][0], p) for x, (f, p) in found.items() if x not in named and f in named}
+    out.update(_of_gradients(comp, named, phase, literals, out))
+    return out
+
+
+def _of_gradients(comp: Computation, named: Mapping[Instruction, tuple[Scope, str]],
+                  phase: Callable[[Instruction], str | None], literals: set[int],
+                  placed: Mapping[Instruction, object]) -> dict[Instruction, tuple[Scope, str]]:
+    """The unnamed convolutions and dots no forward partner places whose operands all come from
+    the backward pass — a gradient penalty's second-order filter gradient, the convolution of an
+    input gradient and an activation's gradient — in the innermost scope holding those backward
+    values, ``backward``. Placed by its readers it was the optimizer's, which alone reads it."""
+    sources = _Sources(phase, literals)
+    by_id = {id(i): i for i in comp.instructions}
+    out: dict[Instruction, tuple[Scope, str]] = {}
+    for x in comp.instructions:
+        if not _is_contraction(x) or x in placed or x in named or phase(x) is not None:
+            continue
+        found = [sources.of(o) for o in x.operands if id(o) not in literals]
+        made_of = [by_id[s] for ids, _back in found for s in ids if s in by_id]
+        if not found or len(made_of) < sum(len(ids) for ids, _back in found) or not all(
+                phase(i) == "backward" for i in made_of):
+            continue  # (a backward source may be named outside every scope: the tape's ``SqrtGrad``)
+        scopes = [hit[0] for i in made_of if (hit := named.get(i)) is not None and hit[0].kind == "scope"]
+        shared: Scope | None = scopes[0] if scopes else None
+        for s in scopes[1:]:  # the innermost holding them all
+            while shared is not None and not shared.contains(s):
+                shared = shared.parent
+        if shared is not None and shared.kind == "scope":
+            out[x] = (shared, "backward")
+    return out
 
 
 def forward_partners(comp: Computation, phase: Callable[[Instruction], str | None],
